@@ -1,0 +1,390 @@
+/*
+ * vt.h — the C ABI of libvt, the core of pyvt.
+ *
+ * libvt owns quantized weights, CPU (and, when built with it, CUDA) kernels and the LLM
+ * decode loop. It works at the token level: token ids in, token ids and logits out.
+ * Text (tokenizers, chat templates) is the caller's business.
+ *
+ * Conventions
+ * -----------
+ * - Every fallible call returns a vt_status. VT_OK (0) means success; on any other value
+ *   vt_last_error() returns a human-readable message for the calling thread, and every
+ *   output argument is left untouched (handles are not created, buffers may be partially
+ *   written only where a function says so). No C++ exception, abort() or exit() ever
+ *   crosses this boundary; bad input returns an error instead.
+ * - Options structs come from vt_<thing>_default_options() and are passed by pointer, so
+ *   fields can be appended in later versions without breaking callers. A NULL options
+ *   pointer means "all defaults".
+ * - Weight matrices use the Hugging Face layout: row-major [out_features, in_features].
+ *   A linear computes y[m, out] = x[m, in] · Wᵀ (+ bias[out]).
+ * - Every object created by a *_new / *_load / vt_prepack has exactly one matching *_free,
+ *   which accepts NULL. Objects are not reference counted: free them once, after every call
+ *   that uses them has returned.
+ * - Thread safety: functions taking only const handles may be called concurrently from many
+ *   threads on the same handle (a packed weight, a loaded model). A vt_session is owned by
+ *   one thread at a time. Global settings (vt_set_num_threads) are not meant to be changed
+ *   while other threads compute.
+ * - This header is the same whatever backends were compiled in; ask vt_backend_info().
+ */
+#ifndef VT_VT_H
+#define VT_VT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  if defined(VT_BUILDING_LIBRARY)
+#    define VT_API __declspec(dllexport)
+#  else
+#    define VT_API __declspec(dllimport)
+#  endif
+#else
+#  define VT_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==================================================================================== */
+/* Status, errors, version, backends                                                    */
+/* ==================================================================================== */
+
+typedef enum vt_status {
+    VT_OK = 0,
+    VT_STATUS_INVALID_ARGUMENT = 1, /* a value, shape, dtype or option is not acceptable  */
+    VT_STATUS_FILE_NOT_FOUND = 2,   /* a path does not exist                               */
+    VT_STATUS_IO_ERROR = 3,         /* a file exists but could not be opened/read/mapped   */
+    VT_STATUS_FORMAT_ERROR = 4,     /* corrupt/truncated file, bad JSON, shape mismatch    */
+    VT_STATUS_UNSUPPORTED = 5,      /* valid input this build cannot handle (architecture,
+                                       dtype, format)                                     */
+    VT_STATUS_OUT_OF_MEMORY = 6,    /* host or device allocation failed; nothing leaked    */
+    VT_STATUS_BACKEND_UNAVAILABLE = 7, /* e.g. CUDA asked for but not built / no device    */
+    VT_STATUS_CANCELLED = 8,        /* stopped by a callback returning non-zero            */
+    VT_STATUS_INTERNAL = 99         /* a bug in libvt; the message says where             */
+} vt_status;
+
+/* Message of the last failed call on the calling thread ("" after a successful call). The
+ * pointer stays valid until the next libvt call on this thread. */
+VT_API const char* vt_last_error(void);
+
+/* Stable name of a status, e.g. "VT_STATUS_FORMAT_ERROR". Never NULL. */
+VT_API const char* vt_status_name(vt_status status);
+
+/* Library version "MAJOR.MINOR.PATCH". */
+VT_API const char* vt_version(void);
+VT_API int vt_version_major(void);
+VT_API int vt_version_minor(void);
+VT_API int vt_version_patch(void);
+
+/* One line per backend, e.g.
+ *   "cpu: available (x86-64 avx512, 2 threads)\ncuda: unavailable (libvt was built without CUDA)"
+ * Never NULL; valid for the life of the process. */
+VT_API const char* vt_backend_info(void);
+
+/* 1 when the CUDA backend was compiled in and at least one device can be used, else 0. */
+VT_API int vt_cuda_available(void);
+
+/* Worker threads used by CPU kernels. n <= 0 restores the default (number of cores, or
+ * the VT_NUM_THREADS environment variable when set). */
+VT_API vt_status vt_set_num_threads(int n);
+VT_API int vt_get_num_threads(void);
+
+/* ==================================================================================== */
+/* Element types and conversions                                                        */
+/* ==================================================================================== */
+
+typedef enum vt_dtype {
+    VT_DTYPE_F32 = 0,
+    VT_DTYPE_F16 = 1,      /* IEEE binary16                                              */
+    VT_DTYPE_BF16 = 2,     /* bfloat16 (upper half of an f32)                            */
+    VT_DTYPE_F8_E4M3 = 3,  /* OCP float8 e4m3fn: bias 7, no infinities, 0x7F/0xFF = NaN, max 448 */
+    VT_DTYPE_I8 = 4,
+    VT_DTYPE_I32 = 5,
+    VT_DTYPE_U8 = 6,
+    VT_DTYPE_F64 = 7,
+    VT_DTYPE_I64 = 8
+} vt_dtype;
+
+/* Size in bytes of one element, 0 for an unknown dtype. */
+VT_API size_t vt_dtype_size(vt_dtype dtype);
+
+/* Element-wise conversion of n values between F32, F64, F16, BF16 and F8_E4M3 (any pair).
+ * Rounding is round-to-nearest-even. Narrowing to F8_E4M3 saturates finite values to ±448,
+ * maps ±Inf to ±448 and keeps NaN as NaN (0x7F / 0xFF); to F16/BF16, Inf and NaN are kept.
+ * src and dst must not overlap. */
+VT_API vt_status vt_convert(const void* src, vt_dtype src_dtype, void* dst, vt_dtype dst_dtype,
+                            size_t n);
+
+/* dst[cols, rows] = transpose(src[rows, cols]) for elements of elem_size bytes (1, 2, 4 or 8).
+ * Cache-blocked and multi-threaded. src and dst must not overlap. */
+VT_API vt_status vt_transpose(const void* src, void* dst, size_t rows, size_t cols,
+                              size_t elem_size);
+
+/* ==================================================================================== */
+/* Packed (quantized) weights                                                           */
+/* ==================================================================================== */
+
+typedef enum vt_format {
+    /* FP8 E4M3 weights, one f32 scale per output channel (scale = absmax/448).            */
+    VT_FORMAT_FP8_CHANNEL = 1,
+    /* FP8 E4M3 weights, one f32 scale per block_size weights along K (default 16).       */
+    VT_FORMAT_FP8_BLOCKED = 2,
+    /* Symmetric INT8 weights, one f32 scale per block_size weights along K (default 32,
+     * scale = absmax/127, q = round_half_even(w/scale) clamped to [-127, 127]).          */
+    VT_FORMAT_INT8_BLOCKED = 3,
+    /* 2:4 sparse INT8: in every group of 4 along K the 2 largest |w| are kept (ties: the
+     * lower index), quantized with one f32 scale per output channel (absmax/127).
+     * Storage (CPU): values [out, in/2] int8 in K order, and metadata [out, in/4] uint8
+     * where byte g holds the two kept indices of group g: idx0 | idx1 << 2, idx0 < idx1.
+     * Linears quantize the input per row to INT8 (absmax/127) and accumulate in int32.  */
+    VT_FORMAT_INT8_SPARSE24 = 4,
+    /* As INT8_SPARSE24 with INT4 values in [-7, 7] (scale absmax/7), two per byte, the
+     * lower K index in the low nibble: values [out, in/4] bytes. Linears quantize the
+     * input per row to INT4 (absmax/7), as INT4×INT4 sparse tensor cores do.            */
+    VT_FORMAT_INT4_SPARSE24 = 5,
+    /* Unquantized bfloat16 [out, in]: the reference mode.                                 */
+    VT_FORMAT_BF16 = 6
+} vt_format;
+
+typedef enum vt_device_kind {
+    VT_DEVICE_AUTO = 0, /* CUDA when available, else CPU                                 */
+    VT_DEVICE_CPU = 1,
+    VT_DEVICE_CUDA = 2
+} vt_device_kind;
+
+typedef struct vt_prepack_options {
+    int32_t format;       /* vt_format; default VT_FORMAT_INT8_BLOCKED                     */
+    int32_t block_size;   /* along K for *_BLOCKED; 0 = the format's default (FP8 16,
+                             INT8 32); allowed 16, 32, 64, 128; in_features % block == 0  */
+    int32_t device;       /* vt_device_kind; default VT_DEVICE_CPU                         */
+    int32_t device_index; /* CUDA ordinal when device is CUDA; default 0                   */
+} vt_prepack_options;
+
+VT_API vt_prepack_options vt_prepack_default_options(void);
+
+typedef struct vt_packed vt_packed;
+
+/* Quantize w[out_features, in_features] (dtype F32, F16 or BF16, row-major, contiguous)
+ * into a new packed handle. Non-finite weights are refused (VT_STATUS_INVALID_ARGUMENT
+ * naming the first bad row/column). */
+VT_API vt_status vt_prepack(const void* w, vt_dtype dtype, int64_t out_features,
+                            int64_t in_features, const vt_prepack_options* options,
+                            vt_packed** out);
+VT_API void vt_packed_free(vt_packed* packed);
+
+typedef struct vt_packed_info {
+    int32_t format;        /* vt_format                                                   */
+    int32_t block_size;    /* K-block for blocked formats; in_features for per-channel     */
+    int64_t out_features;
+    int64_t in_features;
+    int64_t nbytes;        /* bytes of weights + scales + metadata                        */
+    int32_t device;        /* vt_device_kind where the data lives                          */
+    int32_t device_index;
+} vt_packed_info;
+
+VT_API vt_status vt_packed_get_info(const vt_packed* packed, vt_packed_info* info);
+
+/* Dequantize back to f32 dst[out_features, in_features] (pruned entries are 0). */
+VT_API vt_status vt_packed_unpack(const vt_packed* packed, float* dst);
+
+/* ==================================================================================== */
+/* Linears                                                                              */
+/* ==================================================================================== */
+
+typedef enum vt_activation {
+    VT_ACTIVATION_NONE = 0,
+    VT_ACTIVATION_GELU = 1 /* exact GELU: 0.5·x·(1 + erf(x/√2)), after the bias           */
+} vt_activation;
+
+typedef struct vt_linear_options {
+    /* 0: keep the input in 16/32-bit (W8A16). 1: quantize the input per row first, to the
+     * packed format's activation type (FP8 E4M3 with scale absmax/448 for FP8 formats —
+     * W8A8). Sparse formats always quantize (see vt_format). Default 0.                   */
+    int32_t quantize_input;
+    int32_t activation; /* vt_activation; default VT_ACTIVATION_NONE                      */
+} vt_linear_options;
+
+VT_API vt_linear_options vt_linear_default_options(void);
+
+/* y[m, out] = act(x[m, in] · Wᵀ + bias). x, y f32 row-major contiguous; bias NULL or
+ * [out]. m >= 1 (m == 1 is the decode GEMV fast path). y must not overlap x. */
+VT_API vt_status vt_linear(const vt_packed* w, const float* x, int64_t m, const float* bias,
+                           const vt_linear_options* options, float* y);
+
+/* y[m, out] = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused. gate and up must have
+ * the same shape and format; gate_bias/up_bias NULL or [out]. */
+VT_API vt_status vt_linear_swiglu(const vt_packed* gate, const vt_packed* up, const float* x,
+                                  int64_t m, const float* gate_bias, const float* up_bias,
+                                  const vt_linear_options* options, float* y);
+
+/* ==================================================================================== */
+/* Sampling                                                                             */
+/* ==================================================================================== */
+
+/* Index of the largest value; ties go to the lowest index; NaN is never chosen unless all
+ * values are NaN (then 0). n >= 1. */
+VT_API vt_status vt_argmax(const float* x, int64_t n, int64_t* index);
+
+/* Numerically stable softmax (max-subtracted, accumulated in f64) of n values. */
+VT_API vt_status vt_softmax(const float* x, int64_t n, float* y);
+
+typedef struct vt_sample_options {
+    float temperature;  /* 0 = argmax (greedy); > 0 = sample. Default 0.                  */
+    int32_t top_k;      /* 0 = no cap (at most VT_MAX_TOP_K candidates); else capped at it */
+    float top_p;        /* nucleus mass in (0, 1]; default 1                               */
+    uint64_t seed;      /* default 42                                                      */
+} vt_sample_options;
+
+#define VT_MAX_TOP_K 256
+
+VT_API vt_sample_options vt_sample_default_options(void);
+
+/* Draw a token from logits[n]:
+ *   1. keep the top-k logits (k = top_k or VT_MAX_TOP_K, at most n; ties by lower index),
+ *   2. divide by temperature, softmax in f64,
+ *   3. keep the smallest prefix (by decreasing probability) whose mass reaches top_p,
+ *   4. renormalize and draw with u = vt_uniform(seed, step) by inverse CDF.
+ * temperature == 0 returns vt_argmax. The same inputs give the same token on every machine.
+ * step lets a caller draw a sequence of tokens from one seed (generation uses the index of
+ * the token being generated). */
+VT_API vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* options,
+                           uint64_t step, int64_t* token);
+
+/* The documented RNG: a uniform double in [0, 1) from 53 bits of
+ * splitmix64(seed ^ splitmix64(step + 0x9E3779B97F4A7C15)). Pure integer arithmetic. */
+VT_API double vt_uniform(uint64_t seed, uint64_t step);
+
+
+/* ==================================================================================== */
+/* Models (Llama family, SafeTensors)                                                   */
+/* ==================================================================================== */
+
+typedef struct vt_model vt_model;
+
+/* Progress during load: done/total in weight bytes processed. Return non-zero to cancel
+ * (the load then fails with VT_STATUS_CANCELLED). */
+typedef int (*vt_progress_fn)(void* user, int64_t done, int64_t total);
+
+typedef struct vt_model_options {
+    int32_t weight_format; /* vt_format: INT8_BLOCKED (default), FP8_BLOCKED, FP8_CHANNEL
+                              or BF16                                                      */
+    int32_t block_size;    /* 0 = the format's default (INT8 32, FP8 16)                   */
+    int32_t num_layers;    /* load only the first N blocks; 0 = all                        */
+    int32_t device;        /* vt_device_kind; default VT_DEVICE_AUTO                       */
+    int32_t device_index;  /* CUDA ordinal; default 0                                      */
+    int64_t max_seq_len;   /* KV capacity limit; 0 = max_position_embeddings of the config
+                              (or 2048 without one)                                       */
+    vt_progress_fn progress; /* NULL = silent                                              */
+    void* progress_user;
+} vt_model_options;
+
+VT_API vt_model_options vt_model_default_options(void);
+
+/* Load a Llama-family checkpoint. path: a .safetensors file, one shard of a sharded
+ * checkpoint (the whole set is found through the index beside it, or the
+ * model-XXXXX-of-YYYYY naming), a model.safetensors.index.json, or a folder holding either.
+ * config.json (and generation_config.json) beside the weights are read when present; else
+ * the shapes are used with TinyLlama defaults (head_dim 64, eps 1e-5, theta 10000).
+ * Weights are F32, F16 or BF16; all layer weights are prepacked at load (Q/K/V and
+ * gate/up fused). Errors name the file and tensor (VT_STATUS_FILE_NOT_FOUND,
+ * VT_STATUS_FORMAT_ERROR, VT_STATUS_UNSUPPORTED listing what does not fit). */
+VT_API vt_status vt_model_load(const char* path, const vt_model_options* options,
+                               vt_model** out);
+VT_API void vt_model_free(vt_model* model);
+
+#define VT_MAX_EOS 16
+
+typedef struct vt_model_info {
+    int64_t vocab_size;
+    int64_t hidden_size;
+    int64_t intermediate_size;
+    int32_t num_layers;        /* loaded blocks                                             */
+    int32_t num_heads;
+    int32_t num_kv_heads;
+    int32_t head_dim;
+    int64_t max_seq_len;       /* KV capacity limit in tokens                               */
+    float rms_norm_eps;
+    float rope_theta;
+    int32_t tie_word_embeddings;
+    int32_t bos_token_id;      /* -1 when unknown                                           */
+    int32_t num_eos;           /* entries of eos_token_ids                                  */
+    int32_t eos_token_ids[VT_MAX_EOS];
+    int32_t weight_format;     /* vt_format                                                 */
+    int32_t block_size;
+    int32_t device;            /* vt_device_kind in use                                     */
+    int32_t device_index;
+    int64_t weight_bytes;      /* bytes read per decoded token (packed linears + norms)     */
+    int64_t total_bytes;       /* all memory held by the model                               */
+} vt_model_info;
+
+VT_API vt_status vt_model_get_info(const vt_model* model, vt_model_info* info);
+
+/* ---- Sessions: one KV cache, one sequence ------------------------------------------ */
+
+typedef struct vt_session vt_session;
+
+/* A session holds the KV cache for up to max_tokens positions (<= the model's max_seq_len;
+ * 0 = max_seq_len) and the sampling step counter. Many sessions may use one model at once,
+ * from different threads. The model must outlive its sessions. */
+VT_API vt_status vt_session_new(const vt_model* model, int64_t max_tokens, vt_session** out);
+VT_API void vt_session_free(vt_session* session);
+
+/* Forget all cached positions (keeps the allocation). */
+VT_API vt_status vt_session_reset(vt_session* session);
+
+/* Number of positions currently cached. */
+VT_API int64_t vt_session_length(const vt_session* session);
+
+typedef enum vt_logits_mode {
+    VT_LOGITS_NONE = 0,
+    VT_LOGITS_LAST = 1, /* logits[vocab] of the last token                                */
+    VT_LOGITS_ALL = 2   /* logits[n, vocab], one row per token                            */
+} vt_logits_mode;
+
+/* Run n tokens (n >= 1) through the model as one batched pass (matrix-matrix work, causal
+ * attention), appending them to the KV cache. When next_token is not NULL, the token that
+ * follows is chosen from the last position's logits with `sampling` (NULL = greedy).
+ * logits receives what logits_mode asks for (may be NULL for VT_LOGITS_NONE).
+ * Token ids must be in [0, vocab); the cache must have room. On error nothing is appended. */
+VT_API vt_status vt_session_prefill(vt_session* session, const int32_t* tokens, int64_t n,
+                                    const vt_sample_options* sampling, int32_t* next_token,
+                                    float* logits, vt_logits_mode logits_mode);
+
+/* One decode step, one call: embedding of `token`, all blocks (its K/V appended to the
+ * cache), final norm, lm_head, then argmax or sampling -> *next_token. logits (NULL or
+ * [vocab]) receives the raw logits. */
+VT_API vt_status vt_session_decode(vt_session* session, int32_t token,
+                                   const vt_sample_options* sampling, int32_t* next_token,
+                                   float* logits);
+
+/* ---- One-call generation ------------------------------------------------------------ */
+
+typedef struct vt_generate_options {
+    int32_t max_new_tokens;     /* default 50                                              */
+    int32_t stop_on_eos;        /* default 1: stop after emitting any of the model's EOS   */
+    vt_sample_options sampling; /* default vt_sample_default_options()                     */
+} vt_generate_options;
+
+VT_API vt_generate_options vt_generate_default_options(void);
+
+typedef struct vt_generate_stats {
+    int64_t prompt_tokens;
+    int64_t generated_tokens;
+    double prefill_ms;          /* prompt pass, including the first token's choice          */
+    double decode_ms;           /* all decode steps                                          */
+    int32_t finish_reason;      /* 0 = length, 1 = eos                                       */
+} vt_generate_stats;
+
+/* Prefill `prompt` in a fresh session, then decode up to max_new_tokens tokens into
+ * out_tokens (capacity out_capacity >= max_new_tokens). *n_out receives the count. stats
+ * may be NULL. */
+VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64_t n_prompt,
+                             const vt_generate_options* options, int32_t* out_tokens,
+                             int64_t out_capacity, int64_t* n_out, vt_generate_stats* stats);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* VT_VT_H */

@@ -1,0 +1,266 @@
+// The C ABI of vt.h (everything except models/sessions/generation: api_model.cpp). Each
+// entry point checks its pointers and runs under vt::guard, which turns any exception into
+// a status + thread-local message.
+
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "backend.h"
+#include "common.h"
+#include "convert.h"
+#include "cpu_features.h"
+#include "quant.h"
+#include "sampling.h"
+#include "threadpool.h"
+
+#ifndef VT_VERSION
+#define VT_VERSION "0.0.0"
+#define VT_VERSION_MAJOR 0
+#define VT_VERSION_MINOR 0
+#define VT_VERSION_PATCH 0
+#endif
+
+namespace vt {
+
+__attribute__((weak)) std::string cuda_backend_line() {
+    return "cuda: unavailable (libvt was built without CUDA)";
+}
+__attribute__((weak)) bool cuda_available() { return false; }
+
+namespace {
+
+// Strings handed out with "valid for the life of the process": interned, never freed.
+const char* intern(const std::string& s) {
+    static std::mutex m;
+    static std::set<std::string>* pool = new std::set<std::string>();
+    std::lock_guard<std::mutex> lk(m);
+    return pool->insert(s).first->c_str();
+}
+
+vt_format check_format(int32_t f) {
+    VT_CHECK_ARG(f >= VT_FORMAT_FP8_CHANNEL && f <= VT_FORMAT_BF16,
+                 "unknown vt_format %d (expected 1..6: FP8_CHANNEL, FP8_BLOCKED, INT8_BLOCKED, "
+                 "INT8_SPARSE24, INT4_SPARSE24, BF16)", f);
+    return static_cast<vt_format>(f);
+}
+
+}  // namespace
+}  // namespace vt
+
+extern "C" {
+
+// ---- status, errors, version, backends ------------------------------------------------
+
+const char* vt_last_error(void) { return vt::last_error_cstr(); }
+
+const char* vt_status_name(vt_status status) {
+    switch (status) {
+        case VT_OK: return "VT_OK";
+        case VT_STATUS_INVALID_ARGUMENT: return "VT_STATUS_INVALID_ARGUMENT";
+        case VT_STATUS_FILE_NOT_FOUND: return "VT_STATUS_FILE_NOT_FOUND";
+        case VT_STATUS_IO_ERROR: return "VT_STATUS_IO_ERROR";
+        case VT_STATUS_FORMAT_ERROR: return "VT_STATUS_FORMAT_ERROR";
+        case VT_STATUS_UNSUPPORTED: return "VT_STATUS_UNSUPPORTED";
+        case VT_STATUS_OUT_OF_MEMORY: return "VT_STATUS_OUT_OF_MEMORY";
+        case VT_STATUS_BACKEND_UNAVAILABLE: return "VT_STATUS_BACKEND_UNAVAILABLE";
+        case VT_STATUS_CANCELLED: return "VT_STATUS_CANCELLED";
+        case VT_STATUS_INTERNAL: return "VT_STATUS_INTERNAL";
+    }
+    return "VT_STATUS_UNKNOWN";
+}
+
+const char* vt_version(void) { return VT_VERSION; }
+int vt_version_major(void) { return VT_VERSION_MAJOR; }
+int vt_version_minor(void) { return VT_VERSION_MINOR; }
+int vt_version_patch(void) { return VT_VERSION_PATCH; }
+
+const char* vt_backend_info(void) {
+    try {
+#if defined(__x86_64__)
+        const char* arch = "x86-64 ";
+#elif defined(__aarch64__)
+        const char* arch = "aarch64 ";
+#else
+        const char* arch = "";
+#endif
+        int n = vt::num_threads();
+        std::string s = vt::format("cpu: available (%s%s, %d thread%s)\n", arch,
+                                   vt::cpu_level_name(), n, n == 1 ? "" : "s");
+        s += vt::cuda_backend_line();
+        return vt::intern(s);
+    } catch (...) {
+        return "cpu: available\ncuda: unknown";
+    }
+}
+
+int vt_cuda_available(void) {
+    try {
+        return vt::cuda_available() ? 1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+vt_status vt_set_num_threads(int n) {
+    return vt::guard([&] { vt::set_num_threads(n); });
+}
+
+int vt_get_num_threads(void) { return vt::num_threads(); }
+
+// ---- dtypes and conversions -----------------------------------------------------------
+
+size_t vt_dtype_size(vt_dtype dtype) {
+    switch (dtype) {
+        case VT_DTYPE_F32: return 4;
+        case VT_DTYPE_F16: return 2;
+        case VT_DTYPE_BF16: return 2;
+        case VT_DTYPE_F8_E4M3: return 1;
+        case VT_DTYPE_I8: return 1;
+        case VT_DTYPE_I32: return 4;
+        case VT_DTYPE_U8: return 1;
+        case VT_DTYPE_F64: return 8;
+        case VT_DTYPE_I64: return 8;
+    }
+    return 0;
+}
+
+vt_status vt_convert(const void* src, vt_dtype src_dtype, void* dst, vt_dtype dst_dtype, size_t n) {
+    return vt::guard([&] { vt::convert(src, src_dtype, dst, dst_dtype, n); });
+}
+
+vt_status vt_transpose(const void* src, void* dst, size_t rows, size_t cols, size_t elem_size) {
+    return vt::guard([&] { vt::transpose(src, dst, rows, cols, elem_size); });
+}
+
+// ---- packed weights -------------------------------------------------------------------
+
+vt_prepack_options vt_prepack_default_options(void) {
+    vt_prepack_options o;
+    o.format = VT_FORMAT_INT8_BLOCKED;
+    o.block_size = 0;
+    o.device = VT_DEVICE_CPU;
+    o.device_index = 0;
+    return o;
+}
+
+vt_status vt_prepack(const void* w, vt_dtype dtype, int64_t out_features, int64_t in_features,
+                     const vt_prepack_options* options, vt_packed** out) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(out != nullptr, "vt_prepack: out (the handle pointer) is NULL");
+        VT_CHECK_ARG(w != nullptr, "vt_prepack: w is NULL");
+        vt_prepack_options o = options ? *options : vt_prepack_default_options();
+        vt_format f = vt::check_format(o.format);
+        VT_CHECK_ARG(o.device == VT_DEVICE_AUTO || o.device == VT_DEVICE_CPU ||
+                     o.device == VT_DEVICE_CUDA,
+                     "vt_prepack: device %d is not VT_DEVICE_AUTO (0), CPU (1) or CUDA (2)", o.device);
+        if (o.device == VT_DEVICE_CUDA && !vt::cuda_available())
+            vt::fail(VT_STATUS_BACKEND_UNAVAILABLE, "vt_prepack: device CUDA requested, but %s",
+                     vt::cuda_backend_line().c_str());
+        VT_CHECK_ARG(o.device != VT_DEVICE_CUDA, "vt_prepack: CUDA packing is not available in "
+                     "this build");
+        auto p = vt::prepack(w, dtype, out_features, in_features, f, o.block_size);
+        p->device = VT_DEVICE_CPU;
+        p->device_index = 0;
+        *out = p.release();
+    });
+}
+
+void vt_packed_free(vt_packed* packed) { delete packed; }
+
+vt_status vt_packed_get_info(const vt_packed* packed, vt_packed_info* info) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(packed != nullptr, "vt_packed_get_info: packed is NULL");
+        VT_CHECK_ARG(info != nullptr, "vt_packed_get_info: info is NULL");
+        vt_packed_info i;
+        i.format = packed->format;
+        i.block_size = packed->block;
+        i.out_features = packed->out;
+        i.in_features = packed->in;
+        i.nbytes = packed->nbytes();
+        i.device = packed->device;
+        i.device_index = packed->device_index;
+        *info = i;
+    });
+}
+
+vt_status vt_packed_unpack(const vt_packed* packed, float* dst) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(packed != nullptr, "vt_packed_unpack: packed is NULL");
+        VT_CHECK_ARG(dst != nullptr, "vt_packed_unpack: dst is NULL");
+        vt::unpack(*packed, dst);
+    });
+}
+
+// ---- linears --------------------------------------------------------------------------
+
+vt_linear_options vt_linear_default_options(void) {
+    vt_linear_options o;
+    o.quantize_input = 0;
+    o.activation = VT_ACTIVATION_NONE;
+    return o;
+}
+
+vt_status vt_linear(const vt_packed* w, const float* x, int64_t m, const float* bias,
+                    const vt_linear_options* options, float* y) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(w != nullptr, "vt_linear: w (the packed weight) is NULL");
+        vt_linear_options o = options ? *options : vt_linear_default_options();
+        vt::linear(*w, x, m, bias, o, y);
+    });
+}
+
+vt_status vt_linear_swiglu(const vt_packed* gate, const vt_packed* up, const float* x, int64_t m,
+                           const float* gate_bias, const float* up_bias,
+                           const vt_linear_options* options, float* y) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(gate != nullptr, "vt_linear_swiglu: gate is NULL");
+        VT_CHECK_ARG(up != nullptr, "vt_linear_swiglu: up is NULL");
+        vt_linear_options o = options ? *options : vt_linear_default_options();
+        vt::linear_swiglu(*gate, *up, x, m, gate_bias, up_bias, o, y);
+    });
+}
+
+// ---- sampling -------------------------------------------------------------------------
+
+vt_status vt_argmax(const float* x, int64_t n, int64_t* index) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(x != nullptr, "vt_argmax: x is NULL");
+        VT_CHECK_ARG(index != nullptr, "vt_argmax: index is NULL");
+        VT_CHECK_ARG(n >= 1, "vt_argmax: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        *index = vt::argmax(x, n);
+    });
+}
+
+vt_status vt_softmax(const float* x, int64_t n, float* y) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(x != nullptr, "vt_softmax: x is NULL");
+        VT_CHECK_ARG(y != nullptr, "vt_softmax: y is NULL");
+        VT_CHECK_ARG(n >= 1, "vt_softmax: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        vt::softmax(x, n, y);
+    });
+}
+
+vt_sample_options vt_sample_default_options(void) {
+    vt_sample_options o;
+    o.temperature = 0.f;
+    o.top_k = 0;
+    o.top_p = 1.f;
+    o.seed = 42;
+    return o;
+}
+
+vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* options,
+                    uint64_t step, int64_t* token) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(logits != nullptr, "vt_sample: logits is NULL");
+        VT_CHECK_ARG(token != nullptr, "vt_sample: token is NULL");
+        VT_CHECK_ARG(n >= 1, "vt_sample: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        vt_sample_options o = options ? *options : vt_sample_default_options();
+        *token = vt::sample(logits, n, o, step);
+    });
+}
+
+double vt_uniform(uint64_t seed, uint64_t step) { return vt::uniform(seed, step); }
+
+}  // extern "C"

@@ -1,0 +1,149 @@
+// C ABI: models, sessions and one-call generation (vt.h). Every entry point goes through
+// vt::guard, so no exception crosses the boundary.
+#include <algorithm>
+#include <chrono>
+
+#include "common.h"
+#include "forward.h"
+#include "model.h"
+#include "sampling.h"
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+extern "C" {
+
+VT_API vt_model_options vt_model_default_options(void) {
+    vt_model_options o;
+    o.weight_format = VT_FORMAT_INT8_BLOCKED;
+    o.block_size = 0;
+    o.num_layers = 0;
+    o.device = VT_DEVICE_AUTO;
+    o.device_index = 0;
+    o.max_seq_len = 0;
+    o.progress = nullptr;
+    o.progress_user = nullptr;
+    return o;
+}
+
+VT_API vt_status vt_model_load(const char* path, const vt_model_options* options, vt_model** out) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(path != nullptr, "path is NULL");
+        VT_CHECK_ARG(out != nullptr, "out is NULL");
+        const vt_model_options opt = options ? *options : vt_model_default_options();
+        *out = vt::load_model(path, opt).release();
+    });
+}
+
+VT_API void vt_model_free(vt_model* model) { delete model; }
+
+VT_API vt_status vt_model_get_info(const vt_model* model, vt_model_info* info) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(model != nullptr, "model is NULL");
+        VT_CHECK_ARG(info != nullptr, "info is NULL");
+        vt::get_model_info(*model, info);
+    });
+}
+
+VT_API vt_status vt_session_new(const vt_model* model, int64_t max_tokens, vt_session** out) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(model != nullptr, "model is NULL");
+        VT_CHECK_ARG(out != nullptr, "out is NULL");
+        *out = vt::new_session(*model, max_tokens).release();
+    });
+}
+
+// Frees only the session's own memory (it never touches the model).
+VT_API void vt_session_free(vt_session* session) { delete session; }
+
+VT_API vt_status vt_session_reset(vt_session* session) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(session != nullptr, "session is NULL");
+        vt::reset_session(*session);
+    });
+}
+
+VT_API int64_t vt_session_length(const vt_session* session) { return session ? session->len : 0; }
+
+VT_API vt_status vt_session_prefill(vt_session* session, const int32_t* tokens, int64_t n,
+                                    const vt_sample_options* sampling, int32_t* next_token, float* logits,
+                                    vt_logits_mode logits_mode) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(session != nullptr, "session is NULL");
+        vt::prefill(*session, tokens, n, sampling, next_token, logits, logits_mode);
+    });
+}
+
+VT_API vt_status vt_session_decode(vt_session* session, int32_t token, const vt_sample_options* sampling,
+                                   int32_t* next_token, float* logits) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(session != nullptr, "session is NULL");
+        vt::decode(*session, token, sampling, next_token, logits);
+    });
+}
+
+VT_API vt_generate_options vt_generate_default_options(void) {
+    vt_generate_options o;
+    o.max_new_tokens = 50;
+    o.stop_on_eos = 1;
+    o.sampling = vt_sample_default_options();
+    return o;
+}
+
+VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64_t n_prompt,
+                             const vt_generate_options* options, int32_t* out_tokens, int64_t out_capacity,
+                             int64_t* n_out, vt_generate_stats* stats) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(model != nullptr, "model is NULL");
+        VT_CHECK_ARG(prompt != nullptr || n_prompt == 0, "prompt is NULL");
+        VT_CHECK_ARG(n_out != nullptr, "n_out is NULL");
+        const vt_generate_options opt = options ? *options : vt_generate_default_options();
+        VT_CHECK_ARG(opt.max_new_tokens >= 0, "max_new_tokens %d is negative", opt.max_new_tokens);
+        VT_CHECK_ARG(n_prompt >= 1, "the prompt is empty (n_prompt = %lld): give at least one token",
+                     (long long)n_prompt);
+        VT_CHECK_ARG(out_tokens != nullptr || opt.max_new_tokens == 0, "out_tokens is NULL");
+        VT_CHECK_ARG(out_capacity >= opt.max_new_tokens, "out_capacity %lld is less than max_new_tokens %d",
+                     (long long)out_capacity, opt.max_new_tokens);
+        vt::check_sample_options(opt.sampling);
+        const int64_t max_seq = model->max_seq_len;
+        VT_CHECK_ARG(n_prompt <= max_seq, "the prompt has %lld tokens, more than the model's max_seq_len %lld",
+                     (long long)n_prompt, (long long)max_seq);
+
+        vt_generate_stats st = {};
+        st.prompt_tokens = n_prompt;
+        int64_t produced = 0;
+        if (opt.max_new_tokens > 0) {
+            // The last generated token is never fed back: prompt + max_new - 1 positions. At
+            // the context limit generation stops early with finish_reason "length".
+            const int64_t want = n_prompt + std::max<int64_t>(opt.max_new_tokens - 1, 0);
+            std::unique_ptr<vt_session> s = vt::new_session(*model, std::min(want, max_seq));
+            const auto& eos = model->cfg.eos_token_ids;
+            auto is_eos = [&](int32_t t) { return std::find(eos.begin(), eos.end(), t) != eos.end(); };
+
+            auto t0 = std::chrono::steady_clock::now();
+            int32_t tok = 0;
+            vt::prefill(*s, prompt, n_prompt, &opt.sampling, &tok, nullptr, VT_LOGITS_NONE);
+            st.prefill_ms = ms_since(t0);
+            out_tokens[produced++] = tok;
+            auto t1 = std::chrono::steady_clock::now();
+            bool stopped = opt.stop_on_eos && is_eos(tok);
+            while (!stopped && produced < opt.max_new_tokens && s->len < s->max_tokens) {
+                vt::decode(*s, tok, &opt.sampling, &tok, nullptr);
+                out_tokens[produced++] = tok;
+                stopped = opt.stop_on_eos && is_eos(tok);
+            }
+            st.decode_ms = ms_since(t1);
+            st.finish_reason = stopped ? 1 : 0;
+        }
+        st.generated_tokens = produced;
+        *n_out = produced;
+        if (stats) *stats = st;
+    });
+}
+
+}  // extern "C"

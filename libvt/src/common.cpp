@@ -1,0 +1,52 @@
+#include "common.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace vt {
+
+static std::string vformat(const char* fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = std::vsnprintf(nullptr, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) return fmt;
+    std::string s(static_cast<size_t>(n) + 1, '\0');
+    std::vsnprintf(&s[0], s.size(), fmt, ap);
+    s.resize(static_cast<size_t>(n));
+    return s;
+}
+
+std::string format(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::string s = vformat(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void fail(vt_status status, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::string s = vformat(fmt, ap);
+    va_end(ap);
+    throw Error(status, std::move(s));
+}
+
+namespace {
+thread_local std::string t_last_error;
+}
+
+void set_last_error(vt_status, const char* message) {
+    try {
+        t_last_error = message ? message : "";
+    } catch (...) {
+        // Out of memory while storing the message: keep the old one rather than throw.
+    }
+}
+
+void clear_last_error() { t_last_error.clear(); }
+
+const char* last_error_cstr() { return t_last_error.c_str(); }
+
+}  // namespace vt

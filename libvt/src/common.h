@@ -1,0 +1,101 @@
+// Internal helpers shared by every libvt translation unit: errors, aligned buffers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "vt/vt.h"
+
+namespace vt {
+
+// ---- Errors ---------------------------------------------------------------------------
+// Internal code throws vt::Error; the C ABI boundary (api.cpp, vt::guard) turns it into a
+// status + thread-local message. Nothing else may escape.
+
+class Error : public std::exception {
+public:
+    Error(vt_status status, std::string message) : status_(status), message_(std::move(message)) {}
+    vt_status status() const noexcept { return status_; }
+    const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+    vt_status status_;
+    std::string message_;
+};
+
+// printf-style formatting into a std::string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+[[noreturn]] void fail(vt_status status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define VT_CHECK_ARG(cond, ...)                                                   \
+    do {                                                                          \
+        if (!(cond)) ::vt::fail(VT_STATUS_INVALID_ARGUMENT, __VA_ARGS__);         \
+    } while (0)
+
+// Thread-local last error (api.cpp).
+void set_last_error(vt_status status, const char* message);
+void clear_last_error();
+
+// Runs f() and maps whatever it throws to a status + message. Used once per C entry point.
+template <class F>
+vt_status guard(F&& f) noexcept {
+    try {
+        f();
+        clear_last_error();
+        return VT_OK;
+    } catch (const Error& e) {
+        set_last_error(e.status(), e.what());
+        return e.status();
+    } catch (const std::bad_alloc&) {
+        set_last_error(VT_STATUS_OUT_OF_MEMORY, "out of host memory");
+        return VT_STATUS_OUT_OF_MEMORY;
+    } catch (const std::exception& e) {
+        set_last_error(VT_STATUS_INTERNAL, e.what());
+        return VT_STATUS_INTERNAL;
+    } catch (...) {
+        set_last_error(VT_STATUS_INTERNAL, "unknown internal error");
+        return VT_STATUS_INTERNAL;
+    }
+}
+
+// ---- Aligned storage ------------------------------------------------------------------
+
+template <class T, size_t Align = 64>
+struct AlignedAllocator {
+    using value_type = T;
+    template <class U>
+    struct rebind {
+        using other = AlignedAllocator<U, Align>;
+    };
+    AlignedAllocator() noexcept = default;
+    template <class U>
+    AlignedAllocator(const AlignedAllocator<U, Align>&) noexcept {}
+    T* allocate(size_t n) {
+        if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+        size_t bytes = (n * sizeof(T) + Align - 1) / Align * Align;
+        void* p = std::aligned_alloc(Align, bytes ? bytes : Align);
+        if (!p) throw std::bad_alloc();
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, size_t) noexcept { std::free(p); }
+    template <class U>
+    bool operator==(const AlignedAllocator<U, Align>&) const noexcept { return true; }
+    template <class U>
+    bool operator!=(const AlignedAllocator<U, Align>&) const noexcept { return false; }
+};
+
+template <class T>
+using AlignedVec = std::vector<T, AlignedAllocator<T>>;
+
+}  // namespace vt
+
+namespace vt {
+const char* last_error_cstr();
+}

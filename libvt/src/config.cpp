@@ -1,0 +1,256 @@
+#include "config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "common.h"
+#include "json.h"
+#include "safetensors.h"
+
+namespace vt {
+
+namespace {
+
+constexpr size_t kMaxConfigBytes = size_t(16) << 20;
+constexpr int64_t kMaxDim = int64_t(1) << 24;  // no real model has a dimension this large
+
+std::string describe(const json::Value& v) {
+    switch (v.type) {
+        case json::Type::Null: return "null";
+        case json::Type::Bool: return v.b ? "true" : "false";
+        case json::Type::Int: return std::to_string(v.i);
+        case json::Type::Double: return format("%g", v.d);
+        case json::Type::String: return "\"" + (v.s.size() > 40 ? v.s.substr(0, 40) + "..." : v.s) + "\"";
+        case json::Type::Array: return "an array";
+        case json::Type::Object: return "an object";
+    }
+    return "?";
+}
+
+class Reader {
+public:
+    Reader(const std::string& path, const json::Value& root) : path_(path), root_(root) {}
+
+    [[noreturn]] void bad(const char* field, const json::Value& v, const char* want) const {
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" must be %s, got %s", path_.c_str(), field, want,
+             describe(v).c_str());
+    }
+
+    const json::Value* get(const json::Value& obj, const char* key) const {
+        const json::Value* v = obj.find(key);
+        return (v && !v->is_null()) ? v : nullptr;
+    }
+
+    // An integer field (integral doubles such as 4096.0 accepted) in [lo, hi]; -1 if absent.
+    int64_t integer(const json::Value& obj, const char* key, int64_t lo, int64_t hi, const char* field = nullptr) const {
+        const json::Value* v = get(obj, key);
+        if (!v) return -1;
+        const char* name = field ? field : key;
+        int64_t x;
+        if (v->type == json::Type::Int) x = v->i;
+        else if (v->type == json::Type::Double && std::floor(v->d) == v->d && std::fabs(v->d) < 9e15) x = int64_t(v->d);
+        else bad(name, *v, format("an integer in [%lld, %lld]", (long long)lo, (long long)hi).c_str());
+        if (x < lo || x > hi) bad(name, *v, format("an integer in [%lld, %lld]", (long long)lo, (long long)hi).c_str());
+        return x;
+    }
+
+    // A positive finite number; -1 if absent.
+    double positive(const json::Value& obj, const char* key, const char* field = nullptr) const {
+        const json::Value* v = get(obj, key);
+        if (!v) return -1;
+        if (!v->is_number() || !(v->d > 0) || !std::isfinite(v->d)) bad(field ? field : key, *v, "a positive number");
+        return v->d;
+    }
+
+    int boolean(const json::Value& obj, const char* key) const {
+        const json::Value* v = get(obj, key);
+        if (!v) return -1;
+        if (v->type != json::Type::Bool) bad(key, *v, "true or false");
+        return v->b ? 1 : 0;
+    }
+
+    std::string string(const json::Value& obj, const char* key) const {
+        const json::Value* v = get(obj, key);
+        if (!v) return std::string();
+        if (!v->is_string()) bad(key, *v, "a string");
+        return v->s;
+    }
+
+    // An int, a list of ints, or null -> appended to out (no repeats).
+    void token_ids(const json::Value& obj, const char* key, std::vector<int32_t>& out) const {
+        const json::Value* v = get(obj, key);
+        if (!v) return;
+        auto add = [&](const json::Value& e) {
+            if (e.type != json::Type::Int || e.i < 0 || e.i > INT32_MAX)
+                bad(key, *v, "a token id or a list of token ids");
+            int32_t id = int32_t(e.i);
+            if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+        };
+        if (v->is_array()) {
+            for (const auto& e : v->arr) add(e);
+        } else {
+            add(*v);
+        }
+    }
+
+    const std::string& path() const { return path_; }
+    const json::Value& root() const { return root_; }
+
+private:
+    const std::string& path_;
+    const json::Value& root_;
+};
+
+json::Value parse_file(const std::string& path) {
+    const std::string text = read_file(path, kMaxConfigBytes);
+    json::Value v = json::parse(text.data(), text.size(), path);
+    if (!v.is_object()) fail(VT_STATUS_FORMAT_ERROR, "%s: expected a JSON object at the top level", path.c_str());
+    return v;
+}
+
+void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaConfig& c) {
+    if (!rs.is_object()) r.bad(field, rs, "an object or null");
+    std::string type;
+    for (const char* key : {"rope_type", "type"}) {
+        const json::Value* t = r.get(rs, key);
+        if (!t) continue;
+        if (!t->is_string()) r.bad(format("%s.%s", field, key).c_str(), *t, "a string");
+        type = t->s;
+        break;
+    }
+    const std::string f = field;
+    if (type.empty() || type == "default") {
+        c.rope.kind = RopeScaling::NONE;
+    } else if (type == "linear") {
+        c.rope.kind = RopeScaling::LINEAR;
+        double factor = r.positive(rs, "factor", (f + ".factor").c_str());
+        if (factor < 0) fail(VT_STATUS_FORMAT_ERROR, "%s: %s.factor is missing", r.path().c_str(), field);
+        c.rope.factor = factor;
+    } else if (type == "llama3") {
+        c.rope.kind = RopeScaling::LLAMA3;
+        const char* need[] = {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"};
+        for (const char* k : need)
+            if (!r.get(rs, k)) fail(VT_STATUS_FORMAT_ERROR, "%s: %s.%s is missing (rope type llama3)", r.path().c_str(), field, k);
+        c.rope.factor = r.positive(rs, "factor", (f + ".factor").c_str());
+        c.rope.low_freq_factor = r.positive(rs, "low_freq_factor", (f + ".low_freq_factor").c_str());
+        c.rope.high_freq_factor = r.positive(rs, "high_freq_factor", (f + ".high_freq_factor").c_str());
+        c.rope.original_max_position_embeddings =
+            r.integer(rs, "original_max_position_embeddings", 1, kMaxDim, (f + ".original_max_position_embeddings").c_str());
+        if (c.rope.high_freq_factor == c.rope.low_freq_factor)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: %s.high_freq_factor must differ from low_freq_factor (both %g)",
+                 r.path().c_str(), field, c.rope.low_freq_factor);
+    } else {
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"%s\" is not supported (supported: default, linear, llama3)",
+             r.path().c_str(), field, type.c_str());
+    }
+    // transformers >= 5 keeps rope_theta inside rope_parameters.
+    double theta = r.positive(rs, "rope_theta", (f + ".rope_theta").c_str());
+    if (theta > 0) c.rope_theta = theta;
+}
+
+std::string lower(std::string s) {
+    for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+}  // namespace
+
+bool LlamaConfig::declares_llama() const {
+    if (!model_type.empty() && lower(model_type) != "llama") return false;
+    if (architectures.empty()) return true;
+    for (const auto& a : architectures)
+        if (lower(a) == "llamaforcausallm") return true;
+    return false;
+}
+
+std::string LlamaConfig::architecture_str() const {
+    std::string s;
+    for (size_t i = 0; i < architectures.size(); ++i) s += (i ? ", " : "") + architectures[i];
+    if (!model_type.empty()) s += (s.empty() ? "model_type " : " (model_type ") + model_type + (s.empty() ? "" : ")");
+    return s.empty() ? "unknown" : s;
+}
+
+LlamaConfig read_config(const std::string& dir) {
+    LlamaConfig c;
+    const std::string path = join_path(dir, "config.json");
+    if (path_exists(path)) {
+        c.from_file = true;
+        c.path = path;
+        json::Value root = parse_file(path);
+        Reader r(path, root);
+
+        if (const json::Value* a = r.get(root, "architectures")) {
+            if (!a->is_array()) r.bad("architectures", *a, "a list of strings");
+            for (const auto& e : a->arr) {
+                if (!e.is_string()) r.bad("architectures", *a, "a list of strings");
+                c.architectures.push_back(e.s);
+            }
+        }
+        c.model_type = r.string(root, "model_type");
+        c.hidden_act = r.string(root, "hidden_act");
+        if (c.hidden_act.empty()) c.hidden_act = r.string(root, "hidden_activation");
+
+        c.hidden_size = r.integer(root, "hidden_size", 1, kMaxDim);
+        c.intermediate_size = r.integer(root, "intermediate_size", 1, kMaxDim);
+        c.num_layers = r.integer(root, "num_hidden_layers", 1, 100000);
+        c.num_heads = r.integer(root, "num_attention_heads", 1, 65536);
+        c.num_kv_heads = r.integer(root, "num_key_value_heads", 1, 65536);
+        c.head_dim = r.integer(root, "head_dim", 1, 65536);
+        c.vocab_size = r.integer(root, "vocab_size", 1, INT32_MAX);
+        c.max_position_embeddings = r.integer(root, "max_position_embeddings", 1, int64_t(1) << 40);
+        c.rms_norm_eps = r.positive(root, "rms_norm_eps");
+        c.rope_theta = r.positive(root, "rope_theta");
+        c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
+        if (const json::Value* rs = r.get(root, "rope_scaling")) read_rope(r, *rs, "rope_scaling", c);
+        if (const json::Value* rp = r.get(root, "rope_parameters")) read_rope(r, *rp, "rope_parameters", c);
+        int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
+        c.bos_token_id = int32_t(bos);
+        r.token_ids(root, "eos_token_id", c.eos_token_ids);
+    }
+
+    const std::string gpath = join_path(dir, "generation_config.json");
+    if (path_exists(gpath)) {
+        json::Value root = parse_file(gpath);
+        Reader r(gpath, root);
+        if (c.bos_token_id < 0) c.bos_token_id = int32_t(r.integer(root, "bos_token_id", 0, INT32_MAX));
+        r.token_ids(root, "eos_token_id", c.eos_token_ids);
+    }
+    return c;
+}
+
+std::vector<float> rope_inv_freq(const LlamaConfig& c) {
+    // transformers (float32 tensors throughout):
+    //   inv_freq = 1 / base ** (arange(0, dim, 2).float() / dim)
+    // Each float32 op is reproduced by computing in double and rounding to float.
+    const int64_t half = c.head_dim / 2;
+    const float base = float(c.rope_theta);
+    std::vector<float> inv(static_cast<size_t>(half));
+    for (int64_t i = 0; i < half; ++i) {
+        float expo = float(2 * i) / float(c.head_dim);
+        float p = float(std::pow(double(base), double(expo)));
+        inv[size_t(i)] = 1.0f / p;
+    }
+    if (c.rope.kind == RopeScaling::LINEAR) {
+        for (auto& f : inv) f = f / float(c.rope.factor);
+    } else if (c.rope.kind == RopeScaling::LLAMA3) {
+        // _compute_llama3_parameters
+        const float factor = float(c.rope.factor);
+        const float lo = float(c.rope.low_freq_factor), hi = float(c.rope.high_freq_factor);
+        const float old_ctx = float(c.rope.original_max_position_embeddings);
+        const float low_freq_wavelen = old_ctx / lo;
+        const float high_freq_wavelen = old_ctx / hi;
+        const float two_pi = float(2 * M_PI);
+        for (auto& f : inv) {
+            const float wavelen = two_pi / f;
+            float v = wavelen > low_freq_wavelen ? f / factor : f;
+            const float smooth = (old_ctx / wavelen - lo) / (hi - lo);
+            const float smoothed = (1 - smooth) * v / factor + smooth * v;
+            const bool medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+            f = medium ? smoothed : v;
+        }
+    }
+    return inv;
+}
+
+}  // namespace vt

@@ -1,0 +1,56 @@
+// LlamaConfig: the hyper-parameters of a Llama-family checkpoint, from config.json (and the
+// EOS ids of generation_config.json), completed from tensor shapes by model.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vt {
+
+struct RopeScaling {
+    enum Kind { NONE, LINEAR, LLAMA3 } kind = NONE;
+    double factor = 1.0;
+    double low_freq_factor = 1.0;                     // llama3
+    double high_freq_factor = 4.0;                    // llama3
+    int64_t original_max_position_embeddings = 8192;  // llama3
+};
+
+struct LlamaConfig {
+    // -1 = not given by config.json (model.cpp infers it from shapes or applies a default).
+    int64_t hidden_size = -1;
+    int64_t intermediate_size = -1;
+    int64_t num_layers = -1;
+    int64_t num_heads = -1;
+    int64_t num_kv_heads = -1;
+    int64_t head_dim = -1;
+    int64_t vocab_size = -1;
+    int64_t max_position_embeddings = -1;
+    double rms_norm_eps = -1;
+    double rope_theta = -1;
+    int tie_word_embeddings = -1;  // -1 unknown, 0, 1
+    RopeScaling rope;
+    int32_t bos_token_id = -1;
+    std::vector<int32_t> eos_token_ids;  // config.json then generation_config.json, no repeats
+
+    bool from_file = false;              // config.json was found and read
+    std::string path;                    // its path (for messages)
+    std::vector<std::string> architectures;
+    std::string model_type;
+    std::string hidden_act;
+
+    // architectures / model_type say Llama (or say nothing).
+    bool declares_llama() const;
+    std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages
+};
+
+// Reads dir/config.json and dir/generation_config.json when present. Bad JSON, wrong field
+// types or impossible values -> VT_STATUS_FORMAT_ERROR naming the file and the field; an
+// unsupported rope_scaling type or activation -> VT_STATUS_UNSUPPORTED.
+LlamaConfig read_config(const std::string& dir);
+
+// RoPE inverse frequencies [head_dim / 2] exactly as transformers computes them in float32
+// (default, linear and llama3 rope types).
+std::vector<float> rope_inv_freq(const LlamaConfig& c);
+
+}  // namespace vt

@@ -1,0 +1,107 @@
+// CPU kernel entry points, one set per instruction-set level (kernels_generic.cpp,
+// kernels_avx2.cpp, kernels_avx512.cpp — the last two compiled with their ISA flags and
+// only called when cpu_level() says the CPU has them). linear.cpp validates arguments,
+// splits the output tiles across threads and calls one of these with a plain switch.
+//
+// Everything here works on the tiled dense layout described in quant.h (16 output rows per
+// tile, k-major inside a tile) or on the documented 2:4 sparse layout. Kernels never
+// allocate and never throw: scratch comes from the caller.
+//
+// ODR note: the ISA files must not define external-linkage inline functions or template
+// instantiations shared with other files (the linker could keep an AVX-512 copy for
+// everyone). They keep their helpers in anonymous namespaces and export only the
+// *_generic / *_avx2 / *_avx512 functions below.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vt {
+namespace cpu {
+
+enum Act : int {
+    kActNone = 0,
+    kActGelu = 1,    // exact GELU 0.5·x·(1 + erf(x/√2)) after the bias
+    kActSwiglu = 2,  // silu(gate + gb) · (up + ub), w = gate, w2 = up
+};
+
+enum DenseKind : int {
+    kInt8Blocked = 0,  // int8, f16 block scales
+    kFp8Blocked = 1,   // e4m3, f16 block scales
+    kFp8Channel = 2,   // e4m3, no block scales (rowmul only)
+    kBf16 = 3,         // bf16, no scales
+};
+
+// A read-only view of one dense packed weight (see quant.h for the layout).
+struct DenseW {
+    int kind = kInt8Blocked;
+    int64_t out = 0, in = 0;  // [out_features, in_features]
+    int64_t ntiles = 0;       // ceil(out / 16)
+    int32_t kb = 0;           // K per scale block (in when the kind has no block scales)
+    int64_t tile_bytes = 0;
+    int64_t scale_off = 0;
+    const uint8_t* tiles = nullptr;
+    const float* rowmul = nullptr;  // [ntiles * 16]
+};
+
+struct LinearJob {
+    DenseW w;                  // weights; the gate for swiglu
+    DenseW w2;                 // up weights (swiglu only)
+    const float* x = nullptr;  // [m, in]
+    int64_t m = 0;
+    const float* bias = nullptr;   // [out] or null (gate bias for swiglu)
+    const float* bias2 = nullptr;  // [out] or null (up bias)
+    int act = kActNone;
+    float* y = nullptr;        // [m, out]
+};
+
+// GEMM blocking shared by all levels: the weights of kGemmTiles tiles (x2 for swiglu) and
+// kGemmKc values of K are dequantized to an f32 panel once, then multiplied with every row
+// of x; partial sums live in a [m, kGemmTiles*16 (x2)] f32 accumulator.
+constexpr int64_t kGemmTiles = 8;
+constexpr int64_t kGemmKc = 256;
+// m at or below which the GEMV-style kernel (decode each weight once, m FMAs) is used.
+constexpr int64_t kGemvMaxM = 4;
+
+// Layout: panel [kGemmKc * kGemmTiles * 32] (room for swiglu's two weights), then the
+// accumulator [m][kGemmTiles * 16 (x2 for swiglu)].
+constexpr int64_t kGemmPanelFloats = kGemmKc * kGemmTiles * 16 * 2;
+inline size_t gemm_scratch_floats(int64_t m, bool swiglu) {
+    size_t w = static_cast<size_t>(kGemmTiles * 16 * (swiglu ? 2 : 1));
+    return static_cast<size_t>(kGemmPanelFloats) + w * static_cast<size_t>(m) + 64;
+}
+
+// Output tiles [t0, t1) of job, for all m rows. gemv_*: m <= kGemvMaxM. gemm_*: any m,
+// scratch of gemm_scratch_floats(m, swiglu) floats, 64-byte aligned.
+void gemv_generic(const LinearJob& job, int64_t t0, int64_t t1);
+void gemm_generic(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
+void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1);
+void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
+void gemv_avx512(const LinearJob& job, int64_t t0, int64_t t1);
+void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
+
+// ---- 2:4 sparse (integer) linears ------------------------------------------------------
+
+struct SparseJob {
+    bool int4 = false;
+    int64_t out = 0, in = 0;
+    const int8_t* q = nullptr;      // [out, in/2] int8 or [out, in/4] int4 pairs
+    const uint8_t* meta = nullptr;  // [out, in/4]
+    const float* wscale = nullptr;  // [out]
+    const int8_t* xq = nullptr;     // [m, in] quantized input (int8, or int4 values in int8)
+    const float* xscale = nullptr;  // [m]
+    int64_t m = 0;
+    const float* bias = nullptr;
+    float* y = nullptr;             // [m, out]
+};
+
+// Output rows [r0, r1) for all m input rows.
+void sparse_generic(const SparseJob& job, int64_t r0, int64_t r1);
+void sparse_avx512(const SparseJob& job, int64_t r0, int64_t r1);
+
+// Scalar reference epilogue helpers (also used by the generic kernels).
+float gelu_ref(float x);
+float silu_ref(float x);
+
+}  // namespace cpu
+}  // namespace vt

@@ -1,0 +1,325 @@
+// AVX2 + FMA + F16C kernels. Compiled with those flags; called only when cpu_level() == 1.
+// A tile's 16 rows at one k are two ymm (rows 0-7, 8-15); otherwise the same scheme as
+// kernels_avx512.cpp, with a 6 x 16 GEMM microkernel (12 accumulators of 16 registers).
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels.h"
+
+namespace vt {
+namespace cpu {
+namespace {
+
+constexpr int L = 16;
+
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+struct V2 {
+    __m256 lo, hi;
+};
+
+template <int Kind>
+inline V2 dec(const uint8_t* p) {
+    if constexpr (Kind == kInt8Blocked) {
+        __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        return {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)),
+                _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(q, q)))};
+    } else if constexpr (Kind == kBf16) {
+        __m256i a = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        __m256i b = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)));
+        return {_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(b, 16))};
+    } else {
+        // E4M3 -> f16 bit pattern (2^-8 times the value; see kernels_avx512.cpp).
+        __m256i h = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        h = _mm256_and_si256(_mm256_slli_epi16(h, 7), _mm256_set1_epi16(static_cast<short>(0xBFFF)));
+        return {_mm256_cvtph_ps(_mm256_castsi256_si128(h)), _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1))};
+    }
+}
+
+template <int Kind>
+constexpr int elem_bytes() { return Kind == kBf16 ? 2 : 1; }
+template <int Kind>
+constexpr bool scaled() { return Kind == kInt8Blocked || Kind == kFp8Blocked; }
+
+inline V2 load_f16x16(const uint16_t* p) {
+    __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {_mm256_cvtph_ps(_mm256_castsi256_si128(h)), _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1))};
+}
+
+// ---- vector math for the epilogues ----------------------------------------------------
+
+inline __m256 exp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 y = _mm256_set1_ps(1.9875691500e-4f);
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    // n in [-126, 127] after the clamp: 2^n built directly in the exponent field.
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+inline __m256 silu8(__m256 g) {
+    __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    return _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+inline __m256 gelu8(__m256 x) {
+    const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    const __m256 z = _mm256_mul_ps(ax, _mm256_set1_ps(0.70710678118654752f));
+    const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f),
+                                   _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f)));
+    __m256 p = _mm256_set1_ps(0.17087277f);
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.82215223f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.48851587f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.13520398f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.27886807f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.18628806f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.09678418f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.37409196f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.00002368f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.26551223f));
+    p = _mm256_fnmadd_ps(z, z, p);
+    const __m256 erfc = _mm256_mul_ps(t, exp8(p));
+    const __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
+    const __m256 f = _mm256_blendv_ps(erfc, _mm256_sub_ps(_mm256_set1_ps(2.0f), erfc), pos);
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), f);
+}
+
+// Lane masks (all ones = valid) for the two halves of a tile.
+inline void tile_masks(const DenseW& w, int64_t t, __m256i& mlo, __m256i& mhi, bool& full) {
+    const int64_t valid = w.out - t * L;
+    full = valid >= L;
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i v = _mm256_set1_epi32(static_cast<int>(valid < L ? valid : L));
+    mlo = _mm256_cmpgt_epi32(v, idx);
+    mhi = _mm256_cmpgt_epi32(v, _mm256_add_epi32(idx, _mm256_set1_epi32(8)));
+}
+
+inline __m256 half_epi(const LinearJob& job, int64_t c, __m256i mask, bool full, __m256 g, __m256 u) {
+    if (job.bias) g = _mm256_add_ps(g, full ? _mm256_loadu_ps(job.bias + c) : _mm256_maskload_ps(job.bias + c, mask));
+    if (job.act == kActGelu) {
+        g = gelu8(g);
+    } else if (job.act == kActSwiglu) {
+        if (job.bias2)
+            u = _mm256_add_ps(u, full ? _mm256_loadu_ps(job.bias2 + c) : _mm256_maskload_ps(job.bias2 + c, mask));
+        g = _mm256_mul_ps(silu8(g), u);
+    }
+    return g;
+}
+
+inline void epilogue(const LinearJob& job, int64_t t, V2 g, V2 u, float* yrow) {
+    __m256i mlo, mhi;
+    bool full;
+    tile_masks(job.w, t, mlo, mhi, full);
+    const int64_t c = t * L;
+    __m256 lo = half_epi(job, c, mlo, full, g.lo, u.lo);
+    __m256 hi = half_epi(job, c + 8, mhi, full, g.hi, u.hi);
+    if (full) {
+        _mm256_storeu_ps(yrow + c, lo);
+        _mm256_storeu_ps(yrow + c + 8, hi);
+    } else {
+        _mm256_maskstore_ps(yrow + c, mlo, lo);
+        _mm256_maskstore_ps(yrow + c + 8, mhi, hi);
+    }
+}
+
+// ---- GEMV ----------------------------------------------------------------------------------
+
+template <int Kind, int M>
+inline void gemv_tile(const DenseW& w, int64_t t, const float* x, V2* out) {
+    constexpr int C = M == 1 ? 2 : 1;
+    constexpr int EB = elem_bytes<Kind>();
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const int64_t in = w.in;
+    V2 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    if constexpr (scaled<Kind>()) {
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const int64_t kb = w.kb;
+        for (int64_t k0 = 0, bi = 0; k0 < in; k0 += kb, ++bi) {
+            V2 part[C][M];
+            for (int c = 0; c < C; ++c)
+                for (int i = 0; i < M; ++i) part[c][i] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+            const uint8_t* q = tile + k0 * L;
+            const float* xk = x + k0;
+            for (int64_t k = 0; k < kb; k += C) {
+#pragma GCC unroll 2
+                for (int c = 0; c < C; ++c) {
+                    const V2 wv = dec<Kind>(q + (k + c) * L);
+#pragma GCC unroll 4
+                    for (int i = 0; i < M; ++i) {
+                        const __m256 xv = _mm256_broadcast_ss(xk + i * in + k + c);
+                        part[c][i].lo = _mm256_fmadd_ps(wv.lo, xv, part[c][i].lo);
+                        part[c][i].hi = _mm256_fmadd_ps(wv.hi, xv, part[c][i].hi);
+                    }
+                }
+            }
+            const V2 s = load_f16x16(sc + bi * L);
+            for (int i = 0; i < M; ++i) {
+                V2 sum = part[0][i];
+                for (int c = 1; c < C; ++c) {
+                    sum.lo = _mm256_add_ps(sum.lo, part[c][i].lo);
+                    sum.hi = _mm256_add_ps(sum.hi, part[c][i].hi);
+                }
+                acc[i].lo = _mm256_fmadd_ps(sum.lo, s.lo, acc[i].lo);
+                acc[i].hi = _mm256_fmadd_ps(sum.hi, s.hi, acc[i].hi);
+            }
+        }
+    } else {
+        for (int64_t k = 0; k < in; ++k) {
+            const V2 wv = dec<Kind>(tile + k * L * EB);
+            for (int i = 0; i < M; ++i) {
+                const __m256 xv = _mm256_broadcast_ss(x + i * in + k);
+                acc[i].lo = _mm256_fmadd_ps(wv.lo, xv, acc[i].lo);
+                acc[i].hi = _mm256_fmadd_ps(wv.hi, xv, acc[i].hi);
+            }
+        }
+    }
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
+    for (int i = 0; i < M; ++i) out[i] = {_mm256_mul_ps(acc[i].lo, rlo), _mm256_mul_ps(acc[i].hi, rhi)};
+}
+
+template <int Kind, int M>
+void gemv_range(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t out = job.w.out;
+    for (int64_t t = t0; t < t1; ++t) {
+        V2 g[M], u[M];
+        gemv_tile<Kind, M>(job.w, t, job.x, g);
+        if (job.act == kActSwiglu) gemv_tile<Kind, M>(job.w2, t, job.x, u);
+        for (int i = 0; i < M; ++i) epilogue(job, t, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + i * out);
+    }
+}
+
+template <int Kind>
+void gemv_kind(const LinearJob& job, int64_t t0, int64_t t1) {
+    switch (job.m) {
+        case 1: gemv_range<Kind, 1>(job, t0, t1); break;
+        case 2: gemv_range<Kind, 2>(job, t0, t1); break;
+        case 3: gemv_range<Kind, 3>(job, t0, t1); break;
+        default: gemv_range<Kind, 4>(job, t0, t1); break;
+    }
+}
+
+// ---- GEMM --------------------------------------------------------------------------------
+
+constexpr int MR = 6;
+
+template <int Kind>
+void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* dst) {
+    constexpr int EB = elem_bytes<Kind>();
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
+    if constexpr (scaled<Kind>()) {
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const int64_t kb = w.kb;
+        for (int64_t b = k0, bi = k0 / kb; b < k0 + kc; b += kb, ++bi) {
+            V2 s = load_f16x16(sc + bi * L);
+            s.lo = _mm256_mul_ps(s.lo, rlo);
+            s.hi = _mm256_mul_ps(s.hi, rhi);
+            for (int64_t k = b; k < b + kb; ++k) {
+                const V2 v = dec<Kind>(tile + k * L);
+                _mm256_storeu_ps(dst + (k - k0) * L, _mm256_mul_ps(v.lo, s.lo));
+                _mm256_storeu_ps(dst + (k - k0) * L + 8, _mm256_mul_ps(v.hi, s.hi));
+            }
+        }
+    } else {
+        for (int64_t k = k0; k < k0 + kc; ++k) {
+            const V2 v = dec<Kind>(tile + k * L * EB);
+            _mm256_storeu_ps(dst + (k - k0) * L, _mm256_mul_ps(v.lo, rlo));
+            _mm256_storeu_ps(dst + (k - k0) * L + 8, _mm256_mul_ps(v.hi, rhi));
+        }
+    }
+}
+
+// C[i][0..15] (+)= sum_k A[i][k] * B[k][0..15], i < R.
+template <int R>
+void micro(const float* A, int64_t lda, const float* B, int64_t kc, float* C, int64_t ldc, bool first) {
+    __m256 c0[R], c1[R];
+    for (int i = 0; i < R; ++i) {
+        c0[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(C + i * ldc);
+        c1[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(C + i * ldc + 8);
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+        const __m256 b0 = _mm256_loadu_ps(B + k * L), b1 = _mm256_loadu_ps(B + k * L + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < R; ++i) {
+            const __m256 a = _mm256_broadcast_ss(A + i * lda + k);
+            c0[i] = _mm256_fmadd_ps(a, b0, c0[i]);
+            c1[i] = _mm256_fmadd_ps(a, b1, c1[i]);
+        }
+    }
+    for (int i = 0; i < R; ++i) {
+        _mm256_storeu_ps(C + i * ldc, c0[i]);
+        _mm256_storeu_ps(C + i * ldc + 8, c1[i]);
+    }
+}
+
+using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
+const MicroFn kMicro[MR] = {micro<1>, micro<2>, micro<3>, micro<4>, micro<5>, micro<6>};
+
+template <int Kind>
+void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
+    const bool swiglu = job.act == kActSwiglu;
+    const int64_t m = job.m, in = job.w.in, out = job.w.out;
+    const int64_t per = swiglu ? 2 : 1;
+    float* panel = scratch;
+    float* acc = scratch + kGemmPanelFloats;
+    for (int64_t jt = t0; jt < t1; jt += kGemmTiles) {
+        const int64_t nt = min64(kGemmTiles, t1 - jt);
+        const int64_t nv = nt * per;
+        const int64_t W = nv * L;
+        for (int64_t k0 = 0; k0 < in; k0 += kGemmKc) {
+            const int64_t kc = min64(kGemmKc, in - k0);
+            for (int64_t v = 0; v < nv; ++v) {
+                const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
+                dequant_panel<Kind>(w, jt + v / per, k0, kc, panel + v * kc * L);
+            }
+            for (int64_t i0 = 0; i0 < m; i0 += MR) {
+                const int64_t mr = min64(MR, m - i0);
+                for (int64_t v = 0; v < nv; ++v)
+                    kMicro[mr - 1](job.x + i0 * in + k0, in, panel + v * kc * L, kc, acc + i0 * W + v * L, W, k0 == 0);
+            }
+        }
+        for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < nt; ++j) {
+                const float* a = acc + i * W + j * per * L;
+                const V2 g = {_mm256_loadu_ps(a), _mm256_loadu_ps(a + 8)};
+                const V2 u = swiglu ? V2{_mm256_loadu_ps(a + L), _mm256_loadu_ps(a + L + 8)} : g;
+                epilogue(job, jt + j, g, u, job.y + i * out);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
+    switch (job.w.kind) {
+        case kInt8Blocked: gemv_kind<kInt8Blocked>(job, t0, t1); break;
+        case kFp8Blocked: gemv_kind<kFp8Blocked>(job, t0, t1); break;
+        case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
+        default: gemv_kind<kBf16>(job, t0, t1); break;
+    }
+}
+
+void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
+    switch (job.w.kind) {
+        case kInt8Blocked: gemm_kind<kInt8Blocked>(job, t0, t1, scratch); break;
+        case kFp8Blocked: gemm_kind<kFp8Blocked>(job, t0, t1, scratch); break;
+        case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
+        default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
+    }
+}
+
+}  // namespace cpu
+}  // namespace vt

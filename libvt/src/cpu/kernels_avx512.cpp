@@ -1,0 +1,321 @@
+// AVX-512 (F/BW/VL/DQ + FMA + F16C) kernels. Compiled with those flags; called only when
+// cpu_level() == 2. One zmm holds the 16 rows of a tile at one k, so the GEMV needs no
+// horizontal sums and the GEMM's B panel is the tile layout itself, dequantized.
+
+// GCC 12 warns "__Y may be used uninitialized" inside its own AVX-512 headers (a known
+// false positive around _mm512_undefined_*); keep real warnings visible elsewhere.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels.h"
+
+namespace vt {
+namespace cpu {
+namespace {
+
+constexpr int L = 16;
+
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// ---- decoding one k of a tile (16 weights) -------------------------------------------
+
+template <int Kind>
+inline __m512 dec(const uint8_t* p) {
+    if constexpr (Kind == kInt8Blocked) {
+        return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    } else if constexpr (Kind == kBf16) {
+        __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    } else {
+        // E4M3 byte -> the f16 with bits (sign << 15) | (byte & 0x7F) << 7, which is exactly
+        // 2^-8 times the E4M3 value, subnormals included; the 2^8 is in rowmul.
+        __m256i h = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        h = _mm256_and_si256(_mm256_slli_epi16(h, 7), _mm256_set1_epi16(static_cast<short>(0xBFFF)));
+        return _mm512_cvtph_ps(h);
+    }
+}
+
+template <int Kind>
+constexpr int elem_bytes() { return Kind == kBf16 ? 2 : 1; }
+template <int Kind>
+constexpr bool scaled() { return Kind == kInt8Blocked || Kind == kFp8Blocked; }
+
+// ---- vector math for the epilogues ----------------------------------------------------
+
+// exp(x), Cephes expf polynomial (~1 ulp), inputs clamped to the finite range.
+inline __m512 exp16(__m512 x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.7f));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 y = _mm512_set1_ps(1.9875691500e-4f);
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+    y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_scalef_ps(y, n);
+}
+
+inline __m512 silu16(__m512 g) {
+    __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), g));
+    return _mm512_div_ps(g, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// Exact-erf GELU through erfc (Numerical Recipes' erfcc, relative error < 1.2e-7), so the
+// negative tail keeps its relative accuracy instead of cancelling in 1 + erf.
+inline __m512 gelu16(__m512 x) {
+    const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
+    const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                                   _mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f)));
+    __m512 p = _mm512_set1_ps(0.17087277f);
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.82215223f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.48851587f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.13520398f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.27886807f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.18628806f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.09678418f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.37409196f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.00002368f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.26551223f));
+    p = _mm512_fnmadd_ps(z, z, p);
+    const __m512 erfc = _mm512_mul_ps(t, exp16(p));
+    const __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+    const __m512 f = _mm512_mask_sub_ps(erfc, pos, _mm512_set1_ps(2.0f), erfc);
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), f);
+}
+
+inline __mmask16 tile_mask(const DenseW& w, int64_t t) {
+    const int64_t valid = w.out - t * L;
+    return valid >= L ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << valid) - 1);
+}
+
+// y[16t .. 16t+15] of one output row from raw dot products (gate g, up u).
+inline void epilogue(const LinearJob& job, int64_t t, __mmask16 mask, __m512 g, __m512 u,
+                     float* yrow) {
+    const int64_t c = t * L;
+    if (job.bias) g = _mm512_add_ps(g, _mm512_maskz_loadu_ps(mask, job.bias + c));
+    if (job.act == kActGelu) {
+        g = gelu16(g);
+    } else if (job.act == kActSwiglu) {
+        if (job.bias2) u = _mm512_add_ps(u, _mm512_maskz_loadu_ps(mask, job.bias2 + c));
+        g = _mm512_mul_ps(silu16(g), u);
+    }
+    _mm512_mask_storeu_ps(yrow + c, mask, g);
+}
+
+// ---- GEMV: m <= 4 rows of x, one tile at a time ----------------------------------------
+
+// out[i] = rows 16t..16t+15 of W times x row i, i < M. C independent FMA chains per row
+// hide the FMA latency (4 cycles) when M is small.
+template <int Kind, int M>
+inline void gemv_tile(const DenseW& w, int64_t t, const float* x, __m512* out) {
+    constexpr int C = M == 1 ? 4 : (M == 2 ? 2 : 1);
+    constexpr int EB = elem_bytes<Kind>();
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const int64_t in = w.in;
+    __m512 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    if constexpr (scaled<Kind>()) {
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const int64_t kb = w.kb;
+        for (int64_t k0 = 0, b = 0; k0 < in; k0 += kb, ++b) {
+            __m512 part[C][M];
+            for (int c = 0; c < C; ++c)
+                for (int i = 0; i < M; ++i) part[c][i] = _mm512_setzero_ps();
+            const uint8_t* q = tile + k0 * L;
+            const float* xk = x + k0;
+            for (int64_t k = 0; k < kb; k += C) {
+#pragma GCC unroll 4
+                for (int c = 0; c < C; ++c) {
+                    const __m512 wv = dec<Kind>(q + (k + c) * L);
+#pragma GCC unroll 4
+                    for (int i = 0; i < M; ++i)
+                        part[c][i] = _mm512_fmadd_ps(wv, _mm512_set1_ps(xk[i * in + k + c]), part[c][i]);
+                }
+            }
+            const __m512 s = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L)));
+            for (int i = 0; i < M; ++i) {
+                __m512 sum = part[0][i];
+                for (int c = 1; c < C; ++c) sum = _mm512_add_ps(sum, part[c][i]);
+                acc[i] = _mm512_fmadd_ps(sum, s, acc[i]);
+            }
+        }
+    } else {
+        __m512 part[C][M];
+        for (int c = 0; c < C; ++c)
+            for (int i = 0; i < M; ++i) part[c][i] = _mm512_setzero_ps();
+        int64_t k = 0;
+        for (; k + C <= in; k += C) {
+#pragma GCC unroll 4
+            for (int c = 0; c < C; ++c) {
+                const __m512 wv = dec<Kind>(tile + (k + c) * L * EB);
+#pragma GCC unroll 4
+                for (int i = 0; i < M; ++i)
+                    part[c][i] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[i * in + k + c]), part[c][i]);
+            }
+        }
+        for (; k < in; ++k) {
+            const __m512 wv = dec<Kind>(tile + k * L * EB);
+            for (int i = 0; i < M; ++i)
+                part[0][i] = _mm512_fmadd_ps(wv, _mm512_set1_ps(x[i * in + k]), part[0][i]);
+        }
+        for (int i = 0; i < M; ++i) {
+            acc[i] = part[0][i];
+            for (int c = 1; c < C; ++c) acc[i] = _mm512_add_ps(acc[i], part[c][i]);
+        }
+    }
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    for (int i = 0; i < M; ++i) out[i] = _mm512_mul_ps(acc[i], rm);
+}
+
+template <int Kind, int M>
+void gemv_range(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t out = job.w.out;
+    for (int64_t t = t0; t < t1; ++t) {
+        __m512 g[M], u[M];
+        gemv_tile<Kind, M>(job.w, t, job.x, g);
+        if (job.act == kActSwiglu) gemv_tile<Kind, M>(job.w2, t, job.x, u);
+        const __mmask16 mask = tile_mask(job.w, t);
+        for (int i = 0; i < M; ++i)
+            epilogue(job, t, mask, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + i * out);
+    }
+}
+
+template <int Kind>
+void gemv_kind(const LinearJob& job, int64_t t0, int64_t t1) {
+    switch (job.m) {
+        case 1: gemv_range<Kind, 1>(job, t0, t1); break;
+        case 2: gemv_range<Kind, 2>(job, t0, t1); break;
+        case 3: gemv_range<Kind, 3>(job, t0, t1); break;
+        default: gemv_range<Kind, 4>(job, t0, t1); break;
+    }
+}
+
+// ---- GEMM: dequantized f32 panel x register-blocked microkernel -------------------------
+
+constexpr int MR = 6;   // rows of x per microkernel
+constexpr int NTM = 4;  // tiles (16 columns each) per microkernel: a 6 x 64 block of C
+
+// dst[k * ld + r] = W[16t + r][k0 + k] for k < kc (the final f32 weight).
+template <int Kind>
+void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* dst, int64_t ld) {
+    constexpr int EB = elem_bytes<Kind>();
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    if constexpr (scaled<Kind>()) {
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const int64_t kb = w.kb;
+        const int64_t bi0 = k0 / kb;  // k0 and kc are multiples of kb
+        for (int64_t b = k0, bi = bi0; b < k0 + kc; b += kb, ++bi) {
+            const __m512 s = _mm512_mul_ps(
+                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + bi * L))), rm);
+            for (int64_t k = b; k < b + kb; ++k)
+                _mm512_storeu_ps(dst + (k - k0) * ld, _mm512_mul_ps(dec<Kind>(tile + k * L), s));
+        }
+    } else {
+        for (int64_t k = k0; k < k0 + kc; ++k)
+            _mm512_storeu_ps(dst + (k - k0) * ld, _mm512_mul_ps(dec<Kind>(tile + k * L * EB), rm));
+    }
+}
+
+// C[i][16j + r] (+)= sum_k A[i][k] * B[k][16j + r], i < R, j < N. B rows are N*16 floats.
+template <int R, int N>
+void micro(const float* A, int64_t lda, const float* B, int64_t kc, float* C, int64_t ldc, bool first) {
+    __m512 c[R][N];
+    if (first) {
+        for (int i = 0; i < R; ++i)
+            for (int j = 0; j < N; ++j) c[i][j] = _mm512_setzero_ps();
+    } else {
+        for (int i = 0; i < R; ++i)
+            for (int j = 0; j < N; ++j) c[i][j] = _mm512_loadu_ps(C + i * ldc + j * L);
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+        __m512 b[N];
+#pragma GCC unroll 4
+        for (int j = 0; j < N; ++j) b[j] = _mm512_loadu_ps(B + k * N * L + j * L);
+#pragma GCC unroll 6
+        for (int i = 0; i < R; ++i) {
+            const __m512 a = _mm512_set1_ps(A[i * lda + k]);
+#pragma GCC unroll 4
+            for (int j = 0; j < N; ++j) c[i][j] = _mm512_fmadd_ps(a, b[j], c[i][j]);
+        }
+    }
+    for (int i = 0; i < R; ++i)
+        for (int j = 0; j < N; ++j) _mm512_storeu_ps(C + i * ldc + j * L, c[i][j]);
+}
+
+using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
+
+template <int R>
+struct MicroRow {
+    static constexpr MicroFn fns[NTM] = {micro<R, 1>, micro<R, 2>, micro<R, 3>, micro<R, 4>};
+};
+const MicroFn* const kMicro[MR] = {MicroRow<1>::fns, MicroRow<2>::fns, MicroRow<3>::fns,
+                                   MicroRow<4>::fns, MicroRow<5>::fns, MicroRow<6>::fns};
+
+template <int Kind>
+void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
+    const bool swiglu = job.act == kActSwiglu;
+    const int64_t m = job.m, in = job.w.in, out = job.w.out;
+    const int64_t per = swiglu ? 2 : 1;  // virtual tiles per output tile (gate, up)
+    float* panel = scratch;
+    float* acc = scratch + kGemmPanelFloats;
+    for (int64_t jt = t0; jt < t1; jt += kGemmTiles) {
+        const int64_t nt = min64(kGemmTiles, t1 - jt);
+        const int64_t nv = nt * per;
+        const int64_t W = nv * L;
+        for (int64_t k0 = 0; k0 < in; k0 += kGemmKc) {
+            const int64_t kc = min64(kGemmKc, in - k0);
+            // Panel: strips of up to NTM virtual tiles, each strip [kc][ns*16].
+            for (int64_t v = 0; v < nv; ++v) {
+                const int64_t s = v / NTM, pos = v % NTM, ns = min64(NTM, nv - s * NTM);
+                const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
+                dequant_panel<Kind>(w, jt + v / per, k0, kc, panel + s * kc * NTM * L + pos * L, ns * L);
+            }
+            for (int64_t i0 = 0; i0 < m; i0 += MR) {
+                const int64_t mr = min64(MR, m - i0);
+                for (int64_t s = 0; s * NTM < nv; ++s) {
+                    const int64_t ns = min64(NTM, nv - s * NTM);
+                    kMicro[mr - 1][ns - 1](job.x + i0 * in + k0, in, panel + s * kc * NTM * L, kc,
+                                           acc + i0 * W + s * NTM * L, W, k0 == 0);
+                }
+            }
+        }
+        for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < nt; ++j) {
+                const int64_t t = jt + j;
+                const float* a = acc + i * W + j * per * L;
+                epilogue(job, t, tile_mask(job.w, t), _mm512_loadu_ps(a),
+                         swiglu ? _mm512_loadu_ps(a + L) : _mm512_setzero_ps(), job.y + i * out);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void gemv_avx512(const LinearJob& job, int64_t t0, int64_t t1) {
+    switch (job.w.kind) {
+        case kInt8Blocked: gemv_kind<kInt8Blocked>(job, t0, t1); break;
+        case kFp8Blocked: gemv_kind<kFp8Blocked>(job, t0, t1); break;
+        case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
+        default: gemv_kind<kBf16>(job, t0, t1); break;
+    }
+}
+
+void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
+    switch (job.w.kind) {
+        case kInt8Blocked: gemm_kind<kInt8Blocked>(job, t0, t1, scratch); break;
+        case kFp8Blocked: gemm_kind<kFp8Blocked>(job, t0, t1, scratch); break;
+        case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
+        default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
+    }
+}
+
+}  // namespace cpu
+}  // namespace vt

@@ -1,0 +1,99 @@
+#include "cpu_features.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace vt {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+uint64_t read_xcr0() {
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+CpuFeatures detect() {
+    CpuFeatures f;
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return f;
+    unsigned max_leaf = a;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    bool osxsave = c & (1u << 27);
+    bool avx = c & (1u << 28);
+    bool fma = c & (1u << 12);
+    bool f16c = c & (1u << 29);
+    // The OS must save the wide registers on context switch, else using them corrupts state.
+    uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+    bool os_avx = (xcr0 & 0x6) == 0x6;              // XMM + YMM
+    bool os_avx512 = os_avx && (xcr0 & 0xE0) == 0xE0; // opmask + ZMM_Hi256 + Hi16_ZMM
+    if (!(avx && os_avx)) return f;
+    f.fma = fma;
+    f.f16c = f16c;
+    if (max_leaf >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        f.avx2 = b & (1u << 5);
+        if (os_avx512) {
+            f.avx512f = b & (1u << 16);
+            f.avx512dq = b & (1u << 17);
+            f.avx512bw = b & (1u << 30);
+            f.avx512vl = b & (1u << 31);
+            f.avx512vnni = c & (1u << 11);
+            unsigned max_sub = a;
+            if (max_sub >= 1) {
+                __cpuid_count(7, 1, a, b, c, d);
+                f.avx512bf16 = a & (1u << 5);
+            }
+        }
+    }
+    return f;
+}
+#else
+CpuFeatures detect() { return CpuFeatures{}; }
+#endif
+
+int detect_level(const CpuFeatures& f) {
+#if defined(VT_HAVE_X86_KERNELS)
+    int level = 0;
+    if (f.avx2 && f.fma && f.f16c) level = 1;
+    if (level == 1 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) level = 2;
+    if (const char* env = std::getenv("VT_ISA")) {
+        int cap = level;
+        if (!std::strcmp(env, "generic")) cap = 0;
+        else if (!std::strcmp(env, "avx2")) cap = 1;
+        else if (!std::strcmp(env, "avx512")) cap = 2;
+        if (cap < level) level = cap;  // lowering only: never enable what the CPU lacks
+    }
+    return level;
+#else
+    (void)f;
+    return 0;
+#endif
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+    static const CpuFeatures f = detect();
+    return f;
+}
+
+int cpu_level() {
+    static const int level = detect_level(cpu_features());
+    return level;
+}
+
+const char* cpu_level_name() {
+    switch (cpu_level()) {
+        case 2: return "avx512";
+        case 1: return "avx2";
+        default: return "generic";
+    }
+}
+
+}  // namespace vt

@@ -1,0 +1,566 @@
+// The Llama forward pass on CPU: one function runs m tokens (prefill chunk or a single
+// decoded token) through embedding -> blocks -> final norm -> lm_head, over preallocated
+// session state. The linears are vt::linear (quant.h); everything else is here.
+//
+// Small ops are compiled for three ISA levels (target_clones) because libvt's own objects are
+// built for baseline x86-64; the kernel libraries have their own dispatch.
+#include "forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "quant.h"
+#include "sampling.h"
+#include "threadpool.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// -std=c++17 turns off FMA contraction; the small ops want it (it is also more accurate).
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
+#define VT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define VT_CLONES
+#endif
+
+namespace vt {
+
+namespace {
+
+constexpr int64_t kKeyBlock = 64;     // keys per attention block
+constexpr int64_t kQueryBlock = 16;   // prefill queries per attention task
+constexpr int64_t kMaxGroup = 8;      // query heads attended together per task (GQA group)
+constexpr int64_t kMaxSplits = 16;    // decode: key-range splits per head group
+constexpr int64_t kAccFloats = 4096;  // per-task accumulator budget (group × head_dim)
+
+// ==== Small ops ==========================================================================
+
+// x[i] += d[i] (when d), then out = x · rsqrt(mean(x²) + eps) · w — the residual add fused
+// with the next RMSNorm.
+VT_CLONES void add_rmsnorm(float* __restrict x, const float* __restrict d, const float* __restrict w, float eps,
+                           int64_t n, float* __restrict out) {
+    if (d)
+        for (int64_t i = 0; i < n; ++i) x[i] += d[i];
+    float lanes[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; ++j) lanes[j] += x[i + j] * x[i + j];
+    float ss = 0;
+    for (int j = 0; j < 16; ++j) ss += lanes[j];
+    for (; i < n; ++i) ss += x[i] * x[i];
+    const float r = 1.0f / std::sqrt(ss / float(n) + eps);
+    for (i = 0; i < n; ++i) out[i] = (x[i] * r) * w[i];
+}
+
+// Rotates `heads` vectors of length hd in place (transformers' rotate_half convention: pairs
+// (i, i + hd/2)) and multiplies them by `scale`. cs = cos[hd/2] | sin[hd/2].
+VT_CLONES void rope(float* __restrict x, int64_t heads, int64_t hd, const float* __restrict cs, float scale) {
+    const int64_t half = hd / 2;
+    const float* c = cs;
+    const float* s = cs + half;
+    for (int64_t h = 0; h < heads; ++h) {
+        float* a = x + h * hd;
+        float* b = a + half;
+        for (int64_t i = 0; i < half; ++i) {
+            const float x1 = a[i], x2 = b[i];
+            a[i] = (x1 * c[i] - x2 * s[i]) * scale;
+            b[i] = (x2 * c[i] + x1 * s[i]) * scale;
+        }
+    }
+}
+
+// e^x for x <= 0 (Cephes expf polynomial, ~1 ulp; inputs below -87 give ~1e-38, not 0).
+// Written without branches so loops over it vectorize.
+inline float exp_nonpos(float x) {
+    x = x < -87.0f ? -87.0f : x;
+    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+    float r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    const float z = r * r;
+    float y = 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * z + r + 1.0f;
+    const int32_t bits = (int32_t(n) + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, 4);
+    return y * scale;
+}
+
+// ==== Attention ===========================================================================
+//
+// One kernel for prefill and decode: `ng` query heads that share one KV head and one causal
+// range attend keys [k0, k1) with an online (flash-style) softmax. Keys are transposed in
+// the cache (kt[d * cap + j]) so scores vectorize over positions; values are row-major.
+// The result is unnormalized: acc[g][:] = Σ_j e^(s_j - m_g) v_j, l_g = Σ_j e^(s_j - m_g).
+
+struct Partial {
+    float* acc;  // [ng, hd]
+    float* m;    // [ng]
+    float* l;    // [ng]
+};
+
+// Register-blocked pieces of attend(), written with GCC vector extensions so the
+// accumulators stay in registers (16 floats = one AVX-512 register, two AVX2 ones). They
+// are always inlined into attend(), whose clones pick the instruction set.
+typedef float v16 __attribute__((vector_size(64)));
+typedef float v16u __attribute__((vector_size(64), aligned(4)));  // unaligned access
+#define VT_INLINE inline __attribute__((always_inline))
+
+VT_INLINE v16 splat(float x) { return x - v16{}; }  // x - 0 folds to a broadcast (x + 0 does not)
+
+// s[g][0:64] = q_g · k_j for a full block of 64 keys starting at j0, NG heads at once.
+template <int NG>
+VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t cap, int64_t j0, int64_t hd,
+                            float (*s)[kKeyBlock]) {
+    v16 a[NG][4];
+    for (int g = 0; g < NG; ++g)
+        for (int i = 0; i < 4; ++i) a[g][i] = v16{};
+    for (int64_t d = 0; d < hd; ++d) {
+        const v16u* kr = reinterpret_cast<const v16u*>(kt + d * cap + j0);
+        const v16 k0 = kr[0], k1 = kr[1], k2 = kr[2], k3 = kr[3];
+        for (int g = 0; g < NG; ++g) {
+            const v16 qd = splat(q[g][d]);
+            a[g][0] += qd * k0;
+            a[g][1] += qd * k1;
+            a[g][2] += qd * k2;
+            a[g][3] += qd * k3;
+        }
+    }
+    for (int g = 0; g < NG; ++g)
+        for (int i = 0; i < 4; ++i) *reinterpret_cast<v16u*>(&s[g][16 * i]) = a[g][i];
+}
+
+// acc[g][0:16·HV] += Σ_{j<nb} p[g][j] · v_j, NG heads at once.
+template <int HV, int NG>
+VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const float* v, int64_t hd, float* acc) {
+    v16 a[NG][HV];
+    for (int g = 0; g < NG; ++g)
+        for (int h = 0; h < HV; ++h) a[g][h] = *reinterpret_cast<const v16u*>(acc + g * hd + 16 * h);
+    for (int64_t j = 0; j < nb; ++j) {
+        const v16u* vr = reinterpret_cast<const v16u*>(v + j * hd);
+        v16 vv[HV];
+        for (int h = 0; h < HV; ++h) vv[h] = vr[h];
+        for (int g = 0; g < NG; ++g) {
+            const v16 pj = splat(p[g][j]);
+            for (int h = 0; h < HV; ++h) a[g][h] += pj * vv[h];
+        }
+    }
+    for (int g = 0; g < NG; ++g)
+        for (int h = 0; h < HV; ++h) *reinterpret_cast<v16u*>(acc + g * hd + 16 * h) = a[g][h];
+}
+
+template <int HV>
+VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, const float* v, int64_t hd,
+                        float* acc) {
+    constexpr int64_t C = HV <= 4 ? 4 : 2;  // heads per pass: accumulators + values fit 32 registers
+    for (int64_t g0 = 0; g0 < ng; g0 += C) {
+        float* a = acc + g0 * hd;
+        switch (std::min(C, ng - g0)) {
+            case 1: pv_block<HV, 1>(p + g0, nb, v, hd, a); break;
+            case 2: pv_block<HV, 2>(p + g0, nb, v, hd, a); break;
+            case 3: pv_block<HV, 3>(p + g0, nb, v, hd, a); break;
+            default: pv_block<HV, (C > 3 ? 4 : 1)>(p + g0, nb, v, hd, a); break;
+        }
+    }
+}
+
+// One kernel for prefill and decode: `ng` query heads that share one KV head and one causal
+// range attend keys [k0, k1) with an online (flash-style) softmax. Keys are transposed in
+// the cache (kt[d * cap + j]) so scores vectorize over positions; values are row-major.
+// The result is unnormalized: acc[g][:] = Σ_j e^(s_j - m_g) v_j, l_g = Σ_j e^(s_j - m_g).
+VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict kt, const float* __restrict v,
+                      int64_t cap, int64_t k0, int64_t k1, int64_t hd, Partial out) {
+    alignas(64) float s[kMaxGroup][kKeyBlock];
+    float* acc = out.acc;
+    for (int64_t g = 0; g < ng; ++g) {
+        out.m[g] = -std::numeric_limits<float>::infinity();
+        out.l[g] = 0.0f;
+        for (int64_t d = 0; d < hd; ++d) acc[g * hd + d] = 0.0f;
+    }
+    for (int64_t j0 = k0; j0 < k1; j0 += kKeyBlock) {
+        const int64_t nb = std::min(kKeyBlock, k1 - j0);
+        // Scores s[g][j] = q_g · k_j (q is pre-scaled by 1/sqrt(hd)).
+        if (nb == kKeyBlock) {
+            for (int64_t g0 = 0; g0 < ng; g0 += 4) {
+                switch (std::min<int64_t>(4, ng - g0)) {
+                    case 1: scores_block<1>(q + g0, kt, cap, j0, hd, s + g0); break;
+                    case 2: scores_block<2>(q + g0, kt, cap, j0, hd, s + g0); break;
+                    case 3: scores_block<3>(q + g0, kt, cap, j0, hd, s + g0); break;
+                    default: scores_block<4>(q + g0, kt, cap, j0, hd, s + g0); break;
+                }
+            }
+        } else {
+            for (int64_t g = 0; g < ng; ++g)
+                for (int64_t j = 0; j < kKeyBlock; ++j) s[g][j] = 0.0f;
+            for (int64_t d = 0; d < hd; ++d) {
+                const float* __restrict kr = kt + d * cap + j0;
+                for (int64_t g = 0; g < ng; ++g) {
+                    const float qd = q[g][d];
+                    for (int64_t j = 0; j < nb; ++j) s[g][j] += qd * kr[j];
+                }
+            }
+        }
+        // Online softmax: rescale what was accumulated when the running max grows.
+        for (int64_t g = 0; g < ng; ++g) {
+            float mx = s[g][0];
+            for (int64_t j = 1; j < nb; ++j) mx = s[g][j] > mx ? s[g][j] : mx;
+            const float m_new = std::max(out.m[g], mx);
+            const float corr = std::exp(out.m[g] - m_new);  // 0 on the first block
+            float lanes[16] = {0};
+            for (int64_t j = 0; j < nb; ++j) s[g][j] = exp_nonpos(s[g][j] - m_new);
+            for (int64_t j = 0; j < kKeyBlock; j += 16)
+                for (int64_t t = 0; t < 16; ++t) lanes[t] += (j + t < nb) ? s[g][j + t] : 0.0f;
+            float sum = 0.0f;
+            for (int t = 0; t < 16; ++t) sum += lanes[t];
+            out.l[g] = out.l[g] * corr + sum;
+            out.m[g] = m_new;
+            if (corr != 1.0f)
+                for (int64_t d = 0; d < hd; ++d) acc[g * hd + d] *= corr;
+        }
+        // acc[g] += Σ_j p[g][j] · v_j
+        const float* vb = v + j0 * hd;
+        switch (hd) {
+            case 32: pv_heads<2>(s, ng, nb, vb, hd, acc); break;
+            case 64: pv_heads<4>(s, ng, nb, vb, hd, acc); break;
+            case 96: pv_heads<6>(s, ng, nb, vb, hd, acc); break;
+            case 128: pv_heads<8>(s, ng, nb, vb, hd, acc); break;
+            default:
+                for (int64_t j = 0; j < nb; ++j) {
+                    const float* __restrict vr = vb + j * hd;
+                    for (int64_t g = 0; g < ng; ++g) {
+                        const float p = s[g][j];
+                        float* __restrict a = acc + g * hd;
+                        for (int64_t d = 0; d < hd; ++d) a[d] += p * vr[d];
+                    }
+                }
+        }
+    }
+}
+
+VT_CLONES void scale_into(const float* __restrict a, float f, int64_t n, float* __restrict out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] * f;
+}
+
+// Work below this many multiply-adds runs on the calling thread: a parallel region costs
+// microseconds, about what 30k MACs take on one core.
+constexpr int64_t kParallelMacs = 32768;
+
+// Attention of rows [0, m) of the pass (positions pos0 + i) for one layer -> s.att.
+void attention(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
+    const int64_t G = NH / KV;
+    const int64_t QKV = (NH + 2 * KV) * HD;
+    const int64_t gb = std::max<int64_t>(1, std::min({G, kMaxGroup, kAccFloats / HD}));
+    const int64_t ngroups = (G + gb - 1) / gb;
+    const int64_t cap = s.kv_cap;
+    const float* kt_layer = s.kt.get() + size_t(layer * KV * HD * cap);
+    const float* v_layer = s.v.get() + size_t(layer * KV * cap * HD);
+
+    if (m == 1) {
+        // Decode: one query per head over pos0 + 1 keys; long ranges are split across threads
+        // and merged (flash-decoding), so 3 KV heads still keep 2+ cores busy.
+        const int64_t nkeys = pos0 + 1;
+        const int64_t units = KV * ngroups;
+        const int64_t threads = num_threads();
+        int64_t splits = 1;
+        if (nkeys >= 4 * kKeyBlock && threads > 1) {
+            splits = std::min<int64_t>({kMaxSplits, (2 * threads + units - 1) / units, nkeys / (2 * kKeyBlock)});
+            splits = std::max<int64_t>(1, splits);
+        }
+        const int64_t per = ((nkeys + splits - 1) / splits + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
+        splits = (nkeys + per - 1) / per;
+        const int64_t tasks = units * splits;
+        const int64_t macs = 2 * nkeys * NH * HD;
+        const int64_t grain = macs < kParallelMacs ? tasks : 1;
+        float* part = s.tmp.data();  // [units, splits, gb, HD + 2] partials (tmp is free here)
+        const int64_t pstride = gb * (HD + 2);
+        const float* qrow = s.qkv.data();
+        parallel_for(tasks, grain, [&](int64_t b, int64_t e, int) {
+            for (int64_t t = b; t < e; ++t) {
+                const int64_t unit = t / splits, sp = t % splits;
+                const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
+                const int64_t ng = std::min(gb, G - g0);
+                const float* q[kMaxGroup];
+                for (int64_t g = 0; g < ng; ++g) q[g] = qrow + (kvh * G + g0 + g) * HD;
+                float* p = part + t * pstride;
+                Partial out{p, p + gb * HD, p + gb * HD + gb};
+                const int64_t k0 = sp * per, k1 = std::min(nkeys, k0 + per);
+                attend(q, ng, kt_layer + kvh * HD * cap, v_layer + kvh * cap * HD, cap, k0, k1, HD, out);
+            }
+        });
+        // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
+        float* att = s.att.data();
+        for (int64_t unit = 0; unit < units; ++unit) {
+            const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
+            const int64_t ng = std::min(gb, G - g0);
+            for (int64_t g = 0; g < ng; ++g) {
+                float* o = att + (kvh * G + g0 + g) * HD;
+                const float* p0 = part + (unit * splits) * pstride;
+                float M = -std::numeric_limits<float>::infinity();
+                for (int64_t sp = 0; sp < splits; ++sp) M = std::max(M, p0[sp * pstride + gb * HD + g]);
+                float L = 0.0f;
+                for (int64_t d = 0; d < HD; ++d) o[d] = 0.0f;
+                for (int64_t sp = 0; sp < splits; ++sp) {
+                    const float* p = p0 + sp * pstride;
+                    const float w = std::exp(p[gb * HD + g] - M);
+                    L += w * p[gb * HD + gb + g];
+                    for (int64_t d = 0; d < HD; ++d) o[d] += w * p[g * HD + d];
+                }
+                const float inv_l = 1.0f / L;
+                for (int64_t d = 0; d < HD; ++d) o[d] *= inv_l;
+            }
+        }
+        (void)QKV;
+        return;
+    }
+
+    // Prefill: tasks = (query block, KV head, head group). Query blocks are visited in the
+    // order 0, last, 1, last-1, ... so the contiguous halves parallel_for hands to each
+    // thread carry equal causal work.
+    const int64_t nqb = (m + kQueryBlock - 1) / kQueryBlock;
+    const int64_t units = KV * ngroups;
+    const int64_t tasks = nqb * units;
+    const int64_t macs = 2 * NH * HD * m * (pos0 + m);
+    const int64_t grain = macs < kParallelMacs ? tasks : 1;
+    parallel_for(tasks, grain, [&](int64_t b, int64_t e, int) {
+        alignas(64) float acc[kAccFloats];
+        float mm[kMaxGroup], ll[kMaxGroup];
+        for (int64_t t = b; t < e; ++t) {
+            const int64_t k = t / units, unit = t % units;
+            const int64_t qb = (k % 2 == 0) ? k / 2 : nqb - 1 - k / 2;
+            const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
+            const int64_t ng = std::min(gb, G - g0);
+            const int64_t i1 = std::min(m, (qb + 1) * kQueryBlock);
+            for (int64_t i = qb * kQueryBlock; i < i1; ++i) {
+                const float* q[kMaxGroup];
+                for (int64_t g = 0; g < ng; ++g) q[g] = s.qkv.data() + i * QKV + (kvh * G + g0 + g) * HD;
+                Partial out{acc, mm, ll};
+                attend(q, ng, kt_layer + kvh * HD * cap, v_layer + kvh * cap * HD, cap, 0, pos0 + i + 1, HD, out);
+                for (int64_t g = 0; g < ng; ++g)
+                    scale_into(acc + g * HD, 1.0f / ll[g], HD, s.att.data() + i * NH * HD + (kvh * G + g0 + g) * HD);
+            }
+        }
+    });
+}
+
+// ==== Session memory =====================================================================
+
+void ensure_kv(vt_session& s, int64_t needed) {
+    if (needed <= s.kv_cap) return;
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t L = c.num_layers, KV = c.num_kv_heads, HD = c.head_dim;
+    int64_t cap = std::max<int64_t>({needed, 2 * s.kv_cap, 64});
+    cap = std::min(cap, s.max_tokens);
+    FloatArray kt(AlignedAllocator<float>().allocate(size_t(L * KV * HD * cap)));
+    FloatArray v(AlignedAllocator<float>().allocate(size_t(L * KV * cap * HD)));
+    if (s.len > 0) {
+        for (int64_t lk = 0; lk < L * KV; ++lk) {
+            for (int64_t d = 0; d < HD; ++d)
+                std::memcpy(kt.get() + (lk * HD + d) * cap, s.kt.get() + (lk * HD + d) * s.kv_cap,
+                            size_t(s.len) * sizeof(float));
+            std::memcpy(v.get() + lk * cap * HD, s.v.get() + lk * s.kv_cap * HD, size_t(s.len * HD) * sizeof(float));
+        }
+    }
+    std::swap(s.kt, kt);
+    std::swap(s.v, v);
+    s.kv_cap = cap;
+}
+
+void ensure_rows(vt_session& s, int64_t rows) {
+    if (rows <= s.rows) return;
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
+    const int64_t QKV = (NH + 2 * KV) * HD;
+    // tmp doubles as the decode attention's partial results.
+    const int64_t gb = std::max<int64_t>(1, std::min({NH / KV, kMaxGroup, kAccFloats / HD}));
+    const int64_t partials = KV * ((NH / KV + gb - 1) / gb) * kMaxSplits * gb * (HD + 2);
+    auto grow = [](AlignedVec<float>& a, int64_t n) { a.assign(size_t(n), 0.0f); };
+    grow(s.x, rows * H);
+    grow(s.xn, rows * H);
+    grow(s.qkv, rows * QKV);
+    grow(s.att, rows * NH * HD);
+    grow(s.mlp, rows * c.intermediate_size);
+    grow(s.tmp, std::max(rows * H, partials));
+    grow(s.rope, rows * HD);
+    s.rows = rows;
+}
+
+// ==== The pass ===========================================================================
+
+// Runs rows [0, m) — tokens at positions pos0.. — through the model, appending their K/V.
+// When logits_out is not null, rows [r0, m) get final norm + lm_head into logits_out
+// ([m - r0, V]).
+void forward(vt_session& s, const int32_t* tokens, int64_t m, int64_t pos0, int64_t r0, float* logits_out) {
+    const vt_model& M = *s.model;
+    const LlamaConfig& c = M.cfg;
+    const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
+    const int64_t QKV = (NH + 2 * KV) * HD, half = HD / 2;
+    const int64_t cap = s.kv_cap;
+    const float eps = float(c.rms_norm_eps);
+    const float qscale = 1.0f / std::sqrt(float(HD));
+    const vt_linear_options lopt = vt_linear_default_options();
+    const int64_t row_grain = std::max<int64_t>(1, 8192 / H);  // per-row ops: ~8k floats per task
+
+    float* x = s.x.data();
+    float* xn = s.xn.data();
+
+    // Embedding rows, RoPE angles, first RMSNorm.
+    for (int64_t i = 0; i < m; ++i) {
+        const int64_t pos = pos0 + i;
+        float* cs = s.rope.data() + i * HD;
+        for (int64_t k = 0; k < half; ++k) {
+            const double a = double(pos) * double(M.inv_freq[size_t(k)]);
+            cs[k] = float(std::cos(a));
+            cs[half + k] = float(std::sin(a));
+        }
+    }
+    const float* norm0 = M.layers[0].attn_norm.data();
+    parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) {
+            M.embed_row(tokens[i], x + i * H);
+            add_rmsnorm(x + i * H, nullptr, norm0, eps, H, xn + i * H);
+        }
+    });
+
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+        const LayerWeights& w = M.layers[size_t(l)];
+        float* kt_layer = s.kt.get() + size_t(l * KV * HD * cap);
+        float* v_layer = s.v.get() + size_t(l * KV * cap * HD);
+
+        linear(*w.qkv, xn, m, nullptr, lopt, s.qkv.data());
+        // RoPE on q (pre-scaled by 1/sqrt(HD)) and k, then K/V into the cache.
+        parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) {
+                float* row = s.qkv.data() + i * QKV;
+                const float* cs = s.rope.data() + i * HD;
+                rope(row, NH, HD, cs, qscale);
+                rope(row + NH * HD, KV, HD, cs, 1.0f);
+                const int64_t pos = pos0 + i;
+                for (int64_t h = 0; h < KV; ++h) {
+                    const float* k = row + (NH + h) * HD;
+                    const float* vv = row + (NH + KV + h) * HD;
+                    float* kt = kt_layer + h * HD * cap + pos;
+                    for (int64_t d = 0; d < HD; ++d) kt[d * cap] = k[d];
+                    std::memcpy(v_layer + (h * cap + pos) * HD, vv, size_t(HD) * sizeof(float));
+                }
+            }
+        });
+        attention(s, l, m, pos0);
+        linear(*w.o, s.att.data(), m, nullptr, lopt, s.tmp.data());
+        parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i)
+                add_rmsnorm(x + i * H, s.tmp.data() + i * H, w.mlp_norm.data(), eps, H, xn + i * H);
+        });
+        linear_swiglu(*w.gate, *w.up, xn, m, nullptr, nullptr, lopt, s.mlp.data());
+        linear(*w.down, s.mlp.data(), m, nullptr, lopt, s.tmp.data());
+        const float* next_norm = l + 1 < c.num_layers ? M.layers[size_t(l + 1)].attn_norm.data() : M.final_norm.data();
+        // After the last block only the rows that need logits matter.
+        const int64_t first = l + 1 < c.num_layers ? 0 : std::min(r0, m);
+        if (first < m)
+            parallel_for(m - first, m - first > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+                for (int64_t i = first + b; i < first + e; ++i)
+                    add_rmsnorm(x + i * H, s.tmp.data() + i * H, next_norm, eps, H, xn + i * H);
+            });
+    }
+    if (logits_out && r0 < m) linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);
+}
+
+void check_tokens(const vt_model& m, const int32_t* tokens, int64_t n) {
+    const int64_t V = m.cfg.vocab_size;
+    for (int64_t i = 0; i < n; ++i)
+        if (tokens[i] < 0 || tokens[i] >= V)
+            fail(VT_STATUS_INVALID_ARGUMENT, "token id %d (tokens[%lld]) is outside the vocabulary [0, %lld)",
+                 tokens[i], (long long)i, (long long)V);
+}
+
+void check_room(const vt_session& s, int64_t n) {
+    if (n > s.max_tokens - s.len)
+        fail(VT_STATUS_INVALID_ARGUMENT,
+             "KV cache full: %lld cached positions + %lld new tokens exceed the session's max_tokens %lld",
+             (long long)s.len, (long long)n, (long long)s.max_tokens);
+}
+
+int32_t choose(vt_session& s, const float* logits, const vt_sample_options* sampling) {
+    const int64_t V = s.model->cfg.vocab_size;
+    int64_t tok;
+    if (!sampling || sampling->temperature == 0.0f) tok = argmax(logits, V);
+    else tok = sample(logits, V, *sampling, s.step);
+    ++s.step;
+    return int32_t(tok);
+}
+
+}  // namespace
+
+// ==== Entry points ======================================================================
+
+std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens) {
+    VT_CHECK_ARG(max_tokens >= 0, "max_tokens %lld is negative (0 = the model's max_seq_len %lld)",
+                 (long long)max_tokens, (long long)m.max_seq_len);
+    VT_CHECK_ARG(max_tokens <= m.max_seq_len, "max_tokens %lld exceeds the model's max_seq_len %lld",
+                 (long long)max_tokens, (long long)m.max_seq_len);
+    auto s = std::make_unique<vt_session>();
+    s->model = &m;
+    s->max_tokens = max_tokens ? max_tokens : m.max_seq_len;
+    ensure_rows(*s, 1);
+    s->logits.assign(size_t(m.cfg.vocab_size), 0.0f);
+    // Small sessions get their whole cache now; large ones grow (doubling) as they fill.
+    ensure_kv(*s, std::min<int64_t>(s->max_tokens, 256));
+    return s;
+}
+
+void reset_session(vt_session& s) {
+    s.len = 0;
+    s.step = 0;
+}
+
+void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling, int32_t* next_token,
+             float* logits, vt_logits_mode mode) {
+    VT_CHECK_ARG(n >= 1, "prefill needs at least one token (n = %lld)", (long long)n);
+    VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
+    VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
+                 "logits_mode %d is not a vt_logits_mode", int(mode));
+    VT_CHECK_ARG(mode == VT_LOGITS_NONE || logits != nullptr, "logits is NULL but logits_mode asks for logits");
+    if (next_token && sampling) check_sample_options(*sampling);
+    check_tokens(*s.model, tokens, n);
+    check_room(s, n);
+    ensure_kv(s, s.len + n);
+    ensure_rows(s, std::min(n, kPrefillChunk));
+
+    const int64_t V = s.model->cfg.vocab_size;
+    const bool need_last = next_token || mode == VT_LOGITS_LAST;
+    float* last = mode == VT_LOGITS_LAST ? logits : s.logits.data();
+    for (int64_t c0 = 0; c0 < n; c0 += kPrefillChunk) {
+        const int64_t m = std::min(kPrefillChunk, n - c0);
+        const bool final_chunk = c0 + m == n;
+        if (mode == VT_LOGITS_ALL) {
+            forward(s, tokens + c0, m, s.len + c0, 0, logits + c0 * V);
+        } else if (final_chunk && need_last) {
+            forward(s, tokens + c0, m, s.len + c0, m - 1, last);
+        } else {
+            forward(s, tokens + c0, m, s.len + c0, m, nullptr);
+        }
+    }
+    s.len += n;
+    if (next_token) *next_token = choose(s, mode == VT_LOGITS_ALL ? logits + (n - 1) * V : last, sampling);
+}
+
+void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token, float* logits) {
+    if (next_token && sampling) check_sample_options(*sampling);
+    check_tokens(*s.model, &token, 1);
+    check_room(s, 1);
+    ensure_kv(s, s.len + 1);
+    float* out = logits ? logits : s.logits.data();
+    forward(s, &token, 1, s.len, 0, (logits || next_token) ? out : nullptr);
+    s.len += 1;
+    if (next_token) *next_token = choose(s, out, sampling);
+}
+
+}  // namespace vt

@@ -1,0 +1,230 @@
+// Linears: argument checks, optional input quantization, and dispatch to the kernels of the
+// CPU level in use (a plain switch on cpu_level()). Threads split the output tiles.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "convert.h"
+#include "cpu/kernels.h"
+#include "cpu_features.h"
+#include "quant.h"
+#include "threadpool.h"
+
+namespace vt {
+namespace {
+
+cpu::DenseW dense_view(const Packed& p) {
+    cpu::DenseW v;
+    switch (p.format) {
+        case VT_FORMAT_INT8_BLOCKED: v.kind = cpu::kInt8Blocked; break;
+        case VT_FORMAT_FP8_BLOCKED: v.kind = cpu::kFp8Blocked; break;
+        case VT_FORMAT_FP8_CHANNEL: v.kind = cpu::kFp8Channel; break;
+        default: v.kind = cpu::kBf16; break;
+    }
+    v.out = p.out;
+    v.in = p.in;
+    v.ntiles = p.ntiles;
+    v.kb = p.kb;
+    v.tile_bytes = p.tile_bytes;
+    v.scale_off = p.scale_off;
+    v.tiles = p.tiles.data();
+    v.rowmul = p.rowmul.data();
+    return v;
+}
+
+// Per-thread GEMM scratch, kept between calls (a prefill makes ~100 of them).
+float* thread_scratch(size_t floats) {
+    thread_local AlignedVec<float> buf;
+    if (buf.size() < floats) {
+        buf.clear();
+        buf.shrink_to_fit();
+        buf.resize(floats);
+    }
+    return buf.data();
+}
+
+void run_dense(const cpu::LinearJob& job) {
+    const int level = cpu_level();
+    const int64_t nt = job.w.ntiles;
+    if (job.m <= cpu::kGemvMaxM) {
+        parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
+            switch (level) {
+#if defined(VT_HAVE_X86_KERNELS)
+                case 2: cpu::gemv_avx512(job, t0, t1); break;
+                case 1: cpu::gemv_avx2(job, t0, t1); break;
+#endif
+                default: cpu::gemv_generic(job, t0, t1); break;
+            }
+        });
+        return;
+    }
+    const size_t sfloats = cpu::gemm_scratch_floats(job.m, job.act == cpu::kActSwiglu);
+    parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
+        float* scratch = thread_scratch(sfloats);
+        switch (level) {
+#if defined(VT_HAVE_X86_KERNELS)
+            case 2: cpu::gemm_avx512(job, t0, t1, scratch); break;
+            case 1: cpu::gemm_avx2(job, t0, t1, scratch); break;
+#endif
+            default: cpu::gemm_generic(job, t0, t1, scratch); break;
+        }
+    });
+}
+
+// W8A8 and friends: round each row of x to the format's activation type, in place in xq.
+void quantize_rows(const Packed& w, const float* x, int64_t m, float* xq) {
+    const int64_t in = w.in;
+    parallel_for(m, 1, [&](int64_t i0, int64_t i1, int) {
+        for (int64_t i = i0; i < i1; ++i) {
+            const float* xr = x + i * in;
+            float* d = xq + i * in;
+            if (w.format == VT_FORMAT_BF16) {
+                for (int64_t k = 0; k < in; ++k) d[k] = bf16_to_f32(f32_to_bf16(xr[k]));
+                continue;
+            }
+            const bool fp8 = w.format != VT_FORMAT_INT8_BLOCKED;
+            float amax = 0.f;
+            for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(xr[k]));
+            const float s = amax / (fp8 ? 448.0f : 127.0f);
+            if (!(s > 0.f) || !std::isfinite(s)) {
+                std::memcpy(d, xr, sizeof(float) * in);
+                continue;
+            }
+            if (fp8) {
+                for (int64_t k = 0; k < in; ++k) d[k] = fp8_to_f32(f32_to_fp8(xr[k] / s)) * s;
+            } else {
+                for (int64_t k = 0; k < in; ++k)
+                    d[k] = std::min(127.f, std::max(-127.f, std::nearbyint(xr[k] / s))) * s;
+            }
+        }
+    });
+}
+
+void check_common(const char* fn, const Packed& w, const float* x, int64_t m, float* y) {
+    VT_CHECK_ARG(x != nullptr, "%s: x is NULL", fn);
+    VT_CHECK_ARG(y != nullptr, "%s: y is NULL", fn);
+    VT_CHECK_ARG(m >= 1, "%s: m must be >= 1 (got %lld)", fn, static_cast<long long>(m));
+    VT_CHECK_ARG(m <= (INT64_C(1) << 40) / w.in && m <= (INT64_C(1) << 40) / w.out,
+                 "%s: m = %lld is too large", fn, static_cast<long long>(m));
+    VT_CHECK_ARG(w.device == VT_DEVICE_CPU, "%s: the packed weight is not on the CPU", fn);
+    const char* xb = reinterpret_cast<const char*>(x);
+    const char* ye = reinterpret_cast<const char*>(y + m * w.out);
+    const char* xe = reinterpret_cast<const char*>(x + m * w.in);
+    const char* yb = reinterpret_cast<const char*>(y);
+    VT_CHECK_ARG(xe <= yb || ye <= xb, "%s: y overlaps x", fn);
+}
+
+// Sparse linears: quantize x per row to int8 (absmax/127) or int4 (absmax/7), integer dot
+// products, dequantize with x scale * weight scale.
+void run_sparse(const Packed& w, const float* x, int64_t m, const float* bias, float* y) {
+    const bool int4 = w.format == VT_FORMAT_INT4_SPARSE24;
+    const float qmax = int4 ? 7.f : 127.f;
+    const int64_t in = w.in;
+    AlignedVec<int8_t> xq(static_cast<size_t>(m * in));
+    AlignedVec<float> xs(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i) {
+        const float* xr = x + i * in;
+        float amax = 0.f;
+        for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(xr[k]));
+        float s = amax / qmax;
+        if (!(s > 0.f) || !std::isfinite(s)) s = 0.f;
+        xs[i] = s;
+        for (int64_t k = 0; k < in; ++k) {
+            float q = s > 0.f ? std::nearbyint(xr[k] / s) : 0.f;
+            xq[i * in + k] = static_cast<int8_t>(std::min(qmax, std::max(-qmax, q)));
+        }
+    }
+    cpu::SparseJob job;
+    job.int4 = int4;
+    job.out = w.out;
+    job.in = in;
+    job.q = w.q.data();
+    job.meta = w.meta.data();
+    job.wscale = w.scales.data();
+    job.xq = xq.data();
+    job.xscale = xs.data();
+    job.m = m;
+    job.bias = bias;
+    job.y = y;
+    parallel_for(w.out, 16, [&](int64_t r0, int64_t r1, int) { cpu::sparse_generic(job, r0, r1); });
+}
+
+}  // namespace
+
+void linear(const Packed& w, const float* x, int64_t m, const float* bias,
+            const vt_linear_options& opt, float* y) {
+    check_common("vt_linear", w, x, m, y);
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE || opt.activation == VT_ACTIVATION_GELU,
+                 "vt_linear: activation %d is not VT_ACTIVATION_NONE (0) or VT_ACTIVATION_GELU (1)",
+                 opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
+                 "vt_linear: quantize_input must be 0 or 1 (got %d)", opt.quantize_input);
+    if (!w.dense()) {
+        run_sparse(w, x, m, bias, y);
+        if (opt.activation == VT_ACTIVATION_GELU)
+            for (int64_t i = 0; i < m * w.out; ++i) y[i] = cpu::gelu_ref(y[i]);
+        return;
+    }
+    AlignedVec<float> xq;
+    const float* xin = x;
+    if (opt.quantize_input) {
+        xq.resize(static_cast<size_t>(m * w.in));
+        quantize_rows(w, x, m, xq.data());
+        xin = xq.data();
+    }
+    cpu::LinearJob job;
+    job.w = dense_view(w);
+    job.x = xin;
+    job.m = m;
+    job.bias = bias;
+    job.act = opt.activation == VT_ACTIVATION_GELU ? cpu::kActGelu : cpu::kActNone;
+    job.y = y;
+    run_dense(job);
+}
+
+void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                   const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
+                   float* y) {
+    check_common("vt_linear_swiglu", gate, x, m, y);
+    VT_CHECK_ARG(gate.format == up.format, "vt_linear_swiglu: gate and up have different formats "
+                 "(%d and %d)", static_cast<int>(gate.format), static_cast<int>(up.format));
+    VT_CHECK_ARG(gate.out == up.out && gate.in == up.in, "vt_linear_swiglu: gate [%lld, %lld] and "
+                 "up [%lld, %lld] have different shapes", static_cast<long long>(gate.out),
+                 static_cast<long long>(gate.in), static_cast<long long>(up.out),
+                 static_cast<long long>(up.in));
+    VT_CHECK_ARG(gate.block == up.block, "vt_linear_swiglu: gate and up have different block "
+                 "sizes (%d and %d)", gate.block, up.block);
+    VT_CHECK_ARG(up.device == VT_DEVICE_CPU, "vt_linear_swiglu: up is not on the CPU");
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE, "vt_linear_swiglu: activation must be "
+                 "VT_ACTIVATION_NONE (got %d); SiLU is implied", opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
+                 "vt_linear_swiglu: quantize_input must be 0 or 1 (got %d)", opt.quantize_input);
+    if (!gate.dense()) {
+        // No fused sparse kernel: two integer linears and the product.
+        AlignedVec<float> g(static_cast<size_t>(m * gate.out)), u(static_cast<size_t>(m * gate.out));
+        run_sparse(gate, x, m, gate_bias, g.data());
+        run_sparse(up, x, m, up_bias, u.data());
+        for (int64_t i = 0; i < m * gate.out; ++i) y[i] = cpu::silu_ref(g[i]) * u[i];
+        return;
+    }
+    AlignedVec<float> xq;
+    const float* xin = x;
+    if (opt.quantize_input) {
+        xq.resize(static_cast<size_t>(m * gate.in));
+        quantize_rows(gate, x, m, xq.data());
+        xin = xq.data();
+    }
+    cpu::LinearJob job;
+    job.w = dense_view(gate);
+    job.w2 = dense_view(up);
+    job.x = xin;
+    job.m = m;
+    job.bias = gate_bias;
+    job.bias2 = up_bias;
+    job.act = cpu::kActSwiglu;
+    job.y = y;
+    run_dense(job);
+}
+
+}  // namespace vt

@@ -1,0 +1,361 @@
+// Quantization of weights into the packed formats (an offline transform), and back.
+//
+// Scale storage, measured (bench/scale_storage.py; N(0,1) weights with 1% x20 outliers,
+// 4096x4096): relative RMS error of the dequantized weights
+//   INT8 blocked-32   f32 scales 0.006766   f16 (rounded up, per-row 2^e) 0.006768
+//   FP8  blocked-16   f32 scales 0.02302    f16                          0.02302
+// i.e. within 0.05 % of the f32-scale error, for 6 % (INT8-32) / 11 % (FP8-16) fewer bytes
+// per weight, so f16 it is.
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "convert.h"
+#include "quant.h"
+#include "threadpool.h"
+
+int64_t vt_packed::nbytes() const {
+    if (dense())
+        return ntiles * tile_bytes + static_cast<int64_t>(rowmul.size() * sizeof(float));
+    return static_cast<int64_t>(q.size() + meta.size() + scales.size() * sizeof(float));
+}
+
+namespace vt {
+namespace {
+
+// Row r of w as f32.
+void load_row(const void* w, vt_dtype dt, int64_t in, int64_t r, float* dst) {
+    size_t off = static_cast<size_t>(r) * static_cast<size_t>(in);
+    switch (dt) {
+        case VT_DTYPE_F32:
+            std::memcpy(dst, static_cast<const float*>(w) + off, sizeof(float) * in);
+            break;
+        case VT_DTYPE_BF16: {
+            const uint16_t* s = static_cast<const uint16_t*>(w) + off;
+            for (int64_t k = 0; k < in; ++k) dst[k] = bf16_to_f32(s[k]);
+            break;
+        }
+        default: {
+            const uint16_t* s = static_cast<const uint16_t*>(w) + off;
+            for (int64_t k = 0; k < in; ++k) dst[k] = f16_to_f32(s[k]);
+            break;
+        }
+    }
+}
+
+// First non-finite weight (flat index), shared by the packing threads.
+struct BadWeight {
+    std::atomic<int64_t> first{INT64_MAX};
+    bool check(const float* row, int64_t in, int64_t r) {
+        for (int64_t k = 0; k < in; ++k) {
+            if (!std::isfinite(row[k])) {
+                int64_t idx = r * in + k, cur = first.load();
+                while (idx < cur && !first.compare_exchange_weak(cur, idx)) {
+                }
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+// Smallest f16 >= v (v >= 0 finite, < 65504).
+uint16_t f16_round_up(float v) {
+    uint16_t h = f32_to_f16(v);
+    if (f16_to_f32(h) < v) ++h;
+    return h;
+}
+
+float absmax(const float* x, int64_t n) {
+    float m = 0.f;
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
+    return m;
+}
+
+// Quantize one row into tile lane `lane` (dense formats).
+void pack_dense_row(Packed& p, const float* w, int64_t t, int lane) {
+    uint8_t* tile = p.tiles.data() + t * p.tile_bytes;
+    float& rowmul = p.rowmul[t * kTileRows + lane];
+    const int64_t in = p.in;
+    switch (p.format) {
+        case VT_FORMAT_BF16: {
+            uint16_t* d = reinterpret_cast<uint16_t*>(tile);
+            for (int64_t k = 0; k < in; ++k) d[k * kTileRows + lane] = f32_to_bf16(w[k]);
+            rowmul = 1.f;
+            return;
+        }
+        case VT_FORMAT_FP8_CHANNEL: {
+            float s = absmax(w, in) / 448.0f;
+            if (!(s > 0.f)) s = 0.f;  // all zero (or only subnormal-tiny weights)
+            for (int64_t k = 0; k < in; ++k)
+                tile[k * kTileRows + lane] = s > 0.f ? f32_to_fp8(w[k] / s) : 0;
+            rowmul = s * 256.0f;
+            return;
+        }
+        default: break;
+    }
+    // Blocked INT8 / FP8.
+    const bool fp8 = p.format == VT_FORMAT_FP8_BLOCKED;
+    const float div = fp8 ? 448.0f : 127.0f;
+    const int64_t kb = p.kb, nkb = in / kb;
+    uint16_t* sc = reinterpret_cast<uint16_t*>(tile + p.scale_off);
+    float smax = 0.f;
+    for (int64_t b = 0; b < nkb; ++b) smax = std::max(smax, absmax(w + b * kb, kb) / div);
+    // Row multiplier 2^e puts smax/2^e in [2^14, 2^15): full f16 precision, no overflow.
+    int e = smax > 0.f ? std::ilogb(smax) - 14 : 0;
+    e = std::max(e, -126);
+    const float pow2 = std::ldexp(1.0f, e);
+    for (int64_t b = 0; b < nkb; ++b) {
+        const float* wb = w + b * kb;
+        float s = absmax(wb, kb) / div;
+        uint16_t h = s > 0.f ? f16_round_up(s / pow2) : 0;
+        float se = f16_to_f32(h) * pow2;  // exact: 11-bit significand times a power of two
+        sc[b * kTileRows + lane] = h;
+        uint8_t* d = tile + b * kb * kTileRows + lane;
+        if (!(se > 0.f)) {
+            for (int64_t k = 0; k < kb; ++k) d[k * kTileRows] = 0;
+        } else if (fp8) {
+            for (int64_t k = 0; k < kb; ++k) d[k * kTileRows] = f32_to_fp8(wb[k] / se);
+        } else {
+            for (int64_t k = 0; k < kb; ++k) {
+                float q = std::nearbyint(wb[k] / se);
+                q = std::min(127.f, std::max(-127.f, q));
+                d[k * kTileRows] = static_cast<uint8_t>(static_cast<int8_t>(q));
+            }
+        }
+    }
+    rowmul = fp8 ? pow2 * 256.0f : pow2;
+}
+
+void zero_dense_lane(Packed& p, int64_t t, int lane) {
+    uint8_t* tile = p.tiles.data() + t * p.tile_bytes;
+    int eb = p.format == VT_FORMAT_BF16 ? 2 : 1;
+    for (int64_t k = 0; k < p.in; ++k) std::memset(tile + (k * kTileRows + lane) * eb, 0, eb);
+    if (p.scale_off) {
+        uint16_t* sc = reinterpret_cast<uint16_t*>(tile + p.scale_off);
+        for (int64_t b = 0; b < p.in / p.kb; ++b) sc[b * kTileRows + lane] = 0;
+    }
+    p.rowmul[t * kTileRows + lane] = 0.f;
+}
+
+void pack_sparse_row(Packed& p, const float* w, int64_t r) {
+    const bool int4 = p.format == VT_FORMAT_INT4_SPARSE24;
+    const float qmax = int4 ? 7.f : 127.f;
+    const int64_t in = p.in, ng = in / 4;
+    float s = absmax(w, in) / qmax;
+    if (!(s > 0.f)) s = 0.f;
+    p.scales[r] = s;
+    uint8_t* meta = p.meta.data() + r * ng;
+    auto quant = [&](float v) -> int {
+        if (s == 0.f) return 0;
+        float q = std::nearbyint(v / s);
+        return static_cast<int>(std::min(qmax, std::max(-qmax, q)));
+    };
+    for (int64_t g = 0; g < ng; ++g) {
+        const float* v = w + 4 * g;
+        // The two largest |w|; on ties the lower index wins (strict > keeps the earlier).
+        int i0 = 0;
+        for (int i = 1; i < 4; ++i)
+            if (std::fabs(v[i]) > std::fabs(v[i0])) i0 = i;
+        int i1 = -1;
+        for (int i = 0; i < 4; ++i)
+            if (i != i0 && (i1 < 0 || std::fabs(v[i]) > std::fabs(v[i1]))) i1 = i;
+        if (i1 < i0) std::swap(i0, i1);
+        meta[g] = static_cast<uint8_t>(i0 | (i1 << 2));
+        int q0 = quant(v[i0]), q1 = quant(v[i1]);
+        if (int4) {
+            p.q[r * (in / 4) + g] = static_cast<int8_t>((q0 & 0xF) | ((q1 & 0xF) << 4));
+        } else {
+            p.q[r * (in / 2) + 2 * g] = static_cast<int8_t>(q0);
+            p.q[r * (in / 2) + 2 * g + 1] = static_cast<int8_t>(q1);
+        }
+    }
+}
+
+inline int int4_at(const int8_t* q, int64_t j) {  // j-th int4 value of a packed row
+    int b = static_cast<uint8_t>(q[j >> 1]);
+    int v = (j & 1) ? (b >> 4) : (b & 0xF);
+    return v >= 8 ? v - 16 : v;
+}
+
+void unpack_row(const Packed& p, int64_t r, float* dst) {
+    const int64_t in = p.in;
+    if (p.dense()) {
+        const int64_t t = r / kTileRows;
+        const int lane = static_cast<int>(r % kTileRows);
+        const uint8_t* tile = p.tiles.data() + t * p.tile_bytes;
+        const float rm = p.rowmul[r];
+        switch (p.format) {
+            case VT_FORMAT_BF16: {
+                const uint16_t* d = reinterpret_cast<const uint16_t*>(tile);
+                for (int64_t k = 0; k < in; ++k) dst[k] = bf16_to_f32(d[k * kTileRows + lane]);
+                return;
+            }
+            case VT_FORMAT_FP8_CHANNEL: {
+                const float s = rm / 256.0f;
+                for (int64_t k = 0; k < in; ++k) dst[k] = fp8_to_f32(tile[k * kTileRows + lane]) * s;
+                return;
+            }
+            default: {
+                const bool fp8 = p.format == VT_FORMAT_FP8_BLOCKED;
+                const float pow2 = fp8 ? rm / 256.0f : rm;
+                const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + p.scale_off);
+                for (int64_t k = 0; k < in; ++k) {
+                    float se = f16_to_f32(sc[(k / p.kb) * kTileRows + lane]) * pow2;
+                    uint8_t b = tile[k * kTileRows + lane];
+                    float q = fp8 ? fp8_to_f32(b) : static_cast<float>(static_cast<int8_t>(b));
+                    dst[k] = q * se;
+                }
+                return;
+            }
+        }
+    }
+    const int64_t ng = in / 4;
+    const uint8_t* meta = p.meta.data() + r * ng;
+    const float s = p.scales[r];
+    std::fill(dst, dst + in, 0.f);
+    for (int64_t g = 0; g < ng; ++g) {
+        int i0 = meta[g] & 3, i1 = (meta[g] >> 2) & 3;
+        int q0, q1;
+        if (p.format == VT_FORMAT_INT4_SPARSE24) {
+            const int8_t* qr = p.q.data() + r * (in / 4);
+            q0 = int4_at(qr, 2 * g);
+            q1 = int4_at(qr, 2 * g + 1);
+        } else {
+            q0 = p.q[r * (in / 2) + 2 * g];
+            q1 = p.q[r * (in / 2) + 2 * g + 1];
+        }
+        dst[4 * g + i0] = static_cast<float>(q0) * s;
+        dst[4 * g + i1] = static_cast<float>(q1) * s;
+    }
+}
+
+}  // namespace
+
+int32_t default_block_size(vt_format format) {
+    switch (format) {
+        case VT_FORMAT_FP8_BLOCKED: return 16;
+        case VT_FORMAT_INT8_BLOCKED: return 32;
+        default: return 0;
+    }
+}
+
+std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int64_t in,
+                                vt_format format, int32_t block_size) {
+    const int f = static_cast<int>(format);
+    VT_CHECK_ARG(f >= VT_FORMAT_FP8_CHANNEL && f <= VT_FORMAT_BF16,
+                 "prepack: unknown format %d (expected 1..6: FP8_CHANNEL, FP8_BLOCKED, "
+                 "INT8_BLOCKED, INT8_SPARSE24, INT4_SPARSE24, BF16)", f);
+    VT_CHECK_ARG(dtype == VT_DTYPE_F32 || dtype == VT_DTYPE_F16 || dtype == VT_DTYPE_BF16,
+                 "prepack: weight dtype %d is not F32 (0), F16 (1) or BF16 (2)",
+                 static_cast<int>(dtype));
+    VT_CHECK_ARG(out > 0 && in > 0, "prepack: weight shape [%lld, %lld] is empty (out_features "
+                 "and in_features must be >= 1)", static_cast<long long>(out),
+                 static_cast<long long>(in));
+    VT_CHECK_ARG(out <= (INT64_C(1) << 31) && in <= (INT64_C(1) << 31) && out * in <= (INT64_C(1) << 40),
+                 "prepack: weight shape [%lld, %lld] is too large", static_cast<long long>(out),
+                 static_cast<long long>(in));
+    VT_CHECK_ARG(w != nullptr, "prepack: weight pointer is NULL");
+
+    auto p = std::make_unique<Packed>();
+    p->format = format;
+    p->out = out;
+    p->in = in;
+    const bool blocked = format == VT_FORMAT_FP8_BLOCKED || format == VT_FORMAT_INT8_BLOCKED;
+    if (blocked) {
+        int32_t b = block_size == 0 ? default_block_size(format) : block_size;
+        VT_CHECK_ARG(b == 16 || b == 32 || b == 64 || b == 128,
+                     "prepack: block_size %d is not one of 16, 32, 64, 128", b);
+        VT_CHECK_ARG(in % b == 0, "prepack: in_features (%lld) is not a multiple of block_size (%d)",
+                     static_cast<long long>(in), b);
+        p->block = b;
+        p->kb = b;
+    } else {
+        // block_size is ignored by the per-channel, sparse and bf16 formats.
+        p->block = static_cast<int32_t>(std::min<int64_t>(in, INT32_MAX));
+        p->kb = static_cast<int32_t>(std::min<int64_t>(in, INT32_MAX));
+    }
+
+    BadWeight bad;
+    if (p->dense()) {
+        const int64_t eb = format == VT_FORMAT_BF16 ? 2 : 1;
+        const int64_t wbytes = in * kTileRows * eb;
+        p->ntiles = (out + kTileRows - 1) / kTileRows;
+        p->scale_off = blocked ? (wbytes + 63) / 64 * 64 : 0;
+        int64_t end = blocked ? p->scale_off + (in / p->kb) * kTileRows * 2 : wbytes;
+        p->tile_bytes = (end + 63) / 64 * 64;
+        p->tiles.allocate(static_cast<size_t>(p->ntiles * p->tile_bytes));
+        p->rowmul.assign(static_cast<size_t>(p->ntiles * kTileRows), 0.f);
+        Packed& pr = *p;
+        parallel_for(p->ntiles, 1, [&](int64_t t0, int64_t t1, int) {
+            std::vector<float> row(static_cast<size_t>(in));
+            for (int64_t t = t0; t < t1; ++t) {
+                // Padding at the end of the tile (alignment) is zeroed for determinism.
+                uint8_t* tile = pr.tiles.data() + t * pr.tile_bytes;
+                std::memset(tile + end, 0, static_cast<size_t>(pr.tile_bytes - end));
+                if (pr.scale_off > wbytes) std::memset(tile + wbytes, 0, pr.scale_off - wbytes);
+                for (int lane = 0; lane < kTileRows; ++lane) {
+                    int64_t r = t * kTileRows + lane;
+                    if (r >= out) {
+                        zero_dense_lane(pr, t, lane);
+                        continue;
+                    }
+                    load_row(w, dtype, in, r, row.data());
+                    if (!bad.check(row.data(), in, r)) continue;
+                    pack_dense_row(pr, row.data(), t, lane);
+                }
+            }
+        });
+    } else {
+        VT_CHECK_ARG(in % 4 == 0, "prepack: in_features (%lld) of a 2:4 sparse format must be a "
+                     "multiple of 4", static_cast<long long>(in));
+        // int32 accumulation: in/2 products of at most 127*127 must fit.
+        VT_CHECK_ARG(in <= 262144, "prepack: in_features (%lld) exceeds 262144, the limit of "
+                     "int32 accumulation for 2:4 sparse formats", static_cast<long long>(in));
+        const bool int4 = format == VT_FORMAT_INT4_SPARSE24;
+        p->q.resize(static_cast<size_t>(out * (int4 ? in / 4 : in / 2)));
+        p->meta.resize(static_cast<size_t>(out * (in / 4)));
+        p->scales.resize(static_cast<size_t>(out));
+        Packed& pr = *p;
+        parallel_for(out, 16, [&](int64_t r0, int64_t r1, int) {
+            std::vector<float> row(static_cast<size_t>(in));
+            for (int64_t r = r0; r < r1; ++r) {
+                load_row(w, dtype, in, r, row.data());
+                if (!bad.check(row.data(), in, r)) continue;
+                pack_sparse_row(pr, row.data(), r);
+            }
+        });
+    }
+    int64_t first = bad.first.load();
+    if (first != INT64_MAX) {
+        int64_t r = first / in, c = first % in;
+        std::vector<float> row(static_cast<size_t>(in));
+        load_row(w, dtype, in, r, row.data());
+        fail(VT_STATUS_INVALID_ARGUMENT, "prepack: weight at row %lld, column %lld is %s "
+             "(weights must be finite)", static_cast<long long>(r), static_cast<long long>(c),
+             std::isnan(row[c]) ? "NaN" : (row[c] > 0 ? "+Inf" : "-Inf"));
+    }
+    return p;
+}
+
+void unpack(const Packed& p, float* dst) {
+    VT_CHECK_ARG(dst != nullptr, "unpack: dst is NULL");
+    parallel_for(p.out, 16, [&](int64_t r0, int64_t r1, int) {
+        for (int64_t r = r0; r < r1; ++r) unpack_row(p, r, dst + r * p.in);
+    });
+}
+
+void unpack_rows(const Packed& p, int64_t row0, int64_t nrows, float* dst) {
+    VT_CHECK_ARG(dst != nullptr, "unpack_rows: dst is NULL");
+    VT_CHECK_ARG(row0 >= 0 && nrows >= 0 && row0 + nrows <= p.out,
+                 "unpack_rows: rows [%lld, %lld) are outside [0, %lld)",
+                 static_cast<long long>(row0), static_cast<long long>(row0 + nrows),
+                 static_cast<long long>(p.out));
+    for (int64_t r = 0; r < nrows; ++r) unpack_row(p, row0 + r, dst + r * p.in);
+}
+
+}  // namespace vt

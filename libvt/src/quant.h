@@ -1,0 +1,126 @@
+// Packed (quantized) weights and the linears over them. Layout details of each format are
+// private to pack.cpp / linear.cpp / cpu/kernels_*.cpp; everything else goes through the
+// functions below (prepack, unpack, unpack_rows, linear, linear_swiglu).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common.h"
+
+namespace vt {
+// Owning, 64-byte aligned, *uninitialized* array: packing a 1 GB model must not first zero
+// 1 GB on one thread (std::vector value-initializes); the packing threads touch the pages.
+template <class T>
+class RawBuf {
+public:
+    RawBuf() = default;
+    RawBuf(const RawBuf&) = delete;
+    RawBuf& operator=(const RawBuf&) = delete;
+    ~RawBuf() { std::free(p_); }
+    void allocate(size_t n) {
+        std::free(p_);
+        p_ = nullptr;
+        n_ = 0;
+        if (n > (SIZE_MAX - 64) / sizeof(T)) throw std::bad_alloc();
+        size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+        p_ = static_cast<T*>(std::aligned_alloc(64, bytes ? bytes : 64));
+        if (!p_) throw std::bad_alloc();
+        n_ = n;
+    }
+    T* data() { return p_; }
+    const T* data() const { return p_; }
+    size_t size() const { return n_; }
+
+private:
+    T* p_ = nullptr;
+    size_t n_ = 0;
+};
+}  // namespace vt
+
+// The opaque C handle is this struct.
+//
+// Dense formats (FP8_CHANNEL, FP8_BLOCKED, INT8_BLOCKED, BF16) are stored as row tiles:
+// 16 consecutive output rows interleaved along K, so the m == 1 GEMV loads one 16-lane
+// vector per k (one weight of each of 16 rows), keeps 16 outputs in one register, and
+// streams each tile as one contiguous run of memory. Tile t (rows 16t .. 16t+15, the last
+// one zero-padded) starts at tiles.data() + t * tile_bytes and holds
+//   weights  [in][16]        1 byte each (int8, or FP8 E4M3 codes), 2 bytes for BF16
+//   scales   [in/kb][16]     f16 block scales, at byte scale_off (blocked formats only)
+// Per row there is one f32 multiplier rowmul[row] (padding rows: 0):
+//   INT8_BLOCKED  w = q          * f16(scale[k/kb]) * rowmul          (rowmul = 2^e)
+//   FP8_BLOCKED   w = e4m3(q)    * f16(scale[k/kb]) * rowmul / 256    (rowmul = 2^e * 256)
+//   FP8_CHANNEL   w = e4m3(q)    * rowmul / 256                       (rowmul = absmax/448*256)
+//   BF16          w = bf16(q)                                         (rowmul = 1)
+// Why f16 block scales: they cost 2 bytes per block instead of 4 (INT8-32: 1.0625 bytes per
+// weight instead of 1.125; FP8-16: 1.125 instead of 1.25), and decode is bandwidth-bound.
+// The per-row power of two 2^e puts the row's largest block scale in [2^14, 2^15), so every
+// block scale that matters keeps the full 11-bit f16 precision; each scale is rounded *up*
+// to the f16 grid and the weights are quantized against the rounded scale, so the stored
+// (q, scale) pair is self-consistent and |q| never exceeds 127 / 448 (pack.cpp measures the
+// cost: see the comment there). The factor 256 in the FP8 multipliers lets the kernels
+// decode an E4M3 byte as the f16 number with the same bit pattern shifted by 7, which is
+// exactly 2^-8 times its value (subnormals included).
+//
+// Sparse formats (INT8_SPARSE24, INT4_SPARSE24) use the storage vt.h documents:
+//   q      [out, in/2] int8   (INT4: [out, in/4] bytes, two values per byte, low nibble first)
+//   meta   [out, in/4] uint8  (idx0 | idx1 << 2 of the kept pair of each group of 4)
+//   scales [out] f32          (absmax/127 or absmax/7 of the row)
+struct vt_packed {
+    vt_format format = VT_FORMAT_INT8_BLOCKED;
+    int32_t block = 0;         // reported block size: K-block (blocked), in_features otherwise
+    int64_t out = 0, in = 0;   // [out_features, in_features]
+    int32_t device = VT_DEVICE_CPU;
+    int32_t device_index = 0;
+
+    // ---- dense (tiled) formats
+    int32_t kb = 0;            // K per scale block inside a tile (block, or in when no scales)
+    int64_t ntiles = 0;        // ceil(out / 16)
+    int64_t tile_bytes = 0;    // stride between tiles (multiple of 64)
+    int64_t scale_off = 0;     // byte offset of the f16 scales inside a tile (0: none)
+    vt::RawBuf<uint8_t> tiles;       // [ntiles][tile_bytes]
+    vt::AlignedVec<float> rowmul;    // [ntiles * 16]
+
+    // ---- sparse formats
+    vt::AlignedVec<int8_t> q;        // [out, in/2] int8 or [out, in/4] int4 pairs
+    vt::AlignedVec<uint8_t> meta;    // [out, in/4]
+    vt::AlignedVec<float> scales;    // [out]
+
+    bool dense() const { return format != VT_FORMAT_INT8_SPARSE24 && format != VT_FORMAT_INT4_SPARSE24; }
+    int64_t nbytes() const;
+};
+
+namespace vt {
+
+using Packed = vt_packed;
+
+constexpr int kTileRows = 16;  // output rows per dense tile
+
+// Default K-block of a format (FP8_BLOCKED 16, INT8_BLOCKED 32; 0 for the others).
+int32_t default_block_size(vt_format format);
+
+// Quantize w[out, in] (F32/F16/BF16) into `format`. Validates everything (throws vt::Error):
+// format, block size (16/32/64/128, in % block == 0), sizes, dtype, non-finite weights
+// (naming the first bad row/column). Multithreaded.
+std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int64_t in,
+                                vt_format format, int32_t block_size);
+
+void unpack(const Packed& p, float* dst);  // [out, in] f32, pruned entries 0
+
+// Dequantize rows [row0, row0 + nrows) into dst[nrows, in] (e.g. an embedding lookup from a
+// packed tied lm_head). Throws on a bad range.
+void unpack_rows(const Packed& p, int64_t row0, int64_t nrows, float* dst);
+
+// y[m, out] = act(x[m, in]·Wᵀ + bias); validates arguments. m == 1 is the fast GEMV, m > 1
+// a cache-blocked GEMM. x, y f32 row-major contiguous, y must not overlap x. Thread-safe
+// on the same Packed (const). Uses the thread pool (vt::parallel_for).
+void linear(const Packed& w, const float* x, int64_t m, const float* bias,
+            const vt_linear_options& opt, float* y);
+
+// y[m, out] = silu(x·gateᵀ + gb) ⊙ (x·upᵀ + ub), fused for dense formats: one kernel reads
+// a tile of gate and the same tile of up and writes the product (no [m, 2*out] temporary).
+void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                   const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
+                   float* y);
+
+}  // namespace vt

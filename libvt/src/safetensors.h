@@ -1,0 +1,99 @@
+// Memory-mapped SafeTensors checkpoints: one file, or a sharded set found through
+// model.safetensors.index.json or the model-XXXXX-of-YYYYY naming.
+//
+// Everything in a header is validated before any tensor is handed out: header length against
+// the file size, dtype names, shape × dtype size == data_offsets span, offsets inside the
+// data section, no overlapping tensors, no duplicate names (within and across files).
+// Errors: a missing path -> VT_STATUS_FILE_NOT_FOUND naming it; an unreadable one ->
+// VT_STATUS_IO_ERROR; anything corrupt -> VT_STATUS_FORMAT_ERROR naming the file and tensor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common.h"
+
+namespace vt {
+
+// A read-only private mapping of a whole file (empty files are allowed: data() is null).
+class MappedFile {
+public:
+    explicit MappedFile(const std::string& path);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const uint8_t* data() const { return data_; }
+    size_t size() const { return size_; }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    const uint8_t* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+struct TensorView {
+    std::string name;
+    std::string dtype_name;       // as written in the header, e.g. "BF16"
+    bool float_dtype = false;     // F32, F16 or BF16 (the dtypes weights may have)
+    vt_dtype dtype = VT_DTYPE_F32;  // valid when float_dtype
+    std::vector<int64_t> shape;
+    const uint8_t* data = nullptr;  // inside the file mapping (may be unaligned)
+    size_t nbytes = 0;
+    size_t file = 0;              // index into Checkpoint::files()
+
+    int64_t numel() const;
+    std::string shape_str() const;  // "[2048, 64]"
+};
+
+// One mapped .safetensors file with its validated header.
+class SafeTensorsFile {
+public:
+    explicit SafeTensorsFile(const std::string& path, size_t file_index = 0);
+    const std::string& path() const { return map_.path(); }
+    const std::vector<TensorView>& tensors() const { return tensors_; }
+
+private:
+    MappedFile map_;
+    std::vector<TensorView> tensors_;
+};
+
+class Checkpoint {
+public:
+    // path: a .safetensors file, one shard, an index .json, or a folder holding either.
+    static std::unique_ptr<Checkpoint> open(const std::string& path);
+
+    // Folder holding the weights (where config.json is looked up).
+    const std::string& dir() const { return dir_; }
+    const std::vector<std::unique_ptr<SafeTensorsFile>>& files() const { return files_; }
+    // All tensors, sorted by name.
+    const std::vector<const TensorView*>& tensors() const { return sorted_; }
+    const TensorView* find(const std::string& name) const;
+    const std::string& file_of(const TensorView& t) const { return files_[t.file]->path(); }
+
+private:
+    std::string dir_;
+    std::vector<std::unique_ptr<SafeTensorsFile>> files_;
+    std::unordered_map<std::string, const TensorView*> by_name_;
+    std::vector<const TensorView*> sorted_;
+
+    static std::unique_ptr<Checkpoint> open_index(const std::string& index_path);
+    void add_file(const std::string& path);
+    void finish();
+};
+
+// Filesystem helpers shared with config.cpp.
+bool path_exists(const std::string& path);
+bool is_directory(const std::string& path);
+std::string dirname_of(const std::string& path);
+std::string basename_of(const std::string& path);
+std::string join_path(const std::string& dir, const std::string& name);
+// Whole file contents; FILE_NOT_FOUND / IO_ERROR / FORMAT_ERROR (over max_size) naming it.
+std::string read_file(const std::string& path, size_t max_size);
+
+}  // namespace vt

@@ -1,0 +1,144 @@
+#include "sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "common.h"
+
+namespace vt {
+namespace {
+
+// SplitMix64's output function (Steele, Lea, Flood 2014): the whole generator state
+// advance is the caller's `+ 0x9E3779B97F4A7C15`.
+inline uint64_t splitmix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+struct Cand {
+    float v;
+    int64_t i;
+};
+// a ranks before b: larger value, then lower index.
+inline bool before(const Cand& a, const Cand& b) { return a.v > b.v || (a.v == b.v && a.i < b.i); }
+
+}  // namespace
+
+int64_t argmax(const float* x, int64_t n) {
+    int64_t best = -1;
+    float bv = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        if (v != v) continue;  // NaN is never chosen
+        if (best < 0 || v > bv) {
+            best = i;
+            bv = v;
+        }
+    }
+    return best < 0 ? 0 : best;
+}
+
+void softmax(const float* x, int64_t n, float* y) {
+    // NaN entries count as -inf (probability 0). If every entry is -inf/NaN the result is
+    // uniform; if some are +inf, they share the mass equally.
+    double mx = -INFINITY;
+    int64_t ninf = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (x[i] != x[i]) continue;
+        mx = std::max(mx, static_cast<double>(x[i]));
+        if (x[i] == INFINITY) ++ninf;
+    }
+    if (mx == -INFINITY) {
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(1.0 / static_cast<double>(n));
+        return;
+    }
+    if (ninf > 0) {
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] == INFINITY ? static_cast<float>(1.0 / ninf) : 0.f;
+        return;
+    }
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i)
+        if (x[i] == x[i]) sum += std::exp(static_cast<double>(x[i]) - mx);
+    for (int64_t i = 0; i < n; ++i)
+        y[i] = x[i] == x[i] ? static_cast<float>(std::exp(static_cast<double>(x[i]) - mx) / sum) : 0.f;
+}
+
+double uniform(uint64_t seed, uint64_t step) {
+    uint64_t r = splitmix64(seed ^ splitmix64(step + 0x9E3779B97F4A7C15ULL));
+    return static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);  // 53 bits / 2^53
+}
+
+void check_sample_options(const vt_sample_options& o) {
+    VT_CHECK_ARG(o.temperature >= 0.f, "temperature must be >= 0 (got %g)",
+                 static_cast<double>(o.temperature));  // also rejects NaN
+    VT_CHECK_ARG(std::isfinite(o.temperature), "temperature must be finite (got %g)",
+                 static_cast<double>(o.temperature));
+    VT_CHECK_ARG(o.top_p > 0.f && o.top_p <= 1.f, "top_p must be in (0, 1] (got %g)",
+                 static_cast<double>(o.top_p));
+    VT_CHECK_ARG(o.top_k >= 0, "top_k must be >= 0, 0 meaning no cap (got %d)", o.top_k);
+}
+
+int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint64_t step) {
+    check_sample_options(o);
+    if (o.temperature == 0.f) return argmax(logits, n);
+
+    // 1. top-k by partial selection: a min-heap (worst candidate on top) of k entries.
+    int64_t k = o.top_k > 0 ? std::min<int64_t>(o.top_k, VT_MAX_TOP_K) : VT_MAX_TOP_K;
+    k = std::min(k, n);
+    std::vector<Cand> heap;
+    heap.reserve(static_cast<size_t>(k));
+    auto worse_on_top = [](const Cand& a, const Cand& b) { return before(a, b); };
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = logits[i];
+        if (v != v) continue;
+        if (static_cast<int64_t>(heap.size()) < k) {
+            heap.push_back({v, i});
+            std::push_heap(heap.begin(), heap.end(), worse_on_top);
+        } else if (v > heap.front().v) {  // equal values never win: the earlier index stays
+            std::pop_heap(heap.begin(), heap.end(), worse_on_top);
+            heap.back() = {v, i};
+            std::push_heap(heap.begin(), heap.end(), worse_on_top);
+        }
+    }
+    if (heap.empty()) return 0;  // all NaN: argmax's answer
+    std::sort(heap.begin(), heap.end(), before);
+    const Cand& top = heap.front();
+    if (std::isinf(top.v)) return top.i;  // +inf dominates; all -inf: nothing to weigh
+
+    // 2. temperature, softmax in f64.
+    const double t = o.temperature;
+    const double zmax = static_cast<double>(top.v) / t;
+    std::vector<double> p(heap.size());
+    double sum = 0.0;
+    for (size_t j = 0; j < heap.size(); ++j) {
+        p[j] = std::exp(static_cast<double>(heap[j].v) / t - zmax);
+        sum += p[j];
+    }
+    for (double& v : p) v /= sum;
+
+    // 3. nucleus: the smallest prefix whose mass reaches top_p.
+    size_t keep = p.size();
+    double cum = 0.0;
+    for (size_t j = 0; j < p.size(); ++j) {
+        cum += p[j];
+        if (cum >= static_cast<double>(o.top_p)) {
+            keep = j + 1;
+            break;
+        }
+    }
+
+    // 4. inverse CDF over the renormalized prefix.
+    double total = 0.0;
+    for (size_t j = 0; j < keep; ++j) total += p[j];
+    const double target = uniform(o.seed, step) * total;
+    cum = 0.0;
+    for (size_t j = 0; j < keep; ++j) {
+        cum += p[j];
+        if (target < cum) return heap[j].i;
+    }
+    return heap[keep - 1].i;
+}
+
+}  // namespace vt

@@ -1,0 +1,232 @@
+#include "threadpool.h"
+
+#include <sched.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+static inline void cpu_relax() { _mm_pause(); }
+#else
+static inline void cpu_relax() {}
+#endif
+
+namespace vt {
+namespace {
+
+int default_threads() {
+    if (const char* env = std::getenv("VT_NUM_THREADS")) {
+        char* end = nullptr;
+        long v = std::strtol(env, &end, 10);
+        if (end != env && v > 0) return static_cast<int>(v > 256 ? 256 : v);
+    }
+    // The affinity mask, not hardware_concurrency(): containers and taskset restrict it.
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    unsigned n = std::thread::hardware_concurrency();
+    return n ? static_cast<int>(n) : 1;
+}
+
+// Spin this many pause iterations (~tens of microseconds) before sleeping: a decode step
+// runs hundreds of short regions back to back, and a futex wake costs ~5-20 us each.
+constexpr int kSpinIters = 20000;
+
+class Pool {
+public:
+    explicit Pool(int n) : nthreads_(n) {
+        for (int i = 1; i < n; ++i) workers_.emplace_back([this] { worker(); });
+    }
+    ~Pool() {
+        {
+            std::lock_guard<std::mutex> lk(m_);
+            stop_.store(true);
+            gen_.fetch_add(1);
+        }
+        cv_.notify_all();
+        for (auto& t : workers_) t.join();
+    }
+    int size() const { return nthreads_; }
+
+    // Returns false (without running anything) when another caller holds the pool.
+    bool run(int64_t n, int64_t grain, int nchunks, RangeFn fn, void* ctx) {
+        bool expected = false;
+        if (!busy_.compare_exchange_strong(expected, true, std::memory_order_acquire)) return false;
+        fn_ = fn;
+        ctx_ = ctx;
+        n_ = n;
+        grain_ = grain;
+        nchunks_ = nchunks;
+        err_ = nullptr;
+        done_.store(0, std::memory_order_relaxed);
+        const uint64_t g = gen_.load(std::memory_order_relaxed) + 1;
+        next_.store(pack(g, nchunks, 0), std::memory_order_release);
+        gen_.store(g, std::memory_order_seq_cst);
+        if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+            std::lock_guard<std::mutex> lk(m_);
+            cv_.notify_all();
+        }
+        // Chunks go to whoever claims them first: if a worker is descheduled (a busy
+        // 2-core machine), the caller runs its chunk too instead of waiting for it.
+        claim_and_run(g);
+        int spins = 0;
+        while (done_.load(std::memory_order_acquire) != nchunks) {
+            if (++spins < kSpinIters) cpu_relax();
+            else std::this_thread::yield();
+        }
+        std::exception_ptr err = err_;
+        busy_.store(false, std::memory_order_release);
+        if (err) std::rethrow_exception(err);
+        return true;
+    }
+
+private:
+    // next_ = generation (32 bits) | chunk count (16) | next chunk (16): a worker that
+    // wakes late for an old job can never claim a chunk of the next one.
+    static uint64_t pack(uint64_t gen, int nchunks, int next) {
+        return (gen << 32) | (static_cast<uint64_t>(nchunks) << 16) | static_cast<uint64_t>(next);
+    }
+
+    void claim_and_run(uint64_t gen) {
+        const uint64_t tag = gen & 0xFFFFFFFFu;
+        uint64_t v = next_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((v >> 32) != tag) return;
+            const int c = static_cast<int>(v & 0xFFFF), nch = static_cast<int>((v >> 16) & 0xFFFF);
+            if (c >= nch) return;
+            // acq_rel: the claim reads the caller's release store, so the job fields are seen.
+            if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel)) continue;
+            run_chunk(c);
+            done_.fetch_add(1, std::memory_order_release);
+            v = next_.load(std::memory_order_acquire);
+        }
+    }
+
+    void run_chunk(int c) {
+        // Chunks are whole multiples of grain, as even as possible.
+        int64_t units = (n_ + grain_ - 1) / grain_;
+        int64_t b = units * c / nchunks_ * grain_;
+        int64_t e = units * (c + 1) / nchunks_ * grain_;
+        if (e > n_) e = n_;
+        if (b >= e) return;
+        try {
+            fn_(ctx_, b, e, c);
+        } catch (...) {
+            std::lock_guard<std::mutex> lk(err_m_);
+            if (!err_) err_ = std::current_exception();
+        }
+    }
+
+    void worker() {
+        uint64_t seen = 0;
+        for (;;) {
+            uint64_t g = gen_.load(std::memory_order_acquire);
+            int spins = 0;
+            while (g == seen && spins < kSpinIters) {
+                cpu_relax();
+                ++spins;
+                g = gen_.load(std::memory_order_acquire);
+            }
+            if (g == seen) {
+                std::unique_lock<std::mutex> lk(m_);
+                sleepers_.fetch_add(1, std::memory_order_seq_cst);
+                cv_.wait(lk, [&] { return gen_.load(std::memory_order_seq_cst) != seen; });
+                sleepers_.fetch_sub(1, std::memory_order_relaxed);
+                g = gen_.load(std::memory_order_acquire);
+            }
+            seen = g;
+            if (stop_.load()) return;
+            claim_and_run(g);
+        }
+    }
+
+    const int nthreads_;
+    std::vector<std::thread> workers_;
+    std::atomic<uint64_t> gen_{0};
+    std::atomic<uint64_t> next_{0};  // see pack()
+    std::atomic<int> done_{0};   // chunks finished
+    std::atomic<int> sleepers_{0};
+    std::atomic<bool> busy_{false};
+    std::atomic<bool> stop_{false};
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::mutex err_m_;
+    std::exception_ptr err_;
+    // The current job (written by the owner of busy_, read by workers after gen_ changes).
+    RangeFn fn_ = nullptr;
+    void* ctx_ = nullptr;
+    int64_t n_ = 0, grain_ = 1;
+    int nchunks_ = 0;
+};
+
+std::mutex g_pool_m;
+Pool* g_pool = nullptr;          // intentionally leaked at exit: joining during exit can hang
+std::atomic<int> g_requested{0};  // 0 = default
+std::atomic<int> g_threads{0};    // cached thread count (0 = not yet computed)
+
+void after_fork_child() {
+    // The child has no worker threads: forget the pool (leaked) and rebuild it lazily.
+    g_pool = nullptr;
+    new (&g_pool_m) std::mutex();
+}
+
+Pool* get_pool() {
+    Pool* p = __atomic_load_n(&g_pool, __ATOMIC_ACQUIRE);
+    int want = num_threads();
+    if (p && p->size() == want) return p;
+    std::lock_guard<std::mutex> lk(g_pool_m);
+    static bool atfork = (pthread_atfork(nullptr, nullptr, after_fork_child), true);
+    (void)atfork;
+    p = g_pool;
+    if (!p || p->size() != want) {
+        // Resizing is documented as "not while other threads compute"; the old pool is
+        // deleted only when idle callers could not be using it (same contract).
+        Pool* old = p;
+        p = want > 1 ? new Pool(want) : nullptr;
+        __atomic_store_n(&g_pool, p, __ATOMIC_RELEASE);
+        delete old;
+    }
+    return p;
+}
+
+}  // namespace
+
+int num_threads() {
+    int t = g_threads.load(std::memory_order_relaxed);
+    if (t > 0) return t;
+    int r = g_requested.load();
+    t = r > 0 ? r : default_threads();
+    g_threads.store(t);
+    return t;
+}
+
+void set_num_threads(int n) {
+    g_requested.store(n > 0 ? (n > 256 ? 256 : n) : 0);
+    g_threads.store(0);
+}
+
+void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    int64_t units = (n + grain - 1) / grain;
+    int nt = num_threads();
+    int nchunks = static_cast<int>(units < nt ? units : nt);
+    if (nchunks <= 1) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    Pool* p = get_pool();
+    if (!p || !p->run(n, grain, nchunks, fn, ctx)) fn(ctx, 0, n, 0);
+}
+
+}  // namespace vt

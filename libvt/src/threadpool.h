@@ -1,0 +1,28 @@
+// A small persistent thread pool for the CPU kernels (no OpenMP: the wheel must not need
+// libgomp). Workers spin briefly, then sleep, so the ~200 parallel regions of one decoded
+// token cost microseconds, not a syscall each.
+#pragma once
+
+#include <cstdint>
+
+namespace vt {
+
+int num_threads();            // threads a parallel region uses (>= 1)
+void set_num_threads(int n);  // n <= 0: default (VT_NUM_THREADS or hardware cores)
+
+using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end, int thread);
+
+// Splits [0, n) into at most num_threads() contiguous chunks of at least `grain` items
+// (chunk boundaries are multiples of `grain` except the last) and runs fn on each, the
+// calling thread taking part. Returns when all chunks are done. Exceptions thrown by fn are
+// rethrown in the caller (the first one). When another thread is already using the pool,
+// the range runs inline on the caller (so many sessions on one model are safe).
+void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx);
+
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+    auto tramp = [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<F*>(ctx))(b, e, t); };
+    parallel_for_impl(n, grain, tramp, const_cast<void*>(static_cast<const void*>(&f)));
+}
+
+}  // namespace vt

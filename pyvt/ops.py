@@ -1,0 +1,100 @@
+"""The quantized inference API, conversions and sampling primitives of libvt.
+
+Packed weights
+    ``prepack_fp8(w)`` (per-channel FP8 E4M3), ``prepack_fp8_blocked(w, block_size=16)``,
+    ``prepack_int8_blocked(w, block_size=32)``, ``prepack_int8_sparse24(w)``,
+    ``prepack_int4_sparse24(w)`` quantize a float32 / float16 / bfloat16 weight in the Hugging
+    Face layout ``[out_features, in_features]`` into a handle (:class:`PackedFp8`,
+    :class:`PackedInt8`, :class:`PackedInt8Sparse24`, :class:`PackedInt4Sparse24`) that owns
+    native memory: freed when the object goes, or at once with ``close()`` / ``with``.
+    ``handle.unpack()`` gives the dequantized float32 matrix back.
+
+Linears (``x``: ``[in]`` or ``[m, in]``, float32 / float16 / bfloat16; result float32)
+    ``linear_fp8_w8a16`` and ``linear_int8_w8a16`` keep the input in float (the LLM path);
+    ``linear_fp8`` quantizes the input per row to FP8 first (W8A8); ``linear_gelu_fp8`` fuses
+    bias + exact GELU; ``linear_swiglu_fp8(x, gate, up, bias)`` computes
+    ``silu(x·gateᵀ) ⊙ (x·upᵀ)`` in one pass; ``linear_int8_sparse`` / ``linear_int4_sparse``
+    quantize the input per row to INT8 / INT4 and accumulate in integers.
+    float32 C-contiguous inputs are used without a copy; strided arrays are refused with a
+    message naming the argument. m == 1 is the memory-bound decode GEMV; m > 1 a GEMM.
+
+Conversions
+    ``convert``, ``fp8_e4m3_encode``, ``fp8_e4m3_decode`` (OCP e4m3fn, round-to-nearest-even,
+    saturating to ±448), ``transpose``.
+
+Sampling
+    ``argmax``, ``softmax``, ``sample(logits, temperature, top_k, top_p, seed, step)`` and its
+    RNG ``uniform(seed, step)``, bit-for-bit as ``vt.h`` documents them.
+
+Library
+    ``set_num_threads``, ``get_num_threads``, ``version``, ``backend_info``, ``cpu_isa``,
+    ``cuda_available``.
+"""
+
+from __future__ import annotations
+
+from ._ops import (
+    PackedFp8,
+    PackedInt4Sparse24,
+    PackedInt8,
+    PackedInt8Sparse24,
+    argmax,
+    backend_info,
+    convert,
+    cpu_isa,
+    cuda_available,
+    fp8_e4m3_decode,
+    fp8_e4m3_encode,
+    get_num_threads,
+    linear_fp8,
+    linear_fp8_w8a16,
+    linear_gelu_fp8,
+    linear_int4_sparse,
+    linear_int8_sparse,
+    linear_int8_w8a16,
+    linear_swiglu_fp8,
+    prepack_fp8,
+    prepack_fp8_blocked,
+    prepack_int4_sparse24,
+    prepack_int8_blocked,
+    prepack_int8_sparse24,
+    sample,
+    set_num_threads,
+    softmax,
+    transpose,
+    uniform,
+    version,
+)
+
+__all__ = [
+    "PackedFp8",
+    "PackedInt4Sparse24",
+    "PackedInt8",
+    "PackedInt8Sparse24",
+    "argmax",
+    "backend_info",
+    "convert",
+    "cpu_isa",
+    "cuda_available",
+    "fp8_e4m3_decode",
+    "fp8_e4m3_encode",
+    "get_num_threads",
+    "linear_fp8",
+    "linear_fp8_w8a16",
+    "linear_gelu_fp8",
+    "linear_int4_sparse",
+    "linear_int8_sparse",
+    "linear_int8_w8a16",
+    "linear_swiglu_fp8",
+    "prepack_fp8",
+    "prepack_fp8_blocked",
+    "prepack_int4_sparse24",
+    "prepack_int8_blocked",
+    "prepack_int8_sparse24",
+    "sample",
+    "set_num_threads",
+    "softmax",
+    "transpose",
+    "uniform",
+    "version",
+]

@@ -1,0 +1,296 @@
+"""An independent numpy float64 Llama reference and a writer of tiny random checkpoints.
+
+Used by the model tests: the checkpoints are written here with numpy only (config.json +
+SafeTensors, BF16 through a uint16 view, optional sharding with an index), and the
+reference forward mirrors transformers' LlamaForCausalLM (RMSNorm, rotate_half RoPE incl.
+llama3 / linear scaling, GQA attention, SwiGLU MLP, tied or untied lm_head).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# ==========================================================================================
+# Dtypes
+# ==========================================================================================
+
+
+def bf16_bits(a: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bit patterns (uint16), round to nearest even."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16)
+
+
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def round_to(a: np.ndarray, dtype: str) -> np.ndarray:
+    """The values a checkpoint of `dtype` ("F32", "F16", "BF16") actually stores, as float32."""
+    a = np.asarray(a, dtype=np.float32)
+    if dtype == "F32":
+        return a.copy()
+    if dtype == "F16":
+        return a.astype(np.float16).astype(np.float32)
+    if dtype == "BF16":
+        return bf16_to_f32(bf16_bits(a))
+    raise ValueError(dtype)
+
+
+def tensor_bytes(a: np.ndarray, dtype: str) -> bytes:
+    a = np.asarray(a, dtype=np.float32)
+    if dtype == "F32":
+        return a.astype("<f4").tobytes()
+    if dtype == "F16":
+        return a.astype("<f2").tobytes()
+    if dtype == "BF16":
+        return bf16_bits(a).astype("<u2").tobytes()
+    raise ValueError(dtype)
+
+
+# ==========================================================================================
+# SafeTensors writer
+# ==========================================================================================
+
+
+def safetensors_bytes(tensors: dict[str, tuple[str, tuple[int, ...], bytes]],
+                      metadata: dict[str, str] | None = None) -> bytes:
+    """tensors: name -> (dtype, shape, raw bytes), in file order."""
+    header: dict[str, Any] = {}
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    off = 0
+    for name, (dt, shape, raw) in tensors.items():
+        header[name] = {"dtype": dt, "shape": list(shape), "data_offsets": [off, off + len(raw)]}
+        off += len(raw)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    return struct.pack("<Q", len(h)) + h + b"".join(raw for _, _, raw in tensors.values())
+
+
+def write_safetensors(path: Path, arrays: dict[str, np.ndarray], dtype: str) -> None:
+    tensors = {k: (dtype, tuple(v.shape), tensor_bytes(v, dtype)) for k, v in arrays.items()}
+    Path(path).write_bytes(safetensors_bytes(tensors, {"format": "pt"}))
+
+
+# ==========================================================================================
+# Tiny configs and checkpoints
+# ==========================================================================================
+
+
+@dataclass
+class TinyConfig:
+    hidden: int = 64
+    intermediate: int = 96
+    layers: int = 2
+    heads: int = 4
+    kv_heads: int = 2
+    head_dim: int | None = None  # None: hidden // heads (and not written)
+    vocab: int = 96
+    max_pos: int = 256
+    eps: float = 1e-5
+    theta: float = 10000.0
+    tie: bool = False
+    rope_scaling: dict[str, Any] | None = None
+    bos: int | None = 1
+    eos: int | list[int] | None = 2
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hd(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    def config_json(self) -> dict[str, Any]:
+        c: dict[str, Any] = {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "hidden_size": self.hidden,
+            "intermediate_size": self.intermediate,
+            "num_hidden_layers": self.layers,
+            "num_attention_heads": self.heads,
+            "num_key_value_heads": self.kv_heads,
+            "vocab_size": self.vocab,
+            "max_position_embeddings": self.max_pos,
+            "rms_norm_eps": self.eps,
+            "rope_theta": self.theta,
+            "tie_word_embeddings": self.tie,
+            "hidden_act": "silu",
+            "attention_bias": False,
+            "mlp_bias": False,
+            "rope_scaling": self.rope_scaling,
+            "torch_dtype": "float32",
+        }
+        if self.head_dim is not None:
+            c["head_dim"] = self.head_dim
+        if self.bos is not None:
+            c["bos_token_id"] = self.bos
+        if self.eos is not None:
+            c["eos_token_id"] = self.eos
+        c.update(self.extra)
+        return c
+
+
+def random_weights(cfg: TinyConfig, seed: int = 0) -> dict[str, np.ndarray]:
+    """float32 weights scaled so activations and logits are O(1) (distinct argmaxes)."""
+    rng = np.random.default_rng(seed)
+    H, I, V, hd = cfg.hidden, cfg.intermediate, cfg.vocab, cfg.hd
+
+    def mat(rows: int, cols: int, gain: float = 1.0) -> np.ndarray:
+        return (rng.standard_normal((rows, cols)) * gain / math.sqrt(cols)).astype(np.float32)
+
+    def norm(n: int) -> np.ndarray:
+        return (1.0 + 0.2 * rng.standard_normal(n)).astype(np.float32)
+
+    w: dict[str, np.ndarray] = {"model.embed_tokens.weight": rng.standard_normal((V, H)).astype(np.float32)}
+    for i in range(cfg.layers):
+        p = f"model.layers.{i}."
+        w[p + "self_attn.q_proj.weight"] = mat(cfg.heads * hd, H, 2.0)
+        w[p + "self_attn.k_proj.weight"] = mat(cfg.kv_heads * hd, H, 2.0)
+        w[p + "self_attn.v_proj.weight"] = mat(cfg.kv_heads * hd, H)
+        w[p + "self_attn.o_proj.weight"] = mat(H, cfg.heads * hd, 0.5)
+        w[p + "mlp.gate_proj.weight"] = mat(I, H)
+        w[p + "mlp.up_proj.weight"] = mat(I, H)
+        w[p + "mlp.down_proj.weight"] = mat(H, I, 0.5)
+        w[p + "input_layernorm.weight"] = norm(H)
+        w[p + "post_attention_layernorm.weight"] = norm(H)
+    w["model.norm.weight"] = norm(H)
+    if not cfg.tie:
+        w["lm_head.weight"] = mat(V, H, 4.0)
+    return w
+
+
+def write_checkpoint(folder: Path, cfg: TinyConfig, *, dtype: str = "BF16", seed: int = 0,
+                     shards: int = 1, config: bool = True, index: bool = True,
+                     weights: dict[str, np.ndarray] | None = None,
+                     generation_config: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """Writes config.json + model.safetensors (or `shards` files model-0000k-of-0000n with
+    an index when `index`) into folder. Returns the weights as stored (rounded to dtype)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    w = weights if weights is not None else random_weights(cfg, seed)
+    if config:
+        (folder / "config.json").write_text(json.dumps(cfg.config_json(), indent=2))
+    if generation_config is not None:
+        (folder / "generation_config.json").write_text(json.dumps(generation_config))
+    names = list(w)
+    if shards <= 1:
+        write_safetensors(folder / "model.safetensors", w, dtype)
+    else:
+        parts = np.array_split(np.arange(len(names)), shards)
+        weight_map = {}
+        for k, idx in enumerate(parts):
+            fname = f"model-{k + 1:05d}-of-{shards:05d}.safetensors"
+            write_safetensors(folder / fname, {names[i]: w[names[i]] for i in idx}, dtype)
+            weight_map.update({names[i]: fname for i in idx})
+        if index:
+            (folder / "model.safetensors.index.json").write_text(
+                json.dumps({"metadata": {"total_size": 0}, "weight_map": weight_map}, indent=2))
+    return {k: round_to(v, dtype) for k, v in w.items()}
+
+
+# ==========================================================================================
+# Reference forward (float64)
+# ==========================================================================================
+
+
+def rope_inv_freq(cfg: TinyConfig) -> np.ndarray:
+    """As transformers computes it, in float32 (default, linear and llama3 rope types)."""
+    dim = cfg.hd
+    inv = (1.0 / (np.float32(cfg.theta) ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / dim)))
+    inv = inv.astype(np.float32)
+    rs = cfg.rope_scaling
+    if rs:
+        kind = rs.get("rope_type", rs.get("type"))
+        if kind == "linear":
+            inv = (inv / np.float32(rs["factor"])).astype(np.float32)
+        elif kind == "llama3":
+            factor = np.float32(rs["factor"])
+            lo = np.float32(rs["low_freq_factor"])
+            hi = np.float32(rs["high_freq_factor"])
+            old = np.float32(rs["original_max_position_embeddings"])
+            low_wl, high_wl = old / lo, old / hi
+            wavelen = np.float32(2 * math.pi) / inv
+            v = np.where(wavelen > low_wl, inv / factor, inv).astype(np.float32)
+            smooth = (old / wavelen - lo) / (hi - lo)
+            smoothed = (1 - smooth) * v / factor + smooth * v
+            medium = ~(wavelen < high_wl) & ~(wavelen > low_wl)
+            inv = np.where(medium, smoothed, v).astype(np.float32)
+    return inv
+
+
+def _rmsnorm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """x [n, heads, hd]; cos/sin [n, hd/2] (rotate_half convention)."""
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    c, s = cos[:, None, :], sin[:, None, :]
+    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)
+
+
+def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens) -> np.ndarray:
+    """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1)."""
+    W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
+    tokens = np.asarray(tokens, dtype=np.int64)
+    n, hd, nh, kv = len(tokens), cfg.hd, cfg.heads, cfg.kv_heads
+    x = W["model.embed_tokens.weight"][tokens]
+    ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg).astype(np.float64)[None, :]
+    cos, sin = np.cos(ang), np.sin(ang)
+    mask = np.triu(np.full((n, n), -np.inf), k=1)
+    for i in range(cfg.layers):
+        p = f"model.layers.{i}."
+        h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
+        q = (h @ W[p + "self_attn.q_proj.weight"].T).reshape(n, nh, hd)
+        k = (h @ W[p + "self_attn.k_proj.weight"].T).reshape(n, kv, hd)
+        v = (h @ W[p + "self_attn.v_proj.weight"].T).reshape(n, kv, hd)
+        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+        rep = nh // kv
+        k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+        s = np.einsum("qhd,khd->hqk", q, k) / math.sqrt(hd) + mask[None]
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        s /= s.sum(axis=-1, keepdims=True)
+        o = np.einsum("hqk,khd->qhd", s, v).reshape(n, nh * hd)
+        x = x + o @ W[p + "self_attn.o_proj.weight"].T
+        h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
+        g = h @ W[p + "mlp.gate_proj.weight"].T
+        u = h @ W[p + "mlp.up_proj.weight"].T
+        x = x + (g / (1.0 + np.exp(-g)) * u) @ W[p + "mlp.down_proj.weight"].T
+    x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
+    # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).
+    head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
+    return x @ head.T
+
+
+LINEAR_SUFFIXES = ("q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight",
+                   "gate_proj.weight", "up_proj.weight", "down_proj.weight")
+
+
+def as_bf16_mode(w: dict[str, np.ndarray], cfg: TinyConfig) -> dict[str, np.ndarray]:
+    """The weights pyvt's bf16 mode computes with: every linear (and lm_head, tied or not)
+    rounded to bfloat16; the embedding table and the norms exactly as stored."""
+    out = {}
+    for k, v in w.items():
+        out[k] = round_to(v, "BF16") if k.endswith(LINEAR_SUFFIXES) or k == "lm_head.weight" else v
+    if cfg.tie:
+        out["lm_head.weight"] = round_to(w["model.embed_tokens.weight"], "BF16")
+    return out
+
+
+def reference_greedy(w: dict[str, np.ndarray], cfg: TinyConfig, prompt, n_new: int) -> list[int]:
+    toks = list(prompt)
+    out = []
+    for _ in range(n_new):
+        t = int(np.argmax(reference_logits(w, cfg, toks)[-1]))
+        out.append(t)
+        toks.append(t)
+    return out

