@@ -355,8 +355,10 @@ np.savez(sys.argv[1], isa=ops.cpu_isa(), **res)
 
 def _run_isa(level, path):
     env = dict(os.environ, VT_ISA=level)
+    # cwd away from the repository root, so the subprocess imports the installed pyvt
+    # rather than the source folder.
     out = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, str(path)], env=env,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, cwd=path.parent)
     assert out.returncode == 0, out.stderr
     with np.load(path) as z:
         return {key: z[key] for key in z.files}
