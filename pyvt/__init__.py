@@ -1,9 +1,10 @@
 """pyvt — a fast, honest LLM inference engine.
 
-``load_model(path)`` + ``generate(model, prompt, opts)`` for Llama-family Hugging Face
-checkpoints, with weights prepacked once to 8 bits (INT8 or FP8 E4M3, blocked scales), on
-any CPU and (when built with CUDA) NVIDIA GPUs. The quantized inference API (prepack_* /
-linear_*) and the sampling primitives are available on their own (``pyvt.ops``).
+``load_model(path)`` + ``generate(model, prompt, opts)`` (also ``stream``, ``chat``,
+``text_completion``, ``chat_completion``) for Llama-family Hugging Face checkpoints, with
+weights prepacked once to 8 bits (INT8 or FP8 E4M3, blocked scales), on any CPU and (when
+built with CUDA) NVIDIA GPUs. The quantized inference API (prepack_* / linear_*) and the
+sampling primitives are available on their own (``pyvt.ops``).
 
 C and C++ programs link the same core, libvt: see :func:`get_include`,
 :func:`get_library_dir` and :func:`get_pkgconfig_dir`.
@@ -11,6 +12,7 @@ C and C++ programs link the same core, libvt: see :func:`get_include`,
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from . import ops
@@ -20,12 +22,22 @@ from .llm import (
     GenerateOpts,
     GenerateResult,
     ModelHandle,
+    Stream,
+    StreamPiece,
+    TokenLogprob,
     WEIGHT_FORMATS,
     default_generate_opts,
     generate,
     load_model,
+    stream,
+    text_completion,
 )
+from .chat import apply_chat_template, chat, chat_completion, chat_stream, validate_dialog
 from .tokenizer import Tokenizer
+
+# Quiet by default: pyvt (and libvt, bridged into the "pyvt" logger) only logs where the
+# application configures logging, e.g. logging.basicConfig(level=logging.INFO).
+logging.getLogger("pyvt").addHandler(logging.NullHandler())
 
 __version__ = ops.version()
 
@@ -80,9 +92,16 @@ __all__ = [
     "GenerateOpts",
     "GenerateResult",
     "ModelHandle",
+    "Stream",
+    "StreamPiece",
+    "TokenLogprob",
     "Tokenizer",
     "WEIGHT_FORMATS",
+    "apply_chat_template",
     "backends",
+    "chat",
+    "chat_completion",
+    "chat_stream",
     "default_generate_opts",
     "generate",
     "get_include",
@@ -90,5 +109,8 @@ __all__ = [
     "get_pkgconfig_dir",
     "load_model",
     "ops",
+    "stream",
+    "text_completion",
+    "validate_dialog",
     *_ops_all,
 ]

@@ -239,6 +239,8 @@ cdef class Model:
         cdef int64_t n = arr.shape[0]
         if n == 0:
             raise ValueError("tokens is empty: logits needs at least one token")
+        if n > self._info["max_seq_len"]:
+            raise ValueError(f"tokens has {n} ids, more than the model's max_seq_len {self._info['max_seq_len']}")
         out = np.empty((n, vocab), dtype=np.float32)
         cdef float[:, ::1] ov = out
         cdef vt_session* s = NULL

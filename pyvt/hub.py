@@ -107,6 +107,7 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
         return target
     root = target.parent
     root.mkdir(parents=True, exist_ok=True)
+    _remove_stale_work_dirs(root)
     work = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL}.pull-", dir=root))
     try:
         gguf = _fetch_gguf(work, say)
@@ -141,6 +142,18 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
         return target
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _remove_stale_work_dirs(root: Path, max_age_s: float = 6 * 3600) -> None:
+    """Work folders left by a pull that was killed (SIGKILL, power loss) long ago."""
+    import time
+
+    for d in root.glob(f".{DEFAULT_MODEL}.pull-*"):
+        try:
+            if d.is_dir() and time.time() - d.stat().st_mtime > max_age_s:
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _install(staged: Path, target: Path, work: Path, force: bool) -> None:

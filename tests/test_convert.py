@@ -536,7 +536,9 @@ def test_convert_tiny_llama_f32(tmp_path, tied):
         np.testing.assert_array_equal(st[k], v, err_msg=k)  # F32 in, F32 out: exact (Q/K un-permuted)
 
 
-def test_convert_tiny_llama_bf16_quantized(tmp_path):
+@pytest.mark.parametrize("chunk_values", [1 << 22, 200])
+def test_convert_tiny_llama_bf16_quantized(tmp_path, monkeypatch, chunk_values):
+    monkeypatch.setattr(convert, "_CHUNK_VALUES", chunk_values)  # 200: tensors written in row chunks
     hf, tensors = make_tiny_llama(tmp_path / "tiny.gguf", qtype=gw.Q4_1)
     out = convert.convert_gguf(tmp_path / "tiny.gguf", tmp_path / "hf")
     header = safetensors_header(out / "model.safetensors")
@@ -773,7 +775,12 @@ def test_cache_dir_env(monkeypatch, tmp_path):
 
 
 def test_pull_rejects_wrong_file_and_leaves_nothing(monkeypatch, tmp_path):
+    import os
+
     monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    stale = tmp_path / "cache" / ".SmolLM2-135M-Instruct.pull-killed"  # left by a killed pull
+    stale.mkdir(parents=True)
+    os.utime(stale, (time.time() - 86400, time.time() - 86400))
     fake = tmp_path / "fake.gguf"
     small_gguf(fake)
     monkeypatch.setenv("PYVT_PULL_SOURCE", str(fake))

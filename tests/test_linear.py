@@ -180,6 +180,29 @@ def test_scale_edge_cases_zero_and_tiny_and_huge():
             assert rel_err(y[:, 5:], ref_linear(x, wd)[:, 5:]) < 1e-5
 
 
+@pytest.mark.parametrize("blocked", [False, True])
+def test_every_fp8_code_through_the_kernels(blocked):
+    """Rows holding every finite E4M3 value (subnormals included), scaled so 448 is the row
+    (or block) maximum: the packed codes are exactly those values, and the GEMV/GEMM must
+    reproduce x . unpack(W) for them."""
+    codes = np.arange(256, dtype=np.uint8)
+    vals = codes[(codes & 0x7F) != 0x7F].view(ml_dtypes.float8_e4m3fn).astype(np.float32)  # 254
+    rng = np.random.default_rng(30)
+    w = np.zeros((32, 256), np.float32)
+    for r in range(32):
+        row = rng.permutation(np.concatenate([vals, [448.0, -448.0]]).astype(np.float32))
+        w[r] = row * np.float32(2.0 ** rng.integers(-8, 8))
+    if blocked:  # every 16-block needs its own 448 so each block's scale is exact
+        w.reshape(32, 16, 16)[:, :, 0] = 448.0 * np.abs(w).reshape(32, 16, 16).max(axis=2) / 448.0
+    with (ops.prepack_fp8_blocked(w) if blocked else ops.prepack_fp8(w)) as p:
+        wd = p.unpack()
+        if not blocked:
+            assert np.array_equal(wd, w)  # exact: scale = absmax/448 is a power of two here
+        for m in (1, 3, 8, 20):
+            x = rng.standard_normal((m, 256)).astype(np.float32)
+            assert rel_err(ops.linear_fp8_w8a16(x, p), ref_linear(x, wd)) < 2e-6, m
+
+
 def test_float16_bfloat16_inputs():
     rng = np.random.default_rng(15)
     w = (rng.standard_normal((40, 96)) * 0.05).astype(np.float32)
@@ -336,7 +359,7 @@ k = 544
 w = (rng.standard_normal((300, k)) * 0.05).astype(np.float32)
 u = (rng.standard_normal((300, k)) * 0.05).astype(np.float32)
 b = rng.standard_normal(300).astype(np.float32)
-xs = {m: rng.standard_normal((m, k)).astype(np.float32) for m in (1, 3, 17, 130)}
+xs = {m: rng.standard_normal((m, k)).astype(np.float32) for m in (1, 3, 7, 17, 130)}
 packs = {"fp8c": ops.prepack_fp8(w), "fp8": ops.prepack_fp8_blocked(w), "int8": ops.prepack_int8_blocked(w),
          "s8": ops.prepack_int8_sparse24(w), "s4": ops.prepack_int4_sparse24(w)}
 up = ops.prepack_fp8_blocked(u)
@@ -358,7 +381,7 @@ def _run_isa(level, path):
     # cwd away from the repository root, so the subprocess imports the installed pyvt
     # rather than the source folder.
     out = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, str(path)], env=env,
-                         capture_output=True, text=True, timeout=120, cwd=path.parent)
+                         capture_output=True, text=True, timeout=900, cwd=path.parent)
     assert out.returncode == 0, out.stderr
     with np.load(path) as z:
         return {key: z[key] for key in z.files}

@@ -35,6 +35,12 @@ VARIANTS = {
 PROMPT = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
 
 
+def load(path, **kw):
+    """These tests check the CPU engine against the references (a GPU run has its own)."""
+    kw.setdefault("device", "cpu")
+    return _model.Model(str(path), **kw)
+
+
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
     """variant name -> (folder, config, stored weights); written once per module."""
@@ -61,7 +67,7 @@ def rel_err(a, b):
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_bf16_logits_match_reference(ckpt, name):
     folder, cfg, w = ckpt(name)
-    with _model.Model(str(folder), weight_format="bf16") as m:
+    with load(folder, weight_format="bf16") as m:
         info = m.info
         assert info["num_layers"] == cfg.layers and info["head_dim"] == cfg.hd
         assert info["num_heads"] == cfg.heads and info["num_kv_heads"] == cfg.kv_heads
@@ -77,7 +83,7 @@ def test_bf16_logits_match_reference(ckpt, name):
 @pytest.mark.parametrize("name", ["gqa-hd16-bf16", "mha-hd64-tied", "gqa-hd128", "llama3-rope", "f32"])
 def test_bf16_greedy_tokens_match_reference(ckpt, name):
     folder, cfg, w = ckpt(name)
-    with _model.Model(str(folder), weight_format="bf16") as m:
+    with load(folder, weight_format="bf16") as m:
         toks, stats = m.generate(PROMPT[:6], max_new_tokens=10, stop_on_eos=False)
     assert toks == R.reference_greedy(R.as_bf16_mode(w, cfg), cfg, PROMPT[:6], 10)
     assert stats["generated_tokens"] == 10 and stats["prompt_tokens"] == 6 and stats["finish_reason"] == "length"
@@ -85,7 +91,7 @@ def test_bf16_greedy_tokens_match_reference(ckpt, name):
 
 def test_config_values_reach_the_model(ckpt):
     folder, cfg, _ = ckpt("llama3-rope")
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         info = m.info
     assert info["rope_theta"] == 500000.0 and info["eos_token_ids"] == [2, 3] and info["bos_token_id"] == 1
     assert info["max_seq_len"] == cfg.max_pos and info["weight_format"] == "int8" and info["block_size"] == 32
@@ -94,7 +100,7 @@ def test_config_values_reach_the_model(ckpt):
 
 def test_no_config_uses_shapes_and_tinyllama_defaults(ckpt):
     folder, cfg, _ = ckpt("no-config")
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         info = m.info
     assert info["head_dim"] == 64 and info["num_heads"] == 2 and info["num_kv_heads"] == 1
     assert info["hidden_size"] == 128 and info["intermediate_size"] == 128 and info["vocab_size"] == cfg.vocab
@@ -109,7 +115,7 @@ def test_every_path_form_loads_the_same_model(ckpt, how):
     path = {"file": folder / "model-00001-of-00003.safetensors",
             "shard": folder / "model-00002-of-00003.safetensors",
             "index": folder / "model.safetensors.index.json"}[how]
-    with _model.Model(str(folder), weight_format="bf16") as a, _model.Model(str(path), weight_format="bf16") as b:
+    with load(folder, weight_format="bf16") as a, load(path, weight_format="bf16") as b:
         np.testing.assert_array_equal(a.logits(PROMPT), b.logits(PROMPT))
 
 
@@ -118,7 +124,7 @@ def test_shards_found_by_naming_without_index(ckpt, tmp_path):
     for f in folder.glob("*.safetensors"):
         shutil.copy(f, tmp_path / f.name)
     shutil.copy(folder / "config.json", tmp_path / "config.json")
-    with _model.Model(str(folder)) as a, _model.Model(str(tmp_path / "model-00003-of-00003.safetensors")) as b:
+    with load(folder) as a, load(tmp_path / "model-00003-of-00003.safetensors") as b:
         np.testing.assert_array_equal(a.logits(PROMPT), b.logits(PROMPT))
 
 
@@ -128,7 +134,7 @@ def test_shards_found_by_naming_without_index(ckpt, tmp_path):
 @pytest.mark.parametrize("name", ["gqa-hd16-bf16", "mha-hd64-tied", "gqa-hd128"])
 def test_quantized_formats_stay_close(ckpt, name, fmt, tol):
     folder, cfg, w = ckpt(name)
-    with _model.Model(str(folder), weight_format=fmt) as m:
+    with load(folder, weight_format=fmt) as m:
         assert m.info["weight_format"] == fmt
         got = m.logits(PROMPT)
     ref = R.reference_logits(w, cfg, PROMPT)
@@ -141,7 +147,7 @@ def test_block_size_option(ckpt):
     folder, cfg, w = ckpt("gqa-hd16-bf16")
     ref = R.reference_logits(w, cfg, PROMPT)
     for bs in (16, 32):
-        with _model.Model(str(folder), weight_format="int8", block_size=bs) as m:
+        with load(folder, weight_format="int8", block_size=bs) as m:
             assert m.info["block_size"] == bs
             assert np.linalg.norm(m.logits(PROMPT) - ref) / np.linalg.norm(ref) < 0.05
 
@@ -165,13 +171,13 @@ def test_matches_transformers(ckpt, hf, name):
     with torch.no_grad():
         ref = ref_model(torch.tensor([PROMPT])).logits[0].double().numpy()
     stored_bf16 = VARIANTS[name][1]["dtype"] == "BF16"
-    with _model.Model(str(folder), weight_format="bf16") as m:
+    with load(folder, weight_format="bf16") as m:
         got = m.logits(PROMPT)
     # BF16 checkpoints: bf16 mode holds exactly the stored weights. F16/F32 ones are rounded
     # to bf16 for the linears, a ~0.4% weight perturbation.
     assert rel_err(got, ref) < (1e-4 if stored_bf16 else 3e-2)
     assert (got.argmax(-1) == ref.argmax(-1)).mean() >= (1.0 if stored_bf16 else 0.9)
-    with _model.Model(str(folder), weight_format="int8") as m:
+    with load(folder, weight_format="int8") as m:
         q = m.logits(PROMPT)
     assert np.linalg.norm(q - ref) / np.linalg.norm(ref) < 0.03
 
@@ -182,7 +188,7 @@ def test_matches_transformers(ckpt, hf, name):
 @pytest.mark.parametrize("name", ["gqa-hd16-bf16", "gqa-hd128"])
 def test_prefill_logits_equal_decode_logits(ckpt, name, fmt):
     folder, cfg, _ = ckpt(name)
-    with _model.Model(str(folder), weight_format=fmt) as m:
+    with load(folder, weight_format=fmt) as m:
         with m.new_session() as s:
             nxt, all_logits = s.prefill(PROMPT, logits="all")
             assert s.length == len(PROMPT)
@@ -206,7 +212,7 @@ def test_long_context_chunks_and_cache_growth(ckpt):
     rng = np.random.default_rng(5)
     seq = rng.integers(0, cfg.vocab, size=300).tolist()
     ref = R.reference_logits(R.as_bf16_mode(w, cfg), cfg, seq)
-    with _model.Model(str(folder), weight_format="bf16") as m:
+    with load(folder, weight_format="bf16") as m:
         with m.new_session() as s:
             _, lg = s.prefill(seq[:280], logits="all")
             assert rel_err(lg, ref[:280]) < 1e-4
@@ -217,7 +223,7 @@ def test_long_context_chunks_and_cache_growth(ckpt):
 
 def test_session_reset_and_sampling_steps(ckpt):
     folder, cfg, _ = ckpt("gqa-hd16-bf16")
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         toks, _ = m.generate(PROMPT, max_new_tokens=8, temperature=0.9, top_p=0.9, seed=3, stop_on_eos=False)
         with m.new_session(len(PROMPT) + 8) as s:
             for _ in range(2):  # reset restarts the sampling steps too
@@ -233,7 +239,7 @@ def test_session_reset_and_sampling_steps(ckpt):
 
 def test_greedy_is_reproducible_and_sampling_is_seeded(ckpt):
     folder, cfg, _ = ckpt("gqa-hd16-bf16")
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         g1, _ = m.generate(PROMPT, max_new_tokens=16, stop_on_eos=False)
         g2, _ = m.generate(PROMPT, max_new_tokens=16, stop_on_eos=False)
         assert g1 == g2
@@ -250,14 +256,14 @@ def test_greedy_is_reproducible_and_sampling_is_seeded(ckpt):
 
 def test_eos_stops_and_generation_config_eos_is_merged(ckpt, tmp_path):
     folder, cfg, _ = ckpt("gqa-hd16-bf16")
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         free, _ = m.generate(PROMPT, max_new_tokens=20, stop_on_eos=False)
     stop = free[4]
     k = free.index(stop)
     for f in folder.iterdir():
         shutil.copy(f, tmp_path / f.name)
     (tmp_path / "generation_config.json").write_text('{"eos_token_id": [%d, 2]}' % stop)
-    with _model.Model(str(tmp_path)) as m:
+    with load(tmp_path) as m:
         assert set(m.info["eos_token_ids"]) == {2, stop}
         toks, stats = m.generate(PROMPT, max_new_tokens=20)
         assert toks == free[:k + 1] and stats["finish_reason"] == "eos"
@@ -267,11 +273,11 @@ def test_eos_stops_and_generation_config_eos_is_merged(ckpt, tmp_path):
 
 def test_max_new_tokens_and_context_limit(ckpt):
     folder, cfg, _ = ckpt("gqa-hd16-bf16")
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         assert m.generate(PROMPT, max_new_tokens=0)[0] == []
         toks, st = m.generate(PROMPT, max_new_tokens=5, stop_on_eos=False)
         assert len(toks) == 5 and st["generated_tokens"] == 5 and st["prefill_ms"] >= 0 and st["decode_ms"] >= 0
-    with _model.Model(str(folder), max_seq_len=16) as m:
+    with load(folder, max_seq_len=16) as m:
         assert m.info["max_seq_len"] == 16
         toks, st = m.generate(PROMPT, max_new_tokens=50, stop_on_eos=False)  # 12 + 5 - 1 = 16 positions
         assert len(toks) == 16 - len(PROMPT) + 1 and st["finish_reason"] == "length"
@@ -280,7 +286,7 @@ def test_max_new_tokens_and_context_limit(ckpt):
 def test_num_layers_loads_the_first_blocks(ckpt):
     folder, cfg, w = ckpt("sharded-f16")
     one = R.TinyConfig(**{**cfg.__dict__, "layers": 1})
-    with _model.Model(str(folder), weight_format="bf16", num_layers=1) as m:
+    with load(folder, weight_format="bf16", num_layers=1) as m:
         assert m.info["num_layers"] == 1
         got = m.logits(PROMPT)
     ref = R.reference_logits(R.as_bf16_mode(w, one), one, PROMPT)
@@ -290,7 +296,7 @@ def test_num_layers_loads_the_first_blocks(ckpt):
 def test_threads_share_one_model(ckpt):
     folder, cfg, _ = ckpt("gqa-hd16-bf16")
     prompts = [PROMPT[i:] + PROMPT[:i] for i in range(8)]
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         serial = [m.generate(p, max_new_tokens=12, stop_on_eos=False)[0] for p in prompts]
         with ThreadPoolExecutor(4) as ex:
             par = list(ex.map(lambda p: m.generate(p, max_new_tokens=12, stop_on_eos=False)[0], prompts))
@@ -309,7 +315,7 @@ def test_threads_share_one_model(ckpt):
 
 def test_tokens_as_arrays(ckpt):
     folder, cfg, _ = ckpt("gqa-hd16-bf16")
-    with _model.Model(str(folder)) as m:
+    with load(folder) as m:
         base = m.logits(PROMPT)
         for arr in (np.array(PROMPT, np.int32), np.array(PROMPT, np.int64), np.array(PROMPT, np.uint16), tuple(PROMPT)):
             np.testing.assert_array_equal(m.logits(arr), base)
@@ -321,7 +327,7 @@ def test_tokens_as_arrays(ckpt):
 def test_progress_is_reported_and_can_cancel(ckpt):
     folder, cfg, _ = ckpt("sharded-f16")
     seen = []
-    with _model.Model(str(folder), progress=lambda d, t: seen.append((d, t))):
+    with load(folder, progress=lambda d, t: seen.append((d, t))):
         pass
     assert len(seen) > 3 and seen[-1][0] == seen[-1][1] > 0
     assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
@@ -334,12 +340,12 @@ def test_progress_is_reported_and_can_cancel(ckpt):
             raise Stop("enough")
 
     with pytest.raises(Stop, match="enough"):
-        _model.Model(str(folder), progress=boom)
+        load(folder, progress=boom)
 
 
 def test_close_while_in_use(ckpt):
     folder, cfg, _ = ckpt("gqa-hd16-bf16")
-    m = _model.Model(str(folder))
+    m = load(folder)
     s = m.new_session()
     s.prefill(PROMPT)
     m.close()
@@ -357,7 +363,7 @@ def test_close_while_in_use(ckpt):
         s.prefill(PROMPT)
 
     # close() from another thread while generations run: they finish or fail cleanly.
-    m = _model.Model(str(folder))
+    m = load(folder)
     results, errors = [], []
 
     def work():
@@ -375,3 +381,35 @@ def test_close_while_in_use(ckpt):
         t.join()
     assert all(e == "model is closed" for e in errors)
     assert len({tuple(r) for r in results}) <= 1
+
+
+# ---- the real default model (SmolLM2-135M-Instruct) -----------------------------------------
+
+REAL_PROMPT = [504, 2365, 6354, 16438, 27003, 690, 260, 23790, 2767, 30, 536, 216, 33, 36, 40, 41, 28, 260,
+               802, 2943, 15004, 8522, 335]
+
+
+def test_default_model_bf16_vs_int8(default_model_dir):
+    with load(default_model_dir, weight_format="bf16") as ref, load(default_model_dir) as q:
+        info = q.info
+        assert (info["num_layers"], info["hidden_size"], info["num_heads"], info["num_kv_heads"]) == (30, 576, 9, 3)
+        assert info["tie_word_embeddings"] and info["weight_format"] == "int8"
+        lr, lq = ref.logits(REAL_PROMPT), q.logits(REAL_PROMPT)
+        assert np.linalg.norm(lq - lr) / np.linalg.norm(lr) < 0.05
+        assert (lq.argmax(-1) == lr.argmax(-1)).mean() >= 0.85
+        g1 = q.generate(REAL_PROMPT, max_new_tokens=16, stop_on_eos=False)[0]
+        assert g1 == q.generate(REAL_PROMPT, max_new_tokens=16, stop_on_eos=False)[0]
+
+
+def test_default_model_matches_transformers(default_model_dir, hf):
+    torch, transformers = hf
+    ref_model = transformers.LlamaForCausalLM.from_pretrained(str(default_model_dir), torch_dtype=torch.float32)
+    ref_model.eval()
+    with torch.no_grad():
+        ref = ref_model(torch.tensor([REAL_PROMPT])).logits[0].double().numpy()
+        ref_gen = ref_model.generate(torch.tensor([REAL_PROMPT]), max_new_tokens=16, do_sample=False)
+    with load(default_model_dir, weight_format="bf16") as m:
+        got = m.logits(REAL_PROMPT)
+        gen = m.generate(REAL_PROMPT, max_new_tokens=16, stop_on_eos=False)[0]
+    assert rel_err(got, ref) < 1e-4
+    assert gen == ref_gen[0, len(REAL_PROMPT):].tolist()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import re
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -179,6 +181,37 @@ def test_use_after_close():
     with pytest.raises(RuntimeError, match="closed"):
         with p:
             pass
+
+
+def test_close_while_another_thread_computes():
+    """close() during a GIL-free call on another thread: that call finishes on valid memory,
+    later calls fail cleanly (the memory goes when the last call returns)."""
+    w = np.random.default_rng(2).standard_normal((1024, 1024)).astype(np.float32)
+    x = np.random.default_rng(3).standard_normal((64, 1024)).astype(np.float32)
+    p = ops.prepack_int8_blocked(w)
+    ref = ops.linear_int8_w8a16(x, p)
+    outcome = {"ok": 0, "closed": 0, "other": []}
+
+    def work():
+        for _ in range(400):
+            try:
+                y = ops.linear_int8_w8a16(x, p)
+                outcome["ok"] += 1
+                assert np.array_equal(y, ref)
+            except RuntimeError as e:
+                if "closed" in str(e):
+                    outcome["closed"] += 1
+                    return
+                outcome["other"].append(e)
+                return
+
+    th = threading.Thread(target=work)
+    th.start()
+    time.sleep(0.02)
+    p.close()
+    th.join(timeout=120)
+    assert not th.is_alive() and not outcome["other"] and p.closed
+    assert outcome["ok"] + outcome["closed"] >= 1
 
 
 def test_context_manager_closes_and_gc_frees():

@@ -7,7 +7,7 @@ namespace vt {
 struct CpuFeatures {
     bool avx2 = false, fma = false, f16c = false;
     bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
-    bool avx512vnni = false, avx512bf16 = false;
+    bool avx512vnni = false, avx512bf16 = false, avx512vbmi = false;
 };
 
 const CpuFeatures& cpu_features();

@@ -113,7 +113,7 @@ typedef float v16 __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4)));  // unaligned access
 #define VT_INLINE inline __attribute__((always_inline))
 
-VT_INLINE v16 splat(float x) { return x - v16{}; }  // x - 0 folds to a broadcast (x + 0 does not)
+#define VT_SPLAT(x) ((x) - v16{})  // a broadcast (x - 0 folds away; x + 0 does not, for x = -0)
 
 // s[g][0:64] = q_g · k_j for a full block of 64 keys starting at j0, NG heads at once.
 template <int NG>
@@ -126,7 +126,7 @@ VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t cap,
         const v16u* kr = reinterpret_cast<const v16u*>(kt + d * cap + j0);
         const v16 k0 = kr[0], k1 = kr[1], k2 = kr[2], k3 = kr[3];
         for (int g = 0; g < NG; ++g) {
-            const v16 qd = splat(q[g][d]);
+            const v16 qd = VT_SPLAT(q[g][d]);
             a[g][0] += qd * k0;
             a[g][1] += qd * k1;
             a[g][2] += qd * k2;
@@ -148,7 +148,7 @@ VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const float* v,
         v16 vv[HV];
         for (int h = 0; h < HV; ++h) vv[h] = vr[h];
         for (int g = 0; g < NG; ++g) {
-            const v16 pj = splat(p[g][j]);
+            const v16 pj = VT_SPLAT(p[g][j]);
             for (int h = 0; h < HV; ++h) a[g][h] += pj * vv[h];
         }
     }
@@ -509,6 +509,10 @@ std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens) {
     auto s = std::make_unique<vt_session>();
     s->model = &m;
     s->max_tokens = max_tokens ? max_tokens : m.max_seq_len;
+    if (m.cuda) {
+        s->cuda = cuda_new_session(*m.cuda, m, s->max_tokens);
+        return s;
+    }
     ensure_rows(*s, 1);
     s->logits.assign(size_t(m.cfg.vocab_size), 0.0f);
     // Small sessions get their whole cache now; large ones grow (doubling) as they fill.
@@ -523,6 +527,7 @@ void reset_session(vt_session& s) {
 
 void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling, int32_t* next_token,
              float* logits, vt_logits_mode mode) {
+    if (s.cuda) return cuda_prefill(*s.cuda, s, tokens, n, sampling, next_token, logits, mode);
     VT_CHECK_ARG(n >= 1, "prefill needs at least one token (n = %lld)", (long long)n);
     VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
     VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
@@ -553,6 +558,7 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
 }
 
 void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token, float* logits) {
+    if (s.cuda) return cuda_decode(*s.cuda, s, token, sampling, next_token, logits);
     if (next_token && sampling) check_sample_options(*sampling);
     check_tokens(*s.model, &token, 1);
     check_room(s, 1);

@@ -42,6 +42,10 @@ struct vt_session {
     vt::AlignedVec<float> tmp;    // [R, H]      o_proj / down_proj output
     vt::AlignedVec<float> rope;   // [R, HD]     cos | sin of each token's position
     vt::AlignedVec<float> logits; // [V]         last row's logits when the caller gives none
+
+    // Device state when the model runs on CUDA; then the CPU buffers above stay empty and
+    // prefill / decode go to cuda_prefill / cuda_decode (len and step are still kept here).
+    vt::CudaSessionPtr cuda;
 };
 
 namespace vt {

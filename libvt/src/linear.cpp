@@ -47,7 +47,7 @@ float* thread_scratch(size_t floats) {
 void run_dense(const cpu::LinearJob& job) {
     const int level = cpu_level();
     const int64_t nt = job.w.ntiles;
-    if (job.m <= cpu::kGemvMaxM) {
+    if (job.m <= cpu::gemv_max_m(level)) {
         parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
             switch (level) {
 #if defined(VT_HAVE_X86_KERNELS)
@@ -147,6 +147,13 @@ void run_sparse(const Packed& w, const float* x, int64_t m, const float* bias, f
     job.m = m;
     job.bias = bias;
     job.y = y;
+#if defined(VT_HAVE_X86_KERNELS)
+    const CpuFeatures& f = cpu_features();
+    if (cpu_level() == 2 && f.avx512vbmi && f.avx512vnni) {
+        parallel_for(w.out, 16, [&](int64_t r0, int64_t r1, int) { cpu::sparse_avx512(job, r0, r1); });
+        return;
+    }
+#endif
     parallel_for(w.out, 16, [&](int64_t r0, int64_t r1, int) { cpu::sparse_generic(job, r0, r1); });
 }
 

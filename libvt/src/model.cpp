@@ -115,8 +115,13 @@ void check_options(const vt_model_options& o) {
                  (long long)o.max_seq_len, (long long)(int64_t(1) << 24));
     VT_CHECK_ARG(o.device == VT_DEVICE_AUTO || o.device == VT_DEVICE_CPU || o.device == VT_DEVICE_CUDA,
                  "device %d is not a vt_device_kind", o.device);
-    if (o.device == VT_DEVICE_CUDA)
-        fail(VT_STATUS_BACKEND_UNAVAILABLE, "device CUDA was requested, but libvt was built without CUDA");
+    VT_CHECK_ARG(o.device_index >= 0, "device_index %d is negative", o.device_index);
+    if (o.device == VT_DEVICE_CUDA) {
+        // Before reading gigabytes: say now why the device cannot be used.
+        std::string why;
+        if (!cuda_device_usable(o.device_index, &why))
+            fail(VT_STATUS_BACKEND_UNAVAILABLE, "device cuda:%d was requested, but %s", o.device_index, why.c_str());
+    }
 }
 
 // ---- Loading helpers --------------------------------------------------------------------
@@ -195,7 +200,8 @@ public:
         what += " in " + ck_.file_of(*ts[0]);
         if (same_dtype) {
             const size_t esize = vt_dtype_size(ts[0]->dtype);
-            AlignedVec<uint8_t> buf(size_t(rows * cols) * esize);
+            RawBuf<uint8_t> buf;  // uninitialized: fully overwritten below
+            buf.allocate(size_t(rows * cols) * esize);
             size_t off = 0;
             for (const TensorView* t : ts) {
                 copy_parallel(buf.data() + off, t->data, t->nbytes);
@@ -444,7 +450,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
 
     // Embedding table, kept in its stored dtype (exact row lookups).
     m->embed_dtype = emb.dtype;
-    m->embed.resize(emb.nbytes);
+    m->embed.allocate(emb.nbytes);
     copy_parallel(m->embed.data(), emb.data, emb.nbytes);
     ld.progress(int64_t(emb.nbytes));
 
@@ -486,6 +492,22 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->weight_bytes = wb;
     m->total_bytes = wb + int64_t(m->embed.size()) + int64_t(m->inv_freq.size() * sizeof(float)) +
                      int64_t(sizeof(vt_model));
+
+    // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
+    // when the device cannot take this model (unsupported shape, not enough memory).
+    const bool want_cuda = opt.device == VT_DEVICE_CUDA ||
+                           (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr));
+    if (want_cuda) {
+        try {
+            m->cuda = cuda_upload_model(*m, opt.device_index);
+            m->device = VT_DEVICE_CUDA;
+            m->device_index = opt.device_index;
+        } catch (const Error& e) {
+            const bool fallback = opt.device == VT_DEVICE_AUTO &&
+                                  (e.status() == VT_STATUS_UNSUPPORTED || e.status() == VT_STATUS_OUT_OF_MEMORY);
+            if (!fallback) throw;
+        }
+    }
     return m;
 }
 
@@ -511,9 +533,9 @@ void get_model_info(const vt_model& m, vt_model_info* info) {
     r.weight_format = m.format;
     r.block_size = m.block_size;
     r.device = m.device;
-    r.device_index = 0;
+    r.device_index = m.device_index;
     r.weight_bytes = m.weight_bytes;
-    r.total_bytes = m.total_bytes;
+    r.total_bytes = m.total_bytes + (m.cuda ? cuda_model_device_bytes(*m.cuda) : 0);
     *info = r;
 }
 

@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "config.h"
+#include "cuda/backend.h"
 #include "quant.h"
 
 namespace vt {
@@ -33,21 +34,26 @@ struct vt_model {
     int64_t file_layers = 0;  // blocks in the checkpoint
     vt_format format = VT_FORMAT_INT8_BLOCKED;
     int32_t block_size = 0;   // of the layer linears; 0 for per-channel / bf16
-    int32_t device = VT_DEVICE_CPU;
+    int32_t device = VT_DEVICE_CPU;  // where sessions run: CPU, or CUDA (then `cuda` is set)
+    int32_t device_index = 0;
     int64_t max_seq_len = 0;  // KV capacity limit of a session
 
     vt_dtype embed_dtype = VT_DTYPE_BF16;  // as stored: F32, F16 or BF16
-    vt::AlignedVec<uint8_t> embed;         // [V, H] of embed_dtype
+    vt::RawBuf<uint8_t> embed;             // [V, H] of embed_dtype
     std::vector<vt::LayerWeights> layers;  // [num_layers]
     vt::AlignedVec<float> final_norm;      // [H]
     std::unique_ptr<vt::Packed> lm_head;   // [V, H] (from the embedding table when tied)
     std::vector<float> inv_freq;           // [HD/2] RoPE inverse frequencies (scaling applied)
 
     int64_t weight_bytes = 0;  // read per decoded token
-    int64_t total_bytes = 0;   // held in memory
+    int64_t total_bytes = 0;   // held in host memory
 
     // Embedding row of `token` as f32 -> out[H].
     void embed_row(int32_t token, float* out) const;
+
+    // The device copy when device == CUDA (cuda/backend.h). Declared last: it reads the
+    // fields above, so it is destroyed first.
+    vt::CudaModelPtr cuda;
 };
 
 namespace vt {

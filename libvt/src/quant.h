@@ -9,8 +9,13 @@
 #include "common.h"
 
 namespace vt {
-// Owning, 64-byte aligned, *uninitialized* array: packing a 1 GB model must not first zero
-// 1 GB on one thread (std::vector value-initializes); the packing threads touch the pages.
+// Uninitialized memory for packed weights (pack.cpp): 64-byte aligned; buffers of several MB
+// are 2 MB aligned and advised as transparent huge pages (fewer page faults while packing,
+// fewer TLB misses while the GEMV streams them). Throws std::bad_alloc. Free with std::free.
+void* alloc_weights(size_t bytes);
+
+// Owning, *uninitialized* array: packing a 1 GB model must not first zero 1 GB on one
+// thread (std::vector value-initializes); the packing threads touch the pages.
 template <class T>
 class RawBuf {
 public:
@@ -22,10 +27,8 @@ public:
         std::free(p_);
         p_ = nullptr;
         n_ = 0;
-        if (n > (SIZE_MAX - 64) / sizeof(T)) throw std::bad_alloc();
-        size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
-        p_ = static_cast<T*>(std::aligned_alloc(64, bytes ? bytes : 64));
-        if (!p_) throw std::bad_alloc();
+        if (n > (SIZE_MAX - (4u << 20)) / sizeof(T)) throw std::bad_alloc();
+        p_ = static_cast<T*>(alloc_weights(n * sizeof(T)));
         n_ = n;
     }
     T* data() { return p_; }

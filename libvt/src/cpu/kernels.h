@@ -60,8 +60,11 @@ struct LinearJob {
 // of x; partial sums live in a [m, kGemmTiles*16 (x2)] f32 accumulator.
 constexpr int64_t kGemmTiles = 8;
 constexpr int64_t kGemmKc = 256;
-// m at or below which the GEMV-style kernel (decode each weight once, m FMAs) is used.
+// m at or below which the GEMV-style kernel (decode each weight once, m FMAs) is used:
+// faster than dequantizing panels for small m. AVX-512 has the registers for 8 rows.
 constexpr int64_t kGemvMaxM = 4;
+constexpr int64_t kGemvMaxMAvx512 = 8;
+inline int64_t gemv_max_m(int level) { return level == 2 ? kGemvMaxMAvx512 : kGemvMaxM; }
 
 // Layout: panel [kGemmKc * kGemmTiles * 32] (room for swiglu's two weights), then the
 // accumulator [m][kGemmTiles * 16 (x2 for swiglu)].
@@ -71,7 +74,7 @@ inline size_t gemm_scratch_floats(int64_t m, bool swiglu) {
     return static_cast<size_t>(kGemmPanelFloats) + w * static_cast<size_t>(m) + 64;
 }
 
-// Output tiles [t0, t1) of job, for all m rows. gemv_*: m <= kGemvMaxM. gemm_*: any m,
+// Output tiles [t0, t1) of job, for all m rows. gemv_*: m <= gemv_max_m(level). gemm_*: any m,
 // scratch of gemm_scratch_floats(m, swiglu) floats, 64-byte aligned.
 void gemv_generic(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_generic(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
@@ -95,7 +98,8 @@ struct SparseJob {
     float* y = nullptr;             // [m, out]
 };
 
-// Output rows [r0, r1) for all m input rows.
+// Output rows [r0, r1) for all m input rows. sparse_avx512 additionally needs AVX512-VBMI and
+// AVX512-VNNI (cpu_features()); linear.cpp falls back to sparse_generic without them.
 void sparse_generic(const SparseJob& job, int64_t r0, int64_t r1);
 void sparse_avx512(const SparseJob& job, int64_t r0, int64_t r1);
 

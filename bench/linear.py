@@ -1,0 +1,222 @@
+"""Quantized linears on the CPU: m=1 decode GEMV and m=512 prefill GEMM, TinyLlama shapes.
+
+For each [out, in] weight shape of TinyLlama-1.1B (q/o proj 2048x2048, gate/up 5632x2048,
+down 2048x5632, lm_head 32000x2048) and each packed format, in one run:
+  * m = 1:   time per call, GB/s of *packed weight bytes* streamed, that as a fraction of the
+             machine's read bandwidth measured in this run, and the speed-up over numpy's
+             float32 GEMV (W @ x) on the same shape;
+  * m = 512: GFLOP/s (2·m·out·in per call) and the speed-up over numpy's float32 x @ W.T.
+Decode streams far more weights than the last-level cache holds, so every m = 1 timing
+cycles through enough distinct copies of the weight (>= 4x the L3 size in total), for both
+libvt and numpy: the numbers are DRAM numbers, not cache numbers.
+
+Read bandwidth: numpy float32 sums over 512 MiB arrays, one array per thread in as many
+Python threads as libvt uses (numpy releases the GIL in reductions); best of 5.
+
+Each figure is the median of several timed calls after warm-up. Prints a table and writes
+JSON + the table under bench/results/.
+
+    python bench/linear.py [--quick] [--formats int8,fp8,...] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pyvt import ops
+
+SHAPES = [  # (name, out, in)
+    ("q/o_proj", 2048, 2048),
+    ("gate/up", 5632, 2048),
+    ("down", 2048, 5632),
+    ("lm_head", 32000, 2048),
+]
+FORMATS = {
+    "int8": (ops.prepack_int8_blocked, ops.linear_int8_w8a16),
+    "fp8": (ops.prepack_fp8_blocked, ops.linear_fp8_w8a16),
+    "fp8-channel": (ops.prepack_fp8, ops.linear_fp8_w8a16),
+    "int8-sparse24": (ops.prepack_int8_sparse24, ops.linear_int8_sparse),
+    "int4-sparse24": (ops.prepack_int4_sparse24, ops.linear_int4_sparse),
+}
+L3_BYTES = 32 << 20
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def median_time(fn, reps: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts))
+
+
+def read_bandwidth(nthreads: int, mib: int = 512) -> dict:
+    arrs = [np.ones(mib << 18, dtype=np.float32) for _ in range(nthreads)]
+
+    def run_all():
+        ths = [threading.Thread(target=a.sum) for a in arrs]
+        t = time.perf_counter()
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join()
+        return time.perf_counter() - t
+
+    single = min(median_time(arrs[0].sum, 1, 1) for _ in range(5))
+    multi = min(run_all() for _ in range(5))
+    nbytes = arrs[0].nbytes
+    return {"method": f"numpy float32 sum of {mib} MiB per thread, best of 5",
+            "single_thread_GBps": nbytes / single / 1e9,
+            "threads": nthreads,
+            "all_threads_GBps": nthreads * nbytes / multi / 1e9}
+
+
+def copies_for(nbytes: int) -> int:
+    return max(2, min(64, -(-4 * L3_BYTES // nbytes)))
+
+
+def bench_numpy(out_f: int, in_f: int, reps: int, rng) -> dict:
+    w0 = (rng.standard_normal((out_f, in_f)) * 0.02).astype(np.float32)
+    n = copies_for(w0.nbytes)
+    ws = [w0] + [w0.copy() for _ in range(n - 1)]
+    x1 = rng.standard_normal(in_f).astype(np.float32)
+    it = iter(range(10 ** 9))
+    t1 = median_time(lambda: ws[next(it) % n] @ x1, reps * 3)
+    xm = rng.standard_normal((512, in_f)).astype(np.float32)
+    wt = ws[0]
+    tm = median_time(lambda: xm @ wt.T, max(3, reps // 2), 1)
+    return {"m1_ms": t1 * 1e3, "m1_GBps": w0.nbytes / t1 / 1e9,
+            "m512_ms": tm * 1e3, "m512_GFLOPs": 2 * 512 * out_f * in_f / tm / 1e9}
+
+
+def bench_format(fmt: str, out_f: int, in_f: int, reps: int, rng, with_gemm: bool) -> dict:
+    prep, lin = FORMATS[fmt]
+    w = (rng.standard_normal((out_f, in_f)) * 0.02).astype(np.float32)
+    t = time.perf_counter()
+    p0 = prep(w)
+    pack_s = time.perf_counter() - t
+    n = copies_for(p0.nbytes)
+    ps = [p0] + [prep(w) for _ in range(n - 1)]
+    x1 = rng.standard_normal(in_f).astype(np.float32)
+    it = iter(range(10 ** 9))
+    t1 = median_time(lambda: lin(x1, ps[next(it) % n]), reps * 3)
+    res = {"nbytes": p0.nbytes, "bytes_per_weight": p0.nbytes / w.size, "copies": n,
+           "pack_ms": pack_s * 1e3, "m1_ms": t1 * 1e3, "m1_GBps": p0.nbytes / t1 / 1e9}
+    if with_gemm:
+        xm = rng.standard_normal((512, in_f)).astype(np.float32)
+        tm = median_time(lambda: lin(xm, p0), max(3, reps // 2), 1)
+        res.update({"m512_ms": tm * 1e3, "m512_GFLOPs": 2 * 512 * out_f * in_f / tm / 1e9})
+    for p in ps:
+        p.close()
+    return res
+
+
+def machine_info() -> dict:
+    cpu = platform.processor()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        commit += "+dirty" if dirty else ""
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {"cpu": cpu, "cores": len(os.sched_getaffinity(0)), "isa": ops.cpu_isa(),
+            "threads": ops.get_num_threads(), "backend": ops.backend_info(),
+            "pyvt": ops.version(), "numpy": np.__version__, "python": platform.python_version(),
+            "commit": commit, "date": _dt.datetime.now().isoformat(timespec="seconds"),
+            "loadavg_at_start": os.getloadavg()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--formats", default=",".join(FORMATS), help="comma-separated formats")
+    ap.add_argument("--threads", type=int, default=0, help="libvt threads (0: default)")
+    ap.add_argument("--no-save", action="store_true", help="do not write bench/results/")
+    args = ap.parse_args(argv)
+    if args.threads:
+        ops.set_num_threads(args.threads)
+    fmts = [f for f in args.formats.split(",") if f]
+    for f in fmts:
+        if f not in FORMATS:
+            ap.error(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
+    reps = 5 if args.quick else 15
+    rng = np.random.default_rng(0)
+    info = machine_info()
+    print(f"# {info['cpu']}, {info['cores']} cores, libvt {info['pyvt']} ({info['isa']}, "
+          f"{info['threads']} threads), numpy {info['numpy']}, python {info['python']}, "
+          f"commit {info['commit']}, {info['date']}", flush=True)
+    bw = read_bandwidth(ops.get_num_threads())
+    print(f"# read bandwidth: {bw['all_threads_GBps']:.1f} GB/s with {bw['threads']} threads, "
+          f"{bw['single_thread_GBps']:.1f} GB/s single ({bw['method']})", flush=True)
+    results = {"machine": info, "bandwidth": bw, "shapes": []}
+    head = (f"{'shape':>22} {'format':>14} {'B/w':>6} {'m=1 ms':>8} {'GB/s':>6} {'%bw':>5} "
+            f"{'x numpy':>8} {'m=512 ms':>9} {'GFLOP/s':>8} {'x numpy':>8}")
+    lines = [head]
+    print(head, flush=True)
+    for name, out_f, in_f in SHAPES:
+        npres = bench_numpy(out_f, in_f, reps, rng)
+        label = f"{name} {out_f}x{in_f}"
+        row = (f"{label:>22} {'numpy f32':>14} {4.0:6.3f} {npres['m1_ms']:8.3f} {npres['m1_GBps']:6.1f} "
+               f"{100 * npres['m1_GBps'] / bw['all_threads_GBps']:5.0f} {1.0:8.2f} "
+               f"{npres['m512_ms']:9.2f} {npres['m512_GFLOPs']:8.1f} {1.0:8.2f}")
+        print(row, flush=True)
+        lines.append(row)
+        entry = {"name": name, "out": out_f, "in": in_f, "numpy": npres, "formats": {}}
+        for fmt in fmts:
+            r = bench_format(fmt, out_f, in_f, reps, rng, with_gemm=True)
+            r["m1_frac_bw"] = r["m1_GBps"] / bw["all_threads_GBps"]
+            r["m1_speedup_vs_numpy"] = npres["m1_ms"] / r["m1_ms"]
+            r["m512_speedup_vs_numpy"] = npres["m512_ms"] / r["m512_ms"]
+            entry["formats"][fmt] = r
+            row = (f"{'':>22} {fmt:>14} {r['bytes_per_weight']:6.3f} {r['m1_ms']:8.3f} {r['m1_GBps']:6.1f} "
+                   f"{100 * r['m1_frac_bw']:5.0f} {r['m1_speedup_vs_numpy']:8.2f} "
+                   f"{r['m512_ms']:9.2f} {r['m512_GFLOPs']:8.1f} {r['m512_speedup_vs_numpy']:8.2f}")
+            print(row, flush=True)
+            lines.append(row)
+        results["shapes"].append(entry)
+    results["loadavg_at_end"] = os.getloadavg()
+    if not args.no_save:
+        outdir = ROOT / "bench" / "results"
+        outdir.mkdir(parents=True, exist_ok=True)
+        stamp = info["date"].replace(":", "").replace("-", "")
+        base = outdir / f"linear-{stamp}"
+        base.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+        header = [f"# bench/linear.py {' '.join(argv if argv is not None else sys.argv[1:])}",
+                  f"# {info['cpu']}, {info['cores']} cores, libvt {info['pyvt']} ({info['isa']}, "
+                  f"{info['threads']} threads), numpy {info['numpy']}, python {info['python']}, "
+                  f"commit {info['commit']}, {info['date']}, load {info['loadavg_at_start'][0]:.2f}",
+                  f"# read bandwidth {bw['all_threads_GBps']:.1f} GB/s ({bw['threads']} threads; "
+                  f"{bw['single_thread_GBps']:.1f} single): {bw['method']}",
+                  "# B/w = packed bytes per weight; GB/s = packed weight bytes / time at m=1 "
+                  "(weights cycled through >= 4x L3); %bw = of the read bandwidth; "
+                  "x numpy = numpy float32 time / libvt time"]
+        base.with_suffix(".txt").write_text("\n".join(header + lines) + "\n")
+        print(f"# wrote {base.with_suffix('.json')} and .txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

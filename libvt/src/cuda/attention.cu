@@ -1,0 +1,308 @@
+// Attention over the device KV cache (f32, the CPU's precision): keys transposed
+// [kv_head][hd][cap] so that consecutive threads read consecutive positions of one dim
+// (coalesced), values row-major [kv_head][cap][hd].
+//
+// Decode (one query row): flash-decoding. The key range is cut into `splits` pieces so that
+// kv_heads × head_groups × splits blocks fill the GPU even for 4 KV heads; each block runs an
+// online softmax over its piece for up to 8 query heads of one GQA group (each key is read
+// once for the whole group), writes an unnormalized partial (acc, max, sum), and the last
+// block of the group to arrive (a per-group counter) merges the partials — no second kernel,
+// which matters at ~100 launches per token. Position and length come from device memory, so a
+// captured graph replays for every token; blocks past the current length do nothing.
+//
+// Prefill (m query rows, causal): one block per (KV head, run of query rows); every thread owns
+// one (query row, head) vector (two threads for head_dim 128), keys and values are staged in
+// shared memory 32 at a time and shared by all the block's queries.
+#include "cuda/common.cuh"
+
+namespace vt {
+namespace cudak {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr float kNegInf = -__builtin_huge_valf();
+
+// ---- Decode ------------------------------------------------------------------------------------
+
+template <int HD>
+__global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a) {
+    constexpr int G8 = kAttnMaxGroup;
+    constexpr int NP = kThreads / HD;  // thread groups over the head dims in the V phase
+    constexpr int GPT = G8 / NP;       // heads per thread in the V phase
+    __shared__ __align__(16) float q_s[G8][HD];
+    __shared__ float p_s[G8][kAttnTile];
+    __shared__ float red[G8][kThreads / 32];
+    // Online-softmax state per head, kept by thread g (not in every thread's registers).
+    __shared__ float m_s[G8], l_s[G8], corr_s[G8];
+    __shared__ int last_s;
+
+    pdl_launch_dependents();
+    pdl_wait();
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int G = a.nh / a.nkv, gb = G < G8 ? G : G8, ngroups = (G + gb - 1) / gb;
+    const int unit = blockIdx.x, kvh = unit / ngroups, grp = unit - kvh * ngroups;
+    const int h0 = kvh * G + grp * gb, ng = min(gb, G - grp * gb);
+    const int S = gridDim.y, split = blockIdx.y;
+    const int n = *a.pos + 1;
+    const KeyRange kr = attn_split_range(n, S, split, kAttnTile);
+    const int k0 = kr.k0, k1 = kr.k1;
+
+    for (int i = tid; i < G8 * HD; i += kThreads) {
+        const int g = i / HD, d = i - g * HD;
+        q_s[g][d] = g < ng ? a.q[int64_t(h0 + g) * HD + d] : 0.0f;
+    }
+    if (tid < G8) {
+        m_s[tid] = kNegInf;
+        l_s[tid] = 0.0f;
+    }
+    __syncthreads();
+
+    const int64_t cap = a.cap;
+    const float* kt = a.kcache + int64_t(kvh) * HD * cap;
+    const float* vv = a.vcache + int64_t(kvh) * cap * HD;
+    const int d = tid % HD, gp = tid / HD;
+    float acc[GPT];
+#pragma unroll
+    for (int i = 0; i < GPT; ++i) acc[i] = 0.0f;
+
+    for (int j0 = k0; j0 < k1; j0 += kAttnTile) {
+        const int j = j0 + tid;
+        const bool valid = j < k1;
+        float sc[G8];
+#pragma unroll
+        for (int g = 0; g < G8; ++g) sc[g] = 0.0f;
+        if (valid) {
+            const float* kc = kt + j;
+#pragma unroll 4
+            for (int d0 = 0; d0 < HD; d0 += 4) {
+                const float x0 = kc[int64_t(d0) * cap], x1 = kc[int64_t(d0 + 1) * cap];
+                const float x2 = kc[int64_t(d0 + 2) * cap], x3 = kc[int64_t(d0 + 3) * cap];
+#pragma unroll
+                for (int g = 0; g < G8; ++g) {
+                    if (g >= ng) break;
+                    const float4 qv = *reinterpret_cast<const float4*>(&q_s[g][d0]);
+                    sc[g] = fmaf(qv.x, x0, fmaf(qv.y, x1, fmaf(qv.z, x2, fmaf(qv.w, x3, sc[g]))));
+                }
+            }
+        }
+        // Online softmax over this tile: block max, rescale, exponentials, block sum.
+#pragma unroll
+        for (int g = 0; g < G8; ++g) {
+            const float v = warp_max(valid ? sc[g] : kNegInf);
+            if (lane == 0) red[g][warp] = v;
+        }
+        __syncthreads();
+        if (tid < G8) {
+            float tm = red[tid][0];
+#pragma unroll
+            for (int w = 1; w < kThreads / 32; ++w) tm = fmaxf(tm, red[tid][w]);
+            const float mold = m_s[tid], mnew = fmaxf(mold, tm);
+            corr_s[tid] = mold == kNegInf ? 0.0f : expf(mold - mnew);
+            m_s[tid] = mnew;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int g = 0; g < G8; ++g) {
+            const float pv = valid && g < ng ? expf(sc[g] - m_s[g]) : 0.0f;
+            p_s[g][tid] = pv;
+            const float ps = warp_sum(pv);
+            if (lane == 0) red[g][warp] = ps;
+        }
+        __syncthreads();
+        if (tid < G8) {
+            float ts = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kThreads / 32; ++w) ts += red[tid][w];
+            l_s[tid] = l_s[tid] * corr_s[tid] + ts;
+        }
+        // acc[g][d] = acc·corr + Σ_t p[g][t] · v[t][d]
+        const int nt = min(kAttnTile, k1 - j0);
+        const float* vt = vv + int64_t(j0) * HD + d;
+#pragma unroll
+        for (int i = 0; i < GPT; ++i) acc[i] *= corr_s[gp + NP * i];
+        int t = 0;
+        for (; t + 4 <= nt; t += 4) {
+            const float v0 = vt[int64_t(t) * HD], v1 = vt[int64_t(t + 1) * HD];
+            const float v2 = vt[int64_t(t + 2) * HD], v3 = vt[int64_t(t + 3) * HD];
+#pragma unroll
+            for (int i = 0; i < GPT; ++i) {
+                if (gp + NP * i >= ng) break;
+                const float* pr = &p_s[gp + NP * i][t];
+                acc[i] = fmaf(pr[0], v0, fmaf(pr[1], v1, fmaf(pr[2], v2, fmaf(pr[3], v3, acc[i]))));
+            }
+        }
+        for (; t < nt; ++t) {
+            const float v0 = vt[int64_t(t) * HD];
+#pragma unroll
+            for (int i = 0; i < GPT; ++i) {
+                if (gp + NP * i >= ng) break;
+                acc[i] = fmaf(p_s[gp + NP * i][t], v0, acc[i]);
+            }
+        }
+        __syncthreads();  // p_s, red, corr_s and the state are rewritten by the next tile
+    }
+
+    // Partial result of this split: acc [G8][HD], then max and sum.
+    float* part = a.partial + (int64_t(unit) * S + split) * G8 * (HD + 2);
+#pragma unroll
+    for (int i = 0; i < GPT; ++i) part[(gp + NP * i) * (HD + 2) + d] = acc[i];
+    if (tid < G8) {
+        part[tid * (HD + 2) + HD] = m_s[tid];
+        part[tid * (HD + 2) + HD + 1] = l_s[tid];
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) last_s = atomicAdd(&a.counters[unit], 1) == S - 1;
+    __syncthreads();
+    if (!last_s) return;
+    __threadfence();
+
+    // The last block merges: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
+    const float* p0 = a.partial + int64_t(unit) * S * G8 * (HD + 2);
+    for (int i = tid; i < ng * HD; i += kThreads) {
+        const int g = i / HD, dd = i - g * HD;
+        float M = kNegInf;
+        for (int sp = 0; sp < S; ++sp) M = fmaxf(M, __ldcg(p0 + (int64_t(sp) * G8 + g) * (HD + 2) + HD));
+        float L = 0.0f, o = 0.0f;
+        for (int sp = 0; sp < S; ++sp) {
+            const float* ps = p0 + (int64_t(sp) * G8 + g) * (HD + 2);
+            const float ms = __ldcg(ps + HD);
+            if (ms == kNegInf) continue;  // an empty split
+            const float w = expf(ms - M);
+            L = fmaf(w, __ldcg(ps + HD + 1), L);
+            o = fmaf(w, __ldcg(ps + dd), o);
+        }
+        a.out[int64_t(h0 + g) * HD + dd] = o / L;
+    }
+    if (tid == 0) a.counters[unit] = 0;  // ready for the next launch
+}
+
+// ---- Prefill -----------------------------------------------------------------------------------
+
+template <int HD>
+__global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a) {
+    constexpr int LPQ = HD / 64;        // threads per query vector (each owns 64 dims)
+    constexpr int QV = kThreads / LPQ;  // query vectors per block
+    constexpr int KT = 32;              // keys per shared tile
+    constexpr int KS = HD + 4 * LPQ;    // shared row stride; the halves of a 128-dim row are
+                                        // 4 floats apart in bank order (no 2-way conflict)
+    __shared__ __align__(16) float k_s[KT][KS];
+    __shared__ __align__(16) float v_s[KT][KS];
+
+    pdl_launch_dependents();
+    pdl_wait();
+    const int tid = threadIdx.x;
+    const int G = a.nh / a.nkv, QR = QV / G;  // query rows per block (G <= QV, checked at upload)
+    const int kvh = blockIdx.x;
+    const int qv = tid / LPQ, dp = tid - qv * LPQ;
+    const int qi = qv / G, g = qv - qi * G;
+    const int i = blockIdx.y * QR + qi;
+    const bool active = qi < QR && i < a.m;
+    const int h = kvh * G + g;
+    const int pos0 = *a.pos;
+    const int pos_i = pos0 + i;
+    const int last_row = min(a.m, (blockIdx.y + 1) * QR) - 1;
+    const int kend = pos0 + last_row + 1;  // keys this block needs
+    const int64_t ldq = int64_t(a.nh) * HD;
+    const int col0 = dp * (64 + 4);        // this thread's 64 dims inside a shared row
+
+    float q[64], acc[64];
+#pragma unroll
+    for (int t = 0; t < 64; ++t) {
+        q[t] = active ? a.q[int64_t(i) * ldq + int64_t(h) * HD + dp * 64 + t] : 0.0f;
+        acc[t] = 0.0f;
+    }
+    float m_run = kNegInf, l_run = 0.0f;
+
+    const int64_t cap = a.cap;
+    const float* kt = a.kcache + int64_t(kvh) * HD * cap;
+    const float* vv = a.vcache + int64_t(kvh) * cap * HD;
+    for (int j0 = 0; j0 < kend; j0 += KT) {
+        __syncthreads();
+        for (int idx = tid; idx < KT * HD; idx += kThreads) {  // K^T -> rows, coalesced along j
+            const int d = idx / KT, jj = idx - d * KT, j = j0 + jj;
+            k_s[jj][d + 4 * (d >> 6)] = j < kend ? kt[int64_t(d) * cap + j] : 0.0f;
+        }
+        for (int idx = tid; idx < KT * (HD / 4); idx += kThreads) {
+            const int jj = idx / (HD / 4), d = 4 * (idx - jj * (HD / 4)), j = j0 + jj;
+            const float4 v = j < kend ? *reinterpret_cast<const float4*>(vv + int64_t(j) * HD + d)
+                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+            *reinterpret_cast<float4*>(&v_s[jj][d + 4 * (d >> 6)]) = v;
+        }
+        __syncthreads();
+        // Every thread runs every sub-tile (the shuffles below need the whole warp); masked
+        // keys score -inf. The rows of one block are consecutive, so little is wasted.
+#pragma unroll 1
+        for (int sub = 0; sub < KT; sub += 8) {
+            float sc[8];
+            float smax = kNegInf;
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj) {
+                const float* kr = &k_s[sub + jj][col0];
+                float s = 0.0f;
+#pragma unroll
+                for (int t = 0; t < 64; t += 4) {
+                    const float4 kv = *reinterpret_cast<const float4*>(kr + t);
+                    s = fmaf(q[t], kv.x, fmaf(q[t + 1], kv.y, fmaf(q[t + 2], kv.z, fmaf(q[t + 3], kv.w, s))));
+                }
+                if constexpr (LPQ == 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+                sc[jj] = j0 + sub + jj <= pos_i ? s : kNegInf;
+                smax = fmaxf(smax, sc[jj]);
+            }
+            if (smax == kNegInf) continue;  // no visible key here for this query
+            const float mnew = fmaxf(m_run, smax);
+            const float corr = m_run == kNegInf ? 0.0f : expf(m_run - mnew);
+            m_run = mnew;
+            float p[8], ps = 0.0f;
+#pragma unroll
+            for (int jj = 0; jj < 8; ++jj) {
+                p[jj] = expf(sc[jj] - mnew);
+                ps += p[jj];
+            }
+            l_run = l_run * corr + ps;
+#pragma unroll
+            for (int t = 0; t < 64; t += 4) {
+                float4 o = make_float4(acc[t] * corr, acc[t + 1] * corr, acc[t + 2] * corr, acc[t + 3] * corr);
+#pragma unroll
+                for (int jj = 0; jj < 8; ++jj) {
+                    const float4 vv4 = *reinterpret_cast<const float4*>(&v_s[sub + jj][col0 + t]);
+                    o.x = fmaf(p[jj], vv4.x, o.x);
+                    o.y = fmaf(p[jj], vv4.y, o.y);
+                    o.z = fmaf(p[jj], vv4.z, o.z);
+                    o.w = fmaf(p[jj], vv4.w, o.w);
+                }
+                acc[t] = o.x;
+                acc[t + 1] = o.y;
+                acc[t + 2] = o.z;
+                acc[t + 3] = o.w;
+            }
+        }
+    }
+    if (active) {
+        const float inv = 1.0f / l_run;
+        float* out = a.out + int64_t(i) * ldq + int64_t(h) * HD + dp * 64;
+#pragma unroll
+        for (int t = 0; t < 64; ++t) out[t] = acc[t] * inv;
+    }
+}
+
+}  // namespace
+
+void attention_decode(const LaunchCfg& cfg, const AttnArgs& a) {
+    const int G = a.nh / a.nkv, gb = G < kAttnMaxGroup ? G : kAttnMaxGroup;
+    const dim3 grid(unsigned(a.nkv * ((G + gb - 1) / gb)), unsigned(a.splits));
+    if (a.hd == 64) launch(cfg, "attention (decode)", attn_decode_kernel<64>, grid, dim3(kThreads), 0, a);
+    else launch(cfg, "attention (decode)", attn_decode_kernel<128>, grid, dim3(kThreads), 0, a);
+}
+
+void attention_prefill(const LaunchCfg& cfg, const AttnArgs& a) {
+    const int G = a.nh / a.nkv;
+    const int qv = a.hd == 64 ? kThreads : kThreads / 2;
+    const int qr = qv / G;
+    const dim3 grid(unsigned(a.nkv), unsigned((a.m + qr - 1) / qr));
+    if (a.hd == 64) launch(cfg, "attention (prefill)", attn_prefill_kernel<64>, grid, dim3(kThreads), 0, a);
+    else launch(cfg, "attention (prefill)", attn_prefill_kernel<128>, grid, dim3(kThreads), 0, a);
+}
+
+}  // namespace cudak
+}  // namespace vt

@@ -1,0 +1,50 @@
+// The CUDA backend when libvt is built without CUDA (meson -Dcuda=disabled, or no nvcc with
+// -Dcuda=auto): availability queries say so, every entry point is a named error.
+#include "cuda/backend.h"
+
+#include "common.h"
+
+namespace vt {
+namespace {
+
+constexpr const char kWhy[] = "libvt was built without CUDA";
+
+[[noreturn]] void unavailable() { throw Error(VT_STATUS_BACKEND_UNAVAILABLE, kWhy); }
+
+}  // namespace
+
+// cuda_backend_line() / cuda_available(): the weak definitions in api.cpp say the same.
+
+bool cuda_usable(std::string* why) {
+    if (why) *why = kWhy;
+    return false;
+}
+
+bool cuda_device_usable(int, std::string* why) { return cuda_usable(why); }
+
+// No CudaModel / CudaSession / CudaPacked can exist in this build: the deleters never run on
+// a non-null pointer.
+void CudaModelDeleter::operator()(CudaModel*) const noexcept {}
+void CudaSessionDeleter::operator()(CudaSession*) const noexcept {}
+void CudaPackedDeleter::operator()(CudaPacked*) const noexcept {}
+
+CudaModelPtr cuda_upload_model(const vt_model&, int) { unavailable(); }
+int64_t cuda_model_device_bytes(const CudaModel&) { return 0; }
+int cuda_model_device_index(const CudaModel&) { return 0; }
+CudaSessionPtr cuda_new_session(const CudaModel&, const vt_model&, int64_t) { unavailable(); }
+void cuda_prefill(CudaSession&, vt_session&, const int32_t*, int64_t, const vt_sample_options*, int32_t*, float*,
+                  vt_logits_mode) {
+    unavailable();
+}
+void cuda_decode(CudaSession&, vt_session&, int32_t, const vt_sample_options*, int32_t*, float*) { unavailable(); }
+CudaPackedPtr cuda_upload_packed(const vt_packed&, int) { unavailable(); }
+int64_t cuda_packed_device_bytes(const CudaPacked&) { return 0; }
+void cuda_linear(const CudaPacked&, const float*, int64_t, const float*, const vt_linear_options&, float*) {
+    unavailable();
+}
+void cuda_linear_swiglu(const CudaPacked&, const CudaPacked&, const float*, int64_t, const float*, const float*,
+                        const vt_linear_options&, float*) {
+    unavailable();
+}
+
+}  // namespace vt

@@ -1,0 +1,810 @@
+// The CUDA engine: model upload, sessions (device KV cache, scratch, the decode step's CUDA
+// Graph), prefill and decode, and the linears of the inference API on the device. Host code
+// only (CUDA runtime API); the kernels are behind kernels.h.
+//
+// One decoded token = one graph replay: a copy of the step's inputs (token, position, RoPE
+// cos/sin, computed on the host exactly as the CPU path computes them) from pinned memory, the
+// embedding, per layer [RMSNorm+QKV+RoPE+KV write] [attention] [o_proj + residual]
+// [RMSNorm+gate/up+SiLU·up] [down_proj + residual], then final norm + lm_head + argmax (or
+// top-k candidates) and a copy of the result back. The host waits once per token, to read the
+// chosen id. Position and lengths live in device memory, so the graph is captured once per
+// session and sampling mode and replayed for every token (captured again only when the KV
+// cache grows).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "convert.h"
+#include "cuda/backend.h"
+#include "cuda/device_math.h"
+#include "cuda/kernels.h"
+#include "cuda/layout.h"
+#include "cuda/runtime.h"
+#include "forward.h"
+#include "model.h"
+#include "quant.h"
+#include "sampling.h"
+#include "threadpool.h"
+
+namespace vt {
+
+using namespace cudak;
+
+namespace {
+
+constexpr int64_t kChunk = 256;        // prefill rows per pass (the CPU's kPrefillChunk)
+constexpr int64_t kInitialCap = 512;   // first KV allocation (positions), then doubling
+
+// Inputs of one decode step: pinned on the host, copied by the graph's first node.
+struct StepParams {
+    int32_t token;
+    int32_t pos;
+    int32_t pad[2];
+    float rope[cudak::kMaxHeadDim];  // cos[hd/2] | sin[hd/2]
+};
+
+bool env_on(const char* name, bool dflt) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return dflt;
+    return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
+}
+
+// cos | sin of `pos` exactly as forward.cpp computes them (double, then rounded to float).
+void rope_row(const std::vector<float>& inv_freq, int64_t pos, int64_t hd, float* cs) {
+    const int64_t half = hd / 2;
+    for (int64_t k = 0; k < half; ++k) {
+        const double a = double(pos) * double(inv_freq[size_t(k)]);
+        cs[k] = float(std::cos(a));
+        cs[half + k] = float(std::sin(a));
+    }
+}
+
+struct CudaLayer {
+    DevLinear qkv;   // [QKV, H], Q/K rows paired for RoPE
+    DevLinear o;     // [H, NH·HD]
+    DevLinear gu;    // [2I, H], gate/up rows interleaved
+    DevLinear down;  // [H, I]
+    const float* attn_norm = nullptr;  // [H]
+    const float* mlp_norm = nullptr;   // [H]
+};
+
+// One linear to upload: its device shape, its rows, its place in the model's allocation.
+struct LinearPlan {
+    LinearShape s;
+    std::vector<RowSource> rows;
+    size_t off_w = 0, off_s = 0, off_r = 0;
+    DevLinear* dst = nullptr;
+};
+
+void plan_linear(LinearPlan& p, Carve& cv) {
+    p.off_w = cv.take(p.s.w_bytes());
+    p.off_s = cv.take(p.s.scale_bytes());
+    p.off_r = cv.take(p.s.rowmul_bytes());
+}
+
+// Repacks on the host (all threads) and copies to the device.
+void upload_linear(const LinearPlan& p, const DevMem& mem) {
+    const LinearShape& s = p.s;
+    std::vector<uint8_t> w(s.w_bytes());
+    std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb));
+    std::vector<float> rm(size_t(s.n_pad));
+    parallel_for(s.n_pad, 16, [&](int64_t r0, int64_t r1, int) {
+        repack_rows(s, p.rows.data(), r0, r1, w.data(), s.nkb ? sc.data() : nullptr, rm.data());
+    });
+    check(cudaMemcpy(mem.get(p.off_w), w.data(), w.size(), cudaMemcpyHostToDevice), "weight upload");
+    if (s.nkb) check(cudaMemcpy(mem.get(p.off_s), sc.data(), sc.size() * 2, cudaMemcpyHostToDevice), "scale upload");
+    check(cudaMemcpy(mem.get(p.off_r), rm.data(), rm.size() * 4, cudaMemcpyHostToDevice), "scale upload");
+    p.dst->s = s;
+    p.dst->w = mem.get<uint8_t>(p.off_w);
+    p.dst->scales = s.nkb ? mem.get<uint16_t>(p.off_s) : nullptr;
+    p.dst->rowmul = mem.get<float>(p.off_r);
+}
+
+void check_tokens(int64_t vocab, const int32_t* tokens, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+        if (tokens[i] < 0 || tokens[i] >= vocab)
+            fail(VT_STATUS_INVALID_ARGUMENT, "token id %d (tokens[%lld]) is outside the vocabulary [0, %lld)", tokens[i],
+                 (long long)i, (long long)vocab);
+}
+
+void check_room(const vt_session& s, int64_t n) {
+    if (n > s.max_tokens - s.len)
+        fail(VT_STATUS_INVALID_ARGUMENT,
+             "KV cache full: %lld cached positions + %lld new tokens exceed the session's max_tokens %lld",
+             (long long)s.len, (long long)n, (long long)s.max_tokens);
+}
+
+}  // namespace
+
+// ==== Model ======================================================================================
+
+struct CudaModel {
+    int dev = 0;
+    DeviceInfo info;
+    DevMem mem;                     // every weight, one allocation
+    std::vector<CudaLayer> layers;  // [L]
+    DevLinear lm_head;              // [V, H]
+    const float* final_norm = nullptr;
+    const void* embed = nullptr;    // [V, H] in embed_dtype
+    int32_t embed_dtype = VT_DTYPE_BF16;
+    int64_t H = 0, I = 0, V = 0, NH = 0, KV = 0, HD = 0, L = 0;
+    float eps = 0.0f, qscale = 1.0f;
+};
+
+void CudaModelDeleter::operator()(CudaModel* p) const noexcept { delete p; }
+
+int64_t cuda_model_device_bytes(const CudaModel& cm) { return int64_t(cm.mem.bytes()); }
+int cuda_model_device_index(const CudaModel& cm) { return cm.dev; }
+
+CudaModelPtr cuda_upload_model(const vt_model& m, int device_index) {
+    const DeviceInfo& info = device_info(device_index);
+    const LlamaConfig& c = m.cfg;
+    CudaModelPtr cm(new CudaModel);
+    cm->dev = device_index;
+    cm->info = info;
+    cm->H = c.hidden_size;
+    cm->I = c.intermediate_size;
+    cm->V = c.vocab_size;
+    cm->NH = c.num_heads;
+    cm->KV = c.num_kv_heads;
+    cm->HD = c.head_dim;
+    cm->L = c.num_layers;
+    cm->eps = float(c.rms_norm_eps);
+    cm->qscale = 1.0f / std::sqrt(float(c.head_dim));
+    if (cm->HD != 64 && cm->HD != 128)
+        fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim 64 and 128; this model has %lld",
+             (long long)cm->HD);
+    if (cm->NH / cm->KV > (cm->HD == 64 ? 128 : 64))
+        fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports up to %d query heads per KV head; this model has %lld",
+             cm->HD == 64 ? 128 : 64, (long long)(cm->NH / cm->KV));
+    if (cm->V >= (int64_t(1) << 31) || cm->H >= (int64_t(1) << 30) || cm->I >= (int64_t(1) << 30))
+        fail(VT_STATUS_UNSUPPORTED, "model dimensions exceed the CUDA kernels' 32-bit indexing");
+    if (m.embed_dtype != VT_DTYPE_F32 && m.embed_dtype != VT_DTYPE_F16 && m.embed_dtype != VT_DTYPE_BF16)
+        fail(VT_STATUS_UNSUPPORTED, "embedding dtype %d is not F32, F16 or BF16", int(m.embed_dtype));
+
+    // Plan: every linear and vector in one allocation.
+    std::vector<LinearPlan> plans;
+    plans.reserve(size_t(4 * cm->L + 1));
+    cm->layers.resize(size_t(cm->L));
+    Carve cv;
+    for (int64_t l = 0; l < cm->L; ++l) {
+        const LayerWeights& w = m.layers[size_t(l)];
+        CudaLayer& d = cm->layers[size_t(l)];
+        LinearPlan p;
+        p.s = linear_shape(*w.qkv, w.qkv->out);
+        p.rows = rows_qkv(*w.qkv, cm->NH, cm->KV, cm->HD);
+        p.dst = &d.qkv;
+        plans.push_back(std::move(p));
+        p = LinearPlan();
+        p.s = linear_shape(*w.o, w.o->out);
+        p.rows = rows_plain(*w.o);
+        p.dst = &d.o;
+        plans.push_back(std::move(p));
+        p = LinearPlan();
+        p.s = linear_shape(*w.gate, 2 * w.gate->out);
+        p.rows = rows_interleave(*w.gate, *w.up);
+        p.dst = &d.gu;
+        plans.push_back(std::move(p));
+        p = LinearPlan();
+        p.s = linear_shape(*w.down, w.down->out);
+        p.rows = rows_plain(*w.down);
+        p.dst = &d.down;
+        plans.push_back(std::move(p));
+    }
+    {
+        LinearPlan p;
+        p.s = linear_shape(*m.lm_head, m.lm_head->out);
+        p.rows = rows_plain(*m.lm_head);
+        p.dst = &cm->lm_head;
+        plans.push_back(std::move(p));
+    }
+    for (LinearPlan& p : plans) plan_linear(p, cv);
+    const size_t hbytes = size_t(cm->H) * 4;
+    std::vector<size_t> norm_off(size_t(2 * cm->L));
+    for (size_t i = 0; i < norm_off.size(); ++i) norm_off[i] = cv.take(hbytes);
+    const size_t final_off = cv.take(hbytes);
+    const size_t embed_off = cv.take(m.embed.size());
+
+    cm->mem.alloc(cm->dev, cv.off, "the model weights");
+    DeviceGuard guard(cm->dev);
+    for (const LinearPlan& p : plans) upload_linear(p, cm->mem);
+    for (int64_t l = 0; l < cm->L; ++l) {
+        const LayerWeights& w = m.layers[size_t(l)];
+        CudaLayer& d = cm->layers[size_t(l)];
+        check(cudaMemcpy(cm->mem.get(norm_off[size_t(2 * l)]), w.attn_norm.data(), hbytes, cudaMemcpyHostToDevice),
+              "norm upload");
+        check(cudaMemcpy(cm->mem.get(norm_off[size_t(2 * l + 1)]), w.mlp_norm.data(), hbytes,
+                         cudaMemcpyHostToDevice),
+              "norm upload");
+        d.attn_norm = cm->mem.get<float>(norm_off[size_t(2 * l)]);
+        d.mlp_norm = cm->mem.get<float>(norm_off[size_t(2 * l + 1)]);
+    }
+    check(cudaMemcpy(cm->mem.get(final_off), m.final_norm.data(), hbytes, cudaMemcpyHostToDevice), "norm upload");
+    cm->final_norm = cm->mem.get<float>(final_off);
+    check(cudaMemcpy(cm->mem.get(embed_off), m.embed.data(), m.embed.size(), cudaMemcpyHostToDevice),
+          "embedding upload");
+    cm->embed = cm->mem.get(embed_off);
+    cm->embed_dtype = m.embed_dtype;
+    check(cudaDeviceSynchronize(), "model upload");
+    return cm;
+}
+
+// ==== Session ====================================================================================
+
+struct CudaSession {
+    const CudaModel* cm = nullptr;
+    const vt_model* m = nullptr;
+    int dev = 0;
+    cudaStream_t stream = nullptr;
+    bool use_graphs = true;  // VT_CUDA_GRAPHS=0: launch eagerly (debugging, the replay test)
+    bool pdl = false;        // programmatic dependent launch (sm_90; VT_CUDA_PDL=0 turns it off)
+
+    int64_t max_tokens = 0;
+    int64_t cap = 0;         // KV positions allocated
+    int splits = 1;          // decode attention splits (depends on cap)
+    DevMem kv;               // K^T [L][KV][HD][cap] | V [L][KV][cap][HD], f32
+
+    DevMem scratch;
+    float* x = nullptr;       // [R][H]  residual stream
+    float* xn = nullptr;      // [R][H]  normed rows (GEMM inputs)
+    float* q = nullptr;       // [R][NH·HD]
+    float* att = nullptr;     // [R][NH·HD]
+    float* mlp = nullptr;     // [R][I]
+    float* logits = nullptr;  // [V]
+    float* partial = nullptr; // decode attention partials
+    int32_t* counters = nullptr;
+    int32_t* tokens = nullptr;  // [R]
+    int32_t* pos = nullptr;     // prefill: position of row 0
+    float* rope = nullptr;      // [R][HD]
+    StepParams* step = nullptr;
+    unsigned long long* argmax = nullptr;
+    unsigned long long* topk_scratch = nullptr;
+    unsigned long long* cand = nullptr;  // [kTopK]
+
+    DevMem logits_rows;  // [kChunk][V], only for VT_LOGITS_ALL (allocated on first use)
+
+    PinnedMem host;
+    StepParams* h_step = nullptr;
+    unsigned long long* h_result = nullptr;  // [kTopK]
+
+    cudaGraphExec_t graphs[2] = {nullptr, nullptr};  // greedy, sampling
+
+    float* kcache(int64_t l) const { return kv.get<float>() + size_t(l * cm->KV * cm->HD * cap); }
+    float* vcache(int64_t l) const {
+        return kv.get<float>() + size_t(cm->L * cm->KV * cm->HD * cap + l * cm->KV * cap * cm->HD);
+    }
+    LaunchCfg cfg() const { return LaunchCfg{stream, pdl}; }
+
+    void drop_graphs() noexcept {
+        for (auto& g : graphs)
+            if (g) {
+                cudaGraphExecDestroy(g);
+                g = nullptr;
+            }
+    }
+    ~CudaSession() {
+        int prev = -1;
+        cudaGetDevice(&prev);
+        cudaSetDevice(dev);
+        drop_graphs();
+        if (stream) {
+            cudaStreamSynchronize(stream);
+            cudaStreamDestroy(stream);
+        }
+        cudaGetLastError();
+        if (prev >= 0) cudaSetDevice(prev);
+    }
+};
+
+void CudaSessionDeleter::operator()(CudaSession* p) const noexcept { delete p; }
+
+namespace {
+
+int attention_units(const CudaModel& cm) {
+    const int64_t G = cm.NH / cm.KV, gb = std::min<int64_t>(G, kAttnMaxGroup);
+    return int(cm.KV * ((G + gb - 1) / gb));
+}
+
+// Grows the KV cache to hold `needed` positions (keeping the first `len`); invalidates the
+// graphs, whose kernels hold the old addresses. On failure the session is unchanged.
+void ensure_kv(CudaSession& s, int64_t needed, int64_t len) {
+    if (needed <= s.cap) return;
+    const CudaModel& c = *s.cm;
+    const int64_t cap = std::min(s.max_tokens, std::max({needed, 2 * s.cap, kInitialCap}));
+    const size_t per_pos = size_t(c.L * c.KV * c.HD) * 4;  // bytes of K (or V) per position
+    DevMem nk;
+    nk.alloc(s.dev, 2 * per_pos * size_t(cap), "the KV cache");
+    if (len > 0) {
+        const size_t rows_k = size_t(c.L * c.KV * c.HD), rows_v = size_t(c.L * c.KV);
+        check(cudaMemcpy2DAsync(nk.get(), size_t(cap) * 4, s.kv.get(), size_t(s.cap) * 4, size_t(len) * 4, rows_k,
+                                cudaMemcpyDeviceToDevice, s.stream),
+              "KV cache growth");
+        check(cudaMemcpy2DAsync(nk.get<float>() + rows_k * size_t(cap), size_t(cap * c.HD) * 4,
+                                s.kv.get<float>() + rows_k * size_t(s.cap), size_t(s.cap * c.HD) * 4,
+                                size_t(len * c.HD) * 4, rows_v, cudaMemcpyDeviceToDevice, s.stream),
+              "KV cache growth");
+        check(cudaStreamSynchronize(s.stream), "KV cache growth");
+    }
+    s.kv.swap(nk);
+    s.cap = cap;
+    s.drop_graphs();
+    const int units = attention_units(c);
+    int splits = int((2 * c.info.sms + units - 1) / units);
+    splits = std::max(1, std::min({splits, kAttnMaxSplits, int((cap + kAttnTile - 1) / kAttnTile)}));
+    s.splits = splits;
+}
+
+// A linear of the forward pass: GEMV with fused RMSNorm for m <= 8, else RMSNorm + GEMM.
+void run_linear(CudaSession& s, const DevLinear& w, const float* x, int64_t ldx, int m, const float* norm,
+                const Epilogue& e) {
+    const LaunchCfg lc = s.cfg();
+    if (m <= kGemvMaxM) {
+        gemv(lc, w, x, ldx, m, norm, s.cm->eps, e);
+        return;
+    }
+    const float* in = x;
+    if (norm) {
+        rmsnorm(lc, x, norm, s.cm->eps, ldx, m, s.xn);
+        in = s.xn;
+    }
+    gemm(lc, w, in, ldx, m, e);
+}
+
+// All blocks for m rows already embedded in s.x, at positions *pos + i with RoPE rows `rope`.
+void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope) {
+    const CudaModel& c = *s.cm;
+    const int nh = int(c.NH), nkv = int(c.KV), hd = int(c.HD);
+    for (int64_t l = 0; l < c.L; ++l) {
+        const CudaLayer& w = c.layers[size_t(l)];
+        Epilogue eq;
+        eq.kind = kEpiQkv;
+        eq.out = s.q;
+        eq.ld = c.NH * c.HD;
+        eq.nh = nh;
+        eq.nkv = nkv;
+        eq.hd = hd;
+        eq.qscale = c.qscale;
+        eq.rope = rope;
+        eq.pos = pos;
+        eq.kcache = s.kcache(l);
+        eq.vcache = s.vcache(l);
+        eq.cap = s.cap;
+        run_linear(s, w.qkv, s.x, c.H, m, w.attn_norm, eq);
+
+        AttnArgs a;
+        a.q = s.q;
+        a.kcache = s.kcache(l);
+        a.vcache = s.vcache(l);
+        a.cap = s.cap;
+        a.out = s.att;
+        a.pos = pos;
+        a.nh = nh;
+        a.nkv = nkv;
+        a.hd = hd;
+        a.m = m;
+        a.splits = s.splits;
+        a.partial = s.partial;
+        a.counters = s.counters;
+        if (m == 1) attention_decode(s.cfg(), a);
+        else attention_prefill(s.cfg(), a);
+
+        Epilogue eo;
+        eo.kind = kEpiAdd;
+        eo.out = s.x;
+        eo.ld = c.H;
+        run_linear(s, w.o, s.att, c.NH * c.HD, m, nullptr, eo);
+
+        Epilogue eg;
+        eg.kind = kEpiSwiglu;
+        eg.out = s.mlp;
+        eg.ld = c.I;
+        run_linear(s, w.gu, s.x, c.H, m, w.mlp_norm, eg);
+
+        Epilogue ed;
+        ed.kind = kEpiAdd;
+        ed.out = s.x;
+        ed.ld = c.H;
+        run_linear(s, w.down, s.mlp, c.I, m, nullptr, ed);
+    }
+}
+
+// Final norm + lm_head of row `row` of s.x into s.logits, with the argmax when greedy, then
+// the choice's inputs back to the pinned result buffer (argmax key, or top-k candidates).
+void enqueue_head(CudaSession& s, int64_t row, bool sample) {
+    const CudaModel& c = *s.cm;
+    Epilogue el;
+    el.kind = kEpiStore;
+    el.out = s.logits;
+    el.ld = c.V;
+    el.argmax = sample ? nullptr : s.argmax;
+    gemv(s.cfg(), c.lm_head, s.x + row * c.H, c.H, 1, c.final_norm, c.eps, el);
+    if (sample) {
+        topk(s.cfg(), s.logits, c.V, s.topk_scratch, s.cand);
+        check(cudaMemcpyAsync(s.h_result, s.cand, kTopK * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
+              "result copy");
+    } else {
+        check(cudaMemcpyAsync(s.h_result, s.argmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
+              "result copy");
+    }
+}
+
+// The whole decode step (captured into the graph).
+void enqueue_decode(CudaSession& s, bool sample) {
+    const CudaModel& c = *s.cm;
+    check(cudaMemcpyAsync(s.step, s.h_step, sizeof(StepParams), cudaMemcpyHostToDevice, s.stream), "step input copy");
+    // The first kernel after a copy: launched without the PDL attribute.
+    embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &s.step->token, 1, s.x, s.argmax);
+    enqueue_blocks(s, 1, &s.step->pos, s.step->rope);
+    enqueue_head(s, 0, sample);
+}
+
+void capture(CudaSession& s, bool sample) {
+    cudaGraph_t g = nullptr;
+    check(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+        enqueue_decode(s, sample);
+    } catch (...) {
+        cudaStreamEndCapture(s.stream, &g);
+        if (g) cudaGraphDestroy(g);
+        cudaGetLastError();
+        throw;
+    }
+    check(cudaStreamEndCapture(s.stream, &g), "cudaStreamEndCapture (decode graph)");
+    cudaGraphExec_t ge = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&ge, g, 0);
+    cudaGraphDestroy(g);
+    if (e != cudaSuccess) cuda_fail(e, "cudaGraphInstantiate (decode graph)");
+    s.graphs[sample ? 1 : 0] = ge;
+}
+
+void run_decode(CudaSession& s, bool sample) {
+    if (!s.use_graphs) {
+        enqueue_decode(s, sample);
+        return;
+    }
+    cudaGraphExec_t& ge = s.graphs[sample ? 1 : 0];
+    if (!ge) {
+        try {
+            capture(s, sample);
+        } catch (const Error&) {
+            if (!s.pdl) throw;
+            s.pdl = false;  // a driver that cannot capture programmatic launches: capture without
+            s.drop_graphs();
+            capture(s, sample);
+        }
+    }
+    check(cudaGraphLaunch(ge, s.stream), "cudaGraphLaunch (decode step)");
+}
+
+// The token chosen from what enqueue_head copied back (same rules as vt_argmax / vt_sample:
+// the candidates are the top kTopK by (value desc, index asc)).
+int32_t choose_from_result(const CudaSession& s, bool sample, const vt_sample_options* sampling, uint64_t step) {
+    if (!sample) {
+        const unsigned long long key = s.h_result[0];
+        return key ? int32_t(rank_key_index(key)) : 0;
+    }
+    float vals[kTopK];
+    int32_t ids[kTopK];
+    int n = 0;
+    for (; n < kTopK && s.h_result[n]; ++n) {
+        vals[n] = rank_key_value(s.h_result[n]);
+        ids[n] = int32_t(rank_key_index(s.h_result[n]));
+    }
+    if (n == 0) return 0;  // every logit NaN: argmax's answer
+    return ids[vt::sample(vals, n, *sampling, step)];
+}
+
+}  // namespace
+
+CudaSessionPtr cuda_new_session(const CudaModel& cm, const vt_model& m, int64_t max_tokens) {
+    VT_CHECK_ARG(max_tokens >= 1 && max_tokens <= m.max_seq_len, "max_tokens %lld is outside [1, %lld]",
+                 (long long)max_tokens, (long long)m.max_seq_len);
+    DeviceGuard guard(cm.dev);
+    CudaSessionPtr s(new CudaSession);
+    s->cm = &cm;
+    s->m = &m;
+    s->dev = cm.dev;
+    s->max_tokens = max_tokens;
+    s->use_graphs = env_on("VT_CUDA_GRAPHS", true);
+    s->pdl = cm.info.cc_major >= 9 && env_on("VT_CUDA_PDL", true);
+    check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+
+    const int64_t R = std::min(kChunk, max_tokens);
+    const int units = attention_units(cm);
+    Carve cv;
+    const size_t o_x = cv.take(size_t(R * cm.H) * 4);
+    const size_t o_xn = cv.take(size_t(R * cm.H) * 4);
+    const size_t o_q = cv.take(size_t(R * cm.NH * cm.HD) * 4);
+    const size_t o_att = cv.take(size_t(R * cm.NH * cm.HD) * 4);
+    const size_t o_mlp = cv.take(size_t(R * cm.I) * 4);
+    const size_t o_logits = cv.take(size_t(cm.V) * 4);
+    const size_t o_part = cv.take(size_t(units) * kAttnMaxSplits * kAttnMaxGroup * size_t(cm.HD + 2) * 4);
+    const size_t o_cnt = cv.take(size_t(units) * 4);
+    const size_t o_tok = cv.take(size_t(R) * 4);
+    const size_t o_pos = cv.take(4);
+    const size_t o_rope = cv.take(size_t(R * cm.HD) * 4);
+    const size_t o_step = cv.take(sizeof(StepParams));
+    const size_t o_amax = cv.take(8);
+    const size_t o_tks = cv.take(topk_scratch_keys(cm.V) * 8);
+    const size_t o_cand = cv.take(kTopK * 8);
+    s->scratch.alloc(cm.dev, cv.off, "session scratch");
+    s->x = s->scratch.get<float>(o_x);
+    s->xn = s->scratch.get<float>(o_xn);
+    s->q = s->scratch.get<float>(o_q);
+    s->att = s->scratch.get<float>(o_att);
+    s->mlp = s->scratch.get<float>(o_mlp);
+    s->logits = s->scratch.get<float>(o_logits);
+    s->partial = s->scratch.get<float>(o_part);
+    s->counters = s->scratch.get<int32_t>(o_cnt);
+    s->tokens = s->scratch.get<int32_t>(o_tok);
+    s->pos = s->scratch.get<int32_t>(o_pos);
+    s->rope = s->scratch.get<float>(o_rope);
+    s->step = s->scratch.get<StepParams>(o_step);
+    s->argmax = s->scratch.get<unsigned long long>(o_amax);
+    s->topk_scratch = s->scratch.get<unsigned long long>(o_tks);
+    s->cand = s->scratch.get<unsigned long long>(o_cand);
+    // Counters must start at zero (the attention kernel's last block resets them after use).
+    check(cudaMemsetAsync(s->scratch.get(), 0, cv.off, s->stream), "session scratch init");
+
+    s->host.alloc(sizeof(StepParams) + kTopK * 8, "the decode step's parameters");
+    s->h_step = s->host.get<StepParams>(0);
+    s->h_result = s->host.get<unsigned long long>(sizeof(StepParams));
+    std::memset(s->h_step, 0, sizeof(StepParams));
+
+    ensure_kv(*s, std::min(max_tokens, kInitialCap), 0);
+    check(cudaStreamSynchronize(s->stream), "session creation");
+    return s;
+}
+
+void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token,
+                 float* logits) {
+    if (next_token && sampling) check_sample_options(*sampling);
+    const CudaModel& c = *cs.cm;
+    check_tokens(c.V, &token, 1);
+    check_room(s, 1);
+    DeviceGuard guard(cs.dev);
+    ensure_kv(cs, s.len + 1, s.len);
+    const bool sample = next_token && sampling && sampling->temperature != 0.0f;
+
+    cs.h_step->token = token;
+    cs.h_step->pos = int32_t(s.len);
+    rope_row(cs.m->inv_freq, s.len, c.HD, cs.h_step->rope);
+    run_decode(cs, sample);
+    if (logits)
+        check(cudaMemcpyAsync(logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream), "logits copy");
+    check(cudaStreamSynchronize(cs.stream), "decode step");
+    if (next_token) {
+        *next_token = choose_from_result(cs, sample, sampling, s.step);
+        ++s.step;
+    }
+    s.len += 1;
+}
+
+void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling,
+                  int32_t* next_token, float* logits, vt_logits_mode mode) {
+    VT_CHECK_ARG(n >= 1, "prefill needs at least one token (n = %lld)", (long long)n);
+    VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
+    VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
+                 "logits_mode %d is not a vt_logits_mode", int(mode));
+    VT_CHECK_ARG(mode == VT_LOGITS_NONE || logits != nullptr, "logits is NULL but logits_mode asks for logits");
+    if (next_token && sampling) check_sample_options(*sampling);
+    const CudaModel& c = *cs.cm;
+    check_tokens(c.V, tokens, n);
+    check_room(s, n);
+    DeviceGuard guard(cs.dev);
+    ensure_kv(cs, s.len + n, s.len);
+    if (mode == VT_LOGITS_ALL && !cs.logits_rows.bytes())
+        cs.logits_rows.alloc(cs.dev, size_t(std::min(kChunk, cs.max_tokens) * c.V) * 4, "prefill logits");
+
+    const bool sample = next_token && sampling && sampling->temperature != 0.0f;
+    const bool device_choice = next_token && mode == VT_LOGITS_NONE;
+    const LaunchCfg lc = cs.cfg();
+    std::vector<float> rope(size_t(std::min(kChunk, n) * c.HD));
+    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+        const int m = int(std::min(kChunk, n - c0));
+        const bool final_chunk = c0 + m == n;
+        const int32_t pos0 = int32_t(s.len + c0);
+        for (int i = 0; i < m; ++i) rope_row(cs.m->inv_freq, pos0 + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
+        check(cudaMemcpyAsync(cs.tokens, tokens + c0, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
+        check(cudaMemcpyAsync(cs.pos, &pos0, 4, cudaMemcpyHostToDevice, cs.stream), "position copy");
+        check(cudaMemcpyAsync(cs.rope, rope.data(), size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice, cs.stream),
+              "RoPE copy");
+        embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, cs.argmax);
+        enqueue_blocks(cs, m, cs.pos, cs.rope);
+        if (mode == VT_LOGITS_ALL) {
+            Epilogue el;
+            el.kind = kEpiStore;
+            el.out = cs.logits_rows.get<float>();
+            el.ld = c.V;
+            run_linear(cs, c.lm_head, cs.x, c.H, m, c.final_norm, el);
+            check(cudaMemcpyAsync(logits + c0 * c.V, el.out, size_t(m) * size_t(c.V) * 4, cudaMemcpyDeviceToHost,
+                                  cs.stream),
+                  "logits copy");
+        } else if (final_chunk && (next_token || mode == VT_LOGITS_LAST)) {
+            if (device_choice) {
+                enqueue_head(cs, m - 1, sample);
+            } else {
+                Epilogue el;
+                el.kind = kEpiStore;
+                el.out = cs.logits;
+                el.ld = c.V;
+                gemv(lc, c.lm_head, cs.x + int64_t(m - 1) * c.H, c.H, 1, c.final_norm, c.eps, el);
+                check(cudaMemcpyAsync(logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
+                      "logits copy");
+            }
+        }
+        // The host buffers (pos0, rope) are reused by the next chunk.
+        check(cudaStreamSynchronize(cs.stream), "prefill");
+    }
+    if (next_token) {
+        if (device_choice) {
+            *next_token = choose_from_result(cs, sample, sampling, s.step);
+        } else {
+            const float* row = mode == VT_LOGITS_ALL ? logits + (n - 1) * c.V : logits;
+            *next_token = int32_t(sample ? vt::sample(row, c.V, *sampling, s.step) : vt::argmax(row, c.V));
+        }
+        ++s.step;
+    }
+    s.len += n;
+}
+
+// ==== Inference API: packed weights on the device ===============================================
+
+struct CudaPacked {
+    int dev = 0;
+    DevMem mem;
+    DevLinear d;
+    vt_format format = VT_FORMAT_INT8_BLOCKED;
+    int64_t out = 0, in = 0;
+};
+
+void CudaPackedDeleter::operator()(CudaPacked* p) const noexcept { delete p; }
+
+int64_t cuda_packed_device_bytes(const CudaPacked& cp) { return int64_t(cp.mem.bytes()); }
+
+CudaPackedPtr cuda_upload_packed(const vt_packed& p, int device_index) {
+    device_info(device_index);
+    CudaPackedPtr cp(new CudaPacked);
+    cp->dev = device_index;
+    cp->format = p.format;
+    cp->out = p.out;
+    cp->in = p.in;
+    LinearPlan plan;
+    plan.s = linear_shape(p, p.out);
+    plan.rows = rows_plain(p);
+    plan.dst = &cp->d;
+    Carve cv;
+    plan_linear(plan, cv);
+    cp->mem.alloc(device_index, cv.off, "the packed weight");
+    DeviceGuard guard(device_index);
+    upload_linear(plan, cp->mem);
+    return cp;
+}
+
+namespace {
+
+// linear.cpp's input quantization (W8A8), row by row, identical arithmetic.
+void quantize_rows_host(vt_format format, const float* x, int64_t m, int64_t in, float* xq) {
+    for (int64_t i = 0; i < m; ++i) {
+        const float* xr = x + i * in;
+        float* d = xq + i * in;
+        if (format == VT_FORMAT_BF16) {
+            for (int64_t k = 0; k < in; ++k) d[k] = bf16_to_f32(f32_to_bf16(xr[k]));
+            continue;
+        }
+        const bool fp8 = format != VT_FORMAT_INT8_BLOCKED;
+        float amax = 0.f;
+        for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(xr[k]));
+        const float sc = amax / (fp8 ? 448.0f : 127.0f);
+        if (!(sc > 0.f) || !std::isfinite(sc)) {
+            std::memcpy(d, xr, sizeof(float) * size_t(in));
+            continue;
+        }
+        if (fp8) {
+            for (int64_t k = 0; k < in; ++k) d[k] = fp8_to_f32(f32_to_fp8(xr[k] / sc)) * sc;
+        } else {
+            for (int64_t k = 0; k < in; ++k) d[k] = std::min(127.f, std::max(-127.f, std::nearbyint(xr[k] / sc))) * sc;
+        }
+    }
+}
+
+void check_linear_args(const char* fn, const CudaPacked& w, const float* x, int64_t m, const float* y) {
+    VT_CHECK_ARG(x != nullptr, "%s: x is NULL", fn);
+    VT_CHECK_ARG(y != nullptr, "%s: y is NULL", fn);
+    VT_CHECK_ARG(m >= 1, "%s: m must be >= 1 (got %lld)", fn, (long long)m);
+    VT_CHECK_ARG(m <= (INT64_C(1) << 40) / w.in && m <= (INT64_C(1) << 40) / w.out && m <= (INT64_C(1) << 24),
+                 "%s: m = %lld is too large", fn, (long long)m);
+    const char* xb = reinterpret_cast<const char*>(x);
+    const char* xe = reinterpret_cast<const char*>(x + m * w.in);
+    const char* yb = reinterpret_cast<const char*>(y);
+    const char* ye = reinterpret_cast<const char*>(y + m * w.out);
+    VT_CHECK_ARG(xe <= yb || ye <= xb, "%s: y overlaps x", fn);
+}
+
+// y_dev = x_dev · Wᵀ + bias, activation; device pointers, on cfg.stream.
+void device_linear(const LaunchCfg& lc, const CudaPacked& w, const float* xd, int64_t m, const float* biasd, int gelu,
+                   float* yd) {
+    Epilogue e;
+    e.kind = kEpiStore;
+    e.out = yd;
+    e.ld = w.out;
+    e.bias = biasd;
+    e.gelu = gelu;
+    if (m <= kGemvMaxM) gemv(lc, w.d, xd, w.in, int(m), nullptr, 0.0f, e);
+    else gemm(lc, w.d, xd, w.in, int(m), e);
+}
+
+}  // namespace
+
+void cuda_linear(const CudaPacked& w, const float* x, int64_t m, const float* bias, const vt_linear_options& opt,
+                 float* y) {
+    check_linear_args("vt_linear", w, x, m, y);
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE || opt.activation == VT_ACTIVATION_GELU,
+                 "vt_linear: activation %d is not VT_ACTIVATION_NONE (0) or VT_ACTIVATION_GELU (1)", opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1, "vt_linear: quantize_input must be 0 or 1 (got %d)",
+                 opt.quantize_input);
+    std::vector<float> xq;
+    if (opt.quantize_input) {
+        xq.resize(size_t(m * w.in));
+        quantize_rows_host(w.format, x, m, w.in, xq.data());
+        x = xq.data();
+    }
+    DeviceGuard guard(w.dev);
+    const cudaStream_t st = cudaStreamPerThread;
+    Carve cv;
+    const size_t ox = cv.take(size_t(m * w.in) * 4), oy = cv.take(size_t(m * w.out) * 4),
+                 ob = cv.take(size_t(w.out) * 4);
+    DevMem buf;
+    buf.alloc(w.dev, cv.off, "vt_linear's input and output");
+    check(cudaMemcpyAsync(buf.get(ox), x, size_t(m * w.in) * 4, cudaMemcpyHostToDevice, st), "input copy");
+    if (bias) check(cudaMemcpyAsync(buf.get(ob), bias, size_t(w.out) * 4, cudaMemcpyHostToDevice, st), "bias copy");
+    device_linear(LaunchCfg{st, false}, w, buf.get<float>(ox), m, bias ? buf.get<float>(ob) : nullptr,
+                  opt.activation == VT_ACTIVATION_GELU, buf.get<float>(oy));
+    check(cudaMemcpyAsync(y, buf.get(oy), size_t(m * w.out) * 4, cudaMemcpyDeviceToHost, st), "output copy");
+    check(cudaStreamSynchronize(st), "vt_linear");
+}
+
+void cuda_linear_swiglu(const CudaPacked& gate, const CudaPacked& up, const float* x, int64_t m,
+                        const float* gate_bias, const float* up_bias, const vt_linear_options& opt, float* y) {
+    check_linear_args("vt_linear_swiglu", gate, x, m, y);
+    VT_CHECK_ARG(gate.format == up.format, "vt_linear_swiglu: gate and up have different formats (%d and %d)",
+                 int(gate.format), int(up.format));
+    VT_CHECK_ARG(gate.out == up.out && gate.in == up.in,
+                 "vt_linear_swiglu: gate [%lld, %lld] and up [%lld, %lld] have different shapes", (long long)gate.out,
+                 (long long)gate.in, (long long)up.out, (long long)up.in);
+    VT_CHECK_ARG(gate.dev == up.dev, "vt_linear_swiglu: gate and up are on different devices (%d and %d)", gate.dev,
+                 up.dev);
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE,
+                 "vt_linear_swiglu: activation must be VT_ACTIVATION_NONE (got %d); SiLU is implied", opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
+                 "vt_linear_swiglu: quantize_input must be 0 or 1 (got %d)", opt.quantize_input);
+    std::vector<float> xq;
+    if (opt.quantize_input) {
+        xq.resize(size_t(m * gate.in));
+        quantize_rows_host(gate.format, x, m, gate.in, xq.data());
+        x = xq.data();
+    }
+    DeviceGuard guard(gate.dev);
+    const cudaStream_t st = cudaStreamPerThread;
+    const int64_t n = gate.out;
+    Carve cv;
+    const size_t ox = cv.take(size_t(m * gate.in) * 4), og = cv.take(size_t(m * n) * 4), ou = cv.take(size_t(m * n) * 4),
+                 oy = cv.take(size_t(m * n) * 4), ogb = cv.take(size_t(n) * 4), oub = cv.take(size_t(n) * 4);
+    DevMem buf;
+    buf.alloc(gate.dev, cv.off, "vt_linear_swiglu's input and outputs");
+    check(cudaMemcpyAsync(buf.get(ox), x, size_t(m * gate.in) * 4, cudaMemcpyHostToDevice, st), "input copy");
+    if (gate_bias) check(cudaMemcpyAsync(buf.get(ogb), gate_bias, size_t(n) * 4, cudaMemcpyHostToDevice, st), "bias copy");
+    if (up_bias) check(cudaMemcpyAsync(buf.get(oub), up_bias, size_t(n) * 4, cudaMemcpyHostToDevice, st), "bias copy");
+    const LaunchCfg lc{st, false};
+    device_linear(lc, gate, buf.get<float>(ox), m, gate_bias ? buf.get<float>(ogb) : nullptr, 0, buf.get<float>(og));
+    device_linear(lc, up, buf.get<float>(ox), m, up_bias ? buf.get<float>(oub) : nullptr, 0, buf.get<float>(ou));
+    silu_mul(lc, buf.get<float>(og), buf.get<float>(ou), m * n, buf.get<float>(oy));
+    check(cudaMemcpyAsync(y, buf.get(oy), size_t(m * n) * 4, cudaMemcpyDeviceToHost, st), "output copy");
+    check(cudaStreamSynchronize(st), "vt_linear_swiglu");
+}
+
+}  // namespace vt

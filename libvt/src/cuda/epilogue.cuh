@@ -1,0 +1,75 @@
+// The fused epilogues of the linears (GEMV and GEMM share them): one call per pair of
+// adjacent output rows (n, n+1), n even, for one input row i. v0, v1 are final values
+// (accumulator × rowmul × post).
+#pragma once
+
+#include "cuda/common.cuh"
+
+namespace vt {
+namespace cudak {
+
+__device__ __forceinline__ float epi_store1(const Epilogue& e, int i, int n, float v) {
+    if (e.bias) v += e.bias[n];
+    if (e.gelu) v = gelu(v);
+    e.out[int64_t(i) * e.ld + n] = v;
+    return v;
+}
+
+// nvalid: logical output rows (n + 1 may be padding). Returns the rank key of the pair's best
+// output of row 0 for the argmax (0 otherwise).
+__device__ __forceinline__ unsigned long long epi_pair(const Epilogue& e, int i, int n, int nvalid, float v0,
+                                                       float v1) {
+    if (n >= nvalid) return 0;
+    const bool has1 = n + 1 < nvalid;
+    switch (e.kind) {
+        case kEpiStore: {
+            const float s0 = epi_store1(e, i, n, v0);
+            const float s1 = has1 ? epi_store1(e, i, n + 1, v1) : 0.0f;
+            if (e.argmax && i == 0) {  // ranks the stored values, as argmax(logits) would
+                const unsigned long long k0 = rank_key(s0, uint32_t(n));
+                const unsigned long long k1 = has1 ? rank_key(s1, uint32_t(n + 1)) : 0ull;
+                return k0 > k1 ? k0 : k1;
+            }
+            return 0;
+        }
+        case kEpiAdd: {
+            float* o = e.out + int64_t(i) * e.ld + n;
+            o[0] += v0;
+            if (has1) o[1] += v1;
+            return 0;
+        }
+        case kEpiSwiglu:
+            e.out[int64_t(i) * e.ld + (n >> 1)] = silu(v0) * v1;
+            return 0;
+        default: {  // kEpiQkv
+            const int hd = e.hd, half = hd >> 1;
+            const int qd = e.nh * hd, kd = e.nkv * hd;
+            const int64_t pos = int64_t(*e.pos) + i;
+            if (n < qd + kd) {
+                // Rows n, n+1 are dims j and j + hd/2 of one head (layout.h rows_qkv).
+                const int head = n / hd, j = (n - head * hd) >> 1;
+                const float c = e.rope[int64_t(i) * hd + j], s = e.rope[int64_t(i) * hd + half + j];
+                const float a = v0 * c - v1 * s;
+                const float b = v1 * c + v0 * s;
+                if (n < qd) {
+                    float* q = e.out + int64_t(i) * e.ld + head * hd;
+                    q[j] = a * e.qscale;
+                    q[j + half] = b * e.qscale;
+                } else {
+                    float* kt = e.kcache + int64_t(head - e.nh) * hd * e.cap + pos;
+                    kt[int64_t(j) * e.cap] = a;
+                    kt[int64_t(j + half) * e.cap] = b;
+                }
+            } else {
+                const int r = n - qd - kd, kh = r / hd, d = r - kh * hd;
+                float* v = e.vcache + (int64_t(kh) * e.cap + pos) * hd + d;
+                v[0] = v0;
+                v[1] = v1;  // hd is even: d and d + 1 are in the same head
+            }
+            return 0;
+        }
+    }
+}
+
+}  // namespace cudak
+}  // namespace vt

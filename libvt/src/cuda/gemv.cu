@@ -1,0 +1,302 @@
+// W8A16 GEMV for decode (m <= 8 input rows): y = epilogue(x · Wᵀ).
+//
+// Bandwidth reasoning. At batch 1 every weight byte is read once per token and nothing else
+// is comparable in size, so the kernel's job is to keep HBM busy: on an H100 (~3.3 TB/s, 132
+// SMs, ~1.7 GHz) that is ~14 bytes per clock per SM, and by Little's law ~20-25 KB of loads
+// in flight per SM (latency ~1 µs under load). Hence:
+//   * each lane loads 16 bytes (16 INT8/FP8 weights or 8 BF16) of one row per instruction, the
+//     32 lanes of a warp 512 contiguous bytes (layout.h: rows are contiguous on the device);
+//   * a warp owns 2 rows; each lane keeps 2 rows × U chunks in flight and, double-buffered,
+//     issues the next U chunks before it computes the current ones (no register moves between
+//     the buffers: the loop is unrolled by two), so loads never wait on arithmetic;
+//   * the first chunks are requested before pdl_wait(): with programmatic dependent launch the
+//     weight stream of this kernel starts while the previous kernel finishes;
+//   * decoding is PRMT/LOP/FADD work (device_math.h), not the slow conversion pipe; 16 products
+//     of one 16-weight chunk share one block scale, so a scale costs one FMA per 16 weights;
+//   * the activations (f32, the CPU's precision) are staged once per block in shared memory,
+//     swizzled so that the 4 float4 reads per chunk are conflict-free, with the RMSNorm of the
+//     previous residual stream fused into the staging when asked;
+//   * FP32 accumulation, one warp reduction per row at the end, fused epilogue per row pair.
+// Blocks of 4 warps (8 rows) keep the grid fine-grained: thousands of blocks for the big
+// matrices, so the hardware scheduler balances the tail.
+#include "cuda/epilogue.cuh"
+
+namespace vt {
+namespace cudak {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kRowsPerBlock = kWarps * 2;
+constexpr int kSmemFloats = 8192;  // 32 KB of staged activations
+
+struct GemvParams {
+    DevLinear w;
+    const float* x;
+    int64_t ldx;
+    int32_t m;
+    int32_t x_vec4;  // x rows are 16-byte aligned: stage with float4 loads
+    const float* norm_w;
+    float eps;
+    Epilogue e;
+};
+
+template <int FMT>
+struct FmtTraits {
+    static constexpr int kEpc = FMT == kDevBf16 ? 8 : 16;  // weights per 16-byte chunk
+    static constexpr bool kScales = FMT == kDevInt8 || FMT == kDevFp8;
+    static constexpr bool kPrescale = FMT == kDevFp8 || FMT == kDevFp8Channel;
+};
+
+// Four weights of 32-bit word j of a chunk times x[0..3], accumulated into acc.
+template <int FMT>
+__device__ __forceinline__ float dot4(const uint4& c, int j, const float4& x, float acc) {
+    if constexpr (FMT == kDevBf16) {
+        const uint32_t w0 = (&c.x)[2 * j], w1 = (&c.x)[2 * j + 1];
+        acc = fmaf(bf16_at<0>(w0), x.x, acc);
+        acc = fmaf(bf16_at<1>(w0), x.y, acc);
+        acc = fmaf(bf16_at<0>(w1), x.z, acc);
+        acc = fmaf(bf16_at<1>(w1), x.w, acc);
+    } else if constexpr (FMT == kDevInt8) {
+        const uint32_t w = (&c.x)[j];
+        acc = fmaf(int8x_at<0>(w), x.x, acc);
+        acc = fmaf(int8x_at<1>(w), x.y, acc);
+        acc = fmaf(int8x_at<2>(w), x.z, acc);
+        acc = fmaf(int8x_at<3>(w), x.w, acc);
+    } else {
+        const uint32_t w = (&c.x)[j];
+        acc = fmaf(fp8s_at<0>(w), x.x, acc);
+        acc = fmaf(fp8s_at<1>(w), x.y, acc);
+        acc = fmaf(fp8s_at<2>(w), x.z, acc);
+        acc = fmaf(fp8s_at<3>(w), x.w, acc);
+    }
+    return acc;
+}
+
+template <int FMT, int M>
+__global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
+    using T = FmtTraits<FMT>;
+    constexpr int EPC = T::kEpc, UPC = EPC / 4;
+    constexpr int U = M >= 8 ? 2 : 4;  // chunks per lane and row per iteration
+    constexpr int IC = 32 * U;         // chunks per iteration (per row)
+    constexpr int KC = IC * EPC * (kSmemFloats / (M * IC * EPC) > 0 ? kSmemFloats / (M * IC * EPC) : 1);
+    static_assert(M * KC <= kSmemFloats, "staging buffer too small");
+    __shared__ __align__(16) float4 xs[kSmemFloats / 4];  // [M][KC/4], swizzled units
+    __shared__ float red[kWarps][M];
+    __shared__ float rstd[M];
+    __shared__ unsigned long long best_s[kWarps];
+
+    pdl_launch_dependents();
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const LinearShape& s = p.w.s;
+    const int row0 = (blockIdx.x * kWarps + warp) * 2;
+    const int64_t rowbytes = int64_t(s.k_pad) * (FMT == kDevBf16 ? 2 : 1);
+    const uint8_t* wrow[2] = {p.w.w + int64_t(row0) * rowbytes, p.w.w + int64_t(row0 + 1) * rowbytes};
+    const uint16_t* srow[2] = {nullptr, nullptr};
+    if constexpr (T::kScales) {
+        srow[0] = p.w.scales + int64_t(row0) * s.nkb;
+        srow[1] = srow[0] + s.nkb;
+    }
+    const int nchunks = s.k_pad / EPC;
+    const int kb_shift = T::kScales ? __ffs(s.kb / EPC) - 1 : 0;  // chunk -> scale block (kb is 2^i · EPC)
+
+    uint4 wa[2][U], wb[2][U];
+    uint16_t sa[2][U], sb[2][U];
+    auto load = [&](uint4 (&w)[2][U], uint16_t (&sc)[2][U], int c0) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = c0 + u * 32 + lane;
+            const bool ok = c < nchunks;
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                w[r][u] = ok ? ld_stream16(wrow[r] + int64_t(c) * 16) : make_uint4(0, 0, 0, 0);
+                if constexpr (T::kScales) sc[r][u] = ok ? ld_stream2(srow[r] + (c >> kb_shift)) : uint16_t(0);
+            }
+        }
+    };
+
+    // The first weights are requested before waiting for the previous kernel (see common.cuh).
+    load(wa, sa, 0);
+    pdl_wait_after(wa[0][0].x);
+
+    // RMSNorm prologue: rstd of each input row over the full K.
+    if (p.norm_w) {
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            float ss = 0.0f;
+            if (mi < p.m) {
+                const float* xr = p.x + int64_t(mi) * p.ldx;
+                for (int k = tid; k < s.k; k += kThreads) ss = fmaf(xr[k], xr[k], ss);
+            }
+            ss = warp_sum(ss);
+            if (lane == 0) red[warp][mi] = ss;
+        }
+        __syncthreads();
+        if (tid < M) {
+            float t = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) t += red[w][tid];
+            rstd[tid] = 1.0f / sqrtf(t / float(s.k) + p.eps);
+        }
+    }
+
+    // Stages x[:, k0 .. k0 + KC) (normalized, pre-scaled, zero past K) into xs.
+    auto stage = [&](int k0) {
+        __syncthreads();
+        constexpr int units = KC / 4;
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            const float* xr = p.x + int64_t(mi) * p.ldx;
+            const float rs = p.norm_w ? rstd[mi] : 1.0f;
+            for (int u = tid; u < units; u += kThreads) {
+                const int k = k0 + 4 * u;
+                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (mi < p.m && k < s.k) {
+                    if (p.x_vec4 && k + 4 <= s.k) {
+                        v = *reinterpret_cast<const float4*>(xr + k);
+                    } else {
+                        v.x = xr[k];
+                        v.y = k + 1 < s.k ? xr[k + 1] : 0.f;
+                        v.z = k + 2 < s.k ? xr[k + 2] : 0.f;
+                        v.w = k + 3 < s.k ? xr[k + 3] : 0.f;
+                    }
+                    if (p.norm_w) {
+                        const float* nw = p.norm_w + k;
+                        v.x = v.x * rs * nw[0];
+                        v.y = k + 1 < s.k ? v.y * rs * nw[1] : 0.f;
+                        v.z = k + 2 < s.k ? v.z * rs * nw[2] : 0.f;
+                        v.w = k + 3 < s.k ? v.w * rs * nw[3] : 0.f;
+                    }
+                    if constexpr (T::kPrescale) {
+                        v.x *= kFp8XPre;
+                        v.y *= kFp8XPre;
+                        v.z *= kFp8XPre;
+                        v.w *= kFp8XPre;
+                    }
+                }
+                xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
+            }
+        }
+        __syncthreads();
+    };
+
+    float acc[2][M];
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) acc[r][mi] = 0.0f;
+
+    auto compute = [&](const uint4 (&w)[2][U], const uint16_t (&sc)[2][U], int c0, int cbase) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int c = c0 + u * 32 + lane;
+            if (c >= nchunks) break;
+            const int cr = c - cbase;  // chunk index inside the staged range
+            float part[2][M];
+#pragma unroll
+            for (int r = 0; r < 2; ++r)
+#pragma unroll
+                for (int mi = 0; mi < M; ++mi) part[r][mi] = T::kScales ? 0.0f : acc[r][mi];
+#pragma unroll
+            for (int j = 0; j < UPC; ++j) {
+                float4 xv[M];
+#pragma unroll
+                for (int mi = 0; mi < M; ++mi) xv[mi] = xs[mi * (KC / 4) + xs_unit(cr, j, UPC)];
+#pragma unroll
+                for (int r = 0; r < 2; ++r)
+#pragma unroll
+                    for (int mi = 0; mi < M; ++mi) part[r][mi] = dot4<FMT>(w[r][u], j, xv[mi], part[r][mi]);
+            }
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                if constexpr (T::kScales) {
+                    const float scale = h2f(sc[r][u]);
+#pragma unroll
+                    for (int mi = 0; mi < M; ++mi) acc[r][mi] = fmaf(part[r][mi], scale, acc[r][mi]);
+                } else {
+#pragma unroll
+                    for (int mi = 0; mi < M; ++mi) acc[r][mi] = part[r][mi];
+                }
+            }
+        }
+    };
+
+    // Main loop, unrolled by two so the two register buffers alternate without copies.
+    int cbase = 0;
+    for (int c0 = 0; c0 < nchunks; c0 += 2 * IC) {
+        if ((c0 * EPC) % KC == 0) {
+            cbase = c0;
+            stage(c0 * EPC);
+        }
+        if (c0 + IC < nchunks) load(wb, sb, c0 + IC);
+        compute(wa, sa, c0, cbase);
+        if (c0 + IC >= nchunks) break;
+        if (((c0 + IC) * EPC) % KC == 0) {
+            cbase = c0 + IC;
+            stage((c0 + IC) * EPC);
+        }
+        if (c0 + 2 * IC < nchunks) load(wa, sa, c0 + 2 * IC);
+        compute(wb, sb, c0 + IC, cbase);
+    }
+
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) acc[r][mi] = warp_sum(acc[r][mi]);
+
+    const float rm0 = p.w.rowmul[row0], rm1 = p.w.rowmul[row0 + 1];
+    unsigned long long best = 0;
+#pragma unroll
+    for (int mi = 0; mi < M; ++mi) {
+        if (lane == mi && mi < p.m) {
+            const float v0 = (acc[0][mi] * s.post) * rm0;
+            const float v1 = (acc[1][mi] * s.post) * rm1;
+            const unsigned long long k = epi_pair(p.e, mi, row0, s.n, v0, v1);
+            best = k > best ? k : best;
+        }
+    }
+    if (p.e.argmax) {  // uniform: one atomic per block
+        best = warp_max_u64(best);
+        if (lane == 0) best_s[warp] = best;
+        __syncthreads();
+        if (tid == 0) {
+            unsigned long long b = best_s[0];
+#pragma unroll
+            for (int w = 1; w < kWarps; ++w) b = best_s[w] > b ? best_s[w] : b;
+            if (b) atomicMax(p.e.argmax, b);
+        }
+    }
+}
+
+template <int FMT>
+void launch_fmt(const LaunchCfg& cfg, const GemvParams& p) {
+    const dim3 grid(unsigned(p.w.s.n_pad / kRowsPerBlock));
+    if (p.m <= 1) launch(cfg, "gemv", gemv_kernel<FMT, 1>, grid, dim3(kThreads), 0, p);
+    else if (p.m <= 4) launch(cfg, "gemv", gemv_kernel<FMT, 4>, grid, dim3(kThreads), 0, p);
+    else launch(cfg, "gemv", gemv_kernel<FMT, 8>, grid, dim3(kThreads), 0, p);
+}
+
+}  // namespace
+
+void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const float* norm_w,
+          float eps, const Epilogue& e) {
+    if (m < 1 || m > kGemvMaxM) throw Error(VT_STATUS_INTERNAL, "gemv: m out of range");
+    GemvParams p;
+    p.w = w;
+    p.x = x;
+    p.ldx = ldx;
+    p.m = m;
+    p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
+    p.norm_w = norm_w;
+    p.eps = eps;
+    p.e = e;
+    switch (w.s.fmt) {
+        case kDevInt8: launch_fmt<kDevInt8>(cfg, p); break;
+        case kDevFp8: launch_fmt<kDevFp8>(cfg, p); break;
+        case kDevFp8Channel: launch_fmt<kDevFp8Channel>(cfg, p); break;
+        default: launch_fmt<kDevBf16>(cfg, p); break;
+    }
+}
+
+}  // namespace cudak
+}  // namespace vt

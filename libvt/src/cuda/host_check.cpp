@@ -1,0 +1,394 @@
+// Host checks of the CUDA backend's bit-level work, runnable on any machine (no GPU, no CUDA
+// toolkit): tests/test_cuda_host.py compiles this file with layout.cpp against the installed
+// libvt and runs it. It checks
+//   * the kernels' weight decoding (device_math.h: INT8 offset binary via PRMT, E4M3 via the
+//     f32 exponent trick, BF16, f16 scales) against vt_convert, for every code;
+//   * the device layout (layout.cpp): every weight of every dense format and block size,
+//     repacked and decoded as the kernels decode it, equals vt_packed_unpack bit for bit; the
+//     QKV / gate-up row orders map every device row to the right source row;
+//   * an emulation of the GEMV's arithmetic (16-weight chunks, block scales, the FP8 2^64 /
+//     2^56 scaling) against a double-precision reference;
+//   * the argmax / top-k rank keys against vt_argmax; the staging swizzle is conflict-free.
+// Output ends with "N passed, M failed"; exit status 0 when nothing failed.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/device_math.h"
+#include "cuda/layout.h"
+#include "quant.h"
+#include "vt/vt.h"
+
+using namespace vt::cudak;
+
+namespace {
+
+int g_pass = 0, g_fail = 0;
+
+void expect(bool ok, const std::string& what) {
+    if (ok) {
+        ++g_pass;
+    } else {
+        ++g_fail;
+        std::printf("FAIL: %s\n", what.c_str());
+    }
+}
+
+uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+// ---- Decoding of single codes ------------------------------------------------------------------
+
+void check_codes() {
+    // INT8 offset binary: byte b = q ^ 0x80 at every position of a word.
+    bool ok = true;
+    for (int q = -128; q <= 127; ++q) {
+        const uint32_t b = uint32_t(uint8_t(int8_t(q))) ^ 0x80u;
+        const uint32_t w = b | (b << 8) | (b << 16) | (b << 24);
+        ok = ok && int8x_at<0>(w) == float(q) && int8x_at<1>(w) == float(q) && int8x_at<2>(w) == float(q) &&
+             int8x_at<3>(w) == float(q);
+    }
+    expect(ok, "int8x_at decodes every code at every byte position");
+
+    // E4M3: 2^-120 × value, exactly, subnormals and -0 included (NaN codes excluded).
+    ok = true;
+    for (int c = 0; c < 256; ++c) {
+        if ((c & 0x7F) == 0x7F) continue;
+        const uint8_t code = uint8_t(c);
+        float ref;
+        vt_convert(&code, VT_DTYPE_F8_E4M3, &ref, VT_DTYPE_F32, 1);
+        const uint32_t w = uint32_t(c) << 16;  // byte 2
+        const float got = fp8s_at<2>(w) * kFp8Unscale;
+        if (bits(got) != bits(ref)) {
+            ok = false;
+            std::printf("  e4m3 0x%02x: got %g want %g\n", c, double(got), double(ref));
+        }
+        ok = ok && bits(fp8s_at<0>(uint32_t(c)) * kFp8Unscale) == bits(ref) &&
+             bits(fp8s_at<3>(uint32_t(c) << 24) * kFp8Unscale) == bits(ref);
+    }
+    expect(ok, "fp8s_at decodes every E4M3 code (x 2^120) bit for bit");
+
+    // f16 scales, all 65536 codes (NaNs compared as NaN).
+    ok = true;
+    for (uint32_t h = 0; h < 65536; ++h) {
+        const uint16_t hv = uint16_t(h);
+        float ref;
+        vt_convert(&hv, VT_DTYPE_F16, &ref, VT_DTYPE_F32, 1);
+        const float got = f16_bits_to_f32(hv);
+        if (std::isnan(ref) ? !std::isnan(got) : bits(got) != bits(ref)) ok = false;
+    }
+    expect(ok, "f16_bits_to_f32 matches vt_convert for every f16");
+
+    // BF16 pairs.
+    ok = true;
+    std::mt19937 rng(7);
+    for (int i = 0; i < 10000; ++i) {
+        const uint32_t w = rng();
+        ok = ok && bits(bf16_at<0>(w)) == (w << 16) && bits(bf16_at<1>(w)) == (w & 0xFFFF0000u);
+    }
+    expect(ok, "bf16_at");
+}
+
+// ---- Layout and decoding of whole matrices ------------------------------------------------------
+
+struct Packed {
+    vt_packed* p = nullptr;
+    explicit Packed(vt_packed* q) : p(q) {}
+    ~Packed() { vt_packed_free(p); }
+};
+
+std::vector<float> random_weights(int64_t out, int64_t in, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 0.02f);
+    std::uniform_real_distribution<float> ud(0.0f, 1.0f);
+    std::vector<float> w(size_t(out * in));
+    for (auto& v : w) {
+        v = nd(rng);
+        if (ud(rng) < 0.01f) v *= 20.0f;  // outliers
+    }
+    // A zero row and a row of tiny values (subnormal block scales in FP8).
+    if (out > 3) {
+        for (int64_t k = 0; k < in; ++k) w[size_t(1 * in + k)] = 0.0f;
+        for (int64_t k = 0; k < in; ++k) w[size_t(2 * in + k)] *= 1e-30f;
+    }
+    return w;
+}
+
+const char* fmt_name(vt_format f) {
+    switch (f) {
+        case VT_FORMAT_INT8_BLOCKED: return "int8";
+        case VT_FORMAT_FP8_BLOCKED: return "fp8";
+        case VT_FORMAT_FP8_CHANNEL: return "fp8-channel";
+        default: return "bf16";
+    }
+}
+
+struct Repacked {
+    LinearShape s;
+    std::vector<uint8_t> w;
+    std::vector<uint16_t> sc;
+    std::vector<float> rm;
+};
+
+Repacked repack(const vt_packed& p, int64_t n, const std::vector<RowSource>& rows) {
+    Repacked r;
+    r.s = linear_shape(p, n);
+    r.w.assign(r.s.w_bytes(), 0xEE);
+    r.sc.assign(size_t(r.s.n_pad) * size_t(r.s.nkb), 0xEEEE);
+    r.rm.assign(size_t(r.s.n_pad), -1.0f);
+    repack_rows(r.s, rows.data(), 0, r.s.n_pad, r.w.data(), r.s.nkb ? r.sc.data() : nullptr, r.rm.data());
+    return r;
+}
+
+// The GEMV's arithmetic for one row, in f32, as gemv.cu does it (order of the sums aside).
+double emulate_row(const Repacked& r, int64_t row, const std::vector<float>& x) {
+    const LinearShape& s = r.s;
+    const bool fp8 = s.fmt == kDevFp8 || s.fmt == kDevFp8Channel;
+    const int epc = s.fmt == kDevBf16 ? 8 : 16;
+    const float pre = fp8 ? kFp8XPre : 1.0f;
+    float acc = 0.0f;
+    const uint8_t* wr = r.w.data() + size_t(row) * size_t(s.k_pad) * size_t(s.esize);
+    for (int64_t c = 0; c < s.k_pad / epc; ++c) {
+        float part = 0.0f;
+        for (int j = 0; j < 4; ++j) {
+            uint32_t w;
+            std::memcpy(&w, wr + c * 16 + 4 * j, 4);
+            float f[4];
+            int per = 4;
+            switch (s.fmt) {
+                case kDevInt8: f[0] = int8x_at<0>(w); f[1] = int8x_at<1>(w); f[2] = int8x_at<2>(w); f[3] = int8x_at<3>(w); break;
+                case kDevBf16: f[0] = bf16_at<0>(w); f[1] = bf16_at<1>(w); per = 2; break;
+                default: f[0] = fp8s_at<0>(w); f[1] = fp8s_at<1>(w); f[2] = fp8s_at<2>(w); f[3] = fp8s_at<3>(w); break;
+            }
+            for (int b = 0; b < per; ++b) {
+                const int64_t k = c * epc + j * per + b;
+                const float xv = k < s.k ? x[size_t(k)] * pre : 0.0f;
+                part = std::fma(f[b], xv, part);
+            }
+        }
+        if (s.nkb) acc = std::fma(part, f16_bits_to_f32(r.sc[size_t(row * s.nkb + c * epc / s.kb)]), acc);
+        else acc += part;
+    }
+    return double((acc * s.post) * r.rm[size_t(row)]);
+}
+
+void check_format(vt_format f, int32_t block, int64_t out, int64_t in) {
+    const std::string tag = std::string(fmt_name(f)) + " block " + std::to_string(block) + " [" +
+                            std::to_string(out) + ", " + std::to_string(in) + "]";
+    std::vector<float> w = random_weights(out, in, uint32_t(out * 131 + in + block));
+    vt_prepack_options o = vt_prepack_default_options();
+    o.format = f;
+    o.block_size = block;
+    vt_packed* raw = nullptr;
+    if (vt_prepack(w.data(), VT_DTYPE_F32, out, in, &o, &raw) != VT_OK) {
+        expect(false, tag + ": vt_prepack: " + vt_last_error());
+        return;
+    }
+    Packed pk(raw);
+    std::vector<float> ref(size_t(out * in));
+    vt_packed_unpack(pk.p, ref.data());
+
+    const Repacked r = repack(*pk.p, out, rows_plain(*pk.p));
+    expect(r.s.n_pad % kRowPad == 0 && r.s.n_pad >= out && r.s.k_pad % kColPad == 0 && r.s.k_pad >= in,
+           tag + ": padded shape");
+    bool exact = true;
+    for (int64_t row = 0; row < out && exact; ++row)
+        for (int64_t k = 0; k < in; ++k) {
+            const float got = dev_weight(r.s, r.w.data(), r.sc.data(), r.rm.data(), row, k);
+            if (bits(got) != bits(ref[size_t(row * in + k)])) {
+                std::printf("  %s (%lld, %lld): device %.9g, CPU %.9g\n", tag.c_str(), (long long)row, (long long)k,
+                            double(got), double(ref[size_t(row * in + k)]));
+                exact = false;
+                break;
+            }
+        }
+    expect(exact, tag + ": device weights equal vt_packed_unpack bit for bit");
+    bool pads = true;
+    for (int64_t row = out; row < r.s.n_pad; ++row) pads = pads && r.rm[size_t(row)] == 0.0f;
+    for (int64_t row = 0; row < out; ++row)
+        for (int64_t k = in; k < r.s.k_pad; ++k)
+            pads = pads && dev_weight(r.s, r.w.data(), r.sc.data(), r.rm.data(), row, k) == 0.0f;
+    expect(pads, tag + ": padding rows and columns are zero");
+
+    // GEMV arithmetic vs double reference.
+    std::mt19937 rng{uint32_t(in)};
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(in));
+    for (auto& v : x) v = nd(rng);
+    double err = 0.0, norm = 0.0;
+    for (int64_t row = 0; row < out; ++row) {
+        double yr = 0.0, mag = 0.0;
+        for (int64_t k = 0; k < in; ++k) {
+            yr += double(ref[size_t(row * in + k)]) * double(x[size_t(k)]);
+            mag += std::fabs(double(ref[size_t(row * in + k)]) * double(x[size_t(k)]));
+        }
+        const double ye = emulate_row(r, row, x);
+        err = std::max(err, std::fabs(ye - yr) / (mag + 1e-30));
+        norm += mag;
+    }
+    expect(err < 2e-6, tag + ": emulated GEMV within 2e-6 of the double reference (got " + std::to_string(err) + ")");
+}
+
+void check_row_orders() {
+    const int64_t nh = 4, nkv = 2, hd = 8, h = 32;
+    const int64_t rows = (nh + 2 * nkv) * hd;
+    std::vector<float> w(size_t(rows * h));
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < h; ++k) w[size_t(r * h + k)] = float(r + 1) * (k == 3 ? 1.0f : 0.5f);  // exact in BF16
+    vt_prepack_options o = vt_prepack_default_options();
+    o.format = VT_FORMAT_BF16;
+    vt_packed* raw = nullptr;
+    vt_prepack(w.data(), VT_DTYPE_F32, rows, h, &o, &raw);
+    Packed pk(raw);
+    const auto order = rows_qkv(*pk.p, nh, nkv, hd);
+    bool ok = int64_t(order.size()) % kRowPad == 0;
+    for (int64_t d = 0; d < rows; ++d) {
+        int64_t want;
+        if (d < (nh + nkv) * hd) {
+            const int64_t head = d / hd, j = (d % hd) / 2;
+            want = head * hd + j + ((d % 2) ? hd / 2 : 0);
+        } else {
+            want = d;
+        }
+        ok = ok && order[size_t(d)].row == want && order[size_t(d)].p == pk.p;
+    }
+    for (size_t d = size_t(rows); d < order.size(); ++d) ok = ok && order[d].p == nullptr;
+    expect(ok, "rows_qkv pairs dims j and j + hd/2 of every Q and K head, V in order");
+
+    const Repacked r = repack(*pk.p, rows, order);
+    bool vals = true;
+    for (int64_t d = 0; d < rows; ++d)
+        vals = vals && dev_weight(r.s, r.w.data(), nullptr, r.rm.data(), d, 3) == w[size_t(order[size_t(d)].row * h + 3)];
+    expect(vals, "repacked QKV rows hold their source rows");
+
+    const auto inter = rows_interleave(*pk.p, *pk.p);
+    ok = int64_t(inter.size()) >= 2 * rows;
+    for (int64_t i = 0; i < rows; ++i) ok = ok && inter[size_t(2 * i)].row == i && inter[size_t(2 * i + 1)].row == i;
+    expect(ok, "rows_interleave alternates gate and up rows");
+}
+
+// ---- Keys and swizzle -------------------------------------------------------------------------
+
+void check_keys() {
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> pick(0, 9);
+    bool ok = true;
+    for (int trial = 0; trial < 2000; ++trial) {
+        const int n = 1 + int(rng() % 300);
+        std::vector<float> v(static_cast<size_t>(n));
+        for (auto& x : v) {
+            switch (pick(rng)) {
+                case 0: x = NAN; break;
+                case 1: x = -0.0f; break;
+                case 2: x = 0.0f; break;
+                case 3: x = -INFINITY; break;
+                case 4: x = float(int(rng() % 5)) - 2.0f; break;  // ties
+                default: x = std::ldexp(float(int(rng() % 2001)) - 1000.0f, int(rng() % 40) - 20); break;
+            }
+        }
+        uint64_t best = 0;
+        for (int i = 0; i < n; ++i) {
+            const uint64_t k = rank_key(v[size_t(i)], uint32_t(i));
+            best = k > best ? k : best;
+        }
+        const int64_t got = best ? int64_t(rank_key_index(best)) : 0;
+        int64_t want = -1;
+        vt_argmax(v.data(), n, &want);
+        if (got != want) {
+            ok = false;
+            std::printf("  argmax via keys %lld, vt_argmax %lld (n %d)\n", (long long)got, (long long)want, n);
+            break;
+        }
+        if (best && !(rank_key_value(best) == v[size_t(got)])) ok = false;
+    }
+    expect(ok, "rank keys order like vt_argmax (NaN, -0, ties, -inf)");
+}
+
+void check_swizzle() {
+    bool ok = true;
+    for (int upc : {2, 4}) {
+        // Units of chunks 0..63 form a permutation of 0..upc*64-1.
+        std::vector<int> seen(size_t(upc * 64), 0);
+        for (int c = 0; c < 64; ++c)
+            for (int j = 0; j < upc; ++j) ++seen[size_t(xs_unit(c, j, upc))];
+        for (int s : seen) ok = ok && s == 1;
+        // 8 consecutive lanes reading unit j hit 8 distinct 16-byte bank groups.
+        for (int c0 = 0; c0 < 64; c0 += 8)
+            for (int j = 0; j < upc; ++j) {
+                int mask = 0;
+                for (int c = c0; c < c0 + 8; ++c) mask |= 1 << (xs_unit(c, j, upc) % 8);
+                ok = ok && mask == 0xFF;
+            }
+    }
+    expect(ok, "activation staging swizzle is a permutation and bank-conflict-free");
+}
+
+// The top-k kernel's network (misc.cu) on kTopKSlice keys, emulated with the same index math.
+void check_sorting_network() {
+    constexpr int kSlice = 2048;
+    std::mt19937_64 rng(3);
+    bool ok = true;
+    for (int trial = 0; trial < 20 && ok; ++trial) {
+        std::vector<uint64_t> keys(kSlice);
+        for (auto& k : keys) k = trial % 3 == 0 ? rng() % 50 : rng();  // duplicates too
+        std::vector<uint64_t> want = keys;
+        std::sort(want.begin(), want.end(), std::greater<uint64_t>());
+        for (int k = 2; k <= kSlice; k <<= 1)
+            for (int j = k >> 1; j > 0; j >>= 1)
+                for (int t = 0; t < kSlice / 2; ++t) {
+                    int i, l;
+                    bool desc;
+                    bitonic_pair(t, j, k, &i, &l, &desc);
+                    if ((keys[size_t(i)] < keys[size_t(l)]) == desc) std::swap(keys[size_t(i)], keys[size_t(l)]);
+                }
+        ok = keys == want;
+    }
+    expect(ok, "top-k bitonic network sorts 2048 keys descending");
+}
+
+// Decode attention splits cover [0, n) exactly once, in whole tiles.
+void check_attention_splits() {
+    bool ok = true;
+    for (int n = 1; n <= 5000 && ok; n += (n < 300 ? 1 : 37))
+        for (int splits : {1, 2, 3, 7, 16, 32, 64}) {
+            int next = 0;
+            for (int sp = 0; sp < splits; ++sp) {
+                const KeyRange r = attn_split_range(n, splits, sp, 128);
+                if (r.k0 >= r.k1) continue;  // empty split
+                ok = ok && r.k0 == next && r.k0 % 128 == 0;
+                next = r.k1;
+            }
+            ok = ok && next == n;
+        }
+    expect(ok, "decode attention splits cover every key exactly once");
+}
+
+}  // namespace
+
+int main() {
+    check_codes();
+    for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED})
+        for (int32_t block : {16, 32, 64, 128})
+            for (auto shape : {std::pair<int64_t, int64_t>{37, 128}, {64, 384}, {130, 1024}}) {
+                if (shape.second % block) continue;
+                check_format(f, block, shape.first, shape.second);
+            }
+    for (vt_format f : {VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16})
+        for (auto shape : {std::pair<int64_t, int64_t>{37, 100}, {64, 384}, {5, 7}})
+            check_format(f, 0, shape.first, shape.second);
+    check_row_orders();
+    check_keys();
+    check_swizzle();
+    check_sorting_network();
+    check_attention_splits();
+    std::printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,119 @@
+// The CUDA kernels as the host code sees them: argument structs (passed by value to the
+// kernels) and one launcher per op. Launchers only enqueue work on cfg.stream (they never
+// synchronize), so the decode step can be captured into a CUDA Graph; they throw vt::Error
+// when a launch fails.
+//
+// Ops (kernels → ops → decode step / prefill, as in docs/architecture.md):
+//   gemv.cu        W8A16 GEMV, m <= 8 rows (decode): weights streamed with 16-byte loads,
+//                  optional fused RMSNorm prologue, fused epilogues (below)
+//   gemm.cu        tensor-core GEMM (mma.sync BF16, activations split hi+lo), any m (prefill)
+//   attention.cu   decode attention split along the sequence (flash-decoding) with the merge
+//                  fused in the last block; causal prefill attention
+//   misc.cu        embedding, RMSNorm, SiLU·up, top-k candidates
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/layout.h"
+
+namespace vt {
+namespace cudak {
+
+constexpr int kMaxHeadDim = 128;      // head_dim 64 or 128
+constexpr int kAttnMaxGroup = 8;      // query heads per attention block (GQA group slice)
+constexpr int kAttnTile = 128;        // decode attention: keys per block iteration
+constexpr int kAttnMaxSplits = 64;    // decode attention: splits along the sequence
+constexpr int kGemvMaxM = 8;          // rows the GEMV takes; more go to the GEMM
+constexpr int kTopK = 256;            // VT_MAX_TOP_K candidates
+constexpr int kTopKSlice = 2048;      // keys one top-k block sorts
+
+// One linear in device memory (layout.h).
+struct DevLinear {
+    LinearShape s;
+    const uint8_t* w = nullptr;        // [n_pad][k_pad·esize]
+    const uint16_t* scales = nullptr;  // [n_pad][nkb] f16, null without block scales
+    const float* rowmul = nullptr;     // [n_pad]
+};
+
+enum EpiKind : int32_t {
+    kEpiStore = 0,   // out[i][n] = act(v + bias[n]); optional argmax over row 0
+    kEpiAdd = 1,     // out[i][n] += v (the residual stream)
+    kEpiSwiglu = 2,  // rows (2j, 2j+1) = (gate_j, up_j): out[i][j] = silu(gate) · up
+    kEpiQkv = 3,     // fused QKV: RoPE on Q/K pairs, Q (scaled) -> out, K/V -> the cache
+};
+
+// What happens to the outputs of a linear. Rows are handled in pairs (2j, 2j+1): the row
+// orders of layout.h put the two inputs of every fused op side by side.
+struct Epilogue {
+    int32_t kind = kEpiStore;
+    int32_t gelu = 0;                      // kEpiStore: exact GELU after the bias
+    float* out = nullptr;                  // [m][ld]
+    int64_t ld = 0;
+    const float* bias = nullptr;           // kEpiStore: [n] or null
+    unsigned long long* argmax = nullptr;  // kEpiStore: atomicMax of rank_key over row 0
+    // kEpiQkv
+    int32_t nh = 0, nkv = 0, hd = 0;
+    float qscale = 1.0f;                   // 1/sqrt(hd), applied to Q after RoPE
+    const float* rope = nullptr;           // [m][hd]: cos[hd/2] | sin[hd/2] of each row
+    const int32_t* pos = nullptr;          // device int: position of row 0
+    float* kcache = nullptr;               // this layer's K, transposed [nkv][hd][cap]
+    float* vcache = nullptr;               // this layer's V [nkv][cap][hd]
+    int64_t cap = 0;
+};
+
+struct LaunchCfg {
+    cudaStream_t stream = nullptr;
+    bool pdl = false;  // programmatic dependent launch (sm_90): see common.cuh
+};
+
+// y = epilogue(x · Wᵀ) for m in [1, kGemvMaxM]. x: [m][ldx] f32 on the device. norm_w: when
+// not null, each row of x is first RMS-normalized (x · rsqrt(mean(x²) + eps) · norm_w).
+void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const float* norm_w,
+          float eps, const Epilogue& e);
+
+// The same for any m >= 1 on tensor cores: weights dequantized to BF16 (exact: INT8 and E4M3
+// codes are BF16 numbers), activations as a sum of two BF16 numbers (~16 significant bits),
+// FP32 accumulation, block scales applied per K-block in FP32. No fused norm.
+void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const Epilogue& e);
+
+struct AttnArgs {
+    const float* q = nullptr;       // [m][nh·hd], RoPE applied, scaled by 1/sqrt(hd)
+    const float* kcache = nullptr;  // [nkv][hd][cap] (this layer)
+    const float* vcache = nullptr;  // [nkv][cap][hd]
+    int64_t cap = 0;
+    float* out = nullptr;           // [m][nh·hd]
+    const int32_t* pos = nullptr;   // device int: position of row 0 (keys 0 .. pos + i)
+    int32_t nh = 0, nkv = 0, hd = 0, m = 1;
+    // decode only: splits along the sequence, their partial results and arrival counters
+    int32_t splits = 1;
+    float* partial = nullptr;       // [nkv·groups][splits][kAttnMaxGroup][hd + 2]
+    int32_t* counters = nullptr;    // [nkv·groups], zero between launches
+};
+
+// One query row (m == 1) at position *pos over keys [0, *pos]: grid (kv heads × head groups,
+// splits); the last block of each group to finish merges the splits (no second kernel).
+void attention_decode(const LaunchCfg& cfg, const AttnArgs& a);
+// m query rows at positions *pos + i, causal.
+void attention_prefill(const LaunchCfg& cfg, const AttnArgs& a);
+
+// x[i][:] = table[tokens[i]][:] as f32 (table dtype F32, F16 or BF16). When argmax_reset is
+// not null it is set to 0 (the next lm_head's argmax starts from scratch).
+void embed(const LaunchCfg& cfg, const void* table, int32_t dtype, int64_t h, const int32_t* tokens, int m,
+           float* x, unsigned long long* argmax_reset);
+
+// out[i][:] = x[i][:] · rsqrt(mean(x[i]²) + eps) · w, rows of length h (stride h).
+void rmsnorm(const LaunchCfg& cfg, const float* x, const float* w, float eps, int64_t h, int m, float* out);
+
+// y[i] = silu(g[i]) · u[i], n values.
+void silu_mul(const LaunchCfg& cfg, const float* g, const float* u, int64_t n, float* y);
+
+// The kTopK best rank_key()s of logits[n] (value desc, index asc; NaN never), sorted, into
+// out[kTopK] (0 = no candidate). scratch: topk_scratch_keys(n) u64.
+size_t topk_scratch_keys(int64_t n);
+void topk(const LaunchCfg& cfg, const float* logits, int64_t n, unsigned long long* scratch,
+          unsigned long long* out);
+
+}  // namespace cudak
+}  // namespace vt

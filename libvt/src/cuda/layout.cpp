@@ -1,0 +1,152 @@
+// Host-side repack of CPU row tiles into the device layout (see layout.h).
+//
+// Self-contained on purpose: only inline code from common.h / quant.h / device_math.h, so the
+// host check (tests/test_cuda_host.py) can compile this file against the installed libvt,
+// whose internal symbols are hidden.
+#include "cuda/layout.h"
+
+#include <string>
+
+#include "cuda/device_math.h"
+
+namespace vt {
+namespace cudak {
+namespace {
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+[[noreturn]] void unsupported(const std::string& msg) { throw Error(VT_STATUS_UNSUPPORTED, msg); }
+
+std::vector<RowSource> padded(std::vector<RowSource> rows) {
+    rows.resize(size_t(round_up(int64_t(rows.size()), kRowPad)));
+    return rows;
+}
+
+}  // namespace
+
+LinearShape linear_shape(const vt_packed& p, int64_t n) {
+    LinearShape s;
+    switch (p.format) {
+        case VT_FORMAT_INT8_BLOCKED: s.fmt = kDevInt8; break;
+        case VT_FORMAT_FP8_BLOCKED: s.fmt = kDevFp8; break;
+        case VT_FORMAT_FP8_CHANNEL: s.fmt = kDevFp8Channel; break;
+        case VT_FORMAT_BF16: s.fmt = kDevBf16; break;
+        default:
+            unsupported("the CUDA backend has no kernels for the 2:4 sparse formats (format " +
+                        std::to_string(int(p.format)) + "); use INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL or BF16");
+    }
+    if (n <= 0 || n > (int64_t(1) << 30) || p.in <= 0 || p.in > (int64_t(1) << 30))
+        unsupported("weight shape [" + std::to_string(n) + ", " + std::to_string(p.in) +
+                    "] is outside what the CUDA kernels index with 32-bit rows and columns");
+    const bool blocked = s.fmt == kDevInt8 || s.fmt == kDevFp8;
+    s.n = int32_t(n);
+    s.k = int32_t(p.in);
+    s.n_pad = int32_t(round_up(n, kRowPad));
+    s.k_pad = int32_t(round_up(p.in, kColPad));
+    s.esize = s.fmt == kDevBf16 ? 2 : 1;
+    s.kb = blocked ? p.kb : s.k_pad;
+    s.nkb = blocked ? s.k_pad / s.kb : 0;
+    s.post = (s.fmt == kDevFp8 || s.fmt == kDevFp8Channel) ? kFp8Post : 1.0f;
+    if (blocked && (s.kb % 16 != 0 || s.k_pad % s.kb != 0))
+        unsupported("block size " + std::to_string(s.kb) + " does not tile K = " + std::to_string(s.k_pad));
+    return s;
+}
+
+std::vector<RowSource> rows_plain(const vt_packed& p) {
+    std::vector<RowSource> rows(size_t(p.out));
+    for (int64_t r = 0; r < p.out; ++r) rows[size_t(r)] = {&p, r};
+    return padded(std::move(rows));
+}
+
+std::vector<RowSource> rows_qkv(const vt_packed& qkv, int64_t nh, int64_t nkv, int64_t hd) {
+    std::vector<RowSource> rows;
+    rows.reserve(size_t(qkv.out));
+    const int64_t half = hd / 2;
+    for (int64_t h = 0; h < nh + nkv; ++h)  // Q heads, then K heads: RoPE pairs
+        for (int64_t j = 0; j < half; ++j) {
+            rows.push_back({&qkv, h * hd + j});
+            rows.push_back({&qkv, h * hd + j + half});
+        }
+    for (int64_t r = (nh + nkv) * hd; r < (nh + 2 * nkv) * hd; ++r) rows.push_back({&qkv, r});  // V
+    return padded(std::move(rows));
+}
+
+std::vector<RowSource> rows_interleave(const vt_packed& a, const vt_packed& b) {
+    std::vector<RowSource> rows;
+    rows.reserve(size_t(2 * a.out));
+    for (int64_t r = 0; r < a.out; ++r) {
+        rows.push_back({&a, r});
+        rows.push_back({&b, r});
+    }
+    return padded(std::move(rows));
+}
+
+void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_t r1, uint8_t* w,
+                 uint16_t* scales, float* rowmul) {
+    const int64_t rowbytes = int64_t(s.k_pad) * s.esize;
+    for (int64_t r = r0; r < r1; ++r) {
+        const RowSource& src = rows[r];
+        uint8_t* wr = w + r * rowbytes;
+        uint16_t* sr = scales ? scales + r * s.nkb : nullptr;
+        if (!src.p || src.row < 0) {
+            // A zero row: q = 0 is the byte 0x80 in the INT8 device coding.
+            for (int64_t i = 0; i < rowbytes; ++i) wr[i] = s.fmt == kDevInt8 ? 0x80 : 0;
+            for (int64_t b = 0; sr && b < s.nkb; ++b) sr[b] = 0;
+            rowmul[r] = 0.0f;
+            continue;
+        }
+        const vt_packed& p = *src.p;
+        const int64_t t = src.row / kTileRows;
+        const int lane = int(src.row % kTileRows);
+        const uint8_t* tile = p.tiles.data() + t * p.tile_bytes;
+        if (s.fmt == kDevBf16) {
+            const uint16_t* tw = reinterpret_cast<const uint16_t*>(tile);
+            uint16_t* dr = reinterpret_cast<uint16_t*>(wr);
+            for (int64_t k = 0; k < s.k; ++k) dr[k] = tw[k * kTileRows + lane];
+            for (int64_t k = s.k; k < s.k_pad; ++k) dr[k] = 0;
+        } else {
+            const uint8_t flip = s.fmt == kDevInt8 ? 0x80 : 0;
+            for (int64_t k = 0; k < s.k; ++k) wr[k] = uint8_t(tile[k * kTileRows + lane] ^ flip);
+            for (int64_t k = s.k; k < s.k_pad; ++k) wr[k] = flip;
+        }
+        if (sr) {
+            const uint16_t* ts = reinterpret_cast<const uint16_t*>(tile + p.scale_off);
+            const int64_t nb = s.k / s.kb;
+            for (int64_t b = 0; b < nb; ++b) sr[b] = ts[b * kTileRows + lane];
+            for (int64_t b = nb; b < s.nkb; ++b) sr[b] = 0;
+        }
+        const float rm = p.rowmul[size_t(src.row)];
+        // FP8 rowmul on the CPU carries a factor 256 for its f16 decoding trick; the device
+        // decoding has its own constant (post), so the factor goes (exactly: a power of two).
+        rowmul[r] = (s.fmt == kDevFp8 || s.fmt == kDevFp8Channel) ? rm / 256.0f : rm;
+    }
+}
+
+float dev_weight(const LinearShape& s, const uint8_t* w, const uint16_t* scales, const float* rowmul,
+                 int64_t r, int64_t k) {
+    const int64_t rowbytes = int64_t(s.k_pad) * s.esize;
+    const uint8_t* wr = w + r * rowbytes;
+    // One 32-bit word holding the code, decoded with the kernels' own helpers.
+    switch (s.fmt) {
+        case kDevBf16: {
+            uint16_t b;
+            std::memcpy(&b, wr + 2 * k, 2);
+            return bf16_at<0>(uint32_t(b));
+        }
+        case kDevInt8: {
+            const float q = int8x_at<0>(uint32_t(wr[k]));
+            const float se = f16_bits_to_f32(scales[r * s.nkb + k / s.kb]) * rowmul[r];
+            return q * se;
+        }
+        case kDevFp8: {
+            const float v = fp8s_at<0>(uint32_t(wr[k])) * kFp8Unscale;
+            const float se = f16_bits_to_f32(scales[r * s.nkb + k / s.kb]) * rowmul[r];
+            return v * se;
+        }
+        default:  // kDevFp8Channel
+            return fp8s_at<0>(uint32_t(wr[k])) * kFp8Unscale * rowmul[r];
+    }
+}
+
+}  // namespace cudak
+}  // namespace vt

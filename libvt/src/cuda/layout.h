@@ -1,0 +1,81 @@
+// The device layout of a packed linear, and the host-side repack from the CPU's row tiles
+// (quant.h) into it. Plain C++ (no CUDA): the engine fills host staging buffers with it and
+// copies them to the device; tests/test_cuda_host.py compiles it with the host checks.
+//
+// Device layout of one linear with n logical output rows and K inputs:
+//   w       [n_pad][k_pad]       row-major codes: INT8 as q ^ 0x80, FP8 E4M3 as is (1 byte),
+//                                BF16 (2 bytes). Rows past n and columns past K hold zeros.
+//   scales  [n_pad][nkb]         f16 block scales, unchanged from the CPU packer (blocked
+//                                formats only; blocks past K are 0).
+//   rowmul  [n_pad]              f32 per-row multiplier: INT8 2^e, FP8 blocked 2^e (the CPU's
+//                                rowmul / 256), FP8 channel absmax/448, BF16 1; pads 0.
+// Weight (r, k) = code(r, k) · f16(scales[r][k / kb]) · rowmul[r] — the same f32 as
+// vt_packed_unpack, bit for bit (dev_weight() below computes it that way; the host check
+// compares). Rows may be reordered relative to the CPU matrix (RowSource): Q and K rows are
+// paired for RoPE, gate and up rows are interleaved, so a warp's two rows are the two inputs of
+// one fused epilogue.
+//
+// Why row-major and not the CPU's 16-row tiles: a GPU thread loads 16 consecutive bytes of one
+// row (16 weights of one output, all in one scale block), so it can sum 16 products before it
+// touches a scale, and 32 lanes cover 512 contiguous bytes per load instruction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common.h"
+#include "quant.h"
+
+namespace vt {
+namespace cudak {
+
+enum DevFormat : int32_t { kDevInt8 = 0, kDevFp8 = 1, kDevFp8Channel = 2, kDevBf16 = 3 };
+
+constexpr int kRowPad = 64;  // n_pad multiple: GEMM tiles are 64 rows
+constexpr int kColPad = 32;  // k_pad multiple: GEMM k-step
+
+struct LinearShape {
+    int32_t fmt = kDevInt8;
+    int32_t n = 0, k = 0;      // logical output rows, inputs
+    int32_t n_pad = 0;         // multiple of kRowPad
+    int32_t k_pad = 0;         // multiple of kColPad
+    int32_t kb = 0;            // K per scale block (blocked formats), else k_pad
+    int32_t nkb = 0;           // scale blocks per row (k_pad / kb), 0 without block scales
+    int32_t esize = 1;         // bytes per weight code
+    float post = 1.0f;         // constant factor of the FP8 formats' decoding (2^56), else 1
+    size_t w_bytes() const { return size_t(n_pad) * size_t(k_pad) * size_t(esize); }
+    size_t scale_bytes() const { return size_t(n_pad) * size_t(nkb) * 2; }
+    size_t rowmul_bytes() const { return size_t(n_pad) * 4; }
+};
+
+// Device row r is row `row` of *p (row < 0 or p null: a zero row).
+struct RowSource {
+    const vt_packed* p = nullptr;
+    int64_t row = -1;
+};
+
+// Shape of a device linear with `n` rows taken from packed weights like p (format, K, block).
+// Throws VT_STATUS_UNSUPPORTED for formats without CUDA kernels (2:4 sparse).
+LinearShape linear_shape(const vt_packed& p, int64_t n);
+
+// Row orders. Each returns n_pad entries (the tail padded with zero rows).
+std::vector<RowSource> rows_plain(const vt_packed& p);
+// Fused QKV [(nh + 2·nkv)·hd, K]: inside each Q and K head, device rows 2j and 2j + 1 are
+// head dims j and j + hd/2 (the two halves RoPE rotates together); V rows keep their order.
+std::vector<RowSource> rows_qkv(const vt_packed& qkv, int64_t nh, int64_t nkv, int64_t hd);
+// Rows a0 b0 a1 b1 ... (gate/up: the SwiGLU epilogue gets silu(a_i) · b_i from one warp).
+std::vector<RowSource> rows_interleave(const vt_packed& a, const vt_packed& b);
+
+// Fills device rows [r0, r1) of the host staging buffers w [n_pad·k_pad·esize],
+// scales [n_pad·nkb] and rowmul [n_pad]. Thread-safe for disjoint row ranges.
+void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_t r1, uint8_t* w,
+                 uint16_t* scales, float* rowmul);
+
+// Weight (r, k) of a repacked linear, computed exactly as vt_packed_unpack does (the host check
+// compares the two bit for bit; the kernels compute the same products in another order).
+float dev_weight(const LinearShape& s, const uint8_t* w, const uint16_t* scales, const float* rowmul,
+                 int64_t r, int64_t k);
+
+}  // namespace cudak
+}  // namespace vt

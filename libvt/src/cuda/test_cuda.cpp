@@ -1,0 +1,689 @@
+// vt_cuda_test: every CUDA op against the CPU backend or a float64 reference, with per-dtype
+// tolerances, and (given model folders) the whole model, CPU vs CUDA. Built with the CUDA
+// backend (meson), linked with libvt's objects, so it needs none of the C ABI hooks.
+//
+//   vt_cuda_test                 op tests (exit 77 = skipped: no usable GPU)
+//   vt_cuda_test MODEL_DIR...    op tests, then model tests on each folder
+//
+// Output ends with "N passed, M failed"; exit status 1 when something failed.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/backend.h"
+#include "cuda/device_math.h"
+#include "cuda/kernels.h"
+#include "cuda/layout.h"
+#include "cuda/runtime.h"
+#include "forward.h"
+#include "model.h"
+#include "quant.h"
+#include "sampling.h"
+
+using namespace vt;
+using namespace vt::cudak;
+
+namespace {
+
+int g_pass = 0, g_fail = 0;
+
+void expect(bool ok, const std::string& what, double measured = -1.0) {
+    if (ok) ++g_pass;
+    else ++g_fail;
+    if (measured >= 0) std::printf("%s %s (%.3g)\n", ok ? "ok  " : "FAIL", what.c_str(), measured);
+    else std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+    std::fflush(stdout);
+}
+
+// max |a - b| / max |b|; NaN anywhere (an unwritten output) gives +inf.
+double nerr(const std::vector<float>& a, const std::vector<double>& b) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i])) return INFINITY;
+        num = std::max(num, std::fabs(double(a[i]) - b[i]));
+        den = std::max(den, std::fabs(b[i]));
+    }
+    return num / (den > 0 ? den : 1.0);
+}
+
+std::vector<double> to_d(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+std::mt19937 g_rng(1234);
+std::vector<float> randn(size_t n, float sd = 1.0f) {
+    std::normal_distribution<float> nd(0.0f, sd);
+    std::vector<float> v(n);
+    for (auto& x : v) x = nd(g_rng);
+    return v;
+}
+
+// Device buffers for a test.
+struct Buf {
+    DevMem mem;
+    size_t n = 0;
+    float* f() const { return mem.get<float>(); }
+};
+void up(Buf& b, const void* src, size_t bytes) {
+    b.mem.alloc(0, bytes, "test buffer");
+    b.n = bytes;
+    check(cudaMemcpy(b.mem.get(), src, bytes, cudaMemcpyHostToDevice), "test upload");
+}
+template <class T>
+void up(Buf& b, const std::vector<T>& v) {
+    up(b, v.data(), v.size() * sizeof(T));
+}
+void poison(Buf& b, size_t bytes) {
+    b.mem.alloc(0, bytes, "test buffer");
+    b.n = bytes;
+    check(cudaMemset(b.mem.get(), 0xFF, bytes), "poison");  // NaN floats
+}
+std::vector<float> down(const float* d, size_t n) {
+    std::vector<float> v(n);
+    check(cudaDeviceSynchronize(), "kernel");
+    check(cudaMemcpy(v.data(), d, n * 4, cudaMemcpyDeviceToHost), "test download");
+    return v;
+}
+
+struct DevWeight {
+    DevMem mem;
+    DevLinear d;
+};
+void upload(const Packed& p, const std::vector<RowSource>& rows, int64_t n, DevWeight& dw) {
+    const LinearShape s = linear_shape(p, n);
+    std::vector<uint8_t> w(s.w_bytes());
+    std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb));
+    std::vector<float> rm(size_t(s.n_pad));
+    repack_rows(s, rows.data(), 0, s.n_pad, w.data(), s.nkb ? sc.data() : nullptr, rm.data());
+    Carve cv;
+    const size_t ow = cv.take(w.size()), os = cv.take(sc.size() * 2), orm = cv.take(rm.size() * 4);
+    dw.mem.alloc(0, cv.off, "test weight");
+    check(cudaMemcpy(dw.mem.get(ow), w.data(), w.size(), cudaMemcpyHostToDevice), "upload");
+    if (s.nkb) check(cudaMemcpy(dw.mem.get(os), sc.data(), sc.size() * 2, cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(dw.mem.get(orm), rm.data(), rm.size() * 4, cudaMemcpyHostToDevice), "upload");
+    dw.d.s = s;
+    dw.d.w = dw.mem.get<uint8_t>(ow);
+    dw.d.scales = s.nkb ? dw.mem.get<uint16_t>(os) : nullptr;
+    dw.d.rowmul = dw.mem.get<float>(orm);
+}
+
+const char* fmt_name(vt_format f) {
+    switch (f) {
+        case VT_FORMAT_INT8_BLOCKED: return "int8";
+        case VT_FORMAT_FP8_BLOCKED: return "fp8";
+        case VT_FORMAT_FP8_CHANNEL: return "fp8-channel";
+        default: return "bf16";
+    }
+}
+
+double gelu_d(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double silu_d(double x) { return x / (1.0 + std::exp(-x)); }
+
+const LaunchCfg kCfg{nullptr, false};
+
+// ---- Linears -------------------------------------------------------------------------------------
+
+void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
+    char tag[160];
+    std::snprintf(tag, sizeof tag, "%s %s/%d [%lld x %lld] m=%d", m <= kGemvMaxM ? "gemv" : "gemm", fmt_name(f), block,
+                  (long long)n, (long long)k, m);
+    std::vector<float> w = randn(size_t(n * k), 0.05f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, f, block);
+    DevWeight dw;
+    upload(*p, rows_plain(*p), n, dw);
+    std::vector<float> x = randn(size_t(m) * size_t(k)), bias = randn(size_t(n), 0.1f);
+    Buf bx, bb, by;
+    up(bx, x);
+    up(bb, bias);
+
+    // store + bias + GELU against the CPU backend's vt::linear
+    vt_linear_options o = vt_linear_default_options();
+    o.activation = VT_ACTIVATION_GELU;
+    std::vector<float> ref(size_t(m) * size_t(n));
+    linear(*p, x.data(), m, bias.data(), o, ref.data());
+    poison(by, ref.size() * 4);
+    Epilogue e;
+    e.kind = kEpiStore;
+    e.out = by.f();
+    e.ld = n;
+    e.bias = bb.f();
+    e.gelu = 1;
+    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), k, m, nullptr, 0.0f, e);
+    else gemm(kCfg, dw.d, bx.f(), k, m, e);
+    const double tol = m <= kGemvMaxM ? 2e-5 : 3e-4;  // GEMM: activations as bf16 hi + lo
+    const double err = nerr(down(by.f(), ref.size()), to_d(ref));
+    expect(err < tol, std::string(tag) + " store+bias+gelu vs CPU", err);
+
+    // add into a residual, against the unpacked weights in float64
+    std::vector<float> wu(size_t(n * k));
+    unpack(*p, wu.data());
+    std::vector<float> res = randn(size_t(m) * size_t(n));
+    std::vector<double> rref(res.size());
+    for (int i = 0; i < m; ++i)
+        for (int64_t r = 0; r < n; ++r) {
+            double acc = 0.0;
+            for (int64_t c = 0; c < k; ++c) acc += double(wu[size_t(r * k + c)]) * double(x[size_t(i) * k + c]);
+            rref[size_t(i) * n + r] = res[size_t(i) * n + r] + acc;
+        }
+    Buf br;
+    up(br, res);
+    Epilogue ea;
+    ea.kind = kEpiAdd;
+    ea.out = br.f();
+    ea.ld = n;
+    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), k, m, nullptr, 0.0f, ea);
+    else gemm(kCfg, dw.d, bx.f(), k, m, ea);
+    const double err2 = nerr(down(br.f(), res.size()), rref);
+    expect(err2 < tol, std::string(tag) + " residual add vs float64", err2);
+}
+
+void test_gemv_norm_and_argmax() {
+    const int64_t n = 1000, k = 576;
+    std::vector<float> w = randn(size_t(n * k), 0.05f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, VT_FORMAT_INT8_BLOCKED, 32);
+    DevWeight dw;
+    upload(*p, rows_plain(*p), n, dw);
+    std::vector<float> x = randn(size_t(k), 3.0f), nw = randn(size_t(k), 0.2f);
+    for (auto& v : nw) v += 1.0f;
+    // CPU: norm then linear
+    double ss = 0.0;
+    for (float v : x) ss += double(v) * v;
+    const float r = 1.0f / std::sqrt(float(ss / double(k)) + 1e-5f);
+    std::vector<float> xn(static_cast<size_t>(k));
+    for (int64_t c = 0; c < k; ++c) xn[size_t(c)] = (x[size_t(c)] * r) * nw[size_t(c)];
+    std::vector<float> ref(static_cast<size_t>(n));
+    linear(*p, xn.data(), 1, nullptr, vt_linear_default_options(), ref.data());
+    Buf bx, bn, by, bk;
+    up(bx, x);
+    up(bn, nw);
+    poison(by, size_t(n) * 4);
+    unsigned long long zero = 0;
+    up(bk, &zero, 8);
+    Epilogue e;
+    e.kind = kEpiStore;
+    e.out = by.f();
+    e.ld = n;
+    e.argmax = bk.mem.get<unsigned long long>();
+    gemv(kCfg, dw.d, bx.f(), k, 1, bn.f(), 1e-5f, e);
+    const std::vector<float> y = down(by.f(), size_t(n));
+    expect(nerr(y, to_d(ref)) < 2e-5, "gemv fused RMSNorm prologue vs CPU norm + linear", nerr(y, to_d(ref)));
+    unsigned long long key = 0;
+    check(cudaMemcpy(&key, e.argmax, 8, cudaMemcpyDeviceToHost), "download");
+    expect(key && int64_t(rank_key_index(key)) == argmax(y.data(), n), "gemv argmax epilogue = argmax of its output");
+}
+
+void test_swiglu(vt_format f, int m) {
+    const int64_t i_dim = 200, h = 256;
+    std::vector<float> wg = randn(size_t(i_dim * h), 0.06f), wu = randn(size_t(i_dim * h), 0.06f);
+    auto pg = prepack(wg.data(), VT_DTYPE_F32, i_dim, h, f, 0);
+    auto pu = prepack(wu.data(), VT_DTYPE_F32, i_dim, h, f, 0);
+    DevWeight dw;
+    upload(*pg, rows_interleave(*pg, *pu), 2 * i_dim, dw);
+    std::vector<float> x = randn(size_t(m) * size_t(h));
+    std::vector<float> ref(size_t(m) * size_t(i_dim));
+    linear_swiglu(*pg, *pu, x.data(), m, nullptr, nullptr, vt_linear_default_options(), ref.data());
+    Buf bx, by;
+    up(bx, x);
+    poison(by, ref.size() * 4);
+    Epilogue e;
+    e.kind = kEpiSwiglu;
+    e.out = by.f();
+    e.ld = i_dim;
+    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), h, m, nullptr, 0.0f, e);
+    else gemm(kCfg, dw.d, bx.f(), h, m, e);
+    const double err = nerr(down(by.f(), ref.size()), to_d(ref));
+    expect(err < (m <= kGemvMaxM ? 2e-5 : 3e-4),
+           std::string("swiglu epilogue ") + fmt_name(f) + " m=" + std::to_string(m) + " vs CPU linear_swiglu", err);
+}
+
+// ---- QKV + RoPE + KV cache, attention --------------------------------------------------------------
+
+struct AttnCase {
+    int nh, nkv, hd;
+};
+
+void test_qkv(const AttnCase& ac, int m, int pos0) {
+    const int64_t h = 128, nh = ac.nh, nkv = ac.nkv, hd = ac.hd, rows = (nh + 2 * nkv) * hd, cap = pos0 + m + 5;
+    std::vector<float> w = randn(size_t(rows * h), 0.08f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, rows, h, VT_FORMAT_BF16, 0);
+    std::vector<float> wu(size_t(rows * h));
+    unpack(*p, wu.data());
+    DevWeight dw;
+    upload(*p, rows_qkv(*p, nh, nkv, hd), rows, dw);
+    std::vector<float> x = randn(size_t(m * h));
+    std::vector<float> rope(size_t(m * hd));
+    for (int i = 0; i < m; ++i)
+        for (int64_t j = 0; j < hd / 2; ++j) {
+            const double a = double(pos0 + i) * std::pow(10000.0, -2.0 * double(j) / double(hd));
+            rope[size_t(i * hd + j)] = float(std::cos(a));
+            rope[size_t(i * hd + hd / 2 + j)] = float(std::sin(a));
+        }
+    const float qscale = 1.0f / std::sqrt(float(hd));
+    std::vector<double> qref(size_t(m * nh * hd)), kref(size_t(nkv * hd * cap), 0.0), vref(size_t(nkv * cap * hd), 0.0);
+    for (int i = 0; i < m; ++i) {
+        std::vector<double> y(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r) {
+            double acc = 0;
+            for (int64_t c = 0; c < h; ++c) acc += double(wu[size_t(r * h + c)]) * x[size_t(i * h + c)];
+            y[size_t(r)] = acc;
+        }
+        for (int64_t head = 0; head < nh + nkv; ++head)
+            for (int64_t j = 0; j < hd / 2; ++j) {
+                const double c = rope[size_t(i * hd + j)], s = rope[size_t(i * hd + hd / 2 + j)];
+                const double x1 = y[size_t(head * hd + j)], x2 = y[size_t(head * hd + j + hd / 2)];
+                const double a = x1 * c - x2 * s, b = x2 * c + x1 * s;
+                if (head < nh) {
+                    qref[size_t(i * nh * hd + head * hd + j)] = a * qscale;
+                    qref[size_t(i * nh * hd + head * hd + j + hd / 2)] = b * qscale;
+                } else {
+                    kref[size_t(((head - nh) * hd + j) * cap + pos0 + i)] = a;
+                    kref[size_t(((head - nh) * hd + j + hd / 2) * cap + pos0 + i)] = b;
+                }
+            }
+        for (int64_t kh = 0; kh < nkv; ++kh)
+            for (int64_t d = 0; d < hd; ++d)
+                vref[size_t((kh * cap + pos0 + i) * hd + d)] = y[size_t((nh + nkv + kh) * hd + d)];
+    }
+    Buf bx, brope, bpos, bq, bk, bv;
+    up(bx, x);
+    up(brope, rope);
+    const int32_t p0 = pos0;
+    up(bpos, &p0, 4);
+    poison(bq, qref.size() * 4);
+    std::vector<float> zeros(kref.size(), 0.0f);
+    up(bk, zeros);
+    up(bv, zeros);
+    Epilogue e;
+    e.kind = kEpiQkv;
+    e.out = bq.f();
+    e.ld = nh * hd;
+    e.nh = int(nh);
+    e.nkv = int(nkv);
+    e.hd = int(hd);
+    e.qscale = qscale;
+    e.rope = brope.f();
+    e.pos = bpos.mem.get<int32_t>();
+    e.kcache = bk.f();
+    e.vcache = bv.f();
+    e.cap = cap;
+    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), h, m, nullptr, 0.0f, e);
+    else gemm(kCfg, dw.d, bx.f(), h, m, e);
+    const double tol = m <= kGemvMaxM ? 2e-5 : 3e-4;
+    char tag[128];
+    std::snprintf(tag, sizeof tag, "qkv+rope nh=%d nkv=%d hd=%d m=%d pos0=%d", ac.nh, ac.nkv, ac.hd, m, pos0);
+    const double eq = nerr(down(bq.f(), qref.size()), qref), ek = nerr(down(bk.f(), kref.size()), kref),
+                 ev = nerr(down(bv.f(), vref.size()), vref);
+    expect(eq < tol && ek < tol && ev < tol, std::string(tag) + " q, K cache, V cache", std::max({eq, ek, ev}));
+}
+
+// Reference attention for query row i at position pos: q [nh][hd], caches as on the device.
+void attn_ref(const std::vector<float>& q, const std::vector<float>& kt, const std::vector<float>& v, int64_t cap,
+              const AttnCase& ac, int64_t pos, double* out) {
+    const int64_t G = ac.nh / ac.nkv, hd = ac.hd;
+    for (int64_t h = 0; h < ac.nh; ++h) {
+        const int64_t kh = h / G;
+        std::vector<double> s(size_t(pos + 1));
+        double mx = -INFINITY;
+        for (int64_t j = 0; j <= pos; ++j) {
+            double acc = 0;
+            for (int64_t d = 0; d < hd; ++d) acc += double(q[size_t(h * hd + d)]) * kt[size_t((kh * hd + d) * cap + j)];
+            s[size_t(j)] = acc;
+            mx = std::max(mx, acc);
+        }
+        double l = 0;
+        for (auto& x : s) l += (x = std::exp(x - mx));
+        for (int64_t d = 0; d < hd; ++d) {
+            double o = 0;
+            for (int64_t j = 0; j <= pos; ++j) o += s[size_t(j)] * v[size_t((kh * cap + j) * hd + d)];
+            out[h * hd + d] = o / l;
+        }
+    }
+}
+
+void test_attention(const AttnCase& ac, int m, int pos0, int splits) {
+    const int64_t hd = ac.hd, cap = pos0 + m + 3;
+    std::vector<float> kt = randn(size_t(ac.nkv * hd * cap)), v = randn(size_t(ac.nkv * cap * hd));
+    std::vector<float> q = randn(size_t(m * ac.nh * hd), 1.0f / std::sqrt(float(hd)) * 2.0f);
+    std::vector<double> ref(size_t(m * ac.nh * hd));
+    for (int i = 0; i < m; ++i) {
+        std::vector<float> qi(q.begin() + i * ac.nh * hd, q.begin() + (i + 1) * ac.nh * hd);
+        attn_ref(qi, kt, v, cap, ac, pos0 + i, ref.data() + size_t(i * ac.nh * hd));
+    }
+    const int G = ac.nh / ac.nkv, gb = std::min(G, kAttnMaxGroup), units = ac.nkv * ((G + gb - 1) / gb);
+    Buf bq, bk, bv, bo, bpos, bpart, bcnt;
+    up(bq, q);
+    up(bk, kt);
+    up(bv, v);
+    const int32_t p0 = pos0;
+    up(bpos, &p0, 4);
+    poison(bo, ref.size() * 4);
+    poison(bpart, size_t(units) * size_t(splits) * kAttnMaxGroup * size_t(hd + 2) * 4);
+    std::vector<int32_t> zero(size_t(units), 0);
+    up(bcnt, zero);
+    AttnArgs a;
+    a.q = bq.f();
+    a.kcache = bk.f();
+    a.vcache = bv.f();
+    a.cap = cap;
+    a.out = bo.f();
+    a.pos = bpos.mem.get<int32_t>();
+    a.nh = ac.nh;
+    a.nkv = ac.nkv;
+    a.hd = ac.hd;
+    a.m = m;
+    a.splits = splits;
+    a.partial = bpart.f();
+    a.counters = bcnt.mem.get<int32_t>();
+    char tag[128];
+    std::snprintf(tag, sizeof tag, "attention %s nh=%d nkv=%d hd=%d m=%d pos0=%d splits=%d", m == 1 ? "decode" : "prefill",
+                  ac.nh, ac.nkv, ac.hd, m, pos0, splits);
+    if (m == 1) {
+        attention_decode(kCfg, a);
+        const double e1 = nerr(down(bo.f(), ref.size()), ref);
+        attention_decode(kCfg, a);  // again: the counters must have been reset
+        const double e2 = nerr(down(bo.f(), ref.size()), ref);
+        const std::vector<int32_t> cnt = [&] {
+            std::vector<int32_t> c(static_cast<size_t>(units));
+            check(cudaMemcpy(c.data(), a.counters, c.size() * 4, cudaMemcpyDeviceToHost), "download");
+            return c;
+        }();
+        expect(e1 < 1e-5 && e2 < 1e-5 && std::all_of(cnt.begin(), cnt.end(), [](int32_t c) { return c == 0; }),
+               std::string(tag) + " (twice, counters reset)", std::max(e1, e2));
+    } else {
+        attention_prefill(kCfg, a);
+        const double err = nerr(down(bo.f(), ref.size()), ref);
+        expect(err < 1e-5, tag, err);
+    }
+}
+
+// ---- Small ops --------------------------------------------------------------------------------------
+
+void test_small_ops() {
+    // embedding in each dtype
+    const int64_t v = 50, h = 96;
+    std::vector<float> tab = randn(size_t(v * h));
+    std::vector<uint16_t> tb(tab.size()), th(tab.size());
+    for (size_t i = 0; i < tab.size(); ++i) {
+        uint32_t u;
+        std::memcpy(&u, &tab[i], 4);
+        tb[i] = uint16_t(u >> 16);
+    }
+    vt_convert(tab.data(), VT_DTYPE_F32, th.data(), VT_DTYPE_F16, tab.size());
+    const std::vector<int32_t> toks = {3, 0, 49, 3, 17};
+    for (int dt : {int(VT_DTYPE_F32), int(VT_DTYPE_F16), int(VT_DTYPE_BF16)}) {
+        Buf bt, btok, bx;
+        if (dt == VT_DTYPE_F32) up(bt, tab);
+        else up(bt, dt == VT_DTYPE_F16 ? th : tb);
+        up(btok, toks);
+        poison(bx, toks.size() * size_t(h) * 4);
+        embed(kCfg, bt.mem.get(), dt, h, btok.mem.get<int32_t>(), int(toks.size()), bx.f(), nullptr);
+        const std::vector<float> got = down(bx.f(), toks.size() * size_t(h));
+        bool ok = true;
+        for (size_t i = 0; i < toks.size(); ++i)
+            for (int64_t c = 0; c < h; ++c) {
+                const size_t src = size_t(toks[i]) * size_t(h) + size_t(c);
+                float want = tab[src];
+                if (dt == VT_DTYPE_BF16) {
+                    const uint32_t u = uint32_t(tb[src]) << 16;
+                    std::memcpy(&want, &u, 4);
+                } else if (dt == VT_DTYPE_F16) {
+                    vt_convert(&th[src], VT_DTYPE_F16, &want, VT_DTYPE_F32, 1);
+                }
+                ok = ok && got[i * size_t(h) + size_t(c)] == want;
+            }
+        expect(ok, "embedding lookup dtype " + std::to_string(dt) + " exact");
+    }
+    // rmsnorm
+    {
+        const int m = 3;
+        std::vector<float> x = randn(size_t(m * h), 2.0f), w = randn(size_t(h));
+        std::vector<double> ref(x.size());
+        for (int i = 0; i < m; ++i) {
+            double ss = 0;
+            for (int64_t c = 0; c < h; ++c) ss += double(x[size_t(i * h + c)]) * x[size_t(i * h + c)];
+            const double r = 1.0 / std::sqrt(ss / double(h) + 1e-6);
+            for (int64_t c = 0; c < h; ++c) ref[size_t(i * h + c)] = x[size_t(i * h + c)] * r * w[size_t(c)];
+        }
+        Buf bx, bw, bo;
+        up(bx, x);
+        up(bw, w);
+        poison(bo, x.size() * 4);
+        rmsnorm(kCfg, bx.f(), bw.f(), 1e-6f, h, m, bo.f());
+        const double err = nerr(down(bo.f(), x.size()), ref);
+        expect(err < 1e-6, "rmsnorm", err);
+    }
+    // top-k candidates: sizes around the slice, ties, NaN, -inf
+    for (int64_t n : {int64_t(7), int64_t(300), int64_t(2048), int64_t(2049), int64_t(32000), int64_t(128256)}) {
+        std::vector<float> lg = randn(size_t(n));
+        for (int64_t i = 0; i < n; i += 97) lg[size_t(i)] = 1.5f;  // ties
+        if (n > 10) {
+            lg[3] = NAN;
+            lg[5] = -INFINITY;
+        }
+        std::vector<uint64_t> keys(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) keys[size_t(i)] = rank_key(lg[size_t(i)], uint32_t(i));
+        std::sort(keys.begin(), keys.end(), std::greater<uint64_t>());
+        keys.resize(kTopK, 0);
+        Buf bl, bs, bo;
+        up(bl, lg);
+        poison(bs, topk_scratch_keys(n) * 8);
+        poison(bo, kTopK * 8);
+        topk(kCfg, bl.f(), n, bs.mem.get<unsigned long long>(), bo.mem.get<unsigned long long>());
+        std::vector<uint64_t> got(kTopK);
+        check(cudaDeviceSynchronize(), "topk");
+        check(cudaMemcpy(got.data(), bo.mem.get(), kTopK * 8, cudaMemcpyDeviceToHost), "download");
+        expect(got == keys, "top-k candidates n=" + std::to_string(n) + " = sorted host keys");
+    }
+}
+
+// ---- Whole model: CPU vs CUDA ---------------------------------------------------------------------
+
+void test_model(const std::string& dir, vt_format f) {
+    const std::string tag = dir + " " + fmt_name(f);
+    vt_model_options o = vt_model_default_options();
+    o.weight_format = f;
+    o.device = VT_DEVICE_CPU;
+    std::unique_ptr<vt_model> m;
+    try {
+        m = load_model(dir.c_str(), o);
+    } catch (const Error& e) {
+        expect(false, tag + ": load: " + e.what());
+        return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    CudaModelPtr cm = cuda_upload_model(*m, 0);
+    const double up_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("     %s: %.1f MiB on the device, upload %.0f ms\n", tag.c_str(),
+                double(cuda_model_device_bytes(*cm)) / 1048576.0, up_ms);
+    const int64_t V = m->cfg.vocab_size;
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < 40; ++i) prompt.push_back(int32_t((i * 7919 + 13) % V));
+
+    // Prefill logits (ALL) — also the GEMM path (40 > 8 rows) — and the short-prompt GEMV path.
+    for (int n : {40, 5, 1}) {
+        auto sc = new_session(*m, 64);
+        auto sg = new_session(*m, 64);
+        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        std::vector<float> lc(size_t(n * V)), lg(size_t(n * V));
+        prefill(*sc, prompt.data(), n, nullptr, nullptr, lc.data(), VT_LOGITS_ALL);
+        cuda_prefill(*cs, *sg, prompt.data(), n, nullptr, nullptr, lg.data(), VT_LOGITS_ALL);
+        const double err = nerr(lg, to_d(lc));
+        expect(err < (f == VT_FORMAT_BF16 ? 2e-3 : 5e-3), tag + ": prefill logits CPU vs CUDA, n=" + std::to_string(n), err);
+    }
+    // Greedy decoding: logits at every step, tokens.
+    {
+        auto sc = new_session(*m, 0);
+        auto sg = new_session(*m, 0);
+        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        int32_t tc = 0, tg = 0;
+        std::vector<float> lc(static_cast<size_t>(V)), lg(static_cast<size_t>(V));
+        prefill(*sc, prompt.data(), 12, nullptr, &tc, nullptr, VT_LOGITS_NONE);
+        cuda_prefill(*cs, *sg, prompt.data(), 12, nullptr, &tg, nullptr, VT_LOGITS_NONE);
+        double worst = 0.0;
+        int same = tc == tg, steps = 1;
+        for (int step = 0; step < 40; ++step) {
+            const int32_t in = tc;  // teacher-forced by the CPU's choice
+            decode(*sc, in, nullptr, &tc, lc.data());
+            cuda_decode(*cs, *sg, in, nullptr, &tg, lg.data());
+            worst = std::max(worst, nerr(lg, to_d(lc)));
+            same += tc == tg;
+            ++steps;
+            if (tg != int32_t(argmax(lg.data(), V))) worst = INFINITY;  // device argmax == its logits' argmax
+        }
+        expect(worst < (f == VT_FORMAT_BF16 ? 1e-3 : 3e-3), tag + ": decode logits CPU vs CUDA over 40 steps", worst);
+        std::printf("     %s: greedy tokens equal at %d of %d steps\n", tag.c_str(), same, steps);
+        expect(same >= steps - 2, tag + ": greedy tokens CPU vs CUDA (near-ties aside)");
+    }
+    // Graph replay vs eager launches: identical bits.
+    {
+        std::vector<std::vector<float>> runs;
+        for (const char* graphs : {"1", "0"}) {
+            setenv("VT_CUDA_GRAPHS", graphs, 1);
+            auto sg = new_session(*m, 0);
+            CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+            int32_t t = 0;
+            cuda_prefill(*cs, *sg, prompt.data(), 9, nullptr, &t, nullptr, VT_LOGITS_NONE);
+            std::vector<float> all;
+            std::vector<float> lg(static_cast<size_t>(V));
+            for (int i = 0; i < 12; ++i) {
+                cuda_decode(*cs, *sg, t, nullptr, &t, lg.data());
+                all.insert(all.end(), lg.begin(), lg.end());
+            }
+            runs.push_back(all);
+        }
+        unsetenv("VT_CUDA_GRAPHS");
+        expect(runs[0] == runs[1], tag + ": graph replay and eager launches give identical logits");
+    }
+    // Sampling through the device top-k candidates = vt::sample on the CPU logits.
+    {
+        auto sg = new_session(*m, 0);
+        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        vt_sample_options so = vt_sample_default_options();
+        so.temperature = 0.8f;
+        so.top_k = 40;
+        so.top_p = 0.9f;
+        int32_t t = 0;
+        cuda_prefill(*cs, *sg, prompt.data(), 6, &so, &t, nullptr, VT_LOGITS_NONE);
+        bool ok = true;
+        std::vector<float> lg(static_cast<size_t>(V));
+        for (int i = 0; i < 16; ++i) {
+            const uint64_t step = sg->step;
+            int32_t nt = 0;
+            cuda_decode(*cs, *sg, t, &so, &nt, lg.data());
+            ok = ok && nt == int32_t(sample(lg.data(), V, so, step));
+            t = nt;
+        }
+        expect(ok, tag + ": sampled tokens (top-k candidates on the device) = vt::sample of the logits");
+    }
+    // Long context: prefill past one chunk and decode past the first KV growth.
+    if (m->max_seq_len >= 2100) {
+        auto sc = new_session(*m, 2100);
+        auto sg = new_session(*m, 2100);
+        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        std::vector<int32_t> longp;
+        for (int i = 0; i < 2050; ++i) longp.push_back(int32_t((i * 31337 + 7) % V));
+        prefill(*sc, longp.data(), 2050, nullptr, nullptr, nullptr, VT_LOGITS_NONE);
+        cuda_prefill(*cs, *sg, longp.data(), 2050, nullptr, nullptr, nullptr, VT_LOGITS_NONE);
+        std::vector<float> lc(static_cast<size_t>(V)), lg(static_cast<size_t>(V));
+        double worst = 0.0;
+        for (int i = 0; i < 40; ++i) {
+            const int32_t tok = int32_t((i * 101 + 5) % V);
+            decode(*sc, tok, nullptr, nullptr, lc.data());
+            cuda_decode(*cs, *sg, tok, nullptr, nullptr, lg.data());
+            worst = std::max(worst, nerr(lg, to_d(lc)));
+        }
+        expect(worst < 5e-3, tag + ": decode logits at positions 2050..2089 CPU vs CUDA", worst);
+    }
+    // Out of device memory: a clear error; afterwards the model and a new session still work.
+    {
+        bool oom = false;
+        std::string msg;
+        {
+            std::vector<std::unique_ptr<DevMem>> hog;
+            try {
+                for (int i = 0; i < 4096; ++i) {
+                    hog.emplace_back(new DevMem);
+                    hog.back()->alloc(0, size_t(1) << 30, "test hog");
+                }
+            } catch (const Error& e) {
+                oom = e.status() == VT_STATUS_OUT_OF_MEMORY;
+                msg = e.what();
+            }
+            bool session_oom = false;
+            try {
+                auto sg = new_session(*m, 0);
+                CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+            } catch (const Error& e) {
+                session_oom = e.status() == VT_STATUS_OUT_OF_MEMORY;
+            }
+            expect(session_oom, tag + ": a session on a full device fails with VT_STATUS_OUT_OF_MEMORY");
+        }
+        std::printf("     %s\n", msg.c_str());
+        expect(oom, tag + ": device out of memory is VT_STATUS_OUT_OF_MEMORY");
+        auto sg = new_session(*m, 0);
+        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        int32_t t = -1;
+        cuda_prefill(*cs, *sg, prompt.data(), 4, nullptr, &t, nullptr, VT_LOGITS_NONE);
+        expect(t >= 0 && t < V, tag + ": the model works after the out-of-memory error");
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string why;
+    if (!cuda_usable(&why)) {
+        std::printf("skipped: %s\n", why.c_str());
+        return 77;
+    }
+    std::printf("%s\n", cuda_backend_line().c_str());
+    try {
+        for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16})
+            for (int m : {1, 2, 3, 4, 5, 8, 9, 64, 100})
+                test_linear(f, 0, 300, 576, m);
+        for (int32_t block : {16, 64, 128}) {
+            test_linear(VT_FORMAT_INT8_BLOCKED, block, 130, 1024, 1);
+            test_linear(VT_FORMAT_FP8_BLOCKED, block, 130, 1024, 1);
+            test_linear(VT_FORMAT_INT8_BLOCKED, block, 130, 1024, 70);
+        }
+        // K past the GEMV's staging chunk (8192 floats for m = 1) and not a multiple of 2048.
+        test_linear(VT_FORMAT_INT8_BLOCKED, 32, 64, 11008, 1);
+        test_linear(VT_FORMAT_INT8_BLOCKED, 32, 64, 5632, 4);
+        test_linear(VT_FORMAT_BF16, 0, 64, 8200, 8);
+        test_linear(VT_FORMAT_FP8_CHANNEL, 0, 40, 100, 3);  // K not a multiple of 16
+        test_linear(VT_FORMAT_BF16, 0, 40, 37, 20);
+        test_gemv_norm_and_argmax();
+        for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_BF16})
+            for (int m : {1, 3, 8, 33}) test_swiglu(f, m);
+        const AttnCase cases[] = {{4, 4, 64}, {8, 2, 64}, {32, 4, 64}, {16, 1, 64}, {4, 4, 128}, {8, 2, 128},
+                                  {32, 8, 128}, {6, 2, 128}};
+        for (const AttnCase& ac : cases) {
+            test_qkv(ac, 1, 0);
+            test_qkv(ac, 1, 37);
+            test_qkv(ac, 5, 3);
+            test_qkv(ac, 20, 11);
+            for (int pos : {0, 6, 127, 128, 1000, 2500}) {
+                test_attention(ac, 1, pos, 1);
+                test_attention(ac, 1, pos, 7);
+                test_attention(ac, 1, pos, 32);
+            }
+            test_attention(ac, 3, 0, 1);
+            test_attention(ac, 40, 0, 1);
+            test_attention(ac, 40, 70, 1);
+            test_attention(ac, 130, 5, 1);
+        }
+        test_small_ops();
+        for (int i = 1; i < argc; ++i)
+            for (vt_format f : {VT_FORMAT_BF16, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED}) test_model(argv[i], f);
+    } catch (const Error& e) {
+        expect(false, std::string("exception: ") + e.what());
+    }
+    std::printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

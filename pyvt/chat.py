@@ -1,0 +1,339 @@
+"""Chat: dialogs rendered with the model's own chat template (SPEC §10).
+
+The template is the checkpoint's: ``chat_template`` in ``tokenizer_config.json`` (a string,
+or a list of named templates — ``"default"`` is used), else ``chat_template.jinja`` beside
+the tokenizer. It is rendered with Jinja2 the way Hugging Face transformers'
+``apply_chat_template`` renders it — a sandboxed environment with ``trim_blocks`` and
+``lstrip_blocks``, the ``loopcontrols`` extension, a ``{% generation %}`` block tag, the
+``raise_exception`` / ``strftime_now`` globals and a non-escaping ``tojson`` — with
+``messages``, ``add_generation_prompt`` and the tokenizer's special tokens (``bos_token``,
+``eos_token``, ``unk_token``, ``pad_token``...) in scope. The rendered text is tokenized
+without adding special tokens (the template writes them), as transformers does.
+
+A dialog is a list of ``{"role": ..., "content": ...}`` messages: an optional ``system``
+message first, then ``user`` and ``assistant`` turns alternating, starting and ending with
+``user``. Anything else raises ``ValueError`` naming the offending message.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from .llm import (
+    DEFAULT_MAX_BATCH_SIZE,
+    GenerateOpts,
+    GenerateResult,
+    ModelHandle,
+    Stream,
+    _check_batch_size,
+    _check_model,
+    _prepare,
+    _resolve_opts,
+    _run_batch,
+    _Run,
+)
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
+
+__all__ = [
+    "ROLES",
+    "apply_chat_template",
+    "chat",
+    "chat_completion",
+    "chat_stream",
+    "render_chat_template",
+    "validate_dialog",
+]
+
+#: The roles a dialog may use.
+ROLES = ("system", "user", "assistant")
+
+#: Special tokens of tokenizer_config.json passed to the template (transformers'
+#: ``special_tokens_map``).
+_SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
+                        "mask_token")
+
+
+# ==========================================================================================
+# Dialog validation
+# ==========================================================================================
+
+
+def validate_dialog(messages: Any) -> list[dict[str, str]]:
+    """Check a dialog and return it as plain dicts (``role``, ``content`` and any other
+    string keys the template may read; keys whose value is ``None`` are dropped, as
+    transformers does).
+
+    Rules: a non-empty list of mappings, each with a ``role`` in :data:`ROLES` and a str
+    ``content``; ``system`` only as the first message; then ``user`` / ``assistant``
+    alternating, starting with ``user``; the last message is a ``user`` turn. A violation
+    raises ``ValueError`` naming the message (``messages[2]``) and what is wrong.
+    """
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ValueError(f"messages must be a list of {{'role': ..., 'content': ...}} dicts, "
+                         f"got {type(messages).__name__}")
+    if len(messages) == 0:
+        raise ValueError("messages is empty: a dialog needs at least one user message")
+    out: list[dict[str, str]] = []
+    expect = "user"
+    for i, m in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(m, Mapping):
+            raise ValueError(f"{where} must be a dict with 'role' and 'content', got {type(m).__name__}")
+        role = m.get("role")
+        if role not in ROLES:
+            raise ValueError(f"{where} has role {role!r}; roles must be one of {', '.join(map(repr, ROLES))}")
+        content = m.get("content")
+        if not isinstance(content, str):
+            raise ValueError(f"{where} ({role}) content must be a str, got {type(content).__name__}")
+        if role == "system":
+            if i != 0:
+                raise ValueError(f"{where} is a system message; only the first message may be one")
+        elif role != expect:
+            after = "at the start of the dialog" if not out or out[-1]["role"] == "system" \
+                else f"after the {out[-1]['role']} message messages[{i - 1}]"
+            raise ValueError(f"{where} has role {role!r} but a {expect!r} message must come {after} "
+                             "(user and assistant turns alternate)")
+        else:
+            expect = "assistant" if role == "user" else "user"
+        out.append({str(k): v for k, v in m.items() if v is not None})
+    if out[-1]["role"] != "user":
+        raise ValueError(f"messages[{len(out) - 1}] is a {out[-1]['role']} message; the dialog must end "
+                         "with a user message for the model to answer")
+    return out
+
+
+# ==========================================================================================
+# Rendering
+# ==========================================================================================
+
+
+def template_source(value: Any, name: str | None = None) -> str | None:
+    """The template text from a ``chat_template`` value: a string, or a list of
+    ``{"name", "template"}`` entries (``name``, else ``"default"``, else the only one)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        named = {e.get("name"): e.get("template") for e in value if isinstance(e, Mapping)}
+        if name is not None:
+            if name not in named:
+                raise ValueError(f"no chat template named {name!r} (the model has {', '.join(map(str, named))})")
+            return named[name]
+        if "default" in named:
+            return named["default"]
+        if len(named) == 1:
+            return next(iter(named.values()))
+        raise ValueError(f"the model has several chat templates ({', '.join(map(str, named))}) and none is "
+                         "named 'default'; pass chat_template=")
+    raise ValueError(f"chat_template must be a str or a list of named templates, got {type(value).__name__}")
+
+
+@lru_cache(maxsize=32)
+def _compile(template: str) -> Any:
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class _GenerationTag(jinja2.ext.Extension):
+        # transformers marks assistant text with {% generation %}...{% endgeneration %};
+        # rendering passes the body through.
+        tags = {"generation"}
+
+        def parse(self, parser: Any) -> Any:
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return jinja2.nodes.CallBlock(self.call_method("_passthrough"), [], [], body).set_lineno(lineno)
+
+        def _passthrough(self, caller: Any) -> str:
+            return caller()
+
+    def raise_exception(message: str) -> None:
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
+               sort_keys: bool = False) -> str:
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    def strftime_now(fmt: str) -> str:
+        return datetime.now().strftime(fmt)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[_GenerationTag, jinja2.ext.loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = strftime_now
+    try:
+        return env.from_string(template)
+    except jinja2.exceptions.TemplateSyntaxError as e:
+        raise ValueError(f"chat template has a syntax error at line {e.lineno}: {e.message}") from None
+
+
+def render_chat_template(
+    template: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    add_generation_prompt: bool = True,
+    validate: bool = True,
+    **variables: Any,
+) -> str:
+    """Render a Jinja chat template exactly as transformers does.
+
+    ``variables`` are passed to the template as they are (``bos_token="<s>"``,
+    ``date_string=...``, ``tools=...``). With ``validate`` (default) the dialog is checked
+    with :func:`validate_dialog` first. Template errors (``raise_exception`` included) raise
+    ``ValueError``.
+    """
+    import jinja2
+
+    if not isinstance(template, str):
+        raise TypeError(f"template must be a str, got {type(template).__name__}")
+    msgs = validate_dialog(messages) if validate else [
+        {k: v for k, v in m.items() if v is not None} for m in messages]
+    compiled = _compile(template)
+    try:
+        return compiled.render(messages=msgs, add_generation_prompt=bool(add_generation_prompt), **variables)
+    except jinja2.exceptions.TemplateError as e:
+        raise ValueError(f"chat template error: {e}") from None
+
+
+def _special_tokens(tok: "Tokenizer") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in _SPECIAL_TOKEN_NAMES:
+        v = tok.config.get(name)
+        if isinstance(v, dict):
+            v = v.get("content")
+        if isinstance(v, str):
+            out[name] = v
+    # A SentencePiece model without tokenizer_config.json still has BOS/EOS pieces.
+    if "bos_token" not in out and tok.bos_token_id is not None:
+        piece = tok.id_to_token(tok.bos_token_id)
+        if piece:
+            out["bos_token"] = piece
+    if "eos_token" not in out and tok.eos_token_id is not None:
+        piece = tok.id_to_token(tok.eos_token_id)
+        if piece:
+            out["eos_token"] = piece
+    return out
+
+
+def _resolve_template(tok: "Tokenizer", chat_template: str | None) -> str:
+    if chat_template is not None:
+        if not isinstance(chat_template, str):
+            raise TypeError(f"chat_template must be a str, got {type(chat_template).__name__}")
+        return chat_template
+    t = template_source(tok.chat_template)
+    if t is None:
+        where = tok.path.parent
+        raise ValueError(
+            f"the model has no chat template (no 'chat_template' in {where / 'tokenizer_config.json'} and no "
+            f"{where / 'chat_template.jinja'}); pass chat_template=, or use generate() with your own prompt"
+        )
+    return t
+
+
+def apply_chat_template(
+    model: "ModelHandle | Tokenizer",
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    add_generation_prompt: bool = True,
+    tokenize: bool = False,
+    chat_template: str | None = None,
+    **variables: Any,
+) -> str | list[int]:
+    """The prompt a chat model sees for ``messages``: the rendered text, or its token ids
+    with ``tokenize=True`` (encoded without adding special tokens, as transformers does).
+
+    ``model`` is a :class:`~pyvt.ModelHandle` or a :class:`~pyvt.Tokenizer`;
+    ``chat_template`` overrides the model's template; ``variables`` reach the template
+    (and override the special tokens)."""
+    from .tokenizer import Tokenizer
+
+    if isinstance(model, ModelHandle):
+        tok = model.tokenizer
+    elif isinstance(model, Tokenizer):
+        tok = model
+    else:
+        raise TypeError(f"model must be a ModelHandle or a Tokenizer, got {type(model).__name__}")
+    template = _resolve_template(tok, chat_template)
+    text = render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
+                                **{**_special_tokens(tok), **variables})
+    return tok.encode(text, add_special_tokens=False) if tokenize else text
+
+
+# ==========================================================================================
+# Chat generation
+# ==========================================================================================
+
+
+def _chat_prompt(model: ModelHandle, messages: Any, chat_template: str | None) -> list[int]:
+    ids = apply_chat_template(model, messages, tokenize=True, chat_template=chat_template)
+    assert isinstance(ids, list)
+    return ids
+
+
+def chat(
+    model: ModelHandle,
+    messages: Sequence[Mapping[str, Any]],
+    opts: GenerateOpts | None = None,
+    *,
+    chat_template: str | None = None,
+    **overrides: Any,
+) -> GenerateResult:
+    """The assistant's reply to a dialog (see :func:`validate_dialog`), rendered with the
+    model's chat template and ``add_generation_prompt``. ``result.text`` is the reply,
+    ``result.message`` the same as ``{"role": "assistant", "content": ...}``; generation
+    stops at the model's end-of-turn token (an EOS id) unless ``stop_on_eos=False``."""
+    s = chat_stream(model, messages, opts, chat_template=chat_template, **overrides)
+    for _ in s:
+        pass
+    assert s.result is not None
+    return s.result
+
+
+def chat_stream(
+    model: ModelHandle,
+    messages: Sequence[Mapping[str, Any]],
+    opts: GenerateOpts | None = None,
+    *,
+    chat_template: str | None = None,
+    **overrides: Any,
+) -> Stream:
+    """:func:`chat` as a :class:`~pyvt.Stream` of pieces (see :func:`pyvt.stream`)."""
+    model = _check_model(model)
+    opts = _resolve_opts(opts, overrides)
+    return Stream(_Run(model, _prepare(model, _chat_prompt(model, messages, chat_template), opts)))
+
+
+def chat_completion(
+    model: ModelHandle,
+    dialogs: Sequence[Sequence[Mapping[str, Any]]],
+    opts: GenerateOpts | None = None,
+    *,
+    chat_template: str | None = None,
+    max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+    **overrides: Any,
+) -> list[GenerateResult]:
+    """Replies to a batch of dialogs: one :class:`~pyvt.GenerateResult` per dialog, in
+    order, each equal to :func:`chat` on that dialog alone (greedy). Up to
+    ``max_batch_size`` dialogs are decoded together. Every dialog is validated before any
+    work starts; errors name it (``dialogs[1]: messages[2] ...``)."""
+    model = _check_model(model)
+    opts = _resolve_opts(opts, overrides)
+    mbs = _check_batch_size(max_batch_size)
+    if isinstance(dialogs, (str, bytes)) or not isinstance(dialogs, Sequence):
+        raise TypeError("dialogs must be a list of dialogs (each a list of messages); for one dialog use chat()")
+    if dialogs and isinstance(dialogs[0], Mapping):
+        raise TypeError("dialogs must be a list of dialogs, got a single dialog (a list of messages); "
+                        "wrap it in a list or use chat()")
+    preps = []
+    for i, d in enumerate(dialogs):
+        try:
+            ids = _chat_prompt(model, d, chat_template)
+        except ValueError as e:
+            raise ValueError(f"dialogs[{i}]: {e}") from None
+        preps.append(_prepare(model, ids, opts, f"dialogs[{i}]"))
+    return _run_batch(model, preps, mbs)

@@ -1,0 +1,65 @@
+"""What of the CUDA backend can be checked without a GPU (runs everywhere, in CI too).
+
+* The bit-level work of the kernels, in libvt/src/cuda/host_check.cpp, compiled here against
+  the installed libvt: the kernels' decoding of INT8 / E4M3 / BF16 codes and f16 scales, the
+  device weight layout (bit-identical to vt_packed_unpack for every dense format and block
+  size), the QKV / gate-up row orders, an emulation of the GEMV's arithmetic, the argmax keys.
+* How the backend reports itself: a "cuda:" line in pyvt.backends() with a reason when it
+  cannot be used, and the ops.cuda_available() flag agreeing with it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import pyvt
+
+ROOT = Path(__file__).resolve().parent.parent
+CXX = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++") or shutil.which("clang++")
+
+
+def _cuda_line() -> str:
+    lines = [ln for ln in pyvt.backends().splitlines() if ln.startswith("cuda:")]
+    assert len(lines) == 1, pyvt.backends()
+    return lines[0]
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_host_checks_of_the_cuda_kernels(tmp_path):
+    src = ROOT / "libvt" / "src"
+    exe = tmp_path / "host_check"
+    lib = pyvt.get_library_dir()
+    cmd = [CXX, "-std=c++17", "-O2", "-Wall", "-Wextra", f"-I{ROOT / 'libvt' / 'include'}", f"-I{src}",
+           "-o", str(exe), str(src / "cuda" / "host_check.cpp"), str(src / "cuda" / "layout.cpp"),
+           f"-L{lib}", f"-Wl,-rpath,{lib}", "-lvt"]
+    build = subprocess.run(cmd, capture_output=True, text=True)
+    assert build.returncode == 0, f"compile failed: {' '.join(cmd)}\n{build.stderr}"
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"host checks failed:\n{run.stdout}\n{run.stderr}"
+    assert " passed, 0 failed" in run.stdout
+
+
+def test_backend_line_names_cuda_and_a_reason():
+    line = _cuda_line()
+    assert line.startswith("cuda: available (") or line.startswith("cuda: unavailable ("), line
+    assert line.endswith(")"), line
+    assert bool(pyvt.ops.cuda_available()) == line.startswith("cuda: available"), line
+
+
+def test_auto_device_falls_back_to_cpu_without_cuda(tmp_path):
+    if pyvt.ops.cuda_available():
+        pytest.skip("a CUDA device is present: auto picks it (tests/test_cuda.py)")
+    import llama_ref as R
+    from pyvt import _model
+
+    R.write_checkpoint(tmp_path, R.TinyConfig(), seed=3)
+    with _model.Model(str(tmp_path), device="auto") as m:
+        assert m.info["device"] == "cpu"
+        assert m.logits([1, 2, 3]).shape == (3, 96)
+    with pytest.raises(RuntimeError, match="(?i)cuda"):
+        _model.Model(str(tmp_path), device="cuda")

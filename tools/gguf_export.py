@@ -1,0 +1,667 @@
+#!/usr/bin/env python3
+"""Export a Hugging Face-style Llama folder to a llama.cpp-loadable GGUF (v3).
+
+Bench-only tool (llama.cpp is a baseline in ``bench/decode.py``, never a pyvt dependency).
+Input: ``config.json`` + safetensors (one file, shards, or an index; BF16/F16/F32) +
+``tokenizer.json`` (a byte-level BPE, as in GPT-2 / Llama-3 / SmolLM2 / the random
+checkpoints of ``tools/make_checkpoint.py``). Output, in llama.cpp's conventions
+(``convert_hf_to_gguf.py``):
+
+* linear weights and ``token_embd`` in Q8_0 (blocks of 32: f16 scale d = absmax/127, then 32
+  int8 ``roundf(x / d)``; bit-exact with ggml's ``quantize_row_q8_0_ref``), or F16/BF16/F32
+  with ``--type``; norms (and ``rope_freqs``) in F32;
+* tensor names ``token_embd.weight``, ``blk.N.{attn_norm,attn_q,attn_k,attn_v,attn_output,
+  ffn_norm,ffn_gate,ffn_up,ffn_down}.weight``, ``output_norm.weight``, ``output.weight`` (only
+  when the embeddings are untied), ``rope_freqs.weight`` for ``llama3`` rope scaling;
+* Q and K rows permuted from HF's rotate-half rope layout to the interleaved layout GGUF
+  expects (:func:`permute_qk`; :func:`unpermute_qk` is its inverse);
+* ``llama.*`` hyper-parameters and a ``gpt2``-type vocabulary (tokens padded to the model's
+  vocab size with unused ``[PAD<i>]`` entries, merges, bos/eos ids).
+
+For SmolLM2-135M the like-for-like Q8_0 baseline is better made by requantizing the shipped
+Q4_1 GGUF with llama.cpp itself (:func:`requantize_with_llamacpp`); this exporter is for the
+random-weight shapes (and for cross-checks).
+
+Usage::
+
+    python tools/gguf_export.py MODEL_DIR OUT.gguf [--type q8_0|f16|bf16|f32] [--pre gpt-2]
+    python tools/gguf_export.py --requantize IN.gguf OUT.gguf [--type q8_0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+__all__ = [
+    "export_gguf",
+    "quantize_q8_0",
+    "dequantize_q8_0",
+    "permute_qk",
+    "unpermute_qk",
+    "llama3_rope_factors",
+    "requantize_with_llamacpp",
+    "SafetensorsFolder",
+    "GGUFWriter",
+    "read_tensor_table",
+    "decode_bytes_per_token",
+]
+
+GGUF_MAGIC = b"GGUF"
+GGUF_VERSION = 3
+ALIGNMENT = 32
+
+# ggml tensor types: name -> (code, block elements, block bytes)
+GGML_TYPES = {
+    "f32": (0, 1, 4),
+    "f16": (1, 1, 2),
+    "q8_0": (8, 32, 34),
+    "bf16": (30, 1, 2),
+}
+# llama_ftype for general.file_type
+FILE_TYPES = {"f32": 0, "f16": 1, "q8_0": 7, "bf16": 32}
+# gguf metadata value types
+T_UINT8, T_INT8, T_UINT16, T_INT16, T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY, \
+    T_UINT64, T_INT64, T_FLOAT64 = range(13)
+# llama.cpp token types
+TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TOKEN_BYTE = 1, 2, 3, 4, 5, 6
+
+
+# --------------------------------------------------------------------------------------------
+# Numerics
+# --------------------------------------------------------------------------------------------
+
+
+def _roundf(x: np.ndarray) -> np.ndarray:
+    """C ``roundf``: round half away from zero (numpy's rint rounds half to even)."""
+    a = np.abs(x)
+    f = np.floor(a)
+    return np.sign(x) * (f + np.floor(2 * (a - f)))  # exact: no a + 0.5 rounding
+
+
+def quantize_q8_0(x: np.ndarray) -> np.ndarray:
+    """float rows -> Q8_0 blocks as a uint8 array ``[n_blocks, 34]`` (row-major blocks).
+
+    Bit-exact with ggml ``quantize_row_q8_0_ref``: ``d = amax / 127`` (float32),
+    ``id = d ? 1/d : 0``, ``q = roundf(x * id)``, ``d`` stored as f16.
+    """
+    x = np.asarray(x, dtype=np.float32)
+    if x.size % 32:
+        raise ValueError(f"Q8_0 needs a multiple of 32 elements, got {x.size}")
+    b = x.reshape(-1, 32)
+    d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
+    # x * id can round to 127.5 -> 128 only for the max element, where x*id is 127 (+-ulp);
+    # clip guards against that ulp anyway.
+    q = np.clip(_roundf(b * inv), -127, 127).astype(np.int8)
+    out = np.empty((b.shape[0], 34), np.uint8)
+    out[:, :2] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = q.view(np.uint8)
+    return out
+
+
+def dequantize_q8_0(blocks: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """Inverse of :func:`quantize_q8_0` (up to the quantization error)."""
+    b = np.asarray(blocks, np.uint8).reshape(-1, 34)
+    d = np.ascontiguousarray(b[:, :2]).view(np.float16).astype(np.float32)
+    y = d * b[:, 2:].view(np.int8).astype(np.float32)
+    return y.reshape(shape) if shape is not None else y.reshape(-1)
+
+
+def permute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
+    """HF rotate-half rows -> GGUF interleaved rows (convert_hf_to_gguf ``LlamaModel.permute``).
+
+    Within each head the HF layout holds the first halves of the rotary pairs, then the
+    second halves; llama.cpp wants them interleaved (pair i at rows 2i, 2i+1). ``n_head`` is
+    the number of heads of *this* projection (KV heads for k_proj).
+    """
+    rows = w.shape[0]
+    return (w.reshape(n_head, 2, rows // n_head // 2, *w.shape[1:])
+            .swapaxes(1, 2)
+            .reshape(w.shape))
+
+
+def unpermute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
+    """Inverse of :func:`permute_qk` (GGUF -> HF)."""
+    rows = w.shape[0]
+    return (w.reshape(n_head, rows // n_head // 2, 2, *w.shape[1:])
+            .swapaxes(1, 2)
+            .reshape(w.shape))
+
+
+def llama3_rope_factors(cfg: dict[str, Any]) -> np.ndarray | None:
+    """The ``rope_freqs`` tensor llama.cpp uses for ``llama3`` rope scaling (as
+    convert_hf_to_gguf computes it), or None when the config has no llama3 scaling."""
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    if str(rs.get("rope_type", rs.get("type", ""))).lower() != "llama3":
+        return None
+    base = float(cfg.get("rope_theta", rs.get("rope_theta", 10000.0)))
+    dim = int(cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"])
+    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / dim))
+    factor = float(rs.get("factor", 8.0))
+    low = float(rs.get("low_freq_factor", 1.0))
+    high = float(rs.get("high_freq_factor", 4.0))
+    old = float(rs.get("original_max_position_embeddings", 8192))
+    low_wl, high_wl = old / low, old / high
+    out = []
+    for f in freqs:
+        wl = 2 * math.pi / f
+        if wl < high_wl:
+            out.append(1.0)
+        elif wl > low_wl:
+            out.append(factor)
+        else:
+            smooth = (old / wl - low) / (high - low)
+            out.append(1.0 / ((1 - smooth) / factor + smooth))
+    return np.asarray(out, np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# Safetensors input
+# --------------------------------------------------------------------------------------------
+
+_ST_DTYPES = {"BF16": np.dtype("<u2"), "F16": np.dtype("<f2"), "F32": np.dtype("<f4")}
+
+
+class SafetensorsFolder:
+    """All tensors of the safetensors files of a folder (one file, shards or an index),
+    memory-mapped; :meth:`get` returns float32."""
+
+    def __init__(self, folder: Path):
+        folder = Path(folder)
+        if folder.is_file():
+            files = [folder]
+            folder = folder.parent
+        else:
+            files = sorted(folder.glob("*.safetensors"))
+        if not files:
+            raise FileNotFoundError(f"no .safetensors files in {folder}")
+        self.tensors: dict[str, tuple[Path, str, tuple[int, ...], int, int]] = {}
+        for f in files:
+            with open(f, "rb") as fh:
+                n = int.from_bytes(fh.read(8), "little")
+                size = os.fstat(fh.fileno()).st_size
+                if n <= 0 or n > size - 8:
+                    raise ValueError(f"{f}: bad safetensors header length {n}")
+                header = json.loads(fh.read(n))
+            base = 8 + n
+            for name, meta in header.items():
+                if name == "__metadata__":
+                    continue
+                dt = meta["dtype"]
+                if dt not in _ST_DTYPES:
+                    raise ValueError(f"{f}: tensor {name!r} has dtype {dt} (need BF16/F16/F32)")
+                a, b = meta["data_offsets"]
+                shape = tuple(int(s) for s in meta["shape"])
+                if b - a != int(np.prod(shape)) * _ST_DTYPES[dt].itemsize or base + b > size:
+                    raise ValueError(f"{f}: tensor {name!r} has inconsistent offsets")
+                self.tensors[name] = (f, dt, shape, base + a, base + b)
+        self._maps: dict[Path, np.memmap] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tensors
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.tensors[name][2]
+
+    def get(self, name: str, rows: tuple[int, int] | None = None) -> np.ndarray:
+        """The tensor (or rows ``[r0, r1)`` of it) as a new float32 array."""
+        f, dt, shape, a, b = self.tensors[name]
+        if f not in self._maps:
+            self._maps[f] = np.memmap(f, dtype=np.uint8, mode="r")
+        if rows is not None:
+            row_bytes = int(np.prod(shape[1:])) * _ST_DTYPES[dt].itemsize
+            a, b = a + rows[0] * row_bytes, a + rows[1] * row_bytes
+            shape = (rows[1] - rows[0], *shape[1:])
+        raw = self._maps[f][a:b]
+        if dt == "BF16":
+            u = raw.view("<u2").astype(np.uint32) << np.uint32(16)
+            return u.view(np.float32).reshape(shape)
+        return raw.view(_ST_DTYPES[dt]).astype(np.float32).reshape(shape)
+
+
+# --------------------------------------------------------------------------------------------
+# GGUF writer
+# --------------------------------------------------------------------------------------------
+
+
+class GGUFWriter:
+    """A minimal streaming GGUF v3 writer: add metadata and tensor declarations, then
+    :meth:`write` streams each tensor's bytes from a callable (so nothing big is held)."""
+
+    def __init__(self) -> None:
+        self.kv: list[tuple[str, int, Any, int | None]] = []
+        self.tensors: list[tuple[str, tuple[int, ...], str, Callable[[], Iterable[np.ndarray]]]] = []
+
+    # metadata
+    def add(self, key: str, vtype: int, value: Any, etype: int | None = None) -> None:
+        if any(k == key for k, *_ in self.kv):
+            raise ValueError(f"duplicate key {key}")
+        self.kv.append((key, vtype, value, etype))
+
+    def add_u32(self, k: str, v: int) -> None:
+        self.add(k, T_UINT32, int(v))
+
+    def add_f32(self, k: str, v: float) -> None:
+        self.add(k, T_FLOAT32, float(v))
+
+    def add_bool(self, k: str, v: bool) -> None:
+        self.add(k, T_BOOL, bool(v))
+
+    def add_str(self, k: str, v: str) -> None:
+        self.add(k, T_STRING, str(v))
+
+    def add_array(self, k: str, etype: int, v: Any) -> None:
+        self.add(k, T_ARRAY, v, etype)
+
+    def add_tensor(self, name: str, shape: tuple[int, ...], qtype: str,
+                   data: Callable[[], Iterable[np.ndarray]]) -> None:
+        """``shape`` in numpy order (rows, cols); ``data()`` yields the tensor's bytes (as
+        uint8 / typed arrays, concatenated in row-major order)."""
+        self.tensors.append((name, tuple(int(s) for s in shape), qtype, data))
+
+    @staticmethod
+    def _str(s: str | bytes) -> bytes:
+        b = s if isinstance(s, bytes) else s.encode("utf-8")
+        return struct.pack("<Q", len(b)) + b
+
+    _SCALAR = {T_UINT8: "<B", T_INT8: "<b", T_UINT16: "<H", T_INT16: "<h", T_UINT32: "<I",
+               T_INT32: "<i", T_FLOAT32: "<f", T_BOOL: "<B", T_UINT64: "<Q", T_INT64: "<q",
+               T_FLOAT64: "<d"}
+    _NP = {T_UINT8: "<u1", T_INT8: "<i1", T_UINT16: "<u2", T_INT16: "<i2", T_UINT32: "<u4",
+           T_INT32: "<i4", T_FLOAT32: "<f4", T_BOOL: "<u1", T_UINT64: "<u8", T_INT64: "<i8",
+           T_FLOAT64: "<f8"}
+
+    def _value(self, vtype: int, v: Any, etype: int | None) -> bytes:
+        if vtype == T_STRING:
+            return self._str(v)
+        if vtype == T_ARRAY:
+            head = struct.pack("<IQ", etype, len(v))
+            if etype == T_STRING:
+                return head + b"".join(self._str(s) for s in v)
+            return head + np.asarray(v, dtype=self._NP[etype]).tobytes()
+        return struct.pack(self._SCALAR[vtype], v)
+
+    @staticmethod
+    def nbytes(shape: tuple[int, ...], qtype: str) -> int:
+        _, blk, bsz = GGML_TYPES[qtype]
+        n = int(np.prod(shape))
+        if shape[-1] % blk:
+            raise ValueError(f"{qtype} needs rows of a multiple of {blk}, got shape {shape}")
+        return n // blk * bsz
+
+    def write(self, path: Path, progress: Callable[[int, int], None] | None = None) -> None:
+        path = Path(path)
+        head = bytearray(GGUF_MAGIC)
+        head += struct.pack("<IQQ", GGUF_VERSION, len(self.tensors), len(self.kv))
+        for k, vt, v, et in self.kv:
+            head += self._str(k) + struct.pack("<I", vt) + self._value(vt, v, et)
+        off = 0
+        sizes = []
+        for name, shape, qtype, _ in self.tensors:
+            nb = self.nbytes(shape, qtype)
+            sizes.append(nb)
+            dims = tuple(reversed(shape))  # ggml order: fastest-varying first
+            head += self._str(name) + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims)
+            head += struct.pack("<IQ", GGML_TYPES[qtype][0], off)
+            off += nb + (-nb % ALIGNMENT)
+        head += b"\0" * (-len(head) % ALIGNMENT)
+        total = off
+        tmp = path.with_name(path.name + ".partial")
+        done = 0
+        with open(tmp, "wb") as f:
+            f.write(head)
+            base = f.tell()
+            for (name, shape, qtype, data), nb in zip(self.tensors, sizes):
+                start = f.tell()
+                for chunk in data():
+                    f.write(memoryview(np.ascontiguousarray(chunk)).cast("B"))
+                got = f.tell() - start
+                if got != nb:
+                    raise RuntimeError(f"{name}: wrote {got} bytes, expected {nb}")
+                f.write(b"\0" * (-nb % ALIGNMENT))
+                done += nb
+                if progress:
+                    progress(done, total)
+            assert f.tell() - base == total
+        os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------------
+# Tokenizer -> gguf vocabulary
+# --------------------------------------------------------------------------------------------
+
+
+def _merges_as_strings(merges: list[Any]) -> list[str]:
+    out = []
+    for m in merges:
+        if isinstance(m, str):
+            out.append(m)
+        else:
+            a, b = m
+            out.append(f"{a} {b}")
+    return out
+
+
+def gpt2_vocab(tokenizer_json: Path, n_vocab: int) -> dict[str, Any]:
+    """tokens / token types / merges of a byte-level BPE ``tokenizer.json``, padded to
+    ``n_vocab`` entries."""
+    tj = json.loads(Path(tokenizer_json).read_text(encoding="utf-8"))
+    model = tj.get("model", {})
+    if model.get("type") != "BPE":
+        raise ValueError(f"{tokenizer_json}: only BPE tokenizers are supported (got {model.get('type')!r})")
+    vocab: dict[str, int] = dict(model["vocab"])
+    special = set()
+    for at in tj.get("added_tokens", []):
+        vocab[at["content"]] = int(at["id"])
+        if at.get("special", False):
+            special.add(int(at["id"]))
+    n_tok = max(vocab.values()) + 1
+    if n_tok > n_vocab:
+        raise ValueError(f"{tokenizer_json}: {n_tok} tokens but the model has only {n_vocab} embeddings")
+    tokens = [f"[PAD{i}]" for i in range(n_vocab)]
+    types = [TOKEN_UNUSED] * n_vocab
+    for t, i in vocab.items():
+        tokens[i] = t
+        types[i] = TOKEN_CONTROL if i in special else TOKEN_NORMAL
+    seen = set()
+    for i, t in enumerate(tokens):
+        if t in seen:
+            raise ValueError(f"{tokenizer_json}: duplicate token {t!r}")
+        seen.add(t)
+    return {"tokens": tokens, "types": types, "merges": _merges_as_strings(model.get("merges", []))}
+
+
+# --------------------------------------------------------------------------------------------
+# Export
+# --------------------------------------------------------------------------------------------
+
+
+def _first_int(v: Any) -> int | None:
+    if isinstance(v, list):
+        v = v[0] if v else None
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def export_gguf(
+    src: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    qtype: str = "q8_0",
+    tokenizer_path: str | os.PathLike | None = None,
+    pre: str = "gpt-2",
+    name: str | None = None,
+    quiet: bool = False,
+) -> Path:
+    """Write ``out`` (GGUF v3) from the HF-style folder ``src``; return ``out``.
+
+    ``qtype``: the type of the 2-D weights (``q8_0``, ``f16``, ``bf16``, ``f32``); 1-D
+    tensors are F32. ``pre``: llama.cpp's pre-tokenizer name (``gpt-2`` for a plain
+    byte-level BPE, ``smollm`` for SmolLM2, ``llama-bpe`` for Llama-3).
+    """
+    qtype = qtype.lower()
+    if qtype not in GGML_TYPES:
+        raise ValueError(f"qtype must be one of {', '.join(GGML_TYPES)}, got {qtype!r}")
+    src = Path(src)
+    folder = src if src.is_dir() else src.parent
+    cfg = json.loads((folder / "config.json").read_text())
+    st = SafetensorsFolder(src)
+    h = int(cfg["hidden_size"])
+    nl = int(cfg["num_hidden_layers"])
+    nh = int(cfg["num_attention_heads"])
+    nkv = int(cfg.get("num_key_value_heads") or nh)
+    hd = int(cfg.get("head_dim") or h // nh)
+    inter = int(cfg["intermediate_size"])
+    vocab = int(cfg["vocab_size"])
+    emb_shape = st.shape("model.embed_tokens.weight")
+    if emb_shape[0] != vocab:
+        vocab = emb_shape[0]
+    tied = bool(cfg.get("tie_word_embeddings", False)) or "lm_head.weight" not in st
+    rs = cfg.get("rope_scaling") or {}
+    theta = float(cfg.get("rope_theta", rs.get("rope_theta", 10000.0)) or 10000.0)
+
+    w = GGUFWriter()
+    w.add_str("general.architecture", "llama")
+    w.add_str("general.type", "model")
+    w.add_str("general.name", name or cfg.get("_name_or_path") or folder.name)
+    w.add_u32("llama.vocab_size", vocab)
+    w.add_u32("llama.context_length", int(cfg.get("max_position_embeddings", 2048)))
+    w.add_u32("llama.embedding_length", h)
+    w.add_u32("llama.block_count", nl)
+    w.add_u32("llama.feed_forward_length", inter)
+    w.add_u32("llama.rope.dimension_count", hd)
+    w.add_u32("llama.attention.head_count", nh)
+    w.add_u32("llama.attention.head_count_kv", nkv)
+    if hd != h // nh:
+        w.add_u32("llama.attention.key_length", hd)
+        w.add_u32("llama.attention.value_length", hd)
+    w.add_f32("llama.attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-5)))
+    w.add_f32("llama.rope.freq_base", theta)
+    w.add_u32("general.file_type", FILE_TYPES[qtype])
+    w.add_u32("general.quantization_version", 2)
+
+    tok_path = Path(tokenizer_path) if tokenizer_path else folder / "tokenizer.json"
+    voc = gpt2_vocab(tok_path, vocab)
+    w.add_str("tokenizer.ggml.model", "gpt2")
+    w.add_str("tokenizer.ggml.pre", pre)
+    w.add_array("tokenizer.ggml.tokens", T_STRING, voc["tokens"])
+    w.add_array("tokenizer.ggml.token_type", T_INT32, voc["types"])
+    w.add_array("tokenizer.ggml.merges", T_STRING, voc["merges"])
+    gen = {}
+    if (folder / "generation_config.json").is_file():
+        gen = json.loads((folder / "generation_config.json").read_text())
+    bos = _first_int(cfg.get("bos_token_id", gen.get("bos_token_id")))
+    eos = _first_int(cfg.get("eos_token_id", gen.get("eos_token_id")))
+    if bos is not None and bos < vocab:
+        w.add_u32("tokenizer.ggml.bos_token_id", bos)
+    if eos is not None and eos < vocab:
+        w.add_u32("tokenizer.ggml.eos_token_id", eos)
+    tcfg = {}
+    if (folder / "tokenizer_config.json").is_file():
+        tcfg = json.loads((folder / "tokenizer_config.json").read_text())
+    w.add_bool("tokenizer.ggml.add_bos_token", bool(tcfg.get("add_bos_token", False)))
+    w.add_bool("tokenizer.ggml.add_space_prefix", False)
+
+    rows_per_chunk = lambda cols: max(1, (1 << 22) // max(cols, 1))  # noqa: E731
+
+    def weight(hf_name: str, qt: str, perm_heads: int | None = None):
+        shape = st.shape(hf_name)
+        if len(shape) == 2 and qt == "q8_0" and shape[1] % 32:
+            qt = "f16"  # cannot block; llama.cpp's converter falls back the same way
+
+        def data():
+            if len(shape) == 1:
+                yield st.get(hf_name).astype("<f4")
+                return
+            if perm_heads is not None:
+                full = permute_qk(st.get(hf_name), perm_heads)
+                getter = lambda a, b: full[a:b]  # noqa: E731
+            else:  # stream row chunks straight from the mapping
+                getter = lambda a, b: st.get(hf_name, (a, b))  # noqa: E731
+            step = rows_per_chunk(shape[1])
+            for a in range(0, shape[0], step):
+                x = getter(a, min(a + step, shape[0]))
+                if qt == "q8_0":
+                    yield quantize_q8_0(x)
+                elif qt == "f16":
+                    yield x.astype("<f2")
+                elif qt == "bf16":
+                    u = np.ascontiguousarray(x, np.float32).view(np.uint32)
+                    yield ((u + (0x7FFF + ((u >> 16) & 1))) >> 16).astype("<u2")
+                else:
+                    yield x.astype("<f4")
+
+        return shape, (qt if len(shape) == 2 else "f32"), data
+
+    def add(gname: str, hf_name: str, perm_heads: int | None = None, qt: str | None = None):
+        shape, qt2, data = weight(hf_name, qt or qtype, perm_heads)
+        w.add_tensor(gname, shape, qt2, data)
+
+    add("token_embd.weight", "model.embed_tokens.weight")
+    rf = llama3_rope_factors(cfg)
+    if rf is not None:
+        w.add_tensor("rope_freqs.weight", rf.shape, "f32", lambda: [rf])
+    for i in range(nl):
+        p = f"model.layers.{i}."
+        b = f"blk.{i}."
+        add(b + "attn_norm.weight", p + "input_layernorm.weight")
+        add(b + "attn_q.weight", p + "self_attn.q_proj.weight", perm_heads=nh)
+        add(b + "attn_k.weight", p + "self_attn.k_proj.weight", perm_heads=nkv)
+        add(b + "attn_v.weight", p + "self_attn.v_proj.weight")
+        add(b + "attn_output.weight", p + "self_attn.o_proj.weight")
+        add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight")
+        add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight")
+        add(b + "ffn_up.weight", p + "mlp.up_proj.weight")
+        add(b + "ffn_down.weight", p + "mlp.down_proj.weight")
+    add("output_norm.weight", "model.norm.weight")
+    if not tied:
+        add("output.weight", "lm_head.weight")
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.time()
+        if not quiet and (now - last[0] > 5 or done == total):
+            last[0] = now
+            print(f"[gguf_export]   {done / 2**20:8.0f} / {total / 2**20:.0f} MiB ({now - t0:.0f} s)",
+                  file=sys.stderr, flush=True)
+
+    if not quiet:
+        print(f"[gguf_export] {folder} -> {out} ({qtype})", file=sys.stderr, flush=True)
+    w.write(out, progress)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Reading a GGUF's tensor table (enough for byte counts; pyvt.gguf is the full reader)
+# --------------------------------------------------------------------------------------------
+
+# ggml type code -> (elements per block, bytes per block) for the types benchmarks meet
+_GGML_BLOCKS = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24),
+                8: (32, 34), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176),
+                14: (256, 210), 30: (1, 2)}
+_GGML_NAMES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0",
+               10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 30: "BF16"}
+
+
+def read_tensor_table(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """[{name, shape (numpy order), type, nbytes}] of a GGUF file, from its header only."""
+    import mmap
+
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        if mm[:4] != GGUF_MAGIC:
+            raise ValueError(f"{path}: not a GGUF file")
+        version, n_t, n_kv = struct.unpack_from("<IQQ", mm, 4)
+        pos = 24
+
+        def skip_value(vt: int, pos: int) -> int:
+            if vt == T_STRING:
+                (n,) = struct.unpack_from("<Q", mm, pos)
+                return pos + 8 + n
+            if vt == T_ARRAY:
+                et, cnt = struct.unpack_from("<IQ", mm, pos)
+                pos += 12
+                if et in (T_STRING, T_ARRAY):
+                    for _ in range(cnt):
+                        pos = skip_value(et, pos)
+                    return pos
+                return pos + cnt * struct.calcsize(GGUFWriter._SCALAR[et])
+            return pos + struct.calcsize(GGUFWriter._SCALAR[vt])
+
+        for _ in range(n_kv):
+            (n,) = struct.unpack_from("<Q", mm, pos)
+            pos += 8 + n
+            (vt,) = struct.unpack_from("<I", mm, pos)
+            pos = skip_value(vt, pos + 4)
+        out = []
+        for _ in range(n_t):
+            (n,) = struct.unpack_from("<Q", mm, pos)
+            name = mm[pos + 8: pos + 8 + n].decode("utf-8")
+            pos += 8 + n
+            (nd,) = struct.unpack_from("<I", mm, pos)
+            dims = struct.unpack_from(f"<{nd}Q", mm, pos + 4)
+            pos += 4 + 8 * nd
+            tt, _off = struct.unpack_from("<IQ", mm, pos)
+            pos += 12
+            blk, bsz = _GGML_BLOCKS.get(tt, (0, 0))
+            n_el = int(np.prod(dims)) if dims else 1
+            out.append({"name": name, "shape": tuple(int(d) for d in reversed(dims)),
+                        "type": _GGML_NAMES.get(tt, str(tt)),
+                        "nbytes": n_el // blk * bsz if blk else None})
+        return out
+
+
+def decode_bytes_per_token(path: str | os.PathLike) -> int:
+    """Weight bytes a llama.cpp decode step reads: every tensor except the embedding table
+    (one row of it is gathered), unless the table doubles as the output projection (tied)."""
+    tabs = read_tensor_table(path)
+    names = {t["name"] for t in tabs}
+    total = 0
+    for t in tabs:
+        if t["name"] == "token_embd.weight" and "output.weight" in names:
+            continue
+        total += t["nbytes"] or 0
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# Requantize through llama.cpp (SmolLM2 Q4_1 -> Q8_0)
+# --------------------------------------------------------------------------------------------
+
+_LLAMA_FTYPES = {"q8_0": 7, "f16": 1, "f32": 0, "bf16": 32, "q4_0": 2, "q4_1": 3}
+
+
+def requantize_with_llamacpp(src: str | os.PathLike, dst: str | os.PathLike, qtype: str = "q8_0",
+                             nthread: int = 0) -> Path:
+    """Requantize a GGUF with llama.cpp's own quantizer (``llama_model_quantize``,
+    ``allow_requantize``). Needs ``llama-cpp-python``."""
+    import ctypes
+
+    import llama_cpp
+
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = _LLAMA_FTYPES[qtype.lower()]
+    params.allow_requantize = True
+    params.nthread = int(nthread)
+    tmp = dst.with_name(dst.name + ".partial")
+    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
+    if rc != 0:
+        raise RuntimeError(f"llama_model_quantize({src} -> {dst}, {qtype}) failed with code {rc}")
+    os.replace(tmp, dst)
+    return dst
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("src", help="HF model folder (or, with --requantize, a GGUF file)")
+    ap.add_argument("out", help="output .gguf")
+    ap.add_argument("--type", default="q8_0", help="q8_0 (default), f16, bf16, f32")
+    ap.add_argument("--pre", default="gpt-2", help="llama.cpp pre-tokenizer name (default gpt-2)")
+    ap.add_argument("--tokenizer", default=None, help="tokenizer.json (default: the folder's)")
+    ap.add_argument("--requantize", action="store_true",
+                    help="src is a GGUF: requantize it with llama.cpp (needs llama-cpp-python)")
+    args = ap.parse_args(argv)
+    if args.requantize:
+        print(requantize_with_llamacpp(args.src, args.out, args.type))
+    else:
+        print(export_gguf(args.src, args.out, qtype=args.type, tokenizer_path=args.tokenizer, pre=args.pre))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

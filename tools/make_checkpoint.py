@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""Write random-weight Llama checkpoints of exact, named shapes (for benchmarks and tests).
+
+Each checkpoint is a Hugging Face-style folder::
+
+    <out>/<shape>/config.json              LlamaForCausalLM config
+    <out>/<shape>/model.safetensors        BF16 weights, ~N(0, 0.02), norm weights 1
+    <out>/<shape>/tokenizer.json           a small byte-level BPE (vocab <= the model's)
+    <out>/<shape>/tokenizer_config.json
+    <out>/<shape>/generation_config.json
+
+The weights are drawn chunk by chunk from a seeded ``numpy.random.Generator`` (one stream per
+tensor, keyed by the seed and the tensor name) and streamed to disk, so even the 7B shape
+needs only a few hundred MB of RAM. The safetensors file is written here with numpy alone
+(8-byte little-endian header length, JSON header, raw data); BF16 is float32 rounded to
+nearest-even and truncated to its upper 16 bits.
+
+Usage::
+
+    python tools/make_checkpoint.py tinyllama-1.1b [llama-3.2-1b ...] [--out DIR] [--force]
+    python tools/make_checkpoint.py --list
+
+As a module::
+
+    from tools.make_checkpoint import make_checkpoint, SHAPES
+    folder = make_checkpoint("tinyllama-1.1b")            # cached: built once
+    folder = make_checkpoint(shape_dict, out=tmp_path)     # any shape given as a dict
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+__all__ = [
+    "SHAPES",
+    "DEFAULT_OUT",
+    "make_checkpoint",
+    "llama_config",
+    "tensor_specs",
+    "write_safetensors",
+    "make_tokenizer",
+    "bf16_bits",
+    "param_count",
+]
+
+DEFAULT_OUT = Path(os.environ.get("PYVT_BENCH_CACHE", "~/.cache/pyvt/bench")).expanduser()
+
+#: Format version of what this script writes; bump it to invalidate cached checkpoints.
+FORMAT_VERSION = 1
+
+# --------------------------------------------------------------------------------------------
+# Shapes
+# --------------------------------------------------------------------------------------------
+
+#: Named shapes. Keys are the Hugging Face LlamaConfig fields that matter; everything else is
+#: filled in by :func:`llama_config`.
+SHAPES: dict[str, dict[str, Any]] = {
+    # TinyLlama/TinyLlama-1.1B-Chat-v1.0
+    "tinyllama-1.1b": dict(
+        hidden_size=2048,
+        num_hidden_layers=22,
+        num_attention_heads=32,
+        num_key_value_heads=4,
+        intermediate_size=5632,
+        vocab_size=32000,
+        tie_word_embeddings=False,
+        rope_theta=10000.0,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=2048,
+    ),
+    # meta-llama/Llama-3.2-1B
+    "llama-3.2-1b": dict(
+        hidden_size=2048,
+        num_hidden_layers=16,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=64,
+        intermediate_size=8192,
+        vocab_size=128256,
+        tie_word_embeddings=True,
+        rope_theta=500000.0,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=131072,
+        rope_scaling=dict(
+            rope_type="llama3",
+            factor=32.0,
+            low_freq_factor=1.0,
+            high_freq_factor=4.0,
+            original_max_position_embeddings=8192,
+        ),
+        bos_token_id=128000,
+        eos_token_id=128001,
+    ),
+    # meta-llama/Llama-2-7b-hf
+    "llama-2-7b": dict(
+        hidden_size=4096,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=32,
+        intermediate_size=11008,
+        vocab_size=32000,
+        tie_word_embeddings=False,
+        rope_theta=10000.0,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=4096,
+    ),
+    # The SmolLM2-135M shape (the real weights come from pyvt.hub; this is for tests/bench
+    # dry runs without the network).
+    "smollm2-135m": dict(
+        hidden_size=576,
+        num_hidden_layers=30,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        intermediate_size=1536,
+        vocab_size=49152,
+        tie_word_embeddings=True,
+        rope_theta=100000.0,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=8192,
+    ),
+    # A ~1 MB model for unit tests.
+    "tiny": dict(
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=128,
+        vocab_size=512,
+        tie_word_embeddings=False,
+        rope_theta=10000.0,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=1024,
+    ),
+}
+
+
+def llama_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
+    """A complete ``config.json`` dict for a shape."""
+    s = dict(shape)
+    hidden = int(s["hidden_size"])
+    heads = int(s["num_attention_heads"])
+    head_dim = int(s.get("head_dim") or hidden // heads)
+    cfg: dict[str, Any] = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": hidden,
+        "intermediate_size": int(s["intermediate_size"]),
+        "num_hidden_layers": int(s["num_hidden_layers"]),
+        "num_attention_heads": heads,
+        "num_key_value_heads": int(s.get("num_key_value_heads", heads)),
+        "head_dim": head_dim,
+        "hidden_act": "silu",
+        "max_position_embeddings": int(s.get("max_position_embeddings", 2048)),
+        "rms_norm_eps": float(s.get("rms_norm_eps", 1e-5)),
+        "rope_theta": float(s.get("rope_theta", 10000.0)),
+        "rope_scaling": s.get("rope_scaling"),
+        "tie_word_embeddings": bool(s.get("tie_word_embeddings", False)),
+        "vocab_size": int(s["vocab_size"]),
+        "bos_token_id": int(s.get("bos_token_id", 1)),
+        "eos_token_id": s.get("eos_token_id", 2),
+        "attention_bias": False,
+        "attention_dropout": 0.0,
+        "mlp_bias": False,
+        "initializer_range": 0.02,
+        "pretraining_tp": 1,
+        "use_cache": True,
+        "torch_dtype": "bfloat16",
+        "_name_or_path": f"pyvt-random/{name}",
+        "_pyvt_random_checkpoint": {"shape": name, "format_version": FORMAT_VERSION},
+    }
+    return cfg
+
+
+def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
+    """(name, shape, init) for every tensor of a Llama checkpoint, in file order.
+
+    init is "normal" (N(0, 0.02)) or "ones" (RMSNorm weights).
+    """
+    h = cfg["hidden_size"]
+    inter = cfg["intermediate_size"]
+    nh = cfg["num_attention_heads"]
+    nkv = cfg["num_key_value_heads"]
+    hd = cfg["head_dim"]
+    v = cfg["vocab_size"]
+    specs: list[tuple[str, tuple[int, ...], str]] = [("model.embed_tokens.weight", (v, h), "normal")]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        specs += [
+            (p + "input_layernorm.weight", (h,), "ones"),
+            (p + "self_attn.q_proj.weight", (nh * hd, h), "normal"),
+            (p + "self_attn.k_proj.weight", (nkv * hd, h), "normal"),
+            (p + "self_attn.v_proj.weight", (nkv * hd, h), "normal"),
+            (p + "self_attn.o_proj.weight", (h, nh * hd), "normal"),
+            (p + "post_attention_layernorm.weight", (h,), "ones"),
+            (p + "mlp.gate_proj.weight", (inter, h), "normal"),
+            (p + "mlp.up_proj.weight", (inter, h), "normal"),
+            (p + "mlp.down_proj.weight", (h, inter), "normal"),
+        ]
+    specs.append(("model.norm.weight", (h,), "ones"))
+    if not cfg["tie_word_embeddings"]:
+        specs.append(("lm_head.weight", (v, h), "normal"))
+    return specs
+
+
+def param_count(cfg: dict[str, Any]) -> int:
+    return sum(int(np.prod(s)) for _, s, _ in tensor_specs(cfg))
+
+
+# --------------------------------------------------------------------------------------------
+# BF16 and safetensors
+# --------------------------------------------------------------------------------------------
+
+
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 -> BF16 bit patterns (uint16), rounding to nearest even (no NaN handling
+    needed for finite inputs; NaN stays NaN as long as a mantissa bit survives)."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    r = u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))
+    return (r >> np.uint32(16)).astype(np.uint16)
+
+
+_ST_DTYPE_SIZE = {"BF16": 2, "F16": 2, "F32": 4}
+
+CHUNK_ELEMS = 1 << 22  # 4M elements (16 MB of float32) per generated chunk
+
+
+def _tensor_stream(name: str, shape: tuple[int, ...], init: str, seed: int, std: float) -> Iterator[np.ndarray]:
+    """Yield the BF16 bit patterns of one tensor, chunk by chunk (row-major)."""
+    n = int(np.prod(shape))
+    if init == "ones":
+        yield np.full(n, 0x3F80, np.uint16)  # bf16(1.0)
+        return
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    done = 0
+    while done < n:
+        m = min(CHUNK_ELEMS, n - done)
+        x = rng.standard_normal(m, dtype=np.float32)
+        x *= np.float32(std)
+        yield bf16_bits(x)
+        done += m
+
+
+def write_safetensors(path: Path, tensors: list[tuple[str, tuple[int, ...], str, Iterator[np.ndarray]]],
+                      metadata: dict[str, str] | None = None, progress=None) -> None:
+    """Stream tensors to a safetensors file.
+
+    ``tensors``: (name, shape, dtype "BF16"/"F16"/"F32", iterator of flat chunks whose raw
+    bytes concatenate to the tensor's data). The header is written first (all sizes are known
+    from the shapes), then the data; the file is written under a temporary name and renamed
+    at the end, so an interrupted run never leaves a half file behind.
+    """
+    header: dict[str, Any] = {}
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    off = 0
+    for name, shape, dtype, _ in tensors:
+        nbytes = int(np.prod(shape)) * _ST_DTYPE_SIZE[dtype]
+        header[name] = {"dtype": dtype, "shape": [int(s) for s in shape], "data_offsets": [off, off + nbytes]}
+        off += nbytes
+    hb = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hb += b" " * (-len(hb) % 8)  # data starts 8-aligned
+    tmp = path.with_name(path.name + ".partial")
+    total = off
+    with open(tmp, "wb") as f:
+        f.write(len(hb).to_bytes(8, "little"))
+        f.write(hb)
+        base = f.tell()
+        written = 0
+        for name, shape, dtype, chunks in tensors:
+            start = f.tell() - base
+            for c in chunks:
+                c = np.ascontiguousarray(c)
+                f.write(c.tobytes() if c.dtype.byteorder == ">" else memoryview(c).cast("B"))
+                written += c.nbytes
+            want = header[name]["data_offsets"][1]
+            if f.tell() - base != want:
+                raise RuntimeError(f"{name}: wrote {f.tell() - base - start} bytes, expected {want - start}")
+            if progress:
+                progress(written, total)
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------------
+# Tokenizer
+# --------------------------------------------------------------------------------------------
+
+_TRAINING_TEXT = """\
+The quick brown fox jumps over the lazy dog. A language model predicts the next token from
+the tokens before it. Memory bandwidth bounds decoding at batch size one: every weight is read
+once per generated token. Prefill processes the whole prompt as a matrix-matrix product, so it
+is bound by arithmetic instead. Once upon a time there was a little robot who liked to count
+the stars; every night it counted them again and found one more than the night before.
+def fibonacci(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+The capital of France is Paris. The capital of Japan is Tokyo. Water boils at 100 degrees
+Celsius at sea level. Numbers: 0 1 2 3 4 5 6 7 8 9 10 11 12 42 100 1000 2024 3.14159.
+"""
+
+SPECIAL_TOKENS = ["<unk>", "<s>", "</s>"]  # ids 0, 1, 2 (Llama-2 style)
+
+
+def make_tokenizer(vocab_size: int):
+    """A byte-level BPE (``tokenizers``) with at most ``vocab_size`` tokens, trained in
+    milliseconds on a small built-in text. Specials <unk>=0, <s>=1, </s>=2."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    target = int(min(vocab_size, 2048))
+    if target < len(SPECIAL_TOKENS) + 256:
+        raise ValueError(f"vocab_size {vocab_size} is too small for a byte-level BPE (needs >= 259)")
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=target,
+        min_frequency=2,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator([_TRAINING_TEXT] * 4, trainer=trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", 1)]
+    )
+    assert tok.token_to_id("<s>") == 1 and tok.token_to_id("</s>") == 2
+    assert tok.get_vocab_size() <= vocab_size
+    return tok
+
+
+# --------------------------------------------------------------------------------------------
+# The checkpoint
+# --------------------------------------------------------------------------------------------
+
+
+def _stamp(cfg: dict[str, Any], seed: int, std: float) -> str:
+    blob = json.dumps({"cfg": cfg, "seed": seed, "std": std, "v": FORMAT_VERSION}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def make_checkpoint(
+    shape: str | dict[str, Any],
+    out: str | os.PathLike | None = None,
+    *,
+    seed: int = 0,
+    std: float = 0.02,
+    force: bool = False,
+    quiet: bool = False,
+    name: str | None = None,
+) -> Path:
+    """Write (or reuse) a random-weight checkpoint; return its folder.
+
+    ``shape``: a key of :data:`SHAPES` or a shape dict. ``out``: the cache folder (default
+    ``~/.cache/pyvt/bench``); the checkpoint goes to ``out/<name>``. A folder whose stamp
+    (config + seed + std + format version) matches is reused unless ``force``.
+    """
+    if isinstance(shape, str):
+        if shape not in SHAPES:
+            raise KeyError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
+        name = name or shape
+        shape = SHAPES[shape]
+    name = name or "custom"
+    cfg = llama_config(shape, name)
+    folder = Path(out).expanduser() if out is not None else DEFAULT_OUT
+    folder = folder / name
+    stamp = _stamp(cfg, seed, std)
+    stamp_file = folder / ".pyvt_random_stamp"
+    if not force and stamp_file.is_file() and stamp_file.read_text().strip() == stamp \
+            and (folder / "model.safetensors").is_file():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    if stamp_file.exists():
+        stamp_file.unlink()
+
+    specs = tensor_specs(cfg)
+    total = sum(int(np.prod(s)) for _, s, _ in specs) * 2
+    if not quiet:
+        print(f"[make_checkpoint] {name}: {param_count(cfg) / 1e6:.1f}M params, "
+              f"{total / 2**30:.2f} GiB BF16 -> {folder}", file=sys.stderr, flush=True)
+    t0 = time.time()
+    last = [0.0]
+
+    def progress(done: int, tot: int) -> None:
+        now = time.time()
+        if not quiet and (now - last[0] > 5 or done == tot):
+            last[0] = now
+            print(f"[make_checkpoint]   {done / 2**20:8.0f} / {tot / 2**20:.0f} MiB "
+                  f"({now - t0:.0f} s)", file=sys.stderr, flush=True)
+
+    write_safetensors(
+        folder / "model.safetensors",
+        [(n, s, "BF16", _tensor_stream(n, s, init, seed, std)) for n, s, init in specs],
+        metadata={"format": "pt", "pyvt_random_shape": name, "seed": str(seed), "std": str(std)},
+        progress=progress,
+    )
+    (folder / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    eos = cfg["eos_token_id"]
+    (folder / "generation_config.json").write_text(json.dumps(
+        {"bos_token_id": cfg["bos_token_id"], "eos_token_id": eos, "do_sample": False}, indent=2) + "\n")
+
+    tok = make_tokenizer(cfg["vocab_size"])
+    tok.save(str(folder / "tokenizer.json"))
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": "<s>",
+        "eos_token": "</s>",
+        "unk_token": "<unk>",
+        "add_bos_token": True,
+        "add_eos_token": False,
+        "model_max_length": cfg["max_position_embeddings"],
+        "clean_up_tokenization_spaces": False,
+    }, indent=2) + "\n")
+    stamp_file.write_text(stamp + "\n")
+    if not quiet:
+        print(f"[make_checkpoint] {name}: done in {time.time() - t0:.1f} s", file=sys.stderr, flush=True)
+    return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("shapes", nargs="*", help=f"shapes to build ({', '.join(SHAPES)})")
+    ap.add_argument("--out", default=str(DEFAULT_OUT), help="cache folder (default %(default)s)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--std", type=float, default=0.02)
+    ap.add_argument("--force", action="store_true", help="rebuild even when a matching copy exists")
+    ap.add_argument("--list", action="store_true", help="list the shapes and exit")
+    args = ap.parse_args(argv)
+    if args.list or not args.shapes:
+        for k, s in SHAPES.items():
+            cfg = llama_config(s, k)
+            print(f"{k:16s} {param_count(cfg) / 1e6:9.1f}M params  hidden {cfg['hidden_size']}, "
+                  f"{cfg['num_hidden_layers']} layers, {cfg['num_attention_heads']}/{cfg['num_key_value_heads']} heads, "
+                  f"inter {cfg['intermediate_size']}, vocab {cfg['vocab_size']}, "
+                  f"{'tied' if cfg['tie_word_embeddings'] else 'untied'}")
+        return 0
+    for s in args.shapes:
+        print(make_checkpoint(s, args.out, seed=args.seed, std=args.std, force=args.force))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
