@@ -656,9 +656,23 @@ def worker_main(spec_path: str) -> int:
     return 0
 
 
-def run_worker(spec: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+def run_worker(spec: dict[str, Any], timeout: float, retries: int = 2) -> list[dict[str, Any]]:
     """Run one engine in a subprocess; rows for every thread count (an error row each if
-    the process fails)."""
+    the process fails). A worker that dies on an ImportError is retried after a pause (an
+    editable pyvt install rebuilds itself on import, which fails while someone else is
+    building the same tree)."""
+    for attempt in range(retries + 1):
+        rows = _run_worker_once(spec, timeout)
+        failed_import = all(r.get("status", "").startswith("error: worker") and "ImportError" in
+                            (r.get("stderr_tail", "") + r.get("status", "")) for r in rows)
+        if not failed_import or attempt == retries:
+            return rows
+        log(f"worker failed to import ({rows[0]['status'][:120]}); retrying in 60 s")
+        time.sleep(60)
+    return rows
+
+
+def _run_worker_once(spec: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="pyvt-bench-") as td:
         spec = dict(spec, result=str(Path(td) / "result.json"))
         sp = Path(td) / "spec.json"

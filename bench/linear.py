@@ -11,7 +11,10 @@ cycles through enough distinct copies of the weight (>= 4x the L3 size in total)
 libvt and numpy: the numbers are DRAM numbers, not cache numbers.
 
 Read bandwidth: numpy float32 sums over 512 MiB arrays, one array per thread in as many
-Python threads as libvt uses (numpy releases the GIL in reductions); best of 5.
+Python threads as libvt uses (numpy releases the GIL in reductions); best of 5. On some
+machines OpenBLAS's f32 GEMV streams DRAM faster than that sum, so the %bw column divides by
+the larger of the two (the stricter reference), and the run ends with the issue's goal
+verdict: the INT8 and FP8 W8A16 GEMVs at >= 70 % of it and >= 3x numpy on every shape.
 
 Each figure is the median of several timed calls after warm-up. Prints a table and writes
 JSON + the table under bench/results/.
@@ -172,31 +175,55 @@ def main(argv=None) -> int:
     print(f"# read bandwidth: {bw['all_threads_GBps']:.1f} GB/s with {bw['threads']} threads, "
           f"{bw['single_thread_GBps']:.1f} GB/s single ({bw['method']})", flush=True)
     results = {"machine": info, "bandwidth": bw, "shapes": []}
-    head = (f"{'shape':>22} {'format':>14} {'B/w':>6} {'m=1 ms':>8} {'GB/s':>6} {'%bw':>5} "
-            f"{'x numpy':>8} {'m=512 ms':>9} {'GFLOP/s':>8} {'x numpy':>8}")
-    lines = [head]
-    print(head, flush=True)
     for name, out_f, in_f in SHAPES:
         npres = bench_numpy(out_f, in_f, reps, rng)
-        label = f"{name} {out_f}x{in_f}"
-        row = (f"{label:>22} {'numpy f32':>14} {4.0:6.3f} {npres['m1_ms']:8.3f} {npres['m1_GBps']:6.1f} "
-               f"{100 * npres['m1_GBps'] / bw['all_threads_GBps']:5.0f} {1.0:8.2f} "
-               f"{npres['m512_ms']:9.2f} {npres['m512_GFLOPs']:8.1f} {1.0:8.2f}")
-        print(row, flush=True)
-        lines.append(row)
+        print(f"# {name} {out_f}x{in_f}: numpy f32 GEMV {npres['m1_GBps']:.1f} GB/s", flush=True)
         entry = {"name": name, "out": out_f, "in": in_f, "numpy": npres, "formats": {}}
         for fmt in fmts:
             r = bench_format(fmt, out_f, in_f, reps, rng, with_gemm=True)
-            r["m1_frac_bw"] = r["m1_GBps"] / bw["all_threads_GBps"]
             r["m1_speedup_vs_numpy"] = npres["m1_ms"] / r["m1_ms"]
             r["m512_speedup_vs_numpy"] = npres["m512_ms"] / r["m512_ms"]
             entry["formats"][fmt] = r
-            row = (f"{'':>22} {fmt:>14} {r['bytes_per_weight']:6.3f} {r['m1_ms']:8.3f} {r['m1_GBps']:6.1f} "
-                   f"{100 * r['m1_frac_bw']:5.0f} {r['m1_speedup_vs_numpy']:8.2f} "
-                   f"{r['m512_ms']:9.2f} {r['m512_GFLOPs']:8.1f} {r['m512_speedup_vs_numpy']:8.2f}")
-            print(row, flush=True)
-            lines.append(row)
+            print(f"#   {fmt}: {r['m1_GBps']:.1f} GB/s", flush=True)
         results["shapes"].append(entry)
+
+    # The bandwidth the %bw column divides by: the fastest any reader in this run streamed
+    # DRAM (numpy's sum, or OpenBLAS's f32 GEMV over the cycled copies, which on some
+    # machines reads faster than the sum) -- the stricter of the two references.
+    gemv_best = max(e["numpy"]["m1_GBps"] for e in results["shapes"])
+    ref = max(bw["all_threads_GBps"], gemv_best)
+    bw["numpy_gemv_best_GBps"] = gemv_best
+    bw["reference_GBps"] = ref
+    bw["reference"] = ("numpy sum" if ref == bw["all_threads_GBps"] else "numpy f32 GEMV") + " (the faster)"
+    print(f"# reference bandwidth for %bw: {ref:.1f} GB/s = max(numpy sum {bw['all_threads_GBps']:.1f}, "
+          f"numpy f32 GEMV {gemv_best:.1f})", flush=True)
+    head = (f"{'shape':>22} {'format':>14} {'B/w':>6} {'m=1 ms':>8} {'GB/s':>6} {'%bw':>5} "
+            f"{'x numpy':>8} {'m=512 ms':>9} {'GFLOP/s':>8} {'x numpy':>8}")
+    lines = [head]
+    for e in results["shapes"]:
+        npres = e["numpy"]
+        label = f"{e['name']} {e['out']}x{e['in']}"
+        lines.append(f"{label:>22} {'numpy f32':>14} {4.0:6.3f} {npres['m1_ms']:8.3f} {npres['m1_GBps']:6.1f} "
+                     f"{100 * npres['m1_GBps'] / ref:5.0f} {1.0:8.2f} "
+                     f"{npres['m512_ms']:9.2f} {npres['m512_GFLOPs']:8.1f} {1.0:8.2f}")
+        for fmt, r in e["formats"].items():
+            r["m1_frac_bw"] = r["m1_GBps"] / ref
+            lines.append(f"{'':>22} {fmt:>14} {r['bytes_per_weight']:6.3f} {r['m1_ms']:8.3f} {r['m1_GBps']:6.1f} "
+                         f"{100 * r['m1_frac_bw']:5.0f} {r['m1_speedup_vs_numpy']:8.2f} "
+                         f"{r['m512_ms']:9.2f} {r['m512_GFLOPs']:8.1f} {r['m512_speedup_vs_numpy']:8.2f}")
+    # The goal of the foundation issue: W8A16 GEMVs at >= 70 % of the bandwidth and >= 3x numpy.
+    verdicts = []
+    for fmt in ("int8", "fp8"):
+        if fmt not in fmts:
+            continue
+        fr = min(e["formats"][fmt]["m1_frac_bw"] for e in results["shapes"])
+        sp = min(e["formats"][fmt]["m1_speedup_vs_numpy"] for e in results["shapes"])
+        ok = fr >= 0.70 and sp >= 3.0
+        verdicts.append(f"# goal {fmt} GEMV (worst shape): {100 * fr:.0f} % of bandwidth (>= 70), "
+                        f"{sp:.2f}x numpy (>= 3): {'MET' if ok else 'NOT MET'}")
+    results["goal"] = verdicts
+    lines += verdicts
+    print("\n".join(lines), flush=True)
     results["loadavg_at_end"] = os.getloadavg()
     if not args.no_save:
         outdir = ROOT / "bench" / "results"
@@ -209,9 +236,10 @@ def main(argv=None) -> int:
                   f"{info['threads']} threads), numpy {info['numpy']}, python {info['python']}, "
                   f"commit {info['commit']}, {info['date']}, load {info['loadavg_at_start'][0]:.2f}",
                   f"# read bandwidth {bw['all_threads_GBps']:.1f} GB/s ({bw['threads']} threads; "
-                  f"{bw['single_thread_GBps']:.1f} single): {bw['method']}",
+                  f"{bw['single_thread_GBps']:.1f} single): {bw['method']}; numpy f32 GEMV best "
+                  f"{bw['numpy_gemv_best_GBps']:.1f} GB/s; %bw divides by the larger, {bw['reference_GBps']:.1f}",
                   "# B/w = packed bytes per weight; GB/s = packed weight bytes / time at m=1 "
-                  "(weights cycled through >= 4x L3); %bw = of the read bandwidth; "
+                  "(weights cycled through >= 4x L3); %bw = of the reference bandwidth; "
                   "x numpy = numpy float32 time / libvt time"]
         base.with_suffix(".txt").write_text("\n".join(header + lines) + "\n")
         print(f"# wrote {base.with_suffix('.json')} and .txt")

@@ -318,7 +318,6 @@ void attention(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
                 for (int64_t d = 0; d < HD; ++d) o[d] *= inv_l;
             }
         }
-        (void)QKV;
         return;
     }
 
