@@ -8,6 +8,7 @@ the last call / open session using it is done.
 """
 cimport cython
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from pyvt._vt cimport *
@@ -61,7 +62,23 @@ def _token_array(tokens, int64_t vocab):
     return np.array(vals, dtype=np.int32)
 
 
-cdef vt_sample_options _sampling(temperature, top_k, top_p, seed) except *:
+# What this build's libvt does natively (pyvt.llm falls back to Python where it does not).
+FEATURES = {"penalties": True, "min_p": True, "decode_batch": True}
+MAX_BATCH = VT_MAX_BATCH
+
+
+_PENALTY_DEFAULTS = {"min_p": 0.0, "repetition_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0}
+
+
+cdef vt_sample_options _sampling(temperature, top_k, top_p, seed, dict penalties=None) except *:
+    """Options -> vt_sample_options (libvt validates the values and names the field).
+    penalties: min_p, repetition_penalty, frequency_penalty, presence_penalty."""
+    extra = dict(_PENALTY_DEFAULTS)
+    if penalties:
+        unknown = sorted(set(penalties) - set(_PENALTY_DEFAULTS))
+        if unknown:
+            raise TypeError(f"unknown sampling option(s): {', '.join(unknown)}")
+        extra.update(penalties)
     cdef vt_sample_options o = vt_sample_default_options()
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (0 <= int(seed) < 2 ** 64):
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
@@ -71,6 +88,10 @@ cdef vt_sample_options _sampling(temperature, top_k, top_p, seed) except *:
     o.top_k = <int32_t>max(min(int(top_k), _INT32_MAX), _INT32_MIN)
     o.top_p = float(top_p)
     o.seed = <uint64_t>int(seed)
+    o.min_p = float(extra["min_p"])
+    o.repetition_penalty = float(extra["repetition_penalty"])
+    o.frequency_penalty = float(extra["frequency_penalty"])
+    o.presence_penalty = float(extra["presence_penalty"])
     return o
 
 
@@ -258,7 +279,7 @@ cdef class Model:
         return out
 
     def generate(self, prompt_tokens, max_new_tokens=50, temperature=0.0, top_k=0, top_p=1.0, seed=42,
-                 stop_on_eos=True):
+                 stop_on_eos=True, **penalties):
         """One vt_generate call -> (generated ids, stats dict)."""
         arr = _token_array(prompt_tokens, self._info["vocab_size"])
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) \
@@ -268,7 +289,7 @@ cdef class Model:
         cdef int64_t cap = max_new_tokens
         g.max_new_tokens = max_new_tokens
         g.stop_on_eos = 1 if stop_on_eos else 0
-        g.sampling = _sampling(temperature, top_k, top_p, seed)
+        g.sampling = _sampling(temperature, top_k, top_p, seed, penalties)
         cdef int64_t n = arr.shape[0]
         cdef int32_t[::1] tv = arr
         out = np.empty(max(int(max_new_tokens), 1), dtype=np.int32)
@@ -374,15 +395,16 @@ cdef class Session:
         finally:
             self._busy = False
 
-    def prefill(self, tokens, temperature=0.0, top_k=0, top_p=1.0, seed=42, logits="none"):
+    def prefill(self, tokens, temperature=0.0, top_k=0, top_p=1.0, seed=42, logits="none", **penalties):
         """Append tokens in one batched pass -> (next token, logits or None). logits: "none",
-        "last" ([vocab]) or "all" ([n, vocab])."""
+        "last" ([vocab]) or "all" ([n, vocab]) -- raw logits. ``penalties``: min_p,
+        repetition_penalty, frequency_penalty, presence_penalty (vt_sample_options)."""
         if logits not in _LOGITS_MODES:
             raise ValueError(f"logits must be 'none', 'last' or 'all', got {logits!r}")
         cdef vt_logits_mode mode = _LOGITS_MODES[logits]
         arr = _token_array(tokens, self._vocab)
         cdef int64_t n = arr.shape[0]
-        cdef vt_sample_options so = _sampling(temperature, top_k, top_p, seed)
+        cdef vt_sample_options so = _sampling(temperature, top_k, top_p, seed, penalties)
         cdef int32_t[::1] tv = arr
         cdef const int32_t* tp = &tv[0] if n > 0 else NULL
         out = None
@@ -408,14 +430,14 @@ cdef class Session:
             self._busy = False
         return int(nxt), out
 
-    def decode(self, token, temperature=0.0, top_k=0, top_p=1.0, seed=42, want_logits=False):
-        """Append one token and choose the next -> (next token, logits [vocab] or None)."""
+    def decode(self, token, temperature=0.0, top_k=0, top_p=1.0, seed=42, want_logits=False, **penalties):
+        """Append one token and choose the next -> (next token, raw logits [vocab] or None)."""
         if isinstance(token, bool) or not isinstance(token, (int, np.integer)):
             raise ValueError(f"token must be an integer token id, got {token!r}")
         if not (0 <= token < self._vocab):
             raise ValueError(f"token id {token} is outside the vocabulary [0, {self._vocab})")
         cdef int32_t t = token
-        cdef vt_sample_options so = _sampling(temperature, top_k, top_p, seed)
+        cdef vt_sample_options so = _sampling(temperature, top_k, top_p, seed, penalties)
         out = None
         cdef float* lp = NULL
         cdef float[::1] o1
@@ -433,3 +455,62 @@ cdef class Session:
         finally:
             self._busy = False
         return int(nxt), out
+
+
+def decode_batch(sessions, tokens, sampling, want_logits=False):
+    """One vt_session_decode_batch call: sessions[i] takes tokens[i] and chooses its next
+    token with sampling[i] (a dict of Session.decode's keyword options) -> (next tokens as a
+    list, raw logits [n, vocab] or None). All sessions on one model, distinct, n <= MAX_BATCH."""
+    cdef Py_ssize_t n = len(sessions)
+    if n < 1 or n > VT_MAX_BATCH:
+        raise ValueError(f"a batch holds 1 to {VT_MAX_BATCH} sessions, got {n}")
+    if len(tokens) != n or len(sampling) != n:
+        raise ValueError(f"sessions, tokens and sampling must have the same length "
+                         f"({n}, {len(tokens)}, {len(sampling)})")
+    sess = list(sessions)
+    for i, obj in enumerate(sess):
+        if not isinstance(obj, Session):
+            raise TypeError(f"sessions[{i}] is not a Session")
+    if len({id(obj) for obj in sess}) != n:
+        raise ValueError("a session appears more than once in the batch")
+    cdef Session first = sess[0]
+    cdef int64_t vocab = first._vocab
+    arr = _token_array(tokens, vocab)
+    cdef int32_t[::1] tv = arr
+    cdef vt_sample_options* so = <vt_sample_options*>PyMem_Malloc(n * sizeof(vt_sample_options))
+    cdef vt_session** ptrs = <vt_session**>PyMem_Malloc(n * sizeof(vt_session*))
+    if so == NULL or ptrs == NULL:
+        PyMem_Free(so)
+        PyMem_Free(ptrs)
+        raise MemoryError()
+    out_tokens = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] ov = out_tokens
+    logits = np.empty((n, vocab), dtype=np.float32) if want_logits else None
+    cdef float[:, ::1] lv
+    cdef float* lp = NULL
+    if logits is not None:
+        lv = logits
+        lp = &lv[0, 0]
+    cdef Session x
+    cdef Py_ssize_t k, entered = 0
+    cdef vt_status st
+    try:
+        for k in range(n):
+            kw = dict(sampling[k])
+            so[k] = _sampling(kw.pop("temperature", 0.0), kw.pop("top_k", 0), kw.pop("top_p", 1.0),
+                              kw.pop("seed", 42), kw)
+        for k in range(n):
+            x = sess[k]
+            x._enter()
+            entered += 1
+            ptrs[k] = x._s
+        with nogil:
+            st = vt_session_decode_batch(ptrs, n, &tv[0], so, &ov[0], lp)
+        _check(st)
+    finally:
+        for k in range(entered):
+            x = sess[k]
+            x._busy = False
+        PyMem_Free(so)
+        PyMem_Free(ptrs)
+    return out_tokens.tolist(), logits

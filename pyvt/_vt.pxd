@@ -110,6 +110,10 @@ cdef extern from "vt/vt.h" nogil:
         int32_t top_k
         float top_p
         uint64_t seed
+        float min_p
+        float repetition_penalty
+        float frequency_penalty
+        float presence_penalty
 
     int VT_MAX_TOP_K
     vt_sample_options vt_sample_default_options()
@@ -183,6 +187,10 @@ cdef extern from "vt/vt.h" nogil:
     vt_status vt_session_decode(vt_session* session, int32_t token,
                                 const vt_sample_options* sampling, int32_t* next_token,
                                 float* logits)
+    int VT_MAX_BATCH
+    vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
+                                      const vt_sample_options* sampling, int32_t* next_tokens,
+                                      float* logits)
 
     # ---- one-call generation
     ctypedef struct vt_generate_options:

@@ -776,6 +776,19 @@ class _Sequence:
         nxt, _ = sess.decode(tok, **self.sampling)
         return nxt, None
 
+    # ---- batched decode (text_completion): the same choice as decode(), split in two -----
+
+    def batch_options(self) -> dict[str, Any]:
+        """This sequence's native sampling options for one row of a batched decode step."""
+        return self._greedy if self.python_pick else self.sampling
+
+    def batch_pick(self, nxt: int, raw: np.ndarray | None) -> tuple[int, np.ndarray | None]:
+        """The token to accept from a batched step's native choice and this row's logits."""
+        if self.python_pick:
+            assert raw is not None
+            return self.choose(raw), raw
+        return nxt, raw
+
     # ---- accepting a token ---------------------------------------------------------------
 
     def accept(self, tok: int, raw: np.ndarray | None) -> StreamPiece:
@@ -808,6 +821,31 @@ class _Sequence:
                 text += self.stopper.flush()
         self.text_parts.append(text)
         return StreamPiece(text=text, token=tok, logprob=lp)
+
+
+def _make_result(prep: _Prepared, seq: _Sequence, prefill_s: float, decode_s: float, n_decode: int,
+                 ttft_s: float) -> GenerateResult:
+    """The GenerateResult of a finished sequence (times in seconds)."""
+    n_prompt = len(prep.ids)
+    seq.finish = seq.finish or "length"
+    result = GenerateResult(
+        tokens=tuple(seq.tokens),
+        text="".join(seq.text_parts),
+        prompt_tokens=n_prompt,
+        total_tokens=n_prompt + len(seq.tokens),
+        ms_per_token=(decode_s * 1e3 / n_decode) if n_decode else 0.0,
+        prefill_ms=prefill_s * 1e3,
+        time_to_first_token_ms=ttft_s * 1e3,
+        finish_reason=seq.finish,
+        seed=prep.seed,
+        stop_sequence=seq.stopper.matched,
+        logprobs=tuple(seq.logprobs) if seq.want_logprobs else None,
+        prompt_logprobs=tuple(seq.prompt_logprobs) if seq.prompt_logprobs is not None else None,
+        truncated_prompt_tokens=prep.truncated,
+    )
+    _log.debug("generated %d tokens (prompt %d) in %.1f ms prefill + %.2f ms/token; finish: %s",
+               len(seq.tokens), n_prompt, result.prefill_ms, result.ms_per_token, result.finish_reason)
+    return result
 
 
 class _Run:
@@ -845,24 +883,7 @@ class _Run:
             finally:
                 sess.close()  # the KV cache goes now, also when the consumer stops early
             yield piece
-        seq.finish = seq.finish or "length"
-        result = GenerateResult(
-            tokens=tuple(seq.tokens),
-            text="".join(seq.text_parts),
-            prompt_tokens=n_prompt,
-            total_tokens=n_prompt + len(seq.tokens),
-            ms_per_token=(decode_s * 1e3 / n_decode) if n_decode else 0.0,
-            prefill_ms=prefill_s * 1e3,
-            time_to_first_token_ms=ttft_s * 1e3,
-            finish_reason=seq.finish,
-            seed=prep.seed,
-            stop_sequence=seq.stopper.matched,
-            logprobs=tuple(seq.logprobs) if seq.want_logprobs else None,
-            prompt_logprobs=tuple(seq.prompt_logprobs) if seq.prompt_logprobs is not None else None,
-            truncated_prompt_tokens=prep.truncated,
-        )
-        _log.debug("generated %d tokens (prompt %d) in %.1f ms prefill + %.2f ms/token; finish: %s",
-                   len(seq.tokens), n_prompt, result.prefill_ms, result.ms_per_token, result.finish_reason)
+        result = _make_result(prep, seq, prefill_s, decode_s, n_decode, ttft_s)
         yield StreamPiece(text="", token=None, result=result)
 
 
@@ -960,15 +981,65 @@ def _check_batch_size(max_batch_size: Any) -> int:
 
 
 def _run_batch(model: ModelHandle, preps: Sequence[_Prepared], max_batch_size: int) -> list[GenerateResult]:
-    """Run prepared prompts; each result equals running that prompt alone."""
+    """Run prepared prompts, up to max_batch_size at a time: each prompt is prefilled on its
+    own, then the live sequences decode together, one native call per step (the linears see
+    m = batch rows). Each result equals running that prompt alone (greedy; with sampling,
+    each row draws from its own seed at its own step)."""
     results: list[GenerateResult] = []
-    for prep in preps:
-        s = Stream(_Run(model, prep))
-        for _ in s:
-            pass
-        assert s.result is not None
-        results.append(s.result)
+    for g0 in range(0, len(preps), max_batch_size):
+        results += _run_group(model, preps[g0:g0 + max_batch_size])
     return results
+
+
+def _run_group(model: ModelHandle, preps: Sequence[_Prepared]) -> list[GenerateResult]:
+    n = len(preps)
+    seqs = [_Sequence(model, p) for p in preps]
+    sessions: list[Any] = [None] * n
+    toks = [0] * n
+    raws: list[np.ndarray | None] = [None] * n
+    prefill_s = [0.0] * n
+    decode_s = [0.0] * n
+    n_decode = [0] * n
+    ttft_s = [0.0] * n
+    results: list[GenerateResult | None] = [None] * n
+    live: list[int] = []
+
+    def accept(i: int) -> None:
+        seqs[i].accept(toks[i], raws[i])
+        if seqs[i].finish is not None:
+            sessions[i].close()
+            results[i] = _make_result(preps[i], seqs[i], prefill_s[i], decode_s[i], n_decode[i], ttft_s[i])
+        else:
+            live.append(i)
+
+    try:
+        for i, (prep, seq) in enumerate(zip(preps, seqs)):
+            t_start = time.perf_counter()
+            if prep.opts.max_new_tokens == 0:
+                results[i] = _make_result(prep, seq, 0.0, 0.0, 0, 0.0)
+                continue
+            sessions[i] = model._native.new_session(len(prep.ids) + prep.opts.max_new_tokens)
+            toks[i], raws[i] = seq.prefill(sessions[i])
+            prefill_s[i] = time.perf_counter() - t_start
+            ttft_s[i] = prep.tokenize_s + prefill_s[i]
+            accept(i)
+        while live:
+            rows, live[:] = list(live), []
+            td = time.perf_counter()
+            nxt, logits = _model.decode_batch([sessions[i] for i in rows], [toks[i] for i in rows],
+                                              [seqs[i].batch_options() for i in rows],
+                                              want_logits=any(seqs[i].need_logits for i in rows))
+            dt = time.perf_counter() - td
+            for j, i in enumerate(rows):
+                toks[i], raws[i] = seqs[i].batch_pick(nxt[j], logits[j] if logits is not None else None)
+                decode_s[i] += dt
+                n_decode[i] += 1
+                accept(i)
+    finally:
+        for sess in sessions:
+            if sess is not None:
+                sess.close()
+    return [r for r in results if r is not None]
 
 
 def text_completion(

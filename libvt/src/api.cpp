@@ -247,6 +247,10 @@ vt_sample_options vt_sample_default_options(void) {
     o.top_k = 0;
     o.top_p = 1.f;
     o.seed = 42;
+    o.min_p = 0.f;
+    o.repetition_penalty = 1.f;
+    o.frequency_penalty = 0.f;
+    o.presence_penalty = 0.f;
     return o;
 }
 

@@ -87,6 +87,11 @@ VT_API vt_status vt_session_decode(vt_session* session, int32_t token, const vt_
     });
 }
 
+VT_API vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
+                                         const vt_sample_options* sampling, int32_t* next_tokens, float* logits) {
+    return vt::guard([&] { vt::decode_batch(sessions, n, tokens, sampling, next_tokens, logits); });
+}
+
 VT_API vt_generate_options vt_generate_default_options(void) {
     vt_generate_options o;
     o.max_new_tokens = 50;

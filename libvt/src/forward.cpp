@@ -252,74 +252,119 @@ VT_CLONES void scale_into(const float* __restrict a, float f, int64_t n, float* 
 // microseconds, about what 30k MACs take on one core.
 constexpr int64_t kParallelMacs = 32768;
 
-// Attention of rows [0, m) of the pass (positions pos0 + i) for one layer -> s.att.
-void attention(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
+// The rows of one forward pass: row i is token tokens[i] of session sess[i] (batched decode)
+// or of `s` (prefill / decode), at position pos(i). `s` owns the scratch buffers.
+struct Pass {
+    vt_session& s;
+    const int32_t* tokens;     // [m]
+    int64_t m;
+    int64_t pos0;              // one session: positions pos0 .. pos0 + m - 1
+    vt_session* const* sess;   // batched decode: [m] one session per row; else null
+
+    vt_session& row(int64_t i) const { return sess ? *sess[i] : s; }
+    int64_t pos(int64_t i) const { return sess ? sess[i]->len : pos0 + i; }
+};
+
+int64_t head_group(const LlamaConfig& c) {
+    return std::max<int64_t>(1, std::min({c.num_heads / c.num_kv_heads, kMaxGroup, kAccFloats / c.head_dim}));
+}
+
+// Floats of decode-attention partials per row: [units, splits, gb, HD + 2].
+int64_t partial_floats(const LlamaConfig& c) {
+    const int64_t gb = head_group(c);
+    const int64_t units = c.num_kv_heads * ((c.num_heads / c.num_kv_heads + gb - 1) / gb);
+    return units * kMaxSplits * gb * (c.head_dim + 2);
+}
+
+// Decode attention for one layer: each row of the pass is one query per head over its own
+// session's pos + 1 cached keys -> s.att row. Long ranges are split across threads and
+// merged (flash-decoding), so 3 KV heads still keep 2+ cores busy.
+void attention_decode(const Pass& p, int64_t layer) {
+    vt_session& s = p.s;
     const LlamaConfig& c = s.model->cfg;
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t G = NH / KV;
     const int64_t QKV = (NH + 2 * KV) * HD;
-    const int64_t gb = std::max<int64_t>(1, std::min({G, kMaxGroup, kAccFloats / HD}));
+    const int64_t gb = head_group(c);
     const int64_t ngroups = (G + gb - 1) / gb;
-    const int64_t cap = s.kv_cap;
-    const float* kt_layer = s.kt.get() + size_t(layer * KV * HD * cap);
-    const float* v_layer = s.v.get() + size_t(layer * KV * cap * HD);
-
-    if (m == 1) {
-        // Decode: one query per head over pos0 + 1 keys; long ranges are split across threads
-        // and merged (flash-decoding), so 3 KV heads still keep 2+ cores busy.
-        const int64_t nkeys = pos0 + 1;
-        const int64_t units = KV * ngroups;
-        const int64_t threads = num_threads();
-        int64_t splits = 1;
+    const int64_t units = KV * ngroups;
+    const int64_t R = p.m;
+    const int64_t threads = num_threads();
+    int64_t splits[VT_MAX_BATCH], per[VT_MAX_BATCH], first[VT_MAX_BATCH + 1];
+    first[0] = 0;
+    int64_t macs = 0;
+    for (int64_t r = 0; r < R; ++r) {
+        const int64_t nkeys = p.pos(r) + 1;
+        int64_t sp = 1;
         if (nkeys >= 4 * kKeyBlock && threads > 1) {
-            splits = std::min<int64_t>({kMaxSplits, (2 * threads + units - 1) / units, nkeys / (2 * kKeyBlock)});
-            splits = std::max<int64_t>(1, splits);
+            sp = std::min<int64_t>({kMaxSplits, (2 * threads + units * R - 1) / (units * R), nkeys / (2 * kKeyBlock)});
+            sp = std::max<int64_t>(1, sp);
         }
-        const int64_t per = ((nkeys + splits - 1) / splits + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
-        splits = (nkeys + per - 1) / per;
-        const int64_t tasks = units * splits;
-        const int64_t macs = 2 * nkeys * NH * HD;
-        const int64_t grain = macs < kParallelMacs ? tasks : 1;
-        float* part = s.tmp.data();  // [units, splits, gb, HD + 2] partials (tmp is free here)
-        const int64_t pstride = gb * (HD + 2);
-        const float* qrow = s.qkv.data();
-        parallel_for(tasks, grain, [&](int64_t b, int64_t e, int) {
-            for (int64_t t = b; t < e; ++t) {
-                const int64_t unit = t / splits, sp = t % splits;
-                const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
-                const int64_t ng = std::min(gb, G - g0);
-                const float* q[kMaxGroup];
-                for (int64_t g = 0; g < ng; ++g) q[g] = qrow + (kvh * G + g0 + g) * HD;
-                float* p = part + t * pstride;
-                Partial out{p, p + gb * HD, p + gb * HD + gb};
-                const int64_t k0 = sp * per, k1 = std::min(nkeys, k0 + per);
-                attend(q, ng, kt_layer + kvh * HD * cap, v_layer + kvh * cap * HD, cap, k0, k1, HD, out);
-            }
-        });
-        // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
-        float* att = s.att.data();
+        per[r] = ((nkeys + sp - 1) / sp + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
+        splits[r] = (nkeys + per[r] - 1) / per[r];
+        first[r + 1] = first[r] + units * splits[r];
+        macs += 2 * nkeys * NH * HD;
+    }
+    const int64_t tasks = first[R];
+    const int64_t grain = macs < kParallelMacs ? tasks : 1;
+    float* part = s.part.data();
+    const int64_t pstride = gb * (HD + 2);
+    parallel_for(tasks, grain, [&](int64_t b, int64_t e, int) {
+        int64_t r = 0;
+        for (int64_t t = b; t < e; ++t) {
+            while (t >= first[r + 1]) ++r;
+            const int64_t local = t - first[r];
+            const int64_t unit = local / splits[r], sp = local % splits[r];
+            const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
+            const int64_t ng = std::min(gb, G - g0);
+            const vt_session& rs = p.row(r);
+            const int64_t cap = rs.kv_cap;
+            const float* q[kMaxGroup];
+            for (int64_t g = 0; g < ng; ++g) q[g] = s.qkv.data() + r * QKV + (kvh * G + g0 + g) * HD;
+            float* pt = part + t * pstride;
+            Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
+            const int64_t k0 = sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
+            attend(q, ng, rs.kt.get() + size_t((layer * KV + kvh) * HD * cap),
+                   rs.v.get() + size_t((layer * KV + kvh) * cap * HD), cap, k0, k1, HD, out);
+        }
+    });
+    // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
+    for (int64_t r = 0; r < R; ++r) {
+        float* att = s.att.data() + r * NH * HD;
         for (int64_t unit = 0; unit < units; ++unit) {
             const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
             const int64_t ng = std::min(gb, G - g0);
+            const float* p0 = part + (first[r] + unit * splits[r]) * pstride;
             for (int64_t g = 0; g < ng; ++g) {
                 float* o = att + (kvh * G + g0 + g) * HD;
-                const float* p0 = part + (unit * splits) * pstride;
                 float M = -std::numeric_limits<float>::infinity();
-                for (int64_t sp = 0; sp < splits; ++sp) M = std::max(M, p0[sp * pstride + gb * HD + g]);
+                for (int64_t sp = 0; sp < splits[r]; ++sp) M = std::max(M, p0[sp * pstride + gb * HD + g]);
                 float L = 0.0f;
                 for (int64_t d = 0; d < HD; ++d) o[d] = 0.0f;
-                for (int64_t sp = 0; sp < splits; ++sp) {
-                    const float* p = p0 + sp * pstride;
-                    const float w = std::exp(p[gb * HD + g] - M);
-                    L += w * p[gb * HD + gb + g];
-                    for (int64_t d = 0; d < HD; ++d) o[d] += w * p[g * HD + d];
+                for (int64_t sp = 0; sp < splits[r]; ++sp) {
+                    const float* pp = p0 + sp * pstride;
+                    const float w = std::exp(pp[gb * HD + g] - M);
+                    L += w * pp[gb * HD + gb + g];
+                    for (int64_t d = 0; d < HD; ++d) o[d] += w * pp[g * HD + d];
                 }
                 const float inv_l = 1.0f / L;
                 for (int64_t d = 0; d < HD; ++d) o[d] *= inv_l;
             }
         }
-        return;
     }
+}
+
+// Prefill attention of rows [0, m) of the pass (positions pos0 + i) for one layer -> s.att.
+void attention_prefill(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
+    const int64_t G = NH / KV;
+    const int64_t QKV = (NH + 2 * KV) * HD;
+    const int64_t gb = head_group(c);
+    const int64_t ngroups = (G + gb - 1) / gb;
+    const int64_t cap = s.kv_cap;
+    const float* kt_layer = s.kt.get() + size_t(layer * KV * HD * cap);
+    const float* v_layer = s.v.get() + size_t(layer * KV * cap * HD);
 
     // Prefill: tasks = (query block, KV head, head group). Query blocks are visited in the
     // order 0, last, 1, last-1, ... so the contiguous halves parallel_for hands to each
@@ -378,31 +423,36 @@ void ensure_rows(vt_session& s, int64_t rows) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
-    // tmp doubles as the decode attention's partial results.
-    const int64_t gb = std::max<int64_t>(1, std::min({NH / KV, kMaxGroup, kAccFloats / HD}));
-    const int64_t partials = KV * ((NH / KV + gb - 1) / gb) * kMaxSplits * gb * (HD + 2);
     auto grow = [](AlignedVec<float>& a, int64_t n) { a.assign(size_t(n), 0.0f); };
     grow(s.x, rows * H);
     grow(s.xn, rows * H);
     grow(s.qkv, rows * QKV);
     grow(s.att, rows * NH * HD);
     grow(s.mlp, rows * c.intermediate_size);
-    grow(s.tmp, std::max(rows * H, partials));
+    grow(s.tmp, rows * H);
     grow(s.rope, rows * HD);
     s.rows = rows;
 }
 
+// Decode-attention partials for `rows` rows.
+void ensure_part(vt_session& s, int64_t rows) {
+    const size_t need = size_t(rows * partial_floats(s.model->cfg));
+    if (s.part.size() < need) s.part.assign(need, 0.0f);
+}
+
 // ==== The pass ===========================================================================
 
-// Runs rows [0, m) — tokens at positions pos0.. — through the model, appending their K/V.
-// When logits_out is not null, rows [r0, m) get final norm + lm_head into logits_out
-// ([m - r0, V]).
-void forward(vt_session& s, const int32_t* tokens, int64_t m, int64_t pos0, int64_t r0, float* logits_out) {
+// Runs the rows of the pass through the model, appending their K/V to their sessions'
+// caches. When logits_out is not null, rows [r0, m) get final norm + lm_head into
+// logits_out ([m - r0, V]). Sessions' lengths are the caller's to advance.
+void forward(const Pass& p, int64_t r0, float* logits_out) {
+    vt_session& s = p.s;
+    const int32_t* tokens = p.tokens;
+    const int64_t m = p.m;
     const vt_model& M = *s.model;
     const LlamaConfig& c = M.cfg;
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD, half = HD / 2;
-    const int64_t cap = s.kv_cap;
     const float eps = float(c.rms_norm_eps);
     const float qscale = 1.0f / std::sqrt(float(HD));
     const vt_linear_options lopt = vt_linear_default_options();
@@ -413,7 +463,7 @@ void forward(vt_session& s, const int32_t* tokens, int64_t m, int64_t pos0, int6
 
     // Embedding rows, RoPE angles, first RMSNorm.
     for (int64_t i = 0; i < m; ++i) {
-        const int64_t pos = pos0 + i;
+        const int64_t pos = p.pos(i);
         float* cs = s.rope.data() + i * HD;
         for (int64_t k = 0; k < half; ++k) {
             const double a = double(pos) * double(M.inv_freq[size_t(k)]);
@@ -431,8 +481,6 @@ void forward(vt_session& s, const int32_t* tokens, int64_t m, int64_t pos0, int6
 
     for (int64_t l = 0; l < c.num_layers; ++l) {
         const LayerWeights& w = M.layers[size_t(l)];
-        float* kt_layer = s.kt.get() + size_t(l * KV * HD * cap);
-        float* v_layer = s.v.get() + size_t(l * KV * cap * HD);
 
         linear(*w.qkv, xn, m, nullptr, lopt, s.qkv.data());
         // RoPE on q (pre-scaled by 1/sqrt(HD)) and k, then K/V into the cache.
@@ -442,7 +490,10 @@ void forward(vt_session& s, const int32_t* tokens, int64_t m, int64_t pos0, int6
                 const float* cs = s.rope.data() + i * HD;
                 rope(row, NH, HD, cs, qscale);
                 rope(row + NH * HD, KV, HD, cs, 1.0f);
-                const int64_t pos = pos0 + i;
+                vt_session& rs = p.row(i);
+                const int64_t pos = p.pos(i), cap = rs.kv_cap;
+                float* kt_layer = rs.kt.get() + size_t(l * KV * HD * cap);
+                float* v_layer = rs.v.get() + size_t(l * KV * cap * HD);
                 for (int64_t h = 0; h < KV; ++h) {
                     const float* k = row + (NH + h) * HD;
                     const float* vv = row + (NH + KV + h) * HD;
@@ -452,7 +503,8 @@ void forward(vt_session& s, const int32_t* tokens, int64_t m, int64_t pos0, int6
                 }
             }
         });
-        attention(s, l, m, pos0);
+        if (p.sess || m == 1) attention_decode(p, l);
+        else attention_prefill(s, l, m, p.pos0);
         linear(*w.o, s.att.data(), m, nullptr, lopt, s.tmp.data());
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i)
@@ -487,18 +539,29 @@ void check_room(const vt_session& s, int64_t n) {
              (long long)s.len, (long long)n, (long long)s.max_tokens);
 }
 
-int32_t choose(vt_session& s, const float* logits, const vt_sample_options* sampling) {
-    const int64_t V = s.model->cfg.vocab_size;
-    int64_t tok;
-    if (!sampling || sampling->temperature == 0.0f) tok = argmax(logits, V);
-    else tok = sample(logits, V, *sampling, s.step);
-    ++s.step;
-    return int32_t(tok);
-}
 
 }  // namespace
 
 // ==== Entry points ======================================================================
+
+int32_t choose_token(vt_session& s, const float* logits, const vt_sample_options* sampling) {
+    const int64_t V = s.model->cfg.vocab_size;
+    if (sampling && has_penalties(*sampling)) {
+        std::copy(logits, logits + V, s.plogits.begin());
+        apply_penalties(*sampling, s.history, s.plogits.data());
+        logits = s.plogits.data();
+    }
+    int64_t tok;
+    if (!sampling || sampling->temperature == 0.0f) tok = argmax(logits, V);
+    else tok = sample(logits, V, *sampling, s.step);
+    note_choice(s, int32_t(tok));
+    return int32_t(tok);
+}
+
+void note_choice(vt_session& s, int32_t token) {
+    s.history.add_chosen(token);
+    ++s.step;
+}
 
 std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens) {
     VT_CHECK_ARG(max_tokens >= 0, "max_tokens %lld is negative (0 = the model's max_seq_len %lld)",
@@ -508,11 +571,14 @@ std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens) {
     auto s = std::make_unique<vt_session>();
     s->model = &m;
     s->max_tokens = max_tokens ? max_tokens : m.max_seq_len;
+    s->history.init(m.cfg.vocab_size);
+    s->plogits.assign(size_t(m.cfg.vocab_size), 0.0f);
     if (m.cuda) {
         s->cuda = cuda_new_session(*m.cuda, m, s->max_tokens);
         return s;
     }
     ensure_rows(*s, 1);
+    ensure_part(*s, 1);
     s->logits.assign(size_t(m.cfg.vocab_size), 0.0f);
     // Small sessions get their whole cache now; large ones grow (doubling) as they fill.
     ensure_kv(*s, std::min<int64_t>(s->max_tokens, 256));
@@ -522,6 +588,7 @@ std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens) {
 void reset_session(vt_session& s) {
     s.len = 0;
     s.step = 0;
+    s.history.clear();
 }
 
 void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling, int32_t* next_token,
@@ -544,16 +611,18 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
     for (int64_t c0 = 0; c0 < n; c0 += kPrefillChunk) {
         const int64_t m = std::min(kPrefillChunk, n - c0);
         const bool final_chunk = c0 + m == n;
+        const Pass p{s, tokens + c0, m, s.len + c0, nullptr};
         if (mode == VT_LOGITS_ALL) {
-            forward(s, tokens + c0, m, s.len + c0, 0, logits + c0 * V);
+            forward(p, 0, logits + c0 * V);
         } else if (final_chunk && need_last) {
-            forward(s, tokens + c0, m, s.len + c0, m - 1, last);
+            forward(p, m - 1, last);
         } else {
-            forward(s, tokens + c0, m, s.len + c0, m, nullptr);
+            forward(p, m, nullptr);
         }
     }
     s.len += n;
-    if (next_token) *next_token = choose(s, mode == VT_LOGITS_ALL ? logits + (n - 1) * V : last, sampling);
+    s.history.add_inputs(tokens, n);
+    if (next_token) *next_token = choose_token(s, mode == VT_LOGITS_ALL ? logits + (n - 1) * V : last, sampling);
 }
 
 void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token, float* logits) {
@@ -563,9 +632,52 @@ void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int
     check_room(s, 1);
     ensure_kv(s, s.len + 1);
     float* out = logits ? logits : s.logits.data();
-    forward(s, &token, 1, s.len, 0, (logits || next_token) ? out : nullptr);
+    forward(Pass{s, &token, 1, s.len, nullptr}, 0, (logits || next_token) ? out : nullptr);
     s.len += 1;
-    if (next_token) *next_token = choose(s, out, sampling);
+    s.history.add_inputs(&token, 1);
+    if (next_token) *next_token = choose_token(s, out, sampling);
+}
+
+void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens, const vt_sample_options* sampling,
+                  int32_t* next_tokens, float* logits) {
+    VT_CHECK_ARG(sessions != nullptr, "sessions is NULL");
+    VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
+    VT_CHECK_ARG(n >= 1 && n <= VT_MAX_BATCH, "batch size %lld is outside [1, %d]", (long long)n, VT_MAX_BATCH);
+    for (int64_t i = 0; i < n; ++i) {
+        VT_CHECK_ARG(sessions[i] != nullptr, "sessions[%lld] is NULL", (long long)i);
+        VT_CHECK_ARG(sessions[i]->model == sessions[0]->model,
+                     "sessions[%lld] belongs to a different model than sessions[0]", (long long)i);
+        for (int64_t j = 0; j < i; ++j)
+            VT_CHECK_ARG(sessions[j] != sessions[i], "sessions[%lld] and sessions[%lld] are the same session",
+                         (long long)j, (long long)i);
+        if (next_tokens && sampling) check_sample_options(sampling[i]);
+        check_room(*sessions[i], 1);
+    }
+    const vt_model& M = *sessions[0]->model;
+    check_tokens(M, tokens, n);
+    const int64_t V = M.cfg.vocab_size;
+    if (M.cuda) {
+        for (int64_t i = 0; i < n; ++i)
+            decode(*sessions[i], tokens[i], sampling ? sampling + i : nullptr, next_tokens ? next_tokens + i : nullptr,
+                   logits ? logits + i * V : nullptr);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) ensure_kv(*sessions[i], sessions[i]->len + 1);
+    vt_session& s0 = *sessions[0];
+    ensure_rows(s0, n);
+    ensure_part(s0, n);
+    float* out = logits;
+    if (!out && next_tokens) {
+        if (s0.logits.size() < size_t(n * V)) s0.logits.assign(size_t(n * V), 0.0f);
+        out = s0.logits.data();
+    }
+    forward(Pass{s0, tokens, n, 0, sessions}, 0, out);
+    for (int64_t i = 0; i < n; ++i) {
+        vt_session& si = *sessions[i];
+        si.len += 1;
+        si.history.add_inputs(tokens + i, 1);
+        if (next_tokens) next_tokens[i] = choose_token(si, out + i * V, sampling ? sampling + i : nullptr);
+    }
 }
 
 }  // namespace vt

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "common.h"
 #include "model.h"
+#include "sampling.h"
 
 namespace vt {
 struct FreeDeleter {
@@ -42,6 +44,12 @@ struct vt_session {
     vt::AlignedVec<float> tmp;    // [R, H]      o_proj / down_proj output
     vt::AlignedVec<float> rope;   // [R, HD]     cos | sin of each token's position
     vt::AlignedVec<float> logits; // [V]         last row's logits when the caller gives none
+    vt::AlignedVec<float> part;   // decode attention's per-split partial results (per row)
+
+    // Penalty state (both backends): tokens seen and chosen since the last reset, and the
+    // chooser's copy of the logits the penalties are applied to (the caller's stay raw).
+    vt::TokenHistory history;
+    std::vector<float> plogits;   // [V]
 
     // Device state when the model runs on CUDA; then the CPU buffers above stay empty and
     // prefill / decode go to cuda_prefill / cuda_decode (len and step are still kept here).
@@ -62,5 +70,15 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
              int32_t* next_token, float* logits, vt_logits_mode mode);
 void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token,
             float* logits);
+// See vt_session_decode_batch.
+void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens, const vt_sample_options* sampling,
+                  int32_t* next_tokens, float* logits);
+
+// The next token from one row of raw logits[V]: the session's penalties (on a copy), then
+// argmax (sampling NULL or temperature 0) or vt_sample at the session's step; records the
+// choice in the history and advances the step. Shared by the CPU and CUDA paths.
+int32_t choose_token(vt_session& s, const float* logits, const vt_sample_options* sampling);
+// Records a token chosen elsewhere (the CUDA device's argmax / candidates) and advances the step.
+void note_choice(vt_session& s, int32_t token);
 
 }  // namespace vt

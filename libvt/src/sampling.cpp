@@ -78,6 +78,15 @@ void check_sample_options(const vt_sample_options& o) {
     VT_CHECK_ARG(o.top_p > 0.f && o.top_p <= 1.f, "top_p must be in (0, 1] (got %g)",
                  static_cast<double>(o.top_p));
     VT_CHECK_ARG(o.top_k >= 0, "top_k must be >= 0, 0 meaning no cap (got %d)", o.top_k);
+    VT_CHECK_ARG(o.min_p >= 0.f && o.min_p <= 1.f, "min_p must be in [0, 1], 0 meaning off (got %g)",
+                 static_cast<double>(o.min_p));
+    VT_CHECK_ARG(o.repetition_penalty > 0.f && std::isfinite(o.repetition_penalty),
+                 "repetition_penalty must be finite and > 0, 1 meaning off (got %g)",
+                 static_cast<double>(o.repetition_penalty));
+    VT_CHECK_ARG(std::isfinite(o.frequency_penalty), "frequency_penalty must be finite, 0 meaning off (got %g)",
+                 static_cast<double>(o.frequency_penalty));
+    VT_CHECK_ARG(std::isfinite(o.presence_penalty), "presence_penalty must be finite, 0 meaning off (got %g)",
+                 static_cast<double>(o.presence_penalty));
 }
 
 int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint64_t step) {
@@ -118,7 +127,24 @@ int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint6
     }
     for (double& v : p) v /= sum;
 
-    // 3. nucleus: the smallest prefix whose mass reaches top_p.
+    // 3. min-p: candidates are sorted, so the dropped ones are a suffix; renormalize.
+    size_t kept = p.size();
+    if (o.min_p > 0.f) {
+        const double cut = std::log(static_cast<double>(o.min_p));
+        for (size_t j = 1; j < heap.size(); ++j)
+            if ((static_cast<double>(heap[j].v) - static_cast<double>(top.v)) / t < cut) {
+                kept = j;
+                break;
+            }
+        if (kept < p.size()) {
+            double s2 = 0.0;
+            for (size_t j = 0; j < kept; ++j) s2 += p[j];
+            for (size_t j = 0; j < kept; ++j) p[j] /= s2;
+            p.resize(kept);
+        }
+    }
+
+    // 4. nucleus: the smallest prefix whose mass reaches top_p.
     size_t keep = p.size();
     double cum = 0.0;
     for (size_t j = 0; j < p.size(); ++j) {
@@ -129,7 +155,7 @@ int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint6
         }
     }
 
-    // 4. inverse CDF over the renormalized prefix.
+    // 5. inverse CDF over the renormalized prefix.
     double total = 0.0;
     for (size_t j = 0; j < keep; ++j) total += p[j];
     const double target = uniform(o.seed, step) * total;
@@ -139,6 +165,60 @@ int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint6
         if (target < cum) return heap[j].i;
     }
     return heap[keep - 1].i;
+}
+
+// ==== Penalties ============================================================================
+
+void TokenHistory::init(int64_t vocab) {
+    seen.assign(static_cast<size_t>(vocab), 0);
+    counts.assign(static_cast<size_t>(vocab), 0);
+    seen_ids.clear();
+    chosen_ids.clear();
+}
+
+void TokenHistory::add_inputs(const int32_t* tokens, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        uint8_t& f = seen[static_cast<size_t>(tokens[i])];
+        if (!f) {
+            f = 1;
+            seen_ids.push_back(tokens[i]);
+        }
+    }
+}
+
+void TokenHistory::add_chosen(int32_t token) {
+    add_inputs(&token, 1);
+    if (counts[static_cast<size_t>(token)]++ == 0) chosen_ids.push_back(token);
+}
+
+void TokenHistory::clear() {
+    for (int32_t t : seen_ids) seen[static_cast<size_t>(t)] = 0;
+    for (int32_t t : chosen_ids) counts[static_cast<size_t>(t)] = 0;
+    seen_ids.clear();
+    chosen_ids.clear();
+}
+
+bool has_penalties(const vt_sample_options& o) {
+    return o.repetition_penalty != 1.f || o.frequency_penalty != 0.f || o.presence_penalty != 0.f;
+}
+
+void apply_penalties(const vt_sample_options& o, const TokenHistory& h, float* logits) {
+    // Separate float statements (no contraction into FMAs: libvt builds with ISO C++, whose
+    // fp-contract is off), so the results equal numpy's float32 arithmetic bit for bit.
+    if (o.repetition_penalty != 1.f) {
+        const float r = o.repetition_penalty;
+        for (int32_t t : h.seen_ids) {
+            float& v = logits[t];
+            v = v > 0.f ? v / r : v * r;
+        }
+    }
+    if (o.frequency_penalty != 0.f || o.presence_penalty != 0.f) {
+        for (int32_t t : h.chosen_ids) {
+            const float fc = o.frequency_penalty * static_cast<float>(h.counts[static_cast<size_t>(t)]);
+            float v = logits[t] - fc;
+            logits[t] = v - o.presence_penalty;
+        }
+    }
 }
 
 }  // namespace vt

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "vt/vt.h"
 
@@ -13,5 +14,25 @@ double uniform(uint64_t seed, uint64_t step);
 // Validates options (throws vt::Error naming the field and value).
 void check_sample_options(const vt_sample_options& o);
 int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint64_t step);
+
+// ---- Penalties (applied by sessions, which know the history) ----------------------------
+
+// What a session has seen (inputs and choices) and chosen since its last reset. Updates
+// are O(tokens added); clear() and applying the penalties are O(distinct tokens).
+struct TokenHistory {
+    std::vector<uint8_t> seen;        // [V] 1 once a token was input or chosen
+    std::vector<int32_t> seen_ids;    // the distinct ids with seen = 1
+    std::vector<int32_t> counts;      // [V] times chosen
+    std::vector<int32_t> chosen_ids;  // the distinct ids with counts > 0
+
+    void init(int64_t vocab);
+    void add_inputs(const int32_t* tokens, int64_t n);  // ids already validated
+    void add_chosen(int32_t token);
+    void clear();
+};
+
+bool has_penalties(const vt_sample_options& o);
+// logits[V] in place, as vt.h defines: repetition, then frequency and presence (float32).
+void apply_penalties(const vt_sample_options& o, const TokenHistory& h, float* logits);
 
 }  // namespace vt

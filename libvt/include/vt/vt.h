@@ -239,6 +239,16 @@ typedef struct vt_sample_options {
     int32_t top_k;      /* 0 = no cap (at most VT_MAX_TOP_K candidates); else capped at it */
     float top_p;        /* nucleus mass in (0, 1]; default 1                               */
     uint64_t seed;      /* default 42                                                      */
+    float min_p;        /* in [0, 1]; 0 = off (default). See vt_sample, step 3.            */
+    /* Penalties, applied by sessions only (they know the history; vt_sample ignores them),
+     * to a copy of the logits before choosing, in float32 and in this order:
+     *   repetition: every token the session has seen (prefilled, decoded or chosen since
+     *     the last reset): logit > 0 ? logit / r : logit * r   (CTRL / transformers);
+     *   frequency and presence: every token the session has chosen c > 0 times:
+     *     logit = (logit - c * f) - p                         (OpenAI).              */
+    float repetition_penalty; /* > 0; 1 = off (default)                                   */
+    float frequency_penalty;  /* finite; 0 = off (default)                                */
+    float presence_penalty;   /* finite; 0 = off (default)                                */
 } vt_sample_options;
 
 #define VT_MAX_TOP_K 256
@@ -248,8 +258,10 @@ VT_API vt_sample_options vt_sample_default_options(void);
 /* Draw a token from logits[n]:
  *   1. keep the top-k logits (k = top_k or VT_MAX_TOP_K, at most n; ties by lower index),
  *   2. divide by temperature, softmax in f64,
- *   3. keep the smallest prefix (by decreasing probability) whose mass reaches top_p,
- *   4. renormalize and draw with u = vt_uniform(seed, step) by inverse CDF.
+ *   3. min_p > 0: drop the candidates with (logit - max logit) / temperature < ln(min_p)
+ *      (probability below min_p times the top one's), renormalize,
+ *   4. keep the smallest prefix (by decreasing probability) whose mass reaches top_p,
+ *   5. renormalize and draw with u = vt_uniform(seed, step) by inverse CDF.
  * temperature == 0 returns vt_argmax. The same inputs give the same token on every machine.
  * step lets a caller draw a sequence of tokens from one seed (generation uses the index of
  * the token being generated). */
@@ -366,6 +378,24 @@ VT_API vt_status vt_session_prefill(vt_session* session, const int32_t* tokens, 
 VT_API vt_status vt_session_decode(vt_session* session, int32_t token,
                                    const vt_sample_options* sampling, int32_t* next_token,
                                    float* logits);
+
+/* The largest batch vt_session_decode_batch takes. */
+#define VT_MAX_BATCH 64
+
+/* One decode step for n sessions of the same model at once (1 <= n <= VT_MAX_BATCH): the
+ * linears run on all n rows together (one pass over the weights for the whole batch), each
+ * row attends over its own session's cache at its own position. Equivalent to calling
+ * vt_session_decode on each session in turn: the same tokens and logits (up to float
+ * rounding in the batched GEMMs; greedy choices agree). tokens[n] are the inputs;
+ * sampling is NULL (greedy for all) or [n] (one per session, each drawn at that session's
+ * own step); next_tokens is NULL or [n]; logits is NULL or [n, vocab] (raw, row i for
+ * session i). The sessions must be distinct, all on the same model, each with room for
+ * one more position. Everything is checked before any session changes; on error none
+ * has. The caller must not use these sessions from other threads during the call.
+ * On a CUDA model the steps currently run one session after the other. */
+VT_API vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
+                                         const vt_sample_options* sampling, int32_t* next_tokens,
+                                         float* logits);
 
 /* ---- One-call generation ------------------------------------------------------------ */
 

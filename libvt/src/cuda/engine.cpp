@@ -568,20 +568,29 @@ void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_
     check_room(s, 1);
     DeviceGuard guard(cs.dev);
     ensure_kv(cs, s.len + 1, s.len);
-    const bool sample = next_token && sampling && sampling->temperature != 0.0f;
+    // Penalties need the whole row on the host: then the greedy graph runs (it stores the
+    // full logits too) and the host chooses, as on the CPU.
+    const bool host_choice = next_token && sampling && has_penalties(*sampling);
+    const bool sample = next_token && sampling && sampling->temperature != 0.0f && !host_choice;
+    float* host_row = logits;
+    if (host_choice && !host_row) {
+        if (s.logits.size() < size_t(c.V)) s.logits.assign(size_t(c.V), 0.0f);
+        host_row = s.logits.data();
+    }
 
     cs.h_step->token = token;
     cs.h_step->pos = int32_t(s.len);
     rope_row(cs.m->inv_freq, s.len, c.HD, cs.h_step->rope);
     run_decode(cs, sample);
-    if (logits)
-        check(cudaMemcpyAsync(logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream), "logits copy");
+    if (host_row)
+        check(cudaMemcpyAsync(host_row, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream), "logits copy");
     check(cudaStreamSynchronize(cs.stream), "decode step");
-    if (next_token) {
-        *next_token = choose_from_result(cs, sample, sampling, s.step);
-        ++s.step;
-    }
     s.len += 1;
+    s.history.add_inputs(&token, 1);
+    if (next_token) {
+        if (host_choice) *next_token = choose_token(s, host_row, sampling);
+        else note_choice(s, *next_token = choose_from_result(cs, sample, sampling, s.step));
+    }
 }
 
 void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling,
@@ -601,7 +610,14 @@ void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t
         cs.logits_rows.alloc(cs.dev, size_t(std::min(kChunk, cs.max_tokens) * c.V) * 4, "prefill logits");
 
     const bool sample = next_token && sampling && sampling->temperature != 0.0f;
-    const bool device_choice = next_token && mode == VT_LOGITS_NONE;
+    // The device picks (argmax / top-k candidates) unless the caller wants logits anyway or
+    // penalties need the whole row on the host.
+    const bool device_choice = next_token && mode == VT_LOGITS_NONE && !(sampling && has_penalties(*sampling));
+    float* host_last = mode == VT_LOGITS_LAST ? logits : nullptr;
+    if (next_token && !device_choice && mode == VT_LOGITS_NONE) {
+        if (s.logits.size() < size_t(c.V)) s.logits.assign(size_t(c.V), 0.0f);
+        host_last = s.logits.data();
+    }
     const LaunchCfg lc = cs.cfg();
     std::vector<float> rope(size_t(std::min(kChunk, n) * c.HD));
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
@@ -633,23 +649,23 @@ void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t
                 el.out = cs.logits;
                 el.ld = c.V;
                 gemv(lc, c.lm_head, cs.x + int64_t(m - 1) * c.H, c.H, 1, c.final_norm, c.eps, el);
-                check(cudaMemcpyAsync(logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
+                check(cudaMemcpyAsync(host_last, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
                       "logits copy");
             }
         }
         // The host buffers (pos0, rope) are reused by the next chunk.
         check(cudaStreamSynchronize(cs.stream), "prefill");
     }
+    s.len += n;
+    s.history.add_inputs(tokens, n);
     if (next_token) {
         if (device_choice) {
-            *next_token = choose_from_result(cs, sample, sampling, s.step);
+            note_choice(s, *next_token = choose_from_result(cs, sample, sampling, s.step));
         } else {
-            const float* row = mode == VT_LOGITS_ALL ? logits + (n - 1) * c.V : logits;
-            *next_token = int32_t(sample ? vt::sample(row, c.V, *sampling, s.step) : vt::argmax(row, c.V));
+            const float* row = mode == VT_LOGITS_ALL ? logits + (n - 1) * c.V : host_last;
+            *next_token = choose_token(s, row, sampling);
         }
-        ++s.step;
     }
-    s.len += n;
 }
 
 // ==== Inference API: packed weights on the device ===============================================
