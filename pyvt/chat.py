@@ -132,6 +132,10 @@ def template_source(value: Any, name: str | None = None) -> str | None:
     raise ValueError(f"chat_template must be a str or a list of named templates, got {type(value).__name__}")
 
 
+_MAX_POW_BITS = 1 << 16   # results of ** in a template: at most ~65536 bits
+_MAX_REPEAT = 1 << 20     # str / list * n in a template: at most ~1M items
+
+
 @lru_cache(maxsize=32)
 def _compile(template: str) -> Any:
     import jinja2
@@ -161,8 +165,30 @@ def _compile(template: str) -> Any:
     def strftime_now(fmt: str) -> str:
         return datetime.now().strftime(fmt)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[_GenerationTag, jinja2.ext.loopcontrols])
+    class _Sandbox(ImmutableSandboxedEnvironment):
+        # A template comes with a downloaded model: besides the sandbox's rules (no private
+        # attributes, no mutation, range() <= 100000 items), refuse the two operators that
+        # turn a few characters into minutes of CPU or gigabytes: huge powers
+        # ({{ 9**9**9 }}) and huge repetitions ({{ 'a' * 10**10 }}).
+        intercepted_binops = frozenset(["*", "**"])
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**":
+                if (isinstance(left, int) and isinstance(right, int) and abs(left) > 1
+                        and right * max(abs(left), 2).bit_length() > _MAX_POW_BITS):
+                    raise jinja2.exceptions.SecurityError(
+                        f"a power of a {abs(left).bit_length()}-bit number to a {right.bit_length()}-bit "
+                        "exponent is too large for a chat template")
+            elif operator == "*":
+                seq, n = (left, right) if isinstance(right, int) else (right, left)
+                if (isinstance(seq, (str, list, tuple)) and isinstance(n, int)
+                        and len(seq) * n > _MAX_REPEAT):
+                    raise jinja2.exceptions.SecurityError(
+                        f"repeating a {type(seq).__name__} of length {len(seq)} {n} times is too large "
+                        "for a chat template")
+            return super().call_binop(context, operator, left, right)
+
+    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
@@ -170,6 +196,12 @@ def _compile(template: str) -> Any:
         return env.from_string(template)
     except jinja2.exceptions.TemplateSyntaxError as e:
         raise ValueError(f"chat template has a syntax error at line {e.lineno}: {e.message}") from None
+    except RecursionError:
+        raise ValueError("chat template is nested too deeply to compile") from None
+    except (SyntaxError, ValueError, TypeError, MemoryError) as e:
+        # Jinja turns the template into Python source; some names Jinja accepts are not
+        # Python identifiers (U+1818...), and Python's compiler then fails.
+        raise ValueError(f"chat template cannot be compiled: {type(e).__name__}: {e}") from None
 
 
 def render_chat_template(
@@ -198,6 +230,10 @@ def render_chat_template(
         return compiled.render(messages=msgs, add_generation_prompt=bool(add_generation_prompt), **variables)
     except jinja2.exceptions.TemplateError as e:
         raise ValueError(f"chat template error: {e}") from None
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError) as e:
+        # A template is code shipped with the model: whatever it does wrong ({{ 1 / 0 }},
+        # {{ messages[99] }} on a short dialog...) is a chat template error, not a crash.
+        raise ValueError(f"chat template error: {type(e).__name__}: {e}") from None
 
 
 def _special_tokens(tok: "Tokenizer") -> dict[str, str]:

@@ -275,6 +275,17 @@ def _merges_from_scores(vocab: dict[str, int], scores) -> list[tuple[str, str]]:
     return [(a, b) for a, b, _ in merges]
 
 
+def _bpe(path, vocab, merges, **kw):
+    """tokenizers' BPE model, its errors (a merge naming a token the vocabulary lacks...)
+    raised as ValueError naming the file."""
+    from tokenizers.models import BPE
+
+    try:
+        return BPE(vocab, merges, **kw)
+    except Exception as e:  # tokenizers raises a bare Exception
+        raise ValueError(f"{path}: the tokenizer in the GGUF metadata is invalid: {e}") from None
+
+
 def build_tokenizer(meta: dict, path="<gguf>"):
     """Build a `tokenizers.Tokenizer` from GGUF tokenizer metadata.
 
@@ -286,7 +297,6 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     BPE with byte fallback). Anything else raises ValueError.
     """
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, pre_tokenizers, processors
-    from tokenizers.models import BPE
 
     model = meta.get("tokenizer.ggml.model")
     tokens = meta.get("tokenizer.ggml.tokens")
@@ -323,6 +333,8 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     add_space_prefix = meta.get("tokenizer.ggml.add_space_prefix")
 
     merges_meta = meta.get("tokenizer.ggml.merges")
+    if merges_meta is not None and not isinstance(merges_meta, list):
+        raise ValueError(f"{path}: tokenizer.ggml.merges is not an array of strings")
     if merges_meta is not None:
         merges = []
         for i, m in enumerate(merges_meta):
@@ -349,10 +361,8 @@ def build_tokenizer(meta: dict, path="<gguf>"):
             vocab.setdefault(spelled, i)
         if merges is None:
             raise ValueError(f"{path}: byte-level BPE vocabulary without tokenizer.ggml.merges")
-        tk = Tokenizer(
-            BPE(vocab, merges, dropout=None, continuing_subword_prefix="", end_of_word_suffix="",
-                fuse_unk=False, byte_fallback=False)
-        )
+        tk = Tokenizer(_bpe(path, vocab, merges, dropout=None, continuing_subword_prefix="", end_of_word_suffix="",
+                            fuse_unk=False, byte_fallback=False))
         tk.normalizer = None
         pre = meta.get("tokenizer.ggml.pre", "default")
         bytelevel = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
@@ -388,12 +398,10 @@ def build_tokenizer(meta: dict, path="<gguf>"):
             vocab.setdefault(tok, i)
         if merges is None:
             scores = meta.get("tokenizer.ggml.scores")
-            if scores is None or len(scores) != n:
+            if not isinstance(scores, (list, np.ndarray)) or len(scores) != n:
                 raise ValueError(f"{path}: SentencePiece vocabulary without merges or scores")
             merges = _merges_from_scores(vocab, scores)
-        tk = Tokenizer(
-            BPE(vocab, merges, dropout=None, unk_token=unk, fuse_unk=True, byte_fallback=True)
-        )
+        tk = Tokenizer(_bpe(path, vocab, merges, dropout=None, unk_token=unk, fuse_unk=True, byte_fallback=True))
         tk.normalizer = None
         tk.pre_tokenizer = pre_tokenizers.Metaspace(
             replacement="\u2581", prepend_scheme="first" if add_space_prefix else "never", split=False
@@ -570,6 +578,13 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> P
         if "token_embd.weight" not in g.tensors:
             raise ValueError(f"{p}: missing tensor token_embd.weight")
         vocab_size = g.tensors["token_embd.weight"].shape[0]
+        # Before anything is built per block: a block_count the tensors cannot back (a lying
+        # header says 4 million blocks) is refused, naming the first missing block.
+        present = {int(m.group(1)) for n in names if (m := _BLOCK_RE.match(n))}
+        if n_layers > len(present):
+            first = min(set(range(len(present) + 1)) - present)
+            raise ValueError(f"{p}: llama.block_count = {n_layers}, but the file has tensors for "
+                             f"{len(present)} blocks (none for blk.{first})")
         expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
         for i in range(n_layers):
             b = f"blk.{i}."
@@ -600,7 +615,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> P
         if any(int(b) >= n_layers for b in blocks):
             raise ValueError(f"{p}: tensors for more blocks than llama.block_count = {n_layers}")
         meta_vocab = meta.get("llama.vocab_size")
-        if meta_vocab is not None and int(meta_vocab) != vocab_size:
+        if meta_vocab is not None and (isinstance(meta_vocab, bool) or not isinstance(meta_vocab, (int, np.integer))
+                                       or int(meta_vocab) != vocab_size):
             raise ValueError(f"{p}: llama.vocab_size {meta_vocab} but token_embd.weight has {vocab_size} rows")
 
         rope_scaling = None

@@ -12,6 +12,7 @@ libvt works on token ids only; this module owns the text side:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -80,7 +81,8 @@ class Tokenizer:
         if not self.path.is_file():
             raise FileNotFoundError(f"tokenizer file {str(self.path)!r} does not exist")
         cfg_path = self.path.parent / "tokenizer_config.json"
-        self.config: dict[str, Any] = _read_json(cfg_path) if cfg_path.is_file() else {}
+        # lexists: a dangling or looping symlink is reported (OSError naming it), not skipped.
+        self.config: dict[str, Any] = _read_json(cfg_path) if os.path.lexists(cfg_path) else {}
         self._sp = None
         self._tk = None
         if self.path.suffix == ".model":
@@ -150,6 +152,11 @@ class Tokenizer:
         """Token ids of ``text``; with ``add_special_tokens``, BOS as the checkpoint wants it."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"text is not valid Unicode: {e.reason} at index {e.start} "
+                             f"({text[e.start:e.end]!r})") from None
         if self._sp is not None:
             ids = [int(i) for i in self._sp.EncodeAsIds(text)]
             want_bos = self.add_bos_token if self.add_bos_token is not None else True
@@ -166,7 +173,11 @@ class Tokenizer:
         return ids
 
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
+        """Text of ``ids``; ids the vocabulary does not have decode to nothing."""
         ids = [int(i) for i in ids]
+        for k, i in enumerate(ids):
+            if not 0 <= i < 2**32:
+                raise ValueError(f"token id {i} (ids[{k}]) is not a token id (must be in [0, 2**32))")
         if self._sp is not None:
             if skip_special_tokens:
                 ids = [i for i in ids if not self._sp.IsControl(i)]

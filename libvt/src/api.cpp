@@ -38,6 +38,13 @@ const char* intern(const std::string& s) {
     return pool->insert(s).first->c_str();
 }
 
+// A dtype argument as passed (any int), checked to name a vt_dtype.
+vt_dtype check_dtype(const vt_dtype& d) {
+    const int v = enum_arg(d);
+    VT_CHECK_ARG(v >= VT_DTYPE_F32 && v <= VT_DTYPE_I64, "unknown vt_dtype %d (expected 0..8)", v);
+    return static_cast<vt_dtype>(v);
+}
+
 vt_format check_format(int32_t f) {
     VT_CHECK_ARG(f >= VT_FORMAT_FP8_CHANNEL && f <= VT_FORMAT_BF16,
                  "unknown vt_format %d (expected 1..6: FP8_CHANNEL, FP8_BLOCKED, INT8_BLOCKED, "
@@ -55,7 +62,7 @@ extern "C" {
 const char* vt_last_error(void) { return vt::last_error_cstr(); }
 
 const char* vt_status_name(vt_status status) {
-    switch (status) {
+    switch (vt::enum_arg(status)) {
         case VT_OK: return "VT_OK";
         case VT_STATUS_INVALID_ARGUMENT: return "VT_STATUS_INVALID_ARGUMENT";
         case VT_STATUS_FILE_NOT_FOUND: return "VT_STATUS_FILE_NOT_FOUND";
@@ -111,7 +118,7 @@ int vt_get_num_threads(void) { return vt::num_threads(); }
 // ---- dtypes and conversions -----------------------------------------------------------
 
 size_t vt_dtype_size(vt_dtype dtype) {
-    switch (dtype) {
+    switch (vt::enum_arg(dtype)) {
         case VT_DTYPE_F32: return 4;
         case VT_DTYPE_F16: return 2;
         case VT_DTYPE_BF16: return 2;
@@ -126,7 +133,7 @@ size_t vt_dtype_size(vt_dtype dtype) {
 }
 
 vt_status vt_convert(const void* src, vt_dtype src_dtype, void* dst, vt_dtype dst_dtype, size_t n) {
-    return vt::guard([&] { vt::convert(src, src_dtype, dst, dst_dtype, n); });
+    return vt::guard([&] { vt::convert(src, vt::check_dtype(src_dtype), dst, vt::check_dtype(dst_dtype), n); });
 }
 
 vt_status vt_transpose(const void* src, void* dst, size_t rows, size_t cols, size_t elem_size) {
@@ -159,7 +166,7 @@ vt_status vt_prepack(const void* w, vt_dtype dtype, int64_t out_features, int64_
                      vt::cuda_backend_line().c_str());
         VT_CHECK_ARG(o.device != VT_DEVICE_CUDA, "vt_prepack: CUDA packing is not available in "
                      "this build");
-        auto p = vt::prepack(w, dtype, out_features, in_features, f, o.block_size);
+        auto p = vt::prepack(w, vt::check_dtype(dtype), out_features, in_features, f, o.block_size);
         p->device = VT_DEVICE_CPU;
         p->device_index = 0;
         *out = p.release();

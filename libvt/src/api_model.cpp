@@ -75,7 +75,10 @@ VT_API vt_status vt_session_prefill(vt_session* session, const int32_t* tokens, 
                                     vt_logits_mode logits_mode) {
     return vt::guard([&] {
         VT_CHECK_ARG(session != nullptr, "session is NULL");
-        vt::prefill(*session, tokens, n, sampling, next_token, logits, logits_mode);
+        const int mode = vt::enum_arg(logits_mode);
+        VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
+                     "logits_mode %d is not a vt_logits_mode", mode);
+        vt::prefill(*session, tokens, n, sampling, next_token, logits, static_cast<vt_logits_mode>(mode));
     });
 }
 

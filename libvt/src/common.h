@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -63,6 +64,18 @@ vt_status guard(F&& f) noexcept {
         set_last_error(VT_STATUS_INTERNAL, "unknown internal error");
         return VT_STATUS_INTERNAL;
     }
+}
+
+// ---- Enum arguments -------------------------------------------------------------------
+// C may pass any int where vt.h declares an enum parameter, but in C++ reading an enum object
+// whose value lies outside the enumeration's range is undefined (UBSan: -fsanitize=enum). The
+// entry points read such parameters' bits as an int with this, then validate the int.
+template <class E>
+int enum_arg(const E& e) {
+    static_assert(sizeof(E) == sizeof(int), "vt.h enums are int-sized");
+    int v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
 }
 
 // ---- Aligned storage ------------------------------------------------------------------

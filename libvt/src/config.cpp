@@ -174,7 +174,7 @@ std::string LlamaConfig::architecture_str() const {
 LlamaConfig read_config(const std::string& dir) {
     LlamaConfig c;
     const std::string path = join_path(dir, "config.json");
-    if (path_exists(path)) {
+    if (entry_exists(path)) {
         c.from_file = true;
         c.path = path;
         json::Value root = parse_file(path);
@@ -210,7 +210,7 @@ LlamaConfig read_config(const std::string& dir) {
     }
 
     const std::string gpath = join_path(dir, "generation_config.json");
-    if (path_exists(gpath)) {
+    if (entry_exists(gpath)) {
         json::Value root = parse_file(gpath);
         Reader r(gpath, root);
         if (c.bos_token_id < 0) c.bos_token_id = int32_t(r.integer(root, "bos_token_id", 0, INT32_MAX));

@@ -76,7 +76,8 @@ VT_CLONES void rope(float* __restrict x, int64_t heads, int64_t hd, const float*
 // Written without branches so loops over it vectorize.
 inline float exp_nonpos(float x) {
     x = x < -87.0f ? -87.0f : x;
-    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+    const float t = x * 1.44269504088896341f + 12582912.0f;  // n = round(x / ln 2) in t's low bits
+    const float n = t - 12582912.0f;
     float r = x - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
     const float z = r * r;
@@ -87,7 +88,11 @@ inline float exp_nonpos(float x) {
     y = y * r + 1.6666665459e-1f;
     y = y * r + 5.0000001201e-1f;
     y = y * z + r + 1.0f;
-    const int32_t bits = (int32_t(n) + 127) << 23;
+    // 2^n from t's bits (t = 1.5 * 2^23 + n): integer arithmetic, defined for any x — a NaN
+    // score (overflowing activations) gives a NaN result instead of an undefined int(NaN).
+    uint32_t tb;
+    std::memcpy(&tb, &t, 4);
+    const uint32_t bits = (tb - 0x4B400000u + 127u) << 23;
     float scale;
     std::memcpy(&scale, &bits, 4);
     return y * scale;
@@ -600,8 +605,8 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
                  "logits_mode %d is not a vt_logits_mode", int(mode));
     VT_CHECK_ARG(mode == VT_LOGITS_NONE || logits != nullptr, "logits is NULL but logits_mode asks for logits");
     if (next_token && sampling) check_sample_options(*sampling);
+    check_room(s, n);  // first: an n larger than the cache is refused without reading tokens[n]
     check_tokens(*s.model, tokens, n);
-    check_room(s, n);
     ensure_kv(s, s.len + n);
     ensure_rows(s, std::min(n, kPrefillChunk));
 

@@ -3,6 +3,7 @@
 #include "model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -137,6 +138,42 @@ void copy_parallel(void* dst, const void* src, size_t n) {
     });
 }
 
+// Index of the first NaN or Inf among the n values at `data` (F32, F16 or BF16, any
+// alignment), or -1. Weights that prepack does not see (the embedding table, the norms) are
+// checked with this at load: a non-finite weight would only show up later as NaN logits.
+int64_t first_non_finite_raw(const void* data, vt_dtype dtype, int64_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    auto bad = [&](int64_t i) -> bool {
+        if (dtype == VT_DTYPE_F32) {
+            uint32_t u;
+            std::memcpy(&u, p + 4 * i, 4);
+            return (u & 0x7F800000u) == 0x7F800000u;
+        }
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        return dtype == VT_DTYPE_BF16 ? (h & 0x7F80u) == 0x7F80u : (h & 0x7C00u) == 0x7C00u;
+    };
+    const int64_t chunk = int64_t(1) << 16;
+    std::atomic<int64_t> first{INT64_MAX};
+    parallel_for((n + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t c = b; c < e; ++c) {
+            const int64_t lo = c * chunk, hi = std::min(n, lo + chunk);
+            bool any = false;
+            for (int64_t i = lo; i < hi; ++i) any |= bad(i);
+            if (!any) continue;
+            for (int64_t i = lo; i < hi; ++i) {
+                if (!bad(i)) continue;
+                int64_t cur = first.load();
+                while (i < cur && !first.compare_exchange_weak(cur, i)) {
+                }
+                break;
+            }
+        }
+    });
+    const int64_t f = first.load();
+    return f == INT64_MAX ? -1 : f;
+}
+
 class Loader {
 public:
     Loader(const Checkpoint& ck, const vt_model_options& opt) : ck_(ck), opt_(opt) {}
@@ -166,7 +203,19 @@ public:
         const void* src = aligned_data(t, tmp);
         AlignedVec<float> out(size_t(t.numel()));
         to_f32(src, t.dtype, out.data(), out.size());
+        check_finite(t, out.data(), VT_DTYPE_F32);
         return out;
+    }
+
+    // FORMAT_ERROR naming the tensor and the first NaN/Inf in `data` (t's values, as dtype).
+    void check_finite(const TensorView& t, const void* data, vt_dtype dtype) const {
+        const int64_t i = first_non_finite_raw(data, dtype, t.numel());
+        if (i < 0) return;
+        const int64_t cols = t.shape.size() == 2 ? t.shape[1] : 0;
+        const std::string where = cols ? format("row %lld, column %lld", (long long)(i / cols), (long long)(i % cols))
+                                        : format("index %lld", (long long)i);
+        fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s has a non-finite value (NaN or Inf) at %s: weights must be finite",
+             t.name.c_str(), ck_.file_of(t).c_str(), where.c_str());
     }
 
     std::unique_ptr<Packed> pack(const std::string& what, const void* w, vt_dtype dtype, int64_t rows, int64_t cols,
@@ -452,6 +501,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->embed_dtype = emb.dtype;
     m->embed.allocate(emb.nbytes);
     copy_parallel(m->embed.data(), emb.data, emb.nbytes);
+    ld.check_finite(emb, m->embed.data(), emb.dtype);
     ld.progress(int64_t(emb.nbytes));
 
     m->layers.resize(size_t(L));

@@ -55,19 +55,35 @@ std::string join_path(const std::string& dir, const std::string& name) {
     fail(VT_STATUS_IO_ERROR, "cannot open %s: %s", path.c_str(), std::strerror(err));
 }
 
-std::string read_file(const std::string& path, size_t max_size) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Opens path for reading and checks that it is a regular file. O_NONBLOCK: opening a FIFO
+// (a hostile model folder may hold one) must not wait for a writer; it is then refused.
+static int open_regular(const std::string& path, struct stat* st) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail_open(path, errno);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
+    if (::fstat(fd, st) != 0) {
         int err = errno;
         ::close(fd);
         fail_open(path, err);
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (S_ISDIR(st->st_mode)) {
         ::close(fd);
         fail(VT_STATUS_IO_ERROR, "%s is a directory, not a file", path.c_str());
     }
+    if (!S_ISREG(st->st_mode)) {
+        ::close(fd);
+        fail(VT_STATUS_IO_ERROR, "%s is not a regular file (a device, FIFO or socket)", path.c_str());
+    }
+    return fd;
+}
+
+bool entry_exists(const std::string& path) {
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string read_file(const std::string& path, size_t max_size) {
+    struct stat st;
+    int fd = open_regular(path, &st);
     if (st.st_size < 0 || size_t(st.st_size) > max_size) {
         ::close(fd);
         fail(VT_STATUS_FORMAT_ERROR, "%s: %lld bytes is larger than the %zu-byte limit for this file",
@@ -98,18 +114,8 @@ std::string read_file(const std::string& path, size_t max_size) {
 // ---- MappedFile ------------------------------------------------------------------------
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail_open(path, errno);
     struct stat st;
-    if (::fstat(fd, &st) != 0) {
-        int err = errno;
-        ::close(fd);
-        fail_open(path, err);
-    }
-    if (S_ISDIR(st.st_mode)) {
-        ::close(fd);
-        fail(VT_STATUS_IO_ERROR, "%s is a directory, not a file", path.c_str());
-    }
+    int fd = open_regular(path, &st);
     size_ = size_t(st.st_size);
     if (size_ > 0) {
         void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -19,7 +19,8 @@
 
 namespace vt {
 
-// A read-only private mapping of a whole file (empty files are allowed: data() is null).
+// A read-only private mapping of a whole regular file (empty files are allowed: data() is
+// null). FIFOs, devices and sockets are refused (IO_ERROR) without blocking.
 class MappedFile {
 public:
     explicit MappedFile(const std::string& path);
@@ -89,6 +90,9 @@ private:
 
 // Filesystem helpers shared with config.cpp.
 bool path_exists(const std::string& path);
+// Like path_exists, but also true for a dangling or looping symlink (lstat): a file that is
+// there but cannot be read must be reported, not skipped.
+bool entry_exists(const std::string& path);
 bool is_directory(const std::string& path);
 std::string dirname_of(const std::string& path);
 std::string basename_of(const std::string& path);

@@ -1,0 +1,305 @@
+/* C99 test: hostile arguments to every libvt entry point that takes a model, a session or a
+ * length. Each call must return a status with a message and leave everything untouched;
+ * the model must generate exactly as before afterwards. Run as
+ *     test_hostile MODEL_DIR          (fuzz/data: a tiny Llama, vocab 8)
+ * Prints "N passed, M failed"; exit status != 0 on any failure. Built and run by meson
+ * (tests/c/meson.build), also under ASan + UBSan (tests/test_sanitizers.py), and by
+ * tests/test_hostile_inputs.py against the installed library. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt/vt.h"
+
+static int g_pass = 0, g_fail = 0;
+
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        if (cond) {                                     \
+            ++g_pass;                                   \
+        } else {                                        \
+            ++g_fail;                                   \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__);                        \
+            printf(" (last error: %s)\n", vt_last_error()); \
+        }                                               \
+    } while (0)
+
+/* A refusal: the expected status and a non-empty message. */
+#define REFUSED(call, status)                                                                     \
+    do {                                                                                          \
+        vt_status st_ = (call);                                                                   \
+        CHECK(st_ == (status) && vt_last_error()[0] != '\0', "%s gave %s, expected %s", #call,    \
+              vt_status_name(st_), vt_status_name(status));                                       \
+    } while (0)
+
+enum { N_NEW = 6 };
+
+static int generate(const vt_model* m, int32_t* out) {
+    const int32_t prompt[3] = {1, 5, 3};
+    int64_t n = 0;
+    vt_generate_options g = vt_generate_default_options();
+    g.max_new_tokens = N_NEW;
+    g.stop_on_eos = 0;
+    if (vt_generate(m, prompt, 3, &g, out, N_NEW, &n, NULL) != VT_OK) return 0;
+    return n == N_NEW;
+}
+
+static void test_session_calls(vt_model* m, int64_t vocab, int64_t max_seq) {
+    vt_session* s = NULL;
+    vt_session* s2 = NULL;
+    int32_t tok = -1;
+    float logits[64];
+    int32_t toks[3] = {1, 2, 3};
+
+    REFUSED(vt_session_new(NULL, 0, &s), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_new(m, 0, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_new(m, -1, &s), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_new(m, INT64_MIN, &s), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_new(m, max_seq + 1, &s), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_new(m, INT64_MAX, &s), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(s == NULL, "no session is created on error");
+
+    CHECK(vt_session_new(m, 4, &s) == VT_OK && s != NULL, "vt_session_new(4)");
+    if (!s) return;
+    /* prefill: lengths, ids, modes, room */
+    REFUSED(vt_session_prefill(NULL, toks, 3, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, toks, 0, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, toks, -3, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, toks, INT64_MIN, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, NULL, 3, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    {
+        int32_t five[5] = {1, 2, 3, 4, 5};
+        REFUSED(vt_session_prefill(s, five, 5, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    }
+    /* an n no array can have: refused on its size, tokens[3...] never read */
+    REFUSED(vt_session_prefill(s, toks, INT64_MAX, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, toks, 3, NULL, &tok, NULL, VT_LOGITS_ALL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, toks, 3, NULL, &tok, logits, (vt_logits_mode)7), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, toks, 3, NULL, &tok, logits, (vt_logits_mode)-1), VT_STATUS_INVALID_ARGUMENT);
+    {
+        int32_t bad[3] = {1, (int32_t)vocab, 2};
+        REFUSED(vt_session_prefill(s, bad, 3, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+        CHECK(strstr(vt_last_error(), "tokens[1]") != NULL, "the message names the position");
+        bad[1] = -1;
+        REFUSED(vt_session_prefill(s, bad, 3, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+        bad[1] = INT32_MIN;
+        REFUSED(vt_session_prefill(s, bad, 3, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+        bad[1] = INT32_MAX;
+        REFUSED(vt_session_prefill(s, bad, 3, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    }
+    {
+        vt_sample_options o = vt_sample_default_options();
+        o.temperature = -1.0f;
+        REFUSED(vt_session_prefill(s, toks, 3, &o, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+        o = vt_sample_default_options();
+        o.top_p = 0.0f;
+        REFUSED(vt_session_prefill(s, toks, 3, &o, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+        o = vt_sample_default_options();
+        o.top_k = -5;
+        REFUSED(vt_session_prefill(s, toks, 3, &o, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+        o = vt_sample_default_options();
+        o.repetition_penalty = 0.0f;
+        REFUSED(vt_session_prefill(s, toks, 3, &o, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+        o = vt_sample_default_options();
+        o.min_p = 2.0f;
+        REFUSED(vt_session_prefill(s, toks, 3, &o, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    }
+    CHECK(vt_session_length(s) == 0 && tok == -1, "refused prefills append nothing and write nothing");
+    CHECK(vt_session_length(NULL) == 0, "vt_session_length(NULL) is 0");
+
+    /* decode: ids and room */
+    CHECK(vt_session_prefill(s, toks, 3, NULL, &tok, NULL, VT_LOGITS_NONE) == VT_OK, "prefill 3 of 4");
+    REFUSED(vt_session_decode(NULL, 1, NULL, &tok, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_decode(s, (int32_t)vocab, NULL, &tok, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_decode(s, -7, NULL, &tok, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_session_prefill(s, toks, 2, NULL, &tok, NULL, VT_LOGITS_NONE), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(vt_session_decode(s, tok, NULL, &tok, logits) == VT_OK, "decode into the last position");
+    REFUSED(vt_session_decode(s, 1, NULL, &tok, NULL), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(vt_session_length(s) == 4, "a full cache stays full, nothing overwritten");
+
+    /* decode_batch: sizes, duplicates, NULLs, a full session */
+    CHECK(vt_session_new(m, 0, &s2) == VT_OK && s2 != NULL, "a second session");
+    if (s2) {
+        vt_session* both[2];
+        vt_session* same[2];
+        vt_session* with_null[2];
+        int32_t in2[2] = {1, 2}, out2[2] = {-1, -1};
+        both[0] = s2; both[1] = s;
+        same[0] = s2; same[1] = s2;
+        with_null[0] = s2; with_null[1] = NULL;
+        CHECK(vt_session_prefill(s2, toks, 3, NULL, NULL, NULL, VT_LOGITS_NONE) == VT_OK, "prefill s2");
+        REFUSED(vt_session_decode_batch(NULL, 1, in2, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_decode_batch(both, 0, in2, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_decode_batch(both, -1, in2, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_decode_batch(both, VT_MAX_BATCH + 1, in2, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_decode_batch(both, 2, NULL, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_decode_batch(same, 2, in2, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_decode_batch(with_null, 2, in2, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_decode_batch(both, 2, in2, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT); /* s full */
+        in2[1] = (int32_t)vocab;
+        REFUSED(vt_session_decode_batch(both, 1 + 0 * 2, in2 + 1, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
+        CHECK(out2[0] == -1 && out2[1] == -1 && vt_session_length(s2) == 3,
+              "refused batches change no session and write nothing");
+        vt_session_free(s2);
+    }
+    REFUSED(vt_session_reset(NULL), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(vt_session_reset(s) == VT_OK && vt_session_length(s) == 0, "reset after errors");
+    vt_session_free(s);
+    vt_session_free(NULL);
+}
+
+static void test_generate_calls(vt_model* m, int64_t vocab, int64_t max_seq) {
+    const int32_t prompt[3] = {1, 5, 3};
+    int32_t out[8];
+    int64_t n = -1;
+    vt_generate_options g = vt_generate_default_options();
+    g.max_new_tokens = 4;
+    REFUSED(vt_generate(NULL, prompt, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, NULL, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, 0, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, -1, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, INT64_MIN, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, max_seq + 1, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, 3, &g, NULL, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, 3, &g, out, 3, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, 3, &g, out, -1, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_generate(m, prompt, 3, &g, out, 8, NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
+    g.max_new_tokens = -1;
+    REFUSED(vt_generate(m, prompt, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    g.max_new_tokens = INT32_MIN;
+    REFUSED(vt_generate(m, prompt, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    g.max_new_tokens = 4;
+    {
+        int32_t bad[3] = {1, (int32_t)vocab, 3};
+        REFUSED(vt_generate(m, bad, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+        bad[1] = -1;
+        REFUSED(vt_generate(m, bad, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    }
+    g.sampling.temperature = 1.0f / 0.0f;
+    REFUSED(vt_generate(m, prompt, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(n == -1, "n_out is untouched by refused calls");
+    /* max_new_tokens 0: nothing generated, nothing written */
+    g = vt_generate_default_options();
+    g.max_new_tokens = 0;
+    CHECK(vt_generate(m, prompt, 3, &g, NULL, 0, &n, NULL) == VT_OK && n == 0, "max_new_tokens 0");
+    /* a huge max_new_tokens is bounded by the context: stops with "length" */
+    {
+        int32_t* big = (int32_t*)malloc(sizeof(int32_t) * (size_t)(max_seq + 8));
+        vt_generate_stats st;
+        g.max_new_tokens = (int32_t)(max_seq + 8);
+        g.stop_on_eos = 0;
+        CHECK(big && vt_generate(m, prompt, 3, &g, big, max_seq + 8, &n, &st) == VT_OK && n == max_seq - 3 + 1 &&
+                  st.finish_reason == 0,
+              "max_new_tokens beyond the context stops at the context (n = %lld)", (long long)n);
+        free(big);
+    }
+}
+
+static void test_load_options(const char* dir) {
+    vt_model* m = NULL;
+    vt_model_options o = vt_model_default_options();
+    o.max_seq_len = -1;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o.max_seq_len = ((int64_t)1 << 24) + 1;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o.max_seq_len = INT64_MAX;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o = vt_model_default_options();
+    o.num_layers = -1;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o.num_layers = 1000;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o = vt_model_default_options();
+    o.weight_format = 99;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o.weight_format = VT_FORMAT_INT8_SPARSE24;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o = vt_model_default_options();
+    o.block_size = 17;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o = vt_model_default_options();
+    o.device = 42;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o.device = VT_DEVICE_CPU;
+    o.device_index = -1;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_model_load("", NULL, &m), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_model_load(dir, NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(m == NULL, "no model is created on error");
+    /* the largest max_seq_len is accepted (memory grows with use, not with the limit) */
+    o = vt_model_default_options();
+    o.device = VT_DEVICE_CPU;
+    o.block_size = 16;
+    o.max_seq_len = (int64_t)1 << 24;
+    CHECK(vt_model_load(dir, &o, &m) == VT_OK && m != NULL, "max_seq_len 2^24 loads");
+    if (m) {
+        vt_session* s = NULL;
+        vt_model_info info;
+        CHECK(vt_model_get_info(m, &info) == VT_OK && info.max_seq_len == ((int64_t)1 << 24), "info.max_seq_len");
+        CHECK(vt_session_new(m, 0, &s) == VT_OK && s != NULL, "a session of 2^24 positions");
+        vt_session_free(s);
+        vt_model_free(m);
+    }
+    vt_model_free(NULL);
+}
+
+static void test_primitives(void) {
+    float x[4] = {1, 2, 3, 4}, y[4];
+    int64_t idx = -1;
+    vt_sample_options so = vt_sample_default_options();
+    vt_packed* p = NULL;
+    vt_packed_info pi;
+    REFUSED(vt_argmax(x, 0, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_argmax(x, -4, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_softmax(x, -1, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_sample(x, 0, &so, 0, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_sample(NULL, 4, &so, 0, &idx), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(idx == -1, "refused sampling writes nothing");
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, 0, 4, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, -2, 2, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, 2, -2, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, INT64_MAX, INT64_MAX, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, (vt_dtype)77, 1, 4, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(p == NULL, "no packed handle on error");
+    REFUSED(vt_packed_get_info(NULL, &pi), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_linear(NULL, x, 1, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_convert(x, VT_DTYPE_F32, y, (vt_dtype)99, 4), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_convert(NULL, VT_DTYPE_F32, y, VT_DTYPE_F16, 4), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_transpose(x, y, (size_t)1 << 40, (size_t)1 << 40, 4), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_transpose(x, y, 2, 2, 3), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_model_get_info(NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
+    vt_packed_free(NULL);
+    CHECK(strcmp(vt_status_name((vt_status)12345), "") != 0, "vt_status_name of an unknown status");
+}
+
+int main(int argc, char** argv) {
+    vt_model* m = NULL;
+    vt_model_info info;
+    int32_t before[N_NEW], after[N_NEW];
+    vt_model_options o = vt_model_default_options();
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s MODEL_DIR\n", argv[0]);
+        return 2;
+    }
+    o.device = VT_DEVICE_CPU;
+    o.block_size = 16;
+    if (vt_model_load(argv[1], &o, &m) != VT_OK) {
+        printf("cannot load %s: %s\n0 passed, 1 failed\n", argv[1], vt_last_error());
+        return 1;
+    }
+    CHECK(vt_model_get_info(m, &info) == VT_OK, "vt_model_get_info");
+    CHECK(generate(m, before), "generate before");
+
+    test_session_calls(m, info.vocab_size, info.max_seq_len);
+    test_generate_calls(m, info.vocab_size, info.max_seq_len);
+    test_load_options(argv[1]);
+    test_primitives();
+
+    CHECK(generate(m, after) && memcmp(before, after, sizeof before) == 0,
+          "the model generates exactly as before after all the refused calls");
+    vt_model_free(m);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
