@@ -418,7 +418,7 @@ def test_fifos_and_devices_never_block(good, tmp_path, intact):
             raise AssertionError("/dev/zero was accepted")
         print("ok")
     """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
 
 
@@ -508,7 +508,7 @@ def test_config_context_beyond_the_limit_is_capped(good, tmp_path, intact):
         assert m.info["max_seq_len"] == 1 << 24
 
 
-def test_allocation_failure_is_an_error_not_a_crash(good):
+def test_allocation_failure_is_an_error_not_a_crash(good, tmp_path):
     """Under a 2.5 GiB address-space limit, a 2^24-token prefill needs a KV cache of 8 GiB:
     MemoryError, the session left empty and the model still generating the same tokens."""
     code = textwrap.dedent(f"""
@@ -536,6 +536,6 @@ def test_allocation_failure_is_an_error_not_a_crash(good):
         assert m.generate({PROMPT!r}, max_new_tokens=5)[0] == before
         print("ok")
     """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
     assert "out of host memory" in r.stdout

@@ -381,9 +381,10 @@ print("OK")
 """
 
 
-def test_ctrl_c_stops_within_one_token_and_leaves_the_handle_usable(rand_dir):
+def test_ctrl_c_stops_within_one_token_and_leaves_the_handle_usable(rand_dir, tmp_path):
     code = INTERRUPT.format(here=str(HERE), folder=str(rand_dir))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # cwd: outside the repo root, where `import pyvt` would find the source tree, not the install
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     print(r.stdout)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
     assert r.stdout.count("interrupted") == 3
