@@ -51,7 +51,7 @@ def llama_cpp_forced(gguf: Path, golden: dict) -> tuple[int, int, int] | None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--q8-gguf", type=Path, default=Path.home() / ".cache/pyvt/bench/smollm2-135m-q8_0.gguf")
+    ap.add_argument("--q8-gguf", type=Path, default=Path.home() / ".cache/pyvt/bench/smollm2-135m.Q8_0.gguf")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "fidelity.md")
     args = ap.parse_args()
 
