@@ -171,6 +171,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, V2* out) {
                     }
                 }
             }
+            if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w.tile_bytes);
             const V2 s = load_f16x16(sc + bi * L);
             for (int i = 0; i < M; ++i) {
                 V2 sum = part[0][i];
