@@ -44,11 +44,69 @@ def test_host_checks_of_the_cuda_kernels(tmp_path):
     assert " passed, 0 failed" in run.stdout
 
 
+def _cutlass_include() -> Path | None:
+    """CUTLASS headers for the host checks: $VT_CUTLASS_INCLUDE, the nvidia-cutlass package of
+    this Python, or a wheel under .cache/wheels (what bench/gpu_check.sh uses too)."""
+    env = os.environ.get("VT_CUTLASS_INCLUDE")
+    if env:
+        return Path(env)
+    import importlib.util
+
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec and spec.submodule_search_locations:
+        inc = Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+        if inc.is_dir():
+            return inc
+    return None
+
+
+NVCC = shutil.which("nvcc")
+
+
+@pytest.mark.skipif(CXX is None or NVCC is None, reason="needs nvcc (CUTLASS's headers only compile with it)")
+def test_sparse_metadata_order_matches_cutlass_reorder_meta(tmp_path):
+    """layout.cpp's sparse_meta_index is compared with cutlass::reorder_meta itself (the order
+    SparseGemm reads its metadata in): host code, compiled by nvcc because CUTLASS's headers
+    need it. Skips when the headers are not at hand (CI builds them in pip's isolated build
+    environment, which is gone by test time)."""
+    inc = _cutlass_include()
+    if inc is None or not (inc / "cutlass" / "cutlass.h").is_file():
+        pytest.skip("CUTLASS headers not found (set VT_CUTLASS_INCLUDE or pip install nvidia-cutlass)")
+    util = inc.parent / "tools" / "util" / "include"
+    if not (util / "cutlass" / "util" / "host_reorder.h").is_file():
+        pytest.skip(f"no cutlass/util/host_reorder.h under {util}")
+    src = ROOT / "libvt" / "src"
+    lib = pyvt.get_library_dir()
+    layout_o, check_o, exe = tmp_path / "layout.o", tmp_path / "host_check.o", tmp_path / "host_check_cutlass"
+    steps = [
+        [CXX, "-std=c++17", "-O2", f"-I{ROOT / 'libvt' / 'include'}", f"-I{src}", "-c",
+         str(src / "cuda" / "layout.cpp"), "-o", str(layout_o)],
+        [NVCC, "-std=c++17", "-O2", "-DVT_CHECK_CUTLASS_REORDER", "-isystem", str(inc), "-isystem", str(util),
+         f"-I{ROOT / 'libvt' / 'include'}", f"-I{src}", "-c", "-x", "cu", str(src / "cuda" / "host_check.cpp"),
+         "-o", str(check_o)],
+        [NVCC, "-o", str(exe), str(check_o), str(layout_o), f"-L{lib}", f"-Xlinker=-rpath,{lib}", "-lvt"],
+    ]
+    for cmd in steps:
+        build = subprocess.run(cmd, capture_output=True, text=True)
+        assert build.returncode == 0, f"compile failed: {' '.join(cmd)}\n{build.stderr}"
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"host checks failed:\n{run.stdout}\n{run.stderr}"
+    assert "CUTLASS headers not given" not in run.stdout
+    assert " passed, 0 failed" in run.stdout
+
+
 def test_backend_line_names_cuda_and_a_reason():
     line = _cuda_line()
     assert line.startswith("cuda: available (") or line.startswith("cuda: unavailable ("), line
     assert line.endswith(")"), line
     assert bool(pyvt.ops.cuda_available()) == line.startswith("cuda: available"), line
+    # A CUDA build adds a "cutlass:" line: the CUTLASS GEMMs it has, or why it has none.
+    cl = [ln for ln in pyvt.backends().splitlines() if ln.startswith("cutlass:")]
+    assert len(cl) <= 1, pyvt.backends()
+    if "built without CUDA" in line:
+        assert not cl, pyvt.backends()
+    for ln in cl:
+        assert ln.startswith(("cutlass: built (", "cutlass: unavailable (")) and ln.endswith(")"), ln
 
 
 def test_auto_device_falls_back_to_cpu_without_cuda(tmp_path):

@@ -27,6 +27,7 @@ __attribute__((weak)) std::string cuda_backend_line() {
     return "cuda: unavailable (libvt was built without CUDA)";
 }
 __attribute__((weak)) bool cuda_available() { return false; }
+__attribute__((weak)) std::string cutlass_backend_line() { return std::string(); }
 
 namespace {
 
@@ -95,6 +96,8 @@ const char* vt_backend_info(void) {
         std::string s = vt::format("cpu: available (%s%s, %d thread%s)\n", arch,
                                    vt::cpu_level_name(), n, n == 1 ? "" : "s");
         s += vt::cuda_backend_line();
+        const std::string cl = vt::cutlass_backend_line();
+        if (!cl.empty()) s += "\n" + cl;
         return vt::intern(s);
     } catch (...) {
         return "cpu: available\ncuda: unknown";

@@ -11,5 +11,9 @@ namespace vt {
 std::string cuda_backend_line();
 // True when CUDA was compiled in and at least one device can be used.
 bool cuda_available();
+// The "cutlass: ..." line of a CUDA build (which CUTLASS GEMMs were compiled in, or why none
+// were), e.g. "cutlass: built (2:4 sparse INT8/INT4 for sm_80, sm_90; FP8 W8A8 for sm_89,
+// sm_90)"; empty in a build without CUDA (api.cpp's weak definition).
+std::string cutlass_backend_line();
 
 }  // namespace vt

@@ -20,6 +20,7 @@
 
 #include "convert.h"
 #include "cuda/backend.h"
+#include "cuda/cutlass_gemm.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
@@ -673,7 +674,10 @@ void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t
 struct CudaPacked {
     int dev = 0;
     DevMem mem;
-    DevLinear d;
+    DevLinear d;                // dense formats
+    DevSparse sp;               // 2:4 sparse formats (CUTLASS)
+    bool sparse = false;
+    bool fp8_w8a8 = false;      // FP8_CHANNEL and this device runs the CUTLASS FP8 GEMM
     vt_format format = VT_FORMAT_INT8_BLOCKED;
     int64_t out = 0, in = 0;
 };
@@ -682,13 +686,90 @@ void CudaPackedDeleter::operator()(CudaPacked* p) const noexcept { delete p; }
 
 int64_t cuda_packed_device_bytes(const CudaPacked& cp) { return int64_t(cp.mem.bytes()); }
 
+namespace {
+
+// ---- The CUTLASS linears (cutlass_gemm.h): 2:4 sparse, and FP8_CHANNEL with W8A8 -----------------
+
+// 2:4 sparse weights: layout.h's sparse layout, one allocation.
+void upload_sparse(const vt_packed& p, CudaPacked& cp) {
+#if defined(VT_HAVE_CUTLASS)
+    const SparseShape s = sparse_shape(p);
+    std::vector<int8_t> a(s.a_bytes());
+    std::vector<uint32_t> e(s.e_bytes() / 4);
+    std::vector<float> ws(size_t(s.n_pad));
+    repack_sparse(s, p, a.data(), e.data(), ws.data());
+    Carve cv;
+    const size_t oa = cv.take(a.size()), oe = cv.take(e.size() * 4), ow = cv.take(ws.size() * 4);
+    cp.mem.alloc(cp.dev, cv.off, "the packed weight");
+    DeviceGuard guard(cp.dev);
+    check(cudaMemcpy(cp.mem.get(oa), a.data(), a.size(), cudaMemcpyHostToDevice), "weight upload");
+    check(cudaMemcpy(cp.mem.get(oe), e.data(), e.size() * 4, cudaMemcpyHostToDevice), "metadata upload");
+    check(cudaMemcpy(cp.mem.get(ow), ws.data(), ws.size() * 4, cudaMemcpyHostToDevice), "scale upload");
+    cp.sp.s = s;
+    cp.sp.a = cp.mem.get<int8_t>(oa);
+    cp.sp.e = cp.mem.get<uint32_t>(oe);
+    cp.sp.wscale = cp.mem.get<float>(ow);
+    cp.sparse = true;
+#else
+    (void)cp;
+    fail(VT_STATUS_BACKEND_UNAVAILABLE, "2:4 sparse weights (format %d) run on CUDA through CUTLASS, and %s",
+         int(p.format), VT_CUTLASS_MISSING);
+#endif
+}
+
+// Does this linear run on a CUTLASS kernel? 2:4 sparse always (the CPU path quantizes x for
+// them whatever quantize_input says); FP8_CHANNEL when the input is quantized (W8A8) and the
+// device runs the FP8 GEMM. Everything else: the W8A16 GEMV / GEMM (kernels.h).
+bool uses_cutlass(const CudaPacked& w, int quantize_input) { return w.sparse || (w.fp8_w8a8 && quantize_input); }
+
+// Device scratch of a CUTLASS linear (swiglu: gate and up) for m rows.
+size_t cutlass_ws_bytes(const CudaPacked& w, bool swiglu, int64_t m) {
+#if defined(VT_HAVE_CUTLASS)
+    if (w.sparse) return sparse_workspace_bytes(w.sp.s, m) * (swiglu ? 2 : 1);
+#endif
+#if defined(VT_HAVE_CUTLASS_FP8)
+    if (w.fp8_w8a8) return fp8_workspace_bytes(w.d.s, m, swiglu ? 2 : 1);
+#endif
+    (void)w, (void)swiglu, (void)m;
+    return 0;
+}
+
+// y_dev = act(x_dev · Wᵀ + bias) on the CUTLASS kernels (uses_cutlass(w) must hold); with up:
+// silu(x·gateᵀ + gb) ⊙ (x·upᵀ + ub). x unquantized f32 (the kernels quantize it), device
+// pointers, enqueued on lc.stream; ws: cutlass_ws_bytes() of device scratch.
+void cutlass_linear(const LaunchCfg& lc, const CudaPacked& w, const CudaPacked* up, const float* xd, int64_t m,
+                    const float* biasd, const float* up_biasd, int gelu, float* yd, void* ws) {
+#if defined(VT_HAVE_CUTLASS)
+    if (w.sparse) return sparse_linear(lc, w.sp, xd, m, biasd, gelu, yd, ws, up ? &up->sp : nullptr, up_biasd);
+#endif
+#if defined(VT_HAVE_CUTLASS_FP8)
+    if (w.fp8_w8a8) return fp8_linear(lc, w.d, xd, m, biasd, gelu, yd, ws, up ? &up->d : nullptr, up_biasd);
+#endif
+    (void)lc, (void)up, (void)xd, (void)m, (void)biasd, (void)up_biasd, (void)gelu, (void)yd, (void)ws;
+    fail(VT_STATUS_INTERNAL, "cutlass_linear: format %d has no CUTLASS kernel in this build", int(w.format));
+}
+
+}  // namespace
+
 CudaPackedPtr cuda_upload_packed(const vt_packed& p, int device_index) {
-    device_info(device_index);
+    const DeviceInfo& di = device_info(device_index);
     CudaPackedPtr cp(new CudaPacked);
     cp->dev = device_index;
     cp->format = p.format;
     cp->out = p.out;
     cp->in = p.in;
+    if (!p.dense()) {
+        upload_sparse(p, *cp);
+        return cp;
+    }
+#if defined(VT_HAVE_CUTLASS_FP8)
+    if (p.format == VT_FORMAT_FP8_CHANNEL) {
+        DeviceGuard g(device_index);
+        cp->fp8_w8a8 = fp8_gemm_supported(di.cc_major, di.cc_minor);
+    }
+#else
+    (void)di;
+#endif
     LinearPlan plan;
     plan.s = linear_shape(p, p.out);
     plan.rows = rows_plain(p);
@@ -763,8 +844,9 @@ void cuda_linear(const CudaPacked& w, const float* x, int64_t m, const float* bi
                  "vt_linear: activation %d is not VT_ACTIVATION_NONE (0) or VT_ACTIVATION_GELU (1)", opt.activation);
     VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1, "vt_linear: quantize_input must be 0 or 1 (got %d)",
                  opt.quantize_input);
+    const bool cl = uses_cutlass(w, opt.quantize_input);
     std::vector<float> xq;
-    if (opt.quantize_input) {
+    if (opt.quantize_input && !cl) {
         xq.resize(size_t(m * w.in));
         quantize_rows_host(w.format, x, m, w.in, xq.data());
         x = xq.data();
@@ -773,13 +855,17 @@ void cuda_linear(const CudaPacked& w, const float* x, int64_t m, const float* bi
     const cudaStream_t st = cudaStreamPerThread;
     Carve cv;
     const size_t ox = cv.take(size_t(m * w.in) * 4), oy = cv.take(size_t(m * w.out) * 4),
-                 ob = cv.take(size_t(w.out) * 4);
+                 ob = cv.take(size_t(w.out) * 4), ows = cl ? cv.take(cutlass_ws_bytes(w, false, m)) : 0;
     DevMem buf;
     buf.alloc(w.dev, cv.off, "vt_linear's input and output");
     check(cudaMemcpyAsync(buf.get(ox), x, size_t(m * w.in) * 4, cudaMemcpyHostToDevice, st), "input copy");
     if (bias) check(cudaMemcpyAsync(buf.get(ob), bias, size_t(w.out) * 4, cudaMemcpyHostToDevice, st), "bias copy");
-    device_linear(LaunchCfg{st, false}, w, buf.get<float>(ox), m, bias ? buf.get<float>(ob) : nullptr,
-                  opt.activation == VT_ACTIVATION_GELU, buf.get<float>(oy));
+    if (cl)
+        cutlass_linear(LaunchCfg{st, false}, w, nullptr, buf.get<float>(ox), m, bias ? buf.get<float>(ob) : nullptr,
+                       nullptr, opt.activation == VT_ACTIVATION_GELU, buf.get<float>(oy), buf.get(ows));
+    else
+        device_linear(LaunchCfg{st, false}, w, buf.get<float>(ox), m, bias ? buf.get<float>(ob) : nullptr,
+                      opt.activation == VT_ACTIVATION_GELU, buf.get<float>(oy));
     check(cudaMemcpyAsync(y, buf.get(oy), size_t(m * w.out) * 4, cudaMemcpyDeviceToHost, st), "output copy");
     check(cudaStreamSynchronize(st), "vt_linear");
 }
@@ -798,8 +884,11 @@ void cuda_linear_swiglu(const CudaPacked& gate, const CudaPacked& up, const floa
                  "vt_linear_swiglu: activation must be VT_ACTIVATION_NONE (got %d); SiLU is implied", opt.activation);
     VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
                  "vt_linear_swiglu: quantize_input must be 0 or 1 (got %d)", opt.quantize_input);
+    VT_CHECK_ARG(gate.sparse == up.sparse && gate.fp8_w8a8 == up.fp8_w8a8,
+                 "vt_linear_swiglu: gate and up were uploaded differently");
+    const bool cl = uses_cutlass(gate, opt.quantize_input);
     std::vector<float> xq;
-    if (opt.quantize_input) {
+    if (opt.quantize_input && !cl) {
         xq.resize(size_t(m * gate.in));
         quantize_rows_host(gate.format, x, m, gate.in, xq.data());
         x = xq.data();
@@ -809,16 +898,22 @@ void cuda_linear_swiglu(const CudaPacked& gate, const CudaPacked& up, const floa
     const int64_t n = gate.out;
     Carve cv;
     const size_t ox = cv.take(size_t(m * gate.in) * 4), og = cv.take(size_t(m * n) * 4), ou = cv.take(size_t(m * n) * 4),
-                 oy = cv.take(size_t(m * n) * 4), ogb = cv.take(size_t(n) * 4), oub = cv.take(size_t(n) * 4);
+                 oy = cv.take(size_t(m * n) * 4), ogb = cv.take(size_t(n) * 4), oub = cv.take(size_t(n) * 4),
+                 ows = cl ? cv.take(cutlass_ws_bytes(gate, true, m)) : 0;
     DevMem buf;
     buf.alloc(gate.dev, cv.off, "vt_linear_swiglu's input and outputs");
     check(cudaMemcpyAsync(buf.get(ox), x, size_t(m * gate.in) * 4, cudaMemcpyHostToDevice, st), "input copy");
     if (gate_bias) check(cudaMemcpyAsync(buf.get(ogb), gate_bias, size_t(n) * 4, cudaMemcpyHostToDevice, st), "bias copy");
     if (up_bias) check(cudaMemcpyAsync(buf.get(oub), up_bias, size_t(n) * 4, cudaMemcpyHostToDevice, st), "bias copy");
     const LaunchCfg lc{st, false};
-    device_linear(lc, gate, buf.get<float>(ox), m, gate_bias ? buf.get<float>(ogb) : nullptr, 0, buf.get<float>(og));
-    device_linear(lc, up, buf.get<float>(ox), m, up_bias ? buf.get<float>(oub) : nullptr, 0, buf.get<float>(ou));
-    silu_mul(lc, buf.get<float>(og), buf.get<float>(ou), m * n, buf.get<float>(oy));
+    if (cl) {
+        cutlass_linear(lc, gate, &up, buf.get<float>(ox), m, gate_bias ? buf.get<float>(ogb) : nullptr,
+                       up_bias ? buf.get<float>(oub) : nullptr, 0, buf.get<float>(oy), buf.get(ows));
+    } else {
+        device_linear(lc, gate, buf.get<float>(ox), m, gate_bias ? buf.get<float>(ogb) : nullptr, 0, buf.get<float>(og));
+        device_linear(lc, up, buf.get<float>(ox), m, up_bias ? buf.get<float>(oub) : nullptr, 0, buf.get<float>(ou));
+        silu_mul(lc, buf.get<float>(og), buf.get<float>(ou), m * n, buf.get<float>(oy));
+    }
     check(cudaMemcpyAsync(y, buf.get(oy), size_t(m * n) * 4, cudaMemcpyDeviceToHost, st), "output copy");
     check(cudaStreamSynchronize(st), "vt_linear_swiglu");
 }

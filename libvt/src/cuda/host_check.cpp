@@ -8,16 +8,27 @@
 //     QKV / gate-up row orders map every device row to the right source row;
 //   * an emulation of the GEMV's arithmetic (16-weight chunks, block scales, the FP8 2^64 /
 //     2^56 scaling) against a double-precision reference;
-//   * the argmax / top-k rank keys against vt_argmax; the staging swizzle is conflict-free.
+//   * the argmax / top-k rank keys against vt_argmax; the staging swizzle is conflict-free;
+//   * the 2:4 sparse layout of the CUTLASS SparseGemm (layout.h): repack_sparse decodes to
+//     vt_packed_unpack bit for bit, the metadata is valid and its reordering a bijection, and
+//     the kernel's integer math done from the device buffers equals vt_linear bit for bit.
 // Output ends with "N passed, M failed"; exit status 0 when nothing failed.
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
+
+#if defined(VT_CHECK_CUTLASS_REORDER)
+// CUTLASS's own host reorder (tools/util), when tests/test_cuda_host.py finds the headers.
+#include <cutlass/layout/matrix.h>
+#include <cutlass/tensor_ref.h>
+#include <cutlass/util/host_reorder.h>
+#endif
 
 #include "cuda/device_math.h"
 #include "cuda/layout.h"
@@ -237,6 +248,160 @@ void check_format(vt_format f, int32_t block, int64_t out, int64_t in) {
     expect(err < 2e-6, tag + ": emulated GEMV within 2e-6 of the double reference (got " + std::to_string(err) + ")");
 }
 
+// ---- 2:4 sparse layout (the CUTLASS SparseGemm's operands) ------------------------------------
+
+// Repacks a sparse weight as the upload does and checks, for every (r, k), that the device
+// buffers decode to vt_packed_unpack's value bit for bit; that padding is zero (values, scales)
+// with valid metadata (0x4); that every metadata nibble is a valid 2:4 pair (idx0 < idx1); that
+// sparse_meta_index is a bijection onto the buffer; and that the kernel's integer math done
+// from the device buffers (x quantized as the GPU kernel does, INT32 sums over the kept values
+// selected by the metadata, x scale · w scale, bias) equals vt_linear exactly.
+void check_sparse(vt_format f, int64_t out, int64_t in) {
+    const std::string tag = std::string(f == VT_FORMAT_INT4_SPARSE24 ? "int4-2:4" : "int8-2:4") + " [" +
+                            std::to_string(out) + ", " + std::to_string(in) + "]";
+    std::vector<float> w = random_weights(out, in, uint32_t(out * 7 + in));
+    vt_prepack_options o = vt_prepack_default_options();
+    o.format = f;
+    vt_packed* raw = nullptr;
+    if (vt_prepack(w.data(), VT_DTYPE_F32, out, in, &o, &raw) != VT_OK) {
+        expect(false, tag + ": vt_prepack: " + vt_last_error());
+        return;
+    }
+    Packed pk(raw);
+    std::vector<float> ref(size_t(out * in));
+    vt_packed_unpack(pk.p, ref.data());
+
+    const SparseShape s = sparse_shape(*pk.p);
+    expect(s.n_pad % kSparseRowPad == 0 && s.n_pad >= out && s.k_pad % kSparseColPad == 0 && s.k_pad >= in &&
+               s.int4 == (f == VT_FORMAT_INT4_SPARSE24),
+           tag + ": padded shape");
+    std::vector<int8_t> a(s.a_bytes(), int8_t(0x55));
+    std::vector<uint32_t> e(s.e_bytes() / 4, 0xEEEEEEEEu);
+    std::vector<float> ws(size_t(s.n_pad), -1.0f);
+    repack_sparse(s, *pk.p, a.data(), e.data(), ws.data());
+
+    // The metadata index is a bijection onto [0, n_pad · k_pad/32).
+    std::vector<uint8_t> hit(e.size(), 0);
+    bool bij = true;
+    for (int64_t r = 0; r < s.n_pad && bij; ++r)
+        for (int64_t c = 0; c < s.meta_cols(); ++c) {
+            const int64_t i = sparse_meta_index(s, r, c);
+            if (i < 0 || i >= int64_t(e.size()) || hit[size_t(i)]) {
+                bij = false;
+                break;
+            }
+            hit[size_t(i)] = 1;
+        }
+    expect(bij, tag + ": sparse_meta_index is a bijection onto the metadata buffer");
+
+    bool exact = true;
+    for (int64_t r = 0; r < out && exact; ++r)
+        for (int64_t k = 0; k < in; ++k) {
+            const float got = sparse_dev_weight(s, a.data(), e.data(), ws.data(), r, k);
+            if (bits(got) != bits(ref[size_t(r * in + k)])) {
+                std::printf("  %s (%lld, %lld): device %.9g, CPU %.9g\n", tag.c_str(), (long long)r, (long long)k,
+                            double(got), double(ref[size_t(r * in + k)]));
+                exact = false;
+                break;
+            }
+        }
+    expect(exact, tag + ": device weights equal vt_packed_unpack bit for bit");
+
+    bool pads = true, valid = true;
+    for (int64_t r = 0; r < s.n_pad; ++r) {
+        for (int64_t c = 0; c < s.meta_cols(); ++c) {
+            const uint32_t word = e[size_t(sparse_meta_index(s, r, c))];
+            for (int j = 0; j < 8; ++j) {
+                const uint32_t nib = (word >> (4 * j)) & 0xF;
+                valid = valid && (nib & 3) < (nib >> 2);
+                const bool pad = r >= out || (c * 8 + j) * 4 >= in;
+                if (pad) pads = pads && nib == 0x4;
+            }
+        }
+        for (int64_t k = 0; k < s.k_pad; ++k)
+            if (r >= out || k >= in) pads = pads && sparse_dev_weight(s, a.data(), e.data(), ws.data(), r, k) == 0.0f;
+        if (r >= out) pads = pads && ws[size_t(r)] == 0.0f;
+        for (int64_t j = 0; j < s.k_pad / 2; ++j)
+            if (r >= out || j >= in / 2) pads = pads && a[size_t(r * (s.k_pad / 2) + j)] == 0;
+        if (s.int4)
+            for (int64_t j = 0; j < s.k_pad / 2 && r < out; ++j) valid = valid && std::abs(a[size_t(r * (s.k_pad / 2) + j)]) <= 7;
+    }
+    expect(valid, tag + ": every metadata nibble is a valid 2:4 pair (and INT4 values are in [-8, 7])");
+    expect(pads, tag + ": padding rows, groups and scales are zero, padding metadata 0x4");
+
+    // The kernel's arithmetic (cutlass_sparse.cu) from the device buffers vs vt_linear, m = 3.
+    const int64_t m = 3;
+    std::mt19937 rng{uint32_t(in * 3 + out)};
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(m * in)), bias(static_cast<size_t>(out));
+    std::vector<float> y(static_cast<size_t>(m * out)), yref(static_cast<size_t>(m * out));
+    for (auto& v : x) v = nd(rng);
+    for (auto& v : bias) v = nd(rng);
+    for (int64_t k = 0; k < in; ++k) x[size_t(2 * in + k)] = 0.0f;  // a zero row: scale 0
+    const float qmax = s.int4 ? 7.0f : 127.0f;
+    for (int64_t i = 0; i < m; ++i) {
+        const float* xr = x.data() + i * in;
+        float amax = 0.0f;
+        for (int64_t k = 0; k < in; ++k) amax = std::fmax(amax, std::fabs(xr[k]));
+        float sc = amax / qmax;
+        if (!(sc > 0.0f) || !std::isfinite(sc)) sc = 0.0f;
+        std::vector<int8_t> xq(size_t(s.k_pad), 0);
+        for (int64_t k = 0; k < in; ++k)
+            xq[size_t(k)] = sc > 0.0f ? int8_t(std::fmin(qmax, std::fmax(-qmax, std::rint(xr[k] / sc)))) : 0;
+        for (int64_t r = 0; r < out; ++r) {
+            int32_t acc = 0;
+            const int8_t* ar = a.data() + r * (s.k_pad / 2);
+            for (int64_t g = 0; g < s.k_pad / 4; ++g) {
+                const uint32_t nib = (e[size_t(sparse_meta_index(s, r, g / 8))] >> (4 * (g % 8))) & 0xF;
+                acc += int32_t(ar[2 * g]) * xq[size_t(4 * g + (nib & 3))] + int32_t(ar[2 * g + 1]) * xq[size_t(4 * g + (nib >> 2))];
+            }
+            float v = float(acc) * (sc * ws[size_t(r)]);
+            y[size_t(i * out + r)] = v + bias[size_t(r)];
+        }
+    }
+    vt_linear_options lo = vt_linear_default_options();
+    const vt_status st = vt_linear(pk.p, x.data(), m, bias.data(), &lo, yref.data());
+    bool same = st == VT_OK;
+    for (size_t i = 0; i < y.size() && same; ++i)
+        if (bits(y[i]) != bits(yref[i])) {
+            std::printf("  %s y[%zu]: emulated %.9g, vt_linear %.9g\n", tag.c_str(), i, double(y[i]), double(yref[i]));
+            same = false;
+        }
+    expect(same, tag + ": the sparse GEMM's integer math from the device buffers equals vt_linear bit for bit");
+}
+
+// sparse_meta_index against cutlass::reorder_meta into layout::ColumnMajorInterleaved<2>
+// (what SparseGemm's LayoutE is for 32-bit metadata), when the CUTLASS headers are at hand.
+void check_meta_reorder_against_cutlass() {
+#if defined(VT_CHECK_CUTLASS_REORDER)
+    for (int32_t n_pad : {128, 256})
+        for (int32_t k_pad : {128, 384}) {
+            SparseShape s;
+            s.n = s.n_pad = n_pad;
+            s.k = s.k_pad = k_pad;
+            const int mc = k_pad / 32;
+            std::vector<uint32_t> src(size_t(n_pad) * size_t(mc)), dst(src.size(), 0);
+            for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(i) * 2654435761u + 1u;
+            cutlass::TensorRef<uint32_t, cutlass::layout::RowMajor> rs(src.data(), cutlass::layout::RowMajor(mc));
+            const auto le = cutlass::layout::ColumnMajorInterleaved<2>::packed({n_pad, mc});
+            cutlass::TensorRef<uint32_t, cutlass::layout::ColumnMajorInterleaved<2>> rd(dst.data(), le);
+            cutlass::reorder_meta(rd, rs, cutlass::gemm::GemmCoord(n_pad, 0, mc));
+            bool same = true;
+            for (int r = 0; r < n_pad && same; ++r)
+                for (int c = 0; c < mc; ++c)
+                    if (dst[size_t(sparse_meta_index(s, r, c))] != src[size_t(r) * size_t(mc) + size_t(c)]) {
+                        std::printf("  meta (%d, %d) of [%d, %d]: misplaced\n", r, c, n_pad, k_pad);
+                        same = false;
+                        break;
+                    }
+            expect(same, "sparse_meta_index equals cutlass::reorder_meta for [" + std::to_string(n_pad) + ", " +
+                             std::to_string(k_pad) + "]");
+        }
+#else
+    std::printf("note: CUTLASS headers not given; sparse_meta_index not compared with cutlass::reorder_meta\n");
+#endif
+}
+
 void check_row_orders() {
     const int64_t nh = 4, nkv = 2, hd = 8, h = 32;
     const int64_t rows = (nh + 2 * nkv) * hd;
@@ -384,6 +549,10 @@ int main() {
     for (vt_format f : {VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16})
         for (auto shape : {std::pair<int64_t, int64_t>{37, 100}, {64, 384}, {5, 7}})
             check_format(f, 0, shape.first, shape.second);
+    for (vt_format f : {VT_FORMAT_INT8_SPARSE24, VT_FORMAT_INT4_SPARSE24})
+        for (auto shape : {std::pair<int64_t, int64_t>{37, 100}, {5, 8}, {130, 1028}, {300, 256}, {17, 4}})
+            check_sparse(f, shape.first, shape.second);
+    check_meta_reorder_against_cutlass();
     check_row_orders();
     check_keys();
     check_swizzle();

@@ -148,5 +148,84 @@ float dev_weight(const LinearShape& s, const uint8_t* w, const uint16_t* scales,
     }
 }
 
+SparseShape sparse_shape(const vt_packed& p) {
+    if (p.dense())
+        unsupported("sparse_shape: format " + std::to_string(int(p.format)) + " is not a 2:4 sparse format");
+    if (p.out <= 0 || p.out > (int64_t(1) << 30) || p.in <= 0 || p.in > (int64_t(1) << 30) || p.in % 4 != 0)
+        unsupported("2:4 sparse weight shape [" + std::to_string(p.out) + ", " + std::to_string(p.in) +
+                    "] is outside what the CUDA kernels take (K a multiple of 4, 32-bit indices)");
+    SparseShape s;
+    s.n = int32_t(p.out);
+    s.k = int32_t(p.in);
+    s.n_pad = int32_t(round_up(p.out, kSparseRowPad));
+    s.k_pad = int32_t(round_up(p.in, kSparseColPad));
+    s.int4 = p.format == VT_FORMAT_INT4_SPARSE24;
+    return s;
+}
+
+int64_t sparse_meta_index(const SparseShape& s, int64_t r, int64_t c) {
+    // cutlass::reorder_meta (tools/util/host_reorder.h) for sizeof(ElementE) == 4: group 16,
+    // interweave 2 ...
+    int64_t row = r / 16 * 16 + (r % 8) * 2 + (r % 16) / 8;
+    int64_t col = c;
+    // ... then the 2×2 blocks from Z to N order ...
+    if (row % 2 == 0 && col % 2 == 1) {
+        ++row;
+        --col;
+    } else if (row % 2 == 1 && col % 2 == 0) {
+        --row;
+        ++col;
+    }
+    // ... stored as layout::ColumnMajorInterleaved<2>::packed({n_pad, k_pad/32}).
+    return (col / 2) * (int64_t(s.n_pad) * 2) + row * 2 + col % 2;
+}
+
+void repack_sparse(const SparseShape& s, const vt_packed& p, int8_t* a, uint32_t* e, float* wscale) {
+    const int64_t ahalf = s.k_pad / 2, ng = s.k / 4, ngp = s.k_pad / 4, mc = s.meta_cols();
+    for (int64_t r = 0; r < s.n_pad; ++r) {
+        int8_t* ar = a + r * ahalf;
+        const bool real = r < s.n;
+        for (int64_t c = 0; c < mc; ++c) {
+            uint32_t word = 0;
+            for (int j = 0; j < 8; ++j) {
+                const int64_t g = c * 8 + j;
+                const uint32_t nib = (real && g < ng) ? uint32_t(p.meta[size_t(r * ng + g)] & 0xF) : 0x4u;
+                word |= nib << (4 * j);
+            }
+            e[sparse_meta_index(s, r, c)] = word;
+        }
+        for (int64_t g = 0; g < ngp; ++g) {
+            int v0 = 0, v1 = 0;
+            if (real && g < ng) {
+                if (s.int4) {
+                    const uint8_t b = uint8_t(p.q[size_t(r * (s.k / 4) + g)]);
+                    v0 = int(b & 0xF);
+                    v1 = int(b >> 4);
+                    v0 = v0 >= 8 ? v0 - 16 : v0;
+                    v1 = v1 >= 8 ? v1 - 16 : v1;
+                } else {
+                    v0 = p.q[size_t(r * (s.k / 2) + 2 * g)];
+                    v1 = p.q[size_t(r * (s.k / 2) + 2 * g + 1)];
+                }
+            }
+            ar[2 * g] = int8_t(v0);
+            ar[2 * g + 1] = int8_t(v1);
+        }
+        wscale[r] = real ? p.scales[size_t(r)] : 0.0f;
+    }
+}
+
+float sparse_dev_weight(const SparseShape& s, const int8_t* a, const uint32_t* e, const float* wscale, int64_t r,
+                        int64_t k) {
+    const int64_t g = k / 4;
+    const uint32_t word = e[sparse_meta_index(s, r, g / 8)];
+    const uint32_t nib = (word >> (4 * (g % 8))) & 0xF;
+    const int64_t i0 = nib & 3, i1 = nib >> 2;
+    const int8_t* ar = a + r * (s.k_pad / 2);
+    if (k % 4 == i0) return float(ar[2 * g]) * wscale[r];
+    if (k % 4 == i1) return float(ar[2 * g + 1]) * wscale[r];
+    return 0.0f;
+}
+
 }  // namespace cudak
 }  // namespace vt

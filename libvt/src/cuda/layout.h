@@ -56,7 +56,7 @@ struct RowSource {
 };
 
 // Shape of a device linear with `n` rows taken from packed weights like p (format, K, block).
-// Throws VT_STATUS_UNSUPPORTED for formats without CUDA kernels (2:4 sparse).
+// Throws VT_STATUS_UNSUPPORTED for the 2:4 sparse formats (they have their own layout, below).
 LinearShape linear_shape(const vt_packed& p, int64_t n);
 
 // Row orders. Each returns n_pad entries (the tail padded with zero rows).
@@ -76,6 +76,53 @@ void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_
 // compares the two bit for bit; the kernels compute the same products in another order).
 float dev_weight(const LinearShape& s, const uint8_t* w, const uint16_t* scales, const float* rowmul,
                  int64_t r, int64_t k);
+
+// ---- 2:4 sparse formats: the layout of CUTLASS's SparseGemm (sm_80 mma.sp, INT8) ---------------
+//
+// The GEMM computes accᵀ[n][m] = W[n][K] · xq[m][K]ᵀ with W as the sparse operand A (row-major)
+// and the quantized input as B (column-major, i.e. xq row-major). Device buffers, for n rows
+// padded to n_pad and K padded to k_pad with zero groups:
+//   a      [n_pad][k_pad/2] int8  the kept values of each group of 4 along K, in K order: the
+//                                 CPU's q row as it is (INT8) or each INT4 nibble sign-extended
+//                                 to a byte (INT4_SPARSE24 runs on the INT8 kernel, exactly:
+//                                 |q| ≤ 7 and the input is quantized to [-7, 7] too; INT4 sparse
+//                                 tensor cores need 4:8 *pair* sparsity, which 2:4 is not).
+//   e      [n_pad·k_pad/32] u32   metadata: logical word (r, c) holds, in nibble j (bits 4j..4j+3),
+//                                 the CPU's meta byte of group 8c + j (idx0 | idx1 << 2, idx0 <
+//                                 idx1; a zero group is 0x4). The words are stored reordered as
+//                                 cutlass::reorder_meta does for a 32-bit ElementE (rows permuted
+//                                 within groups of 16 for ldmatrix, 2×2 blocks swapped Z → N) into
+//                                 layout::ColumnMajorInterleaved<2> with ldm 2·n_pad:
+//                                 sparse_meta_index() below.
+//   wscale [n_pad] f32            the CPU's per-channel scale (pads 0).
+// Weight (r, k) = a[r][2g + i] · wscale[r] where g = k / 4 and k % 4 is the i-th kept index of
+// group g: exactly vt_packed_unpack's value (sparse_dev_weight() decodes it that way; the host
+// check compares).
+constexpr int kSparseRowPad = 128;  // n_pad multiple: the sparse GEMM's M tile
+constexpr int kSparseColPad = 128;  // k_pad multiple: its K tile (the metadata needs 64)
+
+struct SparseShape {
+    int32_t n = 0, k = 0, n_pad = 0, k_pad = 0;
+    bool int4 = false;  // INT4_SPARSE24 (values widened to int8 here)
+    int64_t meta_cols() const { return int64_t(k_pad) / 32; }
+    size_t a_bytes() const { return size_t(n_pad) * size_t(k_pad / 2); }
+    size_t e_bytes() const { return size_t(n_pad) * size_t(meta_cols()) * 4; }
+    size_t scale_bytes() const { return size_t(n_pad) * 4; }
+};
+
+// Shape of the device copy of a 2:4 sparse packed weight. Throws VT_STATUS_UNSUPPORTED for a
+// dense format or sizes past 32-bit indexing.
+SparseShape sparse_shape(const vt_packed& p);
+
+// Position of logical metadata word (r, c) (r < n_pad, c < k_pad/32) in the stored buffer.
+int64_t sparse_meta_index(const SparseShape& s, int64_t r, int64_t c);
+
+// Fills a [a_bytes], e [e_bytes / 4] and wscale [n_pad] from p's CPU storage.
+void repack_sparse(const SparseShape& s, const vt_packed& p, int8_t* a, uint32_t* e, float* wscale);
+
+// Weight (r, k) of a repacked sparse linear, decoded from a / e / wscale (for the host check).
+float sparse_dev_weight(const SparseShape& s, const int8_t* a, const uint32_t* e, const float* wscale, int64_t r,
+                        int64_t k);
 
 }  // namespace cudak
 }  // namespace vt

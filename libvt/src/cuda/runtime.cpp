@@ -247,6 +247,16 @@ void PinnedMem::release() noexcept {
 // Strong definitions: they replace api.cpp's weak "built without CUDA" ones.
 std::string cuda_backend_line() { return cudak::probe().line; }
 
+std::string cutlass_backend_line() {
+#if defined(VT_HAVE_CUTLASS)
+    return "cutlass: built (" VT_CUTLASS_KERNELS ")";
+#elif defined(VT_CUTLASS_MISSING)
+    return "cutlass: unavailable (" VT_CUTLASS_MISSING ")";
+#else
+    return "cutlass: unavailable (libvt was built without CUTLASS)";
+#endif
+}
+
 bool cuda_available() { return cudak::probe().ok; }
 
 bool cuda_usable(std::string* why) {

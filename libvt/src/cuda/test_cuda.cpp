@@ -118,6 +118,8 @@ const char* fmt_name(vt_format f) {
         case VT_FORMAT_INT8_BLOCKED: return "int8";
         case VT_FORMAT_FP8_BLOCKED: return "fp8";
         case VT_FORMAT_FP8_CHANNEL: return "fp8-channel";
+        case VT_FORMAT_INT8_SPARSE24: return "int8-2:4";
+        case VT_FORMAT_INT4_SPARSE24: return "int4-2:4";
         default: return "bf16";
     }
 }
@@ -240,6 +242,81 @@ void test_swiglu(vt_format f, int m) {
     const double err = nerr(down(by.f(), ref.size()), to_d(ref));
     expect(err < (m <= kGemvMaxM ? 2e-5 : 3e-4),
            std::string("swiglu epilogue ") + fmt_name(f) + " m=" + std::to_string(m) + " vs CPU linear_swiglu", err);
+}
+
+// ---- The CUTLASS linears (through the inference API's device path) --------------------------------
+//
+// cuda_upload_packed + cuda_linear / cuda_linear_swiglu (host arrays in and out) against the CPU
+// backend's vt::linear / vt::linear_swiglu on the same packed weights: the 2:4 sparse formats
+// (INT8 and INT4: the same integer math as the CPU, so only the GELU differs) and FP8_CHANNEL
+// with quantize_input (W8A8: E4M3 × E4M3 products are exact, FP32 sums in another order).
+
+bool cutlass_built() { return cutlass_backend_line().rfind("cutlass: built", 0) == 0; }
+
+void test_cutlass_linear(vt_format f, int64_t n, int64_t k, int m, bool gelu) {
+    char tag[160];
+    std::snprintf(tag, sizeof tag, "cutlass %s [%lld x %lld] m=%d%s", fmt_name(f), (long long)n, (long long)k, m,
+                  gelu ? " +bias+gelu" : " +bias");
+    std::vector<float> w = randn(size_t(n * k), 0.05f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, f, 0);
+    CudaPackedPtr cp = cuda_upload_packed(*p, 0);
+    std::vector<float> x = randn(size_t(m) * size_t(k)), bias = randn(size_t(n), 0.1f);
+    if (m > 2)
+        for (int64_t c = 0; c < k; ++c) x[size_t(2 * k + c)] = 0.0f;  // a zero row (scale 0)
+    vt_linear_options o = vt_linear_default_options();
+    o.activation = gelu ? VT_ACTIVATION_GELU : VT_ACTIVATION_NONE;
+    o.quantize_input = f == VT_FORMAT_FP8_CHANNEL ? 1 : 0;
+    std::vector<float> ref(size_t(m) * size_t(n)), y(ref.size(), NAN);
+    linear(*p, x.data(), m, bias.data(), o, ref.data());
+    cuda_linear(*cp, x.data(), m, bias.data(), o, y.data());
+    const bool sparse = f == VT_FORMAT_INT8_SPARSE24 || f == VT_FORMAT_INT4_SPARSE24;
+    // Sparse: the same integer sums and the same f32 epilogue operations as the CPU (bit-equal
+    // without GELU); GELU erff vs the CPU's double erfc. FP8: f32 sums of exact products.
+    const double tol = sparse ? (gelu ? 1e-6 : 0.0) : 1e-5;
+    const double err = nerr(y, to_d(ref));
+    expect(err <= tol, std::string(tag) + " vs CPU", err);
+}
+
+void test_cutlass_swiglu(vt_format f, int m) {
+    const int64_t i_dim = 200, h = 260;  // K not a multiple of 128 (and of 8 groups for the metadata)
+    std::vector<float> wg = randn(size_t(i_dim * h), 0.06f), wu = randn(size_t(i_dim * h), 0.06f);
+    auto pg = prepack(wg.data(), VT_DTYPE_F32, i_dim, h, f, 0);
+    auto pu = prepack(wu.data(), VT_DTYPE_F32, i_dim, h, f, 0);
+    CudaPackedPtr cg = cuda_upload_packed(*pg, 0), cu = cuda_upload_packed(*pu, 0);
+    std::vector<float> x = randn(size_t(m) * size_t(h)), gb = randn(size_t(i_dim), 0.1f), ub = randn(size_t(i_dim), 0.1f);
+    vt_linear_options o = vt_linear_default_options();
+    o.quantize_input = f == VT_FORMAT_FP8_CHANNEL ? 1 : 0;
+    std::vector<float> ref(size_t(m) * size_t(i_dim)), y(ref.size(), NAN);
+    linear_swiglu(*pg, *pu, x.data(), m, gb.data(), ub.data(), o, ref.data());
+    cuda_linear_swiglu(*cg, *cu, x.data(), m, gb.data(), ub.data(), o, y.data());
+    const double err = nerr(y, to_d(ref));
+    expect(err < 1e-5, std::string("cutlass swiglu ") + fmt_name(f) + " m=" + std::to_string(m) + " vs CPU", err);
+}
+
+void test_cutlass() {
+    std::printf("%s\n", cutlass_backend_line().c_str());
+    if (!cutlass_built()) {
+        // Without CUTLASS the sparse formats are refused at upload, naming why.
+        std::vector<float> w = randn(64 * 128, 0.05f);
+        auto p = prepack(w.data(), VT_DTYPE_F32, 64, 128, VT_FORMAT_INT8_SPARSE24, 0);
+        bool refused = false;
+        try {
+            cuda_upload_packed(*p, 0);
+        } catch (const Error& e) {
+            refused = e.status() == VT_STATUS_BACKEND_UNAVAILABLE && std::strstr(e.what(), "CUTLASS");
+        }
+        expect(refused, "without CUTLASS a 2:4 sparse upload is VT_STATUS_BACKEND_UNAVAILABLE naming CUTLASS");
+        return;
+    }
+    for (vt_format f : {VT_FORMAT_INT8_SPARSE24, VT_FORMAT_INT4_SPARSE24, VT_FORMAT_FP8_CHANNEL}) {
+        for (int m : {1, 3, 17, 1000}) {
+            test_cutlass_linear(f, 300, 576, m, false);
+            test_cutlass_linear(f, 37, 100, m, true);  // K not a multiple of 128 (nor of 16)
+        }
+        test_cutlass_linear(f, 130, 1028, 64, true);
+        test_cutlass_linear(f, 1000, 4096, 129, false);
+        for (int m : {1, 5, 100}) test_cutlass_swiglu(f, m);
+    }
 }
 
 // ---- QKV + RoPE + KV cache, attention --------------------------------------------------------------
@@ -679,6 +756,7 @@ int main(int argc, char** argv) {
             test_attention(ac, 130, 5, 1);
         }
         test_small_ops();
+        test_cutlass();
         for (int i = 1; i < argc; ++i)
             for (vt_format f : {VT_FORMAT_BF16, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED}) test_model(argv[i], f);
     } catch (const Error& e) {

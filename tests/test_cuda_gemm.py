@@ -1,0 +1,80 @@
+"""The CUTLASS GEMMs through the public API: weights prepacked with device="cuda", each linear
+against the same function on a CPU-packed copy of the same weight (the CPU implementation of
+the same quantized math), normalized max error. Marked `cuda`; skipped without a usable GPU.
+
+* 2:4 sparse INT8 / INT4 (linear_int8_sparse, linear_int4_sparse): the GPU quantizes x with the
+  CPU's arithmetic and sums in integers, so the results are equal up to the last bit of the
+  f32 epilogue (tolerance 1e-6).
+* FP8 W8A8 (linear_fp8 on prepack_fp8): E4M3 products are exact, FP32 sums run in another
+  order (1e-5).
+Shapes: m = 1, 3, 17, 1000; K = 100 and 1028 (not multiples of 128). The op-level versions
+(GELU, SwiGLU, more shapes) are in libvt/src/cuda/test_cuda.cpp (vt_cuda_test).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyvt
+from pyvt import ops
+
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not ops.cuda_available(), reason="no usable CUDA device: " + pyvt.backends()),
+]
+
+CASES = {  # name -> (prepack, linear, tolerance)
+    "int8-2:4": (ops.prepack_int8_sparse24, ops.linear_int8_sparse, 1e-6),
+    "int4-2:4": (ops.prepack_int4_sparse24, ops.linear_int4_sparse, 1e-6),
+    "fp8-w8a8": (ops.prepack_fp8, ops.linear_fp8, 1e-5),
+}
+
+
+def _cutlass_line() -> str:
+    lines = [ln for ln in pyvt.backends().splitlines() if ln.startswith("cutlass:")]
+    return lines[0] if lines else ""
+
+
+def _on_cuda(prepack, w):
+    try:
+        return prepack(w, device="cuda")
+    except TypeError:
+        pytest.skip("this pyvt has no prepack_*(device=...) (the device API)")
+
+
+def nerr(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    assert np.isfinite(a).all()
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("m", [1, 3, 17, 1000])
+@pytest.mark.parametrize("n,k", [(300, 576), (37, 100), (130, 1028)])
+def test_gemm_matches_cpu(name, m, n, k):
+    prepack, linear, tol = CASES[name]
+    if "2:4" in name and not _cutlass_line().startswith("cutlass: built"):
+        pytest.skip("libvt was built without the CUTLASS GEMMs: " + _cutlass_line())
+    rng = np.random.default_rng(m * 1000 + n + k)
+    w = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    bias = (rng.standard_normal(n) * 0.1).astype(np.float32)
+    if m > 2:
+        x[2] = 0.0  # a zero row: input scale 0
+    cpu, gpu = prepack(w), _on_cuda(prepack, w)
+    with cpu, gpu:
+        assert gpu.device.startswith("cuda")
+        np.testing.assert_array_equal(gpu.unpack(), cpu.unpack())  # the same packed numbers
+        ref = linear(x, cpu, bias)
+        got = np.asarray(linear(x, gpu, bias))
+    assert got.shape == ref.shape
+    assert nerr(got, ref) <= tol, (name, m, n, k, nerr(got, ref))
+
+
+def test_sparse_without_cutlass_is_a_clear_error():
+    if _cutlass_line().startswith("cutlass: built"):
+        pytest.skip("this build has the CUTLASS GEMMs")
+    w = np.ones((64, 128), np.float32)
+    with pytest.raises(Exception, match="CUTLASS"):
+        _on_cuda(ops.prepack_int8_sparse24, w)
