@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a bare GPU machine: build libvt + pyvt with CUDA, run the CUDA tests (op level and through
 # the Python API), the CPU suite and the GPU decode benchmark, in one go. Logs and results go to
-# OUTDIR (at most 8 files, flat, so the device tool brings all of them back).
+# OUTDIR (at most 11 files, flat, so the device tool brings all of them back).
 #
 #   bench/gpu_check.sh OUTDIR
 #
@@ -10,17 +10,24 @@
 # `meson install --destdir $VT_GPU_STAGE` and puts the staged site-packages on PYTHONPATH.
 #
 # Environment (all optional):
-#   VT_GPU_PHASES      phases to run, in order (default "build test bench"); a later call on the
-#                      same (warm) machine can skip the build: VT_GPU_PHASES="test"
+#   VT_GPU_PHASES      phases to run, in order (default "build test bench gemm"); a later call on
+#                      the same (warm) machine can skip the build: VT_GPU_PHASES="test", "gemm"
 #   VT_GPU_ARCHS       meson -Dgpu_archs, e.g. "90" to compile for the machine's GPU only (faster)
+#   VT_GPU_JOBS        ninja -j (default: ninja's own, all cores)
 #   VT_GPU_BUILD       build folder (default /tmp/vt-gpu-build), VT_GPU_STAGE (/tmp/vt-gpu-stage)
 #   VT_GPU_BENCH_ARGS  arguments of bench/decode.py (default below)
+#   VT_GEMM_BENCH_ARGS arguments of bench/gemm.py (default: all shapes and formats)
+#   VT_CUTLASS_INCLUDE CUTLASS include directory (holding cutlass/cutlass.h). Without it, the
+#                      first .cache/wheels/nvidia_cutlass-*.whl of the repository (git-ignored;
+#                      carry it with the device tool) is unpacked and used. Neither: the CUDA
+#                      build has no CUTLASS GEMMs (the machine has no network), summary.txt says so
+#                      and the 2:4 sparse / W8A8 FP8 CUDA tests check the refusal instead.
 #   PYVT_CACHE / PYVT_PULL_SOURCE   where the default model (SmolLM2) is, for the tests that use
 #                      it (the machine cannot download it; see docs/cuda.md)
 #
 # Files in OUTDIR: summary.txt (verdicts, environment), build.log, cuda_ops.log (vt_cuda_test,
 # with and without programmatic dependent launch), pytest_cuda.log, pytest_cpu.log, bench.log,
-# and the benchmark's decode-*.json / decode-*.md.
+# and the benchmarks' decode-*.json / decode-*.md, gemm-*.json / gemm-*.md (bench_gemm.log).
 set -uo pipefail
 
 OUT=${1:?usage: bench/gpu_check.sh OUTDIR}
@@ -30,7 +37,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${VT_GPU_BUILD:-/tmp/vt-gpu-build}
 STAGE=${VT_GPU_STAGE:-/tmp/vt-gpu-stage}
 MODELS=${VT_GPU_MODELS:-/tmp/vt-gpu-models}
-PHASES=${VT_GPU_PHASES:-build test bench}
+PHASES=${VT_GPU_PHASES:-build test bench gemm}
 BENCH_ARGS=${VT_GPU_BENCH_ARGS:---device cuda --models tinyllama-1.1b,llama-3.2-1b,llama-2-7b --formats int8,fp8,bf16 --no-llamacpp --prompt random --prompt-len 128 --gen-len 128 --repeat 3}
 SUMMARY="$OUT/summary.txt"
 
@@ -59,17 +66,42 @@ note "gpu_check $(date -u +%Y-%m-%dT%H:%M:%SZ)  commit $(git -C "$ROOT" rev-pars
 pytest_line() { grep -E '[0-9]+ (passed|failed|skipped|deselected|errors?)' "$1" | tail -1; }
 site_dir() { dirname "$(find "$STAGE" -path '*/pyvt/__init__.py' 2>/dev/null | head -1)" 2>/dev/null; }
 
+# ---- CUTLASS headers ------------------------------------------------------------------------------
+CUTLASS_INC=${VT_CUTLASS_INCLUDE:-}
+if [ -z "$CUTLASS_INC" ]; then
+    whl=$(ls "$ROOT"/.cache/wheels/nvidia_cutlass-*.whl 2>/dev/null | head -1)
+    if [ -n "$whl" ]; then
+        dest=/tmp/vt-gpu-cutlass
+        if [ ! -f "$dest/cutlass_library/source/include/cutlass/cutlass.h" ]; then
+            rm -rf "$dest" && mkdir -p "$dest" && "$PY" -m zipfile -e "$whl" "$dest" >/dev/null 2>&1
+        fi
+        CUTLASS_INC="$dest/cutlass_library/source/include"
+    fi
+fi
+if [ -n "$CUTLASS_INC" ] && [ -f "$CUTLASS_INC/cutlass/cutlass.h" ]; then
+    export VT_CUTLASS_INCLUDE="$CUTLASS_INC"  # also for tests/test_cuda_host.py's reorder check
+    note "CUTLASS: $CUTLASS_INC"
+else
+    CUTLASS_INC=""
+    note "CUTLASS: none (no VT_CUTLASS_INCLUDE, no .cache/wheels/nvidia_cutlass-*.whl): built without the CUTLASS GEMMs"
+fi
+
 # ---- build ----------------------------------------------------------------------------------------
 if [[ " $PHASES " == *" build "* ]]; then
     t0=$(date +%s)
     {
         setup_args=(-Dcuda=enabled --buildtype=release)
         [ -n "${VT_GPU_ARCHS:-}" ] && setup_args+=("-Dgpu_archs=$VT_GPU_ARCHS")
+        if [ -n "$CUTLASS_INC" ]; then
+            setup_args+=(-Dcutlass=enabled "-Dcutlass_include=$CUTLASS_INC")
+        else
+            setup_args+=(-Dcutlass=disabled)
+        fi
         if [ -f "$BUILD/build.ninja" ]; then
             $MESON configure "$BUILD" "${setup_args[@]}"
         else
             $MESON setup "$BUILD" "$ROOT" "${setup_args[@]}"
-        fi && ninja -C "$BUILD" && rm -rf "$STAGE" && $MESON install -C "$BUILD" --destdir "$STAGE" --quiet
+        fi && ninja -C "$BUILD" ${VT_GPU_JOBS:+-j "$VT_GPU_JOBS"} && rm -rf "$STAGE" && $MESON install -C "$BUILD" --destdir "$STAGE" --quiet
     } > "$OUT/build.log" 2>&1
     st=$?
     verdict "build with CUDA ($(( $(date +%s) - t0 )) s; log build.log)" $st
@@ -113,7 +145,7 @@ EOF
     st=$?
     verdict "vt_cuda_test without PDL: $(grep -E '^[0-9]+ passed' "$OUT/cuda_ops.log" | tail -1)" $st
 
-    (cd "$ROOT" && timeout 600 "$PY" -P -m pytest -m cuda -v -rs -p no:cacheprovider tests/test_cuda.py tests/test_cuda_host.py) \
+    (cd "$ROOT" && timeout 600 "$PY" -P -m pytest -m cuda -v -rs -p no:cacheprovider tests/test_cuda.py tests/test_cuda_gemm.py tests/test_cuda_host.py) \
         > "$OUT/pytest_cuda.log" 2>&1
     st=$?
     verdict "pytest -m cuda: $(pytest_line "$OUT/pytest_cuda.log") (pytest_cuda.log)" $st
@@ -139,6 +171,15 @@ if [[ " $PHASES " == *" bench "* ]]; then
     else
         note "SKIP  bench/decode.py is not in this tree"
     fi
+fi
+
+# ---- GEMM benchmark (CUTLASS formats vs torch) ----------------------------------------------------
+if [[ " $PHASES " == *" gemm "* ]]; then
+    # shellcheck disable=SC2086
+    (cd /tmp && timeout 540 "$PY" "$ROOT/bench/gemm.py" ${VT_GEMM_BENCH_ARGS:-} --results-dir "$OUT") > "$OUT/bench_gemm.log" 2>&1
+    st=$?
+    verdict "bench/gemm.py ${VT_GEMM_BENCH_ARGS:-} (bench_gemm.log, gemm-*.md)" $st
+    tail -60 "$OUT/bench_gemm.log"
 fi
 
 echo

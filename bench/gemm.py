@@ -1,0 +1,313 @@
+"""GEMM throughput on the GPU: pyvt's CUTLASS formats against PyTorch, in the same run.
+
+Shapes: M = N = K = 4096, and M in {1, 16, 128, 512, 2048} rows against the projection
+shapes [N = out, K = in] of TinyLlama-1.1B and Llama-2-7B. Per shape and format: the median
+time of one call (CUDA events on PyTorch's current stream, inputs and outputs already in device
+memory, weights packed once per shape) and TFLOPS / TOPS = 2·M·N·K / time (dense-equivalent:
+a 2:4 sparse GEMM is credited the dense work, as the vendors' sparse figures are).
+
+pyvt (weights prepacked with device="cuda"; x a float32 CUDA tensor):
+  fp8-w8a8      prepack_fp8 + linear_fp8        x quantized per row on the GPU, CUTLASS E4M3 GEMM
+  int8-2:4      prepack_int8_sparse24 + linear_int8_sparse   CUTLASS SparseGemm (mma.sp INT8)
+  int4-2:4      prepack_int4_sparse24 + linear_int4_sparse   the same INT8 kernel (docs/cuda.md)
+  fp8-w8a16     prepack_fp8 + linear_fp8_w8a16  the hand-written W8A16 GEMV / BF16-split GEMM
+  int8-w8a16    prepack_int8_blocked + linear_int8_w8a16     (reference: the LLM default)
+PyTorch (same shapes, same run):
+  torch-bf16    x_bf16 @ w_bf16ᵀ (cuBLAS)
+  torch-fp8     torch._scaled_mm (cuBLASLt FP8, per-tensor scales, bf16 out)
+  torch-bf16-2:4  to_sparse_semi_structured (cuSPARSELt / CUTLASS) bf16, where the device has it
+  torch-int8-2:4  to_sparse_semi_structured int8 + torch.mm, where available
+A cell a backend cannot run (shape limits, missing kernels) is recorded with its error.
+
+Needs a CUDA GPU, torch with CUDA, and a pyvt built with CUDA and the device API
+(prepack_*(device="cuda")). Without them it says which is missing and exits 77 (skipped).
+
+    python bench/gemm.py [--quick] [--formats fp8-w8a8,int8-2:4,...] [--results-dir DIR]
+
+Prints a table and writes gemm-<time>.json + gemm-<time>.md (machine, versions, commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib.util
+import json
+import math
+import platform
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP = 77
+
+MODELS = {  # name -> [(projection, N = out_features, K = in_features)]
+    "tinyllama-1.1b": [("q/o", 2048, 2048), ("k/v", 256, 2048), ("gate/up", 5632, 2048), ("down", 2048, 5632)],
+    "llama-2-7b": [("q/k/v/o", 4096, 4096), ("gate/up", 11008, 4096), ("down", 4096, 11008)],
+}
+MS = [1, 16, 128, 512, 2048]
+PYVT_FORMATS = ["fp8-w8a8", "int8-2:4", "int4-2:4", "fp8-w8a16", "int8-w8a16"]
+TORCH_FORMATS = ["torch-bf16", "torch-fp8", "torch-bf16-2:4", "torch-int8-2:4"]
+# The original's claims (RTX 4090), printed beside ours.
+CLAIMS = {"fp8-w8a8": 588.0, "int8-2:4": 1320.0, "int4-2:4": 1854.0}
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def skip(why: str) -> int:
+    log(f"bench/gemm.py: skipped: {why}")
+    return SKIP
+
+
+def git_info() -> dict[str, Any]:
+    def git(*a: str) -> str:
+        r = subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True, timeout=30)
+        return r.stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD") or None,
+                "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+                "branch": git("rev-parse", "--abbrev-ref", "HEAD") or None}
+    except Exception as e:  # noqa: BLE001
+        return {"commit": None, "error": str(e)}
+
+
+def time_call(torch, fn: Callable[[], Any], min_s: float = 0.05, max_iters: int = 200) -> float:
+    """Median seconds per call of fn (enqueued on torch's current stream), timed with events."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    est = max(start.elapsed_time(end) / 1e3, 1e-6)
+    iters = max(5, min(max_iters, int(math.ceil(min_s / est))))
+    samples = []
+    for _ in range(5):
+        start.record()
+        for _ in range(iters):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 1e3 / iters)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--formats", default=",".join(PYVT_FORMATS + TORCH_FORMATS))
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--m", default=",".join(map(str, MS)))
+    ap.add_argument("--no-square", action="store_true", help="skip M = N = K = 4096")
+    ap.add_argument("--quick", action="store_true", help="M in {1, 512}, TinyLlama only, short timings")
+    ap.add_argument("--results-dir", default=str(ROOT / "bench" / "results"))
+    a = ap.parse_args(argv)
+    a.formats = [f for f in a.formats.split(",") if f]
+    a.models = [m for m in a.models.split(",") if m]
+    a.m = [int(v) for v in a.m.split(",") if v]
+    if a.quick:
+        a.m, a.models = [1, 512], ["tinyllama-1.1b"]
+    bad = [f for f in a.formats if f not in PYVT_FORMATS + TORCH_FORMATS] + [m for m in a.models if m not in MODELS]
+    if bad:
+        ap.error(f"unknown format/model: {', '.join(bad)}")
+    return a
+
+
+def main(argv: list[str] | None = None) -> int:
+    raw_argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if importlib.util.find_spec("torch") is None:
+        return skip("PyTorch is not installed (it supplies the device buffers, the timers and the baselines)")
+    import numpy as np
+    import torch
+
+    if not torch.cuda.is_available():
+        return skip("torch sees no CUDA device")
+    import pyvt
+    from pyvt import ops
+
+    if not ops.cuda_available():
+        return skip(f"pyvt cannot use the GPU: {pyvt.backends()!r}")
+    try:
+        probe = ops.prepack_fp8(np.ones((16, 16), np.float32), device="cuda")
+        probe.close()
+    except TypeError:
+        return skip("this pyvt has no device prepack (prepack_*(w, device='cuda')): the device API is not in this build")
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(0)
+    started = _dt.datetime.now()
+    env = {
+        "machine": {"host": socket.gethostname(), "gpu": props.name, "sm": f"{props.major}.{props.minor}",
+                    "sms": props.multi_processor_count, "gpu_memory_gib": round(props.total_memory / 2**30, 1),
+                    "os": platform.platform(), "python": platform.python_version()},
+        "versions": {"pyvt": getattr(pyvt, "__version__", "?"), "torch": torch.__version__,
+                     "torch_cuda": torch.version.cuda, "numpy": np.__version__},
+        "backends": pyvt.backends(),
+        "git": git_info(),
+        "command": " ".join(shlex.quote(x) for x in [sys.executable, "bench/gemm.py", *raw_argv]),
+        "date": started.isoformat(timespec="seconds"),
+    }
+    log(f"{props.name} (sm_{props.major}{props.minor}, {props.multi_processor_count} SMs), torch {torch.__version__}")
+    log(pyvt.backends())
+
+    shapes: list[tuple[str, int, int, list[int]]] = []  # (label, N, K, Ms)
+    if not args.no_square and not args.quick:
+        shapes.append(("4096^3", 4096, 4096, [4096]))
+    for model in args.models:
+        for proj, n, k in MODELS[model]:
+            shapes.append((f"{model} {proj}", n, k, args.m))
+
+    min_s = 0.02 if args.quick else 0.05
+    rows: list[dict[str, Any]] = []
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    for label, n, k, ms in shapes:
+        w = (torch.randn(n, k, generator=gen) * 0.02).numpy()
+        packed: dict[str, Any] = {}
+        prep = {"fp8-w8a8": ops.prepack_fp8, "fp8-w8a16": ops.prepack_fp8, "int8-2:4": ops.prepack_int8_sparse24,
+                "int4-2:4": ops.prepack_int4_sparse24, "int8-w8a16": ops.prepack_int8_blocked}
+        call = {"fp8-w8a8": ops.linear_fp8, "fp8-w8a16": ops.linear_fp8_w8a16, "int8-2:4": ops.linear_int8_sparse,
+                "int4-2:4": ops.linear_int4_sparse, "int8-w8a16": ops.linear_int8_w8a16}
+        wd = torch.from_numpy(w).to(dev)
+        w_bf16 = wd.to(torch.bfloat16)
+        torch_prep: dict[str, Any] = {}
+        for m in ms:
+            x = torch.randn(m, k, generator=gen).to(dev)
+            ref = x @ wd.t()
+            flops = 2.0 * m * n * k
+            for fmt in args.formats:
+                row: dict[str, Any] = {"shape": label, "M": m, "N": n, "K": k, "format": fmt}
+                try:
+                    if fmt in PYVT_FORMATS:
+                        if fmt not in packed:
+                            packed[fmt] = prep[fmt](w, device="cuda")
+                        p, f = packed[fmt], call[fmt]
+                        out = torch.empty(m, n, device=dev)
+                        try:
+                            f(x, p, out=out)
+                            fn = lambda: f(x, p, out=out)  # noqa: E731
+                        except TypeError:
+                            fn = lambda: f(x, p)  # noqa: E731
+                        y = torch.as_tensor(f(x, p), device=dev)
+                    else:
+                        fn, y = torch_case(torch, fmt, x, wd, w_bf16, torch_prep)
+                    t = time_call(torch, fn, min_s)
+                    err = float((y.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+                    row.update(status="ok", us=round(t * 1e6, 2), tflops=round(flops / t / 1e12, 2), nerr=err)
+                except Exception as e:  # noqa: BLE001 - a backend that cannot run this cell
+                    row.update(status=f"error: {type(e).__name__}: {e}"[:240])
+                rows.append(row)
+                log(f"{label:>26} M={m:<5} {fmt:<15} " + (f"{row['us']:>10.1f} us {row['tflops']:>8.1f} T(FL)OPS"
+                                                         f"  nerr {row['nerr']:.2e}" if row["status"] == "ok"
+                                                         else row["status"]))
+        for p in packed.values():
+            p.close()
+        del wd, w_bf16, torch_prep
+        torch.cuda.empty_cache()
+
+    env["rows"] = rows
+    env["claims_rtx4090"] = CLAIMS
+    out_dir = Path(args.results_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = started.strftime("%Y%m%dT%H%M%S")
+    (out_dir / f"gemm-{stamp}.json").write_text(json.dumps(env, indent=1) + "\n")
+    md = render_md(env, args.formats)
+    (out_dir / f"gemm-{stamp}.md").write_text(md)
+    log("")
+    log(md)
+    log(f"wrote {out_dir / f'gemm-{stamp}.json'} and .md")
+    return 0
+
+
+def torch_case(torch, fmt: str, x, wd, w_bf16, cache: dict[str, Any]):
+    """(callable, result) for a PyTorch baseline; raises when the device or build lacks it."""
+    m = x.shape[0]
+    if fmt == "torch-bf16":
+        xb = x.to(torch.bfloat16)
+        return (lambda: xb @ w_bf16.t()), xb @ w_bf16.t()
+    if fmt == "torch-fp8":
+        if "fp8" not in cache:
+            sw = wd.abs().max() / 448.0
+            cache["fp8"] = ((wd / sw).to(torch.float8_e4m3fn), sw.float().reshape(()))
+        wq, sw = cache["fp8"]
+        sx = x.abs().max() / 448.0
+        xq, sx = (x / sx).to(torch.float8_e4m3fn), sx.float().reshape(())
+        fn = lambda: torch._scaled_mm(xq, wq.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)  # noqa: E731
+        return fn, fn()
+    if fmt in ("torch-bf16-2:4", "torch-int8-2:4"):
+        from torch.sparse import to_sparse_semi_structured
+
+        if m < 32:
+            raise ValueError("semi-structured sparse matmul needs at least 32 rows of input here")
+        if fmt not in cache:
+            # 2:4 magnitude pruning along K, as pyvt's prepack does.
+            g = wd.reshape(wd.shape[0], -1, 4)
+            keep = g.abs().topk(2, dim=-1).indices
+            mask = torch.zeros_like(g, dtype=torch.bool).scatter_(-1, keep, True).reshape(wd.shape)
+            if fmt == "torch-bf16-2:4":
+                cache[fmt] = to_sparse_semi_structured((wd * mask).to(torch.bfloat16))
+            else:
+                s = wd.abs().amax() / 127.0
+                cache[fmt] = (to_sparse_semi_structured(((wd / s).round().clamp(-127, 127) * mask).to(torch.int8)), s)
+        if fmt == "torch-bf16-2:4":
+            ws = cache[fmt]
+            xt = x.to(torch.bfloat16).t().contiguous()
+            fn = lambda: torch.mm(ws, xt)  # noqa: E731  (yᵀ = W·xᵀ: the sparse operand first)
+            return fn, fn().t()
+        ws, s = cache[fmt]
+        sx = x.abs().amax() / 127.0
+        xq = (x / sx).round().clamp(-127, 127).to(torch.int8).t().contiguous()
+        fn = lambda: torch.mm(ws, xq)  # noqa: E731
+        return fn, fn().t().float() * (sx * s)
+    raise ValueError(fmt)
+
+
+def render_md(env: dict[str, Any], formats: list[str]) -> str:
+    m = env["machine"]
+    lines = [f"# GEMM throughput, {m['gpu']} (sm_{m['sm'].replace('.', '')}, {m['sms']} SMs)", "",
+             f"{env['date']}, commit {env['git'].get('commit')}{' (dirty)' if env['git'].get('dirty') else ''}, "
+             f"torch {env['versions']['torch']} (CUDA {env['versions']['torch_cuda']}), pyvt {env['versions']['pyvt']}",
+             "", "```", env["backends"], "```", "",
+             "TFLOPS / TOPS = 2·M·N·K / median time (dense-equivalent for 2:4 sparse); inputs and outputs in device "
+             "memory; `-` = not run, `err` = the backend refused (see the JSON).", ""]
+    cells: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in env["rows"]:
+        cells.setdefault((r["shape"], r["M"]), {})[r["format"]] = r
+    lines.append("| shape | M | " + " | ".join(formats) + " |")
+    lines.append("|---|---:|" + "---:|" * len(formats))
+    for (shape, mm), fm in cells.items():
+        vals = []
+        for f in formats:
+            r = fm.get(f)
+            vals.append("-" if r is None else f"{r['tflops']:.1f}" if r["status"] == "ok" else "err")
+        lines.append(f"| {shape} | {mm} | " + " | ".join(vals) + " |")
+    sq = cells.get(("4096^3", 4096), {})
+    if sq:
+        lines += ["", "At 4096³ beside the original's RTX 4090 claims (TFLOPS / TOPS):", ""]
+        for f, claim in CLAIMS.items():
+            r = sq.get(f)
+            ours = f"{r['tflops']:.1f}" if r and r["status"] == "ok" else "n/a"
+            lines.append(f"* {f}: ours {ours} on {m['gpu']}; claimed {claim:.0f} on an RTX 4090")
+        fp8, cub = sq.get("fp8-w8a8"), sq.get("torch-fp8")
+        if fp8 and cub and fp8["status"] == cub["status"] == "ok":
+            lines.append(f"* FP8 dense vs cuBLASLt FP8: {100 * fp8['tflops'] / cub['tflops']:.0f} % (goal ≥ 90 %)")
+        sp = sq.get("int8-2:4")
+        if sp and fp8 and sp["status"] == fp8["status"] == "ok":
+            lines.append(f"* INT8 2:4 vs our FP8 dense: {sp['tflops'] / fp8['tflops']:.2f}× (goal ≥ 1.4×)")
+        i4 = sq.get("int4-2:4")
+        if sp and i4 and sp["status"] == i4["status"] == "ok":
+            lines.append(f"* INT4 2:4 vs INT8 2:4: {i4['tflops'] / sp['tflops']:.2f}× (INT4 runs on the INT8 kernel)")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
