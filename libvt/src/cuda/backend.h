@@ -98,8 +98,10 @@ void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_
 
 // ---- Packed weights and linears (the inference API on the device) -------------------------
 
-// Device copy of a dense packed weight (INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL, BF16);
-// 2:4 sparse formats -> VT_STATUS_UNSUPPORTED.
+// Device copy of a packed weight: the dense formats (INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL,
+// BF16) for the W8A16 kernels (FP8_CHANNEL also for the CUTLASS W8A8 GEMM on sm_89+), the 2:4
+// sparse formats for the CUTLASS sparse GEMM (built without CUTLASS: VT_STATUS_BACKEND_UNAVAILABLE
+// saying so). docs/cuda.md "CUTLASS GEMMs" says which kernel runs which call.
 CudaPackedPtr cuda_upload_packed(const vt_packed& p, int device_index);
 int64_t cuda_packed_device_bytes(const CudaPacked& cp);
 
