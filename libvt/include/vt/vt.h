@@ -141,7 +141,12 @@ typedef enum vt_format {
      * lower index), quantized with one f32 scale per output channel (absmax/127).
      * Storage (CPU): values [out, in/2] int8 in K order, and metadata [out, in/4] uint8
      * where byte g holds the two kept indices of group g: idx0 | idx1 << 2, idx0 < idx1.
-     * Linears quantize the input per row to INT8 (absmax/127) and accumulate in int32.  */
+     * Linears quantize the input per row to INT8 (absmax/127) and accumulate in int32.
+     * On CUDA the same values and metadata are repacked at upload for CUTLASS's sparse
+     * GEMM (mma.sp): values [out, in/2] int8, metadata one 32-bit word per 32 K (the meta
+     * bytes of 8 groups as nibbles) reordered as cutlass::reorder_meta does; INT4 values
+     * are widened to int8 there and run on the same kernel with the same integer results
+     * (libvt/src/cuda/layout.h; docs/cuda.md "CUTLASS GEMMs").                           */
     VT_FORMAT_INT8_SPARSE24 = 4,
     /* As INT8_SPARSE24 with INT4 values in [-7, 7] (scale absmax/7), two per byte, the
      * lower K index in the low nibble: values [out, in/4] bytes. Linears quantize the
