@@ -5,6 +5,10 @@ The public face is :mod:`pyvt.ops`. Arrays cross into libvt without copies when 
 C-contiguous float32; strided input is refused with a message naming the argument (make it
 contiguous with ``np.ascontiguousarray``); float16 / bfloat16 inputs are converted natively.
 Every compute call releases the GIL.
+
+Weights prepacked with ``device="cuda"`` live on a GPU; their linears take numpy arrays (copied
+in and out) or device arrays exposing ``__cuda_array_interface__`` (PyTorch CUDA tensors, CuPy,
+:class:`DeviceArray`), used in place, and then return a :class:`DeviceArray`.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t, uint16_t
@@ -12,6 +16,7 @@ from pyvt._vt cimport *
 
 import math
 import re
+import sys
 
 import numpy as np
 
@@ -176,6 +181,7 @@ cdef class _Packed:
 
     @property
     def device(self):
+        """Where the weight is and its linears run: 'cpu' or 'cuda:N'."""
         cdef vt_packed_info i = self._info()
         return "cpu" if i.device == VT_DEVICE_CPU else f"cuda:{i.device_index}"
 
@@ -217,7 +223,29 @@ cdef class PackedInt4Sparse24(_Packed):
     """2:4 magnitude-pruned INT4 weight, per-channel scales (prepack_int4_sparse24)."""
 
 
-cdef object _prepack(object w, int fmt, int block, type cls):
+cdef tuple _device_arg(object device):
+    """(vt_device_kind, device_index) of 'cpu', 'cuda', 'cuda:N', 'auto' (or a torch.device)."""
+    if not isinstance(device, str):
+        if isinstance(getattr(device, "type", None), str) and hasattr(device, "index"):
+            device = str(device)  # torch.device('cuda', 1) -> 'cuda:1'
+        else:
+            raise TypeError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got "
+                            f"{type(device).__name__}")
+    d = device.strip().lower()
+    if d == "cpu":
+        return (VT_DEVICE_CPU, 0)
+    if d == "auto":
+        return (VT_DEVICE_AUTO, 0)
+    if d == "cuda":
+        return (VT_DEVICE_CUDA, 0)
+    m = re.fullmatch(r"cuda:([0-9]{1,4})", d)
+    if m is None:
+        raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
+    return (VT_DEVICE_CUDA, int(m.group(1)))
+
+
+cdef object _prepack(object w, int fmt, int block, type cls, object device="cpu"):
+    dev_kind, dev_index = _device_arg(device)
     _require_ndarray(w, "w")
     if w.ndim != 2:
         raise ValueError(f"w must be 2-D [out_features, in_features], got shape {w.shape}")
@@ -231,6 +259,8 @@ cdef object _prepack(object w, int fmt, int block, type cls):
     cdef vt_prepack_options o = vt_prepack_default_options()
     o.format = fmt
     o.block_size = block
+    o.device = dev_kind
+    o.device_index = dev_index
     cdef int64_t out_f = w.shape[0], in_f = w.shape[1]
     cdef vt_packed* p = NULL
     cdef vt_status st
@@ -250,40 +280,383 @@ cdef int _block_arg(object block_size) except -1:
     return block_size
 
 
-def prepack_fp8(w):
+def prepack_fp8(w, device="cpu"):
     """FP8 E4M3 weight with one scale per output channel (absmax / 448).
 
     w: float32 / float16 / bfloat16 ndarray [out_features, in_features], C-contiguous, finite.
+    device: 'cpu' (default), 'cuda' / 'cuda:N' (quantized on the host, then copied to that GPU;
+    BackendUnavailable naming the reason when it cannot be used) or 'auto' (the GPU when one
+    can be used and covers the format, else the CPU). ``handle.device`` says where it went.
     """
-    return _prepack(w, VT_FORMAT_FP8_CHANNEL, 0, PackedFp8)
+    return _prepack(w, VT_FORMAT_FP8_CHANNEL, 0, PackedFp8, device)
 
 
-def prepack_fp8_blocked(w, block_size=16):
+def prepack_fp8_blocked(w, block_size=16, device="cpu"):
     """FP8 E4M3 weight with one scale per `block_size` weights along K (absmax / 448).
 
     block_size: 16 (default), 32, 64 or 128, dividing in_features.
+    device: 'cpu' (default), 'cuda' / 'cuda:N' (quantized on the host, then copied to that GPU;
+    BackendUnavailable naming the reason when it cannot be used) or 'auto' (the GPU when one
+    can be used and covers the format, else the CPU). ``handle.device`` says where it went.
     """
-    return _prepack(w, VT_FORMAT_FP8_BLOCKED, _block_arg(block_size), PackedFp8)
+    return _prepack(w, VT_FORMAT_FP8_BLOCKED, _block_arg(block_size), PackedFp8, device)
 
 
-def prepack_int8_blocked(w, block_size=32):
+def prepack_int8_blocked(w, block_size=32, device="cpu"):
     """Symmetric INT8 weight, one scale per `block_size` weights along K (absmax / 127).
 
     block_size: 32 (default), 16, 64 or 128, dividing in_features.
+    device: 'cpu' (default), 'cuda' / 'cuda:N' (quantized on the host, then copied to that GPU;
+    BackendUnavailable naming the reason when it cannot be used) or 'auto' (the GPU when one
+    can be used and covers the format, else the CPU). ``handle.device`` says where it went.
     """
-    return _prepack(w, VT_FORMAT_INT8_BLOCKED, _block_arg(block_size), PackedInt8)
+    return _prepack(w, VT_FORMAT_INT8_BLOCKED, _block_arg(block_size), PackedInt8, device)
 
 
-def prepack_int8_sparse24(w):
+def prepack_int8_sparse24(w, device="cpu"):
     """2:4 sparse INT8: the 2 largest |w| of every 4 along K kept (ties: lower index),
-    per-channel scale absmax / 127. in_features must be a multiple of 4."""
-    return _prepack(w, VT_FORMAT_INT8_SPARSE24, 0, PackedInt8Sparse24)
+    per-channel scale absmax / 127. in_features must be a multiple of 4.
+
+    device: 'cpu' (default) or 'auto' (the CPU: the GPU kernels do not cover the 2:4 formats
+    yet; 'cuda' is refused with ValueError)."""
+    return _prepack(w, VT_FORMAT_INT8_SPARSE24, 0, PackedInt8Sparse24, device)
 
 
-def prepack_int4_sparse24(w):
+def prepack_int4_sparse24(w, device="cpu"):
     """2:4 sparse INT4 (values in [-7, 7]), per-channel scale absmax / 7.
-    in_features must be a multiple of 4."""
-    return _prepack(w, VT_FORMAT_INT4_SPARSE24, 0, PackedInt4Sparse24)
+    in_features must be a multiple of 4. device: as prepack_int8_sparse24."""
+    return _prepack(w, VT_FORMAT_INT4_SPARSE24, 0, PackedInt4Sparse24, device)
+
+
+# ---- device memory --------------------------------------------------------------------------
+
+cdef object _cai_stream(object s):
+    """The cudaStream_t (as an int) to order work on, from a __cuda_array_interface__ 'stream'
+    value: None (no ordering asked) and 1 are the legacy default stream (0 here), 2 the
+    per-thread default stream, anything else a stream handle."""
+    if s is None:
+        return 0
+    if isinstance(s, bool) or not isinstance(s, int):
+        raise TypeError(f"__cuda_array_interface__ 'stream' must be an int or None, got {s!r}")
+    if s == 0:
+        raise ValueError("__cuda_array_interface__ 'stream' is 0, which the protocol disallows "
+                         "(1 = legacy default stream, 2 = per-thread default stream)")
+    return 0 if s == 1 else s
+
+
+cdef object _stream_arg(object stream):
+    """A cudaStream_t as an int from the `stream=` argument: an int handle (0 = the legacy
+    default stream, 2 = the per-thread default stream), a torch.cuda.Stream (.cuda_stream) or
+    a cupy.cuda.Stream (.ptr)."""
+    for attr in ("cuda_stream", "ptr"):
+        v = getattr(stream, attr, None)
+        if v is not None and not isinstance(stream, (int, np.integer)):
+            stream = v
+            break
+    if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)):
+        raise TypeError(f"stream must be an int (a cudaStream_t), a torch.cuda.Stream or a "
+                        f"cupy.cuda.Stream, got {type(stream).__name__}")
+    if stream < 0 or stream >= 2 ** 64:
+        raise ValueError(f"stream must be a cudaStream_t value (>= 0), got {stream!r}")
+    return int(stream)
+
+
+cdef class DeviceArray:
+    """float32 array in GPU memory owned by pyvt (from vt_device_alloc), row-major, contiguous.
+
+    Returned by the linears of weights on a GPU when their input is device memory, and by
+    :func:`to_device`. Exposes ``__cuda_array_interface__`` (version 3): PyTorch
+    (``torch.as_tensor(a, device="cuda")``), CuPy (``cupy.asarray(a)``) and Numba use the memory
+    in place, and keep this object alive while they do. ``numpy()`` copies to the host.
+
+    The values are ready once the stream it was produced on (``.stream``, a cudaStream_t as an
+    int; 0 = the legacy default stream) reaches that point. Results of a linear on a PyTorch
+    input are produced on PyTorch's current stream, so PyTorch work that follows on that
+    stream sees them. ``close()`` frees the memory at once (after the GPU is done with pending
+    work): views taken by other libraries must not be used after it.
+    """
+
+    cdef void* _ptr
+    cdef int _dev
+    cdef tuple _shape
+    cdef Py_ssize_t _size
+    cdef object _stream  # cudaStream_t as an int (0 = legacy default)
+
+    def __cinit__(self):
+        self._ptr = NULL
+        self._dev = 0
+        self._shape = ()
+        self._size = 0
+        self._stream = 0
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("DeviceArray objects are returned by pyvt.to_device() and by the linears "
+                        "of weights on a GPU")
+
+    def __dealloc__(self):
+        if self._ptr != NULL:
+            vt_device_free(self._dev, self._ptr)
+            self._ptr = NULL
+
+    cdef void* _data(self) except NULL:
+        if self._ptr == NULL:
+            raise RuntimeError("this DeviceArray is closed")
+        return self._ptr
+
+    def close(self):
+        """Free the device memory now (idempotent; waits for the GPU's pending work, without
+        holding the GIL)."""
+        cdef void* p = self._ptr
+        cdef int dev = self._dev
+        self._ptr = NULL
+        if p != NULL:
+            with nogil:
+                vt_device_free(dev, p)
+
+    @property
+    def closed(self):
+        return self._ptr == NULL
+
+    def __enter__(self):
+        self._data()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def size(self):
+        return int(self._size)
+
+    @property
+    def nbytes(self):
+        return int(self._size) * 4
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float32)
+
+    @property
+    def device(self):
+        """'cuda:N'"""
+        return f"cuda:{self._dev}"
+
+    @property
+    def stream(self):
+        """The cudaStream_t (as an int, 0 = legacy default) the contents are produced on."""
+        return self._stream
+
+    @property
+    def data_ptr(self):
+        """The device address (int)."""
+        return <size_t>self._data()
+
+    def __len__(self):
+        return self._shape[0]
+
+    @property
+    def __cuda_array_interface__(self):
+        cdef size_t p = <size_t>self._data()
+        return {
+            "version": 3,
+            "shape": self._shape,
+            "typestr": "<f4",
+            "data": (int(p), False),
+            "strides": None,
+            "descr": [("", "<f4")],
+            # CAI: 1 = the legacy default stream; the consumer orders its work after ours.
+            "stream": 1 if self._stream == 0 else self._stream,
+        }
+
+    def numpy(self):
+        """A float32 ndarray copy in host memory (waits for the array's stream)."""
+        cdef void* p = self._data()
+        out = np.empty(self._shape, dtype=np.float32)
+        if self._size == 0:
+            return out
+        cdef float[::1] o = out.reshape(-1)
+        cdef size_t n = self._size * 4
+        cdef int dev = self._dev
+        cdef size_t st_h = self._stream
+        cdef vt_status st
+        with nogil:
+            st = vt_device_copy(dev, &o[0], p, n, VT_COPY_DEVICE_TO_HOST, <void*>st_h)
+        _check(st)
+        return out
+
+    def __repr__(self):
+        if self._ptr == NULL:
+            return "<DeviceArray (closed)>"
+        return f"<DeviceArray float32 shape={self._shape} device={self.device}>"
+
+
+cdef DeviceArray _empty_device(int dev, tuple shape, object stream):
+    cdef Py_ssize_t size = 1
+    for d in shape:
+        size *= d
+    cdef void* p = NULL
+    cdef size_t nbytes = size * 4
+    cdef vt_status st
+    with nogil:
+        st = vt_device_alloc(dev, nbytes, &p)
+    _check(st)
+    cdef DeviceArray a = DeviceArray.__new__(DeviceArray)
+    a._ptr = p
+    a._dev = dev
+    a._shape = shape
+    a._size = size
+    a._stream = stream
+    return a
+
+
+cdef DeviceArray _upload(object host, int dev, object stream):
+    """A DeviceArray copy of a C-contiguous float32 ndarray (the copy is complete on return)."""
+    cdef DeviceArray a = _empty_device(dev, tuple(host.shape), stream)
+    if host.size == 0:
+        return a
+    cdef const float[::1] h = host.reshape(-1)
+    cdef size_t n = host.size * 4
+    cdef size_t st_h = stream
+    cdef vt_status st
+    with nogil:
+        st = vt_device_copy(dev, a._ptr, &h[0], n, VT_COPY_HOST_TO_DEVICE, <void*>st_h)
+    _check(st)
+    return a
+
+
+def to_device(a, device="cuda", stream=None):
+    """Copy a host array (float32 / float16 / bfloat16 ndarray, C-contiguous) to a GPU as a
+    float32 :class:`DeviceArray`. device: 'cuda' or 'cuda:N'. stream: where the copy is ordered
+    (default: the legacy default stream); the copy is complete when this returns.
+    BackendUnavailable (naming the reason) when the GPU cannot be used."""
+    kind, idx = _device_arg(device)
+    if kind != VT_DEVICE_CUDA:
+        raise ValueError(f"to_device: device must be 'cuda' or 'cuda:N', got {device!r}")
+    _float_input(a, "a")
+    s = 0 if stream is None else _stream_arg(stream)
+    return _upload(_to_f32(a), idx, s)
+
+
+cdef class _DevView:
+    """An array argument in device memory, as read from its __cuda_array_interface__."""
+    cdef size_t ptr
+    cdef tuple shape
+    cdef object stream  # cudaStream_t to order on (int), from the producer
+    cdef object keep    # the object, alive for the call
+
+
+cdef bint _is_device_array(object x) except -1:
+    if isinstance(x, np.ndarray):
+        return False
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return bool(x.is_cuda)
+    return hasattr(x, "__cuda_array_interface__")
+
+
+cdef int _device_index_of(object x) except -2:
+    """The CUDA ordinal of a PyTorch / CuPy / pyvt device array, -1 when it cannot be told."""
+    if isinstance(x, DeviceArray):
+        return (<DeviceArray>x)._dev
+    d = getattr(x, "device", None)
+    if d is None:
+        return -1
+    if isinstance(getattr(d, "type", None), str):  # torch.device
+        if d.type != "cuda":
+            return -1
+        if d.index is not None:
+            return int(d.index)
+        torch = sys.modules.get("torch")
+        return int(torch.cuda.current_device()) if torch is not None else -1
+    i = getattr(d, "id", None)  # cupy.cuda.Device
+    if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+        return int(i)
+    return -1
+
+
+def _device_view(x, name):
+    """Check a __cuda_array_interface__ array: float32 ('<f4'), C-contiguous, no mask, a
+    non-null pointer. Returns (pointer, shape, stream to order on). Errors name `name`."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        if x.dtype != torch.float32:  # before the interface: older torch has no typestr for some
+            raise TypeError(f"{name} has dtype {x.dtype}; device inputs must be float32 "
+                            f"(convert it first, e.g. {name}.float())")
+        x = x.detach()  # the interface refuses tensors that require grad; pyvt computes no grads
+    cai = x.__cuda_array_interface__
+    if not isinstance(cai, dict):
+        raise TypeError(f"{name}.__cuda_array_interface__ is not a dict")
+    try:
+        shape = tuple(int(d) for d in cai["shape"])
+        typestr = cai["typestr"]
+        data = cai["data"]
+    except (KeyError, TypeError, ValueError) as e:
+        raise TypeError(f"{name}.__cuda_array_interface__ lacks a valid {e}") from None
+    if typestr not in ("<f4", "=f4"):
+        raise TypeError(f"{name} has typestr {typestr!r} ({_typestr_name(typestr)}); device inputs "
+                        f"must be float32 ('<f4'): convert it first (e.g. x.astype('float32'))")
+    if cai.get("mask") is not None:
+        raise ValueError(f"{name} has a mask; masked arrays are not supported")
+    strides = cai.get("strides")
+    if strides is not None:
+        want, acc = [], 4
+        for d in reversed(shape):
+            want.append(acc)
+            acc *= d
+        want.reverse()
+        if any(sd != w for sd, w, d in zip(strides, want, shape) if d != 1) or len(strides) != len(shape):
+            raise ValueError(f"{name} must be C-contiguous (got strides {tuple(strides)} bytes for "
+                             f"shape {shape}); pass {name}.contiguous() / cupy.ascontiguousarray")
+    ptr = int(data[0]) if data is not None and data[0] is not None else 0
+    size = 1
+    for d in shape:
+        size *= d
+    if size == 0:
+        raise ValueError(f"{name} is empty (shape {shape})")
+    if ptr == 0:
+        raise ValueError(f"{name} has a null device pointer")
+    return ptr, shape, _cai_stream(cai.get("stream"))
+
+
+def _typestr_name(t):
+    try:
+        return np.dtype(t).name
+    except TypeError:
+        return "unknown"
+
+
+cdef object _consumer_stream(object x, object cai_stream, int dev):
+    """The stream to run on when none is given: PyTorch's current stream of the device for a
+    torch tensor (PyTorch does not put its stream in the interface), else the one the
+    producer named in its interface (legacy default when none)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return int(torch.cuda.current_stream(dev).cuda_stream)
+    return cai_stream
+
+
+cdef _DevView _dev_arg(object x, str name, int dev):
+    """A device array argument on CUDA device `dev` (checked where the library tells)."""
+    xd = _device_index_of(x)
+    if xd >= 0 and xd != dev:
+        raise ValueError(f"{name} is on cuda:{xd} but the weight is on cuda:{dev}; move it "
+                         f"(e.g. {name}.to('cuda:{dev}')) or prepack the weight there")
+    ptr, shape, stream = _device_view(x, name)
+    cdef _DevView v = _DevView.__new__(_DevView)
+    v.ptr = ptr
+    v.shape = shape
+    v.stream = stream
+    v.keep = x
+    return v
 
 
 # ---- linears ------------------------------------------------------------------------------
@@ -318,8 +691,79 @@ cdef tuple _x_arg(object x, int64_t in_f, int64_t out_f):
     return x2, x2.shape[0], was_1d
 
 
-cdef object _linear(_Packed packed, object x, object bias, int quantize, int act):
+cdef object _host_weight_refuses(object x, vt_packed_info info):
+    raise TypeError(f"x is GPU memory ({type(x).__name__}) but the weight is on the CPU: prepack "
+                    f"the weight with device='cuda' to run there, or pass a host array "
+                    f"(e.g. x.cpu().numpy())")
+
+
+cdef object _no_stream_for_host(object stream):
+    if stream is not None:
+        raise ValueError("stream= applies to inputs in GPU memory (with a weight on the GPU); "
+                         "with host arrays the call is synchronous")
+
+
+cdef tuple _dev_x(_DevView xv, vt_packed_info info):
+    """(m, was_1d) of a device input [in] or [m, in]."""
+    shape = xv.shape
+    if len(shape) not in (1, 2):
+        raise ValueError(f"x must be 1-D [in_features] or 2-D [m, in_features], got shape {shape}")
+    if shape[len(shape) - 1] != info.in_features:
+        raise ValueError(f"x has {shape[len(shape) - 1]} features (shape {shape}) but the weight "
+                         f"has in_features = {info.in_features} (weight shape "
+                         f"({info.out_features}, {info.in_features}))")
+    return (1 if len(shape) == 1 else shape[0]), len(shape) == 1
+
+
+cdef tuple _dev_bias(object bias, str name, int64_t out_f, int dev, object stream):
+    """(device pointer or 0, object to keep alive for the call) of a bias: a device array
+    [out] used in place, or a host array uploaded for the call."""
+    if bias is None:
+        return 0, None
+    cdef _DevView v
+    if _is_device_array(bias):
+        v = _dev_arg(bias, name, dev)
+        if v.shape != (out_f,):
+            raise ValueError(f"{name} must have shape ({out_f},), got {v.shape}")
+        return v.ptr, v
+    b = _bias_arg(bias, name, out_f)
+    cdef DeviceArray a = _upload(b, dev, stream)
+    return <size_t>a._ptr, a
+
+
+cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object bias,
+                           int quantize, int act, object stream):
+    cdef int dev = info.device_index
+    cdef _DevView xv = _dev_arg(x, "x", dev)
+    m_obj, was_1d = _dev_x(xv, info)
+    st_obj = _stream_arg(stream) if stream is not None else _consumer_stream(x, xv.stream, dev)
+    bp_obj, bkeep = _dev_bias(bias, "bias", info.out_features, dev, st_obj)
+    cdef DeviceArray y = _empty_device(
+        dev, (info.out_features,) if was_1d else (m_obj, info.out_features), st_obj)
+    cdef int64_t m = m_obj
+    cdef size_t xp = xv.ptr, bp = bp_obj, sp = st_obj
+    cdef vt_linear_options o = vt_linear_default_options()
+    o.quantize_input = quantize
+    o.activation = act
+    cdef vt_status st
+    cdef vt_packed* p = packed._acquire()
+    try:
+        with nogil:
+            st = vt_linear_device(p, <const float*>xp, m, <const float*>bp, &o, <float*>y._ptr,
+                                  <void*>sp)
+    finally:
+        packed._release()
+    _check(st)
+    return y
+
+
+cdef object _linear(_Packed packed, object x, object bias, int quantize, int act, object stream):
     cdef vt_packed_info info = packed._info()
+    if _is_device_array(x):
+        if info.device != VT_DEVICE_CUDA:
+            _host_weight_refuses(x, info)
+        return _linear_device(packed, info, x, bias, quantize, act, stream)
+    _no_stream_for_host(stream)
     xa, m_obj, was_1d = _x_arg(x, info.in_features, info.out_features)
     b = _bias_arg(bias, "bias", info.out_features)
     cdef int64_t m = m_obj
@@ -345,52 +789,93 @@ cdef object _linear(_Packed packed, object x, object bias, int quantize, int act
     return out.reshape(info.out_features) if was_1d else out
 
 
-def linear_fp8(x, packed, bias=None):
+def linear_fp8(x, packed, bias=None, *, stream=None):
     """W8A8: y = fp8(x)·Wᵀ + bias, x quantized per row to E4M3 (scale absmax / 448).
 
     x: float32/float16/bfloat16 [in] or [m, in]; packed: PackedFp8; bias: None or [out].
     Returns float32 [out] or [m, out].
+
+    Every linear, for a weight on a GPU (prepack_*(..., device='cuda')): x (and bias) may be
+    host arrays (copied in and out; a numpy result, synchronous) or float32 C-contiguous
+    arrays in that GPU's memory exposing __cuda_array_interface__ (PyTorch CUDA tensors,
+    CuPy, DeviceArray), used in place: the result is a DeviceArray, the work is enqueued on
+    `stream` (default: PyTorch's current stream for a torch tensor, else the stream the
+    input's interface names, else the legacy default stream) and the call returns without
+    waiting for it. A host bias with a device x is uploaded for the call (which then waits).
     """
     return _linear(_packed_arg(packed, PackedFp8, "linear_fp8", "prepack_fp8 / prepack_fp8_blocked"),
-                   x, bias, 1, VT_ACTIVATION_NONE)
+                   x, bias, 1, VT_ACTIVATION_NONE, stream)
 
 
-def linear_fp8_w8a16(x, packed, bias=None):
+def linear_fp8_w8a16(x, packed, bias=None, *, stream=None):
     """W8A16: y = x·Wᵀ + bias with the input kept in float (the recommended LLM path)."""
     return _linear(_packed_arg(packed, PackedFp8, "linear_fp8_w8a16",
-                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_NONE)
+                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_NONE, stream)
 
 
-def linear_int8_w8a16(x, packed, bias=None):
+def linear_int8_w8a16(x, packed, bias=None, *, stream=None):
     """W8A16 over a blocked INT8 weight: y = x·Wᵀ + bias, input kept in float."""
     return _linear(_packed_arg(packed, PackedInt8, "linear_int8_w8a16", "prepack_int8_blocked"),
-                   x, bias, 0, VT_ACTIVATION_NONE)
+                   x, bias, 0, VT_ACTIVATION_NONE, stream)
 
 
-def linear_gelu_fp8(x, packed, bias=None):
+def linear_gelu_fp8(x, packed, bias=None, *, stream=None):
     """y = gelu(x·Wᵀ + bias), exact (erf) GELU fused into the W8A16 FP8 linear."""
     return _linear(_packed_arg(packed, PackedFp8, "linear_gelu_fp8",
-                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_GELU)
+                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_GELU, stream)
 
 
-def linear_int8_sparse(x, packed, bias=None):
+def linear_int8_sparse(x, packed, bias=None, *, stream=None):
     """2:4 sparse INT8: x quantized per row to INT8 (absmax / 127), int32 accumulation,
     dequantized with x scale · weight scale, plus bias."""
     return _linear(_packed_arg(packed, PackedInt8Sparse24, "linear_int8_sparse",
-                               "prepack_int8_sparse24"), x, bias, 1, VT_ACTIVATION_NONE)
+                               "prepack_int8_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream)
 
 
-def linear_int4_sparse(x, packed, bias=None):
+def linear_int4_sparse(x, packed, bias=None, *, stream=None):
     """2:4 sparse INT4: x quantized per row to INT4 (absmax / 7), integer accumulation."""
     return _linear(_packed_arg(packed, PackedInt4Sparse24, "linear_int4_sparse",
-                               "prepack_int4_sparse24"), x, bias, 1, VT_ACTIVATION_NONE)
+                               "prepack_int4_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream)
 
 
-def linear_swiglu_fp8(x, gate, up, bias=None):
+cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, object bias,
+                           object stream):
+    cdef int dev = gi.device_index
+    cdef _DevView xv = _dev_arg(x, "x", dev)
+    m_obj, was_1d = _dev_x(xv, gi)
+    st_obj = _stream_arg(stream) if stream is not None else _consumer_stream(x, xv.stream, dev)
+    gb_obj, gkeep = _dev_bias(None if bias is None else bias[0], "bias[0] (gate bias)",
+                              gi.out_features, dev, st_obj)
+    ub_obj, ukeep = _dev_bias(None if bias is None else bias[1], "bias[1] (up bias)",
+                              gi.out_features, dev, st_obj)
+    cdef DeviceArray y = _empty_device(
+        dev, (gi.out_features,) if was_1d else (m_obj, gi.out_features), st_obj)
+    cdef int64_t m = m_obj
+    cdef size_t xp = xv.ptr, gbp = gb_obj, ubp = ub_obj, sp = st_obj
+    cdef vt_linear_options o = vt_linear_default_options()
+    cdef vt_status st
+    cdef vt_packed* gp = g._acquire()
+    cdef vt_packed* upp
+    try:
+        upp = u._acquire()
+        try:
+            with nogil:
+                st = vt_linear_swiglu_device(gp, upp, <const float*>xp, m, <const float*>gbp,
+                                             <const float*>ubp, &o, <float*>y._ptr, <void*>sp)
+        finally:
+            u._release()
+    finally:
+        g._release()
+    _check(st)
+    return y
+
+
+def linear_swiglu_fp8(x, gate, up, bias=None, *, stream=None):
     """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, W8A16.
 
-    gate, up: PackedFp8 of the same shape and format. bias: None, or a pair
-    (gate_bias, up_bias) where each is None or float [out].
+    gate, up: PackedFp8 of the same shape and format, on the same device. bias: None, or a
+    pair (gate_bias, up_bias) where each is None or float [out]. Device inputs, `stream`: as
+    linear_fp8.
     """
     cdef _Packed g = _packed_arg(gate, PackedFp8, "linear_swiglu_fp8 (gate)",
                                  "prepack_fp8 / prepack_fp8_blocked")
@@ -403,11 +888,19 @@ def linear_swiglu_fp8(x, gate, up, bias=None):
                          f"({ui.out_features}, {ui.in_features})")
     if bias is None:
         gb, ub = None, None
-    elif isinstance(bias, (tuple, list)) and len(bias) == 2:
+    elif not (isinstance(bias, (tuple, list)) and len(bias) == 2):
+        raise TypeError("bias must be None or a pair (gate_bias, up_bias)")
+    if gi.device != ui.device or gi.device_index != ui.device_index:
+        raise ValueError(f"gate is on {g.device} and up on {u.device}; both must be on the same "
+                         f"device (prepack them with the same device=)")
+    if _is_device_array(x):
+        if gi.device != VT_DEVICE_CUDA:
+            _host_weight_refuses(x, gi)
+        return _swiglu_device(g, u, gi, x, bias, stream)
+    _no_stream_for_host(stream)
+    if bias is not None:
         gb = _bias_arg(bias[0], "bias[0] (gate bias)", gi.out_features)
         ub = _bias_arg(bias[1], "bias[1] (up bias)", gi.out_features)
-    else:
-        raise TypeError("bias must be None or a pair (gate_bias, up_bias)")
     xa, m_obj, was_1d = _x_arg(x, gi.in_features, gi.out_features)
     cdef int64_t m = m_obj
     out = np.empty((m, gi.out_features), dtype=np.float32)
