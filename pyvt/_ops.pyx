@@ -731,17 +731,42 @@ cdef tuple _dev_bias(object bias, str name, int64_t out_f, int dev, object strea
     return <size_t>a._ptr, a
 
 
+cdef tuple _dev_out(object out, tuple shape, int dev, object stream):
+    """(device pointer, the object to return) for the result: `out` when given (a device
+    array of exactly `shape`, float32, C-contiguous, on device `dev`, written in place), else
+    a new DeviceArray."""
+    cdef DeviceArray y
+    cdef _DevView v
+    if out is None:
+        y = _empty_device(dev, shape, stream)
+        return <size_t>y._ptr, y
+    if not _is_device_array(out):
+        raise TypeError(f"out must be a device array (__cuda_array_interface__) on cuda:{dev}, "
+                        f"got {type(out).__name__}")
+    v = _dev_arg(out, "out", dev)
+    if v.shape != shape:
+        raise ValueError(f"out must have shape {shape}, got {v.shape}")
+    if isinstance(out, DeviceArray):
+        (<DeviceArray>out)._stream = stream  # its contents now come from this stream
+    return v.ptr, out
+
+
+cdef object _no_out_for_host(object out):
+    if out is not None:
+        raise ValueError("out= applies to inputs in GPU memory (with a weight on the GPU)")
+
+
 cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object bias,
-                           int quantize, int act, object stream):
+                           int quantize, int act, object stream, object out):
     cdef int dev = info.device_index
     cdef _DevView xv = _dev_arg(x, "x", dev)
     m_obj, was_1d = _dev_x(xv, info)
     st_obj = _stream_arg(stream) if stream is not None else _consumer_stream(x, xv.stream, dev)
     bp_obj, bkeep = _dev_bias(bias, "bias", info.out_features, dev, st_obj)
-    cdef DeviceArray y = _empty_device(
-        dev, (info.out_features,) if was_1d else (m_obj, info.out_features), st_obj)
+    yp_obj, y = _dev_out(out, (info.out_features,) if was_1d else (m_obj, info.out_features),
+                         dev, st_obj)
     cdef int64_t m = m_obj
-    cdef size_t xp = xv.ptr, bp = bp_obj, sp = st_obj
+    cdef size_t xp = xv.ptr, bp = bp_obj, sp = st_obj, yp = yp_obj
     cdef vt_linear_options o = vt_linear_default_options()
     o.quantize_input = quantize
     o.activation = act
@@ -749,7 +774,7 @@ cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object
     cdef vt_packed* p = packed._acquire()
     try:
         with nogil:
-            st = vt_linear_device(p, <const float*>xp, m, <const float*>bp, &o, <float*>y._ptr,
+            st = vt_linear_device(p, <const float*>xp, m, <const float*>bp, &o, <float*>yp,
                                   <void*>sp)
     finally:
         packed._release()
@@ -757,13 +782,15 @@ cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object
     return y
 
 
-cdef object _linear(_Packed packed, object x, object bias, int quantize, int act, object stream):
+cdef object _linear(_Packed packed, object x, object bias, int quantize, int act, object stream,
+                    object out):
     cdef vt_packed_info info = packed._info()
     if _is_device_array(x):
         if info.device != VT_DEVICE_CUDA:
             _host_weight_refuses(x, info)
-        return _linear_device(packed, info, x, bias, quantize, act, stream)
+        return _linear_device(packed, info, x, bias, quantize, act, stream, out)
     _no_stream_for_host(stream)
+    _no_out_for_host(out)
     xa, m_obj, was_1d = _x_arg(x, info.in_features, info.out_features)
     b = _bias_arg(bias, "bias", info.out_features)
     cdef int64_t m = m_obj
@@ -789,7 +816,7 @@ cdef object _linear(_Packed packed, object x, object bias, int quantize, int act
     return out.reshape(info.out_features) if was_1d else out
 
 
-def linear_fp8(x, packed, bias=None, *, stream=None):
+def linear_fp8(x, packed, bias=None, *, stream=None, out=None):
     """W8A8: y = fp8(x)·Wᵀ + bias, x quantized per row to E4M3 (scale absmax / 448).
 
     x: float32/float16/bfloat16 [in] or [m, in]; packed: PackedFp8; bias: None or [out].
@@ -802,44 +829,47 @@ def linear_fp8(x, packed, bias=None, *, stream=None):
     `stream` (default: PyTorch's current stream for a torch tensor, else the stream the
     input's interface names, else the legacy default stream) and the call returns without
     waiting for it. A host bias with a device x is uploaded for the call (which then waits).
+    out: None, or (device inputs only) a device array of the result's shape, float32,
+    C-contiguous, written in place and returned: reusing it saves an allocation per call and
+    the free of the result, which waits for the GPU (cudaFree).
     """
     return _linear(_packed_arg(packed, PackedFp8, "linear_fp8", "prepack_fp8 / prepack_fp8_blocked"),
-                   x, bias, 1, VT_ACTIVATION_NONE, stream)
+                   x, bias, 1, VT_ACTIVATION_NONE, stream, out)
 
 
-def linear_fp8_w8a16(x, packed, bias=None, *, stream=None):
+def linear_fp8_w8a16(x, packed, bias=None, *, stream=None, out=None):
     """W8A16: y = x·Wᵀ + bias with the input kept in float (the recommended LLM path)."""
     return _linear(_packed_arg(packed, PackedFp8, "linear_fp8_w8a16",
-                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_NONE, stream)
+                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_NONE, stream, out)
 
 
-def linear_int8_w8a16(x, packed, bias=None, *, stream=None):
+def linear_int8_w8a16(x, packed, bias=None, *, stream=None, out=None):
     """W8A16 over a blocked INT8 weight: y = x·Wᵀ + bias, input kept in float."""
     return _linear(_packed_arg(packed, PackedInt8, "linear_int8_w8a16", "prepack_int8_blocked"),
-                   x, bias, 0, VT_ACTIVATION_NONE, stream)
+                   x, bias, 0, VT_ACTIVATION_NONE, stream, out)
 
 
-def linear_gelu_fp8(x, packed, bias=None, *, stream=None):
+def linear_gelu_fp8(x, packed, bias=None, *, stream=None, out=None):
     """y = gelu(x·Wᵀ + bias), exact (erf) GELU fused into the W8A16 FP8 linear."""
     return _linear(_packed_arg(packed, PackedFp8, "linear_gelu_fp8",
-                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_GELU, stream)
+                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_GELU, stream, out)
 
 
-def linear_int8_sparse(x, packed, bias=None, *, stream=None):
+def linear_int8_sparse(x, packed, bias=None, *, stream=None, out=None):
     """2:4 sparse INT8: x quantized per row to INT8 (absmax / 127), int32 accumulation,
     dequantized with x scale · weight scale, plus bias."""
     return _linear(_packed_arg(packed, PackedInt8Sparse24, "linear_int8_sparse",
-                               "prepack_int8_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream)
+                               "prepack_int8_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream, out)
 
 
-def linear_int4_sparse(x, packed, bias=None, *, stream=None):
+def linear_int4_sparse(x, packed, bias=None, *, stream=None, out=None):
     """2:4 sparse INT4: x quantized per row to INT4 (absmax / 7), integer accumulation."""
     return _linear(_packed_arg(packed, PackedInt4Sparse24, "linear_int4_sparse",
-                               "prepack_int4_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream)
+                               "prepack_int4_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream, out)
 
 
 cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, object bias,
-                           object stream):
+                           object stream, object out):
     cdef int dev = gi.device_index
     cdef _DevView xv = _dev_arg(x, "x", dev)
     m_obj, was_1d = _dev_x(xv, gi)
@@ -848,10 +878,10 @@ cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, ob
                               gi.out_features, dev, st_obj)
     ub_obj, ukeep = _dev_bias(None if bias is None else bias[1], "bias[1] (up bias)",
                               gi.out_features, dev, st_obj)
-    cdef DeviceArray y = _empty_device(
-        dev, (gi.out_features,) if was_1d else (m_obj, gi.out_features), st_obj)
+    yp_obj, y = _dev_out(out, (gi.out_features,) if was_1d else (m_obj, gi.out_features),
+                         dev, st_obj)
     cdef int64_t m = m_obj
-    cdef size_t xp = xv.ptr, gbp = gb_obj, ubp = ub_obj, sp = st_obj
+    cdef size_t xp = xv.ptr, gbp = gb_obj, ubp = ub_obj, sp = st_obj, yp = yp_obj
     cdef vt_linear_options o = vt_linear_default_options()
     cdef vt_status st
     cdef vt_packed* gp = g._acquire()
@@ -861,7 +891,7 @@ cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, ob
         try:
             with nogil:
                 st = vt_linear_swiglu_device(gp, upp, <const float*>xp, m, <const float*>gbp,
-                                             <const float*>ubp, &o, <float*>y._ptr, <void*>sp)
+                                             <const float*>ubp, &o, <float*>yp, <void*>sp)
         finally:
             u._release()
     finally:
@@ -870,12 +900,12 @@ cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, ob
     return y
 
 
-def linear_swiglu_fp8(x, gate, up, bias=None, *, stream=None):
+def linear_swiglu_fp8(x, gate, up, bias=None, *, stream=None, out=None):
     """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, W8A16.
 
     gate, up: PackedFp8 of the same shape and format, on the same device. bias: None, or a
-    pair (gate_bias, up_bias) where each is None or float [out]. Device inputs, `stream`: as
-    linear_fp8.
+    pair (gate_bias, up_bias) where each is None or float [out]. Device inputs, `stream`,
+    `out`: as linear_fp8.
     """
     cdef _Packed g = _packed_arg(gate, PackedFp8, "linear_swiglu_fp8 (gate)",
                                  "prepack_fp8 / prepack_fp8_blocked")
@@ -896,8 +926,9 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, stream=None):
     if _is_device_array(x):
         if gi.device != VT_DEVICE_CUDA:
             _host_weight_refuses(x, gi)
-        return _swiglu_device(g, u, gi, x, bias, stream)
+        return _swiglu_device(g, u, gi, x, bias, stream, out)
     _no_stream_for_host(stream)
+    _no_out_for_host(out)
     if bias is not None:
         gb = _bias_arg(bias[0], "bias[0] (gate bias)", gi.out_features)
         ub = _bias_arg(bias[1], "bias[1] (up bias)", gi.out_features)

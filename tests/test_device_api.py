@@ -170,10 +170,14 @@ def test_torch_cuda_tensor_with_a_cpu_weight_is_refused():
             pyvt.linear_int8_w8a16(torch.zeros(2, 64, device="cuda"), p)
 
 
-def test_stream_with_host_arrays_is_refused():
-    with pyvt.prepack_int8_blocked(rand(16, 64)) as p:
+def test_stream_and_out_with_host_arrays_are_refused():
+    with pyvt.prepack_int8_blocked(rand(16, 64)) as p, pyvt.prepack_fp8(rand(16, 64)) as f:
         with pytest.raises(ValueError, match="stream= applies to inputs in GPU memory"):
             pyvt.linear_int8_w8a16(rand(2, 64), p, stream=0)
+        with pytest.raises(ValueError, match="out= applies to inputs in GPU memory"):
+            pyvt.linear_int8_w8a16(rand(2, 64), p, out=np.empty((2, 16), np.float32))
+        with pytest.raises(ValueError, match="out= applies to inputs in GPU memory"):
+            pyvt.linear_swiglu_fp8(rand(2, 64), f, f, out=np.empty((2, 16), np.float32))
 
 
 # The checks a device input goes through before it reaches libvt (libvt then checks that the
@@ -352,6 +356,35 @@ def test_gpu_torch_zero_copy(torch_cuda):
                 z3 = pyvt.linear_int8_w8a16(z, g3)  # DeviceArray in, on the stream z names
                 assert isinstance(z3, pyvt.DeviceArray) and z3.shape == (9, 16)
                 assert nerr(z3.numpy(), pyvt.linear_int8_w8a16(z.numpy(), c3)) < TOL
+
+
+@on_gpu
+def test_gpu_out_argument(torch_cuda):
+    torch = torch_cuda
+    w, wu = rand(40, 128, seed=15, scale=0.05), rand(40, 128, seed=16, scale=0.05)
+    with pyvt.prepack_fp8(w) as c, pyvt.prepack_fp8(w, device="cuda") as g, \
+            pyvt.prepack_fp8(wu) as cu, pyvt.prepack_fp8(wu, device="cuda") as gu:
+        xt = torch.randn(6, 128, device="cuda")
+        x_host = xt.cpu().numpy()
+        out = torch.full((6, 40), float("nan"), device="cuda")
+        r = pyvt.linear_fp8_w8a16(xt, g, out=out)
+        assert r is out
+        assert nerr(out.cpu().numpy(), pyvt.linear_fp8_w8a16(x_host, c)) < TOL
+        r = pyvt.linear_swiglu_fp8(xt, g, gu, out=out)
+        assert r is out and nerr(out.cpu().numpy(), pyvt.linear_swiglu_fp8(x_host, c, cu)) < TOL
+        with pyvt.to_device(x_host) as xd:
+            yd = pyvt.linear_gelu_fp8(xd, g)
+            assert pyvt.linear_gelu_fp8(xd, g, out=yd) is yd  # a DeviceArray as out
+            assert nerr(yd.numpy(), pyvt.linear_gelu_fp8(x_host, c)) < TOL
+        with pytest.raises(ValueError, match=r"out must have shape \(6, 40\), got \(6, 41\)"):
+            pyvt.linear_fp8_w8a16(xt, g, out=torch.empty(6, 41, device="cuda"))
+        with pytest.raises(TypeError, match="out must be a device array"):
+            pyvt.linear_fp8_w8a16(xt, g, out=np.empty((6, 40), np.float32))
+        with pytest.raises(TypeError, match="out has dtype torch.float16"):
+            pyvt.linear_fp8_w8a16(xt, g, out=torch.empty(6, 40, device="cuda", dtype=torch.float16))
+        buf = torch.zeros(6, 128, device="cuda")
+        with pytest.raises(ValueError, match="y overlaps x"):
+            pyvt.linear_fp8_w8a16(buf, g, out=buf.view(-1)[:240].view(6, 40))
 
 
 @on_gpu
