@@ -11,6 +11,11 @@ The same behaviour at the C level: tests/c/test_device_api.c.
 from __future__ import annotations
 
 import gc
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +24,10 @@ import pyvt
 from pyvt import _ops
 
 HAVE_CUDA = pyvt.ops.cuda_available()
+# Set by test_python_side_on_an_emulated_gpu for its child run (tests/c/emulated_gpu.c).
+EMULATED = os.environ.get("PYVT_TEST_EMULATED_GPU") == "1"
+needs_real_gpu = pytest.mark.skipif(EMULATED, reason="checks libvt's CUDA code, which the emulation replaces")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def on_gpu(test):
@@ -218,6 +227,33 @@ def test_device_view_names_the_argument():
         _ops._device_view(FakeCAI(typestr="<f2"), "bias[0] (gate bias)")
 
 
+@pytest.mark.skipif(HAVE_CUDA, reason="a GPU is here: the `cuda` tests run for real")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the emulation is an LD_PRELOAD shim (glibc)")
+def test_python_side_on_an_emulated_gpu(tmp_path):
+    """Run this file's `cuda` tests against tests/c/emulated_gpu.c, an LD_PRELOAD shim that
+    stands in for the GPU (host memory as device memory, CPU linears as device linears), so the
+    Python side of the device API runs in CI: DeviceArray, device inputs and their checks,
+    1-D / 2-D shapes, bias upload, out=, lifetimes. Tests that need PyTorch on CUDA skip."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    shim = tmp_path / "emulated_gpu.so"
+    build = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
+                            f"-I{pyvt.get_include()}", "-o", str(shim),
+                            str(ROOT / "tests" / "c" / "emulated_gpu.c"), "-ldl"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    env = dict(os.environ, LD_PRELOAD=str(shim), PYVT_TEST_EMULATED_GPU="1")
+    # cwd outside the repo: `-m` puts it on sys.path, and the repo's pyvt/ is the source tree
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cuda",
+                          "-rs", str(Path(__file__).resolve())],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    passed = int(out.split(" passed")[0].rsplit(None, 1)[-1])
+    assert passed >= 30, out  # the formats x m grid, swiglu, DeviceArray round trips
+
+
 # ==== on a GPU ===============================================================================
 
 DENSE = [  # (prepack, linear, quantize_input)
@@ -287,6 +323,7 @@ def test_gpu_swiglu_matches_cpu(m):
 
 
 @on_gpu
+@needs_real_gpu
 def test_gpu_sparse_formats_are_refused_on_cuda():
     with pytest.raises(ValueError, match="(?i)sparse|unsupported|not"):
         pyvt.prepack_int8_sparse24(rand(8, 64), device="cuda")
@@ -313,6 +350,7 @@ def test_gpu_device_array_interface_and_roundtrip():
 
 
 @on_gpu
+@needs_real_gpu
 def test_gpu_host_pointer_posing_as_device_memory_is_refused():
     """A __cuda_array_interface__ that points at host memory (wrong device) is caught by
     libvt before any kernel could fault on it."""
