@@ -12,6 +12,7 @@ in and out) or device arrays exposing ``__cuda_array_interface__`` (PyTorch CUDA
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t, uint16_t
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_SetName
 from pyvt._vt cimport *
 
 import math
@@ -547,11 +548,139 @@ def to_device(a, device="cuda", stream=None):
 
 
 cdef class _DevView:
-    """An array argument in device memory, as read from its __cuda_array_interface__."""
+    """An array argument in device memory, as read from its __cuda_array_interface__ or its
+    DLPack capsule."""
     cdef size_t ptr
     cdef tuple shape
     cdef object stream  # cudaStream_t to order on (int), from the producer
-    cdef object keep    # the object, alive for the call
+    cdef object keep    # the object (and a consumed DLPack tensor), alive for the call
+
+
+# ---- DLPack (the legacy, unversioned "dltensor" capsule: DLPack 0.x ABI) ----------------------
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef struct { int32_t device_type; int32_t device_id; } pyvt_DLDevice;
+    typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } pyvt_DLDataType;
+    typedef struct {
+        void* data;
+        pyvt_DLDevice device;
+        int32_t ndim;
+        pyvt_DLDataType dtype;
+        int64_t* shape;
+        int64_t* strides;
+        uint64_t byte_offset;
+    } pyvt_DLTensor;
+    typedef struct pyvt_DLManagedTensor {
+        pyvt_DLTensor dl_tensor;
+        void* manager_ctx;
+        void (*deleter)(struct pyvt_DLManagedTensor*);
+    } pyvt_DLManagedTensor;
+    static void pyvt_dl_delete(pyvt_DLManagedTensor* t) { if (t && t->deleter) t->deleter(t); }
+    """
+    ctypedef struct pyvt_DLDevice:
+        int32_t device_type
+        int32_t device_id
+    ctypedef struct pyvt_DLDataType:
+        uint8_t code
+        uint8_t bits
+        uint16_t lanes
+    ctypedef struct pyvt_DLTensor:
+        void* data
+        pyvt_DLDevice device
+        int32_t ndim
+        pyvt_DLDataType dtype
+        int64_t* shape
+        int64_t* strides
+        uint64_t byte_offset
+    ctypedef struct pyvt_DLManagedTensor:
+        pyvt_DLTensor dl_tensor
+    void pyvt_dl_delete(pyvt_DLManagedTensor* t)
+
+cdef enum:
+    _kDLCPU = 1
+    _kDLCUDA = 2
+    _kDLCUDAHost = 3
+    _kDLCUDAManaged = 13
+    _kDLFloat = 2
+
+_DL_DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA host (pinned)", 4: "OpenCL", 7: "Vulkan",
+                    8: "Metal", 10: "ROCm", 13: "CUDA managed"}
+
+
+cdef class _DLTensorOwner:
+    """A consumed DLPack tensor: its producer's deleter runs when this goes."""
+    cdef pyvt_DLManagedTensor* t
+
+    def __dealloc__(self):
+        if self.t != NULL:
+            pyvt_dl_delete(self.t)
+            self.t = NULL
+
+
+cdef bint _is_dlpack_cuda(object x) except -1:
+    if not (hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__")):
+        return False
+    d = x.__dlpack_device__()
+    return int(d[0]) in (_kDLCUDA, _kDLCUDAManaged)
+
+
+cdef _DevView _dlpack_view(object x, str name, int dev, object stream):
+    """Consume x.__dlpack__ (asked to be ready for `stream`, a cudaStream_t as an int, 0 = the
+    legacy default) as a float32 C-contiguous device array of device `dev`."""
+    dtype_, did = x.__dlpack_device__()
+    if int(did) != dev:
+        raise ValueError(f"{name} is on cuda:{did} but the weight is on cuda:{dev}")
+    s = 1 if stream == 0 else stream  # DLPack: 1 = the legacy default stream
+    try:
+        cap = x.__dlpack__(stream=s)
+    except TypeError:  # a producer without the stream keyword
+        cap = x.__dlpack__()
+    if not PyCapsule_IsValid(cap, b"dltensor"):
+        raise TypeError(f"{name}.__dlpack__() did not return an unused 'dltensor' capsule "
+                        f"(DLPack 1.x versioned capsules are not read; pass a "
+                        f"__cuda_array_interface__ array)")
+    cdef pyvt_DLManagedTensor* mt = <pyvt_DLManagedTensor*>PyCapsule_GetPointer(cap, b"dltensor")
+    PyCapsule_SetName(cap, b"used_dltensor")  # ours now: the capsule's destructor leaves it
+    cdef _DLTensorOwner owner = _DLTensorOwner.__new__(_DLTensorOwner)
+    owner.t = mt
+    cdef pyvt_DLTensor* t = &mt.dl_tensor
+    if t.device.device_type not in (_kDLCUDA, _kDLCUDAManaged) or t.device.device_id != dev:
+        raise ValueError(f"{name}'s DLPack tensor is on "
+                         f"{_DL_DEVICE_NAMES.get(t.device.device_type, t.device.device_type)} "
+                         f"device {t.device.device_id}, expected CUDA device {dev}")
+    if t.dtype.code != _kDLFloat or t.dtype.bits != 32 or t.dtype.lanes != 1:
+        raise TypeError(f"{name} has DLPack dtype (code {t.dtype.code}, {t.dtype.bits} bits, "
+                        f"{t.dtype.lanes} lanes); device inputs must be float32")
+    cdef int64_t acc = 1
+    cdef int i
+    dims, steps = [], []
+    for i in range(t.ndim):
+        dims.append(int(t.shape[i]))
+        if t.strides != NULL:
+            steps.append(int(t.strides[i]))
+    shape = tuple(dims)
+    if t.strides != NULL:
+        for i in range(t.ndim - 1, -1, -1):
+            if t.shape[i] != 1 and t.strides[i] != acc:
+                raise ValueError(f"{name} must be C-contiguous (got strides {tuple(steps)} "
+                                 f"elements for shape {shape})")
+            acc *= t.shape[i]
+    size = 1
+    for d in shape:
+        size *= d
+    if size == 0:
+        raise ValueError(f"{name} is empty (shape {shape})")
+    cdef size_t ptr = <size_t>t.data + <size_t>t.byte_offset
+    if ptr == 0:
+        raise ValueError(f"{name} has a null device pointer")
+    cdef _DevView v = _DevView.__new__(_DevView)
+    v.ptr = ptr
+    v.shape = shape
+    v.stream = stream
+    v.keep = (x, owner)
+    return v
 
 
 cdef bint _is_device_array(object x) except -1:
@@ -560,7 +689,7 @@ cdef bint _is_device_array(object x) except -1:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         return bool(x.is_cuda)
-    return hasattr(x, "__cuda_array_interface__")
+    return hasattr(x, "__cuda_array_interface__") or _is_dlpack_cuda(x)
 
 
 cdef int _device_index_of(object x) except -2:
@@ -644,8 +773,13 @@ cdef object _consumer_stream(object x, object cai_stream, int dev):
     return cai_stream
 
 
-cdef _DevView _dev_arg(object x, str name, int dev):
-    """A device array argument on CUDA device `dev` (checked where the library tells)."""
+cdef _DevView _dev_arg(object x, str name, int dev, object dl_stream):
+    """A device array argument on CUDA device `dev` (checked where the library tells), from
+    its __cuda_array_interface__, else its DLPack capsule (made ready for dl_stream, a
+    cudaStream_t as an int; None = the legacy default stream)."""
+    torch = sys.modules.get("torch")
+    if not hasattr(x, "__cuda_array_interface__") and not (torch is not None and isinstance(x, torch.Tensor)):
+        return _dlpack_view(x, name, dev, 0 if dl_stream is None else dl_stream)
     xd = _device_index_of(x)
     if xd >= 0 and xd != dev:
         raise ValueError(f"{name} is on cuda:{xd} but the weight is on cuda:{dev}; move it "
@@ -722,7 +856,7 @@ cdef tuple _dev_bias(object bias, str name, int64_t out_f, int dev, object strea
         return 0, None
     cdef _DevView v
     if _is_device_array(bias):
-        v = _dev_arg(bias, name, dev)
+        v = _dev_arg(bias, name, dev, stream)
         if v.shape != (out_f,):
             raise ValueError(f"{name} must have shape ({out_f},), got {v.shape}")
         return v.ptr, v
@@ -743,7 +877,7 @@ cdef tuple _dev_out(object out, tuple shape, int dev, object stream):
     if not _is_device_array(out):
         raise TypeError(f"out must be a device array (__cuda_array_interface__) on cuda:{dev}, "
                         f"got {type(out).__name__}")
-    v = _dev_arg(out, "out", dev)
+    v = _dev_arg(out, "out", dev, stream)
     if v.shape != shape:
         raise ValueError(f"out must have shape {shape}, got {v.shape}")
     if isinstance(out, DeviceArray):
@@ -759,9 +893,10 @@ cdef object _no_out_for_host(object out):
 cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object bias,
                            int quantize, int act, object stream, object out):
     cdef int dev = info.device_index
-    cdef _DevView xv = _dev_arg(x, "x", dev)
+    given = _stream_arg(stream) if stream is not None else None
+    cdef _DevView xv = _dev_arg(x, "x", dev, given)
     m_obj, was_1d = _dev_x(xv, info)
-    st_obj = _stream_arg(stream) if stream is not None else _consumer_stream(x, xv.stream, dev)
+    st_obj = given if given is not None else _consumer_stream(x, xv.stream, dev)
     bp_obj, bkeep = _dev_bias(bias, "bias", info.out_features, dev, st_obj)
     yp_obj, y = _dev_out(out, (info.out_features,) if was_1d else (m_obj, info.out_features),
                          dev, st_obj)
@@ -825,7 +960,8 @@ def linear_fp8(x, packed, bias=None, *, stream=None, out=None):
     Every linear, for a weight on a GPU (prepack_*(..., device='cuda')): x (and bias) may be
     host arrays (copied in and out; a numpy result, synchronous) or float32 C-contiguous
     arrays in that GPU's memory exposing __cuda_array_interface__ (PyTorch CUDA tensors,
-    CuPy, DeviceArray), used in place: the result is a DeviceArray, the work is enqueued on
+    CuPy, DeviceArray) or, failing that, DLPack (__dlpack__ / __dlpack_device__: JAX, ...),
+    used in place: the result is a DeviceArray, the work is enqueued on
     `stream` (default: PyTorch's current stream for a torch tensor, else the stream the
     input's interface names, else the legacy default stream) and the call returns without
     waiting for it. A host bias with a device x is uploaded for the call (which then waits).
@@ -871,9 +1007,10 @@ def linear_int4_sparse(x, packed, bias=None, *, stream=None, out=None):
 cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, object bias,
                            object stream, object out):
     cdef int dev = gi.device_index
-    cdef _DevView xv = _dev_arg(x, "x", dev)
+    given = _stream_arg(stream) if stream is not None else None
+    cdef _DevView xv = _dev_arg(x, "x", dev, given)
     m_obj, was_1d = _dev_x(xv, gi)
-    st_obj = _stream_arg(stream) if stream is not None else _consumer_stream(x, xv.stream, dev)
+    st_obj = given if given is not None else _consumer_stream(x, xv.stream, dev)
     gb_obj, gkeep = _dev_bias(None if bias is None else bias[0], "bias[0] (gate bias)",
                               gi.out_features, dev, st_obj)
     ub_obj, ukeep = _dev_bias(None if bias is None else bias[1], "bias[1] (up bias)",

@@ -23,8 +23,8 @@ Weights on a GPU (builds with CUDA)
     the weight in that GPU's memory (``handle.device`` is ``"cuda:N"``; ``"auto"`` falls back
     to the CPU, ``"cuda"`` raises :class:`BackendUnavailable` naming the reason). Its linears
     take host arrays (copied; numpy result) or float32 C-contiguous device arrays exposing
-    ``__cuda_array_interface__`` (PyTorch CUDA tensors, CuPy, :class:`DeviceArray`) used in
-    place, enqueued on the consumer's stream (PyTorch's current stream, or ``stream=``) without
+    ``__cuda_array_interface__`` (PyTorch CUDA tensors, CuPy, :class:`DeviceArray`) or DLPack,
+    used in place, enqueued on the consumer's stream (PyTorch's current stream, or ``stream=``) without
     waiting, and returning a :class:`DeviceArray` that PyTorch / CuPy read in place
     (``torch.as_tensor(y, device="cuda")``). ``to_device(a)`` copies a host array to a GPU.
 

@@ -10,6 +10,7 @@ The same behaviour at the C level: tests/c/test_device_api.c.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import shutil
@@ -58,6 +59,63 @@ class FakeCAI:
         base = dict(shape=(2, 64), typestr="<f4", data=(0x7F0000001000, False), version=3, strides=None)
         base.update(cai)
         self.__cuda_array_interface__ = base
+
+
+class DLPackOf:
+    """A DLPack producer (legacy 'dltensor' capsule, built with ctypes) over the memory of a
+    pyvt.DeviceArray: device arrays that only speak DLPack, without PyTorch."""
+
+    class _Dev(ctypes.Structure):
+        _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+    class _DType(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+    class _Tensor(ctypes.Structure):
+        pass
+
+    _Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+    def __init__(self, arr, device=(2, 0), dtype=(2, 32, 1), shape=None, strides=None):
+        self.arr, self.device, self.deleted, self.streams = arr, device, 0, []
+        shape = arr.shape if shape is None else shape
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * len(strides))(*strides)
+        self._fields = (arr.data_ptr, device, len(shape), dtype)
+
+        def deleter(_):
+            self.deleted += 1
+
+        self._deleter = self._Deleter(deleter)
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        T = type(self)
+        fields = [("data", ctypes.c_void_p), ("device", T._Dev), ("ndim", ctypes.c_int32),
+                  ("dtype", T._DType), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                  ("byte_offset", ctypes.c_uint64), ("manager_ctx", ctypes.c_void_p),
+                  ("deleter", T._Deleter)]
+        Managed = type("Managed", (ctypes.Structure,), {"_fields_": fields})
+        ptr, dev, ndim, dt = self._fields
+        self._managed = Managed(ptr, T._Dev(*dev), ndim, T._DType(*dt), ctypes.addressof(self._shape),
+                                None if self._strides is None else ctypes.addressof(self._strides),
+                                0, None, self._deleter)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self._managed), b"dltensor", None)
+
+
+class FakeDLPackDevice:
+    """Claims to be CUDA memory through DLPack (its capsule is never asked for)."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("not to be consumed")
 
 
 # ==== everywhere ===========================================================================
@@ -162,6 +220,12 @@ def test_device_input_with_a_cpu_weight_is_refused(fn, prepack):
     with prepack(rand(16, 64)) as p:
         with pytest.raises(TypeError, match=r"x is GPU memory \(FakeCAI\) but the weight is on the CPU"):
             fn(FakeCAI(), p)
+
+
+def test_dlpack_cuda_input_with_a_cpu_weight_is_refused():
+    with pyvt.prepack_int8_blocked(rand(16, 64)) as p:
+        with pytest.raises(TypeError, match=r"x is GPU memory \(FakeDLPackDevice\) but the weight is on the CPU"):
+            pyvt.linear_int8_w8a16(FakeDLPackDevice(), p)
 
 
 def test_device_input_with_cpu_swiglu_weights_is_refused():
@@ -330,6 +394,36 @@ def test_gpu_sparse_formats_are_refused_on_cuda():
 
 
 @on_gpu
+def test_gpu_dlpack_inputs():
+    w, x, b = rand(24, 64, seed=17, scale=0.05), rand(5, 64, seed=18), rand(24, seed=19)
+    with pyvt.prepack_int8_blocked(w) as c, pyvt.prepack_int8_blocked(w, device="cuda") as g, \
+            pyvt.to_device(x) as xd, pyvt.to_device(b) as bd:
+        ref = pyvt.linear_int8_w8a16(x, c, b)
+        dx, dbias = DLPackOf(xd), DLPackOf(bd)
+        y = pyvt.linear_int8_w8a16(dx, g, dbias)
+        assert isinstance(y, pyvt.DeviceArray) and y.shape == (5, 24)
+        assert nerr(y.numpy(), ref) < TOL
+        assert dx.deleted == 1 and dbias.deleted == 1  # consumed capsules are given back
+        assert dx.streams == [1] and dbias.streams == [1]  # asked ready for the legacy default stream
+        out = pyvt.to_device(np.zeros((5, 24), np.float32))
+        assert pyvt.linear_int8_w8a16(dx, g, out=DLPackOf(out)) is not None
+        assert nerr(out.numpy(), pyvt.linear_int8_w8a16(x, c)) < TOL
+        # explicit C-contiguous strides (in elements) are fine; others are not
+        y2 = pyvt.linear_int8_w8a16(DLPackOf(xd, strides=(64, 1)), g)
+        assert nerr(y2.numpy(), pyvt.linear_int8_w8a16(x, c)) < TOL
+        bad = DLPackOf(xd, strides=(1, 5))
+        with pytest.raises(ValueError, match=r"x must be C-contiguous \(got strides \(1, 5\) elements"):
+            pyvt.linear_int8_w8a16(bad, g)
+        assert bad.deleted == 1  # given back on errors too
+        with pytest.raises(TypeError, match=r"x has DLPack dtype \(code 2, 16 bits, 1 lanes\)"):
+            pyvt.linear_int8_w8a16(DLPackOf(xd, dtype=(2, 16, 1)), g)
+        with pytest.raises(ValueError, match="x has 32 features"):
+            pyvt.linear_int8_w8a16(DLPackOf(xd, shape=(10, 32)), g)
+        with pytest.raises(ValueError, match="x is on cuda:1 but the weight is on cuda:0"):
+            pyvt.linear_int8_w8a16(DLPackOf(xd, device=(2, 1)), g)
+
+
+@on_gpu
 def test_gpu_device_array_interface_and_roundtrip():
     a = rand(3, 5, seed=10)
     with pyvt.to_device(a) as d:
@@ -383,6 +477,16 @@ def test_gpu_torch_zero_copy(torch_cuda):
         del y
         gc.collect()
         assert t.data_ptr() == ptr and nerr(t.cpu().numpy(), ref) < TOL
+        # the same tensor through DLPack only
+        class OnlyDLPack:
+            def __dlpack__(self, stream=None):
+                return xt.__dlpack__(stream=stream)
+
+            def __dlpack_device__(self):
+                return xt.__dlpack_device__()
+
+        yl = pyvt.linear_int8_w8a16(OnlyDLPack(), g, bt)
+        assert nerr(torch.as_tensor(yl, device="cuda").cpu().numpy(), ref) < TOL
         # chained: a torch view of a pyvt result feeds the next linear, and so does a DeviceArray
         w2 = rand(32, out_f, seed=12, scale=0.05)
         with pyvt.prepack_int8_blocked(w2) as c2, pyvt.prepack_int8_blocked(w2, device="cuda") as g2:
