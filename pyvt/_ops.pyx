@@ -778,7 +778,9 @@ cdef _DevView _dev_arg(object x, str name, int dev, object dl_stream):
     its __cuda_array_interface__, else its DLPack capsule (made ready for dl_stream, a
     cudaStream_t as an int; None = the legacy default stream)."""
     torch = sys.modules.get("torch")
-    if not hasattr(x, "__cuda_array_interface__") and not (torch is not None and isinstance(x, torch.Tensor)):
+    is_torch = torch is not None and isinstance(x, torch.Tensor)
+    # (torch first: hasattr raises for a tensor that requires grad, which _device_view detaches)
+    if not is_torch and not hasattr(x, "__cuda_array_interface__"):
         return _dlpack_view(x, name, dev, 0 if dl_stream is None else dl_stream)
     xd = _device_index_of(x)
     if xd >= 0 and xd != dev:

@@ -454,7 +454,8 @@ def test_gpu_host_pointer_posing_as_device_memory_is_refused():
         with pytest.raises(ValueError, match=r"x \(0x[0-9a-f]+\) is (pinned )?host memory"):
             pyvt.linear_int8_w8a16(fake, g)
         # the weight and the context are still fine
-        assert nerr(pyvt.linear_int8_w8a16(host, g), pyvt.linear_int8_w8a16(host, g)) == 0
+        y = pyvt.linear_int8_w8a16(host, g)
+        assert y.shape == (2, 16) and np.isfinite(y).all()
 
 
 @on_gpu
