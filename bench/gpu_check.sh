@@ -145,12 +145,12 @@ EOF
     st=$?
     verdict "vt_cuda_test without PDL: $(grep -E '^[0-9]+ passed' "$OUT/cuda_ops.log" | tail -1)" $st
 
-    (cd "$ROOT" && timeout 600 "$PY" -P -m pytest -m cuda -v -rs -p no:cacheprovider tests/test_cuda.py tests/test_cuda_gemm.py tests/test_cuda_host.py) \
+    (cd "$ROOT" && timeout 600 "$PY" -P -m pytest -m cuda -v -rs -p no:cacheprovider tests/test_cuda.py tests/test_cuda_gemm.py tests/test_cuda_host.py tests/test_device_api.py) \
         > "$OUT/pytest_cuda.log" 2>&1
     st=$?
     verdict "pytest -m cuda: $(pytest_line "$OUT/pytest_cuda.log") (pytest_cuda.log)" $st
     echo "==== VT_CUDA_PDL=0 ====" >> "$OUT/pytest_cuda.log"
-    (cd "$ROOT" && VT_CUDA_PDL=0 timeout 300 "$PY" -P -m pytest -m cuda -q -p no:cacheprovider tests/test_cuda.py) \
+    (cd "$ROOT" && VT_CUDA_PDL=0 timeout 300 "$PY" -P -m pytest -m cuda -q -p no:cacheprovider tests/test_cuda.py tests/test_device_api.py) \
         >> "$OUT/pytest_cuda.log" 2>&1
     st=$?
     verdict "pytest -m cuda without PDL: $(pytest_line "$OUT/pytest_cuda.log")" $st

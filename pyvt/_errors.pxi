@@ -1,6 +1,8 @@
 # One place that turns a vt_status into the right Python exception, carrying libvt's message.
 # Included (not cimported) by each extension module.
 
+from pyvt.errors import BackendUnavailable
+
 cdef int _check(vt_status status) except -1:
     if status == VT_OK:
         return 0
@@ -16,7 +18,7 @@ cdef int _check(vt_status status) except -1:
     if status == VT_STATUS_OUT_OF_MEMORY:
         raise MemoryError(msg)
     if status == VT_STATUS_BACKEND_UNAVAILABLE:
-        raise RuntimeError(msg)
+        raise BackendUnavailable(msg)
     if status == VT_STATUS_CANCELLED:
         raise KeyboardInterrupt(msg)
     raise RuntimeError("libvt internal error: " + msg)

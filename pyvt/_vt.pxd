@@ -101,6 +101,22 @@ cdef extern from "vt/vt.h" nogil:
                                int64_t m, const float* gate_bias, const float* up_bias,
                                const vt_linear_options* options, float* y)
 
+    # ---- linears on device memory (CUDA), device memory for callers
+    vt_status vt_linear_device(const vt_packed* w, const float* x, int64_t m, const float* bias,
+                               const vt_linear_options* options, float* y, void* stream)
+    vt_status vt_linear_swiglu_device(const vt_packed* gate, const vt_packed* up, const float* x,
+                                      int64_t m, const float* gate_bias, const float* up_bias,
+                                      const vt_linear_options* options, float* y, void* stream)
+
+    ctypedef enum vt_copy_kind:
+        VT_COPY_HOST_TO_DEVICE
+        VT_COPY_DEVICE_TO_HOST
+
+    vt_status vt_device_alloc(int32_t device_index, size_t bytes, void** ptr)
+    void vt_device_free(int32_t device_index, void* ptr)
+    vt_status vt_device_copy(int32_t device_index, void* dst, const void* src, size_t bytes,
+                             int32_t kind, void* stream)
+
     # ---- sampling
     vt_status vt_argmax(const float* x, int64_t n, int64_t* index)
     vt_status vt_softmax(const float* x, int64_t n, float* y)

@@ -18,6 +18,16 @@ Linears (``x``: ``[in]`` or ``[m, in]``, float32 / float16 / bfloat16; result fl
     float32 C-contiguous inputs are used without a copy; strided arrays are refused with a
     message naming the argument. m == 1 is the memory-bound decode GEMV; m > 1 a GEMM.
 
+Weights on a GPU (builds with CUDA)
+    ``prepack_*(w, ..., device="cuda" | "cuda:N" | "auto")`` quantizes on the host and keeps
+    the weight in that GPU's memory (``handle.device`` is ``"cuda:N"``; ``"auto"`` falls back
+    to the CPU, ``"cuda"`` raises :class:`BackendUnavailable` naming the reason). Its linears
+    take host arrays (copied; numpy result) or float32 C-contiguous device arrays exposing
+    ``__cuda_array_interface__`` (PyTorch CUDA tensors, CuPy, :class:`DeviceArray`) or DLPack,
+    used in place, enqueued on the consumer's stream (PyTorch's current stream, or ``stream=``) without
+    waiting, and returning a :class:`DeviceArray` that PyTorch / CuPy read in place
+    (``torch.as_tensor(y, device="cuda")``). ``to_device(a)`` copies a host array to a GPU.
+
 Conversions
     ``convert``, ``fp8_e4m3_encode``, ``fp8_e4m3_decode`` (OCP e4m3fn, round-to-nearest-even,
     saturating to ±448), ``transpose``.
@@ -34,6 +44,7 @@ Library
 from __future__ import annotations
 
 from ._ops import (
+    DeviceArray,
     PackedFp8,
     PackedInt4Sparse24,
     PackedInt8,
@@ -61,12 +72,16 @@ from ._ops import (
     sample,
     set_num_threads,
     softmax,
+    to_device,
     transpose,
     uniform,
     version,
 )
+from .errors import BackendUnavailable
 
 __all__ = [
+    "BackendUnavailable",
+    "DeviceArray",
     "PackedFp8",
     "PackedInt4Sparse24",
     "PackedInt8",
@@ -94,6 +109,7 @@ __all__ = [
     "sample",
     "set_num_threads",
     "softmax",
+    "to_device",
     "transpose",
     "uniform",
     "version",

@@ -39,6 +39,7 @@ def test_installed_layout():
 
 @pytest.mark.parametrize("source, args", [
     ("tests/c/test_abi.c", []),
+    ("tests/c/test_device_api.c", []),
     ("examples/generate.c", ["--self-test"]),
 ])
 def test_c_program(tmp_path, source, args):

@@ -164,14 +164,37 @@ vt_status vt_prepack(const void* w, vt_dtype dtype, int64_t out_features, int64_
         VT_CHECK_ARG(o.device == VT_DEVICE_AUTO || o.device == VT_DEVICE_CPU ||
                      o.device == VT_DEVICE_CUDA,
                      "vt_prepack: device %d is not VT_DEVICE_AUTO (0), CPU (1) or CUDA (2)", o.device);
-        if (o.device == VT_DEVICE_CUDA && !vt::cuda_available())
-            vt::fail(VT_STATUS_BACKEND_UNAVAILABLE, "vt_prepack: device CUDA requested, but %s",
-                     vt::cuda_backend_line().c_str());
-        VT_CHECK_ARG(o.device != VT_DEVICE_CUDA, "vt_prepack: CUDA packing is not available in "
-                     "this build");
+        VT_CHECK_ARG(o.device == VT_DEVICE_CPU || o.device_index >= 0,
+                     "vt_prepack: device_index must be >= 0 (got %d)", o.device_index);
+        // Decide the device before quantizing: a refused device costs nothing.
+        bool on_cuda = false;
+        if (o.device == VT_DEVICE_CUDA) {
+            std::string why;
+            if (!vt::cuda_device_usable(o.device_index, &why))
+                vt::fail(VT_STATUS_BACKEND_UNAVAILABLE, "vt_prepack: device cuda:%d was requested, but %s",
+                         o.device_index, why.c_str());
+            on_cuda = true;
+        } else if (o.device == VT_DEVICE_AUTO) {
+            on_cuda = vt::cuda_device_usable(o.device_index, nullptr);
+        }
+        // Quantized on the host (the one packer: both backends hold the same numbers), then
+        // copied to the device; the host copy stays for vt_packed_unpack.
         auto p = vt::prepack(w, vt::check_dtype(dtype), out_features, in_features, f, o.block_size);
         p->device = VT_DEVICE_CPU;
         p->device_index = 0;
+        if (on_cuda) {
+            try {
+                p->cuda = vt::cuda_upload_packed(*p, o.device_index);
+                p->device = VT_DEVICE_CUDA;
+                p->device_index = o.device_index;
+            } catch (const vt::Error& e) {
+                // AUTO keeps a format the device kernels do not cover (or this build lacks, e.g.
+                // 2:4 sparse without CUTLASS) on the CPU.
+                if (o.device != VT_DEVICE_AUTO ||
+                    (e.status() != VT_STATUS_UNSUPPORTED && e.status() != VT_STATUS_BACKEND_UNAVAILABLE))
+                    throw;
+            }
+        }
         *out = p.release();
     });
 }
@@ -228,6 +251,58 @@ vt_status vt_linear_swiglu(const vt_packed* gate, const vt_packed* up, const flo
         VT_CHECK_ARG(up != nullptr, "vt_linear_swiglu: up is NULL");
         vt_linear_options o = options ? *options : vt_linear_default_options();
         vt::linear_swiglu(*gate, *up, x, m, gate_bias, up_bias, o, y);
+    });
+}
+
+vt_status vt_linear_device(const vt_packed* w, const float* x, int64_t m, const float* bias,
+                           const vt_linear_options* options, float* y, void* stream) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(w != nullptr, "vt_linear_device: w (the packed weight) is NULL");
+        vt_linear_options o = options ? *options : vt_linear_default_options();
+        vt::linear_device(*w, x, m, bias, o, y, stream);
+    });
+}
+
+vt_status vt_linear_swiglu_device(const vt_packed* gate, const vt_packed* up, const float* x, int64_t m,
+                                  const float* gate_bias, const float* up_bias,
+                                  const vt_linear_options* options, float* y, void* stream) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(gate != nullptr, "vt_linear_swiglu_device: gate is NULL");
+        VT_CHECK_ARG(up != nullptr, "vt_linear_swiglu_device: up is NULL");
+        vt_linear_options o = options ? *options : vt_linear_default_options();
+        vt::linear_swiglu_device(*gate, *up, x, m, gate_bias, up_bias, o, y, stream);
+    });
+}
+
+// ---- device memory --------------------------------------------------------------------
+
+vt_status vt_device_alloc(int32_t device_index, size_t bytes, void** ptr) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(ptr != nullptr, "vt_device_alloc: ptr is NULL");
+        VT_CHECK_ARG(device_index >= 0, "vt_device_alloc: device_index must be >= 0 (got %d)", device_index);
+        *ptr = vt::cuda_device_alloc(device_index, bytes);
+    });
+}
+
+void vt_device_free(int32_t device_index, void* ptr) {
+    if (ptr == nullptr) return;
+    try {
+        vt::cuda_device_free(device_index, ptr);
+    } catch (...) {  // a free cannot report; a broken context has already said so
+    }
+}
+
+vt_status vt_device_copy(int32_t device_index, void* dst, const void* src, size_t bytes, int32_t kind,
+                         void* stream) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(kind == VT_COPY_HOST_TO_DEVICE || kind == VT_COPY_DEVICE_TO_HOST,
+                     "vt_device_copy: kind %d is not VT_COPY_HOST_TO_DEVICE (1) or VT_COPY_DEVICE_TO_HOST (2)",
+                     kind);
+        VT_CHECK_ARG(device_index >= 0, "vt_device_copy: device_index must be >= 0 (got %d)", device_index);
+        if (bytes == 0) return;
+        VT_CHECK_ARG(dst != nullptr, "vt_device_copy: dst is NULL");
+        VT_CHECK_ARG(src != nullptr, "vt_device_copy: src is NULL");
+        vt::cuda_device_copy(device_index, dst, src, bytes, kind == VT_COPY_HOST_TO_DEVICE, stream);
     });
 }
 

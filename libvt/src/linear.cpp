@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "convert.h"
@@ -107,12 +108,34 @@ void check_common(const char* fn, const Packed& w, const float* x, int64_t m, fl
     VT_CHECK_ARG(m >= 1, "%s: m must be >= 1 (got %lld)", fn, static_cast<long long>(m));
     VT_CHECK_ARG(m <= (INT64_C(1) << 40) / w.in && m <= (INT64_C(1) << 40) / w.out,
                  "%s: m = %lld is too large", fn, static_cast<long long>(m));
-    VT_CHECK_ARG(w.device == VT_DEVICE_CPU, "%s: the packed weight is not on the CPU", fn);
     const char* xb = reinterpret_cast<const char*>(x);
     const char* ye = reinterpret_cast<const char*>(y + m * w.out);
     const char* xe = reinterpret_cast<const char*>(x + m * w.in);
     const char* yb = reinterpret_cast<const char*>(y);
     VT_CHECK_ARG(xe <= yb || ye <= xb, "%s: y overlaps x", fn);
+}
+
+const char* device_name(const Packed& p, char (&buf)[32]) {
+    if (!p.cuda) return "cpu";
+    std::snprintf(buf, sizeof(buf), "cuda:%d", static_cast<int>(p.device_index));
+    return buf;
+}
+
+// What a gate/up pair must share, wherever it lives (the device copy does not keep `block`).
+void check_swiglu_pair(const char* fn, const Packed& gate, const Packed& up) {
+    VT_CHECK_ARG(gate.format == up.format, "%s: gate and up have different formats (%d and %d)", fn,
+                 static_cast<int>(gate.format), static_cast<int>(up.format));
+    VT_CHECK_ARG(gate.out == up.out && gate.in == up.in, "%s: gate [%lld, %lld] and up [%lld, %lld] "
+                 "have different shapes", fn, static_cast<long long>(gate.out),
+                 static_cast<long long>(gate.in), static_cast<long long>(up.out),
+                 static_cast<long long>(up.in));
+    VT_CHECK_ARG(gate.block == up.block, "%s: gate and up have different block sizes (%d and %d)", fn,
+                 gate.block, up.block);
+    char gb[32], ub[32];
+    VT_CHECK_ARG(static_cast<bool>(gate.cuda) == static_cast<bool>(up.cuda) &&
+                 gate.device_index == up.device_index,
+                 "%s: gate is on %s and up on %s; both weights must be on the same device "
+                 "(prepack them with the same device)", fn, device_name(gate, gb), device_name(up, ub));
 }
 
 // Sparse linears: quantize x per row to int8 (absmax/127) or int4 (absmax/7), integer dot
@@ -161,6 +184,7 @@ void run_sparse(const Packed& w, const float* x, int64_t m, const float* bias, f
 
 void linear(const Packed& w, const float* x, int64_t m, const float* bias,
             const vt_linear_options& opt, float* y) {
+    if (w.cuda) return cuda_linear(*w.cuda, x, m, bias, opt, y);
     check_common("vt_linear", w, x, m, y);
     VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE || opt.activation == VT_ACTIVATION_GELU,
                  "vt_linear: activation %d is not VT_ACTIVATION_NONE (0) or VT_ACTIVATION_GELU (1)",
@@ -193,16 +217,9 @@ void linear(const Packed& w, const float* x, int64_t m, const float* bias,
 void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
                    const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
                    float* y) {
+    check_swiglu_pair("vt_linear_swiglu", gate, up);
+    if (gate.cuda) return cuda_linear_swiglu(*gate.cuda, *up.cuda, x, m, gate_bias, up_bias, opt, y);
     check_common("vt_linear_swiglu", gate, x, m, y);
-    VT_CHECK_ARG(gate.format == up.format, "vt_linear_swiglu: gate and up have different formats "
-                 "(%d and %d)", static_cast<int>(gate.format), static_cast<int>(up.format));
-    VT_CHECK_ARG(gate.out == up.out && gate.in == up.in, "vt_linear_swiglu: gate [%lld, %lld] and "
-                 "up [%lld, %lld] have different shapes", static_cast<long long>(gate.out),
-                 static_cast<long long>(gate.in), static_cast<long long>(up.out),
-                 static_cast<long long>(up.in));
-    VT_CHECK_ARG(gate.block == up.block, "vt_linear_swiglu: gate and up have different block "
-                 "sizes (%d and %d)", gate.block, up.block);
-    VT_CHECK_ARG(up.device == VT_DEVICE_CPU, "vt_linear_swiglu: up is not on the CPU");
     VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE, "vt_linear_swiglu: activation must be "
                  "VT_ACTIVATION_NONE (got %d); SiLU is implied", opt.activation);
     VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
@@ -232,6 +249,22 @@ void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t
     job.act = cpu::kActSwiglu;
     job.y = y;
     run_dense(job);
+}
+
+void linear_device(const Packed& w, const float* x, int64_t m, const float* bias,
+                   const vt_linear_options& opt, float* y, void* stream) {
+    VT_CHECK_ARG(w.cuda, "vt_linear_device: the packed weight is on the CPU; device pointers need a "
+                 "weight prepacked with device VT_DEVICE_CUDA (or use vt_linear with host arrays)");
+    cuda_linear_device(*w.cuda, x, m, bias, opt, y, stream);
+}
+
+void linear_swiglu_device(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                          const float* gate_bias, const float* up_bias,
+                          const vt_linear_options& opt, float* y, void* stream) {
+    check_swiglu_pair("vt_linear_swiglu_device", gate, up);
+    VT_CHECK_ARG(gate.cuda, "vt_linear_swiglu_device: gate and up are on the CPU; device pointers "
+                 "need weights prepacked with device VT_DEVICE_CUDA (or use vt_linear_swiglu)");
+    cuda_linear_swiglu_device(*gate.cuda, *up.cuda, x, m, gate_bias, up_bias, opt, y, stream);
 }
 
 }  // namespace vt

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "common.h"
+#include "cuda/backend.h"
 
 namespace vt {
 // Uninitialized memory for packed weights (pack.cpp): 64-byte aligned; buffers of several MB
@@ -73,8 +74,13 @@ struct vt_packed {
     vt_format format = VT_FORMAT_INT8_BLOCKED;
     int32_t block = 0;         // reported block size: K-block (blocked), in_features otherwise
     int64_t out = 0, in = 0;   // [out_features, in_features]
-    int32_t device = VT_DEVICE_CPU;
+    int32_t device = VT_DEVICE_CPU;  // VT_DEVICE_CPU, or VT_DEVICE_CUDA when `cuda` is set
     int32_t device_index = 0;
+
+    // Device copy (vt_prepack with VT_DEVICE_CUDA): the linears run on it. The host fields
+    // below stay filled: vt_packed_unpack and the swiglu pair checks read them, and they are
+    // bit-identical to the device copy (same codes, scales, multipliers; host_check.cpp).
+    vt::CudaPackedPtr cuda;
 
     // ---- dense (tiled) formats
     int32_t kb = 0;            // K per scale block inside a tile (block, or in when no scales)
@@ -115,15 +121,26 @@ void unpack(const Packed& p, float* dst);  // [out, in] f32, pruned entries 0
 void unpack_rows(const Packed& p, int64_t row0, int64_t nrows, float* dst);
 
 // y[m, out] = act(x[m, in]·Wᵀ + bias); validates arguments. m == 1 is the fast GEMV, m > 1
-// a cache-blocked GEMM. x, y f32 row-major contiguous, y must not overlap x. Thread-safe
-// on the same Packed (const). Uses the thread pool (vt::parallel_for).
+// a cache-blocked GEMM. x, y f32 row-major contiguous host arrays, y must not overlap x.
+// Thread-safe on the same Packed (const). Uses the thread pool (vt::parallel_for). A weight
+// with a device copy (w.cuda) runs on the device (vt::cuda_linear: x and y are copied).
 void linear(const Packed& w, const float* x, int64_t m, const float* bias,
             const vt_linear_options& opt, float* y);
 
 // y[m, out] = silu(x·gateᵀ + gb) ⊙ (x·upᵀ + ub), fused for dense formats: one kernel reads
 // a tile of gate and the same tile of up and writes the product (no [m, 2*out] temporary).
+// Both weights on the CPU, or both on the same CUDA device (else VT_STATUS_INVALID_ARGUMENT).
 void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
                    const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
                    float* y);
+
+// vt_linear_device / vt_linear_swiglu_device (vt.h): x, bias, y are device pointers on the
+// weight's device, the work is enqueued on `stream` (a cudaStream_t; NULL = the legacy
+// default stream). The weights must have a device copy, else VT_STATUS_INVALID_ARGUMENT.
+void linear_device(const Packed& w, const float* x, int64_t m, const float* bias,
+                   const vt_linear_options& opt, float* y, void* stream);
+void linear_swiglu_device(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                          const float* gate_bias, const float* up_bias,
+                          const vt_linear_options& opt, float* y, void* stream);
 
 }  // namespace vt

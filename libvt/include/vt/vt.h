@@ -157,7 +157,8 @@ typedef enum vt_format {
 } vt_format;
 
 typedef enum vt_device_kind {
-    VT_DEVICE_AUTO = 0, /* CUDA when available, else CPU                                 */
+    VT_DEVICE_AUTO = 0, /* CUDA when available (and, for vt_prepack, the format is
+                           covered there), else CPU                                       */
     VT_DEVICE_CPU = 1,
     VT_DEVICE_CUDA = 2
 } vt_device_kind;
@@ -166,17 +167,24 @@ typedef struct vt_prepack_options {
     int32_t format;       /* vt_format; default VT_FORMAT_INT8_BLOCKED                     */
     int32_t block_size;   /* along K for *_BLOCKED; 0 = the format's default (FP8 16,
                              INT8 32); allowed 16, 32, 64, 128; in_features % block == 0  */
-    int32_t device;       /* vt_device_kind; default VT_DEVICE_CPU                         */
-    int32_t device_index; /* CUDA ordinal when device is CUDA; default 0                   */
+    int32_t device;       /* vt_device_kind; default VT_DEVICE_CPU. CUDA: the weight is
+                             quantized on the host, then copied to device device_index
+                             (VT_STATUS_BACKEND_UNAVAILABLE naming the reason when that
+                             device cannot be used; VT_STATUS_UNSUPPORTED for a format the
+                             device kernels do not cover). AUTO: CUDA device device_index
+                             when it can be used and covers the format, else the CPU.     */
+    int32_t device_index; /* CUDA ordinal when device is CUDA or AUTO (>= 0); default 0    */
 } vt_prepack_options;
 
 VT_API vt_prepack_options vt_prepack_default_options(void);
 
 typedef struct vt_packed vt_packed;
 
-/* Quantize w[out_features, in_features] (dtype F32, F16 or BF16, row-major, contiguous)
- * into a new packed handle. Non-finite weights are refused (VT_STATUS_INVALID_ARGUMENT
- * naming the first bad row/column). */
+/* Quantize w[out_features, in_features] (dtype F32, F16 or BF16, row-major, contiguous, in
+ * host memory) into a new packed handle. Non-finite weights are refused
+ * (VT_STATUS_INVALID_ARGUMENT naming the first bad row/column). A handle on a CUDA device
+ * holds the device copy (freed by vt_packed_free) and keeps its host copy, from which
+ * vt_packed_unpack reads (both hold bit-identical numbers). */
 VT_API vt_status vt_prepack(const void* w, vt_dtype dtype, int64_t out_features,
                             int64_t in_features, const vt_prepack_options* options,
                             vt_packed** out);
@@ -188,13 +196,14 @@ typedef struct vt_packed_info {
     int64_t out_features;
     int64_t in_features;
     int64_t nbytes;        /* bytes of weights + scales + metadata                        */
-    int32_t device;        /* vt_device_kind where the data lives                          */
-    int32_t device_index;
+    int32_t device;        /* vt_device_kind where the linears run: CPU or CUDA            */
+    int32_t device_index;  /* CUDA ordinal when device is CUDA, else 0                     */
 } vt_packed_info;
 
 VT_API vt_status vt_packed_get_info(const vt_packed* packed, vt_packed_info* info);
 
-/* Dequantize back to f32 dst[out_features, in_features] (pruned entries are 0). */
+/* Dequantize back to f32 dst[out_features, in_features] (host memory; pruned entries are
+ * 0). For a weight on a CUDA device this reads the host copy (no device access). */
 VT_API vt_status vt_packed_unpack(const vt_packed* packed, float* dst);
 
 /* ==================================================================================== */
@@ -217,16 +226,62 @@ typedef struct vt_linear_options {
 
 VT_API vt_linear_options vt_linear_default_options(void);
 
-/* y[m, out] = act(x[m, in] · Wᵀ + bias). x, y f32 row-major contiguous; bias NULL or
- * [out]. m >= 1 (m == 1 is the decode GEMV fast path). y must not overlap x. */
+/* y[m, out] = act(x[m, in] · Wᵀ + bias). x, y f32 row-major contiguous host arrays; bias
+ * NULL or [out]. m >= 1 (m == 1 is the decode GEMV fast path). y must not overlap x.
+ * Runs where the weight is: for a weight on a CUDA device, x and bias are copied to the
+ * device and y back (synchronous; vt_linear_device avoids the copies). */
 VT_API vt_status vt_linear(const vt_packed* w, const float* x, int64_t m, const float* bias,
                            const vt_linear_options* options, float* y);
 
 /* y[m, out] = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused. gate and up must have
- * the same shape and format; gate_bias/up_bias NULL or [out]. */
+ * the same shape, format and block size and be on the same device (both CPU, or both the
+ * same CUDA device; else VT_STATUS_INVALID_ARGUMENT); gate_bias/up_bias NULL or [out]. */
 VT_API vt_status vt_linear_swiglu(const vt_packed* gate, const vt_packed* up, const float* x,
                                   int64_t m, const float* gate_bias, const float* up_bias,
                                   const vt_linear_options* options, float* y);
+
+/* ---- Linears on device memory (CUDA) ------------------------------------------------ */
+
+/* As vt_linear / vt_linear_swiglu, with x, bias (NULL or [out]) and y in device memory of
+ * the weight's CUDA device (checked: host memory or another device's memory is
+ * VT_STATUS_INVALID_ARGUMENT naming the argument). No copies.
+ * stream: a cudaStream_t passed as void*; NULL means the legacy default stream. The call is
+ * ASYNCHRONOUS: it enqueues the work on `stream` after whatever is already there (so x may
+ * still be being written by earlier work on that stream) and returns; y is ready when the
+ * stream reaches that point (cudaStreamSynchronize, an event, or later work on the same
+ * stream). Temporaries are stream-ordered; x, bias, y must stay allocated until then.
+ * Exception: with quantize_input = 1 (W8A8) the input is rounded on the host, so the call
+ * first waits for `stream`, copies x out and the rounded x back in (still asynchronous with
+ * respect to the linear itself). Launch and argument errors are reported by the call; a fault
+ * inside the kernels shows up at the next synchronization.
+ * Weights on the CPU: VT_STATUS_INVALID_ARGUMENT. Built without CUDA:
+ * VT_STATUS_BACKEND_UNAVAILABLE. */
+VT_API vt_status vt_linear_device(const vt_packed* w, const float* x, int64_t m, const float* bias,
+                                  const vt_linear_options* options, float* y, void* stream);
+VT_API vt_status vt_linear_swiglu_device(const vt_packed* gate, const vt_packed* up, const float* x,
+                                         int64_t m, const float* gate_bias, const float* up_bias,
+                                         const vt_linear_options* options, float* y, void* stream);
+
+/* ---- Device memory (for callers without a CUDA runtime of their own) -------------------- */
+
+/* cudaMalloc of `bytes` (0 allowed: a valid minimal allocation) on CUDA device
+ * device_index into *ptr. VT_STATUS_OUT_OF_MEMORY with the sizes when the device is full;
+ * VT_STATUS_BACKEND_UNAVAILABLE naming the reason when the device cannot be used. */
+VT_API vt_status vt_device_alloc(int32_t device_index, size_t bytes, void** ptr);
+/* Frees memory from vt_device_alloc (NULL: no-op). cudaFree waits for the device's pending
+ * work, so memory still used by an enqueued linear is not reused under it. */
+VT_API void vt_device_free(int32_t device_index, void* ptr);
+
+typedef enum vt_copy_kind {
+    VT_COPY_HOST_TO_DEVICE = 1,
+    VT_COPY_DEVICE_TO_HOST = 2
+} vt_copy_kind;
+
+/* Copies `bytes` between host memory and device memory of device device_index, ordered on
+ * `stream` (cudaStream_t as void*, NULL = legacy default): after the work already enqueued
+ * there. SYNCHRONOUS: the copy is complete when the call returns. */
+VT_API vt_status vt_device_copy(int32_t device_index, void* dst, const void* src, size_t bytes,
+                                int32_t kind, void* stream);
 
 /* ==================================================================================== */
 /* Sampling                                                                             */

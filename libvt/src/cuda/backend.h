@@ -115,4 +115,27 @@ void cuda_linear_swiglu(const CudaPacked& gate, const CudaPacked& up, const floa
                         const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
                         float* y);
 
+// The same on device pointers (vt_linear_device / vt_linear_swiglu_device in vt.h): x, bias,
+// y are device memory of the weight's device (checked with cudaPointerGetAttributes, naming
+// the argument); the work is enqueued on `stream` (a cudaStream_t; NULL = the legacy default
+// stream) and the call returns without waiting for it, except with quantize_input = 1, where x
+// is rounded on the host (linear.cpp's arithmetic) after waiting for the stream. Temporaries
+// are stream-ordered (cudaMallocAsync / cudaFreeAsync on `stream`).
+void cuda_linear_device(const CudaPacked& w, const float* x, int64_t m, const float* bias,
+                        const vt_linear_options& opt, float* y, void* stream);
+void cuda_linear_swiglu_device(const CudaPacked& gate, const CudaPacked& up, const float* x, int64_t m,
+                               const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
+                               float* y, void* stream);
+
+// ---- Device memory for callers (vt_device_alloc / vt_device_free / vt_device_copy) --------
+
+// cudaMalloc on device `device_index` (VT_STATUS_OUT_OF_MEMORY with the sizes when full).
+void* cuda_device_alloc(int device_index, size_t bytes);
+// cudaFree (after the device has finished the work using it); null is a no-op.
+void cuda_device_free(int device_index, void* p);
+// Copies `bytes` between host and device memory of device `device_index` (to_device: src is
+// host memory, dst device memory; else the reverse), ordered on `stream` (NULL = legacy
+// default), and waits for it: the copy is complete when the call returns.
+void cuda_device_copy(int device_index, void* dst, const void* src, size_t bytes, bool to_device, void* stream);
+
 }  // namespace vt

@@ -46,5 +46,16 @@ void cuda_linear_swiglu(const CudaPacked&, const CudaPacked&, const float*, int6
                         const vt_linear_options&, float*) {
     unavailable();
 }
+void cuda_linear_device(const CudaPacked&, const float*, int64_t, const float*, const vt_linear_options&, float*,
+                        void*) {
+    unavailable();
+}
+void cuda_linear_swiglu_device(const CudaPacked&, const CudaPacked&, const float*, int64_t, const float*,
+                               const float*, const vt_linear_options&, float*, void*) {
+    unavailable();
+}
+void* cuda_device_alloc(int, size_t) { unavailable(); }
+void cuda_device_free(int, void*) { unavailable(); }
+void cuda_device_copy(int, void*, const void*, size_t, bool, void*) { unavailable(); }
 
 }  // namespace vt

@@ -938,4 +938,185 @@ void cuda_linear_swiglu(const CudaPacked& gate, const CudaPacked& up, const floa
     check(cudaStreamSynchronize(st), "vt_linear_swiglu");
 }
 
+// ==== Inference API on device pointers (vt_linear_device) and device memory for callers =========
+
+namespace {
+
+// p must be device (or managed) memory of device `dev`: a host pointer handed to a kernel
+// would be an illegal address that poisons the whole context, so it is refused up front.
+void check_device_ptr(const char* fn, const char* name, const void* p, int dev) {
+    VT_CHECK_ARG(p != nullptr, "%s: %s is NULL", fn, name);
+    cudaPointerAttributes a{};
+    const cudaError_t e = cudaPointerGetAttributes(&a, p);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        fail(VT_STATUS_INVALID_ARGUMENT, "%s: %s (%p) is not memory CUDA knows (%s)", fn, name, p,
+             cudaGetErrorString(e));
+    }
+    VT_CHECK_ARG(a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged,
+                 "%s: %s (%p) is %s memory, not device memory of cuda:%d", fn, name, p,
+                 a.type == cudaMemoryTypeHost ? "pinned host" : "host", dev);
+    VT_CHECK_ARG(a.type == cudaMemoryTypeManaged || a.device == dev,
+                 "%s: %s (%p) is memory of cuda:%d, expected memory of cuda:%d", fn, name, p, a.device, dev);
+}
+
+bool mempools_supported(int dev) {
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return v != 0;
+}
+
+// A temporary ordered on a stream: cudaMallocAsync / cudaFreeAsync, so the caller need not
+// wait for the kernels that use it. Without memory pools: cudaMalloc, and the destructor
+// waits for the stream before cudaFree.
+class StreamBuf {
+public:
+    StreamBuf(int dev, cudaStream_t st, size_t bytes, const char* what) : st_(st), async_(mempools_supported(dev)) {
+        const size_t n = bytes ? bytes : 256;
+        const cudaError_t e = async_ ? cudaMallocAsync(&p_, n, st) : cudaMalloc(&p_, n);
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            fail(VT_STATUS_OUT_OF_MEMORY, "CUDA device %d is out of memory: %s needs %s", dev, what, gib(n).c_str());
+        }
+        check(e, what);
+    }
+    ~StreamBuf() {
+        if (async_) {
+            cudaFreeAsync(p_, st_);
+        } else {
+            cudaStreamSynchronize(st_);
+            cudaFree(p_);
+        }
+    }
+    StreamBuf(const StreamBuf&) = delete;
+    StreamBuf& operator=(const StreamBuf&) = delete;
+    float* f32() const { return static_cast<float*>(p_); }
+
+private:
+    void* p_ = nullptr;
+    cudaStream_t st_;
+    bool async_;
+};
+
+// W8A8 on device input: wait for x, round it on the host exactly as linear.cpp does, and put
+// the rounded copy in `buf` (enqueued on st; the host buffer may go once the call returns:
+// a pageable host-to-device copy has been staged by then).
+void stage_quantized(vt_format format, const float* xd, int64_t m, int64_t in, cudaStream_t st, float* buf) {
+    const size_t bytes = size_t(m * in) * sizeof(float);
+    std::vector<float> h(size_t(m * in)), q(size_t(m * in));
+    check(cudaMemcpyAsync(h.data(), xd, bytes, cudaMemcpyDeviceToHost, st), "input copy for quantize_input");
+    check(cudaStreamSynchronize(st), "waiting for the input (quantize_input)");
+    quantize_rows_host(format, h.data(), m, in, q.data());
+    check(cudaMemcpyAsync(buf, q.data(), bytes, cudaMemcpyHostToDevice, st), "quantized input copy");
+}
+
+}  // namespace
+
+void cuda_linear_device(const CudaPacked& w, const float* x, int64_t m, const float* bias, const vt_linear_options& opt,
+                        float* y, void* stream) {
+    const char* fn = "vt_linear_device";
+    check_linear_args(fn, w, x, m, y);
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE || opt.activation == VT_ACTIVATION_GELU,
+                 "%s: activation %d is not VT_ACTIVATION_NONE (0) or VT_ACTIVATION_GELU (1)", fn, opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1, "%s: quantize_input must be 0 or 1 (got %d)", fn,
+                 opt.quantize_input);
+    DeviceGuard guard(w.dev);
+    check_device_ptr(fn, "x", x, w.dev);
+    check_device_ptr(fn, "y", y, w.dev);
+    if (bias) check_device_ptr(fn, "bias", bias, w.dev);
+    const cudaStream_t st = static_cast<cudaStream_t>(stream);
+    const int gelu = opt.activation == VT_ACTIVATION_GELU;
+    if (uses_cutlass(w, opt.quantize_input)) {
+        // 2:4 sparse, FP8-channel W8A8: the kernels quantize x on the device; no host wait.
+        StreamBuf ws(w.dev, st, cutlass_ws_bytes(w, false, m), "vt_linear_device's GEMM scratch");
+        cutlass_linear(LaunchCfg{st, false}, w, nullptr, x, m, bias, nullptr, gelu, y, ws.f32());
+        return;
+    }
+    if (opt.quantize_input) {
+        StreamBuf xq(w.dev, st, size_t(m * w.in) * 4, "vt_linear_device's quantized input");
+        stage_quantized(w.format, x, m, w.in, st, xq.f32());
+        device_linear(LaunchCfg{st, false}, w, xq.f32(), m, bias, gelu, y);
+        return;
+    }
+    device_linear(LaunchCfg{st, false}, w, x, m, bias, gelu, y);
+}
+
+void cuda_linear_swiglu_device(const CudaPacked& gate, const CudaPacked& up, const float* x, int64_t m,
+                               const float* gate_bias, const float* up_bias, const vt_linear_options& opt, float* y,
+                               void* stream) {
+    const char* fn = "vt_linear_swiglu_device";
+    check_linear_args(fn, gate, x, m, y);
+    VT_CHECK_ARG(gate.dev == up.dev, "%s: gate and up are on different devices (cuda:%d and cuda:%d)", fn, gate.dev,
+                 up.dev);
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE, "%s: activation must be VT_ACTIVATION_NONE (got %d); SiLU is implied",
+                 fn, opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1, "%s: quantize_input must be 0 or 1 (got %d)", fn,
+                 opt.quantize_input);
+    DeviceGuard guard(gate.dev);
+    check_device_ptr(fn, "x", x, gate.dev);
+    check_device_ptr(fn, "y", y, gate.dev);
+    if (gate_bias) check_device_ptr(fn, "gate_bias", gate_bias, gate.dev);
+    if (up_bias) check_device_ptr(fn, "up_bias", up_bias, gate.dev);
+    VT_CHECK_ARG(gate.sparse == up.sparse && gate.fp8_w8a8 == up.fp8_w8a8, "%s: gate and up were uploaded differently",
+                 fn);
+    const cudaStream_t st = static_cast<cudaStream_t>(stream);
+    const int64_t n = gate.out;
+    if (uses_cutlass(gate, opt.quantize_input)) {
+        // One CUTLASS launch for gate and up, SiLU·up in its epilogue; x quantized on the device.
+        StreamBuf ws(gate.dev, st, cutlass_ws_bytes(gate, true, m), "vt_linear_swiglu_device's GEMM scratch");
+        cutlass_linear(LaunchCfg{st, false}, gate, &up, x, m, gate_bias, up_bias, 0, y, ws.f32());
+        return;
+    }
+    // [xq (quantize_input only)][g: m*n][u: m*n], one stream-ordered temporary.
+    const size_t xq_floats = opt.quantize_input ? size_t(m * gate.in) : 0;
+    StreamBuf tmp(gate.dev, st, (xq_floats + 2 * size_t(m * n)) * 4, "vt_linear_swiglu_device's temporaries");
+    const float* xin = x;
+    if (opt.quantize_input) {
+        stage_quantized(gate.format, x, m, gate.in, st, tmp.f32());
+        xin = tmp.f32();
+    }
+    float* g = tmp.f32() + xq_floats;
+    float* u = g + m * n;
+    const LaunchCfg lc{st, false};
+    device_linear(lc, gate, xin, m, gate_bias, 0, g);
+    device_linear(lc, up, xin, m, up_bias, 0, u);
+    silu_mul(lc, g, u, m * n, y);
+}
+
+void* cuda_device_alloc(int device_index, size_t bytes) {
+    device_info(device_index);
+    DeviceGuard guard(device_index);
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes ? bytes : 256);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        cudaGetLastError();
+        fail(VT_STATUS_OUT_OF_MEMORY, "CUDA device %d is out of memory: vt_device_alloc needs %s, %s of %s are free",
+             device_index, gib(bytes).c_str(), gib(free_b).c_str(), gib(total_b).c_str());
+    }
+    check(e, "vt_device_alloc");
+    return p;
+}
+
+void cuda_device_free(int device_index, void* p) {
+    DeviceGuard guard(device_index);
+    cudaFree(p);
+    cudaGetLastError();
+}
+
+void cuda_device_copy(int device_index, void* dst, const void* src, size_t bytes, bool to_device, void* stream) {
+    device_info(device_index);
+    DeviceGuard guard(device_index);
+    check_device_ptr("vt_device_copy", to_device ? "dst" : "src", to_device ? dst : src, device_index);
+    const cudaStream_t st = static_cast<cudaStream_t>(stream);
+    check(cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st),
+          "vt_device_copy");
+    check(cudaStreamSynchronize(st), "vt_device_copy");
+}
+
 }  // namespace vt

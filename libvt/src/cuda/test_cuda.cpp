@@ -124,8 +124,6 @@ const char* fmt_name(vt_format f) {
     }
 }
 
-double gelu_d(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
-double silu_d(double x) { return x / (1.0 + std::exp(-x)); }
 
 const LaunchCfg kCfg{nullptr, false};
 
