@@ -124,7 +124,6 @@ const char* fmt_name(vt_format f) {
     }
 }
 
-
 const LaunchCfg kCfg{nullptr, false};
 
 // ---- Linears -------------------------------------------------------------------------------------
