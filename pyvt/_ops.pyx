@@ -987,10 +987,22 @@ def linear_int8_w8a16(x, packed, bias=None, *, stream=None, out=None):
                    x, bias, 0, VT_ACTIVATION_NONE, stream, out)
 
 
-def linear_gelu_fp8(x, packed, bias=None, *, stream=None, out=None):
-    """y = gelu(x·Wᵀ + bias), exact (erf) GELU fused into the W8A16 FP8 linear."""
+def linear_gelu_fp8(x, packed, bias=None, *, w8a8=False, stream=None, out=None):
+    """y = gelu(x·Wᵀ + bias), exact (erf) GELU fused into the FP8 linear.
+
+    W8A16 by default (x kept in float, as linear_fp8_w8a16); w8a8=True quantizes x per row
+    to E4M3 first, as linear_fp8 does (on CUDA with per-channel weights: the CUTLASS FP8
+    tensor-core GEMM with GELU in its epilogue).
+    """
     return _linear(_packed_arg(packed, PackedFp8, "linear_gelu_fp8",
-                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, 0, VT_ACTIVATION_GELU, stream, out)
+                               "prepack_fp8 / prepack_fp8_blocked"), x, bias, _w8a8_arg(w8a8),
+                   VT_ACTIVATION_GELU, stream, out)
+
+
+cdef int _w8a8_arg(object w8a8) except -1:
+    if not isinstance(w8a8, (bool, np.bool_)):
+        raise TypeError(f"w8a8 must be True or False, got {type(w8a8).__name__}")
+    return 1 if w8a8 else 0
 
 
 def linear_int8_sparse(x, packed, bias=None, *, stream=None, out=None):
@@ -1007,7 +1019,7 @@ def linear_int4_sparse(x, packed, bias=None, *, stream=None, out=None):
 
 
 cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, object bias,
-                           object stream, object out):
+                           object stream, object out, int quantize):
     cdef int dev = gi.device_index
     given = _stream_arg(stream) if stream is not None else None
     cdef _DevView xv = _dev_arg(x, "x", dev, given)
@@ -1022,6 +1034,7 @@ cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, ob
     cdef int64_t m = m_obj
     cdef size_t xp = xv.ptr, gbp = gb_obj, ubp = ub_obj, sp = st_obj, yp = yp_obj
     cdef vt_linear_options o = vt_linear_default_options()
+    o.quantize_input = quantize
     cdef vt_status st
     cdef vt_packed* gp = g._acquire()
     cdef vt_packed* upp
@@ -1039,13 +1052,16 @@ cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, ob
     return y
 
 
-def linear_swiglu_fp8(x, gate, up, bias=None, *, stream=None, out=None):
-    """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, W8A16.
+def linear_swiglu_fp8(x, gate, up, bias=None, *, w8a8=False, stream=None, out=None):
+    """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused.
 
     gate, up: PackedFp8 of the same shape and format, on the same device. bias: None, or a
-    pair (gate_bias, up_bias) where each is None or float [out]. Device inputs, `stream`,
-    `out`: as linear_fp8.
+    pair (gate_bias, up_bias) where each is None or float [out]. W8A16 by default; w8a8=True
+    quantizes x per row to E4M3 first, as linear_fp8 does (on CUDA with per-channel weights:
+    gate and up as one batched CUTLASS FP8 GEMM, SiLU·up in its epilogue). Device inputs,
+    `stream`, `out`: as linear_fp8.
     """
+    cdef int quantize = _w8a8_arg(w8a8)
     cdef _Packed g = _packed_arg(gate, PackedFp8, "linear_swiglu_fp8 (gate)",
                                  "prepack_fp8 / prepack_fp8_blocked")
     cdef _Packed u = _packed_arg(up, PackedFp8, "linear_swiglu_fp8 (up)",
@@ -1065,7 +1081,7 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, stream=None, out=None):
     if _is_device_array(x):
         if gi.device != VT_DEVICE_CUDA:
             _host_weight_refuses(x, gi)
-        return _swiglu_device(g, u, gi, x, bias, stream, out)
+        return _swiglu_device(g, u, gi, x, bias, stream, out, quantize)
     _no_stream_for_host(stream)
     _no_out_for_host(out)
     if bias is not None:
@@ -1087,6 +1103,7 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, stream=None, out=None):
         ubv = ub
         ubp = &ubv[0]
     cdef vt_linear_options o = vt_linear_default_options()
+    o.quantize_input = quantize
     cdef vt_status st
     cdef vt_packed* gp = g._acquire()
     cdef vt_packed* upp

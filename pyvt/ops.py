@@ -13,7 +13,7 @@ Linears (``x``: ``[in]`` or ``[m, in]``, float32 / float16 / bfloat16; result fl
     ``linear_fp8_w8a16`` and ``linear_int8_w8a16`` keep the input in float (the LLM path);
     ``linear_fp8`` quantizes the input per row to FP8 first (W8A8); ``linear_gelu_fp8`` fuses
     bias + exact GELU; ``linear_swiglu_fp8(x, gate, up, bias)`` computes
-    ``silu(x·gateᵀ) ⊙ (x·upᵀ)`` in one pass; ``linear_int8_sparse`` / ``linear_int4_sparse``
+    ``silu(x·gateᵀ) ⊙ (x·upᵀ)`` in one pass (both W8A16, or W8A8 with ``w8a8=True``); ``linear_int8_sparse`` / ``linear_int4_sparse``
     quantize the input per row to INT8 / INT4 and accumulate in integers.
     float32 C-contiguous inputs are used without a copy; strided arrays are refused with a
     message naming the argument. m == 1 is the memory-bound decode GEMV; m > 1 a GEMM.

@@ -72,6 +72,27 @@ def test_gemm_matches_cpu(name, m, n, k):
     assert nerr(got, ref) <= tol, (name, m, n, k, nerr(got, ref))
 
 
+@pytest.mark.parametrize("m", [1, 17, 1000])
+def test_fp8_w8a8_gelu_and_swiglu_match_cpu(m):
+    # w8a8=True: on CUDA the CUTLASS FP8 GEMM with GELU / SwiGLU in the epilogue (gate and up
+    # as one batched launch), against the CPU's W8A8 of the same packed numbers.
+    n, k = 130, 1028
+    rng = np.random.default_rng(m + 7)
+    g = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
+    u = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    gb, ub = (rng.standard_normal((2, n)) * 0.1).astype(np.float32)
+    cg, cu = ops.prepack_fp8(g), ops.prepack_fp8(u)
+    dg, du = _on_cuda(ops.prepack_fp8, g), _on_cuda(ops.prepack_fp8, u)
+    with cg, cu, dg, du:
+        ref = ops.linear_gelu_fp8(x, cg, gb, w8a8=True)
+        got = np.asarray(ops.linear_gelu_fp8(x, dg, gb, w8a8=True))
+        assert nerr(got, ref) <= 1e-5, ("gelu", m, nerr(got, ref))
+        ref = ops.linear_swiglu_fp8(x, cg, cu, (gb, ub), w8a8=True)
+        got = np.asarray(ops.linear_swiglu_fp8(x, dg, du, (gb, ub), w8a8=True))
+        assert nerr(got, ref) <= 1e-5, ("swiglu", m, nerr(got, ref))
+
+
 def test_sparse_without_cutlass_is_a_clear_error():
     if _cutlass_line().startswith("cutlass: built"):
         pytest.skip("this build has the CUTLASS GEMMs")

@@ -277,6 +277,31 @@ def test_swiglu_fp8():
             assert ops.linear_swiglu_fp8(x[0], pg, pu).shape == (out,)
 
 
+@pytest.mark.parametrize("prepack", [ops.prepack_fp8, ops.prepack_fp8_blocked])
+def test_gelu_and_swiglu_fp8_w8a8(prepack):
+    # w8a8=True: the input is quantized per row to E4M3 exactly as linear_fp8 does, then the
+    # same fused epilogue; so each equals its unfused composition over linear_fp8.
+    rng = np.random.default_rng(19)
+    k, out = 96, 40
+    g = (rng.standard_normal((out, k)) * 0.1).astype(np.float32)
+    u = (rng.standard_normal((out, k)) * 0.1).astype(np.float32)
+    gb = rng.standard_normal(out).astype(np.float32)
+    ub = rng.standard_normal(out).astype(np.float32)
+    with prepack(g) as pg, prepack(u) as pu:
+        for m in MS:
+            x = (rng.standard_normal((m, k)) * 3).astype(np.float32)
+            yg = ops.linear_fp8(x, pg, gb).astype(np.float64)
+            yu = ops.linear_fp8(x, pu, ub).astype(np.float64)
+            assert rel_err(ops.linear_gelu_fp8(x, pg, gb, w8a8=True), gelu(yg)) < 2e-6, m
+            assert rel_err(ops.linear_swiglu_fp8(x, pg, pu, (gb, ub), w8a8=True), silu(yg) * yu) < 1e-5, m
+            # and it is not the W8A16 result: the input rounding shows
+            assert rel_err(ops.linear_gelu_fp8(x, pg, gb), gelu(yg)) > 1e-4, m
+        with pytest.raises(TypeError, match="w8a8 must be True or False"):
+            ops.linear_gelu_fp8(x, pg, w8a8="yes")
+        with pytest.raises(TypeError, match="w8a8 must be True or False"):
+            ops.linear_swiglu_fp8(x, pg, pu, w8a8=None)
+
+
 # ---- 2:4 sparse -------------------------------------------------------------------------
 
 def expected_mask(w):
