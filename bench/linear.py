@@ -17,8 +17,10 @@ the larger of the sum and numpy's GEMV on the same shape (the stricter reference
 measured right before libvt's runs on that shape, as the bandwidth drifts over a run), and
 the run ends with the issue's goal verdict: the INT8 and FP8 W8A16 GEMVs at >= 70 % of it and >= 3x numpy on every shape.
 
-Each figure is the median of several timed calls after warm-up. Prints a table and writes
-JSON + the table under bench/results/.
+Each figure is the median of several timed calls after warm-up; the m = 1 GEMVs of a shape
+run in interleaved rounds (numpy, then each format), and "x numpy" is the median over rounds
+of the ratio within a round, since the bandwidth of a shared machine drifts by tens of
+percent within a minute. Prints a table and writes JSON + the table under bench/results/.
 
     python bench/linear.py [--quick] [--formats int8,fp8,...] [--threads N]
 """
@@ -93,21 +95,18 @@ def copies_for(nbytes: int) -> int:
     return max(2, min(64, -(-4 * L3_BYTES // nbytes)))
 
 
-def bench_numpy(out_f: int, in_f: int, reps: int, rng) -> dict:
+def setup_numpy(out_f: int, in_f: int, rng) -> dict:
     w0 = (rng.standard_normal((out_f, in_f)) * 0.02).astype(np.float32)
     n = copies_for(w0.nbytes)
     ws = [w0] + [w0.copy() for _ in range(n - 1)]
     x1 = rng.standard_normal(in_f).astype(np.float32)
     it = iter(range(10 ** 9))
-    t1 = median_time(lambda: ws[next(it) % n] @ x1, reps * 3)
     xm = rng.standard_normal((512, in_f)).astype(np.float32)
-    wt = ws[0]
-    tm = median_time(lambda: xm @ wt.T, max(3, reps // 2), 1)
-    return {"m1_ms": t1 * 1e3, "m1_GBps": w0.nbytes / t1 / 1e9,
-            "m512_ms": tm * 1e3, "m512_GFLOPs": 2 * 512 * out_f * in_f / tm / 1e9}
+    return {"nbytes": w0.nbytes, "gemv": lambda: ws[next(it) % n] @ x1, "gemm": lambda: xm @ w0.T,
+            "close": lambda: None}
 
 
-def bench_format(fmt: str, out_f: int, in_f: int, reps: int, rng, with_gemm: bool) -> dict:
+def setup_format(fmt: str, out_f: int, in_f: int, rng) -> dict:
     prep, lin = FORMATS[fmt]
     w = (rng.standard_normal((out_f, in_f)) * 0.02).astype(np.float32)
     t = time.perf_counter()
@@ -117,16 +116,44 @@ def bench_format(fmt: str, out_f: int, in_f: int, reps: int, rng, with_gemm: boo
     ps = [p0] + [prep(w) for _ in range(n - 1)]
     x1 = rng.standard_normal(in_f).astype(np.float32)
     it = iter(range(10 ** 9))
-    t1 = median_time(lambda: lin(x1, ps[next(it) % n]), reps * 3)
-    res = {"nbytes": p0.nbytes, "bytes_per_weight": p0.nbytes / w.size, "copies": n,
-           "pack_ms": pack_s * 1e3, "m1_ms": t1 * 1e3, "m1_GBps": p0.nbytes / t1 / 1e9}
-    if with_gemm:
-        xm = rng.standard_normal((512, in_f)).astype(np.float32)
-        tm = median_time(lambda: lin(xm, p0), max(3, reps // 2), 1)
-        res.update({"m512_ms": tm * 1e3, "m512_GFLOPs": 2 * 512 * out_f * in_f / tm / 1e9})
-    for p in ps:
-        p.close()
-    return res
+    xm = rng.standard_normal((512, in_f)).astype(np.float32)
+
+    def close():
+        for p in ps:
+            p.close()
+
+    return {"nbytes": p0.nbytes, "bytes_per_weight": p0.nbytes / w.size, "copies": n,
+            "pack_ms": pack_s * 1e3, "gemv": lambda: lin(x1, ps[next(it) % n]),
+            "gemm": lambda: lin(xm, p0), "close": close}
+
+
+def bench_shape(out_f: int, in_f: int, fmts: list, reps: int, rounds: int, rng) -> tuple:
+    """numpy and every format on one shape. The m = 1 GEMVs run in `rounds` interleaved rounds
+    (numpy, then each format, each the median of reps*3 calls): a format's speed-up is the
+    median over rounds of its ratio to numpy *in the same round*, so a burst of load from
+    elsewhere on the machine moves both sides of a ratio instead of one."""
+    subjects = {"numpy": setup_numpy(out_f, in_f, rng)}
+    for fmt in fmts:
+        subjects[fmt] = setup_format(fmt, out_f, in_f, rng)
+    per_round = {k: [] for k in subjects}
+    for _ in range(rounds):
+        for k, sub in subjects.items():
+            per_round[k].append(median_time(sub["gemv"], reps * 3))
+    out = {}
+    for k, sub in subjects.items():
+        t1 = float(np.median(per_round[k]))
+        tm = median_time(sub["gemm"], max(3, reps // 2), 1)
+        r = {key: v for key, v in sub.items() if key not in ("gemv", "gemm", "close")}
+        r.update({"m1_ms": t1 * 1e3, "m1_GBps": sub["nbytes"] / t1 / 1e9,
+                  "m1_round_ms": [t * 1e3 for t in per_round[k]],
+                  "m512_ms": tm * 1e3, "m512_GFLOPs": 2 * 512 * out_f * in_f / tm / 1e9})
+        out[k] = r
+        sub["close"]()
+    npres = out.pop("numpy")
+    for fmt, r in out.items():
+        r["m1_speedup_vs_numpy"] = float(np.median([a / b for a, b in zip(per_round["numpy"], per_round[fmt])]))
+        r["m512_speedup_vs_numpy"] = npres["m512_ms"] / r["m512_ms"]
+    return npres, out
 
 
 def machine_info() -> dict:
@@ -167,6 +194,7 @@ def main(argv=None) -> int:
         if f not in FORMATS:
             ap.error(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
     reps = 5 if args.quick else 15
+    rounds = 3 if args.quick else 5
     rng = np.random.default_rng(0)
     info = machine_info()
     print(f"# {info['cpu']}, {info['cores']} cores, libvt {info['pyvt']} ({info['isa']}, "
@@ -177,16 +205,10 @@ def main(argv=None) -> int:
           f"{bw['single_thread_GBps']:.1f} GB/s single ({bw['method']})", flush=True)
     results = {"machine": info, "bandwidth": bw, "shapes": []}
     for name, out_f, in_f in SHAPES:
-        npres = bench_numpy(out_f, in_f, reps, rng)
-        print(f"# {name} {out_f}x{in_f}: numpy f32 GEMV {npres['m1_GBps']:.1f} GB/s", flush=True)
-        entry = {"name": name, "out": out_f, "in": in_f, "numpy": npres, "formats": {}}
-        for fmt in fmts:
-            r = bench_format(fmt, out_f, in_f, reps, rng, with_gemm=True)
-            r["m1_speedup_vs_numpy"] = npres["m1_ms"] / r["m1_ms"]
-            r["m512_speedup_vs_numpy"] = npres["m512_ms"] / r["m512_ms"]
-            entry["formats"][fmt] = r
-            print(f"#   {fmt}: {r['m1_GBps']:.1f} GB/s", flush=True)
-        results["shapes"].append(entry)
+        npres, fres = bench_shape(out_f, in_f, fmts, reps, rounds, rng)
+        print(f"# {name} {out_f}x{in_f}: numpy f32 GEMV {npres['m1_GBps']:.1f} GB/s; " +
+              ", ".join(f"{fmt} {r['m1_GBps']:.1f}" for fmt, r in fres.items()), flush=True)
+        results["shapes"].append({"name": name, "out": out_f, "in": in_f, "numpy": npres, "formats": fres})
 
     # The bandwidth the %bw column divides by, per shape: the faster of two DRAM readers,
     # numpy's sum (measured at the start) and OpenBLAS's f32 GEMV on that same shape just
