@@ -784,17 +784,12 @@ CudaPackedPtr cuda_upload_packed(const vt_packed& p, int device_index) {
 
 namespace {
 
-// linear.cpp's input quantization (W8A8), row by row, identical arithmetic.
-// The 2:4 sparse formats are left as they are: their kernel quantizes x itself, as the CPU's
-// run_sparse does whatever quantize_input says.
+// linear.cpp's input quantization (W8A8), row by row, identical arithmetic, for the dense
+// formats that do not run on CUTLASS (uses_cutlass() false: 2:4 sparse never comes here).
 void quantize_rows_host(vt_format format, const float* x, int64_t m, int64_t in, float* xq) {
     for (int64_t i = 0; i < m; ++i) {
         const float* xr = x + i * in;
         float* d = xq + i * in;
-        if (format == VT_FORMAT_INT8_SPARSE24 || format == VT_FORMAT_INT4_SPARSE24) {
-            std::memcpy(d, xr, sizeof(float) * size_t(in));
-            continue;
-        }
         if (format == VT_FORMAT_BF16) {
             for (int64_t k = 0; k < in; ++k) d[k] = bf16_to_f32(f32_to_bf16(xr[k]));
             continue;
@@ -828,23 +823,11 @@ void check_linear_args(const char* fn, const CudaPacked& w, const float* x, int6
     VT_CHECK_ARG(xe <= yb || ye <= xb, "%s: y overlaps x", fn);
 }
 
-// y_dev = x_dev · Wᵀ + bias, activation; device pointers, on cfg.stream.
-// 2:4 sparse weights go to the CUTLASS GEMM here too (its scratch stream-ordered on lc.stream),
-// so every caller of device_linear runs them right.
+// y_dev = x_dev · Wᵀ + bias, activation on the W8A16 GEMV / GEMM; device pointers, on
+// cfg.stream. Callers send what uses_cutlass() claims (2:4 sparse, FP8 W8A8) to cutlass_linear.
 void device_linear(const LaunchCfg& lc, const CudaPacked& w, const float* xd, int64_t m, const float* biasd, int gelu,
                    float* yd) {
-    if (w.sparse) {
-        void* ws = nullptr;
-        check(cudaMallocAsync(&ws, cutlass_ws_bytes(w, false, m), lc.stream), "2:4 sparse GEMM scratch");
-        try {
-            cutlass_linear(lc, w, nullptr, xd, m, biasd, nullptr, gelu, yd, ws);
-        } catch (...) {
-            cudaFreeAsync(ws, lc.stream);
-            throw;
-        }
-        check(cudaFreeAsync(ws, lc.stream), "2:4 sparse GEMM scratch");
-        return;
-    }
+    if (w.sparse) fail(VT_STATUS_INTERNAL, "device_linear: 2:4 sparse weights run on cutlass_linear");
     Epilogue e;
     e.kind = kEpiStore;
     e.out = yd;
