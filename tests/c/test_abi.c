@@ -1,4 +1,4 @@
-/* C99 test of the libvt ABI: includes only vt.h, links libvt.
+/* C99 test of the libvt ABI: includes only vt.h (and the tests' own check.h), links libvt.
  * Every packed format against a naive C reference of the same quantized math, the fused
  * linears, sampling primitives, conversions, and error reporting. Exit status != 0 on any
  * failure; prints "N passed, M failed". */
@@ -9,32 +9,7 @@
 
 #include "vt/vt.h"
 
-static int g_pass = 0, g_fail = 0;
-
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (cond) {                                            \
-            ++g_pass;                                          \
-        } else {                                               \
-            ++g_fail;                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
-            printf(__VA_ARGS__);                               \
-            printf("\n");                                      \
-        }                                                      \
-    } while (0)
-
-/* Deterministic pseudo-normal numbers (sum of uniforms), no libc rand() dependence. */
-static unsigned long long g_state = 12345;
-static double urand(void) {
-    g_state = g_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(g_state >> 11) / 9007199254740992.0;
-}
-static float nrand(void) {
-    double s = 0;
-    int i;
-    for (i = 0; i < 12; ++i) s += urand();
-    return (float)(s - 6.0);
-}
+#include "check.h"
 
 /* y[m, out] = x[m, in] . w[out, in]^T (+ bias), in double. */
 static void ref_linear(const float* w, const float* x, const float* bias, int m, int out, int in,
@@ -337,6 +312,5 @@ int main(void) {
     test_errors();
     test_sampling();
     test_convert();
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

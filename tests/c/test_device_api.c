@@ -1,5 +1,5 @@
 /* C99 test of the device-resident inference API (vt_linear_device, vt_linear_swiglu_device,
- * vt_device_alloc / free / copy, vt_prepack with device CUDA / AUTO). Includes only vt.h.
+ * vt_device_alloc / free / copy, vt_prepack with device CUDA / AUTO). Of libvt, includes only vt.h.
  *
  * Everywhere: the host-observable behaviour. A CPU weight handed to vt_linear_device is
  * VT_STATUS_INVALID_ARGUMENT with a message; without a usable GPU (no CUDA in the build, no
@@ -16,30 +16,8 @@
 
 #include "vt/vt.h"
 
-static int g_pass = 0, g_fail = 0;
-
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (cond) {                                            \
-            ++g_pass;                                          \
-        } else {                                               \
-            ++g_fail;                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
-            printf(__VA_ARGS__);                               \
-            printf("\n");                                      \
-        }                                                      \
-    } while (0)
-
-static unsigned long long g_state = 777;
-static float nrand(void) {
-    double s = 0;
-    int i;
-    for (i = 0; i < 12; ++i) {
-        g_state = g_state * 6364136223846793005ULL + 1442695040888963407ULL;
-        s += (double)(g_state >> 11) / 9007199254740992.0;
-    }
-    return (float)(s - 6.0);
-}
+#define CHECK_SEED 777ULL
+#include "check.h"
 
 /* max |a - b| / max |b| */
 static double nerr(const float* a, const float* b, int n) {
@@ -293,6 +271,5 @@ int main(void) {
     } else {
         printf("no usable CUDA device: the GPU checks were skipped\n");
     }
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }

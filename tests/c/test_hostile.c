@@ -12,19 +12,7 @@
 
 #include "vt/vt.h"
 
-static int g_pass = 0, g_fail = 0;
-
-#define CHECK(cond, ...)                                \
-    do {                                                \
-        if (cond) {                                     \
-            ++g_pass;                                   \
-        } else {                                        \
-            ++g_fail;                                   \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-            printf(__VA_ARGS__);                        \
-            printf(" (last error: %s)\n", vt_last_error()); \
-        }                                               \
-    } while (0)
+#include "check.h"
 
 /* A refusal: the expected status and a non-empty message. */
 #define REFUSED(call, status)                                                                     \
@@ -300,6 +288,5 @@ int main(int argc, char** argv) {
     CHECK(generate(m, after) && memcmp(before, after, sizeof before) == 0,
           "the model generates exactly as before after all the refused calls");
     vt_model_free(m);
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary();
 }
