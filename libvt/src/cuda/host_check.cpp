@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -114,6 +115,8 @@ struct Packed {
     vt_packed* p = nullptr;
     explicit Packed(vt_packed* q) : p(q) {}
     ~Packed() { vt_packed_free(p); }
+    Packed(const Packed&) = delete;
+    Packed& operator=(const Packed&) = delete;
 };
 
 std::vector<float> random_weights(int64_t out, int64_t in, uint32_t seed) {
@@ -191,23 +194,33 @@ double emulate_row(const Repacked& r, int64_t row, const std::vector<float>& x) 
     return double((acc * s.post) * r.rm[size_t(row)]);
 }
 
-void check_format(vt_format f, int32_t block, int64_t out, int64_t in) {
-    const std::string tag = std::string(fmt_name(f)) + " block " + std::to_string(block) + " [" +
-                            std::to_string(out) + ", " + std::to_string(in) + "]";
-    std::vector<float> w = random_weights(out, in, uint32_t(out * 131 + in + block));
+// w packed as format f (block 0: its default) into *pk, with its dequantized values in ref
+// (vt_packed_unpack); false, reported under tag, when vt_prepack refuses.
+bool pack_checked(const std::vector<float>& w, vt_format f, int32_t block, int64_t out, int64_t in,
+                  const std::string& tag, std::unique_ptr<Packed>* pk, std::vector<float>* ref) {
     vt_prepack_options o = vt_prepack_default_options();
     o.format = f;
     o.block_size = block;
     vt_packed* raw = nullptr;
     if (vt_prepack(w.data(), VT_DTYPE_F32, out, in, &o, &raw) != VT_OK) {
         expect(false, tag + ": vt_prepack: " + vt_last_error());
-        return;
+        return false;
     }
-    Packed pk(raw);
-    std::vector<float> ref(size_t(out * in));
-    vt_packed_unpack(pk.p, ref.data());
+    pk->reset(new Packed(raw));
+    ref->resize(size_t(out * in));
+    vt_packed_unpack(raw, ref->data());
+    return true;
+}
 
-    const Repacked r = repack(*pk.p, out, rows_plain(*pk.p));
+void check_format(vt_format f, int32_t block, int64_t out, int64_t in) {
+    const std::string tag = std::string(fmt_name(f)) + " block " + std::to_string(block) + " [" +
+                            std::to_string(out) + ", " + std::to_string(in) + "]";
+    std::unique_ptr<Packed> pk;
+    std::vector<float> ref;
+    if (!pack_checked(random_weights(out, in, uint32_t(out * 131 + in + block)), f, block, out, in, tag, &pk, &ref))
+        return;
+
+    const Repacked r = repack(*pk->p, out, rows_plain(*pk->p));
     expect(r.s.n_pad % kRowPad == 0 && r.s.n_pad >= out && r.s.k_pad % kColPad == 0 && r.s.k_pad >= in,
            tag + ": padded shape");
     bool exact = true;
@@ -259,26 +272,18 @@ void check_format(vt_format f, int32_t block, int64_t out, int64_t in) {
 void check_sparse(vt_format f, int64_t out, int64_t in) {
     const std::string tag = std::string(f == VT_FORMAT_INT4_SPARSE24 ? "int4-2:4" : "int8-2:4") + " [" +
                             std::to_string(out) + ", " + std::to_string(in) + "]";
-    std::vector<float> w = random_weights(out, in, uint32_t(out * 7 + in));
-    vt_prepack_options o = vt_prepack_default_options();
-    o.format = f;
-    vt_packed* raw = nullptr;
-    if (vt_prepack(w.data(), VT_DTYPE_F32, out, in, &o, &raw) != VT_OK) {
-        expect(false, tag + ": vt_prepack: " + vt_last_error());
-        return;
-    }
-    Packed pk(raw);
-    std::vector<float> ref(size_t(out * in));
-    vt_packed_unpack(pk.p, ref.data());
+    std::unique_ptr<Packed> pk;
+    std::vector<float> ref;
+    if (!pack_checked(random_weights(out, in, uint32_t(out * 7 + in)), f, 0, out, in, tag, &pk, &ref)) return;
 
-    const SparseShape s = sparse_shape(*pk.p);
+    const SparseShape s = sparse_shape(*pk->p);
     expect(s.n_pad % kSparseRowPad == 0 && s.n_pad >= out && s.k_pad % kSparseColPad == 0 && s.k_pad >= in &&
                s.int4 == (f == VT_FORMAT_INT4_SPARSE24),
            tag + ": padded shape");
     std::vector<int8_t> a(s.a_bytes(), int8_t(0x55));
     std::vector<uint32_t> e(s.e_bytes() / 4, 0xEEEEEEEEu);
     std::vector<float> ws(size_t(s.n_pad), -1.0f);
-    repack_sparse(s, *pk.p, a.data(), e.data(), ws.data());
+    repack_sparse(s, *pk->p, a.data(), e.data(), ws.data());
 
     // The metadata index is a bijection onto [0, n_pad · k_pad/32).
     std::vector<uint8_t> hit(e.size(), 0);
@@ -360,7 +365,7 @@ void check_sparse(vt_format f, int64_t out, int64_t in) {
         }
     }
     vt_linear_options lo = vt_linear_default_options();
-    const vt_status st = vt_linear(pk.p, x.data(), m, bias.data(), &lo, yref.data());
+    const vt_status st = vt_linear(pk->p, x.data(), m, bias.data(), &lo, yref.data());
     bool same = st == VT_OK;
     for (size_t i = 0; i < y.size() && same; ++i)
         if (bits(y[i]) != bits(yref[i])) {
