@@ -389,6 +389,9 @@ typedef struct vt_model_info {
     float rope_theta;
     int32_t tie_word_embeddings;
     int32_t bos_token_id;      /* -1 when unknown                                           */
+    /* The model's one EOS list, decided at load: config.json's eos_token_id, then
+     * generation_config.json's, then tokenizer_config.json's eos_token as tokenizer.json
+     * maps it to an id (no repeats). vt_generate stops on these. */
     int32_t num_eos;           /* entries of eos_token_ids                                  */
     int32_t eos_token_ids[VT_MAX_EOS];
     int32_t weight_format;     /* vt_format                                                 */
