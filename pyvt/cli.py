@@ -305,7 +305,7 @@ _CLI_HINTS = (
 #: The same inside the chat REPL, where generation options change with /set.
 _REPL_HINTS = (
     ("pass truncate_prompt=True", "/set truncate_prompt on"),
-    ("lower max_new_tokens", "/set max_new_tokens to fewer"),
+    ("lower max_new_tokens", "lower it with /set max_new_tokens N"),
 ) + _CLI_HINTS[2:]
 
 

@@ -401,3 +401,86 @@ def test_generate_into_a_closed_pipe_exits_0(cwd, model_dir):
                        stderr=subprocess.PIPE, text=True, env=env, cwd=cwd, timeout=180)
     os.close(w)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
+# ---- the remaining promises of docs/cli.md -------------------------------------------------------------
+
+def test_generation_and_loading_options_reach_the_run(cwd, model_dir):
+    p = run("generate", "-m", model_dir, "--json", "--seed", "random", "-t", "0.7", "--top-k", "5", "--top-p", "0.9",
+            "--min-p", "0.01", "--repetition-penalty", "1.1", "--frequency-penalty", "0.1", "--presence-penalty",
+            "0.1", "-n", "4", PROMPT, cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    assert isinstance(json.loads(p.stdout)["seed"], int)                  # the seed used is reported
+    p = run("generate", "-m", model_dir, "--ignore-eos", "-n", "30", "--no-prompt", PROMPT, cwd=cwd)
+    assert p.returncode == 0 and "finish: length" in p.stderr and "generated 30 tokens" in p.stderr
+    p = run("info", model_dir, "--json", "--block-size", "64", "--num-layers", "1", "--device", "cpu",
+            "--threads", "1", "--max-seq-len", "100", cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    info = json.loads(p.stdout)
+    assert (info["block_size"], info["num_layers"], info["device"], info["max_seq_len"]) == (64, 1, "cpu", 100)
+    p = run("-v", "info", model_dir, cwd=cwd)
+    assert p.returncode == 0 and "pyvt: INFO: loaded" in p.stderr
+
+
+def test_chat_help_leaving_and_context_overflow(cwd, model_dir):
+    for leave in ("/quit", "/bye", "/EXIT"):
+        p = run("chat", "-m", model_dir, stdin=f"/help\n{leave}\nhello\n", cwd=cwd)
+        assert p.returncode == 0 and "/save FILE" in p.stdout and REPLY not in p.stdout, (leave, p.stderr)
+    # Replies are capped at 256 tokens by default; a history beyond the context is an error line.
+    p = run("chat", "-m", model_dir, "--max-seq-len", "260", stdin="hello\n", cwd=cwd)
+    assert p.returncode == 0 and p.stdout == "", p.stderr
+    assert "/set max_new_tokens N" in p.stderr and "/set truncate_prompt on" in p.stderr and "/clear" in p.stderr
+    p = run("chat", "-m", model_dir, "--max-seq-len", "100", "-n", "20", stdin="hello\n" * 6 + "/clear\nhello\n",
+            cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("error: ")]
+    assert errors and all("context" in ln and "(/clear to start over)" in ln for ln in errors), p.stderr
+    assert p.stdout.count(REPLY) == 6 - len(errors) + 1  # the replies that fitted, and one after /clear
+
+
+def _wait_for_line(proc: subprocess.Popen, text: str, timeout: float = 120) -> str:
+    import select
+    import time
+
+    seen = ""
+    end = time.monotonic() + timeout
+    while text not in seen:
+        assert time.monotonic() < end and proc.poll() is None, seen
+        if select.select([proc.stderr], [], [], 0.5)[0]:
+            seen += os.read(proc.stderr.fileno(), 65536).decode("utf-8", "replace")
+    return seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_exits_130_and_reminds_at_the_chat_prompt(cwd, model_dir):
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    # bench decoding many runs: Ctrl-C stops it with 130 and one line.
+    proc = subprocess.Popen([sys.executable, "-m", "pyvt", "-v", "bench", str(model_dir), "-p", "8", "-n", "200",
+                             "-r", "100000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    try:
+        _wait_for_line(proc, "INFO: loaded")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and "pyvt: interrupted" in err.decode() and "Traceback" not in err.decode()
+
+    # chat waiting for a line: Ctrl-C reminds how to leave, and the REPL goes on.
+    proc = subprocess.Popen([sys.executable, "-m", "pyvt", "-v", "chat", "-m", str(model_dir)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    try:
+        _wait_for_line(proc, "INFO: loaded")
+        time.sleep(1)  # into input()
+        proc.send_signal(signal.SIGINT)
+        _wait_for_line(proc, "(/exit or Ctrl-D to leave)")
+        out, _ = proc.communicate(b"hello\n", timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and out.decode() == REPLY + "\n"
