@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Build a manylinux_2_28 x86-64 wheel of pyvt (CPU backend) and the sdist, without Docker.
+# Build a manylinux x86-64 wheel of pyvt (CPU backend) and the sdist, without Docker.
 #
-#   tools/wheels/build_manylinux.sh [OUTDIR]        (default: dist/)
-#   GLIBC=2.17 tools/wheels/build_manylinux.sh      (an older glibc: manylinux_2_17)
+#   tools/wheels/build_manylinux.sh [OUTDIR]        (default: dist/; manylinux_2_17 = manylinux2014)
+#   GLIBC=2.28 tools/wheels/build_manylinux.sh      (another glibc target: manylinux_2_28)
 #
 # The C, C++ and Cython-generated C++ code is compiled by zig (the `ziglang` PyPI package) as
-# clang for the target x86_64-linux-gnu.2.28: glibc symbols no newer than 2.28, libc++
+# clang for the target x86_64-linux-gnu.$GLIBC: glibc symbols no newer than that, libc++
 # linked statically (no GLIBCXX requirement), baseline x86-64 code (the AVX2 / AVX-512
 # kernels are chosen at run time by libvt's ISA dispatch). `auditwheel repair` then checks
-# the result against the manylinux_2_28 policy and tags it. docs/packaging.md has the
+# the result against the manylinux policy of that glibc and tags it. docs/packaging.md has the
 # measurements and the CUDA variant's status. Needs Python >= 3.10 with pip; installs the
 # build tools it uses into the running Python environment (use a venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=$(realpath -m "${1:-dist}")
-GLIBC=${GLIBC:-2.28}
+GLIBC=${GLIBC:-2.17}
 PLAT=manylinux_${GLIBC/./_}_x86_64
 TARGET=x86_64-linux-gnu.$GLIBC
 PY=$("${PYTHON:-python3}" -c "import sys; print(sys.executable)")
