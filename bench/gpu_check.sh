@@ -33,6 +33,7 @@ OUT=${!#}
 mkdir -p "$OUT"
 why="no Python >= 3.10 found (VT_GPU_PYTHON='${VT_GPU_PYTHON:-}', /opt/torch/.venv/bin/python3, python3)"
 printf '{"schema": 1, "phase": "%s", "status": "fail", "steps": [], "notes": ["%s"]}\n' "$1" "$why" > "$OUT/summary.json"
+# shellcheck disable=SC2016  # the backquotes are markdown
 printf '# GPU check, phase `%s`: **FAIL**\n\n* %s\n' "$1" "$why" > "$OUT/summary.md"
 echo "bench/gpu_check.sh: $why" >&2
 exit 1

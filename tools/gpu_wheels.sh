@@ -39,23 +39,27 @@ for d in "$ROOT/.cache/wheels" /work/main/.cache/wheels; do
 done
 
 norm() { echo "$1" | tr 'A-Z-' 'a-z_'; }  # a project name as a wheel file spells it
+shopt -s nullglob nocaseglob
 
 for spec in "${WHEELS[@]}"; do
     name=${spec%%==*} ver=${spec##*==}
-    stem="$(norm "$name")-$ver-"
-    have=$(ls "$DIR" | grep -i "^${stem}.*\.whl$" || true)
+    base=$(norm "$name")
     # one version of each: two versions of one package stop `pip install --target` there
-    for f in $(ls "$DIR" | grep -i "^$(norm "$name")-[0-9].*\.whl$" | grep -iv "^${stem}" || true); do
-        echo "removing other version $f"
-        rm -f "$DIR/$f"
+    for f in "$DIR/$base-"[0-9]*.whl; do
+        case "$f" in
+            "$DIR/$base-$ver-"*) ;;
+            *) echo "removing other version ${f##*/}"; rm -f "$f" ;;
+        esac
     done
-    if [ -n "$have" ]; then
-        echo "have $have"
+    have=("$DIR/$base-$ver-"*.whl)
+    if [ ${#have[@]} -gt 0 ]; then
+        echo "have ${have[0]##*/}"
         continue
     fi
     "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
         "${platforms[@]}" "${links[@]}" --disable-pip-version-check -d "$DIR" "$spec"
-    echo "got $(ls "$DIR" | grep -i "^${stem}.*\.whl$")"
+    got=("$DIR/$base-$ver-"*.whl)
+    echo "got ${got[0]##*/}"
 done
 
 # What each needs: not fetched (the image has packaging; nvidia-cutlass is only unzipped).
@@ -76,4 +80,5 @@ EOF
     echo "date $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } > "$DIR/SOURCE"
 total=$(du -sb "$DIR" | cut -f1)
-echo "$DIR: $(ls "$DIR"/*.whl | wc -l) wheels, $((total / 1024)) KiB (the device tool carries 64 MiB with the tree)"
+whls=("$DIR"/*.whl)
+echo "$DIR: ${#whls[@]} wheels, $((total / 1024)) KiB (the device tool carries 64 MiB with the tree)"

@@ -8,6 +8,7 @@ Parsers (each takes a log's text, never raises on odd input):
   name without shapes, sizes and ``key=value`` parameters) the number of checks, failures and
   the largest measured error.
 * :func:`parse_pytest` -- the counts of pytest's last summary line and its FAILED / ERROR lines.
+* :func:`parse_meson_test` -- ``meson test``'s summary (the C test programs).
 * :func:`parse_sanitizer` -- compute-sanitizer's ``ERROR SUMMARY``.
 * :func:`parse_generate` -- ``vt_generate``'s timing line (the C decode benchmark).
 * :func:`decode_rows` / :func:`gemm_rows` -- the rows of bench/decode.py's / bench/gemm.py's
@@ -115,6 +116,24 @@ def parse_pytest(text: str) -> dict[str, Any]:
                 res[key] = int(n)
         elif re.search(r"\bno tests ran\b", s):
             res["complete"] = True
+    return res
+
+
+def parse_meson_test(text: str) -> dict[str, Any]:
+    """meson test's summary block (Ok / Expected Fail / Fail / Unexpected Pass / Skipped /
+    Timeout) and its failing tests' lines."""
+    res: dict[str, Any] = {"passed": 0, "failed": 0, "skipped": 0, "complete": False, "failures": []}
+    for line in text.splitlines():
+        m = re.match(r"^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):\s+(\d+)\s*$", line.strip())
+        if m:
+            key = {"Ok": "passed", "Expected Fail": "passed", "Skipped": "skipped"}.get(m.group(1), "failed")
+            if m.group(1) == "Ok":
+                res.update(passed=0, failed=0, skipped=0)
+            res[key] += int(m.group(2))
+            res["complete"] = True
+        elif re.search(r"\s(FAIL|TIMEOUT|ERROR)\s", line) and re.match(r"^\s*\d+/\d+ ", line) \
+                and len(res["failures"]) < 40:
+            res["failures"].append(line.strip())
     return res
 
 
