@@ -461,7 +461,8 @@ def test_default_model_offline_skips_fast(tmp_path):
     # fails at once (PIP_NO_INDEX) and the tests that need the model skip instead of failing.
     pytest.importorskip("pyvt._ops", reason="pyvt is not built")
     env = {k: v for k, v in os.environ.items() if k not in ("PYVT_PULL_SOURCE", "PIP_INDEX_URL", "PIP_FIND_LINKS")}
-    env.update(PYVT_TESTS_OFFLINE="1", PIP_NO_INDEX="1", PIP_DEFAULT_TIMEOUT="5", PYVT_CACHE=str(tmp_path / "cache"))
+    env.update(PYVT_TESTS_OFFLINE="1", PIP_NO_INDEX="1", PIP_DEFAULT_TIMEOUT="5", PIP_CONFIG_FILE=os.devnull,
+               PYVT_CACHE=str(tmp_path / "cache"))
     t0 = time.time()
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", "-c",
                         str(REPO / "pyproject.toml"), "--rootdir", str(REPO),
