@@ -143,6 +143,16 @@ def test_shell_scripts_parse():
         assert r.returncode == 0, r.stdout
 
 
+@pytest.mark.parametrize("args,msg", [(["bogus", "out"], "unknown phase"), (["decode", "out"], "decode MODEL OUTDIR"),
+                                      (["decode", "llama-9b", "out"], "decode MODEL OUTDIR"),
+                                      (["kernels", "x", "out"], "usage: kernels OUTDIR")])
+def test_bad_arguments_are_refused(args, msg, tmp_path):
+    r = subprocess.run([sys.executable, str(GPU_DIR / "runner.py"), *args], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert r.returncode == 2 and msg in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_wrapper_without_python_still_writes_a_summary(tmp_path):
     out = tmp_path / "out"
     r = subprocess.run(["bash", str(REPO / "bench" / "gpu_check.sh"), "kernels", str(out)], capture_output=True,

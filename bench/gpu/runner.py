@@ -773,11 +773,13 @@ def main(argv: list[str] | None = None) -> int:
     if len(a.args) < 2:
         ap.error("usage: PHASE [MODEL] OUTDIR")
     phase, rest = a.args[0], a.args[1:]
+    if phase not in ("kernels", "models", "gemm", "decode", "cpu"):
+        ap.error(f"unknown phase {phase!r}; phases: kernels, models, gemm, decode MODEL, cpu")
     arg = rest[0] if phase == "decode" and len(rest) == 2 else None
     if phase == "decode" and arg not in DECODE_MODELS:
-        ap.error(f"decode needs a model: {', '.join(DECODE_MODELS)}")
-    if phase not in ("kernels", "models", "gemm", "decode", "cpu"):
-        ap.error(f"unknown phase {phase!r}")
+        ap.error(f"usage: decode MODEL OUTDIR, MODEL one of {', '.join(DECODE_MODELS)}")
+    if len(rest) != (2 if phase == "decode" else 1):
+        ap.error(f"usage: {phase}{' MODEL' if phase == 'decode' else ''} OUTDIR")
     kw["out"] = Path(rest[-1]).resolve()
     ctx = Ctx(phase=phase, arg=arg, **kw)
     shutil.rmtree(ctx.build, ignore_errors=True)  # every phase builds from scratch, as on a bare machine
