@@ -303,6 +303,7 @@ def test_runner_records_pass_fail_timeout_skip(tmp_path):
                 log="a.log", parser="vt_cuda_test"),
     runner.Step("slow", "times out", 1, argv=[py, "-c", "import time; time.sleep(60)"], log="b.log"),
     runner.Step("needs_pyvt", "skipped", 20, argv=[py, "-c", "pass"], needs=("pyvt",)),
+    runner.Step("missing", "a program that is not there", 20, argv=["/nonexistent/vt_cuda_test"], log="b.log"),
 """
     t0 = time.time()
     r = subprocess.run([sys.executable, "-c", _fake_phase_code(out, work, steps)], capture_output=True, text=True,
@@ -311,7 +312,8 @@ def test_runner_records_pass_fail_timeout_skip(tmp_path):
     assert r.returncode == 1, r.stderr
     s = json.loads((out / "summary.json").read_text())
     st = {x["id"]: x for x in s["steps"]}
-    assert [x["status"] for x in s["steps"]] == ["pass", "pass", "fail", "timeout", "skip"]
+    assert [x["status"] for x in s["steps"]] == ["pass", "pass", "fail", "timeout", "skip", "fail"]
+    assert st["missing"]["rc"] == 127 and "cannot run /nonexistent/vt_cuda_test" in st["missing"]["detail"]
     assert st["ok"]["results"]["passed"] == 1 and st["ok"]["results"]["kernels"]["rmsnorm"]["max_err"] == 1e-07
     # a shared log: each step parses its own part
     assert st["bad"]["results"]["failed"] == 1 and st["bad"]["results"]["passed"] == 0

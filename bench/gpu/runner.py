@@ -270,8 +270,8 @@ def run_cmd(ctx: Ctx, argv: list[str], timeout: float, log: Path, env: dict[str,
         f.write(f"\n$ {shlex.join(argv)}   # timeout {max(timeout, 0):.0f} s\n")
         f.flush()
         if timeout < 1:
-            f.write("# not run: the phase's time budget is spent\n")
-            return None, 0.0, "the phase's time budget is spent"
+            f.write("# not run: no time left in the step's or the phase's budget\n")
+            return None, 0.0, "no time left in the step's or the phase's budget"
         t0 = time.time()
         try:
             p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -618,7 +618,7 @@ def run_step(ctx: Ctx, step: Step, rec: dict[str, Any]) -> None:
         rec["cmd"] = shlex.join(argv)
         rc, _, why = run_cmd(ctx, argv, step.timeout, log or ctx.out / "runner.log", env=ctx.env(step.env))
         rec["rc"] = rc
-        if why:
+        if rc is None:
             rec.update(status="timeout", detail=why)
         elif rc == 0:
             rec.update(status="pass")
@@ -628,7 +628,7 @@ def run_step(ctx: Ctx, step: Step, rec: dict[str, Any]) -> None:
         elif rc == 77 and step.skip_ok:
             rec.update(status="skip", detail="the program skipped itself (exit 77)")
         else:
-            rec.update(status="fail", detail=f"exit {rc}")
+            rec.update(status="fail", detail=why or f"exit {rc}")
     if "gpu" in step.needs and ctx.no_gpu:
         ctx.no_gpu_confirmed = True
         if rec.get("status") == "pass":
