@@ -483,3 +483,15 @@ def test_default_model_offline_skips_fast(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "1 skipped" in r.stdout and "PYVT_TESTS_OFFLINE=1" in r.stdout, r.stdout
     assert time.time() - t0 < 120  # no network wait (pip gives up at once without an index)
+
+
+def test_tiny_model_folders(tmp_path):
+    r = subprocess.run([sys.executable, str(GPU_DIR / "tiny_models.py"), str(tmp_path)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(tmp_path / "gqa-hd64"), str(tmp_path / "gqa-hd128")]
+    c64 = json.loads((tmp_path / "gqa-hd64" / "config.json").read_text())
+    c128 = json.loads((tmp_path / "gqa-hd128" / "config.json").read_text())
+    assert c64["max_position_embeddings"] == 4096 and c64["hidden_size"] // c64["num_attention_heads"] == 64
+    assert c128["head_dim"] == 128 and c128["num_key_value_heads"] == 1
+    assert (tmp_path / "gqa-hd64" / "model.safetensors").stat().st_size > 100_000
