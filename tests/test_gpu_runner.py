@@ -126,6 +126,14 @@ def test_phase_contents(plan):
     assert "-W default" in c and "not cuda" in c  # the image's newer packages' warnings are no errors there
 
 
+def test_inline_python_does_not_run_in_the_source_tree(plan):
+    # python -c in the repository root imports ./pyvt (no extensions), not the built package
+    for p in plan:
+        for s in p["steps"]:
+            if s["kind"] == "command" and any(re.search(r"python3?\S* -c .*import pyvt", c) for c in s["commands"]):
+                assert s["cwd"] != str(REPO), (p["phase"], s["id"])
+
+
 def test_plan_text_mode():
     r = subprocess.run([sys.executable, str(GPU_DIR / "runner.py"), "--plan", "gemm"], capture_output=True,
                        text=True, timeout=60)

@@ -87,6 +87,7 @@ class Step:
     parser: str | None = None
     plan: list[str] = field(default_factory=list)  # the commands of a func step, for --plan
     skip_ok: bool = False  # exit 77 is a pass-by-skip (never for a GPU step)
+    cwd: Path | None = None  # default: the repository root (python -c there would import the source tree)
 
 
 @dataclass
@@ -195,7 +196,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
             Step("cpu_only", "the GPU hidden from the process: pyvt's backend line says CUDA is unusable", 10,
                  argv=[py, "-c", "import pyvt, sys; b = pyvt.backends(); print(b); "
                                  "sys.exit('cuda: available' in b)"],
-                 env=hidden, log="pytest_cpu.log", needs=("pyvt",)),
+                 env=hidden, log="pytest_cpu.log", needs=("pyvt",), cwd=ctx.work),
             Step("pytest_cpu", "the CPU suite: pytest -m 'not cuda', CUDA_VISIBLE_DEVICES= (device auto = CPU)", t,
                  argv=[py, "-P", "-m", "pytest", "-m", "not cuda", "-q", *PYTEST_COMMON], env=hidden,
                  log="pytest_cpu.log", needs=("pyvt",), parser="pytest"),
@@ -616,7 +617,8 @@ def run_step(ctx: Ctx, step: Step, rec: dict[str, Any]) -> None:
     else:
         argv = step.argv(ctx) if callable(step.argv) else step.argv
         rec["cmd"] = shlex.join(argv)
-        rc, _, why = run_cmd(ctx, argv, step.timeout, log or ctx.out / "runner.log", env=ctx.env(step.env))
+        rc, _, why = run_cmd(ctx, argv, step.timeout, log or ctx.out / "runner.log", env=ctx.env(step.env),
+                             cwd=step.cwd)
         rec["rc"] = rc
         if rc is None:
             rec.update(status="timeout", detail=why)
@@ -729,7 +731,8 @@ def plan(phases: list[str], ctx_kw: dict[str, Any]) -> list[dict[str, Any]]:
         for st in steps:
             cmds = st.plan or [shlex.join(st.argv(ctx) if callable(st.argv) else st.argv)]
             rows.append({"id": st.id, "title": st.title, "timeout_s": st.timeout, "needs": list(st.needs),
-                         "log": st.log, "env": st.env, "commands": cmds})
+                         "log": st.log, "env": st.env, "cwd": str(st.cwd or ROOT), "commands": cmds,
+                         "kind": "runner" if st.func else "command"})
         logs = sorted({r["log"] for r in rows if r["log"]})
         results = {"decode": ["decode-HOST-DATE.json", "decode-HOST-DATE.md"],
                    "gemm": ["gemm-DATE.json", "gemm-DATE.md"]}
