@@ -298,6 +298,17 @@ def _free_bytes():
     return free
 
 
+def test_host_copy_of_the_linears_is_freed_after_upload(ckpt):
+    # A CUDA model holds its linears once, on the device: its host bytes are the CPU model's
+    # minus the packed linears (total_bytes = host + device).
+    folder, _, _ = ckpt("gqa-hd64")
+    with _model.Model(str(folder), device="cpu") as c, _model.Model(str(folder), device="cuda") as g:
+        host_linears = c.info["weight_bytes"] - 4 * c.info["hidden_size"] * (2 * c.info["num_layers"] + 1)
+        assert g.info["weight_bytes"] == c.info["weight_bytes"]
+        assert g.info["total_bytes"] < c.info["total_bytes"] - host_linears + 2 * c.info["weight_bytes"]
+        assert g.logits([1, 2, 3]).shape == (3, 300)
+
+
 def test_close_frees_device_memory(ckpt):
     folder, _, _ = ckpt("gqa-hd64")
     before = _free_bytes()

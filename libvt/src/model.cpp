@@ -454,6 +454,25 @@ void vt_model::embed_row(int32_t token, float* out) const {
 
 namespace vt {
 
+// Frees the host's packed linears of a model whose sessions run on CUDA; their bytes.
+static int64_t release_host_linears(vt_model& m) {
+    int64_t freed = 0;
+    auto drop = [&](std::unique_ptr<Packed>& p) {
+        if (!p) return;
+        freed += p->nbytes();
+        p.reset();
+    };
+    for (LayerWeights& w : m.layers) {
+        drop(w.qkv);
+        drop(w.o);
+        drop(w.gate);
+        drop(w.up);
+        drop(w.down);
+    }
+    drop(m.lm_head);
+    return freed;
+}
+
 std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& opt) {
     check_options(opt);
     std::unique_ptr<Checkpoint> ck = Checkpoint::open(path);
@@ -552,6 +571,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             m->cuda = cuda_upload_model(*m, opt.device_index);
             m->device = VT_DEVICE_CUDA;
             m->device_index = opt.device_index;
+            // The device holds its own copy of every linear: the host's packed copy goes (a
+            // GPU model would otherwise hold its weights twice). Norms, the embedding table
+            // and the RoPE table stay (small, or a view of the file); a test that needs the
+            // CPU reference loads the model again on the CPU.
+            m->total_bytes -= release_host_linears(*m);
         } catch (const Error& e) {
             const bool fallback = opt.device == VT_DEVICE_AUTO &&
                                   (e.status() == VT_STATUS_UNSUPPORTED || e.status() == VT_STATUS_OUT_OF_MEMORY);
