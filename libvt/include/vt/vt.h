@@ -88,7 +88,7 @@ VT_API int vt_abi_version(void);
 /* An info / stats struct ready to be filled: VT_INFO_INIT(vt_model_info) as its initializer
  * (or set struct_size = sizeof the struct before the call). */
 #ifdef __cplusplus
-#define VT_INFO_INIT(type) {static_cast<uint32_t>(sizeof(type))}
+#define VT_INFO_INIT(type) ([] { type vt_info_{}; vt_info_.struct_size = static_cast<uint32_t>(sizeof(type)); return vt_info_; }())
 #else
 #define VT_INFO_INIT(type) {.struct_size = (uint32_t)sizeof(type)}
 #endif
