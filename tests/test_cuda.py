@@ -1,7 +1,7 @@
 """The CUDA engine through the public API (device="cuda"), against the CPU path of the same
 weight format and the float64 reference. Marked `cuda`; skipped without a usable GPU.
 
-Op-level checks (every kernel against the CPU backend) live in libvt/src/cuda/test_cuda.cpp
+Op-level checks (every kernel against the CPU backend) live in tests/cuda/test_cuda.cpp
 (the vt_cuda_test program); bench/gpu_check.sh runs both on a GPU machine.
 """
 
