@@ -34,7 +34,7 @@ static int run_generate(int argc, char** argv) {
         fprintf(stderr, "error: %s\n", vt_last_error());
         return 1;
     }
-    vt_model_info info;
+    vt_model_info info = VT_INFO_INIT(vt_model_info);
     vt_model_get_info(model, &info);
 
     int64_t n_prompt = argc > 3 ? argc - 3 : 1;
@@ -52,7 +52,7 @@ static int run_generate(int argc, char** argv) {
 
     vt_generate_options gopt = vt_generate_default_options();
     gopt.max_new_tokens = (int32_t)n_tokens;
-    vt_generate_stats stats;
+    vt_generate_stats stats = VT_INFO_INIT(vt_generate_stats);
     int64_t n_out = 0;
     int rc = 0;
     if (vt_generate(model, prompt, n_prompt, &gopt, out, n_tokens, &n_out, &stats) != VT_OK) {
@@ -214,7 +214,7 @@ static void test_model(vt_model* model, int64_t vocab) {
     vt_generate_options g = vt_generate_default_options();
     g.max_new_tokens = N;
     g.stop_on_eos = 0;
-    vt_generate_stats st;
+    vt_generate_stats st = VT_INFO_INIT(vt_generate_stats);
     check(vt_generate(model, prompt, 4, &g, a, N, &na, &st) == VT_OK, "vt_generate");
     check(na == N && st.generated_tokens == N && st.prompt_tokens == 4, "vt_generate produced max_new_tokens");
     check(vt_generate(model, prompt, 4, &g, b, N, &nb, NULL) == VT_OK, "vt_generate (again)");
@@ -259,7 +259,7 @@ static int self_test(void) {
     vt_model* model = NULL;
     check(vt_model_load(dir, NULL, &model) == VT_OK && model != NULL, "vt_model_load (int8)");
     if (model) {
-        vt_model_info info;
+        vt_model_info info = VT_INFO_INIT(vt_model_info);
         check(vt_model_get_info(model, &info) == VT_OK, "vt_model_get_info");
         check(info.hidden_size == HID && info.num_layers == LAYERS && info.num_heads == HEADS &&
                   info.num_kv_heads == KV_HEADS && info.head_dim == HEAD_DIM && info.vocab_size == VOCAB &&
@@ -294,7 +294,7 @@ static int self_test(void) {
         model = NULL;
         check(vt_model_load(extra, NULL, &model) == VT_OK, "vt_model_load(VT_TEST_MODEL)");
         if (model) {
-            vt_model_info info;
+            vt_model_info info = VT_INFO_INIT(vt_model_info);
             vt_model_get_info(model, &info);
             test_model(model, info.vocab_size);
             vt_model_free(model);

@@ -100,7 +100,7 @@ inline void load_and_run(const std::string& dir, const vt_model_options& options
         if (m) abort();  // outputs are untouched on error
         return;
     }
-    vt_model_info info;
+    vt_model_info info = VT_INFO_INIT(vt_model_info);
     check_status(vt_model_get_info(m, &info), "vt_model_get_info");
     const int32_t last = int32_t(info.vocab_size - 1);
     const int32_t prompt[3] = {0, last, last / 2};

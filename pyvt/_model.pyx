@@ -179,6 +179,7 @@ cdef class Model:
 
     cdef object _read_info(self):
         cdef vt_model_info i
+        i.struct_size = sizeof(vt_model_info)
         _check(vt_model_get_info(self._m, &i))
         return {
             "vocab_size": i.vocab_size,
@@ -296,6 +297,7 @@ cdef class Model:
         cdef int32_t[::1] ov = out
         cdef int64_t n_out = 0
         cdef vt_generate_stats stats
+        stats.struct_size = sizeof(vt_generate_stats)
         cdef vt_status st
         cdef const int32_t* pp = &tv[0] if n > 0 else NULL
         self._acquire()

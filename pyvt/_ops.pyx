@@ -133,6 +133,7 @@ cdef class _Packed:
 
     cdef vt_packed_info _info(self) except *:
         cdef vt_packed_info info
+        info.struct_size = sizeof(vt_packed_info)
         _check(vt_packed_get_info(self._handle(), &info))
         return info
 

@@ -1,6 +1,6 @@
 # cython: language_level=3
 # Declaration-for-declaration mirror of libvt/include/vt/vt.h. Compute calls are nogil.
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 cdef extern from "vt/vt.h" nogil:
     # ---- status, errors, version, backends
@@ -59,6 +59,7 @@ cdef extern from "vt/vt.h" nogil:
         VT_DEVICE_CUDA
 
     ctypedef struct vt_prepack_options:
+        uint32_t struct_size
         int32_t format
         int32_t block_size
         int32_t device
@@ -74,6 +75,7 @@ cdef extern from "vt/vt.h" nogil:
     void vt_packed_free(vt_packed* packed)
 
     ctypedef struct vt_packed_info:
+        uint32_t struct_size
         int32_t format
         int32_t block_size
         int64_t out_features
@@ -91,6 +93,7 @@ cdef extern from "vt/vt.h" nogil:
         VT_ACTIVATION_GELU
 
     ctypedef struct vt_linear_options:
+        uint32_t struct_size
         int32_t quantize_input
         int32_t activation
 
@@ -122,6 +125,7 @@ cdef extern from "vt/vt.h" nogil:
     vt_status vt_softmax(const float* x, int64_t n, float* y)
 
     ctypedef struct vt_sample_options:
+        uint32_t struct_size
         float temperature
         int32_t top_k
         float top_p
@@ -132,6 +136,8 @@ cdef extern from "vt/vt.h" nogil:
         float presence_penalty
 
     int VT_MAX_TOP_K
+    int VT_ABI_VERSION
+    int vt_abi_version()
     vt_sample_options vt_sample_default_options()
     vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* options,
                         uint64_t step, int64_t* token)
@@ -150,6 +156,7 @@ cdef extern from "vt/vt.h" nogil:
     ctypedef int (*vt_progress_fn)(void* user, int64_t done, int64_t total)
 
     ctypedef struct vt_model_options:
+        uint32_t struct_size
         int32_t weight_format
         int32_t block_size
         int32_t num_layers
@@ -166,6 +173,7 @@ cdef extern from "vt/vt.h" nogil:
     int VT_MAX_EOS
 
     ctypedef struct vt_model_info:
+        uint32_t struct_size
         int64_t vocab_size
         int64_t hidden_size
         int64_t intermediate_size
@@ -216,6 +224,7 @@ cdef extern from "vt/vt.h" nogil:
 
     # ---- one-call generation
     ctypedef struct vt_generate_options:
+        uint32_t struct_size
         int32_t max_new_tokens
         int32_t stop_on_eos
         vt_sample_options sampling
@@ -223,6 +232,7 @@ cdef extern from "vt/vt.h" nogil:
     vt_generate_options vt_generate_default_options()
 
     ctypedef struct vt_generate_stats:
+        uint32_t struct_size
         int64_t prompt_tokens
         int64_t generated_tokens
         double prefill_ms

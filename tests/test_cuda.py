@@ -1,7 +1,7 @@
 """The CUDA engine through the public API (device="cuda"), against the CPU path of the same
 weight format and the float64 reference. Marked `cuda`; skipped without a usable GPU.
 
-Op-level checks (every kernel against the CPU backend) live in libvt/src/cuda/test_cuda.cpp
+Op-level checks (every kernel against the CPU backend) live in tests/cuda/test_cuda.cpp
 (the vt_cuda_test program); bench/gpu_check.sh runs both on a GPU machine.
 """
 
@@ -129,18 +129,25 @@ def test_decode_logits_match_cpu_step_by_step(ckpt):
 
 def test_graph_replay_equals_eager(ckpt, monkeypatch):
     folder, _, _ = ckpt("gqa8-hd128")
-    runs = []
     with _model.Model(str(folder), device="cuda") as g:
-        for graphs in ("1", "0"):
-            monkeypatch.setenv("VT_CUDA_GRAPHS", graphs)
-            with g.new_session() as s:
-                t, _ = s.prefill(PROMPT[:9])
-                out = []
-                for _ in range(16):
-                    t, lg = s.decode(t, want_logits=True)
-                    out.append(lg)
-                runs.append(np.stack(out))
+        runs = _greedy_runs(g, PROMPT[:9], "VT_CUDA_GRAPHS", monkeypatch)
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def _greedy_runs(g, prompt, env, monkeypatch):
+    """16 greedy decode steps' logits after `prompt`, once with env=1 and once with env=0
+    (read when a session starts)."""
+    runs = []
+    for value in ("1", "0"):
+        monkeypatch.setenv(env, value)
+        with g.new_session() as s:
+            t, _ = s.prefill(prompt)
+            out = []
+            for _ in range(16):
+                t, lg = s.decode(t, want_logits=True)
+                out.append(lg)
+            runs.append(np.stack(out))
+    return runs
 
 
 def test_sampling_is_deterministic_and_follows_the_logits(ckpt):
@@ -151,12 +158,16 @@ def test_sampling_is_deterministic_and_follows_the_logits(ckpt):
         b, _ = g.generate(PROMPT[:5], max_new_tokens=30, stop_on_eos=False, **opts)
         assert a == b
         # The device's top-k candidates + the host draw equal vt_sample on the same logits.
-        with g.new_session() as s:
-            t, _ = s.prefill(PROMPT[:5], **opts)
-            for step in range(1, 20):
-                nt, lg = s.decode(t, want_logits=True, **opts)
-                assert nt == pyvt.ops.sample(lg, temperature=0.9, top_k=50, top_p=0.95, seed=7, step=step)
-                t = nt
+        _assert_sampled_tokens_follow_the_logits(g, opts, 20)
+
+
+def _assert_sampled_tokens_follow_the_logits(g, opts, steps):
+    with g.new_session() as s:
+        t, _ = s.prefill(PROMPT[:5], **opts)
+        for step in range(1, steps):
+            nt, lg = s.decode(t, want_logits=True, **opts)
+            assert nt == pyvt.ops.sample(lg, **opts, step=step)
+            t = nt
 
 
 def test_wide_vocab_argmax_and_candidates(ckpt):
@@ -174,12 +185,7 @@ def test_wide_vocab_argmax_and_candidates(ckpt):
                 assert lg.shape == (128256,) and nerr(lg, lc) < 2e-3
                 assert nt == int(np.argmax(lg))
                 t = nt
-        with g.new_session() as s:
-            t, _ = s.prefill(PROMPT[:5], **opts)
-            for step in range(1, 12):
-                nt, lg = s.decode(t, want_logits=True, **opts)
-                assert nt == pyvt.ops.sample(lg, temperature=0.7, top_k=200, top_p=0.95, seed=3, step=step)
-                t = nt
+        _assert_sampled_tokens_follow_the_logits(g, opts, 12)
 
 
 def test_long_context(ckpt):
@@ -271,17 +277,8 @@ def test_full_size_logits_match_cpu(tinyllama, fmt):
 @pytest.mark.slow
 def test_full_size_pdl_on_and_off_agree(tinyllama, monkeypatch):
     # PDL changes when kernels start, never what they compute: identical bits with it on and off.
-    runs = []
     with _model.Model(str(tinyllama), weight_format="int8", device="cuda") as g:
-        for pdl in ("1", "0"):
-            monkeypatch.setenv("VT_CUDA_PDL", pdl)  # read when a session starts
-            with g.new_session() as s:
-                t, _ = s.prefill(LONG_PROMPT[:9])
-                out = []
-                for _ in range(16):
-                    t, lg = s.decode(t, want_logits=True)
-                    out.append(lg)
-                runs.append(np.stack(out))
+        runs = _greedy_runs(g, LONG_PROMPT[:9], "VT_CUDA_PDL", monkeypatch)
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
@@ -296,6 +293,17 @@ def _free_bytes():
         pytest.skip("torch with CUDA is needed to read the device's free memory")
     free, _ = torch.cuda.mem_get_info()
     return free
+
+
+def test_host_copy_of_the_linears_is_freed_after_upload(ckpt):
+    # A CUDA model holds its linears once, on the device: its host bytes are the CPU model's
+    # minus the packed linears (total_bytes = host + device).
+    folder, _, _ = ckpt("gqa-hd64")
+    with _model.Model(str(folder), device="cpu") as c, _model.Model(str(folder), device="cuda") as g:
+        host_linears = c.info["weight_bytes"] - 4 * c.info["hidden_size"] * (2 * c.info["num_layers"] + 1)
+        assert g.info["weight_bytes"] == c.info["weight_bytes"]
+        assert g.info["total_bytes"] < c.info["total_bytes"] - host_linears + 2 * c.info["weight_bytes"]
+        assert g.logits([1, 2, 3]).shape == (3, 300)
 
 
 def test_close_frees_device_memory(ckpt):

@@ -8,7 +8,7 @@ the same quantized math), normalized max error. Marked `cuda`; skipped without a
 * FP8 W8A8 (linear_fp8 on prepack_fp8): E4M3 products are exact, FP32 sums run in another
   order (1e-5).
 Shapes: m = 1, 3, 17, 1000; K = 100 and 1028 (not multiples of 128). The op-level versions
-(GELU, SwiGLU, more shapes) are in libvt/src/cuda/test_cuda.cpp (vt_cuda_test).
+(GELU, SwiGLU, more shapes) are in tests/cuda/test_cuda.cpp (vt_cuda_test).
 """
 
 from __future__ import annotations

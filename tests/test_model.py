@@ -255,14 +255,19 @@ def test_greedy_is_reproducible_and_sampling_is_seeded(ckpt):
         assert k1 == g1
 
 
-def test_eos_stops_and_generation_config_eos_is_merged(ckpt, tmp_path):
-    folder, cfg, _ = ckpt("gqa-hd16-bf16")
+def _free_run_and_copy(ckpt, tmp_path, at):
+    """20 tokens generated without stopping, the token at index `at` as a would-be EOS, the
+    index where it first appears, and a copy of the checkpoint in tmp_path."""
+    folder, _, _ = ckpt("gqa-hd16-bf16")
     with load(folder) as m:
         free, _ = m.generate(PROMPT, max_new_tokens=20, stop_on_eos=False)
-    stop = free[4]
-    k = free.index(stop)
     for f in folder.iterdir():
         shutil.copy(f, tmp_path / f.name)
+    return free, free[at], free.index(free[at])
+
+
+def test_eos_stops_and_generation_config_eos_is_merged(ckpt, tmp_path):
+    free, stop, k = _free_run_and_copy(ckpt, tmp_path, 4)
     (tmp_path / "generation_config.json").write_text('{"eos_token_id": [%d, 2]}' % stop)
     with load(tmp_path) as m:
         assert set(m.info["eos_token_ids"]) == {2, stop}
@@ -276,13 +281,7 @@ def test_tokenizer_eos_is_merged_once_at_load(ckpt, tmp_path):
     # The one EOS list: config.json, generation_config.json and the tokenizer's eos_token
     # (tokenizer_config.json, mapped to its id through tokenizer.json), decided by libvt at
     # load and used by vt_generate.
-    folder, cfg, _ = ckpt("gqa-hd16-bf16")
-    with load(folder) as m:
-        free, _ = m.generate(PROMPT, max_new_tokens=20, stop_on_eos=False)
-    stop = free[3]
-    k = free.index(stop)
-    for f in folder.iterdir():
-        shutil.copy(f, tmp_path / f.name)
+    free, stop, k = _free_run_and_copy(ckpt, tmp_path, 3)
 
     def write(eos_token, tokenizer):
         (tmp_path / "tokenizer_config.json").write_text(json.dumps({"eos_token": eos_token}))

@@ -79,6 +79,7 @@ const char* vt_status_name(vt_status status) {
 }
 
 const char* vt_version(void) { return VT_VERSION; }
+int vt_abi_version(void) { return VT_ABI_VERSION; }
 int vt_version_major(void) { return VT_VERSION_MAJOR; }
 int vt_version_minor(void) { return VT_VERSION_MINOR; }
 int vt_version_patch(void) { return VT_VERSION_PATCH; }
@@ -147,6 +148,7 @@ vt_status vt_transpose(const void* src, void* dst, size_t rows, size_t cols, siz
 
 vt_prepack_options vt_prepack_default_options(void) {
     vt_prepack_options o;
+    o.struct_size = uint32_t(sizeof o);
     o.format = VT_FORMAT_INT8_BLOCKED;
     o.block_size = 0;
     o.device = VT_DEVICE_CPU;
@@ -159,7 +161,7 @@ vt_status vt_prepack(const void* w, vt_dtype dtype, int64_t out_features, int64_
     return vt::guard([&] {
         VT_CHECK_ARG(out != nullptr, "vt_prepack: out (the handle pointer) is NULL");
         VT_CHECK_ARG(w != nullptr, "vt_prepack: w is NULL");
-        vt_prepack_options o = options ? *options : vt_prepack_default_options();
+        const vt_prepack_options o = vt::read_options(options, vt_prepack_default_options(), "vt_prepack options");
         vt_format f = vt::check_format(o.format);
         VT_CHECK_ARG(o.device == VT_DEVICE_AUTO || o.device == VT_DEVICE_CPU ||
                      o.device == VT_DEVICE_CUDA,
@@ -206,6 +208,7 @@ vt_status vt_packed_get_info(const vt_packed* packed, vt_packed_info* info) {
         VT_CHECK_ARG(packed != nullptr, "vt_packed_get_info: packed is NULL");
         VT_CHECK_ARG(info != nullptr, "vt_packed_get_info: info is NULL");
         vt_packed_info i;
+        i.struct_size = uint32_t(sizeof i);
         i.format = packed->format;
         i.block_size = packed->block;
         i.out_features = packed->out;
@@ -213,7 +216,7 @@ vt_status vt_packed_get_info(const vt_packed* packed, vt_packed_info* info) {
         i.nbytes = packed->nbytes();
         i.device = packed->device;
         i.device_index = packed->device_index;
-        *info = i;
+        vt::write_info(i, info, "vt_packed_get_info info");
     });
 }
 
@@ -229,6 +232,7 @@ vt_status vt_packed_unpack(const vt_packed* packed, float* dst) {
 
 vt_linear_options vt_linear_default_options(void) {
     vt_linear_options o;
+    o.struct_size = uint32_t(sizeof o);
     o.quantize_input = 0;
     o.activation = VT_ACTIVATION_NONE;
     return o;
@@ -238,7 +242,7 @@ vt_status vt_linear(const vt_packed* w, const float* x, int64_t m, const float* 
                     const vt_linear_options* options, float* y) {
     return vt::guard([&] {
         VT_CHECK_ARG(w != nullptr, "vt_linear: w (the packed weight) is NULL");
-        vt_linear_options o = options ? *options : vt_linear_default_options();
+        const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear(*w, x, m, bias, o, y);
     });
 }
@@ -249,7 +253,7 @@ vt_status vt_linear_swiglu(const vt_packed* gate, const vt_packed* up, const flo
     return vt::guard([&] {
         VT_CHECK_ARG(gate != nullptr, "vt_linear_swiglu: gate is NULL");
         VT_CHECK_ARG(up != nullptr, "vt_linear_swiglu: up is NULL");
-        vt_linear_options o = options ? *options : vt_linear_default_options();
+        const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear_swiglu(*gate, *up, x, m, gate_bias, up_bias, o, y);
     });
 }
@@ -258,7 +262,7 @@ vt_status vt_linear_device(const vt_packed* w, const float* x, int64_t m, const 
                            const vt_linear_options* options, float* y, void* stream) {
     return vt::guard([&] {
         VT_CHECK_ARG(w != nullptr, "vt_linear_device: w (the packed weight) is NULL");
-        vt_linear_options o = options ? *options : vt_linear_default_options();
+        const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear_device(*w, x, m, bias, o, y, stream);
     });
 }
@@ -269,7 +273,7 @@ vt_status vt_linear_swiglu_device(const vt_packed* gate, const vt_packed* up, co
     return vt::guard([&] {
         VT_CHECK_ARG(gate != nullptr, "vt_linear_swiglu_device: gate is NULL");
         VT_CHECK_ARG(up != nullptr, "vt_linear_swiglu_device: up is NULL");
-        vt_linear_options o = options ? *options : vt_linear_default_options();
+        const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear_swiglu_device(*gate, *up, x, m, gate_bias, up_bias, o, y, stream);
     });
 }
@@ -328,6 +332,7 @@ vt_status vt_softmax(const float* x, int64_t n, float* y) {
 
 vt_sample_options vt_sample_default_options(void) {
     vt_sample_options o;
+    o.struct_size = uint32_t(sizeof o);
     o.temperature = 0.f;
     o.top_k = 0;
     o.top_p = 1.f;
@@ -345,7 +350,7 @@ vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* opt
         VT_CHECK_ARG(logits != nullptr, "vt_sample: logits is NULL");
         VT_CHECK_ARG(token != nullptr, "vt_sample: token is NULL");
         VT_CHECK_ARG(n >= 1, "vt_sample: n must be >= 1 (got %lld)", static_cast<long long>(n));
-        vt_sample_options o = options ? *options : vt_sample_default_options();
+        const vt_sample_options o = vt::read_options(options, vt_sample_default_options(), "sampling options");
         *token = vt::sample(logits, n, o, step);
     });
 }
@@ -356,7 +361,7 @@ vt_status vt_logits_process(const float* logits, int64_t n, const vt_sample_opti
         VT_CHECK_ARG(logits != nullptr, "vt_logits_process: logits is NULL");
         VT_CHECK_ARG(out != nullptr, "vt_logits_process: out is NULL");
         VT_CHECK_ARG(n >= 1, "vt_logits_process: n must be >= 1 (got %lld)", static_cast<long long>(n));
-        vt_sample_options o = options ? *options : vt_sample_default_options();
+        const vt_sample_options o = vt::read_options(options, vt_sample_default_options(), "sampling options");
         vt::process_logits(logits, n, o, inputs, n_inputs, chosen, n_chosen, flags, out);
     });
 }

@@ -2,6 +2,9 @@
 // vt::guard, so no exception crosses the boundary.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <vector>
 
 #include "common.h"
 #include "forward.h"
@@ -14,12 +17,32 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// vt_generate_options: the fields before `sampling` as read_options does, then `sampling` by
+// its own struct_size (an older caller's vt_sample_options is shorter).
+vt_generate_options read_generate_options(const vt_generate_options* p) {
+    vt_generate_options o = vt_generate_default_options();
+    if (!p) return o;
+    const uint32_t size = p->struct_size;
+    vt::check_struct_size(size, sizeof o, "vt_generate options", false);
+    const size_t head = offsetof(vt_generate_options, sampling);
+    std::memcpy(static_cast<void*>(&o), p, size < head ? size : head);
+    o.struct_size = uint32_t(sizeof o);
+    if (size > head) {
+        VT_CHECK_ARG(p->sampling.struct_size <= size - head,
+                     "vt_generate options: sampling.struct_size %u does not fit in struct_size %u",
+                     p->sampling.struct_size, size);
+        o.sampling = vt::read_options(&p->sampling, vt_sample_default_options(), "vt_generate options.sampling");
+    }
+    return o;
+}
+
 }  // namespace
 
 extern "C" {
 
 VT_API vt_model_options vt_model_default_options(void) {
     vt_model_options o;
+    o.struct_size = uint32_t(sizeof o);
     o.weight_format = VT_FORMAT_INT8_BLOCKED;
     o.block_size = 0;
     o.num_layers = 0;
@@ -35,7 +58,7 @@ VT_API vt_status vt_model_load(const char* path, const vt_model_options* options
     return vt::guard([&] {
         VT_CHECK_ARG(path != nullptr, "path is NULL");
         VT_CHECK_ARG(out != nullptr, "out is NULL");
-        const vt_model_options opt = options ? *options : vt_model_default_options();
+        const vt_model_options opt = vt::read_options(options, vt_model_default_options(), "vt_model_load options");
         *out = vt::load_model(path, opt).release();
     });
 }
@@ -46,7 +69,9 @@ VT_API vt_status vt_model_get_info(const vt_model* model, vt_model_info* info) {
     return vt::guard([&] {
         VT_CHECK_ARG(model != nullptr, "model is NULL");
         VT_CHECK_ARG(info != nullptr, "info is NULL");
-        vt::get_model_info(*model, info);
+        vt_model_info i;
+        vt::get_model_info(*model, &i);
+        vt::write_info(i, info, "vt_model_get_info info");
     });
 }
 
@@ -78,7 +103,9 @@ VT_API vt_status vt_session_prefill(vt_session* session, const int32_t* tokens, 
         const int mode = vt::enum_arg(logits_mode);
         VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
                      "logits_mode %d is not a vt_logits_mode", mode);
-        vt::prefill(*session, tokens, n, sampling, next_token, logits, static_cast<vt_logits_mode>(mode));
+        const vt_sample_options so = vt::read_options(sampling, vt_sample_default_options(), "sampling options");
+        vt::prefill(*session, tokens, n, sampling ? &so : nullptr, next_token, logits,
+                    static_cast<vt_logits_mode>(mode));
     });
 }
 
@@ -86,17 +113,35 @@ VT_API vt_status vt_session_decode(vt_session* session, int32_t token, const vt_
                                    int32_t* next_token, float* logits) {
     return vt::guard([&] {
         VT_CHECK_ARG(session != nullptr, "session is NULL");
-        vt::decode(*session, token, sampling, next_token, logits);
+        const vt_sample_options so = vt::read_options(sampling, vt_sample_default_options(), "sampling options");
+        vt::decode(*session, token, sampling ? &so : nullptr, next_token, logits);
     });
 }
 
 VT_API vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
                                          const vt_sample_options* sampling, int32_t* next_tokens, float* logits) {
-    return vt::guard([&] { vt::decode_batch(sessions, n, tokens, sampling, next_tokens, logits); });
+    return vt::guard([&] {
+        // sampling[n]: elements sampling[0].struct_size bytes apart (a caller's older struct).
+        std::vector<vt_sample_options> so;
+        if (sampling) {
+            VT_CHECK_ARG(n >= 1 && n <= VT_MAX_BATCH, "batch size %lld is outside [1, %d]", (long long)n, VT_MAX_BATCH);
+            const uint32_t stride = sampling->struct_size;
+            vt::check_struct_size(stride, sizeof(vt_sample_options), "sampling[0]", false);
+            for (int64_t i = 0; i < n; ++i) {
+                const auto* e = reinterpret_cast<const vt_sample_options*>(reinterpret_cast<const char*>(sampling) +
+                                                                           size_t(i) * stride);
+                VT_CHECK_ARG(e->struct_size == stride, "sampling[%lld].struct_size %u differs from sampling[0]'s %u",
+                             (long long)i, e->struct_size, stride);
+                so.push_back(vt::read_options(e, vt_sample_default_options(), "sampling options"));
+            }
+        }
+        vt::decode_batch(sessions, n, tokens, sampling ? so.data() : nullptr, next_tokens, logits);
+    });
 }
 
 VT_API vt_generate_options vt_generate_default_options(void) {
     vt_generate_options o;
+    o.struct_size = uint32_t(sizeof o);
     o.max_new_tokens = 50;
     o.stop_on_eos = 1;
     o.sampling = vt_sample_default_options();
@@ -110,7 +155,7 @@ VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64
         VT_CHECK_ARG(model != nullptr, "model is NULL");
         VT_CHECK_ARG(prompt != nullptr || n_prompt == 0, "prompt is NULL");
         VT_CHECK_ARG(n_out != nullptr, "n_out is NULL");
-        const vt_generate_options opt = options ? *options : vt_generate_default_options();
+        const vt_generate_options opt = read_generate_options(options);
         VT_CHECK_ARG(opt.max_new_tokens >= 0, "max_new_tokens %d is negative", opt.max_new_tokens);
         VT_CHECK_ARG(n_prompt >= 1, "the prompt is empty (n_prompt = %lld): give at least one token",
                      (long long)n_prompt);
@@ -122,7 +167,9 @@ VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64
         VT_CHECK_ARG(n_prompt <= max_seq, "the prompt has %lld tokens, more than the model's max_seq_len %lld",
                      (long long)n_prompt, (long long)max_seq);
 
+        if (stats) vt::check_info(stats, "vt_generate stats");
         vt_generate_stats st = {};
+        st.struct_size = uint32_t(sizeof st);
         st.prompt_tokens = n_prompt;
         int64_t produced = 0;
         if (opt.max_new_tokens > 0) {
@@ -150,7 +197,7 @@ VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64
         }
         st.generated_tokens = produced;
         *n_out = produced;
-        if (stats) *stats = st;
+        if (stats) vt::write_info(st, stats, "vt_generate stats");
     });
 }
 

@@ -33,6 +33,19 @@ void fail(vt_status status, const char* fmt, ...) {
     throw Error(status, std::move(s));
 }
 
+void check_struct_size(uint32_t size, size_t ours, const char* what, bool output) {
+    if (size == 0)
+        fail(VT_STATUS_INVALID_ARGUMENT,
+             output ? "%s: struct_size is 0: set it to sizeof the struct (VT_INFO_INIT does) before the call"
+                    : "%s: struct_size is 0: make the options with the matching *_default_options()",
+             what);
+    if (size < sizeof(uint32_t) || size > ours)
+        fail(VT_STATUS_INVALID_ARGUMENT,
+             "%s: struct_size %u is outside [4, %zu]: the caller was built against a newer vt.h than this "
+             "libvt (ABI %d), or the struct is not initialized",
+             what, size, ours, VT_ABI_VERSION);
+}
+
 namespace {
 thread_local std::string t_last_error;
 }

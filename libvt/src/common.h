@@ -78,6 +78,42 @@ int enum_arg(const E& e) {
     return v;
 }
 
+// ---- Extensible structs (vt.h "Conventions": struct_size) ------------------------------
+
+// Throws INVALID_ARGUMENT unless 4 <= size <= ours (size 0: not made by *_default_options()).
+void check_struct_size(uint32_t size, size_t ours, const char* what, bool output);
+
+// A caller's options: `dflt` with the first p->struct_size bytes of *p over it (an older
+// caller's struct lacks the tail: those fields keep libvt's defaults); NULL -> dflt.
+template <class T>
+T read_options(const T* p, T dflt, const char* what) {
+    if (!p) return dflt;
+    const uint32_t size = p->struct_size;
+    check_struct_size(size, sizeof(T), what, false);
+    std::memcpy(static_cast<void*>(&dflt), p, size);
+    dflt.struct_size = uint32_t(sizeof(T));
+    return dflt;
+}
+
+// An info struct the caller made ready (struct_size set; a newer caller's larger struct is
+// fine: libvt fills what it knows). Call before the work, so a bad one changes nothing.
+template <class T>
+void check_info(const T* out, const char* what) {
+    const uint32_t size = out->struct_size;
+    check_struct_size(size, size > sizeof(T) ? size : sizeof(T), what, true);
+}
+
+// Fills a caller's info struct: at most out->struct_size bytes of v, and struct_size set to
+// what was written.
+template <class T>
+void write_info(const T& v, T* out, const char* what) {
+    check_info(out, what);
+    const uint32_t size = out->struct_size;
+    const size_t n = size < sizeof(T) ? size : sizeof(T);
+    std::memcpy(static_cast<void*>(out), &v, n);
+    out->struct_size = uint32_t(n);
+}
+
 // ---- Aligned storage ------------------------------------------------------------------
 
 template <class T, size_t Align = 64>

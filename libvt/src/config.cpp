@@ -150,20 +150,7 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
     if (theta > 0) c.rope_theta = theta;
 }
 
-std::string lower(std::string s) {
-    for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
-}
-
 }  // namespace
-
-bool LlamaConfig::declares_llama() const {
-    if (!model_type.empty() && lower(model_type) != "llama") return false;
-    if (architectures.empty()) return true;
-    for (const auto& a : architectures)
-        if (lower(a) == "llamaforcausallm") return true;
-    return false;
-}
 
 std::string LlamaConfig::architecture_str() const {
     std::string s;

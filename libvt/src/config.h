@@ -41,8 +41,7 @@ struct LlamaConfig {
     std::string model_type;
     std::string hidden_act;
 
-    // architectures / model_type say Llama (or say nothing).
-    bool declares_llama() const;
+    // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages
 };
 

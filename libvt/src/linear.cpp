@@ -138,6 +138,28 @@ void check_swiglu_pair(const char* fn, const Packed& gate, const Packed& up) {
                  "(prepack them with the same device)", fn, device_name(gate, gb), device_name(up, ub));
 }
 
+// The one check of a linear call, wherever it runs (CPU, CUDA on host arrays, CUDA on device
+// pointers): arguments, then the options. Backends check only their own limits after it.
+void check_linear(const char* fn, const Packed& w, const float* x, int64_t m, float* y,
+                  const vt_linear_options& opt) {
+    check_common(fn, w, x, m, y);
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE || opt.activation == VT_ACTIVATION_GELU,
+                 "%s: activation %d is not VT_ACTIVATION_NONE (0) or VT_ACTIVATION_GELU (1)", fn,
+                 opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
+                 "%s: quantize_input must be 0 or 1 (got %d)", fn, opt.quantize_input);
+}
+
+void check_swiglu(const char* fn, const Packed& gate, const Packed& up, const float* x, int64_t m, float* y,
+                  const vt_linear_options& opt) {
+    check_swiglu_pair(fn, gate, up);
+    check_common(fn, gate, x, m, y);
+    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE, "%s: activation must be "
+                 "VT_ACTIVATION_NONE (got %d); SiLU is implied", fn, opt.activation);
+    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
+                 "%s: quantize_input must be 0 or 1 (got %d)", fn, opt.quantize_input);
+}
+
 // Sparse linears: quantize x per row to int8 (absmax/127) or int4 (absmax/7), integer dot
 // products, dequantize with x scale * weight scale.
 void run_sparse(const Packed& w, const float* x, int64_t m, const float* bias, float* y) {
@@ -184,13 +206,8 @@ void run_sparse(const Packed& w, const float* x, int64_t m, const float* bias, f
 
 void linear(const Packed& w, const float* x, int64_t m, const float* bias,
             const vt_linear_options& opt, float* y) {
+    check_linear("vt_linear", w, x, m, y, opt);
     if (w.cuda) return cuda_linear(*w.cuda, x, m, bias, opt, y);
-    check_common("vt_linear", w, x, m, y);
-    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE || opt.activation == VT_ACTIVATION_GELU,
-                 "vt_linear: activation %d is not VT_ACTIVATION_NONE (0) or VT_ACTIVATION_GELU (1)",
-                 opt.activation);
-    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
-                 "vt_linear: quantize_input must be 0 or 1 (got %d)", opt.quantize_input);
     if (!w.dense()) {
         run_sparse(w, x, m, bias, y);
         if (opt.activation == VT_ACTIVATION_GELU)
@@ -217,13 +234,8 @@ void linear(const Packed& w, const float* x, int64_t m, const float* bias,
 void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
                    const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
                    float* y) {
-    check_swiglu_pair("vt_linear_swiglu", gate, up);
+    check_swiglu("vt_linear_swiglu", gate, up, x, m, y, opt);
     if (gate.cuda) return cuda_linear_swiglu(*gate.cuda, *up.cuda, x, m, gate_bias, up_bias, opt, y);
-    check_common("vt_linear_swiglu", gate, x, m, y);
-    VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE, "vt_linear_swiglu: activation must be "
-                 "VT_ACTIVATION_NONE (got %d); SiLU is implied", opt.activation);
-    VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
-                 "vt_linear_swiglu: quantize_input must be 0 or 1 (got %d)", opt.quantize_input);
     if (!gate.dense()) {
         // No fused sparse kernel: two integer linears and the product.
         AlignedVec<float> g(static_cast<size_t>(m * gate.out)), u(static_cast<size_t>(m * gate.out));
@@ -255,6 +267,7 @@ void linear_device(const Packed& w, const float* x, int64_t m, const float* bias
                    const vt_linear_options& opt, float* y, void* stream) {
     VT_CHECK_ARG(w.cuda, "vt_linear_device: the packed weight is on the CPU; device pointers need a "
                  "weight prepacked with device VT_DEVICE_CUDA (or use vt_linear with host arrays)");
+    check_linear("vt_linear_device", w, x, m, y, opt);
     cuda_linear_device(*w.cuda, x, m, bias, opt, y, stream);
 }
 
@@ -264,6 +277,7 @@ void linear_swiglu_device(const Packed& gate, const Packed& up, const float* x, 
     check_swiglu_pair("vt_linear_swiglu_device", gate, up);
     VT_CHECK_ARG(gate.cuda, "vt_linear_swiglu_device: gate and up are on the CPU; device pointers "
                  "need weights prepacked with device VT_DEVICE_CUDA (or use vt_linear_swiglu)");
+    check_swiglu("vt_linear_swiglu_device", gate, up, x, m, y, opt);
     cuda_linear_swiglu_device(*gate.cuda, *up.cuda, x, m, gate_bias, up_bias, opt, y, stream);
 }
 

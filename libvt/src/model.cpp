@@ -10,6 +10,7 @@
 #include <set>
 
 #include "convert.h"
+#include "family.h"
 #include "safetensors.h"
 #include "threadpool.h"
 
@@ -19,21 +20,15 @@ namespace {
 
 // ---- Names ------------------------------------------------------------------------------
 
-const char* const kLayerTensors[] = {
-    "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
-    "self_attn.o_proj.weight", "mlp.gate_proj.weight",    "mlp.up_proj.weight",
-    "mlp.down_proj.weight",    "input_layernorm.weight",  "post_attention_layernorm.weight",
-};
-enum { T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM, T_COUNT };
+// The loader's family (family.h): its names and defaults. Llama, the only row so far.
+const ModelFamily& F = llama_family();
 
-std::string layer_name(int64_t layer, int which) {
-    return "model.layers." + std::to_string(layer) + "." + kLayerTensors[which];
-}
+std::string layer_name(int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); }
 
 // "model.layers.12.mlp.fc1.weight" -> layer 12, rest "mlp.fc1.weight".
 bool split_layer_name(const std::string& name, int64_t* layer, std::string* rest) {
-    static const char prefix[] = "model.layers.";
-    const size_t plen = sizeof(prefix) - 1;
+    const char* prefix = F.layer_prefix;
+    const size_t plen = std::strlen(prefix);
     if (name.compare(0, plen, prefix) != 0) return false;
     size_t i = plen, j = i;
     while (j < name.size() && j - i < 9 && name[j] >= '0' && name[j] <= '9') ++j;
@@ -80,7 +75,7 @@ std::string compact_names(const std::vector<std::string>& names, size_t max_item
             for (size_t i = 0; i < v.size() && i < 6; ++i) layers += (i ? "," : "") + std::to_string(v[i]);
             layers += v.size() > 6 ? ",...}" : "}";
         }
-        items.push_back("model.layers." + layers + "." + rest);
+        items.push_back(F.layer_prefix + layers + "." + rest);
     }
     std::string s;
     for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? ", " : "") + items[i];
@@ -286,15 +281,15 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         if (split_layer_name(t->name, &layer, &rest)) max_layer = std::max(max_layer, layer);
     }
     const int64_t L = c.num_layers > 0 ? c.num_layers : max_layer + 1;
-    const bool has_lm_head = ck.find("lm_head.weight") != nullptr;
+    const bool has_lm_head = ck.find(F.lm_head) != nullptr;
     if (c.tie_word_embeddings < 0) c.tie_word_embeddings = has_lm_head ? 0 : 1;
     const bool tied = c.tie_word_embeddings == 1;
 
     // Names: what is expected, what is missing, what is not ours.
     std::set<std::string> expected;
-    expected.insert("model.embed_tokens.weight");
-    expected.insert("model.norm.weight");
-    if (!tied) expected.insert("lm_head.weight");
+    expected.insert(F.embed);
+    expected.insert(F.final_norm);
+    if (!tied) expected.insert(F.lm_head);
     for (int64_t l = 0; l < L; ++l)
         for (int k = 0; k < T_COUNT; ++k) expected.insert(layer_name(l, k));
     std::vector<std::string> missing, unexpected, bad_dtype;
@@ -306,11 +301,11 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     }
     for (const TensorView* t : ck.tensors()) {
         if (expected.count(t->name)) continue;
-        if (tied && t->name == "lm_head.weight") continue;  // ignored, as transformers does
+        if (tied && t->name == F.lm_head) continue;  // ignored, as transformers does
         int64_t layer;
         std::string rest;
         // Old conversions store the RoPE buffer; it is recomputed from the config.
-        if (split_layer_name(t->name, &layer, &rest) && rest == "self_attn.rotary_emb.inv_freq") continue;
+        if (split_layer_name(t->name, &layer, &rest) && rest == F.ignored_layer_tensor) continue;
         unexpected.push_back(t->name);
     }
     // Keep layer order natural (layers.2 before layers.10) for messages.
@@ -324,8 +319,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     };
     std::sort(missing.begin(), missing.end(), by_layer);
     std::sort(unexpected.begin(), unexpected.end(), by_layer);
-    const bool act_ok = c.hidden_act.empty() || c.hidden_act == "silu";
-    if (!c.declares_llama() || !missing.empty() || !unexpected.empty() || !act_ok || L <= 0) {
+    const bool act_ok = c.hidden_act.empty() || c.hidden_act == F.activation;
+    if (family_of(c) != &F || !missing.empty() || !unexpected.empty() || !act_ok || L <= 0) {
         std::string msg = "not a Llama checkpoint this engine can run: " + ck.files()[0]->path();
         if (c.from_file) msg += " (architecture " + c.architecture_str() + ")";
         if (L <= 0) msg += "; no model.layers.N tensors";
@@ -343,7 +338,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     }
 
     // Resolve what config.json did not say from the shapes (TinyLlama defaults otherwise).
-    const TensorView* emb = ck.find("model.embed_tokens.weight");
+    const TensorView* emb = ck.find(F.embed);
     const TensorView* q0 = ck.find(layer_name(0, T_Q));
     const TensorView* k0 = ck.find(layer_name(0, T_K));
     const TensorView* g0 = ck.find(layer_name(0, T_GATE));
@@ -358,7 +353,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
                      "and there is no head_dim", c.path.c_str(), (long long)c.hidden_size, (long long)c.num_heads);
             c.head_dim = c.hidden_size / c.num_heads;
         } else {
-            c.head_dim = 64;
+            c.head_dim = F.default_head_dim;
         }
     }
     if (c.num_heads < 0) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
@@ -367,13 +362,13 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         else c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
     }
     if (c.intermediate_size < 0) c.intermediate_size = dim(g0, 0);
-    if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? 1e-6 : 1e-5;  // transformers' / TinyLlama's
-    if (c.rope_theta < 0) c.rope_theta = 10000.0;
-    if (c.max_position_embeddings < 0) c.max_position_embeddings = 2048;
+    if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
+    if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
+    if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
     const std::string src = c.from_file ? c.path : "the tensor shapes (no config.json)";
     if (c.hidden_size <= 0 || c.vocab_size <= 0)
-        fail(VT_STATUS_FORMAT_ERROR, "model.embed_tokens.weight in %s is %s, expected [vocab_size, hidden_size]",
+        fail(VT_STATUS_FORMAT_ERROR, "%s in %s is %s, expected [vocab_size, hidden_size]", F.embed,
              ck.file_of(*emb).c_str(), emb->shape_str().c_str());
     if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.intermediate_size <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "cannot infer the attention heads / MLP size from %s (q_proj %s, k_proj %s, "
@@ -397,9 +392,9 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         if (t->shape != shape)
             problems.push_back(name + " is " + t->shape_str() + ", expected " + shape_str(shape));
     };
-    want("model.embed_tokens.weight", {V, H});
-    want("model.norm.weight", {H});
-    if (!tied) want("lm_head.weight", {V, H});
+    want(F.embed, {V, H});
+    want(F.final_norm, {H});
+    if (!tied) want(F.lm_head, {V, H});
     for (int64_t l = 0; l < L; ++l) {
         want(layer_name(l, T_Q), {QD, H});
         want(layer_name(l, T_K), {KVD, H});
@@ -454,6 +449,25 @@ void vt_model::embed_row(int32_t token, float* out) const {
 
 namespace vt {
 
+// Frees the host's packed linears of a model whose sessions run on CUDA; their bytes.
+static int64_t release_host_linears(vt_model& m) {
+    int64_t freed = 0;
+    auto drop = [&](std::unique_ptr<Packed>& p) {
+        if (!p) return;
+        freed += p->nbytes();
+        p.reset();
+    };
+    for (LayerWeights& w : m.layers) {
+        drop(w.qkv);
+        drop(w.o);
+        drop(w.gate);
+        drop(w.up);
+        drop(w.down);
+    }
+    drop(m.lm_head);
+    return freed;
+}
+
 std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& opt) {
     check_options(opt);
     std::unique_ptr<Checkpoint> ck = Checkpoint::open(path);
@@ -489,9 +503,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
 
     Loader ld(*ck, opt);
-    const TensorView& emb = ld.tensor("model.embed_tokens.weight");
-    int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor("model.norm.weight").nbytes);
-    if (!tied) total += int64_t(ld.tensor("lm_head.weight").nbytes);
+    const TensorView& emb = ld.tensor(F.embed);
+    int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor(F.final_norm).nbytes);
+    if (!tied) total += int64_t(ld.tensor(F.lm_head).nbytes);
     for (int64_t l = 0; l < L; ++l)
         for (int k = 0; k < T_COUNT; ++k) total += int64_t(ld.tensor(layer_name(l, k)).nbytes);
     ld.set_total(total);
@@ -522,14 +536,14 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         w.down = ld.pack_tensor(t(T_DOWN), m->format, m->block_size);
         ld.progress(int64_t(t(T_DOWN).nbytes));
     }
-    const TensorView& norm = ld.tensor("model.norm.weight");
+    const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
     ld.progress(int64_t(norm.nbytes));
     if (tied) {
-        m->lm_head = ld.pack("lm_head (tied to model.embed_tokens.weight)", m->embed.data(), m->embed_dtype,
+        m->lm_head = ld.pack(std::string("lm_head (tied to ") + F.embed + ")", m->embed.data(), m->embed_dtype,
                              cfg.vocab_size, H, head_format, head_block);
     } else {
-        const TensorView& head = ld.tensor("lm_head.weight");
+        const TensorView& head = ld.tensor(F.lm_head);
         m->lm_head = ld.pack_tensor(head, head_format, head_block);
         ld.progress(int64_t(head.nbytes));
     }
@@ -552,6 +566,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             m->cuda = cuda_upload_model(*m, opt.device_index);
             m->device = VT_DEVICE_CUDA;
             m->device_index = opt.device_index;
+            // The device holds its own copy of every linear: the host's packed copy goes (a
+            // GPU model would otherwise hold its weights twice). Norms, the embedding table
+            // and the RoPE table stay (small, or a view of the file); a test that needs the
+            // CPU reference loads the model again on the CPU.
+            m->total_bytes -= release_host_linears(*m);
         } catch (const Error& e) {
             const bool fallback = opt.device == VT_DEVICE_AUTO &&
                                   (e.status() == VT_STATUS_UNSUPPORTED || e.status() == VT_STATUS_OUT_OF_MEMORY);

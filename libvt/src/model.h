@@ -43,6 +43,7 @@ struct vt_model {
     std::vector<vt::LayerWeights> layers;  // [num_layers]
     vt::AlignedVec<float> final_norm;      // [H]
     std::unique_ptr<vt::Packed> lm_head;   // [V, H] (from the embedding table when tied)
+    // (On a CUDA model the packed linears above are freed after upload: null.)
     std::vector<float> inv_freq;           // [HD/2] RoPE inverse frequencies (scaling applied)
 
     int64_t weight_bytes = 0;  // read per decoded token

@@ -3,6 +3,7 @@
  * linears, sampling primitives, conversions, and error reporting. Exit status != 0 on any
  * failure; prints "N passed, M failed". */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ static void test_format(int format, int out, int in, int m) {
     vt_prepack_options po = vt_prepack_default_options();
     vt_linear_options lo = vt_linear_default_options();
     vt_packed* p = NULL;
-    vt_packed_info info;
+    vt_packed_info info = VT_INFO_INIT(vt_packed_info);
     vt_status st;
     int i, sparse = format == VT_FORMAT_INT8_SPARSE24 || format == VT_FORMAT_INT4_SPARSE24;
     double e, werr = 0, wnorm = 0;
@@ -325,6 +326,57 @@ static void test_convert(void) {
     CHECK(vt_transpose(a, t, 2, 3, 3) == VT_STATUS_INVALID_ARGUMENT, "transpose elem size");
 }
 
+/* The extensible structs (vt.h "Conventions"): an older caller's shorter struct gets the
+ * defaults for the fields it lacks; 0 or a newer caller's larger options struct is refused;
+ * an info struct is filled only as far as the caller's struct_size. */
+static void test_struct_sizes(void) {
+    float w[4 * 32], x[32], y[4], y2[4];
+    vt_packed* p = NULL;
+    vt_prepack_options po = vt_prepack_default_options();
+    vt_linear_options lo = vt_linear_default_options();
+    vt_packed_info pi = VT_INFO_INIT(vt_packed_info);
+    vt_packed_info small = VT_INFO_INIT(vt_packed_info);
+    vt_sample_options so = vt_sample_default_options();
+    float lg[3] = {0.5f, 2.0f, 1.0f};
+    int64_t tok = -1;
+    int i;
+    CHECK(vt_abi_version() == VT_ABI_VERSION && VT_ABI_VERSION == 2, "ABI version %d", vt_abi_version());
+    CHECK(po.struct_size == sizeof po && lo.struct_size == sizeof lo && so.struct_size == sizeof so,
+          "defaults set struct_size");
+    for (i = 0; i < 4 * 32; ++i) w[i] = (float)((i * 37) % 11) * 0.1f - 0.5f;
+    for (i = 0; i < 32; ++i) x[i] = (float)(i % 5) - 2.0f;
+    CHECK(vt_prepack(w, VT_DTYPE_F32, 4, 32, &po, &p) == VT_OK, "prepack");
+    CHECK(vt_packed_get_info(p, &pi) == VT_OK && pi.struct_size == sizeof pi && pi.out_features == 4 &&
+              pi.in_features == 32, "info");
+    /* A caller that knows only the first fields (up to out_features): the rest is untouched. */
+    small.struct_size = (uint32_t)offsetof(vt_packed_info, in_features);
+    small.in_features = -7;
+    CHECK(vt_packed_get_info(p, &small) == VT_OK && small.struct_size == offsetof(vt_packed_info, in_features) &&
+              small.out_features == 4 && small.in_features == -7, "info: a shorter struct is filled to its size");
+    small.struct_size = 0;
+    CHECK(vt_packed_get_info(p, &small) == VT_STATUS_INVALID_ARGUMENT && strstr(vt_last_error(), "struct_size") != NULL,
+          "info: struct_size 0 refused");
+    /* An older vt_linear_options without `activation`: GELU set past its end is not read. */
+    lo.activation = VT_ACTIVATION_NONE;
+    CHECK(vt_linear(p, x, 1, NULL, &lo, y) == VT_OK, "linear");
+    lo.struct_size = (uint32_t)offsetof(vt_linear_options, activation);
+    lo.activation = VT_ACTIVATION_GELU;
+    CHECK(vt_linear(p, x, 1, NULL, &lo, y2) == VT_OK && memcmp(y, y2, sizeof y) == 0,
+          "options: an older struct gets the defaults for the fields it lacks");
+    lo.struct_size = (uint32_t)sizeof lo + 8;
+    CHECK(vt_linear(p, x, 1, NULL, &lo, y2) == VT_STATUS_INVALID_ARGUMENT && strstr(vt_last_error(), "newer vt.h") != NULL,
+          "options: a larger struct_size is refused");
+    lo.struct_size = 0;
+    CHECK(vt_linear(p, x, 1, NULL, &lo, y2) == VT_STATUS_INVALID_ARGUMENT &&
+              strstr(vt_last_error(), "_default_options") != NULL,
+          "options: struct_size 0 is refused naming the defaults function");
+    so.struct_size = (uint32_t)offsetof(vt_sample_options, top_k); /* temperature only */
+    so.temperature = 0.0f;
+    so.top_k = -5; /* past the caller's struct: not read, not refused */
+    CHECK(vt_sample(lg, 3, &so, 0, &tok) == VT_OK && tok == 1, "sample options: older struct");
+    vt_packed_free(p);
+}
+
 int main(void) {
     static const int formats[6] = {VT_FORMAT_FP8_CHANNEL, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_INT8_BLOCKED,
                                    VT_FORMAT_INT8_SPARSE24, VT_FORMAT_INT4_SPARSE24, VT_FORMAT_BF16};
@@ -340,6 +392,7 @@ int main(void) {
         for (j = 0; j < 4; ++j) test_format(formats[f], 37, 128, ms[j]);
     test_errors();
     test_sampling();
+    test_struct_sizes();
     test_convert();
     return check_summary();
 }

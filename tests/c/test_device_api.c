@@ -40,7 +40,7 @@ static void test_cpu_weight_refused(void) {
     float w[OUT * IN], x[IN], y[OUT];
     vt_packed *p = NULL, *q = NULL;
     vt_prepack_options po = vt_prepack_default_options();
-    vt_packed_info info;
+    vt_packed_info info = VT_INFO_INIT(vt_packed_info);
     int i;
     for (i = 0; i < OUT * IN; ++i) w[i] = 0.1f * nrand();
     for (i = 0; i < IN; ++i) x[i] = nrand();
@@ -74,7 +74,7 @@ static void test_prepack_device_options(void) {
     float w[OUT * IN];
     vt_packed* p = NULL;
     vt_prepack_options po = vt_prepack_default_options();
-    vt_packed_info info;
+    vt_packed_info info = VT_INFO_INIT(vt_packed_info);
     int i;
     for (i = 0; i < OUT * IN; ++i) w[i] = 0.1f * nrand();
 
@@ -161,7 +161,7 @@ static void gpu_format(int format, int out, int in, int m) {
     vt_prepack_options po = vt_prepack_default_options();
     vt_linear_options lo = vt_linear_default_options();
     vt_packed *pc = NULL, *pg = NULL, *uc = NULL, *ug = NULL;
-    vt_packed_info info;
+    vt_packed_info info = VT_INFO_INIT(vt_packed_info);
     void *dx = NULL, *dy = NULL, *db = NULL;
     int i, q;
     for (i = 0; i < out * in; ++i) w[i] = 0.05f * nrand(), wu[i] = 0.05f * nrand();

@@ -175,7 +175,7 @@ static void test_generate_calls(vt_model* m, int64_t vocab, int64_t max_seq) {
     /* a huge max_new_tokens is bounded by the context: stops with "length" */
     {
         int32_t* big = (int32_t*)malloc(sizeof(int32_t) * (size_t)(max_seq + 8));
-        vt_generate_stats st;
+        vt_generate_stats st = VT_INFO_INIT(vt_generate_stats);
         g.max_new_tokens = (int32_t)(max_seq + 8);
         g.stop_on_eos = 0;
         CHECK(big && vt_generate(m, prompt, 3, &g, big, max_seq + 8, &n, &st) == VT_OK && n == max_seq - 3 + 1 &&
@@ -224,7 +224,7 @@ static void test_load_options(const char* dir) {
     CHECK(vt_model_load(dir, &o, &m) == VT_OK && m != NULL, "max_seq_len 2^24 loads");
     if (m) {
         vt_session* s = NULL;
-        vt_model_info info;
+        vt_model_info info = VT_INFO_INIT(vt_model_info);
         CHECK(vt_model_get_info(m, &info) == VT_OK && info.max_seq_len == ((int64_t)1 << 24), "info.max_seq_len");
         CHECK(vt_session_new(m, 0, &s) == VT_OK && s != NULL, "a session of 2^24 positions");
         vt_session_free(s);
@@ -238,7 +238,7 @@ static void test_primitives(void) {
     int64_t idx = -1;
     vt_sample_options so = vt_sample_default_options();
     vt_packed* p = NULL;
-    vt_packed_info pi;
+    vt_packed_info pi = VT_INFO_INIT(vt_packed_info);
     REFUSED(vt_argmax(x, 0, &idx), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_argmax(x, -4, &idx), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_softmax(x, -1, y), VT_STATUS_INVALID_ARGUMENT);
@@ -264,7 +264,7 @@ static void test_primitives(void) {
 
 int main(int argc, char** argv) {
     vt_model* m = NULL;
-    vt_model_info info;
+    vt_model_info info = VT_INFO_INIT(vt_model_info);
     int32_t before[N_NEW], after[N_NEW];
     vt_model_options o = vt_model_default_options();
     if (argc != 2) {

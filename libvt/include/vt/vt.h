@@ -12,9 +12,18 @@
  *   output argument is left untouched (handles are not created, buffers may be partially
  *   written only where a function says so). No C++ exception, abort() or exit() ever
  *   crosses this boundary; bad input returns an error instead.
- * - Options structs come from vt_<thing>_default_options() and are passed by pointer, so
- *   fields can be appended in later versions without breaking callers. A NULL options
- *   pointer means "all defaults".
+ * - Extensible structs. Every options and info struct starts with `uint32_t struct_size`,
+ *   so fields can be appended in later versions without breaking callers built against an
+ *   older vt.h:
+ *   - options structs come from vt_<thing>_default_options(), which sets struct_size to
+ *     sizeof; libvt reads the first struct_size bytes and uses its defaults for fields the
+ *     caller's (older) struct lacks. struct_size 0 (an options struct not made by the
+ *     defaults function) or larger than this libvt knows is VT_STATUS_INVALID_ARGUMENT. A
+ *     NULL options pointer means "all defaults";
+ *   - info / stats structs are filled by libvt: the caller sets struct_size = sizeof
+ *     (VT_INFO_INIT does), libvt writes at most that many bytes and sets struct_size to
+ *     what it wrote.
+ *   VT_ABI_VERSION / vt_abi_version() change whenever a struct or signature changes.
  * - Weight matrices use the Hugging Face layout: row-major [out_features, in_features].
  *   A linear computes y[m, out] = x[m, in] · Wᵀ (+ bias[out]).
  * - Every object created by a *_new / *_load / vt_prepack has exactly one matching *_free,
@@ -70,6 +79,19 @@ VT_API const char* vt_last_error(void);
 
 /* Stable name of a status, e.g. "VT_STATUS_FORMAT_ERROR". Never NULL. */
 VT_API const char* vt_status_name(vt_status status);
+
+/* The ABI this header describes (2: the struct_size fields) and the ABI of the library
+ * actually loaded: a caller can refuse a library whose vt_abi_version() differs. */
+#define VT_ABI_VERSION 2
+VT_API int vt_abi_version(void);
+
+/* An info / stats struct ready to be filled: VT_INFO_INIT(vt_model_info) as its initializer
+ * (or set struct_size = sizeof the struct before the call). */
+#ifdef __cplusplus
+#define VT_INFO_INIT(type) ([] { type vt_info_{}; vt_info_.struct_size = static_cast<uint32_t>(sizeof(type)); return vt_info_; }())
+#else
+#define VT_INFO_INIT(type) {.struct_size = (uint32_t)sizeof(type)}
+#endif
 
 /* Library version "MAJOR.MINOR.PATCH". */
 VT_API const char* vt_version(void);
@@ -164,6 +186,7 @@ typedef enum vt_device_kind {
 } vt_device_kind;
 
 typedef struct vt_prepack_options {
+    uint32_t struct_size; /* sizeof(vt_prepack_options) as the caller knows it (Conventions) */
     int32_t format;       /* vt_format; default VT_FORMAT_INT8_BLOCKED                     */
     int32_t block_size;   /* along K for *_BLOCKED; 0 = the format's default (FP8 16,
                              INT8 32); allowed 16, 32, 64, 128; in_features % block == 0  */
@@ -191,6 +214,7 @@ VT_API vt_status vt_prepack(const void* w, vt_dtype dtype, int64_t out_features,
 VT_API void vt_packed_free(vt_packed* packed);
 
 typedef struct vt_packed_info {
+    uint32_t struct_size; /* sizeof(vt_packed_info) as the caller knows it (Conventions) */
     int32_t format;        /* vt_format                                                   */
     int32_t block_size;    /* K-block for blocked formats; in_features for per-channel     */
     int64_t out_features;
@@ -216,6 +240,7 @@ typedef enum vt_activation {
 } vt_activation;
 
 typedef struct vt_linear_options {
+    uint32_t struct_size; /* sizeof(vt_linear_options) as the caller knows it (Conventions) */
     /* 0: keep the input in 16/32-bit (W8A16). 1: quantize the input per row first, to the
      * packed format's activation type (FP8 E4M3 with scale absmax/448 for FP8 formats —
      * W8A8; INT8 with scale absmax/127 for INT8_BLOCKED; bf16 rounding for BF16).
@@ -295,6 +320,7 @@ VT_API vt_status vt_argmax(const float* x, int64_t n, int64_t* index);
 VT_API vt_status vt_softmax(const float* x, int64_t n, float* y);
 
 typedef struct vt_sample_options {
+    uint32_t struct_size; /* sizeof(vt_sample_options) as the caller knows it (Conventions) */
     float temperature;  /* 0 = argmax (greedy); > 0 = sample. Default 0.                  */
     int32_t top_k;      /* 0 = no cap (at most VT_MAX_TOP_K candidates); else capped at it */
     float top_p;        /* nucleus mass in (0, 1]; default 1                               */
@@ -369,6 +395,7 @@ typedef struct vt_model vt_model;
 typedef int (*vt_progress_fn)(void* user, int64_t done, int64_t total);
 
 typedef struct vt_model_options {
+    uint32_t struct_size; /* sizeof(vt_model_options) as the caller knows it (Conventions) */
     int32_t weight_format; /* vt_format: INT8_BLOCKED (default), FP8_BLOCKED, FP8_CHANNEL
                               or BF16                                                      */
     int32_t block_size;    /* 0 = the format's default (INT8 32, FP8 16)                   */
@@ -398,6 +425,7 @@ VT_API void vt_model_free(vt_model* model);
 #define VT_MAX_EOS 16
 
 typedef struct vt_model_info {
+    uint32_t struct_size; /* sizeof(vt_model_info) as the caller knows it (Conventions) */
     int64_t vocab_size;
     int64_t hidden_size;
     int64_t intermediate_size;
@@ -484,14 +512,17 @@ VT_API vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n,
 /* ---- One-call generation ------------------------------------------------------------ */
 
 typedef struct vt_generate_options {
+    uint32_t struct_size; /* sizeof(vt_generate_options) as the caller knows it (Conventions) */
     int32_t max_new_tokens;     /* default 50                                              */
     int32_t stop_on_eos;        /* default 1: stop after emitting any of the model's EOS   */
-    vt_sample_options sampling; /* default vt_sample_default_options()                     */
+    vt_sample_options sampling; /* default vt_sample_default_options(); stays the last field:
+                                   its own struct_size says how much of it the caller has */
 } vt_generate_options;
 
 VT_API vt_generate_options vt_generate_default_options(void);
 
 typedef struct vt_generate_stats {
+    uint32_t struct_size; /* sizeof(vt_generate_stats) as the caller knows it (Conventions) */
     int64_t prompt_tokens;
     int64_t generated_tokens;
     double prefill_ms;          /* prompt pass, including the first token's choice          */

@@ -113,8 +113,9 @@ int64_t cuda_packed_device_bytes(const CudaPacked& cp);
 
 // vt::linear / vt::linear_swiglu (quant.h) on device copies: x and y are host f32 arrays
 // (copied to and from the device), same arguments and results to within FP rounding
-// (quantize_input rounds x exactly as the CPU path does). Synchronous. Validates arguments
-// like the CPU path (the caller has checked that the weights are on the device).
+// (quantize_input rounds x exactly as the CPU path does). Synchronous. The caller
+// (linear.cpp's check_linear / check_swiglu, the one check of a linear call) has validated
+// the arguments and options; these add only the CUDA limits (m <= 2^24, device pointers).
 void cuda_linear(const CudaPacked& w, const float* x, int64_t m, const float* bias,
                  const vt_linear_options& opt, float* y);
 void cuda_linear_swiglu(const CudaPacked& gate, const CudaPacked& up, const float* x, int64_t m,

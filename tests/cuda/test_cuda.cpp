@@ -182,6 +182,27 @@ void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     expect(err2 < tol, std::string(tag) + " residual add vs float64", err2);
 }
 
+// One row through the GEMV with the argmax epilogue (and the RMSNorm prologue when norm):
+// the outputs, and the argmax key in *key.
+std::vector<float> gemv_argmax(const DevWeight& dw, const std::vector<float>& x, const std::vector<float>* norm,
+                               int64_t n, int64_t k, unsigned long long* key) {
+    Buf bx, bn, by, bk;
+    up(bx, x);
+    if (norm) up(bn, *norm);
+    poison(by, size_t(n) * 4);
+    unsigned long long zero = 0;
+    up(bk, &zero, 8);
+    Epilogue e;
+    e.kind = kEpiStore;
+    e.out = by.f();
+    e.ld = n;
+    e.argmax = bk.mem.get<unsigned long long>();
+    gemv(kCfg, dw.d, bx.f(), k, 1, norm ? bn.f() : nullptr, 1e-5f, e);
+    std::vector<float> y = down(by.f(), size_t(n));
+    check(cudaMemcpy(key, e.argmax, 8, cudaMemcpyDeviceToHost), "download");
+    return y;
+}
+
 void test_gemv_norm_and_argmax() {
     const int64_t n = 1000, k = 576;
     std::vector<float> w = randn(size_t(n * k), 0.05f);
@@ -198,22 +219,9 @@ void test_gemv_norm_and_argmax() {
     for (int64_t c = 0; c < k; ++c) xn[size_t(c)] = (x[size_t(c)] * r) * nw[size_t(c)];
     std::vector<float> ref(static_cast<size_t>(n));
     linear(*p, xn.data(), 1, nullptr, vt_linear_default_options(), ref.data());
-    Buf bx, bn, by, bk;
-    up(bx, x);
-    up(bn, nw);
-    poison(by, size_t(n) * 4);
-    unsigned long long zero = 0;
-    up(bk, &zero, 8);
-    Epilogue e;
-    e.kind = kEpiStore;
-    e.out = by.f();
-    e.ld = n;
-    e.argmax = bk.mem.get<unsigned long long>();
-    gemv(kCfg, dw.d, bx.f(), k, 1, bn.f(), 1e-5f, e);
-    const std::vector<float> y = down(by.f(), size_t(n));
-    expect(nerr(y, to_d(ref)) < 2e-5, "gemv fused RMSNorm prologue vs CPU norm + linear", nerr(y, to_d(ref)));
     unsigned long long key = 0;
-    check(cudaMemcpy(&key, e.argmax, 8, cudaMemcpyDeviceToHost), "download");
+    const std::vector<float> y = gemv_argmax(dw, x, &nw, n, k, &key);
+    expect(nerr(y, to_d(ref)) < 2e-5, "gemv fused RMSNorm prologue vs CPU norm + linear", nerr(y, to_d(ref)));
     expect(key && int64_t(rank_key_index(key)) == argmax(y.data(), n), "gemv argmax epilogue = argmax of its output");
 }
 
@@ -387,20 +395,8 @@ void test_argmax_wide_vocab() {
             for (auto& v : x) v = std::fabs(v);  // positive x: rows 1232 and 126992 are the max
         std::vector<float> ref(static_cast<size_t>(n));
         linear(*p, x.data(), 1, nullptr, vt_linear_default_options(), ref.data());
-        Buf bx, by, bk;
-        up(bx, x);
-        poison(by, size_t(n) * 4);
-        unsigned long long zero = 0;
-        up(bk, &zero, 8);
-        Epilogue e;
-        e.kind = kEpiStore;
-        e.out = by.f();
-        e.ld = n;
-        e.argmax = bk.mem.get<unsigned long long>();
-        gemv(kCfg, dw.d, bx.f(), k, 1, nullptr, 0.0f, e);
-        const std::vector<float> y = down(by.f(), size_t(n));
         unsigned long long key = 0;
-        check(cudaMemcpy(&key, e.argmax, 8, cudaMemcpyDeviceToHost), "download");
+        const std::vector<float> y = gemv_argmax(dw, x, nullptr, n, k, &key);
         const int64_t want = argmax(y.data(), n);
         expect(nerr(y, to_d(ref)) < 2e-5 && key && int64_t(rank_key_index(key)) == want &&
                    (trial == 0 || want == 1232),
