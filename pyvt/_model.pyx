@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Low-level bindings of libvt's model API: ``Model`` (one ``vt_model*``) and ``Session``
-(one ``vt_session*``, a KV cache). ``pyvt.llm`` builds the user-facing API on these.
+(one ``vt_session*``, a KV cache). ``pyvt.model`` and ``pyvt.generation`` build the user-facing API on these.
 
 Every native compute call runs without the GIL. A Model may be used from many threads at
 once; ``close()`` is safe while other threads still use it: the native model is freed when
@@ -62,7 +62,7 @@ def _token_array(tokens, int64_t vocab):
     return np.array(vals, dtype=np.int32)
 
 
-# What this build's libvt does natively (pyvt.llm falls back to Python where it does not).
+# What this build's libvt does natively (pyvt.generation falls back to Python where it does not).
 FEATURES = {"penalties": True, "min_p": True, "decode_batch": True}
 MAX_BATCH = VT_MAX_BATCH
 

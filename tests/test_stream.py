@@ -146,9 +146,9 @@ def test_stop_string_and_length(scripted):
 
 def test_breaking_out_frees_the_session_at_once(scripted):
     s = stream(scripted, UTF8_PROMPT, max_new_tokens=30)
-    assert s._run.session is None  # nothing allocated before the first piece
+    assert s._run.sessions[0] is None  # nothing allocated before the first piece
     first = next(s)
-    sess = s._run.session
+    sess = s._run.sessions[0]
     assert first.token is not None and not sess.closed
     s.close()
     assert sess.closed and s.result is None
@@ -156,13 +156,13 @@ def test_breaking_out_frees_the_session_at_once(scripted):
         next(s)
     sess = None
     for _ in (st := stream(scripted, UTF8_PROMPT, max_new_tokens=30)):
-        sess = st._run.session
+        sess = st._run.sessions[0]
         break
     del st
     assert sess is not None and sess.closed
     with stream(scripted, UTF8_PROMPT, max_new_tokens=30) as s2:
         next(s2)
-        sess = s2._run.session
+        sess = s2._run.sessions[0]
     assert sess.closed
 
 
