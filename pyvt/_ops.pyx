@@ -1327,6 +1327,46 @@ def sample(logits, temperature=0.0, top_k=None, top_p=1.0, seed=42, step=0):
     return int(tok)
 
 
+def logits_process(logits, inputs=(), chosen=(), *, temperature=0.0, top_k=0, top_p=1.0, min_p=0.0,
+                   repetition_penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0,
+                   penalties=True, min_p_mask=True, candidates=False):
+    """float32 copy of 1-D logits processed as libvt's token chooser sees them
+    (vt_logits_process): the penalties over the history (repetition on ``inputs`` and
+    ``chosen``, frequency / presence on ``chosen``), then the min-p mask (temperature > 0),
+    then, with ``candidates``, -inf on every token vt_sample could not draw. Not divided by
+    temperature. Invalid options or ids raise ValueError naming them."""
+    cdef vt_sample_options o = vt_sample_default_options()
+    o.temperature = float(temperature)
+    o.top_k = int(top_k)
+    o.top_p = float(top_p)
+    o.min_p = float(min_p)
+    o.repetition_penalty = float(repetition_penalty)
+    o.frequency_penalty = float(frequency_penalty)
+    o.presence_penalty = float(presence_penalty)
+    cdef int32_t flags = ((VT_PROCESS_PENALTIES if penalties else 0) | (VT_PROCESS_MIN_P if min_p_mask else 0)
+                          | (VT_PROCESS_CANDIDATES if candidates else 0))
+    xa = _logits_1d(logits, "logits")
+    ia = np.ascontiguousarray(np.asarray(inputs, dtype=np.int64).reshape(-1))
+    ca = np.ascontiguousarray(np.asarray(chosen, dtype=np.int64).reshape(-1))
+    if (ia.size and (ia.min() < -2**31 or ia.max() >= 2**31)) or (ca.size and (ca.min() < -2**31 or ca.max() >= 2**31)):
+        raise ValueError("token ids must fit in int32")
+    ia32 = ia.astype(np.int32)
+    ca32 = ca.astype(np.int32)
+    out = np.empty(xa.shape[0], dtype=np.float32)
+    cdef const float[::1] xv = xa
+    cdef const int32_t[::1] iv = ia32
+    cdef const int32_t[::1] cv = ca32
+    cdef float[::1] ov = out
+    cdef int64_t n = xa.shape[0], ni = ia32.shape[0], nc = ca32.shape[0]
+    cdef const int32_t* ip = &iv[0] if ni else NULL
+    cdef const int32_t* cp = &cv[0] if nc else NULL
+    cdef vt_status st
+    with nogil:
+        st = vt_logits_process(&xv[0], n, &o, ip, ni, cp, nc, flags, &ov[0])
+    _check(st)
+    return out
+
+
 def uniform(seed, step):
     """The documented RNG: a double in [0, 1) from 53 bits of
     splitmix64(seed ^ splitmix64(step + 0x9E3779B97F4A7C15))."""

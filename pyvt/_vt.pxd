@@ -135,6 +135,12 @@ cdef extern from "vt/vt.h" nogil:
     vt_sample_options vt_sample_default_options()
     vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* options,
                         uint64_t step, int64_t* token)
+    int VT_PROCESS_PENALTIES
+    int VT_PROCESS_MIN_P
+    int VT_PROCESS_CANDIDATES
+    vt_status vt_logits_process(const float* logits, int64_t n, const vt_sample_options* options,
+                                const int32_t* inputs, int64_t n_inputs, const int32_t* chosen,
+                                int64_t n_chosen, int32_t flags, float* out)
     double vt_uniform(uint64_t seed, uint64_t step)
 
     # ---- models

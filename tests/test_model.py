@@ -4,6 +4,7 @@ and, where installed, Hugging Face transformers."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -269,6 +270,47 @@ def test_eos_stops_and_generation_config_eos_is_merged(ckpt, tmp_path):
         assert toks == free[:k + 1] and stats["finish_reason"] == "eos"
         toks, stats = m.generate(PROMPT, max_new_tokens=20, stop_on_eos=False)
         assert toks == free and stats["finish_reason"] == "length"
+
+
+def test_tokenizer_eos_is_merged_once_at_load(ckpt, tmp_path):
+    # The one EOS list: config.json, generation_config.json and the tokenizer's eos_token
+    # (tokenizer_config.json, mapped to its id through tokenizer.json), decided by libvt at
+    # load and used by vt_generate.
+    folder, cfg, _ = ckpt("gqa-hd16-bf16")
+    with load(folder) as m:
+        free, _ = m.generate(PROMPT, max_new_tokens=20, stop_on_eos=False)
+    stop = free[3]
+    k = free.index(stop)
+    for f in folder.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+
+    def write(eos_token, tokenizer):
+        (tmp_path / "tokenizer_config.json").write_text(json.dumps({"eos_token": eos_token}))
+        (tmp_path / "tokenizer.json").write_text(json.dumps(tokenizer))
+
+    # An added token, written as an AddedToken dict in tokenizer_config.json.
+    write({"content": "<stop>", "special": True},
+          {"added_tokens": [{"id": 1, "content": "<s>"}, {"id": stop, "content": "<stop>"}],
+           "model": {"type": "BPE", "vocab": {"a": 0}}})
+    with load(tmp_path) as m:
+        assert m.info["eos_token_ids"] == ([2] if stop == 2 else [2, stop])
+        toks, stats = m.generate(PROMPT, max_new_tokens=20)
+        assert toks == free[:k + 1] and stats["finish_reason"] == "eos"
+    # From the model's vocabulary (an object), and from a Unigram vocabulary (a list).
+    write("</x>", {"added_tokens": [], "model": {"type": "BPE", "vocab": {"a": 0, "</x>": 5}}})
+    with load(tmp_path) as m:
+        assert m.info["eos_token_ids"] == [2, 5]
+    write("</x>", {"model": {"type": "Unigram", "vocab": [["a", 0.0], ["b", -1.0], ["</x>", -2.0]]}})
+    with load(tmp_path) as m:
+        assert m.info["eos_token_ids"] == [2]  # id 2: already there, not repeated
+    # An eos_token the tokenizer does not know adds nothing (as the tokenizer: no id).
+    write("<nope>", {"added_tokens": [], "model": {"vocab": {"a": 0}}})
+    with load(tmp_path) as m:
+        assert m.info["eos_token_ids"] == [2]
+    # A broken tokenizer.json is an error naming it.
+    (tmp_path / "tokenizer.json").write_text('{"added_tokens": [')
+    with pytest.raises(ValueError, match="tokenizer.json"):
+        load(tmp_path)
 
 
 def test_max_new_tokens_and_context_limit(ckpt):

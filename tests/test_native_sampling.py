@@ -201,3 +201,73 @@ def test_decode_batch_errors_change_nothing(real, rand):
     finally:
         for s in (a, b, other, full):
             s.close()
+
+
+# ---- vt_logits_process: the processed row, the same as pyvt's numpy definitions ----------
+
+def _python_processed(raw, opts, prompt, chosen):
+    from pyvt import llm
+    proc = llm._Processor(opts, np.asarray(prompt, np.int32), raw.shape[0])
+    for t in chosen:
+        proc.add(int(t))
+    z = proc.apply(raw)
+    if opts.min_p > 0 and opts.temperature > 0:
+        z = llm._min_p_mask(z, opts.min_p, opts.temperature)
+    return z
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_logits_process_equals_python_processor_and_min_p_mask(seed):
+    rng = np.random.default_rng(seed)
+    V = 500
+    raw = (rng.standard_normal(V) * 3).astype(np.float32)
+    raw[rng.integers(0, V, 20)] = 0.0
+    if seed == 4:
+        raw[7] = np.nan   # numpy's max is NaN: min-p cuts nothing
+    if seed == 5:
+        raw[9] = -np.inf
+    prompt = rng.integers(0, V, 30).tolist()
+    chosen = rng.integers(0, V, 25).tolist() + [3, 3, 3]
+    opts = GenerateOpts(temperature=[0.0, 0.7, 1.3, 0.25, 0.9, 2.0][seed], min_p=[0.0, 0.05, 0.2, 0.5, 0.1, 0.01][seed],
+                        repetition_penalty=[1.0, 1.3, 0.8, 1.1, 1.2, 1.0][seed],
+                        frequency_penalty=[0.0, 0.4, -0.3, 0.0, 0.25, 1.5][seed],
+                        presence_penalty=[0.0, 0.2, 0.0, -0.5, 0.5, 0.0][seed])
+    want = _python_processed(raw, opts, prompt, chosen)
+    from pyvt import _ops
+    got = _ops.logits_process(raw, prompt, chosen, temperature=opts.temperature, min_p=opts.min_p,
+                              repetition_penalty=opts.repetition_penalty, frequency_penalty=opts.frequency_penalty,
+                              presence_penalty=opts.presence_penalty)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.float32 and not np.shares_memory(got, raw)
+
+
+def test_logits_process_then_sample_is_the_sessions_choice(real):
+    # The session's own choice (penalties over its history, then vt_sample at its step) equals
+    # vt_sample of vt_logits_process's row over the same history.
+    from pyvt import _ops
+    opts = dict(temperature=0.8, top_k=40, top_p=0.9, min_p=0.05, seed=11, repetition_penalty=1.3,
+                frequency_penalty=0.5, presence_penalty=0.3)
+    prompt = [1, 504, 3458, 282, 4649, 314, 504, 3458]
+    with real._native.new_session() as s:
+        t, lg = s.prefill(prompt, logits="last", **opts)
+        inputs, chosen = list(prompt), []
+        for step in range(10):
+            z = _ops.logits_process(lg, inputs, chosen, temperature=0.8, min_p=0.05, repetition_penalty=1.3,
+                                    frequency_penalty=0.5, presence_penalty=0.3)
+            assert t == pyvt.ops.sample(z, temperature=0.8, top_k=40, top_p=0.9, seed=11, step=step)
+            chosen.append(t)
+            inputs.append(t)
+            t, lg = s.decode(t, want_logits=True, **opts)
+
+
+def test_logits_process_candidates_and_errors():
+    from pyvt import _ops
+    x = np.arange(10, dtype=np.float32)
+    c = _ops.logits_process(x, temperature=1.0, top_k=3, candidates=True)
+    assert np.isfinite(c).sum() == 3 and np.array_equal(np.flatnonzero(np.isfinite(c)), [7, 8, 9])
+    g = _ops.logits_process(x, temperature=0.0, top_k=3, candidates=True)  # greedy: nothing masked
+    np.testing.assert_array_equal(g, x)
+    with pytest.raises(ValueError, match=r"chosen\[1\] = 10 is outside \[0, 10\)"):
+        _ops.logits_process(x, [], [2, 10], repetition_penalty=1.2)
+    with pytest.raises(ValueError, match="min_p"):
+        _ops.logits_process(x, min_p=2.0)

@@ -350,6 +350,17 @@ vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* opt
     });
 }
 
+vt_status vt_logits_process(const float* logits, int64_t n, const vt_sample_options* options, const int32_t* inputs,
+                            int64_t n_inputs, const int32_t* chosen, int64_t n_chosen, int32_t flags, float* out) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(logits != nullptr, "vt_logits_process: logits is NULL");
+        VT_CHECK_ARG(out != nullptr, "vt_logits_process: out is NULL");
+        VT_CHECK_ARG(n >= 1, "vt_logits_process: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        vt_sample_options o = options ? *options : vt_sample_default_options();
+        vt::process_logits(logits, n, o, inputs, n_inputs, chosen, n_chosen, flags, out);
+    });
+}
+
 double vt_uniform(uint64_t seed, uint64_t step) { return vt::uniform(seed, step); }
 
 }  // extern "C"

@@ -13,6 +13,7 @@ namespace vt {
 namespace {
 
 constexpr size_t kMaxConfigBytes = size_t(16) << 20;
+constexpr size_t kMaxTokenizerBytes = size_t(256) << 20;  // tokenizer.json: ~9 MB for Llama 3, 33 MB for Gemma
 constexpr int64_t kMaxDim = int64_t(1) << 24;  // no real model has a dimension this large
 
 std::string describe(const json::Value& v) {
@@ -216,7 +217,64 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.bos_token_id < 0) c.bos_token_id = int32_t(r.integer(root, "bos_token_id", 0, INT32_MAX));
         r.token_ids(root, "eos_token_id", c.eos_token_ids);
     }
+    add_tokenizer_eos(dir, c);
     return c;
+}
+
+namespace {
+
+// tokenizer_config.json writes special tokens as a string or an AddedToken {"content": ...}.
+const std::string* token_text(const json::Value* v) {
+    if (!v) return nullptr;
+    if (v->is_string()) return &v->s;
+    if (v->is_object()) {
+        const json::Value* c = v->find("content");
+        if (c && c->is_string()) return &c->s;
+    }
+    return nullptr;
+}
+
+// The id of `text` in tokenizer.json as the tokenizers library's token_to_id finds it: the
+// added tokens first, then the model's vocabulary (an object for BPE / WordPiece / WordLevel,
+// a list of [piece, score] for Unigram). -1 when absent.
+int64_t tokenizer_id(const json::Value& tk, const std::string& text) {
+    if (const json::Value* added = tk.find("added_tokens"); added && added->is_array())
+        for (const json::Value& a : added->arr) {
+            const json::Value* content = a.find("content");
+            const json::Value* id = a.find("id");
+            if (content && content->is_string() && content->s == text && id && id->type == json::Type::Int)
+                return id->i;
+        }
+    const json::Value* model = tk.find("model");
+    const json::Value* vocab = model ? model->find("vocab") : nullptr;
+    if (!vocab) return -1;
+    if (vocab->is_object()) {
+        const json::Value* id = vocab->find(text.c_str());
+        return id && id->type == json::Type::Int ? id->i : -1;
+    }
+    if (vocab->is_array())
+        for (size_t i = 0; i < vocab->arr.size(); ++i) {
+            const json::Value& e = vocab->arr[i];
+            if (e.is_array() && !e.arr.empty() && e.arr[0].is_string() && e.arr[0].s == text) return int64_t(i);
+        }
+    return -1;
+}
+
+}  // namespace
+
+void add_tokenizer_eos(const std::string& dir, LlamaConfig& c) {
+    const std::string cpath = join_path(dir, "tokenizer_config.json");
+    const std::string tpath = join_path(dir, "tokenizer.json");
+    if (!entry_exists(cpath) || !entry_exists(tpath)) return;
+    const json::Value cfg = parse_file(cpath);
+    const std::string* eos = token_text(cfg.find("eos_token"));
+    if (!eos || eos->empty()) return;
+    const std::string text = read_file(tpath, kMaxTokenizerBytes);
+    const json::Value tk = json::parse(text.data(), text.size(), tpath);
+    const int64_t id = tokenizer_id(tk, *eos);
+    if (id < 0 || id > INT32_MAX) return;  // as the tokenizer: an eos_token it does not know is no id
+    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), int32_t(id)) == c.eos_token_ids.end())
+        c.eos_token_ids.push_back(int32_t(id));
 }
 
 std::vector<float> rope_inv_freq(const LlamaConfig& c) {

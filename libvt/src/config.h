@@ -1,5 +1,5 @@
 // LlamaConfig: the hyper-parameters of a Llama-family checkpoint, from config.json (and the
-// EOS ids of generation_config.json), completed from tensor shapes by model.cpp.
+// EOS ids of generation_config.json and the tokenizer), completed from tensor shapes by model.cpp.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,9 @@ struct LlamaConfig {
     int tie_word_embeddings = -1;  // -1 unknown, 0, 1
     RopeScaling rope;
     int32_t bos_token_id = -1;
-    std::vector<int32_t> eos_token_ids;  // config.json then generation_config.json, no repeats
+    // config.json, then generation_config.json, then the tokenizer's eos_token (add_tokenizer_eos),
+    // no repeats: the one EOS list of the model (vt_model_info, vt_generate, pyvt).
+    std::vector<int32_t> eos_token_ids;
 
     bool from_file = false;              // config.json was found and read
     std::string path;                    // its path (for messages)
@@ -48,6 +50,12 @@ struct LlamaConfig {
 // types or impossible values -> VT_STATUS_FORMAT_ERROR naming the file and the field; an
 // unsupported rope_scaling type or activation -> VT_STATUS_UNSUPPORTED.
 LlamaConfig read_config(const std::string& dir);
+
+// Appends the tokenizer's EOS to c.eos_token_ids (read_config does): tokenizer_config.json's
+// "eos_token" (a string or {"content": ...}) mapped to its id through dir/tokenizer.json (added
+// tokens, then the model's vocabulary), when both files are there. A SentencePiece-only
+// tokenizer (tokenizer.model) is not read here.
+void add_tokenizer_eos(const std::string& dir, LlamaConfig& c);
 
 // RoPE inverse frequencies [head_dim / 2] exactly as transformers computes them in float32
 // (default, linear and llama3 rope types).

@@ -598,7 +598,6 @@ void reset_session(vt_session& s) {
 
 void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling, int32_t* next_token,
              float* logits, vt_logits_mode mode) {
-    if (s.cuda) return cuda_prefill(*s.cuda, s, tokens, n, sampling, next_token, logits, mode);
     VT_CHECK_ARG(n >= 1, "prefill needs at least one token (n = %lld)", (long long)n);
     VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
     VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
@@ -607,6 +606,7 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
     if (next_token && sampling) check_sample_options(*sampling);
     check_room(s, n);  // first: an n larger than the cache is refused without reading tokens[n]
     check_tokens(*s.model, tokens, n);
+    if (s.cuda) return cuda_prefill(*s.cuda, s, tokens, n, sampling, next_token, logits, mode);
     ensure_kv(s, s.len + n);
     ensure_rows(s, std::min(n, kPrefillChunk));
 
@@ -631,10 +631,10 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
 }
 
 void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token, float* logits) {
-    if (s.cuda) return cuda_decode(*s.cuda, s, token, sampling, next_token, logits);
     if (next_token && sampling) check_sample_options(*sampling);
-    check_tokens(*s.model, &token, 1);
     check_room(s, 1);
+    check_tokens(*s.model, &token, 1);
+    if (s.cuda) return cuda_decode(*s.cuda, s, token, sampling, next_token, logits);
     ensure_kv(s, s.len + 1);
     float* out = logits ? logits : s.logits.data();
     forward(Pass{s, &token, 1, s.len, nullptr}, 0, (logits || next_token) ? out : nullptr);

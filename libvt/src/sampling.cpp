@@ -89,10 +89,8 @@ void check_sample_options(const vt_sample_options& o) {
                  static_cast<double>(o.presence_penalty));
 }
 
-int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint64_t step) {
-    check_sample_options(o);
-    if (o.temperature == 0.f) return argmax(logits, n);
-
+Candidates select_candidates(const float* logits, int64_t n, const vt_sample_options& o) {
+    Candidates c;
     // 1. top-k by partial selection: a min-heap (worst candidate on top) of k entries.
     int64_t k = o.top_k > 0 ? std::min<int64_t>(o.top_k, VT_MAX_TOP_K) : VT_MAX_TOP_K;
     k = std::min(k, n);
@@ -111,15 +109,21 @@ int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint6
             std::push_heap(heap.begin(), heap.end(), worse_on_top);
         }
     }
-    if (heap.empty()) return 0;  // all NaN: argmax's answer
+    if (heap.empty()) return c;  // all NaN
     std::sort(heap.begin(), heap.end(), before);
+    for (const Cand& h : heap) c.ids.push_back(h.i);
     const Cand& top = heap.front();
-    if (std::isinf(top.v)) return top.i;  // +inf dominates; all -inf: nothing to weigh
+    if (std::isinf(top.v)) {  // +inf dominates; all -inf: nothing to weigh
+        c.p.assign(1, 1.0);
+        c.ids.resize(1);
+        return c;
+    }
 
     // 2. temperature, softmax in f64.
     const double t = o.temperature;
     const double zmax = static_cast<double>(top.v) / t;
-    std::vector<double> p(heap.size());
+    std::vector<double>& p = c.p;
+    p.resize(heap.size());
     double sum = 0.0;
     for (size_t j = 0; j < heap.size(); ++j) {
         p[j] = std::exp(static_cast<double>(heap[j].v) / t - zmax);
@@ -154,17 +158,78 @@ int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint6
             break;
         }
     }
+    p.resize(keep);
+    c.ids.resize(keep);
+    return c;
+}
 
+int64_t draw(const Candidates& c, uint64_t seed, uint64_t step) {
+    if (c.ids.empty()) return 0;  // all NaN: argmax's answer
     // 5. inverse CDF over the renormalized prefix.
     double total = 0.0;
-    for (size_t j = 0; j < keep; ++j) total += p[j];
-    const double target = uniform(o.seed, step) * total;
-    cum = 0.0;
-    for (size_t j = 0; j < keep; ++j) {
-        cum += p[j];
-        if (target < cum) return heap[j].i;
+    for (double v : c.p) total += v;
+    const double target = uniform(seed, step) * total;
+    double cum = 0.0;
+    for (size_t j = 0; j < c.p.size(); ++j) {
+        cum += c.p[j];
+        if (target < cum) return c.ids[j];
     }
-    return heap[keep - 1].i;
+    return c.ids.back();
+}
+
+int64_t sample(const float* logits, int64_t n, const vt_sample_options& o, uint64_t step) {
+    check_sample_options(o);
+    if (o.temperature == 0.f) return argmax(logits, n);
+    return draw(select_candidates(logits, n, o), o.seed, step);
+}
+
+void min_p_mask(const vt_sample_options& o, int64_t n, float* x) {
+    if (!(o.temperature > 0.f) || !(o.min_p > 0.f)) return;
+    // The largest entry as numpy's max finds it: NaN if any entry is NaN (then nothing is cut).
+    float xm = x[0];
+    for (int64_t i = 0; i < n; ++i) {
+        if (x[i] != x[i]) {
+            xm = x[i];
+            break;
+        }
+        xm = x[i] > xm ? x[i] : xm;
+    }
+    const double t = o.temperature, cut = std::log(static_cast<double>(o.min_p));
+    for (int64_t i = 0; i < n; ++i)
+        if ((static_cast<double>(x[i]) - static_cast<double>(xm)) / t < cut) x[i] = -INFINITY;
+}
+
+void process_logits(const float* logits, int64_t n, const vt_sample_options& o, const int32_t* inputs,
+                    int64_t n_inputs, const int32_t* chosen, int64_t n_chosen, int flags, float* out) {
+    check_sample_options(o);
+    VT_CHECK_ARG((flags & ~(VT_PROCESS_PENALTIES | VT_PROCESS_MIN_P | VT_PROCESS_CANDIDATES)) == 0,
+                 "flags %d has bits that are not VT_PROCESS_* flags", flags);
+    VT_CHECK_ARG(n_inputs >= 0 && (n_inputs == 0 || inputs), "inputs is NULL or n_inputs (%lld) negative",
+                 (long long)n_inputs);
+    VT_CHECK_ARG(n_chosen >= 0 && (n_chosen == 0 || chosen), "chosen is NULL or n_chosen (%lld) negative",
+                 (long long)n_chosen);
+    for (int64_t i = 0; i < n_inputs; ++i)
+        VT_CHECK_ARG(inputs[i] >= 0 && inputs[i] < n, "inputs[%lld] = %d is outside [0, %lld)", (long long)i,
+                     inputs[i], (long long)n);
+    for (int64_t i = 0; i < n_chosen; ++i)
+        VT_CHECK_ARG(chosen[i] >= 0 && chosen[i] < n, "chosen[%lld] = %d is outside [0, %lld)", (long long)i,
+                     chosen[i], (long long)n);
+    if (out != logits) std::copy(logits, logits + n, out);
+    if ((flags & VT_PROCESS_PENALTIES) && has_penalties(o)) {
+        TokenHistory h;
+        h.init(n);
+        h.add_inputs(inputs, n_inputs);
+        for (int64_t i = 0; i < n_chosen; ++i) h.add_chosen(chosen[i]);
+        apply_penalties(o, h, out);
+    }
+    if (flags & VT_PROCESS_MIN_P) min_p_mask(o, n, out);
+    if ((flags & VT_PROCESS_CANDIDATES) && o.temperature > 0.f) {
+        const Candidates c = select_candidates(out, n, o);
+        std::vector<uint8_t> keep(static_cast<size_t>(n), 0);
+        for (int64_t i : c.ids) keep[static_cast<size_t>(i)] = 1;
+        for (int64_t i = 0; i < n; ++i)
+            if (!keep[static_cast<size_t>(i)]) out[i] = -INFINITY;
+    }
 }
 
 // ==== Penalties ============================================================================

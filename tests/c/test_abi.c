@@ -274,6 +274,35 @@ static void test_sampling(void) {
     CHECK(vt_sample(l, 6, &so, 0, &idx) == VT_STATUS_INVALID_ARGUMENT &&
               strstr(vt_last_error(), "top_p") != NULL, "bad top_p");
     {
+        /* vt_logits_process: penalties over a history, the min-p mask, the candidate set. */
+        float x[5] = {2.0f, -1.0f, 0.5f, 4.0f, 1.0f}, out[5];
+        const int32_t inputs[2] = {0, 1}, chosen[3] = {2, 2, 3};
+        vt_sample_options po = vt_sample_default_options();
+        po.repetition_penalty = 2.0f;
+        po.frequency_penalty = 0.5f;
+        po.presence_penalty = 0.25f;
+        CHECK(vt_logits_process(x, 5, &po, inputs, 2, chosen, 3, VT_PROCESS_PENALTIES, out) == VT_OK &&
+                  out[0] == 1.0f && out[1] == -2.0f && out[2] == (0.25f - 1.0f) - 0.25f &&
+                  out[3] == (2.0f - 0.5f) - 0.25f && out[4] == 1.0f,
+              "penalties: %g %g %g %g %g", out[0], out[1], out[2], out[3], out[4]);
+        po = vt_sample_default_options();
+        po.temperature = 1.0f;
+        po.min_p = 0.1f; /* cut below ln(0.1) = -2.30: 4 - 1 and 4 - (-1) */
+        CHECK(vt_logits_process(x, 5, &po, NULL, 0, NULL, 0, VT_PROCESS_MIN_P, out) == VT_OK && out[0] == 2.0f &&
+                  isinf(out[1]) && isinf(out[2]) && out[3] == 4.0f && out[4] == -INFINITY,
+              "min-p mask");
+        po.min_p = 0.0f;
+        po.top_k = 2;
+        CHECK(vt_logits_process(x, 5, &po, NULL, 0, NULL, 0, VT_PROCESS_CANDIDATES, out) == VT_OK &&
+                  out[0] == 2.0f && out[3] == 4.0f && isinf(out[1]) && isinf(out[2]) && isinf(out[4]),
+              "candidates: top-k 2");
+        CHECK(vt_logits_process(x, 5, &po, inputs, 2, chosen, 3, 8, out) == VT_STATUS_INVALID_ARGUMENT &&
+                  strstr(vt_last_error(), "flags") != NULL, "unknown flag");
+        CHECK(vt_logits_process(x, 3, &po, inputs, 2, chosen, 3, VT_PROCESS_PENALTIES, out) ==
+                      VT_STATUS_INVALID_ARGUMENT && strstr(vt_last_error(), "chosen[2] = 3 is outside [0, 3)") != NULL,
+              "an id outside the row");
+    }
+    {
         double u = vt_uniform(42, 0), u2 = vt_uniform(42, 0);
         CHECK(u >= 0 && u < 1 && u == u2 && vt_uniform(42, 1) != u && vt_uniform(43, 0) != u, "uniform");
     }

@@ -328,6 +328,27 @@ VT_API vt_sample_options vt_sample_default_options(void);
 VT_API vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* options,
                            uint64_t step, int64_t* token);
 
+/* Logits processing: the row the sampler weighs, for callers that want it (log-probabilities
+ * of the processed distribution, a choice made outside libvt that must equal libvt's).
+ * out[n] = logits[n] (out may be logits), then, by flags:
+ *   VT_PROCESS_PENALTIES: the penalties of `options` (as vt_sample_options defines them) over
+ *     a token history: repetition on every id in inputs[0..n_inputs) and chosen[0..n_chosen),
+ *     frequency and presence on the ids of chosen by how often each occurs there — what a
+ *     session that prefilled `inputs` and then chose `chosen` applies;
+ *   VT_PROCESS_MIN_P (temperature > 0 and min_p > 0): every token with
+ *     (logit - max logit) / temperature < ln(min_p) (f64) set to -inf over the whole row (a NaN
+ *     anywhere: nothing is cut);
+ *   VT_PROCESS_CANDIDATES (temperature > 0): every token vt_sample could not draw (outside
+ *     top-k, min-p, top-p: its steps 1-4) set to -inf.
+ * The row is not divided by temperature. vt_sample(out) after PENALTIES (and MIN_P) is the
+ * token a session with that history chooses. Ids outside [0, n) are INVALID_ARGUMENT. */
+#define VT_PROCESS_PENALTIES 1
+#define VT_PROCESS_MIN_P 2
+#define VT_PROCESS_CANDIDATES 4
+VT_API vt_status vt_logits_process(const float* logits, int64_t n, const vt_sample_options* options,
+                                   const int32_t* inputs, int64_t n_inputs, const int32_t* chosen,
+                                   int64_t n_chosen, int32_t flags, float* out);
+
 /* The documented RNG: a uniform double in [0, 1) from 53 bits of
  * splitmix64(seed ^ splitmix64(step + 0x9E3779B97F4A7C15)), i.e. (r >> 11) * 2^-53, where
  * splitmix64(z) is SplitMix64's output mix (mod 2^64):
@@ -389,6 +410,9 @@ typedef struct vt_model_info {
     float rope_theta;
     int32_t tie_word_embeddings;
     int32_t bos_token_id;      /* -1 when unknown                                           */
+    /* The model's one EOS list, decided at load: config.json's eos_token_id, then
+     * generation_config.json's, then tokenizer_config.json's eos_token as tokenizer.json
+     * maps it to an id (no repeats). vt_generate stops on these. */
     int32_t num_eos;           /* entries of eos_token_ids                                  */
     int32_t eos_token_ids[VT_MAX_EOS];
     int32_t weight_format;     /* vt_format                                                 */

@@ -86,15 +86,21 @@ int cuda_model_device_index(const CudaModel& cm);
 // max_tokens as resolved by vt::new_session (1 .. m.max_seq_len).
 CudaSessionPtr cuda_new_session(const CudaModel& cm, const vt_model& m, int64_t max_tokens);
 
-// Mirror vt::prefill / vt::decode (forward.h) and vt_session_prefill / vt_session_decode
-// (vt.h) for a vt_session whose device state is cs: same validation, same messages, same
-// effect on s.len and s.step (the CPU fields stay the one truth for length and sampling step;
-// vt::reset_session needs no CUDA hook).
+// The device half of vt::prefill / vt::decode (forward.h) for a vt_session whose device state
+// is cs. The caller has validated everything (arguments, sampling options, room in the cache
+// first, then the token ids): these run the tokens and have the same effect on s.len and
+// s.step (the CPU fields stay the one truth for length and sampling step; vt::reset_session
+// needs no CUDA hook).
 void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t n,
                   const vt_sample_options* sampling, int32_t* next_token, float* logits,
                   vt_logits_mode mode);
 void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_options* sampling,
                  int32_t* next_token, float* logits);
+
+// Whether the session's decode graph uses programmatic dependent launch now; why_off (when not
+// null) gets the capture error that last made a token run without it ("" if none). Without
+// CUDA: false.
+bool cuda_session_pdl(const CudaSession& cs, std::string* why_off);
 
 // ---- Packed weights and linears (the inference API on the device) -------------------------
 

@@ -37,6 +37,10 @@ void cuda_prefill(CudaSession&, vt_session&, const int32_t*, int64_t, const vt_s
     unavailable();
 }
 void cuda_decode(CudaSession&, vt_session&, int32_t, const vt_sample_options*, int32_t*, float*) { unavailable(); }
+bool cuda_session_pdl(const CudaSession&, std::string* why_off) {
+    if (why_off) why_off->clear();
+    return false;
+}
 CudaPackedPtr cuda_upload_packed(const vt_packed&, int) { unavailable(); }
 int64_t cuda_packed_device_bytes(const CudaPacked&) { return 0; }
 void cuda_linear(const CudaPacked&, const float*, int64_t, const float*, const vt_linear_options&, float*) {

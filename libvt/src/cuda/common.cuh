@@ -120,12 +120,21 @@ __device__ __forceinline__ float gelu(float x) { return 0.5f * x * (1.0f + erff(
 
 // ---- Launch ----------------------------------------------------------------------------------
 [[noreturn]] void launch_failed(const char* what, cudaError_t err);
+[[noreturn]] void launch_grid_invalid(const char* what, unsigned x, unsigned y, unsigned z);
 
 // Launches kernel<<<grid, block, smem, cfg.stream>>>(args...) with the PDL attribute when
 // cfg.pdl; throws vt::Error naming `what` when the launch is refused.
+// The grid's y and z dimensions hold at most 65535 blocks (x: 2^31 - 1). Launches whose y
+// extent grows with the rows (GEMM, sparse epilogue) split into several launches.
+constexpr int64_t kMaxGridY = 65535;
+constexpr int64_t kMaxGridX = 2147483647;
+
 template <class... KArgs, class... Args>
 void launch(const LaunchCfg& cfg, const char* what, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem,
             Args&&... args) {
+    if (grid.x < 1 || grid.y < 1 || grid.z < 1 || int64_t(grid.x) > kMaxGridX || grid.y > kMaxGridY ||
+        grid.z > kMaxGridY)
+        launch_grid_invalid(what, grid.x, grid.y, grid.z);
     cudaLaunchConfig_t lc = {};
     lc.gridDim = grid;
     lc.blockDim = block;

@@ -3,6 +3,8 @@
 // INT4_SPARSE24 both run here: INT4 values are widened to int8 at upload and x is quantized
 // to [-7, 7], so the integer products and sums are exactly the CPU's (layout.h says why the
 // INT4 sparse tensor-core path does not apply). cutlass_gemm.h describes the three launches.
+#include <algorithm>
+
 #include <cutlass/cutlass.h>
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/device/gemm_sparse.h>
@@ -66,9 +68,10 @@ __global__ void __launch_bounds__(256) quantize_i8_kernel(const float* x, int64_
 __global__ void __launch_bounds__(256) sparse_epilogue_kernel(const int32_t* acc, const int32_t* acc_up, int64_t m_pad,
                                                               int64_t m, int64_t n, const float* xs,
                                                               const float* ws, const float* bias, const float* ws_up,
-                                                              const float* bias_up, int act_gelu, float* y) {
+                                                              const float* bias_up, int act_gelu, int64_t row0,
+                                                              float* y) {
     __shared__ float t[32][33];
-    const int64_t r0 = int64_t(blockIdx.x) * 32, i0 = int64_t(blockIdx.y) * 32;
+    const int64_t r0 = int64_t(blockIdx.x) * 32, i0 = row0 + int64_t(blockIdx.y) * 32;
     const int tx = threadIdx.x, ty = threadIdx.y;  // 32 × 8
     for (int j = ty; j < 32; j += 8) {
         const int64_t r = r0 + j, i = i0 + tx;
@@ -93,10 +96,14 @@ __global__ void __launch_bounds__(256) sparse_epilogue_kernel(const int32_t* acc
     }
 }
 
-void run_gemm(const DevSparse& w, const int8_t* xq, int64_t m_pad, int32_t* acc, cudaStream_t st) {
+// acc[:, c0 : c0 + cols] = W · xq[c0 : c0 + cols]ᵀ: one CUTLASS launch.
+void run_gemm_cols(const DevSparse& w, const int8_t* xq, int64_t m_pad, int64_t c0, int64_t cols, int32_t* acc,
+                   cudaStream_t st) {
     const SparseShape& s = w.s;
     using G = SparseGemmI8;
-    const cutlass::gemm::GemmCoord size(s.n_pad, int(m_pad), s.k_pad);
+    xq += c0 * s.k_pad;  // B is column-major with ld k_pad: column c starts at c * k_pad
+    acc += c0;           // C is row-major with ld m_pad
+    const cutlass::gemm::GemmCoord size(s.n_pad, int(cols), s.k_pad);
     const auto le = G::LayoutE::packed(cutlass::make_Coord(s.n_pad, s.k_pad / G::kSparse / G::kElementsPerElementE));
     typename G::Arguments args(size, {w.a, G::LayoutA(s.k_pad / 2)}, {xq, G::LayoutB(s.k_pad)},
                                {acc, G::LayoutC(m_pad)}, {acc, G::LayoutC(m_pad)},
@@ -113,6 +120,16 @@ void run_gemm(const DevSparse& w, const int8_t* xq, int64_t m_pad, int32_t* acc,
         if (err != cudaSuccess) launch_failed("2:4 sparse GEMM (CUTLASS)", err);
         fail(VT_STATUS_INTERNAL, "2:4 sparse GEMM (CUTLASS): %s", cutlass::cutlassGetStatusString(st1));
     }
+}
+
+// CUTLASS puts the GEMM's N tiles (the rows of x here) on the grid's y dimension, at most
+// 65535 tiles of 128: more rows than kColsPerLaunch take several launches.
+constexpr int64_t kColsPerLaunch = int64_t(1) << 22;  // 32768 tiles of 128, a multiple of 16
+static_assert(kColsPerLaunch / SparseGemmI8::ThreadblockShape::kN <= kMaxGridY, "sparse GEMM grid y");
+
+void run_gemm(const DevSparse& w, const int8_t* xq, int64_t m_pad, int32_t* acc, cudaStream_t st) {
+    for (int64_t c0 = 0; c0 < m_pad; c0 += kColsPerLaunch)
+        run_gemm_cols(w, xq, m_pad, c0, std::min(kColsPerLaunch, m_pad - c0), acc, st);
 }
 
 }  // namespace
@@ -133,9 +150,13 @@ void sparse_linear(const LaunchCfg& cfg, const DevSparse& w, const float* x, int
            int64_t(s.k), int64_t(s.k_pad), m, s.int4 ? 7.0f : 127.0f, xq, xs);
     run_gemm(w, xq, m_pad, acc, cfg.stream);
     if (up) run_gemm(*up, xq, m_pad, acc_up, cfg.stream);
-    const dim3 grid(unsigned((s.n + 31) / 32), unsigned((m + 31) / 32));
-    launch(plain, "2:4 sparse epilogue", sparse_epilogue_kernel, grid, dim3(32, 8), 0, acc, acc_up, m_pad, m,
-           int64_t(s.n), xs, w.wscale, bias, up ? up->wscale : nullptr, up_bias, gelu, y);
+    // Row tiles of 32 on the grid's y dimension: more than ~2.1M rows take several launches.
+    const int64_t tiles = (m + 31) / 32;
+    for (int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
+        const dim3 grid(unsigned((s.n + 31) / 32), unsigned(std::min(kMaxGridY, tiles - t0)));
+        launch(plain, "2:4 sparse epilogue", sparse_epilogue_kernel, grid, dim3(32, 8), 0, acc, acc_up, m_pad, m,
+               int64_t(s.n), xs, w.wscale, bias, up ? up->wscale : nullptr, up_bias, gelu, t0 * 32, y);
+    }
 }
 
 }  // namespace cudak

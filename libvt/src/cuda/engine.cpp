@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "convert.h"
@@ -39,6 +40,7 @@ namespace {
 
 constexpr int64_t kChunk = 256;        // prefill rows per pass (the CPU's kPrefillChunk)
 constexpr int64_t kInitialCap = 512;   // first KV allocation (positions), then doubling
+constexpr int kPdlRetries = 3;          // captures with PDL retried after one fails (not OOM)
 
 // Inputs of one decode step: pinned on the host, copied by the graph's first node.
 struct StepParams {
@@ -103,20 +105,6 @@ void upload_linear(const LinearPlan& p, const DevMem& mem) {
     p.dst->w = mem.get<uint8_t>(p.off_w);
     p.dst->scales = s.nkb ? mem.get<uint16_t>(p.off_s) : nullptr;
     p.dst->rowmul = mem.get<float>(p.off_r);
-}
-
-void check_tokens(int64_t vocab, const int32_t* tokens, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-        if (tokens[i] < 0 || tokens[i] >= vocab)
-            fail(VT_STATUS_INVALID_ARGUMENT, "token id %d (tokens[%lld]) is outside the vocabulary [0, %lld)", tokens[i],
-                 (long long)i, (long long)vocab);
-}
-
-void check_room(const vt_session& s, int64_t n) {
-    if (n > s.max_tokens - s.len)
-        fail(VT_STATUS_INVALID_ARGUMENT,
-             "KV cache full: %lld cached positions + %lld new tokens exceed the session's max_tokens %lld",
-             (long long)s.len, (long long)n, (long long)s.max_tokens);
 }
 
 }  // namespace
@@ -243,6 +231,9 @@ struct CudaSession {
     cudaStream_t stream = nullptr;
     bool use_graphs = true;  // VT_CUDA_GRAPHS=0: launch eagerly (debugging, the replay test)
     bool pdl = false;        // programmatic dependent launch (sm_90; VT_CUDA_PDL=0 turns it off)
+    bool pdl_wanted = false; // pdl as the session started; a failed capture may turn pdl off
+    int pdl_retries = 0;     // captures with PDL still to try after one failed (run_decode)
+    std::string pdl_off_why; // the last capture error that made a token run without PDL
 
     int64_t max_tokens = 0;
     int64_t cap = 0;         // KV positions allocated
@@ -302,6 +293,11 @@ struct CudaSession {
 };
 
 void CudaSessionDeleter::operator()(CudaSession* p) const noexcept { delete p; }
+
+bool cuda_session_pdl(const CudaSession& cs, std::string* why_off) {
+    if (why_off) *why_off = cs.pdl_off_why;
+    return cs.pdl;
+}
 
 namespace {
 
@@ -468,12 +464,23 @@ void run_decode(CudaSession& s, bool sample) {
         return;
     }
     cudaGraphExec_t& ge = s.graphs[sample ? 1 : 0];
+    // A token that ran without PDL after a failed capture: try PDL again, a bounded number of
+    // times (kPdlRetries), with fresh graphs.
+    if (ge && !s.pdl && s.pdl_wanted && s.pdl_retries > 0) {
+        --s.pdl_retries;
+        s.pdl = true;
+        s.drop_graphs();
+    }
     if (!ge) {
         try {
             capture(s, sample);
-        } catch (const Error&) {
-            if (!s.pdl) throw;
-            s.pdl = false;  // a driver that cannot capture programmatic launches: capture without
+        } catch (const Error& e) {
+            // Out of memory has nothing to do with PDL: the error goes to the caller and the next
+            // token captures again, PDL unchanged. Anything else (a driver that cannot capture
+            // programmatic launches): this token captures without PDL, and the next ones retry.
+            if (!s.pdl || e.status() == VT_STATUS_OUT_OF_MEMORY) throw;
+            s.pdl = false;
+            s.pdl_off_why = e.what();
             s.drop_graphs();
             capture(s, sample);
         }
@@ -511,7 +518,8 @@ CudaSessionPtr cuda_new_session(const CudaModel& cm, const vt_model& m, int64_t 
     s->dev = cm.dev;
     s->max_tokens = max_tokens;
     s->use_graphs = env_on("VT_CUDA_GRAPHS", true);
-    s->pdl = cm.info.cc_major >= 9 && env_on("VT_CUDA_PDL", true);
+    s->pdl = s->pdl_wanted = cm.info.cc_major >= 9 && env_on("VT_CUDA_PDL", true);
+    s->pdl_retries = kPdlRetries;
     check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
 
     const int64_t R = std::min(kChunk, max_tokens);
@@ -563,10 +571,7 @@ CudaSessionPtr cuda_new_session(const CudaModel& cm, const vt_model& m, int64_t 
 
 void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token,
                  float* logits) {
-    if (next_token && sampling) check_sample_options(*sampling);
     const CudaModel& c = *cs.cm;
-    check_tokens(c.V, &token, 1);
-    check_room(s, 1);
     DeviceGuard guard(cs.dev);
     ensure_kv(cs, s.len + 1, s.len);
     // Penalties need the whole row on the host: then the greedy graph runs (it stores the
@@ -596,15 +601,7 @@ void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_
 
 void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling,
                   int32_t* next_token, float* logits, vt_logits_mode mode) {
-    VT_CHECK_ARG(n >= 1, "prefill needs at least one token (n = %lld)", (long long)n);
-    VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
-    VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
-                 "logits_mode %d is not a vt_logits_mode", int(mode));
-    VT_CHECK_ARG(mode == VT_LOGITS_NONE || logits != nullptr, "logits is NULL but logits_mode asks for logits");
-    if (next_token && sampling) check_sample_options(*sampling);
     const CudaModel& c = *cs.cm;
-    check_tokens(c.V, tokens, n);
-    check_room(s, n);
     DeviceGuard guard(cs.dev);
     ensure_kv(cs, s.len + n, s.len);
     if (mode == VT_LOGITS_ALL && !cs.logits_rows.bytes())

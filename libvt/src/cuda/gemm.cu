@@ -16,6 +16,8 @@
 // (A wgmma/TMA kernel for sm_90a would be faster on Hopper; see docs/cuda.md.)
 #include <cuda_bf16.h>
 
+#include <algorithm>
+
 #include "cuda/epilogue.cuh"
 
 namespace vt {
@@ -32,6 +34,7 @@ struct GemmParams {
     int64_t ldx;
     int32_t m;
     int32_t x_vec4;
+    int32_t row0;  // first row of this launch (a launch covers at most kMaxGridY row tiles)
     Epilogue e;
 };
 
@@ -92,7 +95,7 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp >> 1, wn = warp & 1, g = lane >> 2, q = lane & 3;
     const LinearShape& s = p.w.s;
-    const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM;
+    const int n0 = blockIdx.x * BN, m0 = p.row0 + int(blockIdx.y) * BM;
     const int ntiles = s.k_pad / BK;
     const int64_t rowbytes = int64_t(s.k_pad) * kEsize;
 
@@ -264,12 +267,18 @@ void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
     p.m = m;
     p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
     p.e = e;
-    const dim3 grid(unsigned(w.s.n_pad / BN), unsigned((m + BM - 1) / BM));
-    switch (w.s.fmt) {
-        case kDevInt8: launch(cfg, "gemm", gemm_kernel<kDevInt8>, grid, dim3(kThreads), 0, p); break;
-        case kDevFp8: launch(cfg, "gemm", gemm_kernel<kDevFp8>, grid, dim3(kThreads), 0, p); break;
-        case kDevFp8Channel: launch(cfg, "gemm", gemm_kernel<kDevFp8Channel>, grid, dim3(kThreads), 0, p); break;
-        default: launch(cfg, "gemm", gemm_kernel<kDevBf16>, grid, dim3(kThreads), 0, p); break;
+    // Row tiles go on the grid's y dimension (at most kMaxGridY): more than ~4.19M rows take
+    // several launches, each starting at p.row0; rows stay absolute inside the kernel.
+    const int64_t tiles = (int64_t(m) + BM - 1) / BM;
+    for (int64_t t0 = 0; t0 < tiles; t0 += kMaxGridY) {
+        p.row0 = int32_t(t0 * BM);
+        const dim3 grid(unsigned(w.s.n_pad / BN), unsigned(std::min<int64_t>(kMaxGridY, tiles - t0)));
+        switch (w.s.fmt) {
+            case kDevInt8: launch(cfg, "gemm", gemm_kernel<kDevInt8>, grid, dim3(kThreads), 0, p); break;
+            case kDevFp8: launch(cfg, "gemm", gemm_kernel<kDevFp8>, grid, dim3(kThreads), 0, p); break;
+            case kDevFp8Channel: launch(cfg, "gemm", gemm_kernel<kDevFp8Channel>, grid, dim3(kThreads), 0, p); break;
+            default: launch(cfg, "gemm", gemm_kernel<kDevBf16>, grid, dim3(kThreads), 0, p); break;
+        }
     }
 }
 

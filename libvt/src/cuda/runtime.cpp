@@ -171,6 +171,11 @@ void cuda_fail(cudaError_t err, const std::string& what) {
 
 [[noreturn]] void launch_failed(const char* what, cudaError_t err) { cuda_fail(err, std::string("launch of ") + what); }
 
+[[noreturn]] void launch_grid_invalid(const char* what, unsigned x, unsigned y, unsigned z) {
+    fail(VT_STATUS_INTERNAL, "launch of %s: grid (%u, %u, %u) is outside CUDA's limits (x <= 2^31-1, y, z <= 65535)",
+         what, x, y, z);
+}
+
 const DeviceInfo& device_info(int index) {
     std::string why;
     if (!cuda_device_usable(index, &why)) throw Error(VT_STATUS_BACKEND_UNAVAILABLE, "CUDA device " + std::to_string(index) + " cannot be used: " + why);

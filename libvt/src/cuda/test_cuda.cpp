@@ -316,6 +316,98 @@ void test_cutlass() {
     }
 }
 
+// ---- Row counts past the grid's y limit (vt_linear_device accepts m up to 2^24) ------------------
+//
+// The GEMM puts 64-row tiles on the grid's y dimension (65535 max: 4.19M rows per launch), the
+// 2:4 sparse epilogue 32-row tiles (2.1M rows), CUTLASS's sparse GEMM 128-row tiles (8.4M rows):
+// past those the launches are split. Rows around each split and at both ends against the CPU.
+
+float hash_x(int64_t i) {  // cheap deterministic activations in [-1, 1) for billions of elements
+    uint64_t z = uint64_t(i) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
+    return float(int64_t(z >> 40) - (int64_t(1) << 23)) / float(int64_t(1) << 23);
+}
+
+void test_large_m(vt_format f, int64_t m, int64_t n, int64_t k, std::vector<int64_t> around) {
+    char tag[160];
+    std::snprintf(tag, sizeof tag, "vt_linear_device %s [%lld x %lld] m=%lld (split launches)", fmt_name(f),
+                  (long long)n, (long long)k, (long long)m);
+    std::vector<float> w = randn(size_t(n * k), 0.05f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, f, 0);
+    CudaPackedPtr cp = cuda_upload_packed(*p, 0);
+    DevMem dx, dy;
+    try {
+        dx.alloc(0, size_t(m * k) * 4, "large-m input");
+        dy.alloc(0, size_t(m * n) * 4, "large-m output");
+    } catch (const Error& e) {
+        std::printf("skip %s: %s\n", tag, e.what());
+        return;
+    }
+    {
+        std::vector<float> hx(size_t(1) << 24);
+        for (int64_t b = 0; b < m * k; b += int64_t(hx.size())) {
+            const int64_t cnt = std::min<int64_t>(int64_t(hx.size()), m * k - b);
+            for (int64_t i = 0; i < cnt; ++i) hx[size_t(i)] = hash_x(b + i);
+            check(cudaMemcpy(dx.get<float>() + b, hx.data(), size_t(cnt) * 4, cudaMemcpyHostToDevice), "upload");
+        }
+    }
+    check(cudaMemset(dy.get(), 0xFF, size_t(m * n) * 4), "poison");
+    vt_linear_options o = vt_linear_default_options();
+    cuda_linear_device(*cp, dx.get<float>(), m, nullptr, o, dy.get<float>(), nullptr);
+    check(cudaDeviceSynchronize(), "large-m linear");
+    around.push_back(0);
+    around.push_back(m);
+    double worst = 0.0;
+    for (int64_t c : around) {
+        const int64_t r0 = std::max<int64_t>(0, c - 70), r1 = std::min(m, c + 70);
+        std::vector<float> x(size_t((r1 - r0) * k)), ref(size_t((r1 - r0) * n)), y(ref.size());
+        for (size_t i = 0; i < x.size(); ++i) x[i] = hash_x(r0 * k + int64_t(i));
+        linear(*p, x.data(), r1 - r0, nullptr, o, ref.data());
+        check(cudaMemcpy(y.data(), dy.get<float>() + r0 * n, y.size() * 4, cudaMemcpyDeviceToHost), "download");
+        worst = std::max(worst, nerr(y, to_d(ref)));
+    }
+    const bool sparse = f == VT_FORMAT_INT8_SPARSE24 || f == VT_FORMAT_INT4_SPARSE24;
+    expect(worst <= (sparse ? 0.0 : 3e-4), std::string(tag) + " rows around the splits vs CPU", worst);
+}
+
+// The lm_head of a Llama-3 vocabulary: the GEMV's fused argmax over 128256 rows (many blocks
+// racing on one 64-bit key), with ties placed across blocks, against vt_argmax.
+void test_argmax_wide_vocab() {
+    const int64_t n = 128256, k = 2048;
+    std::vector<float> w = randn(size_t(n * k), 0.02f);
+    // Two equal rows far apart (different blocks, the same slot in them: bit-equal outputs):
+    // the lower index must win when they are the max.
+    for (int64_t c = 0; c < k; ++c) w[size_t(126992 * k + c)] = w[size_t(1232 * k + c)] = 0.05f;
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, VT_FORMAT_INT8_BLOCKED, 32);
+    DevWeight dw;
+    upload(*p, rows_plain(*p), n, dw);
+    for (int trial = 0; trial < 2; ++trial) {
+        std::vector<float> x = randn(size_t(k));
+        if (trial == 1)
+            for (auto& v : x) v = std::fabs(v);  // positive x: rows 1232 and 126992 are the max
+        std::vector<float> ref(static_cast<size_t>(n));
+        linear(*p, x.data(), 1, nullptr, vt_linear_default_options(), ref.data());
+        Buf bx, by, bk;
+        up(bx, x);
+        poison(by, size_t(n) * 4);
+        unsigned long long zero = 0;
+        up(bk, &zero, 8);
+        Epilogue e;
+        e.kind = kEpiStore;
+        e.out = by.f();
+        e.ld = n;
+        e.argmax = bk.mem.get<unsigned long long>();
+        gemv(kCfg, dw.d, bx.f(), k, 1, nullptr, 0.0f, e);
+        const std::vector<float> y = down(by.f(), size_t(n));
+        unsigned long long key = 0;
+        check(cudaMemcpy(&key, e.argmax, 8, cudaMemcpyDeviceToHost), "download");
+        const int64_t want = argmax(y.data(), n);
+        expect(nerr(y, to_d(ref)) < 2e-5 && key && int64_t(rank_key_index(key)) == want &&
+                   (trial == 0 || want == 1232),
+               "gemv argmax over a 128256-wide vocabulary = vt_argmax" + std::string(trial ? " (tie: lower index)" : ""));
+    }
+}
+
 // ---- QKV + RoPE + KV cache, attention --------------------------------------------------------------
 
 struct AttnCase {
@@ -611,6 +703,15 @@ void test_model(const std::string& dir, vt_format f) {
             if (tg != int32_t(argmax(lg.data(), V))) worst = INFINITY;  // device argmax == its logits' argmax
         }
         expect(worst < (f == VT_FORMAT_BF16 ? 1e-3 : 3e-3), tag + ": decode logits CPU vs CUDA over 40 steps", worst);
+        {
+            const char* env = std::getenv("VT_CUDA_PDL");
+            const bool off = env && (!std::strcmp(env, "0") || !std::strcmp(env, "off") || !std::strcmp(env, "false"));
+            const bool want = device_info(0).cc_major >= 9 && !off;
+            std::string why;
+            expect(cuda_session_pdl(*cs, &why) == want,
+                   tag + ": the decode graph " + (want ? "uses PDL" : "runs without PDL") + " as configured" +
+                       (why.empty() ? "" : " (" + why + ")"));
+        }
         std::printf("     %s: greedy tokens equal at %d of %d steps\n", tag.c_str(), same, steps);
         expect(same >= steps - 2, tag + ": greedy tokens CPU vs CUDA (near-ties aside)");
     }
@@ -678,16 +779,31 @@ void test_model(const std::string& dir, vt_format f) {
     {
         bool oom = false;
         std::string msg;
+        // A session made before the device fills up: its first decode (the graph capture) may
+        // fail for memory, which must not turn PDL off for good.
+        auto sp = new_session(*m, 0);
+        CudaSessionPtr csp = cuda_new_session(*cm, *m, sp->max_tokens);
+        int32_t tp = 0;
+        cuda_prefill(*csp, *sp, prompt.data(), 4, nullptr, &tp, nullptr, VT_LOGITS_NONE);
+        const bool pdl_start = cuda_session_pdl(*csp, nullptr);
         {
+            // Take the device's memory down to the last MiB: 1 GiB chunks, then halving the
+            // chunk at each refusal down to 1 MiB (a tiny model's session needs ~3 MB, so a
+            // 1 GiB granularity could leave it room).
             std::vector<std::unique_ptr<DevMem>> hog;
-            try {
-                for (int i = 0; i < 4096; ++i) {
-                    hog.emplace_back(new DevMem);
-                    hog.back()->alloc(0, size_t(1) << 30, "test hog");
+            for (size_t chunk = size_t(1) << 30; chunk >= (size_t(1) << 20) && hog.size() < 100000;) {
+                try {
+                    std::unique_ptr<DevMem> d(new DevMem);
+                    d->alloc(0, chunk, "test hog");
+                    hog.push_back(std::move(d));
+                } catch (const Error& e) {
+                    if (msg.empty()) {
+                        oom = e.status() == VT_STATUS_OUT_OF_MEMORY;
+                        msg = e.what();
+                    }
+                    if (e.status() != VT_STATUS_OUT_OF_MEMORY) break;
+                    chunk /= 2;
                 }
-            } catch (const Error& e) {
-                oom = e.status() == VT_STATUS_OUT_OF_MEMORY;
-                msg = e.what();
             }
             bool session_oom = false;
             try {
@@ -697,6 +813,11 @@ void test_model(const std::string& dir, vt_format f) {
                 session_oom = e.status() == VT_STATUS_OUT_OF_MEMORY;
             }
             expect(session_oom, tag + ": a session on a full device fails with VT_STATUS_OUT_OF_MEMORY");
+            try {
+                cuda_decode(*csp, *sp, tp, nullptr, &tp, nullptr);
+            } catch (const Error& e) {
+                std::printf("     decode on a full device: %s\n", e.what());
+            }
         }
         std::printf("     %s\n", msg.c_str());
         expect(oom, tag + ": device out of memory is VT_STATUS_OUT_OF_MEMORY");
@@ -705,6 +826,11 @@ void test_model(const std::string& dir, vt_format f) {
         int32_t t = -1;
         cuda_prefill(*cs, *sg, prompt.data(), 4, nullptr, &t, nullptr, VT_LOGITS_NONE);
         expect(t >= 0 && t < V, tag + ": the model works after the out-of-memory error");
+        std::string why;
+        cuda_decode(*csp, *sp, tp, nullptr, &tp, nullptr);
+        expect(cuda_session_pdl(*csp, &why) == pdl_start,
+               tag + ": PDL " + (pdl_start ? "still on" : "still off") + " after decoding on a full device" +
+                   (why.empty() ? "" : " (" + why + ")"));
     }
 }
 
@@ -753,7 +879,14 @@ int main(int argc, char** argv) {
             test_attention(ac, 130, 5, 1);
         }
         test_small_ops();
+        test_argmax_wide_vocab();
         test_cutlass();
+        // Split launches past the grid's y limit (memory permitting: ~1.6 GB dense, ~10 GB sparse).
+        test_large_m(VT_FORMAT_INT8_BLOCKED, 65535 * 64 + 100, 64, 32, {65535 * 64});
+        test_large_m(VT_FORMAT_BF16, 65535 * 64 + 100, 64, 32, {65535 * 64});
+        if (cutlass_built())
+            test_large_m(VT_FORMAT_INT8_SPARSE24, (int64_t(1) << 23) + 100, 32, 64,
+                         {65535 * 32, int64_t(1) << 22, int64_t(1) << 23});
         for (int i = 1; i < argc; ++i)
             for (vt_format f : {VT_FORMAT_BF16, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED}) test_model(argv[i], f);
     } catch (const Error& e) {
