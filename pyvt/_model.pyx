@@ -62,8 +62,6 @@ def _token_array(tokens, int64_t vocab):
     return np.array(vals, dtype=np.int32)
 
 
-# What this build's libvt does natively (pyvt.generation falls back to Python where it does not).
-FEATURES = {"penalties": True, "min_p": True, "decode_batch": True}
 MAX_BATCH = VT_MAX_BATCH
 
 

@@ -10,11 +10,11 @@ prompt and hands out its pieces; :func:`generate` consumes that stream; :func:`t
 (and :func:`pyvt.chat_completion`) run it on up to ``max_batch_size`` prompts at a time. A
 streamed, a plain and a batched run therefore cannot diverge. Per token it does, in order:
 
-1. the native decode step (which also chooses the next token when no Python-side
-   processing is needed — the common case);
+1. the native decode step, which also chooses the next token (penalties, min-p,
+   temperature, top-k / top-p: libvt's one token chooser; with ``echo``, the same chooser is
+   called on the logits row with the step passed explicitly);
 2. when asked: logprobs of the chosen token from the *processed* logits (see
-   :class:`~pyvt.GenerateOpts`), and the penalties / min-p when this build's libvt does not
-   apply them itself;
+   :class:`~pyvt.GenerateOpts`; the row from libvt's ``vt_logits_process``);
 3. the text side (:mod:`pyvt.stream`): UTF-8-safe detokenization, then stop strings.
 
 ``check_model``, ``resolve_opts``, ``check_batch_size``, ``prepare``, ``Stream`` /
@@ -24,7 +24,6 @@ streamed, a plain and a batched run therefore cannot diverge. Per token it does,
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -33,8 +32,9 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from . import _model
-from . import ops as _ops
+from ._ops import logits_process
 from .model import ModelHandle, as_token_array
+from .ops import argmax, sample
 from .options import GenerateOpts, GenerateResult, StreamPiece, TokenLogprob, default_generate_opts, is_int
 from .stream import CONTEXT_TOKENS, IncrementalDecoder, StopMatcher
 
@@ -51,19 +51,12 @@ _ECHO_CHUNK = 128
 
 
 # ==========================================================================================
-# Logits processing: penalties, min-p, logprobs
+# Logprobs
 # ==========================================================================================
 #
-# libvt chooses tokens natively. What needs the whole logits row on the Python side is done
-# here, in numpy, with the same definitions libvt documents for vt_sample_options:
-#   penalties (float32, in this order): repetition (÷ / × on every token seen in prompt or
-#   output), then frequency (− count·f) and presence (− p) over the generated tokens;
-#   then the sampler: top-k -> temperature -> min-p -> top-p -> seeded draw (vt_sample with
-#   the same seed and step, so a Python-side choice is the token libvt would choose).
-
-
-def _native_has(feature: str) -> bool:
-    return bool(getattr(_model, "FEATURES", {}).get(feature, False))
+# libvt chooses tokens and processes logits (vt_logits_process: the penalties over a token
+# history, the min-p mask — the row its chooser weighs). What is left to Python is turning
+# that row into log-probabilities.
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:
@@ -83,51 +76,6 @@ def _top_n(lp: np.ndarray, n: int) -> tuple[tuple[int, float], ...]:
     idx = np.argpartition(-lp, n - 1)[:n]
     idx = sorted((int(i) for i in idx), key=lambda i: (-lp[i], i))
     return tuple((i, float(lp[i])) for i in idx)
-
-
-class _Processor:
-    """One sequence's penalty state: which tokens were seen (prompt + output, for the
-    repetition penalty) and how often each was generated (frequency / presence)."""
-
-    def __init__(self, opts: GenerateOpts, prompt_ids: np.ndarray, vocab: int):
-        self.rep = np.float32(opts.repetition_penalty)
-        self.freq = np.float32(opts.frequency_penalty)
-        self.pres = np.float32(opts.presence_penalty)
-        self.seen = np.zeros(vocab, dtype=bool) if opts.repetition_penalty != 1.0 else None
-        if self.seen is not None:
-            self.seen[prompt_ids] = True
-        self.counts = (np.zeros(vocab, dtype=np.int32)
-                       if opts.frequency_penalty != 0.0 or opts.presence_penalty != 0.0 else None)
-
-    def add(self, tok: int) -> None:
-        if self.seen is not None:
-            self.seen[tok] = True
-        if self.counts is not None:
-            self.counts[tok] += 1
-
-    def apply(self, raw: np.ndarray) -> np.ndarray:
-        """float32 copy of raw logits with the penalties applied."""
-        x = np.array(raw, dtype=np.float32, copy=True)
-        if self.seen is not None:
-            idx = np.flatnonzero(self.seen)
-            v = x[idx]
-            x[idx] = np.where(v > 0, v / self.rep, v * self.rep)
-        if self.counts is not None:
-            idx = np.flatnonzero(self.counts)
-            c = self.counts[idx].astype(np.float32)
-            x[idx] = (x[idx] - self.freq * c) - self.pres
-        return x
-
-
-def _min_p_mask(x: np.ndarray, min_p: float, temperature: float) -> np.ndarray:
-    """Logits with every token whose probability (after temperature) is below min_p × the
-    top probability set to -inf. p_i / p_max = exp((x_i - x_max) / T)."""
-    xm = float(np.max(x))
-    cut = (x.astype(np.float64) - xm) / temperature < math.log(min_p)
-    if cut.any():
-        x = x.copy()
-        x[cut] = -np.inf
-    return x
 
 
 # ==========================================================================================
@@ -206,7 +154,6 @@ class _Sequence:
         self.model = model
         self.prep = prep
         self.opts = opts
-        self.vocab = int(model.info["vocab_size"])
         self.tokens: list[int] = []
         self.eos = model.eos_token_ids if opts.stop_on_eos else frozenset()
         self.decoder = IncrementalDecoder(model.tokenizer, prep.ids[-CONTEXT_TOKENS:].tolist())
@@ -215,43 +162,43 @@ class _Sequence:
         self.text_parts: list[str] = []
         self.want_logprobs = opts._wants_logprobs
         self.top_n = int(opts.top_logprobs)
-        self.proc = _Processor(opts, prep.ids, self.vocab) if opts._has_penalties else None
-        # Who chooses the next token: libvt (the fast path), or Python from the logits row
-        # when libvt cannot apply the options itself, or when echo's chunked prefill would
-        # advance libvt's sampling step (Python passes the step explicitly).
-        needs_python = ((opts._has_penalties and not _native_has("penalties"))
-                        or (opts.min_p > 0 and opts.temperature > 0 and not _native_has("min_p")))
-        self.python_pick = needs_python or opts.echo
+        # Who chooses the next token: libvt inside the decode call (the fast path), or the
+        # same chooser called from Python on the logits row when echo's chunked prefill would
+        # advance the session's sampling step (Python passes the step explicitly).
+        self.python_pick = bool(opts.echo)
         self.need_logits = self.python_pick or self.want_logprobs
         self.logprobs: list[TokenLogprob] = []
         self.prompt_logprobs: list[TokenLogprob] | None = [] if opts.echo else None
         self._z: np.ndarray | None = None  # processed logits of the last choice
+        penalties = dict(repetition_penalty=float(opts.repetition_penalty),
+                         frequency_penalty=float(opts.frequency_penalty),
+                         presence_penalty=float(opts.presence_penalty))
         self.sampling = dict(temperature=float(opts.temperature), top_k=opts._native_top_k(),
-                             top_p=float(opts.top_p), seed=prep.seed)
-        if _native_has("penalties"):
-            self.sampling.update(repetition_penalty=float(opts.repetition_penalty),
-                                 frequency_penalty=float(opts.frequency_penalty),
-                                 presence_penalty=float(opts.presence_penalty))
-        if _native_has("min_p"):
-            self.sampling["min_p"] = float(opts.min_p)
+                             top_p=float(opts.top_p), seed=prep.seed, min_p=float(opts.min_p), **penalties)
+        self._penalties = penalties if opts._has_penalties else None
         self._greedy = dict(temperature=0.0, top_k=0, top_p=1.0, seed=0)
 
     # ---- choosing ----------------------------------------------------------------------
 
     def processed(self, raw: np.ndarray) -> np.ndarray:
-        return self.proc.apply(raw) if self.proc is not None else raw
+        """The raw logits with the penalties over this sequence's history applied (libvt's
+        vt_logits_process: repetition over prompt + generated tokens, frequency / presence
+        over the generated ones) — the row logprobs are taken from."""
+        if self._penalties is None:
+            return raw
+        return logits_process(raw, self.prep.ids, self.tokens, min_p_mask=False, **self._penalties)
 
     def choose(self, raw: np.ndarray) -> int:
-        """The token libvt would choose from these raw logits with these options (Python
-        side: penalties, then vt_argmax / min-p + vt_sample at this sequence's step)."""
+        """The token libvt's session chooses from these raw logits at this sequence's step:
+        penalties, then vt_argmax, or the min-p mask and vt_sample with this seed and step."""
         z = self.processed(raw)
         self._z = z
         o = self.opts
         if o.temperature == 0:
-            return _ops.argmax(z)
+            return argmax(z)
         if o.min_p > 0:
-            z = _min_p_mask(z, o.min_p, o.temperature)
-        return _ops.sample(z, o.temperature, o.top_k, o.top_p, self.prep.seed, len(self.tokens))
+            z = logits_process(z, temperature=float(o.temperature), min_p=float(o.min_p), penalties=False)
+        return sample(z, o.temperature, o.top_k, o.top_p, self.prep.seed, len(self.tokens))
 
     def _entry(self, z: np.ndarray, tok: int, temperature: float) -> TokenLogprob:
         zz = np.asarray(z, dtype=np.float64)
@@ -329,8 +276,6 @@ class _Sequence:
             self.logprobs.append(lp)
         self._z = None
         self.tokens.append(tok)
-        if self.proc is not None:
-            self.proc.add(tok)
         text = ""
         if tok in self.eos:
             self.finish = "eos"   # the EOS token itself adds no text

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -27,22 +26,6 @@ _log = logging.getLogger("pyvt")
 WEIGHT_FORMATS = ("int8", "fp8", "fp8-channel", "bf16")
 
 
-def _read_json_opt(path: Path) -> dict[str, Any]:
-    import json
-
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: invalid JSON: {e}") from None
-    return data if isinstance(data, dict) else {}
-
-
-def _model_folder(path: Path) -> Path:
-    return path if path.is_dir() else path.parent
-
-
 class ModelHandle:
     """A loaded model: packed weights, tokenizer and metadata, reusable across prompts and
     threads. ``close()`` (or leaving a ``with`` block) frees its memory at once; calls on a
@@ -53,16 +36,9 @@ class ModelHandle:
         self.tokenizer = tokenizer
         self.path = path
         self.info: dict[str, Any] = dict(native.info)
-        eos = set(int(i) for i in self.info.get("eos_token_ids", []))
-        gen_cfg = _read_json_opt(_model_folder(path) / "generation_config.json")
-        g = gen_cfg.get("eos_token_id")
-        for v in g if isinstance(g, list) else [g]:
-            if is_int(v):
-                eos.add(int(v))
-        if tokenizer.eos_token_id is not None:
-            eos.add(int(tokenizer.eos_token_id))
-        self.eos_token_ids: frozenset[int] = frozenset(eos)
-        self._lock = threading.Lock()
+        # The one EOS list, decided by libvt at load (config.json, generation_config.json and
+        # the tokenizer's eos_token): vt_generate and pyvt.generate stop on the same ids.
+        self.eos_token_ids: frozenset[int] = frozenset(int(i) for i in self.info["eos_token_ids"])
 
     # ---- lifetime ----------------------------------------------------------------------
 
