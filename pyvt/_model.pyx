@@ -33,6 +33,14 @@ _INT32_MIN = -(2 ** 31)
 _INT32_MAX = 2 ** 31 - 1
 
 
+cdef object _logits_out(tuple shape, float** data):
+    """A float32 array of `shape` for libvt to write logits into; *data = its first element."""
+    out = np.empty(shape, dtype=np.float32)
+    cdef float[::1] flat = out.reshape(-1)
+    data[0] = &flat[0]
+    return out
+
+
 def _token_array(tokens, int64_t vocab):
     """tokens (an int sequence or an integer ndarray) -> a contiguous int32 ndarray.
 
@@ -407,16 +415,10 @@ cdef class Session:
         cdef const int32_t* tp = &tv[0] if n > 0 else NULL
         out = None
         cdef float* lp = NULL
-        cdef float[:, ::1] o2
-        cdef float[::1] o1
         if mode == VT_LOGITS_ALL and n > 0:
-            out = np.empty((n, self._vocab), dtype=np.float32)
-            o2 = out
-            lp = &o2[0, 0]
+            out = _logits_out((n, self._vocab), &lp)
         elif mode == VT_LOGITS_LAST:
-            out = np.empty(self._vocab, dtype=np.float32)
-            o1 = out
-            lp = &o1[0]
+            out = _logits_out((self._vocab,), &lp)
         cdef int32_t nxt = -1
         cdef vt_status st
         self._enter()
@@ -438,11 +440,8 @@ cdef class Session:
         cdef vt_sample_options so = _sampling(temperature, top_k, top_p, seed, penalties)
         out = None
         cdef float* lp = NULL
-        cdef float[::1] o1
         if want_logits:
-            out = np.empty(self._vocab, dtype=np.float32)
-            o1 = out
-            lp = &o1[0]
+            out = _logits_out((self._vocab,), &lp)
         cdef int32_t nxt = -1
         cdef vt_status st
         self._enter()
@@ -483,12 +482,8 @@ def decode_batch(sessions, tokens, sampling, want_logits=False):
         raise MemoryError()
     out_tokens = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] ov = out_tokens
-    logits = np.empty((n, vocab), dtype=np.float32) if want_logits else None
-    cdef float[:, ::1] lv
     cdef float* lp = NULL
-    if logits is not None:
-        lv = logits
-        lp = &lv[0, 0]
+    logits = _logits_out((n, vocab), &lp) if want_logits else None
     cdef Session x
     cdef Py_ssize_t k, entered = 0
     cdef vt_status st
