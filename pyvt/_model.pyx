@@ -421,13 +421,11 @@ cdef class Session:
             out = _logits_out((self._vocab,), &lp)
         cdef int32_t nxt = -1
         cdef vt_status st
-        self._enter()
-        try:
-            with nogil:
-                st = vt_session_prefill(self._s, tp, n, &so, &nxt, lp, mode)
-            _check(st)
-        finally:
-            self._busy = False
+        self._enter()  # nothing between here and _busy = False can raise: a C call, no Python
+        with nogil:
+            st = vt_session_prefill(self._s, tp, n, &so, &nxt, lp, mode)
+        self._busy = False
+        _check(st)
         return int(nxt), out
 
     def decode(self, token, temperature=0.0, top_k=0, top_p=1.0, seed=42, want_logits=False, **penalties):
@@ -444,13 +442,11 @@ cdef class Session:
             out = _logits_out((self._vocab,), &lp)
         cdef int32_t nxt = -1
         cdef vt_status st
-        self._enter()
-        try:
-            with nogil:
-                st = vt_session_decode(self._s, t, &so, &nxt, lp)
-            _check(st)
-        finally:
-            self._busy = False
+        self._enter()  # nothing between here and _busy = False can raise: a C call, no Python
+        with nogil:
+            st = vt_session_decode(self._s, t, &so, &nxt, lp)
+        self._busy = False
+        _check(st)
         return int(nxt), out
 
 

@@ -299,10 +299,7 @@ def prepack_fp8(w, device="cpu"):
 def prepack_fp8_blocked(w, block_size=16, device="cpu"):
     """FP8 E4M3 weight with one scale per `block_size` weights along K (absmax / 448).
 
-    block_size: 16 (default), 32, 64 or 128, dividing in_features.
-    device: 'cpu' (default), 'cuda' / 'cuda:N' (quantized on the host, then copied to that GPU;
-    BackendUnavailable naming the reason when it cannot be used) or 'auto' (the GPU when one
-    can be used and covers the format, else the CPU). ``handle.device`` says where it went.
+    block_size: 16 (default), 32, 64 or 128, dividing in_features. w, device: as prepack_fp8.
     """
     return _prepack(w, VT_FORMAT_FP8_BLOCKED, _block_arg(block_size), PackedFp8, device)
 
@@ -310,10 +307,7 @@ def prepack_fp8_blocked(w, block_size=16, device="cpu"):
 def prepack_int8_blocked(w, block_size=32, device="cpu"):
     """Symmetric INT8 weight, one scale per `block_size` weights along K (absmax / 127).
 
-    block_size: 32 (default), 16, 64 or 128, dividing in_features.
-    device: 'cpu' (default), 'cuda' / 'cuda:N' (quantized on the host, then copied to that GPU;
-    BackendUnavailable naming the reason when it cannot be used) or 'auto' (the GPU when one
-    can be used and covers the format, else the CPU). ``handle.device`` says where it went.
+    block_size: 32 (default), 16, 64 or 128, dividing in_features. w, device: as prepack_fp8.
     """
     return _prepack(w, VT_FORMAT_INT8_BLOCKED, _block_arg(block_size), PackedInt8, device)
 
@@ -445,6 +439,25 @@ cdef object _no_out_for_host(object out):
         raise ValueError("out= applies to inputs in GPU memory (with a weight on the GPU)")
 
 
+cdef vt_linear_options _linear_options(int quantize, int act):
+    cdef vt_linear_options o = vt_linear_default_options()
+    o.quantize_input = quantize
+    o.activation = act
+    return o
+
+
+cdef bint _on_device(object x, vt_packed_info info, object stream, object out) except -1:
+    """Where a linear runs: True for an input in device memory (the weight must be on a GPU
+    too); False for a host input, which takes neither stream= nor out=."""
+    if _is_device_array(x):
+        if info.device != VT_DEVICE_CUDA:
+            _host_weight_refuses(x, info)
+        return True
+    _no_stream_for_host(stream)
+    _no_out_for_host(out)
+    return False
+
+
 cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object bias,
                            int quantize, int act, object stream, object out):
     cdef int dev = info.device_index
@@ -457,9 +470,7 @@ cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object
                          dev, st_obj)
     cdef int64_t m = m_obj
     cdef size_t xp = xv.ptr, bp = bp_obj, sp = st_obj, yp = yp_obj
-    cdef vt_linear_options o = vt_linear_default_options()
-    o.quantize_input = quantize
-    o.activation = act
+    cdef vt_linear_options o = _linear_options(quantize, act)
     cdef vt_status st
     cdef vt_packed* p = packed._acquire()
     try:
@@ -475,12 +486,8 @@ cdef object _linear_device(_Packed packed, vt_packed_info info, object x, object
 cdef object _linear(_Packed packed, object x, object bias, int quantize, int act, object stream,
                     object out):
     cdef vt_packed_info info = packed._info()
-    if _is_device_array(x):
-        if info.device != VT_DEVICE_CUDA:
-            _host_weight_refuses(x, info)
+    if _on_device(x, info, stream, out):
         return _linear_device(packed, info, x, bias, quantize, act, stream, out)
-    _no_stream_for_host(stream)
-    _no_out_for_host(out)
     xa, m_obj, was_1d = _x_arg(x, info.in_features, info.out_features)
     b = _bias_arg(bias, "bias", info.out_features)
     cdef int64_t m = m_obj
@@ -492,9 +499,7 @@ cdef object _linear(_Packed packed, object x, object bias, int quantize, int act
     if b is not None:
         bv = b
         bp = &bv[0]
-    cdef vt_linear_options o = vt_linear_default_options()
-    o.quantize_input = quantize
-    o.activation = act
+    cdef vt_linear_options o = _linear_options(quantize, act)
     cdef vt_status st
     cdef vt_packed* p = packed._acquire()
     try:
@@ -571,6 +576,23 @@ def linear_int4_sparse(x, packed, bias=None, *, stream=None, out=None):
                                "prepack_int4_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream, out)
 
 
+cdef int _acquire_pair(_Packed g, _Packed u, vt_packed** gp, vt_packed** up) except -1:
+    """Both weights of a SwiGLU held for one call (released by _release_pair: the C call
+    between them cannot raise)."""
+    gp[0] = g._acquire()
+    try:
+        up[0] = u._acquire()
+    except BaseException:
+        g._release()
+        raise
+    return 0
+
+
+cdef void _release_pair(_Packed g, _Packed u):
+    u._release()
+    g._release()
+
+
 cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, object bias,
                            object stream, object out, int quantize):
     cdef int dev = gi.device_index
@@ -586,21 +608,14 @@ cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, ob
                          dev, st_obj)
     cdef int64_t m = m_obj
     cdef size_t xp = xv.ptr, gbp = gb_obj, ubp = ub_obj, sp = st_obj, yp = yp_obj
-    cdef vt_linear_options o = vt_linear_default_options()
-    o.quantize_input = quantize
+    cdef vt_linear_options o = _linear_options(quantize, VT_ACTIVATION_NONE)
     cdef vt_status st
-    cdef vt_packed* gp = g._acquire()
-    cdef vt_packed* upp
-    try:
-        upp = u._acquire()
-        try:
-            with nogil:
-                st = vt_linear_swiglu_device(gp, upp, <const float*>xp, m, <const float*>gbp,
-                                             <const float*>ubp, &o, <float*>yp, <void*>sp)
-        finally:
-            u._release()
-    finally:
-        g._release()
+    cdef vt_packed *gp = NULL, *upp = NULL
+    _acquire_pair(g, u, &gp, &upp)
+    with nogil:
+        st = vt_linear_swiglu_device(gp, upp, <const float*>xp, m, <const float*>gbp,
+                                     <const float*>ubp, &o, <float*>yp, <void*>sp)
+    _release_pair(g, u)
     _check(st)
     return y
 
@@ -631,12 +646,8 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, w8a8=False, stream=None, out=No
     if gi.device != ui.device or gi.device_index != ui.device_index:
         raise ValueError(f"gate is on {g.device} and up on {u.device}; both must be on the same "
                          f"device (prepack them with the same device=)")
-    if _is_device_array(x):
-        if gi.device != VT_DEVICE_CUDA:
-            _host_weight_refuses(x, gi)
+    if _on_device(x, gi, stream, out):
         return _swiglu_device(g, u, gi, x, bias, stream, out, quantize)
-    _no_stream_for_host(stream)
-    _no_out_for_host(out)
     if bias is not None:
         gb = _bias_arg(bias[0], "bias[0] (gate bias)", gi.out_features)
         ub = _bias_arg(bias[1], "bias[1] (up bias)", gi.out_features)
@@ -655,20 +666,13 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, w8a8=False, stream=None, out=No
     if ub is not None:
         ubv = ub
         ubp = &ubv[0]
-    cdef vt_linear_options o = vt_linear_default_options()
-    o.quantize_input = quantize
+    cdef vt_linear_options o = _linear_options(quantize, VT_ACTIVATION_NONE)
     cdef vt_status st
-    cdef vt_packed* gp = g._acquire()
-    cdef vt_packed* upp
-    try:
-        upp = u._acquire()
-        try:
-            with nogil:
-                st = vt_linear_swiglu(gp, upp, &xv[0, 0], m, gbp, ubp, &o, &yv[0, 0])
-        finally:
-            u._release()
-    finally:
-        g._release()
+    cdef vt_packed *gp = NULL, *upp = NULL
+    _acquire_pair(g, u, &gp, &upp)
+    with nogil:
+        st = vt_linear_swiglu(gp, upp, &xv[0, 0], m, gbp, ubp, &o, &yv[0, 0])
+    _release_pair(g, u)
     _check(st)
     return out.reshape(gi.out_features) if was_1d else out
 
