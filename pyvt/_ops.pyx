@@ -576,16 +576,22 @@ def linear_int4_sparse(x, packed, bias=None, *, stream=None, out=None):
                                "prepack_int4_sparse24"), x, bias, 1, VT_ACTIVATION_NONE, stream, out)
 
 
-cdef int _acquire_pair(_Packed g, _Packed u, vt_packed** gp, vt_packed** up) except -1:
+cdef struct _PackedPair:
+    vt_packed* gate
+    vt_packed* up
+
+
+cdef _PackedPair _acquire_pair(_Packed g, _Packed u) except *:
     """Both weights of a SwiGLU held for one call (released by _release_pair: the C call
     between them cannot raise)."""
-    gp[0] = g._acquire()
+    cdef _PackedPair pair
+    pair.gate = g._acquire()
     try:
-        up[0] = u._acquire()
+        pair.up = u._acquire()
     except BaseException:
         g._release()
         raise
-    return 0
+    return pair
 
 
 cdef void _release_pair(_Packed g, _Packed u):
@@ -610,10 +616,9 @@ cdef object _swiglu_device(_Packed g, _Packed u, vt_packed_info gi, object x, ob
     cdef size_t xp = xv.ptr, gbp = gb_obj, ubp = ub_obj, sp = st_obj, yp = yp_obj
     cdef vt_linear_options o = _linear_options(quantize, VT_ACTIVATION_NONE)
     cdef vt_status st
-    cdef vt_packed *gp = NULL, *upp = NULL
-    _acquire_pair(g, u, &gp, &upp)
+    cdef _PackedPair w = _acquire_pair(g, u)
     with nogil:
-        st = vt_linear_swiglu_device(gp, upp, <const float*>xp, m, <const float*>gbp,
+        st = vt_linear_swiglu_device(w.gate, w.up, <const float*>xp, m, <const float*>gbp,
                                      <const float*>ubp, &o, <float*>yp, <void*>sp)
     _release_pair(g, u)
     _check(st)
@@ -668,10 +673,9 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, w8a8=False, stream=None, out=No
         ubp = &ubv[0]
     cdef vt_linear_options o = _linear_options(quantize, VT_ACTIVATION_NONE)
     cdef vt_status st
-    cdef vt_packed *gp = NULL, *upp = NULL
-    _acquire_pair(g, u, &gp, &upp)
+    cdef _PackedPair w = _acquire_pair(g, u)
     with nogil:
-        st = vt_linear_swiglu(gp, upp, &xv[0, 0], m, gbp, ubp, &o, &yv[0, 0])
+        st = vt_linear_swiglu(w.gate, w.up, &xv[0, 0], m, gbp, ubp, &o, &yv[0, 0])
     _release_pair(g, u)
     _check(st)
     return out.reshape(gi.out_features) if was_1d else out
