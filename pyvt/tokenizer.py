@@ -7,6 +7,8 @@ libvt works on token ids only; this module owns the text side:
   TinyLlama);
 * a SentencePiece ``tokenizer.model`` through ``sentencepiece`` (optional dependency);
 * BOS handling and special tokens per ``tokenizer_config.json``.
+* the chat template a checkpoint ships (``tokenizer_config.json``'s ``chat_template``, a string
+  or a list of named templates, or ``chat_template.jinja``; :func:`template_source`).
 """
 
 from __future__ import annotations
