@@ -197,6 +197,8 @@ def git_info() -> dict[str, Any]:
 
     try:
         commit = git("rev-parse", "HEAD") or None
+        if commit is None and os.environ.get("VT_GPU_COMMIT"):  # a tree copied without .git (bench/gpu_check.sh)
+            return {"commit": os.environ["VT_GPU_COMMIT"], "dirty": None, "source": "VT_GPU_COMMIT"}
         status = git("status", "--porcelain", "--untracked-files=no")
         return {"commit": commit, "dirty": bool(status), "branch": git("rev-parse", "--abbrev-ref", "HEAD") or None}
     except Exception as e:  # noqa: BLE001
@@ -878,6 +880,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--tag", default="", help="suffix for the results file names")
     ap.add_argument("--no-save", action="store_true", help="print only; write no results files")
     ap.add_argument("--worker-timeout", type=float, default=3600)
+    ap.add_argument("--worker-retries", type=int, default=2,
+                    help="retries (60 s apart) of a worker that fails to import pyvt (an editable install "
+                         "rebuilding under another process); 0 where the install cannot change (bench/gpu_check.sh)")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     d = DEVICE_DEFAULTS[args.device]
@@ -986,7 +991,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{label}: threads {args.threads}, prompt {args.prompt_len}, gen {args.gen_len}, "
                     f"{args.repeat} repeat(s) ...")
                 t0 = time.time()
-                res = run_worker(spec, args.worker_timeout)
+                res = run_worker(spec, args.worker_timeout, args.worker_retries)
                 log(f"{label}: done in {time.time() - t0:.0f} s")
             for r in res:
                 r.update(model=name, engine=engine, format=fmt, prompt_len=args.prompt_len, gen_len=args.gen_len)

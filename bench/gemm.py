@@ -1,10 +1,23 @@
 """GEMM throughput on the GPU: pyvt's CUTLASS formats against PyTorch, in the same run.
 
 Shapes: M = N = K = 4096, and M in {1, 16, 128, 512, 2048} rows against the projection
-shapes [N = out, K = in] of TinyLlama-1.1B and Llama-2-7B. Per shape and format: the median
-time of one call (CUDA events on PyTorch's current stream, inputs and outputs already in device
-memory, weights packed once per shape) and TFLOPS / TOPS = 2·M·N·K / time (dense-equivalent:
-a 2:4 sparse GEMM is credited the dense work, as the vendors' sparse figures are).
+shapes [N = out, K = in] of TinyLlama-1.1B and Llama-2-7B; inputs and outputs already in device
+memory, weights packed once per shape. Per shape and format, from the same calls:
+
+* kernel time (``kernel_us``, and TFLOPS / TOPS = 2·M·N·K / kernel time; dense-equivalent: a
+  2:4 sparse GEMM is credited the dense work, as the vendors' sparse figures are): CUDA events
+  around a batch of back-to-back calls enqueued behind a spin kernel (``torch.cuda._sleep``)
+  long enough that the host has enqueued the whole batch before the GPU reaches it, so the GPU
+  never waits for the host and the events time the GPU work alone. At M = 1 a call's host work
+  (argument and pointer checks, a stream or workspace lookup) is larger than its kernel; timing
+  calls one after another would time that instead.
+* host time (``host_us``): wall-clock per call of enqueuing that batch (the GPU busy meanwhile):
+  what one call costs the CPU.
+* call time (``call_us``): events around back-to-back calls without the spin (what a loop of
+  calls sees: about the larger of the two).
+
+The same timing applies to pyvt and the PyTorch baselines. A call that synchronizes (or a host
+slower than the spin) cannot be queued ahead: then ``kernel_us`` is null and the row says why.
 
 pyvt (weights prepacked with device="cuda"; x a float32 CUDA tensor):
   fp8-w8a8      prepack_fp8 + linear_fp8        x quantized per row on the GPU, CUTLASS E4M3 GEMM
@@ -34,11 +47,14 @@ import datetime as _dt
 import importlib.util
 import json
 import math
+import os
 import platform
 import shlex
 import socket
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -71,6 +87,8 @@ def git_info() -> dict[str, Any]:
         return r.stdout.strip()
 
     try:
+        if not git("rev-parse", "HEAD") and os.environ.get("VT_GPU_COMMIT"):  # a tree copied without .git
+            return {"commit": os.environ["VT_GPU_COMMIT"], "dirty": None, "source": "VT_GPU_COMMIT"}
         return {"commit": git("rev-parse", "HEAD") or None,
                 "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
                 "branch": git("rev-parse", "--abbrev-ref", "HEAD") or None}
@@ -78,28 +96,92 @@ def git_info() -> dict[str, Any]:
         return {"commit": None, "error": str(e)}
 
 
-def time_call(torch, fn: Callable[[], Any], min_s: float = 0.05, max_iters: int = 200) -> float:
-    """Median seconds per call of fn (enqueued on torch's current stream), timed with events."""
+_SPIN_CYCLES_PER_S: list[float] = []
+
+
+def _spin_rate(torch) -> float:
+    """Clock cycles per second of torch.cuda._sleep (measured once)."""
+    if not _SPIN_CYCLES_PER_S:
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1_000_000)
+        a.record()
+        torch.cuda._sleep(20_000_000)
+        b.record()
+        b.synchronize()
+        _SPIN_CYCLES_PER_S.append(20_000_000 / max(a.elapsed_time(b) / 1e3, 1e-6))
+    return _SPIN_CYCLES_PER_S[0]
+
+
+def time_call(torch, fn: Callable[[], Any], min_s: float = 0.05, max_iters: int = 100,
+              samples: int = 5) -> dict[str, Any]:
+    """Kernel, host and call time per call of fn (enqueued on torch's current stream), medians
+    of `samples` batches; see the module docstring. Batches stay under ~100 calls: the launch
+    queue (about a thousand launches) must never fill, or the host would wait for the GPU."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0 = time.perf_counter()
+    for _ in range(3):
+        fn()
+    host_est = (time.perf_counter() - t0) / 3
+    torch.cuda.synchronize()
     start.record()
     fn()
     end.record()
     end.synchronize()
     est = max(start.elapsed_time(end) / 1e3, 1e-6)
     iters = max(5, min(max_iters, int(math.ceil(min_s / est))))
-    samples = []
-    for _ in range(5):
+
+    call = []
+    for _ in range(samples):
         start.record()
         for _ in range(iters):
             fn()
         end.record()
         end.synchronize()
-        samples.append(start.elapsed_time(end) / 1e3 / iters)
-    samples.sort()
-    return samples[len(samples) // 2]
+        call.append(start.elapsed_time(end) / 1e3 / iters)
+    res: dict[str, Any] = {"iters": iters, "call_s": statistics.median(call), "kernel_s": None, "host_s": None}
+    if not hasattr(torch.cuda, "_sleep"):
+        res["timing_note"] = "torch.cuda._sleep missing: no queued timing (kernel_us unknown)"
+        return res
+    rate = _spin_rate(torch)
+    kern, host, starved, blocked = [], [], 0, False
+    while len(kern) < samples and starved < 3:
+        spin_s = min(1.0, 2e-3 + 1.5 * iters * max(host_est, 1e-6))
+        torch.cuda._sleep(int(spin_s * rate))
+        start.record()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        t1 = time.perf_counter()
+        ahead = not start.query()  # the spin still running: the GPU reached no call before the host was done
+        end.record()
+        end.synchronize()
+        if not ahead:
+            starved += 1
+            if t1 - t0 >= 0.9 * spin_s:  # the host waited out the spin: the call synchronizes
+                blocked = True
+                break
+            host_est = 2 * max(host_est, (t1 - t0) / iters)
+            continue
+        kern.append(start.elapsed_time(end) / 1e3 / iters)
+        host.append((t1 - t0) / iters)
+    if kern:
+        res["kernel_s"], res["host_s"] = statistics.median(kern), statistics.median(host)
+    else:
+        res["timing_note"] = ("the call synchronizes with the GPU: it cannot be queued ahead, kernel_us unknown "
+                              "(see call_us)" if blocked else "the host could not enqueue ahead of the GPU in 3 tries "
+                              "(spin too short): kernel_us unknown (see call_us)")
+    return res
+
+
+def _us(t: float | None) -> float | None:
+    return None if t is None else round(t * 1e6, 2)
+
+
+def _fmt_us(v: float | None) -> str:
+    return f"{v:>9.1f}" if v is not None else "      n/a"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -110,6 +192,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-square", action="store_true", help="skip M = N = K = 4096")
     ap.add_argument("--quick", action="store_true", help="M in {1, 512}, TinyLlama only, short timings")
     ap.add_argument("--results-dir", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--time-budget", type=float, default=None,
+                    help="seconds: start no new cell after this, record the rest as not run and write the results")
     a = ap.parse_args(argv)
     a.formats = [f for f in a.formats.split(",") if f]
     a.models = [m for m in a.models.split(",") if m]
@@ -170,7 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     min_s = 0.02 if args.quick else 0.05
     rows: list[dict[str, Any]] = []
     gen = torch.Generator(device="cpu").manual_seed(0)
+    t_start = time.monotonic()
+
+    def out_of_time() -> bool:
+        return args.time_budget is not None and time.monotonic() - t_start > args.time_budget
+
     for label, n, k, ms in shapes:
+        if out_of_time():
+            rows += [{"shape": label, "M": m, "N": n, "K": k, "format": fmt,
+                      "status": f"not run: --time-budget {args.time_budget:.0f} s spent"} for m in ms for fmt in args.formats]
+            continue
         w = (torch.randn(n, k, generator=gen) * 0.02).numpy()
         packed: dict[str, Any] = {}
         prep = {"fp8-w8a8": ops.prepack_fp8, "fp8-w8a16": ops.prepack_fp8, "int8-2:4": ops.prepack_int8_sparse24,
@@ -181,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
         w_bf16 = wd.to(torch.bfloat16)
         torch_prep: dict[str, Any] = {}
         for m in ms:
+            if out_of_time():
+                rows += [{"shape": label, "M": m, "N": n, "K": k, "format": fmt,
+                          "status": f"not run: --time-budget {args.time_budget:.0f} s spent"} for fmt in args.formats]
+                continue
             x = torch.randn(m, k, generator=gen).to(dev)
             ref = x @ wd.t()
             flops = 2.0 * m * n * k
@@ -200,21 +297,32 @@ def main(argv: list[str] | None = None) -> int:
                         y = torch.as_tensor(f(x, p), device=dev)
                     else:
                         fn, y = torch_case(torch, fmt, x, wd, w_bf16, torch_prep)
-                    t = time_call(torch, fn, min_s)
+                    tm = time_call(torch, fn, min_s)
+                    t = tm["kernel_s"] or tm["call_s"]
                     err = float((y.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
-                    row.update(status="ok", us=round(t * 1e6, 2), tflops=round(flops / t / 1e12, 2), nerr=err)
+                    row.update(status="ok", kernel_us=_us(tm["kernel_s"]), host_us=_us(tm["host_s"]),
+                               call_us=_us(tm["call_s"]), iters=tm["iters"],
+                               tflops=round(flops / t / 1e12, 2), tflops_from="kernel" if tm["kernel_s"] else "call",
+                               nerr=err)
+                    if tm.get("timing_note"):
+                        row["timing_note"] = tm["timing_note"]
                 except Exception as e:  # noqa: BLE001 - a backend that cannot run this cell
                     row.update(status=f"error: {type(e).__name__}: {e}"[:240])
                 rows.append(row)
-                log(f"{label:>26} M={m:<5} {fmt:<15} " + (f"{row['us']:>10.1f} us {row['tflops']:>8.1f} T(FL)OPS"
-                                                         f"  nerr {row['nerr']:.2e}" if row["status"] == "ok"
-                                                         else row["status"]))
+                log(f"{label:>26} M={m:<5} {fmt:<15} " + (
+                    f"kernel {_fmt_us(row['kernel_us'])} us, host {_fmt_us(row['host_us'])} us, call "
+                    f"{_fmt_us(row['call_us'])} us, {row['tflops']:>8.1f} T(FL)OPS  nerr {row['nerr']:.2e}"
+                    if row["status"] == "ok" else row["status"]))
         for p in packed.values():
             p.close()
         del wd, w_bf16, torch_prep
         torch.cuda.empty_cache()
 
     env["rows"] = rows
+    env["timing"] = ("kernel_us: CUDA events around back-to-back calls queued behind a spin kernel (GPU time alone); "
+                     "host_us: wall-clock per call of enqueuing them; call_us: events around back-to-back calls "
+                     "without the spin; tflops from kernel_us (call_us where a row's tflops_from says so)")
+    env["time_budget_s"] = args.time_budget
     env["claims_rtx4090"] = CLAIMS
     out_dir = Path(args.results_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -271,14 +379,19 @@ def torch_case(torch, fmt: str, x, wd, w_bf16, cache: dict[str, Any]):
     raise ValueError(fmt)
 
 
+def _num(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1f}"
+
+
 def render_md(env: dict[str, Any], formats: list[str]) -> str:
     m = env["machine"]
     lines = [f"# GEMM throughput, {m['gpu']} (sm_{m['sm'].replace('.', '')}, {m['sms']} SMs)", "",
              f"{env['date']}, commit {env['git'].get('commit')}{' (dirty)' if env['git'].get('dirty') else ''}, "
              f"torch {env['versions']['torch']} (CUDA {env['versions']['torch_cuda']}), pyvt {env['versions']['pyvt']}",
              "", "```", env["backends"], "```", "",
-             "TFLOPS / TOPS = 2·M·N·K / median time (dense-equivalent for 2:4 sparse); inputs and outputs in device "
-             "memory; `-` = not run, `err` = the backend refused (see the JSON).", ""]
+             "TFLOPS / TOPS = 2·M·N·K / median kernel time (GPU time alone: calls queued behind a spin kernel; "
+             "dense-equivalent for 2:4 sparse); inputs and outputs in device memory; `-` = not run, `err` = the "
+             "backend refused (see the JSON).", ""]
     cells: dict[tuple[str, int], dict[str, Any]] = {}
     for r in env["rows"]:
         cells.setdefault((r["shape"], r["M"]), {})[r["format"]] = r
@@ -288,7 +401,20 @@ def render_md(env: dict[str, Any], formats: list[str]) -> str:
         vals = []
         for f in formats:
             r = fm.get(f)
-            vals.append("-" if r is None else f"{r['tflops']:.1f}" if r["status"] == "ok" else "err")
+            vals.append("-" if r is None else (f"{r['tflops']:.1f}" + ("*" if r.get("tflops_from") == "call" else ""))
+                        if r["status"] == "ok" else "-" if r["status"].startswith("not run") else "err")
+        lines.append(f"| {shape} | {mm} | " + " | ".join(vals) + " |")
+    lines += ["", "`*`: from the call time (the call could not be queued ahead of the GPU: kernel time unknown).",
+              "", "Small M, per call in µs: kernel (GPU time alone) / host (CPU time to enqueue one call):", "",
+              "| shape | M | " + " | ".join(formats) + " |", "|---|---:|" + "---:|" * len(formats)]
+    for (shape, mm), fm in cells.items():
+        if mm > 16:
+            continue
+        vals = []
+        for f in formats:
+            r = fm.get(f)
+            ok = r is not None and r["status"] == "ok"
+            vals.append(f"{_num(r.get('kernel_us'))} / {_num(r.get('host_us'))}" if ok else "-")
         lines.append(f"| {shape} | {mm} | " + " | ".join(vals) + " |")
     sq = cells.get(("4096^3", 4096), {})
     if sq:

@@ -2,11 +2,11 @@
 
     pyvt generate "The capital of France is"        # default model, fetched once; streams
     pyvt generate -m PATH -n 64 -t 0.8 --stop "\\n\\n" "Once upon a time"
-    pyvt chat [-m PATH] [--system TEXT]             # REPL: /clear /set /stats /help /exit
+    pyvt chat [-m PATH] [--system TEXT]             # REPL: /clear /set /save /load /stats /help /exit
     pyvt info [MODEL]                               # config, formats, bytes, backend
     pyvt bench [MODEL]                              # prefill/decode tok/s, TTFT, memory
     pyvt pull                                       # fetch + convert the default model
-    pyvt convert FILE.gguf OUTDIR
+    pyvt convert FILE.gguf OUTDIR [--force]
     pyvt backends
 
 Generated text goes to stdout as it is produced; statistics and messages go to stderr.
@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import logging
 import os
+import re
 import sys
 import time
 from typing import Any, Sequence
@@ -50,15 +52,50 @@ def _common_parent() -> argparse.ArgumentParser:
     return p
 
 
+def _positive_int(raw: str) -> int:
+    try:
+        v = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {raw!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {raw!r}")
+    return v
+
+
+def _device(raw: str) -> str:
+    if raw in ("auto", "cpu", "cuda"):
+        return raw
+    if raw.startswith("cuda:") and raw[5:].isdigit():
+        return raw
+    raise argparse.ArgumentTypeError(f"must be auto, cpu, cuda or cuda:N, got {raw!r}")
+
+
+#: K-blocks libvt packs (vt_model_load refuses others).
+BLOCK_SIZES = (16, 32, 64, 128)
+
+
+def _block_size(raw: str) -> int:
+    try:
+        v = int(raw)
+    except ValueError:
+        v = -1
+    if v not in BLOCK_SIZES:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(map(str, BLOCK_SIZES))}, got {raw!r}")
+    return v
+
+
 def _add_load_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("loading")
     g.add_argument("--weight-format", default="int8", choices=["int8", "fp8", "fp8-channel", "bf16"],
                    help="8-bit weight format (default int8: one scale per 32 weights) or bf16 reference")
-    g.add_argument("--block-size", type=int, default=None, help="K-block of the weight scales (format default)")
-    g.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
-    g.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
-    g.add_argument("--max-seq-len", type=int, default=None, help="context limit (default: the config's)")
-    g.add_argument("--num-layers", type=int, default=None, help="load only the first N blocks (testing)")
+    g.add_argument("--block-size", type=_block_size, default=None, metavar="{16,32,64,128}",
+                   help="K-block of the weight scales (default: the format's)")
+    g.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
+    g.add_argument("--threads", type=_positive_int, default=None, help="CPU threads (default: all cores)")
+    g.add_argument("--max-seq-len", type=_positive_int, default=None, help="context limit (default: the config's)")
+    g.add_argument("--num-layers", type=_positive_int, default=None, help="load only the first N blocks (testing)")
+    g.add_argument("--tokenizer", default=None, metavar="FILE",
+                   help="tokenizer.json or tokenizer.model to use (default: found beside the model)")
 
 
 def _add_sampling_args(p: argparse.ArgumentParser, max_new_tokens: int) -> None:
@@ -76,13 +113,63 @@ def _add_sampling_args(p: argparse.ArgumentParser, max_new_tokens: int) -> None:
     g.add_argument("--stop", action="append", default=[], metavar="TEXT",
                    help="stop before TEXT (repeatable; escapes like \\n are understood)")
     g.add_argument("--ignore-eos", action="store_true", help="do not stop at end-of-sequence tokens")
+    g.add_argument("--truncate-prompt", action="store_true",
+                   help="drop the oldest prompt tokens when prompt + max tokens exceed the context")
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _add_chat_template_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chat-template", default=None, metavar="FILE|TEXT",
+                   help="Jinja chat template (a file, or the template text) instead of the model's own")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with "did you mean ...?" for a mistyped command, choice or option (argparse's
+    own suggest_on_error needs Python 3.14)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, _Parser] = {}  # the subcommands' parsers (set by _build_parser)
+
+    def error(self, message: str):  # type: ignore[override]
+        m = re.search(r"invalid choice: '?([^' ]*)'? \(choose from (.*)\)", message)
+        if m:
+            choices = [c.strip().strip("'\"") for c in m.group(2).split(",")]
+            message += _did_you_mean(m.group(1), choices)
+        # One line, like every other error (docs/cli.md), instead of the whole usage first.
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def option_strings(self) -> list[str]:
+        return [o for a in self._actions for o in a.option_strings]
+
+
+def _did_you_mean(word: str, candidates: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _looks_like_option(a: str) -> bool:
+    return a.startswith("-") and a != "-" and not re.fullmatch(r"-\d[\d.e+-]*", a)
+
+
+def _parse(parser: _Parser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """parse_args, but an unknown option is named alone, with the nearest known option: the
+    words after it (its value, the prompt) are not blamed."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        cmd = parser.commands.get(getattr(args, "command", None) or "", parser)
+        unknown = [a for a in extra if _looks_like_option(a)]
+        if unknown:
+            opt = unknown[0].split("=", 1)[0]
+            cmd.error(f"unrecognized option {opt}" + _did_you_mean(opt, cmd.option_strings()))
+        cmd.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _build_parser() -> _Parser:
     from . import __version__
 
     common = _common_parent()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pyvt", parents=[common],
         description="pyvt: fast 8-bit LLM inference for Llama-family checkpoints.",
         epilog="MODEL is a checkpoint folder, a .safetensors file or a model.safetensors.index.json; "
@@ -102,17 +189,19 @@ def _build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="print the whole result as JSON instead of streaming")
     g.add_argument("--logprobs", type=int, default=None, metavar="N",
                    help="with --json: each token's logprob and the N most likely alternatives")
-    g.add_argument("--truncate-prompt", action="store_true",
-                   help="drop the oldest prompt tokens when prompt + max tokens exceed the context")
+    _add_chat_template_arg(g)
     _add_sampling_args(g, 50)
     _add_load_args(g)
 
     c = sub.add_parser("chat", parents=[common], help="chat with a model (interactive REPL)",
                        description="A chat REPL using the model's chat template. Type a message and press "
-                                   "Enter; commands: /clear, /set KEY VALUE, /stats, /help, /exit. "
-                                   "Reads stdin line by line when it is not a terminal.")
+                                   "Enter (end a line with \\ to go on, or wrap lines in \"\"\" for a "
+                                   "multi-line message); commands: /clear, /set KEY VALUE, /save FILE, "
+                                   "/load FILE, /stats, /help, /exit. On a terminal, lines can be edited "
+                                   "and recalled (readline); otherwise stdin is read line by line.")
     c.add_argument("--model", "-m", default=None, help="model path (default: the default model)")
     c.add_argument("--system", default=None, help="system message")
+    _add_chat_template_arg(c)
     _add_sampling_args(c, CHAT_MAX_NEW_TOKENS)
     _add_load_args(c)
 
@@ -142,9 +231,11 @@ def _build_parser() -> argparse.ArgumentParser:
     cv.add_argument("gguf", help="input .gguf file")
     cv.add_argument("outdir", help="output folder (config.json, model.safetensors, tokenizer.json, ...)")
     cv.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"], help="stored dtype (default bf16)")
+    cv.add_argument("--force", action="store_true", help="write into OUTDIR even when it is not empty")
 
     sub.add_parser("backends", parents=[common], help="which backends this build has and can use",
                    description="One line per backend: compiled in, usable, and why not.")
+    parser.commands = dict(sub.choices)
     return parser
 
 
@@ -176,7 +267,8 @@ def _gen_opts(args: argparse.Namespace, **extra: Any):
             max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_k=args.top_k,
             top_p=args.top_p, min_p=args.min_p, seed=seed, stop_on_eos=not args.ignore_eos,
             stop=tuple(_unescape(s) for s in args.stop), repetition_penalty=args.repetition_penalty,
-            frequency_penalty=args.frequency_penalty, presence_penalty=args.presence_penalty, **extra)
+            frequency_penalty=args.frequency_penalty, presence_penalty=args.presence_penalty,
+            truncate_prompt=args.truncate_prompt, **extra)
     except ValueError as e:
         raise _UsageError(str(e)) from None
 
@@ -186,7 +278,43 @@ def _load(args: argparse.Namespace, path: Any):
 
     return load_model(path, weight_format=args.weight_format, block_size=args.block_size,
                       device=args.device, threads=args.threads, max_seq_len=args.max_seq_len,
-                      num_layers=args.num_layers)
+                      num_layers=args.num_layers, tokenizer_path=args.tokenizer)
+
+
+def _chat_template(args: argparse.Namespace) -> str | None:
+    """--chat-template: a file's text, or the template itself when it looks like Jinja."""
+    raw = args.chat_template
+    if raw is None:
+        return None
+    if "{{" in raw or "{%" in raw:
+        return raw
+    from pathlib import Path
+
+    p = Path(raw).expanduser()
+    if not p.is_file():
+        raise FileNotFoundError(f"--chat-template: no such file: {str(p)!r} (give a file or the Jinja text)")
+    return p.read_text(encoding="utf-8")
+
+
+#: Hints in pyvt's errors that name a Python keyword argument, and the CLI's way to say it.
+_CLI_HINTS = (
+    ("pass truncate_prompt=True", "pass --truncate-prompt"),
+    ("lower max_new_tokens", "lower --max-new-tokens (-n)"),
+    ("pass tokenizer_path=", "pass --tokenizer FILE"),
+    ("pass chat_template=", "pass --chat-template FILE"),
+    ("use generate() with your own prompt", "use `pyvt generate` with your own prompt"),
+)
+#: The same inside the chat REPL, where generation options change with /set.
+_REPL_HINTS = (
+    ("pass truncate_prompt=True", "/set truncate_prompt on"),
+    ("lower max_new_tokens", "lower it with /set max_new_tokens N"),
+) + _CLI_HINTS[2:]
+
+
+def _cli_message(msg: str, hints: Sequence[tuple[str, str]] = _CLI_HINTS) -> str:
+    for py, cli in hints:
+        msg = msg.replace(py, cli)
+    return msg
 
 
 def _out(text: str) -> None:
@@ -221,16 +349,19 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         prompt = sys.stdin.read()
     if args.system is not None and not args.chat:
         raise _UsageError("--system needs --chat")
+    if args.chat_template is not None and not args.chat:
+        raise _UsageError("--chat-template needs --chat")
     if args.logprobs is not None and not args.json:
         raise _UsageError("--logprobs needs --json")
-    extra: dict[str, Any] = {"truncate_prompt": args.truncate_prompt}
+    extra: dict[str, Any] = {}
     if args.logprobs is not None:
         extra.update(logprobs=True, top_logprobs=args.logprobs)
     opts = _gen_opts(args, **extra)
     with _load(args, args.model) as model:
         if args.chat:
             msgs = ([{"role": "system", "content": args.system}] if args.system is not None else [])
-            s = chat_stream(model, msgs + [{"role": "user", "content": prompt}], opts)
+            s = chat_stream(model, msgs + [{"role": "user", "content": prompt}], opts,
+                            chat_template=_chat_template(args))
         else:
             s = stream(model, prompt, opts)
         with s:
@@ -258,9 +389,146 @@ _CHAT_HELP = """commands:
   /set KEY VALUE      change a generation option, e.g. /set temperature 0.7, /set max_new_tokens 100,
                       /set stop ###, /set seed random, /set system You are terse.
   /set                show the current options
+  /save FILE          write the conversation (system message included) to FILE as JSON
+  /load FILE          replace the conversation and system message with FILE's (as /save writes)
   /stats              speed and token counts of the last reply
   /help               this text
-  /exit               leave (also /quit, /bye or Ctrl-D)"""
+  /exit               leave (also /quit, /bye or Ctrl-D)
+multi-line messages: end a line with \\ to go on, or put \"\"\" on the first and last lines"""
+
+#: Continuation prompt of a multi-line message.
+_MORE = "... "
+_BLOCK = '"""'
+
+
+class _InputEnded(Exception):
+    """stdin ended inside a multi-line message."""
+
+
+class _LineReader:
+    """One chat message at a time from stdin: line editing and history through readline on a
+    terminal (kept in <cache>/chat_history), `\\` at the end of a line to go on, and
+    \"\"\"-delimited blocks. Returns (text, is_plain_line); raises EOFError at the end."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self._history = None
+        if tty:
+            try:
+                import readline
+            except ImportError:  # Windows: no readline, plain input()
+                return
+            from .hub import cache_dir
+
+            self._history = cache_dir() / "chat_history"
+            readline.set_history_length(1000)
+            try:
+                readline.read_history_file(self._history)
+            except OSError:
+                pass
+
+    def save_history(self) -> None:
+        if self._history is None:
+            return
+        import readline
+
+        try:
+            self._history.parent.mkdir(parents=True, exist_ok=True)
+            readline.write_history_file(self._history)
+        except OSError:
+            pass
+
+    def _input(self, prompt: str) -> str:
+        return input(prompt if self.tty else "")
+
+    def read(self) -> tuple[str, bool]:
+        line = self._input(">>> ")
+        stripped = line.strip()
+        if stripped.startswith(_BLOCK):
+            rest = stripped[len(_BLOCK):]
+            if rest.endswith(_BLOCK):
+                return rest[: -len(_BLOCK)].strip(), False
+            lines = [rest] if rest else []
+            while True:
+                try:
+                    more = self._input(_MORE)
+                except EOFError:
+                    raise _InputEnded(f"the input ended inside a {_BLOCK} message; it was not sent") from None
+                if more.rstrip().endswith(_BLOCK):
+                    lines.append(more.rstrip()[: -len(_BLOCK)])
+                    return "\n".join(lines).strip(), False
+                lines.append(more)
+        if not line.endswith("\\"):
+            return stripped, True
+        lines = []
+        while line.endswith("\\"):
+            lines.append(line[:-1])
+            try:
+                line = self._input(_MORE)
+            except EOFError:
+                break
+        else:
+            lines.append(line)
+        return "\n".join(lines).strip(), False
+
+
+def _save_conversation(path: str, system: str | None, history: list[dict[str, str]]) -> str:
+    from pathlib import Path
+
+    if not path.strip():
+        raise ValueError("/save needs a FILE")
+    msgs = ([{"role": "system", "content": system}] if system else []) + history
+    p = Path(path.strip()).expanduser()
+    try:
+        p.write_text(json.dumps(msgs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise ValueError(f"/save {p}: {e.strerror or e}") from None
+    return f"(saved {len(msgs)} messages to {p})"
+
+
+def _load_conversation(path: str) -> tuple[str | None, list[dict[str, str]]]:
+    """(system message, user/assistant turns) from a JSON list of {"role", "content"} messages
+    (or an object holding one under "messages"), as /save writes it."""
+    from pathlib import Path
+
+    if not path.strip():
+        raise ValueError("/load needs a FILE")
+    p = Path(path.strip()).expanduser()
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"/load {p}: no such file") from None
+    except OSError as e:
+        raise ValueError(f"/load {p}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"/load {p}: not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"/load {p}: not JSON ({e.msg} at line {e.lineno})") from None
+    if isinstance(data, dict) and "messages" in data:
+        data = data["messages"]
+    if not isinstance(data, list):
+        raise ValueError(f'/load {p}: expected a JSON list of {{"role": ..., "content": ...}} messages')
+    system: str | None = None
+    turns: list[dict[str, str]] = []
+    for i, m in enumerate(data):
+        if not (isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)):
+            raise ValueError(f'/load {p}: message {i} is not {{"role": "...", "content": "..."}}')
+        role = m["role"]
+        if role == "system":
+            if i != 0:
+                raise ValueError(f"/load {p}: message {i}: a system message can only come first")
+            system = m["content"]
+            continue
+        if role not in ("user", "assistant"):
+            raise ValueError(f"/load {p}: message {i}: unknown role {role!r} (system, user or assistant)")
+        expect = "assistant" if turns and turns[-1]["role"] == "user" else "user"
+        if role != expect:
+            raise ValueError(f"/load {p}: message {i} is a {role} message where a {expect} message belongs "
+                             "(user and assistant turns alternate)")
+        turns.append({"role": role, "content": m["content"]})
+    if turns and turns[-1]["role"] == "user":
+        raise ValueError(f"/load {p}: the conversation ends with a user message that has no reply")
+    return system, turns
 
 _SET_ALIASES = {"max_tokens": "max_new_tokens", "n": "max_new_tokens", "t": "temperature"}
 
@@ -328,71 +596,85 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     from .chat import chat_stream
 
     opts = _gen_opts(args)
+    template = _chat_template(args)
     with _load(args, args.model) as model:
-        if model.chat_template is None:
+        if model.chat_template is None and template is None:
             raise ValueError(f"{model.path}: the model has no chat template, so it cannot chat "
-                             "(use `pyvt generate` with your own prompt)")
+                             "(pass --chat-template FILE, or use `pyvt generate` with your own prompt)")
         tty = sys.stdin.isatty()
+        reader = _LineReader(tty)
         state: dict[str, Any] = {"opts": opts, "system": args.system}
         history: list[dict[str, str]] = []
         last = None
         if tty:
             print(f"pyvt chat with {model.path.name} ({model.info['weight_format']} on {model.info['device']}); "
                   "/help for commands, /exit or Ctrl-D to leave", file=sys.stderr)
-        while True:
-            try:
-                line = input(">>> " if tty else "")
-            except EOFError:
-                if tty:
-                    _out("\n")
-                break
-            except KeyboardInterrupt:
-                print("\n(/exit or Ctrl-D to leave)", file=sys.stderr)
-                continue
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith("/"):
-                cmd, _, rest = text[1:].partition(" ")
-                cmd = cmd.lower()
-                if cmd in ("exit", "quit", "bye"):
+        try:
+            while True:
+                try:
+                    text, plain = reader.read()
+                except EOFError:
+                    if tty:
+                        _out("\n")
                     break
-                if cmd == "clear":
-                    history.clear()
-                    print("(conversation cleared)", file=sys.stderr)
-                elif cmd == "set":
+                except _InputEnded as e:
+                    print(f"error: {e}", file=sys.stderr)
+                    break
+                except KeyboardInterrupt:
+                    print("\n(/exit or Ctrl-D to leave)", file=sys.stderr)
+                    continue
+                if not text:
+                    continue
+                if plain and text.startswith("/"):
+                    cmd, _, rest = text[1:].partition(" ")
+                    cmd = cmd.lower()
+                    if cmd in ("exit", "quit", "bye"):
+                        break
                     try:
-                        print(_chat_set(state, rest), file=sys.stderr if rest.strip() else sys.stdout)
+                        if cmd == "clear":
+                            history.clear()
+                            print("(conversation cleared)", file=sys.stderr)
+                        elif cmd == "set":
+                            print(_chat_set(state, rest), file=sys.stderr if rest.strip() else sys.stdout)
+                        elif cmd == "save":
+                            print(_save_conversation(rest, state["system"], history), file=sys.stderr)
+                        elif cmd == "load":
+                            state["system"], loaded = _load_conversation(rest)
+                            history[:] = loaded
+                            print(f"(loaded {len(loaded)} messages"
+                                  + (" and a system message" if state["system"] else "") + ")", file=sys.stderr)
+                        elif cmd == "stats":
+                            _out(_chat_stats(model, last) + "\n")
+                        elif cmd in ("help", "?"):
+                            _out(_CHAT_HELP + "\n")
+                        else:
+                            print(f"error: unknown command /{cmd} (/help lists them)", file=sys.stderr)
                     except ValueError as e:
                         print(f"error: {e}", file=sys.stderr)
-                elif cmd == "stats":
-                    _out(_chat_stats(model, last) + "\n")
-                elif cmd in ("help", "?"):
-                    _out(_CHAT_HELP + "\n")
-                else:
-                    print(f"error: unknown command /{cmd} (/help lists them)", file=sys.stderr)
-                continue
-            user = {"role": "user", "content": text}
-            system = [{"role": "system", "content": state["system"]}] if state["system"] else []
-            try:
-                s = chat_stream(model, system + history + [user], state["opts"])
-            except ValueError as e:
-                hint = " (/clear to start over)" if "context" in str(e) else ""
-                print(f"error: {e}{hint}", file=sys.stderr)
-                continue
-            try:
-                with s:
-                    for piece in s:
-                        if piece.text:
-                            _out(piece.text)
-            except KeyboardInterrupt:
+                    continue
+                user = {"role": "user", "content": text}
+                system = [{"role": "system", "content": state["system"]}] if state["system"] else []
+                try:
+                    s = chat_stream(model, system + history + [user], state["opts"], chat_template=template)
+                except ValueError as e:
+                    hint = " (/clear to start over)" if "context" in str(e) else ""
+                    print(f"error: {_cli_message(str(e), _REPL_HINTS)}{hint}", file=sys.stderr)
+                    continue
+                try:
+                    with s:
+                        for piece in s:
+                            if piece.text:
+                                _out(piece.text)
+                except KeyboardInterrupt:
+                    _out("\n")
+                    print("(interrupted; the reply was discarded)", file=sys.stderr)
+                    continue
                 _out("\n")
-                print("(interrupted; the reply was discarded)", file=sys.stderr)
-                continue
-            _out("\n")
-            last = s.result
-            assert last is not None
-            history += [user, last.message]
+                last = s.result
+                assert last is not None
+                history += [user, last.message]
+        finally:
+            reader.save_history()
     return EXIT_OK
 
 
@@ -535,8 +817,16 @@ def _cmd_pull(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .convert import convert_gguf
 
+    out = Path(args.outdir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{str(out)!r} exists and is not a folder")
+    if not args.force and out.is_dir() and any(out.iterdir()):
+        raise ValueError(f"{str(out)!r} is not empty; pass --force to write into it "
+                         "(files of the same names are replaced)")
     _out(f"{convert_gguf(args.gguf, args.outdir, dtype=args.dtype)}\n")
     return EXIT_OK
 
@@ -582,7 +872,7 @@ def _utf8_stdio() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     debug = bool(getattr(args, "debug", False))
     if args.command is None:
         parser.print_help(sys.stderr)
@@ -611,5 +901,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"pyvt {args.command}: error: {msg}", file=sys.stderr)
+        print(f"pyvt {args.command}: error: {_cli_message(msg)}", file=sys.stderr)
         return EXIT_ERROR

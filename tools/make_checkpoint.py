@@ -36,8 +36,9 @@ import os
 import sys
 import time
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -250,6 +251,25 @@ def _tensor_stream(name: str, shape: tuple[int, ...], init: str, seed: int, std:
         done += m
 
 
+def _prefetched(factories: list[Callable[[], Iterator[np.ndarray]]], pool: ThreadPoolExecutor | None,
+                window: int) -> list[Iterator[np.ndarray]]:
+    """The tensors' chunk streams for :func:`write_safetensors`, each tensor computed whole in
+    ``pool``'s threads (numpy's generators and ufuncs release the GIL), up to ``window`` tensors
+    ahead of the writer. The bytes are those of running the factories one by one: every tensor
+    has its own generator. Without a pool: the factories' streams as they are."""
+    if pool is None:
+        return [f() for f in factories]
+    futures: dict[int, Future] = {}
+
+    def stream(i: int) -> Iterator[np.ndarray]:
+        for j in range(i, min(i + window, len(factories))):
+            if j not in futures:
+                futures[j] = pool.submit(lambda f=factories[j]: list(f()))
+        yield from futures.pop(i).result()
+
+    return [stream(i) for i in range(len(factories))]
+
+
 def write_safetensors(path: Path, tensors: list[tuple[str, tuple[int, ...], str, Iterator[np.ndarray]]],
                       metadata: dict[str, str] | None = None, progress=None) -> None:
     """Stream tensors to a safetensors file.
@@ -358,12 +378,14 @@ def make_checkpoint(
     force: bool = False,
     quiet: bool = False,
     name: str | None = None,
+    jobs: int | None = None,
 ) -> Path:
     """Write (or reuse) a random-weight checkpoint; return its folder.
 
     ``shape``: a key of :data:`SHAPES` or a shape dict. ``out``: the cache folder (default
     ``~/.cache/pyvt/bench``); the checkpoint goes to ``out/<name>``. A folder whose stamp
-    (config + seed + std + format version) matches is reused unless ``force``.
+    (config + seed + std + format version) matches is reused unless ``force``. ``jobs``: threads
+    generating tensors (default: the cores, at most 16); the bytes do not depend on it.
     """
     if isinstance(shape, str):
         if shape not in SHAPES:
@@ -398,12 +420,20 @@ def make_checkpoint(
             print(f"[make_checkpoint]   {done / 2**20:8.0f} / {tot / 2**20:.0f} MiB "
                   f"({now - t0:.0f} s)", file=sys.stderr, flush=True)
 
-    write_safetensors(
-        folder / "model.safetensors",
-        [(n, s, "BF16", _tensor_stream(n, s, init, seed, std)) for n, s, init in specs],
-        metadata={"format": "pt", "pyvt_random_shape": name, "seed": str(seed), "std": str(std)},
-        progress=progress,
-    )
+    jobs = max(1, int(jobs or min(os.cpu_count() or 1, 16)))
+    pool = ThreadPoolExecutor(jobs) if jobs > 1 else None
+    try:
+        streams = _prefetched([lambda n=n, s=s, init=init: _tensor_stream(n, s, init, seed, std)
+                               for n, s, init in specs], pool, 2 * jobs)
+        write_safetensors(
+            folder / "model.safetensors",
+            [(n, s, "BF16", st) for (n, s, _), st in zip(specs, streams)],
+            metadata={"format": "pt", "pyvt_random_shape": name, "seed": str(seed), "std": str(std)},
+            progress=progress,
+        )
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     (folder / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     eos = cfg["eos_token_id"]
     (folder / "generation_config.json").write_text(json.dumps(
@@ -434,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--std", type=float, default=0.02)
     ap.add_argument("--force", action="store_true", help="rebuild even when a matching copy exists")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="threads generating tensors (default: the cores, at most 16; same bytes for any)")
     ap.add_argument("--list", action="store_true", help="list the shapes and exit")
     args = ap.parse_args(argv)
     if args.list or not args.shapes:
@@ -445,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{'tied' if cfg['tie_word_embeddings'] else 'untied'}")
         return 0
     for s in args.shapes:
-        print(make_checkpoint(s, args.out, seed=args.seed, std=args.std, force=args.force))
+        print(make_checkpoint(s, args.out, seed=args.seed, std=args.std, force=args.force, jobs=args.jobs))
     return 0
 
 

@@ -1,0 +1,279 @@
+"""The GPU runner's summary: parsers of the logs it collects and the summary.json / summary.md
+writer (standard library only: it runs on the bare GPU machine before anything is built).
+
+Parsers (each takes a log's text, never raises on odd input):
+
+* :func:`parse_vt_cuda_test` -- ``vt_cuda_test``'s lines ``ok   <what> (<error>)`` /
+  ``FAIL <what> (<error>)``, ``N passed, M failed``, ``skipped: <why>``; per kernel (the check's
+  name without shapes, sizes and ``key=value`` parameters) the number of checks, failures and
+  the largest measured error.
+* :func:`parse_pytest` -- the counts of pytest's last summary line and its FAILED / ERROR lines.
+* :func:`parse_meson_test` -- ``meson test``'s summary (the C test programs).
+* :func:`parse_sanitizer` -- compute-sanitizer's ``ERROR SUMMARY``.
+* :func:`parse_generate` -- ``vt_generate``'s timing line (the C decode benchmark).
+* :func:`decode_rows` / :func:`gemm_rows` -- the rows of bench/decode.py's / bench/gemm.py's
+  JSON results.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+
+# --------------------------------------------------------------------------------------------
+# vt_cuda_test
+# --------------------------------------------------------------------------------------------
+
+_VT_LINE = re.compile(r"^(ok  |FAIL) (.*?)\s*$")
+_VT_MEASURED = re.compile(r"^(.*) \(([-+]?(?:[0-9.]+(?:[eE][-+]?[0-9]+)?|inf|nan))\)$")
+_C_SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed\s*$")
+
+
+def kernel_key(what: str) -> str:
+    """The kernel a check belongs to: its name without shapes (``[300 x 576]``), ``key=value``
+    parameters, block sizes (``int8/32``), position ranges and model folders' parents.
+
+    >>> kernel_key("gemv int8/32 [130 x 1024] m=1 store+bias+gelu vs CPU")
+    'gemv int8 store+bias+gelu vs CPU'
+    >>> kernel_key("/tmp/vt-gpu/tiny/gqa-hd64 bf16: prefill logits CPU vs CUDA, n=5")
+    'gqa-hd64 bf16: prefill logits CPU vs CUDA'
+    """
+    t = re.sub(r"\[[^\]]*\]", " ", what)
+    t = re.sub(r"\S+=\S+", " ", t)
+    t = re.sub(r"\b\d+\.\.\d+\b", " ", t)
+    words = []
+    for w in t.split():
+        if "/" in w and (w.startswith("/") or w.startswith(".")):
+            w = w.rstrip("/").rsplit("/", 1)[-1]
+        else:
+            w = re.sub(r"(?<=[A-Za-z0-9])/\d+$", "", w)
+        words.append(w)
+    return re.sub(r"[\s,;]+$", "", " ".join(words)) or what.strip()
+
+
+def parse_vt_cuda_test(text: str) -> dict[str, Any]:
+    res: dict[str, Any] = {"passed": 0, "failed": 0, "skipped": None, "complete": False,
+                           "backend": [], "kernels": {}, "failures": []}
+    counted = [0, 0]
+    for line in text.splitlines():
+        if line.startswith(("cuda:", "cutlass:")):
+            res["backend"].append(line.strip())
+            continue
+        if line.startswith("skipped: "):
+            res["skipped"] = line[len("skipped: "):].strip()
+            continue
+        m = _C_SUMMARY.match(line)
+        if m:
+            res["passed"], res["failed"] = int(m.group(1)), int(m.group(2))
+            res["complete"] = True
+            continue
+        m = _VT_LINE.match(line)
+        if not m:
+            continue
+        ok = m.group(1) == "ok  "
+        what, err = m.group(2), None
+        mm = _VT_MEASURED.match(what)
+        if mm:
+            what, err = mm.group(1), float(mm.group(2))
+        counted[0 if ok else 1] += 1
+        if not ok and len(res["failures"]) < 40:
+            res["failures"].append(line.strip())
+        k = res["kernels"].setdefault(kernel_key(what), {"checks": 0, "failed": 0, "max_err": None, "worst": None})
+        k["checks"] += 1
+        k["failed"] += 0 if ok else 1
+        if err is not None and (k["max_err"] is None or not err <= k["max_err"]):
+            k["max_err"] = err
+            k["worst"] = what
+    if not res["complete"]:  # killed or crashed before its summary: count what it printed
+        res["passed"], res["failed"] = counted
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+# pytest, compute-sanitizer, vt_generate
+# --------------------------------------------------------------------------------------------
+
+_PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed|warnings?)\b")
+
+
+def parse_pytest(text: str) -> dict[str, Any]:
+    res: dict[str, Any] = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "deselected": 0,
+                           "complete": False, "failures": []}
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith(("FAILED ", "ERROR ")) and len(res["failures"]) < 40:
+            res["failures"].append(s[:300])
+        if re.search(r"\bin [0-9.]+s\b", s) and _PYTEST_COUNT.search(s):
+            res.update(passed=0, failed=0, skipped=0, errors=0, deselected=0, complete=True)
+            for n, what in _PYTEST_COUNT.findall(s):
+                key = {"error": "errors", "warning": "warnings"}.get(what, what)
+                res[key] = int(n)
+        elif re.search(r"\bno tests ran\b", s):
+            res["complete"] = True
+    return res
+
+
+def parse_meson_test(text: str) -> dict[str, Any]:
+    """meson test's summary block (Ok / Expected Fail / Fail / Unexpected Pass / Skipped /
+    Timeout) and its failing tests' lines."""
+    res: dict[str, Any] = {"passed": 0, "failed": 0, "skipped": 0, "complete": False, "failures": []}
+    for line in text.splitlines():
+        m = re.match(r"^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout):\s+(\d+)\s*$", line.strip())
+        if m:
+            key = {"Ok": "passed", "Expected Fail": "passed", "Skipped": "skipped"}.get(m.group(1), "failed")
+            if m.group(1) == "Ok":
+                res.update(passed=0, failed=0, skipped=0)
+            res[key] += int(m.group(2))
+            res["complete"] = True
+        elif re.search(r"\s(FAIL|TIMEOUT|ERROR)\s", line) and re.match(r"^\s*\d+/\d+ ", line) \
+                and len(res["failures"]) < 40:
+            res["failures"].append(line.strip())
+    return res
+
+
+def parse_sanitizer(text: str) -> dict[str, Any]:
+    m = re.findall(r"ERROR SUMMARY: (\d+) errors?", text)
+    leaks = re.findall(r"LEAK SUMMARY: (\d+) bytes leaked in (\d+) allocations?", text)
+    return {"errors": int(m[-1]) if m else None,
+            "leaked_bytes": int(leaks[-1][0]) if leaks else None,
+            "complete": bool(m)}
+
+
+def parse_generate(text: str) -> dict[str, Any]:
+    m = re.findall(r"(\d+) prompt tokens, (\d+) generated \(([^)]*)\); prefill ([0-9.]+) ms, "
+                   r"decode ([0-9.]+) ms/token", text)
+    if not m:
+        return {}
+    p, g, why, pre, dec = m[-1]
+    return {"prompt_tokens": int(p), "generated": int(g), "finish": why,
+            "prefill_ms": float(pre), "decode_ms_per_token": float(dec)}
+
+
+# --------------------------------------------------------------------------------------------
+# Benchmark results
+# --------------------------------------------------------------------------------------------
+
+
+def _round(v: Any, nd: int = 4) -> Any:
+    return round(v, nd) if isinstance(v, float) and math.isfinite(v) else v
+
+
+def decode_rows(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(Path(path).read_text())
+    keep = ("model", "engine", "format", "status", "ms_per_token", "decode_tok_s", "prefill_tok_s",
+            "floor_ms", "floor_fraction", "weight_bytes", "load_s")
+    return [{k: _round(r.get(k)) for k in keep if k in r} for r in data.get("rows", [])]
+
+
+def gemm_rows(path: Path) -> list[dict[str, Any]]:
+    data = json.loads(Path(path).read_text())
+    keep = ("shape", "M", "N", "K", "format", "status", "kernel_us", "host_us", "tflops", "nerr")
+    return [{k: _round(r.get(k), 6) for k in keep if k in r} for r in data.get("rows", [])]
+
+
+# --------------------------------------------------------------------------------------------
+# The summary files
+# --------------------------------------------------------------------------------------------
+
+
+def verdict(summary: dict[str, Any]) -> str:
+    """pass: every step passed or was skipped for a stated reason; fail: one failed or timed out;
+    incomplete: the run is in progress or was killed (a step is still 'running')."""
+    st = [s.get("status") for s in summary.get("steps", [])]
+    if any(x in ("fail", "timeout", "killed") for x in st):
+        return "fail"
+    if any(x in ("running", "pending") for x in st) or not summary.get("finished"):
+        return "incomplete"
+    return "pass"
+
+
+def counts(summary: dict[str, Any]) -> dict[str, int]:
+    c = {"steps_pass": 0, "steps_fail": 0, "steps_skip": 0, "steps_other": 0, "tests_passed": 0,
+         "tests_failed": 0}
+    for s in summary.get("steps", []):
+        key = {"pass": "steps_pass", "fail": "steps_fail", "timeout": "steps_fail", "killed": "steps_fail",
+               "skip": "steps_skip"}.get(s.get("status"), "steps_other")
+        c[key] += 1
+        r = s.get("results") or {}
+        if "passed" in r:
+            c["tests_passed"] += int(r.get("passed") or 0)
+            c["tests_failed"] += int(r.get("failed") or 0) + int(r.get("errors") or 0)
+    return c
+
+
+def write_summary(out: Path, summary: dict[str, Any]) -> None:
+    """summary.json and summary.md in ``out``, each replaced atomically (a run killed at any
+    moment leaves the last complete pair)."""
+    summary = dict(summary)
+    summary["schema"] = SCHEMA
+    summary["status"] = verdict(summary)
+    summary["counts"] = counts(summary)
+    out = Path(out)
+    for name, text in (("summary.json", json.dumps(summary, indent=1, default=str) + "\n"),
+                       ("summary.md", render_md(summary))):
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, out / name)
+
+
+def _one_line(v: Any) -> str:
+    return " ".join(str(v).split())
+
+
+def _fmt_err(v: Any) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def render_md(s: dict[str, Any]) -> str:
+    c = s.get("counts") or counts(s)
+    commit = s.get("commit") or {}
+    lines = [f"# GPU check, phase `{s.get('phase')}`{' ' + ' '.join(s.get('args', [])) if s.get('args') else ''}: "
+             f"**{s.get('status', verdict(s)).upper()}**", ""]
+    lines.append(f"* started {s.get('started')}, {s.get('elapsed_s', '?')} s of a {s.get('budget_s')} s budget"
+                 + ("" if s.get("finished") else " (not finished: killed or still running)"))
+    lines.append(f"* commit {commit.get('commit') or '?'} ({commit.get('source', '?')})"
+                 + (f", {commit['uncommitted']} uncommitted change(s)" if commit.get("uncommitted") else ""))
+    mach = s.get("machine") or {}
+    if mach:
+        lines.append("* machine: " + "; ".join(f"{k} {_one_line(v)}" for k, v in mach.items() if v not in (None, "")))
+    vers = s.get("versions") or {}
+    if vers:
+        lines.append("* versions: " + ", ".join(f"{k} {_one_line(v)}" for k, v in vers.items()))
+    b = s.get("build") or {}
+    if b:
+        lines.append("* build: " + "; ".join(f"{k} {_one_line(v)}" for k, v in b.items() if v not in (None, "", [])))
+    lines.append(f"* steps: {c['steps_pass']} passed, {c['steps_fail']} failed, {c['steps_skip']} skipped; "
+                 f"tests: {c['tests_passed']} passed, {c['tests_failed']} failed")
+    lines += ["", "| step | status | seconds | budget | detail |", "|---|---|---:|---:|---|"]
+    for st in s.get("steps", []):
+        detail = _one_line(st.get("detail") or "").replace("|", "\\|")
+        lines.append(f"| {st.get('id')} | {st.get('status')} | {st.get('seconds', '')} | {st.get('timeout_s')} "
+                     f"| {detail[:200]}{' (' + st['log'] + ')' if st.get('log') else ''} |")
+    for st in s.get("steps", []):
+        r = st.get("results") or {}
+        if r.get("kernels"):
+            lines += ["", f"## `{st['id']}`: largest error per kernel", "",
+                      "| kernel | checks | failed | max error | worst case |", "|---|---:|---:|---:|---|"]
+            for k, v in sorted(r["kernels"].items()):
+                lines.append(f"| {k} | {v['checks']} | {v['failed']} | {_fmt_err(v['max_err'])} | {v['worst'] or ''} |")
+        if r.get("failures"):
+            lines += ["", f"## `{st['id']}`: failures (first {len(r['failures'])})", "", "```"]
+            lines += r["failures"]
+            lines.append("```")
+        if r.get("rows"):
+            lines += ["", f"## `{st['id']}`: results", ""]
+            keys = list(dict.fromkeys(k for row in r["rows"] for k in row))
+            lines.append("| " + " | ".join(keys) + " |")
+            lines.append("|" + "---|" * len(keys))
+            for row in r["rows"]:
+                lines.append("| " + " | ".join(str(row.get(k, "")) for k in keys) + " |")
+    notes = s.get("notes") or []
+    if notes:
+        lines += ["", "## Notes", ""] + [f"* {n}" for n in notes]
+    return "\n".join(lines) + "\n"
