@@ -477,7 +477,7 @@ def _timed_runs(run_once, ids: list[int], gen_len: int, repeat: int, warm: tuple
 
 def worker_pyvt(spec: dict[str, Any]) -> list[dict[str, Any]]:
     import pyvt
-    from pyvt.llm import GenerateOpts, generate, load_model
+    from pyvt import GenerateOpts, generate, load_model
 
     ids, gen_len = spec["ids"], spec["gen_len"]
     t0 = time.perf_counter()

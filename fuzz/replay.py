@@ -20,7 +20,6 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     target = argv[0]
-    sys.path.insert(0, str(HERE))
     mod = __import__(f"fuzz_{target}")
     paths = [Path(a) for a in argv[1:]] or [HERE / "corpus" / target, HERE / "crashers" / target]
     files = []

@@ -18,20 +18,9 @@ from pathlib import Path
 from . import ops
 from .ops import *  # noqa: F401,F403  (the inference API: prepack_*, linear_*, sampling)
 from .ops import __all__ as _ops_all
-from .llm import (
-    GenerateOpts,
-    GenerateResult,
-    ModelHandle,
-    Stream,
-    StreamPiece,
-    TokenLogprob,
-    WEIGHT_FORMATS,
-    default_generate_opts,
-    generate,
-    load_model,
-    stream,
-    text_completion,
-)
+from .options import GenerateOpts, GenerateResult, StreamPiece, TokenLogprob, default_generate_opts
+from .model import WEIGHT_FORMATS, ModelHandle, load_model
+from .generation import Stream, generate, stream, text_completion
 from .chat import apply_chat_template, chat, chat_completion, chat_stream, validate_dialog
 from .tokenizer import Tokenizer
 

@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Low-level bindings of libvt's model API: ``Model`` (one ``vt_model*``) and ``Session``
-(one ``vt_session*``, a KV cache). ``pyvt.llm`` builds the user-facing API on these.
+(one ``vt_session*``, a KV cache). ``pyvt.model`` and ``pyvt.generation`` build the user-facing API on these.
 
 Every native compute call runs without the GIL. A Model may be used from many threads at
 once; ``close()`` is safe while other threads still use it: the native model is freed when
@@ -33,6 +33,14 @@ _INT32_MIN = -(2 ** 31)
 _INT32_MAX = 2 ** 31 - 1
 
 
+cdef object _logits_out(tuple shape, float** data):
+    """A float32 array of `shape` for libvt to write logits into; *data = its first element."""
+    out = np.empty(shape, dtype=np.float32)
+    cdef float[::1] flat = out.reshape(-1)
+    data[0] = &flat[0]
+    return out
+
+
 def _token_array(tokens, int64_t vocab):
     """tokens (an int sequence or an integer ndarray) -> a contiguous int32 ndarray.
 
@@ -62,8 +70,6 @@ def _token_array(tokens, int64_t vocab):
     return np.array(vals, dtype=np.int32)
 
 
-# What this build's libvt does natively (pyvt.llm falls back to Python where it does not).
-FEATURES = {"penalties": True, "min_p": True, "decode_batch": True}
 MAX_BATCH = VT_MAX_BATCH
 
 
@@ -411,25 +417,17 @@ cdef class Session:
         cdef const int32_t* tp = &tv[0] if n > 0 else NULL
         out = None
         cdef float* lp = NULL
-        cdef float[:, ::1] o2
-        cdef float[::1] o1
         if mode == VT_LOGITS_ALL and n > 0:
-            out = np.empty((n, self._vocab), dtype=np.float32)
-            o2 = out
-            lp = &o2[0, 0]
+            out = _logits_out((n, self._vocab), &lp)
         elif mode == VT_LOGITS_LAST:
-            out = np.empty(self._vocab, dtype=np.float32)
-            o1 = out
-            lp = &o1[0]
+            out = _logits_out((self._vocab,), &lp)
         cdef int32_t nxt = -1
         cdef vt_status st
-        self._enter()
-        try:
-            with nogil:
-                st = vt_session_prefill(self._s, tp, n, &so, &nxt, lp, mode)
-            _check(st)
-        finally:
-            self._busy = False
+        self._enter()  # nothing between here and _busy = False can raise: a C call, no Python
+        with nogil:
+            st = vt_session_prefill(self._s, tp, n, &so, &nxt, lp, mode)
+        self._busy = False
+        _check(st)
         return int(nxt), out
 
     def decode(self, token, temperature=0.0, top_k=0, top_p=1.0, seed=42, want_logits=False, **penalties):
@@ -442,20 +440,15 @@ cdef class Session:
         cdef vt_sample_options so = _sampling(temperature, top_k, top_p, seed, penalties)
         out = None
         cdef float* lp = NULL
-        cdef float[::1] o1
         if want_logits:
-            out = np.empty(self._vocab, dtype=np.float32)
-            o1 = out
-            lp = &o1[0]
+            out = _logits_out((self._vocab,), &lp)
         cdef int32_t nxt = -1
         cdef vt_status st
-        self._enter()
-        try:
-            with nogil:
-                st = vt_session_decode(self._s, t, &so, &nxt, lp)
-            _check(st)
-        finally:
-            self._busy = False
+        self._enter()  # nothing between here and _busy = False can raise: a C call, no Python
+        with nogil:
+            st = vt_session_decode(self._s, t, &so, &nxt, lp)
+        self._busy = False
+        _check(st)
         return int(nxt), out
 
 
@@ -487,12 +480,8 @@ def decode_batch(sessions, tokens, sampling, want_logits=False):
         raise MemoryError()
     out_tokens = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] ov = out_tokens
-    logits = np.empty((n, vocab), dtype=np.float32) if want_logits else None
-    cdef float[:, ::1] lv
     cdef float* lp = NULL
-    if logits is not None:
-        lv = logits
-        lp = &lv[0, 0]
+    logits = _logits_out((n, vocab), &lp) if want_logits else None
     cdef Session x
     cdef Py_ssize_t k, entered = 0
     cdef vt_status st

@@ -20,24 +20,22 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from .llm import (
+from .generation import (
     DEFAULT_MAX_BATCH_SIZE,
-    GenerateOpts,
-    GenerateResult,
-    ModelHandle,
     Stream,
-    _check_batch_size,
-    _check_model,
-    _prepare,
-    _resolve_opts,
-    _run_batch,
-    _Run,
+    check_batch_size,
+    check_model,
+    finish,
+    open_stream,
+    prepare,
+    resolve_opts,
+    run_batch,
 )
-
-if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
+from .model import ModelHandle
+from .options import GenerateOpts, GenerateResult
+from .tokenizer import Tokenizer, template_source
 
 __all__ = [
     "ROLES",
@@ -110,26 +108,6 @@ def validate_dialog(messages: Any) -> list[dict[str, str]]:
 # ==========================================================================================
 # Rendering
 # ==========================================================================================
-
-
-def template_source(value: Any, name: str | None = None) -> str | None:
-    """The template text from a ``chat_template`` value: a string, or a list of
-    ``{"name", "template"}`` entries (``name``, else ``"default"``, else the only one)."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        named = {e.get("name"): e.get("template") for e in value if isinstance(e, Mapping)}
-        if name is not None:
-            if name not in named:
-                raise ValueError(f"no chat template named {name!r} (the model has {', '.join(map(str, named))})")
-            return named[name]
-        if "default" in named:
-            return named["default"]
-        if len(named) == 1:
-            return next(iter(named.values()))
-        raise ValueError(f"the model has several chat templates ({', '.join(map(str, named))}) and none is "
-                         "named 'default'; pass chat_template=")
-    raise ValueError(f"chat_template must be a str or a list of named templates, got {type(value).__name__}")
 
 
 _MAX_POW_BITS = 1 << 16   # results of ** in a template: at most ~65536 bits
@@ -236,7 +214,7 @@ def render_chat_template(
         raise ValueError(f"chat template error: {type(e).__name__}: {e}") from None
 
 
-def _special_tokens(tok: "Tokenizer") -> dict[str, str]:
+def _special_tokens(tok: Tokenizer) -> dict[str, str]:
     out: dict[str, str] = {}
     for name in _SPECIAL_TOKEN_NAMES:
         v = tok.config.get(name)
@@ -256,7 +234,7 @@ def _special_tokens(tok: "Tokenizer") -> dict[str, str]:
     return out
 
 
-def _resolve_template(tok: "Tokenizer", chat_template: str | None) -> str:
+def _resolve_template(tok: Tokenizer, chat_template: str | None) -> str:
     if chat_template is not None:
         if not isinstance(chat_template, str):
             raise TypeError(f"chat_template must be a str, got {type(chat_template).__name__}")
@@ -272,7 +250,7 @@ def _resolve_template(tok: "Tokenizer", chat_template: str | None) -> str:
 
 
 def apply_chat_template(
-    model: "ModelHandle | Tokenizer",
+    model: ModelHandle | Tokenizer,
     messages: Sequence[Mapping[str, Any]],
     *,
     add_generation_prompt: bool = True,
@@ -286,8 +264,6 @@ def apply_chat_template(
     ``model`` is a :class:`~pyvt.ModelHandle` or a :class:`~pyvt.Tokenizer`;
     ``chat_template`` overrides the model's template; ``variables`` reach the template
     (and override the special tokens)."""
-    from .tokenizer import Tokenizer
-
     if isinstance(model, ModelHandle):
         tok = model.tokenizer
     elif isinstance(model, Tokenizer):
@@ -323,11 +299,7 @@ def chat(
     model's chat template and ``add_generation_prompt``. ``result.text`` is the reply,
     ``result.message`` the same as ``{"role": "assistant", "content": ...}``; generation
     stops at the model's end-of-turn token (an EOS id) unless ``stop_on_eos=False``."""
-    s = chat_stream(model, messages, opts, chat_template=chat_template, **overrides)
-    for _ in s:
-        pass
-    assert s.result is not None
-    return s.result
+    return finish(chat_stream(model, messages, opts, chat_template=chat_template, **overrides))
 
 
 def chat_stream(
@@ -339,9 +311,9 @@ def chat_stream(
     **overrides: Any,
 ) -> Stream:
     """:func:`chat` as a :class:`~pyvt.Stream` of pieces (see :func:`pyvt.stream`)."""
-    model = _check_model(model)
-    opts = _resolve_opts(opts, overrides)
-    return Stream(_Run(model, _prepare(model, _chat_prompt(model, messages, chat_template), opts)))
+    model = check_model(model)
+    opts = resolve_opts(opts, overrides)
+    return open_stream(model, prepare(model, _chat_prompt(model, messages, chat_template), opts))
 
 
 def chat_completion(
@@ -357,9 +329,9 @@ def chat_completion(
     order, each equal to :func:`chat` on that dialog alone (greedy). Up to
     ``max_batch_size`` dialogs are decoded together. Every dialog is validated before any
     work starts; errors name it (``dialogs[1]: messages[2] ...``)."""
-    model = _check_model(model)
-    opts = _resolve_opts(opts, overrides)
-    mbs = _check_batch_size(max_batch_size)
+    model = check_model(model)
+    opts = resolve_opts(opts, overrides)
+    mbs = check_batch_size(max_batch_size)
     if isinstance(dialogs, (str, bytes)) or not isinstance(dialogs, Sequence):
         raise TypeError("dialogs must be a list of dialogs (each a list of messages); for one dialog use chat()")
     if dialogs and isinstance(dialogs[0], Mapping):
@@ -371,5 +343,5 @@ def chat_completion(
             ids = _chat_prompt(model, d, chat_template)
         except ValueError as e:
             raise ValueError(f"dialogs[{i}]: {e}") from None
-        preps.append(_prepare(model, ids, opts, f"dialogs[{i}]"))
-    return _run_batch(model, preps, mbs)
+        preps.append(prepare(model, ids, opts, f"dialogs[{i}]"))
+    return run_batch(model, preps, mbs)

@@ -252,7 +252,7 @@ def _unescape(s: str) -> str:
 
 
 def _gen_opts(args: argparse.Namespace, **extra: Any):
-    from .llm import GenerateOpts
+    from .options import GenerateOpts
 
     seed: int | None
     if str(args.seed).lower() in ("random", "none"):
@@ -274,7 +274,7 @@ def _gen_opts(args: argparse.Namespace, **extra: Any):
 
 
 def _load(args: argparse.Namespace, path: Any):
-    from .llm import load_model
+    from .model import load_model
 
     return load_model(path, weight_format=args.weight_format, block_size=args.block_size,
                       device=args.device, threads=args.threads, max_seq_len=args.max_seq_len,
@@ -340,7 +340,7 @@ def _stats_line(model: Any, res: Any) -> str:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .chat import chat_stream
-    from .llm import stream
+    from .generation import stream
 
     prompt = args.prompt
     if prompt is None or prompt == "-":
@@ -693,7 +693,7 @@ def _file_bytes(path: Any) -> int:
 
 def _cmd_info(args: argparse.Namespace) -> int:
     from . import ops
-    from .llm import WEIGHT_FORMATS
+    from .model import WEIGHT_FORMATS
 
     with _load(args, args.model) as model:
         i = model.info
@@ -745,7 +745,8 @@ def _median(xs: Sequence[float]) -> float:
 def _cmd_bench(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .llm import GenerateOpts, generate
+    from .generation import generate
+    from .options import GenerateOpts
 
     for name in ("prompt_tokens", "new_tokens", "repeat"):
         if getattr(args, name) < 1:

@@ -43,8 +43,8 @@ Library
 
 from __future__ import annotations
 
+from ._device import DeviceArray
 from ._ops import (
-    DeviceArray,
     PackedFp8,
     PackedInt4Sparse24,
     PackedInt8,

@@ -7,6 +7,8 @@ libvt works on token ids only; this module owns the text side:
   TinyLlama);
 * a SentencePiece ``tokenizer.model`` through ``sentencepiece`` (optional dependency);
 * BOS handling and special tokens per ``tokenizer_config.json``.
+* the chat template a checkpoint ships (``tokenizer_config.json``'s ``chat_template``, a string
+  or a list of named templates, or ``chat_template.jinja``; :func:`template_source`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-__all__ = ["Tokenizer", "resolve_tokenizer_path"]
+__all__ = ["Tokenizer", "resolve_tokenizer_path", "template_source"]
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -39,6 +41,26 @@ def _token_text(value: Any) -> str | None:
     if isinstance(value, dict) and isinstance(value.get("content"), str):
         return value["content"]
     return None
+
+
+def template_source(value: Any, name: str | None = None) -> str | None:
+    """The template text from a ``chat_template`` value: a string, or a list of
+    ``{"name", "template"}`` entries (``name``, else ``"default"``, else the only one)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        named = {e.get("name"): e.get("template") for e in value if isinstance(e, Mapping)}
+        if name is not None:
+            if name not in named:
+                raise ValueError(f"no chat template named {name!r} (the model has {', '.join(map(str, named))})")
+            return named[name]
+        if "default" in named:
+            return named["default"]
+        if len(named) == 1:
+            return next(iter(named.values()))
+        raise ValueError(f"the model has several chat templates ({', '.join(map(str, named))}) and none is "
+                         "named 'default'; pass chat_template=")
+    raise ValueError(f"chat_template must be a str or a list of named templates, got {type(value).__name__}")
 
 
 def resolve_tokenizer_path(model_path: str | Path, tokenizer_path: str | Path | None = None) -> Path:

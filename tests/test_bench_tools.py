@@ -13,10 +13,8 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-
-import gguf_export as ge  # noqa: E402
-import make_checkpoint as mc  # noqa: E402
+import gguf_export as ge  # tools/, on pytest's pythonpath
+import make_checkpoint as mc
 
 
 def _pyvt_gguf():

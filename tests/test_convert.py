@@ -11,17 +11,15 @@ from __future__ import annotations
 import json
 import math
 import struct
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import gguf_writer as gw  # noqa: E402
+import gguf_writer as gw
 
-from pyvt import convert, gguf, hub  # noqa: E402
+from pyvt import convert, gguf, hub
 
 DATA = Path(__file__).parent / "data"
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import pyvt
-from pyvt import _ops
+from pyvt import _device
 
 HAVE_CUDA = pyvt.ops.cuda_available()
 # Set by test_python_side_on_an_emulated_gpu for its child run (tests/c/emulated_gpu.c).
@@ -261,16 +261,16 @@ def test_stream_and_out_with_host_arrays_are_refused():
 # pointer is memory of the weight's device).
 
 def test_device_view_accepts_contiguous_float32():
-    ptr, shape, stream = _ops._device_view(FakeCAI(), "x")
+    ptr, shape, stream = _device._device_view(FakeCAI(), "x")
     assert (ptr, shape, stream) == (0x7F0000001000, (2, 64), 0)
     # explicit C-contiguous strides, and strides of size-1 dimensions, are fine
-    assert _ops._device_view(FakeCAI(strides=(256, 4)), "x")[1] == (2, 64)
-    assert _ops._device_view(FakeCAI(shape=(1, 64), strides=(4, 4)), "x")[1] == (1, 64)
+    assert _device._device_view(FakeCAI(strides=(256, 4)), "x")[1] == (2, 64)
+    assert _device._device_view(FakeCAI(shape=(1, 64), strides=(4, 4)), "x")[1] == (1, 64)
 
 
 @pytest.mark.parametrize("stream, want", [(None, 0), (1, 0), (2, 2), (0x55AA00, 0x55AA00)])
 def test_device_view_stream(stream, want):
-    assert _ops._device_view(FakeCAI(stream=stream), "x")[2] == want
+    assert _device._device_view(FakeCAI(stream=stream), "x")[2] == want
 
 
 @pytest.mark.parametrize("cai, exc, match", [
@@ -287,12 +287,12 @@ def test_device_view_stream(stream, want):
 ])
 def test_device_view_refuses(cai, exc, match):
     with pytest.raises(exc, match=match):
-        _ops._device_view(FakeCAI(**cai), "x")
+        _device._device_view(FakeCAI(**cai), "x")
 
 
 def test_device_view_names_the_argument():
     with pytest.raises(TypeError, match=r"^bias\[0\] \(gate bias\) has typestr"):
-        _ops._device_view(FakeCAI(typestr="<f2"), "bias[0] (gate bias)")
+        _device._device_view(FakeCAI(typestr="<f2"), "bias[0] (gate bias)")
 
 
 @pytest.mark.skipif(HAVE_CUDA, reason="a GPU is here: the `cuda` tests run for real")

@@ -7,7 +7,6 @@ tests/test_sanitizers.py."""
 from __future__ import annotations
 
 import shutil
-import sys
 import warnings
 from pathlib import Path
 
@@ -16,8 +15,7 @@ import pytest
 from pyvt import _model
 
 ROOT = Path(__file__).resolve().parent.parent
-FUZZ = ROOT / "fuzz"
-sys.path.insert(0, str(FUZZ))
+FUZZ = ROOT / "fuzz"  # on pytest's pythonpath: fuzz_gguf, fuzz_text
 
 
 def inputs(target: str) -> list[Path]:

@@ -4,6 +4,8 @@ running each sequence alone."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -46,11 +48,13 @@ OPTS = [
 
 
 @pytest.mark.parametrize("opts", OPTS, ids=["rep", "freq-pres", "all-sampled", "min-p", "min-p-negative"])
-def test_native_choice_equals_python_definition(real, opts, monkeypatch):
+def test_native_choice_equals_python_definition(real, opts):
+    # echo makes pyvt choose from the logits row (the session's step would be off after the
+    # chunked prefill): vt_logits_process + vt_argmax / vt_sample at the sequence's own step,
+    # which must be the token the session chooses inside its decode call.
     prompt = "The quick brown fox jumps over the lazy dog. The quick brown"
     native = generate(real, prompt, opts)
-    monkeypatch.setattr(_model, "FEATURES", {})
-    python = generate(real, prompt, opts)
+    python = generate(real, prompt, opts, echo=True)
     assert native.tokens == python.tokens
 
 
@@ -206,14 +210,24 @@ def test_decode_batch_errors_change_nothing(real, rand):
 # ---- vt_logits_process: the processed row, the same as pyvt's numpy definitions ----------
 
 def _python_processed(raw, opts, prompt, chosen):
-    from pyvt import llm
-    proc = llm._Processor(opts, np.asarray(prompt, np.int32), raw.shape[0])
-    for t in chosen:
-        proc.add(int(t))
-    z = proc.apply(raw)
+    """The numpy definition libvt documents for vt_sample_options (float32, in this order):
+    repetition (÷ / × on every token seen in prompt or output), then frequency (− count·f)
+    and presence (− p) over the generated tokens; then the min-p mask: -inf where
+    (x - max) / T < ln(min_p), in float64."""
+    x = np.array(raw, dtype=np.float32, copy=True)
+    if opts.repetition_penalty != 1.0:
+        idx = np.unique(np.concatenate([np.asarray(prompt, np.int64), np.asarray(chosen, np.int64)]))
+        v = x[idx]
+        rep = np.float32(opts.repetition_penalty)
+        x[idx] = np.where(v > 0, v / rep, v * rep)
+    if opts.frequency_penalty != 0.0 or opts.presence_penalty != 0.0:
+        idx, counts = np.unique(np.asarray(chosen, np.int64), return_counts=True)
+        x[idx] = (x[idx] - np.float32(opts.frequency_penalty) * counts.astype(np.float32)) \
+            - np.float32(opts.presence_penalty)
     if opts.min_p > 0 and opts.temperature > 0:
-        z = llm._min_p_mask(z, opts.min_p, opts.temperature)
-    return z
+        cut = (x.astype(np.float64) - float(np.max(x))) / opts.temperature < math.log(opts.min_p)
+        x[cut] = -np.inf
+    return x
 
 
 @pytest.mark.parametrize("seed", range(6))

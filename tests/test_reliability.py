@@ -22,7 +22,6 @@ from pyvt import _model, ops
 import llama_ref as R
 import textgen_models as TM
 
-HERE = Path(__file__).resolve().parent
 
 
 def rss_mb() -> float:
@@ -95,7 +94,7 @@ def test_use_after_close_is_an_error(rand):
                  lambda: sess.prefill([1, 2]), lambda: sess.decode(1)):
         with pytest.raises(RuntimeError, match="closed"):
             call()
-    assert live._run.session is None or live._run.session.closed
+    assert live._run.sessions[0] is None or live._run.sessions[0].closed
     sess.close()  # the last user: the native model is freed here
     with pytest.raises(RuntimeError, match="session is closed"):
         sess.prefill([1, 2])
@@ -128,7 +127,7 @@ def test_abandoned_streams_release_the_kv_cache(kv_heavy):
         elif how == 1:  # a Stream kept in a variable, dropped mid-way
             s = pyvt.stream(m, prompt, max_new_tokens=8)
             next(s)
-            sess = s._run.session
+            sess = s._run.sessions[0]
             del s
             assert sess.closed
         elif how == 2:  # the consumer raises
@@ -318,14 +317,13 @@ def test_gil_is_released_during_native_work(real):
 
 INTERRUPT = r"""
 import os, signal, sys, threading, time
-sys.path.insert(0, {here!r})
 import pyvt
-from pyvt import llm
+from pyvt import generation
 
 m = pyvt.load_model({folder!r})
 ref = pyvt.generate(m, "Once upon a time", max_new_tokens=8, stop_on_eos=False).tokens
 state = {{"started": 0, "done": 0, "sent": None, "t_sent": None}}
-orig = llm._Sequence.decode
+orig = generation._Sequence.decode
 
 def counting(self, sess, tok):
     state["started"] += 1
@@ -333,7 +331,7 @@ def counting(self, sess, tok):
     state["done"] += 1
     return r
 
-llm._Sequence.decode = counting
+generation._Sequence.decode = counting
 
 def ctrl_c(at):
     while state["started"] < at:
@@ -352,21 +350,21 @@ for how in ("generate", "stream", "completion"):
         elif how == "stream":
             s = pyvt.stream(m, "Once upon a time", max_new_tokens=200, stop_on_eos=False)
             for p in s:
-                sessions.append(s._run.session)
+                sessions.append(s._run.sessions[0])
         else:
-            llm._Sequence.decode = orig
-            old_batch = llm._model.decode_batch
+            generation._Sequence.decode = orig
+            old_batch = generation._model.decode_batch
             def counting_batch(*a, **k):
                 state["started"] += 1
                 r = old_batch(*a, **k)
                 state["done"] += 1
                 return r
-            llm._model.decode_batch = counting_batch
+            generation._model.decode_batch = counting_batch
             try:
                 pyvt.text_completion(m, ["Once upon a time", "Hello"], max_new_tokens=200, stop_on_eos=False)
             finally:
-                llm._model.decode_batch = old_batch
-                llm._Sequence.decode = counting
+                generation._model.decode_batch = old_batch
+                generation._Sequence.decode = counting
         print(how, "FAIL: not interrupted")
     except KeyboardInterrupt:
         lat = (time.perf_counter() - state["t_sent"]) * 1000
@@ -382,7 +380,7 @@ print("OK")
 
 
 def test_ctrl_c_stops_within_one_token_and_leaves_the_handle_usable(rand_dir, tmp_path):
-    code = INTERRUPT.format(here=str(HERE), folder=str(rand_dir))
+    code = INTERRUPT.format(folder=str(rand_dir))
     # cwd: outside the repo root, where `import pyvt` would find the source tree, not the install
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     print(r.stdout)

@@ -5,6 +5,7 @@ context overflow, batches — on tiny models with the real tokenizer and on the 
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import math
 
@@ -146,9 +147,9 @@ def test_stop_string_and_length(scripted):
 
 def test_breaking_out_frees_the_session_at_once(scripted):
     s = stream(scripted, UTF8_PROMPT, max_new_tokens=30)
-    assert s._run.session is None  # nothing allocated before the first piece
+    assert s._run.sessions[0] is None  # nothing allocated before the first piece
     first = next(s)
-    sess = s._run.session
+    sess = s._run.sessions[0]
     assert first.token is not None and not sess.closed
     s.close()
     assert sess.closed and s.result is None
@@ -156,13 +157,13 @@ def test_breaking_out_frees_the_session_at_once(scripted):
         next(s)
     sess = None
     for _ in (st := stream(scripted, UTF8_PROMPT, max_new_tokens=30)):
-        sess = st._run.session
+        sess = st._run.sessions[0]
         break
     del st
     assert sess is not None and sess.closed
     with stream(scripted, UTF8_PROMPT, max_new_tokens=30) as s2:
         next(s2)
-        sess = s2._run.session
+        sess = s2._run.sessions[0]
     assert sess.closed
 
 
@@ -361,3 +362,26 @@ def test_logging_is_quiet_by_default_and_available(scripted, caplog, capsys):
         generate(scripted, UTF8_PROMPT, max_new_tokens=3)
     assert any(r.name == "pyvt" and "generated 3 tokens" in r.getMessage() for r in caplog.records)
     gc.collect()
+
+
+def test_python_and_native_generation_stop_on_the_one_eos_list(tmp_path, default_model_dir, tok):
+    # The EOS list is decided once, by libvt at load: config.json, generation_config.json and
+    # the tokenizer's eos_token. pyvt.generate (a native call per token) and vt_generate (one
+    # native call) stop on the same ids.
+    script = tok.encode(STOP_PROMPT, add_special_tokens=False)[-1:] + tok.encode(STOP_TEXT, add_special_tokens=False)
+    T.write_scripted_model(tmp_path, default_model_dir, T.script_successors([script]), max_pos=512)
+    prompt = tok.encode(STOP_PROMPT)
+    by_tokenizer, by_generation_config = script[5], script[3]
+    cfg = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    cfg["eos_token"] = tok.id_to_token(by_tokenizer)
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(cfg))
+    for extra in ([], [by_generation_config]):
+        (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": [T.EOS, *extra]}))
+        with pyvt.load_model(tmp_path, weight_format="bf16") as m:
+            assert m.eos_token_ids == frozenset(m.info["eos_token_ids"]) == {T.EOS, by_tokenizer, *extra}
+            r = generate(m, prompt, max_new_tokens=20)
+            native, stats = m._native.generate(prompt, max_new_tokens=20)
+            assert r.finish_reason == "eos" == stats["finish_reason"]
+            stop = script.index(by_generation_config if extra else by_tokenizer)
+            assert list(r.tokens) == list(native) == script[1:stop + 1]
+            assert r.text == tok.decode(script[1:stop])  # the EOS token itself adds no text

@@ -1,0 +1,211 @@
+"""The model handle: :func:`load_model` and :class:`ModelHandle` (SPEC §3).
+
+A handle owns the native model (packed weights, :mod:`pyvt._model`), its tokenizer and its
+metadata; generation (:mod:`pyvt.generation`) runs on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import _model
+from .options import is_int
+from .tokenizer import Tokenizer, resolve_tokenizer_path, template_source
+
+__all__ = ["ModelHandle", "WEIGHT_FORMATS", "load_model"]
+
+_log = logging.getLogger("pyvt")
+
+#: Weight formats accepted by ``load_model(weight_format=...)`` (SPEC §7).
+WEIGHT_FORMATS = ("int8", "fp8", "fp8-channel", "bf16")
+
+
+class ModelHandle:
+    """A loaded model: packed weights, tokenizer and metadata, reusable across prompts and
+    threads. ``close()`` (or leaving a ``with`` block) frees its memory at once; calls on a
+    closed handle raise ``RuntimeError``."""
+
+    def __init__(self, native: "_model.Model", tokenizer: Tokenizer, path: Path):
+        self._native = native
+        self.tokenizer = tokenizer
+        self.path = path
+        self.info: dict[str, Any] = dict(native.info)
+        # The one EOS list, decided by libvt at load (config.json, generation_config.json and
+        # the tokenizer's eos_token): vt_generate and pyvt.generate stop on the same ids.
+        self.eos_token_ids: frozenset[int] = frozenset(int(i) for i in self.info["eos_token_ids"])
+
+    # ---- lifetime ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Free the model's memory now (safe while other threads still finish their calls:
+        the memory goes when the last of them returns)."""
+        self._native.close()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._native.closed)
+
+    def __enter__(self) -> "ModelHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        i = self.info
+        state = "closed" if self.closed else f"{i.get('weight_format')} on {i.get('device')}"
+        return f"<ModelHandle {str(self.path)!r} {i.get('num_layers')} layers, {state}>"
+
+    # ---- convenience -------------------------------------------------------------------
+
+    @property
+    def max_seq_len(self) -> int:
+        """The context: most positions (prompt + generated) one sequence may hold."""
+        return int(self.info["max_seq_len"])
+
+    @property
+    def chat_template(self) -> str | None:
+        """The model's Jinja chat template (``tokenizer_config.json`` or
+        ``chat_template.jinja``), ``None`` when it has none."""
+        return template_source(self.tokenizer.chat_template)
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=add_special_tokens)
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+
+    def logits(self, token_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """float32 ``[n, vocab]`` logits for every position of ``token_ids`` in one batched
+        pass (teacher forcing, scoring, perplexity)."""
+        ids = as_token_array(token_ids, self.info["vocab_size"], "token_ids")
+        if len(ids) == 0:
+            raise ValueError("token_ids is empty")
+        if len(ids) > self.max_seq_len:
+            raise ValueError(
+                f"token_ids has {len(ids)} tokens, more than the model's context "
+                f"(max_seq_len={self.max_seq_len})"
+            )
+        return self._native.logits(ids)
+
+
+def as_token_array(ids: Any, vocab: int, name: str) -> np.ndarray:
+    """Token ids as a contiguous int32 array, each checked against the vocabulary (errors name
+    ``name`` and the first bad index)."""
+    try:
+        arr = np.asarray(ids)
+    except Exception:
+        raise ValueError(f"{name} must be a sequence of integers") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    bad = np.flatnonzero((arr < 0) | (arr >= vocab))
+    if bad.size:
+        raise ValueError(f"{name}[{int(bad[0])}] = {int(arr[bad[0]])} is outside the vocabulary [0, {vocab})")
+    return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def _progress_callback(enabled: bool | Callable[[int, int], Any] | None, label: str):
+    """A (done, total) callback drawing a tqdm bar when stderr is a terminal."""
+    if callable(enabled):
+        return enabled, None
+    if enabled is False or (enabled is None and not sys.stderr.isatty()):
+        return None, None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None, None
+    bar = tqdm(total=1, unit="B", unit_scale=True, desc=label, leave=False, file=sys.stderr)
+
+    def cb(done: int, total: int) -> None:
+        if bar.total != total:
+            bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return cb, bar
+
+
+def load_model(
+    path: str | os.PathLike | None = None,
+    *,
+    weight_format: str = "int8",
+    block_size: int | None = None,
+    num_layers: int | None = None,
+    tokenizer_path: str | os.PathLike | None = None,
+    device: str = "auto",
+    max_seq_len: int | None = None,
+    threads: int | None = None,
+    progress: bool | Callable[[int, int], Any] | None = None,
+) -> ModelHandle:
+    """Load a Llama-family checkpoint and prepack its weights (SPEC §3).
+
+    ``path``: a ``.safetensors`` file, one shard, a ``model.safetensors.index.json`` or a
+    folder holding either; ``None`` loads the default model (SmolLM2-135M-Instruct,
+    fetched and converted once, see ``pyvt.hub``).
+
+    ``weight_format``: ``"int8"`` (default: INT8, one scale per 32 weights), ``"fp8"`` (FP8
+    E4M3, one scale per 16 — the original's format), ``"fp8-channel"``, or ``"bf16"`` (the
+    unquantized reference). ``block_size`` overrides the format's K-block. ``num_layers``
+    loads only the first N blocks. ``device``: "auto", "cpu", "cuda" or "cuda:N".
+    ``max_seq_len`` caps the context (default: the config's). ``threads`` sets the CPU
+    worker count (process-wide). ``progress``: a ``(done, total)`` callable, ``True`` for a
+    bar, ``False`` for none; default a bar when stderr is a terminal.
+    """
+    if path is None:
+        from . import hub
+
+        path = hub.pull(quiet=not sys.stderr.isatty())
+    p = Path(os.fspath(path))
+    if not p.exists():
+        raise FileNotFoundError(f"model path {str(p)!r} does not exist")
+    if weight_format not in WEIGHT_FORMATS:
+        raise ValueError(f"weight_format must be one of {', '.join(WEIGHT_FORMATS)}; got {weight_format!r}")
+    for name, v in (("block_size", block_size), ("num_layers", num_layers), ("max_seq_len", max_seq_len),
+                    ("threads", threads)):
+        if v is not None and (not is_int(v) or v < 1):
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if not isinstance(device, str) or not (device in ("auto", "cpu", "cuda") or device.startswith("cuda:")):
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    if threads is not None:
+        from . import ops
+
+        ops.set_num_threads(int(threads))
+
+    tok = Tokenizer(resolve_tokenizer_path(p, tokenizer_path))
+    cb, bar = _progress_callback(progress, f"loading {p.name}")
+    try:
+        native = _model.Model(
+            str(p),
+            weight_format=weight_format,
+            block_size=block_size or 0,
+            num_layers=num_layers or 0,
+            device=device,
+            max_seq_len=max_seq_len or 0,
+            progress=cb,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    handle = ModelHandle(native, tok, p)
+    _log.info("loaded %s: %d layers, %s on %s, %.1f MB", p, handle.info["num_layers"],
+              handle.info["weight_format"], handle.info["device"], handle.info["total_bytes"] / 1e6)
+    vocab = int(handle.info["vocab_size"])
+    if tok.vocab_size > vocab:
+        # Ids the tokenizer can produce that have no embedding row would be rejected later;
+        # say so now, naming both numbers.
+        n_extra = tok.vocab_size - vocab
+        handle.close()
+        raise ValueError(
+            f"{tok.path}: tokenizer has {tok.vocab_size} tokens but the model's embedding has "
+            f"{vocab} rows ({n_extra} ids would have no embedding)"
+        )
+    return handle
