@@ -264,38 +264,4 @@ void add_tokenizer_eos(const std::string& dir, LlamaConfig& c) {
         c.eos_token_ids.push_back(int32_t(id));
 }
 
-std::vector<float> rope_inv_freq(const LlamaConfig& c) {
-    // transformers (float32 tensors throughout):
-    //   inv_freq = 1 / base ** (arange(0, dim, 2).float() / dim)
-    // Each float32 op is reproduced by computing in double and rounding to float.
-    const int64_t half = c.head_dim / 2;
-    const float base = float(c.rope_theta);
-    std::vector<float> inv(static_cast<size_t>(half));
-    for (int64_t i = 0; i < half; ++i) {
-        float expo = float(2 * i) / float(c.head_dim);
-        float p = float(std::pow(double(base), double(expo)));
-        inv[size_t(i)] = 1.0f / p;
-    }
-    if (c.rope.kind == RopeScaling::LINEAR) {
-        for (auto& f : inv) f = f / float(c.rope.factor);
-    } else if (c.rope.kind == RopeScaling::LLAMA3) {
-        // _compute_llama3_parameters
-        const float factor = float(c.rope.factor);
-        const float lo = float(c.rope.low_freq_factor), hi = float(c.rope.high_freq_factor);
-        const float old_ctx = float(c.rope.original_max_position_embeddings);
-        const float low_freq_wavelen = old_ctx / lo;
-        const float high_freq_wavelen = old_ctx / hi;
-        const float two_pi = float(2 * M_PI);
-        for (auto& f : inv) {
-            const float wavelen = two_pi / f;
-            float v = wavelen > low_freq_wavelen ? f / factor : f;
-            const float smooth = (old_ctx / wavelen - lo) / (hi - lo);
-            const float smoothed = (1 - smooth) * v / factor + smooth * v;
-            const bool medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
-            f = medium ? smoothed : v;
-        }
-    }
-    return inv;
-}
-
 }  // namespace vt

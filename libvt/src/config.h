@@ -56,8 +56,4 @@ LlamaConfig read_config(const std::string& dir);
 // tokenizer (tokenizer.model) is not read here.
 void add_tokenizer_eos(const std::string& dir, LlamaConfig& c);
 
-// RoPE inverse frequencies [head_dim / 2] exactly as transformers computes them in float32
-// (default, linear and llama3 rope types).
-std::vector<float> rope_inv_freq(const LlamaConfig& c);
-
 }  // namespace vt

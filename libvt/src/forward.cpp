@@ -1,9 +1,7 @@
 // The Llama forward pass on CPU: one function runs m tokens (prefill chunk or a single
 // decoded token) through embedding -> blocks -> final norm -> lm_head, over preallocated
-// session state. The linears are vt::linear (quant.h); everything else is here.
-//
-// Small ops are compiled for three ISA levels (target_clones) because libvt's own objects are
-// built for baseline x86-64; the kernel libraries have their own dispatch.
+// session state. The linears are vt::linear (quant.h), the per-token ops are in ops/
+// (RMSNorm, RoPE, attention); this file schedules them over rows, heads and threads.
 #include "forward.h"
 
 #include <algorithm>
@@ -11,247 +9,25 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/attention.h"
+#include "ops/rmsnorm.h"
+#include "ops/rope.h"
 #include "quant.h"
 #include "sampling.h"
 #include "threadpool.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-// -std=c++17 turns off FMA contraction; the small ops want it (it is also more accurate).
-#pragma GCC optimize("fp-contract=fast")
-#endif
-
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__)
-#define VT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define VT_CLONES
-#endif
+#include "ops/cpu_clones.h"  // FMA contraction for the loops here too (the decode merge)
 
 namespace vt {
 
 namespace {
 
-constexpr int64_t kKeyBlock = 64;     // keys per attention block
+using ops::HeadGroups;
+using ops::kKeyBlock;
+using ops::kMaxGroup;
+
 constexpr int64_t kQueryBlock = 16;   // prefill queries per attention task
-constexpr int64_t kMaxGroup = 8;      // query heads attended together per task (GQA group)
 constexpr int64_t kMaxSplits = 16;    // decode: key-range splits per head group
-constexpr int64_t kAccFloats = 4096;  // per-task accumulator budget (group × head_dim)
-
-// ==== Small ops ==========================================================================
-
-// x[i] += d[i] (when d), then out = x · rsqrt(mean(x²) + eps) · w — the residual add fused
-// with the next RMSNorm.
-VT_CLONES void add_rmsnorm(float* __restrict x, const float* __restrict d, const float* __restrict w, float eps,
-                           int64_t n, float* __restrict out) {
-    if (d)
-        for (int64_t i = 0; i < n; ++i) x[i] += d[i];
-    float lanes[16] = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; ++j) lanes[j] += x[i + j] * x[i + j];
-    float ss = 0;
-    for (int j = 0; j < 16; ++j) ss += lanes[j];
-    for (; i < n; ++i) ss += x[i] * x[i];
-    const float r = 1.0f / std::sqrt(ss / float(n) + eps);
-    for (i = 0; i < n; ++i) out[i] = (x[i] * r) * w[i];
-}
-
-// Rotates `heads` vectors of length hd in place (transformers' rotate_half convention: pairs
-// (i, i + hd/2)) and multiplies them by `scale`. cs = cos[hd/2] | sin[hd/2].
-VT_CLONES void rope(float* __restrict x, int64_t heads, int64_t hd, const float* __restrict cs, float scale) {
-    const int64_t half = hd / 2;
-    const float* c = cs;
-    const float* s = cs + half;
-    for (int64_t h = 0; h < heads; ++h) {
-        float* a = x + h * hd;
-        float* b = a + half;
-        for (int64_t i = 0; i < half; ++i) {
-            const float x1 = a[i], x2 = b[i];
-            a[i] = (x1 * c[i] - x2 * s[i]) * scale;
-            b[i] = (x2 * c[i] + x1 * s[i]) * scale;
-        }
-    }
-}
-
-// e^x for x <= 0 (Cephes expf polynomial, ~1 ulp; inputs below -87 give ~1e-38, not 0).
-// Written without branches so loops over it vectorize.
-inline float exp_nonpos(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    const float t = x * 1.44269504088896341f + 12582912.0f;  // n = round(x / ln 2) in t's low bits
-    const float n = t - 12582912.0f;
-    float r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    const float z = r * r;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
-    y = y * z + r + 1.0f;
-    // 2^n from t's bits (t = 1.5 * 2^23 + n): integer arithmetic, defined for any x — a NaN
-    // score (overflowing activations) gives a NaN result instead of an undefined int(NaN).
-    uint32_t tb;
-    std::memcpy(&tb, &t, 4);
-    const uint32_t bits = (tb - 0x4B400000u + 127u) << 23;
-    float scale;
-    std::memcpy(&scale, &bits, 4);
-    return y * scale;
-}
-
-// ==== Attention ===========================================================================
-//
-// One kernel for prefill and decode: `ng` query heads that share one KV head and one causal
-// range attend keys [k0, k1) with an online (flash-style) softmax. Keys are transposed in
-// the cache (kt[d * cap + j]) so scores vectorize over positions; values are row-major.
-// The result is unnormalized: acc[g][:] = Σ_j e^(s_j - m_g) v_j, l_g = Σ_j e^(s_j - m_g).
-
-struct Partial {
-    float* acc;  // [ng, hd]
-    float* m;    // [ng]
-    float* l;    // [ng]
-};
-
-// Register-blocked pieces of attend(), written with GCC vector extensions so the
-// accumulators stay in registers (16 floats = one AVX-512 register, two AVX2 ones). They
-// are always inlined into attend(), whose clones pick the instruction set.
-typedef float v16 __attribute__((vector_size(64)));
-typedef float v16u __attribute__((vector_size(64), aligned(4)));  // unaligned access
-#define VT_INLINE inline __attribute__((always_inline))
-
-#define VT_SPLAT(x) ((x) - v16{})  // a broadcast (x - 0 folds away; x + 0 does not, for x = -0)
-
-// s[g][0:64] = q_g · k_j for a full block of 64 keys starting at j0, NG heads at once.
-template <int NG>
-VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t cap, int64_t j0, int64_t hd,
-                            float (*s)[kKeyBlock]) {
-    v16 a[NG][4];
-    for (int g = 0; g < NG; ++g)
-        for (int i = 0; i < 4; ++i) a[g][i] = v16{};
-    for (int64_t d = 0; d < hd; ++d) {
-        const v16u* kr = reinterpret_cast<const v16u*>(kt + d * cap + j0);
-        const v16 k0 = kr[0], k1 = kr[1], k2 = kr[2], k3 = kr[3];
-        for (int g = 0; g < NG; ++g) {
-            const v16 qd = VT_SPLAT(q[g][d]);
-            a[g][0] += qd * k0;
-            a[g][1] += qd * k1;
-            a[g][2] += qd * k2;
-            a[g][3] += qd * k3;
-        }
-    }
-    for (int g = 0; g < NG; ++g)
-        for (int i = 0; i < 4; ++i) *reinterpret_cast<v16u*>(&s[g][16 * i]) = a[g][i];
-}
-
-// acc[g][0:16·HV] += Σ_{j<nb} p[g][j] · v_j, NG heads at once.
-template <int HV, int NG>
-VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const float* v, int64_t hd, float* acc) {
-    v16 a[NG][HV];
-    for (int g = 0; g < NG; ++g)
-        for (int h = 0; h < HV; ++h) a[g][h] = *reinterpret_cast<const v16u*>(acc + g * hd + 16 * h);
-    for (int64_t j = 0; j < nb; ++j) {
-        const v16u* vr = reinterpret_cast<const v16u*>(v + j * hd);
-        v16 vv[HV];
-        for (int h = 0; h < HV; ++h) vv[h] = vr[h];
-        for (int g = 0; g < NG; ++g) {
-            const v16 pj = VT_SPLAT(p[g][j]);
-            for (int h = 0; h < HV; ++h) a[g][h] += pj * vv[h];
-        }
-    }
-    for (int g = 0; g < NG; ++g)
-        for (int h = 0; h < HV; ++h) *reinterpret_cast<v16u*>(acc + g * hd + 16 * h) = a[g][h];
-}
-
-template <int HV>
-VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, const float* v, int64_t hd,
-                        float* acc) {
-    constexpr int64_t C = HV <= 4 ? 4 : 2;  // heads per pass: accumulators + values fit 32 registers
-    for (int64_t g0 = 0; g0 < ng; g0 += C) {
-        float* a = acc + g0 * hd;
-        switch (std::min(C, ng - g0)) {
-            case 1: pv_block<HV, 1>(p + g0, nb, v, hd, a); break;
-            case 2: pv_block<HV, 2>(p + g0, nb, v, hd, a); break;
-            case 3: pv_block<HV, 3>(p + g0, nb, v, hd, a); break;
-            default: pv_block<HV, (C > 3 ? 4 : 1)>(p + g0, nb, v, hd, a); break;
-        }
-    }
-}
-
-// One kernel for prefill and decode: `ng` query heads that share one KV head and one causal
-// range attend keys [k0, k1) with an online (flash-style) softmax. Keys are transposed in
-// the cache (kt[d * cap + j]) so scores vectorize over positions; values are row-major.
-// The result is unnormalized: acc[g][:] = Σ_j e^(s_j - m_g) v_j, l_g = Σ_j e^(s_j - m_g).
-VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict kt, const float* __restrict v,
-                      int64_t cap, int64_t k0, int64_t k1, int64_t hd, Partial out) {
-    alignas(64) float s[kMaxGroup][kKeyBlock];
-    float* acc = out.acc;
-    for (int64_t g = 0; g < ng; ++g) {
-        out.m[g] = -std::numeric_limits<float>::infinity();
-        out.l[g] = 0.0f;
-        for (int64_t d = 0; d < hd; ++d) acc[g * hd + d] = 0.0f;
-    }
-    for (int64_t j0 = k0; j0 < k1; j0 += kKeyBlock) {
-        const int64_t nb = std::min(kKeyBlock, k1 - j0);
-        // Scores s[g][j] = q_g · k_j (q is pre-scaled by 1/sqrt(hd)).
-        if (nb == kKeyBlock) {
-            for (int64_t g0 = 0; g0 < ng; g0 += 4) {
-                switch (std::min<int64_t>(4, ng - g0)) {
-                    case 1: scores_block<1>(q + g0, kt, cap, j0, hd, s + g0); break;
-                    case 2: scores_block<2>(q + g0, kt, cap, j0, hd, s + g0); break;
-                    case 3: scores_block<3>(q + g0, kt, cap, j0, hd, s + g0); break;
-                    default: scores_block<4>(q + g0, kt, cap, j0, hd, s + g0); break;
-                }
-            }
-        } else {
-            for (int64_t g = 0; g < ng; ++g)
-                for (int64_t j = 0; j < kKeyBlock; ++j) s[g][j] = 0.0f;
-            for (int64_t d = 0; d < hd; ++d) {
-                const float* __restrict kr = kt + d * cap + j0;
-                for (int64_t g = 0; g < ng; ++g) {
-                    const float qd = q[g][d];
-                    for (int64_t j = 0; j < nb; ++j) s[g][j] += qd * kr[j];
-                }
-            }
-        }
-        // Online softmax: rescale what was accumulated when the running max grows.
-        for (int64_t g = 0; g < ng; ++g) {
-            float mx = s[g][0];
-            for (int64_t j = 1; j < nb; ++j) mx = s[g][j] > mx ? s[g][j] : mx;
-            const float m_new = std::max(out.m[g], mx);
-            const float corr = std::exp(out.m[g] - m_new);  // 0 on the first block
-            float lanes[16] = {0};
-            for (int64_t j = 0; j < nb; ++j) s[g][j] = exp_nonpos(s[g][j] - m_new);
-            for (int64_t j = 0; j < kKeyBlock; j += 16)
-                for (int64_t t = 0; t < 16; ++t) lanes[t] += (j + t < nb) ? s[g][j + t] : 0.0f;
-            float sum = 0.0f;
-            for (int t = 0; t < 16; ++t) sum += lanes[t];
-            out.l[g] = out.l[g] * corr + sum;
-            out.m[g] = m_new;
-            if (corr != 1.0f)
-                for (int64_t d = 0; d < hd; ++d) acc[g * hd + d] *= corr;
-        }
-        // acc[g] += Σ_j p[g][j] · v_j
-        const float* vb = v + j0 * hd;
-        switch (hd) {
-            case 32: pv_heads<2>(s, ng, nb, vb, hd, acc); break;
-            case 64: pv_heads<4>(s, ng, nb, vb, hd, acc); break;
-            case 96: pv_heads<6>(s, ng, nb, vb, hd, acc); break;
-            case 128: pv_heads<8>(s, ng, nb, vb, hd, acc); break;
-            default:
-                for (int64_t j = 0; j < nb; ++j) {
-                    const float* __restrict vr = vb + j * hd;
-                    for (int64_t g = 0; g < ng; ++g) {
-                        const float p = s[g][j];
-                        float* __restrict a = acc + g * hd;
-                        for (int64_t d = 0; d < hd; ++d) a[d] += p * vr[d];
-                    }
-                }
-        }
-    }
-}
-
-VT_CLONES void scale_into(const float* __restrict a, float f, int64_t n, float* __restrict out) {
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] * f;
-}
 
 // Work below this many multiply-adds runs on the calling thread: a parallel region costs
 // microseconds, about what 30k MACs take on one core.
@@ -270,15 +46,12 @@ struct Pass {
     int64_t pos(int64_t i) const { return sess ? sess[i]->len : pos0 + i; }
 };
 
-int64_t head_group(const LlamaConfig& c) {
-    return std::max<int64_t>(1, std::min({c.num_heads / c.num_kv_heads, kMaxGroup, kAccFloats / c.head_dim}));
-}
+HeadGroups head_groups(const LlamaConfig& c) { return HeadGroups(c.num_heads, c.num_kv_heads, c.head_dim); }
 
 // Floats of decode-attention partials per row: [units, splits, gb, HD + 2].
 int64_t partial_floats(const LlamaConfig& c) {
-    const int64_t gb = head_group(c);
-    const int64_t units = c.num_kv_heads * ((c.num_heads / c.num_kv_heads + gb - 1) / gb);
-    return units * kMaxSplits * gb * (c.head_dim + 2);
+    const HeadGroups hg = head_groups(c);
+    return hg.units * kMaxSplits * hg.gb * (c.head_dim + 2);
 }
 
 // Decode attention for one layer: each row of the pass is one query per head over its own
@@ -288,11 +61,9 @@ void attention_decode(const Pass& p, int64_t layer) {
     vt_session& s = p.s;
     const LlamaConfig& c = s.model->cfg;
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
-    const int64_t G = NH / KV;
     const int64_t QKV = (NH + 2 * KV) * HD;
-    const int64_t gb = head_group(c);
-    const int64_t ngroups = (G + gb - 1) / gb;
-    const int64_t units = KV * ngroups;
+    const HeadGroups hg = head_groups(c);
+    const int64_t gb = hg.gb, units = hg.units;
     const int64_t R = p.m;
     const int64_t threads = num_threads();
     int64_t splits[VT_MAX_BATCH], per[VT_MAX_BATCH], first[VT_MAX_BATCH + 1];
@@ -319,29 +90,27 @@ void attention_decode(const Pass& p, int64_t layer) {
         for (int64_t t = b; t < e; ++t) {
             while (t >= first[r + 1]) ++r;
             const int64_t local = t - first[r];
-            const int64_t unit = local / splits[r], sp = local % splits[r];
-            const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
-            const int64_t ng = std::min(gb, G - g0);
+            const int64_t sp = local % splits[r];
+            const HeadGroups::Unit u = hg.unit(local / splits[r]);
             const vt_session& rs = p.row(r);
             const int64_t cap = rs.kv_cap;
             const float* q[kMaxGroup];
-            for (int64_t g = 0; g < ng; ++g) q[g] = s.qkv.data() + r * QKV + (kvh * G + g0 + g) * HD;
+            for (int64_t g = 0; g < u.ng; ++g) q[g] = s.qkv.data() + r * QKV + (u.head0 + g) * HD;
             float* pt = part + t * pstride;
-            Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
+            const ops::Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
             const int64_t k0 = sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
-            attend(q, ng, rs.kt.get() + size_t((layer * KV + kvh) * HD * cap),
-                   rs.v.get() + size_t((layer * KV + kvh) * cap * HD), cap, k0, k1, HD, out);
+            ops::attend(q, u.ng, rs.kt.get() + size_t((layer * KV + u.kvh) * HD * cap),
+                        rs.v.get() + size_t((layer * KV + u.kvh) * cap * HD), cap, k0, k1, HD, out);
         }
     });
     // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
     for (int64_t r = 0; r < R; ++r) {
         float* att = s.att.data() + r * NH * HD;
         for (int64_t unit = 0; unit < units; ++unit) {
-            const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
-            const int64_t ng = std::min(gb, G - g0);
+            const HeadGroups::Unit u = hg.unit(unit);
             const float* p0 = part + (first[r] + unit * splits[r]) * pstride;
-            for (int64_t g = 0; g < ng; ++g) {
-                float* o = att + (kvh * G + g0 + g) * HD;
+            for (int64_t g = 0; g < u.ng; ++g) {
+                float* o = att + (u.head0 + g) * HD;
                 float M = -std::numeric_limits<float>::infinity();
                 for (int64_t sp = 0; sp < splits[r]; ++sp) M = std::max(M, p0[sp * pstride + gb * HD + g]);
                 float L = 0.0f;
@@ -363,10 +132,8 @@ void attention_decode(const Pass& p, int64_t layer) {
 void attention_prefill(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
-    const int64_t G = NH / KV;
     const int64_t QKV = (NH + 2 * KV) * HD;
-    const int64_t gb = head_group(c);
-    const int64_t ngroups = (G + gb - 1) / gb;
+    const HeadGroups hg = head_groups(c);
     const int64_t cap = s.kv_cap;
     const float* kt_layer = s.kt.get() + size_t(layer * KV * HD * cap);
     const float* v_layer = s.v.get() + size_t(layer * KV * cap * HD);
@@ -375,26 +142,25 @@ void attention_prefill(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
     // order 0, last, 1, last-1, ... so the contiguous halves parallel_for hands to each
     // thread carry equal causal work.
     const int64_t nqb = (m + kQueryBlock - 1) / kQueryBlock;
-    const int64_t units = KV * ngroups;
+    const int64_t units = hg.units;
     const int64_t tasks = nqb * units;
     const int64_t macs = 2 * NH * HD * m * (pos0 + m);
     const int64_t grain = macs < kParallelMacs ? tasks : 1;
     parallel_for(tasks, grain, [&](int64_t b, int64_t e, int) {
-        alignas(64) float acc[kAccFloats];
-        float mm[kMaxGroup], ll[kMaxGroup];
         for (int64_t t = b; t < e; ++t) {
-            const int64_t k = t / units, unit = t % units;
+            const int64_t k = t / units;
             const int64_t qb = (k % 2 == 0) ? k / 2 : nqb - 1 - k / 2;
-            const int64_t kvh = unit / ngroups, g0 = (unit % ngroups) * gb;
-            const int64_t ng = std::min(gb, G - g0);
+            const HeadGroups::Unit u = hg.unit(t % units);
             const int64_t i1 = std::min(m, (qb + 1) * kQueryBlock);
             for (int64_t i = qb * kQueryBlock; i < i1; ++i) {
                 const float* q[kMaxGroup];
-                for (int64_t g = 0; g < ng; ++g) q[g] = s.qkv.data() + i * QKV + (kvh * G + g0 + g) * HD;
-                Partial out{acc, mm, ll};
-                attend(q, ng, kt_layer + kvh * HD * cap, v_layer + kvh * cap * HD, cap, 0, pos0 + i + 1, HD, out);
-                for (int64_t g = 0; g < ng; ++g)
-                    scale_into(acc + g * HD, 1.0f / ll[g], HD, s.att.data() + i * NH * HD + (kvh * G + g0 + g) * HD);
+                float* o[kMaxGroup];
+                for (int64_t g = 0; g < u.ng; ++g) {
+                    q[g] = s.qkv.data() + i * QKV + (u.head0 + g) * HD;
+                    o[g] = s.att.data() + i * NH * HD + (u.head0 + g) * HD;
+                }
+                ops::attend_normalized(q, u.ng, kt_layer + u.kvh * HD * cap, v_layer + u.kvh * cap * HD, cap, 0,
+                                       pos0 + i + 1, HD, o);
             }
         }
     });
@@ -457,7 +223,7 @@ void forward(const Pass& p, int64_t r0, float* logits_out) {
     const vt_model& M = *s.model;
     const LlamaConfig& c = M.cfg;
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
-    const int64_t QKV = (NH + 2 * KV) * HD, half = HD / 2;
+    const int64_t QKV = (NH + 2 * KV) * HD;
     const float eps = float(c.rms_norm_eps);
     const float qscale = 1.0f / std::sqrt(float(HD));
     const vt_linear_options lopt = vt_linear_default_options();
@@ -469,18 +235,13 @@ void forward(const Pass& p, int64_t r0, float* logits_out) {
     // Embedding rows, RoPE angles, first RMSNorm.
     for (int64_t i = 0; i < m; ++i) {
         const int64_t pos = p.pos(i);
-        float* cs = s.rope.data() + i * HD;
-        for (int64_t k = 0; k < half; ++k) {
-            const double a = double(pos) * double(M.inv_freq[size_t(k)]);
-            cs[k] = float(std::cos(a));
-            cs[half + k] = float(std::sin(a));
-        }
+        ops::rope_angles(M.inv_freq.data(), pos, HD, s.rope.data() + i * HD);
     }
     const float* norm0 = M.layers[0].attn_norm.data();
     parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
             M.embed_row(tokens[i], x + i * H);
-            add_rmsnorm(x + i * H, nullptr, norm0, eps, H, xn + i * H);
+            ops::add_rmsnorm(x + i * H, nullptr, norm0, eps, H, xn + i * H);
         }
     });
 
@@ -493,8 +254,8 @@ void forward(const Pass& p, int64_t r0, float* logits_out) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
                 const float* cs = s.rope.data() + i * HD;
-                rope(row, NH, HD, cs, qscale);
-                rope(row + NH * HD, KV, HD, cs, 1.0f);
+                ops::rope(row, NH, HD, cs, qscale);
+                ops::rope(row + NH * HD, KV, HD, cs, 1.0f);
                 vt_session& rs = p.row(i);
                 const int64_t pos = p.pos(i), cap = rs.kv_cap;
                 float* kt_layer = rs.kt.get() + size_t(l * KV * HD * cap);
@@ -513,7 +274,7 @@ void forward(const Pass& p, int64_t r0, float* logits_out) {
         linear(*w.o, s.att.data(), m, nullptr, lopt, s.tmp.data());
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i)
-                add_rmsnorm(x + i * H, s.tmp.data() + i * H, w.mlp_norm.data(), eps, H, xn + i * H);
+                ops::add_rmsnorm(x + i * H, s.tmp.data() + i * H, w.mlp_norm.data(), eps, H, xn + i * H);
         });
         linear_swiglu(*w.gate, *w.up, xn, m, nullptr, nullptr, lopt, s.mlp.data());
         linear(*w.down, s.mlp.data(), m, nullptr, lopt, s.tmp.data());
@@ -523,7 +284,7 @@ void forward(const Pass& p, int64_t r0, float* logits_out) {
         if (first < m)
             parallel_for(m - first, m - first > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
                 for (int64_t i = first + b; i < first + e; ++i)
-                    add_rmsnorm(x + i * H, s.tmp.data() + i * H, next_norm, eps, H, xn + i * H);
+                    ops::add_rmsnorm(x + i * H, s.tmp.data() + i * H, next_norm, eps, H, xn + i * H);
             });
     }
     if (logits_out && r0 < m) linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);

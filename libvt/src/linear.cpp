@@ -9,6 +9,7 @@
 #include "convert.h"
 #include "cpu/kernels.h"
 #include "cpu_features.h"
+#include "ops/swiglu.h"
 #include "quant.h"
 #include "threadpool.h"
 
@@ -241,7 +242,7 @@ void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t
         AlignedVec<float> g(static_cast<size_t>(m * gate.out)), u(static_cast<size_t>(m * gate.out));
         run_sparse(gate, x, m, gate_bias, g.data());
         run_sparse(up, x, m, up_bias, u.data());
-        for (int64_t i = 0; i < m * gate.out; ++i) y[i] = cpu::silu_ref(g[i]) * u[i];
+        ops::swiglu(g.data(), u.data(), m * gate.out, y);
         return;
     }
     AlignedVec<float> xq;

@@ -11,6 +11,7 @@
 
 #include "convert.h"
 #include "family.h"
+#include "ops/rope.h"
 #include "safetensors.h"
 #include "threadpool.h"
 
@@ -488,7 +489,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->max_seq_len = opt.max_seq_len > 0 ? opt.max_seq_len : cfg.max_position_embeddings;
     m->max_seq_len = std::min<int64_t>(m->max_seq_len, int64_t(1) << 24);
     m->cfg = cfg;
-    m->inv_freq = rope_inv_freq(cfg);
+    m->inv_freq = ops::rope_inv_freq(cfg);
 
     const int64_t L = cfg.num_layers, H = cfg.hidden_size;
     const bool tied = cfg.tie_word_embeddings == 1;

@@ -25,6 +25,9 @@
 #include "cuda/runtime.h"
 #include "forward.h"
 #include "model.h"
+#include "ops/attention.h"
+#include "ops/rmsnorm.h"
+#include "ops/rope.h"
 #include "quant.h"
 #include "sampling.h"
 
@@ -212,11 +215,8 @@ void test_gemv_norm_and_argmax() {
     std::vector<float> x = randn(size_t(k), 3.0f), nw = randn(size_t(k), 0.2f);
     for (auto& v : nw) v += 1.0f;
     // CPU: norm then linear
-    double ss = 0.0;
-    for (float v : x) ss += double(v) * v;
-    const float r = 1.0f / std::sqrt(float(ss / double(k)) + 1e-5f);
-    std::vector<float> xn(static_cast<size_t>(k));
-    for (int64_t c = 0; c < k; ++c) xn[size_t(c)] = (x[size_t(c)] * r) * nw[size_t(c)];
+    std::vector<float> xn(static_cast<size_t>(k)), xc = x;
+    ops::add_rmsnorm(xc.data(), nullptr, nw.data(), 1e-5f, k, xn.data());
     std::vector<float> ref(static_cast<size_t>(n));
     linear(*p, xn.data(), 1, nullptr, vt_linear_default_options(), ref.data());
     unsigned long long key = 0;
@@ -419,35 +419,28 @@ void test_qkv(const AttnCase& ac, int m, int pos0) {
     DevWeight dw;
     upload(*p, rows_qkv(*p, nh, nkv, hd), rows, dw);
     std::vector<float> x = randn(size_t(m * h));
+    LlamaConfig rc;
+    rc.head_dim = hd;
+    rc.rope_theta = 10000.0;
+    const std::vector<float> inv_freq = ops::rope_inv_freq(rc);
     std::vector<float> rope(size_t(m * hd));
-    for (int i = 0; i < m; ++i)
-        for (int64_t j = 0; j < hd / 2; ++j) {
-            const double a = double(pos0 + i) * std::pow(10000.0, -2.0 * double(j) / double(hd));
-            rope[size_t(i * hd + j)] = float(std::cos(a));
-            rope[size_t(i * hd + hd / 2 + j)] = float(std::sin(a));
-        }
+    for (int i = 0; i < m; ++i) ops::rope_angles(inv_freq.data(), pos0 + i, hd, rope.data() + size_t(i * hd));
     const float qscale = 1.0f / std::sqrt(float(hd));
     std::vector<double> qref(size_t(m * nh * hd)), kref(size_t(nkv * hd * cap), 0.0), vref(size_t(nkv * cap * hd), 0.0);
     for (int i = 0; i < m; ++i) {
-        std::vector<double> y(static_cast<size_t>(rows));
+        // The linear in double, then RoPE as the CPU backend applies it (ops::rope).
+        std::vector<float> y(static_cast<size_t>(rows));
         for (int64_t r = 0; r < rows; ++r) {
             double acc = 0;
             for (int64_t c = 0; c < h; ++c) acc += double(wu[size_t(r * h + c)]) * x[size_t(i * h + c)];
-            y[size_t(r)] = acc;
+            y[size_t(r)] = float(acc);
         }
-        for (int64_t head = 0; head < nh + nkv; ++head)
-            for (int64_t j = 0; j < hd / 2; ++j) {
-                const double c = rope[size_t(i * hd + j)], s = rope[size_t(i * hd + hd / 2 + j)];
-                const double x1 = y[size_t(head * hd + j)], x2 = y[size_t(head * hd + j + hd / 2)];
-                const double a = x1 * c - x2 * s, b = x2 * c + x1 * s;
-                if (head < nh) {
-                    qref[size_t(i * nh * hd + head * hd + j)] = a * qscale;
-                    qref[size_t(i * nh * hd + head * hd + j + hd / 2)] = b * qscale;
-                } else {
-                    kref[size_t(((head - nh) * hd + j) * cap + pos0 + i)] = a;
-                    kref[size_t(((head - nh) * hd + j + hd / 2) * cap + pos0 + i)] = b;
-                }
-            }
+        const float* cs = rope.data() + size_t(i * hd);
+        ops::rope(y.data(), nh, hd, cs, qscale);
+        ops::rope(y.data() + nh * hd, nkv, hd, cs, 1.0f);
+        for (int64_t d = 0; d < nh * hd; ++d) qref[size_t(i * nh * hd + d)] = y[size_t(d)];
+        for (int64_t kh = 0; kh < nkv; ++kh)
+            for (int64_t d = 0; d < hd; ++d) kref[size_t((kh * hd + d) * cap + pos0 + i)] = y[size_t((nh + kh) * hd + d)];
         for (int64_t kh = 0; kh < nkv; ++kh)
             for (int64_t d = 0; d < hd; ++d)
                 vref[size_t((kh * cap + pos0 + i) * hd + d)] = y[size_t((nh + nkv + kh) * hd + d)];
@@ -484,28 +477,26 @@ void test_qkv(const AttnCase& ac, int m, int pos0) {
     expect(eq < tol && ek < tol && ev < tol, std::string(tag) + " q, K cache, V cache", std::max({eq, ek, ev}));
 }
 
-// Reference attention for query row i at position pos: q [nh][hd], caches as on the device.
-void attn_ref(const std::vector<float>& q, const std::vector<float>& kt, const std::vector<float>& v, int64_t cap,
+// The CPU backend's attention (ops::attend_normalized over its head groups, as forward.cpp
+// runs it) for one query row at position pos: q [nh][hd], caches as on the device, which is
+// also the CPU session's layout. tests/ops/test_ops.cpp checks it against float64.
+void attn_cpu(const float* q, const std::vector<float>& kt, const std::vector<float>& v, int64_t cap,
               const AttnCase& ac, int64_t pos, double* out) {
-    const int64_t G = ac.nh / ac.nkv, hd = ac.hd;
-    for (int64_t h = 0; h < ac.nh; ++h) {
-        const int64_t kh = h / G;
-        std::vector<double> s(size_t(pos + 1));
-        double mx = -INFINITY;
-        for (int64_t j = 0; j <= pos; ++j) {
-            double acc = 0;
-            for (int64_t d = 0; d < hd; ++d) acc += double(q[size_t(h * hd + d)]) * kt[size_t((kh * hd + d) * cap + j)];
-            s[size_t(j)] = acc;
-            mx = std::max(mx, acc);
+    const int64_t hd = ac.hd;
+    const ops::HeadGroups hg(ac.nh, ac.nkv, hd);
+    std::vector<float> o(size_t(ac.nh * hd));
+    for (int64_t unit = 0; unit < hg.units; ++unit) {
+        const ops::HeadGroups::Unit u = hg.unit(unit);
+        const float* qp[ops::kMaxGroup];
+        float* op[ops::kMaxGroup];
+        for (int64_t g = 0; g < u.ng; ++g) {
+            qp[g] = q + (u.head0 + g) * hd;
+            op[g] = o.data() + (u.head0 + g) * hd;
         }
-        double l = 0;
-        for (auto& x : s) l += (x = std::exp(x - mx));
-        for (int64_t d = 0; d < hd; ++d) {
-            double o = 0;
-            for (int64_t j = 0; j <= pos; ++j) o += s[size_t(j)] * v[size_t((kh * cap + j) * hd + d)];
-            out[h * hd + d] = o / l;
-        }
+        ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * cap, v.data() + u.kvh * cap * hd, cap, 0, pos + 1, hd,
+                               op);
     }
+    std::copy(o.begin(), o.end(), out);
 }
 
 void test_attention(const AttnCase& ac, int m, int pos0, int splits) {
@@ -513,10 +504,8 @@ void test_attention(const AttnCase& ac, int m, int pos0, int splits) {
     std::vector<float> kt = randn(size_t(ac.nkv * hd * cap)), v = randn(size_t(ac.nkv * cap * hd));
     std::vector<float> q = randn(size_t(m * ac.nh * hd), 1.0f / std::sqrt(float(hd)) * 2.0f);
     std::vector<double> ref(size_t(m * ac.nh * hd));
-    for (int i = 0; i < m; ++i) {
-        std::vector<float> qi(q.begin() + i * ac.nh * hd, q.begin() + (i + 1) * ac.nh * hd);
-        attn_ref(qi, kt, v, cap, ac, pos0 + i, ref.data() + size_t(i * ac.nh * hd));
-    }
+    for (int i = 0; i < m; ++i)
+        attn_cpu(q.data() + size_t(i * ac.nh * hd), kt, v, cap, ac, pos0 + i, ref.data() + size_t(i * ac.nh * hd));
     const int G = ac.nh / ac.nkv, gb = std::min(G, kAttnMaxGroup), units = ac.nkv * ((G + gb - 1) / gb);
     Buf bq, bk, bv, bo, bpos, bpart, bcnt;
     up(bq, q);
@@ -605,20 +594,16 @@ void test_small_ops() {
     {
         const int m = 3;
         std::vector<float> x = randn(size_t(m * h), 2.0f), w = randn(size_t(h));
-        std::vector<double> ref(x.size());
-        for (int i = 0; i < m; ++i) {
-            double ss = 0;
-            for (int64_t c = 0; c < h; ++c) ss += double(x[size_t(i * h + c)]) * x[size_t(i * h + c)];
-            const double r = 1.0 / std::sqrt(ss / double(h) + 1e-6);
-            for (int64_t c = 0; c < h; ++c) ref[size_t(i * h + c)] = x[size_t(i * h + c)] * r * w[size_t(c)];
-        }
+        std::vector<float> cpu(x.size()), xc = x;
+        for (int i = 0; i < m; ++i) ops::add_rmsnorm(xc.data() + i * h, nullptr, w.data(), 1e-6f, h, cpu.data() + i * h);
+        const std::vector<double> ref = to_d(cpu);
         Buf bx, bw, bo;
         up(bx, x);
         up(bw, w);
         poison(bo, x.size() * 4);
         rmsnorm(kCfg, bx.f(), bw.f(), 1e-6f, h, m, bo.f());
         const double err = nerr(down(bo.f(), x.size()), ref);
-        expect(err < 1e-6, "rmsnorm", err);
+        expect(err < 2e-6, "rmsnorm vs CPU ops::add_rmsnorm", err);
     }
     // top-k candidates: sizes around the slice, ties, NaN, -inf
     for (int64_t n : {int64_t(7), int64_t(300), int64_t(2048), int64_t(2049), int64_t(32000), int64_t(128256)}) {

@@ -103,9 +103,8 @@ struct SparseJob {
 void sparse_generic(const SparseJob& job, int64_t r0, int64_t r1);
 void sparse_avx512(const SparseJob& job, int64_t r0, int64_t r1);
 
-// Scalar reference epilogue helpers (also used by the generic kernels).
+// Scalar reference epilogue helper (also used by the generic kernels); SiLU is ops::silu.
 float gelu_ref(float x);
-float silu_ref(float x);
 
 }  // namespace cpu
 }  // namespace vt

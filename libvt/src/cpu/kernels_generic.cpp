@@ -6,16 +6,13 @@
 
 #include "../convert.h"
 #include "kernels.h"
+#include "../ops/swiglu.h"
 
 namespace vt {
 namespace cpu {
 
 float gelu_ref(float x) {
     return static_cast<float>(0.5 * x * std::erfc(-static_cast<double>(x) * 0.70710678118654752440));
-}
-
-float silu_ref(float x) {
-    return static_cast<float>(static_cast<double>(x) / (1.0 + std::exp(-static_cast<double>(x))));
 }
 
 namespace {
@@ -106,7 +103,7 @@ void store_tile(const LinearJob& job, int64_t t, int64_t m, const float* acc, co
                 v = gelu_ref(v);
             } else if (job.act == kActSwiglu) {
                 float u = acc2[i * L + r] + (job.bias2 ? job.bias2[c] : 0.f);
-                v = silu_ref(v) * u;
+                v = ops::silu(v) * u;
             }
             job.y[(row0 + i) * out + c] = v;
         }

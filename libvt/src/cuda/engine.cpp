@@ -28,6 +28,7 @@
 #include "cuda/runtime.h"
 #include "forward.h"
 #include "model.h"
+#include "ops/rope.h"
 #include "quant.h"
 #include "sampling.h"
 #include "threadpool.h"
@@ -54,16 +55,6 @@ bool env_on(const char* name, bool dflt) {
     const char* v = std::getenv(name);
     if (!v || !*v) return dflt;
     return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
-}
-
-// cos | sin of `pos` exactly as forward.cpp computes them (double, then rounded to float).
-void rope_row(const std::vector<float>& inv_freq, int64_t pos, int64_t hd, float* cs) {
-    const int64_t half = hd / 2;
-    for (int64_t k = 0; k < half; ++k) {
-        const double a = double(pos) * double(inv_freq[size_t(k)]);
-        cs[k] = float(std::cos(a));
-        cs[half + k] = float(std::sin(a));
-    }
 }
 
 struct CudaLayer {
@@ -586,7 +577,7 @@ void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_
 
     cs.h_step->token = token;
     cs.h_step->pos = int32_t(s.len);
-    rope_row(cs.m->inv_freq, s.len, c.HD, cs.h_step->rope);
+    ops::rope_angles(cs.m->inv_freq.data(), s.len, c.HD, cs.h_step->rope);
     run_decode(cs, sample);
     if (host_row)
         check(cudaMemcpyAsync(host_row, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream), "logits copy");
@@ -622,7 +613,7 @@ void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t
         const int m = int(std::min(kChunk, n - c0));
         const bool final_chunk = c0 + m == n;
         const int32_t pos0 = int32_t(s.len + c0);
-        for (int i = 0; i < m; ++i) rope_row(cs.m->inv_freq, pos0 + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
+        for (int i = 0; i < m; ++i) ops::rope_angles(cs.m->inv_freq.data(), pos0 + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
         check(cudaMemcpyAsync(cs.tokens, tokens + c0, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
         check(cudaMemcpyAsync(cs.pos, &pos0, 4, cudaMemcpyHostToDevice, cs.stream), "position copy");
         check(cudaMemcpyAsync(cs.rope, rope.data(), size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice, cs.stream),

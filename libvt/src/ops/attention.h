@@ -1,0 +1,56 @@
+// Attention, the CPU implementation (the reference the CUDA kernels are tested against).
+//
+// One kernel for prefill and decode: `ng` query heads that share one KV head and one causal
+// range attend keys [k0, k1) with an online (flash-style) softmax. Keys are transposed in
+// the cache (kt[d * cap + j]) so scores vectorize over positions; values are row-major
+// (v[j * hd + d]). forward.cpp schedules it: which heads, which key ranges, which thread.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace vt {
+namespace ops {
+
+constexpr int64_t kKeyBlock = 64;     // keys per attention block
+constexpr int64_t kMaxGroup = 8;      // query heads attended together (GQA group): ng <= kMaxGroup
+constexpr int64_t kAccFloats = 4096;  // accumulator budget of one call: ng × hd <= kAccFloats
+
+// How the nh query heads of a layer are grouped for attend(): the G = nh / nkv heads of one
+// KV head, in groups of at most gb; a "unit" is one group of one KV head.
+struct HeadGroups {
+    int64_t G, gb, ngroups, units;
+
+    HeadGroups(int64_t nh, int64_t nkv, int64_t hd)
+        : G(nh / nkv),
+          gb(std::max<int64_t>(1, std::min({nh / nkv, kMaxGroup, kAccFloats / hd}))),
+          ngroups((G + gb - 1) / gb),
+          units(nkv * ngroups) {}
+
+    struct Unit {
+        int64_t kvh, head0, ng;  // KV head; query heads head0 .. head0 + ng - 1
+    };
+    Unit unit(int64_t u) const {
+        const int64_t kvh = u / ngroups, g0 = (u % ngroups) * gb;
+        return {kvh, kvh * G + g0, std::min(gb, G - g0)};
+    }
+};
+
+// The unnormalized result of attend() for ng heads.
+struct Partial {
+    float* acc;  // [ng, hd]  Σ_j e^(s_j - m_g) v_j
+    float* m;    // [ng]      running max of the scores
+    float* l;    // [ng]      Σ_j e^(s_j - m_g)
+};
+
+// q[g]: [hd] query of head g (pre-scaled by 1/sqrt(hd)), g < ng <= kMaxGroup, ng·hd <= kAccFloats;
+// kt: [hd, cap] keys of the KV head; v: [cap, hd] its values; keys [k0, k1), k0 < k1.
+void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0,
+            int64_t k1, int64_t hd, Partial out);
+
+// attend() normalized: out[g] = softmax_j(q_g · k_j) v_j over keys [k0, k1). out[g]: [hd].
+void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0,
+                       int64_t k1, int64_t hd, float* const* out);
+
+}  // namespace ops
+}  // namespace vt

@@ -1,0 +1,323 @@
+// The CPU ops of libvt/src/ops/ (RMSNorm, RoPE, attention, SwiGLU) against float64 math
+// written here. Built by meson as vt_test_ops (`meson test cpu_ops`) and compiled on its own
+// with the ops' sources by tests/test_ops_cpu.py; prints "N passed, M failed", exits 1 on a
+// failure. The linears have their own tests (tests/test_linear.py); the CUDA kernels are
+// checked against these same ops by tests/cuda/test_cuda.cpp.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "ops/attention.h"
+#include "ops/rmsnorm.h"
+#include "ops/rope.h"
+#include "ops/swiglu.h"
+
+using namespace vt;
+
+namespace {
+
+int g_pass = 0, g_fail = 0;
+
+void expect(bool ok, const std::string& what, double measured) {
+    ok ? ++g_pass : ++g_fail;
+    std::printf("%s %s (%.3g)\n", ok ? "ok  " : "FAIL", what.c_str(), measured);
+}
+
+// max |a - b| / max |b|; a non-finite a (an unwritten or poisoned output) gives +inf.
+double nerr(const float* a, const std::vector<double>& b) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (!std::isfinite(a[i])) return INFINITY;
+        num = std::max(num, std::fabs(double(a[i]) - b[i]));
+        den = std::max(den, std::fabs(b[i]));
+    }
+    return num / (den > 0 ? den : 1.0);
+}
+
+std::mt19937 g_rng(20261123);
+std::vector<float> randn(size_t n, float sd = 1.0f) {
+    std::normal_distribution<float> d(0.0f, sd);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(g_rng);
+    return v;
+}
+
+// ---- RMSNorm ---------------------------------------------------------------------------------------
+
+void test_rmsnorm(int64_t n, bool residual) {
+    const float eps = 1e-5f;
+    std::vector<float> x = randn(size_t(n), 3.0f), d = randn(size_t(n)), w = randn(size_t(n)), out(static_cast<size_t>(n));
+    std::vector<double> sum(static_cast<size_t>(n)), ref(static_cast<size_t>(n));
+    double ss = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        sum[size_t(i)] = double(x[size_t(i)]) + (residual ? double(d[size_t(i)]) : 0.0);
+        ss += sum[size_t(i)] * sum[size_t(i)];
+    }
+    const double r = 1.0 / std::sqrt(ss / double(n) + double(eps));
+    for (int64_t i = 0; i < n; ++i) ref[size_t(i)] = sum[size_t(i)] * r * double(w[size_t(i)]);
+    ops::add_rmsnorm(x.data(), residual ? d.data() : nullptr, w.data(), eps, n, out.data());
+    const double ex = nerr(x.data(), sum), eo = nerr(out.data(), ref);
+    expect(ex < 1e-7 && eo < 5e-6,
+           "rmsnorm n=" + std::to_string(n) + (residual ? " + residual (x updated)" : " (x unchanged)"),
+           std::max(ex, eo));
+}
+
+// ---- RoPE ------------------------------------------------------------------------------------------
+
+// transformers' inverse frequencies in float64 (the op reproduces its float32 steps).
+std::vector<double> inv_freq_ref(const LlamaConfig& c) {
+    const int64_t half = c.head_dim / 2;
+    std::vector<double> inv(size_t(half), 0.0);
+    for (int64_t i = 0; i < half; ++i) inv[size_t(i)] = 1.0 / std::pow(c.rope_theta, double(2 * i) / double(c.head_dim));
+    if (c.rope.kind == RopeScaling::LINEAR) {
+        for (auto& f : inv) f /= c.rope.factor;
+    } else if (c.rope.kind == RopeScaling::LLAMA3) {
+        const double old_ctx = double(c.rope.original_max_position_embeddings);
+        const double lo = c.rope.low_freq_factor, hi = c.rope.high_freq_factor, factor = c.rope.factor;
+        for (auto& f : inv) {
+            const double wavelen = 2 * M_PI / f;
+            if (wavelen < old_ctx / hi) continue;              // high frequency: kept
+            if (wavelen > old_ctx / lo) { f /= factor; continue; }  // low frequency: scaled
+            const double smooth = (old_ctx / wavelen - lo) / (hi - lo);
+            f = (1 - smooth) * f / factor + smooth * f;
+        }
+    }
+    return inv;
+}
+
+void test_rope_inv_freq(int64_t hd, double theta, RopeScaling::Kind kind) {
+    LlamaConfig c;
+    c.head_dim = hd;
+    c.rope_theta = theta;
+    c.rope.kind = kind;
+    c.rope.factor = kind == RopeScaling::LINEAR ? 2.0 : 8.0;
+    const std::vector<float> got = ops::rope_inv_freq(c);
+    const std::vector<double> want = inv_freq_ref(c);
+    double err = got.size() == want.size() ? 0.0 : INFINITY;
+    int64_t changed = 0;  // scaled frequencies (so the scaled cases test something)
+    const std::vector<double> plain = [&] {
+        LlamaConfig p = c;
+        p.rope.kind = RopeScaling::NONE;
+        return inv_freq_ref(p);
+    }();
+    for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+        err = std::max(err, std::fabs(double(got[i]) - want[i]) / want[i]);
+        changed += std::fabs(want[i] - plain[i]) > 1e-9 * plain[i];
+    }
+    const char* names[] = {"default", "linear", "llama3"};
+    const bool scaled_ok = kind == RopeScaling::NONE ? changed == 0 : changed > 0;
+    expect(err < 2e-6 && scaled_ok,
+           std::string("rope inv_freq ") + names[kind] + " hd=" + std::to_string(hd) + " theta=" +
+               std::to_string(int64_t(theta)) + " (" + std::to_string(changed) + " scaled)",
+           err);
+}
+
+void test_rope(int64_t hd, int64_t heads, int64_t pos, float scale) {
+    LlamaConfig c;
+    c.head_dim = hd;
+    c.rope_theta = 500000.0;
+    c.rope.kind = RopeScaling::LLAMA3;
+    c.rope.factor = 8.0;
+    const std::vector<float> inv = ops::rope_inv_freq(c);
+    const int64_t half = hd / 2;
+    std::vector<float> cs(static_cast<size_t>(hd));
+    ops::rope_angles(inv.data(), pos, hd, cs.data());
+    std::vector<double> cs_ref(static_cast<size_t>(hd));
+    for (int64_t k = 0; k < half; ++k) {
+        const double a = double(pos) * double(inv[size_t(k)]);
+        cs_ref[size_t(k)] = std::cos(a);
+        cs_ref[size_t(half + k)] = std::sin(a);
+    }
+    double ecs = 0;
+    for (int64_t k = 0; k < hd; ++k) ecs = std::max(ecs, std::fabs(double(cs[size_t(k)]) - cs_ref[size_t(k)]));
+    std::vector<float> x = randn(size_t(heads * hd));
+    std::vector<double> ref(x.size());
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < half; ++i) {  // pairs (i, i + hd/2): transformers' rotate_half
+            const double x1 = x[size_t(h * hd + i)], x2 = x[size_t(h * hd + half + i)];
+            ref[size_t(h * hd + i)] = (x1 * cs_ref[size_t(i)] - x2 * cs_ref[size_t(half + i)]) * scale;
+            ref[size_t(h * hd + half + i)] = (x2 * cs_ref[size_t(i)] + x1 * cs_ref[size_t(half + i)]) * scale;
+        }
+    ops::rope(x.data(), heads, hd, cs.data(), scale);
+    const double ex = nerr(x.data(), ref);
+    expect(ecs < 1.2e-7 && ex < 2e-6,
+           "rope hd=" + std::to_string(hd) + " heads=" + std::to_string(heads) + " pos=" + std::to_string(pos) +
+               " scale=" + std::to_string(scale) + " (cos|sin, rotation)",
+           std::max(ecs, ex));
+}
+
+// ---- Attention -------------------------------------------------------------------------------------
+
+struct Cache {
+    int64_t nkv, hd, cap;
+    std::vector<float> kt, v;  // [nkv, hd, cap], [nkv, cap, hd]: the session's layout
+};
+
+Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys) {
+    Cache c{nkv, hd, nkeys + 7, {}, {}};
+    c.kt = randn(size_t(nkv * hd * c.cap));
+    c.v = randn(size_t(nkv * c.cap * hd));
+    // Positions past the keys attended are never read: NaN there would show.
+    for (int64_t h = 0; h < nkv; ++h)
+        for (int64_t j = nkeys; j < c.cap; ++j)
+            for (int64_t d = 0; d < hd; ++d) {
+                c.kt[size_t((h * hd + d) * c.cap + j)] = NAN;
+                c.v[size_t((h * c.cap + j) * hd + d)] = NAN;
+            }
+    return c;
+}
+
+// Scores of query q against keys [k0, k1) of KV head kvh, in double.
+std::vector<double> scores(const Cache& c, int64_t kvh, const float* q, int64_t k0, int64_t k1) {
+    std::vector<double> s(size_t(k1 - k0));
+    for (int64_t j = k0; j < k1; ++j) {
+        double acc = 0;
+        for (int64_t d = 0; d < c.hd; ++d) acc += double(q[d]) * c.kt[size_t((kvh * c.hd + d) * c.cap + j)];
+        s[size_t(j - k0)] = acc;
+    }
+    return s;
+}
+
+// Causal GQA attention of m query rows at positions pos0 + i (q: [m, nh, hd], pre-scaled),
+// scheduled as forward.cpp's prefill does: HeadGroups units, attend_normalized per row.
+void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0) {
+    const Cache c = make_cache(nkv, hd, pos0 + m);
+    const std::vector<float> q = randn(size_t(m * nh * hd), 2.0f / std::sqrt(float(hd)));
+    std::vector<float> out(q.size(), NAN);
+    const ops::HeadGroups hg(nh, nkv, hd);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t unit = 0; unit < hg.units; ++unit) {
+            const ops::HeadGroups::Unit u = hg.unit(unit);
+            const float* qp[ops::kMaxGroup];
+            float* op[ops::kMaxGroup];
+            for (int64_t g = 0; g < u.ng; ++g) {
+                qp[g] = q.data() + (i * nh + u.head0 + g) * hd;
+                op[g] = out.data() + (i * nh + u.head0 + g) * hd;
+            }
+            ops::attend_normalized(qp, u.ng, c.kt.data() + u.kvh * hd * c.cap, c.v.data() + u.kvh * c.cap * hd, c.cap,
+                                   0, pos0 + i + 1, hd, op);
+        }
+    std::vector<double> ref(q.size());
+    const int64_t G = nh / nkv;
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t h = 0; h < nh; ++h) {
+            const int64_t kvh = h / G;  // GQA: query head h reads KV head h / G
+            std::vector<double> s = scores(c, kvh, q.data() + (i * nh + h) * hd, 0, pos0 + i + 1);
+            const double mx = *std::max_element(s.begin(), s.end());
+            double l = 0;
+            for (auto& x : s) l += (x = std::exp(x - mx));
+            for (int64_t d = 0; d < hd; ++d) {
+                double o = 0;
+                for (size_t j = 0; j < s.size(); ++j) o += s[j] * c.v[size_t((kvh * c.cap + int64_t(j)) * hd + d)];
+                ref[size_t((i * nh + h) * hd + d)] = o / l;
+            }
+        }
+    const double err = nerr(out.data(), ref);
+    char tag[160];
+    std::snprintf(tag, sizeof tag, "attention nh=%lld nkv=%lld hd=%lld (group %lld) m=%lld pos0=%lld", (long long)nh,
+                  (long long)nkv, (long long)hd, (long long)hg.gb, (long long)m, (long long)pos0);
+    expect(err < 1e-5, tag, err);
+}
+
+// attend()'s unnormalized partial over a key range [k0, k1) (decode splits): m = the max
+// score, l = Σ e^(s - m), acc = Σ e^(s - m) v.
+void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1) {
+    const Cache c = make_cache(1, hd, k1);
+    const std::vector<float> q = randn(size_t(ng * hd), 2.0f / std::sqrt(float(hd)));
+    std::vector<float> acc(size_t(ng * hd), NAN), mm(size_t(ng), NAN), ll(size_t(ng), NAN);
+    const float* qp[ops::kMaxGroup];
+    for (int64_t g = 0; g < ng; ++g) qp[g] = q.data() + g * hd;
+    ops::attend(qp, ng, c.kt.data(), c.v.data(), c.cap, k0, k1, hd, ops::Partial{acc.data(), mm.data(), ll.data()});
+    double em = 0, el = 0;
+    std::vector<double> aref(acc.size());
+    for (int64_t g = 0; g < ng; ++g) {
+        std::vector<double> s = scores(c, 0, q.data() + g * hd, k0, k1);
+        const double mx = *std::max_element(s.begin(), s.end());
+        double l = 0;
+        for (auto& x : s) l += (x = std::exp(x - mx));
+        for (int64_t d = 0; d < hd; ++d) {
+            double o = 0;
+            for (size_t j = 0; j < s.size(); ++j) o += s[j] * c.v[size_t((k0 + int64_t(j)) * hd + d)];
+            aref[size_t(g * hd + d)] = o;
+        }
+        em = std::max(em, std::isfinite(mm[size_t(g)]) ? std::fabs(mm[size_t(g)] - mx) / std::max(1.0, std::fabs(mx))
+                                                       : INFINITY);
+        el = std::max(el, std::isfinite(ll[size_t(g)]) ? std::fabs(ll[size_t(g)] - l) / l : INFINITY);
+    }
+    const double ea = nerr(acc.data(), aref);
+    expect(em < 1e-6 && el < 1e-5 && ea < 1e-5,
+           "attend partial ng=" + std::to_string(ng) + " hd=" + std::to_string(hd) + " keys [" + std::to_string(k0) +
+               ", " + std::to_string(k1) + ") (max, sum, accumulator)",
+           std::max({em, el, ea}));
+}
+
+// ---- SwiGLU ----------------------------------------------------------------------------------------
+
+void test_swiglu(int64_t n) {
+    std::vector<float> g = randn(size_t(n), 4.0f), u = randn(size_t(n));
+    if (n >= 6) {  // the tails: e^-x overflows a float for x < -88.7, and silu(-100) is ~-4e-42
+        g[0] = -100.0f;
+        g[1] = 100.0f;
+        g[2] = 0.0f;
+        g[3] = -20.0f;
+        g[4] = 20.0f;
+        g[5] = -1e-30f;
+    }
+    std::vector<double> ref(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) ref[size_t(i)] = double(g[size_t(i)]) / (1.0 + std::exp(-double(g[size_t(i)]))) * u[size_t(i)];
+    std::vector<float> y(size_t(n), NAN);
+    ops::swiglu(g.data(), u.data(), n, y.data());
+    double err = nerr(y.data(), ref);
+    double esilu = 0;  // silu alone, relative per element (every element, tiny ones included)
+    for (int64_t i = 0; i < n; ++i) {
+        const double want = double(g[size_t(i)]) / (1.0 + std::exp(-double(g[size_t(i)])));
+        const double got = ops::silu(g[size_t(i)]);
+        if (std::fabs(want) >= double(std::numeric_limits<float>::min()))
+            esilu = std::max(esilu, std::fabs(got - want) / std::fabs(want));
+        else
+            esilu = std::max(esilu, std::fabs(got - want) / double(std::numeric_limits<float>::min()));
+    }
+    ops::swiglu(g.data(), u.data(), n, g.data());  // in place (y aliases g)
+    err = std::max(err, nerr(g.data(), ref));
+    expect(err < 2e-7 && esilu < 1e-7, "swiglu n=" + std::to_string(n) + " (and silu, in place)", std::max(err, esilu));
+}
+
+}  // namespace
+
+int main() {
+    for (int64_t n : {1, 7, 16, 96, 576, 2049}) {
+        test_rmsnorm(n, false);
+        test_rmsnorm(n, true);
+    }
+    for (int64_t hd : {64, 128}) {
+        test_rope_inv_freq(hd, 10000.0, RopeScaling::NONE);
+        test_rope_inv_freq(hd, 500000.0, RopeScaling::NONE);
+        test_rope_inv_freq(hd, 10000.0, RopeScaling::LINEAR);
+        test_rope_inv_freq(hd, 500000.0, RopeScaling::LLAMA3);
+        for (int64_t pos : {0, 1, 37, 4095, 131071}) test_rope(hd, 3, pos, pos % 2 ? 1.0f : 1.0f / std::sqrt(float(hd)));
+    }
+    // GQA shapes: MHA, groups of 2..8, a group of 16 split in two, an odd group; head_dim 32,
+    // 64, 96, 128 (the register-blocked paths) and 80 (the generic one).
+    const int64_t shapes[][3] = {{4, 4, 64}, {8, 2, 64}, {32, 4, 64}, {16, 1, 64}, {9, 3, 32},
+                                 {6, 2, 128}, {32, 8, 128}, {4, 2, 96}, {4, 2, 80}};
+    for (const auto& sh : shapes) {
+        test_attention(sh[0], sh[1], sh[2], 1, 0);     // one key
+        test_attention(sh[0], sh[1], sh[2], 1, 300);   // decode at 300
+        test_attention(sh[0], sh[1], sh[2], 20, 0);    // prefill, causal
+        test_attention(sh[0], sh[1], sh[2], 70, 60);   // prefill after a cached prefix, across blocks
+    }
+    for (int64_t hd : {64, 128})
+        for (int64_t ng : {1, 3, 8}) {
+            test_attend_partial(ng, hd, 0, 64);
+            test_attend_partial(ng, hd, 128, 200);
+            test_attend_partial(ng, hd, 5, 6);
+        }
+    for (int64_t n : {1, 6, 1000}) test_swiglu(n);
+    std::printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
