@@ -28,6 +28,11 @@ machine, versions, git commit, settings and the exact command.
     python bench/decode.py                              # the full CPU run (slow)
     python bench/decode.py --quick --no-save            # smoke test
     python bench/decode.py --models smollm2-135m --formats int8 --threads 2
+    python bench/decode.py --models smollm2-135m --formats int8 --threads 2 --contention none,spin,stream,busy
+
+``--contention`` runs every engine again beside each named neighbour load (bench/contention.py:
+spin, spin2, stream, compile, busy, or all), so a lead that holds only on a quiet machine shows
+as such; ratios compare rows of the same mode. Floors use the quiet bandwidth measurement.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+import contention  # bench/, beside this script
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
@@ -726,20 +733,23 @@ def summarize(row: dict[str, Any], prompt_len: int, bw: dict[int | None, float])
 
 def add_ratios(rows: list[dict[str, Any]]) -> None:
     """decode/prefill tok/s over llama.cpp Q8_0 (flash-attn on when both were run) and over
-    transformers, same model and thread count."""
+    transformers, same model, thread count and contention mode."""
     ok = [r for r in rows if r.get("status") == "ok"]
 
-    def q8(model, t):
+    def q8(model, t, mode):
         c = [r for r in ok if r["model"] == model and r["threads"] == t and r["engine"] == "llama.cpp"
-             and str(r["format"]).startswith("Q8_0")]
+             and r.get("contention", "none") == mode and str(r["format"]).startswith("Q8_0")]
         c.sort(key=lambda r: "fa=off" in str(r["format"]))
         return c[0] if c else None
 
-    def hf(model, t):
-        return next((r for r in ok if r["model"] == model and r["threads"] == t and r["engine"] == "transformers"), None)
+    def hf(model, t, mode):
+        return next((r for r in ok if r["model"] == model and r["threads"] == t and r["engine"] == "transformers"
+                     and r.get("contention", "none") == mode), None)
 
     for r in ok:
-        for key, base in (("llamacpp_q8", q8(r["model"], r["threads"])), ("hf", hf(r["model"], r["threads"]))):
+        mode = r.get("contention", "none")
+        for key, base in (("llamacpp_q8", q8(r["model"], r["threads"], mode)),
+                          ("hf", hf(r["model"], r["threads"], mode))):
             if base is None or base is r or (key == "llamacpp_q8" and r["engine"] == "transformers"):
                 continue
             r[f"decode_vs_{key}"] = r["decode_tok_s"] / base["decode_tok_s"]
@@ -771,7 +781,7 @@ def fmt_num(v: Any, spec: str = ".1f") -> str:
 
 
 COLUMNS = [
-    ("model", "model"), ("engine", "engine"), ("format", "format"), ("threads", "thr"),
+    ("model", "model"), ("engine", "engine"), ("format", "format"), ("threads", "thr"), ("contention", "beside"),
     ("prefill_tok_s", "prefill tok/s"), ("decode_tok_s", "decode tok/s"), ("ms_per_token", "ms/tok"),
     ("weight_mb", "MB/tok"), ("floor_ms", "floor ms"), ("floor_fraction", "of floor"),
     ("decode_vs_llamacpp_q8", "dec vs l.cpp Q8"), ("prefill_vs_llamacpp_q8", "pre vs l.cpp Q8"),
@@ -780,12 +790,12 @@ COLUMNS = [
 
 
 def table_cells(r: dict[str, Any]) -> list[str]:
+    key = [r["model"], r["engine"], r["format"] or "-", str(r["threads"]), r.get("contention", "none")]
     if r.get("status") != "ok":
         st = r.get("status", "?")
-        return [r["model"], r["engine"], r["format"] or "-", str(r["threads"]), st] + [""] * (len(COLUMNS) - 5)
+        return key + [st] + [""] * (len(COLUMNS) - NKEY - 1)
     wb = r.get("weight_bytes")
-    return [
-        r["model"], r["engine"], r["format"] or "-", str(r["threads"]),
+    return key + [
         fmt_num(r.get("prefill_tok_s")), fmt_num(r.get("decode_tok_s")), fmt_num(r.get("ms_per_token"), ".2f"),
         fmt_num(wb / 1e6 if wb else None), fmt_num(r.get("floor_ms"), ".2f"),
         fmt_num(r.get("floor_fraction"), ".2f"),
@@ -797,26 +807,32 @@ def table_cells(r: dict[str, Any]) -> list[str]:
     ]
 
 
+NKEY = 5  # label columns before the numbers (model ... contention)
+
+
 def render_table(rows: list[dict[str, Any]], markdown: bool) -> str:
     head = [h for _, h in COLUMNS]
     body = [table_cells(r) for r in rows]
     if markdown:
-        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i < 4 else "---:" for i in range(len(head))) + "|"]
+        lines = ["| " + " | ".join(head) + " |",
+                 "|" + "|".join("---" if i < NKEY else "---:" for i in range(len(head))) + "|"]
         lines += ["| " + " | ".join(c.replace("|", "/") for c in b) + " |" for b in body]
         return "\n".join(lines)
-    # plain text: status text of failed rows spans the numeric columns
+
+    def failed(b: list[str]) -> bool:  # status text of failed rows spans the numeric columns
+        return bool(b[NKEY]) and not b[NKEY + 1] and b[NKEY].startswith(("error", "not"))
+
     widths = [len(h) for h in head]
     for b in body:
-        if b[4] and not b[5] and b[4].startswith(("error", "not")):
-            continue
-        widths = [max(w, len(c)) for w, c in zip(widths, b)]
-    out = ["  ".join(h.ljust(w) if i < 4 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
+        if not failed(b):
+            widths = [max(w, len(c)) for w, c in zip(widths, b)]
+    out = ["  ".join(h.ljust(w) if i < NKEY else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths)))]
     out.append("  ".join("-" * w for w in widths))
     for b in body:
-        if b[4] and not b[5] and b[4].startswith(("error", "not")):
-            out.append("  ".join(c.ljust(w) for c, w in zip(b[:4], widths[:4])) + "  " + b[4])
+        if failed(b):
+            out.append("  ".join(c.ljust(w) for c, w in zip(b[:NKEY], widths[:NKEY])) + "  " + b[NKEY])
         else:
-            out.append("  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(b, widths))))
+            out.append("  ".join(c.ljust(w) if i < NKEY else c.rjust(w) for i, (c, w) in enumerate(zip(b, widths))))
     return "\n".join(out)
 
 
@@ -839,7 +855,9 @@ def goals(rows: list[dict[str, Any]]) -> list[str]:
         if r.get("prefill_vs_hf") is not None:
             checks.append(f"prefill {r['prefill_vs_hf']:.2f}x transformers (goal: close to 1)")
         if checks:
-            out.append(f"{r['model']} int8, {r['threads']} thread(s): " + "; ".join(checks))
+            mode = r.get("contention", "none")
+            beside = "" if mode == "none" else f", beside {mode}"
+            out.append(f"{r['model']} int8, {r['threads']} thread(s){beside}: " + "; ".join(checks))
     return out
 
 
@@ -872,6 +890,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-llamacpp", action="store_true")
     ap.add_argument("--llamacpp-flash-attn", choices=["on", "off", "both"], default="on",
                     help="llama.cpp flash attention (default on: its fastest Q8_0 setting on CPU)")
+    ap.add_argument("--contention", default="none", metavar="MODES",
+                    help="comma list of neighbour loads to measure beside (bench/contention.py: "
+                         f"{', '.join(contention.MODES)}, or all; default none)")
     ap.add_argument("--quick", action="store_true", help="smoke test: prompt 64, gen 16, 1 repeat")
     ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="checkpoints and GGUFs (default %(default)s)")
     ap.add_argument("--smollm2-path", default=None, help="SmolLM2 BF16 folder (default: pyvt.hub.pull())")
@@ -899,6 +920,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     bad = [m for m in args.models if m not in MODELS]
     if bad:
         ap.error(f"unknown model(s) {bad}; known: {', '.join(MODELS)}")
+    try:
+        args.contention = contention.parse_modes(args.contention)
+    except ValueError as e:
+        ap.error(str(e))
     return args
 
 
@@ -981,8 +1006,9 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         jobs.append(("llama.cpp", label, dict(base, engine="llama.cpp", path=str(prep["gguf"][q]),
                                                               flash_attn=fa)))
-        for engine, fmt, spec in jobs:
-            label = f"{name} / {engine} {fmt or ''}".strip()
+        for mode, (engine, fmt, spec) in ((m, j) for m in args.contention for j in jobs):
+            label = f"{name} / {engine} {fmt or ''}".strip() + ("" if mode == "none" else f" beside {mode}")
+            load_during = None
             if spec is None:
                 res = [{"threads": t, "status": "not installed"} for t in args.threads]
             elif "error" in spec:
@@ -991,10 +1017,13 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{label}: threads {args.threads}, prompt {args.prompt_len}, gen {args.gen_len}, "
                     f"{args.repeat} repeat(s) ...")
                 t0 = time.time()
-                res = run_worker(spec, args.worker_timeout, args.worker_retries)
-                log(f"{label}: done in {time.time() - t0:.0f} s")
+                with contention.Neighbours(mode):
+                    res = run_worker(spec, args.worker_timeout, args.worker_retries)
+                    load_during = loadavg()
+                log(f"{label}: done in {time.time() - t0:.0f} s (load average {load_during})")
             for r in res:
-                r.update(model=name, engine=engine, format=fmt, prompt_len=args.prompt_len, gen_len=args.gen_len)
+                r.update(model=name, engine=engine, format=fmt, prompt_len=args.prompt_len, gen_len=args.gen_len,
+                         contention=mode, loadavg_during=load_during)
                 summarize(r, args.prompt_len, bw)
                 if r.get("status") == "ok":
                     log(f"  {engine} {fmt} t={r['threads']}: prefill {r['prefill_tok_s']:.1f} tok/s, "
@@ -1050,7 +1079,11 @@ def render_markdown(env: dict[str, Any], rows: list[dict[str, Any]], g: list[str
         f"* Settings: device {args.device}; prompt {args.prompt_len} tokens ("
         + ("a built-in English paragraph tokenized and repeated" if args.prompt == "text" else "seeded random ids")
         + f", the same ids for every engine); decode {args.gen_len} tokens greedy, EOS ignored; {args.repeat} timed repeat(s) after a short "
-        f"warm-up; medians reported (bests in the JSON).",
+        f"warm-up; medians reported (bests in the JSON)."
+        + ("" if args.contention == ["none"] else
+           f" Contention modes: {', '.join(args.contention)} (bench/contention.py; the column *beside*); each "
+           "engine runs beside the same neighbours, ratios compare rows of the same mode, floors use the quiet "
+           "bandwidth."),
         "* Read bandwidth (this run): " + ", ".join(
             f"{b['threads']} thread(s) {b['gb_s']} GB/s" if b["threads"] else f"{b['gb_s']} GB/s" for b in env["bandwidth"])
         + (" at the start; " + ", ".join(f"{b['threads']} thread(s) {b['gb_s']} GB/s" for b in env.get("bandwidth_end", []))
