@@ -46,6 +46,7 @@ import os
 import platform
 import re
 import shlex
+import signal
 import socket
 import statistics
 import subprocess
@@ -932,6 +933,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.worker:
         return worker_main(args.worker)
+    # SIGTERM (timeout, kill) unwinds like Ctrl-C, so contention neighbours are stopped too.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
     started = _dt.datetime.now()
     have_torch = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None
