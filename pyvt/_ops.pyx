@@ -938,7 +938,8 @@ def uniform(seed, step):
 # ---- library ------------------------------------------------------------------------------
 
 def set_num_threads(n):
-    """Worker threads for CPU kernels; n <= 0 restores the default (cores or VT_NUM_THREADS)."""
+    """Worker threads for CPU kernels; n <= 0 restores the default (cores or VT_NUM_THREADS).
+    Process-wide; safe while other threads generate (running work keeps its pool)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"n must be an int, got {type(n).__name__}")
     _check(vt_set_num_threads(max(-1, min(int(n), 1 << 20))))

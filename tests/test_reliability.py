@@ -386,3 +386,58 @@ def test_ctrl_c_stops_within_one_token_and_leaves_the_handle_usable(rand_dir, tm
     print(r.stdout)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
     assert r.stdout.count("interrupted") == 3
+
+
+_FLIP_SCRIPT = r"""
+import sys, threading, time
+import numpy as np
+import pyvt
+from pyvt import ops
+
+m = pyvt.load_model(sys.argv[1], weight_format="int8", progress=False)
+ids = list(range(5, 5 + 96))
+ops.set_num_threads(2)
+ref = m.logits(ids)
+stop = threading.Event()
+errors, calls, flips = [], [0], [0]
+
+def generate():
+    while not stop.is_set():
+        try:
+            out = m.logits(ids)
+            calls[0] += 1
+            if not np.allclose(out, ref, rtol=1e-4, atol=1e-4):
+                errors.append("logits differ from the 2-thread reference")
+        except BaseException as e:
+            errors.append(repr(e))
+
+def flip():
+    n = 0
+    while not stop.is_set():
+        ops.set_num_threads(1 + n % 4)
+        n += 1
+        flips[0] = n
+        time.sleep(0.0002)
+
+threads = [threading.Thread(target=generate) for _ in range(3)] + [threading.Thread(target=flip)]
+for t in threads:
+    t.start()
+time.sleep(float(sys.argv[2]))
+stop.set()
+for t in threads:
+    t.join()
+print(f"calls={calls[0]} flips={flips[0]} errors={len(errors)}")
+if errors:
+    print(errors[:3])
+    sys.exit(1)
+"""
+
+
+def test_thread_count_changes_while_other_threads_generate(rand_dir):
+    # Was a use-after-free: the pool was deleted under a running region (segfault or
+    # deadlock). Run in a child so a crash is a failed test, with a timeout for a deadlock.
+    p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "3"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-500:]} {p.stderr[-1500:]}"
+    stats = dict(kv.split("=") for kv in p.stdout.split()[:3])
+    assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100, p.stdout

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -38,9 +40,28 @@ int default_threads() {
     return n ? static_cast<int>(n) : 1;
 }
 
-// Spin this many pause iterations (~tens of microseconds) before sleeping: a decode step
-// runs hundreds of short regions back to back, and a futex wake costs ~5-20 us each.
-constexpr int kSpinIters = 20000;
+using Clock = std::chrono::steady_clock;
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// A worker spins this long before sleeping: a decode step runs hundreds of short regions
+// back to back, and a futex wake costs ~5-20 us each. In time, not PAUSE iterations: PAUSE
+// takes ~10 cycles on some CPUs and ~140 on others (20000 of them were ~1 ms of a core on a
+// Sapphire Rapids VM, taken from whatever else the machine runs).
+constexpr int64_t kSpinNs = 50'000;
+
+// Oversubscription. On a machine busier than its cores, a worker is sometimes descheduled
+// in the middle of its chunk, and the caller waits for it a whole scheduler time slice
+// (milliseconds) in a region that takes tens of microseconds: measured on a 2-core VM beside
+// three busy processes, 2 threads decoded at 16 tok/s where 1 thread made 26. So a region
+// whose caller waits for the others longer than it worked itself (and more than kStallNs)
+// is a stall; after one, the caller runs regions alone for a back-off period (kInlineMinNs,
+// doubling while stalls recur, up to kInlineMaxNs), then tries the workers again.
+constexpr int64_t kStallNs = 200'000;
+constexpr int64_t kInlineMinNs = 20'000'000;
+constexpr int64_t kInlineMaxNs = 1'000'000'000;
 
 class Pool {
 public:
@@ -54,14 +75,25 @@ public:
             gen_.fetch_add(1);
         }
         cv_.notify_all();
-        for (auto& t : workers_) t.join();
+        for (auto& t : workers_) {
+            // (A region nested inside a worker's chunk could hold the last reference.)
+            if (t.get_id() == std::this_thread::get_id()) t.detach();
+            else t.join();
+        }
     }
     int size() const { return nthreads_; }
+
+    // Whether regions should run on the caller alone now (see kStallNs).
+    bool backing_off() const {
+        const int64_t until = inline_until_.load(std::memory_order_relaxed);
+        return until != 0 && now_ns() < until;
+    }
 
     // Returns false (without running anything) when another caller holds the pool.
     bool run(int64_t n, int64_t grain, int nchunks, RangeFn fn, void* ctx) {
         bool expected = false;
         if (!busy_.compare_exchange_strong(expected, true, std::memory_order_acquire)) return false;
+        const int64_t t0 = now_ns();
         fn_ = fn;
         ctx_ = ctx;
         n_ = n;
@@ -79,10 +111,22 @@ public:
         // Chunks go to whoever claims them first: if a worker is descheduled (a busy
         // 2-core machine), the caller runs its chunk too instead of waiting for it.
         claim_and_run(g);
-        int spins = 0;
-        while (done_.load(std::memory_order_acquire) != nchunks) {
-            if (++spins < kSpinIters) cpu_relax();
-            else std::this_thread::yield();
+        if (done_.load(std::memory_order_acquire) != nchunks) {
+            const int64_t t1 = now_ns();
+            int64_t t = t1;
+            for (int spins = 0; done_.load(std::memory_order_acquire) != nchunks; ++spins) {
+                if (t - t1 < kSpinNs) {
+                    cpu_relax();
+                    if ((spins & 63) == 0) t = now_ns();
+                } else {
+                    std::this_thread::yield();
+                    t = now_ns();
+                }
+            }
+            const int64_t waited = now_ns() - t1;
+            note_wait(waited, t1 - t0);
+        } else {
+            note_wait(0, 0);
         }
         std::exception_ptr err = err_;
         busy_.store(false, std::memory_order_release);
@@ -91,6 +135,19 @@ public:
     }
 
 private:
+    // Called by the caller (the owner of busy_) after each region.
+    void note_wait(int64_t waited, int64_t worked) {
+        if (waited > kStallNs && waited > worked) {
+            int64_t b = backoff_ ? backoff_ : kInlineMinNs;
+            inline_until_.store(now_ns() + b, std::memory_order_relaxed);
+            backoff_ = b * 2 > kInlineMaxNs ? kInlineMaxNs : b * 2;
+            clean_ = 0;
+        } else if (backoff_ && ++clean_ >= 256) {
+            backoff_ = 0;  // the machine is quiet again: back to the shortest back-off
+            clean_ = 0;
+        }
+    }
+
     // next_ = generation (32 bits) | chunk count (16) | next chunk (16): a worker that
     // wakes late for an old job can never claim a chunk of the next one.
     static uint64_t pack(uint64_t gen, int nchunks, int next) {
@@ -131,11 +188,13 @@ private:
         uint64_t seen = 0;
         for (;;) {
             uint64_t g = gen_.load(std::memory_order_acquire);
-            int spins = 0;
-            while (g == seen && spins < kSpinIters) {
-                cpu_relax();
-                ++spins;
-                g = gen_.load(std::memory_order_acquire);
+            if (g == seen) {
+                const int64_t t0 = now_ns();
+                for (int spins = 1; g == seen; ++spins) {
+                    cpu_relax();
+                    g = gen_.load(std::memory_order_acquire);
+                    if ((spins & 63) == 0 && now_ns() - t0 > kSpinNs) break;
+                }
             }
             if (g == seen) {
                 std::unique_lock<std::mutex> lk(m_);
@@ -158,6 +217,9 @@ private:
     std::atomic<int> sleepers_{0};
     std::atomic<bool> busy_{false};
     std::atomic<bool> stop_{false};
+    std::atomic<int64_t> inline_until_{0};  // backing_off() until this time (ns); 0 = never
+    int64_t backoff_ = 0;                   // next back-off (owner of busy_ only); 0 = kInlineMinNs
+    int clean_ = 0;                         // regions without a stall since the last one
     std::mutex m_;
     std::condition_variable cv_;
     std::mutex err_m_;
@@ -169,33 +231,28 @@ private:
     int nchunks_ = 0;
 };
 
-std::mutex g_pool_m;
-Pool* g_pool = nullptr;          // intentionally leaked at exit: joining during exit can hang
+// The pool, shared: every region holds a reference for as long as it runs, so changing the
+// thread count while other threads compute (vt_set_num_threads, load_model(threads=N)) only
+// swaps the pointer; the old pool is joined and freed by whichever region releases it last.
+// Both objects are heap-allocated and never destroyed: joining workers during exit can hang.
+std::mutex* g_pool_m = new std::mutex();
+std::shared_ptr<Pool>* g_pool = new std::shared_ptr<Pool>();
 std::atomic<int> g_requested{0};  // 0 = default
 std::atomic<int> g_threads{0};    // cached thread count (0 = not yet computed)
 
 void after_fork_child() {
-    // The child has no worker threads: forget the pool (leaked) and rebuild it lazily.
-    g_pool = nullptr;
-    new (&g_pool_m) std::mutex();
+    // The child has no worker threads: forget the pool (leaked: its threads are not here to
+    // join) and rebuild it lazily.
+    g_pool_m = new std::mutex();
+    g_pool = new std::shared_ptr<Pool>();
 }
 
-Pool* get_pool() {
-    Pool* p = __atomic_load_n(&g_pool, __ATOMIC_ACQUIRE);
-    int want = num_threads();
-    if (p && p->size() == want) return p;
-    std::lock_guard<std::mutex> lk(g_pool_m);
+std::shared_ptr<Pool> get_pool(int want) {
     static bool atfork = (pthread_atfork(nullptr, nullptr, after_fork_child), true);
     (void)atfork;
-    p = g_pool;
-    if (!p || p->size() != want) {
-        // Resizing is documented as "not while other threads compute"; the old pool is
-        // deleted only when idle callers could not be using it (same contract).
-        Pool* old = p;
-        p = want > 1 ? new Pool(want) : nullptr;
-        __atomic_store_n(&g_pool, p, __ATOMIC_RELEASE);
-        delete old;
-    }
+    std::lock_guard<std::mutex> lk(*g_pool_m);
+    std::shared_ptr<Pool>& p = *g_pool;
+    if (!p || p->size() != want) p = want > 1 ? std::make_shared<Pool>(want) : nullptr;
     return p;
 }
 
@@ -225,8 +282,8 @@ void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
         fn(ctx, 0, n, 0);
         return;
     }
-    Pool* p = get_pool();
-    if (!p || !p->run(n, grain, nchunks, fn, ctx)) fn(ctx, 0, n, 0);
+    std::shared_ptr<Pool> p = get_pool(nt);
+    if (!p || p->backing_off() || !p->run(n, grain, nchunks, fn, ctx)) fn(ctx, 0, n, 0);
 }
 
 }  // namespace vt

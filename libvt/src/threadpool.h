@@ -8,7 +8,9 @@
 namespace vt {
 
 int num_threads();            // threads a parallel region uses (>= 1)
-void set_num_threads(int n);  // n <= 0: default (VT_NUM_THREADS or hardware cores)
+// n <= 0: default (VT_NUM_THREADS or hardware cores). Safe while other threads compute:
+// regions already running finish on the pool they started with.
+void set_num_threads(int n);
 
 using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end, int thread);
 
@@ -16,7 +18,9 @@ using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end, int thread);
 // (chunk boundaries are multiples of `grain` except the last) and runs fn on each, the
 // calling thread taking part. Returns when all chunks are done. Exceptions thrown by fn are
 // rethrown in the caller (the first one). When another thread is already using the pool,
-// the range runs inline on the caller (so many sessions on one model are safe).
+// the range runs inline on the caller (so many sessions on one model are safe); likewise for a
+// while after a region in which a worker was descheduled (an oversubscribed machine: see
+// kStallNs in threadpool.cpp).
 void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx);
 
 template <class F>

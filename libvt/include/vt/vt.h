@@ -31,8 +31,8 @@
  *   that uses them has returned.
  * - Thread safety: functions taking only const handles may be called concurrently from many
  *   threads on the same handle (a packed weight, a loaded model). A vt_session is owned by
- *   one thread at a time. Global settings (vt_set_num_threads) are not meant to be changed
- *   while other threads compute.
+ *   one thread at a time. vt_set_num_threads may be called while other threads compute:
+ *   work already running finishes with the thread count it started with.
  * - This header is the same whatever backends were compiled in; ask vt_backend_info().
  */
 #ifndef VT_VT_H
@@ -108,7 +108,9 @@ VT_API const char* vt_backend_info(void);
 VT_API int vt_cuda_available(void);
 
 /* Worker threads used by CPU kernels. n <= 0 restores the default (number of cores, or
- * the VT_NUM_THREADS environment variable when set). */
+ * the VT_NUM_THREADS environment variable when set). Process-wide; safe to call while other
+ * threads compute. On a machine busier than its cores, the kernels run on the calling
+ * thread alone for a while after a worker was descheduled mid-step (docs/guide.md). */
 VT_API vt_status vt_set_num_threads(int n);
 VT_API int vt_get_num_threads(void);
 
