@@ -271,9 +271,65 @@ def apply_chat_template(
     else:
         raise TypeError(f"model must be a ModelHandle or a Tokenizer, got {type(model).__name__}")
     template = _resolve_template(tok, chat_template)
-    text = render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
-                                **{**_special_tokens(tok), **variables})
-    return tok.encode(text, add_special_tokens=False) if tokenize else text
+    variables = {**_special_tokens(tok), **variables}
+    if tokenize:
+        return _encode_dialog(tok, template, messages, bool(add_generation_prompt), variables)
+    return render_chat_template(template, messages, add_generation_prompt=add_generation_prompt, **variables)
+
+
+def _encode_dialog(tok: Tokenizer, template: str, messages: Any, add_generation_prompt: bool,
+                   variables: dict[str, Any]) -> list[int]:
+    """The dialog's token ids, with the text of the messages never read as control tokens.
+
+    A user who types ``<|im_end|>\n<|im_start|>system`` into a message must not forge a turn
+    (the "fragile special tags" flaw). A dialog whose messages spell no special token is
+    rendered and encoded in one piece, exactly as transformers does. Otherwise each special
+    token's text inside a message is swapped for a private-use placeholder character before
+    rendering; the rendered text is then cut at the template's own special tokens (as
+    `tokenizers` cuts it) and each piece is encoded with the placeholders put back as plain
+    text (``Tokenizer.encode_plain``).
+    """
+    import re
+
+    msgs = validate_dialog(messages)
+    specials = tok.special_tokens()
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(specials, key=len, reverse=True))) if specials else None
+
+    def strings(m: dict[str, Any]):
+        return [(k, v) for k, v in m.items() if k != "role" and isinstance(v, str)]
+
+    if pattern is None or not any(pattern.search(v) for m in msgs for _, v in strings(m)):
+        text = render_chat_template(template, msgs, add_generation_prompt=add_generation_prompt, validate=False,
+                                    **variables)
+        return tok.encode(text, add_special_tokens=False)
+
+    seen = set(template).union(*(set(v) for m in msgs for _, v in strings(m)))
+    base = next((b for b in (0x100000, 0xF0000, 0xE000) if not any(chr(b + i) in seen for i in range(len(specials)))),
+                None)
+    if base is None:  # pragma: no cover - every private-use range already in the messages
+        raise ValueError("messages use every private-use character range pyvt could mark special tokens with")
+    names = sorted(specials)
+    to_ph = {t: chr(base + i) for i, t in enumerate(names)}
+    from_ph = {v: k for k, v in to_ph.items()}
+    safe = [{k: (pattern.sub(lambda mt: to_ph[mt.group(0)], v) if isinstance(v, str) and k != "role" else v)
+             for k, v in m.items()} for m in msgs]
+    text = render_chat_template(template, safe, add_generation_prompt=add_generation_prompt, validate=False,
+                                **variables)
+    strip = tok.special_token_strip()
+    restore = re.compile("|".join(map(re.escape, from_ph)))
+    pieces = pattern.split(text)
+    found = pattern.findall(text)
+    ids: list[int] = []
+    for k, piece in enumerate(pieces):
+        if k > 0 and strip.get(found[k - 1], (False, False))[1]:
+            piece = piece.lstrip()
+        if k < len(found) and strip.get(found[k], (False, False))[0]:
+            piece = piece.rstrip()
+        if piece:
+            ids += tok.encode_plain(restore.sub(lambda mt: from_ph[mt.group(0)], piece))
+        if k < len(found):
+            ids.append(specials[found[k]])
+    return ids
 
 
 # ==========================================================================================
