@@ -261,3 +261,52 @@ def test_work_folders_of_dead_pulls_are_removed(tmp_path):
     assert not dead.exists() and not old.exists()
     assert live.exists() and mine.exists()
     assert mine.name.startswith(f"{prefix}{os.getpid()}-")
+
+
+# ---- chat templates: bounded as a whole --------------------------------------------------------
+
+_BLOWUPS = {
+    "str.center": ("{{ 'a'.center(10**9) }}", r"center\(1000000000\) is too large"),
+    "str.ljust": ("{{ 'a'.ljust(10**9) }}", r"ljust\(1000000000\) is too large"),
+    "center filter": ("{{ 'a'|center(10**9) }}", "a width of 1000000000 is too large"),
+    "% width": ("{{ '%1000000000d' % 1 }}", "the width 1000000000 in % formatting"),
+    "% star width": ("{{ '%*d' % (10**9, 1) }}", "a '\\*' width in % formatting"),
+    "format filter": ("{{ '%1000000000d'|format(1) }}", "the width 1000000000 in % formatting"),
+    ".format width": ("{{ '{:>1000000000}'.format(1) }}", "the width 1000000000 in str.format"),
+    "str.replace": ("{% set s = 'a' * 1000000 %}{{ s.replace('a', 'b' * 40) }}", r"replace\(\) \(40000000 characters\)"),
+    "replace filter": ("{% set s = 'a' * 1000000 %}{{ s|replace('a', 'b' * 100) }}", "replace .100000000 characters"),
+    "indent": ("{{ 'a\nb'|indent(10**9) }}", "a width of 1000000000"),
+    "tojson indent": ("{{ messages|tojson(indent=10**9) }}", r"tojson\(indent=1000000000\)"),
+    "~ doubling": ("{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+                   "a '~' concatenation"),
+    "+ doubling": ("{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+                   "a concatenation of 33554432 items"),
+    "big-int products": ("{% set ns = namespace(x=3) %}{% for i in range(99999) %}{% set ns.x = ns.x * ns.x %}"
+                         "{% endfor %}", "a product of .* integers is too large"),
+    "lipsum": ("{{ lipsum(300000) }}", r"lipsum\(300000, max=100\) is too large"),
+    "nested loops": ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+                     r"rendering took more than 1 s \(stopped\)"),
+    "output": ("{% for i in range(100000) %}{{ 'x' * 1000000 }}{% endfor %}", "the rendered prompt .over 16777216"),
+}
+
+
+@pytest.mark.parametrize("case", list(_BLOWUPS))
+def test_template_blowups_are_bounded(case):
+    template, message = _BLOWUPS[case]
+    with pytest.raises(ValueError, match=rf"^chat template error: .*{message}"):
+        render_chat_template(template, [{"role": "user", "content": "hi"}])
+
+
+def test_bounded_template_features_still_work():
+    t = ("{{ 'ab'.center(6, '*') }}|{{ '%5.2f' % 3.14159 }}|{{ '{:>4}'.format(7) }}|{{ 'aXa'.replace('X', 'yy') }}|"
+         "{{ 'a\nb'|indent(2) }}|{{ [1, 2]|tojson(indent=1) }}|{{ 'x' ~ 'y' }}|{{ 2 ** 10 * 3 }}|"
+         "{{ messages[0]['content'] + '!' }}")
+    out = render_chat_template(t, [{"role": "user", "content": "hi"}])
+    assert out == "**ab**| 3.14|   7|ayya|a\n  b|[\n 1,\n 2\n]|xy|3072|hi!"
+
+
+def test_a_timed_out_render_leaves_the_thread_usable():
+    with pytest.raises(ValueError, match="took more than"):
+        render_chat_template(_BLOWUPS["nested loops"][0], [{"role": "user", "content": "hi"}])
+    time.sleep(0.1)  # a late timer must not raise into what runs next
+    assert render_chat_template("{{ messages[0]['content'] }}", [{"role": "user", "content": "ok"}]) == "ok"
