@@ -155,6 +155,9 @@ cdef class Model:
         opt.progress_user = <void*>self
 
         bpath = os.fsencode(path)
+        if b"\0" in bpath:  # C would read the path only up to the NUL: another file
+            head = os.fsdecode(bpath.split(b"\0")[0])
+            raise ValueError(f"path {head!r}... contains a NUL character")
         cdef const char* cpath = bpath
         cdef vt_status st
         cdef vt_model* m = NULL
@@ -293,13 +296,15 @@ cdef class Model:
                 or not (0 <= max_new_tokens <= _INT32_MAX):
             raise ValueError(f"max_new_tokens must be an integer >= 0, got {max_new_tokens!r}")
         cdef vt_generate_options g = vt_generate_default_options()
-        cdef int64_t cap = max_new_tokens
+        # Generation stops at the context limit: a buffer for what can come, not for
+        # max_new_tokens (2**31 - 1 would be 8 GiB).
+        cdef int64_t cap = max(1, min(int(max_new_tokens), int(self._info["max_seq_len"]) - len(arr) + 1))
         g.max_new_tokens = max_new_tokens
         g.stop_on_eos = 1 if stop_on_eos else 0
         g.sampling = _sampling(temperature, top_k, top_p, seed, penalties)
         cdef int64_t n = arr.shape[0]
         cdef int32_t[::1] tv = arr
-        out = np.empty(max(int(max_new_tokens), 1), dtype=np.int32)
+        out = np.empty(cap, dtype=np.int32)
         cdef int32_t[::1] ov = out
         cdef int64_t n_out = 0
         cdef vt_generate_stats stats

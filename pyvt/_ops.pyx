@@ -50,6 +50,10 @@ _FLOAT_DTYPES = {
 cdef object _require_ndarray(object a, str name):
     if not isinstance(a, np.ndarray):
         raise TypeError(f"{name} must be a numpy.ndarray, got {type(a).__name__}")
+    if not a.dtype.isnative:
+        # libvt reads the machine's byte order; a big-endian array would be read as garbage.
+        raise TypeError(f"{name} has the non-native byte order dtype {a.dtype.str!r}; pass "
+                        f"{name}.astype({a.dtype.newbyteorder('=').str!r}) (a native copy)")
     return a
 
 

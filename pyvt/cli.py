@@ -311,10 +311,12 @@ def _chat_template(args: argparse.Namespace) -> str | None:
         return raw
     from pathlib import Path
 
+    from ._files import TEMPLATE_LIMIT, read_text
+
     p = Path(raw).expanduser()
-    if not p.is_file():
+    if not p.exists():
         raise FileNotFoundError(f"--chat-template: no such file: {str(p)!r} (give a file or the Jinja text)")
-    return p.read_text(encoding="utf-8")
+    return read_text(p, "chat template", TEMPLATE_LIMIT)
 
 
 #: Hints in pyvt's errors that name a Python keyword argument, and the CLI's way to say it.
@@ -514,15 +516,19 @@ def _load_conversation(path: str) -> tuple[str | None, list[dict[str, str]]]:
 
     if not path.strip():
         raise ValueError("/load needs a FILE")
+    from ._files import CONFIG_LIMIT, read_text
+
     p = Path(path.strip()).expanduser()
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        text = read_text(p, "conversation", CONFIG_LIMIT)
     except FileNotFoundError:
         raise ValueError(f"/load {p}: no such file") from None
     except OSError as e:
         raise ValueError(f"/load {p}: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"/load {p}: not UTF-8 text") from None
+    except ValueError as e:  # not a regular file, too big, not UTF-8 text
+        raise ValueError(f"/load {p}: {str(e).split(': ', 1)[-1]}") from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"/load {p}: not JSON ({e.msg} at line {e.lineno})") from None
     if isinstance(data, dict) and "messages" in data:
@@ -941,6 +947,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     _utf8_stdio()
     _setup_logging(int(getattr(args, "verbose", 0) or 0), debug)
+    # SIGTERM unwinds like Ctrl-C: work folders of a pull or a conversion are removed.
+    import signal
+
+    try:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    except ValueError:  # not the main thread (main() called from a thread)
+        pass
     try:
         return _COMMANDS[args.command](args)
     except _UsageError as e:

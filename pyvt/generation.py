@@ -113,6 +113,19 @@ class Prepared:
 def prepare(model: "ModelHandle", prompt: Any, opts: GenerateOpts, what: str = "prompt") -> Prepared:
     t0 = time.perf_counter()
     if isinstance(prompt, str):
+        # No tokenizer turns more than this many characters into max_seq_len tokens (a
+        # normalizer may fold a few characters into one: the factor 4). A 40 MB prompt is
+        # refused (or, with truncate_prompt, cut) before minutes of tokenizing.
+        limit = model.max_seq_len * model.tokenizer.max_token_chars * 4 + 1024
+        if len(prompt) > limit:
+            if not opts.truncate_prompt:
+                raise ValueError(
+                    f"{what} has {len(prompt)} characters, more than the model's context (max_seq_len="
+                    f"{model.max_seq_len}) can hold at {model.tokenizer.max_token_chars} characters per token at "
+                    "most; shorten it or pass truncate_prompt=True")
+            cut = len(prompt) - limit
+            space = prompt.find(" ", cut, cut + 1024)
+            prompt = prompt[space if space >= 0 else cut:]
         ids: Any = model.encode(prompt)
     elif isinstance(prompt, (bytes, bytearray)):
         raise TypeError(f"{what} must be a str or a sequence of token ids, got bytes")

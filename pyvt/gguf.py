@@ -32,7 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+
 import numpy as np
+
+from ._files import open_regular
 
 __all__ = [
     "GGUFFile",
@@ -489,7 +492,9 @@ class GGUFFile:
             raise ValueError(f"{p}: is a directory, not a GGUF file")
         self._mm = None
         try:
-            with open(self.path, "rb") as f:
+            # A FIFO or a device must not block or stream forever: a regular file only.
+            fd = open_regular(self.path, "GGUF file")
+            with open(fd, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size < 24:
                     raise ValueError(

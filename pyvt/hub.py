@@ -113,8 +113,8 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
           "this happens once", file=sys.stderr, flush=True)
     root = target.parent
     root.mkdir(parents=True, exist_ok=True)
-    _remove_stale_work_dirs(root)
-    work = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL}.pull-", dir=root))
+    remove_stale_work_dirs(root, f".{DEFAULT_MODEL}.pull-")
+    work = make_work_dir(root, f".{DEFAULT_MODEL}.pull-")
     try:
         gguf = _fetch_gguf(work, say, progress=not quiet and _isatty(sys.stderr))
         say(f"checking {gguf.name}")
@@ -150,13 +150,35 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _remove_stale_work_dirs(root: Path, max_age_s: float = 6 * 3600) -> None:
-    """Work folders left by a pull that was killed (SIGKILL, power loss) long ago."""
+def make_work_dir(root: Path, prefix: str) -> Path:
+    """A fresh work folder under `root` named ``{prefix}{pid}-{random}``: the pid tells a later
+    run whether its maker is still alive (:func:`remove_stale_work_dirs`)."""
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=root))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_work_dirs(root: Path, prefix: str, max_age_s: float = 6 * 3600) -> None:
+    """Work folders a killed run (SIGKILL, OOM, power loss) left behind: those whose maker's
+    pid is gone, and any older than `max_age_s` (a reused pid, a folder from another machine
+    sharing the cache)."""
     import time
 
-    for d in root.glob(f".{DEFAULT_MODEL}.pull-*"):
+    for d in root.glob(f"{prefix}*"):
         try:
-            if d.is_dir() and time.time() - d.stat().st_mtime > max_age_s:
+            if not d.is_dir():
+                continue
+            pid_text = d.name[len(prefix):].split("-", 1)[0]
+            dead = pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text))
+            if dead or time.time() - d.stat().st_mtime > max_age_s:
                 shutil.rmtree(d, ignore_errors=True)
         except OSError:
             pass

@@ -27,11 +27,11 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import hub
+from ._files import check_path
 
 __all__ = ["CachedModel", "HubId", "list_models", "parse_hub_id", "remove_model", "resolve_model"]
 
@@ -94,7 +94,7 @@ def resolve_model(name=None, *, quiet: bool | None = None) -> Path:
         quiet = not _isatty(sys.stderr)
     if name is None:
         return hub.pull(quiet=quiet)
-    p = Path(os.fspath(name))
+    p = Path(check_path(name, "model path"))
     if p.exists():
         if p.is_file() and p.suffix.lower() == ".gguf":
             return converted_gguf(p, quiet=quiet)
@@ -198,7 +198,8 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
     print(f"pyvt: converting {path} (once) into {target}: tensors dequantized to BF16 and re-quantized "
           "at load", file=sys.stderr, flush=True)
     target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.convert-", dir=target.parent))
+    hub.remove_stale_work_dirs(target.parent, f".{target.name}.convert-")
+    work = hub.make_work_dir(target.parent, f".{target.name}.convert-")
     try:
         staged = work / target.name
         say = None if quiet else (lambda msg: print(f"pyvt: {msg}", file=sys.stderr, flush=True))

@@ -14,17 +14,27 @@ libvt works on token ids only; this module owns the text side:
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from ._files import CONFIG_LIMIT, TEMPLATE_LIMIT, TOKENIZER_LIMIT, check_path, read_bytes, read_text
+
 __all__ = ["Tokenizer", "resolve_tokenizer_path", "template_source"]
+
+_log = logging.getLogger("pyvt")
+
+
+def _panic(e: BaseException) -> bool:
+    """The `tokenizers` library (Rust, through pyo3) reports a panic as PanicException, a
+    BaseException that `except Exception` does not catch."""
+    return not isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError))
 
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
+        data = json.loads(read_bytes(path, "tokenizer config", CONFIG_LIMIT).decode("utf-8"))
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not UTF-8 text ({e})") from None
     except json.JSONDecodeError as e:
@@ -71,7 +81,7 @@ def resolve_tokenizer_path(model_path: str | Path, tokenizer_path: str | Path | 
     For a folder: ``tokenizer.json`` then ``tokenizer.model`` inside it.
     """
     if tokenizer_path is not None:
-        p = Path(tokenizer_path)
+        p = Path(check_path(tokenizer_path, "tokenizer_path"))
         if not p.exists():
             raise FileNotFoundError(f"tokenizer_path {str(p)!r} does not exist")
         return p
@@ -84,7 +94,8 @@ def resolve_tokenizer_path(model_path: str | Path, tokenizer_path: str | Path | 
         candidates = [folder / f"{stem}_tokenizer.json"]
     candidates += [folder / "tokenizer.json", folder / "tokenizer.model"]
     for c in candidates:
-        if c.is_file():
+        # lexists: a FIFO or a dangling link is reported when it is read, not skipped.
+        if os.path.lexists(c) and not c.is_dir():
             return c
     tried = ", ".join(str(c) for c in candidates)
     raise FileNotFoundError(f"no tokenizer found for {str(mp)!r} (tried {tried}); pass tokenizer_path=")
@@ -100,13 +111,15 @@ class Tokenizer:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if not self.path.is_file():
+        if not os.path.lexists(self.path):
             raise FileNotFoundError(f"tokenizer file {str(self.path)!r} does not exist")
         cfg_path = self.path.parent / "tokenizer_config.json"
         # lexists: a dangling or looping symlink is reported (OSError naming it), not skipped.
         self.config: dict[str, Any] = _read_json(cfg_path) if os.path.lexists(cfg_path) else {}
         self._sp = None
         self._tk = None
+        self._json = ""
+        self._tk_plain = None  # a second instance that encodes special tokens as text (encode_plain)
         if self.path.suffix == ".model":
             try:
                 import sentencepiece as spm
@@ -116,17 +129,27 @@ class Tokenizer:
                     "(pip install 'pyvt[sentencepiece]')"
                 ) from None
             self._sp = spm.SentencePieceProcessor()
+            proto = read_bytes(self.path, "SentencePiece model", TOKENIZER_LIMIT)
             try:
-                self._sp.Load(str(self.path))
+                self._sp.LoadFromSerializedProto(proto)
             except Exception as e:  # sentencepiece raises OSError/RuntimeError on bad files
                 raise ValueError(f"{self.path}: not a valid SentencePiece model ({e})") from None
         else:
             from tokenizers import Tokenizer as _HFTokenizer
 
+            raw = read_bytes(self.path, "tokenizer file", TOKENIZER_LIMIT)
             try:
-                self._tk = _HFTokenizer.from_file(str(self.path))
-            except Exception as e:  # tokenizers raises a bare Exception on parse errors
-                raise ValueError(f"{self.path}: not a valid tokenizer.json ({e})") from None
+                self._json = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{self.path}: not a valid tokenizer.json (not UTF-8 text at byte {e.start})") from None
+            try:
+                self._tk = _HFTokenizer.from_str(self._json)
+            except BaseException as e:  # a bare Exception on parse errors; PanicException on worse
+                if not _panic(e):
+                    raise
+                msg = " ".join(str(e).split())[:300]
+                raise ValueError(f"{self.path}: not a valid tokenizer.json ({type(e).__name__}: {msg})") from None
+            self._disable_encode_time_settings()
 
         self.bos_token = _token_text(self.config.get("bos_token"))
         self.eos_token = _token_text(self.config.get("eos_token"))
@@ -142,9 +165,30 @@ class Tokenizer:
         tmpl = self.config.get("chat_template")
         if tmpl is None:
             jinja = self.path.parent / "chat_template.jinja"
-            if jinja.is_file():
-                tmpl = jinja.read_text(encoding="utf-8")
+            if os.path.lexists(jinja):
+                tmpl = read_text(jinja, "chat template", TEMPLATE_LIMIT)
         self.chat_template: Any = tmpl
+
+    def _disable_encode_time_settings(self) -> None:
+        """tokenizer.json may ask `tokenizers` to pad (to 10^9 tokens, out of memory), truncate
+        (every prompt cut silently) or drop BPE merges at random (greedy output no longer
+        deterministic) at encode time. Hugging Face transformers encodes without padding or
+        truncation unless asked; pyvt never asks, and encodes deterministically."""
+        tk = self._tk
+        off = []
+        if tk.padding is not None:
+            tk.no_padding()
+            off.append("padding")
+        if tk.truncation is not None:
+            tk.no_truncation()
+            off.append("truncation")
+        dropout = getattr(tk.model, "dropout", None)
+        if dropout:
+            tk.model.dropout = None
+            off.append(f"BPE dropout {dropout}")
+        if off:
+            _log.warning("%s: ignoring the file's encode-time %s (pyvt encodes whole prompts, "
+                         "deterministically)", self.path, ", ".join(off))
 
     # ---- vocabulary --------------------------------------------------------------------
 
@@ -153,6 +197,20 @@ class Tokenizer:
         if self._sp is not None:
             return int(self._sp.GetPieceSize())
         return int(self._tk.get_vocab_size(with_added_tokens=True))
+
+    @property
+    def max_token_chars(self) -> int:
+        """The longest token's text, in characters (vocabulary and added tokens): a bound on
+        how much text one token can stand for, used to refuse a prompt too long for any
+        context before tokenizing it."""
+        n = getattr(self, "_max_token_chars", None)
+        if n is None:
+            if self._sp is not None:
+                n = max((len(self._sp.IdToPiece(i)) for i in range(self._sp.GetPieceSize())), default=1)
+            else:
+                n = max((len(t) for t in self._tk.get_vocab(with_added_tokens=True)), default=1)
+            self._max_token_chars = n = max(int(n), 1)
+        return n
 
     def token_to_id(self, token: str) -> int | None:
         if self._sp is not None:
@@ -185,7 +243,7 @@ class Tokenizer:
             if add_special_tokens and want_bos and self.bos_token_id is not None:
                 ids = [self.bos_token_id] + ids
             return ids
-        ids = list(self._tk.encode(text, add_special_tokens=add_special_tokens).ids)
+        ids = self._hf_encode(self._tk, text, add_special_tokens)
         if add_special_tokens and self.bos_token_id is not None and self.add_bos_token is not None:
             has_bos = bool(ids) and ids[0] == self.bos_token_id
             if self.add_bos_token and not has_bos:
@@ -193,6 +251,47 @@ class Tokenizer:
             elif not self.add_bos_token and has_bos and not text.startswith(self.bos_token or "\0"):
                 ids.pop(0)
         return ids
+
+    def _hf_encode(self, tk: Any, text: str, add_special_tokens: bool) -> list[int]:
+        try:
+            return list(tk.encode(text, add_special_tokens=add_special_tokens).ids)
+        except BaseException as e:
+            if not _panic(e):
+                raise
+            raise ValueError(f"{self.path}: the tokenizer failed on this text ({type(e).__name__}: "
+                             f"{' '.join(str(e).split())[:200]})") from None
+
+    def special_tokens(self) -> dict[str, int]:
+        """The special tokens' text -> id: the strings that ``encode`` turns into control
+        tokens (none for SentencePiece, whose control pieces never match text)."""
+        if self._sp is not None:
+            return {}
+        return {tok.content: int(tid) for tid, tok in self._tk.get_added_tokens_decoder().items()
+                if getattr(tok, "special", False) and tok.content}
+
+    def special_token_strip(self) -> dict[str, tuple[bool, bool]]:
+        """Special token text -> (lstrip, rstrip): whether it absorbs the whitespace on its left /
+        right when matched, as `tokenizers` does."""
+        if self._sp is not None:
+            return {}
+        return {tok.content: (bool(tok.lstrip), bool(tok.rstrip))
+                for tok in self._tk.get_added_tokens_decoder().values() if getattr(tok, "special", False)}
+
+    def encode_plain(self, text: str) -> list[int]:
+        """Token ids of `text` with special-token strings encoded as the text they spell, never
+        as control tokens (user content in a chat: ``<|im_end|>`` typed by a user must not
+        end a turn). No BOS is added."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if self._sp is not None:
+            return self.encode(text, add_special_tokens=False)
+        if self._tk_plain is None:
+            from tokenizers import Tokenizer as _HFTokenizer
+
+            plain = _HFTokenizer.from_str(self._tk.to_str())
+            plain.encode_special_tokens = True
+            self._tk_plain = plain
+        return self._hf_encode(self._tk_plain, text, False)
 
     def decode(self, ids: Iterable[int], skip_special_tokens: bool = True) -> str:
         """Text of ``ids``; ids the vocabulary does not have decode to nothing."""

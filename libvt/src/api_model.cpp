@@ -160,12 +160,17 @@ VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64
         VT_CHECK_ARG(n_prompt >= 1, "the prompt is empty (n_prompt = %lld): give at least one token",
                      (long long)n_prompt);
         VT_CHECK_ARG(out_tokens != nullptr || opt.max_new_tokens == 0, "out_tokens is NULL");
-        VT_CHECK_ARG(out_capacity >= opt.max_new_tokens, "out_capacity %lld is less than max_new_tokens %d",
-                     (long long)out_capacity, opt.max_new_tokens);
         vt::check_sample_options(opt.sampling);
         const int64_t max_seq = model->max_seq_len;
         VT_CHECK_ARG(n_prompt <= max_seq, "the prompt has %lld tokens, more than the model's max_seq_len %lld",
                      (long long)n_prompt, (long long)max_seq);
+        // At most max_seq - n_prompt + 1 tokens can come (the context stops generation), so a
+        // huge max_new_tokens needs no huge buffer.
+        const int64_t can_make = std::min<int64_t>(opt.max_new_tokens, max_seq - n_prompt + 1);
+        VT_CHECK_ARG(out_capacity >= can_make,
+                     "out_capacity %lld is less than the %lld tokens this call can generate (max_new_tokens %d, "
+                     "context room %lld)", (long long)out_capacity, (long long)can_make, opt.max_new_tokens,
+                     (long long)(max_seq - n_prompt + 1));
 
         if (stats) vt::check_info(stats, "vt_generate stats");
         vt_generate_stats st = {};

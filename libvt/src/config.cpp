@@ -78,7 +78,8 @@ public:
         return v->s;
     }
 
-    // An int, a list of ints, or null -> appended to out (no repeats).
+    // An int, a list of ints, or null -> appended to out (no repeats, at most VT_MAX_EOS ids
+    // in all: vt_model_info carries that many, and the C and Python paths stop on the same set).
     void token_ids(const json::Value& obj, const char* key, std::vector<int32_t>& out) const {
         const json::Value* v = get(obj, key);
         if (!v) return;
@@ -86,7 +87,11 @@ public:
             if (e.type != json::Type::Int || e.i < 0 || e.i > INT32_MAX)
                 bad(key, *v, "a token id or a list of token ids");
             int32_t id = int32_t(e.i);
-            if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+            if (std::find(out.begin(), out.end(), id) != out.end()) return;  // out stays <= VT_MAX_EOS long
+            if (out.size() >= VT_MAX_EOS)
+                fail(VT_STATUS_UNSUPPORTED, "%s: %s lists more than %d distinct token ids (libvt stops on at most %d)",
+                     path_.c_str(), key, VT_MAX_EOS, VT_MAX_EOS);
+            out.push_back(id);
         };
         if (v->is_array()) {
             for (const auto& e : v->arr) add(e);
@@ -260,8 +265,11 @@ void add_tokenizer_eos(const std::string& dir, LlamaConfig& c) {
     const json::Value tk = json::parse(text.data(), text.size(), tpath);
     const int64_t id = tokenizer_id(tk, *eos);
     if (id < 0 || id > INT32_MAX) return;  // as the tokenizer: an eos_token it does not know is no id
-    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), int32_t(id)) == c.eos_token_ids.end())
-        c.eos_token_ids.push_back(int32_t(id));
+    if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), int32_t(id)) != c.eos_token_ids.end()) return;
+    if (c.eos_token_ids.size() >= VT_MAX_EOS)
+        fail(VT_STATUS_UNSUPPORTED, "%s: its eos_token makes a %dth EOS id beside config.json's and "
+             "generation_config.json's (libvt stops on at most %d)", cpath.c_str(), VT_MAX_EOS + 1, VT_MAX_EOS);
+    c.eos_token_ids.push_back(int32_t(id));
 }
 
 }  // namespace vt

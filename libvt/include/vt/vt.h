@@ -533,8 +533,9 @@ typedef struct vt_generate_stats {
 } vt_generate_stats;
 
 /* Prefill `prompt` in a fresh session, then decode up to max_new_tokens tokens into
- * out_tokens (capacity out_capacity >= max_new_tokens). *n_out receives the count. stats
- * may be NULL. */
+ * out_tokens, whose capacity out_capacity must hold what the call can generate:
+ * min(max_new_tokens, max_seq_len - n_prompt + 1), since generation stops at the context
+ * limit. *n_out receives the count. stats may be NULL. */
 VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64_t n_prompt,
                              const vt_generate_options* options, int32_t* out_tokens,
                              int64_t out_capacity, int64_t* n_out, vt_generate_stats* stats);
