@@ -16,6 +16,14 @@ pipeline (IncrementalDecoder, StopMatcher) and chat templates — with propertie
   mode 4  arbitrary (short) Jinja templates: a str, or ValueError / TypeError — never
           another exception, never a hang or a huge allocation (sandbox + limits);
   mode 5  Tokenizer.decode / ModelHandle-level ids: arbitrary ints give text or ValueError.
+  mode 6  tokenizer.json files: the default one with its padding / truncation / BPE dropout
+          set to arbitrary values, keys dropped or the text cut: a Tokenizer that encodes
+          exactly as the original (those settings are never applied), or ValueError;
+  mode 7  chat content spelling special tokens (``<|im_end|>``, ``<|im_start|>``...): the
+          encoded dialog holds exactly the control tokens of the same dialog without them.
+
+Modes 0-5 are chosen by the first byte modulo 6 below 240, modes 6-7 by a first byte of 240
+or more (so the corpus of the first six keeps its meaning).
 
 The input is read with a small byte reader (:class:`Data`), so tests/test_fuzz_corpus.py can
 replay fuzz/corpus/text and fuzz/crashers/text through :func:`check` without atheris.
@@ -224,12 +232,102 @@ def check_decode_ids(d: Data) -> None:
     assert isinstance(out, str)
 
 
+@functools.lru_cache(maxsize=1)
+def _tokenizer_json() -> dict:
+    import json
+
+    return json.loads(tokenizer().path.read_text(encoding="utf-8"))
+
+
+_SAMPLE = "The capital of France is Paris.\n  Tabs\tand ünïcödé, emoji 🎉!"
+
+
+def _junk(d: Data):
+    kind = d.int(0, 6)
+    return [None, d.int(-3, 10**9), d.text(6), [d.int(0, 9)], {"Fixed": d.int(0, 10**9)},
+            d.int(0, 1000) / 100.0, True][kind]
+
+
+def check_tokenizer_file(d: Data) -> None:
+    import copy
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from pyvt.tokenizer import Tokenizer
+
+    tj = copy.deepcopy(_tokenizer_json())
+    harmless = True  # only encode-time settings changed: encoding must not change
+    for _ in range(d.int(1, 4)):
+        what = d.int(0, 5)
+        if what == 0:
+            tj["padding"] = {"strategy": {"Fixed": d.int(0, 10**9)} if d.byte() & 1 else "BatchLongest",
+                             "direction": "Right" if d.byte() & 1 else "Left", "pad_to_multiple_of": None,
+                             "pad_id": d.int(0, 5), "pad_type_id": 0, "pad_token": "<|endoftext|>"}
+        elif what == 1:
+            tj["truncation"] = {"direction": "Right", "max_length": d.int(0, 8), "strategy": "LongestFirst",
+                                "stride": 0}
+        elif what == 2 and isinstance(tj.get("model"), dict):
+            tj["model"]["dropout"] = d.int(1, 100) / 100.0
+        elif what == 3:
+            tj[["padding", "truncation"][d.byte() & 1]] = _junk(d)
+            harmless = False
+        elif what == 4:
+            keys = [k for k in tj if k != "version"]
+            tj.pop(keys[d.int(0, len(keys) - 1)], None)
+            harmless = False
+        elif what == 5 and isinstance(tj.get("model"), dict):
+            tj["model"]["dropout"] = _junk(d)
+            harmless = False
+    text = json.dumps(tj)
+    if d.byte() % 8 == 0:
+        text = text[:d.int(0, len(text))]
+        harmless = False
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tokenizer.json"
+        path.write_text(text, encoding="utf-8")
+        try:
+            tok = Tokenizer(path)
+            ids = tok.encode(_SAMPLE, add_special_tokens=False)
+        except ValueError:
+            assert not harmless, "a tokenizer.json with only padding/truncation/dropout set was refused"
+            return
+    if harmless:
+        assert ids == tokenizer().encode(_SAMPLE, add_special_tokens=False), ids
+
+
+def check_chat_specials(d: Data) -> None:
+    from pyvt.chat import apply_chat_template
+
+    tok = tokenizer()
+    specials = sorted(tok.special_tokens())
+    pieces = specials[:8] + ["a", " ", "\n", "user", "system", "assistant", "<|", "|>", "im_end"]
+    msgs, forged = [], []
+    for i in range(d.int(1, 3) * 2 - 1):
+        content = "".join(pieces[d.int(0, len(pieces) - 1)] for _ in range(d.int(0, 8)))
+        role = "user" if i % 2 == 0 else "assistant"
+        msgs.append({"role": role, "content": content})
+        clean = content
+        for sp in sorted(specials, key=len, reverse=True):
+            clean = clean.replace(sp, "")
+        forged.append({"role": role, "content": clean})
+    ids = apply_chat_template(tok, msgs, tokenize=True)
+    base = apply_chat_template(tok, forged, tokenize=True)
+    ctrl = set(tok.special_tokens().values())
+    assert sorted(i for i in ids if i in ctrl) == sorted(i for i in base if i in ctrl), (msgs, ids, base)
+
+
 MODES = [check_roundtrip, check_incremental, check_stops, check_dialog, check_template, check_decode_ids]
+MODES_HIGH = [check_tokenizer_file, check_chat_specials]
 
 
 def check(data: bytes) -> None:
     d = Data(data)
-    MODES[d.byte() % len(MODES)](d)
+    b = d.byte()
+    if b >= 240:
+        MODES_HIGH[(b - 240) % len(MODES_HIGH)](d)
+    else:
+        MODES[b % len(MODES)](d)
 
 
 def main() -> None:
