@@ -209,6 +209,23 @@ def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+def _real(meta: dict, key: str, default: float, lo: float, hi: float, p: str, *, open_lo: bool = True) -> float:
+    """A scalar number of the metadata, finite, in (lo, hi] (or [lo, hi]); ValueError naming
+    the key otherwise — before anything is written, so no folder that cannot load back is made
+    (a NaN epsilon or an infinite RoPE base once was)."""
+    v = meta.get(key, default)
+    if isinstance(v, (bool, str, bytes, list, tuple, dict)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{p}: {key} = {v!r:.60} is not a number")
+    x = float(v)
+    ok = math.isfinite(x) and (x > lo if open_lo else x >= lo) and x <= hi
+    # also as float32 (how config values are used): 1e-300 is 0 there, 1e300 is inf
+    ok = ok and math.isfinite(float(np.float32(x))) and (float(np.float32(x)) != 0.0 or not open_lo)
+    if not ok:
+        lo_b = "(" if open_lo else "["
+        raise ValueError(f"{p}: {key} = {x!r} is outside {lo_b}{lo:g}, {hi:g}] (as a finite float32)")
+    return x
+
+
 def _f32(x) -> float:
     """A float32 metadata value written as the shortest decimal that round-trips (1e-05, not
     9.999999747378752e-06)."""
@@ -290,8 +307,8 @@ def _llama_hparams(meta: dict, p: str) -> dict:
     if rope_dim != head_dim:
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported")
-    eps = _f32(meta.get("llama.attention.layer_norm_rms_epsilon", 1e-5))
-    theta = _f32(meta.get("llama.rope.freq_base", 10000.0))
+    eps = _f32(_real(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0, p))
+    theta = _f32(_real(meta, "llama.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
         theta = float(theta)
     return dict(hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
@@ -360,11 +377,15 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
     if meta.get("llama.rope.scaling.type") in ("linear", "yarn"):
-        factor = float(meta.get("llama.rope.scaling.factor", 1.0))
+        factor = _real(meta, "llama.rope.scaling.factor", 1.0, 0.0, 1e6, p)
         if factor != 1.0:
             out = {"rope_type": meta["llama.rope.scaling.type"], "factor": factor}
             if "llama.rope.scaling.original_context_length" in meta:
-                out["original_max_position_embeddings"] = int(meta["llama.rope.scaling.original_context_length"])
+                orig = meta["llama.rope.scaling.original_context_length"]
+                if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
+                    raise ValueError(f"{p}: llama.rope.scaling.original_context_length = {orig!r:.60} is not a "
+                                     "positive integer <= 2^24")
+                out["original_max_position_embeddings"] = int(orig)
             return out
     return None
 

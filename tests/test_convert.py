@@ -900,3 +900,24 @@ def test_smollm2_golden_prompts_tokenize(default_model_dir):
             assert text == p["text"]
         assert tk.encode(p["text"]).ids == p["prompt_ids"], p["text"]
         assert len(p["generated_ids"]) == golden["max_new_tokens"] == len(p["steps"])
+
+
+@pytest.mark.parametrize("meta, key", [
+    ({"llama.attention.layer_norm_rms_epsilon": float("nan")}, "layer_norm_rms_epsilon = nan is outside"),
+    ({"llama.attention.layer_norm_rms_epsilon": 0.0}, "layer_norm_rms_epsilon = 0.0 is outside"),
+    ({"llama.attention.layer_norm_rms_epsilon": 1e-300}, "layer_norm_rms_epsilon = 1e-300 is outside"),
+    ({"llama.attention.layer_norm_rms_epsilon": [1e-5, 2e-5]}, "layer_norm_rms_epsilon = .* is not a number"),
+    ({"llama.rope.freq_base": float("inf")}, "freq_base = inf is outside"),
+    ({"llama.rope.freq_base": [1.0]}, "freq_base = .* is not a number"),
+    ({"llama.rope.freq_base": "big"}, "freq_base = 'big' is not a number"),
+    ({"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": -2.0}, "scaling.factor = -2.0 is outside"),
+    ({"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": float("nan")}, "scaling.factor = nan"),
+    ({"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": [2.0]}, "scaling.factor = .* is not a number"),
+    ({"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": 2.0,
+      "llama.rope.scaling.original_context_length": "x"}, "original_context_length = 'x' is not a positive integer"),
+])
+def test_metadata_is_validated_before_anything_is_written(tmp_path, meta, key):
+    make_tiny_llama(tmp_path / "t.gguf", extra_meta=meta)
+    with pytest.raises(ValueError, match=rf"t.gguf: llama\..*{key}"):
+        convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -310,3 +310,24 @@ def test_a_timed_out_render_leaves_the_thread_usable():
         render_chat_template(_BLOWUPS["nested loops"][0], [{"role": "user", "content": "hi"}])
     time.sleep(0.1)  # a late timer must not raise into what runs next
     assert render_chat_template("{{ messages[0]['content'] }}", [{"role": "user", "content": "ok"}]) == "ok"
+
+
+# ---- an index naming a foreign file ------------------------------------------------------------
+
+
+def test_an_index_naming_a_foreign_file_leaks_none_of_its_bytes(tiny_dir, tmp_path):
+    d = copy_model(tiny_dir, tmp_path / "m")
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"hunter2!" + b"more private text " * 8)
+    names = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json,sys,struct; f=open(sys.argv[1],'rb'); n=struct.unpack('<Q',f.read(8))[0];"
+         " print(json.dumps([k for k in json.loads(f.read(n)) if k != '__metadata__']))",
+         str(d / "model.safetensors")], capture_output=True, text=True, check=True).stdout)
+    (d / "model.safetensors").unlink()
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {k: str(secret) for k in names}}))
+    with pytest.raises(ValueError) as e:
+        pyvt.load_model(d, progress=False)
+    msg = str(e.value)
+    assert "secret.txt: not a SafeTensors file" in msg
+    leaked = int.from_bytes(b"hunter2!", "little")
+    assert str(leaked) not in msg and "hunter" not in msg, msg

@@ -1,5 +1,7 @@
 #include "convert.h"
 
+#include <cstdint>
+
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -185,9 +187,15 @@ void convert(const void* src, vt_dtype sd, void* dst, vt_dtype dd, size_t n) {
                  "F64, F16, BF16, F8_E4M3", dtype_name(dd), static_cast<int>(dd));
     if (n == 0) return;
     VT_CHECK_ARG(src && dst, "vt_convert: %s is NULL", src ? "dst" : "src");
-    size_t sb = vt_dtype_size(sd) * n, db = vt_dtype_size(dd) * n;
-    const char* s0 = static_cast<const char*>(src);
-    const char* d0 = static_cast<const char*>(dst);
+    // n elements must fit an object: their byte count must neither wrap size_t nor run past
+    // the end of the address space (a wrapped size once passed the overlap check below).
+    const size_t es = vt_dtype_size(sd) > vt_dtype_size(dd) ? vt_dtype_size(sd) : vt_dtype_size(dd);
+    VT_CHECK_ARG(n <= static_cast<size_t>(PTRDIFF_MAX) / es,
+                 "vt_convert: n = %zu elements is more than any buffer can hold", n);
+    const size_t sb = vt_dtype_size(sd) * n, db = vt_dtype_size(dd) * n;
+    const uintptr_t s0 = reinterpret_cast<uintptr_t>(src), d0 = reinterpret_cast<uintptr_t>(dst);
+    VT_CHECK_ARG(s0 <= UINTPTR_MAX - sb && d0 <= UINTPTR_MAX - db,
+                 "vt_convert: n = %zu elements from %s run past the end of memory", n, s0 > UINTPTR_MAX - sb ? "src" : "dst");
     VT_CHECK_ARG(s0 + sb <= d0 || d0 + db <= s0, "vt_convert: src and dst overlap");
     switch (dd) {
         case VT_DTYPE_F32:
@@ -246,11 +254,13 @@ void transpose(const void* src, void* dst, size_t rows, size_t cols, size_t elem
                  "vt_transpose: elem_size must be 1, 2, 4 or 8 (got %zu)", elem_size);
     if (rows == 0 || cols == 0) return;
     VT_CHECK_ARG(src && dst, "vt_transpose: %s is NULL", src ? "dst" : "src");
-    VT_CHECK_ARG(rows <= SIZE_MAX / cols / elem_size, "vt_transpose: %zu x %zu is too large",
+    VT_CHECK_ARG(rows <= static_cast<size_t>(PTRDIFF_MAX) / cols / elem_size, "vt_transpose: %zu x %zu is too large",
                  rows, cols);
     size_t bytes = rows * cols * elem_size;
-    const char* s0 = static_cast<const char*>(src);
-    const char* d0 = static_cast<const char*>(dst);
+    const uintptr_t s0 = reinterpret_cast<uintptr_t>(src), d0 = reinterpret_cast<uintptr_t>(dst);
+    VT_CHECK_ARG(s0 <= UINTPTR_MAX - bytes && d0 <= UINTPTR_MAX - bytes,
+                 "vt_transpose: %zu x %zu elements from %s run past the end of memory", rows, cols,
+                 s0 > UINTPTR_MAX - bytes ? "src" : "dst");
     VT_CHECK_ARG(s0 + bytes <= d0 || d0 + bytes <= s0, "vt_transpose: src and dst overlap");
     switch (elem_size) {
         case 1: transpose_t(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), rows, cols); break;

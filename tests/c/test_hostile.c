@@ -255,6 +255,14 @@ static void test_primitives(void) {
     REFUSED(vt_linear(NULL, x, 1, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_convert(x, VT_DTYPE_F32, y, (vt_dtype)99, 4), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_convert(NULL, VT_DTYPE_F32, y, VT_DTYPE_F16, 4), VT_STATUS_INVALID_ARGUMENT);
+    /* Element counts whose byte size wraps size_t (was a segfault or VT_OK with nothing
+     * written), or that run past the end of the address space. */
+    REFUSED(vt_convert(x, VT_DTYPE_F32, y, VT_DTYPE_F16, ((size_t)1 << 62) + 1), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_convert(x, VT_DTYPE_F64, y, VT_DTYPE_F32, SIZE_MAX / 8 + 2), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_convert(x, VT_DTYPE_F32, y, VT_DTYPE_F16, SIZE_MAX), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_convert(x, VT_DTYPE_F32, (void*)(UINTPTR_MAX - 16), VT_DTYPE_F32, 1024), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_transpose(x, (void*)(UINTPTR_MAX - 16), 32, 32, 4), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_transpose(x, y, SIZE_MAX, 2, 1), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_transpose(x, y, (size_t)1 << 40, (size_t)1 << 40, 4), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_transpose(x, y, 2, 2, 3), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_model_get_info(NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
