@@ -195,7 +195,9 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path, size_t file_index) : m
              p, size);
     // A file that is not SafeTensors (an index can name any readable file) is refused before
     // its first bytes are read as a header length: no bytes of a foreign file in the message.
-    if (size < 9 || map_.data()[8] != '{')
+    if (size == 8)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: truncated SafeTensors file (8 bytes: the header length and no header)", p);
+    if (map_.data()[8] != '{')
         fail(VT_STATUS_FORMAT_ERROR, "%s: not a SafeTensors file (no JSON header after the 8-byte length)", p);
     uint64_t hlen = 0;
     for (int k = 7; k >= 0; --k) hlen = (hlen << 8) | map_.data()[k];  // little-endian
