@@ -354,6 +354,25 @@ def test_sparse24_linear_integer_math(bits):
             assert rel_err(lin(x, p), dense) < (0.8 if bits == 8 else 1.2)
 
 
+@pytest.mark.parametrize("bits", [8, 4])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_sparse24_non_finite_inputs_give_non_finite_rows(bits, bad):
+    # As the dense linears: a NaN / Inf in a row of x makes that row's outputs non-finite
+    # (they were finite garbage: the row was quantized as if the value were not there).
+    rng = np.random.default_rng(22)
+    prep = ops.prepack_int8_sparse24 if bits == 8 else ops.prepack_int4_sparse24
+    lin = ops.linear_int8_sparse if bits == 8 else ops.linear_int4_sparse
+    w = (rng.standard_normal((48, 64)) * 0.1).astype(np.float32)
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    x[1, 17] = bad
+    with prep(w) as p:
+        y = lin(x, p, np.ones(48, np.float32))
+        with ops.prepack_int8_blocked(w) as d:
+            dense = ops.linear_int8_w8a16(x, d)
+    assert np.isfinite(y[[0, 2]]).all() and not np.isfinite(y[1]).any()
+    assert not np.isfinite(dense[1]).any()
+
+
 # ---- threads, ISA levels -------------------------------------------------------------------
 
 def test_thread_count_does_not_change_results():

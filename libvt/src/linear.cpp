@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 
@@ -172,10 +173,16 @@ void run_sparse(const Packed& w, const float* x, int64_t m, const float* bias, f
     for (int64_t i = 0; i < m; ++i) {
         const float* xr = x + i * in;
         float amax = 0.f;
-        for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(xr[k]));
+        bool finite = true;
+        for (int64_t k = 0; k < in; ++k) {
+            amax = std::max(amax, std::fabs(xr[k]));  // (std::max drops a NaN: checked apart)
+            finite = finite && std::isfinite(xr[k]);
+        }
         float s = amax / qmax;
         if (!(s > 0.f) || !std::isfinite(s)) s = 0.f;
-        xs[i] = s;
+        // A NaN / Inf input gives a NaN output row, as the dense linears do (x·W sees it),
+        // not the finite result of a row quantized without it.
+        xs[i] = finite ? s : std::numeric_limits<float>::quiet_NaN();
         for (int64_t k = 0; k < in; ++k) {
             float q = s > 0.f ? std::nearbyint(xr[k] / s) : 0.f;
             xq[i * in + k] = static_cast<int8_t>(std::min(qmax, std::max(-qmax, q)));
