@@ -121,6 +121,11 @@ void check_options(const vt_model_options& o) {
         std::string why;
         if (!cuda_device_usable(o.device_index, &why))
             fail(VT_STATUS_BACKEND_UNAVAILABLE, "device cuda:%d was requested, but %s", o.device_index, why.c_str());
+        // The same for a format the device kernels do not cover (AUTO keeps it on the CPU).
+        if (o.weight_format == VT_FORMAT_INT4_BLOCKED)
+            fail(VT_STATUS_UNSUPPORTED, "weight_format INT4_BLOCKED (int4) has no CUDA kernels yet; load it "
+                 "with device CPU or AUTO (which keeps it on the CPU), or use INT8_BLOCKED on cuda:%d",
+                 o.device_index);
     }
 }
 
@@ -571,7 +576,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
     // when the device cannot take this model (unsupported shape, not enough memory).
     const bool want_cuda = opt.device == VT_DEVICE_CUDA ||
-                           (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr));
+                           (opt.device == VT_DEVICE_AUTO && m->format != VT_FORMAT_INT4_BLOCKED &&
+                            cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
         try {
             m->cuda = cuda_upload_model(*m, opt.device_index);
