@@ -10,7 +10,8 @@ run, on the same weights and the same token ids:
   prefill = one forward of the prompt (``logits_to_keep=1``) + argmax, decode = a manual loop
   of one-token forwards with the KV cache + argmax;
 * llama.cpp through ``llama-cpp-python``: a Q8_0 GGUF of the same weights (like-for-like bytes,
-  ``flash_attn=True``) and, for SmolLM2, the shipped Q4_1 GGUF; ``n_threads = n_threads_batch =
+  ``flash_attn=True``), a Q4_0 GGUF made from it by llama.cpp's quantizer (the baseline for
+  pyvt ``int4``) and, for SmolLM2, the shipped Q4_1 GGUF; ``n_threads = n_threads_batch =
   t``, ``n_batch = n_ubatch = 512``. Timed through ``Llama.eval`` (one ``llama_decode`` per
   batch; per token a 1-token ``llama_decode``, a copy of the last logits row and a numpy
   argmax) -- no tokenizer, no sampler chain.
@@ -377,12 +378,12 @@ def smollm2_q4_1(cache: Path, explicit: str | None) -> Path:
     return dst
 
 
-def requantize(src: Path, dst: Path) -> Path:
-    """Q4_1 -> Q8_0 with llama.cpp's own quantizer, in a subprocess."""
+def requantize(src: Path, dst: Path, qtype: str = "q8_0") -> Path:
+    """Q4_1 -> Q8_0 (or Q8_0 / Q4_1 -> Q4_0) with llama.cpp's own quantizer, in a subprocess."""
     if dst.is_file() and dst.stat().st_mtime >= src.stat().st_mtime:
         return dst
     log(f"requantizing {src.name} -> {dst.name} with llama.cpp (allow_requantize)")
-    subprocess.run([sys.executable, str(REPO / "tools" / "gguf_export.py"), "--requantize", "--type", "q8_0",
+    subprocess.run([sys.executable, str(REPO / "tools" / "gguf_export.py"), "--requantize", "--type", qtype,
                     str(src), str(dst)], check=True, stdout=subprocess.DEVNULL)
     return dst
 
@@ -420,6 +421,10 @@ def prepare_model(name: str, args: argparse.Namespace, want_llamacpp: bool) -> d
             else:
                 out["gguf"]["Q8_0"] = export_q8_0(Path(out["path"]), cache / f"{name}.Q8_0.gguf",
                                                   spec.get("pre", "gpt-2"))
+            # The 4-bit baseline for pyvt int4: llama.cpp's Q4_0 (its CPU backend repacks it for
+            # AVX-512 / AVX2 at load), quantized by llama.cpp from the Q4_1 (SmolLM2) or Q8_0.
+            src = out["gguf"].get("Q4_1", out["gguf"]["Q8_0"])
+            out["gguf"]["Q4_0"] = requantize(src, cache / f"{name}.Q4_0.gguf", "q4_0")
         except Exception as e:  # noqa: BLE001
             out["gguf_error"] = f"{type(e).__name__}: {e}"
             log(f"{name}: could not prepare GGUFs: {out['gguf_error']}")
@@ -997,7 +1002,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs.append(("transformers", hf_fmt, dict(base, engine="transformers", path=str(path))
                          if have_torch else None))
         if not args.no_llamacpp:
-            for q in ("Q8_0", "Q4_1"):
+            for q in ("Q8_0", "Q4_1", "Q4_0"):
                 if q == "Q4_1" and not MODELS[name].get("q4_1"):
                     continue
                 for fa in fa_modes:

@@ -54,6 +54,7 @@ FORMATS = {
     "fp8-channel": (ops.prepack_fp8, ops.linear_fp8_w8a16),
     "int8-sparse24": (ops.prepack_int8_sparse24, ops.linear_int8_sparse),
     "int4-sparse24": (ops.prepack_int4_sparse24, ops.linear_int4_sparse),
+    "int4": (ops.prepack_int4_blocked, ops.linear_int4),
 }
 L3_BYTES = 32 << 20
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,6 +25,7 @@ _FORMATS = {
     "fp8": VT_FORMAT_FP8_BLOCKED,
     "fp8-channel": VT_FORMAT_FP8_CHANNEL,
     "bf16": VT_FORMAT_BF16,
+    "int4": VT_FORMAT_INT4_BLOCKED,
 }
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items()}
 _LOGITS_MODES = {"none": VT_LOGITS_NONE, "last": VT_LOGITS_LAST, "all": VT_LOGITS_ALL}

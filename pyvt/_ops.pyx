@@ -36,6 +36,7 @@ _FORMAT_NAMES = {
     VT_FORMAT_INT8_SPARSE24: "int8-sparse24",
     VT_FORMAT_INT4_SPARSE24: "int4-sparse24",
     VT_FORMAT_BF16: "bf16",
+    VT_FORMAT_INT4_BLOCKED: "int4",
 }
 
 # numpy dtype name -> vt_dtype, for the float types libvt reads.
@@ -176,7 +177,7 @@ cdef class _Packed:
 
     @property
     def format(self):
-        """'fp8-channel', 'fp8', 'int8', 'int8-sparse24' or 'int4-sparse24'."""
+        """'fp8-channel', 'fp8', 'int8', 'int4', 'int8-sparse24' or 'int4-sparse24'."""
         return _FORMAT_NAMES[self._info().format]
 
     @property
@@ -223,6 +224,10 @@ cdef class PackedFp8(_Packed):
 
 cdef class PackedInt8(_Packed):
     """Symmetric INT8 weight with one scale per K-block (prepack_int8_blocked)."""
+
+
+cdef class PackedInt4(_Packed):
+    """Dense 4-bit weight (q in [-8, 7]) with one scale per K-block (prepack_int4_blocked)."""
 
 
 cdef class PackedInt8Sparse24(_Packed):
@@ -315,6 +320,15 @@ def prepack_int8_blocked(w, block_size=32, device="cpu"):
     block_size: 32 (default), 16, 64 or 128, dividing in_features. w, device: as prepack_fp8.
     """
     return _prepack(w, VT_FORMAT_INT8_BLOCKED, _block_arg(block_size), PackedInt8, device)
+
+
+def prepack_int4_blocked(w, block_size=32, device="cpu"):
+    """Dense 4-bit weight: q in [-8, 7], one scale per `block_size` weights along K, chosen
+    per block for the least squared error (vt.h VT_FORMAT_INT4_BLOCKED). block_size: 32
+    (default), 16, 64 or 128; in_features need not be a multiple of it (the last block is
+    shorter). device: 'cpu' (default) or 'auto' (the CPU: the GPU kernels do not cover int4
+    yet; 'cuda' is refused). w: as prepack_fp8."""
+    return _prepack(w, VT_FORMAT_INT4_BLOCKED, _block_arg(block_size), PackedInt4, device)
 
 
 def prepack_int8_sparse24(w, device="cpu"):
@@ -550,6 +564,14 @@ def linear_int8_w8a16(x, packed, bias=None, *, stream=None, out=None):
                    x, bias, 0, VT_ACTIVATION_NONE, stream, out)
 
 
+def linear_int4(x, packed, bias=None, *, gelu=False, w4a8=False):
+    """W4A16 over a PackedInt4: y = x·Wᵀ + bias (gelu=True: exact GELU after the bias), the
+    input kept in float and f32 accumulation. w4a8=True rounds x per row to INT8 (absmax /
+    127) first, as vt_linear_options.quantize_input does."""
+    return _linear(_packed_arg(packed, PackedInt4, "linear_int4", "prepack_int4_blocked"), x, bias,
+                   _w8a8_arg(w4a8), VT_ACTIVATION_GELU if gelu else VT_ACTIVATION_NONE, None, None)
+
+
 def linear_gelu_fp8(x, packed, bias=None, *, w8a8=False, stream=None, out=None):
     """y = gelu(x·Wᵀ + bias), exact (erf) GELU fused into the FP8 linear.
 
@@ -639,11 +661,21 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, w8a8=False, stream=None, out=No
     gate and up as one batched CUTLASS FP8 GEMM, SiLU·up in its epilogue). Device inputs,
     `stream`, `out`: as linear_fp8.
     """
-    cdef int quantize = _w8a8_arg(w8a8)
-    cdef _Packed g = _packed_arg(gate, PackedFp8, "linear_swiglu_fp8 (gate)",
-                                 "prepack_fp8 / prepack_fp8_blocked")
-    cdef _Packed u = _packed_arg(up, PackedFp8, "linear_swiglu_fp8 (up)",
-                                 "prepack_fp8 / prepack_fp8_blocked")
+    return _linear_swiglu(x, gate, up, bias, _w8a8_arg(w8a8), stream, out, PackedFp8,
+                          "linear_swiglu_fp8", "prepack_fp8 / prepack_fp8_blocked")
+
+
+def linear_swiglu_int4(x, gate, up, bias=None, *, w4a8=False):
+    """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, over two PackedInt4 of the
+    same shape and block size. bias, w4a8: as linear_swiglu_fp8 / linear_int4."""
+    return _linear_swiglu(x, gate, up, bias, _w8a8_arg(w4a8), None, None, PackedInt4,
+                          "linear_swiglu_int4", "prepack_int4_blocked")
+
+
+cdef object _linear_swiglu(object x, object gate, object up, object bias, int quantize, object stream,
+                           object out, type cls, str fn, str hint):
+    cdef _Packed g = _packed_arg(gate, cls, fn + " (gate)", hint)
+    cdef _Packed u = _packed_arg(up, cls, fn + " (up)", hint)
     cdef vt_packed_info gi = g._info()
     cdef vt_packed_info ui = u._info()
     if (gi.out_features, gi.in_features) != (ui.out_features, ui.in_features):

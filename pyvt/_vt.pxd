@@ -52,6 +52,7 @@ cdef extern from "vt/vt.h" nogil:
         VT_FORMAT_INT8_SPARSE24
         VT_FORMAT_INT4_SPARSE24
         VT_FORMAT_BF16
+        VT_FORMAT_INT4_BLOCKED
 
     ctypedef enum vt_device_kind:
         VT_DEVICE_AUTO

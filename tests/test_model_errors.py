@@ -269,7 +269,7 @@ def test_phi2_like_checkpoint_is_refused_with_the_names(tmp_path):
 # ---- options ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kw,exc,pattern", [
-    (dict(weight_format="int4"), ValueError, "weight_format"),
+    (dict(weight_format="int3"), ValueError, "weight_format"),
     (dict(block_size=48), ValueError, "block_size 48"),
     (dict(block_size=-1), ValueError, "block_size"),
     (dict(num_layers=3), ValueError, "num_layers 3 is more than the 2 blocks"),

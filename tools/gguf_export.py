@@ -621,7 +621,7 @@ def decode_bytes_per_token(path: str | os.PathLike) -> int:
 # Requantize through llama.cpp (SmolLM2 Q4_1 -> Q8_0)
 # --------------------------------------------------------------------------------------------
 
-_LLAMA_FTYPES = {"q8_0": 7, "f16": 1, "f32": 0, "bf16": 32, "q4_0": 2, "q4_1": 3}
+_LLAMA_FTYPES = {"q8_0": 7, "f16": 1, "f32": 0, "bf16": 32, "q4_0": 2, "q4_1": 3, "q4_k_m": 15}
 
 
 def requantize_with_llamacpp(src: str | os.PathLike, dst: str | os.PathLike, qtype: str = "q8_0",

@@ -97,11 +97,14 @@ void check_options(const vt_model_options& o) {
         case VT_FORMAT_INT8_BLOCKED:
         case VT_FORMAT_FP8_BLOCKED:
         case VT_FORMAT_FP8_CHANNEL:
-        case VT_FORMAT_BF16: break;
+        case VT_FORMAT_BF16:
+        case VT_FORMAT_INT4_BLOCKED: break;
         default:
             fail(VT_STATUS_INVALID_ARGUMENT,
-                 "weight_format %d is not a model weight format (INT8_BLOCKED %d, FP8_BLOCKED %d, FP8_CHANNEL %d, BF16 %d)",
-                 o.weight_format, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16);
+                 "weight_format %d is not a model weight format (INT8_BLOCKED %d, FP8_BLOCKED %d, FP8_CHANNEL %d, "
+                 "BF16 %d, INT4_BLOCKED %d)",
+                 o.weight_format, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16,
+                 VT_FORMAT_INT4_BLOCKED);
     }
     VT_CHECK_ARG(o.block_size == 0 || o.block_size == 16 || o.block_size == 32 || o.block_size == 64 ||
                      o.block_size == 128,
@@ -118,6 +121,11 @@ void check_options(const vt_model_options& o) {
         std::string why;
         if (!cuda_device_usable(o.device_index, &why))
             fail(VT_STATUS_BACKEND_UNAVAILABLE, "device cuda:%d was requested, but %s", o.device_index, why.c_str());
+        // The same for a format the device kernels do not cover (AUTO keeps it on the CPU).
+        if (o.weight_format == VT_FORMAT_INT4_BLOCKED)
+            fail(VT_STATUS_UNSUPPORTED, "weight_format INT4_BLOCKED (int4) has no CUDA kernels yet; load it "
+                 "with device CPU or AUTO (which keeps it on the CPU), or use INT8_BLOCKED on cuda:%d",
+                 o.device_index);
     }
 }
 
@@ -483,7 +491,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->file_layers = file_layers;
     cfg.num_layers = opt.num_layers > 0 ? opt.num_layers : file_layers;
     m->format = vt_format(opt.weight_format);
-    const bool blocked = m->format == VT_FORMAT_INT8_BLOCKED || m->format == VT_FORMAT_FP8_BLOCKED;
+    const bool blocked = m->format == VT_FORMAT_INT8_BLOCKED || m->format == VT_FORMAT_FP8_BLOCKED ||
+                         m->format == VT_FORMAT_INT4_BLOCKED;
     m->block_size = blocked ? (opt.block_size ? opt.block_size : default_block_size(m->format)) : 0;
     m->device = VT_DEVICE_CPU;
     m->max_seq_len = opt.max_seq_len > 0 ? opt.max_seq_len : cfg.max_position_embeddings;
@@ -499,6 +508,12 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     vt_format head_format = m->format;
     int32_t head_block = m->block_size;
     if (m->format == VT_FORMAT_FP8_BLOCKED || m->format == VT_FORMAT_FP8_CHANNEL) {
+        head_format = VT_FORMAT_INT8_BLOCKED;
+        head_block = H % 32 == 0 ? 32 : 16;
+    }
+    // With INT4 layers lm_head stays 8-bit (INT8 blocked-32; 16 when hidden_size is not a
+    // multiple of 32): the logits feed the argmax directly (docs/guide.md, docs/fidelity.md).
+    if (m->format == VT_FORMAT_INT4_BLOCKED) {
         head_format = VT_FORMAT_INT8_BLOCKED;
         head_block = H % 32 == 0 ? 32 : 16;
     }
@@ -561,7 +576,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
     // when the device cannot take this model (unsupported shape, not enough memory).
     const bool want_cuda = opt.device == VT_DEVICE_CUDA ||
-                           (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr));
+                           (opt.device == VT_DEVICE_AUTO && m->format != VT_FORMAT_INT4_BLOCKED &&
+                            cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
         try {
             m->cuda = cuda_upload_model(*m, opt.device_index);

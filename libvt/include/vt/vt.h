@@ -177,7 +177,16 @@ typedef enum vt_format {
      * input per row to INT4 (absmax/7), as INT4×INT4 sparse tensor cores do.            */
     VT_FORMAT_INT4_SPARSE24 = 5,
     /* Unquantized bfloat16 [out, in]: the reference mode.                                 */
-    VT_FORMAT_BF16 = 6
+    VT_FORMAT_BF16 = 6,
+    /* Dense 4-bit weights (W4A16): q in [-8, 7], w = q * scale, one scale per block_size
+     * weights along K (default 32; in_features need not be a multiple of it: the last
+     * block is shorter). Each block's scale minimizes the block's squared error over a few
+     * candidates around absmax/8 (the largest |w| maps to -8, as llama.cpp's Q4_0) and is
+     * stored as f16 times a per-row power of two, like INT8_BLOCKED: 0.5625 bytes per
+     * weight at block 32. Linears keep the input in f32 and accumulate in f32
+     * (quantize_input 1 rounds it per row to INT8 first, as for INT8_BLOCKED). CPU only:
+     * the CUDA backend refuses it (VT_STATUS_UNSUPPORTED); AUTO keeps it on the CPU.      */
+    VT_FORMAT_INT4_BLOCKED = 7
 } vt_format;
 
 typedef enum vt_device_kind {
@@ -191,7 +200,8 @@ typedef struct vt_prepack_options {
     uint32_t struct_size; /* sizeof(vt_prepack_options) as the caller knows it (Conventions) */
     int32_t format;       /* vt_format; default VT_FORMAT_INT8_BLOCKED                     */
     int32_t block_size;   /* along K for *_BLOCKED; 0 = the format's default (FP8 16,
-                             INT8 32); allowed 16, 32, 64, 128; in_features % block == 0  */
+                             INT8 32, INT4 32); allowed 16, 32, 64, 128; in_features %
+                             block == 0 (INT4_BLOCKED: any in_features)                   */
     int32_t device;       /* vt_device_kind; default VT_DEVICE_CPU. CUDA: the weight is
                              quantized on the host, then copied to device device_index
                              (VT_STATUS_BACKEND_UNAVAILABLE naming the reason when that
@@ -245,7 +255,8 @@ typedef struct vt_linear_options {
     uint32_t struct_size; /* sizeof(vt_linear_options) as the caller knows it (Conventions) */
     /* 0: keep the input in 16/32-bit (W8A16). 1: quantize the input per row first, to the
      * packed format's activation type (FP8 E4M3 with scale absmax/448 for FP8 formats —
-     * W8A8; INT8 with scale absmax/127 for INT8_BLOCKED; bf16 rounding for BF16).
+     * W8A8; INT8 with scale absmax/127 for INT8_BLOCKED and INT4_BLOCKED; bf16 rounding
+     * for BF16).
      * Sparse formats always quantize (see vt_format). Default 0.                          */
     int32_t quantize_input;
     int32_t activation; /* vt_activation; default VT_ACTIVATION_NONE                      */
@@ -398,9 +409,9 @@ typedef int (*vt_progress_fn)(void* user, int64_t done, int64_t total);
 
 typedef struct vt_model_options {
     uint32_t struct_size; /* sizeof(vt_model_options) as the caller knows it (Conventions) */
-    int32_t weight_format; /* vt_format: INT8_BLOCKED (default), FP8_BLOCKED, FP8_CHANNEL
-                              or BF16                                                      */
-    int32_t block_size;    /* 0 = the format's default (INT8 32, FP8 16)                   */
+    int32_t weight_format; /* vt_format: INT8_BLOCKED (default), FP8_BLOCKED, FP8_CHANNEL,
+                              BF16 or INT4_BLOCKED (lm_head then INT8_BLOCKED)             */
+    int32_t block_size;    /* 0 = the format's default (INT8 32, FP8 16, INT4 32)          */
     int32_t num_layers;    /* load only the first N blocks; 0 = all                        */
     int32_t device;        /* vt_device_kind; default VT_DEVICE_AUTO                       */
     int32_t device_index;  /* CUDA ordinal; default 0                                      */

@@ -30,6 +30,8 @@ enum DenseKind : int {
     kFp8Blocked = 1,   // e4m3, f16 block scales
     kFp8Channel = 2,   // e4m3, no block scales (rowmul only)
     kBf16 = 3,         // bf16, no scales
+    kInt4Blocked = 4,  // int4 nibble pairs (two k per byte), signed f16 block scales; the
+                       // last block may be short (quant.h)
 };
 
 // A read-only view of one dense packed weight (see quant.h for the layout).

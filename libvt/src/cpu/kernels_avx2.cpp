@@ -141,8 +141,83 @@ inline void prefetch_next_tile(const uint8_t* line, int64_t tile_bytes) {
     _mm_prefetch(reinterpret_cast<const char*>(line + tile_bytes), _MM_HINT_T0);
 }
 
+// ---- INT4_BLOCKED (quant.h): one 16-byte load is k and k + 1 of the tile's 16 rows; the
+// nibbles index a 16-byte table of q = u - 8 (vpshufb), then widen to f32.
+
+inline V2 int4_widen(__m128i q8) {
+    return {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)),
+            _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(q8, q8)))};
+}
+
+inline __m128i int4_lut() { return _mm_setr_epi8(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7); }
+
+// q of the 16 rows at k and k + 1.
+inline void dec_int4_pair(const uint8_t* p, __m128i lut, V2& lo, V2& hi) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    lo = int4_widen(_mm_shuffle_epi8(lut, _mm_and_si128(b, m4)));
+    hi = int4_widen(_mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(b, 4), m4)));
+}
+
+inline V2 dec_int4(const uint8_t* tile, int64_t k, __m128i lut) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + (k >> 1) * L));
+    const __m128i n = _mm_and_si128((k & 1) ? _mm_srli_epi16(b, 4) : b, _mm_set1_epi8(0x0F));
+    return int4_widen(_mm_shuffle_epi8(lut, n));
+}
+
+inline void fma2(V2& acc, const V2& w, __m256 xv) {
+    acc.lo = _mm256_fmadd_ps(w.lo, xv, acc.lo);
+    acc.hi = _mm256_fmadd_ps(w.hi, xv, acc.hi);
+}
+
+// As kernels_avx512.cpp's gemv_tile_int4: per block, two chains per row (k, k + 1), a
+// short last block and an odd last k after the full pairs.
+template <int M>
+inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, V2* out) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const int64_t in = w.in, kb = w.kb;
+    const __m128i lut = int4_lut();
+    V2 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t k0 = 0, bi = 0; k0 < in; k0 += kb, ++bi) {
+        const int64_t n = min64(kb, in - k0), np = n / 2;
+        V2 part[2][M];
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < M; ++i) part[c][i] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        const uint8_t* q = tile + (k0 / 2) * L;
+        const float* xk = x + k0;
+        for (int64_t j = 0; j < np; ++j) {
+            if (((j * L) & 63) == 0) prefetch_next_tile(q + j * L, w.tile_bytes);
+            V2 lo, hi;
+            dec_int4_pair(q + j * L, lut, lo, hi);
+#pragma GCC unroll 4
+            for (int i = 0; i < M; ++i) {
+                fma2(part[0][i], lo, _mm256_broadcast_ss(xk + i * in + 2 * j));
+                fma2(part[1][i], hi, _mm256_broadcast_ss(xk + i * in + 2 * j + 1));
+            }
+        }
+        if (n & 1) {
+            const V2 lo = dec_int4(q, 2 * np, lut);
+            for (int i = 0; i < M; ++i) fma2(part[0][i], lo, _mm256_broadcast_ss(xk + i * in + 2 * np));
+        }
+        if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w.tile_bytes);
+        const V2 s = load_f16x16(sc + bi * L);
+        for (int i = 0; i < M; ++i) {
+            acc[i].lo = _mm256_fmadd_ps(_mm256_add_ps(part[0][i].lo, part[1][i].lo), s.lo, acc[i].lo);
+            acc[i].hi = _mm256_fmadd_ps(_mm256_add_ps(part[0][i].hi, part[1][i].hi), s.hi, acc[i].hi);
+        }
+    }
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
+    for (int i = 0; i < M; ++i) out[i] = {_mm256_mul_ps(acc[i].lo, rlo), _mm256_mul_ps(acc[i].hi, rhi)};
+}
+
 template <int Kind, int M>
 inline void gemv_tile(const DenseW& w, int64_t t, const float* x, V2* out) {
+    if constexpr (Kind == kInt4Blocked) {
+        gemv_tile_int4<M>(w, t, x, out);
+        return;
+    }
     constexpr int C = M == 1 ? 2 : 1;
     constexpr int EB = elem_bytes<Kind>();
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
@@ -228,7 +303,21 @@ void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* ds
     constexpr int EB = elem_bytes<Kind>();
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
-    if constexpr (scaled<Kind>()) {
+    if constexpr (Kind == kInt4Blocked) {
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const __m128i lut = int4_lut();
+        for (int64_t k = k0; k < k0 + kc;) {  // k0 starts a block; the last may be short
+            const int64_t bi = k / w.kb, kend = min64(k0 + kc, (bi + 1) * w.kb);
+            V2 s = load_f16x16(sc + bi * L);
+            s.lo = _mm256_mul_ps(s.lo, rlo);
+            s.hi = _mm256_mul_ps(s.hi, rhi);
+            for (; k < kend; ++k) {
+                const V2 v = dec_int4(tile, k, lut);
+                _mm256_storeu_ps(dst + (k - k0) * L, _mm256_mul_ps(v.lo, s.lo));
+                _mm256_storeu_ps(dst + (k - k0) * L + 8, _mm256_mul_ps(v.hi, s.hi));
+            }
+        }
+    } else if constexpr (scaled<Kind>()) {
         const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
         const int64_t kb = w.kb;
         for (int64_t b = k0, bi = k0 / kb; b < k0 + kc; b += kb, ++bi) {
@@ -317,6 +406,7 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
         case kInt8Blocked: gemv_kind<kInt8Blocked>(job, t0, t1); break;
         case kFp8Blocked: gemv_kind<kFp8Blocked>(job, t0, t1); break;
         case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
+        case kInt4Blocked: gemv_kind<kInt4Blocked>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
     }
 }
@@ -326,6 +416,7 @@ void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         case kInt8Blocked: gemm_kind<kInt8Blocked>(job, t0, t1, scratch); break;
         case kFp8Blocked: gemm_kind<kFp8Blocked>(job, t0, t1, scratch); break;
         case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
+        case kInt4Blocked: gemm_kind<kInt4Blocked>(job, t0, t1, scratch); break;
         default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
     }
 }

@@ -137,12 +137,98 @@ inline void epilogue(const LinearJob& job, int64_t t, __mmask16 mask, __m512 g, 
     _mm512_mask_storeu_ps(yrow + c, mask, g);
 }
 
+// ---- INT4_BLOCKED decode ---------------------------------------------------------------
+//
+// One 16-byte load holds k and k + 1 of the tile's 16 rows (quant.h). vpmovzxbd spreads the
+// bytes to dwords; vpermps reads only the low 4 bits of each index, so the byte itself
+// indexes a 16-entry table of q = u - 8 as f32 (the low nibble: k), and the byte >> 4 the
+// high one (k + 1): 4 instructions for 32 weights, no conversion, no subtraction.
+inline __m512 int4_table() {
+    return _mm512_setr_ps(-8.f, -7.f, -6.f, -5.f, -4.f, -3.f, -2.f, -1.f, 0.f, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f);
+}
+
+inline __m512i int4_bytes(const uint8_t* p) {
+    return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// q of the 16 rows at k (the final weight is q * scale * rowmul).
+inline __m512 dec_int4(const uint8_t* tile, int64_t k, __m512 tab) {
+    const __m512i v = int4_bytes(tile + (k >> 1) * L);
+    return _mm512_permutexvar_ps((k & 1) ? _mm512_srli_epi32(v, 4) : v, tab);
+}
+
+// The GEMV over one tile: per block, 2P independent FMA chains per row of x (P pairs of k
+// per step), then one FMA with the block scale. A short last block (in % kb) and an odd
+// last k (the low nibble alone) are handled after the full pairs.
+template <int M>
+inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, __m512* out) {
+    constexpr int P = M == 1 ? 2 : 1;
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const int64_t in = w.in, kb = w.kb;
+    const __m512 tab = int4_table();
+    __m512 acc[M];
+    for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
+    for (int64_t k0 = 0, b = 0; k0 < in; k0 += kb, ++b) {
+        const int64_t n = min64(kb, in - k0), np = n / 2;
+        __m512 part[2 * P][M];
+        for (int c = 0; c < 2 * P; ++c)
+            for (int i = 0; i < M; ++i) part[c][i] = _mm512_setzero_ps();
+        const uint8_t* q = tile + (k0 / 2) * L;  // kb is even: k0 starts a byte
+        const float* xk = x + k0;
+        int64_t j = 0;
+        for (; j + P <= np; j += P) {
+            if (((j * L) & 63) == 0) prefetch_next_tile(q + j * L, w.tile_bytes);
+#pragma GCC unroll 2
+            for (int c = 0; c < P; ++c) {
+                const __m512i v = int4_bytes(q + (j + c) * L);
+                const __m512 lo = _mm512_permutexvar_ps(v, tab);
+                const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), tab);
+#pragma GCC unroll 8
+                for (int i = 0; i < M; ++i) {
+                    const float* xi = xk + i * in + 2 * (j + c);
+                    part[2 * c][i] = _mm512_fmadd_ps(lo, _mm512_set1_ps(xi[0]), part[2 * c][i]);
+                    part[2 * c + 1][i] = _mm512_fmadd_ps(hi, _mm512_set1_ps(xi[1]), part[2 * c + 1][i]);
+                }
+            }
+        }
+        for (; j < np; ++j) {
+            const __m512i v = int4_bytes(q + j * L);
+            const __m512 lo = _mm512_permutexvar_ps(v, tab);
+            const __m512 hi = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), tab);
+            for (int i = 0; i < M; ++i) {
+                const float* xi = xk + i * in + 2 * j;
+                part[0][i] = _mm512_fmadd_ps(lo, _mm512_set1_ps(xi[0]), part[0][i]);
+                part[1][i] = _mm512_fmadd_ps(hi, _mm512_set1_ps(xi[1]), part[1][i]);
+            }
+        }
+        if (n & 1) {
+            const __m512 lo = _mm512_permutexvar_ps(int4_bytes(q + np * L), tab);
+            for (int i = 0; i < M; ++i)
+                part[0][i] = _mm512_fmadd_ps(lo, _mm512_set1_ps(xk[i * in + 2 * np]), part[0][i]);
+        }
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        const __m512 s = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L)));
+        for (int i = 0; i < M; ++i) {
+            __m512 sum = part[0][i];
+            for (int c = 1; c < 2 * P; ++c) sum = _mm512_add_ps(sum, part[c][i]);
+            acc[i] = _mm512_fmadd_ps(sum, s, acc[i]);
+        }
+    }
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    for (int i = 0; i < M; ++i) out[i] = _mm512_mul_ps(acc[i], rm);
+}
+
 // ---- GEMV: m <= 4 rows of x, one tile at a time ----------------------------------------
 
 // out[i] = rows 16t..16t+15 of W times x row i, i < M. C independent FMA chains per row
 // hide the FMA latency (4 cycles) when M is small.
 template <int Kind, int M, bool Den>
 inline void gemv_tile(const DenseW& w, int64_t t, const float* x, __m512* out) {
+    if constexpr (Kind == kInt4Blocked) {
+        gemv_tile_int4<M>(w, t, x, out);
+        return;
+    }
     constexpr int C = M == 1 ? 4 : (M == 2 ? 2 : 1);  // chains x rows <= 8: no spills
     constexpr int EB = elem_bytes<Kind>();
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
@@ -258,7 +344,16 @@ void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* ds
     constexpr int EB = elem_bytes<Kind>();
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
-    if constexpr (scaled<Kind>()) {
+    if constexpr (Kind == kInt4Blocked) {
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const __m512 tab = int4_table();
+        for (int64_t k = k0; k < k0 + kc;) {  // k0 starts a block; the last may be short
+            const int64_t bi = k / w.kb, kend = min64(k0 + kc, (bi + 1) * w.kb);
+            const __m512 s = _mm512_mul_ps(
+                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + bi * L))), rm);
+            for (; k < kend; ++k) _mm512_storeu_ps(dst + (k - k0) * ld, _mm512_mul_ps(dec_int4(tile, k, tab), s));
+        }
+    } else if constexpr (scaled<Kind>()) {
         const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
         const int64_t kb = w.kb;
         const int64_t bi0 = k0 / kb;  // k0 and kc are multiples of kb
@@ -450,6 +545,7 @@ void gemv_avx512(const LinearJob& job, int64_t t0, int64_t t1) {
         case kInt8Blocked: gemv_kind<kInt8Blocked>(job, t0, t1); break;
         case kFp8Blocked: gemv_kind<kFp8Blocked>(job, t0, t1); break;
         case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
+        case kInt4Blocked: gemv_kind<kInt4Blocked>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
     }
 }
@@ -459,6 +555,7 @@ void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         case kInt8Blocked: gemm_kind<kInt8Blocked>(job, t0, t1, scratch); break;
         case kFp8Blocked: gemm_kind<kFp8Blocked>(job, t0, t1, scratch); break;
         case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
+        case kInt4Blocked: gemm_kind<kInt4Blocked>(job, t0, t1, scratch); break;
         default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
     }
 }

@@ -33,6 +33,12 @@ inline void decode16(const DenseW& w, const uint8_t* tile, int64_t k, float* o) 
             for (int r = 0; r < L; ++r) o[r] = bf16_to_f32(q[r]);
             break;
         }
+        case kInt4Blocked: {  // two k per byte, u - 8 (quant.h)
+            const uint8_t* q = tile + (k >> 1) * L;
+            const int sh = static_cast<int>(k & 1) * 4;
+            for (int r = 0; r < L; ++r) o[r] = static_cast<float>(((q[r] >> sh) & 0xF) - 8);
+            break;
+        }
         default: {
             const float* tab = fp8_table();
             const uint8_t* q = tile + k * L;
@@ -42,7 +48,9 @@ inline void decode16(const DenseW& w, const uint8_t* tile, int64_t k, float* o) 
     }
 }
 
-inline bool has_scales(const DenseW& w) { return w.kind == kInt8Blocked || w.kind == kFp8Blocked; }
+inline bool has_scales(const DenseW& w) {
+    return w.kind == kInt8Blocked || w.kind == kFp8Blocked || w.kind == kInt4Blocked;
+}
 
 inline float final_mul(const DenseW& w, int64_t t, int r) {
     float rm = w.rowmul[t * L + r];
@@ -70,7 +78,8 @@ void tile_dot(const DenseW& w, int64_t t, const float* x, int64_t m, float* acc 
             for (int64_t i0 = 0; i0 < m; i0 += kGemvMaxM) {
                 const int64_t mi = m - i0 < kGemvMaxM ? m - i0 : kGemvMaxM;
                 std::memset(part, 0, sizeof(part));
-                for (int64_t k = k0; k < k0 + w.kb; ++k) {
+                const int64_t k1 = k0 + w.kb < in ? k0 + w.kb : in;  // INT4: a short last block
+                for (int64_t k = k0; k < k1; ++k) {
                     decode16(w, tile, k, wk);
                     for (int64_t i = 0; i < mi; ++i) {
                         const float xv = x[(i0 + i) * in + k];

@@ -32,8 +32,11 @@ LinearShape linear_shape(const vt_packed& p, int64_t n) {
         case VT_FORMAT_FP8_CHANNEL: s.fmt = kDevFp8Channel; break;
         case VT_FORMAT_BF16: s.fmt = kDevBf16; break;
         default:
-            unsupported("the CUDA backend has no kernels for the 2:4 sparse formats (format " +
-                        std::to_string(int(p.format)) + "); use INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL or BF16");
+            unsupported(std::string(p.format == VT_FORMAT_INT4_BLOCKED
+                                        ? "the CUDA backend has no INT4_BLOCKED (int4) kernels yet"
+                                        : "the CUDA backend has no kernels for the 2:4 sparse formats") +
+                        " (format " + std::to_string(int(p.format)) +
+                        "); use INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL or BF16 there, or int4 on the CPU");
     }
     if (n <= 0 || n > (int64_t(1) << 30) || p.in <= 0 || p.in > (int64_t(1) << 30))
         unsupported("weight shape [" + std::to_string(n) + ", " + std::to_string(p.in) +

@@ -1,0 +1,269 @@
+"""Dense 4-bit weights (VT_FORMAT_INT4_BLOCKED, weight_format="int4"): the stored values are
+q · d per block with q an integer in [-8, 7], every linear (GEMV, GEMM, GELU, SwiGLU, W4A8)
+against a float64 reference of exactly those values, odd shapes and a short last K-block,
+NaN / Inf in x propagated like a dense matmul, and every CPU level (VT_ISA) on its own."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pyvt import ops
+from pyvt.errors import BackendUnavailable
+
+MS = [1, 2, 3, 5, 8, 9, 17, 70]
+# (out, in, block): tile tails, K odd, K not a multiple of the block, K < block, K > GEMM Kc.
+SHAPES = [(1, 32, 32), (17, 33, 32), (40, 96, 16), (300, 545, 32), (5, 7, 32), (33, 1000, 128), (16, 258, 64)]
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def rel_err(y, ref, scale=None):
+    """max |y - ref| over `scale` (default max |ref|). The linears pass the magnitude of the
+    products, max(|x|·|W|ᵀ), so cancelling sums (one output of K = 32) do not inflate it."""
+    ref = np.asarray(ref, np.float64)
+    scale = np.max(np.abs(ref)) if scale is None else scale
+    return float(np.max(np.abs(np.asarray(y, np.float64) - ref)) / max(scale, 1e-30))
+
+
+def mag(x, wd, bias=None):
+    """max over outputs of sum_k |x_k w_k| (+ |bias|): the scale of a dot product's rounding."""
+    v = np.abs(np.asarray(x, np.float64)) @ np.abs(wd).T
+    return float(np.max(v + (0 if bias is None else np.abs(bias))))
+
+
+def block_grid(wd, block):
+    """Per row and block: the scale d with wd = q·d, q integer in [-8, 7] (asserted)."""
+    out, k = wd.shape
+    for r in range(out):
+        for k0 in range(0, k, block):
+            v = wd[r, k0:k0 + block].astype(np.float64)
+            am = np.abs(v).max()
+            if am == 0:
+                continue
+            # The largest |q| is 8 (the weight that maps to -8) or less after the scale search.
+            # (the scale is signed: the extreme weight maps to -8).
+            for d in [sg * am / qm for qm in range(8, 0, -1) for sg in (1, -1)]:
+                q = v / d
+                if np.allclose(q, np.rint(q), atol=1e-4) and q.min() >= -8 - 1e-4 and q.max() <= 7 + 1e-4:
+                    break
+            else:
+                raise AssertionError(f"row {r}, block at {k0}: {v} is not q·d with integer q in [-8, 7]")
+
+
+def q4_0_sse(w, block):
+    """Squared error of plain Q4_0 rounding (d = m / -8) per row, the bound the search beats."""
+    out, k = w.shape
+    tot = 0.0
+    for k0 in range(0, k, block):
+        b = w[:, k0:k0 + block].astype(np.float64)
+        m = b[np.arange(out), np.abs(b).argmax(1)][:, None]
+        d = np.where(m == 0, 1.0, m / -8)
+        tot += float(((np.clip(np.rint(b / d), -8, 7) * d - b) ** 2).sum())
+    return tot
+
+
+@pytest.mark.parametrize("out,k,block", SHAPES)
+def test_values_are_int4_grid_and_beat_q4_0(out, k, block):
+    rng = np.random.default_rng(out * 1000 + k)
+    w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    w[0, 0] = 0.9  # an outlier block
+    with ops.prepack_int4_blocked(w, block_size=block) as p:
+        assert p.format == "int4" and p.block_size == block and p.shape == (out, k)
+        tiles = -(-out // 16)
+        wbytes = -(-(-(-k // 2) * 16) // 64) * 64
+        end = wbytes + -(-k // block) * 16 * 2
+        assert p.nbytes == tiles * (-(-end // 64) * 64) + tiles * 16 * 4
+        wd = p.unpack()
+    assert np.array_equal(wd, p_unpack_again(w, block))  # deterministic packing
+    block_grid(wd, block)
+    sse = float(((wd.astype(np.float64) - w) ** 2).sum())
+    assert sse <= q4_0_sse(w, block) * 1.01
+
+
+def p_unpack_again(w, block):
+    with ops.prepack_int4_blocked(w, block_size=block) as p:
+        return p.unpack()
+
+
+def test_zero_rows_and_blocks():
+    w = np.zeros((20, 70), np.float32)
+    w[3, 40] = -1.5
+    with ops.prepack_int4_blocked(w) as p:
+        wd = p.unpack()
+        y = ops.linear_int4(np.ones((2, 70), np.float32), p)
+    assert wd[3, 40] == np.float32(-1.5) and np.count_nonzero(wd) == 1
+    assert np.array_equal(y, np.tile(wd.sum(1), (2, 1)))
+
+
+@pytest.mark.parametrize("out,k,block", SHAPES)
+def test_linears_match_float64_reference(out, k, block):
+    rng = np.random.default_rng(7 + out + k)
+    w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    u = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    bias = rng.standard_normal(out).astype(np.float32)
+    with ops.prepack_int4_blocked(w, block_size=block) as p, ops.prepack_int4_blocked(u, block_size=block) as q:
+        wd, ud = p.unpack().astype(np.float64), q.unpack().astype(np.float64)
+        for m in MS:
+            x = rng.standard_normal((m, k)).astype(np.float32)
+            g = x.astype(np.float64) @ wd.T
+            G, U = mag(x, wd, bias), mag(x, ud)
+            assert rel_err(ops.linear_int4(x, p, bias), g + bias, G) < 2e-6, m
+            ref = 0.5 * (g + bias) * _erfc(-(g + bias) / math.sqrt(2.0))
+            assert rel_err(ops.linear_int4(x, p, bias, gelu=True), ref, G) < 4e-6, m
+            up = x.astype(np.float64) @ ud.T
+            ref = (g + bias) / (1 + np.exp(-(g + bias))) * up
+            assert rel_err(ops.linear_swiglu_int4(x, p, q, (bias, None)), ref, G * U) < 4e-6, m
+            s = (np.abs(x).max(1, keepdims=True) / np.float32(127)).astype(np.float32)
+            xq = (np.clip(np.rint(x / s), -127, 127) * s).astype(np.float64)  # f32 math, as libvt
+            assert rel_err(ops.linear_int4(x, p, w4a8=True), xq @ wd.T, mag(xq, wd)) < 2e-6, m
+        assert ops.linear_int4(x[0], p).shape == (out,)
+
+
+def test_close_to_unquantized():
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((256, 512)) * 0.05).astype(np.float32)
+    x = rng.standard_normal((4, 512)).astype(np.float32)
+    with ops.prepack_int4_blocked(w) as p:
+        y = ops.linear_int4(x, p)
+    exact = x.astype(np.float64) @ w.T.astype(np.float64)
+    err = np.linalg.norm(y - exact) / np.linalg.norm(exact)
+    assert 0.02 < err < 0.12  # 4 bits: ~8 % weight error, not 0 and not garbage
+
+
+@pytest.mark.parametrize("m", [1, 3, 17])
+def test_nan_and_inf_propagate_like_a_dense_matmul(m):
+    rng = np.random.default_rng(11)
+    w = (rng.standard_normal((40, 70)) * 0.05).astype(np.float32)
+    w[5, 10] = 0.0  # a zero weight meets the Inf: NaN there, as 0 · Inf
+    with ops.prepack_int4_blocked(w) as p:
+        wd = p.unpack().astype(np.float64)
+        x = rng.standard_normal((m, 70)).astype(np.float32)
+        x[0, 10] = np.inf
+        x[-1, 3] = np.nan if m > 1 else x[-1, 3]
+        y = ops.linear_int4(x, p)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ref = x.astype(np.float64) @ wd.T
+    assert np.array_equal(np.isnan(y), np.isnan(ref))
+    assert np.array_equal(np.isposinf(y), np.isposinf(ref)) and np.array_equal(np.isneginf(y), np.isneginf(ref))
+    fin = np.isfinite(ref)
+    if fin.any():
+        assert rel_err(y[fin], ref[fin], mag(np.nan_to_num(x, posinf=0, nan=0), wd)) < 2e-6
+
+
+def test_bad_arguments():
+    w = np.ones((4, 64), np.float32)
+    with pytest.raises(ValueError, match="block_size"):
+        ops.prepack_int4_blocked(w, block_size=48)
+    bad = w.copy()
+    bad[2, 5] = np.nan
+    with pytest.raises(ValueError, match="row 2, column 5 is NaN"):
+        ops.prepack_int4_blocked(bad)
+    with ops.prepack_int4_blocked(w) as p, ops.prepack_int8_blocked(w) as q:
+        with pytest.raises(TypeError):
+            ops.linear_int4(np.ones(64, np.float32), q)
+        with pytest.raises(ValueError):
+            ops.linear_int4(np.ones(63, np.float32), p)
+        with pytest.raises(TypeError):
+            ops.linear_swiglu_int4(np.ones(64, np.float32), p, q)
+
+
+def test_cuda_refused_or_kept_on_cpu():
+    w = np.ones((4, 64), np.float32)
+    with ops.prepack_int4_blocked(w, device="auto") as p:
+        assert p.device == "cpu"  # no int4 device kernels: AUTO keeps it on the CPU
+    with pytest.raises((BackendUnavailable, ValueError, RuntimeError), match="CUDA|cuda"):
+        ops.prepack_int4_blocked(w, device="cuda")
+
+
+_ISA_SCRIPT = r"""
+import sys
+import numpy as np
+from pyvt import ops
+rng = np.random.default_rng(22)
+res = {"isa": ops.cpu_isa()}
+for out, k, block in ((300, 545, 32), (40, 96, 16), (17, 1000, 128)):
+    w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    u = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(out).astype(np.float32)
+    p, q = ops.prepack_int4_blocked(w, block_size=block), ops.prepack_int4_blocked(u, block_size=block)
+    res[f"w{out}"], res[f"u{out}"] = p.unpack(), q.unpack()
+    for m in (1, 2, 4, 7, 8, 9, 130):
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        res[f"x{out}_{m}"] = x
+        res[f"y{out}_{m}"] = ops.linear_int4(x, p, b)
+        res[f"g{out}_{m}"] = ops.linear_swiglu_int4(x, p, q)
+    res[f"b{out}"] = b
+np.savez(sys.argv[1], **res)
+"""
+
+
+def test_every_isa_level_matches_the_reference(tmp_path):
+    native = ops.cpu_isa()
+    order = ["generic", "avx2", "avx512"]
+    levels = order[: order.index(native) + 1] if native in order else ["generic"]
+    packed = None
+    for lvl in levels:
+        path = tmp_path / f"{lvl}.npz"
+        r = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, str(path)], env=dict(os.environ, VT_ISA=lvl),
+                           capture_output=True, text=True, timeout=900, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        with np.load(path) as z:
+            res = {key: z[key] for key in z.files}
+        assert str(res["isa"]) == lvl
+        for out in (300, 40, 17):
+            wd, ud = res[f"w{out}"].astype(np.float64), res[f"u{out}"].astype(np.float64)
+            if packed is None or out not in packed:
+                packed = packed or {}
+                packed[out] = res[f"w{out}"]
+            assert np.array_equal(res[f"w{out}"], packed[out])  # packing is ISA-independent
+            for m in (1, 2, 4, 7, 8, 9, 130):
+                x = res[f"x{out}_{m}"].astype(np.float64)
+                g = x @ wd.T
+                G, U = mag(x, wd, res[f"b{out}"]), mag(x, ud)
+                assert rel_err(res[f"y{out}_{m}"], g + res[f"b{out}"], G) < 2e-6, (lvl, out, m)
+                assert rel_err(res[f"g{out}_{m}"], g / (1 + np.exp(-g)) * (x @ ud.T), G * U) < 4e-6, (lvl, out, m)
+    if len(levels) < 3:
+        pytest.skip(f"this CPU only has {native}: {levels} checked")
+
+
+# ---- a model with int4 layers ----------------------------------------------------------
+
+@pytest.mark.parametrize("tie", [False, True])
+def test_model_int4_equals_reference_of_its_quantized_weights(tmp_path, tie):
+    """weight_format="int4": every layer linear is the int4 weight, lm_head INT8 blocked-32;
+    the forward pass equals the float64 reference run on exactly those dequantized weights
+    (prefill, and decode step by step, which takes the GEMV path)."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import llama_ref as R
+    from pyvt import _model
+
+    cfg = R.TinyConfig(hidden=96, intermediate=160, heads=2, kv_heads=1, tie=tie)
+    w = R.write_checkpoint(tmp_path, cfg, seed=5)
+    wq = dict(w)
+    for k, v in w.items():
+        if k.endswith(R.LINEAR_SUFFIXES):
+            with ops.prepack_int4_blocked(np.ascontiguousarray(v, np.float32)) as p:
+                wq[k] = p.unpack()
+    head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
+    with ops.prepack_int8_blocked(np.ascontiguousarray(head, np.float32)) as p:
+        wq["lm_head.weight"] = p.unpack()
+    prompt = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
+    ref = R.reference_logits(wq, cfg, prompt)
+    with _model.Model(str(tmp_path), weight_format="int4", device="auto") as m:
+        # AUTO keeps int4 on the CPU (no device kernels), whatever this build has.
+        assert m.info["weight_format"] == "int4" and m.info["block_size"] == 32 and m.info["device"] == "cpu"
+        got = m.logits(prompt)
+        with m.new_session() as s:
+            _, first = s.prefill(prompt[:1], logits="last")
+            rows = [first]
+            for t in prompt[1:]:
+                rows.append(s.decode(t, want_logits=True)[1])
+    scale = np.abs(ref).max()
+    assert np.abs(got - ref).max() / scale < 1e-4
+    assert np.abs(np.stack(rows) - ref).max() / scale < 1e-4
+    assert (got.argmax(-1) == ref.argmax(-1)).all()
