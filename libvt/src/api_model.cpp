@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common.h"
-#include "forward.h"
+#include "session.h"
 #include "model.h"
 #include "sampling.h"
 

@@ -426,7 +426,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
 
 // ---- vt_model ---------------------------------------------------------------------------
 
-void vt_model::embed_row(int32_t token, float* out) const {
+void vt::ModelWeights::embed_row(int32_t token, float* out) const {
     const int64_t H = cfg.hidden_size;
     const size_t row = size_t(token) * size_t(H);
     switch (embed_dtype) {
@@ -564,7 +564,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                            (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
         try {
-            m->cuda = cuda_upload_model(*m, opt.device_index);
+            m->backend = cuda_backend(*m, opt.device_index);
             m->device = VT_DEVICE_CUDA;
             m->device_index = opt.device_index;
             // The device holds its own copy of every linear: the host's packed copy goes (a
@@ -578,6 +578,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             if (!fallback) throw;
         }
     }
+    if (!m->backend) m->backend = cpu_backend(*m);
     return m;
 }
 
@@ -605,7 +606,7 @@ void get_model_info(const vt_model& m, vt_model_info* info) {
     r.device = m.device;
     r.device_index = m.device_index;
     r.weight_bytes = m.weight_bytes;
-    r.total_bytes = m.total_bytes + (m.cuda ? cuda_model_device_bytes(*m.cuda) : 0);
+    r.total_bytes = m.total_bytes + m.backend->device_bytes();
     *info = r;
 }
 
