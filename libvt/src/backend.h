@@ -85,6 +85,10 @@ struct BackendSession {
     // leaves the cache holding at least the first pos positions.
     virtual void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                          Picked* picked) = 0;
+    // Grows the cache to hold `needed` positions (<= capacity), keeping the first `len`. A
+    // prefill reserves its whole length before its first chunk, so one that cannot fit fails
+    // (VT_STATUS_OUT_OF_MEMORY) before any work, with the session as it was.
+    virtual void reserve(int64_t len, int64_t needed) = 0;
     // CUDA: whether the decode step uses programmatic dependent launch now (why_off: the
     // capture error that last turned it off, "" if none). CPU: false.
     virtual bool uses_pdl(std::string* why_off) const {

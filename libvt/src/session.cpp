@@ -123,6 +123,7 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
     const Pick pick = next_token && mode == VT_LOGITS_NONE ? device_pick(s, sampling) : Pick::None;
     float* last = mode == VT_LOGITS_LAST ? logits : nullptr;
     if (!last && next_token && mode == VT_LOGITS_NONE && pick == Pick::None) last = host_row(s, V);
+    s.backend->reserve(s.len, s.len + n);
     for (int64_t c0 = 0; c0 < n; c0 += kPassRows) {
         const int64_t m = std::min(kPassRows, n - c0);
         const bool final_chunk = c0 + m == n;

@@ -59,6 +59,7 @@ struct CpuSession final : BackendSession {
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
+    void reserve(int64_t len, int64_t needed) override;
 };
 
 using ops::HeadGroups;
@@ -373,6 +374,11 @@ void CpuSession::forward(const int32_t* tokens, int64_t n, int64_t pos, Logits o
     if (out == Logits::All) run(p, 0, logits);
     else if (out == Logits::Last) run(p, n - 1, logits);
     else run(p, n, nullptr);
+}
+
+void CpuSession::reserve(int64_t n_kept, int64_t needed) {
+    len = n_kept;
+    ensure_kv(*this, needed);
 }
 
 std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w) { return std::make_unique<CpuModel>(w); }

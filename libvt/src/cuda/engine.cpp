@@ -266,6 +266,7 @@ struct CudaSession final : BackendSession {
 
     void forward(const int32_t* toks, int64_t n, int64_t pos0, Logits out, float* host_logits, Pick pick,
                  Picked* picked) override;
+    void reserve(int64_t len, int64_t needed) override;
     bool uses_pdl(std::string* why_off) const override {
         if (why_off) *why_off = pdl_off_why;
         return pdl;
@@ -559,6 +560,11 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     ensure_kv(*s, std::min(max_tokens, kInitialCap), 0);
     check(cudaStreamSynchronize(s->stream), "session creation");
     return s;
+}
+
+void CudaSession::reserve(int64_t len, int64_t needed) {
+    DeviceGuard guard(dev);
+    ensure_kv(*this, needed, len);
 }
 
 void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits out, float* host_logits, Pick pick,
