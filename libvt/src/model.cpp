@@ -39,6 +39,12 @@ void check_options(const vt_model_options& o) {
                      o.block_size == 128,
                  "block_size %d is not supported (0 = the format's default, 16, 32, 64 or 128)", o.block_size);
     VT_CHECK_ARG(o.num_layers >= 0, "num_layers %d is negative (0 = all)", o.num_layers);
+    VT_CHECK_ARG(o.num_extra_eos >= 0 && o.num_extra_eos <= VT_MAX_EOS, "num_extra_eos %d is outside [0, %d]",
+                 o.num_extra_eos, VT_MAX_EOS);
+    VT_CHECK_ARG(o.num_extra_eos == 0 || o.extra_eos_ids != nullptr, "extra_eos_ids is NULL but num_extra_eos is %d",
+                 o.num_extra_eos);
+    for (int32_t i = 0; i < o.num_extra_eos; ++i)
+        VT_CHECK_ARG(o.extra_eos_ids[i] >= 0, "extra_eos_ids[%d] = %d is not a token id", i, o.extra_eos_ids[i]);
     VT_CHECK_ARG(o.max_seq_len >= 0 && o.max_seq_len <= (int64_t(1) << 24),
                  "max_seq_len %lld is out of range (0 = the config's max_position_embeddings, at most %lld)",
                  (long long)o.max_seq_len, (long long)(int64_t(1) << 24));
@@ -257,6 +263,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     std::unique_ptr<Checkpoint> ck = Checkpoint::open(path);
     int64_t file_layers = 0;
     LlamaConfig cfg = resolve_config(*ck, &file_layers);
+    // The caller's tokenizer EOS (one not read from <dir>/tokenizer.json): the one EOS list is
+    // complete from here on, for vt_generate and pyvt alike.
+    for (int32_t i = 0; i < opt.num_extra_eos; ++i)
+        if (std::find(cfg.eos_token_ids.begin(), cfg.eos_token_ids.end(), opt.extra_eos_ids[i]) == cfg.eos_token_ids.end())
+            cfg.eos_token_ids.push_back(opt.extra_eos_ids[i]);
 
     auto m = std::make_unique<vt_model>();
     if (opt.num_layers > file_layers)
