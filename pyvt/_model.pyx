@@ -120,7 +120,7 @@ cdef class Model:
     cdef object _progress_exc
 
     def __cinit__(self, path, *, weight_format="int8", block_size=0, num_layers=0, device="auto",
-                  max_seq_len=0, progress=None):
+                  max_seq_len=0, progress=None, extra_eos_ids=()):
         self._m = NULL
         self._lock = threading.Lock()
         self._users = 0
@@ -154,6 +154,19 @@ cdef class Model:
         self._progress_exc = None
         opt.progress = _progress_trampoline
         opt.progress_user = <void*>self
+
+        # The tokenizer's EOS when pyvt tokenizes with a file libvt does not read (tokenizer_path=,
+        # tokenizer.model): libvt adds it to the model's one EOS list.
+        eos = list(extra_eos_ids)
+        for e in eos:
+            if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 0 or e > _INT32_MAX:
+                raise ValueError(f"extra_eos_ids must be token ids (integers >= 0), got {e!r}")
+        if len(eos) > VT_MAX_EOS:
+            raise ValueError(f"extra_eos_ids: at most {VT_MAX_EOS} ids, got {len(eos)}")
+        eos_arr = np.asarray(eos + [0], dtype=np.int32)
+        cdef int32_t[::1] eos_view = eos_arr
+        opt.extra_eos_ids = &eos_view[0]
+        opt.num_extra_eos = len(eos)
 
         bpath = os.fsencode(path)
         if b"\0" in bpath:  # C would read the path only up to the NUL: another file

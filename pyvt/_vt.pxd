@@ -166,6 +166,8 @@ cdef extern from "vt/vt.h" nogil:
         int64_t max_seq_len
         vt_progress_fn progress
         void* progress_user
+        const int32_t* extra_eos_ids
+        int32_t num_extra_eos
 
     vt_model_options vt_model_default_options()
     vt_status vt_model_load(const char* path, const vt_model_options* options, vt_model** out)

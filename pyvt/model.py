@@ -192,6 +192,10 @@ def load_model(
             device=device,
             max_seq_len=max_seq_len or 0,
             progress=cb,
+            # libvt reads <dir>/tokenizer.json's EOS itself; a tokenizer from elsewhere
+            # (tokenizer_path=, a SentencePiece tokenizer.model) gives its EOS here, so the
+            # model's one EOS list is the same for vt_generate and pyvt.generate.
+            extra_eos_ids=() if tok.eos_token_id is None else (int(tok.eos_token_id),),
         )
     finally:
         if bar is not None:

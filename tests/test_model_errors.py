@@ -221,6 +221,27 @@ def test_wrong_config_field_types(good, tmp_path, field, value, pattern):
     assert "config.json" in str(e.value)
 
 
+@pytest.mark.parametrize("patch,pattern", [
+    ({"rope_theta": 1e-300}, r'field "rope_theta" = 1e-300 is out of range'),
+    ({"rms_norm_eps": 1e300}, r'field "rms_norm_eps" = 1e\+300 is out of range'),
+    ({"rope_scaling": {"rope_type": "linear", "factor": 1e-300}}, r'field "rope_scaling\.factor" = 1e-300 is out of range'),
+    ({"rope_scaling": {"rope_type": "linear", "factor": -2.0}}, r'field "rope_scaling\.factor" must be a positive number'),
+    # Each value fits a float32, but the slower frequencies 1e38^(-2k/16) / 3e38 underflow to 0.
+    ({"rope_theta": 1e38, "rope_parameters": {"rope_type": "linear", "factor": 3e38}},
+     r'field "rope_parameters\.factor" = 3e\+38 gives RoPE inverse frequency \d of 8 = 0 in float32'),
+])
+def test_config_whose_float32_constants_are_out_of_range(good, tmp_path, patch, pattern):
+    # The engine computes in float32: a config whose derived constants round to 0 or inf is
+    # refused at load, naming config.json and the field, rather than giving NaN logits.
+    d = clone(good, tmp_path / "m")
+    cfg = CFG.config_json()
+    cfg.update(patch)
+    (d / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match=pattern) as e:
+        load(d)
+    assert "config.json" in str(e.value) and "\n" not in str(e.value)
+
+
 def test_unsupported_rope_type(good, tmp_path):
     d = clone(good, tmp_path / "m")
     cfg = CFG.config_json()

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common.h"
-#include "forward.h"
+#include "session.h"
 #include "model.h"
 #include "sampling.h"
 
@@ -51,6 +51,8 @@ VT_API vt_model_options vt_model_default_options(void) {
     o.max_seq_len = 0;
     o.progress = nullptr;
     o.progress_user = nullptr;
+    o.extra_eos_ids = nullptr;
+    o.num_extra_eos = 0;
     return o;
 }
 

@@ -4,8 +4,13 @@
 #include <cctype>
 #include <cmath>
 
+#include <map>
+#include <set>
+
 #include "common.h"
+#include "family.h"
 #include "json.h"
+#include "ops/rope.h"
 #include "safetensors.h"
 
 namespace vt {
@@ -126,6 +131,7 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         break;
     }
     const std::string f = field;
+    c.rope.field = f;
     if (type.empty() || type == "default") {
         c.rope.kind = RopeScaling::NONE;
     } else if (type == "linear") {
@@ -153,6 +159,261 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
     // transformers >= 5 keeps rope_theta inside rope_parameters.
     double theta = r.positive(rs, "rope_theta", (f + ".rope_theta").c_str());
     if (theta > 0) c.rope_theta = theta;
+}
+
+// ---- Names ------------------------------------------------------------------------------
+
+// The family a checkpoint is checked against (family.h): its names and defaults. Llama, the
+// only row so far.
+const ModelFamily& F = llama_family();
+
+std::string layer_name(int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); }
+
+// "model.layers.12.mlp.fc1.weight" -> layer 12, rest "mlp.fc1.weight".
+bool split_layer_name(const std::string& name, int64_t* layer, std::string* rest) {
+    const char* prefix = F.layer_prefix;
+    const size_t plen = std::strlen(prefix);
+    if (name.compare(0, plen, prefix) != 0) return false;
+    size_t i = plen, j = i;
+    while (j < name.size() && j - i < 9 && name[j] >= '0' && name[j] <= '9') ++j;
+    if (j == i || j >= name.size() || name[j] != '.') return false;
+    if (name[i] == '0' && j - i > 1) return false;  // no leading zeros
+    *layer = std::stoll(name.substr(i, j - i));
+    *rest = name.substr(j + 1);
+    return true;
+}
+
+// Lists names compactly: per-layer names that differ only by the layer index are folded,
+// e.g. "model.layers.{0..31}.mlp.fc1.weight". At most `max_items` entries.
+std::string compact_names(const std::vector<std::string>& names, size_t max_items = 12) {
+    std::map<std::string, std::vector<int64_t>> per_layer;  // rest -> layers
+    std::vector<std::string> items;
+    std::vector<std::string> order;  // first appearance of each item
+    for (const auto& n : names) {
+        int64_t layer;
+        std::string rest;
+        if (split_layer_name(n, &layer, &rest)) {
+            auto& v = per_layer[rest];
+            if (v.empty()) order.push_back("\x01" + rest);
+            v.push_back(layer);
+        } else {
+            order.push_back(n);
+        }
+    }
+    for (const auto& o : order) {
+        if (o[0] != '\x01') {
+            items.push_back(o);
+            continue;
+        }
+        const std::string rest = o.substr(1);
+        auto v = per_layer[rest];
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        std::string layers;
+        if (v.size() == 1) {
+            layers = std::to_string(v[0]);
+        } else if (v.back() - v.front() + 1 == int64_t(v.size())) {
+            layers = "{" + std::to_string(v.front()) + ".." + std::to_string(v.back()) + "}";
+        } else {
+            layers = "{";
+            for (size_t i = 0; i < v.size() && i < 6; ++i) layers += (i ? "," : "") + std::to_string(v[i]);
+            layers += v.size() > 6 ? ",...}" : "}";
+        }
+        items.push_back(F.layer_prefix + layers + "." + rest);
+    }
+    std::string s;
+    for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? ", " : "") + items[i];
+    if (items.size() > max_items) s += format(", ... (%zu more)", items.size() - max_items);
+    return s;
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
+// ---- Structure check and config resolution -----------------------------------------------
+
+void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
+    // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
+    int64_t max_layer = -1;
+    for (const TensorView* t : ck.tensors()) {
+        int64_t layer;
+        std::string rest;
+        if (split_layer_name(t->name, &layer, &rest)) max_layer = std::max(max_layer, layer);
+    }
+    const int64_t L = c.num_layers > 0 ? c.num_layers : max_layer + 1;
+    const bool has_lm_head = ck.find(F.lm_head) != nullptr;
+    if (c.tie_word_embeddings < 0) c.tie_word_embeddings = has_lm_head ? 0 : 1;
+    const bool tied = c.tie_word_embeddings == 1;
+
+    // Names: what is expected, what is missing, what is not ours.
+    std::set<std::string> expected;
+    expected.insert(F.embed);
+    expected.insert(F.final_norm);
+    if (!tied) expected.insert(F.lm_head);
+    for (int64_t l = 0; l < L; ++l)
+        for (int k = 0; k < T_COUNT; ++k) expected.insert(layer_name(l, k));
+    std::vector<std::string> missing, unexpected, bad_dtype;
+    for (const auto& name : expected) {
+        const TensorView* t = ck.find(name);
+        if (!t) missing.push_back(name);
+        else if (!t->float_dtype)
+            bad_dtype.push_back(name + " (" + t->dtype_name + ", in " + ck.file_of(*t) + ")");
+    }
+    for (const TensorView* t : ck.tensors()) {
+        if (expected.count(t->name)) continue;
+        if (tied && t->name == F.lm_head) continue;  // ignored, as transformers does
+        int64_t layer;
+        std::string rest;
+        // Old conversions store the RoPE buffer; it is recomputed from the config.
+        if (split_layer_name(t->name, &layer, &rest) && rest == F.ignored_layer_tensor) continue;
+        unexpected.push_back(t->name);
+    }
+    // Keep layer order natural (layers.2 before layers.10) for messages.
+    auto by_layer = [](const std::string& a, const std::string& b) {
+        int64_t la, lb;
+        std::string ra, rb;
+        bool ia = split_layer_name(a, &la, &ra), ib = split_layer_name(b, &lb, &rb);
+        if (ia != ib) return ia < ib;
+        if (!ia) return a < b;
+        return la != lb ? la < lb : ra < rb;
+    };
+    std::sort(missing.begin(), missing.end(), by_layer);
+    std::sort(unexpected.begin(), unexpected.end(), by_layer);
+    const bool act_ok = c.hidden_act.empty() || c.hidden_act == F.activation;
+    if (family_of(c) != &F || !missing.empty() || !unexpected.empty() || !act_ok || L <= 0) {
+        std::string msg = "not a Llama checkpoint this engine can run: " + ck.files()[0]->path();
+        if (c.from_file) msg += " (architecture " + c.architecture_str() + ")";
+        if (L <= 0) msg += "; no model.layers.N tensors";
+        if (!act_ok) msg += "; hidden_act " + c.hidden_act + " (Llama uses silu)";
+        if (!missing.empty()) msg += format("; missing %zu tensors: ", missing.size()) + compact_names(missing);
+        if (!unexpected.empty())
+            msg += format("; unexpected %zu tensors: ", unexpected.size()) + compact_names(unexpected);
+        fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
+    }
+    if (!bad_dtype.empty()) {
+        std::string list;
+        for (size_t i = 0; i < bad_dtype.size() && i < 8; ++i) list += (i ? ", " : "") + bad_dtype[i];
+        if (bad_dtype.size() > 8) list += format(", ... (%zu more)", bad_dtype.size() - 8);
+        fail(VT_STATUS_UNSUPPORTED, "unsupported weight dtype (weights must be BF16, F16 or F32): %s", list.c_str());
+    }
+
+    // Resolve what config.json did not say from the shapes (TinyLlama defaults otherwise).
+    const TensorView* emb = ck.find(F.embed);
+    const TensorView* q0 = ck.find(layer_name(0, T_Q));
+    const TensorView* k0 = ck.find(layer_name(0, T_K));
+    const TensorView* g0 = ck.find(layer_name(0, T_GATE));
+    std::vector<std::string> problems;
+    auto dim = [](const TensorView* t, size_t i) -> int64_t { return t->shape.size() == 2 ? t->shape[i] : -1; };
+    if (c.hidden_size < 0) c.hidden_size = dim(emb, 1);
+    if (c.vocab_size < 0) c.vocab_size = dim(emb, 0);
+    if (c.head_dim < 0) {
+        if (c.num_heads > 0 && c.hidden_size > 0) {
+            if (c.hidden_size % c.num_heads != 0)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld "
+                     "and there is no head_dim", c.path.c_str(), (long long)c.hidden_size, (long long)c.num_heads);
+            c.head_dim = c.hidden_size / c.num_heads;
+        } else {
+            c.head_dim = F.default_head_dim;
+        }
+    }
+    if (c.num_heads < 0) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
+    if (c.num_kv_heads < 0) {
+        if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
+        else c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
+    }
+    if (c.intermediate_size < 0) c.intermediate_size = dim(g0, 0);
+    if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
+    if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
+    if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
+    c.num_layers = L;
+    const std::string src = c.from_file ? c.path : "the tensor shapes (no config.json)";
+    if (c.hidden_size <= 0 || c.vocab_size <= 0)
+        fail(VT_STATUS_FORMAT_ERROR, "%s in %s is %s, expected [vocab_size, hidden_size]", F.embed,
+             ck.file_of(*emb).c_str(), emb->shape_str().c_str());
+    if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.intermediate_size <= 0)
+        fail(VT_STATUS_FORMAT_ERROR, "cannot infer the attention heads / MLP size from %s (q_proj %s, k_proj %s, "
+             "gate_proj %s with head_dim %lld)", src.c_str(), q0->shape_str().c_str(), k0->shape_str().c_str(),
+             g0->shape_str().c_str(), (long long)c.head_dim);
+    if (c.head_dim % 2 != 0)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
+             (long long)c.head_dim);
+    if (c.head_dim > 512)
+        fail(VT_STATUS_UNSUPPORTED, "%s: head_dim %lld is larger than the 512 this engine supports", src.c_str(),
+             (long long)c.head_dim);
+    if (c.num_heads % c.num_kv_heads != 0)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: num_attention_heads %lld is not a multiple of num_key_value_heads %lld",
+             src.c_str(), (long long)c.num_heads, (long long)c.num_kv_heads);
+
+    // Every shape against the config.
+    const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
+    const int64_t QD = c.num_heads * c.head_dim, KVD = c.num_kv_heads * c.head_dim;
+    auto want = [&](const std::string& name, std::vector<int64_t> shape) {
+        const TensorView* t = ck.find(name);
+        if (t->shape != shape)
+            problems.push_back(name + " is " + t->shape_str() + ", expected " + shape_str(shape));
+    };
+    want(F.embed, {V, H});
+    want(F.final_norm, {H});
+    if (!tied) want(F.lm_head, {V, H});
+    for (int64_t l = 0; l < L; ++l) {
+        want(layer_name(l, T_Q), {QD, H});
+        want(layer_name(l, T_K), {KVD, H});
+        want(layer_name(l, T_V), {KVD, H});
+        want(layer_name(l, T_O), {H, QD});
+        want(layer_name(l, T_GATE), {I, H});
+        want(layer_name(l, T_UP), {I, H});
+        want(layer_name(l, T_DOWN), {H, I});
+        want(layer_name(l, T_ATTN_NORM), {H});
+        want(layer_name(l, T_MLP_NORM), {H});
+    }
+    if (!problems.empty()) {
+        std::string list;
+        for (size_t i = 0; i < problems.size() && i < 8; ++i) list += (i ? "; " : "") + problems[i];
+        if (problems.size() > 8) list += format("; ... (%zu more)", problems.size() - 8);
+        fail(VT_STATUS_FORMAT_ERROR,
+             "tensor shapes in %s do not match %s (hidden_size %lld, intermediate_size %lld, vocab_size %lld, "
+             "num_attention_heads %lld, num_key_value_heads %lld, head_dim %lld): %s",
+             ck.files()[0]->path().c_str(), src.c_str(), (long long)H, (long long)I, (long long)V,
+             (long long)c.num_heads, (long long)c.num_kv_heads, (long long)c.head_dim, list.c_str());
+    }
+    *file_layers = L;
+}
+
+
+// The engine computes in float32: every constant derived from the config must be a finite,
+// nonzero float32 (rope_theta 1e-300 rounds to 0, rms_norm_eps 1e300 to inf, a rope factor of
+// 1e-300 divides the frequencies into inf). One line naming config.json and the field.
+void check_float32(const LlamaConfig& c) {
+    const std::string src = c.from_file ? c.path : "the defaults (no config.json)";
+    auto f32_ok = [](double x) {
+        const float f = float(x);
+        return std::isfinite(f) && f > 0.0f;
+    };
+    auto refuse = [&](const std::string& field, double v, const char* why) {
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g %s", src.c_str(), field.c_str(), v, why);
+    };
+    const char* range = "is out of range: it must be a finite positive float32 (about 1.2e-38 .. 3.4e38)";
+    if (!f32_ok(c.rms_norm_eps) || float(c.rms_norm_eps) < 1.17549435e-38f) refuse("rms_norm_eps", c.rms_norm_eps, range);
+    if (!f32_ok(c.rope_theta) || float(c.rope_theta) < 1.17549435e-38f) refuse("rope_theta", c.rope_theta, range);
+    const std::string rf = c.rope.field;
+    if (c.rope.kind != RopeScaling::NONE && (!f32_ok(c.rope.factor) || float(c.rope.factor) < 1.17549435e-38f))
+        refuse(rf + ".factor", c.rope.factor, range);
+    if (c.rope.kind == RopeScaling::LLAMA3) {
+        if (!f32_ok(c.rope.low_freq_factor)) refuse(rf + ".low_freq_factor", c.rope.low_freq_factor, range);
+        if (!f32_ok(c.rope.high_freq_factor)) refuse(rf + ".high_freq_factor", c.rope.high_freq_factor, range);
+    }
+    const std::vector<float> inv = ops::rope_inv_freq(c);
+    for (size_t k = 0; k < inv.size(); ++k)
+        if (!(std::isfinite(inv[k]) && inv[k] > 0.0f)) {
+            const bool scaled = c.rope.kind != RopeScaling::NONE;
+            fail(VT_STATUS_FORMAT_ERROR,
+                 "%s: field \"%s\" = %g gives RoPE inverse frequency %zu of %zu = %g in float32 (it must be finite "
+                 "and nonzero)", src.c_str(), scaled ? (rf + ".factor").c_str() : "rope_theta",
+                 scaled ? c.rope.factor : c.rope_theta, k, inv.size(), double(inv[k]));
+        }
 }
 
 }  // namespace
@@ -210,6 +471,13 @@ LlamaConfig read_config(const std::string& dir) {
         r.token_ids(root, "eos_token_id", c.eos_token_ids);
     }
     add_tokenizer_eos(dir, c);
+    return c;
+}
+
+LlamaConfig resolve_config(const Checkpoint& ck, int64_t* file_layers) {
+    LlamaConfig c = read_config(ck.dir());
+    check_and_resolve(ck, c, file_layers);
+    check_float32(c);
     return c;
 }
 

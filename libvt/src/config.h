@@ -1,5 +1,6 @@
 // LlamaConfig: the hyper-parameters of a Llama-family checkpoint, from config.json (and the
-// EOS ids of generation_config.json and the tokenizer), completed from tensor shapes by model.cpp.
+// EOS ids of generation_config.json and the tokenizer), completed from the tensor shapes:
+// resolve_config is the one place a config is completed.
 #pragma once
 
 #include <cstdint>
@@ -8,16 +9,19 @@
 
 namespace vt {
 
+class Checkpoint;
+
 struct RopeScaling {
     enum Kind { NONE, LINEAR, LLAMA3 } kind = NONE;
     double factor = 1.0;
     double low_freq_factor = 1.0;                     // llama3
     double high_freq_factor = 4.0;                    // llama3
     int64_t original_max_position_embeddings = 8192;  // llama3
+    std::string field = "rope_scaling";               // the config.json key it came from (messages)
 };
 
 struct LlamaConfig {
-    // -1 = not given by config.json (model.cpp infers it from shapes or applies a default).
+    // -1 = not given by config.json (resolve_config infers it from shapes or applies a default).
     int64_t hidden_size = -1;
     int64_t intermediate_size = -1;
     int64_t num_layers = -1;
@@ -49,6 +53,15 @@ struct LlamaConfig {
 // types or impossible values -> VT_STATUS_FORMAT_ERROR naming the file and the field; an
 // unsupported rope_scaling type or activation -> VT_STATUS_UNSUPPORTED.
 LlamaConfig read_config(const std::string& dir);
+
+// The config of checkpoint ck, every field resolved (no -1 left): read_config(ck.dir()), then
+// the tensor names and dtypes checked against the family (VT_STATUS_UNSUPPORTED naming what is
+// missing or unexpected), what config.json did not say inferred from the shapes (or the
+// family's defaults), every shape checked against it, and the float32 constants derived from
+// it (rms_norm_eps, rope_theta, rope scaling factors, the RoPE inverse frequencies) checked to
+// be finite and nonzero (VT_STATUS_FORMAT_ERROR naming config.json and the field).
+// *file_layers: the blocks of the checkpoint.
+LlamaConfig resolve_config(const Checkpoint& ck, int64_t* file_layers);
 
 // Appends the tokenizer's EOS to c.eos_token_ids (read_config does): tokenizer_config.json's
 // "eos_token" (a string or {"content": ...}) mapped to its id through dir/tokenizer.json (added

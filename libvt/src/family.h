@@ -3,7 +3,7 @@
 // the loader (model.cpp, config.cpp) instead of literals and conditionals spread through them.
 // Llama is the only family today; Mistral, Qwen2/3, Phi-3 and Gemma are to be rows of the
 // table (and the fields they need: biases, norm variants, activations), with the forward
-// passes (forward.cpp, cuda/engine.cpp) reading the same description.
+// passes (cpu/engine.cpp, cuda/engine.cpp) reading the same description.
 #pragma once
 
 #include <cstdint>

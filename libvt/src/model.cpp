@@ -6,8 +6,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <map>
-#include <set>
 
 #include "convert.h"
 #include "family.h"
@@ -19,76 +17,10 @@ namespace vt {
 
 namespace {
 
-// ---- Names ------------------------------------------------------------------------------
-
-// The loader's family (family.h): its names and defaults. Llama, the only row so far.
+// The loader's family (family.h): its names. Llama, the only row so far.
 const ModelFamily& F = llama_family();
 
 std::string layer_name(int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); }
-
-// "model.layers.12.mlp.fc1.weight" -> layer 12, rest "mlp.fc1.weight".
-bool split_layer_name(const std::string& name, int64_t* layer, std::string* rest) {
-    const char* prefix = F.layer_prefix;
-    const size_t plen = std::strlen(prefix);
-    if (name.compare(0, plen, prefix) != 0) return false;
-    size_t i = plen, j = i;
-    while (j < name.size() && j - i < 9 && name[j] >= '0' && name[j] <= '9') ++j;
-    if (j == i || j >= name.size() || name[j] != '.') return false;
-    if (name[i] == '0' && j - i > 1) return false;  // no leading zeros
-    *layer = std::stoll(name.substr(i, j - i));
-    *rest = name.substr(j + 1);
-    return true;
-}
-
-// Lists names compactly: per-layer names that differ only by the layer index are folded,
-// e.g. "model.layers.{0..31}.mlp.fc1.weight". At most `max_items` entries.
-std::string compact_names(const std::vector<std::string>& names, size_t max_items = 12) {
-    std::map<std::string, std::vector<int64_t>> per_layer;  // rest -> layers
-    std::vector<std::string> items;
-    std::vector<std::string> order;  // first appearance of each item
-    for (const auto& n : names) {
-        int64_t layer;
-        std::string rest;
-        if (split_layer_name(n, &layer, &rest)) {
-            auto& v = per_layer[rest];
-            if (v.empty()) order.push_back("\x01" + rest);
-            v.push_back(layer);
-        } else {
-            order.push_back(n);
-        }
-    }
-    for (const auto& o : order) {
-        if (o[0] != '\x01') {
-            items.push_back(o);
-            continue;
-        }
-        const std::string rest = o.substr(1);
-        auto v = per_layer[rest];
-        std::sort(v.begin(), v.end());
-        v.erase(std::unique(v.begin(), v.end()), v.end());
-        std::string layers;
-        if (v.size() == 1) {
-            layers = std::to_string(v[0]);
-        } else if (v.back() - v.front() + 1 == int64_t(v.size())) {
-            layers = "{" + std::to_string(v.front()) + ".." + std::to_string(v.back()) + "}";
-        } else {
-            layers = "{";
-            for (size_t i = 0; i < v.size() && i < 6; ++i) layers += (i ? "," : "") + std::to_string(v[i]);
-            layers += v.size() > 6 ? ",...}" : "}";
-        }
-        items.push_back(F.layer_prefix + layers + "." + rest);
-    }
-    std::string s;
-    for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? ", " : "") + items[i];
-    if (items.size() > max_items) s += format(", ... (%zu more)", items.size() - max_items);
-    return s;
-}
-
-std::string shape_str(const std::vector<int64_t>& s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + "]";
-}
 
 // ---- Options ----------------------------------------------------------------------------
 
@@ -110,6 +42,12 @@ void check_options(const vt_model_options& o) {
                      o.block_size == 128,
                  "block_size %d is not supported (0 = the format's default, 16, 32, 64 or 128)", o.block_size);
     VT_CHECK_ARG(o.num_layers >= 0, "num_layers %d is negative (0 = all)", o.num_layers);
+    VT_CHECK_ARG(o.num_extra_eos >= 0 && o.num_extra_eos <= VT_MAX_EOS, "num_extra_eos %d is outside [0, %d]",
+                 o.num_extra_eos, VT_MAX_EOS);
+    VT_CHECK_ARG(o.num_extra_eos == 0 || o.extra_eos_ids != nullptr, "extra_eos_ids is NULL but num_extra_eos is %d",
+                 o.num_extra_eos);
+    for (int32_t i = 0; i < o.num_extra_eos; ++i)
+        VT_CHECK_ARG(o.extra_eos_ids[i] >= 0, "extra_eos_ids[%d] = %d is not a token id", i, o.extra_eos_ids[i]);
     VT_CHECK_ARG(o.max_seq_len >= 0 && o.max_seq_len <= (int64_t(1) << 24),
                  "max_seq_len %lld is out of range (0 = the config's max_position_embeddings, at most %lld)",
                  (long long)o.max_seq_len, (long long)(int64_t(1) << 24));
@@ -279,162 +217,13 @@ private:
     int64_t done_ = 0, total_ = 0;
 };
 
-// ---- Structure check and config resolution -----------------------------------------------
-
-void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
-    // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
-    int64_t max_layer = -1;
-    for (const TensorView* t : ck.tensors()) {
-        int64_t layer;
-        std::string rest;
-        if (split_layer_name(t->name, &layer, &rest)) max_layer = std::max(max_layer, layer);
-    }
-    const int64_t L = c.num_layers > 0 ? c.num_layers : max_layer + 1;
-    const bool has_lm_head = ck.find(F.lm_head) != nullptr;
-    if (c.tie_word_embeddings < 0) c.tie_word_embeddings = has_lm_head ? 0 : 1;
-    const bool tied = c.tie_word_embeddings == 1;
-
-    // Names: what is expected, what is missing, what is not ours.
-    std::set<std::string> expected;
-    expected.insert(F.embed);
-    expected.insert(F.final_norm);
-    if (!tied) expected.insert(F.lm_head);
-    for (int64_t l = 0; l < L; ++l)
-        for (int k = 0; k < T_COUNT; ++k) expected.insert(layer_name(l, k));
-    std::vector<std::string> missing, unexpected, bad_dtype;
-    for (const auto& name : expected) {
-        const TensorView* t = ck.find(name);
-        if (!t) missing.push_back(name);
-        else if (!t->float_dtype)
-            bad_dtype.push_back(name + " (" + t->dtype_name + ", in " + ck.file_of(*t) + ")");
-    }
-    for (const TensorView* t : ck.tensors()) {
-        if (expected.count(t->name)) continue;
-        if (tied && t->name == F.lm_head) continue;  // ignored, as transformers does
-        int64_t layer;
-        std::string rest;
-        // Old conversions store the RoPE buffer; it is recomputed from the config.
-        if (split_layer_name(t->name, &layer, &rest) && rest == F.ignored_layer_tensor) continue;
-        unexpected.push_back(t->name);
-    }
-    // Keep layer order natural (layers.2 before layers.10) for messages.
-    auto by_layer = [](const std::string& a, const std::string& b) {
-        int64_t la, lb;
-        std::string ra, rb;
-        bool ia = split_layer_name(a, &la, &ra), ib = split_layer_name(b, &lb, &rb);
-        if (ia != ib) return ia < ib;
-        if (!ia) return a < b;
-        return la != lb ? la < lb : ra < rb;
-    };
-    std::sort(missing.begin(), missing.end(), by_layer);
-    std::sort(unexpected.begin(), unexpected.end(), by_layer);
-    const bool act_ok = c.hidden_act.empty() || c.hidden_act == F.activation;
-    if (family_of(c) != &F || !missing.empty() || !unexpected.empty() || !act_ok || L <= 0) {
-        std::string msg = "not a Llama checkpoint this engine can run: " + ck.files()[0]->path();
-        if (c.from_file) msg += " (architecture " + c.architecture_str() + ")";
-        if (L <= 0) msg += "; no model.layers.N tensors";
-        if (!act_ok) msg += "; hidden_act " + c.hidden_act + " (Llama uses silu)";
-        if (!missing.empty()) msg += format("; missing %zu tensors: ", missing.size()) + compact_names(missing);
-        if (!unexpected.empty())
-            msg += format("; unexpected %zu tensors: ", unexpected.size()) + compact_names(unexpected);
-        fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
-    }
-    if (!bad_dtype.empty()) {
-        std::string list;
-        for (size_t i = 0; i < bad_dtype.size() && i < 8; ++i) list += (i ? ", " : "") + bad_dtype[i];
-        if (bad_dtype.size() > 8) list += format(", ... (%zu more)", bad_dtype.size() - 8);
-        fail(VT_STATUS_UNSUPPORTED, "unsupported weight dtype (weights must be BF16, F16 or F32): %s", list.c_str());
-    }
-
-    // Resolve what config.json did not say from the shapes (TinyLlama defaults otherwise).
-    const TensorView* emb = ck.find(F.embed);
-    const TensorView* q0 = ck.find(layer_name(0, T_Q));
-    const TensorView* k0 = ck.find(layer_name(0, T_K));
-    const TensorView* g0 = ck.find(layer_name(0, T_GATE));
-    std::vector<std::string> problems;
-    auto dim = [](const TensorView* t, size_t i) -> int64_t { return t->shape.size() == 2 ? t->shape[i] : -1; };
-    if (c.hidden_size < 0) c.hidden_size = dim(emb, 1);
-    if (c.vocab_size < 0) c.vocab_size = dim(emb, 0);
-    if (c.head_dim < 0) {
-        if (c.num_heads > 0 && c.hidden_size > 0) {
-            if (c.hidden_size % c.num_heads != 0)
-                fail(VT_STATUS_FORMAT_ERROR, "%s: hidden_size %lld is not a multiple of num_attention_heads %lld "
-                     "and there is no head_dim", c.path.c_str(), (long long)c.hidden_size, (long long)c.num_heads);
-            c.head_dim = c.hidden_size / c.num_heads;
-        } else {
-            c.head_dim = F.default_head_dim;
-        }
-    }
-    if (c.num_heads < 0) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
-    if (c.num_kv_heads < 0) {
-        if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
-        else c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
-    }
-    if (c.intermediate_size < 0) c.intermediate_size = dim(g0, 0);
-    if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
-    if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
-    if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
-    c.num_layers = L;
-    const std::string src = c.from_file ? c.path : "the tensor shapes (no config.json)";
-    if (c.hidden_size <= 0 || c.vocab_size <= 0)
-        fail(VT_STATUS_FORMAT_ERROR, "%s in %s is %s, expected [vocab_size, hidden_size]", F.embed,
-             ck.file_of(*emb).c_str(), emb->shape_str().c_str());
-    if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.intermediate_size <= 0)
-        fail(VT_STATUS_FORMAT_ERROR, "cannot infer the attention heads / MLP size from %s (q_proj %s, k_proj %s, "
-             "gate_proj %s with head_dim %lld)", src.c_str(), q0->shape_str().c_str(), k0->shape_str().c_str(),
-             g0->shape_str().c_str(), (long long)c.head_dim);
-    if (c.head_dim % 2 != 0)
-        fail(VT_STATUS_FORMAT_ERROR, "%s: head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
-             (long long)c.head_dim);
-    if (c.head_dim > 512)
-        fail(VT_STATUS_UNSUPPORTED, "%s: head_dim %lld is larger than the 512 this engine supports", src.c_str(),
-             (long long)c.head_dim);
-    if (c.num_heads % c.num_kv_heads != 0)
-        fail(VT_STATUS_FORMAT_ERROR, "%s: num_attention_heads %lld is not a multiple of num_key_value_heads %lld",
-             src.c_str(), (long long)c.num_heads, (long long)c.num_kv_heads);
-
-    // Every shape against the config.
-    const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
-    const int64_t QD = c.num_heads * c.head_dim, KVD = c.num_kv_heads * c.head_dim;
-    auto want = [&](const std::string& name, std::vector<int64_t> shape) {
-        const TensorView* t = ck.find(name);
-        if (t->shape != shape)
-            problems.push_back(name + " is " + t->shape_str() + ", expected " + shape_str(shape));
-    };
-    want(F.embed, {V, H});
-    want(F.final_norm, {H});
-    if (!tied) want(F.lm_head, {V, H});
-    for (int64_t l = 0; l < L; ++l) {
-        want(layer_name(l, T_Q), {QD, H});
-        want(layer_name(l, T_K), {KVD, H});
-        want(layer_name(l, T_V), {KVD, H});
-        want(layer_name(l, T_O), {H, QD});
-        want(layer_name(l, T_GATE), {I, H});
-        want(layer_name(l, T_UP), {I, H});
-        want(layer_name(l, T_DOWN), {H, I});
-        want(layer_name(l, T_ATTN_NORM), {H});
-        want(layer_name(l, T_MLP_NORM), {H});
-    }
-    if (!problems.empty()) {
-        std::string list;
-        for (size_t i = 0; i < problems.size() && i < 8; ++i) list += (i ? "; " : "") + problems[i];
-        if (problems.size() > 8) list += format("; ... (%zu more)", problems.size() - 8);
-        fail(VT_STATUS_FORMAT_ERROR,
-             "tensor shapes in %s do not match %s (hidden_size %lld, intermediate_size %lld, vocab_size %lld, "
-             "num_attention_heads %lld, num_key_value_heads %lld, head_dim %lld): %s",
-             ck.files()[0]->path().c_str(), src.c_str(), (long long)H, (long long)I, (long long)V,
-             (long long)c.num_heads, (long long)c.num_kv_heads, (long long)c.head_dim, list.c_str());
-    }
-    *file_layers = L;
-}
-
 }  // namespace
 
 }  // namespace vt
 
 // ---- vt_model ---------------------------------------------------------------------------
 
-void vt_model::embed_row(int32_t token, float* out) const {
+void vt::ModelWeights::embed_row(int32_t token, float* out) const {
     const int64_t H = cfg.hidden_size;
     const size_t row = size_t(token) * size_t(H);
     switch (embed_dtype) {
@@ -480,9 +269,13 @@ static int64_t release_host_linears(vt_model& m) {
 std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& opt) {
     check_options(opt);
     std::unique_ptr<Checkpoint> ck = Checkpoint::open(path);
-    LlamaConfig cfg = read_config(ck->dir());
     int64_t file_layers = 0;
-    check_and_resolve(*ck, cfg, &file_layers);
+    LlamaConfig cfg = resolve_config(*ck, &file_layers);
+    // The caller's tokenizer EOS (one not read from <dir>/tokenizer.json): the one EOS list is
+    // complete from here on, for vt_generate and pyvt alike.
+    for (int32_t i = 0; i < opt.num_extra_eos; ++i)
+        if (std::find(cfg.eos_token_ids.begin(), cfg.eos_token_ids.end(), opt.extra_eos_ids[i]) == cfg.eos_token_ids.end())
+            cfg.eos_token_ids.push_back(opt.extra_eos_ids[i]);
 
     auto m = std::make_unique<vt_model>();
     if (opt.num_layers > file_layers)
@@ -580,7 +373,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                             cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
         try {
-            m->cuda = cuda_upload_model(*m, opt.device_index);
+            m->backend = cuda_backend(*m, opt.device_index);
             m->device = VT_DEVICE_CUDA;
             m->device_index = opt.device_index;
             // The device holds its own copy of every linear: the host's packed copy goes (a
@@ -594,6 +387,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             if (!fallback) throw;
         }
     }
+    if (!m->backend) m->backend = cpu_backend(*m);
     return m;
 }
 
@@ -621,7 +415,7 @@ void get_model_info(const vt_model& m, vt_model_info* info) {
     r.device = m.device;
     r.device_index = m.device_index;
     r.weight_bytes = m.weight_bytes;
-    r.total_bytes = m.total_bytes + (m.cuda ? cuda_model_device_bytes(*m.cuda) : 0);
+    r.total_bytes = m.total_bytes + m.backend->device_bytes();
     *info = r;
 }
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "common.h"
-#include "cuda/backend.h"
+#include "backend.h"
 
 namespace vt {
 // Uninitialized memory for packed weights (pack.cpp): 64-byte aligned; buffers of several MB

@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "cuda/backend.h"
+#include "backend.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
 #include "cuda/runtime.h"
-#include "forward.h"
 #include "model.h"
+#include "session.h"
 #include "ops/attention.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
@@ -477,7 +477,7 @@ void test_qkv(const AttnCase& ac, int m, int pos0) {
     expect(eq < tol && ek < tol && ev < tol, std::string(tag) + " q, K cache, V cache", std::max({eq, ek, ev}));
 }
 
-// The CPU backend's attention (ops::attend_normalized over its head groups, as forward.cpp
+// The CPU backend's attention (ops::attend_normalized over its head groups, as cpu/engine.cpp
 // runs it) for one query row at position pos: q [nh][hd], caches as on the device, which is
 // also the CPU session's layout. tests/ops/test_ops.cpp checks it against float64.
 void attn_cpu(const float* q, const std::vector<float>& kt, const std::vector<float>& v, int64_t cap,
@@ -644,10 +644,10 @@ void test_model(const std::string& dir, vt_format f) {
         return;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    CudaModelPtr cm = cuda_upload_model(*m, 0);
+    std::unique_ptr<BackendModel> cm = cuda_backend(*m, 0);
     const double up_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::printf("     %s: %.1f MiB on the device, upload %.0f ms\n", tag.c_str(),
-                double(cuda_model_device_bytes(*cm)) / 1048576.0, up_ms);
+                double(cm->device_bytes()) / 1048576.0, up_ms);
     const int64_t V = m->cfg.vocab_size;
     std::vector<int32_t> prompt;
     for (int i = 0; i < 40; ++i) prompt.push_back(int32_t((i * 7919 + 13) % V));
@@ -655,29 +655,27 @@ void test_model(const std::string& dir, vt_format f) {
     // Prefill logits (ALL) — also the GEMM path (40 > 8 rows) — and the short-prompt GEMV path.
     for (int n : {40, 5, 1}) {
         auto sc = new_session(*m, 64);
-        auto sg = new_session(*m, 64);
-        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        auto sg = new_session(*m, 64, cm.get());
         std::vector<float> lc(size_t(n * V)), lg(size_t(n * V));
         prefill(*sc, prompt.data(), n, nullptr, nullptr, lc.data(), VT_LOGITS_ALL);
-        cuda_prefill(*cs, *sg, prompt.data(), n, nullptr, nullptr, lg.data(), VT_LOGITS_ALL);
+        prefill(*sg, prompt.data(), n, nullptr, nullptr, lg.data(), VT_LOGITS_ALL);
         const double err = nerr(lg, to_d(lc));
         expect(err < (f == VT_FORMAT_BF16 ? 2e-3 : 5e-3), tag + ": prefill logits CPU vs CUDA, n=" + std::to_string(n), err);
     }
     // Greedy decoding: logits at every step, tokens.
     {
         auto sc = new_session(*m, 0);
-        auto sg = new_session(*m, 0);
-        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        auto sg = new_session(*m, 0, cm.get());
         int32_t tc = 0, tg = 0;
         std::vector<float> lc(static_cast<size_t>(V)), lg(static_cast<size_t>(V));
         prefill(*sc, prompt.data(), 12, nullptr, &tc, nullptr, VT_LOGITS_NONE);
-        cuda_prefill(*cs, *sg, prompt.data(), 12, nullptr, &tg, nullptr, VT_LOGITS_NONE);
+        prefill(*sg, prompt.data(), 12, nullptr, &tg, nullptr, VT_LOGITS_NONE);
         double worst = 0.0;
         int same = tc == tg, steps = 1;
         for (int step = 0; step < 40; ++step) {
             const int32_t in = tc;  // teacher-forced by the CPU's choice
             decode(*sc, in, nullptr, &tc, lc.data());
-            cuda_decode(*cs, *sg, in, nullptr, &tg, lg.data());
+            decode(*sg, in, nullptr, &tg, lg.data());
             worst = std::max(worst, nerr(lg, to_d(lc)));
             same += tc == tg;
             ++steps;
@@ -689,7 +687,7 @@ void test_model(const std::string& dir, vt_format f) {
             const bool off = env && (!std::strcmp(env, "0") || !std::strcmp(env, "off") || !std::strcmp(env, "false"));
             const bool want = device_info(0).cc_major >= 9 && !off;
             std::string why;
-            expect(cuda_session_pdl(*cs, &why) == want,
+            expect(sg->backend->uses_pdl(&why) == want,
                    tag + ": the decode graph " + (want ? "uses PDL" : "runs without PDL") + " as configured" +
                        (why.empty() ? "" : " (" + why + ")"));
         }
@@ -701,14 +699,13 @@ void test_model(const std::string& dir, vt_format f) {
         std::vector<std::vector<float>> runs;
         for (const char* graphs : {"1", "0"}) {
             setenv("VT_CUDA_GRAPHS", graphs, 1);
-            auto sg = new_session(*m, 0);
-            CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+            auto sg = new_session(*m, 0, cm.get());
             int32_t t = 0;
-            cuda_prefill(*cs, *sg, prompt.data(), 9, nullptr, &t, nullptr, VT_LOGITS_NONE);
+            prefill(*sg, prompt.data(), 9, nullptr, &t, nullptr, VT_LOGITS_NONE);
             std::vector<float> all;
             std::vector<float> lg(static_cast<size_t>(V));
             for (int i = 0; i < 12; ++i) {
-                cuda_decode(*cs, *sg, t, nullptr, &t, lg.data());
+                decode(*sg, t, nullptr, &t, lg.data());
                 all.insert(all.end(), lg.begin(), lg.end());
             }
             runs.push_back(all);
@@ -718,20 +715,19 @@ void test_model(const std::string& dir, vt_format f) {
     }
     // Sampling through the device top-k candidates = vt::sample on the CPU logits.
     {
-        auto sg = new_session(*m, 0);
-        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        auto sg = new_session(*m, 0, cm.get());
         vt_sample_options so = vt_sample_default_options();
         so.temperature = 0.8f;
         so.top_k = 40;
         so.top_p = 0.9f;
         int32_t t = 0;
-        cuda_prefill(*cs, *sg, prompt.data(), 6, &so, &t, nullptr, VT_LOGITS_NONE);
+        prefill(*sg, prompt.data(), 6, &so, &t, nullptr, VT_LOGITS_NONE);
         bool ok = true;
         std::vector<float> lg(static_cast<size_t>(V));
         for (int i = 0; i < 16; ++i) {
             const uint64_t step = sg->step;
             int32_t nt = 0;
-            cuda_decode(*cs, *sg, t, &so, &nt, lg.data());
+            decode(*sg, t, &so, &nt, lg.data());
             ok = ok && nt == int32_t(sample(lg.data(), V, so, step));
             t = nt;
         }
@@ -740,18 +736,17 @@ void test_model(const std::string& dir, vt_format f) {
     // Long context: prefill past one chunk and decode past the first KV growth.
     if (m->max_seq_len >= 2100) {
         auto sc = new_session(*m, 2100);
-        auto sg = new_session(*m, 2100);
-        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        auto sg = new_session(*m, 2100, cm.get());
         std::vector<int32_t> longp;
         for (int i = 0; i < 2050; ++i) longp.push_back(int32_t((i * 31337 + 7) % V));
         prefill(*sc, longp.data(), 2050, nullptr, nullptr, nullptr, VT_LOGITS_NONE);
-        cuda_prefill(*cs, *sg, longp.data(), 2050, nullptr, nullptr, nullptr, VT_LOGITS_NONE);
+        prefill(*sg, longp.data(), 2050, nullptr, nullptr, nullptr, VT_LOGITS_NONE);
         std::vector<float> lc(static_cast<size_t>(V)), lg(static_cast<size_t>(V));
         double worst = 0.0;
         for (int i = 0; i < 40; ++i) {
             const int32_t tok = int32_t((i * 101 + 5) % V);
             decode(*sc, tok, nullptr, nullptr, lc.data());
-            cuda_decode(*cs, *sg, tok, nullptr, nullptr, lg.data());
+            decode(*sg, tok, nullptr, nullptr, lg.data());
             worst = std::max(worst, nerr(lg, to_d(lc)));
         }
         expect(worst < 5e-3, tag + ": decode logits at positions 2050..2089 CPU vs CUDA", worst);
@@ -762,11 +757,10 @@ void test_model(const std::string& dir, vt_format f) {
         std::string msg;
         // A session made before the device fills up: its first decode (the graph capture) may
         // fail for memory, which must not turn PDL off for good.
-        auto sp = new_session(*m, 0);
-        CudaSessionPtr csp = cuda_new_session(*cm, *m, sp->max_tokens);
+        auto sp = new_session(*m, 0, cm.get());
         int32_t tp = 0;
-        cuda_prefill(*csp, *sp, prompt.data(), 4, nullptr, &tp, nullptr, VT_LOGITS_NONE);
-        const bool pdl_start = cuda_session_pdl(*csp, nullptr);
+        prefill(*sp, prompt.data(), 4, nullptr, &tp, nullptr, VT_LOGITS_NONE);
+        const bool pdl_start = sp->backend->uses_pdl(nullptr);
         {
             // Take the device's memory down to the last MiB: 1 GiB chunks, then halving the
             // chunk at each refusal down to 1 MiB (a tiny model's session needs ~3 MB, so a
@@ -788,28 +782,26 @@ void test_model(const std::string& dir, vt_format f) {
             }
             bool session_oom = false;
             try {
-                auto sg = new_session(*m, 0);
-                CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+                auto sg = new_session(*m, 0, cm.get());
             } catch (const Error& e) {
                 session_oom = e.status() == VT_STATUS_OUT_OF_MEMORY;
             }
             expect(session_oom, tag + ": a session on a full device fails with VT_STATUS_OUT_OF_MEMORY");
             try {
-                cuda_decode(*csp, *sp, tp, nullptr, &tp, nullptr);
+                decode(*sp, tp, nullptr, &tp, nullptr);
             } catch (const Error& e) {
                 std::printf("     decode on a full device: %s\n", e.what());
             }
         }
         std::printf("     %s\n", msg.c_str());
         expect(oom, tag + ": device out of memory is VT_STATUS_OUT_OF_MEMORY");
-        auto sg = new_session(*m, 0);
-        CudaSessionPtr cs = cuda_new_session(*cm, *m, sg->max_tokens);
+        auto sg = new_session(*m, 0, cm.get());
         int32_t t = -1;
-        cuda_prefill(*cs, *sg, prompt.data(), 4, nullptr, &t, nullptr, VT_LOGITS_NONE);
+        prefill(*sg, prompt.data(), 4, nullptr, &t, nullptr, VT_LOGITS_NONE);
         expect(t >= 0 && t < V, tag + ": the model works after the out-of-memory error");
         std::string why;
-        cuda_decode(*csp, *sp, tp, nullptr, &tp, nullptr);
-        expect(cuda_session_pdl(*csp, &why) == pdl_start,
+        decode(*sp, tp, nullptr, &tp, nullptr);
+        expect(sp->backend->uses_pdl(&why) == pdl_start,
                tag + ": PDL " + (pdl_start ? "still on" : "still off") + " after decoding on a full device" +
                    (why.empty() ? "" : " (" + why + ")"));
     }

@@ -184,7 +184,7 @@ std::vector<double> scores(const Cache& c, int64_t kvh, const float* q, int64_t 
 }
 
 // Causal GQA attention of m query rows at positions pos0 + i (q: [m, nh, hd], pre-scaled),
-// scheduled as forward.cpp's prefill does: HeadGroups units, attend_normalized per row.
+// scheduled as the CPU backend's prefill does (cpu/engine.cpp): HeadGroups units, attend_normalized per row.
 void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0) {
     const Cache c = make_cache(nkv, hd, pos0 + m);
     const std::vector<float> q = randn(size_t(m * nh * hd), 2.0f / std::sqrt(float(hd)));

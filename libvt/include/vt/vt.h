@@ -419,6 +419,12 @@ typedef struct vt_model_options {
                               (or 2048 without one)                                       */
     vt_progress_fn progress; /* NULL = silent                                              */
     void* progress_user;
+    /* More EOS ids, appended (no repeats) to those of config.json, generation_config.json and
+     * <dir>/tokenizer.json: the tokenizer's EOS when the caller tokenizes with another file
+     * (a tokenizer elsewhere, a SentencePiece-only tokenizer.model). The model's one EOS list
+     * (vt_model_info.eos_token_ids, what vt_generate stops on). NULL / 0 = none; each id >= 0. */
+    const int32_t* extra_eos_ids;
+    int32_t num_extra_eos;      /* 0 .. VT_MAX_EOS                                          */
 } vt_model_options;
 
 VT_API vt_model_options vt_model_default_options(void);

@@ -1,6 +1,6 @@
 // The CUDA backend when libvt is built without CUDA (meson -Dcuda=disabled, or no nvcc with
 // -Dcuda=auto): availability queries say so, every entry point is a named error.
-#include "cuda/backend.h"
+#include "backend.h"
 
 #include "common.h"
 
@@ -22,25 +22,10 @@ bool cuda_usable(std::string* why) {
 
 bool cuda_device_usable(int, std::string* why) { return cuda_usable(why); }
 
-// No CudaModel / CudaSession / CudaPacked can exist in this build: the deleters never run on
-// a non-null pointer.
-void CudaModelDeleter::operator()(CudaModel*) const noexcept {}
-void CudaSessionDeleter::operator()(CudaSession*) const noexcept {}
+// No CudaPacked can exist in this build: the deleter never runs on a non-null pointer.
 void CudaPackedDeleter::operator()(CudaPacked*) const noexcept {}
 
-CudaModelPtr cuda_upload_model(const vt_model&, int) { unavailable(); }
-int64_t cuda_model_device_bytes(const CudaModel&) { return 0; }
-int cuda_model_device_index(const CudaModel&) { return 0; }
-CudaSessionPtr cuda_new_session(const CudaModel&, const vt_model&, int64_t) { unavailable(); }
-void cuda_prefill(CudaSession&, vt_session&, const int32_t*, int64_t, const vt_sample_options*, int32_t*, float*,
-                  vt_logits_mode) {
-    unavailable();
-}
-void cuda_decode(CudaSession&, vt_session&, int32_t, const vt_sample_options*, int32_t*, float*) { unavailable(); }
-bool cuda_session_pdl(const CudaSession&, std::string* why_off) {
-    if (why_off) why_off->clear();
-    return false;
-}
+std::unique_ptr<BackendModel> cuda_backend(const ModelWeights&, int) { unavailable(); }
 CudaPackedPtr cuda_upload_packed(const vt_packed&, int) { unavailable(); }
 int64_t cuda_packed_device_bytes(const CudaPacked&) { return 0; }
 void cuda_linear(const CudaPacked&, const float*, int64_t, const float*, const vt_linear_options&, float*) {

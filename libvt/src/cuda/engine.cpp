@@ -1,6 +1,9 @@
-// The CUDA engine: model upload, sessions (device KV cache, scratch, the decode step's CUDA
-// Graph), prefill and decode, and the linears of the inference API on the device. Host code
-// only (CUDA runtime API); the kernels are behind kernels.h.
+// The CUDA backend (backend.h): model upload, sessions (device KV cache, scratch, the decode
+// step's CUDA Graph), the forward pass of a prefill chunk or a decoded token, and the linears
+// of the inference API on the device. Host code only (CUDA runtime API); the kernels are
+// behind kernels.h. Validation, lengths and the token choice are the session layer's
+// (session.cpp): a forward call gets validated tokens and its positions, and returns logits,
+// the argmax or the top candidates.
 //
 // One decoded token = one graph replay: a copy of the step's inputs (token, position, RoPE
 // cos/sin, computed on the host exactly as the CPU path computes them) from pinned memory, the
@@ -19,19 +22,17 @@
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "convert.h"
-#include "cuda/backend.h"
 #include "cuda/cutlass_gemm.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
 #include "cuda/runtime.h"
-#include "forward.h"
-#include "model.h"
 #include "ops/rope.h"
 #include "quant.h"
-#include "sampling.h"
 #include "threadpool.h"
+#include "weights.h"
 
 namespace vt {
 
@@ -39,7 +40,8 @@ using namespace cudak;
 
 namespace {
 
-constexpr int64_t kChunk = 256;        // prefill rows per pass (the CPU's kPrefillChunk)
+constexpr int64_t kChunk = kPassRows;  // rows per forward call at most
+static_assert(kTopK == kMaxCandidates, "the device's top-k is the session layer's candidate count");
 constexpr int64_t kInitialCap = 512;   // first KV allocation (positions), then doubling
 constexpr int kPdlRetries = 3;          // captures with PDL retried after one fails (not OOM)
 
@@ -102,7 +104,7 @@ void upload_linear(const LinearPlan& p, const DevMem& mem) {
 
 // ==== Model ======================================================================================
 
-struct CudaModel {
+struct CudaModel final : BackendModel {
     int dev = 0;
     DeviceInfo info;
     DevMem mem;                     // every weight, one allocation
@@ -113,17 +115,17 @@ struct CudaModel {
     int32_t embed_dtype = VT_DTYPE_BF16;
     int64_t H = 0, I = 0, V = 0, NH = 0, KV = 0, HD = 0, L = 0;
     float eps = 0.0f, qscale = 1.0f;
+    std::vector<float> inv_freq;    // [HD/2] RoPE inverse frequencies (the host computes the angles)
+
+    std::unique_ptr<BackendSession> new_session(int64_t capacity) const override;
+    bool can_pick() const override { return true; }
+    int64_t device_bytes() const override { return int64_t(mem.bytes()); }
 };
 
-void CudaModelDeleter::operator()(CudaModel* p) const noexcept { delete p; }
-
-int64_t cuda_model_device_bytes(const CudaModel& cm) { return int64_t(cm.mem.bytes()); }
-int cuda_model_device_index(const CudaModel& cm) { return cm.dev; }
-
-CudaModelPtr cuda_upload_model(const vt_model& m, int device_index) {
+std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index) {
     const DeviceInfo& info = device_info(device_index);
     const LlamaConfig& c = m.cfg;
-    CudaModelPtr cm(new CudaModel);
+    std::unique_ptr<CudaModel> cm(new CudaModel);
     cm->dev = device_index;
     cm->info = info;
     cm->H = c.hidden_size;
@@ -135,6 +137,7 @@ CudaModelPtr cuda_upload_model(const vt_model& m, int device_index) {
     cm->L = c.num_layers;
     cm->eps = float(c.rms_norm_eps);
     cm->qscale = 1.0f / std::sqrt(float(c.head_dim));
+    cm->inv_freq = m.inv_freq;
     if (cm->HD != 64 && cm->HD != 128)
         fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim 64 and 128; this model has %lld",
              (long long)cm->HD);
@@ -215,9 +218,8 @@ CudaModelPtr cuda_upload_model(const vt_model& m, int device_index) {
 
 // ==== Session ====================================================================================
 
-struct CudaSession {
+struct CudaSession final : BackendSession {
     const CudaModel* cm = nullptr;
-    const vt_model* m = nullptr;
     int dev = 0;
     cudaStream_t stream = nullptr;
     bool use_graphs = true;  // VT_CUDA_GRAPHS=0: launch eagerly (debugging, the replay test)
@@ -262,6 +264,14 @@ struct CudaSession {
     }
     LaunchCfg cfg() const { return LaunchCfg{stream, pdl}; }
 
+    void forward(const int32_t* toks, int64_t n, int64_t pos0, Logits out, float* host_logits, Pick pick,
+                 Picked* picked) override;
+    void reserve(int64_t len, int64_t needed) override;
+    bool uses_pdl(std::string* why_off) const override {
+        if (why_off) *why_off = pdl_off_why;
+        return pdl;
+    }
+
     void drop_graphs() noexcept {
         for (auto& g : graphs)
             if (g) {
@@ -282,13 +292,6 @@ struct CudaSession {
         if (prev >= 0) cudaSetDevice(prev);
     }
 };
-
-void CudaSessionDeleter::operator()(CudaSession* p) const noexcept { delete p; }
-
-bool cuda_session_pdl(const CudaSession& cs, std::string* why_off) {
-    if (why_off) *why_off = cs.pdl_off_why;
-    return cs.pdl;
-}
 
 namespace {
 
@@ -479,33 +482,32 @@ void run_decode(CudaSession& s, bool sample) {
     check(cudaGraphLaunch(ge, s.stream), "cudaGraphLaunch (decode step)");
 }
 
-// The token chosen from what enqueue_head copied back (same rules as vt_argmax / vt_sample:
-// the candidates are the top kTopK by (value desc, index asc)).
-int32_t choose_from_result(const CudaSession& s, bool sample, const vt_sample_options* sampling, uint64_t step) {
+// What enqueue_head copied back, as the session layer's Picked: the argmax key, or the top
+// kTopK candidates by (value desc, index asc) (keys of 0 end the list: NaN logits).
+void read_pick(const CudaSession& s, bool sample, Picked* p) {
+    p->n = 0;
     if (!sample) {
         const unsigned long long key = s.h_result[0];
-        return key ? int32_t(rank_key_index(key)) : 0;
+        p->argmax = key ? int32_t(rank_key_index(key)) : 0;
+        return;
     }
-    float vals[kTopK];
-    int32_t ids[kTopK];
     int n = 0;
     for (; n < kTopK && s.h_result[n]; ++n) {
-        vals[n] = rank_key_value(s.h_result[n]);
-        ids[n] = int32_t(rank_key_index(s.h_result[n]));
+        p->value[n] = rank_key_value(s.h_result[n]);
+        p->id[n] = int32_t(rank_key_index(s.h_result[n]));
     }
-    if (n == 0) return 0;  // every logit NaN: argmax's answer
-    return ids[vt::sample(vals, n, *sampling, step)];
+    p->n = n;
+    p->argmax = n ? p->id[0] : 0;
 }
 
 }  // namespace
 
-CudaSessionPtr cuda_new_session(const CudaModel& cm, const vt_model& m, int64_t max_tokens) {
-    VT_CHECK_ARG(max_tokens >= 1 && max_tokens <= m.max_seq_len, "max_tokens %lld is outside [1, %lld]",
-                 (long long)max_tokens, (long long)m.max_seq_len);
+std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const {
+    const CudaModel& cm = *this;
+    VT_CHECK_ARG(max_tokens >= 1, "max_tokens %lld is below 1", (long long)max_tokens);
     DeviceGuard guard(cm.dev);
-    CudaSessionPtr s(new CudaSession);
+    std::unique_ptr<CudaSession> s(new CudaSession);
     s->cm = &cm;
-    s->m = &m;
     s->dev = cm.dev;
     s->max_tokens = max_tokens;
     s->use_graphs = env_on("VT_CUDA_GRAPHS", true);
@@ -560,101 +562,76 @@ CudaSessionPtr cuda_new_session(const CudaModel& cm, const vt_model& m, int64_t 
     return s;
 }
 
-void cuda_decode(CudaSession& cs, vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token,
-                 float* logits) {
-    const CudaModel& c = *cs.cm;
-    DeviceGuard guard(cs.dev);
-    ensure_kv(cs, s.len + 1, s.len);
-    // Penalties need the whole row on the host: then the greedy graph runs (it stores the
-    // full logits too) and the host chooses, as on the CPU.
-    const bool host_choice = next_token && sampling && has_penalties(*sampling);
-    const bool sample = next_token && sampling && sampling->temperature != 0.0f && !host_choice;
-    float* host_row = logits;
-    if (host_choice && !host_row) {
-        if (s.logits.size() < size_t(c.V)) s.logits.assign(size_t(c.V), 0.0f);
-        host_row = s.logits.data();
-    }
-
-    cs.h_step->token = token;
-    cs.h_step->pos = int32_t(s.len);
-    ops::rope_angles(cs.m->inv_freq.data(), s.len, c.HD, cs.h_step->rope);
-    run_decode(cs, sample);
-    if (host_row)
-        check(cudaMemcpyAsync(host_row, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream), "logits copy");
-    check(cudaStreamSynchronize(cs.stream), "decode step");
-    s.len += 1;
-    s.history.add_inputs(&token, 1);
-    if (next_token) {
-        if (host_choice) *next_token = choose_token(s, host_row, sampling);
-        else note_choice(s, *next_token = choose_from_result(cs, sample, sampling, s.step));
-    }
+void CudaSession::reserve(int64_t len, int64_t needed) {
+    DeviceGuard guard(dev);
+    ensure_kv(*this, needed, len);
 }
 
-void cuda_prefill(CudaSession& cs, vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling,
-                  int32_t* next_token, float* logits, vt_logits_mode mode) {
+void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits out, float* host_logits, Pick pick,
+                          Picked* picked) {
+    CudaSession& cs = *this;
     const CudaModel& c = *cs.cm;
+    if (n < 1 || n > kChunk || (pick != Pick::None && (out == Logits::All || !picked)))
+        fail(VT_STATUS_INTERNAL, "CUDA forward: %lld rows (1 .. %lld), logits %d with pick %d", (long long)n,
+             (long long)kChunk, int(out), int(pick));
     DeviceGuard guard(cs.dev);
-    ensure_kv(cs, s.len + n, s.len);
-    if (mode == VT_LOGITS_ALL && !cs.logits_rows.bytes())
-        cs.logits_rows.alloc(cs.dev, size_t(std::min(kChunk, cs.max_tokens) * c.V) * 4, "prefill logits");
+    ensure_kv(cs, pos0 + n, pos0);
+    const bool sample = pick == Pick::Top;
 
-    const bool sample = next_token && sampling && sampling->temperature != 0.0f;
-    // The device picks (argmax / top-k candidates) unless the caller wants logits anyway or
-    // penalties need the whole row on the host.
-    const bool device_choice = next_token && mode == VT_LOGITS_NONE && !(sampling && has_penalties(*sampling));
-    float* host_last = mode == VT_LOGITS_LAST ? logits : nullptr;
-    if (next_token && !device_choice && mode == VT_LOGITS_NONE) {
-        if (s.logits.size() < size_t(c.V)) s.logits.assign(size_t(c.V), 0.0f);
-        host_last = s.logits.data();
-    }
-    const LaunchCfg lc = cs.cfg();
-    std::vector<float> rope(size_t(std::min(kChunk, n) * c.HD));
-    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-        const int m = int(std::min(kChunk, n - c0));
-        const bool final_chunk = c0 + m == n;
-        const int32_t pos0 = int32_t(s.len + c0);
-        for (int i = 0; i < m; ++i) ops::rope_angles(cs.m->inv_freq.data(), pos0 + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
-        check(cudaMemcpyAsync(cs.tokens, tokens + c0, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
-        check(cudaMemcpyAsync(cs.pos, &pos0, 4, cudaMemcpyHostToDevice, cs.stream), "position copy");
-        check(cudaMemcpyAsync(cs.rope, rope.data(), size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice, cs.stream),
-              "RoPE copy");
-        embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, cs.argmax);
-        enqueue_blocks(cs, m, cs.pos, cs.rope);
-        if (mode == VT_LOGITS_ALL) {
-            Epilogue el;
-            el.kind = kEpiStore;
-            el.out = cs.logits_rows.get<float>();
-            el.ld = c.V;
-            run_linear(cs, c.lm_head, cs.x, c.H, m, c.final_norm, el);
-            check(cudaMemcpyAsync(logits + c0 * c.V, el.out, size_t(m) * size_t(c.V) * 4, cudaMemcpyDeviceToHost,
-                                  cs.stream),
+    if (n == 1 && out != Logits::All) {
+        // The decode step: one graph replay (the greedy graph, which stores the full logits
+        // too, unless top candidates are asked for).
+        cs.h_step->token = toks[0];
+        cs.h_step->pos = int32_t(pos0);
+        ops::rope_angles(c.inv_freq.data(), pos0, c.HD, cs.h_step->rope);
+        run_decode(cs, sample);
+        if (out == Logits::Last)
+            check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
                   "logits copy");
-        } else if (final_chunk && (next_token || mode == VT_LOGITS_LAST)) {
-            if (device_choice) {
-                enqueue_head(cs, m - 1, sample);
-            } else {
-                Epilogue el;
-                el.kind = kEpiStore;
-                el.out = cs.logits;
-                el.ld = c.V;
-                gemv(lc, c.lm_head, cs.x + int64_t(m - 1) * c.H, c.H, 1, c.final_norm, c.eps, el);
-                check(cudaMemcpyAsync(host_last, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
-                      "logits copy");
-            }
-        }
-        // The host buffers (pos0, rope) are reused by the next chunk.
-        check(cudaStreamSynchronize(cs.stream), "prefill");
+        check(cudaStreamSynchronize(cs.stream), "decode step");
+        if (pick != Pick::None) read_pick(cs, sample, picked);
+        return;
     }
-    s.len += n;
-    s.history.add_inputs(tokens, n);
-    if (next_token) {
-        if (device_choice) {
-            note_choice(s, *next_token = choose_from_result(cs, sample, sampling, s.step));
-        } else {
-            const float* row = mode == VT_LOGITS_ALL ? logits + (n - 1) * c.V : host_last;
-            *next_token = choose_token(s, row, sampling);
-        }
+
+    if (out == Logits::All && !cs.logits_rows.bytes())
+        cs.logits_rows.alloc(cs.dev, size_t(std::min(kChunk, cs.max_tokens) * c.V) * 4, "prefill logits");
+    const LaunchCfg lc = cs.cfg();
+    const int m = int(n);
+    const int32_t pos = int32_t(pos0);
+    std::vector<float> rope(size_t(m) * size_t(c.HD));
+    for (int i = 0; i < m; ++i) ops::rope_angles(c.inv_freq.data(), pos + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
+    check(cudaMemcpyAsync(cs.tokens, toks, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
+    check(cudaMemcpyAsync(cs.pos, &pos, 4, cudaMemcpyHostToDevice, cs.stream), "position copy");
+    check(cudaMemcpyAsync(cs.rope, rope.data(), size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice, cs.stream),
+          "RoPE copy");
+    embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, cs.argmax);
+    enqueue_blocks(cs, m, cs.pos, cs.rope);
+    if (out == Logits::All) {
+        Epilogue el;
+        el.kind = kEpiStore;
+        el.out = cs.logits_rows.get<float>();
+        el.ld = c.V;
+        run_linear(cs, c.lm_head, cs.x, c.H, m, c.final_norm, el);
+        check(cudaMemcpyAsync(host_logits, el.out, size_t(m) * size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
+              "logits copy");
+    } else if (pick != Pick::None) {
+        // Final norm + lm_head of the last row into cs.logits with the device's choice.
+        enqueue_head(cs, m - 1, sample);
+        if (out == Logits::Last)
+            check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
+                  "logits copy");
+    } else if (out == Logits::Last) {
+        Epilogue el;
+        el.kind = kEpiStore;
+        el.out = cs.logits;
+        el.ld = c.V;
+        gemv(lc, c.lm_head, cs.x + int64_t(m - 1) * c.H, c.H, 1, c.final_norm, c.eps, el);
+        check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
+              "logits copy");
     }
+    // The host buffers (pos, rope) live until the stream is done with them.
+    check(cudaStreamSynchronize(cs.stream), "prefill");
+    if (pick != Pick::None) read_pick(cs, sample, picked);
 }
 
 // ==== Inference API: packed weights on the device ===============================================

@@ -9,7 +9,7 @@
 #include <map>
 #include <mutex>
 
-#include "cuda/backend.h"
+#include "backend.h"
 
 #ifndef VT_CUDA_ARCHS
 #define VT_CUDA_ARCHS "?"

@@ -3,7 +3,7 @@
 // One kernel for prefill and decode: `ng` query heads that share one KV head and one causal
 // range attend keys [k0, k1) with an online (flash-style) softmax. Keys are transposed in
 // the cache (kt[d * cap + j]) so scores vectorize over positions; values are row-major
-// (v[j * hd + d]). forward.cpp schedules it: which heads, which key ranges, which thread.
+// (v[j * hd + d]). cpu/engine.cpp schedules it: which heads, which key ranges, which thread.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Shared by the CPU ops' .cpp files and forward.cpp: libvt's own objects are built for baseline x86-64, so the
+// Shared by the CPU ops' .cpp files and cpu/engine.cpp: libvt's own objects are built for baseline x86-64, so the
 // small ops are compiled for three ISA levels (target_clones) and FMA contraction is turned
 // back on (-std=c++17 turns it off; it is also more accurate). Include last, in .cpp files only.
 #pragma once

@@ -40,7 +40,7 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
 }
 
 // rope_inv_freq above is compiled as config.cpp compiled it (no FMA contraction: it
-// reproduces float32 steps); the rotation below as forward.cpp compiled it.
+// reproduces float32 steps); the rotation below as forward.cpp (now cpu/engine.cpp) compiled it.
 #include "ops/cpu_clones.h"
 
 void rope_angles(const float* inv_freq, int64_t pos, int64_t hd, float* cs) {

@@ -1,8 +1,13 @@
-// The Llama forward pass on CPU: one function runs m tokens (prefill chunk or a single
-// decoded token) through embedding -> blocks -> final norm -> lm_head, over preallocated
-// session state. The linears are vt::linear (quant.h), the per-token ops are in ops/
-// (RMSNorm, RoPE, attention); this file schedules them over rows, heads and threads.
-#include "forward.h"
+// The CPU backend (backend.h): the Llama forward pass on the CPU. One function runs m tokens
+// (a prefill chunk, a decoded token, or one token of each session of a batch) through
+// embedding -> blocks -> final norm -> lm_head, over preallocated session state. The linears
+// are vt::linear (quant.h), the per-token ops are in ops/ (RMSNorm, RoPE, attention); this file
+// schedules them over rows, heads and threads. Validation, lengths and the token choice are
+// the session layer's (session.cpp).
+#include <cstdlib>
+
+#include "backend.h"
+#include "weights.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +18,6 @@
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
 #include "quant.h"
-#include "sampling.h"
 #include "threadpool.h"
 
 #include "ops/cpu_clones.h"  // FMA contraction for the loops here too (the decode merge)
@@ -21,6 +25,42 @@
 namespace vt {
 
 namespace {
+
+struct FreeDeleter {
+    void operator()(float* p) const { std::free(p); }
+};
+// 64-byte aligned, uninitialized (a std::vector would zero-fill the whole KV cache).
+using FloatArray = std::unique_ptr<float[], FreeDeleter>;
+
+// One session's KV cache and preallocated scratch. P = positions the session may hold,
+// R = scratch rows.
+struct CpuSession final : BackendSession {
+    const ModelWeights* model = nullptr;
+    int64_t max_tokens = 0;  // P
+
+    // KV cache, grown geometrically up to max_tokens (never per token). Keys are stored
+    // transposed so the scores q·K of one query vectorize over positions.
+    // Not zero-filled: only positions below the session's length are ever read.
+    int64_t kv_cap = 0;          // positions allocated
+    int64_t len = 0;             // positions the cache holds (for growing it)
+    FloatArray kt;               // [L, KV, HD, kv_cap]  keys (after RoPE), transposed
+    FloatArray v;                // [L, KV, kv_cap, HD]  values
+
+    // Scratch for up to `rows` tokens per pass (prefill runs in chunks of at most kPassRows).
+    int64_t rows = 0;
+    AlignedVec<float> x;      // [R, H]      residual stream
+    AlignedVec<float> xn;     // [R, H]      normed input of a linear
+    AlignedVec<float> qkv;    // [R, QKV]    q | k | v of each token
+    AlignedVec<float> att;    // [R, NH·HD]  attention output
+    AlignedVec<float> mlp;    // [R, I]      silu(gate) ⊙ up
+    AlignedVec<float> tmp;    // [R, H]      o_proj / down_proj output
+    AlignedVec<float> rope;   // [R, HD]     cos | sin of each token's position
+    AlignedVec<float> part;   // decode attention's per-split partial results (per row)
+
+    void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
+                 Picked* picked) override;
+    void reserve(int64_t len, int64_t needed) override;
+};
 
 using ops::HeadGroups;
 using ops::kKeyBlock;
@@ -36,14 +76,15 @@ constexpr int64_t kParallelMacs = 32768;
 // The rows of one forward pass: row i is token tokens[i] of session sess[i] (batched decode)
 // or of `s` (prefill / decode), at position pos(i). `s` owns the scratch buffers.
 struct Pass {
-    vt_session& s;
+    CpuSession& s;
     const int32_t* tokens;     // [m]
     int64_t m;
     int64_t pos0;              // one session: positions pos0 .. pos0 + m - 1
-    vt_session* const* sess;   // batched decode: [m] one session per row; else null
+    CpuSession* const* sess;   // batched decode: [m] one session per row; else null
+    const int64_t* poss;       // batched decode: [m] the position of each row
 
-    vt_session& row(int64_t i) const { return sess ? *sess[i] : s; }
-    int64_t pos(int64_t i) const { return sess ? sess[i]->len : pos0 + i; }
+    CpuSession& row(int64_t i) const { return sess ? *sess[i] : s; }
+    int64_t pos(int64_t i) const { return sess ? poss[i] : pos0 + i; }
 };
 
 HeadGroups head_groups(const LlamaConfig& c) { return HeadGroups(c.num_heads, c.num_kv_heads, c.head_dim); }
@@ -58,7 +99,7 @@ int64_t partial_floats(const LlamaConfig& c) {
 // session's pos + 1 cached keys -> s.att row. Long ranges are split across threads and
 // merged (flash-decoding), so 3 KV heads still keep 2+ cores busy.
 void attention_decode(const Pass& p, int64_t layer) {
-    vt_session& s = p.s;
+    CpuSession& s = p.s;
     const LlamaConfig& c = s.model->cfg;
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
@@ -92,7 +133,7 @@ void attention_decode(const Pass& p, int64_t layer) {
             const int64_t local = t - first[r];
             const int64_t sp = local % splits[r];
             const HeadGroups::Unit u = hg.unit(local / splits[r]);
-            const vt_session& rs = p.row(r);
+            const CpuSession& rs = p.row(r);
             const int64_t cap = rs.kv_cap;
             const float* q[kMaxGroup];
             for (int64_t g = 0; g < u.ng; ++g) q[g] = s.qkv.data() + r * QKV + (u.head0 + g) * HD;
@@ -129,7 +170,7 @@ void attention_decode(const Pass& p, int64_t layer) {
 }
 
 // Prefill attention of rows [0, m) of the pass (positions pos0 + i) for one layer -> s.att.
-void attention_prefill(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
+void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
@@ -168,7 +209,7 @@ void attention_prefill(vt_session& s, int64_t layer, int64_t m, int64_t pos0) {
 
 // ==== Session memory =====================================================================
 
-void ensure_kv(vt_session& s, int64_t needed) {
+void ensure_kv(CpuSession& s, int64_t needed) {
     if (needed <= s.kv_cap) return;
     const LlamaConfig& c = s.model->cfg;
     const int64_t L = c.num_layers, KV = c.num_kv_heads, HD = c.head_dim;
@@ -189,7 +230,7 @@ void ensure_kv(vt_session& s, int64_t needed) {
     s.kv_cap = cap;
 }
 
-void ensure_rows(vt_session& s, int64_t rows) {
+void ensure_rows(CpuSession& s, int64_t rows) {
     if (rows <= s.rows) return;
     const LlamaConfig& c = s.model->cfg;
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
@@ -206,7 +247,7 @@ void ensure_rows(vt_session& s, int64_t rows) {
 }
 
 // Decode-attention partials for `rows` rows.
-void ensure_part(vt_session& s, int64_t rows) {
+void ensure_part(CpuSession& s, int64_t rows) {
     const size_t need = size_t(rows * partial_floats(s.model->cfg));
     if (s.part.size() < need) s.part.assign(need, 0.0f);
 }
@@ -216,11 +257,11 @@ void ensure_part(vt_session& s, int64_t rows) {
 // Runs the rows of the pass through the model, appending their K/V to their sessions'
 // caches. When logits_out is not null, rows [r0, m) get final norm + lm_head into
 // logits_out ([m - r0, V]). Sessions' lengths are the caller's to advance.
-void forward(const Pass& p, int64_t r0, float* logits_out) {
-    vt_session& s = p.s;
+void run(const Pass& p, int64_t r0, float* logits_out) {
+    CpuSession& s = p.s;
     const int32_t* tokens = p.tokens;
     const int64_t m = p.m;
-    const vt_model& M = *s.model;
+    const ModelWeights& M = *s.model;
     const LlamaConfig& c = M.cfg;
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
@@ -256,7 +297,7 @@ void forward(const Pass& p, int64_t r0, float* logits_out) {
                 const float* cs = s.rope.data() + i * HD;
                 ops::rope(row, NH, HD, cs, qscale);
                 ops::rope(row + NH * HD, KV, HD, cs, 1.0f);
-                vt_session& rs = p.row(i);
+                CpuSession& rs = p.row(i);
                 const int64_t pos = p.pos(i), cap = rs.kv_cap;
                 float* kt_layer = rs.kt.get() + size_t(l * KV * HD * cap);
                 float* v_layer = rs.v.get() + size_t(l * KV * cap * HD);
@@ -290,160 +331,56 @@ void forward(const Pass& p, int64_t r0, float* logits_out) {
     if (logits_out && r0 < m) linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);
 }
 
-void check_tokens(const vt_model& m, const int32_t* tokens, int64_t n) {
-    const int64_t V = m.cfg.vocab_size;
-    for (int64_t i = 0; i < n; ++i)
-        if (tokens[i] < 0 || tokens[i] >= V)
-            fail(VT_STATUS_INVALID_ARGUMENT, "token id %d (tokens[%lld]) is outside the vocabulary [0, %lld)",
-                 tokens[i], (long long)i, (long long)V);
-}
+struct CpuModel final : BackendModel {
+    const ModelWeights& w;
+    explicit CpuModel(const ModelWeights& weights) : w(weights) {}
 
-void check_room(const vt_session& s, int64_t n) {
-    if (n > s.max_tokens - s.len)
-        fail(VT_STATUS_INVALID_ARGUMENT,
-             "KV cache full: %lld cached positions + %lld new tokens exceed the session's max_tokens %lld",
-             (long long)s.len, (long long)n, (long long)s.max_tokens);
-}
-
+    std::unique_ptr<BackendSession> new_session(int64_t capacity) const override {
+        auto s = std::make_unique<CpuSession>();
+        s->model = &w;
+        s->max_tokens = capacity;
+        ensure_rows(*s, 1);
+        ensure_part(*s, 1);
+        // Small sessions get their whole cache now; large ones grow (doubling) as they fill.
+        ensure_kv(*s, std::min<int64_t>(capacity, 256));
+        return s;
+    }
+    bool batches() const override { return true; }
+    // One row per session, each attending over its own cache; sessions[0] holds the scratch.
+    void decode_batch(BackendSession* const* sessions, int64_t n, const int32_t* tokens, const int64_t* pos,
+                      float* logits) const override {
+        CpuSession* ss[VT_MAX_BATCH];
+        for (int64_t i = 0; i < n; ++i) {
+            ss[i] = static_cast<CpuSession*>(sessions[i]);
+            ss[i]->len = pos[i];
+            ensure_kv(*ss[i], pos[i] + 1);
+        }
+        CpuSession& s0 = *ss[0];
+        ensure_rows(s0, n);
+        ensure_part(s0, n);
+        run(Pass{s0, tokens, n, 0, ss, pos}, 0, logits);
+    }
+};
 
 }  // namespace
 
-// ==== Entry points ======================================================================
-
-int32_t choose_token(vt_session& s, const float* logits, const vt_sample_options* sampling) {
-    const int64_t V = s.model->cfg.vocab_size;
-    if (sampling && has_penalties(*sampling)) {
-        std::copy(logits, logits + V, s.plogits.begin());
-        apply_penalties(*sampling, s.history, s.plogits.data());
-        logits = s.plogits.data();
-    }
-    int64_t tok;
-    if (!sampling || sampling->temperature == 0.0f) tok = argmax(logits, V);
-    else tok = sample(logits, V, *sampling, s.step);
-    note_choice(s, int32_t(tok));
-    return int32_t(tok);
+void CpuSession::forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
+                         Picked*) {
+    if (pick != Pick::None) fail(VT_STATUS_INTERNAL, "the CPU backend returns logits, not a device pick");
+    len = pos;  // the session layer's length: what ensure_kv keeps when it grows
+    ensure_kv(*this, pos + n);
+    ensure_rows(*this, n);
+    const Pass p{*this, tokens, n, pos, nullptr, nullptr};
+    if (out == Logits::All) run(p, 0, logits);
+    else if (out == Logits::Last) run(p, n - 1, logits);
+    else run(p, n, nullptr);
 }
 
-void note_choice(vt_session& s, int32_t token) {
-    s.history.add_chosen(token);
-    ++s.step;
+void CpuSession::reserve(int64_t n_kept, int64_t needed) {
+    len = n_kept;
+    ensure_kv(*this, needed);
 }
 
-std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens) {
-    VT_CHECK_ARG(max_tokens >= 0, "max_tokens %lld is negative (0 = the model's max_seq_len %lld)",
-                 (long long)max_tokens, (long long)m.max_seq_len);
-    VT_CHECK_ARG(max_tokens <= m.max_seq_len, "max_tokens %lld exceeds the model's max_seq_len %lld",
-                 (long long)max_tokens, (long long)m.max_seq_len);
-    auto s = std::make_unique<vt_session>();
-    s->model = &m;
-    s->max_tokens = max_tokens ? max_tokens : m.max_seq_len;
-    s->history.init(m.cfg.vocab_size);
-    s->plogits.assign(size_t(m.cfg.vocab_size), 0.0f);
-    if (m.cuda) {
-        s->cuda = cuda_new_session(*m.cuda, m, s->max_tokens);
-        return s;
-    }
-    ensure_rows(*s, 1);
-    ensure_part(*s, 1);
-    s->logits.assign(size_t(m.cfg.vocab_size), 0.0f);
-    // Small sessions get their whole cache now; large ones grow (doubling) as they fill.
-    ensure_kv(*s, std::min<int64_t>(s->max_tokens, 256));
-    return s;
-}
-
-void reset_session(vt_session& s) {
-    s.len = 0;
-    s.step = 0;
-    s.history.clear();
-}
-
-void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling, int32_t* next_token,
-             float* logits, vt_logits_mode mode) {
-    VT_CHECK_ARG(n >= 1, "prefill needs at least one token (n = %lld)", (long long)n);
-    VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
-    VT_CHECK_ARG(mode == VT_LOGITS_NONE || mode == VT_LOGITS_LAST || mode == VT_LOGITS_ALL,
-                 "logits_mode %d is not a vt_logits_mode", int(mode));
-    VT_CHECK_ARG(mode == VT_LOGITS_NONE || logits != nullptr, "logits is NULL but logits_mode asks for logits");
-    if (next_token && sampling) check_sample_options(*sampling);
-    check_room(s, n);  // first: an n larger than the cache is refused without reading tokens[n]
-    check_tokens(*s.model, tokens, n);
-    if (s.cuda) return cuda_prefill(*s.cuda, s, tokens, n, sampling, next_token, logits, mode);
-    ensure_kv(s, s.len + n);
-    ensure_rows(s, std::min(n, kPrefillChunk));
-
-    const int64_t V = s.model->cfg.vocab_size;
-    const bool need_last = next_token || mode == VT_LOGITS_LAST;
-    float* last = mode == VT_LOGITS_LAST ? logits : s.logits.data();
-    for (int64_t c0 = 0; c0 < n; c0 += kPrefillChunk) {
-        const int64_t m = std::min(kPrefillChunk, n - c0);
-        const bool final_chunk = c0 + m == n;
-        const Pass p{s, tokens + c0, m, s.len + c0, nullptr};
-        if (mode == VT_LOGITS_ALL) {
-            forward(p, 0, logits + c0 * V);
-        } else if (final_chunk && need_last) {
-            forward(p, m - 1, last);
-        } else {
-            forward(p, m, nullptr);
-        }
-    }
-    s.len += n;
-    s.history.add_inputs(tokens, n);
-    if (next_token) *next_token = choose_token(s, mode == VT_LOGITS_ALL ? logits + (n - 1) * V : last, sampling);
-}
-
-void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token, float* logits) {
-    if (next_token && sampling) check_sample_options(*sampling);
-    check_room(s, 1);
-    check_tokens(*s.model, &token, 1);
-    if (s.cuda) return cuda_decode(*s.cuda, s, token, sampling, next_token, logits);
-    ensure_kv(s, s.len + 1);
-    float* out = logits ? logits : s.logits.data();
-    forward(Pass{s, &token, 1, s.len, nullptr}, 0, (logits || next_token) ? out : nullptr);
-    s.len += 1;
-    s.history.add_inputs(&token, 1);
-    if (next_token) *next_token = choose_token(s, out, sampling);
-}
-
-void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens, const vt_sample_options* sampling,
-                  int32_t* next_tokens, float* logits) {
-    VT_CHECK_ARG(sessions != nullptr, "sessions is NULL");
-    VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
-    VT_CHECK_ARG(n >= 1 && n <= VT_MAX_BATCH, "batch size %lld is outside [1, %d]", (long long)n, VT_MAX_BATCH);
-    for (int64_t i = 0; i < n; ++i) {
-        VT_CHECK_ARG(sessions[i] != nullptr, "sessions[%lld] is NULL", (long long)i);
-        VT_CHECK_ARG(sessions[i]->model == sessions[0]->model,
-                     "sessions[%lld] belongs to a different model than sessions[0]", (long long)i);
-        for (int64_t j = 0; j < i; ++j)
-            VT_CHECK_ARG(sessions[j] != sessions[i], "sessions[%lld] and sessions[%lld] are the same session",
-                         (long long)j, (long long)i);
-        if (next_tokens && sampling) check_sample_options(sampling[i]);
-        check_room(*sessions[i], 1);
-    }
-    const vt_model& M = *sessions[0]->model;
-    check_tokens(M, tokens, n);
-    const int64_t V = M.cfg.vocab_size;
-    if (M.cuda) {
-        for (int64_t i = 0; i < n; ++i)
-            decode(*sessions[i], tokens[i], sampling ? sampling + i : nullptr, next_tokens ? next_tokens + i : nullptr,
-                   logits ? logits + i * V : nullptr);
-        return;
-    }
-    for (int64_t i = 0; i < n; ++i) ensure_kv(*sessions[i], sessions[i]->len + 1);
-    vt_session& s0 = *sessions[0];
-    ensure_rows(s0, n);
-    ensure_part(s0, n);
-    float* out = logits;
-    if (!out && next_tokens) {
-        if (s0.logits.size() < size_t(n * V)) s0.logits.assign(size_t(n * V), 0.0f);
-        out = s0.logits.data();
-    }
-    forward(Pass{s0, tokens, n, 0, sessions}, 0, out);
-    for (int64_t i = 0; i < n; ++i) {
-        vt_session& si = *sessions[i];
-        si.len += 1;
-        si.history.add_inputs(tokens + i, 1);
-        if (next_tokens) next_tokens[i] = choose_token(si, out + i * V, sampling ? sampling + i : nullptr);
-    }
-}
+std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w) { return std::make_unique<CpuModel>(w); }
 
 }  // namespace vt

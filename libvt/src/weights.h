@@ -1,0 +1,44 @@
+// vt::ModelWeights: a loaded model's config and weights as the backends read them (the
+// neutral description both the CPU backend and the CUDA upload start from). vt_model (model.h)
+// is this plus what the C API reports.
+//
+// Names: H = hidden_size, I = intermediate_size, V = vocab_size, NH = num_heads,
+// KV = num_kv_heads, HD = head_dim, QKV = (NH + 2·KV)·HD.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common.h"
+#include "config.h"
+#include "quant.h"
+
+namespace vt {
+
+struct LayerWeights {
+    AlignedVec<float> attn_norm;  // [H]  input_layernorm
+    AlignedVec<float> mlp_norm;   // [H]  post_attention_layernorm
+    std::unique_ptr<Packed> qkv;  // [QKV, H]   rows: q_proj | k_proj | v_proj
+    std::unique_ptr<Packed> o;    // [H, NH·HD] o_proj
+    std::unique_ptr<Packed> gate; // [I, H]     gate_proj
+    std::unique_ptr<Packed> up;   // [I, H]     up_proj
+    std::unique_ptr<Packed> down; // [H, I]     down_proj
+};
+
+struct ModelWeights {
+    LlamaConfig cfg;          // every field resolved (no -1 left), num_layers = loaded blocks
+
+    vt_dtype embed_dtype = VT_DTYPE_BF16;  // as stored: F32, F16 or BF16
+    RawBuf<uint8_t> embed;                 // [V, H] of embed_dtype
+    std::vector<LayerWeights> layers;      // [num_layers]
+    AlignedVec<float> final_norm;          // [H]
+    std::unique_ptr<Packed> lm_head;       // [V, H] (from the embedding table when tied)
+    // (On a CUDA model the packed linears above are freed after upload: null.)
+    std::vector<float> inv_freq;           // [HD/2] RoPE inverse frequencies (scaling applied)
+
+    // Embedding row of `token` as f32 -> out[H].
+    void embed_row(int32_t token, float* out) const;
+};
+
+}  // namespace vt
