@@ -276,6 +276,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     for (int32_t i = 0; i < opt.num_extra_eos; ++i)
         if (std::find(cfg.eos_token_ids.begin(), cfg.eos_token_ids.end(), opt.extra_eos_ids[i]) == cfg.eos_token_ids.end())
             cfg.eos_token_ids.push_back(opt.extra_eos_ids[i]);
+    // vt_model_info carries VT_MAX_EOS ids: more would make the C and Python stop sets differ.
+    if (cfg.eos_token_ids.size() > VT_MAX_EOS)
+        fail(VT_STATUS_UNSUPPORTED, "%s: the config's EOS ids and extra_eos_ids make %zu distinct EOS ids (libvt stops "
+             "on at most %d)", path, cfg.eos_token_ids.size(), VT_MAX_EOS);
 
     auto m = std::make_unique<vt_model>();
     if (opt.num_layers > file_layers)
