@@ -433,11 +433,12 @@ if errors:
 """
 
 
-def test_thread_count_changes_while_other_threads_generate(rand_dir):
+def test_thread_count_changes_while_other_threads_generate(rand_dir, tmp_path):
     # Was a use-after-free: the pool was deleted under a running region (segfault or
     # deadlock). Run in a child so a crash is a failed test, with a timeout for a deadlock.
+    # cwd: not the repository root, whose pyvt/ (sources, no extensions) would shadow the install
     p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "3"], capture_output=True, text=True,
-                       timeout=60)
+                       timeout=60, cwd=tmp_path)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-500:]} {p.stderr[-1500:]}"
     stats = dict(kv.split("=") for kv in p.stdout.split()[:3])
     assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100, p.stdout

@@ -192,8 +192,9 @@ def test_list_and_rm(caches, tiny, tmp_path):
 
 
 def _cli(*args, env):
+    # cwd: not the repository root, whose pyvt/ (sources, no extensions) would shadow the install
     return subprocess.run([sys.executable, "-m", "pyvt", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+                          timeout=300, cwd=env["PYVT_CACHE"].rsplit("/", 1)[0])
 
 
 def test_cli_pull_list_generate_rm(caches, tiny):
