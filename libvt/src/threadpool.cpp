@@ -59,7 +59,7 @@ constexpr int64_t kSpinNs = 50'000;
 // whose caller waits for the others longer than it worked itself (and more than kStallNs)
 // is a stall; after one, the caller runs regions alone for a back-off period (kInlineMinNs,
 // doubling while stalls recur, up to kInlineMaxNs), then tries the workers again.
-constexpr int64_t kStallNs = 200'000;
+constexpr int64_t kStallNs = 1'000'000;
 constexpr int64_t kInlineMinNs = 20'000'000;
 constexpr int64_t kInlineMaxNs = 1'000'000'000;
 
