@@ -422,10 +422,34 @@ cdef class Session:
         finally:
             self._busy = False
 
-    def prefill(self, tokens, temperature=0.0, top_k=0, top_p=1.0, seed=42, logits="none", **penalties):
+    def copy_prefix(self, Session src not None, n):
+        """Hold the first n cached positions of src (same model) instead of this session's own:
+        as if reset and prefilled with them (sampling step 0), without running the model."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise ValueError(f"n must be an integer, got {n!r}")
+        if src is self:
+            raise ValueError("copy_prefix: src is this session")
+        cdef int64_t nn = n
+        cdef vt_status st
+        self._enter()
+        try:
+            src._enter()
+        except BaseException:
+            self._busy = False
+            raise
+        with nogil:
+            st = vt_session_copy_prefix(self._s, src._s, nn)
+        self._busy = False
+        src._busy = False
+        _check(st)
+
+    def prefill(self, tokens, temperature=0.0, top_k=0, top_p=1.0, seed=42, logits="none", choose=True,
+                **penalties):
         """Append tokens in one batched pass -> (next token, logits or None). logits: "none",
         "last" ([vocab]) or "all" ([n, vocab]) -- raw logits. ``penalties``: min_p,
-        repetition_penalty, frequency_penalty, presence_penalty (vt_sample_options)."""
+        repetition_penalty, frequency_penalty, presence_penalty (vt_sample_options).
+        ``choose=False``: no next token is chosen (-1; the sampling step does not advance) --
+        a chunk of a prompt whose last chunk comes later."""
         if logits not in _LOGITS_MODES:
             raise ValueError(f"logits must be 'none', 'last' or 'all', got {logits!r}")
         cdef vt_logits_mode mode = _LOGITS_MODES[logits]
@@ -441,10 +465,11 @@ cdef class Session:
         elif mode == VT_LOGITS_LAST:
             out = _logits_out((self._vocab,), &lp)
         cdef int32_t nxt = -1
+        cdef int32_t* nxt_p = &nxt if choose else NULL
         cdef vt_status st
         self._enter()  # nothing between here and _busy = False can raise: a C call, no Python
         with nogil:
-            st = vt_session_prefill(self._s, tp, n, &so, &nxt, lp, mode)
+            st = vt_session_prefill(self._s, tp, n, &so, nxt_p, lp, mode)
         self._busy = False
         _check(st)
         return int(nxt), out

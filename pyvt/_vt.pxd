@@ -208,6 +208,7 @@ cdef extern from "vt/vt.h" nogil:
     void vt_session_free(vt_session* session)
     vt_status vt_session_reset(vt_session* session)
     int64_t vt_session_length(const vt_session* session)
+    vt_status vt_session_copy_prefix(vt_session* dst, const vt_session* src, int64_t n)
 
     ctypedef enum vt_logits_mode:
         VT_LOGITS_NONE

@@ -95,6 +95,14 @@ VT_API vt_status vt_session_reset(vt_session* session) {
     });
 }
 
+VT_API vt_status vt_session_copy_prefix(vt_session* dst, const vt_session* src, int64_t n) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(dst != nullptr, "dst is NULL");
+        VT_CHECK_ARG(src != nullptr, "src is NULL");
+        vt::copy_prefix(*dst, *src, n);
+    });
+}
+
 VT_API int64_t vt_session_length(const vt_session* session) { return session ? session->len : 0; }
 
 VT_API vt_status vt_session_prefill(vt_session* session, const int32_t* tokens, int64_t n,

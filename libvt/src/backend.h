@@ -89,6 +89,11 @@ struct BackendSession {
     // prefill reserves its whole length before its first chunk, so one that cannot fit fails
     // (VT_STATUS_OUT_OF_MEMORY) before any work, with the session as it was.
     virtual void reserve(int64_t len, int64_t needed) = 0;
+    // Replaces this cache's content with the first n positions of `src` (a session of the same
+    // backend model, n <= its length and <= this session's capacity): the prefix cache's copy.
+    // On failure (VT_STATUS_OUT_OF_MEMORY) this session holds nothing the caller may rely on;
+    // the session layer then treats it as empty.
+    virtual void copy_prefix(const BackendSession& src, int64_t n) = 0;
     // CUDA: whether the decode step uses programmatic dependent launch now (why_off: the
     // capture error that last turned it off, "" if none). CPU: false.
     virtual bool uses_pdl(std::string* why_off) const {

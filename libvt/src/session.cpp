@@ -76,6 +76,7 @@ void decode_step(vt_session& s, int32_t token, const vt_sample_options* sampling
     if (!out && next_token && pick == Pick::None) out = host_row(s, V);
     s.backend->forward(&token, 1, s.len, out ? Logits::Last : Logits::None, out, pick, &s.picked);
     s.len += 1;
+    s.ids.push_back(token);
     s.history.add_inputs(&token, 1);
     if (next_token) *next_token = pick != Pick::None ? choose_picked(s, pick, sampling) : choose_token(s, out, sampling);
 }
@@ -104,7 +105,24 @@ std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens, c
 void reset_session(vt_session& s) {
     s.len = 0;
     s.step = 0;
+    s.ids.clear();
     s.history.clear();
+}
+
+void copy_prefix(vt_session& dst, const vt_session& src, int64_t n) {
+    VT_CHECK_ARG(&dst != &src, "dst and src are the same session");
+    VT_CHECK_ARG(dst.model == src.model && dst.backend_model == src.backend_model,
+                 "src belongs to a different model than dst");
+    VT_CHECK_ARG(n >= 0 && n <= src.len, "n = %lld is outside [0, src length %lld]", (long long)n,
+                 (long long)src.len);
+    VT_CHECK_ARG(n <= dst.max_tokens, "n = %lld exceeds dst's max_tokens %lld", (long long)n,
+                 (long long)dst.max_tokens);
+    reset_session(dst);
+    dst.ids.reserve(size_t(n));  // may throw: before the cache changes
+    dst.backend->copy_prefix(*src.backend, n);  // throws: dst stays empty (len 0 above)
+    dst.ids.assign(src.ids.begin(), src.ids.begin() + n);
+    dst.history.add_inputs(dst.ids.data(), n);
+    dst.len = n;
 }
 
 void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling, int32_t* next_token,
@@ -135,6 +153,7 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
             s.backend->forward(tokens + c0, m, s.len + c0, Logits::None, nullptr, Pick::None, nullptr);
     }
     s.len += n;
+    s.ids.insert(s.ids.end(), tokens, tokens + n);
     s.history.add_inputs(tokens, n);
     if (!next_token) return;
     if (pick != Pick::None) *next_token = choose_picked(s, pick, sampling);
@@ -184,6 +203,7 @@ void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
     for (int64_t i = 0; i < n; ++i) {
         vt_session& si = *sessions[i];
         si.len += 1;
+        si.ids.push_back(tokens[i]);
         si.history.add_inputs(tokens + i, 1);
         if (next_tokens) next_tokens[i] = choose_token(si, out + i * V, sampling ? sampling + i : nullptr);
     }

@@ -19,6 +19,7 @@ struct vt_session {
     int64_t max_tokens = 0;  // P: capacity limit (<= model->max_seq_len)
     int64_t len = 0;         // positions cached
     uint64_t step = 0;       // tokens chosen so far: the sampling step of the next one
+    std::vector<int32_t> ids;  // the cached positions' token ids [len] (vt_session_copy_prefix)
 
     // Penalty state: tokens seen and chosen since the last reset, and the chooser's copy of
     // the logits the penalties are applied to (the caller's stay raw).
@@ -37,6 +38,8 @@ namespace vt {
 std::unique_ptr<vt_session> new_session(const vt_model& m, int64_t max_tokens,
                                         const BackendModel* backend = nullptr);
 void reset_session(vt_session& s);
+// See vt_session_copy_prefix.
+void copy_prefix(vt_session& dst, const vt_session& src, int64_t n);
 
 // See vt_session_prefill / vt_session_decode in vt.h. Validates everything before changing
 // the session; on error nothing is appended.

@@ -488,6 +488,14 @@ VT_API vt_status vt_session_reset(vt_session* session);
 /* Number of positions currently cached. */
 VT_API int64_t vt_session_length(const vt_session* session);
 
+/* Make dst hold the first n cached positions of src (the same model; 0 <= n <= src's length,
+ * n <= dst's max_tokens): dst's earlier content is dropped, its sampling step restarts at 0 and
+ * its penalty history holds those n tokens as inputs -- as if dst had been reset and prefilled
+ * with them, without running the model. A prefix cache's building block: sessions sharing a
+ * prompt prefix copy its keys and values instead of recomputing them. src is only read (it must
+ * not be used by another thread during the call). On error dst is left empty (length 0). */
+VT_API vt_status vt_session_copy_prefix(vt_session* dst, const vt_session* src, int64_t n);
+
 typedef enum vt_logits_mode {
     VT_LOGITS_NONE = 0,
     VT_LOGITS_LAST = 1, /* logits[vocab] of the last token                                */

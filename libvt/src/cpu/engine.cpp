@@ -60,6 +60,7 @@ struct CpuSession final : BackendSession {
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
     void reserve(int64_t len, int64_t needed) override;
+    void copy_prefix(const BackendSession& src, int64_t n) override;
 };
 
 using ops::HeadGroups;
@@ -379,6 +380,21 @@ void CpuSession::forward(const int32_t* tokens, int64_t n, int64_t pos, Logits o
 void CpuSession::reserve(int64_t n_kept, int64_t needed) {
     len = n_kept;
     ensure_kv(*this, needed);
+}
+
+void CpuSession::copy_prefix(const BackendSession& from, int64_t n) {
+    const CpuSession& src = static_cast<const CpuSession&>(from);
+    len = 0;  // nothing of the old content is kept when the cache grows
+    ensure_kv(*this, n);
+    const LlamaConfig& c = model->cfg;
+    const int64_t LK = c.num_layers * c.num_kv_heads, HD = c.head_dim;
+    for (int64_t lk = 0; lk < LK; ++lk) {
+        for (int64_t d = 0; d < HD; ++d)
+            std::memcpy(kt.get() + (lk * HD + d) * kv_cap, src.kt.get() + (lk * HD + d) * src.kv_cap,
+                        size_t(n) * sizeof(float));
+        std::memcpy(v.get() + lk * kv_cap * HD, src.v.get() + lk * src.kv_cap * HD, size_t(n * HD) * sizeof(float));
+    }
+    len = n;
 }
 
 std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w) { return std::make_unique<CpuModel>(w); }

@@ -267,6 +267,7 @@ struct CudaSession final : BackendSession {
     void forward(const int32_t* toks, int64_t n, int64_t pos0, Logits out, float* host_logits, Pick pick,
                  Picked* picked) override;
     void reserve(int64_t len, int64_t needed) override;
+    void copy_prefix(const BackendSession& src, int64_t n) override;
     bool uses_pdl(std::string* why_off) const override {
         if (why_off) *why_off = pdl_off_why;
         return pdl;
@@ -565,6 +566,25 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
 void CudaSession::reserve(int64_t len, int64_t needed) {
     DeviceGuard guard(dev);
     ensure_kv(*this, needed, len);
+}
+
+void CudaSession::copy_prefix(const BackendSession& from, int64_t n) {
+    const CudaSession& src = static_cast<const CudaSession&>(from);
+    const CudaModel& c = *cm;
+    DeviceGuard guard(dev);
+    ensure_kv(*this, n, 0);
+    if (n == 0) return;
+    // The source's queued work must be done before its cache is read.
+    check(cudaStreamSynchronize(src.stream), "prefix copy");
+    const size_t rows_k = size_t(c.L * c.KV * c.HD), rows_v = size_t(c.L * c.KV);
+    check(cudaMemcpy2DAsync(kv.get(), size_t(cap) * 4, src.kv.get(), size_t(src.cap) * 4, size_t(n) * 4, rows_k,
+                            cudaMemcpyDeviceToDevice, stream),
+          "prefix copy");
+    check(cudaMemcpy2DAsync(kv.get<float>() + rows_k * size_t(cap), size_t(cap * c.HD) * 4,
+                            src.kv.get<float>() + rows_k * size_t(src.cap), size_t(src.cap * c.HD) * 4,
+                            size_t(n * c.HD) * 4, rows_v, cudaMemcpyDeviceToDevice, stream),
+          "prefix copy");
+    check(cudaStreamSynchronize(stream), "prefix copy");
 }
 
 void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits out, float* host_logits, Pick pick,
