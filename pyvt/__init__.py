@@ -23,6 +23,7 @@ from .model import WEIGHT_FORMATS, ModelHandle, load_model
 from .generation import Stream, generate, stream, text_completion
 from .chat import apply_chat_template, chat, chat_completion, chat_stream, validate_dialog
 from .tokenizer import Tokenizer
+from .engine import AsyncEngine
 
 # Quiet by default: pyvt (and libvt, bridged into the "pyvt" logger) only logs where the
 # application configures logging, e.g. logging.basicConfig(level=logging.INFO).
@@ -78,6 +79,7 @@ def backends() -> str:
 
 
 __all__ = [
+    "AsyncEngine",
     "GenerateOpts",
     "GenerateResult",
     "ModelHandle",

@@ -64,6 +64,26 @@ def _positive_int(raw: str) -> int:
     return v
 
 
+def _nonneg_int(raw: str) -> int:
+    try:
+        v = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {raw!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {raw!r}")
+    return v
+
+
+def _port(raw: str) -> int:
+    try:
+        v = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number (0..65535), got {raw!r}") from None
+    if not 0 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number (0..65535), got {raw!r}")
+    return v
+
+
 def _device(raw: str) -> str:
     if raw in ("auto", "cpu", "cuda"):
         return raw
@@ -254,6 +274,31 @@ def _build_parser() -> _Parser:
     cv.add_argument("outdir", help="output folder (config.json, model.safetensors, tokenizer.json, ...)")
     cv.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"], help="stored dtype (default bf16)")
     cv.add_argument("--force", action="store_true", help="write into OUTDIR even when it is not empty")
+
+    sv = sub.add_parser("serve", parents=[common], help="serve a model over an OpenAI-compatible HTTP API",
+                        description="Serve MODEL over the OpenAI API (POST /v1/chat/completions, /v1/completions, "
+                                    "GET /v1/models, /health, /metrics) with continuous batching and a prefix "
+                                    "cache, until Ctrl-C or SIGTERM (in-flight requests are drained first). "
+                                    "Needs pip install \"pyvt[serve]\". See docs/serve.md.")
+    sv.add_argument("--model", "-m", default=None, help=_MODEL_HELP)
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sv.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    sv.add_argument("--served-model-name", default=None, metavar="NAME",
+                    help="the model's name in the API (default: the model folder's name)")
+    sv.add_argument("--api-key", default=os.environ.get("PYVT_API_KEY"), metavar="KEY",
+                    help="require 'Authorization: Bearer KEY' on /v1/ (default: $PYVT_API_KEY, else none)")
+    sv.add_argument("--max-batch", type=_positive_int, default=32,
+                    help="most requests decoded together (1..64, default 32)")
+    sv.add_argument("--max-queue", type=_nonneg_int, default=256,
+                    help="most requests waiting beyond the batch; more get HTTP 429 (default 256)")
+    sv.add_argument("--prefill-chunk", type=_positive_int, default=256,
+                    help="most prompt tokens prefilled between two decode steps (default 256)")
+    sv.add_argument("--prefix-cache-mb", type=_nonneg_int, default=256,
+                    help="memory for reusing the KV cache of shared prompt prefixes (default 256; 0 = off)")
+    sv.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
+                    help="uvicorn's log level (default info)")
+    _add_chat_template_arg(sv)
+    _add_load_args(sv)
 
     sub.add_parser("backends", parents=[common], help="which backends this build has and can use",
                    description="One line per backend: compiled in, usable, and why not.")
@@ -621,7 +666,9 @@ def _chat_stats(model: Any, res: Any) -> str:
 
 
 def _cmd_chat(args: argparse.Namespace) -> int:
-    from .chat import chat_stream
+    from .chat import _chat_prompt
+    from .engine import PrefixCache, kv_bytes_per_token
+    from .generation import open_stream, prepare
 
     opts = _gen_opts(args)
     template = _chat_template(args)
@@ -633,6 +680,9 @@ def _cmd_chat(args: argparse.Namespace) -> int:
         reader = _LineReader(tty)
         state: dict[str, Any] = {"opts": opts, "system": args.system}
         history: list[dict[str, str]] = []
+        # Each turn starts from the KV cache of the previous one: only the new messages are
+        # prefilled (and the whole dialog again after /clear or /set system).
+        prefix_cache = PrefixCache(256 << 20, kv_bytes_per_token(model.info))
         last = None
         if tty:
             print(f"pyvt chat with {model.path.name} ({model.info['weight_format']} on {model.info['device']}); "
@@ -683,7 +733,8 @@ def _cmd_chat(args: argparse.Namespace) -> int:
                 user = {"role": "user", "content": text}
                 system = [{"role": "system", "content": state["system"]}] if state["system"] else []
                 try:
-                    s = chat_stream(model, system + history + [user], state["opts"], chat_template=template)
+                    ids = _chat_prompt(model, system + history + [user], template)
+                    s = open_stream(model, prepare(model, ids, state["opts"]), cache=prefix_cache)
                 except ValueError as e:
                     hint = " (/clear to start over)" if "context" in str(e) else ""
                     print(f"error: {_cli_message(str(e), _REPL_HINTS)}{hint}", file=sys.stderr)
@@ -702,6 +753,7 @@ def _cmd_chat(args: argparse.Namespace) -> int:
                 assert last is not None
                 history += [user, last.message]
         finally:
+            prefix_cache.clear()
             reader.save_history()
     return EXIT_OK
 
@@ -905,7 +957,27 @@ def _cmd_backends(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    if args.max_batch > 64:
+        raise _UsageError(f"--max-batch must be in 1..64, got {args.max_batch}")
+    try:
+        from .server import serve
+    except ImportError as e:
+        raise _UsageError(str(e)) from None
+    template = _chat_template(args)
+    with _load(args, args.model) as model:
+        print(f"pyvt serve: {model.path.name} on http://{args.host}:{args.port}/v1 "
+              f"({model.info['device']}, {model.info['weight_format']}, max batch {args.max_batch})",
+              file=sys.stderr, flush=True)
+        serve(model, host=args.host, port=args.port, model_name=args.served_model_name, api_key=args.api_key,
+              chat_template=template, log_level=args.log_level, max_batch=args.max_batch,
+              max_queue=args.max_queue, prefill_chunk=args.prefill_chunk,
+              prefix_cache_bytes=args.prefix_cache_mb << 20)
+    return EXIT_OK
+
+
 _COMMANDS = {
+    "serve": _cmd_serve,
     "generate": _cmd_generate,
     "chat": _cmd_chat,
     "info": _cmd_info,

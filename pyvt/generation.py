@@ -223,9 +223,12 @@ class _Sequence:
 
     # ---- native calls --------------------------------------------------------------------
 
-    def prefill(self, sess: "_model.Session") -> tuple[int, np.ndarray | None]:
-        ids = self.prep.ids
+    def prefill(self, sess: "_model.Session", start: int = 0) -> tuple[int, np.ndarray | None]:
+        """Prefill the prompt from position ``start`` (the positions before it are already in
+        ``sess``: a prefix cache's copy or earlier chunks, prefilled with ``choose=False``)."""
+        ids = self.prep.ids[start:]
         if self.opts.echo:
+            assert start == 0, "echo needs every prompt position's logits"
             return self._prefill_echo(sess)
         if self.need_logits:
             tok, raw = sess.prefill(ids, logits="last",
@@ -345,10 +348,20 @@ class _Run:
     ``sessions`` holds the live KV caches (``None`` before a prompt's prefill and after it
     ends)."""
 
-    def __init__(self, model: ModelHandle, preps: Sequence[Prepared]):
+    def __init__(self, model: ModelHandle, preps: Sequence[Prepared], cache: Any = None):
         self.model = model
         self.preps = list(preps)
         self.sessions: list[_model.Session | None] = [None] * len(self.preps)
+        # A prefix cache (pyvt.engine.PrefixCache: lookup / insert), or None: sessions start
+        # from its longest matching prefix and go to it when their sequence ends.
+        self.cache = cache
+
+    def _release(self, prep: Prepared, seq: "_Sequence", sess: "_model.Session") -> None:
+        if self.cache is None or sess.closed:
+            sess.close()
+            return
+        ids = np.concatenate([prep.ids, np.asarray(seq.tokens, dtype=np.int32)])[:sess.length]
+        self.cache.insert(ids, sess)
 
     def pieces(self) -> Iterator[tuple[int, StreamPiece]]:
         model, preps, sessions = self.model, self.preps, self.sessions
@@ -371,7 +384,7 @@ class _Run:
                 return
             sess, sessions[i] = sessions[i], None
             assert sess is not None
-            sess.close()  # the KV cache goes now, before the consumer sees the last pieces
+            self._release(preps[i], seq, sess)  # the KV cache goes now, before the consumer sees the last pieces
             yield i, piece
             result = _make_result(preps[i], seq, prefill_s[i], decode_s[i], n_decode[i], ttft_s[i])
             yield i, StreamPiece(text="", token=None, result=result)
@@ -384,7 +397,12 @@ class _Run:
                 t_start = time.perf_counter()
                 sessions[i] = sess = model._native.new_session(len(prep.ids) + prep.opts.max_new_tokens)
                 tp = time.perf_counter()
-                toks[i], raws[i] = seq.prefill(sess)
+                start = 0
+                if self.cache is not None and not prep.opts.echo:
+                    src, start = self.cache.lookup(prep.ids)
+                    if src is not None:
+                        sess.copy_prefix(src, start)
+                toks[i], raws[i] = seq.prefill(sess, start)
                 prefill_s[i] = time.perf_counter() - tp
                 ttft_s[i] = prep.tokenize_s + (time.perf_counter() - t_start)
                 yield from accept(i)
@@ -408,8 +426,8 @@ class _Run:
         finally:
             for k, sess in enumerate(sessions):
                 if sess is not None:
-                    sess.close()
                     sessions[k] = None
+                    self._release(preps[k], seqs[k], sess)
 
 
 class Stream(Iterator[StreamPiece]):
@@ -454,9 +472,10 @@ class Stream(Iterator[StreamPiece]):
         self.close()
 
 
-def open_stream(model: ModelHandle, prep: Prepared) -> Stream:
-    """The :class:`Stream` of one prepared prompt (nothing runs before the first ``next``)."""
-    return Stream(_Run(model, [prep]))
+def open_stream(model: ModelHandle, prep: Prepared, cache: Any = None) -> Stream:
+    """The :class:`Stream` of one prepared prompt (nothing runs before the first ``next``);
+    ``cache``: a :class:`pyvt.engine.PrefixCache` to start from and to leave the KV cache in."""
+    return Stream(_Run(model, [prep], cache))
 
 
 def stream(

@@ -459,15 +459,24 @@ def test_ctrl_c_exits_130_and_reminds_at_the_chat_prompt(cwd, model_dir):
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
     # bench decoding many runs: Ctrl-C stops it with 130 and one line.
     proc = subprocess.Popen([sys.executable, "-m", "pyvt", "-v", "bench", str(model_dir), "-p", "8", "-n", "200",
-                             "-r", "100000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+                             "-r", "100000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                            env=dict(env, PYTHONFAULTHANDLER="1"))
     try:
         _wait_for_line(proc, "INFO: loaded")
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            # Where it is stuck: faulthandler prints every thread's Python stack on SIGABRT.
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=60)
+            pytest.fail("pyvt bench ignored Ctrl-C for 120 s; its stacks:\n" + err.decode(errors="replace")[-6000:])
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for f in (proc.stdout, proc.stderr):
+            f.close()
     assert proc.returncode == 130 and "pyvt: interrupted" in err.decode() and "Traceback" not in err.decode()
 
     # chat waiting for a line: Ctrl-C reminds how to leave, and the REPL goes on.

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Serving throughput and latency: ``pyvt serve`` against llama-cpp-python's OpenAI server.
+
+Both servers run the same weights on the CPU with the same thread count: pyvt its default
+model folder (int8), ``llama_cpp.server`` a Q8_0 GGUF of that folder's weights (like-for-like
+bytes; ``flash_attn``, ``n_batch`` 512 — its own batching settings; it runs one request at a
+time). One driver (asyncio + httpx, streamed chat completions, temperature 0, ``max_tokens``
+fixed) sends the same requests to each: at each concurrency C, C clients each send requests
+back to back until ``--requests`` (default max(2C, 16)) have been sent. Per level:
+
+* aggregate generated tokens/s (the texts re-tokenized with the model's tokenizer, so both
+  servers are counted the same way; wall time from the first request to the last answer);
+* time to first token (request sent -> first streamed content), p50 and p99;
+* errors (any non-200 or broken stream).
+
+Goals (issue 17): at 16 concurrent clients pyvt >= 3x its own single-stream throughput and
+>= 2x llama-cpp-python's server, and p99 TTFT <= 2 s. Each server runs in its own process and
+is stopped between engines. Results: a table on stdout and ``bench/results/serve-<host>-<date>.{json,md}``
+with the machine, versions, git commit and command.
+
+    python bench/serve.py                                   # 1, 4, 16, 64 clients, both servers
+    python bench/serve.py --concurrency 1,16 --engines pyvt --no-save
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as _dt
+import json
+import os
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import decode as _decode  # noqa: E402  (machine_info, versions, git_info, model preparation)
+
+TOPICS = ["the sea", "a lighthouse keeper", "mountains in winter", "a robot learning to paint", "an old library",
+          "the first day of school", "a city at night", "a garden in spring", "a long train journey",
+          "a lost umbrella", "the moon landing", "a bakery at dawn", "a chess tournament", "a storm at sea",
+          "a quiet village", "an astronaut's letter home"]
+
+
+def log(msg: str) -> None:
+    print(f"[serve-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(cmd: list[str], port: int, log_path: Path, timeout: float = 300) -> subprocess.Popen:
+    import httpx
+
+    f = open(log_path, "w")
+    proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=str(log_path.parent))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited {proc.returncode}: {log_path.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError(f"server did not start in {timeout} s: {log_path.read_text()[-2000:]}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def messages(i: int) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Write a story about {TOPICS[i % len(TOPICS)]}."}]
+
+
+async def one_request(client: Any, url: str, model: str, i: int, max_tokens: int) -> dict[str, Any]:
+    body = {"model": model, "messages": messages(i), "max_tokens": max_tokens, "temperature": 0, "stream": True}
+    t0 = time.perf_counter()
+    ttft = None
+    parts: list[str] = []
+    try:
+        async with client.stream("POST", url, json=body) as r:
+            if r.status_code != 200:
+                await r.aread()
+                return {"error": f"HTTP {r.status_code}: {r.text[:200]}"}
+            async for line in r.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                data = line[6:]
+                if data == "[DONE]":
+                    break
+                ev = json.loads(data)
+                if "error" in ev:
+                    return {"error": str(ev["error"])[:200]}
+                for ch in ev.get("choices", []):
+                    text = (ch.get("delta") or {}).get("content") or ""
+                    if text:
+                        if ttft is None:
+                            ttft = time.perf_counter() - t0
+                        parts.append(text)
+    except Exception as e:  # a broken connection is an error row, not a dead benchmark
+        return {"error": f"{type(e).__name__}: {e}"[:200]}
+    return {"ttft": ttft if ttft is not None else time.perf_counter() - t0, "text": "".join(parts),
+            "end": time.perf_counter()}
+
+
+async def level(base: str, model: str, conc: int, n_requests: int, max_tokens: int) -> dict[str, Any]:
+    import httpx
+
+    url = base + "/v1/chat/completions"
+    results: list[dict[str, Any]] = []
+    counter = iter(range(n_requests))
+    limits = httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(600), limits=limits) as client:
+        await one_request(client, url, model, 0, 4)  # warm-up
+
+        async def worker() -> None:
+            for i in counter:
+                results.append(await one_request(client, url, model, i, max_tokens))
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(conc)))
+        wall = time.perf_counter() - t0
+    return {"wall": wall, "results": results}
+
+
+def summarize(raw: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    ok = [r for r in raw["results"] if "error" not in r]
+    errors = [r["error"] for r in raw["results"] if "error" in r]
+    tokens = sum(len(tokenizer.encode(r["text"], add_special_tokens=False).ids) for r in ok)
+    ttfts = sorted(r["ttft"] for r in ok)
+
+    def pct(p: float) -> float | None:
+        if not ttfts:
+            return None
+        k = min(len(ttfts) - 1, max(0, int(round(p / 100 * (len(ttfts) - 1)))))
+        return ttfts[k]
+
+    return {"requests": len(raw["results"]), "errors": len(errors), "error_samples": errors[:3],
+            "generated_tokens": tokens, "wall_s": raw["wall"], "tok_per_s": tokens / raw["wall"] if raw["wall"] else 0,
+            "ttft_p50_s": pct(50), "ttft_p99_s": pct(99),
+            "ttft_mean_s": statistics.fmean(ttfts) if ttfts else None}
+
+
+def goals(rows: list[dict[str, Any]]) -> list[str]:
+    def get(engine: str, c: int) -> dict[str, Any] | None:
+        return next((r for r in rows if r["engine"] == engine and r["concurrency"] == c), None)
+
+    out = []
+    p1, p16, l16 = get("pyvt", 1), get("pyvt", 16), get("llama-cpp-python", 16)
+    if p1 and p16:
+        ratio = p16["tok_per_s"] / p1["tok_per_s"] if p1["tok_per_s"] else 0
+        out.append(f"pyvt at 16 clients / pyvt single stream = {ratio:.2f}x (goal >= 3x): "
+                   f"{'met' if ratio >= 3 else 'NOT met'}")
+    if p16 and l16:
+        ratio = p16["tok_per_s"] / l16["tok_per_s"] if l16["tok_per_s"] else float("inf")
+        out.append(f"pyvt / llama-cpp-python server at 16 clients = {ratio:.2f}x (goal >= 2x): "
+                   f"{'met' if ratio >= 2 else 'NOT met'}")
+    if p16 and p16["ttft_p99_s"] is not None:
+        out.append(f"pyvt p99 TTFT at 16 clients = {p16['ttft_p99_s']:.2f} s (goal <= 2 s): "
+                   f"{'met' if p16['ttft_p99_s'] <= 2 else 'NOT met'}")
+    return out
+
+
+def render(rows: list[dict[str, Any]], markdown: bool) -> str:
+    head = ["engine", "clients", "requests", "errors", "gen tok/s", "TTFT p50 s", "TTFT p99 s", "wall s"]
+    lines = []
+    if markdown:
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    else:
+        lines.append("  ".join(f"{h:>12}" for h in head))
+    for r in rows:
+        cells = [r["engine"], str(r["concurrency"]), str(r["requests"]), str(r["errors"]), f"{r['tok_per_s']:.1f}",
+                 "-" if r["ttft_p50_s"] is None else f"{r['ttft_p50_s']:.3f}",
+                 "-" if r["ttft_p99_s"] is None else f"{r['ttft_p99_s']:.3f}", f"{r['wall_s']:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |" if markdown else "  ".join(f"{c:>12}" for c in cells))
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--concurrency", default="1,4,16,64", help="client counts (default 1,4,16,64)")
+    p.add_argument("--requests", type=int, default=None, help="requests per level (default max(2C, 16))")
+    p.add_argument("--max-tokens", type=int, default=64, help="max_tokens per request (default 64)")
+    p.add_argument("--threads", type=int, default=2, help="CPU threads of each server (default 2)")
+    p.add_argument("--engines", default="pyvt,llama-cpp-python", help="pyvt, llama-cpp-python (default both)")
+    p.add_argument("--max-batch", type=int, default=64, help="pyvt serve --max-batch (default 64)")
+    p.add_argument("--model", default=None, help="pyvt model folder (default: the default model)")
+    p.add_argument("--gguf", default=None, help="Q8_0 GGUF for llama-cpp-python (default: exported from --model)")
+    p.add_argument("--no-save", action="store_true", help="do not write bench/results/")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    levels = [int(x) for x in args.concurrency.split(",") if x]
+    engines = [e for e in args.engines.split(",") if e]
+    from pyvt import hub
+    from tokenizers import Tokenizer
+
+    folder = Path(args.model) if args.model else Path(hub.pull(quiet=True))
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    work = Path(os.environ.get("PYVT_CACHE", Path.home() / ".cache" / "pyvt")) / "bench"
+    work.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    env = {"machine": _decode.machine_info("cpu"), "versions": _decode.versions(), "git": _decode.git_info(),
+           "loadavg_start": _decode.loadavg(), "busy_processes_start": _decode.busy_processes(),
+           "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+           "settings": {"levels": levels, "max_tokens": args.max_tokens, "threads": args.threads,
+                        "pyvt_max_batch": args.max_batch, "requests": args.requests}}
+    for engine in engines:
+        port = free_port()
+        logp = work / f"serve-bench-{engine}.log"
+        if engine == "pyvt":
+            cmd = [sys.executable, "-m", "pyvt", "serve", "-m", str(folder), "--port", str(port), "--threads",
+                   str(args.threads), "--max-batch", str(args.max_batch), "--log-level", "warning",
+                   "--served-model-name", "m"]
+        elif engine == "llama-cpp-python":
+            gguf = Path(args.gguf) if args.gguf else work / "smollm2-135m.Q8_0.gguf"
+            if not gguf.exists():
+                _decode.export_q8_0(folder, gguf, "smollm2")
+            cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "m",
+                   "--port", str(port), "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads),
+                   "--n_ctx", "8192", "--flash_attn", "true", "--n_batch", "512", "--verbose", "false"]
+        else:
+            raise SystemExit(f"unknown engine {engine!r} (pyvt, llama-cpp-python)")
+        log(f"starting {engine}: {' '.join(cmd)}")
+        proc = start_server(cmd, port, logp)
+        try:
+            for c in levels:
+                n = args.requests or max(2 * c, 16)
+                log(f"{engine}: {c} clients, {n} requests")
+                raw = asyncio.run(level(f"http://127.0.0.1:{port}", "m", c, n, args.max_tokens))
+                row = {"engine": engine, "concurrency": c, **summarize(raw, tokenizer)}
+                rows.append(row)
+                log(f"  {row['tok_per_s']:.1f} tok/s, TTFT p50 {row['ttft_p50_s']}, p99 {row['ttft_p99_s']}, "
+                    f"errors {row['errors']}")
+        finally:
+            stop_server(proc)
+    env["loadavg_end"] = _decode.loadavg()
+    g = goals(rows)
+    print(render(rows, False))
+    for line in g:
+        print(line)
+    if not args.no_save:
+        out = HERE / "results"
+        stamp = _dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+        host = socket.gethostname().split(".")[0]
+        base = out / f"serve-{host}-{stamp}"
+        base.with_suffix(".json").write_text(json.dumps({"env": env, "rows": rows, "goals": g}, indent=2) + "\n")
+        md = [f"# Serving benchmark {stamp}", "", f"Command: `{env['command']}`", "",
+              f"Machine: {env['machine']}", "", f"Versions: {env['versions']}", "", f"Commit: {env['git']}", "",
+              f"Load average at start / end: {env['loadavg_start']} / {env['loadavg_end']}", "",
+              render(rows, True), "", *[f"* {x}" for x in g], ""]
+        base.with_suffix(".md").write_text("\n".join(md))
+        log(f"saved {base}.json / .md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
