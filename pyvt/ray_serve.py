@@ -68,12 +68,12 @@ def build_app(model: str | None = None, *, num_replicas: int = 1, min_replicas: 
               max_replicas: int | None = None, target_ongoing_requests: float | None = None,
               threads: int | None = None, model_name: str | None = None, api_key: str | None = None,
               chat_template: str | None = None, weight_format: str = "int8", device: str = "auto",
-              max_seq_len: int | None = None, num_cpus: float | None = None,
+              max_seq_len: int | None = None, num_cpus: float | None = None, num_gpus: float | None = None,
               **engine_options: Any) -> "serve.Application":
     """The Ray Serve application: ``num_replicas`` fixed replicas, or autoscaling between
     ``min_replicas`` and ``max_replicas`` aiming at ``target_ongoing_requests`` per replica
     (default: the engine's ``max_batch``). Each replica reserves ``num_cpus`` Ray CPUs (default
-    ``threads``, else 1). ``engine_options``: max_batch, max_queue, prefill_chunk,
+    ``threads``, else 1) and ``num_gpus`` GPUs (give 1 with ``device="cuda"``). ``engine_options``: max_batch, max_queue, prefill_chunk,
     prefix_cache_bytes (see :class:`pyvt.AsyncEngine`)."""
     unknown = set(engine_options) - set(_ENGINE_KEYS)
     if unknown:
@@ -82,8 +82,10 @@ def build_app(model: str | None = None, *, num_replicas: int = 1, min_replicas: 
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "min_replicas" else 1)):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     load = {"threads": threads, "weight_format": weight_format, "device": device, "max_seq_len": max_seq_len}
-    opts: dict[str, Any] = {"ray_actor_options": {"num_cpus": float(num_cpus if num_cpus is not None else threads or 1)},
-                            "name": "pyvt"}
+    actor: dict[str, Any] = {"num_cpus": float(num_cpus if num_cpus is not None else threads or 1)}
+    if num_gpus:
+        actor["num_gpus"] = float(num_gpus)
+    opts: dict[str, Any] = {"ray_actor_options": actor, "name": "pyvt"}
     if min_replicas is not None or max_replicas is not None:
         lo = 1 if min_replicas is None else min_replicas
         hi = max(lo, max_replicas if max_replicas is not None else lo)
@@ -101,7 +103,7 @@ def build_app(model: str | None = None, *, num_replicas: int = 1, min_replicas: 
 
 _INT_KEYS = {"num_replicas", "min_replicas", "max_replicas", "threads", "max_seq_len", "max_batch", "max_queue",
              "prefill_chunk", "prefix_cache_bytes"}
-_FLOAT_KEYS = {"target_ongoing_requests", "num_cpus"}
+_FLOAT_KEYS = {"target_ongoing_requests", "num_cpus", "num_gpus"}
 
 
 def app_builder(args: dict[str, str]) -> "serve.Application":
