@@ -138,6 +138,29 @@ def grammar_tokenizer(tokenizer: Any, vocab_size: int, eos_ids: Iterable[int]) -
 
 
 # ==========================================================================================
+# Masks
+# ==========================================================================================
+
+
+def bitmask_to_bool(bits: np.ndarray, vocab: int) -> np.ndarray:
+    """llguidance's (and xgrammar's) token bitmask -> bool ``[vocab]``: bit ``t % 32`` of
+    int32 word ``t // 32`` is token ``t`` (little-endian bytes, least significant bit first)."""
+    return np.unpackbits(bits.view(np.uint8), bitorder="little")[:vocab].view(bool)
+
+
+def apply_allowed(ok: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """A copy of the logits row ``z`` with ``-inf`` where ``ok`` is false (ids past ``ok``'s
+    end: logits wider than the tokenizer's vocabulary, never allowed)."""
+    n = z.shape[-1]
+    if n > ok.shape[0]:
+        ok = np.concatenate([ok, np.zeros(n - ok.shape[0], dtype=bool)])
+    ok = ok[:n]
+    if not ok.any():
+        raise RuntimeError("structured output: the grammar allows no token at this step")
+    return np.where(ok, z, np.asarray(-np.inf, dtype=z.dtype))
+
+
+# ==========================================================================================
 # One sequence's constraint
 # ==========================================================================================
 
@@ -176,19 +199,11 @@ class JsonConstraint:
         m.unsafe_compute_mask_ptr(self._bits.ctypes.data, self._bits.nbytes)
         if m.is_error():
             raise RuntimeError(f"structured output: the grammar matcher failed: {m.get_error()}")
-        # Bit t % 32 of 32-bit word t // 32 is token t: little-endian bytes, bits little-first.
-        bits = np.unpackbits(self._bits.view(np.uint8), bitorder="little")[:self.vocab]
-        return bits.view(bool) if bits.dtype == np.uint8 else bits.astype(bool)
+        return bitmask_to_bool(self._bits, self.vocab)
 
     def mask(self, z: np.ndarray) -> np.ndarray:
         """A copy of the logits row ``z`` with every token the grammar forbids at ``-inf``."""
-        ok = self.allowed()
-        n = z.shape[-1]
-        if n > self.vocab:  # logits wider than the tokenizer: the extra ids are never allowed
-            ok = np.concatenate([ok, np.zeros(n - self.vocab, dtype=bool)])
-        if not ok[:n].any():
-            raise RuntimeError("structured output: the grammar allows no token at this step")
-        return np.where(ok[:n], z, np.float32(-np.inf)).astype(z.dtype, copy=False)
+        return apply_allowed(self.allowed(), z)
 
     def advance(self, token: int) -> None:
         """Move the grammar past ``token`` (one the mask allowed)."""
