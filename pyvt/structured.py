@@ -31,6 +31,7 @@ import functools
 import hashlib
 import json
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -68,17 +69,19 @@ def schema_text(value: Any, field: str = "json_schema") -> str:
             parsed = json.loads(value)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f"{field} is not valid JSON: {e}") from None
-    elif isinstance(value, dict):
-        parsed = value
+        except RecursionError:
+            raise ValueError(f"{field} is nested too deeply") from None
     else:
-        raise ValueError(f"{field} must be a JSON schema (a dict or its JSON text), got {type(value).__name__}")
+        parsed = value
     if not isinstance(parsed, dict):
-        raise ValueError(f"{field} must be a JSON object (a schema such as {{\"type\": \"object\", ...}}), "
-                         f"got {type(parsed).__name__}")
+        raise ValueError(f"{field} must be a JSON schema: a JSON object such as {{\"type\": \"object\", ...}} "
+                         f"(a dict or its JSON text), got {type(parsed).__name__}")
     try:
         return json.dumps(parsed, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{field} cannot be written as JSON: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{field} is nested too deeply") from None
 
 
 @functools.lru_cache(maxsize=256)
@@ -104,6 +107,7 @@ def compile_json_grammar(schema: str, field: str = "json_schema") -> str:
 _TOKENIZERS: dict[tuple[str, int, tuple[int, ...]], Any] = {}
 _TOKENIZERS_LOCK = threading.Lock()
 _TOKENIZERS_MAX = 8
+_DIGESTS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()  # Tokenizer -> content hash
 
 
 def grammar_tokenizer(tokenizer: Any, vocab_size: int, eos_ids: Iterable[int]) -> Any:
@@ -112,21 +116,26 @@ def grammar_tokenizer(tokenizer: Any, vocab_size: int, eos_ids: Iterable[int]) -
     tokens that may end the JSON). Cached by the tokenizer's content, so reloading a model
     reuses it. Only ``tokenizer.json`` tokenizers (``tokenizers``: also what pyvt writes for a
     GGUF) are supported; a SentencePiece ``tokenizer.model`` raises ``ValueError``."""
-    llg = _llguidance()
     hf = getattr(tokenizer, "_tk", None)
     if hf is None:
         raise ValueError(f"{tokenizer.path}: structured output needs a tokenizer.json tokenizer; "
                          "this model has a SentencePiece tokenizer.model only")
-    text = hf.to_str()
+    llg = _llguidance()
     eos = tuple(sorted(int(i) for i in eos_ids))
     if not eos:
         raise ValueError(f"{tokenizer.path}: structured output needs an EOS token to end the JSON; "
                          "the model has none")
-    key = (hashlib.sha256(text.encode("utf-8")).hexdigest(), int(vocab_size), eos)
     with _TOKENIZERS_LOCK:
+        # Serializing a 49152-token tokenizer takes ~30 ms: once per Tokenizer object.
+        digest = _DIGESTS.get(tokenizer)
+        if digest is None:
+            text = hf.to_str()
+            digest = _DIGESTS[tokenizer] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        key = (digest, int(vocab_size), eos)
         hit = _TOKENIZERS.get(key)
         if hit is not None:
             return hit
+        text = hf.to_str()
         try:
             lt = llg.LLTokenizer(text, n_vocab=int(vocab_size), eos_token=list(eos))
         except Exception as e:  # llguidance raises ValueError / RuntimeError on tokenizers it cannot read

@@ -93,8 +93,9 @@ def test_schema_is_stored_as_json_text_and_validated():
 @pytest.mark.parametrize("bad, match", [
     ({"type": "foo"}, "json_schema is not a usable JSON schema.*foo"),
     ('{"type": "object", ', "json_schema is not valid JSON"),
-    ("[1, 2]", "json_schema must be a JSON object"),
-    (42, "json_schema must be a JSON schema .*int"),
+    ("[1, 2]", "json_schema must be a JSON schema: a JSON object .*got list"),
+    (42, "json_schema must be a JSON schema: .*got int"),
+    ("true", "json_schema must be a JSON schema: .*got bool"),
     ({"$ref": "#/$defs/missing"}, "json_schema is not a usable JSON schema"),
     ({"type": "object", "properties": {"x": {"type": "string", "minLength": 5, "maxLength": 2}},
       "required": ["x"]}, "json_schema is not a usable JSON schema: Unsatisfiable"),
@@ -254,12 +255,17 @@ def test_mask_allows_exactly_the_grammar_tokens(real):
 # ---- tiny checkpoints -------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def rand(tmp_path_factory, default_model_dir):
+def rand_dir(tmp_path_factory, default_model_dir):
     if not HAVE_LLG:
         pytest.skip("llguidance is not installed")
     folder = tmp_path_factory.mktemp("random")
     T.write_random_model(folder, default_model_dir)
-    with pyvt.load_model(folder, weight_format="bf16") as m:
+    return folder
+
+
+@pytest.fixture(scope="module")
+def rand(rand_dir):
+    with pyvt.load_model(rand_dir, weight_format="bf16") as m:
         yield m
 
 
@@ -318,3 +324,40 @@ def test_gguf_sentencepiece_vocabulary(sp_model):
         assert r.finish_reason == "eos", r.text
         obj = json.loads(r.text)
         assert set(obj) == {"n", "w"} and 0 <= obj["n"] <= 999 and obj["w"] in ("hello", "world")
+
+
+# ---- the command line -------------------------------------------------------------------------------
+
+@needs_llg
+def test_cli_json_schema(rand_dir, tmp_path):
+    from test_cli import one_line_error, run
+
+    schema = tmp_path / "person.json"
+    schema.write_text(json.dumps(PERSON))
+    p = run("generate", "-m", rand_dir, "--weight-format", "bf16", "--no-prompt", "-n", "150", "-t", "1",
+            "--json-schema", schema, "Hello", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    check_person(json.loads(p.stdout))
+    assert "finish: eos" in p.stderr
+    p = run("generate", "-m", rand_dir, "--json", "-n", "150", "--json-schema", schema, "Hello", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    check_person(json.loads(json.loads(p.stdout)["text"]))
+    one_line_error(run("generate", "-m", rand_dir, "--json-schema", tmp_path / "nope.json", "x", cwd=tmp_path),
+                   1, "--json-schema", "nope.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"type": "foo"}')
+    one_line_error(run("generate", "-m", rand_dir, "--json-schema", bad, "x", cwd=tmp_path), 1,
+                   str(bad), "not a usable JSON schema", "foo")
+    bad.write_text("[1]")
+    one_line_error(run("generate", "-m", rand_dir, "--json-schema", bad, "x", cwd=tmp_path), 1, str(bad), "list")
+    one_line_error(run("generate", "-m", rand_dir, "--json-schema", schema, "--json-object", "x", cwd=tmp_path), 2,
+                   "--json-schema and --json-object are exclusive")
+
+
+def test_sentencepiece_tokenizer_is_refused_clearly(tmp_path):
+    class SP:  # what grammar_tokenizer sees of a tokenizer.model Tokenizer: no `tokenizers` object
+        path = tmp_path / "tokenizer.model"
+        _tk = None
+
+    with pytest.raises(ValueError, match="tokenizer.model.*structured output needs a tokenizer.json"):
+        structured.grammar_tokenizer(SP(), 32000, [2])
