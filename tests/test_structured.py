@@ -361,3 +361,25 @@ def test_sentencepiece_tokenizer_is_refused_clearly(tmp_path):
 
     with pytest.raises(ValueError, match="tokenizer.model.*structured output needs a tokenizer.json"):
         structured.grammar_tokenizer(SP(), 32000, [2])
+
+
+@needs_llg
+def test_constrained_and_free_rows_share_a_batched_decode(rand):
+    """The server's case: one decode step holding constrained and unconstrained sequences
+    (different options per row). Each row equals its run alone."""
+    from pyvt.generation import _Run, prepare
+
+    cases = [("Hello", GenerateOpts(json_schema=PERSON, max_new_tokens=150)),
+             ("Hello", GenerateOpts(max_new_tokens=30, stop_on_eos=False)),
+             ("A B C", GenerateOpts(json_schema=PERSON, max_new_tokens=150, temperature=1.0, seed=11)),
+             ("x", GenerateOpts(max_new_tokens=30, temperature=0.9, seed=4, logprobs=True))]
+    preps = [prepare(rand, p, o) for p, o in cases]
+    done = {}
+    for i, piece in _Run(rand, preps).pieces():
+        if piece.result is not None:
+            done[i] = piece.result
+    for i, (p, o) in enumerate(cases):
+        alone = generate(rand, p, o)
+        assert done[i].tokens == alone.tokens and done[i].text == alone.text
+        if o.json_schema is not None:
+            valid_person(done[i], rand)
