@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -277,8 +278,10 @@ def main() -> None:
     res: dict = {"machine": f"{platform.machine()} {platform.processor() or ''} {platform.node()}".strip(),
                  "python": platform.python_version(), "numpy": np.__version__, "commit": commit,
                  "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "reps": args.reps, "engines": {}}
+    res["loadavg_start"] = os.getloadavg()
     print(f"# python bench/grammar.py --reps {args.reps}{' --model' if args.model else ''}  "
-          f"({res['date']}, commit {commit}, {res['machine']}, Python {res['python']}, numpy {res['numpy']})")
+          f"({res['date']}, commit {commit}, {res['machine']}, {os.cpu_count()} CPUs, Python {res['python']}, "
+          f"numpy {res['numpy']}; load average at start {res['loadavg_start'][0]:.1f})")
     for e in engines:
         er: dict = {"version": e.version, "tokenizer_setup_ms": e.setup_s * 1e3, "schemas": {}}
         print(f"\n## {e.name} {e.version}: tokenizer info built in {e.setup_s * 1e3:.0f} ms")
@@ -361,6 +364,8 @@ def main() -> None:
             v = r[kind]
             print(f"{kind:12s} {v['median_ms_per_token']:.2f} ms/token median (min {v['min']:.2f}, max {v['max']:.2f})")
         print(f"output: {r['text']}")
+    res["loadavg_end"] = os.getloadavg()
+    print(f"# load average at the end {res['loadavg_end'][0]:.1f} (1 min), {res['loadavg_end'][1]:.1f} (5 min)")
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2, ensure_ascii=False))
 
