@@ -154,6 +154,7 @@ def test_default_model_output_validates_in_generate_and_stream(real, kw):
 
 
 @needs_llg
+@pytest.mark.slow
 def test_default_model_batched_equals_single(real):
     prompts = [chat_prompt(real, t) for t in ("Describe a person as JSON.", "Give me a user record.",
                                              "JSON for an admin called Ann.", "Who lives in Paris?",
