@@ -293,7 +293,8 @@ def test_echo_under_a_schema(rand):
 @pytest.fixture(scope="module")
 def sp_model(tmp_path_factory):
     """A tiny random model with a GGUF-derived SentencePiece-style vocabulary (BPE with byte
-    fallback: '{', '"' and digits exist only as <0xNN> byte tokens)."""
+    fallback: '{', '"' and digits exist only as <0xNN> byte tokens) and an embedding 8 rows
+    larger than the vocabulary (ids the grammar must never allow)."""
     if not HAVE_LLG:
         pytest.skip("llguidance is not installed")
     import gguf_writer  # noqa: F401  (the GGUF metadata builder the convert tests use)
@@ -309,7 +310,7 @@ def sp_model(tmp_path_factory):
     tk.save(str(folder / "tokenizer.json"))
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     (folder / "sp.gguf").unlink()
-    cfg = R.TinyConfig(vocab=len(tokens), bos=1, eos=2)
+    cfg = R.TinyConfig(vocab=len(tokens) + 8, bos=1, eos=2)  # + padding rows no token spells
     R.write_checkpoint(folder, cfg, seed=5, dtype="BF16")
     with pyvt.load_model(folder, weight_format="bf16") as m:
         yield m
@@ -323,6 +324,7 @@ def test_gguf_sentencepiece_vocabulary(sp_model):
     for kw in SAMPLED[:3]:
         r = generate(sp_model, "hello world", json_schema=schema, max_new_tokens=60, **kw)
         assert r.finish_reason == "eos", r.text
+        assert max(r.tokens) < sp_model.tokenizer.vocab_size
         obj = json.loads(r.text)
         assert set(obj) == {"n", "w"} and 0 <= obj["n"] <= 999 and obj["w"] in ("hello", "world")
 
