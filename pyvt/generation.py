@@ -11,8 +11,10 @@ prompt and hands out its pieces; :func:`generate` consumes that stream; :func:`t
 streamed, a plain and a batched run therefore cannot diverge. Per token it does, in order:
 
 1. the native decode step, which also chooses the next token (penalties, min-p,
-   temperature, top-k / top-p: libvt's one token chooser; with ``echo``, the same chooser is
-   called on the logits row with the step passed explicitly);
+   temperature, top-k / top-p: libvt's one token chooser; with ``echo``, and with
+   ``json_schema`` / ``json_object``, the same chooser is called on the logits row with the
+   step passed explicitly — under a grammar, after :mod:`pyvt.structured`'s mask set the
+   forbidden tokens to -inf; the grammar then advances past the chosen token);
 2. when asked: logprobs of the chosen token from the *processed* logits (see
    :class:`~pyvt.GenerateOpts`; the row from libvt's ``vt_logits_process``);
 3. the text side (:mod:`pyvt.stream`): UTF-8-safe detokenization, then stop strings.
