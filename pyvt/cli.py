@@ -218,6 +218,10 @@ def _build_parser() -> _Parser:
     g.add_argument("--json", action="store_true", help="print the whole result as JSON instead of streaming")
     g.add_argument("--logprobs", type=int, default=None, metavar="N",
                    help="with --json: each token's logprob and the N most likely alternatives")
+    g.add_argument("--json-schema", default=None, metavar="FILE",
+                   help="make the output JSON valid against the JSON schema in FILE (needs llguidance: "
+                        "pip install 'pyvt[json]')")
+    g.add_argument("--json-object", action="store_true", help="make the output a JSON object (needs llguidance)")
     _add_chat_template_arg(g)
     _add_sampling_args(g, 50)
     _add_load_args(g)
@@ -425,6 +429,21 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     extra: dict[str, Any] = {}
     if args.logprobs is not None:
         extra.update(logprobs=True, top_logprobs=args.logprobs)
+    if args.json_object:
+        if args.json_schema is not None:
+            raise _UsageError("--json-schema and --json-object are exclusive")
+        extra["json_object"] = True
+    if args.json_schema is not None:
+        from pathlib import Path
+
+        from ._files import CONFIG_LIMIT, read_json
+        from .structured import compile_json_grammar, schema_text
+
+        if not Path(args.json_schema).exists():
+            raise FileNotFoundError(f"--json-schema: no such file: {args.json_schema!r}")
+        # Checked here so that the errors name the file.
+        extra["json_schema"] = schema_text(read_json(args.json_schema, "JSON schema", CONFIG_LIMIT), args.json_schema)
+        compile_json_grammar(extra["json_schema"], args.json_schema)
     opts = _gen_opts(args, **extra)
     with _load(args, args.model) as model:
         if args.chat:

@@ -11,8 +11,10 @@ prompt and hands out its pieces; :func:`generate` consumes that stream; :func:`t
 streamed, a plain and a batched run therefore cannot diverge. Per token it does, in order:
 
 1. the native decode step, which also chooses the next token (penalties, min-p,
-   temperature, top-k / top-p: libvt's one token chooser; with ``echo``, the same chooser is
-   called on the logits row with the step passed explicitly);
+   temperature, top-k / top-p: libvt's one token chooser; with ``echo``, and with
+   ``json_schema`` / ``json_object``, the same chooser is called on the logits row with the
+   step passed explicitly — under a grammar, after :mod:`pyvt.structured`'s mask set the
+   forbidden tokens to -inf; the grammar then advances past the chosen token);
 2. when asked: logprobs of the chosen token from the *processed* logits (see
    :class:`~pyvt.GenerateOpts`; the row from libvt's ``vt_logits_process``);
 3. the text side (:mod:`pyvt.stream`): UTF-8-safe detokenization, then stop strings.
@@ -37,6 +39,7 @@ from .model import ModelHandle, as_token_array
 from .ops import argmax, sample
 from .options import GenerateOpts, GenerateResult, StreamPiece, TokenLogprob, default_generate_opts, is_int
 from .stream import CONTEXT_TOKENS, IncrementalDecoder, StopMatcher
+from .structured import JsonConstraint, JsonGrammar, compile_json_grammar, grammar_tokenizer
 
 __all__ = ["Stream", "generate", "stream", "text_completion"]
 
@@ -108,6 +111,7 @@ class Prepared:
     seed: int
     truncated: int       # prompt tokens dropped by truncate_prompt
     tokenize_s: float
+    grammar: JsonGrammar | None = None  # json_schema / json_object: the grammar and its tokenizer
 
 
 def prepare(model: "ModelHandle", prompt: Any, opts: GenerateOpts, what: str = "prompt") -> Prepared:
@@ -154,8 +158,12 @@ def prepare(model: "ModelHandle", prompt: Any, opts: GenerateOpts, what: str = "
         _log.info("%s truncated: kept the last %d of %d tokens (max_new_tokens=%d, max_seq_len=%d)",
                   what, len(arr), n, opts.max_new_tokens, ctx)
     seed = int(opts.seed) if opts.seed is not None else secrets.randbits(63)
+    grammar = None
+    if opts._grammar_schema is not None:
+        grammar = JsonGrammar(compile_json_grammar(opts._grammar_schema),
+                              grammar_tokenizer(model.tokenizer, int(model.info["vocab_size"]), model.eos_token_ids))
     return Prepared(np.ascontiguousarray(arr, dtype=np.int32), opts, seed, truncated,
-                     time.perf_counter() - t0)
+                    time.perf_counter() - t0, grammar)
 
 
 class _Sequence:
@@ -168,7 +176,10 @@ class _Sequence:
         self.prep = prep
         self.opts = opts
         self.tokens: list[int] = []
-        self.eos = model.eos_token_ids if opts.stop_on_eos else frozenset()
+        # json_schema / json_object: the grammar's state, which masks every choice. The JSON
+        # ends with EOS (the only token the grammar then allows), whatever stop_on_eos says.
+        self.constraint: JsonConstraint | None = prep.grammar.start() if prep.grammar is not None else None
+        self.eos = model.eos_token_ids if opts.stop_on_eos or self.constraint is not None else frozenset()
         self.decoder = IncrementalDecoder(model.tokenizer, prep.ids[-CONTEXT_TOKENS:].tolist())
         self.stopper = StopMatcher(opts.stop)
         self.finish: str | None = None
@@ -177,8 +188,9 @@ class _Sequence:
         self.top_n = int(opts.top_logprobs)
         # Who chooses the next token: libvt inside the decode call (the fast path), or the
         # same chooser called from Python on the logits row when echo's chunked prefill would
-        # advance the session's sampling step (Python passes the step explicitly).
-        self.python_pick = bool(opts.echo)
+        # advance the session's sampling step (Python passes the step explicitly) or when a
+        # grammar masks the row first.
+        self.python_pick = bool(opts.echo) or self.constraint is not None
         self.need_logits = self.python_pick or self.want_logprobs
         self.logprobs: list[TokenLogprob] = []
         self.prompt_logprobs: list[TokenLogprob] | None = [] if opts.echo else None
@@ -203,9 +215,12 @@ class _Sequence:
 
     def choose(self, raw: np.ndarray) -> int:
         """The token libvt's session chooses from these raw logits at this sequence's step:
-        penalties, then vt_argmax, or the min-p mask and vt_sample with this seed and step."""
+        penalties, then vt_argmax, or the min-p mask and vt_sample with this seed and step.
+        Under a grammar, the tokens it forbids are set to -inf after the penalties."""
         z = self.processed(raw)
         self._z = z
+        if self.constraint is not None:
+            z = self.constraint.mask(z)
         o = self.opts
         if o.temperature == 0:
             return argmax(z)
@@ -292,6 +307,8 @@ class _Sequence:
             self.logprobs.append(lp)
         self._z = None
         self.tokens.append(tok)
+        if self.constraint is not None and tok not in self.eos:
+            self.constraint.advance(tok)
         text = ""
         if tok in self.eos:
             self.finish = "eos"   # the EOS token itself adds no text

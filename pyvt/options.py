@@ -89,6 +89,20 @@ class GenerateOpts:
       distribution (``log_softmax`` of the raw logits of the position before it; the first
       token has none).
 
+    Structured output (needs ``llguidance``: ``pip install 'pyvt[json]'``)
+
+    * ``json_schema`` — a JSON schema (a dict, or its JSON text; stored as its JSON text): the
+      output is JSON that validates against it, enforced by a token mask at every step (only
+      tokens the schema's grammar allows keep their logits; greedy, temperature, top-k /
+      top-p, min-p and penalties then act as usual). Generation ends with an EOS token when
+      the JSON is complete (``finish_reason="eos"``), whatever ``stop_on_eos`` says. Cut off
+      by ``max_new_tokens`` (``finish_reason="length"``) or a stop string, the text is
+      incomplete JSON. Laid out as ``json.dumps`` writes it (``", "``, ``": "``, one line)
+      unless the schema's ``"x-guidance"`` says otherwise. A schema that is not a JSON object
+      or that llguidance cannot compile raises ``ValueError``. ``logprobs`` are those of the
+      unconstrained distribution (as documented above: the mask is not applied).
+    * ``json_object`` — any JSON object (``{"type": "object"}``); not with ``json_schema``.
+
     Context
 
     * ``truncate_prompt`` — when prompt + ``max_new_tokens`` exceeds the model's context,
@@ -111,6 +125,8 @@ class GenerateOpts:
     top_logprobs: int = 0
     echo: bool = False
     truncate_prompt: bool = False
+    json_schema: str | None = None
+    json_object: bool = False
 
     def __post_init__(self) -> None:
         if not is_int(self.max_new_tokens) or self.max_new_tokens < 0:
@@ -123,7 +139,7 @@ class GenerateOpts:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
         if self.seed is not None and (not is_int(self.seed) or not (0 <= self.seed < 2**64)):
             raise ValueError(f"seed must be None or an integer in [0, 2**64), got {self.seed!r}")
-        for name in ("stop_on_eos", "logprobs", "echo", "truncate_prompt"):
+        for name in ("stop_on_eos", "logprobs", "echo", "truncate_prompt", "json_object"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
         stop = self.stop
@@ -150,6 +166,17 @@ class GenerateOpts:
         if not is_int(self.top_logprobs) or not (0 <= self.top_logprobs <= MAX_TOP_LOGPROBS):
             raise ValueError(f"top_logprobs must be an integer in [0, {MAX_TOP_LOGPROBS}], got "
                              f"{self.top_logprobs!r}")
+        if self.json_schema is not None:
+            if self.json_object:
+                raise ValueError("json_schema and json_object are exclusive: json_object=True asks for any JSON "
+                                 "object, json_schema for one schema")
+            from .structured import schema_text
+
+            object.__setattr__(self, "json_schema", schema_text(self.json_schema))
+        if self._grammar_schema is not None:
+            from .structured import compile_json_grammar
+
+            compile_json_grammar(self._grammar_schema)  # raises ValueError naming json_schema
 
     def replace(self, **changes: Any) -> "GenerateOpts":
         """A copy with some fields changed (validated again)."""
@@ -164,6 +191,15 @@ class GenerateOpts:
     @property
     def _wants_logprobs(self) -> bool:
         return bool(self.logprobs) or self.top_logprobs > 0
+
+    @property
+    def _grammar_schema(self) -> str | None:
+        """The JSON schema text that constrains the output, or None."""
+        if self.json_object:
+            from .structured import ANY_OBJECT_SCHEMA
+
+            return ANY_OBJECT_SCHEMA
+        return self.json_schema
 
     @property
     def _has_penalties(self) -> bool:

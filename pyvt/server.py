@@ -250,6 +250,9 @@ def _make_opts(req: _Sampling, max_new: int, logprobs: bool, top_logprobs: int, 
         msg = str(e)
         field = msg.split(" ", 1)[0] if msg else None
         raise _bad(msg, "response_format" if field in ("json_schema", "json_object") else field) from None
+    except ImportError as e:  # the grammar engine is an optional extra
+        raise _bad(f"response_format {rf.type if rf else ''} is not available on this server: {e}",
+                   "response_format") from None
 
 
 def _check_common(req: _Sampling) -> None:

@@ -249,6 +249,36 @@ def test_bad_completion_requests_and_unknown_fields(server):
     assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
 
 
+def test_response_format_json_schema_and_json_object(server, client):
+    pytest.importorskip("llguidance")
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20},
+                                               "age": {"type": "integer", "minimum": 0, "maximum": 150}},
+              "required": ["name", "age"], "additionalProperties": False}
+    msgs = [{"role": "user", "content": "Invent a person. Reply with JSON."}]
+    for stream in (False, True):
+        for temperature in (0, 1.0):
+            kw = dict(model="smol", messages=msgs, max_tokens=60, temperature=temperature, seed=3,
+                      response_format={"type": "json_schema", "json_schema": {"name": "person", "schema": schema}})
+            if stream:
+                text = "".join(ch.choices[0].delta.content or "" for ch in client.chat.completions.create(
+                    stream=True, **kw) if ch.choices)
+            else:
+                r = client.chat.completions.create(**kw)
+                text = r.choices[0].message.content
+                assert r.choices[0].finish_reason == "stop"
+            doc = json.loads(text)
+            assert set(doc) == {"name", "age"} and isinstance(doc["name"], str) and len(doc["name"]) <= 20
+            assert isinstance(doc["age"], int) and 0 <= doc["age"] <= 150
+    r = client.chat.completions.create(model="smol", messages=msgs, max_tokens=60, temperature=0,
+                                       response_format={"type": "json_object"})
+    assert isinstance(json.loads(r.choices[0].message.content), dict)
+    h = {"Authorization": f"Bearer {KEY}"}
+    for rf in ({"type": "json_schema"}, {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": 5}}}):
+        r = httpx.post(server.base + "/v1/chat/completions", headers=h,
+                       json={"model": "smol", "messages": msgs, "response_format": rf})
+        assert r.status_code == 400 and r.json()["error"]["param"].startswith("response_format"), r.text
+
+
 def test_metrics(server):
     text = httpx.get(server.base + "/metrics").text
     for name in ("pyvt_requests_total", "pyvt_queue_depth", "pyvt_running_requests", "pyvt_prompt_tokens_total",
