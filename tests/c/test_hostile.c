@@ -130,6 +130,15 @@ static void test_session_calls(vt_model* m, int64_t vocab, int64_t max_seq) {
         REFUSED(vt_session_decode_batch(both, 1 + 0 * 2, in2 + 1, NULL, out2, NULL), VT_STATUS_INVALID_ARGUMENT);
         CHECK(out2[0] == -1 && out2[1] == -1 && vt_session_length(s2) == 3,
               "refused batches change no session and write nothing");
+        /* copy_prefix: NULLs, n out of range, a session onto itself */
+        REFUSED(vt_session_copy_prefix(NULL, s, 1), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_copy_prefix(s2, NULL, 1), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_copy_prefix(s2, s2, 1), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_copy_prefix(s2, s, -1), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_session_copy_prefix(s2, s, 5), VT_STATUS_INVALID_ARGUMENT); /* s holds 4 */
+        CHECK(vt_session_length(s2) == 3, "refused copies change nothing");
+        CHECK(vt_session_copy_prefix(s2, s, 2) == VT_OK && vt_session_length(s2) == 2, "copy 2 of s's 4 positions");
+        CHECK(vt_session_decode(s2, 3, NULL, &tok, NULL) == VT_OK && vt_session_length(s2) == 3, "decode after a copy");
         vt_session_free(s2);
     }
     REFUSED(vt_session_reset(NULL), VT_STATUS_INVALID_ARGUMENT);
