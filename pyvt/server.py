@@ -342,6 +342,12 @@ class _Server:
         except ValueError as e:
             raise _bad(str(e), "messages") from None
 
+    def _check_fits(self, preps: list[Any]) -> None:
+        e = self.engine.engine
+        if len(preps) > e.max_batch + e.max_queue:
+            raise _bad(f"this request asks for {len(preps)} sequences (prompts x n); the server runs at most "
+                       f"{e.max_batch} and queues {e.max_queue}", "n")
+
     # ---- running --------------------------------------------------------------------------
 
     async def _run(self, preps: list[Any], request: Request) -> list[GenerateResult]:
@@ -399,6 +405,7 @@ class _Server:
         # In a worker thread: a first json_schema request builds the grammar tokenizer (~0.4 s).
         preps = await asyncio.to_thread(self._prepare, ids, req, max_tokens, None, bool(req.logprobs), top, False,
                                         "messages")
+        self._check_fits(preps)
         rid = "chatcmpl-" + secrets.token_hex(12)
         if req.stream:
             return self._sse(self._chat_events(rid, self.engine.open(preps), req, len(ids)))
@@ -498,6 +505,7 @@ class _Server:
             n_prompt += len(ids)
             preps += await asyncio.to_thread(self._prepare, ids, req, req.max_tokens, 16, want_lp, top, req.echo,
                                              what)
+        self._check_fits(preps)
         rid = "cmpl-" + secrets.token_hex(12)
         if req.stream:
             return self._sse(self._completion_events(rid, self.engine.open(preps), preps, req, n_prompt))

@@ -303,6 +303,9 @@ def test_full_queue_answers_429_then_recovers(default_model_dir, tmp_path):
         full = next(r for r in rs if r.status_code == 429)
         assert int(full.headers["Retry-After"]) >= 1 and full.json()["error"]["code"] == "queue_full"
         assert post(0).status_code == 200  # recovered
+        # More sequences than the server can ever hold at once: 400, not an endless 429.
+        r = httpx.post(s.base + "/v1/completions", json={**body, "n": 3}, timeout=60)
+        assert r.status_code == 400 and r.json()["error"]["param"] == "n"
     finally:
         assert s.stop() == 0
 
