@@ -263,15 +263,19 @@ void SafeTensorsFile::read_header(size_t file_index) {
     json::ParseOptions jopt;
     jopt.max_depth = 8;
     jopt.max_size = kMaxHeader;
-    json::Value hdr = json::parse(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen),
-                                  path + " (SafeTensors header)", jopt);
+    // ~9 values per tensor: 2M values are ~230k tensors (a 25 MB header; real ones are < 2 MB,
+    // and a whole 671B-parameter checkpoint has 91k tensors).
+    jopt.max_values = size_t(1) << 21;
+    const json::Document doc = json::parse(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen),
+                                           path + " (SafeTensors header)", jopt);
+    const json::Value& hdr = doc.root();
     if (!hdr.is_object()) fail(VT_STATUS_FORMAT_ERROR, "%s: the SafeTensors header is not a JSON object", p);
 
     const uint8_t* base = map_.data() + 8 + hlen;
     const uint64_t data_size = size - 8 - hlen;
     tensors_.reserve(hdr.obj.size());
     for (auto& kv : hdr.obj) {
-        const std::string& name = kv.first;
+        const std::string name = kv.first;
         const json::Value& e = kv.second;
         const char* n = name.c_str();
         if (name == "__metadata__") {
@@ -504,7 +508,8 @@ constexpr size_t kMaxShards = 4096;
 
 std::unique_ptr<Checkpoint> Checkpoint::open_index(const std::string& index_path) {
     const std::string text = read_file(index_path, size_t(64) << 20);
-    json::Value idx = json::parse(text.data(), text.size(), index_path);
+    const json::Document doc = json::parse(text.data(), text.size(), index_path);
+    const json::Value& idx = doc.root();
     const json::Value* wm = idx.find("weight_map");
     if (!wm || !wm->is_object())
         fail(VT_STATUS_FORMAT_ERROR, "%s: missing or non-object \"weight_map\"", index_path.c_str());
