@@ -25,7 +25,6 @@ nor make it allocate more than the file could hold.
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
 DEFAULT_ALIGNMENT = 32
 MAX_DIMS = 4  # GGML_MAX_DIMS
+_HEADER_READ = 16 << 20  # bytes of a GGUF read first for its header (more when it is longer)
 MAX_ARRAY_NESTING = 8
 
 
@@ -411,16 +411,27 @@ class TensorInfo:
         return ggml_type_name(self.ggml_type)
 
 
+class _NeedMore(Exception):
+    """The header runs past the bytes read so far (not past the file): read more, parse again."""
+
+
 class _Cursor:
-    """Bounds-checked little-endian reads from a buffer; errors name the file."""
+    """Bounds-checked little-endian reads from the first ``len(buf)`` bytes of a file of
+    ``end`` bytes; errors name the file. A read inside the file but past ``buf`` raises
+    :class:`_NeedMore`."""
 
-    __slots__ = ("buf", "pos", "end", "path")
+    __slots__ = ("buf", "pos", "end", "have", "path")
 
-    def __init__(self, buf, path: str):
+    def __init__(self, buf, path: str, end: int | None = None):
         self.buf = buf
         self.pos = 0
-        self.end = len(buf)
+        self.have = len(buf)
+        self.end = self.have if end is None else end
         self.path = path
+
+    def more(self, n: int) -> None:
+        if self.pos + n > self.have:
+            raise _NeedMore
 
     def fail(self, what: str) -> ValueError:
         return ValueError(f"{self.path}: malformed GGUF: {what}")
@@ -430,6 +441,7 @@ class _Cursor:
             raise self.fail(
                 f"{what} needs {n} bytes at offset {self.pos}, but the file has {self.end} bytes"
             )
+        self.more(n)
 
     def unpack(self, code: str, size: int, what: str):
         self.need(size, what)
@@ -450,6 +462,7 @@ class _Cursor:
                 f"{what} has length {n} at offset {self.pos - 8}, past the end of the file "
                 f"({self.end - self.pos} bytes left)"
             )
+        self.more(n)
         s = bytes(self.buf[self.pos : self.pos + n])
         self.pos += n
         return s
@@ -472,15 +485,17 @@ def _min_size(vtype: int) -> int:
 
 
 class GGUFFile:
-    """An open, memory-mapped GGUF file.
+    """An open GGUF file.
 
     Attributes: ``path`` (Path), ``version`` (2 or 3), ``metadata`` (dict: key -> value; strings
     as str, numbers as int/float/bool, arrays of numbers as numpy arrays, arrays of strings as
     lists), ``tensors`` (dict: name -> :class:`TensorInfo`, in file order), ``alignment`` and
     ``data_offset`` (where tensor data begins).
 
-    Use as a context manager or call :meth:`close`; arrays from :meth:`raw` are views of the
-    mapping, arrays from :meth:`dequantize` are independent copies.
+    Use as a context manager or call :meth:`close`. The file is read, not memory-mapped: a
+    mapping kills the process with SIGBUS when another process truncates the file while it is
+    read. Here a file that shrinks or is rewritten while open (its size or modification time
+    changes) is a ``ValueError`` naming it, from :meth:`raw` and :meth:`dequantize`.
     """
 
     def __init__(self, path):
@@ -490,31 +505,72 @@ class GGUFFile:
             raise FileNotFoundError(f"GGUF file not found: {p}")
         if self.path.is_dir():
             raise ValueError(f"{p}: is a directory, not a GGUF file")
-        self._mm = None
+        self._fd = None
         try:
             # A FIFO or a device must not block or stream forever: a regular file only.
-            fd = open_regular(self.path, "GGUF file")
-            with open(fd, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size < 24:
-                    raise ValueError(
-                        f"{p}: not a GGUF file: {size} bytes is shorter than a GGUF header"
-                    )
-                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            self._fd = open_regular(self.path, "GGUF file")
+            st = os.fstat(self._fd)
+            self._stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if st.st_size < 24:
+                raise ValueError(
+                    f"{p}: not a GGUF file: {st.st_size} bytes is shorter than a GGUF header"
+                )
         except FileNotFoundError:
+            self.close()
             raise FileNotFoundError(f"GGUF file not found: {p}") from None
         except OSError as e:
+            self.close()
             raise ValueError(f"{p}: cannot read GGUF file: {e}") from None
+        except BaseException:
+            self.close()
+            raise
         try:
-            self._parse(self._mm, p)
+            # The header (metadata, vocabulary, tensor infos) is read into memory: the first
+            # 16 MiB, and 4x more whenever it turns out longer (then parsed again).
+            size, have = st.st_size, min(st.st_size, _HEADER_READ)
+            while True:
+                buf = self._read(0, have).tobytes()
+                try:
+                    self._parse(buf, p, size)
+                    break
+                except _NeedMore:
+                    if have == size:  # cannot happen: every read checks the file size first
+                        raise ValueError(f"{p}: malformed GGUF: header past the end of the file")
+                    have = min(size, have * 4)
         except BaseException:
             self.close()
             raise
 
+    def _changed(self) -> ValueError:
+        return ValueError(
+            f"{self.path}: the GGUF file changed or was truncated while it was being read "
+            "(another process wrote to it)"
+        )
+
+    def _read(self, offset: int, n: int) -> np.ndarray:
+        """``n`` bytes at ``offset`` as a new uint8 array; ValueError if the file changed."""
+        if self._fd is None:
+            raise ValueError(f"{self.path}: GGUF file is closed")
+        out = np.empty(n, dtype=np.uint8)
+        view = memoryview(out)
+        got = 0
+        try:
+            while got < n:
+                r = os.preadv(self._fd, [view[got:]], offset + got)
+                if r == 0:
+                    raise self._changed()
+                got += r
+            st = os.fstat(self._fd)
+        except OSError as e:
+            raise ValueError(f"{self.path}: cannot read GGUF file: {e}") from None
+        if (st.st_ino, st.st_size, st.st_mtime_ns) != self._stat:
+            raise self._changed()
+        return out
+
     # -- parsing -----------------------------------------------------------------------------
 
-    def _parse(self, buf, p: str) -> None:
-        c = _Cursor(buf, p)
+    def _parse(self, buf, p: str, size: int) -> None:
+        c = _Cursor(buf, p, size)
         magic = bytes(buf[0:4])
         if magic != GGUF_MAGIC:
             raise ValueError(f"{p}: not a GGUF file: bad magic {magic!r} (expected b'GGUF')")
@@ -644,17 +700,20 @@ class GGUFFile:
                 )
             if etype in _SCALAR_DTYPES:
                 dt = _SCALAR_DTYPES[etype]
+                c.more(count * dt.itemsize)
                 arr = np.frombuffer(c.buf, dtype=dt, count=count, offset=c.pos).copy()
                 c.pos += count * dt.itemsize
                 return arr.astype(bool) if etype == GGUFValueType.BOOL else arr
             if etype == GGUFValueType.STRING:
                 out = []
-                buf, end, pos = c.buf, c.end, c.pos
+                buf, end, have, pos = c.buf, c.end, c.have, c.pos
                 unpack = struct.unpack_from
                 for i in range(count):
                     if pos + 8 > end:
                         c.pos = pos
                         raise c.fail(f"array {key!r}: element {i} runs past the end of the file")
+                    if pos + 8 > have:
+                        raise _NeedMore
                     n = unpack("<Q", buf, pos)[0]
                     pos += 8
                     if n > end - pos:
@@ -662,6 +721,8 @@ class GGUFFile:
                         raise c.fail(
                             f"array {key!r}: string #{i} has length {n}, past the end of the file"
                         )
+                    if pos + n > have:
+                        raise _NeedMore
                     b = buf[pos : pos + n]
                     pos += n
                     try:
@@ -685,11 +746,13 @@ class GGUFFile:
             raise KeyError(f"{self.path}: no tensor named {name!r}") from None
 
     def raw(self, name: str) -> np.ndarray:
-        """The bytes of a tensor as a read-only uint8 view of the mapping (valid until close)."""
-        if self._mm is None:
+        """The bytes of a tensor, read into a new read-only uint8 array."""
+        if self._fd is None:
             raise ValueError(f"{self.path}: GGUF file is closed")
         t = self._info(name)
-        return np.frombuffer(self._mm, dtype=np.uint8, count=t.nbytes, offset=t.offset)
+        out = self._read(t.offset, t.nbytes)
+        out.flags.writeable = False
+        return out
 
     def dequantize(self, name: str) -> np.ndarray:
         """The tensor as a new float32 array of shape ``info.shape``."""
@@ -703,12 +766,9 @@ class GGUFFile:
         return self.metadata.get(key, default)
 
     def close(self) -> None:
-        mm, self._mm = self._mm, None
-        if mm is not None:
-            try:
-                mm.close()
-            except BufferError:
-                pass  # views from raw() are alive; the mapping goes when they do
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> "GGUFFile":
         return self

@@ -224,6 +224,7 @@ vt_status vt_packed_unpack(const vt_packed* packed, float* dst) {
     return vt::guard([&] {
         VT_CHECK_ARG(packed != nullptr, "vt_packed_unpack: packed is NULL");
         VT_CHECK_ARG(dst != nullptr, "vt_packed_unpack: dst is NULL");
+        vt::check_array(dst, packed->out * packed->in, sizeof(float), "vt_packed_unpack: dst");
         vt::unpack(*packed, dst);
     });
 }
@@ -242,6 +243,7 @@ vt_status vt_linear(const vt_packed* w, const float* x, int64_t m, const float* 
                     const vt_linear_options* options, float* y) {
     return vt::guard([&] {
         VT_CHECK_ARG(w != nullptr, "vt_linear: w (the packed weight) is NULL");
+        if (bias) vt::check_array(bias, w->out, sizeof(float), "vt_linear: bias");
         const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear(*w, x, m, bias, o, y);
     });
@@ -253,6 +255,8 @@ vt_status vt_linear_swiglu(const vt_packed* gate, const vt_packed* up, const flo
     return vt::guard([&] {
         VT_CHECK_ARG(gate != nullptr, "vt_linear_swiglu: gate is NULL");
         VT_CHECK_ARG(up != nullptr, "vt_linear_swiglu: up is NULL");
+        if (gate_bias) vt::check_array(gate_bias, gate->out, sizeof(float), "vt_linear_swiglu: gate_bias");
+        if (up_bias) vt::check_array(up_bias, up->out, sizeof(float), "vt_linear_swiglu: up_bias");
         const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear_swiglu(*gate, *up, x, m, gate_bias, up_bias, o, y);
     });
@@ -262,6 +266,7 @@ vt_status vt_linear_device(const vt_packed* w, const float* x, int64_t m, const 
                            const vt_linear_options* options, float* y, void* stream) {
     return vt::guard([&] {
         VT_CHECK_ARG(w != nullptr, "vt_linear_device: w (the packed weight) is NULL");
+        if (bias) vt::check_array(bias, w->out, sizeof(float), "vt_linear_device: bias");
         const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear_device(*w, x, m, bias, o, y, stream);
     });
@@ -273,6 +278,8 @@ vt_status vt_linear_swiglu_device(const vt_packed* gate, const vt_packed* up, co
     return vt::guard([&] {
         VT_CHECK_ARG(gate != nullptr, "vt_linear_swiglu_device: gate is NULL");
         VT_CHECK_ARG(up != nullptr, "vt_linear_swiglu_device: up is NULL");
+        if (gate_bias) vt::check_array(gate_bias, gate->out, sizeof(float), "vt_linear_swiglu_device: gate_bias");
+        if (up_bias) vt::check_array(up_bias, up->out, sizeof(float), "vt_linear_swiglu_device: up_bias");
         const vt_linear_options o = vt::read_options(options, vt_linear_default_options(), "vt_linear options");
         vt::linear_swiglu_device(*gate, *up, x, m, gate_bias, up_bias, o, y, stream);
     });
@@ -306,6 +313,9 @@ vt_status vt_device_copy(int32_t device_index, void* dst, const void* src, size_
         if (bytes == 0) return;
         VT_CHECK_ARG(dst != nullptr, "vt_device_copy: dst is NULL");
         VT_CHECK_ARG(src != nullptr, "vt_device_copy: src is NULL");
+        VT_CHECK_ARG(bytes <= size_t(PTRDIFF_MAX), "vt_device_copy: %zu bytes are more than memory can hold", bytes);
+        vt::check_array(dst, int64_t(bytes), 1, "vt_device_copy: dst");
+        vt::check_array(src, int64_t(bytes), 1, "vt_device_copy: src");
         vt::cuda_device_copy(device_index, dst, src, bytes, kind == VT_COPY_HOST_TO_DEVICE, stream);
     });
 }
@@ -317,6 +327,7 @@ vt_status vt_argmax(const float* x, int64_t n, int64_t* index) {
         VT_CHECK_ARG(x != nullptr, "vt_argmax: x is NULL");
         VT_CHECK_ARG(index != nullptr, "vt_argmax: index is NULL");
         VT_CHECK_ARG(n >= 1, "vt_argmax: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        vt::check_array(x, n, sizeof(float), "vt_argmax: x");
         *index = vt::argmax(x, n);
     });
 }
@@ -326,6 +337,8 @@ vt_status vt_softmax(const float* x, int64_t n, float* y) {
         VT_CHECK_ARG(x != nullptr, "vt_softmax: x is NULL");
         VT_CHECK_ARG(y != nullptr, "vt_softmax: y is NULL");
         VT_CHECK_ARG(n >= 1, "vt_softmax: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        vt::check_array(x, n, sizeof(float), "vt_softmax: x");
+        vt::check_array(y, n, sizeof(float), "vt_softmax: y");
         vt::softmax(x, n, y);
     });
 }
@@ -350,6 +363,7 @@ vt_status vt_sample(const float* logits, int64_t n, const vt_sample_options* opt
         VT_CHECK_ARG(logits != nullptr, "vt_sample: logits is NULL");
         VT_CHECK_ARG(token != nullptr, "vt_sample: token is NULL");
         VT_CHECK_ARG(n >= 1, "vt_sample: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        vt::check_array(logits, n, sizeof(float), "vt_sample: logits");
         const vt_sample_options o = vt::read_options(options, vt_sample_default_options(), "sampling options");
         *token = vt::sample(logits, n, o, step);
     });
@@ -361,6 +375,10 @@ vt_status vt_logits_process(const float* logits, int64_t n, const vt_sample_opti
         VT_CHECK_ARG(logits != nullptr, "vt_logits_process: logits is NULL");
         VT_CHECK_ARG(out != nullptr, "vt_logits_process: out is NULL");
         VT_CHECK_ARG(n >= 1, "vt_logits_process: n must be >= 1 (got %lld)", static_cast<long long>(n));
+        vt::check_array(logits, n, sizeof(float), "vt_logits_process: logits");
+        vt::check_array(out, n, sizeof(float), "vt_logits_process: out");
+        if (inputs && n_inputs > 0) vt::check_array(inputs, n_inputs, sizeof(int32_t), "vt_logits_process: inputs");
+        if (chosen && n_chosen > 0) vt::check_array(chosen, n_chosen, sizeof(int32_t), "vt_logits_process: chosen");
         const vt_sample_options o = vt::read_options(options, vt_sample_default_options(), "sampling options");
         vt::process_logits(logits, n, o, inputs, n_inputs, chosen, n_chosen, flags, out);
     });

@@ -177,6 +177,8 @@ VT_API vt_status vt_generate(const vt_model* model, const int32_t* prompt, int64
         // At most max_seq - n_prompt + 1 tokens can come (the context stops generation), so a
         // huge max_new_tokens needs no huge buffer.
         const int64_t can_make = std::min<int64_t>(opt.max_new_tokens, max_seq - n_prompt + 1);
+        vt::check_array(prompt, n_prompt, sizeof(int32_t), "prompt");
+        if (can_make > 0) vt::check_array(out_tokens, can_make, sizeof(int32_t), "out_tokens");
         VT_CHECK_ARG(out_capacity >= can_make,
                      "out_capacity %lld is less than the %lld tokens this call can generate (max_new_tokens %d, "
                      "context room %lld)", (long long)out_capacity, (long long)can_make, opt.max_new_tokens,

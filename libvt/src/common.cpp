@@ -62,4 +62,14 @@ void clear_last_error() { t_last_error.clear(); }
 
 const char* last_error_cstr() { return t_last_error.c_str(); }
 
+void check_array(const void* p, int64_t n, size_t elem, const char* what) {
+    VT_CHECK_ARG(n >= 0, "%s: negative length %lld", what, (long long)n);
+    if (n == 0 || elem == 0) return;
+    VT_CHECK_ARG(uint64_t(n) <= uint64_t(PTRDIFF_MAX) / elem,
+                 "%s: %lld elements of %zu bytes are more than memory can hold", what, (long long)n, elem);
+    const uintptr_t bytes = uintptr_t(n) * elem;
+    VT_CHECK_ARG(reinterpret_cast<uintptr_t>(p) <= UINTPTR_MAX - bytes,
+                 "%s: %lld elements from %p run past the end of memory", what, (long long)n, p);
+}
+
 }  // namespace vt

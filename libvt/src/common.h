@@ -40,6 +40,14 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
         if (!(cond)) ::vt::fail(VT_STATUS_INVALID_ARGUMENT, __VA_ARGS__);         \
     } while (0)
 
+// An array the caller says has n elements of `elem` bytes at p (n >= 0): refused
+// (INVALID_ARGUMENT naming `what`) when its byte size is larger than any object can be or it
+// would run past the end of the address space. No such array exists, so n is not its length:
+// checked before anything is read or written, where computing p + n would already be
+// undefined behaviour. (A length that is merely too long for the caller's buffer cannot be
+// seen from here.)
+void check_array(const void* p, int64_t n, size_t elem, const char* what);
+
 // Thread-local last error (api.cpp).
 void set_last_error(vt_status status, const char* message);
 void clear_last_error();

@@ -19,6 +19,9 @@ namespace {
 
 constexpr size_t kMaxConfigBytes = size_t(16) << 20;
 constexpr size_t kMaxTokenizerBytes = size_t(256) << 20;  // tokenizer.json: ~9 MB for Llama 3, 33 MB for Gemma
+// Values in tokenizer.json (config files: json::ParseOptions's 4M): a vocabulary entry is one,
+// a merge one or three; Gemma 3's 262k vocabulary and its merges make ~2M.
+constexpr size_t kMaxTokenizerValues = size_t(1) << 24;
 constexpr int64_t kMaxDim = int64_t(1) << 24;  // no real model has a dimension this large
 
 std::string describe(const json::Value& v) {
@@ -27,7 +30,7 @@ std::string describe(const json::Value& v) {
         case json::Type::Bool: return v.b ? "true" : "false";
         case json::Type::Int: return std::to_string(v.i);
         case json::Type::Double: return format("%g", v.d);
-        case json::Type::String: return "\"" + (v.s.size() > 40 ? v.s.substr(0, 40) + "..." : v.s) + "\"";
+        case json::Type::String: return "\"" + (v.s.size() > 40 ? v.s.substr(0, 40) + "..." : std::string(v.s)) + "\"";
         case json::Type::Array: return "an array";
         case json::Type::Object: return "an object";
     }
@@ -113,11 +116,12 @@ private:
     const json::Value& root_;
 };
 
-json::Value parse_file(const std::string& path) {
+json::Document parse_file(const std::string& path) {
     const std::string text = read_file(path, kMaxConfigBytes);
-    json::Value v = json::parse(text.data(), text.size(), path);
-    if (!v.is_object()) fail(VT_STATUS_FORMAT_ERROR, "%s: expected a JSON object at the top level", path.c_str());
-    return v;
+    json::Document doc = json::parse(text.data(), text.size(), path);
+    if (!doc.root().is_object())
+        fail(VT_STATUS_FORMAT_ERROR, "%s: expected a JSON object at the top level", path.c_str());
+    return doc;
 }
 
 void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaConfig& c) {
@@ -244,6 +248,16 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         if (split_layer_name(t->name, &layer, &rest)) max_layer = std::max(max_layer, layer);
     }
     const int64_t L = c.num_layers > 0 ? c.num_layers : max_layer + 1;
+    // Listing what is missing costs memory per expected name: a 100-byte file naming
+    // model.layers.99999999 would otherwise build 900 million names (out of memory).
+    const int64_t have = int64_t(ck.tensors().size());
+    if (L > 0 && L > (4 * have + 64) / T_COUNT)
+        fail(VT_STATUS_UNSUPPORTED,
+             "not a Llama checkpoint this engine can run: %s; %lld layers (%s) need %lld layer tensors, but the "
+             "checkpoint holds %lld tensors in all",
+             ck.files()[0]->path().c_str(), (long long)L,
+             c.num_layers > 0 ? "config.json's num_hidden_layers" : "the highest model.layers.N + 1",
+             (long long)L * T_COUNT, (long long)have);
     const bool has_lm_head = ck.find(F.lm_head) != nullptr;
     if (c.tie_word_embeddings < 0) c.tie_word_embeddings = has_lm_head ? 0 : 1;
     const bool tied = c.tie_word_embeddings == 1;
@@ -431,7 +445,8 @@ LlamaConfig read_config(const std::string& dir) {
     if (entry_exists(path)) {
         c.from_file = true;
         c.path = path;
-        json::Value root = parse_file(path);
+        const json::Document doc = parse_file(path);
+        const json::Value& root = doc.root();
         Reader r(path, root);
 
         if (const json::Value* a = r.get(root, "architectures")) {
@@ -465,7 +480,8 @@ LlamaConfig read_config(const std::string& dir) {
 
     const std::string gpath = join_path(dir, "generation_config.json");
     if (entry_exists(gpath)) {
-        json::Value root = parse_file(gpath);
+        const json::Document doc = parse_file(gpath);
+        const json::Value& root = doc.root();
         Reader r(gpath, root);
         if (c.bos_token_id < 0) c.bos_token_id = int32_t(r.integer(root, "bos_token_id", 0, INT32_MAX));
         r.token_ids(root, "eos_token_id", c.eos_token_ids);
@@ -484,7 +500,7 @@ LlamaConfig resolve_config(const Checkpoint& ck, int64_t* file_layers) {
 namespace {
 
 // tokenizer_config.json writes special tokens as a string or an AddedToken {"content": ...}.
-const std::string* token_text(const json::Value* v) {
+const json::Str* token_text(const json::Value* v) {
     if (!v) return nullptr;
     if (v->is_string()) return &v->s;
     if (v->is_object()) {
@@ -497,7 +513,7 @@ const std::string* token_text(const json::Value* v) {
 // The id of `text` in tokenizer.json as the tokenizers library's token_to_id finds it: the
 // added tokens first, then the model's vocabulary (an object for BPE / WordPiece / WordLevel,
 // a list of [piece, score] for Unigram). -1 when absent.
-int64_t tokenizer_id(const json::Value& tk, const std::string& text) {
+int64_t tokenizer_id(const json::Value& tk, std::string_view text) {
     if (const json::Value* added = tk.find("added_tokens"); added && added->is_array())
         for (const json::Value& a : added->arr) {
             const json::Value* content = a.find("content");
@@ -509,7 +525,7 @@ int64_t tokenizer_id(const json::Value& tk, const std::string& text) {
     const json::Value* vocab = model ? model->find("vocab") : nullptr;
     if (!vocab) return -1;
     if (vocab->is_object()) {
-        const json::Value* id = vocab->find(text.c_str());
+        const json::Value* id = vocab->find(text);
         return id && id->type == json::Type::Int ? id->i : -1;
     }
     if (vocab->is_array())
@@ -526,12 +542,14 @@ void add_tokenizer_eos(const std::string& dir, LlamaConfig& c) {
     const std::string cpath = join_path(dir, "tokenizer_config.json");
     const std::string tpath = join_path(dir, "tokenizer.json");
     if (!entry_exists(cpath) || !entry_exists(tpath)) return;
-    const json::Value cfg = parse_file(cpath);
-    const std::string* eos = token_text(cfg.find("eos_token"));
+    const json::Document cfg = parse_file(cpath);
+    const json::Str* eos = token_text(cfg.root().find("eos_token"));
     if (!eos || eos->empty()) return;
     const std::string text = read_file(tpath, kMaxTokenizerBytes);
-    const json::Value tk = json::parse(text.data(), text.size(), tpath);
-    const int64_t id = tokenizer_id(tk, *eos);
+    json::ParseOptions topt;
+    topt.max_values = kMaxTokenizerValues;
+    const json::Document tk = json::parse(text.data(), text.size(), tpath, topt);
+    const int64_t id = tokenizer_id(tk.root(), eos->view());
     if (id < 0 || id > INT32_MAX) return;  // as the tokenizer: an eos_token it does not know is no id
     if (std::find(c.eos_token_ids.begin(), c.eos_token_ids.end(), int32_t(id)) != c.eos_token_ids.end()) return;
     if (c.eos_token_ids.size() >= VT_MAX_EOS)

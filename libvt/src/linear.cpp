@@ -111,6 +111,8 @@ void check_common(const char* fn, const Packed& w, const float* x, int64_t m, fl
     VT_CHECK_ARG(m >= 1, "%s: m must be >= 1 (got %lld)", fn, static_cast<long long>(m));
     VT_CHECK_ARG(m <= (INT64_C(1) << 40) / w.in && m <= (INT64_C(1) << 40) / w.out,
                  "%s: m = %lld is too large", fn, static_cast<long long>(m));
+    check_array(x, m * w.in, sizeof(float), format("%s: x", fn).c_str());
+    check_array(y, m * w.out, sizeof(float), format("%s: y", fn).c_str());
     const char* xb = reinterpret_cast<const char*>(x);
     const char* ye = reinterpret_cast<const char*>(y + m * w.out);
     const char* xe = reinterpret_cast<const char*>(x + m * w.in);

@@ -124,6 +124,7 @@ public:
 
     // Reports `bytes` more processed; cancels when the callback asks.
     void progress(int64_t bytes) {
+        ck_.check_unchanged(false);  // what was just read was not zeros from a truncated file
         done_ += bytes;
         if (opt_.progress && opt_.progress(opt_.progress_user, done_, total_) != 0)
             fail(VT_STATUS_CANCELLED, "model load cancelled by the progress callback");
@@ -366,6 +367,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         wb += w.qkv->nbytes() + w.o->nbytes() + w.gate->nbytes() + w.up->nbytes() + w.down->nbytes();
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size()) * sizeof(float));
     }
+    // Every weight has been read from the files: were they the same files throughout?
+    ck->check_unchanged(true);
     m->weight_bytes = wb;
     m->total_bytes = wb + int64_t(m->embed.size()) + int64_t(m->inv_freq.size() * sizeof(float)) +
                      int64_t(sizeof(vt_model));

@@ -525,6 +525,7 @@ std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int6
                  "prepack: weight shape [%lld, %lld] is too large", static_cast<long long>(out),
                  static_cast<long long>(in));
     VT_CHECK_ARG(w != nullptr, "prepack: weight pointer is NULL");
+    check_array(w, out * in, vt_dtype_size(dtype), "prepack: w");
 
     auto p = std::make_unique<Packed>();
     p->format = format;

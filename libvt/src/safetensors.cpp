@@ -11,6 +11,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "file_guard.h"
 #include "json.h"
 
 namespace vt {
@@ -101,8 +102,13 @@ std::string read_file(const std::string& path, size_t max_size) {
     while (got < out.size()) {
         ssize_t r = ::read(fd, &out[got], out.size() - got);
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            int err = r < 0 ? errno : EIO;
+        if (r == 0) {
+            ::close(fd);
+            fail(VT_STATUS_IO_ERROR, "%s changed or was truncated while it was being read (%zu of %zu bytes)",
+                 path.c_str(), got, out.size());
+        }
+        if (r < 0) {
+            int err = errno;
             ::close(fd);
             fail(VT_STATUS_IO_ERROR, "cannot read %s: %s", path.c_str(), std::strerror(err));
         }
@@ -114,10 +120,25 @@ std::string read_file(const std::string& path, size_t max_size) {
 
 // ---- MappedFile ------------------------------------------------------------------------
 
+namespace {
+
+int64_t mtime_ns(const struct stat& st) {
+#ifdef __APPLE__
+    return int64_t(st.st_mtimespec.tv_sec) * 1000000000 + st.st_mtimespec.tv_nsec;
+#else
+    return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+#endif
+}
+
+}  // namespace
+
 MappedFile::MappedFile(const std::string& path) : path_(path) {
     struct stat st;
     int fd = open_regular(path, &st);
     size_ = size_t(st.st_size);
+    dev_ = uint64_t(st.st_dev);
+    ino_ = uint64_t(st.st_ino);
+    mtime_ns_ = mtime_ns(st);
     if (size_ > 0) {
         void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
@@ -129,12 +150,29 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
         // Weights are read once, front to back within each tensor: ask for read-ahead.
         ::madvise(p, size_, MADV_WILLNEED);
         data_ = static_cast<const uint8_t*>(p);
+        guard_ = guard_mapping(p, size_);
     }
     ::close(fd);  // the mapping keeps the file alive
 }
 
 MappedFile::~MappedFile() {
+    unguard_mapping(guard_);
     if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+bool MappedFile::changed(bool restat) const {
+    if (guard_faulted(guard_)) return true;
+    if (!restat) return false;
+    struct stat st;
+    if (::stat(path_.c_str(), &st) != 0) return false;  // removed: the mapping holds the old file
+    if (uint64_t(st.st_dev) != dev_ || uint64_t(st.st_ino) != ino_) return false;  // replaced, likewise
+    return size_t(st.st_size) != size_ || mtime_ns(st) != mtime_ns_;
+}
+
+void MappedFile::check_unchanged(bool restat) const {
+    if (changed(restat))
+        fail(VT_STATUS_IO_ERROR, "%s changed or was truncated while it was being loaded (another process "
+             "wrote to it)", path_.c_str());
 }
 
 // ---- TensorView ------------------------------------------------------------------------
@@ -189,6 +227,16 @@ constexpr uint64_t kMaxHeader = 100000000;  // the SafeTensors reference impleme
 }  // namespace
 
 SafeTensorsFile::SafeTensorsFile(const std::string& path, size_t file_index) : map_(path) {
+    try {
+        read_header(file_index);
+    } catch (const Error&) {
+        map_.check_unchanged(false);  // an error from reading zeros where the file was cut off
+        throw;
+    }
+}
+
+void SafeTensorsFile::read_header(size_t file_index) {
+    const std::string& path = map_.path();
     const char* p = path.c_str();
     const size_t size = map_.size();
     if (size < 8)
@@ -215,15 +263,19 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path, size_t file_index) : m
     json::ParseOptions jopt;
     jopt.max_depth = 8;
     jopt.max_size = kMaxHeader;
-    json::Value hdr = json::parse(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen),
-                                  path + " (SafeTensors header)", jopt);
+    // ~9 values per tensor: 2M values are ~230k tensors (a 25 MB header; real ones are < 2 MB,
+    // and a whole 671B-parameter checkpoint has 91k tensors).
+    jopt.max_values = size_t(1) << 21;
+    const json::Document doc = json::parse(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen),
+                                           path + " (SafeTensors header)", jopt);
+    const json::Value& hdr = doc.root();
     if (!hdr.is_object()) fail(VT_STATUS_FORMAT_ERROR, "%s: the SafeTensors header is not a JSON object", p);
 
     const uint8_t* base = map_.data() + 8 + hlen;
     const uint64_t data_size = size - 8 - hlen;
     tensors_.reserve(hdr.obj.size());
     for (auto& kv : hdr.obj) {
-        const std::string& name = kv.first;
+        const std::string name = kv.first;
         const json::Value& e = kv.second;
         const char* n = name.c_str();
         if (name == "__metadata__") {
@@ -377,6 +429,10 @@ void Checkpoint::finish() {
               [](const TensorView* a, const TensorView* b) { return a->name < b->name; });
 }
 
+void Checkpoint::check_unchanged(bool restat) const {
+    for (const auto& f : files_) f->mapping().check_unchanged(restat);
+}
+
 const TensorView* Checkpoint::find(const std::string& name) const {
     auto it = by_name_.find(name);
     return it == by_name_.end() ? nullptr : it->second;
@@ -452,7 +508,8 @@ constexpr size_t kMaxShards = 4096;
 
 std::unique_ptr<Checkpoint> Checkpoint::open_index(const std::string& index_path) {
     const std::string text = read_file(index_path, size_t(64) << 20);
-    json::Value idx = json::parse(text.data(), text.size(), index_path);
+    const json::Document doc = json::parse(text.data(), text.size(), index_path);
+    const json::Value& idx = doc.root();
     const json::Value* wm = idx.find("weight_map");
     if (!wm || !wm->is_object())
         fail(VT_STATUS_FORMAT_ERROR, "%s: missing or non-object \"weight_map\"", index_path.c_str());

@@ -20,7 +20,10 @@
 namespace vt {
 
 // A read-only private mapping of a whole regular file (empty files are allowed: data() is
-// null). FIFOs, devices and sockets are refused (IO_ERROR) without blocking.
+// null). FIFOs, devices and sockets are refused (IO_ERROR) without blocking. The mapping is
+// guarded (file_guard.h): if another process truncates the file while it is read, the
+// missing pages read as zeros instead of killing the process with SIGBUS, and changed()
+// says so; whoever read from it checks changed() before trusting what it read.
 class MappedFile {
 public:
     explicit MappedFile(const std::string& path);
@@ -32,10 +35,21 @@ public:
     size_t size() const { return size_; }
     const std::string& path() const { return path_; }
 
+    // True when a read hit a page the file no longer has (it was truncated) or, with
+    // `restat`, when the file at path() is the same file with another size or modification
+    // time than when it was mapped (rewritten in place). A file replaced by another (a
+    // rename over it) is not a change: the mapping still holds the old one, consistently.
+    bool changed(bool restat) const;
+    // IO_ERROR "<path> changed or was truncated while it was being loaded" when changed().
+    void check_unchanged(bool restat) const;
+
 private:
     std::string path_;
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
+    int guard_ = -1;
+    uint64_t dev_ = 0, ino_ = 0;
+    int64_t mtime_ns_ = 0;
 };
 
 struct TensorView {
@@ -58,10 +72,13 @@ public:
     explicit SafeTensorsFile(const std::string& path, size_t file_index = 0);
     const std::string& path() const { return map_.path(); }
     const std::vector<TensorView>& tensors() const { return tensors_; }
+    const MappedFile& mapping() const { return map_; }
 
 private:
     MappedFile map_;
     std::vector<TensorView> tensors_;
+
+    void read_header(size_t file_index);
 };
 
 class Checkpoint {
@@ -76,6 +93,9 @@ public:
     const std::vector<const TensorView*>& tensors() const { return sorted_; }
     const TensorView* find(const std::string& name) const;
     const std::string& file_of(const TensorView& t) const { return files_[t.file]->path(); }
+    // IO_ERROR naming the first file that changed underneath its mapping (MappedFile::changed):
+    // cheap without `restat` (a flag per file; call it often), one stat per file with it.
+    void check_unchanged(bool restat) const;
 
 private:
     std::string dir_;

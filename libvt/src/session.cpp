@@ -134,9 +134,11 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
     VT_CHECK_ARG(mode == VT_LOGITS_NONE || logits != nullptr, "logits is NULL but logits_mode asks for logits");
     if (next_token && sampling) check_sample_options(*sampling);
     check_room(s, n);  // first: an n larger than the cache is refused without reading tokens[n]
+    check_array(tokens, n, sizeof(int32_t), "tokens");
+    const int64_t V = s.model->cfg.vocab_size;
+    if (mode != VT_LOGITS_NONE) check_array(logits, mode == VT_LOGITS_ALL ? n * V : V, sizeof(float), "logits");
     check_tokens(*s.model, tokens, n);
 
-    const int64_t V = s.model->cfg.vocab_size;
     // The device picks only when the caller wants no logits row it could choose from.
     const Pick pick = next_token && mode == VT_LOGITS_NONE ? device_pick(s, sampling) : Pick::None;
     float* last = mode == VT_LOGITS_LAST ? logits : nullptr;
@@ -164,6 +166,7 @@ void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int
     if (next_token && sampling) check_sample_options(*sampling);
     check_room(s, 1);
     check_tokens(*s.model, &token, 1);
+    if (logits) check_array(logits, s.model->cfg.vocab_size, sizeof(float), "logits");
     decode_step(s, token, sampling, next_token, logits);
 }
 
@@ -172,6 +175,9 @@ void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
     VT_CHECK_ARG(sessions != nullptr, "sessions is NULL");
     VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
     VT_CHECK_ARG(n >= 1 && n <= VT_MAX_BATCH, "batch size %lld is outside [1, %d]", (long long)n, VT_MAX_BATCH);
+    check_array(sessions, n, sizeof(vt_session*), "sessions");
+    check_array(tokens, n, sizeof(int32_t), "tokens");
+    if (next_tokens) check_array(next_tokens, n, sizeof(int32_t), "next_tokens");
     for (int64_t i = 0; i < n; ++i) {
         VT_CHECK_ARG(sessions[i] != nullptr, "sessions[%lld] is NULL", (long long)i);
         VT_CHECK_ARG(sessions[i]->model == sessions[0]->model && sessions[i]->backend_model == sessions[0]->backend_model,
@@ -184,6 +190,7 @@ void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
     }
     check_tokens(*sessions[0]->model, tokens, n);
     const int64_t V = sessions[0]->model->cfg.vocab_size;
+    if (logits) check_array(logits, n * V, sizeof(float), "logits");
     const BackendModel& B = *sessions[0]->backend_model;
     if (!B.batches()) {
         for (int64_t i = 0; i < n; ++i)

@@ -279,6 +279,188 @@ static void test_primitives(void) {
     CHECK(strcmp(vt_status_name((vt_status)12345), "") != 0, "vt_status_name of an unknown status");
 }
 
+/* Sizes, counts and pointers at every entry point that takes them (issue 20's audit): negative
+ * and zero counts, element counts whose byte size wraps or whose array would run past the end
+ * of the address space (pointers near UINTPTR_MAX stand for "an array that long cannot exist";
+ * they are never dereferenced), NULL with a count > 0, and out-buffers. Each is a refusal with
+ * a message, before anything is read or written. */
+static void test_sizes(void) {
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8], y2[8];
+    float* const end = (float*)(UINTPTR_MAX - 3); /* 4 bytes before the end of memory */
+    int64_t idx = -1;
+    int32_t ids[2] = {0, 1};
+    vt_sample_options so = vt_sample_default_options();
+    vt_packed* p = NULL;
+    vt_packed* p2 = NULL;
+    vt_prepack_options po = vt_prepack_default_options();
+    void* dptr = NULL;
+
+    /* argmax / softmax / sample / logits_process */
+    REFUSED(vt_argmax(NULL, 4, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_argmax(x, 4, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_argmax(x, INT64_MIN, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_argmax(x, INT64_MAX, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_argmax(end, 8, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_softmax(NULL, 4, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_softmax(x, 4, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_softmax(x, 0, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_softmax(x, INT64_MAX / 2, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_softmax(x, 8, end), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_sample(x, 4, &so, 0, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_sample(x, -1, &so, 0, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_sample(x, INT64_MAX, &so, 0, &idx), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_sample(end, 8, &so, 0, &idx), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(idx == -1, "refused argmax / sample calls write nothing");
+    REFUSED(vt_logits_process(NULL, 4, &so, NULL, 0, NULL, 0, 0, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, NULL, 0, NULL, 0, 0, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 0, &so, NULL, 0, NULL, 0, 0, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, INT64_MAX, &so, NULL, 0, NULL, 0, 0, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, NULL, 2, NULL, 0, VT_PROCESS_PENALTIES, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, ids, -1, NULL, 0, VT_PROCESS_PENALTIES, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, ids, INT64_MAX, NULL, 0, VT_PROCESS_PENALTIES, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, (const int32_t*)end, 8, NULL, 0, VT_PROCESS_PENALTIES, y),
+            VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, NULL, 0, NULL, 1, VT_PROCESS_PENALTIES, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, NULL, 0, ids, INT64_MIN, VT_PROCESS_PENALTIES, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, NULL, 0, ids, INT64_MAX / 2, VT_PROCESS_PENALTIES, y),
+            VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 4, &so, NULL, 0, NULL, 0, 1 << 20, y), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_logits_process(x, 8, &so, NULL, 0, NULL, 0, 0, end), VT_STATUS_INVALID_ARGUMENT);
+
+    /* prepack: products of out x in that wrap int64 (2^32 x 2^32 = 0 mod 2^64), NULLs */
+    REFUSED(vt_prepack(NULL, VT_DTYPE_F32, 2, 4, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, 2, 4, NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, (int64_t)1 << 32, (int64_t)1 << 32, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, (int64_t)1 << 31, (int64_t)1 << 33, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(x, VT_DTYPE_F32, INT64_MIN, INT64_MIN, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_prepack(end, VT_DTYPE_F32, 2, 16, NULL, &p), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(p == NULL, "no packed handle from a refused prepack");
+
+    /* linears on a real [2, 16] weight: m, x, y, bias sizes */
+    {
+        float w[32];
+        int i;
+        for (i = 0; i < 32; ++i) w[i] = (float)(i % 7) - 3.0f;
+        po.block_size = 16;
+        CHECK(vt_prepack(w, VT_DTYPE_F32, 2, 16, &po, &p) == VT_OK && p != NULL, "prepack [2, 16]");
+        CHECK(vt_prepack(w, VT_DTYPE_F32, 2, 16, &po, &p2) == VT_OK && p2 != NULL, "prepack [2, 16] again");
+    }
+    if (p && p2) {
+        float xin[48] = {0};
+        REFUSED(vt_linear(p, NULL, 1, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, 1, NULL, NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, 0, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, -1, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, INT64_MIN, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, INT64_MAX, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, (int64_t)1 << 40, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, end, 1, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, 1, NULL, NULL, end), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, 1, end, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear(p, xin, 2, NULL, NULL, xin + 8), VT_STATUS_INVALID_ARGUMENT); /* y overlaps x */
+        REFUSED(vt_linear_swiglu(p, p2, NULL, 1, NULL, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear_swiglu(p, p2, xin, INT64_MAX, NULL, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear_swiglu(p, p2, xin, 1, NULL, NULL, NULL, end), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear_swiglu(p, p2, xin, 1, end, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear_swiglu(p, p2, xin, 1, NULL, end, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_linear_swiglu(p, NULL, xin, 1, NULL, NULL, NULL, y), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_packed_unpack(p, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_packed_unpack(NULL, y2), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_packed_unpack(p, end), VT_STATUS_INVALID_ARGUMENT);
+        {
+            vt_packed_info pi = VT_INFO_INIT(vt_packed_info);
+            REFUSED(vt_packed_get_info(p, NULL), VT_STATUS_INVALID_ARGUMENT);
+            pi.struct_size = 2; /* smaller than its first field */
+            REFUSED(vt_packed_get_info(p, &pi), VT_STATUS_INVALID_ARGUMENT);
+        }
+        /* device entry points with host weights / no device: refused, never run */
+        CHECK(vt_linear_device(p, xin, 1, NULL, NULL, y, NULL) != VT_OK && vt_last_error()[0] != '\0',
+              "vt_linear_device with a host weight is refused");
+        CHECK(vt_linear_device(p, xin, INT64_MAX, NULL, NULL, y, NULL) != VT_OK, "vt_linear_device, m INT64_MAX");
+        CHECK(vt_linear_swiglu_device(p, p2, xin, 1, NULL, NULL, NULL, y, NULL) != VT_OK,
+              "vt_linear_swiglu_device with host weights is refused");
+    }
+    vt_packed_free(p);
+    vt_packed_free(p2);
+
+    /* device memory: NULLs and sizes are refused (or the device is unavailable), never used */
+    REFUSED(vt_device_alloc(0, 16, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_device_alloc(-1, 16, &dptr), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(vt_device_alloc(0, SIZE_MAX, &dptr) != VT_OK && dptr == NULL, "vt_device_alloc(SIZE_MAX) fails");
+    REFUSED(vt_device_copy(0, NULL, x, 16, VT_COPY_HOST_TO_DEVICE, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_device_copy(0, y, NULL, 16, VT_COPY_DEVICE_TO_HOST, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_device_copy(0, y, x, 16, 3, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_device_copy(-5, y, x, 16, VT_COPY_HOST_TO_DEVICE, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_device_copy(0, y, end, 64, VT_COPY_HOST_TO_DEVICE, NULL), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_device_copy(0, end, x, 64, VT_COPY_DEVICE_TO_HOST, NULL), VT_STATUS_INVALID_ARGUMENT);
+    vt_device_free(0, NULL);
+}
+
+/* Model-level sizes: extra EOS lists, info structs, prefill / batch out-buffers. */
+static void test_model_sizes(const char* dir, vt_model* m) {
+    vt_model* m2 = NULL;
+    vt_model_options o = vt_model_default_options();
+    int32_t eos[2] = {1, 2};
+    o.device = VT_DEVICE_CPU;
+    o.block_size = 16;
+    o.num_extra_eos = 2;
+    o.extra_eos_ids = NULL;
+    REFUSED(vt_model_load(dir, &o, &m2), VT_STATUS_INVALID_ARGUMENT);
+    o.extra_eos_ids = eos;
+    o.num_extra_eos = -1;
+    REFUSED(vt_model_load(dir, &o, &m2), VT_STATUS_INVALID_ARGUMENT);
+    o.num_extra_eos = INT32_MAX;
+    REFUSED(vt_model_load(dir, &o, &m2), VT_STATUS_INVALID_ARGUMENT);
+    o.num_extra_eos = 2;
+    eos[1] = -3;
+    REFUSED(vt_model_load(dir, &o, &m2), VT_STATUS_INVALID_ARGUMENT);
+    o = vt_model_default_options();
+    o.struct_size = 2;
+    REFUSED(vt_model_load(dir, &o, &m2), VT_STATUS_INVALID_ARGUMENT);
+    REFUSED(vt_model_load(NULL, NULL, &m2), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(m2 == NULL, "no model from refused loads");
+    {
+        vt_model_info info = VT_INFO_INIT(vt_model_info);
+        REFUSED(vt_model_get_info(m, NULL), VT_STATUS_INVALID_ARGUMENT);
+        info.struct_size = 0;
+        REFUSED(vt_model_get_info(m, &info), VT_STATUS_INVALID_ARGUMENT);
+    }
+    {
+        vt_session* s = NULL;
+        int32_t toks[2] = {1, 2}, tok = -1;
+        CHECK(vt_session_new(m, 8, &s) == VT_OK && s != NULL, "a session");
+        if (s) {
+            vt_session* one[1];
+            float* const end = (float*)(UINTPTR_MAX - 3);
+            one[0] = s;
+            REFUSED(vt_session_prefill(s, (const int32_t*)end, 2, NULL, &tok, NULL, VT_LOGITS_NONE),
+                    VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_prefill(s, toks, 2, NULL, &tok, end, VT_LOGITS_ALL), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_prefill(s, toks, 2, NULL, &tok, end, VT_LOGITS_LAST), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_decode(s, 1, NULL, &tok, end), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_decode_batch(one, 1, toks, NULL, NULL, end), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_decode_batch(one, 1, (const int32_t*)end, NULL, NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_decode_batch((vt_session* const*)end, 4, toks, NULL, NULL, NULL),
+                    VT_STATUS_INVALID_ARGUMENT);
+            CHECK(vt_session_length(s) == 0 && tok == -1, "refused calls append and write nothing");
+            vt_session_free(s);
+        }
+    }
+    {
+        const int32_t prompt[3] = {1, 5, 3};
+        int32_t out[8];
+        int64_t n = -1;
+        vt_generate_options g = vt_generate_default_options();
+        g.max_new_tokens = 4;
+        REFUSED(vt_generate(m, (const int32_t*)(UINTPTR_MAX - 7), 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_generate(m, prompt, 3, &g, (int32_t*)(UINTPTR_MAX - 7), 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+        REFUSED(vt_generate(m, prompt, 3, &g, out, INT64_MIN, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+        g.struct_size = 3;
+        REFUSED(vt_generate(m, prompt, 3, &g, out, 8, &n, NULL), VT_STATUS_INVALID_ARGUMENT);
+        CHECK(n == -1, "n_out untouched");
+    }
+}
+
 int main(int argc, char** argv) {
     vt_model* m = NULL;
     vt_model_info info = VT_INFO_INIT(vt_model_info);
@@ -301,6 +483,8 @@ int main(int argc, char** argv) {
     test_generate_calls(m, info.vocab_size, info.max_seq_len);
     test_load_options(argv[1]);
     test_primitives();
+    test_sizes();
+    test_model_sizes(argv[1], m);
 
     CHECK(generate(m, after) && memcmp(before, after, sizeof before) == 0,
           "the model generates exactly as before after all the refused calls");
