@@ -727,6 +727,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
         i = model.info
         info: dict[str, Any] = {
             "path": str(model.path),
+            "family": i["family"],
+            "features": i["features"],
             "tokenizer": str(model.tokenizer.path),
             "chat_template": "yes" if model.chat_template is not None else "no",
             "weight_format": i["weight_format"],
@@ -750,7 +752,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
             if isinstance(v, int) and k.endswith("bytes"):
                 v = f"{v} ({v / 2**20:.1f} MiB)"
             elif isinstance(v, list):
-                v = ", ".join(map(str, v))
+                v = ", ".join(map(str, v)) or "none"
             _out(f"{k:<{width}}  {v}\n")
     return EXIT_OK
 

@@ -163,15 +163,13 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
 
 // ---- Names ------------------------------------------------------------------------------
 
-// The family a checkpoint is checked against (family.h): its names and defaults. Llama, the
-// only row so far.
-const ModelFamily& F = llama_family();
-
-std::string layer_name(int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); }
+// Every family of the table (family.h) names its blocks "model.layers.N.": the name
+// helpers below (layer order, compact lists) use that prefix whatever the family.
+const char* const kLayerPrefix = llama_family().layer_prefix;
 
 // "model.layers.12.mlp.fc1.weight" -> layer 12, rest "mlp.fc1.weight".
 bool split_layer_name(const std::string& name, int64_t* layer, std::string* rest) {
-    const char* prefix = F.layer_prefix;
+    const char* prefix = kLayerPrefix;
     const size_t plen = std::strlen(prefix);
     if (name.compare(0, plen, prefix) != 0) return false;
     size_t i = plen, j = i;
@@ -219,7 +217,7 @@ std::string compact_names(const std::vector<std::string>& names, size_t max_item
             for (size_t i = 0; i < v.size() && i < 6; ++i) layers += (i ? "," : "") + std::to_string(v[i]);
             layers += v.size() > 6 ? ",...}" : "}";
         }
-        items.push_back(F.layer_prefix + layers + "." + rest);
+        items.push_back(kLayerPrefix + layers + "." + rest);
     }
     std::string s;
     for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? ", " : "") + items[i];
@@ -235,7 +233,48 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 // ---- Structure check and config resolution -----------------------------------------------
 
+// The family's features for this config (LlamaConfig's qkv_bias .. layer_window) from
+// config.json's fields, for L blocks.
+void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
+    c.family = &F;
+    c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS ||
+                 (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1);
+    c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
+    c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
+    c.qk_norm = F.qk_norm;
+    c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
+    // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
+    // when config.json leaves it out; null turns it off.
+    const int64_t window = c.sliding_window < 0 ? 4096 : c.sliding_window;
+    if (F.window == ModelFamily::WINDOW_ALL_LAYERS) {
+        for (auto& w : c.layer_window) w = window;
+    } else if (F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) {
+        if (!c.layer_types.empty()) {
+            if (int64_t(c.layer_types.size()) < L)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
+                     c.path.c_str(), c.layer_types.size(), (long long)L);
+            for (int64_t l = 0; l < L; ++l) {
+                const std::string& t = c.layer_types[size_t(l)];
+                if (t != "full_attention" && t != "sliding_attention")
+                    fail(VT_STATUS_UNSUPPORTED, "%s: layer_types[%lld] \"%s\" is not supported for %s (full_attention, "
+                         "sliding_attention)", c.path.c_str(), (long long)l, t.c_str(), F.name);
+                if (t == "sliding_attention") c.layer_window[size_t(l)] = window;
+            }
+        } else {
+            const int64_t first = c.max_window_layers < 0 ? 28 : c.max_window_layers;  // Qwen2Config's default
+            for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
+        }
+    }
+}
+
 void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
+    const ModelFamily* fam = family_of(c);
+    if (!fam) fail(VT_STATUS_UNSUPPORTED, "%s: %s", c.path.c_str(), unsupported_family_reason(c).c_str());
+    const ModelFamily& F = *fam;
+    auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
+    if (!c.hidden_act.empty() && c.hidden_act != F.activation)
+        fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s(gate) · up)",
+             c.path.c_str(), c.hidden_act.c_str(), F.name, F.activation);
     // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
     int64_t max_layer = -1;
     for (const TensorView* t : ck.tensors()) {
@@ -244,6 +283,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         if (split_layer_name(t->name, &layer, &rest)) max_layer = std::max(max_layer, layer);
     }
     const int64_t L = c.num_layers > 0 ? c.num_layers : max_layer + 1;
+    resolve_features(F, c, L);
     const bool has_lm_head = ck.find(F.lm_head) != nullptr;
     if (c.tie_word_embeddings < 0) c.tie_word_embeddings = has_lm_head ? 0 : 1;
     const bool tied = c.tie_word_embeddings == 1;
@@ -254,7 +294,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     expected.insert(F.final_norm);
     if (!tied) expected.insert(F.lm_head);
     for (int64_t l = 0; l < L; ++l)
-        for (int k = 0; k < T_COUNT; ++k) expected.insert(layer_name(l, k));
+        for (int k = 0; k < T_COUNT; ++k)
+            if (layer_tensor_expected(c, LayerTensor(k))) expected.insert(layer_name(l, k));
     std::vector<std::string> missing, unexpected, bad_dtype;
     for (const auto& name : expected) {
         const TensorView* t = ck.find(name);
@@ -282,15 +323,22 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     };
     std::sort(missing.begin(), missing.end(), by_layer);
     std::sort(unexpected.begin(), unexpected.end(), by_layer);
-    const bool act_ok = c.hidden_act.empty() || c.hidden_act == F.activation;
-    if (family_of(c) != &F || !missing.empty() || !unexpected.empty() || !act_ok || L <= 0) {
-        std::string msg = "not a Llama checkpoint this engine can run: " + ck.files()[0]->path();
+    if (!missing.empty() || !unexpected.empty() || L <= 0) {
+        std::string msg = std::string("not a ") + F.name + " checkpoint this engine can run: " + ck.files()[0]->path();
         if (c.from_file) msg += " (architecture " + c.architecture_str() + ")";
         if (L <= 0) msg += "; no model.layers.N tensors";
-        if (!act_ok) msg += "; hidden_act " + c.hidden_act + " (Llama uses silu)";
         if (!missing.empty()) msg += format("; missing %zu tensors: ", missing.size()) + compact_names(missing);
         if (!unexpected.empty())
             msg += format("; unexpected %zu tensors: ", unexpected.size()) + compact_names(unexpected);
+        // Biases the config does not enable: say which field would.
+        bool attn_bias = false, mlp_bias = false;
+        for (const auto& n : unexpected) {
+            attn_bias |= n.find("self_attn.") != std::string::npos && n.size() > 5 && n.substr(n.size() - 5) == ".bias";
+            mlp_bias |= n.find("mlp.") != std::string::npos && n.size() > 5 && n.substr(n.size() - 5) == ".bias";
+        }
+        if (attn_bias && F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && !c.qkv_bias)
+            msg += " (config.json's attention_bias is not true)";
+        if (mlp_bias && F.config_mlp_bias && !c.mlp_bias) msg += " (config.json's mlp_bias is not true)";
         fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
     }
     if (!bad_dtype.empty()) {
@@ -309,6 +357,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     auto dim = [](const TensorView* t, size_t i) -> int64_t { return t->shape.size() == 2 ? t->shape[i] : -1; };
     if (c.hidden_size < 0) c.hidden_size = dim(emb, 1);
     if (c.vocab_size < 0) c.vocab_size = dim(emb, 0);
+    if (c.head_dim < 0 && c.from_file && F.config_head_dim > 0) c.head_dim = F.config_head_dim;
     if (c.head_dim < 0) {
         if (c.num_heads > 0 && c.hidden_size > 0) {
             if (c.hidden_size % c.num_heads != 0)
@@ -368,6 +417,10 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         want(layer_name(l, T_DOWN), {H, I});
         want(layer_name(l, T_ATTN_NORM), {H});
         want(layer_name(l, T_MLP_NORM), {H});
+        const std::vector<int64_t> shapes[T_COUNT - kRequiredTensors] = {{QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
+                                                                          {c.head_dim}, {c.head_dim}};
+        for (int k = kRequiredTensors; k < T_COUNT; ++k)
+            if (layer_tensor_expected(c, LayerTensor(k))) want(layer_name(l, k), shapes[k - kRequiredTensors]);
     }
     if (!problems.empty()) {
         std::string list;
@@ -456,6 +509,19 @@ LlamaConfig read_config(const std::string& dir) {
         c.rms_norm_eps = r.positive(root, "rms_norm_eps");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
+        c.attention_bias_field = r.boolean(root, "attention_bias");
+        c.mlp_bias_field = r.boolean(root, "mlp_bias");
+        c.use_sliding_window = r.boolean(root, "use_sliding_window");
+        c.sliding_window = r.integer(root, "sliding_window", 1, int64_t(1) << 40);
+        if (const json::Value* sw = root.find("sliding_window"); sw && sw->is_null()) c.sliding_window = 0;
+        c.max_window_layers = r.integer(root, "max_window_layers", 0, 100000);
+        if (const json::Value* lt = r.get(root, "layer_types")) {
+            if (!lt->is_array()) r.bad("layer_types", *lt, "a list of strings");
+            for (const auto& e : lt->arr) {
+                if (!e.is_string()) r.bad("layer_types", *lt, "a list of strings");
+                c.layer_types.push_back(e.s);
+            }
+        }
         if (const json::Value* rs = r.get(root, "rope_scaling")) read_rope(r, *rs, "rope_scaling", c);
         if (const json::Value* rp = r.get(root, "rope_parameters")) read_rope(r, *rp, "rope_parameters", c);
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
