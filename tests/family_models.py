@@ -43,6 +43,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                           rope_theta=1e6)),
     "qwen3-hd32-tied": ("Qwen3Config", dict(head_dim=32, tie_word_embeddings=True)),
     "qwen3-bias-hd8": ("Qwen3Config", dict(head_dim=8, attention_bias=True, num_key_value_heads=1)),
+    "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
+    "phi3-window8": ("Phi3Config", dict(pad_token_id=ENDOFTEXT, sliding_window=8, num_key_value_heads=4)),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -54,6 +56,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "qwen2-window6": ("Qwen2", ["qkv-bias", "sliding-window 6 (layer 1)"]),
     "qwen3-hd32-tied": ("Qwen3", ["qk-norm", "head-dim 32"]),
     "qwen3-bias-hd8": ("Qwen3", ["attention-bias", "qk-norm", "head-dim 8"]),
+    "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
+    "phi3-window8": ("Phi3", ["fused-qkv", "fused-gate-up", "sliding-window 8 (every layer)"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -91,13 +95,30 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
     n = cfg["num_hidden_layers"]
     w = cfg.get("sliding_window") or 0
-    if cfg["model_type"] == "mistral":
+    if cfg["model_type"] in ("mistral", "phi3"):
         return [w] * n
     if cfg["model_type"] in ("qwen2", "qwen3") and cfg.get("use_sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
                                            for i in range(n)]
         return [w if t == "sliding_attention" else 0 for t in types]
     return [0] * n
+
+
+def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Phi-3's fused qkv_proj / gate_up_proj split into Llama's tensors (for llama_ref)."""
+    out = dict(w)
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    q, kv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+    for name in list(out):
+        if name.endswith("self_attn.qkv_proj.weight"):
+            x = out.pop(name)
+            p = name[:-len("qkv_proj.weight")]
+            out[p + "q_proj.weight"], out[p + "k_proj.weight"], out[p + "v_proj.weight"] = x[:q], x[q:q + kv], x[q + kv:]
+        elif name.endswith("mlp.gate_up_proj.weight"):
+            x = out.pop(name)
+            p = name[:-len("gate_up_proj.weight")]
+            out[p + "gate_proj.weight"], out[p + "up_proj.weight"] = np.split(x, 2)
+    return out
 
 
 def random_weights(shapes: dict[str, list[int]], seed: int) -> dict[str, np.ndarray]:

@@ -156,6 +156,9 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"%s\" is not supported (supported: default, linear, llama3)",
              r.path().c_str(), field, type.c_str());
     }
+    if (const json::Value* prf = r.get(rs, "partial_rotary_factor"); prf && !(prf->is_number() && prf->d == 1.0))
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s.partial_rotary_factor %s is not supported (partial rotary embeddings; "
+             "only 1.0)", r.path().c_str(), field, describe(*prf).c_str());
     // transformers >= 5 keeps rope_theta inside rope_parameters.
     double theta = r.positive(rs, "rope_theta", (f + ".rope_theta").c_str());
     if (theta > 0) c.rope_theta = theta;
@@ -244,8 +247,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.qk_norm = F.qk_norm;
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
-    // when config.json leaves it out; null turns it off.
-    const int64_t window = c.sliding_window < 0 ? 4096 : c.sliding_window;
+    // when config.json leaves it out (Phi3Config: none); null turns it off.
+    const int64_t window = c.sliding_window < 0 ? F.default_window : c.sliding_window;
     if (F.window == ModelFamily::WINDOW_ALL_LAYERS) {
         for (auto& w : c.layer_window) w = window;
     } else if (F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) {
@@ -350,8 +353,10 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
 
     // Resolve what config.json did not say from the shapes (TinyLlama defaults otherwise).
     const TensorView* emb = ck.find(F.embed);
+    // (Fused q|k|v or gate|up tensors: the config names the sizes; k0 is q0 then, and the
+    // inferences below are not made from them.)
     const TensorView* q0 = ck.find(layer_name(0, T_Q));
-    const TensorView* k0 = ck.find(layer_name(0, T_K));
+    const TensorView* k0 = F.fused_qkv ? q0 : ck.find(layer_name(0, T_K));
     const TensorView* g0 = ck.find(layer_name(0, T_GATE));
     std::vector<std::string> problems;
     auto dim = [](const TensorView* t, size_t i) -> int64_t { return t->shape.size() == 2 ? t->shape[i] : -1; };
@@ -368,12 +373,12 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             c.head_dim = F.default_head_dim;
         }
     }
-    if (c.num_heads < 0) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
+    if (c.num_heads < 0 && !F.fused_qkv) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
     if (c.num_kv_heads < 0) {
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
-        else c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
+        else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
     }
-    if (c.intermediate_size < 0) c.intermediate_size = dim(g0, 0);
+    if (c.intermediate_size < 0) c.intermediate_size = F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
@@ -408,19 +413,11 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     want(F.final_norm, {H});
     if (!tied) want(F.lm_head, {V, H});
     for (int64_t l = 0; l < L; ++l) {
-        want(layer_name(l, T_Q), {QD, H});
-        want(layer_name(l, T_K), {KVD, H});
-        want(layer_name(l, T_V), {KVD, H});
-        want(layer_name(l, T_O), {H, QD});
-        want(layer_name(l, T_GATE), {I, H});
-        want(layer_name(l, T_UP), {I, H});
-        want(layer_name(l, T_DOWN), {H, I});
-        want(layer_name(l, T_ATTN_NORM), {H});
-        want(layer_name(l, T_MLP_NORM), {H});
-        const std::vector<int64_t> shapes[T_COUNT - kRequiredTensors] = {{QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
-                                                                          {c.head_dim}, {c.head_dim}};
-        for (int k = kRequiredTensors; k < T_COUNT; ++k)
-            if (layer_tensor_expected(c, LayerTensor(k))) want(layer_name(l, k), shapes[k - kRequiredTensors]);
+        const std::vector<int64_t> shapes[T_COUNT] = {
+            {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
+            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}};
+        for (int k = 0; k < T_COUNT; ++k)
+            if (layer_tensor_expected(c, LayerTensor(k))) want(layer_name(l, k), shapes[k]);
     }
     if (!problems.empty()) {
         std::string list;
@@ -509,6 +506,9 @@ LlamaConfig read_config(const std::string& dir) {
         c.rms_norm_eps = r.positive(root, "rms_norm_eps");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
+        if (const json::Value* prf = r.get(root, "partial_rotary_factor"); prf && !(prf->is_number() && prf->d == 1.0))
+            fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %s is not supported (partial rotary embeddings; "
+                 "only 1.0)", path.c_str(), describe(*prf).c_str());
         c.attention_bias_field = r.boolean(root, "attention_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");
         c.use_sliding_window = r.boolean(root, "use_sliding_window");

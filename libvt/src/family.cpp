@@ -18,14 +18,15 @@ namespace {
      "mlp.up_proj.bias", "mlp.down_proj.bias", "self_attn.q_norm.weight", "self_attn.k_norm.weight"}
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
-// Qwen3Config), except without a config.json, where they are TinyLlama's (Llama only).
+// Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
 const ModelFamily kFamilies[] = {
     {
         "Llama", "LlamaForCausalLM", "llama",
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
-        /*config_mlp_bias=*/true, /*qk_norm=*/false, ModelFamily::NO_WINDOW,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0,
         /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
     },
@@ -34,7 +35,8 @@ const ModelFamily kFamilies[] = {
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
-        /*config_mlp_bias=*/false, /*qk_norm=*/false, ModelFamily::WINDOW_ALL_LAYERS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/4096 * 32,
     },
@@ -43,7 +45,8 @@ const ModelFamily kFamilies[] = {
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::QKV_BIAS,
-        /*config_mlp_bias=*/false, /*qk_norm=*/false, ModelFamily::WINDOW_QWEN,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
     },
@@ -52,9 +55,23 @@ const ModelFamily kFamilies[] = {
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
-        /*config_mlp_bias=*/false, /*qk_norm=*/true, ModelFamily::WINDOW_QWEN,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096,
         /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
+    },
+    {
+        "Phi3", "Phi3ForCausalLM", "phi3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.qkv_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_up_proj.weight",
+         nullptr, "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight", nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0,
+        /*config head_dim=*/0, /*head_dim=*/96, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/4096,
     },
 };
 
@@ -75,7 +92,6 @@ const Unsupported kUnsupported[] = {
     {"gemma3_text", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), pre/post-feedforward "
                     "norms, q/k norms, query_pre_attn_scalar, alternating local/global layers with their own RoPE "
                     "bases"},
-    {"phi3", "fused qkv_proj / gate_up_proj tensors and longrope (su) rope scaling"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
     {"mixtral", "a mixture-of-experts MLP (block_sparse_moe)"},
     {"qwen2_moe", "a mixture-of-experts MLP"},
@@ -130,6 +146,7 @@ std::string layer_tensor_name(const ModelFamily& f, int64_t layer, LayerTensor w
 }
 
 bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which) {
+    if (c.family && !c.family->layer_tensors[which]) return false;  // fused into another
     switch (which) {
         case T_Q_BIAS:
         case T_K_BIAS:
@@ -167,6 +184,8 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.qkv_bias) add(c.o_bias ? "attention-bias" : "qkv-bias");
     if (c.mlp_bias) add("mlp-bias");
     if (c.qk_norm) add("qk-norm");
+    if (c.family && c.family->fused_qkv) add("fused-qkv");
+    if (c.family && c.family->fused_gate_up) add("fused-gate-up");
     if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size)
         add(format("head-dim %lld", (long long)c.head_dim));
     int64_t w = 0;

@@ -1,10 +1,11 @@
 // Model families: one description per family — tensor names, norms, activation, biases, RoPE
 // variant, attention window, the defaults of what config.json may leave out — in one table
 // (family.cpp), read by the loader (model.cpp, config.cpp) instead of literals and
-// conditionals spread through them. Rows: Llama, Mistral, Qwen2 (Qwen2.5), Qwen3 (dense).
+// conditionals spread through them. Rows: Llama, Mistral, Qwen2 (Qwen2.5), Qwen3 (dense),
+// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// Gemma, Phi-3 and the mixture-of-experts families are not rows: the loader refuses them
+// Gemma, Phi-1/2, longrope Phi-3 and the mixture-of-experts families are not rows: the loader refuses them
 // naming what they need (unsupported_family_reason).
 #pragma once
 
@@ -34,7 +35,7 @@ struct ModelFamily {
     const char* final_norm;
     const char* lm_head;  // absent or ignored when the embeddings are tied
     const char* layer_prefix;
-    const char* layer_tensors[T_COUNT];
+    const char* layer_tensors[T_COUNT];  // null: the family has no such tensor (fused)
     const char* ignored_layer_tensor;  // stored by old conversions, recomputed: not "unexpected"
     // The block.
     const char* activation;  // config.json hidden_act this family's MLP computes: act(gate) · up
@@ -45,10 +46,15 @@ struct ModelFamily {
     enum AttnBias { NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS } attn_bias;
     bool config_mlp_bias;  // gate/up/down biases when config.json's mlp_bias is true (Llama)
     bool qk_norm;          // per-head RMSNorm (weights [head_dim]) on q and k before RoPE (Qwen3)
+    // Fused tensors: T_Q names q|k|v rows in one tensor ([QKV, H], Phi-3's qkv_proj; T_K, T_V
+    // null); T_GATE names gate|up rows ([2·I, H], Phi-3's gate_up_proj; T_UP null).
+    bool fused_qkv;
+    bool fused_gate_up;
     // Sliding-window attention: none; every layer when config.json's sliding_window is not
-    // null (Mistral); the layers config.json's layer_types marks "sliding_attention" — else,
-    // when use_sliding_window is true, layers >= max_window_layers (Qwen2, Qwen3).
+    // null (Mistral, Phi-3); the layers config.json's layer_types marks "sliding_attention" —
+    // else, when use_sliding_window is true, layers >= max_window_layers (Qwen2, Qwen3).
     enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN } window;
+    int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
     // Defaults for what config.json does not say (or when there is none).
     int64_t config_head_dim;             // config.json without head_dim (0: hidden_size / num_heads)
     int64_t default_head_dim;            // no config.json at all

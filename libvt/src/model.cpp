@@ -172,6 +172,17 @@ public:
                     block);
     }
 
+    // Rows [row0, row0 + rows) of a 2-D tensor, prepacked (one half of a fused gate|up).
+    std::unique_ptr<Packed> pack_rows(const TensorView& t, int64_t row0, int64_t rows, vt_format fmt,
+                                      int32_t block) const {
+        AlignedVec<uint8_t> tmp;
+        const auto* src = static_cast<const uint8_t*>(aligned_data(t, tmp));
+        const size_t row_bytes = size_t(t.shape[1]) * vt_dtype_size(t.dtype);
+        return pack(format("tensor %s rows %lld..%lld in %s", t.name.c_str(), (long long)row0,
+                           (long long)(row0 + rows - 1), ck_.file_of(t).c_str()),
+                    src + size_t(row0) * row_bytes, t.dtype, rows, t.shape[1], fmt, block);
+    }
+
     // Row-concatenation of 2-D tensors with the same column count, prepacked as one matrix.
     std::unique_ptr<Packed> pack_concat(const std::vector<const TensorView*>& ts, vt_format format,
                                         int32_t block) const {
@@ -340,14 +351,26 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         w.attn_norm = ld.to_f32_vec(t(T_ATTN_NORM));
         w.mlp_norm = ld.to_f32_vec(t(T_MLP_NORM));
         ld.progress(int64_t(t(T_ATTN_NORM).nbytes + t(T_MLP_NORM).nbytes));
-        w.qkv = ld.pack_concat({&t(T_Q), &t(T_K), &t(T_V)}, m->format, m->block_size);
-        ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
+        if (F.fused_qkv) {  // q|k|v rows already, as the packed qkv holds them
+            w.qkv = ld.pack_tensor(t(T_Q), m->format, m->block_size);
+            ld.progress(int64_t(t(T_Q).nbytes));
+        } else {
+            w.qkv = ld.pack_concat({&t(T_Q), &t(T_K), &t(T_V)}, m->format, m->block_size);
+            ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
+        }
         w.o = ld.pack_tensor(t(T_O), m->format, m->block_size);
         ld.progress(int64_t(t(T_O).nbytes));
-        w.gate = ld.pack_tensor(t(T_GATE), m->format, m->block_size);
-        ld.progress(int64_t(t(T_GATE).nbytes));
-        w.up = ld.pack_tensor(t(T_UP), m->format, m->block_size);
-        ld.progress(int64_t(t(T_UP).nbytes));
+        if (F.fused_gate_up) {  // gate rows, then up rows
+            const int64_t I = cfg.intermediate_size;
+            w.gate = ld.pack_rows(t(T_GATE), 0, I, m->format, m->block_size);
+            w.up = ld.pack_rows(t(T_GATE), I, I, m->format, m->block_size);
+            ld.progress(int64_t(t(T_GATE).nbytes));
+        } else {
+            w.gate = ld.pack_tensor(t(T_GATE), m->format, m->block_size);
+            ld.progress(int64_t(t(T_GATE).nbytes));
+            w.up = ld.pack_tensor(t(T_UP), m->format, m->block_size);
+            ld.progress(int64_t(t(T_UP).nbytes));
+        }
         w.down = ld.pack_tensor(t(T_DOWN), m->format, m->block_size);
         ld.progress(int64_t(t(T_DOWN).nbytes));
         // The family's small f32 tensors: biases, q/k norms.
