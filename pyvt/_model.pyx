@@ -225,6 +225,8 @@ cdef class Model:
             "device_index": i.device_index,
             "weight_bytes": i.weight_bytes,
             "total_bytes": i.total_bytes,
+            "family": i.family.decode("utf-8", "replace"),
+            "features": [f for f in i.features.decode("utf-8", "replace").split(", ") if f],
         }
 
     # ---- lifetime: a count of users (calls in flight + open sessions) ------------------

@@ -272,8 +272,9 @@ def _build_parser() -> _Parser:
                                     "gguf/NAME, or a Hugging Face id with all its cached revisions).")
     rm.add_argument("model", help="a name from `pyvt list`")
 
-    cv = sub.add_parser("convert", parents=[common], help="convert a Llama GGUF file to a Hugging Face folder",
-                        description="Convert a llama-architecture GGUF file to a folder load_model() reads.")
+    cv = sub.add_parser("convert", parents=[common], help="convert a llama / qwen2 / qwen3 GGUF file to a Hugging Face folder",
+                        description="Convert a GGUF file of llama.cpp's llama (Llama, Mistral), qwen2 or qwen3 "
+                                    "architecture to a folder load_model() reads.")
     cv.add_argument("gguf", help="input .gguf file")
     cv.add_argument("outdir", help="output folder (config.json, model.safetensors, tokenizer.json, ...)")
     cv.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"], help="stored dtype (default bf16)")
@@ -798,6 +799,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
         i = model.info
         info: dict[str, Any] = {
             "path": str(model.path),
+            "family": i["family"],
+            "features": i["features"],
             "tokenizer": str(model.tokenizer.path),
             "chat_template": "yes" if model.chat_template is not None else "no",
             "weight_format": i["weight_format"],
@@ -821,7 +824,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
             if isinstance(v, int) and k.endswith("bytes"):
                 v = f"{v} ({v / 2**20:.1f} MiB)"
             elif isinstance(v, list):
-                v = ", ".join(map(str, v))
+                v = ", ".join(map(str, v)) or "none"
             _out(f"{k:<{width}}  {v}\n")
     return EXIT_OK
 

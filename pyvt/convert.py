@@ -1,7 +1,9 @@
-"""Convert a llama-architecture GGUF file into a Hugging Face-style checkpoint folder.
+"""Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral), `qwen2` or `qwen3`
+architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
-        config.json               LlamaForCausalLM, every field from the GGUF metadata
+        config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM, every
+                                  field from the GGUF metadata
         generation_config.json    BOS/EOS/PAD ids
         model.safetensors         BF16 (default), Hugging Face tensor names and layouts
         tokenizer.json            rebuilt with `tokenizers` from the GGUF vocabulary
@@ -11,9 +13,11 @@
 Quantized tensors are dequantized (pyvt.gguf) and rounded once to the output dtype. Two
 layout differences between llama.cpp and Hugging Face are undone here:
 
-* llama.cpp's converter permutes the rows of Q and K so that RoPE rotates adjacent pairs
-  (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2}) ("rotate_half"). We apply the
-  inverse permutation per head (`unpermute_qk`; Q with n_head, K with n_head_kv).
+* llama.cpp's converter permutes the rows of Q and K of a `llama` model so that RoPE rotates
+  adjacent pairs (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2})
+  ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
+  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` converters keep the Hugging Face
+  order (llama.cpp runs them with NEOX-style RoPE), so nothing is undone there.
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -74,14 +78,24 @@ _BLOCK_NAMES = {
     "ffn_gate.weight": "mlp.gate_proj.weight",
     "ffn_up.weight": "mlp.up_proj.weight",
     "ffn_down.weight": "mlp.down_proj.weight",
+    "attn_q_norm.weight": "self_attn.q_norm.weight",
+    "attn_k_norm.weight": "self_attn.k_norm.weight",
 }
 _BLOCK_RE = re.compile(r"^blk\.(\d+)\.(.+)$")
 # Tensors llama.cpp may store that have no Hugging Face weight (handled through the config).
 _SKIPPED = {"rope_freqs.weight"}
 
+# general.architecture -> (config.json architectures / model_type, Q/K rows permuted by
+# llama.cpp's converter, block tensors beside Llama's that every block must have).
+_ARCHS = {
+    "llama": ("LlamaForCausalLM", "llama", True, ()),
+    "qwen2": ("Qwen2ForCausalLM", "qwen2", False, ("attn_q.bias", "attn_k.bias", "attn_v.bias")),
+    "qwen3": ("Qwen3ForCausalLM", "qwen3", False, ("attn_q_norm.weight", "attn_k_norm.weight")),
+}
+
 
 def hf_tensor_name(gguf_name: str) -> str | None:
-    """The Hugging Face name of a llama GGUF tensor, or None if it has none."""
+    """The Hugging Face name of a llama / qwen2 / qwen3 GGUF tensor, or None if it has none."""
     if gguf_name in _GLOBAL_NAMES:
         return _GLOBAL_NAMES[gguf_name]
     m = _BLOCK_RE.match(gguf_name)
@@ -272,26 +286,26 @@ def _infer_llama3_rope_scaling(freqs: np.ndarray, rope_theta: float, head_dim: i
 # --------------------------------------------------------------------------------------------
 
 
-def _llama_hparams(meta: dict, p: str) -> dict:
-    """The llama.* hyperparameters of the metadata, checked (positive integers, head sizes
-    pyvt supports); ``p`` names the file in errors."""
+def _hparams(meta: dict, p: str) -> dict:
+    """The ARCH.* hyperparameters of the metadata (ARCH = general.architecture), checked
+    (positive integers, head sizes pyvt supports); ``p`` names the file in errors."""
     arch = meta.get("general.architecture")
-    if arch != "llama":
+    if arch not in _ARCHS:
         raise ValueError(
-            f"{p}: unsupported architecture {arch!r} (general.architecture); "
-            "pyvt converts 'llama' GGUF files"
+            f"{p}: unsupported architecture {arch!r:.60} (general.architecture); "
+            f"pyvt converts {', '.join(repr(a) for a in _ARCHS)} GGUF files"
         )
 
     def need_int(k: str, default=None) -> int:
-        v = meta.get(f"llama.{k}", default)
+        v = meta.get(f"{arch}.{k}", default)
         if v is None:
-            raise ValueError(f"{p}: missing metadata llama.{k}")
+            raise ValueError(f"{p}: missing metadata {arch}.{k}")
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) <= 0:
-            raise ValueError(f"{p}: llama.{k} = {v!r} is not a positive integer")
+            raise ValueError(f"{p}: {arch}.{k} = {v!r} is not a positive integer")
         return int(v)
 
-    if meta.get("llama.expert_count", 0):
-        raise ValueError(f"{p}: mixture-of-experts llama models are not supported")
+    if meta.get(f"{arch}.expert_count", 0):
+        raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported")
     hidden = need_int("embedding_length")
     n_layers = need_int("block_count")
     n_head = need_int("attention.head_count")
@@ -307,23 +321,26 @@ def _llama_hparams(meta: dict, p: str) -> dict:
     if rope_dim != head_dim:
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported")
-    eps = _f32(_real(meta, "llama.attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0, p))
-    theta = _f32(_real(meta, "llama.rope.freq_base", 10000.0, 1.0, 1e12, p))
+    eps = _f32(_real(meta, f"{arch}.attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0, p))
+    theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
         theta = float(theta)
-    return dict(hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
+    return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta)
 
 
 def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool]:
-    """Check that the tensors are those of a llama model with these hyperparameters, with
-    their shapes -> (vocab size, tied embeddings)."""
+    """Check that the tensors are those of a model of this architecture with these
+    hyperparameters, with their shapes -> (vocab size, tied embeddings)."""
+    arch = hp["arch"]
     hidden, n_layers, head_dim = hp["hidden"], hp["n_layers"], hp["head_dim"]
     n_head, n_kv, ffn = hp["n_head"], hp["n_kv"], hp["ffn"]
     names = list(g.tensors)
-    unknown = [n for n in names if hf_tensor_name(n) is None and n not in _SKIPPED]
+    own = {"attn_q_norm.weight", "attn_k_norm.weight"} - set(_ARCHS[arch][3])  # another family's
+    unknown = [n for n in names if (hf_tensor_name(n) is None and n not in _SKIPPED)
+               or ((m := _BLOCK_RE.match(n)) and m.group(2) in own)]
     if unknown:
-        raise ValueError(f"{p}: tensors a llama model does not have: {', '.join(unknown[:10])}"
+        raise ValueError(f"{p}: tensors a {arch} model does not have: {', '.join(unknown[:10])}"
                          + (f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else ""))
     if "token_embd.weight" not in g.tensors:
         raise ValueError(f"{p}: missing tensor token_embd.weight")
@@ -333,7 +350,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     present = {int(m.group(1)) for n in names if (m := _BLOCK_RE.match(n))}
     if n_layers > len(present):
         first = min(set(range(len(present) + 1)) - present)
-        raise ValueError(f"{p}: llama.block_count = {n_layers}, but the file has tensors for "
+        raise ValueError(f"{p}: {arch}.block_count = {n_layers}, but the file has tensors for "
                          f"{len(present)} blocks (none for blk.{first})")
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     for i in range(n_layers):
@@ -349,6 +366,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
             b + "ffn_up.weight": (ffn, hidden),
             b + "ffn_down.weight": (hidden, ffn),
         })
+        extra = {"attn_q.bias": (n_head * head_dim,), "attn_k.bias": (n_kv * head_dim,),
+                 "attn_v.bias": (n_kv * head_dim,), "attn_q_norm.weight": (head_dim,),
+                 "attn_k_norm.weight": (head_dim,)}
+        expected.update({b + t: extra[t] for t in _ARCHS[arch][3]})
     missing = [n for n in expected if n not in g.tensors]
     if missing:
         raise ValueError(f"{p}: missing tensors: {', '.join(missing[:10])}"
@@ -363,11 +384,11 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                          f"{list(g.tensors['output.weight'].shape)}, expected {[vocab_size, hidden]}")
     blocks = {m.group(1) for n in names if (m := _BLOCK_RE.match(n))}
     if any(int(b) >= n_layers for b in blocks):
-        raise ValueError(f"{p}: tensors for more blocks than llama.block_count = {n_layers}")
-    meta_vocab = meta.get("llama.vocab_size")
+        raise ValueError(f"{p}: tensors for more blocks than {arch}.block_count = {n_layers}")
+    meta_vocab = meta.get(f"{arch}.vocab_size")
     if meta_vocab is not None and (isinstance(meta_vocab, bool) or not isinstance(meta_vocab, (int, np.integer))
                                    or int(meta_vocab) != vocab_size):
-        raise ValueError(f"{p}: llama.vocab_size {meta_vocab} but token_embd.weight has {vocab_size} rows")
+        raise ValueError(f"{p}: {arch}.vocab_size {meta_vocab} but token_embd.weight has {vocab_size} rows")
     return vocab_size, tied
 
 
@@ -376,14 +397,15 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     from the metadata; None without scaling."""
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
-    if meta.get("llama.rope.scaling.type") in ("linear", "yarn"):
-        factor = _real(meta, "llama.rope.scaling.factor", 1.0, 0.0, 1e6, p)
+    a = hp["arch"]
+    if meta.get(f"{a}.rope.scaling.type") in ("linear", "yarn"):
+        factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
         if factor != 1.0:
-            out = {"rope_type": meta["llama.rope.scaling.type"], "factor": factor}
-            if "llama.rope.scaling.original_context_length" in meta:
-                orig = meta["llama.rope.scaling.original_context_length"]
+            out = {"rope_type": meta[f"{a}.rope.scaling.type"], "factor": factor}
+            if f"{a}.rope.scaling.original_context_length" in meta:
+                orig = meta[f"{a}.rope.scaling.original_context_length"]
                 if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
-                    raise ValueError(f"{p}: llama.rope.scaling.original_context_length = {orig!r:.60} is not a "
+                    raise ValueError(f"{p}: {a}.rope.scaling.original_context_length = {orig!r:.60} is not a "
                                      "positive integer <= 2^24")
                 out["original_max_position_embeddings"] = int(orig)
             return out
@@ -397,9 +419,10 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     pad_id = meta.get("tokenizer.ggml.padding_token_id")
     pad_id = pad_id if isinstance(pad_id, int) and 0 <= pad_id < vocab_size else None
     eos_value = eos_ids[0] if len(eos_ids) == 1 else (eos_ids or None)
+    architecture, model_type = _ARCHS[hp["arch"]][:2]
     config = {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
+        "architectures": [architecture],
+        "model_type": model_type,
         "attention_bias": any(n.endswith("attn_q.bias") for n in g.tensors),
         "attention_dropout": 0.0,
         "bos_token_id": bos_id,
@@ -424,6 +447,10 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         "vocab_size": vocab_size,
     }
     gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
+    if hp["arch"] != "llama":  # Qwen2Config / Qwen3Config fields
+        for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if hp["arch"] == "qwen2" else ()):
+            del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
+        config.update(use_sliding_window=False, sliding_window=None, max_window_layers=hp["n_layers"])
     if pad_id is not None:
         config["pad_token_id"] = pad_id
         gen_config["pad_token_id"] = pad_id
@@ -433,12 +460,14 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
 def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say) -> None:
     """model.safetensors: every tensor dequantized, Q/K un-permuted, in Hugging Face order."""
     n_head, n_kv = hp["n_head"], hp["n_kv"]
+    permuted = _ARCHS[hp["arch"]][2]
     order = ["token_embd.weight"]
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
             "attn_norm.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias",
+            "attn_q_norm.weight", "attn_k_norm.weight",
             "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")]
     order += ["output_norm.weight", "output.weight"]
     order = [n for n in order if n in g.tensors]
@@ -446,7 +475,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     def producer(name: str):
         info = g.tensors[name]
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
-        heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind)
+        heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
 
         def check(x):
             if not np.isfinite(x).all():
@@ -478,12 +507,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> Path:
-    """Convert a llama-architecture GGUF file to a Hugging Face-style folder; returns `out_dir`.
+    """Convert a GGUF file (architecture `llama`, `qwen2` or `qwen3`) to a Hugging Face-style
+    folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     progress: optional callable(str) for progress messages.
     Raises FileNotFoundError for a missing file, ValueError for a malformed or unsupported one
-    (an architecture other than `llama`, a tensor type pyvt cannot dequantize, an unsupported
+    (another architecture, a tensor type pyvt cannot dequantize, an unsupported
     tokenizer model...).
     """
     key = _DTYPE_ALIASES.get(str(dtype).lower())
@@ -495,7 +525,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> P
     with GGUFFile(gguf_path) as g:
         p = str(g.path)
         meta = g.metadata
-        hp = _llama_hparams(meta, p)
+        hp = _hparams(meta, p)
         vocab_size, tied = _check_tensors(g, meta, hp, p)
         rope_scaling = _rope_scaling(g, meta, hp, p)
         tokenizer, tinfo = build_tokenizer(meta, p)
@@ -534,7 +564,7 @@ def main(argv=None) -> int:
     import time
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
-                                 description="Convert a llama GGUF file to a Hugging Face folder.")
+                                 description="Convert a llama / qwen2 / qwen3 GGUF file to a Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")
     ap.add_argument("--dtype", default="bf16", choices=sorted(_DTYPE_ALIASES))

@@ -3,7 +3,9 @@
 Used by the model tests: the checkpoints are written here with numpy only (config.json +
 SafeTensors, BF16 through a uint16 view, optional sharding with an index), and the
 reference forward mirrors transformers' LlamaForCausalLM (RMSNorm, rotate_half RoPE incl.
-llama3 / linear scaling, GQA attention, SwiGLU MLP, tied or untied lm_head).
+llama3 / linear scaling, GQA attention, SwiGLU MLP, tied or untied lm_head), and with the
+variants of the other families (biases, Qwen3's q/k norms, sliding windows) their
+Mistral / Qwen2 / Qwen3 ForCausalLM.
 """
 
 from __future__ import annotations
@@ -238,21 +240,40 @@ def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)
 
 
-def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens) -> np.ndarray:
-    """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1)."""
+def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
+                     windows: list[int] | None = None) -> np.ndarray:
+    """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
+
+    The Llama block plus the variants of the other families, each where its tensors are in
+    `w`: q/k/v/o and gate/up/down biases (Llama's attention_bias / mlp_bias, Qwen2's qkv
+    bias), per-head q_norm / k_norm before RoPE (Qwen3). `windows[layer]` > 0 limits that
+    layer's attention to the last windows[layer] positions (Mistral's / Qwen2's
+    sliding_window: key j is seen from query i when i - j < window)."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     tokens = np.asarray(tokens, dtype=np.int64)
     n, hd, nh, kv = len(tokens), cfg.hd, cfg.heads, cfg.kv_heads
     x = W["model.embed_tokens.weight"][tokens]
     ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg).astype(np.float64)[None, :]
     cos, sin = np.cos(ang), np.sin(ang)
-    mask = np.triu(np.full((n, n), -np.inf), k=1)
+    causal = np.triu(np.full((n, n), -np.inf), k=1)
+    ij = np.arange(n)[:, None] - np.arange(n)[None, :]
+
+    def lin(h: np.ndarray, name: str) -> np.ndarray:
+        y = h @ W[name + ".weight"].T
+        return y + W[name + ".bias"] if name + ".bias" in W else y
+
     for i in range(cfg.layers):
         p = f"model.layers.{i}."
+        mask = causal
+        if windows and windows[i] > 0:
+            mask = np.where(ij >= windows[i], -np.inf, causal)
         h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
-        q = (h @ W[p + "self_attn.q_proj.weight"].T).reshape(n, nh, hd)
-        k = (h @ W[p + "self_attn.k_proj.weight"].T).reshape(n, kv, hd)
-        v = (h @ W[p + "self_attn.v_proj.weight"].T).reshape(n, kv, hd)
+        q = lin(h, p + "self_attn.q_proj").reshape(n, nh, hd)
+        k = lin(h, p + "self_attn.k_proj").reshape(n, kv, hd)
+        v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
+        if p + "self_attn.q_norm.weight" in W:
+            q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
+            k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         q, k = _rope(q, cos, sin), _rope(k, cos, sin)
         rep = nh // kv
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
@@ -260,11 +281,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens) -> np.nd
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         s /= s.sum(axis=-1, keepdims=True)
         o = np.einsum("hqk,khd->qhd", s, v).reshape(n, nh * hd)
-        x = x + o @ W[p + "self_attn.o_proj.weight"].T
+        x = x + lin(o, p + "self_attn.o_proj")
         h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
-        g = h @ W[p + "mlp.gate_proj.weight"].T
-        u = h @ W[p + "mlp.up_proj.weight"].T
-        x = x + (g / (1.0 + np.exp(-g)) * u) @ W[p + "mlp.down_proj.weight"].T
+        g = lin(h, p + "mlp.gate_proj")
+        u = lin(h, p + "mlp.up_proj")
+        x = x + lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj")
     x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
     # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).
     head = W.get("lm_head.weight", W["model.embed_tokens.weight"])

@@ -106,7 +106,8 @@ TINY = dict(hidden=64, n_head=4, n_kv=2, ffn=96, layers=2)
 def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=None,
                     drop=(), extra_tensors=(), seed=0):
     """Write a tiny llama GGUF the way llama.cpp's converter would (Q/K permuted); return the
-    Hugging Face weights it was made from."""
+    Hugging Face weights it was made from. arch "qwen2" / "qwen3": that family's tensors
+    (q/k/v biases / q/k norms) and Q/K in Hugging Face order, as llama.cpp writes them."""
     rng = np.random.default_rng(seed)
     h, nh, nkv, ffn, L = TINY["hidden"], TINY["n_head"], TINY["n_kv"], TINY["ffn"], TINY["layers"]
     hd = h // nh
@@ -129,20 +130,30 @@ def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=N
             "self_attn.v_proj.weight": w(nkv * hd, h), "self_attn.o_proj.weight": w(h, nh * hd),
             "mlp.gate_proj.weight": w(ffn, h), "mlp.up_proj.weight": w(ffn, h), "mlp.down_proj.weight": w(h, ffn),
         }
+        if arch == "qwen2":
+            t.update({"self_attn.q_proj.bias": w(nh * hd), "self_attn.k_proj.bias": w(nkv * hd),
+                      "self_attn.v_proj.bias": w(nkv * hd)})
+        if arch == "qwen3":
+            t.update({"self_attn.q_norm.weight": 1 + w(hd), "self_attn.k_norm.weight": 1 + w(hd)})
         for k, v in t.items():
             hf[p + k] = v
         b = f"blk.{i}."
+        perm = convert.permute_qk if arch == "llama" else (lambda x, n: x)
         gg += [
             (b + "attn_norm.weight", t["input_layernorm.weight"]),
             (b + "ffn_norm.weight", t["post_attention_layernorm.weight"]),
-            (b + "attn_q.weight", convert.permute_qk(t["self_attn.q_proj.weight"], nh)),
-            (b + "attn_k.weight", convert.permute_qk(t["self_attn.k_proj.weight"], nkv)),
+            (b + "attn_q.weight", perm(t["self_attn.q_proj.weight"], nh)),
+            (b + "attn_k.weight", perm(t["self_attn.k_proj.weight"], nkv)),
             (b + "attn_v.weight", t["self_attn.v_proj.weight"]),
             (b + "attn_output.weight", t["self_attn.o_proj.weight"]),
             (b + "ffn_gate.weight", t["mlp.gate_proj.weight"]),
             (b + "ffn_up.weight", t["mlp.up_proj.weight"]),
             (b + "ffn_down.weight", t["mlp.down_proj.weight"]),
         ]
+        gg += [(b + g, t[h]) for g, h in (("attn_q.bias", "self_attn.q_proj.bias"), ("attn_k.bias", "self_attn.k_proj.bias"),
+                                          ("attn_v.bias", "self_attn.v_proj.bias"),
+                                          ("attn_q_norm.weight", "self_attn.q_norm.weight"),
+                                          ("attn_k_norm.weight", "self_attn.k_norm.weight")) if h in t]
     tensors = []
     for name, x in gg:
         if name in drop:
@@ -689,6 +700,44 @@ def test_byte_level_matches_transformers(tmp_path):
         a, b = ours.encode(s).ids, theirs(s)["input_ids"]
         assert a == b, s
         assert ours.decode(a, skip_special_tokens=False) == theirs.decode(b), s
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "qwen3"])
+def test_convert_qwen(tmp_path, arch):
+    """llama.cpp's qwen2 / qwen3 GGUFs: the family's config, its biases / q/k norms, Q/K left
+    in Hugging Face order; pyvt then runs it as the float64 reference computes it."""
+    import llama_ref as R
+    from pyvt import _model
+
+    hf, _ = make_tiny_llama(tmp_path / f"{arch}.gguf", arch=arch, tied=arch == "qwen3",
+                            extra_meta={"tokenizer.ggml.pre": "qwen2"})
+    out = convert.convert_gguf(tmp_path / f"{arch}.gguf", tmp_path / "hf", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["architectures"] == [{"qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[arch]]
+    assert cfg["model_type"] == arch and cfg["use_sliding_window"] is False and cfg["head_dim"] == 16
+    assert ("attention_bias" in cfg) == (arch == "qwen3") and not cfg.get("attention_bias")
+    st = read_safetensors(out / "model.safetensors")
+    assert set(st) == set(hf)
+    for k, v in hf.items():
+        np.testing.assert_array_equal(st[k], v, err_msg=k)
+    tiny = R.TinyConfig(hidden=64, intermediate=96, layers=2, heads=4, kv_heads=2, vocab=len(byte_level_vocab()[0]),
+                        eps=1e-5, tie=arch == "qwen3")
+    seq = [5, 17, 33, 2, 60, 61, 8, 9]
+    with _model.Model(str(out), device="cpu", weight_format="bf16") as m:
+        assert m.info["family"] == {"qwen2": "Qwen2", "qwen3": "Qwen3"}[arch]
+        ref = R.reference_logits(R.as_bf16_mode(st, tiny), tiny, seq)
+        got = m.logits(seq)
+    assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-4
+
+
+def test_convert_refuses_another_familys_tensors(tmp_path):
+    hf, _ = make_tiny_llama(tmp_path / "t.gguf", arch="qwen2", extra_meta={"tokenizer.ggml.pre": "qwen2"},
+                            extra_tensors=[("blk.0.attn_q_norm.weight", gw.F32, (16,), gw.quant_f32(np.ones(16)))])
+    with pytest.raises(ValueError, match="tensors a qwen2 model does not have: blk.0.attn_q_norm.weight"):
+        convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "out")
+    make_tiny_llama(tmp_path / "q3.gguf", arch="qwen3", drop=("blk.1.attn_k_norm.weight",))
+    with pytest.raises(ValueError, match="missing tensors: blk.1.attn_k_norm.weight"):
+        convert.convert_gguf(tmp_path / "q3.gguf", tmp_path / "out3")
 
 
 def test_convert_refuses_other_architectures(tmp_path):

@@ -282,7 +282,15 @@ def test_phi2_like_checkpoint_is_refused_with_the_names(tmp_path):
     with pytest.raises(ValueError) as e:
         load(tmp_path)
     msg = str(e.value)
-    assert "PhiForCausalLM" in msg and "not a Llama checkpoint" in msg
+    # The architecture is named with what it would need, and what is supported.
+    assert "architecture PhiForCausalLM (model_type phi) is not supported yet" in msg
+    assert "partial rotary" in msg and "supported: LlamaForCausalLM, MistralForCausalLM" in msg
+    # Without config.json the tensors are checked against the Llama layout, naming them.
+    (tmp_path / "config.json").unlink()
+    with pytest.raises(ValueError) as e:
+        load(tmp_path)
+    msg = str(e.value)
+    assert "not a Llama checkpoint" in msg
     assert "missing" in msg and "model.layers.{0..1}.self_attn.o_proj.weight" in msg and "model.norm.weight" in msg
     assert "unexpected" in msg and "model.layers.{0..1}.mlp.fc1.weight" in msg and "lm_head.bias" in msg
 

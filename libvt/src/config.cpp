@@ -160,6 +160,9 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"%s\" is not supported (supported: default, linear, llama3)",
              r.path().c_str(), field, type.c_str());
     }
+    if (const json::Value* prf = r.get(rs, "partial_rotary_factor"); prf && !(prf->is_number() && prf->d == 1.0))
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s.partial_rotary_factor %s is not supported (partial rotary embeddings; "
+             "only 1.0)", r.path().c_str(), field, describe(*prf).c_str());
     // transformers >= 5 keeps rope_theta inside rope_parameters.
     double theta = r.positive(rs, "rope_theta", (f + ".rope_theta").c_str());
     if (theta > 0) c.rope_theta = theta;
@@ -167,15 +170,13 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
 
 // ---- Names ------------------------------------------------------------------------------
 
-// The family a checkpoint is checked against (family.h): its names and defaults. Llama, the
-// only row so far.
-const ModelFamily& F = llama_family();
-
-std::string layer_name(int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); }
+// Every family of the table (family.h) names its blocks "model.layers.N.": the name
+// helpers below (layer order, compact lists) use that prefix whatever the family.
+const char* const kLayerPrefix = llama_family().layer_prefix;
 
 // "model.layers.12.mlp.fc1.weight" -> layer 12, rest "mlp.fc1.weight".
 bool split_layer_name(const std::string& name, int64_t* layer, std::string* rest) {
-    const char* prefix = F.layer_prefix;
+    const char* prefix = kLayerPrefix;
     const size_t plen = std::strlen(prefix);
     if (name.compare(0, plen, prefix) != 0) return false;
     size_t i = plen, j = i;
@@ -223,7 +224,7 @@ std::string compact_names(const std::vector<std::string>& names, size_t max_item
             for (size_t i = 0; i < v.size() && i < 6; ++i) layers += (i ? "," : "") + std::to_string(v[i]);
             layers += v.size() > 6 ? ",...}" : "}";
         }
-        items.push_back(F.layer_prefix + layers + "." + rest);
+        items.push_back(kLayerPrefix + layers + "." + rest);
     }
     std::string s;
     for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? ", " : "") + items[i];
@@ -239,7 +240,48 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 // ---- Structure check and config resolution -----------------------------------------------
 
+// The family's features for this config (LlamaConfig's qkv_bias .. layer_window) from
+// config.json's fields, for L blocks.
+void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
+    c.family = &F;
+    c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS ||
+                 (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1);
+    c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
+    c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
+    c.qk_norm = F.qk_norm;
+    c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
+    // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
+    // when config.json leaves it out (Phi3Config: none); null turns it off.
+    const int64_t window = c.sliding_window < 0 ? F.default_window : c.sliding_window;
+    if (F.window == ModelFamily::WINDOW_ALL_LAYERS) {
+        for (auto& w : c.layer_window) w = window;
+    } else if (F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) {
+        if (!c.layer_types.empty()) {
+            if (int64_t(c.layer_types.size()) < L)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
+                     c.path.c_str(), c.layer_types.size(), (long long)L);
+            for (int64_t l = 0; l < L; ++l) {
+                const std::string& t = c.layer_types[size_t(l)];
+                if (t != "full_attention" && t != "sliding_attention")
+                    fail(VT_STATUS_UNSUPPORTED, "%s: layer_types[%lld] \"%s\" is not supported for %s (full_attention, "
+                         "sliding_attention)", c.path.c_str(), (long long)l, t.c_str(), F.name);
+                if (t == "sliding_attention") c.layer_window[size_t(l)] = window;
+            }
+        } else {
+            const int64_t first = c.max_window_layers < 0 ? 28 : c.max_window_layers;  // Qwen2Config's default
+            for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
+        }
+    }
+}
+
 void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
+    const ModelFamily* fam = family_of(c);
+    if (!fam) fail(VT_STATUS_UNSUPPORTED, "%s: %s", c.path.c_str(), unsupported_family_reason(c).c_str());
+    const ModelFamily& F = *fam;
+    auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
+    if (!c.hidden_act.empty() && c.hidden_act != F.activation)
+        fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s(gate) · up)",
+             c.path.c_str(), c.hidden_act.c_str(), F.name, F.activation);
     // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
     int64_t max_layer = -1;
     for (const TensorView* t : ck.tensors()) {
@@ -253,11 +295,12 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     const int64_t have = int64_t(ck.tensors().size());
     if (L > 0 && L > (4 * have + 64) / T_COUNT)
         fail(VT_STATUS_UNSUPPORTED,
-             "not a Llama checkpoint this engine can run: %s; %lld layers (%s) need %lld layer tensors, but the "
+             "not a %s checkpoint this engine can run: %s; %lld layers (%s) need %lld layer tensors, but the "
              "checkpoint holds %lld tensors in all",
-             ck.files()[0]->path().c_str(), (long long)L,
+             F.name, ck.files()[0]->path().c_str(), (long long)L,
              c.num_layers > 0 ? "config.json's num_hidden_layers" : "the highest model.layers.N + 1",
              (long long)L * T_COUNT, (long long)have);
+    resolve_features(F, c, L);
     const bool has_lm_head = ck.find(F.lm_head) != nullptr;
     if (c.tie_word_embeddings < 0) c.tie_word_embeddings = has_lm_head ? 0 : 1;
     const bool tied = c.tie_word_embeddings == 1;
@@ -268,7 +311,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     expected.insert(F.final_norm);
     if (!tied) expected.insert(F.lm_head);
     for (int64_t l = 0; l < L; ++l)
-        for (int k = 0; k < T_COUNT; ++k) expected.insert(layer_name(l, k));
+        for (int k = 0; k < T_COUNT; ++k)
+            if (layer_tensor_expected(c, LayerTensor(k))) expected.insert(layer_name(l, k));
     std::vector<std::string> missing, unexpected, bad_dtype;
     for (const auto& name : expected) {
         const TensorView* t = ck.find(name);
@@ -296,15 +340,22 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     };
     std::sort(missing.begin(), missing.end(), by_layer);
     std::sort(unexpected.begin(), unexpected.end(), by_layer);
-    const bool act_ok = c.hidden_act.empty() || c.hidden_act == F.activation;
-    if (family_of(c) != &F || !missing.empty() || !unexpected.empty() || !act_ok || L <= 0) {
-        std::string msg = "not a Llama checkpoint this engine can run: " + ck.files()[0]->path();
+    if (!missing.empty() || !unexpected.empty() || L <= 0) {
+        std::string msg = std::string("not a ") + F.name + " checkpoint this engine can run: " + ck.files()[0]->path();
         if (c.from_file) msg += " (architecture " + c.architecture_str() + ")";
         if (L <= 0) msg += "; no model.layers.N tensors";
-        if (!act_ok) msg += "; hidden_act " + c.hidden_act + " (Llama uses silu)";
         if (!missing.empty()) msg += format("; missing %zu tensors: ", missing.size()) + compact_names(missing);
         if (!unexpected.empty())
             msg += format("; unexpected %zu tensors: ", unexpected.size()) + compact_names(unexpected);
+        // Biases the config does not enable: say which field would.
+        bool attn_bias = false, mlp_bias = false;
+        for (const auto& n : unexpected) {
+            attn_bias |= n.find("self_attn.") != std::string::npos && n.size() > 5 && n.substr(n.size() - 5) == ".bias";
+            mlp_bias |= n.find("mlp.") != std::string::npos && n.size() > 5 && n.substr(n.size() - 5) == ".bias";
+        }
+        if (attn_bias && F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && !c.qkv_bias)
+            msg += " (config.json's attention_bias is not true)";
+        if (mlp_bias && F.config_mlp_bias && !c.mlp_bias) msg += " (config.json's mlp_bias is not true)";
         fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
     }
     if (!bad_dtype.empty()) {
@@ -316,13 +367,16 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
 
     // Resolve what config.json did not say from the shapes (TinyLlama defaults otherwise).
     const TensorView* emb = ck.find(F.embed);
+    // (Fused q|k|v or gate|up tensors: the config names the sizes; k0 is q0 then, and the
+    // inferences below are not made from them.)
     const TensorView* q0 = ck.find(layer_name(0, T_Q));
-    const TensorView* k0 = ck.find(layer_name(0, T_K));
+    const TensorView* k0 = F.fused_qkv ? q0 : ck.find(layer_name(0, T_K));
     const TensorView* g0 = ck.find(layer_name(0, T_GATE));
     std::vector<std::string> problems;
     auto dim = [](const TensorView* t, size_t i) -> int64_t { return t->shape.size() == 2 ? t->shape[i] : -1; };
     if (c.hidden_size < 0) c.hidden_size = dim(emb, 1);
     if (c.vocab_size < 0) c.vocab_size = dim(emb, 0);
+    if (c.head_dim < 0 && c.from_file && F.config_head_dim > 0) c.head_dim = F.config_head_dim;
     if (c.head_dim < 0) {
         if (c.num_heads > 0 && c.hidden_size > 0) {
             if (c.hidden_size % c.num_heads != 0)
@@ -333,12 +387,12 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             c.head_dim = F.default_head_dim;
         }
     }
-    if (c.num_heads < 0) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
+    if (c.num_heads < 0 && !F.fused_qkv) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
     if (c.num_kv_heads < 0) {
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
-        else c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
+        else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
     }
-    if (c.intermediate_size < 0) c.intermediate_size = dim(g0, 0);
+    if (c.intermediate_size < 0) c.intermediate_size = F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
@@ -373,15 +427,11 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     want(F.final_norm, {H});
     if (!tied) want(F.lm_head, {V, H});
     for (int64_t l = 0; l < L; ++l) {
-        want(layer_name(l, T_Q), {QD, H});
-        want(layer_name(l, T_K), {KVD, H});
-        want(layer_name(l, T_V), {KVD, H});
-        want(layer_name(l, T_O), {H, QD});
-        want(layer_name(l, T_GATE), {I, H});
-        want(layer_name(l, T_UP), {I, H});
-        want(layer_name(l, T_DOWN), {H, I});
-        want(layer_name(l, T_ATTN_NORM), {H});
-        want(layer_name(l, T_MLP_NORM), {H});
+        const std::vector<int64_t> shapes[T_COUNT] = {
+            {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
+            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}};
+        for (int k = 0; k < T_COUNT; ++k)
+            if (layer_tensor_expected(c, LayerTensor(k))) want(layer_name(l, k), shapes[k]);
     }
     if (!problems.empty()) {
         std::string list;
@@ -471,6 +521,22 @@ LlamaConfig read_config(const std::string& dir) {
         c.rms_norm_eps = r.positive(root, "rms_norm_eps");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
+        if (const json::Value* prf = r.get(root, "partial_rotary_factor"); prf && !(prf->is_number() && prf->d == 1.0))
+            fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %s is not supported (partial rotary embeddings; "
+                 "only 1.0)", path.c_str(), describe(*prf).c_str());
+        c.attention_bias_field = r.boolean(root, "attention_bias");
+        c.mlp_bias_field = r.boolean(root, "mlp_bias");
+        c.use_sliding_window = r.boolean(root, "use_sliding_window");
+        c.sliding_window = r.integer(root, "sliding_window", 1, int64_t(1) << 40);
+        if (const json::Value* sw = root.find("sliding_window"); sw && sw->is_null()) c.sliding_window = 0;
+        c.max_window_layers = r.integer(root, "max_window_layers", 0, 100000);
+        if (const json::Value* lt = r.get(root, "layer_types")) {
+            if (!lt->is_array()) r.bad("layer_types", *lt, "a list of strings");
+            for (const auto& e : lt->arr) {
+                if (!e.is_string()) r.bad("layer_types", *lt, "a list of strings");
+                c.layer_types.push_back(e.s);
+            }
+        }
         if (const json::Value* rs = r.get(root, "rope_scaling")) read_rope(r, *rs, "rope_scaling", c);
         if (const json::Value* rp = r.get(root, "rope_parameters")) read_rope(r, *rp, "rope_parameters", c);
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);

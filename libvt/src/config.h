@@ -10,6 +10,7 @@
 namespace vt {
 
 class Checkpoint;
+struct ModelFamily;
 
 struct RopeScaling {
     enum Kind { NONE, LINEAR, LLAMA3 } kind = NONE;
@@ -44,6 +45,23 @@ struct LlamaConfig {
     std::vector<std::string> architectures;
     std::string model_type;
     std::string hidden_act;
+    // config.json's family-specific fields (-1 / empty: absent or null).
+    int attention_bias_field = -1;   // attention_bias
+    int mlp_bias_field = -1;         // mlp_bias
+    int use_sliding_window = -1;     // use_sliding_window (Qwen2, Qwen3)
+    int64_t sliding_window = -1;     // sliding_window
+    int64_t max_window_layers = -1;  // max_window_layers (Qwen2, Qwen3)
+    std::vector<std::string> layer_types;  // "full_attention" / "sliding_attention" per layer
+
+    // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
+    const ModelFamily* family = nullptr;
+    bool qkv_bias = false;  // q_proj / k_proj / v_proj carry biases
+    bool o_bias = false;    // o_proj carries a bias
+    bool mlp_bias = false;  // gate_proj / up_proj / down_proj carry biases
+    bool qk_norm = false;   // per-head RMSNorm of q and k (weights [head_dim]) before RoPE
+    // [blocks of the checkpoint] keys each layer attends back over, the query's own included
+    // (transformers' sliding_window: key j is seen from query i when i - j < window); 0 = all.
+    std::vector<int64_t> layer_window;
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

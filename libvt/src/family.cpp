@@ -1,28 +1,111 @@
 #include "family.h"
 
+#include <algorithm>
 #include <cctype>
+#include <vector>
 
+#include "common.h"
 #include "config.h"
 
 namespace vt {
 namespace {
 
+#define VT_LLAMA_LAYER_TENSORS                                                                              \
+    {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",                       \
+     "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",       \
+     "input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.bias",                  \
+     "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias", "mlp.gate_proj.bias",       \
+     "mlp.up_proj.bias", "mlp.down_proj.bias", "self_attn.q_norm.weight", "self_attn.k_norm.weight"}
+
+// Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
+// Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
 const ModelFamily kFamilies[] = {
     {
         "Llama", "LlamaForCausalLM", "llama",
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
-        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
-         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
-         "input_layernorm.weight", "post_attention_layernorm.weight"},
-        "self_attn.rotary_emb.inv_freq",
-        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, /*qkv_bias=*/false,
-        /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-6, /*rope_theta=*/10000.0,
-        /*max positions=*/2048,
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0,
+        /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
     },
+    {
+        "Mistral", "MistralForCausalLM", "mistral",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/4096 * 32,
+    },
+    {
+        "Qwen2", "Qwen2ForCausalLM", "qwen2",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::QKV_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+    },
+    {
+        "Qwen3", "Qwen3ForCausalLM", "qwen3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+    },
+    {
+        "Phi3", "Phi3ForCausalLM", "phi3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.qkv_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_up_proj.weight",
+         nullptr, "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight", nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0,
+        /*config head_dim=*/0, /*head_dim=*/96, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/4096,
+    },
+};
+
+#undef VT_LLAMA_LAYER_TENSORS
+
+// Families transformers has that this engine does not run, with what they would need.
+struct Unsupported {
+    const char* model_type;
+    const char* needs;
+};
+const Unsupported kUnsupported[] = {
+    {"gemma", "RMSNorm as x·(1+w), embeddings scaled by sqrt(hidden_size), GeGLU (tanh GELU)"},
+    {"gemma2", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), post-attention and "
+               "pre/post-feedforward norms, query_pre_attn_scalar, attention and final logit soft-capping, "
+               "alternating local/global layers"},
+    {"gemma3", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), pre/post-feedforward "
+               "norms, q/k norms, query_pre_attn_scalar, alternating local/global layers with their own RoPE bases"},
+    {"gemma3_text", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), pre/post-feedforward "
+                    "norms, q/k norms, query_pre_attn_scalar, alternating local/global layers with their own RoPE "
+                    "bases"},
+    {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
+    {"mixtral", "a mixture-of-experts MLP (block_sparse_moe)"},
+    {"qwen2_moe", "a mixture-of-experts MLP"},
+    {"qwen3_moe", "a mixture-of-experts MLP"},
 };
 
 std::string lower(std::string s) {
     for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+std::string supported_list() {
+    std::string s;
+    for (const ModelFamily& f : kFamilies) s += (s.empty() ? "" : ", ") + std::string(f.architecture);
     return s;
 }
 
@@ -40,8 +123,89 @@ const ModelFamily* family_of(const LlamaConfig& c) {
     return nullptr;
 }
 
+std::string unsupported_family_reason(const LlamaConfig& c) {
+    std::string mt = lower(c.model_type);
+    if (mt.empty()) {  // no model_type: guess it from the architecture ("Gemma2ForCausalLM" -> gemma2)
+        for (const auto& a : c.architectures) {
+            const std::string la = lower(a);
+            for (const Unsupported& u : kUnsupported)
+                if (la == lower(std::string(u.model_type)) + "forcausallm") mt = u.model_type;
+        }
+    }
+    std::string msg = "architecture " + c.architecture_str() + " is not supported";
+    for (const Unsupported& u : kUnsupported)
+        if (mt == u.model_type) {
+            msg += std::string(" yet: it needs ") + u.needs + ", which this engine does not implement";
+            break;
+        }
+    return msg + " (supported: " + supported_list() + ")";
+}
+
 std::string layer_tensor_name(const ModelFamily& f, int64_t layer, LayerTensor which) {
     return f.layer_prefix + std::to_string(layer) + "." + f.layer_tensors[which];
+}
+
+bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which) {
+    if (c.family && !c.family->layer_tensors[which]) return false;  // fused into another
+    switch (which) {
+        case T_Q_BIAS:
+        case T_K_BIAS:
+        case T_V_BIAS: return c.qkv_bias;
+        case T_O_BIAS: return c.o_bias;
+        case T_GATE_BIAS:
+        case T_UP_BIAS:
+        case T_DOWN_BIAS: return c.mlp_bias;
+        case T_Q_NORM:
+        case T_K_NORM: return c.qk_norm;
+        default: return which < kRequiredTensors;
+    }
+}
+
+namespace {
+
+// "layers 2..5", "layers 1, 3, 5", "every layer" — the layers with a window.
+std::string window_layers(const LlamaConfig& c) {
+    std::vector<int64_t> on;
+    for (size_t l = 0; l < c.layer_window.size(); ++l)
+        if (c.layer_window[l] > 0) on.push_back(int64_t(l));
+    if (on.size() == c.layer_window.size()) return "every layer";
+    if (on.size() > 1 && on.back() - on.front() + 1 == int64_t(on.size()))
+        return format("layers %lld..%lld", (long long)on.front(), (long long)on.back());
+    std::string s = on.size() == 1 ? "layer " : "layers ";
+    for (size_t i = 0; i < on.size(); ++i) s += (i ? ", " : "") + std::to_string(on[i]);
+    return s;
+}
+
+}  // namespace
+
+std::string feature_list(const LlamaConfig& c) {
+    std::string s;
+    auto add = [&](const std::string& f) { s += (s.empty() ? "" : ", ") + f; };
+    if (c.qkv_bias) add(c.o_bias ? "attention-bias" : "qkv-bias");
+    if (c.mlp_bias) add("mlp-bias");
+    if (c.qk_norm) add("qk-norm");
+    if (c.family && c.family->fused_qkv) add("fused-qkv");
+    if (c.family && c.family->fused_gate_up) add("fused-gate-up");
+    if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size)
+        add(format("head-dim %lld", (long long)c.head_dim));
+    int64_t w = 0;
+    for (int64_t x : c.layer_window) w = std::max(w, x);
+    if (w > 0) add(format("sliding-window %lld (%s)", (long long)w, window_layers(c).c_str()));
+    return s;
+}
+
+std::string cuda_unimplemented_feature(const LlamaConfig& c) {
+    const char* fam = c.family ? c.family->name : "Llama";
+    const char* what = nullptr;
+    if (c.qkv_bias) what = c.o_bias ? "attention_bias (q/k/v/o biases)" : "qkv bias";
+    else if (c.mlp_bias) what = "mlp_bias";
+    else if (c.qk_norm) what = "q/k norm";
+    else if (c.num_heads * c.head_dim != c.hidden_size) what = "head_dim × num_attention_heads != hidden_size";
+    else
+        for (int64_t x : c.layer_window)
+            if (x > 0) what = "sliding-window attention";
+    if (!what) return std::string();
+    return format("%s (%s) is not implemented on the CUDA backend yet", what, fam);
 }
 
 }  // namespace vt

@@ -1,9 +1,12 @@
 // Model families: one description per family — tensor names, norms, activation, biases, RoPE
-// variant, the defaults of what config.json may leave out — in one table (family.cpp), read by
-// the loader (model.cpp, config.cpp) instead of literals and conditionals spread through them.
-// Llama is the only family today; Mistral, Qwen2/3, Phi-3 and Gemma are to be rows of the
-// table (and the fields they need: biases, norm variants, activations), with the forward
-// passes (cpu/engine.cpp, cuda/engine.cpp) reading the same description.
+// variant, attention window, the defaults of what config.json may leave out — in one table
+// (family.cpp), read by the loader (model.cpp, config.cpp) instead of literals and
+// conditionals spread through them. Rows: Llama, Mistral, Qwen2 (Qwen2.5), Qwen3 (dense),
+// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load).
+// What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
+// qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
+// Gemma, Phi-1/2, longrope Phi-3 and the mixture-of-experts families are not rows: the loader refuses them
+// naming what they need (unsupported_family_reason).
 #pragma once
 
 #include <cstdint>
@@ -13,11 +16,18 @@ namespace vt {
 
 struct LlamaConfig;
 
-// The per-layer tensors of a block, in the order of ModelFamily::layer_tensors.
-enum LayerTensor { T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM, T_COUNT };
+// The per-layer tensors of a block, in the order of ModelFamily::layer_tensors: the first
+// kRequiredTensors in every checkpoint of every family, the rest only where the family and
+// config.json enable them (layer_tensor_expected).
+enum LayerTensor {
+    T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM,
+    T_Q_BIAS, T_K_BIAS, T_V_BIAS, T_O_BIAS, T_GATE_BIAS, T_UP_BIAS, T_DOWN_BIAS, T_Q_NORM, T_K_NORM,
+    T_COUNT
+};
+constexpr int kRequiredTensors = T_Q_BIAS;
 
 struct ModelFamily {
-    const char* name;          // for messages: "Llama"
+    const char* name;          // for messages and vt_model_info: "Llama"
     const char* architecture;  // config.json "architectures" entry (compared case-insensitively)
     const char* model_type;    // config.json "model_type"
     // Tensor names. Layer tensors are layer_prefix + N + "." + layer_tensors[k].
@@ -25,15 +35,29 @@ struct ModelFamily {
     const char* final_norm;
     const char* lm_head;  // absent or ignored when the embeddings are tied
     const char* layer_prefix;
-    const char* layer_tensors[T_COUNT];
+    const char* layer_tensors[T_COUNT];  // null: the family has no such tensor (fused)
     const char* ignored_layer_tensor;  // stored by old conversions, recomputed: not "unexpected"
     // The block.
     const char* activation;  // config.json hidden_act this family's MLP computes: act(gate) · up
     enum Norm { RMS_NORM } norm;         // x · rsqrt(mean(x²) + eps) · w
     enum Rope { ROTATE_HALF } rope;      // pairs (i, i + head_dim/2), transformers' rotate_half
-    bool qkv_bias;                       // q/k/v projections carry biases
+    // Biases of the attention projections: none; q/k/v always (Qwen2); q/k/v/o when
+    // config.json's attention_bias is true (Llama, Qwen3).
+    enum AttnBias { NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS } attn_bias;
+    bool config_mlp_bias;  // gate/up/down biases when config.json's mlp_bias is true (Llama)
+    bool qk_norm;          // per-head RMSNorm (weights [head_dim]) on q and k before RoPE (Qwen3)
+    // Fused tensors: T_Q names q|k|v rows in one tensor ([QKV, H], Phi-3's qkv_proj; T_K, T_V
+    // null); T_GATE names gate|up rows ([2·I, H], Phi-3's gate_up_proj; T_UP null).
+    bool fused_qkv;
+    bool fused_gate_up;
+    // Sliding-window attention: none; every layer when config.json's sliding_window is not
+    // null (Mistral, Phi-3); the layers config.json's layer_types marks "sliding_attention" —
+    // else, when use_sliding_window is true, layers >= max_window_layers (Qwen2, Qwen3).
+    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN } window;
+    int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
     // Defaults for what config.json does not say (or when there is none).
-    int64_t default_head_dim;
+    int64_t config_head_dim;             // config.json without head_dim (0: hidden_size / num_heads)
+    int64_t default_head_dim;            // no config.json at all
     double default_eps_without_config;   // no config.json at all
     double default_eps_with_config;      // config.json without rms_norm_eps (transformers' default)
     double default_rope_theta;
@@ -44,10 +68,26 @@ struct ModelFamily {
 // taken as Llama), or nullptr when no row of the table matches.
 const ModelFamily* family_of(const LlamaConfig& c);
 
-// The Llama row (the loader's family until the table has more rows).
+// Why a config whose family_of() is null cannot be loaded, in one clause naming the
+// architecture and what it would need ("Gemma2ForCausalLM (model_type gemma2) is not supported
+// yet: it needs ..."), listing the supported architectures.
+std::string unsupported_family_reason(const LlamaConfig& c);
+
+// The Llama row (a config that names no family).
 const ModelFamily& llama_family();
 
 // layer_prefix + layer + "." + layer_tensors[which].
 std::string layer_tensor_name(const ModelFamily& f, int64_t layer, LayerTensor which);
+
+// Whether a checkpoint of config c (its features resolved) has layer tensor `which`.
+bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which);
+
+// The variant features of a resolved config, for vt_model_info and messages:
+// "qkv-bias, qk-norm, sliding-window 4096 (layers 2..3)"; "" for a plain Llama.
+std::string feature_list(const LlamaConfig& c);
+
+// The first feature of c the CUDA backend does not implement yet, as one line naming it
+// ("qkv bias (Qwen2) is not implemented on the CUDA backend yet"); "" when there is none.
+std::string cuda_unimplemented_feature(const LlamaConfig& c);
 
 }  // namespace vt

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "convert.h"
@@ -16,11 +17,6 @@
 namespace vt {
 
 namespace {
-
-// The loader's family (family.h): its names. Llama, the only row so far.
-const ModelFamily& F = llama_family();
-
-std::string layer_name(int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); }
 
 // ---- Options ----------------------------------------------------------------------------
 
@@ -177,6 +173,17 @@ public:
                     block);
     }
 
+    // Rows [row0, row0 + rows) of a 2-D tensor, prepacked (one half of a fused gate|up).
+    std::unique_ptr<Packed> pack_rows(const TensorView& t, int64_t row0, int64_t rows, vt_format fmt,
+                                      int32_t block) const {
+        AlignedVec<uint8_t> tmp;
+        const auto* src = static_cast<const uint8_t*>(aligned_data(t, tmp));
+        const size_t row_bytes = size_t(t.shape[1]) * vt_dtype_size(t.dtype);
+        return pack(format("tensor %s rows %lld..%lld in %s", t.name.c_str(), (long long)row0,
+                           (long long)(row0 + rows - 1), ck_.file_of(t).c_str()),
+                    src + size_t(row0) * row_bytes, t.dtype, rows, t.shape[1], fmt, block);
+    }
+
     // Row-concatenation of 2-D tensors with the same column count, prepacked as one matrix.
     std::unique_ptr<Packed> pack_concat(const std::vector<const TensorView*>& ts, vt_format format,
                                         int32_t block) const {
@@ -316,12 +323,18 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         head_block = H % 32 == 0 ? 32 : 16;
     }
 
+    // The family resolve_config found (family.h): its tensor names.
+    const ModelFamily& F = *cfg.family;
+    auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
+    auto present = [&](int which) { return layer_tensor_expected(cfg, LayerTensor(which)); };
+
     Loader ld(*ck, opt);
     const TensorView& emb = ld.tensor(F.embed);
     int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor(F.final_norm).nbytes);
     if (!tied) total += int64_t(ld.tensor(F.lm_head).nbytes);
     for (int64_t l = 0; l < L; ++l)
-        for (int k = 0; k < T_COUNT; ++k) total += int64_t(ld.tensor(layer_name(l, k)).nbytes);
+        for (int k = 0; k < T_COUNT; ++k)
+            if (present(k)) total += int64_t(ld.tensor(layer_name(l, k)).nbytes);
     ld.set_total(total);
     ld.progress(0);
 
@@ -339,16 +352,50 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         w.attn_norm = ld.to_f32_vec(t(T_ATTN_NORM));
         w.mlp_norm = ld.to_f32_vec(t(T_MLP_NORM));
         ld.progress(int64_t(t(T_ATTN_NORM).nbytes + t(T_MLP_NORM).nbytes));
-        w.qkv = ld.pack_concat({&t(T_Q), &t(T_K), &t(T_V)}, m->format, m->block_size);
-        ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
+        if (F.fused_qkv) {  // q|k|v rows already, as the packed qkv holds them
+            w.qkv = ld.pack_tensor(t(T_Q), m->format, m->block_size);
+            ld.progress(int64_t(t(T_Q).nbytes));
+        } else {
+            w.qkv = ld.pack_concat({&t(T_Q), &t(T_K), &t(T_V)}, m->format, m->block_size);
+            ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
+        }
         w.o = ld.pack_tensor(t(T_O), m->format, m->block_size);
         ld.progress(int64_t(t(T_O).nbytes));
-        w.gate = ld.pack_tensor(t(T_GATE), m->format, m->block_size);
-        ld.progress(int64_t(t(T_GATE).nbytes));
-        w.up = ld.pack_tensor(t(T_UP), m->format, m->block_size);
-        ld.progress(int64_t(t(T_UP).nbytes));
+        if (F.fused_gate_up) {  // gate rows, then up rows
+            const int64_t I = cfg.intermediate_size;
+            w.gate = ld.pack_rows(t(T_GATE), 0, I, m->format, m->block_size);
+            w.up = ld.pack_rows(t(T_GATE), I, I, m->format, m->block_size);
+            ld.progress(int64_t(t(T_GATE).nbytes));
+        } else {
+            w.gate = ld.pack_tensor(t(T_GATE), m->format, m->block_size);
+            ld.progress(int64_t(t(T_GATE).nbytes));
+            w.up = ld.pack_tensor(t(T_UP), m->format, m->block_size);
+            ld.progress(int64_t(t(T_UP).nbytes));
+        }
         w.down = ld.pack_tensor(t(T_DOWN), m->format, m->block_size);
         ld.progress(int64_t(t(T_DOWN).nbytes));
+        // The family's small f32 tensors: biases, q/k norms.
+        auto small = [&](int which, AlignedVec<float>& out) {
+            if (!present(which)) return;
+            out = ld.to_f32_vec(t(which));
+            ld.progress(int64_t(t(which).nbytes));
+        };
+        if (cfg.qkv_bias) {
+            AlignedVec<float> q, k, v;
+            small(T_Q_BIAS, q);
+            small(T_K_BIAS, k);
+            small(T_V_BIAS, v);
+            w.qkv_bias.resize(q.size() + k.size() + v.size());
+            std::copy(q.begin(), q.end(), w.qkv_bias.begin());
+            std::copy(k.begin(), k.end(), w.qkv_bias.begin() + std::ptrdiff_t(q.size()));
+            std::copy(v.begin(), v.end(), w.qkv_bias.begin() + std::ptrdiff_t(q.size() + k.size()));
+        }
+        small(T_O_BIAS, w.o_bias);
+        small(T_GATE_BIAS, w.gate_bias);
+        small(T_UP_BIAS, w.up_bias);
+        small(T_DOWN_BIAS, w.down_bias);
+        small(T_Q_NORM, w.q_norm);
+        small(T_K_NORM, w.k_norm);
     }
     const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
@@ -365,7 +412,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     int64_t wb = m->lm_head->nbytes() + int64_t(m->final_norm.size() * sizeof(float));
     for (const auto& w : m->layers) {
         wb += w.qkv->nbytes() + w.o->nbytes() + w.gate->nbytes() + w.up->nbytes() + w.down->nbytes();
-        wb += int64_t((w.attn_norm.size() + w.mlp_norm.size()) * sizeof(float));
+        wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
+                       w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +
+                       w.k_norm.size()) * sizeof(float));
     }
     // Every weight has been read from the files: were they the same files throughout?
     ck->check_unchanged(true);
@@ -423,6 +472,8 @@ void get_model_info(const vt_model& m, vt_model_info* info) {
     r.device_index = m.device_index;
     r.weight_bytes = m.weight_bytes;
     r.total_bytes = m.total_bytes + m.backend->device_bytes();
+    std::snprintf(r.family, sizeof r.family, "%s", c.family ? c.family->name : "Llama");
+    std::snprintf(r.features, sizeof r.features, "%s", feature_list(c).c_str());
     *info = r;
 }
 

@@ -24,7 +24,18 @@ struct LayerWeights {
     std::unique_ptr<Packed> gate; // [I, H]     gate_proj
     std::unique_ptr<Packed> up;   // [I, H]     up_proj
     std::unique_ptr<Packed> down; // [H, I]     down_proj
+    // The family's optional tensors (family.h), f32; empty when the model has none.
+    AlignedVec<float> qkv_bias;   // [QKV]  q_proj.bias | k_proj.bias | v_proj.bias
+    AlignedVec<float> o_bias;     // [H]
+    AlignedVec<float> gate_bias;  // [I]
+    AlignedVec<float> up_bias;    // [I]
+    AlignedVec<float> down_bias;  // [H]
+    AlignedVec<float> q_norm;     // [HD] per-head RMSNorm of q before RoPE
+    AlignedVec<float> k_norm;     // [HD] per-head RMSNorm of k before RoPE
 };
+
+// The bias a linear adds: null when the model has none.
+inline const float* bias_or_null(const AlignedVec<float>& b) { return b.empty() ? nullptr : b.data(); }
 
 struct ModelWeights {
     LlamaConfig cfg;          // every field resolved (no -1 left), num_layers = loaded blocks

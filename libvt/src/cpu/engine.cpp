@@ -1,9 +1,11 @@
-// The CPU backend (backend.h): the Llama forward pass on the CPU. One function runs m tokens
-// (a prefill chunk, a decoded token, or one token of each session of a batch) through
-// embedding -> blocks -> final norm -> lm_head, over preallocated session state. The linears
-// are vt::linear (quant.h), the per-token ops are in ops/ (RMSNorm, RoPE, attention); this file
-// schedules them over rows, heads and threads. Validation, lengths and the token choice are
-// the session layer's (session.cpp).
+// The CPU backend (backend.h): the forward pass on the CPU, for every family of family.h (the
+// Llama block plus the features LlamaConfig resolves: biases, q/k norms, sliding windows,
+// branches taken per model, not per element). One function runs m tokens (a prefill chunk, a
+// decoded token, or one token of each session of a batch) through embedding -> blocks -> final
+// norm -> lm_head, over preallocated session state. The linears are vt::linear (quant.h), the
+// per-token ops are in ops/ (RMSNorm, RoPE, attention); this file schedules them over rows,
+// heads and threads. Validation, lengths and the token choice are the session layer's
+// (session.cpp).
 #include <cstdlib>
 
 #include "backend.h"
@@ -99,20 +101,25 @@ int64_t partial_floats(const LlamaConfig& c) {
 // Decode attention for one layer: each row of the pass is one query per head over its own
 // session's pos + 1 cached keys -> s.att row. Long ranges are split across threads and
 // merged (flash-decoding), so 3 KV heads still keep 2+ cores busy.
+// The first key position a query at `pos` attends in a layer with window `window` (0: all).
+inline int64_t first_key(int64_t pos, int64_t window) { return window > 0 ? std::max<int64_t>(0, pos + 1 - window) : 0; }
+
 void attention_decode(const Pass& p, int64_t layer) {
     CpuSession& s = p.s;
     const LlamaConfig& c = s.model->cfg;
+    const int64_t window = c.layer_window[size_t(layer)];
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
     const HeadGroups hg = head_groups(c);
     const int64_t gb = hg.gb, units = hg.units;
     const int64_t R = p.m;
     const int64_t threads = num_threads();
-    int64_t splits[VT_MAX_BATCH], per[VT_MAX_BATCH], first[VT_MAX_BATCH + 1];
+    int64_t splits[VT_MAX_BATCH], per[VT_MAX_BATCH], first[VT_MAX_BATCH + 1], lo[VT_MAX_BATCH];
     first[0] = 0;
     int64_t macs = 0;
     for (int64_t r = 0; r < R; ++r) {
-        const int64_t nkeys = p.pos(r) + 1;
+        lo[r] = first_key(p.pos(r), window);
+        const int64_t nkeys = p.pos(r) + 1 - lo[r];
         int64_t sp = 1;
         if (nkeys >= 4 * kKeyBlock && threads > 1) {
             sp = std::min<int64_t>({kMaxSplits, (2 * threads + units * R - 1) / (units * R), nkeys / (2 * kKeyBlock)});
@@ -140,7 +147,7 @@ void attention_decode(const Pass& p, int64_t layer) {
             for (int64_t g = 0; g < u.ng; ++g) q[g] = s.qkv.data() + r * QKV + (u.head0 + g) * HD;
             float* pt = part + t * pstride;
             const ops::Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
-            const int64_t k0 = sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
+            const int64_t k0 = lo[r] + sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
             ops::attend(q, u.ng, rs.kt.get() + size_t((layer * KV + u.kvh) * HD * cap),
                         rs.v.get() + size_t((layer * KV + u.kvh) * cap * HD), cap, k0, k1, HD, out);
         }
@@ -179,6 +186,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
     const int64_t cap = s.kv_cap;
     const float* kt_layer = s.kt.get() + size_t(layer * KV * HD * cap);
     const float* v_layer = s.v.get() + size_t(layer * KV * cap * HD);
+    const int64_t window = c.layer_window[size_t(layer)];
 
     // Prefill: tasks = (query block, KV head, head group). Query blocks are visited in the
     // order 0, last, 1, last-1, ... so the contiguous halves parallel_for hands to each
@@ -201,8 +209,8 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
                     q[g] = s.qkv.data() + i * QKV + (u.head0 + g) * HD;
                     o[g] = s.att.data() + i * NH * HD + (u.head0 + g) * HD;
                 }
-                ops::attend_normalized(q, u.ng, kt_layer + u.kvh * HD * cap, v_layer + u.kvh * cap * HD, cap, 0,
-                                       pos0 + i + 1, HD, o);
+                ops::attend_normalized(q, u.ng, kt_layer + u.kvh * HD * cap, v_layer + u.kvh * cap * HD, cap,
+                                       first_key(pos0 + i, window), pos0 + i + 1, HD, o);
             }
         }
     });
@@ -290,12 +298,17 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     for (int64_t l = 0; l < c.num_layers; ++l) {
         const LayerWeights& w = M.layers[size_t(l)];
 
-        linear(*w.qkv, xn, m, nullptr, lopt, s.qkv.data());
-        // RoPE on q (pre-scaled by 1/sqrt(HD)) and k, then K/V into the cache.
+        linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
+        // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
+        // then K/V into the cache.
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
                 const float* cs = s.rope.data() + i * HD;
+                if (c.qk_norm) {
+                    ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
+                    ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
+                }
                 ops::rope(row, NH, HD, cs, qscale);
                 ops::rope(row + NH * HD, KV, HD, cs, 1.0f);
                 CpuSession& rs = p.row(i);
@@ -313,13 +326,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         });
         if (p.sess || m == 1) attention_decode(p, l);
         else attention_prefill(s, l, m, p.pos0);
-        linear(*w.o, s.att.data(), m, nullptr, lopt, s.tmp.data());
+        linear(*w.o, s.att.data(), m, bias_or_null(w.o_bias), lopt, s.tmp.data());
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i)
                 ops::add_rmsnorm(x + i * H, s.tmp.data() + i * H, w.mlp_norm.data(), eps, H, xn + i * H);
         });
-        linear_swiglu(*w.gate, *w.up, xn, m, nullptr, nullptr, lopt, s.mlp.data());
-        linear(*w.down, s.mlp.data(), m, nullptr, lopt, s.tmp.data());
+        linear_swiglu(*w.gate, *w.up, xn, m, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, s.mlp.data());
+        linear(*w.down, s.mlp.data(), m, bias_or_null(w.down_bias), lopt, s.tmp.data());
         const float* next_norm = l + 1 < c.num_layers ? M.layers[size_t(l + 1)].attn_norm.data() : M.final_norm.data();
         // After the last block only the rows that need logits matter.
         const int64_t first = l + 1 < c.num_layers ? 0 : std::min(r0, m);

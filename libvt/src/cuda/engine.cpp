@@ -29,6 +29,7 @@
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
 #include "cuda/runtime.h"
+#include "family.h"
 #include "ops/rope.h"
 #include "quant.h"
 #include "threadpool.h"
@@ -123,8 +124,10 @@ struct CudaModel final : BackendModel {
 };
 
 std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index) {
-    const DeviceInfo& info = device_info(device_index);
     const LlamaConfig& c = m.cfg;
+    // The family features (family.h) these kernels do not compute yet: refused, never ignored.
+    if (const std::string why = cuda_unimplemented_feature(c); !why.empty()) fail(VT_STATUS_UNSUPPORTED, "%s", why.c_str());
+    const DeviceInfo& info = device_info(device_index);
     std::unique_ptr<CudaModel> cm(new CudaModel);
     cm->dev = device_index;
     cm->info = info;

@@ -22,5 +22,15 @@ VT_CLONES void add_rmsnorm(float* __restrict x, const float* __restrict d, const
     for (i = 0; i < n; ++i) out[i] = (x[i] * r) * w[i];
 }
 
+VT_CLONES void rmsnorm_heads(float* x, int64_t heads, int64_t hd, const float* __restrict w, float eps) {
+    for (int64_t h = 0; h < heads; ++h) {
+        float* v = x + h * hd;
+        float ss = 0;
+        for (int64_t i = 0; i < hd; ++i) ss += v[i] * v[i];
+        const float r = 1.0f / std::sqrt(ss / float(hd) + eps);
+        for (int64_t i = 0; i < hd; ++i) v[i] = (v[i] * r) * w[i];
+    }
+}
+
 }  // namespace ops
 }  // namespace vt

@@ -1,0 +1,205 @@
+"""Tiny random checkpoints of the model families beyond plain Llama (Llama with biases and
+head_dim != hidden/heads, Mistral, Qwen2, Qwen3), for tests/test_families.py and
+tools/make_family_golden.py.
+
+A case is a transformers config class and its arguments (so every config field is the real
+one). Its weights are seeded numpy arrays over the tensor names and shapes of transformers'
+own model of that config, rounded to bfloat16 values (pyvt's bf16 mode then holds them
+exactly). With torch and transformers installed the tests build the transformers model, load
+these weights into it and save it with save_pretrained; tests/data/families_golden.json keeps
+the config.json, the tensor names and shapes, and transformers' float32 results, so that
+without torch the same checkpoint is written here with numpy and checked against them.
+
+The tokenizer is a byte-level BPE over the 256 bytes (no merges) with Qwen's ChatML special
+tokens and chat template, written with the `tokenizers` library (a pyvt dependency).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import llama_ref as R
+
+VOCAB = 300  # 256 byte tokens, 3 special tokens, unused ids above (as real vocabularies have)
+ENDOFTEXT, IM_START, IM_END = 256, 257, 258
+PROMPT = [72, 101, 108, 108, 111, 44, 32, 119]  # "Hello, w" in the byte tokenizer
+
+_COMMON: dict[str, Any] = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                               num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=256,
+                               rms_norm_eps=1e-6, bos_token_id=ENDOFTEXT, eos_token_id=IM_END)
+
+# name -> (transformers config class, its arguments beyond _COMMON)
+CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "llama-bias-hd24": ("LlamaConfig", dict(attention_bias=True, mlp_bias=True, head_dim=24)),
+    "mistral": ("MistralConfig", dict(sliding_window=None)),
+    "mistral-window8": ("MistralConfig", dict(sliding_window=8, head_dim=32)),
+    "qwen2-tied": ("Qwen2Config", dict(tie_word_embeddings=True)),
+    "qwen2-window6": ("Qwen2Config", dict(use_sliding_window=True, sliding_window=6, max_window_layers=1,
+                                          rope_theta=1e6)),
+    "qwen3-hd32-tied": ("Qwen3Config", dict(head_dim=32, tie_word_embeddings=True)),
+    "qwen3-bias-hd8": ("Qwen3Config", dict(head_dim=8, attention_bias=True, num_key_value_heads=1)),
+    "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
+    "phi3-window8": ("Phi3Config", dict(pad_token_id=ENDOFTEXT, sliding_window=8, num_key_value_heads=4)),
+}
+
+# What `pyvt info` / vt_model_info report for each case.
+EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
+    "llama-bias-hd24": ("Llama", ["attention-bias", "mlp-bias", "head-dim 24"]),
+    "mistral": ("Mistral", []),
+    "mistral-window8": ("Mistral", ["head-dim 32", "sliding-window 8 (every layer)"]),
+    "qwen2-tied": ("Qwen2", ["qkv-bias"]),
+    "qwen2-window6": ("Qwen2", ["qkv-bias", "sliding-window 6 (layer 1)"]),
+    "qwen3-hd32-tied": ("Qwen3", ["qk-norm", "head-dim 32"]),
+    "qwen3-bias-hd8": ("Qwen3", ["attention-bias", "qk-norm", "head-dim 8"]),
+    "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
+    "phi3-window8": ("Phi3", ["fused-qkv", "fused-gate-up", "sliding-window 8 (every layer)"]),
+}
+
+GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
+
+
+def transformers_config(name: str):
+    """The transformers config object of a case (needs transformers)."""
+    import transformers
+
+    cls, kw = CASES[name]
+    args = dict(_COMMON)
+    args.update(kw)
+    return getattr(transformers, cls)(**args)
+
+
+def config_json(config) -> dict[str, Any]:
+    """config.json as save_pretrained writes it for a transformers config."""
+    d = json.loads(config.to_json_string(use_diff=False))
+    d["architectures"] = [type(config).__name__.replace("Config", "ForCausalLM")]
+    return d
+
+
+def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
+    """llama_ref's view of a config.json (for the float64 reference)."""
+    rp = cfg.get("rope_parameters") or {}
+    theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
+                        layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
+                        kv_heads=cfg["num_key_value_heads"], head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
+                        max_pos=cfg["max_position_embeddings"], eps=cfg["rms_norm_eps"], theta=theta,
+                        tie=bool(cfg.get("tie_word_embeddings")))
+
+
+def layer_windows(cfg: dict[str, Any]) -> list[int]:
+    """The keys each layer attends back over (0: all), as transformers decides it."""
+    n = cfg["num_hidden_layers"]
+    w = cfg.get("sliding_window") or 0
+    if cfg["model_type"] in ("mistral", "phi3"):
+        return [w] * n
+    if cfg["model_type"] in ("qwen2", "qwen3") and cfg.get("use_sliding_window"):
+        types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
+                                           for i in range(n)]
+        return [w if t == "sliding_attention" else 0 for t in types]
+    return [0] * n
+
+
+def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Phi-3's fused qkv_proj / gate_up_proj split into Llama's tensors (for llama_ref)."""
+    out = dict(w)
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    q, kv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+    for name in list(out):
+        if name.endswith("self_attn.qkv_proj.weight"):
+            x = out.pop(name)
+            p = name[:-len("qkv_proj.weight")]
+            out[p + "q_proj.weight"], out[p + "k_proj.weight"], out[p + "v_proj.weight"] = x[:q], x[q:q + kv], x[q + kv:]
+        elif name.endswith("mlp.gate_up_proj.weight"):
+            x = out.pop(name)
+            p = name[:-len("gate_up_proj.weight")]
+            out[p + "gate_proj.weight"], out[p + "up_proj.weight"] = np.split(x, 2)
+    return out
+
+
+def random_weights(shapes: dict[str, list[int]], seed: int) -> dict[str, np.ndarray]:
+    """float32 weights of bfloat16 values, scaled so activations and logits are O(1)."""
+    rng = np.random.default_rng(seed)
+    w: dict[str, np.ndarray] = {}
+    for name in sorted(shapes):
+        shape = tuple(shapes[name])
+        if name.endswith(".bias"):
+            a = 0.3 * rng.standard_normal(shape)
+        elif name.endswith("norm.weight"):
+            a = 1.0 + 0.2 * rng.standard_normal(shape)
+        elif name == "model.embed_tokens.weight":
+            a = rng.standard_normal(shape)
+        else:
+            gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \
+                else 0.5 if name.endswith(("o_proj.weight", "down_proj.weight")) else 1.0
+            a = rng.standard_normal(shape) * gain / math.sqrt(shape[1])
+        w[name] = R.round_to(a.astype(np.float32), "BF16")
+    return w
+
+
+def write_tokenizer(folder: Path) -> None:
+    """tokenizer.json (byte-level BPE, no merges) + tokenizer_config.json (ChatML)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    # Token id = byte value: the byte-level alphabet maps the printable bytes to themselves
+    # and the others, in order, to chr(256), chr(257), ... (GPT-2's bytes_to_unicode).
+    printable = set(range(ord("!"), ord("~") + 1)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
+    extra = iter(range(256, 512))
+    vocab = {(chr(b) if b in printable else chr(next(extra))): b for b in range(256)}
+    assert set(vocab) == set(pre_tokenizers.ByteLevel.alphabet())
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    template = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + "
+                "'<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}"
+                "{% endif %}")
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": None, "eos_token": "<|im_end|>",
+        "pad_token": "<|endoftext|>", "add_bos_token": False, "chat_template": template}))
+
+
+def load_golden() -> dict[str, Any]:
+    return json.loads(GOLDEN.read_text())
+
+
+def write_from_golden(folder: Path, name: str, golden: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Writes case `name` from the golden data with numpy only; returns its weights."""
+    g = golden["cases"][name]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(g["config"], indent=2))
+    w = random_weights(g["shapes"], g["seed"])
+    R.write_safetensors(folder / "model.safetensors", w, "BF16")
+    write_tokenizer(folder)
+    return w
+
+
+def seed_of(name: str) -> int:
+    return sorted(CASES).index(name) + 1
+
+
+def build_transformers(name: str, folder: Path | None = None):
+    """(transformers model in float32 with this case's weights, its config.json dict, the
+    weights). With `folder`: saved there with save_pretrained (safetensors) + the tokenizer."""
+    import torch
+    import transformers
+
+    config = transformers_config(name)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    tied = bool(getattr(config, "tie_word_embeddings", False))
+    shapes = {k: list(v.shape) for k, v in model.state_dict().items() if not (tied and k == "lm_head.weight")}
+    w = random_weights(shapes, seed_of(name))
+    state = {k: torch.from_numpy(v.copy()) for k, v in w.items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    assert not unexpected and set(missing) <= {"lm_head.weight"}, (missing, unexpected)
+    if folder is not None:
+        model.save_pretrained(str(folder), safe_serialization=True)
+        write_tokenizer(folder)
+    return model, config_json(config), w, shapes

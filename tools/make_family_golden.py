@@ -1,0 +1,68 @@
+"""Writes tests/data/families_golden.json: for each tiny checkpoint of tests/family_models.py
+(transformers' own config classes: Llama with biases, Mistral, Qwen2, Qwen3), its config.json,
+tensor names and shapes and weight seed, and transformers' float32 results on it: the
+argmax of every position of a 96-token teacher-forced sequence, the logits of a few of those
+positions, and 32 greedy tokens after family_models.PROMPT with the top-2 margin of each step.
+tests/test_families.py rebuilds the same checkpoints with numpy and checks pyvt against
+these without torch.
+
+    python tools/make_family_golden.py          (needs torch and transformers)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import family_models as F  # noqa: E402
+
+SEQ_LEN = 96
+LOGIT_ROWS = [0, 9, SEQ_LEN - 1]  # the first, one past every window, the last
+
+
+def main() -> None:
+    import torch
+
+    cases = {}
+    for name in sorted(F.CASES):
+        with tempfile.TemporaryDirectory() as d:
+            model, cfg, w, shapes = F.build_transformers(name, Path(d))
+        seed = F.seed_of(name)
+        seq = np.random.default_rng(1000 + seed).integers(0, F.VOCAB, SEQ_LEN).tolist()
+        with torch.no_grad():
+            logits = model(torch.tensor([seq])).logits[0].double().numpy()
+            toks, margins = list(F.PROMPT), []
+            for _ in range(32):
+                row = model(torch.tensor([toks])).logits[0, -1].double().numpy()
+                top2 = np.sort(row)[-2:]
+                margins.append(float(f"{top2[1] - top2[0]:.4g}"))
+                toks.append(int(row.argmax()))
+        cases[name] = {
+            "config": cfg,
+            "shapes": shapes,
+            "seed": seed,
+            "sequence": seq,
+            "argmax": logits.argmax(-1).tolist(),
+            "logit_rows": LOGIT_ROWS,
+            "logits": [[float(f"{v:.7g}") for v in logits[r]] for r in LOGIT_ROWS],
+            "greedy": toks[len(F.PROMPT):],
+            "greedy_margins": margins,
+        }
+        print(f"{name}: greedy {cases[name]['greedy'][:8]}..., min margin {min(margins):.3g}")
+    import transformers
+
+    out = {"generated_by": "tools/make_family_golden.py", "transformers": transformers.__version__,
+           "torch": torch.__version__, "cases": cases}
+    F.GOLDEN.write_text(json.dumps(out, separators=(",", ":")) + "\n")
+    print(f"wrote {F.GOLDEN} ({F.GOLDEN.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()
