@@ -6,7 +6,7 @@ model folder (int8), ``llama_cpp.server`` a Q8_0 GGUF of that folder's weights (
 bytes; ``flash_attn``, ``n_batch`` 512 — its own batching settings; it runs one request at a
 time). One driver (asyncio + httpx, streamed chat completions, temperature 0, ``max_tokens``
 fixed) sends the same requests to each: at each concurrency C, C clients each send requests
-back to back until ``--requests`` (default max(2C, 16)) have been sent. Per level:
+back to back until ``--requests`` (default max(C, 16)) have been sent. Per level:
 
 * aggregate generated tokens/s (the texts re-tokenized with the model's tokenizer, so both
   servers are counted the same way; wall time from the first request to the last answer);
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         proc = start_server(cmd, port, logp)
         try:
             for c in levels:
-                n = args.requests or max(2 * c, 16)
+                n = args.requests or max(c, 16)
                 log(f"{engine}: {c} clients, {n} requests")
                 raw = asyncio.run(level(f"http://127.0.0.1:{port}", "m", c, n, args.max_tokens))
                 row = {"engine": engine, "concurrency": c, **summarize(raw, tokenizer)}
