@@ -200,7 +200,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--concurrency", default="1,4,16,64", help="client counts (default 1,4,16,64)")
-    p.add_argument("--requests", type=int, default=None, help="requests per level (default max(2C, 16))")
+    p.add_argument("--requests", type=int, default=None, help="requests per level (default max(C, 16))")
     p.add_argument("--max-tokens", type=int, default=64, help="max_tokens per request (default 64)")
     p.add_argument("--threads", type=int, default=2, help="CPU threads of each server (default 2)")
     p.add_argument("--engines", default="pyvt,llama-cpp-python", help="pyvt, llama-cpp-python (default both)")
