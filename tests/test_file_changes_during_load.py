@@ -164,3 +164,35 @@ def test_gguf_header_longer_than_the_first_read(tmp_path, monkeypatch):
     f.close()
     with pytest.raises(ValueError, match="GGUF file is closed"):
         f.raw("token_embd.weight")
+
+
+def test_truncated_by_a_racing_thread_during_a_real_load(default_model_dir, tmp_path):
+    """The default model (SmolLM2-135M, 270 MB of BF16) truncated by a thread that does not
+    wait for the loader: once 30% is loaded the thread is told to cut the file, and the load
+    goes on meanwhile (the thread pool's copies and prepacks fault wherever they are)."""
+    code = """
+        import os, shutil, threading
+        from pathlib import Path
+        import pyvt
+        d = Path(shutil.copytree({src!r}, "m"))
+        st = d / "model.safetensors"
+        half = threading.Event()
+        def cut():
+            half.wait()
+            os.truncate(st, st.stat().st_size // 3)
+        t = threading.Thread(target=cut)
+        t.start()
+        def progress(done, total):
+            if done >= 0.3 * total:
+                half.set()
+        try:
+            with pyvt.load_model(d, progress=progress, threads=2):
+                print("LOADED")
+        except OSError as e:
+            print("ERROR", e)
+        half.set()
+        t.join()
+    """.format(src=str(default_model_dir))
+    r = run_py(code, tmp_path, timeout=300)
+    check(r, "ERROR ")
+    assert "model.safetensors changed or was truncated while it was being loaded" in r.stdout
