@@ -161,6 +161,10 @@ def test_gguf_header_longer_than_the_first_read(tmp_path, monkeypatch):
             assert {n: f.raw(n).tobytes() for n in tensors} == raw
     with gguf.GGUFFile(g) as f:
         assert not f.raw("token_embd.weight").flags.writeable
+        whole = f.raw("token_embd.weight").tobytes()
+        assert f.raw("token_embd.weight", 18, 54).tobytes() == whole[18:54]
+        with pytest.raises(ValueError, match=r"bytes \[0, \d+\) are outside its"):
+            f.raw("token_embd.weight", 0, len(whole) + 1)
     f.close()
     with pytest.raises(ValueError, match="GGUF file is closed"):
         f.raw("token_embd.weight")
