@@ -138,3 +138,17 @@ def test_value_limits_name_the_file(tmp_path):
     idx.write_text('{"weight_map": {}, "metadata": {"x": [' + ",".join(["0"] * 4200000) + "]}}")
     first, _ = measure(idx, tmp_path)
     assert first.startswith(f"ERROR {idx}: JSON document has more than 4194304 values"), first
+
+
+def test_tokenizer_json_value_limit_names_it(tmp_path):
+    """tokenizer.json (read by libvt for the tokenizer's EOS id) has its own limit, 8M values."""
+    import shutil
+
+    d = tmp_path / "m"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fuzz" / "data", d)
+    (d / "tokenizer_config.json").write_text('{"eos_token": "</s>"}')
+    tok = d / "tokenizer.json"
+    tok.write_text('{"model": {"vocab": {}}, "x": [' + ",".join(["0"] * ((1 << 23) + 1)) + "]}")
+    first, peak = measure(d, tmp_path)
+    assert first.startswith(f"ERROR {tok}: JSON document has more than 8388608 values"), first
+    assert peak < 120, f"+{peak:.0f} MB peak RSS"
