@@ -489,13 +489,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 return
             # Row chunks of ~4M values bound the float32 temporaries (embedding tables).
             rows, cols = info.shape
-            raw = g.raw(name)
             row_bytes = info.nbytes // rows
             step = max(1, _CHUNK_VALUES // cols)
             for r in range(0, rows, step):
                 r1 = min(rows, r + step)
+                raw = g.raw(name, r * row_bytes, r1 * row_bytes)  # read per chunk, as converted
                 try:
-                    x = dequantize(raw[r * row_bytes:r1 * row_bytes], info.ggml_type, (r1 - r, cols))
+                    x = dequantize(raw, info.ggml_type, (r1 - r, cols))
                 except ValueError as e:
                     raise ValueError(f"{p}: tensor {name!r}: {e}") from None
                 yield check(x)

@@ -745,12 +745,16 @@ class GGUFFile:
         except KeyError:
             raise KeyError(f"{self.path}: no tensor named {name!r}") from None
 
-    def raw(self, name: str) -> np.ndarray:
-        """The bytes of a tensor, read into a new read-only uint8 array."""
+    def raw(self, name: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """The bytes of a tensor (or its bytes ``[start, stop)``, to read a large one in
+        pieces), read into a new read-only uint8 array."""
         if self._fd is None:
             raise ValueError(f"{self.path}: GGUF file is closed")
         t = self._info(name)
-        out = self._read(t.offset, t.nbytes)
+        stop = t.nbytes if stop is None else stop
+        if not 0 <= start <= stop <= t.nbytes:
+            raise ValueError(f"{self.path}: tensor {name!r}: bytes [{start}, {stop}) are outside its {t.nbytes}")
+        out = self._read(t.offset + start, stop - start)
         out.flags.writeable = False
         return out
 

@@ -20,8 +20,9 @@ namespace {
 constexpr size_t kMaxConfigBytes = size_t(16) << 20;
 constexpr size_t kMaxTokenizerBytes = size_t(256) << 20;  // tokenizer.json: ~9 MB for Llama 3, 33 MB for Gemma
 // Values in tokenizer.json (config files: json::ParseOptions's 4M): a vocabulary entry is one,
-// a merge one or three; Gemma 3's 262k vocabulary and its merges make ~2M.
-constexpr size_t kMaxTokenizerValues = size_t(1) << 24;
+// a merge one or three; Gemma 3's 262k vocabulary and its merges make ~2M. At the limit the
+// document costs <= 56 bytes a value (~450 MB) besides the file's text.
+constexpr size_t kMaxTokenizerValues = size_t(1) << 23;
 constexpr int64_t kMaxDim = int64_t(1) << 24;  // no real model has a dimension this large
 
 std::string describe(const json::Value& v) {

@@ -17,9 +17,18 @@ namespace {
 constexpr int kSlots = 8192;
 
 struct Slot {
+    std::atomic<unsigned> seq{0};             // odd while begin / end are being changed
     std::atomic<uintptr_t> begin{0}, end{0};  // end == 0: free
     std::atomic<int> faulted{0};
 };
+
+// Sets a slot's range (under g_mutex) so that the handler never sees half of a change.
+void set_range(Slot& s, uintptr_t begin, uintptr_t end) {
+    s.seq.fetch_add(1, std::memory_order_acq_rel);
+    s.begin.store(begin, std::memory_order_release);
+    s.end.store(end, std::memory_order_release);
+    s.seq.fetch_add(1, std::memory_order_acq_rel);
+}
 
 Slot g_slots[kSlots];
 std::atomic<int> g_high{0};   // slots in [0, g_high) may be in use
@@ -35,7 +44,9 @@ void on_sigbus(int sig, siginfo_t* info, void* ctx) {
     const int high = g_high.load(std::memory_order_acquire);
     for (int i = 0; i < high; ++i) {
         Slot& s = g_slots[i];
+        const unsigned q = s.seq.load(std::memory_order_acquire);
         const uintptr_t b = s.begin.load(std::memory_order_acquire), e = s.end.load(std::memory_order_acquire);
+        if ((q & 1) || s.seq.load(std::memory_order_acquire) != q) continue;  // being changed: not a load's
         if (e == 0 || addr < b || addr >= e) continue;
         const uintptr_t page = addr & ~(g_page.load(std::memory_order_relaxed) - 1);
         // Zero pages from here to the end of the mapping: the faulting read then completes
@@ -97,8 +108,7 @@ int guard_mapping(const void* base, size_t len) {
     ++g_registered;
     Slot& s = g_slots[slot];
     s.faulted.store(0, std::memory_order_relaxed);
-    s.begin.store(reinterpret_cast<uintptr_t>(base), std::memory_order_release);
-    s.end.store(reinterpret_cast<uintptr_t>(base) + len, std::memory_order_release);
+    set_range(s, reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base) + len);
     if (slot >= g_high.load(std::memory_order_relaxed)) g_high.store(slot + 1, std::memory_order_release);
     return slot;
 }
@@ -110,8 +120,7 @@ bool guard_faulted(int slot) {
 void unguard_mapping(int slot) {
     if (slot < 0) return;
     std::lock_guard<std::mutex> lock(g_mutex);
-    g_slots[slot].end.store(0, std::memory_order_release);
-    g_slots[slot].begin.store(0, std::memory_order_release);
+    set_range(g_slots[slot], 0, 0);
     if (--g_registered == 0 && ours_installed()) ::sigaction(SIGBUS, &g_prev, nullptr);
 }
 

@@ -32,6 +32,9 @@ const Value* Value::find(std::string_view key) const {
     return nullptr;
 }
 
+// The sizes docs/reliability.md and json.h quote (64-bit targets).
+static_assert(sizeof(void*) != 8 || (sizeof(Value) == 40 && sizeof(Member) == 56), "json::Value layout changed");
+
 namespace {
 
 // Pass 1 (Build = false) validates the document and counts: the values (refused past
