@@ -120,7 +120,7 @@ cdef class Model:
     cdef object _progress_exc
 
     def __cinit__(self, path, *, weight_format="int8", block_size=0, num_layers=0, device="auto",
-                  max_seq_len=0, progress=None, extra_eos_ids=()):
+                  max_seq_len=0, progress=None, extra_eos_ids=(), packed_cache_dir=None):
         self._m = NULL
         self._lock = threading.Lock()
         self._users = 0
@@ -172,6 +172,12 @@ cdef class Model:
         if b"\0" in bpath:  # C would read the path only up to the NUL: another file
             head = os.fsdecode(bpath.split(b"\0")[0])
             raise ValueError(f"path {head!r}... contains a NUL character")
+        bcache = None
+        if packed_cache_dir is not None:
+            bcache = os.fsencode(packed_cache_dir)
+            if b"\0" in bcache or not bcache:
+                raise ValueError(f"packed_cache_dir {packed_cache_dir!r} is empty or contains a NUL character")
+            opt.packed_cache_dir = bcache
         cdef const char* cpath = bpath
         cdef vt_status st
         cdef vt_model* m = NULL

@@ -168,6 +168,7 @@ cdef extern from "vt/vt.h" nogil:
         void* progress_user
         const int32_t* extra_eos_ids
         int32_t num_extra_eos
+        const char* packed_cache_dir
 
     vt_model_options vt_model_default_options()
     vt_status vt_model_load(const char* path, const vt_model_options* options, vt_model** out)

@@ -134,6 +134,33 @@ def _progress_callback(enabled: bool | Callable[[int, int], Any] | None, label: 
     return cb, bar
 
 
+#: Checkpoints smaller than this pack in well under a second: not worth a cache file.
+PACKED_CACHE_MIN_BYTES = 256 << 20
+
+
+def _packed_cache_dir(packed_cache: Any, p: Path) -> str | None:
+    """The folder for vt_model_options.packed_cache_dir, or None (no cache)."""
+    if packed_cache is False:
+        return None
+    if isinstance(packed_cache, (str, os.PathLike)):
+        return os.fspath(packed_cache)
+    if packed_cache is not True and packed_cache is not None:
+        raise TypeError(f"packed_cache must be None, a bool or a folder, got {type(packed_cache).__name__}")
+    from .hub import cache_dir
+
+    folder = str(cache_dir() / "packed")
+    if packed_cache is True:
+        return folder
+    if os.environ.get("PYVT_PACKED_CACHE", "1") == "0":
+        return None
+    try:
+        files = [p] if p.is_file() else list(p.glob("*.safetensors"))
+        size = sum(f.stat().st_size for f in files)
+    except OSError:
+        return None
+    return folder if size >= PACKED_CACHE_MIN_BYTES else None
+
+
 def load_model(
     path: str | os.PathLike | None = None,
     *,
@@ -145,6 +172,7 @@ def load_model(
     max_seq_len: int | None = None,
     threads: int | None = None,
     progress: bool | Callable[[int, int], Any] | None = None,
+    packed_cache: bool | str | os.PathLike | None = None,
 ) -> ModelHandle:
     """Load a Llama-family checkpoint and prepack its weights (SPEC §3).
 
@@ -161,7 +189,11 @@ def load_model(
     loads only the first N blocks. ``device``: "auto", "cpu", "cuda" or "cuda:N".
     ``max_seq_len`` caps the context (default: the config's). ``threads`` sets the CPU
     worker count (process-wide). ``progress``: a ``(done, total)`` callable, ``True`` for a
-    bar, ``False`` for none; default a bar when stderr is a terminal.
+    bar, ``False`` for none; default a bar when stderr is a terminal. ``packed_cache``: keep the
+    prepacked linears on disk so the next load of the same unchanged checkpoint in the same
+    format reads them instead of quantizing again — ``True`` in ``$PYVT_CACHE/packed``, a
+    folder, or ``False``; default (``None``): on for checkpoints of at least 256 MB unless
+    ``PYVT_PACKED_CACHE=0`` (docs/api.md, "Packed-weight cache").
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str, a path or None, got {type(path).__name__}")
@@ -196,6 +228,7 @@ def load_model(
             # (tokenizer_path=, a SentencePiece tokenizer.model) gives its EOS here, so the
             # model's one EOS list is the same for vt_generate and pyvt.generate.
             extra_eos_ids=() if tok.eos_token_id is None else (int(tok.eos_token_id),),
+            packed_cache_dir=_packed_cache_dir(packed_cache, p),
         )
     finally:
         if bar is not None:

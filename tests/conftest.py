@@ -14,6 +14,10 @@ import os
 
 import pytest
 
+# Tests load many throw-away copies of models: no packed-weight cache files for them in the
+# user's cache (tests/test_packed_cache.py passes its own folders explicitly).
+os.environ.setdefault("PYVT_PACKED_CACHE", "0")
+
 
 @pytest.fixture(scope="session")
 def default_model_dir():

@@ -53,6 +53,7 @@ VT_API vt_model_options vt_model_default_options(void) {
     o.progress_user = nullptr;
     o.extra_eos_ids = nullptr;
     o.num_extra_eos = 0;
+    o.packed_cache_dir = nullptr;
     return o;
 }
 

@@ -1,8 +1,10 @@
 // Loading a Llama checkpoint: find the files, read the config, check every tensor's name,
 // dtype and shape (collecting all problems into one message), then convert and prepack.
 #include "model.h"
+#include "packed_cache.h"
 
 #include <algorithm>
+#include <functional>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -329,6 +331,12 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     auto present = [&](int which) { return layer_tensor_expected(cfg, LayerTensor(which)); };
 
     Loader ld(*ck, opt);
+    // The packed-weight cache (packed_cache.h): on a hit the linears are read, not packed.
+    PackedCache pc(opt.packed_cache_dir ? opt.packed_cache_dir : "", *ck, m->format, m->block_size, L);
+    auto cached = [&](const std::string& name, int64_t rows, int64_t cols, vt_format fmt, int32_t block,
+                      const std::function<std::unique_ptr<Packed>()>& pack) {
+        return pc.get(name, rows, cols, fmt, block, pack);
+    };
     const TensorView& emb = ld.tensor(F.embed);
     int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor(F.final_norm).nbytes);
     if (!tied) total += int64_t(ld.tensor(F.lm_head).nbytes);
@@ -352,27 +360,36 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         w.attn_norm = ld.to_f32_vec(t(T_ATTN_NORM));
         w.mlp_norm = ld.to_f32_vec(t(T_MLP_NORM));
         ld.progress(int64_t(t(T_ATTN_NORM).nbytes + t(T_MLP_NORM).nbytes));
+        const std::string ln = "layers." + std::to_string((long long)l) + ".";
+        const vt_format fmt = m->format;
+        const int32_t blk = m->block_size;
+        auto one = [&](const char* name, int which) {
+            const TensorView& x = t(which);
+            return cached(ln + name, x.shape[0], x.shape[1], fmt, blk, [&] { return ld.pack_tensor(x, fmt, blk); });
+        };
         if (F.fused_qkv) {  // q|k|v rows already, as the packed qkv holds them
-            w.qkv = ld.pack_tensor(t(T_Q), m->format, m->block_size);
+            w.qkv = one("qkv", T_Q);
             ld.progress(int64_t(t(T_Q).nbytes));
         } else {
-            w.qkv = ld.pack_concat({&t(T_Q), &t(T_K), &t(T_V)}, m->format, m->block_size);
+            const int64_t rows = t(T_Q).shape[0] + t(T_K).shape[0] + t(T_V).shape[0];
+            w.qkv = cached(ln + "qkv", rows, t(T_Q).shape[1], fmt, blk,
+                           [&] { return ld.pack_concat({&t(T_Q), &t(T_K), &t(T_V)}, fmt, blk); });
             ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
         }
-        w.o = ld.pack_tensor(t(T_O), m->format, m->block_size);
+        w.o = one("o", T_O);
         ld.progress(int64_t(t(T_O).nbytes));
         if (F.fused_gate_up) {  // gate rows, then up rows
-            const int64_t I = cfg.intermediate_size;
-            w.gate = ld.pack_rows(t(T_GATE), 0, I, m->format, m->block_size);
-            w.up = ld.pack_rows(t(T_GATE), I, I, m->format, m->block_size);
+            const int64_t I = cfg.intermediate_size, K = t(T_GATE).shape[1];
+            w.gate = cached(ln + "gate", I, K, fmt, blk, [&] { return ld.pack_rows(t(T_GATE), 0, I, fmt, blk); });
+            w.up = cached(ln + "up", I, K, fmt, blk, [&] { return ld.pack_rows(t(T_GATE), I, I, fmt, blk); });
             ld.progress(int64_t(t(T_GATE).nbytes));
         } else {
-            w.gate = ld.pack_tensor(t(T_GATE), m->format, m->block_size);
+            w.gate = one("gate", T_GATE);
             ld.progress(int64_t(t(T_GATE).nbytes));
-            w.up = ld.pack_tensor(t(T_UP), m->format, m->block_size);
+            w.up = one("up", T_UP);
             ld.progress(int64_t(t(T_UP).nbytes));
         }
-        w.down = ld.pack_tensor(t(T_DOWN), m->format, m->block_size);
+        w.down = one("down", T_DOWN);
         ld.progress(int64_t(t(T_DOWN).nbytes));
         // The family's small f32 tensors: biases, q/k norms.
         auto small = [&](int which, AlignedVec<float>& out) {
@@ -401,11 +418,14 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->final_norm = ld.to_f32_vec(norm);
     ld.progress(int64_t(norm.nbytes));
     if (tied) {
-        m->lm_head = ld.pack(std::string("lm_head (tied to ") + F.embed + ")", m->embed.data(), m->embed_dtype,
-                             cfg.vocab_size, H, head_format, head_block);
+        m->lm_head = cached("lm_head", cfg.vocab_size, H, head_format, head_block, [&] {
+            return ld.pack(std::string("lm_head (tied to ") + F.embed + ")", m->embed.data(), m->embed_dtype,
+                           cfg.vocab_size, H, head_format, head_block);
+        });
     } else {
         const TensorView& head = ld.tensor(F.lm_head);
-        m->lm_head = ld.pack_tensor(head, head_format, head_block);
+        m->lm_head = cached("lm_head", head.shape[0], head.shape[1], head_format, head_block,
+                            [&] { return ld.pack_tensor(head, head_format, head_block); });
         ld.progress(int64_t(head.nbytes));
     }
 
@@ -418,6 +438,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     // Every weight has been read from the files: were they the same files throughout?
     ck->check_unchanged(true);
+    pc.finish();  // after the check: a file that changed during the load is never cached
     m->weight_bytes = wb;
     m->total_bytes = wb + int64_t(m->embed.size()) + int64_t(m->inv_freq.size() * sizeof(float)) +
                      int64_t(sizeof(vt_model));

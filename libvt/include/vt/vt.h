@@ -425,6 +425,14 @@ typedef struct vt_model_options {
      * (vt_model_info.eos_token_ids, what vt_generate stops on). NULL / 0 = none; each id >= 0. */
     const int32_t* extra_eos_ids;
     int32_t num_extra_eos;      /* 0 .. VT_MAX_EOS                                          */
+    /* A folder for the packed-weight cache (created if absent), or NULL (default): no cache.
+     * A load writes its prepacked linears there (one file per checkpoint, format, block size
+     * and layer count; written to a temporary name and renamed, so concurrent loads are safe);
+     * a later load of the same, unchanged checkpoint reads them instead of quantizing again.
+     * A cache file that does not match (another libvt layout, a changed checkpoint or config,
+     * a wrong size or checksum) is not used and is rewritten; a folder that cannot be written
+     * only means no cache. */
+    const char* packed_cache_dir;
 } vt_model_options;
 
 VT_API vt_model_options vt_model_default_options(void);
