@@ -377,7 +377,9 @@ void PackedCache::write_file() {
         ok = write_all(fd, p.tiles.data(), size_t(es[i].tiles_len), es[i].tiles_off) &&
              write_all(fd, p.rowmul.data(), size_t(es[i].rowmul_len), es[i].rowmul_off);
     }
-    ok = ok && ::ftruncate(fd, off_t(off)) == 0 && ::fsync(fd) == 0;
+    // No fsync: after a crash a renamed file may hold stale pages, which its checksums catch
+    // (it is then rebuilt); syncing a GB costs the first load seconds on slow disks.
+    ok = ok && ::ftruncate(fd, off_t(off)) == 0;
     ok = (::close(fd) == 0) && ok;
     if (!ok || ::rename(tmp.c_str(), path_.c_str()) != 0) {
         ::unlink(tmp.c_str());

@@ -8,7 +8,7 @@
 // checkpoint file's size, mtime and inode, config.json and generation_config.json). A load
 // whose key differs writes a new file and removes the other files of the same source (stale).
 //
-// Safety: the file is written to a unique temporary name, fsynced, then renamed into place
+// Safety: the file is written to a unique temporary name, then renamed into place
 // (concurrent writers each rename a complete file: the last one wins, readers never see half a
 // file); an interrupted write leaves only a temporary file, removed by the next writer of that
 // source. A reader checks the magic, version, key, the table against the file size, each

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Load time and peak memory: a first load (packing, filling the packed-weight cache), a second
+load (reading it), and a load without the cache, per model and weight format; beside them
+llama-cpp-python loading a Q8_0 GGUF of the same weights (its resident memory is the
+comparison issue 18 asks for). Each load runs in a fresh subprocess; peak RSS is the
+process's VmHWM after the load, RSS its VmRSS.
+
+    python bench/load.py                                  # SmolLM2 and the TinyLlama shape, int8 and int4
+    python bench/load.py --models smollm2-135m --formats int8 --repeat 3 --no-save
+
+Results: a table on stdout and ``bench/results/load-<host>-<date>.{json,md}`` (machine,
+versions, commit, command). Median and range over ``--repeat`` runs per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import decode as _decode  # noqa: E402
+
+PYVT_LOAD = """
+import json, re, sys, time
+import pyvt
+path, fmt, cache = sys.argv[1], sys.argv[2], sys.argv[3]
+t = time.perf_counter()
+m = pyvt.load_model(path, weight_format=fmt, threads=2, packed_cache=(False if cache == "-" else cache), progress=False)
+dt = time.perf_counter() - t
+st = open("/proc/self/status").read()
+kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
+print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": m.info["weight_bytes"]}))
+"""
+
+LLAMA_LOAD = """
+import json, re, sys, time
+from llama_cpp import Llama
+t = time.perf_counter()
+m = Llama(model_path=sys.argv[1], n_threads=2, n_ctx=2048, verbose=False)
+dt = time.perf_counter() - t
+st = open("/proc/self/status").read()
+kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
+print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": None}))
+"""
+
+
+def run(code: str, *args: str) -> dict[str, Any]:
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def med(rows: list[dict[str, Any]], key: str) -> tuple[float | None, float | None, float | None]:
+    vals = [r[key] for r in rows if "error" not in r and r.get(key) is not None]
+    if not vals:
+        return None, None, None
+    return statistics.median(vals), min(vals), max(vals)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="smollm2-135m,tinyllama-1.1b")
+    ap.add_argument("--formats", default="int8,int4")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args(argv)
+    bench = Path.home() / ".cache" / "pyvt" / "bench"
+    from pyvt import hub
+
+    folders = {"smollm2-135m": Path(hub.pull(quiet=True)), "tinyllama-1.1b": bench / "tinyllama-1.1b"}
+    ggufs = {"smollm2-135m": bench / "smollm2-135m.Q8_0.gguf", "tinyllama-1.1b": bench / "tinyllama-1.1b.Q8_0.gguf"}
+    rows = []
+    for model in args.models.split(","):
+        folder = folders[model]
+        for fmt in args.formats.split(","):
+            runs: dict[str, list[dict[str, Any]]] = {"no cache": [], "first (fills cache)": [], "second (cache)": []}
+            for _ in range(args.repeat):
+                with tempfile.TemporaryDirectory() as cache:
+                    runs["no cache"].append(run(PYVT_LOAD, str(folder), fmt, "-"))
+                    runs["first (fills cache)"].append(run(PYVT_LOAD, str(folder), fmt, cache))
+                    runs["second (cache)"].append(run(PYVT_LOAD, str(folder), fmt, cache))
+            for kind, rs in runs.items():
+                rows.append({"engine": "pyvt", "model": model, "format": fmt, "load": kind, "runs": rs})
+        if ggufs[model].exists():
+            rs = [run(LLAMA_LOAD, str(ggufs[model])) for _ in range(args.repeat)]
+            rows.append({"engine": "llama-cpp-python", "model": model, "format": "Q8_0", "load": "mmap", "runs": rs})
+    lines = ["| engine | model | format | load | load s (median, range) | peak RSS MiB | RSS after MiB | packed MiB |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ls, lo, hi = med(r["runs"], "load_s")
+        pk, _, _ = med(r["runs"], "peak_rss")
+        rss, _, _ = med(r["runs"], "rss")
+        pb, _, _ = med(r["runs"], "packed")
+        errs = [x["error"] for x in r["runs"] if "error" in x]
+        fmt_s = "-" if ls is None else f"{ls:.2f} ({lo:.2f}-{hi:.2f})"
+        lines.append(f"| {r['engine']} | {r['model']} | {r['format']} | {r['load']} | {fmt_s} | "
+                     f"{'-' if pk is None else f'{pk / 2**20:.0f}'} | {'-' if rss is None else f'{rss / 2**20:.0f}'} | "
+                     f"{'-' if pb is None else f'{pb / 2**20:.0f}'} |" + (f" errors: {errs[:1]}" if errs else ""))
+    table = "\n".join(lines)
+    print(table)
+    if not args.no_save:
+        env = {"machine": _decode.machine_info("cpu"), "versions": _decode.versions(), "git": _decode.git_info(),
+               "loadavg": _decode.loadavg(), "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv])}
+        stamp = _dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+        base = HERE / "results" / f"load-{socket.gethostname().split('.')[0]}-{stamp}"
+        base.with_suffix(".json").write_text(json.dumps({"env": env, "rows": rows}, indent=2) + "\n")
+        base.with_suffix(".md").write_text(f"# Load time and memory {stamp}\n\nCommand: `{env['command']}`\n\n"
+                                           f"Machine: {env['machine']}\n\nVersions: {env['versions']}\n\n"
+                                           f"Commit: {env['git']}\n\nLoad average: {env['loadavg']}\n\n{table}\n")
+        print(f"saved {base}.json / .md", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
