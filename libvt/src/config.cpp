@@ -249,13 +249,21 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
     c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
     c.qk_norm = F.qk_norm;
+    if (F.gemma_block) {  // Gemma2Config's defaults: 256, 50, 30
+        if (c.query_pre_attn_scalar < 0) c.query_pre_attn_scalar = 256;
+        c.attn_softcap = c.attn_logit_softcapping < 0 ? 50.0 : c.attn_logit_softcapping;
+        c.final_softcap = c.final_logit_softcapping < 0 ? 30.0 : c.final_logit_softcapping;
+    }
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
     const int64_t window = c.sliding_window < 0 ? F.default_window : c.sliding_window;
     if (F.window == ModelFamily::WINDOW_ALL_LAYERS) {
         for (auto& w : c.layer_window) w = window;
-    } else if (F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) {
+    } else if (F.window == ModelFamily::WINDOW_ALTERNATE && c.layer_types.empty() && window > 0) {
+        for (int64_t l = 0; l < L; l += 2) c.layer_window[size_t(l)] = window;  // Gemma2Config's default
+    } else if ((F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) ||
+               (F.window == ModelFamily::WINDOW_ALTERNATE && window > 0)) {
         if (!c.layer_types.empty()) {
             if (int64_t(c.layer_types.size()) < L)
                 fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
@@ -397,6 +405,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
+    if (F.gemma_block) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer
     const std::string src = c.from_file ? c.path : "the tensor shapes (no config.json)";
     if (c.hidden_size <= 0 || c.vocab_size <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s in %s is %s, expected [vocab_size, hidden_size]", F.embed,
@@ -429,7 +438,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
-            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}};
+            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k))) want(layer_name(l, k), shapes[k]);
     }
@@ -530,6 +539,12 @@ LlamaConfig read_config(const std::string& dir) {
         c.sliding_window = r.integer(root, "sliding_window", 1, int64_t(1) << 40);
         if (const json::Value* sw = root.find("sliding_window"); sw && sw->is_null()) c.sliding_window = 0;
         c.max_window_layers = r.integer(root, "max_window_layers", 0, 100000);
+        c.query_pre_attn_scalar = r.positive(root, "query_pre_attn_scalar");
+        for (auto [key, out] : {std::pair<const char*, double*>{"attn_logit_softcapping", &c.attn_logit_softcapping},
+                                {"final_logit_softcapping", &c.final_logit_softcapping}}) {
+            *out = r.positive(root, key);
+            if (const json::Value* v = root.find(key); v && v->is_null()) *out = 0;
+        }
         if (const json::Value* lt = r.get(root, "layer_types")) {
             if (!lt->is_array()) r.bad("layer_types", *lt, "a list of strings");
             for (const auto& e : lt->arr) {
