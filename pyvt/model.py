@@ -146,7 +146,7 @@ def load_model(
     threads: int | None = None,
     progress: bool | Callable[[int, int], Any] | None = None,
 ) -> ModelHandle:
-    """Load a Llama-family checkpoint and prepack its weights (SPEC §3).
+    """Load a checkpoint of a supported family (docs/models.md) and prepack its weights (SPEC §3).
 
     ``path``: a ``.safetensors`` file, one shard, a ``model.safetensors.index.json`` or a
     folder holding either; a ``.gguf`` file (converted once and cached); a Hugging Face id
