@@ -254,7 +254,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     layer's attention to the last windows[layer] positions (Mistral's / Qwen2's
     sliding_window: key j is seen from query i when i - j < window).
 
-    `gemma2` ({"query_pre_attn_scalar", "attn_softcap", "final_softcap"}, caps 0 = none):
+    `gemma2` ({"query_pre_attn_scalar", "attn_softcap", "final_softcap"}, caps 0 = none;
+    Gemma 3 adds "local_theta" and "local": the layers rotating with that base, unscaled):
     Gemma2ForCausalLM's block instead — RMSNorm weights used as 1 + w, embeddings scaled by
     float32(sqrt(hidden)), the attention and MLP outputs normed (post_attention_layernorm,
     post_feedforward_layernorm) before the residual add, the MLP input normed by
@@ -272,6 +273,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     cap = gemma2["attn_softcap"] if gemma2 else 0.0
     ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg).astype(np.float64)[None, :]
     cos, sin = np.cos(ang), np.sin(ang)
+    if gemma2 and gemma2.get("local"):
+        local = TinyConfig(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, theta=gemma2["local_theta"])
+        ang_l = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(local).astype(np.float64)[None, :]
+        cos_l, sin_l = np.cos(ang_l), np.sin(ang_l)
     causal = np.triu(np.full((n, n), -np.inf), k=1)
     ij = np.arange(n)[:, None] - np.arange(n)[None, :]
 
@@ -291,7 +296,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if p + "self_attn.q_norm.weight" in W:
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
-        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+        if gemma2 and gemma2.get("local") and gemma2["local"][i]:
+            q, k = _rope(q, cos_l, sin_l), _rope(k, cos_l, sin_l)
+        else:
+            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
         rep = nh // kv
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
         s = np.einsum("qhd,khd->hqk", q, k) * scale

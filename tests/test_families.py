@@ -3,7 +3,8 @@ head_dim != hidden/heads, Mistral (with and without sliding_window), Qwen2 (qkv 
 sliding window on some layers), Qwen3 (q/k norms, independent head_dim, attention_bias),
 Phi-3 (fused qkv_proj / gate_up_proj, sliding window), Gemma 2 ((1+w) norms, embedding scale,
 GeGLU, post-attention/feedforward norms, query_pre_attn_scalar, soft-capping, alternating
-sliding/global layers).
+sliding/global layers), Gemma 3 text (the same plus q/k norms and the sliding layers' own RoPE
+base; linear scaling on the global layers).
 
 The tiny checkpoints are made from transformers' own config classes (tests/family_models.py).
 With torch installed they are compared against transformers in float32: bf16 mode logits,
@@ -79,7 +80,7 @@ def test_golden_covers_every_case(golden):
     assert sorted(golden["cases"]) == CASES
     for name in CASES:
         g = golden["cases"][name]
-        assert g["config"]["architectures"] == [F.CASES[name][0].replace("Config", "ForCausalLM")]
+        assert g["config"]["architectures"] == [F.architecture(F.CASES[name][0])]
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -118,7 +119,7 @@ def test_float64_reference(from_golden, golden, name):
 # ~4). int8 must agree on every position whose margin is at least NEAR_TIE, and on >= 0.96 of
 # all positions (measured 0.969-1.0: 0-3 of 96 flips, all at margins <= 0.114).
 # The other formats have floors a few points below what was measured over all positions
-# (fp8 0.917-1.0, fp8-channel 0.938-1.0, int4 0.792-1.0 on the 11 cases; the tied cases are
+# (fp8 0.917-1.0, fp8-channel 0.938-1.0, int4 0.792-1.0 on 11 cases before Gemma 3; the tied cases are
 # 1.0 in every format: their argmax is dominated by the input token's own embedding).
 NEAR_TIE = 0.15
 
@@ -257,7 +258,7 @@ def refused(folder) -> str:
 
 @pytest.mark.parametrize("arch,model_type,words", [
     ("GemmaForCausalLM", "gemma", ["x·(1+w)", "GeGLU"]),
-    ("Gemma3ForCausalLM", "gemma3_text", ["q/k norms", "RoPE bases"]),
+    ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("PhiForCausalLM", "phi", ["partial rotary"]),
     ("MixtralForCausalLM", "mixtral", ["mixture-of-experts"]),
     ("FalconForCausalLM", "falcon", []),
@@ -272,7 +273,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     msg = refused(tmp_path)
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
-            "Gemma2ForCausalLM") in msg
+            "Gemma2ForCausalLM, Gemma3ForCausalLM") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg

@@ -249,21 +249,27 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
     c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
     c.qk_norm = F.qk_norm;
-    if (F.gemma_block) {  // Gemma2Config's defaults: 256, 50, 30
+    if (F.gemma_block) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
         if (c.query_pre_attn_scalar < 0) c.query_pre_attn_scalar = 256;
-        c.attn_softcap = c.attn_logit_softcapping < 0 ? 50.0 : c.attn_logit_softcapping;
-        c.final_softcap = c.final_logit_softcapping < 0 ? 30.0 : c.final_logit_softcapping;
+        c.attn_softcap = c.attn_logit_softcapping < 0 ? F.default_attn_softcap : c.attn_logit_softcapping;
+        c.final_softcap = c.final_logit_softcapping < 0 ? F.default_final_softcap : c.final_logit_softcapping;
+        if (c.use_bidirectional_attention == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: use_bidirectional_attention true is not supported (causal decoding only)",
+                 c.path.c_str());
     }
+    if (F.local_rope && c.rope_local_theta < 0) c.rope_local_theta = 10000.0;  // Gemma3TextConfig's default
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
     const int64_t window = c.sliding_window < 0 ? F.default_window : c.sliding_window;
     if (F.window == ModelFamily::WINDOW_ALL_LAYERS) {
         for (auto& w : c.layer_window) w = window;
-    } else if (F.window == ModelFamily::WINDOW_ALTERNATE && c.layer_types.empty() && window > 0) {
-        for (int64_t l = 0; l < L; l += 2) c.layer_window[size_t(l)] = window;  // Gemma2Config's default
+    } else if (F.window == ModelFamily::WINDOW_ALTERNATE && c.layer_types.empty()) {
+        const int64_t P = c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern;
+        for (int64_t l = 0; l < L; ++l)
+            if ((l + 1) % P != 0) c.layer_window[size_t(l)] = window;
     } else if ((F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) ||
-               (F.window == ModelFamily::WINDOW_ALTERNATE && window > 0)) {
+               F.window == ModelFamily::WINDOW_ALTERNATE) {
         if (!c.layer_types.empty()) {
             if (int64_t(c.layer_types.size()) < L)
                 fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
@@ -280,6 +286,16 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
+    // Gemma 3: the sliding layers (by type, whether or not the window is null) use the local
+    // RoPE base. (Until here a sliding layer's window may be 0 when sliding_window is null;
+    // then its type is read again below.)
+    c.layer_local_rope.assign(c.layer_window.size(), 0);
+    if (F.local_rope)
+        for (int64_t l = 0; l < L; ++l) {
+            const int64_t P = c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern;
+            c.layer_local_rope[size_t(l)] = c.layer_types.empty() ? (l + 1) % P != 0
+                                                                  : c.layer_types[size_t(l)] == "sliding_attention";
+        }
 }
 
 void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
@@ -471,6 +487,8 @@ void check_float32(const LlamaConfig& c) {
     const char* range = "is out of range: it must be a finite positive float32 (about 1.2e-38 .. 3.4e38)";
     if (!f32_ok(c.rms_norm_eps) || float(c.rms_norm_eps) < 1.17549435e-38f) refuse("rms_norm_eps", c.rms_norm_eps, range);
     if (!f32_ok(c.rope_theta) || float(c.rope_theta) < 1.17549435e-38f) refuse("rope_theta", c.rope_theta, range);
+    if (c.rope_local_theta >= 0 && (!f32_ok(c.rope_local_theta) || float(c.rope_local_theta) < 1.17549435e-38f))
+        refuse("rope_local_base_freq", c.rope_local_theta, range);
     const std::string rf = c.rope.field;
     if (c.rope.kind != RopeScaling::NONE && (!f32_ok(c.rope.factor) || float(c.rope.factor) < 1.17549435e-38f))
         refuse(rf + ".factor", c.rope.factor, range);
@@ -553,7 +571,26 @@ LlamaConfig read_config(const std::string& dir) {
             }
         }
         if (const json::Value* rs = r.get(root, "rope_scaling")) read_rope(r, *rs, "rope_scaling", c);
-        if (const json::Value* rp = r.get(root, "rope_parameters")) read_rope(r, *rp, "rope_parameters", c);
+        if (const json::Value* rp = r.get(root, "rope_parameters")) {
+            // Gemma 3 (transformers >= 5): one set per layer type.
+            const json::Value* full = rp->is_object() ? rp->find("full_attention") : nullptr;
+            if (full && full->is_object()) {
+                read_rope(r, *full, "rope_parameters.full_attention", c);
+                if (const json::Value* sl = rp->find("sliding_attention"); sl && sl->is_object()) {
+                    LlamaConfig local;
+                    read_rope(r, *sl, "rope_parameters.sliding_attention", local);
+                    if (local.rope.kind != RopeScaling::NONE)
+                        fail(VT_STATUS_UNSUPPORTED, "%s: rope_parameters.sliding_attention with a rope type other than "
+                             "default is not supported", path.c_str());
+                    c.rope_local_theta = local.rope_theta;
+                }
+            } else {
+                read_rope(r, *rp, "rope_parameters", c);
+            }
+        }
+        if (c.rope_local_theta < 0) c.rope_local_theta = r.positive(root, "rope_local_base_freq");
+        c.sliding_window_pattern = r.integer(root, "sliding_window_pattern", 1, 100000);
+        c.use_bidirectional_attention = r.boolean(root, "use_bidirectional_attention");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

@@ -55,6 +55,9 @@ struct LlamaConfig {
     double query_pre_attn_scalar = -1;     // Gemma 2 (-1: absent)
     double attn_logit_softcapping = -1;    // Gemma 2 (-1: absent, 0: null)
     double final_logit_softcapping = -1;   // Gemma 2 (-1: absent, 0: null)
+    int64_t sliding_window_pattern = -1;   // Gemma 2/3 without layer_types
+    int use_bidirectional_attention = -1;  // Gemma 3 (true: refused)
+    double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     const ModelFamily* family = nullptr;
@@ -72,6 +75,8 @@ struct LlamaConfig {
     double attn_softcap = 0;
     double final_softcap = 0;
     float embed_scale = 0;
+    // [blocks] 1 where the layer rotates with rope_local_theta (Gemma 3's sliding layers).
+    std::vector<uint8_t> layer_local_rope;
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

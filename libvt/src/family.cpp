@@ -27,7 +27,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/true, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
     },
@@ -37,7 +37,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096, /*gemma=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/4096 * 32,
     },
@@ -47,7 +47,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::QKV_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
     },
@@ -57,7 +57,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/true,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
     },
@@ -70,7 +70,7 @@ const ModelFamily kFamilies[] = {
         "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/false,
+        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/96, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/4096,
     },
@@ -84,9 +84,25 @@ const ModelFamily kFamilies[] = {
         "self_attn.rotary_emb.inv_freq",
         "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/true, /*window pattern=*/2, /*softcaps=*/50.0, 30.0, /*local rope=*/false,
         /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/8192,
+    },
+    {
+        "Gemma3", "Gemma3ForCausalLM", "gemma3_text",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "pre_feedforward_layernorm.weight", nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, "self_attn.q_norm.weight", "self_attn.k_norm.weight", "post_attention_layernorm.weight",
+         "post_feedforward_layernorm.weight"},
+        "self_attn.rotary_emb.inv_freq",
+        "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096,
+        /*gemma=*/true, /*window pattern=*/6, /*softcaps=*/0.0, 0.0, /*local rope=*/true,
+        /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/1000000.0, /*max positions=*/131072,
     },
 };
 
@@ -99,11 +115,8 @@ struct Unsupported {
 };
 const Unsupported kUnsupported[] = {
     {"gemma", "RMSNorm as x·(1+w), embeddings scaled by sqrt(hidden_size), GeGLU (tanh GELU)"},
-    {"gemma3", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), pre/post-feedforward "
-               "norms, q/k norms, query_pre_attn_scalar, alternating local/global layers with their own RoPE bases"},
-    {"gemma3_text", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), pre/post-feedforward "
-                    "norms, q/k norms, query_pre_attn_scalar, alternating local/global layers with their own RoPE "
-                    "bases"},
+    {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
+               "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
     {"mixtral", "a mixture-of-experts MLP (block_sparse_moe)"},
     {"qwen2_moe", "a mixture-of-experts MLP"},
@@ -177,7 +190,7 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which) {
 
 namespace {
 
-// "layers 2..5", "layers 1, 3, 5", "every layer" — the layers with a window.
+// "layers 2..5", "layers 1, 3, 5", "every layer", "13 of 26 layers" — the layers with a window.
 std::string window_layers(const LlamaConfig& c) {
     std::vector<int64_t> on;
     for (size_t l = 0; l < c.layer_window.size(); ++l)
@@ -185,6 +198,7 @@ std::string window_layers(const LlamaConfig& c) {
     if (on.size() == c.layer_window.size()) return "every layer";
     if (on.size() > 1 && on.back() - on.front() + 1 == int64_t(on.size()))
         return format("layers %lld..%lld", (long long)on.front(), (long long)on.back());
+    if (on.size() > 6) return format("%zu of %zu layers", on.size(), c.layer_window.size());
     std::string s = on.size() == 1 ? "layer " : "layers ";
     for (size_t i = 0; i < on.size(); ++i) s += (i ? ", " : "") + std::to_string(on[i]);
     return s;
@@ -204,6 +218,7 @@ std::string feature_list(const LlamaConfig& c) {
         add("gemma-norms");
         add("geglu");
         add(format("query-pre-attn-scalar %g", c.query_pre_attn_scalar));
+        if (c.family->local_rope) add(format("local-rope-theta %g", c.rope_local_theta));
     }
     if (c.attn_softcap > 0) add(format("attn-softcap %g", c.attn_softcap));
     if (c.final_softcap > 0) add(format("final-softcap %g", c.final_softcap));
@@ -219,7 +234,10 @@ std::string cuda_unimplemented_feature(const LlamaConfig& c) {
     const char* fam = c.family ? c.family->name : "Llama";
     const char* what = nullptr;
     if (c.family && c.family->gemma_block)
-        what = "the Gemma 2 block ((1+w) RMSNorm, embedding scale, GeGLU, post-attention/feedforward norms)";
+        what = c.family->local_rope
+                   ? "the Gemma 3 block ((1+w) RMSNorm, embedding scale, GeGLU, post-attention/feedforward norms, "
+                     "q/k norms, local RoPE base)"
+                   : "the Gemma 2 block ((1+w) RMSNorm, embedding scale, GeGLU, post-attention/feedforward norms)";
     else if (c.attn_softcap > 0 || c.final_softcap > 0) what = "logit soft-capping";
     else if (c.qkv_bias) what = c.o_bias ? "attention_bias (q/k/v/o biases)" : "qkv bias";
     else if (c.mlp_bias) what = "mlp_bias";

@@ -2,10 +2,11 @@
 // variant, attention window, the defaults of what config.json may leave out — in one table
 // (family.cpp), read by the loader (model.cpp, config.cpp) instead of literals and
 // conditionals spread through them. Rows: Llama, Mistral, Qwen2 (Qwen2.5), Qwen3 (dense),
-// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load), Gemma 2.
+// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load), Gemma 2, Gemma 3
+// (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// Gemma 1 and 3, Phi-1/2 and the mixture-of-experts families are not rows: the loader
+// Gemma 1, multimodal Gemma 3, Phi-1/2 and the mixture-of-experts families are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
@@ -56,7 +57,8 @@ struct ModelFamily {
     // Sliding-window attention: none; every layer when config.json's sliding_window is not
     // null (Mistral, Phi-3); the layers config.json's layer_types marks "sliding_attention" —
     // else, when use_sliding_window is true, layers >= max_window_layers (Qwen2, Qwen3).
-    // WINDOW_ALTERNATE: layer_types, else every other layer from layer 0 (Gemma 2).
+    // WINDOW_ALTERNATE: layer_types, else layer i slides unless (i + 1) % P == 0, P =
+    // sliding_window_pattern or default_window_pattern (Gemma 2: 2, Gemma 3: 6).
     enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE } window;
     int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
     // Gemma 2: embeddings scaled by sqrt(hidden_size); the attention output and the MLP output
@@ -64,6 +66,12 @@ struct ModelFamily {
     // the MLP's input norm then being pre_feedforward_layernorm); query_pre_attn_scalar,
     // attn_logit_softcapping and final_logit_softcapping read from config.json.
     bool gemma_block;
+    int64_t default_window_pattern;
+    double default_attn_softcap;   // when config.json leaves the cap out (null: none)
+    double default_final_softcap;
+    // Gemma 3: the sliding layers rotate with their own RoPE base (rope_local_base_freq, or
+    // rope_parameters.sliding_attention), the others with rope_theta and the rope scaling.
+    bool local_rope;
     // Defaults for what config.json does not say (or when there is none).
     int64_t config_head_dim;             // config.json without head_dim (0: hidden_size / num_heads)
     int64_t default_head_dim;            // no config.json at all

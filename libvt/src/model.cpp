@@ -304,6 +304,12 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->max_seq_len = std::min<int64_t>(m->max_seq_len, int64_t(1) << 24);
     m->cfg = cfg;
     m->inv_freq = ops::rope_inv_freq(cfg);
+    if (cfg.family->local_rope) {  // the sliding layers: their own base, no scaling
+        LlamaConfig local = cfg;
+        local.rope_theta = cfg.rope_local_theta;
+        local.rope = RopeScaling();
+        m->inv_freq_local = ops::rope_inv_freq(local);
+    }
 
     const int64_t L = cfg.num_layers, H = cfg.hidden_size;
     const bool tied = cfg.tie_word_embeddings == 1;

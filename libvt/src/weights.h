@@ -50,6 +50,7 @@ struct ModelWeights {
     std::unique_ptr<Packed> lm_head;       // [V, H] (from the embedding table when tied)
     // (On a CUDA model the packed linears above are freed after upload: null.)
     std::vector<float> inv_freq;           // [HD/2] RoPE inverse frequencies (scaling applied)
+    std::vector<float> inv_freq_local;     // [HD/2] Gemma 3's sliding layers (rope_local_theta); else empty
 
     // Embedding row of `token` as f32 -> out[H].
     void embed_row(int32_t token, float* out) const;

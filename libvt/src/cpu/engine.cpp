@@ -60,6 +60,7 @@ struct CpuSession final : BackendSession {
     AlignedVec<float> mlp2;   // [R, I]      Gemma 2: up (empty for the other families)
     AlignedVec<float> tmp;    // [R, H]      o_proj / down_proj output
     AlignedVec<float> rope;   // [R, HD]     cos | sin of each token's position
+    AlignedVec<float> rope_local;  // [R, HD] the same with Gemma 3's local base (else empty)
     AlignedVec<float> part;   // decode attention's per-split partial results (per row)
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
@@ -258,6 +259,7 @@ void ensure_rows(CpuSession& s, int64_t rows) {
     grow(s.mlp2, c.family && c.family->gemma_block ? rows * c.intermediate_size : 0);
     grow(s.tmp, rows * H);
     grow(s.rope, rows * HD);
+    grow(s.rope_local, s.model->inv_freq_local.empty() ? 0 : rows * HD);
     s.rows = rows;
 }
 
@@ -295,6 +297,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     for (int64_t i = 0; i < m; ++i) {
         const int64_t pos = p.pos(i);
         ops::rope_angles(M.inv_freq.data(), pos, HD, s.rope.data() + i * HD);
+        if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, HD, s.rope_local.data() + i * HD);
     }
     const float* norm0 = M.layers[0].attn_norm.data();
     parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
@@ -310,12 +313,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         const LayerWeights& w = M.layers[size_t(l)];
 
         linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
+        const float* rope_table = c.layer_local_rope[size_t(l)] ? s.rope_local.data() : s.rope.data();
         // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
         // then K/V into the cache.
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
-                const float* cs = s.rope.data() + i * HD;
+                const float* cs = rope_table + i * HD;
                 if (c.qk_norm) {
                     ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
