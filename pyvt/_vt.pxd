@@ -199,7 +199,7 @@ cdef extern from "vt/vt.h" nogil:
         int64_t weight_bytes
         int64_t total_bytes
         char family[32]
-        char features[160]
+        char features[256]
 
     vt_status vt_model_get_info(const vt_model* model, vt_model_info* info)
 

@@ -174,7 +174,7 @@ def load_model(
     progress: bool | Callable[[int, int], Any] | None = None,
     packed_cache: bool | str | os.PathLike | None = None,
 ) -> ModelHandle:
-    """Load a Llama-family checkpoint and prepack its weights (SPEC §3).
+    """Load a checkpoint of a supported family (docs/models.md) and prepack its weights (SPEC §3).
 
     ``path``: a ``.safetensors`` file, one shard, a ``model.safetensors.index.json`` or a
     folder holding either; a ``.gguf`` file (converted once and cached); a Hugging Face id

@@ -240,21 +240,43 @@ def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)
 
 
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
-                     windows: list[int] | None = None) -> np.ndarray:
+                     windows: list[int] | None = None, gemma2: dict[str, float] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
     `w`: q/k/v/o and gate/up/down biases (Llama's attention_bias / mlp_bias, Qwen2's qkv
     bias), per-head q_norm / k_norm before RoPE (Qwen3). `windows[layer]` > 0 limits that
     layer's attention to the last windows[layer] positions (Mistral's / Qwen2's
-    sliding_window: key j is seen from query i when i - j < window)."""
+    sliding_window: key j is seen from query i when i - j < window).
+
+    `gemma2` ({"query_pre_attn_scalar", "attn_softcap", "final_softcap"}, caps 0 = none;
+    Gemma 3 adds "local_theta" and "local": the layers rotating with that base, unscaled):
+    Gemma2ForCausalLM's block instead — RMSNorm weights used as 1 + w, embeddings scaled by
+    float32(sqrt(hidden)), the attention and MLP outputs normed (post_attention_layernorm,
+    post_feedforward_layernorm) before the residual add, the MLP input normed by
+    pre_feedforward_layernorm, GeGLU with tanh GELU, scores scaled by
+    query_pre_attn_scalar^-0.5 and soft-capped, the logits soft-capped."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
+    if gemma2:
+        W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
     tokens = np.asarray(tokens, dtype=np.int64)
     n, hd, nh, kv = len(tokens), cfg.hd, cfg.heads, cfg.kv_heads
     x = W["model.embed_tokens.weight"][tokens]
+    if gemma2:
+        x = x * float(np.float32(math.sqrt(cfg.hidden)))
+    scale = gemma2["query_pre_attn_scalar"] ** -0.5 if gemma2 else 1.0 / math.sqrt(hd)
+    cap = gemma2["attn_softcap"] if gemma2 else 0.0
     ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg).astype(np.float64)[None, :]
     cos, sin = np.cos(ang), np.sin(ang)
+    if gemma2 and gemma2.get("local"):
+        local = TinyConfig(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, theta=gemma2["local_theta"])
+        ang_l = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(local).astype(np.float64)[None, :]
+        cos_l, sin_l = np.cos(ang_l), np.sin(ang_l)
     causal = np.triu(np.full((n, n), -np.inf), k=1)
     ij = np.arange(n)[:, None] - np.arange(n)[None, :]
 
@@ -274,13 +296,25 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if p + "self_attn.q_norm.weight" in W:
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
-        q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+        if gemma2 and gemma2.get("local") and gemma2["local"][i]:
+            q, k = _rope(q, cos_l, sin_l), _rope(k, cos_l, sin_l)
+        else:
+            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
         rep = nh // kv
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
-        s = np.einsum("qhd,khd->hqk", q, k) / math.sqrt(hd) + mask[None]
+        s = np.einsum("qhd,khd->hqk", q, k) * scale
+        if cap:
+            s = cap * np.tanh(s / cap)
+        s = s + mask[None]
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         s /= s.sum(axis=-1, keepdims=True)
         o = np.einsum("hqk,khd->qhd", s, v).reshape(n, nh * hd)
+        if gemma2:
+            x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
+            h = _rmsnorm(x, W[p + "pre_feedforward_layernorm.weight"], cfg.eps)
+            y = lin(_gelu_tanh(lin(h, p + "mlp.gate_proj")) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+            x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
+            continue
         x = x + lin(o, p + "self_attn.o_proj")
         h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
         g = lin(h, p + "mlp.gate_proj")
@@ -289,7 +323,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
     # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).
     head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
-    return x @ head.T
+    logits = x @ head.T
+    if gemma2 and gemma2["final_softcap"]:
+        logits = gemma2["final_softcap"] * np.tanh(logits / gemma2["final_softcap"])
+    return logits
 
 
 LINEAR_SUFFIXES = ("q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight",

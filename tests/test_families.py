@@ -1,7 +1,10 @@
 """Model families beyond plain Llama (issue 16): Llama with attention/MLP biases and
 head_dim != hidden/heads, Mistral (with and without sliding_window), Qwen2 (qkv bias, tied,
 sliding window on some layers), Qwen3 (q/k norms, independent head_dim, attention_bias),
-Phi-3 (fused qkv_proj / gate_up_proj, sliding window).
+Phi-3 (fused qkv_proj / gate_up_proj, sliding window), Gemma 2 ((1+w) norms, embedding scale,
+GeGLU, post-attention/feedforward norms, query_pre_attn_scalar, soft-capping, alternating
+sliding/global layers), Gemma 3 text (the same plus q/k norms and the sliding layers' own RoPE
+base; linear scaling on the global layers).
 
 The tiny checkpoints are made from transformers' own config classes (tests/family_models.py).
 With torch installed they are compared against transformers in float32: bf16 mode logits,
@@ -77,7 +80,7 @@ def test_golden_covers_every_case(golden):
     assert sorted(golden["cases"]) == CASES
     for name in CASES:
         g = golden["cases"][name]
-        assert g["config"]["architectures"] == [F.CASES[name][0].replace("Config", "ForCausalLM")]
+        assert g["config"]["architectures"] == [F.architecture(F.CASES[name][0])]
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -105,23 +108,35 @@ def test_float64_reference(from_golden, golden, name):
     g = golden["cases"][name]
     cfg = g["config"]
     seq = g["sequence"]
-    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg))
+    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg))
     assert rel_err(ref[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-5
     with load(folder, weight_format="bf16") as m:
         assert rel_err(m.logits(seq), ref) < 1e-5
 
 
-# Random tiny models have many close logits: the floors leave a few points below what was
-# measured (int8 0.979-1.0, fp8 0.885-1.0, fp8-channel 0.917-1.0, int4 0.750-1.0 on 96 tokens).
-@pytest.mark.parametrize("fmt,floor", [("int8", 0.97), ("fp8", 0.85), ("fp8-channel", 0.85), ("int4", 0.7)])
+# Random tiny models have close logits: an 8-bit mode's ~1 % logit error flips the argmax where
+# the reference's top-2 margin is a few hundredths (typical margins are ~1, the logits' spread
+# ~4). int8 must agree on every position whose margin is at least NEAR_TIE, and on >= 0.96 of
+# all positions (measured 0.969-1.0: 0-3 of 96 flips, all at margins <= 0.114).
+# The other formats have floors a few points below what was measured over all positions
+# (fp8 0.917-1.0, fp8-channel 0.938-1.0, int4 0.792-1.0 on 11 cases before Gemma 3; the tied cases are
+# 1.0 in every format: their argmax is dominated by the input token's own embedding).
+NEAR_TIE = 0.15
+
+
+@pytest.mark.parametrize("fmt,floor", [("int8", 0.96), ("fp8", 0.85), ("fp8-channel", 0.85), ("int4", 0.7)])
 @pytest.mark.parametrize("name", CASES)
 def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
     folder, _ = from_golden(name)
     g = golden["cases"][name]
     with load(folder, weight_format=fmt) as m:
         got = m.logits(g["sequence"]).argmax(-1)
-    agree = float((got == np.asarray(g["argmax"])).mean())
-    assert agree >= floor, f"{fmt}: teacher-forced top-1 agreement {agree:.3f} < {floor}"
+    same = got == np.asarray(g["argmax"])
+    assert same.mean() >= floor, f"{fmt}: teacher-forced top-1 agreement {same.mean():.3f} < {floor}"
+    if fmt == "int8":
+        clear = np.asarray(g["margins"]) >= NEAR_TIE
+        assert same[clear].all(), (
+            f"int8 disagrees at positions {np.nonzero(~same & clear)[0].tolist()} (reference margins >= {NEAR_TIE})")
 
 
 @pytest.mark.parametrize("fmt", ["bf16", "int8"])
@@ -173,6 +188,11 @@ def test_info_generate_and_chat(from_golden, name):
         assert model.encode("Hello, w") == PROMPT
         assert model.chat_template is not None
         assert F.IM_END in model.eos_token_ids
+        dialogs = [[{"role": "user", "content": "Hello"}], [{"role": "user", "content": "Hi, you"}]]
+        one = [pyvt.chat(model, d, max_new_tokens=6) for d in dialogs]
+        both = pyvt.chat_completion(model, dialogs, max_new_tokens=6)  # batched decode
+        assert [r.text for r in both] == [r.text for r in one]
+        assert all(0 < r.generated_tokens <= 6 for r in one)
 
 
 # ---- transformers in float32 (where torch is installed) ----------------------------------
@@ -222,8 +242,10 @@ def test_matches_transformers(hf_case, golden, name):
         toks, _ = m.generate(PROMPT, max_new_tokens=32, stop_on_eos=False)
     greedy_equal_or_near_tie(list(toks), want, margins)
     with load(folder, weight_format="int8") as m:
-        agree = float((m.logits(seq).argmax(-1) == ref.argmax(-1)).mean())
-    assert agree >= 0.97
+        same = m.logits(seq).argmax(-1) == ref.argmax(-1)
+    top2 = np.sort(ref, -1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] >= NEAR_TIE
+    assert same.mean() >= 0.96 and same[clear].all()
 
 
 # ---- refusals ---------------------------------------------------------------------------
@@ -235,8 +257,8 @@ def refused(folder) -> str:
 
 
 @pytest.mark.parametrize("arch,model_type,words", [
-    ("Gemma2ForCausalLM", "gemma2", ["soft-capping", "x·(1+w)"]),
-    ("Gemma3ForCausalLM", "gemma3_text", ["q/k norms", "RoPE bases"]),
+    ("GemmaForCausalLM", "gemma", ["x·(1+w)", "GeGLU"]),
+    ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("PhiForCausalLM", "phi", ["partial rotary"]),
     ("MixtralForCausalLM", "mixtral", ["mixture-of-experts"]),
     ("FalconForCausalLM", "falcon", []),
@@ -250,7 +272,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
-    assert "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM" in msg
+    assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
+            "Gemma2ForCausalLM, Gemma3ForCausalLM") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg

@@ -1,8 +1,8 @@
 """Writes tests/data/families_golden.json: for each tiny checkpoint of tests/family_models.py
 (transformers' own config classes: Llama with biases, Mistral, Qwen2, Qwen3), its config.json,
 tensor names and shapes and weight seed, and transformers' float32 results on it: the
-argmax of every position of a 96-token teacher-forced sequence, the logits of a few of those
-positions, and 32 greedy tokens after family_models.PROMPT with the top-2 margin of each step.
+argmax of every position of a 96-token teacher-forced sequence and its top-2 margin, the
+logits of a few of those positions, and 32 greedy tokens after family_models.PROMPT with the top-2 margin of each step.
 tests/test_families.py rebuilds the same checkpoints with numpy and checks pyvt against
 these without torch.
 
@@ -50,6 +50,7 @@ def main() -> None:
             "seed": seed,
             "sequence": seq,
             "argmax": logits.argmax(-1).tolist(),
+            "margins": [float(f"{m:.4g}") for m in np.diff(np.sort(logits, -1)[:, -2:], axis=-1)[:, 0]],
             "logit_rows": LOGIT_ROWS,
             "logits": [[float(f"{v:.7g}") for v in logits[r]] for r in LOGIT_ROWS],
             "greedy": toks[len(F.PROMPT):],

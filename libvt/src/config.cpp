@@ -250,13 +250,27 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
     c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
     c.qk_norm = F.qk_norm;
+    if (F.gemma_block) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
+        if (c.query_pre_attn_scalar < 0) c.query_pre_attn_scalar = 256;
+        c.attn_softcap = c.attn_logit_softcapping < 0 ? F.default_attn_softcap : c.attn_logit_softcapping;
+        c.final_softcap = c.final_logit_softcapping < 0 ? F.default_final_softcap : c.final_logit_softcapping;
+        if (c.use_bidirectional_attention == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: use_bidirectional_attention true is not supported (causal decoding only)",
+                 c.path.c_str());
+    }
+    if (F.local_rope && c.rope_local_theta < 0) c.rope_local_theta = 10000.0;  // Gemma3TextConfig's default
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
     const int64_t window = c.sliding_window < 0 ? F.default_window : c.sliding_window;
     if (F.window == ModelFamily::WINDOW_ALL_LAYERS) {
         for (auto& w : c.layer_window) w = window;
-    } else if (F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) {
+    } else if (F.window == ModelFamily::WINDOW_ALTERNATE && c.layer_types.empty()) {
+        const int64_t P = c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern;
+        for (int64_t l = 0; l < L; ++l)
+            if ((l + 1) % P != 0) c.layer_window[size_t(l)] = window;
+    } else if ((F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) ||
+               F.window == ModelFamily::WINDOW_ALTERNATE) {
         if (!c.layer_types.empty()) {
             if (int64_t(c.layer_types.size()) < L)
                 fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
@@ -273,6 +287,16 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
+    // Gemma 3: the sliding layers (by type, whether or not the window is null) use the local
+    // RoPE base. (Until here a sliding layer's window may be 0 when sliding_window is null;
+    // then its type is read again below.)
+    c.layer_local_rope.assign(c.layer_window.size(), 0);
+    if (F.local_rope)
+        for (int64_t l = 0; l < L; ++l) {
+            const int64_t P = c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern;
+            c.layer_local_rope[size_t(l)] = c.layer_types.empty() ? (l + 1) % P != 0
+                                                                  : c.layer_types[size_t(l)] == "sliding_attention";
+        }
 }
 
 void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
@@ -398,6 +422,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
+    if (F.gemma_block) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer
     const std::string src = c.from_file ? c.path : "the tensor shapes (no config.json)";
     if (c.hidden_size <= 0 || c.vocab_size <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s in %s is %s, expected [vocab_size, hidden_size]", F.embed,
@@ -430,7 +455,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
-            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}};
+            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k))) want(layer_name(l, k), shapes[k]);
     }
@@ -463,6 +488,8 @@ void check_float32(const LlamaConfig& c) {
     const char* range = "is out of range: it must be a finite positive float32 (about 1.2e-38 .. 3.4e38)";
     if (!f32_ok(c.rms_norm_eps) || float(c.rms_norm_eps) < 1.17549435e-38f) refuse("rms_norm_eps", c.rms_norm_eps, range);
     if (!f32_ok(c.rope_theta) || float(c.rope_theta) < 1.17549435e-38f) refuse("rope_theta", c.rope_theta, range);
+    if (c.rope_local_theta >= 0 && (!f32_ok(c.rope_local_theta) || float(c.rope_local_theta) < 1.17549435e-38f))
+        refuse("rope_local_base_freq", c.rope_local_theta, range);
     const std::string rf = c.rope.field;
     if (c.rope.kind != RopeScaling::NONE && (!f32_ok(c.rope.factor) || float(c.rope.factor) < 1.17549435e-38f))
         refuse(rf + ".factor", c.rope.factor, range);
@@ -531,6 +558,12 @@ LlamaConfig read_config(const std::string& dir) {
         c.sliding_window = r.integer(root, "sliding_window", 1, int64_t(1) << 40);
         if (const json::Value* sw = root.find("sliding_window"); sw && sw->is_null()) c.sliding_window = 0;
         c.max_window_layers = r.integer(root, "max_window_layers", 0, 100000);
+        c.query_pre_attn_scalar = r.positive(root, "query_pre_attn_scalar");
+        for (auto [key, out] : {std::pair<const char*, double*>{"attn_logit_softcapping", &c.attn_logit_softcapping},
+                                {"final_logit_softcapping", &c.final_logit_softcapping}}) {
+            *out = r.positive(root, key);
+            if (const json::Value* v = root.find(key); v && v->is_null()) *out = 0;
+        }
         if (const json::Value* lt = r.get(root, "layer_types")) {
             if (!lt->is_array()) r.bad("layer_types", *lt, "a list of strings");
             for (const auto& e : lt->arr) {
@@ -539,7 +572,26 @@ LlamaConfig read_config(const std::string& dir) {
             }
         }
         if (const json::Value* rs = r.get(root, "rope_scaling")) read_rope(r, *rs, "rope_scaling", c);
-        if (const json::Value* rp = r.get(root, "rope_parameters")) read_rope(r, *rp, "rope_parameters", c);
+        if (const json::Value* rp = r.get(root, "rope_parameters")) {
+            // Gemma 3 (transformers >= 5): one set per layer type.
+            const json::Value* full = rp->is_object() ? rp->find("full_attention") : nullptr;
+            if (full && full->is_object()) {
+                read_rope(r, *full, "rope_parameters.full_attention", c);
+                if (const json::Value* sl = rp->find("sliding_attention"); sl && sl->is_object()) {
+                    LlamaConfig local;
+                    read_rope(r, *sl, "rope_parameters.sliding_attention", local);
+                    if (local.rope.kind != RopeScaling::NONE)
+                        fail(VT_STATUS_UNSUPPORTED, "%s: rope_parameters.sliding_attention with a rope type other than "
+                             "default is not supported", path.c_str());
+                    c.rope_local_theta = local.rope_theta;
+                }
+            } else {
+                read_rope(r, *rp, "rope_parameters", c);
+            }
+        }
+        if (c.rope_local_theta < 0) c.rope_local_theta = r.positive(root, "rope_local_base_freq");
+        c.sliding_window_pattern = r.integer(root, "sliding_window_pattern", 1, 100000);
+        c.use_bidirectional_attention = r.boolean(root, "use_bidirectional_attention");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

@@ -52,6 +52,12 @@ struct LlamaConfig {
     int64_t sliding_window = -1;     // sliding_window
     int64_t max_window_layers = -1;  // max_window_layers (Qwen2, Qwen3)
     std::vector<std::string> layer_types;  // "full_attention" / "sliding_attention" per layer
+    double query_pre_attn_scalar = -1;     // Gemma 2 (-1: absent)
+    double attn_logit_softcapping = -1;    // Gemma 2 (-1: absent, 0: null)
+    double final_logit_softcapping = -1;   // Gemma 2 (-1: absent, 0: null)
+    int64_t sliding_window_pattern = -1;   // Gemma 2/3 without layer_types
+    int use_bidirectional_attention = -1;  // Gemma 3 (true: refused)
+    double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     const ModelFamily* family = nullptr;
@@ -62,6 +68,15 @@ struct LlamaConfig {
     // [blocks of the checkpoint] keys each layer attends back over, the query's own included
     // (transformers' sliding_window: key j is seen from query i when i - j < window); 0 = all.
     std::vector<int64_t> layer_window;
+    // Gemma 2 (resolved; Gemma2Config's defaults when config.json leaves them out): scores are
+    // q·k / sqrt(query_pre_attn_scalar) (others: / sqrt(head_dim)); scores and logits are
+    // soft-capped as cap·tanh(x / cap) when the cap is > 0; embeddings are scaled by
+    // embed_scale when > 0 (float32(sqrt(hidden_size))).
+    double attn_softcap = 0;
+    double final_softcap = 0;
+    float embed_scale = 0;
+    // [blocks] 1 where the layer rotates with rope_local_theta (Gemma 3's sliding layers).
+    std::vector<uint8_t> layer_local_rope;
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

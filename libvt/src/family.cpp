@@ -15,7 +15,8 @@ namespace {
      "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",       \
      "input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.bias",                  \
      "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias", "mlp.gate_proj.bias",       \
-     "mlp.up_proj.bias", "mlp.down_proj.bias", "self_attn.q_norm.weight", "self_attn.k_norm.weight"}
+     "mlp.up_proj.bias", "mlp.down_proj.bias", "self_attn.q_norm.weight", "self_attn.k_norm.weight", nullptr,  \
+     nullptr}
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -26,7 +27,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/true, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
     },
@@ -36,7 +37,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/4096 * 32,
     },
@@ -46,7 +47,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::QKV_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
     },
@@ -56,7 +57,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/true,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
     },
@@ -65,13 +66,43 @@ const ModelFamily kFamilies[] = {
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         {"self_attn.qkv_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_up_proj.weight",
          nullptr, "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight", nullptr,
-         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
         "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0,
+        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/96, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/4096,
+    },
+    {
+        "Gemma2", "Gemma2ForCausalLM", "gemma2",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "pre_feedforward_layernorm.weight", nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, "post_attention_layernorm.weight", "post_feedforward_layernorm.weight"},
+        "self_attn.rotary_emb.inv_freq",
+        "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/true, /*window pattern=*/2, /*softcaps=*/50.0, 30.0, /*local rope=*/false,
+        /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/8192,
+    },
+    {
+        "Gemma3", "Gemma3ForCausalLM", "gemma3_text",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "pre_feedforward_layernorm.weight", nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, "self_attn.q_norm.weight", "self_attn.k_norm.weight", "post_attention_layernorm.weight",
+         "post_feedforward_layernorm.weight"},
+        "self_attn.rotary_emb.inv_freq",
+        "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096,
+        /*gemma=*/true, /*window pattern=*/6, /*softcaps=*/0.0, 0.0, /*local rope=*/true,
+        /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/1000000.0, /*max positions=*/131072,
     },
 };
 
@@ -84,14 +115,8 @@ struct Unsupported {
 };
 const Unsupported kUnsupported[] = {
     {"gemma", "RMSNorm as x·(1+w), embeddings scaled by sqrt(hidden_size), GeGLU (tanh GELU)"},
-    {"gemma2", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), post-attention and "
-               "pre/post-feedforward norms, query_pre_attn_scalar, attention and final logit soft-capping, "
-               "alternating local/global layers"},
-    {"gemma3", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), pre/post-feedforward "
-               "norms, q/k norms, query_pre_attn_scalar, alternating local/global layers with their own RoPE bases"},
-    {"gemma3_text", "RMSNorm as x·(1+w), sqrt(hidden_size) embedding scale, GeGLU (tanh GELU), pre/post-feedforward "
-                    "norms, q/k norms, query_pre_attn_scalar, alternating local/global layers with their own RoPE "
-                    "bases"},
+    {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
+               "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
     {"mixtral", "a mixture-of-experts MLP (block_sparse_moe)"},
     {"qwen2_moe", "a mixture-of-experts MLP"},
@@ -157,13 +182,15 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which) {
         case T_DOWN_BIAS: return c.mlp_bias;
         case T_Q_NORM:
         case T_K_NORM: return c.qk_norm;
+        case T_POST_ATTN_NORM:
+        case T_POST_MLP_NORM: return c.family && c.family->gemma_block;
         default: return which < kRequiredTensors;
     }
 }
 
 namespace {
 
-// "layers 2..5", "layers 1, 3, 5", "every layer" — the layers with a window.
+// "layers 2..5", "layers 1, 3, 5", "every layer", "13 of 26 layers" — the layers with a window.
 std::string window_layers(const LlamaConfig& c) {
     std::vector<int64_t> on;
     for (size_t l = 0; l < c.layer_window.size(); ++l)
@@ -171,6 +198,7 @@ std::string window_layers(const LlamaConfig& c) {
     if (on.size() == c.layer_window.size()) return "every layer";
     if (on.size() > 1 && on.back() - on.front() + 1 == int64_t(on.size()))
         return format("layers %lld..%lld", (long long)on.front(), (long long)on.back());
+    if (on.size() > 6) return format("%zu of %zu layers", on.size(), c.layer_window.size());
     std::string s = on.size() == 1 ? "layer " : "layers ";
     for (size_t i = 0; i < on.size(); ++i) s += (i ? ", " : "") + std::to_string(on[i]);
     return s;
@@ -186,6 +214,14 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.qk_norm) add("qk-norm");
     if (c.family && c.family->fused_qkv) add("fused-qkv");
     if (c.family && c.family->fused_gate_up) add("fused-gate-up");
+    if (c.family && c.family->gemma_block) {
+        add("gemma-norms");
+        add("geglu");
+        add(format("query-pre-attn-scalar %g", c.query_pre_attn_scalar));
+        if (c.family->local_rope) add(format("local-rope-theta %g", c.rope_local_theta));
+    }
+    if (c.attn_softcap > 0) add(format("attn-softcap %g", c.attn_softcap));
+    if (c.final_softcap > 0) add(format("final-softcap %g", c.final_softcap));
     if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size)
         add(format("head-dim %lld", (long long)c.head_dim));
     int64_t w = 0;
@@ -197,7 +233,13 @@ std::string feature_list(const LlamaConfig& c) {
 std::string cuda_unimplemented_feature(const LlamaConfig& c) {
     const char* fam = c.family ? c.family->name : "Llama";
     const char* what = nullptr;
-    if (c.qkv_bias) what = c.o_bias ? "attention_bias (q/k/v/o biases)" : "qkv bias";
+    if (c.family && c.family->gemma_block)
+        what = c.family->local_rope
+                   ? "the Gemma 3 block ((1+w) RMSNorm, embedding scale, GeGLU, post-attention/feedforward norms, "
+                     "q/k norms, local RoPE base)"
+                   : "the Gemma 2 block ((1+w) RMSNorm, embedding scale, GeGLU, post-attention/feedforward norms)";
+    else if (c.attn_softcap > 0 || c.final_softcap > 0) what = "logit soft-capping";
+    else if (c.qkv_bias) what = c.o_bias ? "attention_bias (q/k/v/o biases)" : "qkv bias";
     else if (c.mlp_bias) what = "mlp_bias";
     else if (c.qk_norm) what = "q/k norm";
     else if (c.num_heads * c.head_dim != c.hidden_size) what = "head_dim × num_attention_heads != hidden_size";

@@ -2,11 +2,12 @@
 // variant, attention window, the defaults of what config.json may leave out — in one table
 // (family.cpp), read by the loader (model.cpp, config.cpp) instead of literals and
 // conditionals spread through them. Rows: Llama, Mistral, Qwen2 (Qwen2.5), Qwen3 (dense),
-// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load).
+// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load), Gemma 2, Gemma 3
+// (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// Gemma, Phi-1/2, longrope Phi-3 and the mixture-of-experts families are not rows: the loader refuses them
-// naming what they need (unsupported_family_reason).
+// Gemma 1, multimodal Gemma 3, Phi-1/2 and the mixture-of-experts families are not rows: the loader
+// refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@ struct LlamaConfig;
 enum LayerTensor {
     T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM,
     T_Q_BIAS, T_K_BIAS, T_V_BIAS, T_O_BIAS, T_GATE_BIAS, T_UP_BIAS, T_DOWN_BIAS, T_Q_NORM, T_K_NORM,
+    T_POST_ATTN_NORM, T_POST_MLP_NORM,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;
@@ -39,7 +41,9 @@ struct ModelFamily {
     const char* ignored_layer_tensor;  // stored by old conversions, recomputed: not "unexpected"
     // The block.
     const char* activation;  // config.json hidden_act this family's MLP computes: act(gate) · up
-    enum Norm { RMS_NORM } norm;         // x · rsqrt(mean(x²) + eps) · w
+    // RMS_NORM: x · rsqrt(mean(x²) + eps) · w; RMS_NORM_PLUS_ONE: the same with (1 + w)
+    // (Gemma: the loader stores 1 + w, so the pass is the same).
+    enum Norm { RMS_NORM, RMS_NORM_PLUS_ONE } norm;
     enum Rope { ROTATE_HALF } rope;      // pairs (i, i + head_dim/2), transformers' rotate_half
     // Biases of the attention projections: none; q/k/v always (Qwen2); q/k/v/o when
     // config.json's attention_bias is true (Llama, Qwen3).
@@ -53,8 +57,21 @@ struct ModelFamily {
     // Sliding-window attention: none; every layer when config.json's sliding_window is not
     // null (Mistral, Phi-3); the layers config.json's layer_types marks "sliding_attention" —
     // else, when use_sliding_window is true, layers >= max_window_layers (Qwen2, Qwen3).
-    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN } window;
+    // WINDOW_ALTERNATE: layer_types, else layer i slides unless (i + 1) % P == 0, P =
+    // sliding_window_pattern or default_window_pattern (Gemma 2: 2, Gemma 3: 6).
+    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE } window;
     int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
+    // Gemma 2: embeddings scaled by sqrt(hidden_size); the attention output and the MLP output
+    // RMSNormed before the residual add (post_attention_layernorm / post_feedforward_layernorm,
+    // the MLP's input norm then being pre_feedforward_layernorm); query_pre_attn_scalar,
+    // attn_logit_softcapping and final_logit_softcapping read from config.json.
+    bool gemma_block;
+    int64_t default_window_pattern;
+    double default_attn_softcap;   // when config.json leaves the cap out (null: none)
+    double default_final_softcap;
+    // Gemma 3: the sliding layers rotate with their own RoPE base (rope_local_base_freq, or
+    // rope_parameters.sliding_attention), the others with rope_theta and the rope scaling.
+    bool local_rope;
     // Defaults for what config.json does not say (or when there is none).
     int64_t config_head_dim;             // config.json without head_dim (0: hidden_size / num_heads)
     int64_t default_head_dim;            // no config.json at all
@@ -69,7 +86,7 @@ struct ModelFamily {
 const ModelFamily* family_of(const LlamaConfig& c);
 
 // Why a config whose family_of() is null cannot be loaded, in one clause naming the
-// architecture and what it would need ("Gemma2ForCausalLM (model_type gemma2) is not supported
+// architecture and what it would need ("Gemma3ForCausalLM (model_type gemma3_text) is not supported
 // yet: it needs ..."), listing the supported architectures.
 std::string unsupported_family_reason(const LlamaConfig& c);
 

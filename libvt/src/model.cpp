@@ -306,6 +306,12 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->max_seq_len = std::min<int64_t>(m->max_seq_len, int64_t(1) << 24);
     m->cfg = cfg;
     m->inv_freq = ops::rope_inv_freq(cfg);
+    if (cfg.family->local_rope) {  // the sliding layers: their own base, no scaling
+        LlamaConfig local = cfg;
+        local.rope_theta = cfg.rope_local_theta;
+        local.rope = RopeScaling();
+        m->inv_freq_local = ops::rope_inv_freq(local);
+    }
 
     const int64_t L = cfg.num_layers, H = cfg.hidden_size;
     const bool tied = cfg.tie_word_embeddings == 1;
@@ -413,9 +419,17 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         small(T_DOWN_BIAS, w.down_bias);
         small(T_Q_NORM, w.q_norm);
         small(T_K_NORM, w.k_norm);
+        small(T_POST_ATTN_NORM, w.post_attn_norm);
+        small(T_POST_MLP_NORM, w.post_mlp_norm);
+        if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)  // x·(1 + w) in float32, as transformers computes it
+            for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
+                                         &w.post_mlp_norm})
+                for (float& v : *n) v = 1.0f + v;
     }
     const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
+    if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)
+        for (float& v : m->final_norm) v = 1.0f + v;
     ld.progress(int64_t(norm.nbytes));
     if (tied) {
         m->lm_head = cached("lm_head", cfg.vocab_size, H, head_format, head_block, [&] {
@@ -434,7 +448,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         wb += w.qkv->nbytes() + w.o->nbytes() + w.gate->nbytes() + w.up->nbytes() + w.down->nbytes();
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
                        w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +
-                       w.k_norm.size()) * sizeof(float));
+                       w.k_norm.size() + w.post_attn_norm.size() + w.post_mlp_norm.size()) * sizeof(float));
     }
     // Every weight has been read from the files: were they the same files throughout?
     ck->check_unchanged(true);

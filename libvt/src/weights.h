@@ -18,7 +18,7 @@ namespace vt {
 
 struct LayerWeights {
     AlignedVec<float> attn_norm;  // [H]  input_layernorm
-    AlignedVec<float> mlp_norm;   // [H]  post_attention_layernorm
+    AlignedVec<float> mlp_norm;   // [H]  post_attention_layernorm (Gemma 2: pre_feedforward_layernorm)
     std::unique_ptr<Packed> qkv;  // [QKV, H]   rows: q_proj | k_proj | v_proj
     std::unique_ptr<Packed> o;    // [H, NH·HD] o_proj
     std::unique_ptr<Packed> gate; // [I, H]     gate_proj
@@ -32,6 +32,8 @@ struct LayerWeights {
     AlignedVec<float> down_bias;  // [H]
     AlignedVec<float> q_norm;     // [HD] per-head RMSNorm of q before RoPE
     AlignedVec<float> k_norm;     // [HD] per-head RMSNorm of k before RoPE
+    AlignedVec<float> post_attn_norm;  // [H] Gemma 2: RMSNorm of the attention output
+    AlignedVec<float> post_mlp_norm;   // [H] Gemma 2: RMSNorm of the MLP output
 };
 
 // The bias a linear adds: null when the model has none.
@@ -44,9 +46,11 @@ struct ModelWeights {
     RawBuf<uint8_t> embed;                 // [V, H] of embed_dtype
     std::vector<LayerWeights> layers;      // [num_layers]
     AlignedVec<float> final_norm;          // [H]
+    // (Every RMSNorm weight is stored as the pass multiplies by it: 1 + w for Gemma's norms.)
     std::unique_ptr<Packed> lm_head;       // [V, H] (from the embedding table when tied)
     // (On a CUDA model the packed linears above are freed after upload: null.)
     std::vector<float> inv_freq;           // [HD/2] RoPE inverse frequencies (scaling applied)
+    std::vector<float> inv_freq_local;     // [HD/2] Gemma 3's sliding layers (rope_local_theta); else empty
 
     // Embedding row of `token` as f32 -> out[H].
     void embed_row(int32_t token, float* out) const;

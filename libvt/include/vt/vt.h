@@ -476,13 +476,15 @@ typedef struct vt_model_info {
     int32_t device_index;
     int64_t weight_bytes;      /* bytes read per decoded token (packed linears + norms)     */
     int64_t total_bytes;       /* all memory held by the model                               */
-    /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3". */
+    /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Gemma2",
+     * "Gemma3". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
-     * "fused-gate-up", "head-dim N" (head_dim × num_heads != hidden_size),
-     * "sliding-window W (layers ...)". */
-    char features[160];
+     * "fused-gate-up", "gemma-norms", "geglu", "query-pre-attn-scalar S", "local-rope-theta T",
+     * "attn-softcap C", "final-softcap C", "head-dim N" (head_dim × num_heads != hidden_size),
+     * "sliding-window W (every layer | layers A..B | layers A, B, ... | K of N layers)". */
+    char features[256];
 } vt_model_info;
 
 VT_API vt_status vt_model_get_info(const vt_model* model, vt_model_info* info);

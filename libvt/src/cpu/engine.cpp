@@ -16,9 +16,11 @@
 #include <cstring>
 #include <limits>
 
+#include "family.h"
 #include "ops/attention.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
+#include "ops/swiglu.h"
 #include "quant.h"
 #include "threadpool.h"
 
@@ -54,9 +56,11 @@ struct CpuSession final : BackendSession {
     AlignedVec<float> xn;     // [R, H]      normed input of a linear
     AlignedVec<float> qkv;    // [R, QKV]    q | k | v of each token
     AlignedVec<float> att;    // [R, NH·HD]  attention output
-    AlignedVec<float> mlp;    // [R, I]      silu(gate) ⊙ up
+    AlignedVec<float> mlp;    // [R, I]      silu(gate) ⊙ up (Gemma 2: gate, then gelu_tanh(gate) ⊙ up)
+    AlignedVec<float> mlp2;   // [R, I]      Gemma 2: up (empty for the other families)
     AlignedVec<float> tmp;    // [R, H]      o_proj / down_proj output
     AlignedVec<float> rope;   // [R, HD]     cos | sin of each token's position
+    AlignedVec<float> rope_local;  // [R, HD] the same with Gemma 3's local base (else empty)
     AlignedVec<float> part;   // decode attention's per-split partial results (per row)
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
@@ -108,6 +112,7 @@ void attention_decode(const Pass& p, int64_t layer) {
     CpuSession& s = p.s;
     const LlamaConfig& c = s.model->cfg;
     const int64_t window = c.layer_window[size_t(layer)];
+    const float softcap = float(c.attn_softcap);
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
     const HeadGroups hg = head_groups(c);
@@ -149,7 +154,7 @@ void attention_decode(const Pass& p, int64_t layer) {
             const ops::Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
             const int64_t k0 = lo[r] + sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
             ops::attend(q, u.ng, rs.kt.get() + size_t((layer * KV + u.kvh) * HD * cap),
-                        rs.v.get() + size_t((layer * KV + u.kvh) * cap * HD), cap, k0, k1, HD, out);
+                        rs.v.get() + size_t((layer * KV + u.kvh) * cap * HD), cap, k0, k1, HD, out, softcap);
         }
     });
     // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
@@ -187,6 +192,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
     const float* kt_layer = s.kt.get() + size_t(layer * KV * HD * cap);
     const float* v_layer = s.v.get() + size_t(layer * KV * cap * HD);
     const int64_t window = c.layer_window[size_t(layer)];
+    const float softcap = float(c.attn_softcap);
 
     // Prefill: tasks = (query block, KV head, head group). Query blocks are visited in the
     // order 0, last, 1, last-1, ... so the contiguous halves parallel_for hands to each
@@ -210,7 +216,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
                     o[g] = s.att.data() + i * NH * HD + (u.head0 + g) * HD;
                 }
                 ops::attend_normalized(q, u.ng, kt_layer + u.kvh * HD * cap, v_layer + u.kvh * cap * HD, cap,
-                                       first_key(pos0 + i, window), pos0 + i + 1, HD, o);
+                                       first_key(pos0 + i, window), pos0 + i + 1, HD, o, softcap);
             }
         }
     });
@@ -250,8 +256,10 @@ void ensure_rows(CpuSession& s, int64_t rows) {
     grow(s.qkv, rows * QKV);
     grow(s.att, rows * NH * HD);
     grow(s.mlp, rows * c.intermediate_size);
+    grow(s.mlp2, c.family && c.family->gemma_block ? rows * c.intermediate_size : 0);
     grow(s.tmp, rows * H);
     grow(s.rope, rows * HD);
+    grow(s.rope_local, s.model->inv_freq_local.empty() ? 0 : rows * HD);
     s.rows = rows;
 }
 
@@ -275,7 +283,10 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
     const float eps = float(c.rms_norm_eps);
-    const float qscale = 1.0f / std::sqrt(float(HD));
+    const bool gemma = c.family && c.family->gemma_block;
+    // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
+    const float qscale = gemma ? float(std::pow(c.query_pre_attn_scalar, -0.5)) : 1.0f / std::sqrt(float(HD));
+    const int64_t I = c.intermediate_size;
     const vt_linear_options lopt = vt_linear_default_options();
     const int64_t row_grain = std::max<int64_t>(1, 8192 / H);  // per-row ops: ~8k floats per task
 
@@ -286,11 +297,14 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     for (int64_t i = 0; i < m; ++i) {
         const int64_t pos = p.pos(i);
         ops::rope_angles(M.inv_freq.data(), pos, HD, s.rope.data() + i * HD);
+        if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, HD, s.rope_local.data() + i * HD);
     }
     const float* norm0 = M.layers[0].attn_norm.data();
     parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
             M.embed_row(tokens[i], x + i * H);
+            if (c.embed_scale > 0)
+                for (int64_t h = 0; h < H; ++h) x[i * H + h] *= c.embed_scale;
             ops::add_rmsnorm(x + i * H, nullptr, norm0, eps, H, xn + i * H);
         }
     });
@@ -299,12 +313,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         const LayerWeights& w = M.layers[size_t(l)];
 
         linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
+        const float* rope_table = c.layer_local_rope[size_t(l)] ? s.rope_local.data() : s.rope.data();
         // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
         // then K/V into the cache.
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
-                const float* cs = s.rope.data() + i * HD;
+                const float* cs = rope_table + i * HD;
                 if (c.qk_norm) {
                     ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
@@ -328,11 +343,27 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         else attention_prefill(s, l, m, p.pos0);
         linear(*w.o, s.att.data(), m, bias_or_null(w.o_bias), lopt, s.tmp.data());
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
-            for (int64_t i = b; i < e; ++i)
+            for (int64_t i = b; i < e; ++i) {
+                if (gemma) ops::rmsnorm_heads(s.tmp.data() + i * H, 1, H, w.post_attn_norm.data(), eps);
                 ops::add_rmsnorm(x + i * H, s.tmp.data() + i * H, w.mlp_norm.data(), eps, H, xn + i * H);
+            }
         });
-        linear_swiglu(*w.gate, *w.up, xn, m, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, s.mlp.data());
+        if (gemma) {  // GeGLU: gelu_tanh(gate) ⊙ up
+            linear(*w.gate, xn, m, nullptr, lopt, s.mlp.data());
+            linear(*w.up, xn, m, nullptr, lopt, s.mlp2.data());
+            parallel_for(m, m > 1 ? std::max<int64_t>(1, 8192 / I) : m, [&](int64_t b, int64_t e, int) {
+                ops::geglu_tanh(s.mlp.data() + b * I, s.mlp2.data() + b * I, (e - b) * I, s.mlp.data() + b * I);
+            });
+        } else {
+            linear_swiglu(*w.gate, *w.up, xn, m, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt,
+                          s.mlp.data());
+        }
         linear(*w.down, s.mlp.data(), m, bias_or_null(w.down_bias), lopt, s.tmp.data());
+        if (gemma)
+            parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+                for (int64_t i = b; i < e; ++i)
+                    ops::rmsnorm_heads(s.tmp.data() + i * H, 1, H, w.post_mlp_norm.data(), eps);
+            });
         const float* next_norm = l + 1 < c.num_layers ? M.layers[size_t(l + 1)].attn_norm.data() : M.final_norm.data();
         // After the last block only the rows that need logits matter.
         const int64_t first = l + 1 < c.num_layers ? 0 : std::min(r0, m);
@@ -342,7 +373,16 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                     ops::add_rmsnorm(x + i * H, s.tmp.data() + i * H, next_norm, eps, H, xn + i * H);
             });
     }
-    if (logits_out && r0 < m) linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);
+    if (logits_out && r0 < m) {
+        linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);
+        if (c.final_softcap > 0) {  // Gemma 2: cap · tanh(logit / cap)
+            const float cap = float(c.final_softcap);
+            const int64_t n = (m - r0) * c.vocab_size;
+            parallel_for(n, 16384, [&](int64_t b, int64_t e, int) {
+                for (int64_t k = b; k < e; ++k) logits_out[k] = std::tanh(logits_out[k] / cap) * cap;
+            });
+        }
+    }
 }
 
 struct CpuModel final : BackendModel {

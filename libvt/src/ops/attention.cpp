@@ -105,7 +105,7 @@ VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, con
 }  // namespace
 
 VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict kt, const float* __restrict v,
-                      int64_t cap, int64_t k0, int64_t k1, int64_t hd, Partial out) {
+                      int64_t cap, int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
     alignas(64) float s[kMaxGroup][kKeyBlock];
     float* acc = out.acc;
     for (int64_t g = 0; g < ng; ++g) {
@@ -136,6 +136,10 @@ VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict
                 }
             }
         }
+        // Gemma 2's soft-capping of the scores: cap · tanh(s / cap), as transformers computes it.
+        if (softcap > 0.0f)
+            for (int64_t g = 0; g < ng; ++g)
+                for (int64_t j = 0; j < nb; ++j) s[g][j] = std::tanh(s[g][j] / softcap) * softcap;
         // Online softmax: rescale what was accumulated when the running max grows.
         for (int64_t g = 0; g < ng; ++g) {
             float mx = s[g][0];
@@ -176,10 +180,10 @@ VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict
 
 VT_CLONES void attend_normalized(const float* const* q, int64_t ng, const float* __restrict kt,
                                  const float* __restrict v, int64_t cap, int64_t k0, int64_t k1, int64_t hd,
-                                 float* const* out) {
+                                 float* const* out, float softcap) {
     alignas(64) float acc[kAccFloats];
     float mm[kMaxGroup], ll[kMaxGroup];
-    attend(q, ng, kt, v, cap, k0, k1, hd, Partial{acc, mm, ll});
+    attend(q, ng, kt, v, cap, k0, k1, hd, Partial{acc, mm, ll}, softcap);
     for (int64_t g = 0; g < ng; ++g) {
         const float f = 1.0f / ll[g];
         const float* __restrict a = acc + g * hd;

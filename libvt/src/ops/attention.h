@@ -45,12 +45,13 @@ struct Partial {
 
 // q[g]: [hd] query of head g (pre-scaled by 1/sqrt(hd)), g < ng <= kMaxGroup, ng·hd <= kAccFloats;
 // kt: [hd, cap] keys of the KV head; v: [cap, hd] its values; keys [k0, k1), k0 < k1.
+// softcap > 0: each score s becomes softcap · tanh(s / softcap) before the softmax (Gemma 2).
 void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0,
-            int64_t k1, int64_t hd, Partial out);
+            int64_t k1, int64_t hd, Partial out, float softcap = 0.0f);
 
 // attend() normalized: out[g] = softmax_j(q_g · k_j) v_j over keys [k0, k1). out[g]: [hd].
 void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0,
-                       int64_t k1, int64_t hd, float* const* out);
+                       int64_t k1, int64_t hd, float* const* out, float softcap = 0.0f);
 
 }  // namespace ops
 }  // namespace vt

@@ -13,5 +13,10 @@ float silu(float x);
 // y[i] = silu(g[i]) · u[i], i < n. y may alias g or u.
 void swiglu(const float* g, const float* u, int64_t n, float* y);
 
+// y[i] = gelu_tanh(g[i]) · u[i], i < n, with PyTorch's tanh-approximated GELU
+// (gelu_pytorch_tanh: 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))), in float as PyTorch).
+// GeGLU of Gemma 2. y may alias g or u.
+void geglu_tanh(const float* g, const float* u, int64_t n, float* y);
+
 }  // namespace ops
 }  // namespace vt
