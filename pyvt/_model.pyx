@@ -21,13 +21,14 @@ import numpy as np
 include "_errors.pxi"
 
 _FORMATS = {
+    "auto": VT_FORMAT_AUTO,
     "int8": VT_FORMAT_INT8_BLOCKED,
     "fp8": VT_FORMAT_FP8_BLOCKED,
     "fp8-channel": VT_FORMAT_FP8_CHANNEL,
     "bf16": VT_FORMAT_BF16,
     "int4": VT_FORMAT_INT4_BLOCKED,
 }
-_FORMAT_NAMES = {v: k for k, v in _FORMATS.items()}
+_FORMAT_NAMES = {v: k for k, v in _FORMATS.items() if k != "auto"}
 _LOGITS_MODES = {"none": VT_LOGITS_NONE, "last": VT_LOGITS_LAST, "all": VT_LOGITS_ALL}
 
 _INT32_MIN = -(2 ** 31)
@@ -119,7 +120,7 @@ cdef class Model:
     cdef object _progress
     cdef object _progress_exc
 
-    def __cinit__(self, path, *, weight_format="int8", block_size=0, num_layers=0, device="auto",
+    def __cinit__(self, path, *, weight_format="auto", block_size=0, num_layers=0, device="auto",
                   max_seq_len=0, progress=None, extra_eos_ids=(), packed_cache_dir=None):
         self._m = NULL
         self._lock = threading.Lock()

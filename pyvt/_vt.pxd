@@ -53,6 +53,8 @@ cdef extern from "vt/vt.h" nogil:
         VT_FORMAT_INT4_SPARSE24
         VT_FORMAT_BF16
         VT_FORMAT_INT4_BLOCKED
+        VT_FORMAT_INT4_MIN_BLOCKED
+        VT_FORMAT_AUTO
 
     ctypedef enum vt_device_kind:
         VT_DEVICE_AUTO

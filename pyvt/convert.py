@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .gguf import GGUFFile, dequantize
+from .gguf import GGML_TYPES, GGMLType, GGUFFile, dequantize
 from .gguf_tokenizer import build_tokenizer, eos_token_ids, tokenizer_config
 
 __all__ = [
@@ -172,6 +172,18 @@ def _encode(x: np.ndarray, st_dtype: str) -> np.ndarray:
     return np.ascontiguousarray(x, dtype="<f4")
 
 
+#: GGUF block types ``convert_gguf(keep_blocks=True)`` writes as they are, under pyvt's own
+#: SafeTensors dtypes (libvt/src/ggml_import.h): ggml type -> (dtype, bytes per 32 weights).
+BLOCK_DTYPES = {
+    GGMLType.Q8_0: ("GGML_Q8_0", 34),
+    GGMLType.Q4_0: ("GGML_Q4_0", 18),
+    GGMLType.Q4_1: ("GGML_Q4_1", 20),
+}
+_BLOCK_BYTES = dict(BLOCK_DTYPES.values())
+# Float tensors convert_gguf(keep_blocks=True) writes in their own type, losing nothing.
+_LOSSLESS = {GGMLType.F32: "F32", GGMLType.F16: "F16", GGMLType.BF16: "BF16"}
+
+
 def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
     """Write a .safetensors file from an iterable of ``(name, st_dtype, shape, produce)``.
 
@@ -186,7 +198,10 @@ def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
     for name, st_dtype, shape, _ in items:
         if name in header:
             raise ValueError(f"duplicate tensor name {name!r}")
-        n = math.prod(shape) * sizes[st_dtype]
+        if st_dtype in _BLOCK_BYTES:  # logical shape [rows, cols]: cols / 32 blocks per row
+            n = math.prod(shape) // 32 * _BLOCK_BYTES[st_dtype]
+        else:
+            n = math.prod(shape) * sizes[st_dtype]
         header[name] = {"dtype": st_dtype, "shape": list(shape), "data_offsets": [offset, offset + n]}
         offset += n
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
@@ -457,8 +472,10 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     return config, gen_config
 
 
-def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say) -> None:
-    """model.safetensors: every tensor dequantized, Q/K un-permuted, in Hugging Face order."""
+def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say, keep_blocks: bool) -> dict:
+    """model.safetensors: every tensor dequantized (or, with `keep_blocks`, Q8_0 / Q4_0 / Q4_1
+    matrices kept as they are), Q/K un-permuted, in Hugging Face order. Returns
+    ``{"kept": {type: count}, "dequantized": {type: count}}`` over the quantized tensors."""
     n_head, n_kv = hp["n_head"], hp["n_kv"]
     permuted = _ARCHS[hp["arch"]][2]
     order = ["token_embd.weight"]
@@ -472,7 +489,24 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     order += ["output_norm.weight", "output.weight"]
     order = [n for n in order if n in g.tensors]
 
-    def producer(name: str):
+    def kept(name: str) -> bool:
+        info = g.tensors[name]
+        return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(info.shape) == 2
+                and info.shape[1] % 32 == 0)
+
+    def raw_producer(name: str):
+        # Whole rows of blocks; a row permutation (Q/K) moves rows, never splits a block.
+        info = g.tensors[name]
+        kind = name.split(".")[-2] if name.startswith("blk.") else ""
+        heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
+        rows = info.shape[0]
+
+        def produce():
+            raw = g.raw(name).reshape(rows, info.nbytes // rows)
+            yield unpermute_qk(raw, heads) if heads is not None else raw
+        return produce
+
+    def producer(name: str, st_dtype: str = st_dtype):
         info = g.tensors[name]
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
         heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
@@ -501,16 +535,42 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 yield check(x)
         return produce
 
-    say(f"converting {len(order)} tensors to {st_dtype}")
-    write_safetensors(path, [(hf_tensor_name(n), st_dtype, g.tensors[n].shape, producer(n)) for n in order],
-                      {"format": "pt"})
+    n_kept = sum(kept(n) for n in order)
+    summary: dict = {"kept": {}, "dequantized": {}}
+    for n in order:
+        t = g.tensors[n].ggml_type
+        if t in (GGMLType.F32, GGMLType.F16, GGMLType.BF16):
+            continue
+        d = summary["kept" if kept(n) else "dequantized"]
+        name = GGML_TYPES[t][0]
+        d[name] = d.get(name, 0) + 1
+    if n_kept:
+        say(f"keeping {n_kept} Q8_0/Q4_0/Q4_1 tensors as they are, converting {len(order) - n_kept} to {st_dtype}")
+    else:
+        say(f"converting {len(order)} tensors to {st_dtype}")
+    items = []
+    for n in order:
+        if kept(n):
+            items.append((hf_tensor_name(n), BLOCK_DTYPES[g.tensors[n].ggml_type][0], g.tensors[n].shape,
+                          raw_producer(n)))
+        elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
+            d = _LOSSLESS[g.tensors[n].ggml_type]
+            items.append((hf_tensor_name(n), d, g.tensors[n].shape, producer(n, d)))
+        else:
+            items.append((hf_tensor_name(n), st_dtype, g.tensors[n].shape, producer(n)))
+    write_safetensors(path, items, {"format": "pt" if not n_kept else "pyvt"})
+    return summary
 
 
-def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> Path:
+def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2` or `qwen3`) to a Hugging Face-style
     folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
+    keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
+    dtypes, which libvt packs without a second quantization) instead of dequantizing them:
+    the folder then loads in pyvt only (transformers cannot read those tensors); other
+    tensor types are dequantized to `dtype` as usual.
     progress: optional callable(str) for progress messages.
     Raises FileNotFoundError for a missing file, ValueError for a malformed or unsupported one
     (another architecture, a tensor type pyvt cannot dequantize, an unsupported
@@ -536,7 +596,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> P
         config, gen_config = _hf_configs(g, meta, hp, vocab_size, tied, rope_scaling, tinfo["bos_token_id"],
                                          torch_dtype)
         out.mkdir(parents=True, exist_ok=True)
-        _write_weights(g, out / "model.safetensors", hp, st_dtype, p, say)
+        summary = _write_weights(g, out / "model.safetensors", hp, st_dtype, p, say, keep_blocks)
 
     say("writing config and tokenizer")
     tok_config, special_map = tokenizer_config(meta, tinfo, hp["ctx"])
@@ -547,6 +607,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None) -> P
     tmp = out / "tokenizer.json.tmp"
     tokenizer.save(str(tmp), pretty=True)
     os.replace(tmp, out / "tokenizer.json")
+    if keep_blocks:
+        _write_json(out / "pyvt_blocks.json", summary)
     return out
 
 

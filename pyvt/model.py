@@ -23,7 +23,7 @@ __all__ = ["ModelHandle", "WEIGHT_FORMATS", "load_model"]
 _log = logging.getLogger("pyvt")
 
 #: Weight formats accepted by ``load_model(weight_format=...)`` (SPEC §7).
-WEIGHT_FORMATS = ("int8", "fp8", "fp8-channel", "bf16", "int4")
+WEIGHT_FORMATS = ("auto", "int8", "fp8", "fp8-channel", "bf16", "int4")
 
 
 class ModelHandle:
@@ -164,7 +164,7 @@ def _packed_cache_dir(packed_cache: Any, p: Path) -> str | None:
 def load_model(
     path: str | os.PathLike | None = None,
     *,
-    weight_format: str = "int8",
+    weight_format: str = "auto",
     block_size: int | None = None,
     num_layers: int | None = None,
     tokenizer_path: str | os.PathLike | None = None,
@@ -182,7 +182,9 @@ def load_model(
     offline mode honoured); ``None`` loads the default model (SmolLM2-135M-Instruct, fetched
     and converted once, see ``pyvt.hub``). See ``pyvt.resolve``.
 
-    ``weight_format``: ``"int8"`` (default: INT8, one scale per 32 weights), ``"fp8"`` (FP8
+    ``weight_format``: ``"auto"`` (default: a GGUF's Q8_0 / Q4_0 / Q4_1 tensors as they are —
+    ``int8`` / ``int4`` / ``int4-min``, no second quantization — and everything else as
+    ``int8``), ``"int8"`` (INT8, one scale per 32 weights), ``"fp8"`` (FP8
     E4M3, one scale per 16 — the original's format), ``"fp8-channel"``, ``"bf16"`` (the
     unquantized reference), or ``"int4"`` (4-bit weights, one scale per 32, float
     activations; lm_head stays INT8). ``block_size`` overrides the format's K-block. ``num_layers``

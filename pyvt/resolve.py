@@ -182,7 +182,23 @@ def _converted_ok(folder: Path, ident: dict) -> bool:
         marker = json.loads((folder / hub.MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(marker, dict) and marker.get("gguf_identity") == ident
+    return (isinstance(marker, dict) and marker.get("gguf_identity") == ident
+            and marker.get("blocks") == "kept" and (folder / "pyvt_blocks.json").is_file())
+
+
+def _blocks_notice(path: Path, folder: Path) -> str | None:
+    """One line saying which of the GGUF's quantized tensors were dequantized (then quantized
+    again at load) rather than kept as they are; None when all were kept."""
+    try:
+        summary = json.loads((folder / "pyvt_blocks.json").read_text(encoding="utf-8"))
+        deq = summary.get("dequantized") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not deq:
+        return None
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(deq.items()))
+    return (f"pyvt: {path.name}: {kinds} tensors dequantized to BF16 and quantized again at load "
+            "(pyvt keeps Q8_0, Q4_0 and Q4_1 tensors as they are; other types have no exact format here)")
 
 
 def converted_gguf(path, *, quiet: bool = True) -> Path:
@@ -195,15 +211,18 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
     target = _gguf_folder(path)
     if _converted_ok(target, ident):
         return target
-    print(f"pyvt: converting {path} (once) into {target}: tensors dequantized to BF16 and re-quantized "
-          "at load", file=sys.stderr, flush=True)
+    print(f"pyvt: converting {path} (once) into {target}: Q8_0/Q4_0/Q4_1 tensors kept as they are, "
+          "the tokenizer and chat template from its metadata", file=sys.stderr, flush=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     hub.remove_stale_work_dirs(target.parent, f".{target.name}.convert-")
     work = hub.make_work_dir(target.parent, f".{target.name}.convert-")
     try:
         staged = work / target.name
         say = None if quiet else (lambda msg: print(f"pyvt: {msg}", file=sys.stderr, flush=True))
-        convert_gguf(path, staged, dtype="bf16", progress=say)
+        convert_gguf(path, staged, dtype="bf16", progress=say, keep_blocks=True)
+        notice = _blocks_notice(path, staged)
+        if notice:
+            print(notice, file=sys.stderr, flush=True)
         if _identity(path) != ident:
             raise RuntimeError(f"{path} changed while it was being converted; try again")
         (staged / hub.MARKER).write_text(json.dumps({
@@ -212,6 +231,7 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
             "gguf_identity": ident,
             "converter_version": CONVERTER_VERSION,
             "dtype": "bf16",
+            "blocks": "kept",
         }, indent=2) + "\n", encoding="utf-8")
         if target.exists():
             if _converted_ok(target, ident):  # a concurrent conversion finished first

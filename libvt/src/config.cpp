@@ -338,11 +338,17 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     for (int64_t l = 0; l < L; ++l)
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k))) expected.insert(layer_name(l, k));
+    // The matrices (embedding, lm_head, the layers' linears) may also be GGUF blocks kept as
+    // they are (ggml_import.h); norms and biases are float.
+    std::set<std::string> matrices = {F.embed, F.lm_head};
+    for (int64_t l = 0; l < L; ++l)
+        for (int k = T_Q; k <= T_DOWN; ++k)
+            if (layer_tensor_expected(c, LayerTensor(k))) matrices.insert(layer_name(l, k));
     std::vector<std::string> missing, unexpected, bad_dtype;
     for (const auto& name : expected) {
         const TensorView* t = ck.find(name);
         if (!t) missing.push_back(name);
-        else if (!t->float_dtype)
+        else if (!t->float_dtype && !(t->ggml >= 0 && matrices.count(name)))
             bad_dtype.push_back(name + " (" + t->dtype_name + ", in " + ck.file_of(*t) + ")");
     }
     for (const TensorView* t : ck.tensors()) {
@@ -387,7 +393,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         std::string list;
         for (size_t i = 0; i < bad_dtype.size() && i < 8; ++i) list += (i ? ", " : "") + bad_dtype[i];
         if (bad_dtype.size() > 8) list += format(", ... (%zu more)", bad_dtype.size() - 8);
-        fail(VT_STATUS_UNSUPPORTED, "unsupported weight dtype (weights must be BF16, F16 or F32): %s", list.c_str());
+        fail(VT_STATUS_UNSUPPORTED, "unsupported weight dtype (weights must be BF16, F16 or F32; matrices may also be GGML_Q8_0, GGML_Q4_0 or GGML_Q4_1): %s", list.c_str());
     }
 
     // Resolve what config.json did not say from the shapes (TinyLlama defaults otherwise).

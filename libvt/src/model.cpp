@@ -12,6 +12,7 @@
 
 #include "convert.h"
 #include "family.h"
+#include "ggml_import.h"
 #include "ops/rope.h"
 #include "safetensors.h"
 #include "threadpool.h"
@@ -24,6 +25,7 @@ namespace {
 
 void check_options(const vt_model_options& o) {
     switch (o.weight_format) {
+        case VT_FORMAT_AUTO:
         case VT_FORMAT_INT8_BLOCKED:
         case VT_FORMAT_FP8_BLOCKED:
         case VT_FORMAT_FP8_CHANNEL:
@@ -31,9 +33,9 @@ void check_options(const vt_model_options& o) {
         case VT_FORMAT_INT4_BLOCKED: break;
         default:
             fail(VT_STATUS_INVALID_ARGUMENT,
-                 "weight_format %d is not a model weight format (INT8_BLOCKED %d, FP8_BLOCKED %d, FP8_CHANNEL %d, "
-                 "BF16 %d, INT4_BLOCKED %d)",
-                 o.weight_format, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16,
+                 "weight_format %d is not a model weight format (AUTO %d, INT8_BLOCKED %d, FP8_BLOCKED %d, "
+                 "FP8_CHANNEL %d, BF16 %d, INT4_BLOCKED %d)",
+                 o.weight_format, VT_FORMAT_AUTO, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16,
                  VT_FORMAT_INT4_BLOCKED);
     }
     VT_CHECK_ARG(o.block_size == 0 || o.block_size == 16 || o.block_size == 32 || o.block_size == 64 ||
@@ -161,45 +163,77 @@ public:
 
     std::unique_ptr<Packed> pack(const std::string& what, const void* w, vt_dtype dtype, int64_t rows, int64_t cols,
                                  vt_format format, int32_t block) const {
-        try {
-            return prepack(w, dtype, rows, cols, format, block);
-        } catch (const Error& e) {
-            throw Error(e.status(), what + ": " + e.what());
-        }
+        return wrap(what, [&] { return prepack(w, dtype, rows, cols, format, block); });
+    }
+
+    // Whether the linear stacked from `ts` is packed from its GGUF blocks as they are
+    // (ggml_import.h): weight_format AUTO, every part of one block type libvt represents.
+    bool native(const std::vector<const TensorView*>& ts) const {
+        if (opt_.weight_format != VT_FORMAT_AUTO) return false;
+        for (const TensorView* t : ts)
+            if (t->ggml < 0 || t->ggml != ts[0]->ggml || !ggml_packable(t->ggml)) return false;
+        return true;
+    }
+    // The format and K-block the linear of `ts` gets: its blocks' own, or the model's.
+    vt_format format_of(const std::vector<const TensorView*>& ts, vt_format fmt) const {
+        return native(ts) ? ggml_native_format(ts[0]->ggml) : fmt;
+    }
+    int32_t block_of(const std::vector<const TensorView*>& ts, int32_t block) const {
+        return native(ts) ? kGgmlBlock : block;
     }
 
     std::unique_ptr<Packed> pack_tensor(const TensorView& t, vt_format format, int32_t block) const {
-        AlignedVec<uint8_t> tmp;
-        const void* src = aligned_data(t, tmp);
-        return pack("tensor " + t.name + " in " + ck_.file_of(t), src, t.dtype, t.shape[0], t.shape[1], format,
-                    block);
+        return pack_concat({&t}, format, block);
     }
 
     // Rows [row0, row0 + rows) of a 2-D tensor, prepacked (one half of a fused gate|up).
     std::unique_ptr<Packed> pack_rows(const TensorView& t, int64_t row0, int64_t rows, vt_format fmt,
                                       int32_t block) const {
+        const std::string what = format("tensor %s rows %lld..%lld in %s", t.name.c_str(), (long long)row0,
+                                        (long long)(row0 + rows - 1), ck_.file_of(t).c_str());
+        if (t.ggml >= 0) {
+            const size_t row_bytes = size_t(t.shape[1] / kGgmlBlock) * ggml_block_bytes(t.ggml);
+            const uint8_t* src = t.data + size_t(row0) * row_bytes;
+            if (native({&t})) return wrap(what, [&] { return pack_ggml({{src, rows}}, t.ggml, t.shape[1]); });
+            AlignedVec<float> buf(size_t(rows * t.shape[1]));
+            wrap(what, [&] {
+                dequantize_ggml(src, t.ggml, rows, t.shape[1], buf.data());
+                return nullptr;
+            });
+            return pack(what, buf.data(), VT_DTYPE_F32, rows, t.shape[1], fmt, block);
+        }
         AlignedVec<uint8_t> tmp;
         const auto* src = static_cast<const uint8_t*>(aligned_data(t, tmp));
         const size_t row_bytes = size_t(t.shape[1]) * vt_dtype_size(t.dtype);
-        return pack(format("tensor %s rows %lld..%lld in %s", t.name.c_str(), (long long)row0,
-                           (long long)(row0 + rows - 1), ck_.file_of(t).c_str()),
-                    src + size_t(row0) * row_bytes, t.dtype, rows, t.shape[1], fmt, block);
+        return pack(what, src + size_t(row0) * row_bytes, t.dtype, rows, t.shape[1], fmt, block);
     }
 
-    // Row-concatenation of 2-D tensors with the same column count, prepacked as one matrix.
+    // Row-concatenation of 2-D tensors with the same column count, prepacked as one matrix:
+    // from their GGUF blocks when native(), else from their values (GGUF blocks dequantized
+    // exactly) in `format`.
     std::unique_ptr<Packed> pack_concat(const std::vector<const TensorView*>& ts, vt_format format,
                                         int32_t block) const {
         const int64_t cols = ts[0]->shape[1];
         int64_t rows = 0;
-        bool same_dtype = true;
+        bool same_dtype = true, any_ggml = false;
         for (const TensorView* t : ts) {
             rows += t->shape[0];
-            same_dtype = same_dtype && t->dtype == ts[0]->dtype;
+            same_dtype = same_dtype && t->dtype == ts[0]->dtype && t->ggml == ts[0]->ggml;
+            any_ggml = any_ggml || t->ggml >= 0;
         }
-        std::string what = "tensors ";
+        std::string what = ts.size() == 1 ? "tensor " : "tensors ";
         for (size_t i = 0; i < ts.size(); ++i) what += (i ? " | " : "") + ts[i]->name;
         what += " in " + ck_.file_of(*ts[0]);
-        if (same_dtype) {
+        if (native(ts)) {
+            std::vector<GgmlRows> parts;
+            for (const TensorView* t : ts) parts.push_back({t->data, t->shape[0]});
+            return wrap(what, [&] { return pack_ggml(parts, ts[0]->ggml, cols); });
+        }
+        if (ts.size() == 1 && !any_ggml) {
+            AlignedVec<uint8_t> tmp;
+            return pack(what, aligned_data(*ts[0], tmp), ts[0]->dtype, rows, cols, format, block);
+        }
+        if (same_dtype && !any_ggml) {
             const size_t esize = vt_dtype_size(ts[0]->dtype);
             RawBuf<uint8_t> buf;  // uninitialized: fully overwritten below
             buf.allocate(size_t(rows * cols) * esize);
@@ -213,12 +247,28 @@ public:
         AlignedVec<float> buf(size_t(rows * cols));
         size_t off = 0;
         for (const TensorView* t : ts) {
-            AlignedVec<uint8_t> tmp;
-            const void* src = aligned_data(*t, tmp);
-            to_f32(src, t->dtype, buf.data() + off, size_t(t->numel()));
+            if (t->ggml >= 0) {
+                wrap("tensor " + t->name + " in " + ck_.file_of(*t), [&] {
+                    dequantize_ggml(t->data, t->ggml, t->shape[0], cols, buf.data() + off);
+                    return nullptr;
+                });
+            } else {
+                AlignedVec<uint8_t> tmp;
+                const void* src = aligned_data(*t, tmp);
+                to_f32(src, t->dtype, buf.data() + off, size_t(t->numel()));
+            }
             off += size_t(t->numel());
         }
         return pack(what, buf.data(), VT_DTYPE_F32, rows, cols, format, block);
+    }
+
+    // f(), its vt::Error prefixed with `what` (the tensor and file).
+    std::unique_ptr<Packed> wrap(const std::string& what, const std::function<std::unique_ptr<Packed>()>& f) const {
+        try {
+            return f();
+        } catch (const Error& e) {
+            throw Error(e.status(), what + ": " + e.what());
+        }
     }
 
 private:
@@ -234,6 +284,10 @@ private:
 // ---- vt_model ---------------------------------------------------------------------------
 
 void vt::ModelWeights::embed_row(int32_t token, float* out) const {
+    if (embed_rows) {
+        vt::unpack_rows(*embed_rows, token, 1, out);
+        return;
+    }
     const int64_t H = cfg.hidden_size;
     const size_t row = size_t(token) * size_t(H);
     switch (embed_dtype) {
@@ -256,6 +310,17 @@ void vt::ModelWeights::embed_row(int32_t token, float* out) const {
 }
 
 namespace vt {
+
+// Whether a linear of m is in a format the CUDA backend has no kernels for (4-bit dense).
+static bool has_cpu_only_format(const vt_model& m) {
+    auto cpu_only = [](const std::unique_ptr<Packed>& p) {
+        return p && (p->format == VT_FORMAT_INT4_BLOCKED || p->format == VT_FORMAT_INT4_MIN_BLOCKED);
+    };
+    if (cpu_only(m.lm_head)) return true;
+    for (const LayerWeights& w : m.layers)
+        if (cpu_only(w.qkv) || cpu_only(w.o) || cpu_only(w.gate) || cpu_only(w.up) || cpu_only(w.down)) return true;
+    return false;
+}
 
 // Frees the host's packed linears of a model whose sessions run on CUDA; their bytes.
 static int64_t release_host_linears(vt_model& m) {
@@ -298,8 +363,15 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->file_layers = file_layers;
     cfg.num_layers = opt.num_layers > 0 ? opt.num_layers : file_layers;
     m->format = vt_format(opt.weight_format);
+    // The family resolve_config found (family.h): its tensor names.
+    const ModelFamily& F = *cfg.family;
+    if (m->format == VT_FORMAT_AUTO) {  // layer 0's q_proj decides what the model reports
+        const TensorView* q0 = ck->find(layer_tensor_name(F, 0, T_Q));
+        m->format = q0 && q0->ggml >= 0 && ggml_packable(q0->ggml) ? ggml_native_format(q0->ggml)
+                                                                   : VT_FORMAT_INT8_BLOCKED;
+    }
     const bool blocked = m->format == VT_FORMAT_INT8_BLOCKED || m->format == VT_FORMAT_FP8_BLOCKED ||
-                         m->format == VT_FORMAT_INT4_BLOCKED;
+                         m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED;
     m->block_size = blocked ? (opt.block_size ? opt.block_size : default_block_size(m->format)) : 0;
     m->device = VT_DEVICE_CPU;
     m->max_seq_len = opt.max_seq_len > 0 ? opt.max_seq_len : cfg.max_position_embeddings;
@@ -326,13 +398,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     // With INT4 layers lm_head stays 8-bit (INT8 blocked-32; 16 when hidden_size is not a
     // multiple of 32): the logits feed the argmax directly (docs/guide.md, docs/fidelity.md).
-    if (m->format == VT_FORMAT_INT4_BLOCKED) {
+    if (m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED) {
         head_format = VT_FORMAT_INT8_BLOCKED;
         head_block = H % 32 == 0 ? 32 : 16;
     }
 
-    // The family resolve_config found (family.h): its tensor names.
-    const ModelFamily& F = *cfg.family;
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
     auto present = [&](int which) { return layer_tensor_expected(cfg, LayerTensor(which)); };
 
@@ -352,11 +422,25 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     ld.set_total(total);
     ld.progress(0);
 
-    // Embedding table, kept in its stored dtype (exact row lookups).
-    m->embed_dtype = emb.dtype;
-    m->embed.allocate(emb.nbytes);
-    copy_parallel(m->embed.data(), emb.data, emb.nbytes);
-    ld.check_finite(emb, m->embed.data(), emb.dtype);
+    // Embedding table, kept in its stored dtype (exact row lookups); GGUF blocks packed as
+    // they are, their rows dequantized per lookup (the same numbers, a quarter of the bytes).
+    if (emb.ggml >= 0 && !ggml_packable(emb.ggml)) {  // dequantized (exactly) to f32
+        m->embed_dtype = VT_DTYPE_F32;
+        m->embed.allocate(size_t(emb.numel()) * sizeof(float));
+        ld.wrap("tensor " + emb.name + " in " + ck->file_of(emb), [&] {
+            dequantize_ggml(emb.data, emb.ggml, emb.shape[0], emb.shape[1], reinterpret_cast<float*>(m->embed.data()));
+            return nullptr;
+        });
+    } else if (emb.ggml >= 0) {
+        m->embed_pack = ld.wrap("tensor " + emb.name + " in " + ck->file_of(emb),
+                                [&] { return pack_ggml({{emb.data, emb.shape[0]}}, emb.ggml, emb.shape[1]); });
+        m->embed_rows = m->embed_pack.get();
+    } else {
+        m->embed_dtype = emb.dtype;
+        m->embed.allocate(emb.nbytes);
+        copy_parallel(m->embed.data(), emb.data, emb.nbytes);
+        ld.check_finite(emb, m->embed.data(), emb.dtype);
+    }
     ld.progress(int64_t(emb.nbytes));
 
     m->layers.resize(size_t(L));
@@ -371,23 +455,27 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         const int32_t blk = m->block_size;
         auto one = [&](const char* name, int which) {
             const TensorView& x = t(which);
-            return cached(ln + name, x.shape[0], x.shape[1], fmt, blk, [&] { return ld.pack_tensor(x, fmt, blk); });
+            return cached(ln + name, x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, blk),
+                          [&] { return ld.pack_tensor(x, fmt, blk); });
         };
         if (F.fused_qkv) {  // q|k|v rows already, as the packed qkv holds them
             w.qkv = one("qkv", T_Q);
             ld.progress(int64_t(t(T_Q).nbytes));
         } else {
             const int64_t rows = t(T_Q).shape[0] + t(T_K).shape[0] + t(T_V).shape[0];
-            w.qkv = cached(ln + "qkv", rows, t(T_Q).shape[1], fmt, blk,
-                           [&] { return ld.pack_concat({&t(T_Q), &t(T_K), &t(T_V)}, fmt, blk); });
+            const std::vector<const TensorView*> qkv = {&t(T_Q), &t(T_K), &t(T_V)};
+            w.qkv = cached(ln + "qkv", rows, t(T_Q).shape[1], ld.format_of(qkv, fmt), ld.block_of(qkv, blk),
+                           [&] { return ld.pack_concat(qkv, fmt, blk); });
             ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
         }
         w.o = one("o", T_O);
         ld.progress(int64_t(t(T_O).nbytes));
         if (F.fused_gate_up) {  // gate rows, then up rows
             const int64_t I = cfg.intermediate_size, K = t(T_GATE).shape[1];
-            w.gate = cached(ln + "gate", I, K, fmt, blk, [&] { return ld.pack_rows(t(T_GATE), 0, I, fmt, blk); });
-            w.up = cached(ln + "up", I, K, fmt, blk, [&] { return ld.pack_rows(t(T_GATE), I, I, fmt, blk); });
+            const vt_format gf = ld.format_of({&t(T_GATE)}, fmt);
+            const int32_t gb = ld.block_of({&t(T_GATE)}, blk);
+            w.gate = cached(ln + "gate", I, K, gf, gb, [&] { return ld.pack_rows(t(T_GATE), 0, I, fmt, blk); });
+            w.up = cached(ln + "up", I, K, gf, gb, [&] { return ld.pack_rows(t(T_GATE), I, I, fmt, blk); });
             ld.progress(int64_t(t(T_GATE).nbytes));
         } else {
             w.gate = one("gate", T_GATE);
@@ -431,15 +519,24 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)
         for (float& v : m->final_norm) v = 1.0f + v;
     ld.progress(int64_t(norm.nbytes));
-    if (tied) {
+    if (tied && m->embed_rows) {
+        // lm_head from the embedding's blocks: as they are (AUTO; then the lookups use it and
+        // the separate embedding copy goes), or dequantized into the head format.
+        m->lm_head = cached("lm_head", cfg.vocab_size, H, ld.format_of({&emb}, head_format),
+                            ld.block_of({&emb}, head_block), [&] { return ld.pack_tensor(emb, head_format, head_block); });
+        if (ld.native({&emb})) {
+            m->embed_rows = m->lm_head.get();
+            m->embed_pack.reset();
+        }
+    } else if (tied) {
         m->lm_head = cached("lm_head", cfg.vocab_size, H, head_format, head_block, [&] {
             return ld.pack(std::string("lm_head (tied to ") + F.embed + ")", m->embed.data(), m->embed_dtype,
                            cfg.vocab_size, H, head_format, head_block);
         });
     } else {
         const TensorView& head = ld.tensor(F.lm_head);
-        m->lm_head = cached("lm_head", head.shape[0], head.shape[1], head_format, head_block,
-                            [&] { return ld.pack_tensor(head, head_format, head_block); });
+        m->lm_head = cached("lm_head", head.shape[0], head.shape[1], ld.format_of({&head}, head_format),
+                            ld.block_of({&head}, head_block), [&] { return ld.pack_tensor(head, head_format, head_block); });
         ld.progress(int64_t(head.nbytes));
     }
 
@@ -454,15 +551,24 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     ck->check_unchanged(true);
     pc.finish();  // after the check: a file that changed during the load is never cached
     m->weight_bytes = wb;
-    m->total_bytes = wb + int64_t(m->embed.size()) + int64_t(m->inv_freq.size() * sizeof(float)) +
-                     int64_t(sizeof(vt_model));
+    m->total_bytes = wb + int64_t(m->embed.size()) + (m->embed_pack ? m->embed_pack->nbytes() : 0) +
+                     int64_t(m->inv_freq.size() * sizeof(float)) + int64_t(sizeof(vt_model));
 
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
     // when the device cannot take this model (unsupported shape, not enough memory).
     const bool want_cuda = opt.device == VT_DEVICE_CUDA ||
-                           (opt.device == VT_DEVICE_AUTO && m->format != VT_FORMAT_INT4_BLOCKED &&
+                           (opt.device == VT_DEVICE_AUTO && !has_cpu_only_format(*m) &&
                             cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
+        // The device kernels look rows up in a plain table: GGUF blocks dequantized (exactly, f32).
+        if (m->embed_rows) {
+            m->embed_dtype = VT_DTYPE_F32;
+            m->embed.allocate(size_t(cfg.vocab_size * H) * sizeof(float));
+            unpack(*m->embed_rows, reinterpret_cast<float*>(m->embed.data()));
+            m->total_bytes += int64_t(m->embed.size()) - (m->embed_pack ? m->embed_pack->nbytes() : 0);
+            m->embed_rows = nullptr;
+            m->embed_pack.reset();
+        }
         try {
             m->backend = cuda_backend(*m, opt.device_index);
             m->device = VT_DEVICE_CUDA;

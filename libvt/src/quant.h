@@ -93,6 +93,7 @@ struct vt_packed {
     int64_t ntiles = 0;        // ceil(out / 16)
     int64_t tile_bytes = 0;    // stride between tiles (multiple of 64)
     int64_t scale_off = 0;     // byte offset of the f16 scales inside a tile (0: none)
+    int64_t min_off = 0;       // byte offset of the f16 block minimums (INT4_MIN_BLOCKED only)
     vt::RawBuf<uint8_t> tiles;       // [ntiles][tile_bytes]
     vt::AlignedVec<float> rowmul;    // [ntiles * 16]
 

@@ -1,4 +1,5 @@
 #include "safetensors.h"
+#include "ggml_import.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -198,9 +199,10 @@ namespace {
 
 struct DtypeDesc {
     const char* name;
-    size_t size;  // bytes per element
+    size_t size;  // bytes per element (per block of 32 for the GGML block types)
     bool is_float;
     vt_dtype dtype;
+    int ggml = -1;  // GGML block type (ggml_import.h) or -1
 };
 
 // Every dtype the SafeTensors format defines with a whole-byte element size. Only the
@@ -214,6 +216,11 @@ const DtypeDesc kDtypes[] = {
     {"I8", 1, false, VT_DTYPE_I8},       {"U8", 1, false, VT_DTYPE_U8},
     {"BOOL", 1, false, VT_DTYPE_U8},     {"F8_E4M3", 1, false, VT_DTYPE_F8_E4M3},
     {"F8_E5M2", 1, false, VT_DTYPE_U8},  {"F8_E8M0", 1, false, VT_DTYPE_U8},
+    // pyvt's own: GGUF quantized blocks kept as they are (ggml_import.h). The shape is the
+    // logical [rows, cols] (cols a multiple of 32); the data is rows * cols / 32 blocks.
+    {"GGML_Q8_0", 34, false, VT_DTYPE_U8, kGgmlQ8_0},
+    {"GGML_Q4_0", 18, false, VT_DTYPE_U8, kGgmlQ4_0},
+    {"GGML_Q4_1", 20, false, VT_DTYPE_U8, kGgmlQ4_1},
 };
 
 const DtypeDesc* find_dtype(const std::string& name) {
@@ -300,6 +307,7 @@ void SafeTensorsFile::read_header(size_t file_index) {
         t.dtype_name = dt->s;
         t.float_dtype = d->is_float;
         t.dtype = d->dtype;
+        t.ggml = d->ggml;
         t.file = file_index;
         if (shape->arr.size() > 8) fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: %zu dimensions", p, n, shape->arr.size());
         uint64_t numel = 1;
@@ -321,11 +329,18 @@ void SafeTensorsFile::read_header(size_t file_index) {
                  "the file is truncated or corrupt",
                  p, n, (long long)b, (long long)en, (unsigned long long)data_size);
         const uint64_t span = uint64_t(en - b);
-        if (overflow || numel > (uint64_t(1) << 62) / d->size || numel * d->size != span)
+        uint64_t elems = numel;  // elements of d->size bytes
+        if (d->ggml >= 0) {
+            if (t.shape.size() != 2 || t.shape[1] % kGgmlBlock != 0)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: a %s tensor must be 2-D with a multiple of %d columns, "
+                     "not %s", p, n, d->name, kGgmlBlock, t.shape_str().c_str());
+            elems = numel / kGgmlBlock;
+        }
+        if (overflow || elems > (uint64_t(1) << 62) / d->size || elems * d->size != span)
             fail(VT_STATUS_FORMAT_ERROR,
                  "%s: tensor %s: shape %s of dtype %s needs %s bytes but data_offsets [%lld, %lld] span %llu",
                  p, n, t.shape_str().c_str(), d->name,
-                 overflow ? "too many" : std::to_string(numel * d->size).c_str(), (long long)b, (long long)en,
+                 overflow ? "too many" : std::to_string(elems * d->size).c_str(), (long long)b, (long long)en,
                  (unsigned long long)span);
         t.data = base + b;
         t.nbytes = size_t(span);

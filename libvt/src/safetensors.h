@@ -57,6 +57,7 @@ struct TensorView {
     std::string dtype_name;       // as written in the header, e.g. "BF16"
     bool float_dtype = false;     // F32, F16 or BF16 (the dtypes weights may have)
     vt_dtype dtype = VT_DTYPE_F32;  // valid when float_dtype
+    int ggml = -1;                // GGML block type of a GGML_* tensor (ggml_import.h), else -1
     std::vector<int64_t> shape;
     const uint8_t* data = nullptr;  // inside the file mapping (may be unaligned)
     size_t nbytes = 0;

@@ -42,6 +42,12 @@ inline const float* bias_or_null(const AlignedVec<float>& b) { return b.empty() 
 struct ModelWeights {
     LlamaConfig cfg;          // every field resolved (no -1 left), num_layers = loaded blocks
 
+    // The embedding table: embed (embed_dtype) for a float checkpoint; for GGUF blocks
+    // (ggml_import.h) the rows of the packed table embed_rows points to instead (lm_head when
+    // the embeddings are tied and lm_head was packed from the same blocks, else embed_pack),
+    // and embed is empty.
+    const Packed* embed_rows = nullptr;
+    std::unique_ptr<Packed> embed_pack;
     vt_dtype embed_dtype = VT_DTYPE_BF16;  // as stored: F32, F16 or BF16
     RawBuf<uint8_t> embed;                 // [V, H] of embed_dtype
     std::vector<LayerWeights> layers;      // [num_layers]

@@ -150,6 +150,14 @@ VT_API vt_status vt_transpose(const void* src, void* dst, size_t rows, size_t co
 /* ==================================================================================== */
 
 typedef enum vt_format {
+    /* Model loading only (vt_model_options.weight_format; vt_prepack refuses it): every
+     * linear a checkpoint stores as GGUF blocks (pyvt's GGUF conversion keeps Q8_0, Q4_0
+     * and Q4_1 tensors as they are) is packed from those blocks into the format that holds
+     * the same numbers exactly — Q8_0 -> INT8_BLOCKED, Q4_0 -> INT4_BLOCKED, Q4_1 ->
+     * INT4_MIN_BLOCKED, block 32, no second quantization — and every float linear into
+     * INT8_BLOCKED. vt_model_info.weight_format then reports the layers' format (that of
+     * layer 0's q_proj).                                                                  */
+    VT_FORMAT_AUTO = 0,
     /* FP8 E4M3 weights, one f32 scale per output channel (scale = absmax/448).            */
     VT_FORMAT_FP8_CHANNEL = 1,
     /* FP8 E4M3 weights, one scale per block_size weights along K (default 16,
@@ -186,7 +194,9 @@ typedef enum vt_format {
      * weight at block 32. Linears keep the input in f32 and accumulate in f32
      * (quantize_input 1 rounds it per row to INT8 first, as for INT8_BLOCKED). CPU only:
      * the CUDA backend refuses it (VT_STATUS_UNSUPPORTED); AUTO keeps it on the CPU.      */
-    VT_FORMAT_INT4_BLOCKED = 7
+    VT_FORMAT_INT4_BLOCKED = 7,
+    /* Dense 4-bit weights with a per-block minimum (llama.cpp Q4_1's grid).              */
+    VT_FORMAT_INT4_MIN_BLOCKED = 8
 } vt_format;
 
 typedef enum vt_device_kind {
@@ -410,7 +420,10 @@ typedef int (*vt_progress_fn)(void* user, int64_t done, int64_t total);
 typedef struct vt_model_options {
     uint32_t struct_size; /* sizeof(vt_model_options) as the caller knows it (Conventions) */
     int32_t weight_format; /* vt_format: INT8_BLOCKED (default), FP8_BLOCKED, FP8_CHANNEL,
-                              BF16 or INT4_BLOCKED (lm_head then INT8_BLOCKED)             */
+                              BF16, INT4_BLOCKED or INT4_MIN_BLOCKED (lm_head then
+                              INT8_BLOCKED), or AUTO (GGUF blocks as they are, see vt_format).
+                              A format other than AUTO re-quantizes GGUF blocks (dequantized
+                              exactly, then packed in that format).                        */
     int32_t block_size;    /* 0 = the format's default (INT8 32, FP8 16, INT4 32)          */
     int32_t num_layers;    /* load only the first N blocks; 0 = all                        */
     int32_t device;        /* vt_device_kind; default VT_DEVICE_AUTO                       */

@@ -1,0 +1,236 @@
+"""GGUF quantized tensors loaded as they are (issue 18, item 2): Q8_0 / Q4_0 / Q4_1 blocks go
+through pyvt's GGML_* SafeTensors dtypes into the libvt format that holds the same numbers
+(int8 / int4 / int4-min), with no second quantization.
+
+The weights here are made so that every dequantized value is exact in bfloat16 (power-of-two
+block scales and minimums): the same GGUF converted to F32 and loaded as "bf16" then holds
+exactly the same weights, so the two models' logits may differ only by f32 summation order,
+while any misplaced nibble, scale or row would change them by orders of magnitude more."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+import gguf_writer as gw
+import pyvt
+import importlib
+
+convert = importlib.import_module("pyvt.convert")
+from test_convert import make_tiny_llama, safetensors_header
+
+BLOCK_DTYPE = {gw.Q8_0: "GGML_Q8_0", gw.Q4_0: "GGML_Q4_0", gw.Q4_1: "GGML_Q4_1"}
+NATIVE_FORMAT = {gw.Q8_0: "int8", gw.Q4_0: "int4", gw.Q4_1: "int4-min"}
+
+
+def _pow2_scales(n_blocks: int, base: int) -> np.ndarray:
+    return np.ldexp(1.0, -(base + np.arange(n_blocks) % 3)).astype(np.float32)
+
+
+def exact_q8_0(x) -> bytes:
+    blocks = np.asarray(x, np.float32).reshape(-1, 32)
+    d = _pow2_scales(len(blocks), 7)
+    out = bytearray()
+    for blk, s in zip(blocks, d):
+        q = np.clip(np.round(blk / s), -127, 127).astype(np.int8)
+        out += np.float16(s).tobytes() + q.tobytes()
+    return bytes(out)
+
+
+def exact_q4_0(x) -> bytes:
+    blocks = np.asarray(x, np.float32).reshape(-1, 32)
+    d = -_pow2_scales(len(blocks), 4)  # negative, as Q4_0's d often is
+    out = bytearray()
+    for blk, s in zip(blocks, d):
+        u = np.clip(np.round(blk / s) + 8, 0, 15).astype(np.uint8)
+        out += np.float16(s).tobytes() + (u[:16] | (u[16:] << 4)).astype(np.uint8).tobytes()
+    return bytes(out)
+
+
+def exact_q4_1(x) -> bytes:
+    blocks = np.asarray(x, np.float32).reshape(-1, 32)
+    d = _pow2_scales(len(blocks), 4)
+    out = bytearray()
+    for blk, s in zip(blocks, d):
+        m = np.float32(-8 * s)
+        u = np.clip(np.round((blk - m) / s), 0, 15).astype(np.uint8)
+        out += np.float16(s).tobytes() + np.float16(m).tobytes() + (u[:16] | (u[16:] << 4)).astype(np.uint8).tobytes()
+    return bytes(out)
+
+
+EXACT = {gw.Q8_0: exact_q8_0, gw.Q4_0: exact_q4_0, gw.Q4_1: exact_q4_1}
+
+
+@pytest.fixture()
+def exact_quantizers(monkeypatch):
+    for t, f in EXACT.items():
+        monkeypatch.setitem(gw.QUANTIZERS, t, f)
+
+
+def _native_supported(qtype) -> bool:
+    return NATIVE_FORMAT[qtype] in pyvt.WEIGHT_FORMATS
+
+
+TOKENS = [1, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33, 10, 5, 17]
+
+
+@pytest.mark.parametrize("qtype", [gw.Q8_0, gw.Q4_0, gw.Q4_1])
+@pytest.mark.parametrize("arch, tied", [("llama", True), ("llama", False), ("qwen2", True)])
+def test_blocks_load_exactly(tmp_path, exact_quantizers, qtype, arch, tied):
+    if not _native_supported(qtype):
+        pytest.skip(f"{NATIVE_FORMAT[qtype]} is not a weight format of this build")
+    make_tiny_llama(tmp_path / "t.gguf", qtype=qtype, arch=arch, tied=tied)
+    native = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "native", keep_blocks=True)
+    ref = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "f32", dtype="f32")
+
+    header = safetensors_header(native / "model.safetensors")
+    dtypes = {k: v["dtype"] for k, v in header.items() if k != "__metadata__"}
+    matrices = {k for k in dtypes if k.endswith("proj.weight") or k.endswith("embed_tokens.weight")
+                or k == "lm_head.weight"}
+    assert {dtypes[k] for k in matrices} == {BLOCK_DTYPE[qtype]}
+    assert {dtypes[k] for k in set(dtypes) - matrices} == {"F32"}  # norms, biases
+    summary = json.loads((native / "pyvt_blocks.json").read_text())
+    assert summary["dequantized"] == {} and sum(summary["kept"].values()) == len(matrices)
+
+    with pyvt.load_model(native, progress=False) as m, \
+            pyvt.load_model(ref, weight_format="bf16", progress=False) as r, \
+            pyvt.load_model(ref, weight_format="int8", progress=False) as q:
+        assert m.info["weight_format"] == NATIVE_FORMAT[qtype]
+        got, want, requant = m.logits(TOKENS), r.logits(TOKENS), q.logits(TOKENS)
+        scale = float(np.abs(want).max())
+        err = float(np.abs(got - want).max()) / scale
+        assert err < 2e-5, err
+        # What the test would see with one more quantization: orders of magnitude more.
+        assert float(np.abs(requant - want).max()) / scale > 50 * max(err, 1e-7)
+        assert pyvt.generate(m, "hello", max_new_tokens=8, temperature=0).tokens == \
+            pyvt.generate(r, "hello", max_new_tokens=8, temperature=0).tokens
+
+
+def test_q_and_k_rows_are_unpermuted_as_blocks(tmp_path):
+    """llama.cpp stores Q/K rows permuted; the converter moves whole rows of blocks back."""
+    hf, tensors = make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q8_0)
+    out = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "n", keep_blocks=True)
+    raw = (out / "model.safetensors").read_bytes()
+    (hlen,) = struct.unpack_from("<Q", raw)
+    header = json.loads(raw[8:8 + hlen])
+    e = header["model.layers.0.self_attn.q_proj.weight"]
+    rows, cols = e["shape"]
+    data = np.frombuffer(raw[8 + hlen + e["data_offsets"][0]:8 + hlen + e["data_offsets"][1]], np.uint8)
+    data = data.reshape(rows, cols // 32 * 34)
+    gguf_rows = np.frombuffer(dict((n, b) for n, _, _, b in tensors)["blk.0.attn_q.weight"], np.uint8)
+    want = convert.unpermute_qk(gguf_rows.reshape(rows, -1), 4)
+    np.testing.assert_array_equal(data, want)
+
+
+def test_explicit_format_quantizes_again(tmp_path, exact_quantizers):
+    make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q4_0)
+    native = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "n", keep_blocks=True)
+    ref = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "f32", dtype="f32")
+    with pyvt.load_model(native, weight_format="int8", progress=False) as m, \
+            pyvt.load_model(ref, weight_format="int8", progress=False) as r:
+        assert m.info["weight_format"] == "int8"
+        # The blocks dequantized exactly, then packed as from the F32 conversion: the same model.
+        np.testing.assert_array_equal(m.logits(TOKENS), r.logits(TOKENS))
+
+
+def test_mixed_types_in_one_linear(tmp_path, exact_quantizers):
+    """q_proj as Q8_0 next to Q4_0 k/v: q|k|v is one packed matrix, so it is dequantized and
+    packed as int8; the rest stays as it is."""
+    hf, _ = make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q4_0)
+    q = convert.permute_qk(hf["model.layers.0.self_attn.q_proj.weight"], 4)
+    make_tiny_llama(tmp_path / "m.gguf", qtype=gw.Q4_0, drop=("blk.0.attn_q.weight",),
+                    extra_tensors=[("blk.0.attn_q.weight", gw.Q8_0, q.shape, exact_q8_0(q))])
+    native = convert.convert_gguf(tmp_path / "m.gguf", tmp_path / "n", keep_blocks=True)
+    ref = convert.convert_gguf(tmp_path / "m.gguf", tmp_path / "f32", dtype="f32")
+    with pyvt.load_model(native, progress=False) as m, \
+            pyvt.load_model(ref, weight_format="bf16", progress=False) as r:
+        assert m.info["weight_format"] == "int8"  # layer 0's q_proj decides the report
+        want = r.logits(TOKENS)
+        err = float(np.abs(m.logits(TOKENS) - want).max()) / float(np.abs(want).max())
+        # Only layer 0's q|k|v is quantized again (INT8 blocked-32: ~0.5 % error); a wrong
+        # dequantization of the mixed parts would be off by ~100 %.
+        assert err < 2e-2, err
+    with pyvt.load_model(native, weight_format="bf16", progress=False) as b:
+        # bf16 holds these values exactly: the dequantized parts are the GGUF's numbers.
+        err = float(np.abs(b.logits(TOKENS) - want).max()) / float(np.abs(want).max())
+        assert err < 2e-5, err
+
+
+def test_a_non_finite_block_scale_is_named(tmp_path):
+    hf, tensors = make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q8_0)
+    out = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "n", keep_blocks=True)
+    st = out / "model.safetensors"
+    raw = bytearray(st.read_bytes())
+    (hlen,) = struct.unpack_from("<Q", raw)
+    e = json.loads(raw[8:8 + hlen])["model.layers.1.mlp.down_proj.weight"]
+    rows, cols = e["shape"]
+    row, block = 5, 1
+    at = 8 + hlen + e["data_offsets"][0] + (row * (cols // 32) + block) * 34
+    raw[at:at + 2] = np.float16(np.inf).tobytes()
+    st.write_bytes(bytes(raw))
+    with pytest.raises(ValueError) as ei:
+        pyvt.load_model(out, progress=False)
+    msg = str(ei.value)
+    assert "model.layers.1.mlp.down_proj.weight" in msg and "block 1 of row 5" in msg and "non-finite" in msg
+
+
+def test_block_dtypes_only_for_matrices(tmp_path):
+    """A GGML_* norm, or a GGML_* tensor whose byte count or shape does not add up, is refused."""
+    make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q8_0)
+    out = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "n", keep_blocks=True)
+    st = out / "model.safetensors"
+    good = st.read_bytes()
+
+    def rewrite(edit):
+        (hlen,) = struct.unpack_from("<Q", good)
+        header = json.loads(good[8:8 + hlen])
+        edit(header)
+        hb = json.dumps(header).encode()
+        hb += b" " * (-len(hb) % 8)
+        st.write_bytes(struct.pack("<Q", len(hb)) + hb + good[8 + hlen:])
+
+    def norm_as_blocks(h):  # 64 F32 values = 256 bytes; as Q8_0 [4, 32]: 4 blocks = 136 bytes
+        e = h["model.norm.weight"]
+        e["dtype"], e["shape"] = "GGML_Q8_0", [4, 32]
+        e["data_offsets"][1] = e["data_offsets"][0] + 136
+    rewrite(norm_as_blocks)
+    with pytest.raises(Exception, match="model.norm.weight.*GGML_Q8_0|GGML_Q8_0.*model.norm.weight"):
+        pyvt.load_model(out, progress=False)
+
+    def bad_columns(h):
+        h["model.layers.0.mlp.up_proj.weight"]["shape"] = [96 * 2, 32]  # same numel, right bytes
+    rewrite(bad_columns)
+    with pytest.raises(Exception, match="up_proj"):
+        pyvt.load_model(out, progress=False)
+
+    def bad_bytes(h):
+        e = h["model.layers.0.mlp.up_proj.weight"]
+        e["shape"] = [96, 96]  # 3 blocks per row: 96 * 3 * 34 bytes, not what the offsets span
+    rewrite(bad_bytes)
+    with pytest.raises(Exception, match="up_proj.*needs .* bytes"):
+        pyvt.load_model(out, progress=False)
+
+    def one_d(h):
+        e = h["model.layers.0.mlp.up_proj.weight"]
+        e["shape"] = [96 * 64]
+    rewrite(one_d)
+    with pytest.raises(Exception, match="must be 2-D with a multiple of 32 columns"):
+        pyvt.load_model(out, progress=False)
+
+
+def test_load_gguf_keeps_blocks_and_says_what_it_dequantized(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    hf, tensors = make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q4_0)
+    with pyvt.load_model(tmp_path / "t.gguf", progress=False) as m:
+        assert m.info["weight_format"] == "int4"
+    assert "dequantized" not in capfd.readouterr().err
+    # Q5_0 has no exact libvt format: dequantized, with one line saying so.
+    make_tiny_llama(tmp_path / "q5.gguf", qtype=gw.Q5_0)
+    with pyvt.load_model(tmp_path / "q5.gguf", progress=False) as m:
+        assert m.info["weight_format"] == "int8"
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.splitlines() if "dequantized" in ln]
+    assert len(lines) == 1 and "Q5_0 tensors dequantized to BF16" in lines[0] and "q5.gguf" in lines[0]
