@@ -442,6 +442,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         ld.check_finite(emb, m->embed.data(), emb.dtype);
     }
     ld.progress(int64_t(emb.nbytes));
+    if (!tied) ck->release(emb);  // a tied embedding is read again for lm_head below
 
     m->layers.resize(size_t(L));
     for (int64_t l = 0; l < L; ++l) {
@@ -513,6 +514,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
                                          &w.post_mlp_norm})
                 for (float& v : *n) v = 1.0f + v;
+        // This layer's bytes of the file are packed: let them go (peak RSS ~ packed + one layer).
+        for (int k = 0; k < T_COUNT; ++k)
+            if (present(k)) ck->release(t(k));
     }
     const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
@@ -538,7 +542,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         m->lm_head = cached("lm_head", head.shape[0], head.shape[1], ld.format_of({&head}, head_format),
                             ld.block_of({&head}, head_block), [&] { return ld.pack_tensor(head, head_format, head_block); });
         ld.progress(int64_t(head.nbytes));
+        ck->release(head);
     }
+    if (tied) ck->release(emb);
 
     int64_t wb = m->lm_head->nbytes() + int64_t(m->final_norm.size() * sizeof(float));
     for (const auto& w : m->layers) {

@@ -448,6 +448,15 @@ void Checkpoint::check_unchanged(bool restat) const {
     for (const auto& f : files_) f->mapping().check_unchanged(restat);
 }
 
+void Checkpoint::release(const TensorView& t) const {
+    if (!t.data || t.nbytes == 0) return;
+    static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    // Only pages wholly inside the tensor: its neighbours' bytes stay mapped.
+    const uintptr_t b = (uintptr_t(t.data) + page - 1) / page * page;
+    const uintptr_t e = (uintptr_t(t.data) + t.nbytes) / page * page;
+    if (e > b) ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);  // advice: failure is harmless
+}
+
 const TensorView* Checkpoint::find(const std::string& name) const {
     auto it = by_name_.find(name);
     return it == by_name_.end() ? nullptr : it->second;

@@ -97,6 +97,12 @@ public:
     // IO_ERROR naming the first file that changed underneath its mapping (MappedFile::changed):
     // cheap without `restat` (a flag per file; call it often), one stat per file with it.
     void check_unchanged(bool restat) const;
+    // Drops the whole pages of `t`'s data from this process's memory (MADV_DONTNEED) once it
+    // has been packed: the loader's peak resident size is then the packed weights plus about
+    // one layer of the file, not the packed weights plus the whole file. The pages stay in
+    // the page cache; a later read of `t` maps them again (the same bytes: the mapping is
+    // private and never written).
+    void release(const TensorView& t) const;
 
 private:
     std::string dir_;
