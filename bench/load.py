@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = Path.home() / ".cache" / "pyvt" / "bench"
     from pyvt import hub
 
-    folders = {"smollm2-135m": Path(hub.pull(quiet=True)), "tinyllama-1.1b": bench / "tinyllama-1.1b"}
+    folders = {"smollm2-135m": Path(hub.reference(quiet=True)), "tinyllama-1.1b": bench / "tinyllama-1.1b"}
     ggufs = {"smollm2-135m": bench / "smollm2-135m.Q8_0.gguf", "tinyllama-1.1b": bench / "tinyllama-1.1b.Q8_0.gguf"}
     rows = []
     for model in args.models.split(","):

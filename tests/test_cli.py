@@ -187,9 +187,9 @@ def test_bench(cwd, model_dir):
     one_line_error(run("bench", model_dir, "-r", "0", cwd=cwd), 2, "--repeat")
 
 
-def test_pull_prints_the_cached_default_model(cwd, default_model_dir):
+def test_pull_prints_the_cached_default_model(cwd, native_model_dir):
     p = run("pull", cwd=cwd)
-    assert p.returncode == 0 and p.stdout.strip() == str(default_model_dir)
+    assert p.returncode == 0 and p.stdout.strip() == str(native_model_dir)
 
 
 def test_backends_and_version(cwd):

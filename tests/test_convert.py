@@ -861,6 +861,8 @@ def test_incomplete_folder_is_not_complete(tmp_path):
         (d / f).write_text("x")
     assert not hub.is_complete(d)  # no marker
     (d / hub.MARKER).write_text(json.dumps({"converter_version": convert.CONVERTER_VERSION}))
+    assert not hub.is_complete(d)  # an older pull: fully dequantized, pulled again
+    (d / hub.MARKER).write_text(json.dumps({"converter_version": convert.CONVERTER_VERSION, "blocks": hub.BLOCKS}))
     assert hub.is_complete(d)
     (d / "model.safetensors").write_bytes(b"")
     assert not hub.is_complete(d)
@@ -871,8 +873,8 @@ def test_incomplete_folder_is_not_complete(tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_default_model_config(default_model_dir):
-    d = Path(default_model_dir)
+def test_default_model_config(native_model_dir):
+    d = Path(native_model_dir)
     assert hub.is_complete(d)
     cfg = json.loads((d / "config.json").read_text())
     want = {

