@@ -28,8 +28,8 @@ const char* ggml_type_name(int type) {
     }
 }
 
-// INT4_MIN_BLOCKED's kernels are being written (issue 18): until then Q4_1 is dequantized.
-constexpr bool kInt4MinKernels = false;
+// INT4_MIN_BLOCKED has CPU kernels: Q4_1 blocks are packed as they are.
+constexpr bool kInt4MinKernels = true;
 
 bool ggml_packable(int type) {
     return type == kGgmlQ8_0 || type == kGgmlQ4_0 || (type == kGgmlQ4_1 && kInt4MinKernels);
