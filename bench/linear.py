@@ -55,6 +55,7 @@ FORMATS = {
     "int8-sparse24": (ops.prepack_int8_sparse24, ops.linear_int8_sparse),
     "int4-sparse24": (ops.prepack_int4_sparse24, ops.linear_int4_sparse),
     "int4": (ops.prepack_int4_blocked, ops.linear_int4),
+    "int4-min": (ops.prepack_int4_min_blocked, ops.linear_int4_min),
 }
 L3_BYTES = 32 << 20
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,6 +27,7 @@ _FORMATS = {
     "fp8-channel": VT_FORMAT_FP8_CHANNEL,
     "bf16": VT_FORMAT_BF16,
     "int4": VT_FORMAT_INT4_BLOCKED,
+    "int4-min": VT_FORMAT_INT4_MIN_BLOCKED,
 }
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items() if k != "auto"}
 _LOGITS_MODES = {"none": VT_LOGITS_NONE, "last": VT_LOGITS_LAST, "all": VT_LOGITS_ALL}

@@ -37,6 +37,7 @@ _FORMAT_NAMES = {
     VT_FORMAT_INT4_SPARSE24: "int4-sparse24",
     VT_FORMAT_BF16: "bf16",
     VT_FORMAT_INT4_BLOCKED: "int4",
+    VT_FORMAT_INT4_MIN_BLOCKED: "int4-min",
 }
 
 # numpy dtype name -> vt_dtype, for the float types libvt reads.
@@ -177,7 +178,7 @@ cdef class _Packed:
 
     @property
     def format(self):
-        """'fp8-channel', 'fp8', 'int8', 'int4', 'int8-sparse24' or 'int4-sparse24'."""
+        """'fp8-channel', 'fp8', 'int8', 'int4', 'int4-min', 'int8-sparse24' or 'int4-sparse24'."""
         return _FORMAT_NAMES[self._info().format]
 
     @property
@@ -228,6 +229,11 @@ cdef class PackedInt8(_Packed):
 
 cdef class PackedInt4(_Packed):
     """Dense 4-bit weight (q in [-8, 7]) with one scale per K-block (prepack_int4_blocked)."""
+
+
+cdef class PackedInt4Min(_Packed):
+    """Dense 4-bit weight with a per-block minimum (u in [0, 15], w = u * scale + min, one
+    scale and one min per K-block: llama.cpp Q4_1's grid; prepack_int4_min_blocked)."""
 
 
 cdef class PackedInt8Sparse24(_Packed):
@@ -329,6 +335,17 @@ def prepack_int4_blocked(w, block_size=32, device="cpu"):
     shorter). device: 'cpu' (default) or 'auto' (the CPU: the GPU kernels do not cover int4
     yet; 'cuda' is refused). w: as prepack_fp8."""
     return _prepack(w, VT_FORMAT_INT4_BLOCKED, _block_arg(block_size), PackedInt4, device)
+
+
+def prepack_int4_min_blocked(w, block_size=32, device="cpu"):
+    """Dense 4-bit weight with a per-block minimum (llama.cpp Q4_1's grid, vt.h
+    VT_FORMAT_INT4_MIN_BLOCKED): per `block_size` weights along K, min = min(w),
+    scale = (max(w) - min) / 15, u = round((w - min) / scale) in [0, 15], w ~ u * scale + min.
+    0.625 bytes per weight at block 32 (int4: 0.5625). block_size: 32 (default), 16, 64 or
+    128; in_features need not be a multiple of it (the last block is shorter). device: 'cpu'
+    (default) or 'auto' (the CPU: the GPU kernels do not cover int4-min yet; 'cuda' is
+    refused). w: as prepack_fp8."""
+    return _prepack(w, VT_FORMAT_INT4_MIN_BLOCKED, _block_arg(block_size), PackedInt4Min, device)
 
 
 def prepack_int8_sparse24(w, device="cpu"):
@@ -572,6 +589,14 @@ def linear_int4(x, packed, bias=None, *, gelu=False, w4a8=False):
                    _w8a8_arg(w4a8), VT_ACTIVATION_GELU if gelu else VT_ACTIVATION_NONE, None, None)
 
 
+def linear_int4_min(x, packed, bias=None, *, gelu=False, w4a8=False):
+    """W4A16 over a PackedInt4Min: y = x·Wᵀ + bias (gelu=True: exact GELU after the bias), the
+    input kept in float and f32 accumulation. w4a8=True rounds x per row to INT8 (absmax /
+    127) first, as vt_linear_options.quantize_input does."""
+    return _linear(_packed_arg(packed, PackedInt4Min, "linear_int4_min", "prepack_int4_min_blocked"), x,
+                   bias, _w8a8_arg(w4a8), VT_ACTIVATION_GELU if gelu else VT_ACTIVATION_NONE, None, None)
+
+
 def linear_gelu_fp8(x, packed, bias=None, *, w8a8=False, stream=None, out=None):
     """y = gelu(x·Wᵀ + bias), exact (erf) GELU fused into the FP8 linear.
 
@@ -670,6 +695,13 @@ def linear_swiglu_int4(x, gate, up, bias=None, *, w4a8=False):
     same shape and block size. bias, w4a8: as linear_swiglu_fp8 / linear_int4."""
     return _linear_swiglu(x, gate, up, bias, _w8a8_arg(w4a8), None, None, PackedInt4,
                           "linear_swiglu_int4", "prepack_int4_blocked")
+
+
+def linear_swiglu_int4_min(x, gate, up, bias=None, *, w4a8=False):
+    """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, over two PackedInt4Min of
+    the same shape and block size. bias, w4a8: as linear_swiglu_fp8 / linear_int4_min."""
+    return _linear_swiglu(x, gate, up, bias, _w8a8_arg(w4a8), None, None, PackedInt4Min,
+                          "linear_swiglu_int4_min", "prepack_int4_min_blocked")
 
 
 cdef object _linear_swiglu(object x, object gate, object up, object bias, int quantize, object stream,

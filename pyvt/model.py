@@ -23,7 +23,7 @@ __all__ = ["ModelHandle", "WEIGHT_FORMATS", "load_model"]
 _log = logging.getLogger("pyvt")
 
 #: Weight formats accepted by ``load_model(weight_format=...)`` (SPEC §7).
-WEIGHT_FORMATS = ("auto", "int8", "fp8", "fp8-channel", "bf16", "int4")
+WEIGHT_FORMATS = ("auto", "int8", "fp8", "fp8-channel", "bf16", "int4", "int4-min")
 
 
 class ModelHandle:
@@ -186,8 +186,9 @@ def load_model(
     ``int8`` / ``int4`` / ``int4-min``, no second quantization — and everything else as
     ``int8``), ``"int8"`` (INT8, one scale per 32 weights), ``"fp8"`` (FP8
     E4M3, one scale per 16 — the original's format), ``"fp8-channel"``, ``"bf16"`` (the
-    unquantized reference), or ``"int4"`` (4-bit weights, one scale per 32, float
-    activations; lm_head stays INT8). ``block_size`` overrides the format's K-block. ``num_layers``
+    unquantized reference), ``"int4"`` (4-bit weights, one scale per 32, float
+    activations; lm_head stays INT8) or ``"int4-min"`` (4-bit with a scale and a min per 32,
+    llama.cpp Q4_1's grid; lm_head stays INT8). ``block_size`` overrides the format's K-block. ``num_layers``
     loads only the first N blocks. ``device``: "auto", "cpu", "cuda" or "cuda:N".
     ``max_seq_len`` caps the context (default: the config's). ``threads`` sets the CPU
     worker count (process-wide). ``progress``: a ``(done, total)`` callable, ``True`` for a

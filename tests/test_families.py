@@ -119,12 +119,14 @@ def test_float64_reference(from_golden, golden, name):
 # ~4). int8 must agree on every position whose margin is at least NEAR_TIE, and on >= 0.96 of
 # all positions (measured 0.969-1.0: 0-3 of 96 flips, all at margins <= 0.114).
 # The other formats have floors a few points below what was measured over all positions
-# (fp8 0.917-1.0, fp8-channel 0.938-1.0, int4 0.792-1.0 on 11 cases before Gemma 3; the tied cases are
+# (fp8 0.917-1.0, fp8-channel 0.938-1.0, int4 0.792-1.0 on 11 cases before Gemma 3; int4-min
+# 0.802-1.0 on the 13 cases; the tied cases are
 # 1.0 in every format: their argmax is dominated by the input token's own embedding).
 NEAR_TIE = 0.15
 
 
-@pytest.mark.parametrize("fmt,floor", [("int8", 0.96), ("fp8", 0.85), ("fp8-channel", 0.85), ("int4", 0.7)])
+@pytest.mark.parametrize("fmt,floor", [("int8", 0.96), ("fp8", 0.85), ("fp8-channel", 0.85), ("int4", 0.7),
+                                       ("int4-min", 0.7)])
 @pytest.mark.parametrize("name", CASES)
 def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
     folder, _ = from_golden(name)

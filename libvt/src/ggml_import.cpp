@@ -28,15 +28,12 @@ const char* ggml_type_name(int type) {
     }
 }
 
-// INT4_MIN_BLOCKED's kernels are being written (issue 18): until then Q4_1 is dequantized.
-constexpr bool kInt4MinKernels = false;
-
 bool ggml_packable_for(int type, bool for_cuda) {
     return ggml_packable(type) && (!for_cuda || type == kGgmlQ8_0);
 }
 
 bool ggml_packable(int type) {
-    return type == kGgmlQ8_0 || type == kGgmlQ4_0 || (type == kGgmlQ4_1 && kInt4MinKernels);
+    return type == kGgmlQ8_0 || type == kGgmlQ4_0 || type == kGgmlQ4_1;
 }
 
 vt_format ggml_native_format(int type) {

@@ -24,6 +24,7 @@ cpu::DenseW dense_view(const Packed& p) {
         case VT_FORMAT_FP8_BLOCKED: v.kind = cpu::kFp8Blocked; break;
         case VT_FORMAT_FP8_CHANNEL: v.kind = cpu::kFp8Channel; break;
         case VT_FORMAT_INT4_BLOCKED: v.kind = cpu::kInt4Blocked; break;
+        case VT_FORMAT_INT4_MIN_BLOCKED: v.kind = cpu::kInt4Min; break;
         default: v.kind = cpu::kBf16; break;
     }
     v.out = p.out;
@@ -32,6 +33,7 @@ cpu::DenseW dense_view(const Packed& p) {
     v.kb = p.kb;
     v.tile_bytes = p.tile_bytes;
     v.scale_off = p.scale_off;
+    v.min_off = p.min_off;
     v.tiles = p.tiles.data();
     v.rowmul = p.rowmul.data();
     return v;
@@ -87,7 +89,8 @@ void quantize_rows(const Packed& w, const float* x, int64_t m, float* xq) {
                 for (int64_t k = 0; k < in; ++k) d[k] = bf16_to_f32(f32_to_bf16(xr[k]));
                 continue;
             }
-            const bool fp8 = w.format != VT_FORMAT_INT8_BLOCKED && w.format != VT_FORMAT_INT4_BLOCKED;
+            const bool fp8 = w.format != VT_FORMAT_INT8_BLOCKED && w.format != VT_FORMAT_INT4_BLOCKED &&
+                             w.format != VT_FORMAT_INT4_MIN_BLOCKED;
             float amax = 0.f;
             for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(xr[k]));
             const float s = amax / (fp8 ? 448.0f : 127.0f);
@@ -103,6 +106,35 @@ void quantize_rows(const Packed& w, const float* x, int64_t m, float* xq) {
             }
         }
     });
+}
+
+// INT4_MIN_BLOCKED: xs[i * nkb + b] = sum of x row i over K-block b (of the input the kernels
+// see, so with quantize_input the sums are of the rounded x). The GEMV then adds
+// min * xs once per block instead of min * x per weight. Empty for the other formats.
+void block_sums(const Packed& w, const float* x, int64_t m, AlignedVec<float>& xs) {
+    if (w.format != VT_FORMAT_INT4_MIN_BLOCKED) return;
+    const int64_t in = w.in, kb = w.kb, nkb = (in + kb - 1) / kb;
+    xs.resize(static_cast<size_t>(m * nkb));
+    float* d = xs.data();
+    auto rows = [&](int64_t i0, int64_t i1, int) {
+        for (int64_t i = i0; i < i1; ++i)
+            for (int64_t b = 0; b < nkb; ++b) {
+                const float* xb = x + i * in + b * kb;
+                const int64_t n = std::min(kb, in - b * kb);
+                float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+                int64_t k = 0;
+                for (; k + 4 <= n; k += 4) {
+                    s0 += xb[k];
+                    s1 += xb[k + 1];
+                    s2 += xb[k + 2];
+                    s3 += xb[k + 3];
+                }
+                for (; k < n; ++k) s0 += xb[k];
+                d[i * nkb + b] = (s0 + s1) + (s2 + s3);
+            }
+    };
+    if (m * in < (int64_t(1) << 16)) rows(0, m, 0);  // a decode step: not worth the pool
+    else parallel_for(m, 1, [&](int64_t i0, int64_t i1, int t) { rows(i0, i1, t); });
 }
 
 void check_common(const char* fn, const Packed& w, const float* x, int64_t m, float* y) {
@@ -232,9 +264,12 @@ void linear(const Packed& w, const float* x, int64_t m, const float* bias,
         quantize_rows(w, x, m, xq.data());
         xin = xq.data();
     }
+    AlignedVec<float> xs;
+    block_sums(w, xin, m, xs);
     cpu::LinearJob job;
     job.w = dense_view(w);
     job.x = xin;
+    job.xsum = xs.data();
     job.m = m;
     job.bias = bias;
     job.act = opt.activation == VT_ACTIVATION_GELU ? cpu::kActGelu : cpu::kActNone;
@@ -262,10 +297,13 @@ void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t
         quantize_rows(gate, x, m, xq.data());
         xin = xq.data();
     }
+    AlignedVec<float> xs;
+    block_sums(gate, xin, m, xs);  // gate and up share in and kb (check_swiglu_pair)
     cpu::LinearJob job;
     job.w = dense_view(gate);
     job.w2 = dense_view(up);
     job.x = xin;
+    job.xsum = xs.data();
     job.m = m;
     job.bias = gate_bias;
     job.bias2 = up_bias;

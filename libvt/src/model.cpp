@@ -30,13 +30,14 @@ void check_options(const vt_model_options& o) {
         case VT_FORMAT_FP8_BLOCKED:
         case VT_FORMAT_FP8_CHANNEL:
         case VT_FORMAT_BF16:
-        case VT_FORMAT_INT4_BLOCKED: break;
+        case VT_FORMAT_INT4_BLOCKED:
+        case VT_FORMAT_INT4_MIN_BLOCKED: break;
         default:
             fail(VT_STATUS_INVALID_ARGUMENT,
                  "weight_format %d is not a model weight format (AUTO %d, INT8_BLOCKED %d, FP8_BLOCKED %d, "
-                 "FP8_CHANNEL %d, BF16 %d, INT4_BLOCKED %d)",
+                 "FP8_CHANNEL %d, BF16 %d, INT4_BLOCKED %d, INT4_MIN_BLOCKED %d)",
                  o.weight_format, VT_FORMAT_AUTO, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16,
-                 VT_FORMAT_INT4_BLOCKED);
+                 VT_FORMAT_INT4_BLOCKED, VT_FORMAT_INT4_MIN_BLOCKED);
     }
     VT_CHECK_ARG(o.block_size == 0 || o.block_size == 16 || o.block_size == 32 || o.block_size == 64 ||
                      o.block_size == 128,
@@ -60,9 +61,10 @@ void check_options(const vt_model_options& o) {
         if (!cuda_device_usable(o.device_index, &why))
             fail(VT_STATUS_BACKEND_UNAVAILABLE, "device cuda:%d was requested, but %s", o.device_index, why.c_str());
         // The same for a format the device kernels do not cover (AUTO keeps it on the CPU).
-        if (o.weight_format == VT_FORMAT_INT4_BLOCKED)
-            fail(VT_STATUS_UNSUPPORTED, "weight_format INT4_BLOCKED (int4) has no CUDA kernels yet; load it "
+        if (o.weight_format == VT_FORMAT_INT4_BLOCKED || o.weight_format == VT_FORMAT_INT4_MIN_BLOCKED)
+            fail(VT_STATUS_UNSUPPORTED, "weight_format %s has no CUDA kernels yet; load it "
                  "with device CPU or AUTO (which keeps it on the CPU), or use INT8_BLOCKED on cuda:%d",
+                 o.weight_format == VT_FORMAT_INT4_BLOCKED ? "INT4_BLOCKED (int4)" : "INT4_MIN_BLOCKED (int4-min)",
                  o.device_index);
     }
 }

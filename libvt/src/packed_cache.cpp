@@ -20,7 +20,7 @@ namespace {
 
 // Bumped whenever the packed layout (quant.h) or this file's layout changes: old files then
 // simply miss.
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: entries carry min_off (INT4_MIN_BLOCKED)
 constexpr char kMagic[8] = {'V', 'T', 'P', 'A', 'C', 'K', '\n', '\x1a'};
 constexpr uint64_t kAlign = 4096;     // each linear's bytes start on a page
 constexpr uint64_t kChunk = 1 << 20;  // checksum chunk (hashed in parallel)
@@ -160,7 +160,7 @@ struct In {
 struct PackedCache::Entry {
     std::string name;
     int32_t format = 0, block = 0, kb = 0;
-    int64_t out = 0, in = 0, ntiles = 0, tile_bytes = 0, scale_off = 0;
+    int64_t out = 0, in = 0, ntiles = 0, tile_bytes = 0, scale_off = 0, min_off = 0;
     uint64_t tiles_off = 0, tiles_len = 0, rowmul_off = 0, rowmul_len = 0, sum = 0;
 };
 
@@ -230,6 +230,7 @@ bool PackedCache::open_existing() {
             e.ntiles = in.get<int64_t>();
             e.tile_bytes = in.get<int64_t>();
             e.scale_off = in.get<int64_t>();
+            e.min_off = in.get<int64_t>();
             e.tiles_off = in.get<uint64_t>();
             e.tiles_len = in.get<uint64_t>();
             e.rowmul_off = in.get<uint64_t>();
@@ -237,6 +238,8 @@ bool PackedCache::open_existing() {
             e.sum = in.get<uint64_t>();
             const uint64_t size = uint64_t(st.st_size);
             ok = in.ok && e.ntiles >= 0 && e.tile_bytes >= 0 && e.tiles_len == uint64_t(e.ntiles * e.tile_bytes) &&
+                 e.scale_off >= 0 && e.scale_off <= e.tile_bytes && e.min_off >= 0 && e.min_off <= e.tile_bytes &&
+                 (e.min_off == 0) == (e.format != VT_FORMAT_INT4_MIN_BLOCKED) &&
                  e.rowmul_len == uint64_t(e.ntiles) * 16 * sizeof(float) && e.tiles_off <= size &&
                  e.tiles_len <= size - e.tiles_off && e.rowmul_off <= size && e.rowmul_len <= size - e.rowmul_off;
             entries_.push_back(std::move(e));
@@ -259,6 +262,7 @@ bool PackedCache::read_entry(const Entry& e, Packed& p) const {
     p.ntiles = e.ntiles;
     p.tile_bytes = e.tile_bytes;
     p.scale_off = e.scale_off;
+    p.min_off = e.min_off;
     p.tiles.allocate(size_t(e.tiles_len));
     p.rowmul.resize(size_t(e.ntiles) * 16);
     if (!read_all(fd_, p.tiles.data(), size_t(e.tiles_len), e.tiles_off) ||
@@ -320,6 +324,7 @@ void PackedCache::write_file() {
         e.ntiles = p->ntiles;
         e.tile_bytes = p->tile_bytes;
         e.scale_off = p->scale_off;
+        e.min_off = p->min_off;
         e.tiles_len = uint64_t(p->ntiles * p->tile_bytes);
         e.rowmul_len = uint64_t(p->rowmul.size() * sizeof(float));
         e.sum = mix(checksum(p->tiles.data(), size_t(e.tiles_len)),
@@ -340,6 +345,7 @@ void PackedCache::write_file() {
             o.put(e.ntiles);
             o.put(e.tile_bytes);
             o.put(e.scale_off);
+            o.put(e.min_off);
             o.put(e.tiles_off);
             o.put(e.tiles_len);
             o.put(e.rowmul_off);

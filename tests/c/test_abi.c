@@ -80,6 +80,7 @@ static const char* fmt_name(int f) {
         case VT_FORMAT_INT8_BLOCKED: return "int8";
         case VT_FORMAT_INT8_SPARSE24: return "int8-sparse24";
         case VT_FORMAT_INT4_SPARSE24: return "int4-sparse24";
+        case VT_FORMAT_INT4_MIN_BLOCKED: return "int4-min";
         default: return "bf16";
     }
 }
@@ -378,8 +379,9 @@ static void test_struct_sizes(void) {
 }
 
 int main(void) {
-    static const int formats[6] = {VT_FORMAT_FP8_CHANNEL, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_INT8_BLOCKED,
-                                   VT_FORMAT_INT8_SPARSE24, VT_FORMAT_INT4_SPARSE24, VT_FORMAT_BF16};
+    static const int formats[7] = {VT_FORMAT_FP8_CHANNEL, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_INT8_BLOCKED,
+                                   VT_FORMAT_INT8_SPARSE24, VT_FORMAT_INT4_SPARSE24, VT_FORMAT_BF16,
+                                   VT_FORMAT_INT4_MIN_BLOCKED};
     static const int ms[4] = {1, 3, 7, 70};
     int f, j;
     CHECK(vt_version() != NULL && strlen(vt_version()) >= 5, "version");
@@ -388,7 +390,7 @@ int main(void) {
     CHECK(vt_cuda_available() == 0 || vt_cuda_available() == 1, "cuda available");
     CHECK(vt_get_num_threads() >= 1, "threads");
     CHECK(strcmp(vt_status_name(VT_STATUS_FORMAT_ERROR), "VT_STATUS_FORMAT_ERROR") == 0, "status name");
-    for (f = 0; f < 6; ++f)
+    for (f = 0; f < 7; ++f)
         for (j = 0; j < 4; ++j) test_format(formats[f], 37, 128, ms[j]);
     test_errors();
     test_sampling();

@@ -195,7 +195,17 @@ typedef enum vt_format {
      * (quantize_input 1 rounds it per row to INT8 first, as for INT8_BLOCKED). CPU only:
      * the CUDA backend refuses it (VT_STATUS_UNSUPPORTED); AUTO keeps it on the CPU.      */
     VT_FORMAT_INT4_BLOCKED = 7,
-    /* Dense 4-bit weights with a per-block minimum (llama.cpp Q4_1's grid).              */
+    /* Dense 4-bit weights with a per-block minimum (W4A16, llama.cpp Q4_1's grid): u in
+     * [0, 15], w = u * scale + min, one f16 scale and one f16 min per block_size weights
+     * along K (default 32; in_features need not be a multiple of it: the last block is
+     * shorter). Q4_1's rule per block: min = min(w), scale = (max(w) - min) / 15,
+     * u = clamp(round((w - min) / scale), 0, 15), with scale and min stored as f16 times a
+     * per-row power of two (like INT4_BLOCKED) and u quantized against the stored pair.
+     * 0.625 bytes per weight at block 32 (INT4_BLOCKED: 0.5625); a block whose weights are
+     * not centred on 0 keeps all 16 levels. GGUF Q4_1 tensors load into it exactly (AUTO).
+     * Linears keep the input in f32 and accumulate in f32 (quantize_input 1 rounds it per
+     * row to INT8 first, as for INT4_BLOCKED). CPU only: the CUDA backend refuses it
+     * (VT_STATUS_UNSUPPORTED); AUTO keeps it on the CPU.                                  */
     VT_FORMAT_INT4_MIN_BLOCKED = 8
 } vt_format;
 
@@ -211,7 +221,7 @@ typedef struct vt_prepack_options {
     int32_t format;       /* vt_format; default VT_FORMAT_INT8_BLOCKED                     */
     int32_t block_size;   /* along K for *_BLOCKED; 0 = the format's default (FP8 16,
                              INT8 32, INT4 32); allowed 16, 32, 64, 128; in_features %
-                             block == 0 (INT4_BLOCKED: any in_features)                   */
+                             block == 0 (INT4_BLOCKED, INT4_MIN_BLOCKED: any in_features) */
     int32_t device;       /* vt_device_kind; default VT_DEVICE_CPU. CUDA: the weight is
                              quantized on the host, then copied to device device_index
                              (VT_STATUS_BACKEND_UNAVAILABLE naming the reason when that
@@ -265,7 +275,8 @@ typedef struct vt_linear_options {
     uint32_t struct_size; /* sizeof(vt_linear_options) as the caller knows it (Conventions) */
     /* 0: keep the input in 16/32-bit (W8A16). 1: quantize the input per row first, to the
      * packed format's activation type (FP8 E4M3 with scale absmax/448 for FP8 formats —
-     * W8A8; INT8 with scale absmax/127 for INT8_BLOCKED and INT4_BLOCKED; bf16 rounding
+     * W8A8; INT8 with scale absmax/127 for INT8_BLOCKED, INT4_BLOCKED and
+     * INT4_MIN_BLOCKED; bf16 rounding
      * for BF16).
      * Sparse formats always quantize (see vt_format). Default 0.                          */
     int32_t quantize_input;

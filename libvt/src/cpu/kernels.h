@@ -32,6 +32,8 @@ enum DenseKind : int {
     kBf16 = 3,         // bf16, no scales
     kInt4Blocked = 4,  // int4 nibble pairs (two k per byte), signed f16 block scales; the
                        // last block may be short (quant.h)
+    kInt4Min = 5,      // as kInt4Blocked with u in [0, 15] as it is and f16 block mins:
+                       // w = (u * scale + min) * rowmul (INT4_MIN_BLOCKED, quant.h)
 };
 
 // A read-only view of one dense packed weight (see quant.h for the layout).
@@ -42,6 +44,7 @@ struct DenseW {
     int32_t kb = 0;           // K per scale block (in when the kind has no block scales)
     int64_t tile_bytes = 0;
     int64_t scale_off = 0;
+    int64_t min_off = 0;      // f16 block mins (kInt4Min only)
     const uint8_t* tiles = nullptr;
     const float* rowmul = nullptr;  // [ntiles * 16]
 };
@@ -55,7 +58,13 @@ struct LinearJob {
     const float* bias2 = nullptr;  // [out] or null (up bias)
     int act = kActNone;
     float* y = nullptr;        // [m, out]
+    // kInt4Min only: xsum[i * nkb + b] = sum of x[i][k] over K-block b (nkb = ceil(in/kb)),
+    // so a block's dot product is scale * sum(u x) + min * xsum (linear.cpp fills it).
+    const float* xsum = nullptr;
 };
+
+// K-blocks per row of a blocked weight (the last may be short).
+inline int64_t num_kblocks(const DenseW& w) { return (w.in + w.kb - 1) / w.kb; }
 
 // GEMM blocking shared by all levels: the weights of kGemmTiles tiles (x2 for swiglu) and
 // kGemmKc values of K are dequantized to an f32 panel once, then multiplied with every row

@@ -150,19 +150,33 @@ inline V2 int4_widen(__m128i q8) {
 }
 
 inline __m128i int4_lut() { return _mm_setr_epi8(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7); }
+// INT4_MIN_BLOCKED: u as it is (the identity table; the nibble needs no shuffle).
+inline __m128i int4_min_lut() { return _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
 
-// q of the 16 rows at k and k + 1.
+template <bool Min>
+inline __m128i int4_map(__m128i lut, __m128i nib) {
+    if constexpr (Min) {
+        (void)lut;
+        return nib;
+    } else {
+        return _mm_shuffle_epi8(lut, nib);
+    }
+}
+
+// q (Min: u) of the 16 rows at k and k + 1.
+template <bool Min = false>
 inline void dec_int4_pair(const uint8_t* p, __m128i lut, V2& lo, V2& hi) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i m4 = _mm_set1_epi8(0x0F);
-    lo = int4_widen(_mm_shuffle_epi8(lut, _mm_and_si128(b, m4)));
-    hi = int4_widen(_mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(b, 4), m4)));
+    lo = int4_widen(int4_map<Min>(lut, _mm_and_si128(b, m4)));
+    hi = int4_widen(int4_map<Min>(lut, _mm_and_si128(_mm_srli_epi16(b, 4), m4)));
 }
 
+template <bool Min = false>
 inline V2 dec_int4(const uint8_t* tile, int64_t k, __m128i lut) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + (k >> 1) * L));
     const __m128i n = _mm_and_si128((k & 1) ? _mm_srli_epi16(b, 4) : b, _mm_set1_epi8(0x0F));
-    return int4_widen(_mm_shuffle_epi8(lut, n));
+    return int4_widen(int4_map<Min>(lut, n));
 }
 
 inline void fma2(V2& acc, const V2& w, __m256 xv) {
@@ -171,13 +185,15 @@ inline void fma2(V2& acc, const V2& w, __m256 xv) {
 }
 
 // As kernels_avx512.cpp's gemv_tile_int4: per block, two chains per row (k, k + 1), a
-// short last block and an odd last k after the full pairs.
-template <int M>
-inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, V2* out) {
+// short last block and an odd last k after the full pairs. Min (INT4_MIN_BLOCKED): u as it
+// is, and per block acc += scale * sum(u x) + min * xsum[i][block].
+template <int M, bool Min>
+inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const float* xsum, V2* out) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
-    const int64_t in = w.in, kb = w.kb;
-    const __m128i lut = int4_lut();
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const int64_t in = w.in, kb = w.kb, nkb = Min ? num_kblocks(w) : 0;
+    const __m128i lut = Min ? int4_min_lut() : int4_lut();
     V2 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t k0 = 0, bi = 0; k0 < in; k0 += kb, ++bi) {
@@ -190,7 +206,7 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, V2* out) 
         for (int64_t j = 0; j < np; ++j) {
             if (((j * L) & 63) == 0) prefetch_next_tile(q + j * L, w.tile_bytes);
             V2 lo, hi;
-            dec_int4_pair(q + j * L, lut, lo, hi);
+            dec_int4_pair<Min>(q + j * L, lut, lo, hi);
 #pragma GCC unroll 4
             for (int i = 0; i < M; ++i) {
                 fma2(part[0][i], lo, _mm256_broadcast_ss(xk + i * in + 2 * j));
@@ -198,7 +214,7 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, V2* out) 
             }
         }
         if (n & 1) {
-            const V2 lo = dec_int4(q, 2 * np, lut);
+            const V2 lo = dec_int4<Min>(q, 2 * np, lut);
             for (int i = 0; i < M; ++i) fma2(part[0][i], lo, _mm256_broadcast_ss(xk + i * in + 2 * np));
         }
         if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w.tile_bytes);
@@ -207,15 +223,23 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, V2* out) 
             acc[i].lo = _mm256_fmadd_ps(_mm256_add_ps(part[0][i].lo, part[1][i].lo), s.lo, acc[i].lo);
             acc[i].hi = _mm256_fmadd_ps(_mm256_add_ps(part[0][i].hi, part[1][i].hi), s.hi, acc[i].hi);
         }
+        if constexpr (Min) {
+            if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + bi * L), w.tile_bytes);
+            const V2 mv = load_f16x16(mn + bi * L);
+            for (int i = 0; i < M; ++i) {
+                const __m256 xs = _mm256_broadcast_ss(xsum + i * nkb + bi);
+                fma2(acc[i], mv, xs);
+            }
+        }
     }
     const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
     for (int i = 0; i < M; ++i) out[i] = {_mm256_mul_ps(acc[i].lo, rlo), _mm256_mul_ps(acc[i].hi, rhi)};
 }
 
 template <int Kind, int M>
-inline void gemv_tile(const DenseW& w, int64_t t, const float* x, V2* out) {
-    if constexpr (Kind == kInt4Blocked) {
-        gemv_tile_int4<M>(w, t, x, out);
+inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* xsum, V2* out) {
+    if constexpr (Kind == kInt4Blocked || Kind == kInt4Min) {
+        gemv_tile_int4<M, Kind == kInt4Min>(w, t, x, xsum, out);
         return;
     }
     constexpr int C = M == 1 ? 2 : 1;
@@ -278,8 +302,8 @@ void gemv_range(const LinearJob& job, int64_t t0, int64_t t1) {
     const int64_t out = job.w.out;
     for (int64_t t = t0; t < t1; ++t) {
         V2 g[M], u[M];
-        gemv_tile<Kind, M>(job.w, t, job.x, g);
-        if (job.act == kActSwiglu) gemv_tile<Kind, M>(job.w2, t, job.x, u);
+        gemv_tile<Kind, M>(job.w, t, job.x, job.xsum, g);
+        if (job.act == kActSwiglu) gemv_tile<Kind, M>(job.w2, t, job.x, job.xsum, u);
         for (int i = 0; i < M; ++i) epilogue(job, t, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + i * out);
     }
 }
@@ -315,6 +339,21 @@ void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* ds
                 const V2 v = dec_int4(tile, k, lut);
                 _mm256_storeu_ps(dst + (k - k0) * L, _mm256_mul_ps(v.lo, s.lo));
                 _mm256_storeu_ps(dst + (k - k0) * L + 8, _mm256_mul_ps(v.hi, s.hi));
+            }
+        }
+    } else if constexpr (Kind == kInt4Min) {  // w = u * (s * rm) + m * rm
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+        const __m128i lut = int4_min_lut();
+        for (int64_t k = k0; k < k0 + kc;) {
+            const int64_t bi = k / w.kb, kend = min64(k0 + kc, (bi + 1) * w.kb);
+            V2 s = load_f16x16(sc + bi * L), mv = load_f16x16(mn + bi * L);
+            s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};
+            mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
+            for (; k < kend; ++k) {
+                const V2 v = dec_int4<true>(tile, k, lut);
+                _mm256_storeu_ps(dst + (k - k0) * L, _mm256_fmadd_ps(v.lo, s.lo, mv.lo));
+                _mm256_storeu_ps(dst + (k - k0) * L + 8, _mm256_fmadd_ps(v.hi, s.hi, mv.hi));
             }
         }
     } else if constexpr (scaled<Kind>()) {
@@ -407,6 +446,7 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
         case kFp8Blocked: gemv_kind<kFp8Blocked>(job, t0, t1); break;
         case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
         case kInt4Blocked: gemv_kind<kInt4Blocked>(job, t0, t1); break;
+        case kInt4Min: gemv_kind<kInt4Min>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
     }
 }
@@ -417,6 +457,7 @@ void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         case kFp8Blocked: gemm_kind<kFp8Blocked>(job, t0, t1, scratch); break;
         case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
         case kInt4Blocked: gemm_kind<kInt4Blocked>(job, t0, t1, scratch); break;
+        case kInt4Min: gemm_kind<kInt4Min>(job, t0, t1, scratch); break;
         default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
     }
 }

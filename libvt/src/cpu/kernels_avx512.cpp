@@ -146,6 +146,10 @@ inline void epilogue(const LinearJob& job, int64_t t, __mmask16 mask, __m512 g, 
 inline __m512 int4_table() {
     return _mm512_setr_ps(-8.f, -7.f, -6.f, -5.f, -4.f, -3.f, -2.f, -1.f, 0.f, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f);
 }
+// INT4_MIN_BLOCKED: u as it is (0 .. 15).
+inline __m512 int4_min_table() {
+    return _mm512_setr_ps(0.f, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f, 9.f, 10.f, 11.f, 12.f, 13.f, 14.f, 15.f);
+}
 
 inline __m512i int4_bytes(const uint8_t* p) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -159,14 +163,16 @@ inline __m512 dec_int4(const uint8_t* tile, int64_t k, __m512 tab) {
 
 // The GEMV over one tile: per block, 2P independent FMA chains per row of x (P pairs of k
 // per step), then one FMA with the block scale. A short last block (in % kb) and an odd
-// last k (the low nibble alone) are handled after the full pairs.
-template <int M>
-inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, __m512* out) {
+// last k (the low nibble alone) are handled after the full pairs. Min (INT4_MIN_BLOCKED):
+// the table is u itself, and each block adds min * xsum[i][block] (one more FMA per row).
+template <int M, bool Min>
+inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const float* xsum, __m512* out) {
     constexpr int P = M == 1 ? 2 : 1;
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
-    const int64_t in = w.in, kb = w.kb;
-    const __m512 tab = int4_table();
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const int64_t in = w.in, kb = w.kb, nkb = Min ? num_kblocks(w) : 0;
+    const __m512 tab = Min ? int4_min_table() : int4_table();
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t k0 = 0, b = 0; k0 < in; k0 += kb, ++b) {
@@ -214,6 +220,11 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, __m512* o
             for (int c = 1; c < 2 * P; ++c) sum = _mm512_add_ps(sum, part[c][i]);
             acc[i] = _mm512_fmadd_ps(sum, s, acc[i]);
         }
+        if constexpr (Min) {
+            if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w.tile_bytes);
+            const __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + b * L)));
+            for (int i = 0; i < M; ++i) acc[i] = _mm512_fmadd_ps(mv, _mm512_set1_ps(xsum[i * nkb + b]), acc[i]);
+        }
     }
     const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
     for (int i = 0; i < M; ++i) out[i] = _mm512_mul_ps(acc[i], rm);
@@ -224,9 +235,9 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, __m512* o
 // out[i] = rows 16t..16t+15 of W times x row i, i < M. C independent FMA chains per row
 // hide the FMA latency (4 cycles) when M is small.
 template <int Kind, int M, bool Den>
-inline void gemv_tile(const DenseW& w, int64_t t, const float* x, __m512* out) {
-    if constexpr (Kind == kInt4Blocked) {
-        gemv_tile_int4<M>(w, t, x, out);
+inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* xsum, __m512* out) {
+    if constexpr (Kind == kInt4Blocked || Kind == kInt4Min) {
+        gemv_tile_int4<M, Kind == kInt4Min>(w, t, x, xsum, out);
         return;
     }
     constexpr int C = M == 1 ? 4 : (M == 2 ? 2 : 1);  // chains x rows <= 8: no spills
@@ -301,8 +312,8 @@ void gemv_range(const LinearJob& job, int64_t t0, int64_t t1) {
     const int64_t out = job.w.out;
     for (int64_t t = t0; t < t1; ++t) {
         __m512 g[M], u[M];
-        gemv_tile<Kind, M, Den>(job.w, t, job.x, g);
-        if (job.act == kActSwiglu) gemv_tile<Kind, M, Den>(job.w2, t, job.x, u);
+        gemv_tile<Kind, M, Den>(job.w, t, job.x, job.xsum, g);
+        if (job.act == kActSwiglu) gemv_tile<Kind, M, Den>(job.w2, t, job.x, job.xsum, u);
         const __mmask16 mask = tile_mask(job.w, t);
         for (int i = 0; i < M; ++i)
             epilogue(job, t, mask, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + i * out);
@@ -352,6 +363,19 @@ void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* ds
             const __m512 s = _mm512_mul_ps(
                 _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + bi * L))), rm);
             for (; k < kend; ++k) _mm512_storeu_ps(dst + (k - k0) * ld, _mm512_mul_ps(dec_int4(tile, k, tab), s));
+        }
+    } else if constexpr (Kind == kInt4Min) {  // w = u * (s * rm) + m * rm
+        const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+        const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+        const __m512 tab = int4_min_table();
+        for (int64_t k = k0; k < k0 + kc;) {
+            const int64_t bi = k / w.kb, kend = min64(k0 + kc, (bi + 1) * w.kb);
+            const __m512 s = _mm512_mul_ps(
+                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + bi * L))), rm);
+            const __m512 mv = _mm512_mul_ps(
+                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + bi * L))), rm);
+            for (; k < kend; ++k)
+                _mm512_storeu_ps(dst + (k - k0) * ld, _mm512_fmadd_ps(dec_int4(tile, k, tab), s, mv));
         }
     } else if constexpr (scaled<Kind>()) {
         const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
@@ -546,6 +570,7 @@ void gemv_avx512(const LinearJob& job, int64_t t0, int64_t t1) {
         case kFp8Blocked: gemv_kind<kFp8Blocked>(job, t0, t1); break;
         case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
         case kInt4Blocked: gemv_kind<kInt4Blocked>(job, t0, t1); break;
+        case kInt4Min: gemv_kind<kInt4Min>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
     }
 }
@@ -556,6 +581,7 @@ void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         case kFp8Blocked: gemm_kind<kFp8Blocked>(job, t0, t1, scratch); break;
         case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
         case kInt4Blocked: gemm_kind<kInt4Blocked>(job, t0, t1, scratch); break;
+        case kInt4Min: gemm_kind<kInt4Min>(job, t0, t1, scratch); break;
         default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
     }
 }

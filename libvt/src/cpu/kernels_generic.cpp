@@ -39,6 +39,12 @@ inline void decode16(const DenseW& w, const uint8_t* tile, int64_t k, float* o) 
             for (int r = 0; r < L; ++r) o[r] = static_cast<float>(((q[r] >> sh) & 0xF) - 8);
             break;
         }
+        case kInt4Min: {  // two k per byte, u as it is
+            const uint8_t* q = tile + (k >> 1) * L;
+            const int sh = static_cast<int>(k & 1) * 4;
+            for (int r = 0; r < L; ++r) o[r] = static_cast<float>((q[r] >> sh) & 0xF);
+            break;
+        }
         default: {
             const float* tab = fp8_table();
             const uint8_t* q = tile + k * L;
@@ -49,7 +55,7 @@ inline void decode16(const DenseW& w, const uint8_t* tile, int64_t k, float* o) 
 }
 
 inline bool has_scales(const DenseW& w) {
-    return w.kind == kInt8Blocked || w.kind == kFp8Blocked || w.kind == kInt4Blocked;
+    return w.kind == kInt8Blocked || w.kind == kFp8Blocked || w.kind == kInt4Blocked || w.kind == kInt4Min;
 }
 
 inline float final_mul(const DenseW& w, int64_t t, int r) {
@@ -58,7 +64,9 @@ inline float final_mul(const DenseW& w, int64_t t, int r) {
 }
 
 // acc[i][r] = sum_k x[i][k] * W[16t + r][k] for rows i < m of x (no bias / activation).
-void tile_dot(const DenseW& w, int64_t t, const float* x, int64_t m, float* acc /*[m][16]*/) {
+// xsum: kInt4Min's block sums of these rows of x ([m][nkb], LinearJob::xsum), else unused.
+void tile_dot(const DenseW& w, int64_t t, const float* x, int64_t m, float* acc /*[m][16]*/,
+              const float* xsum) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const int64_t in = w.in;
     std::memset(acc, 0, sizeof(float) * L * m);
@@ -90,6 +98,14 @@ void tile_dot(const DenseW& w, int64_t t, const float* x, int64_t m, float* acc 
                 for (int r = 0; r < L; ++r) s[r] = f16_to_f32(sc[bi * L + r]);
                 for (int64_t i = 0; i < mi; ++i)
                     for (int r = 0; r < L; ++r) acc[(i0 + i) * L + r] += part[i * L + r] * s[r];
+                if (w.kind == kInt4Min) {  // + min * sum(x) over the block
+                    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off) + bi * L;
+                    const int64_t nkb = num_kblocks(w);
+                    for (int64_t i = 0; i < mi; ++i) {
+                        const float xs = xsum[(i0 + i) * nkb + bi];
+                        for (int r = 0; r < L; ++r) acc[(i0 + i) * L + r] += f16_to_f32(mn[r]) * xs;
+                    }
+                }
             }
         }
     }
@@ -126,8 +142,9 @@ void gemv_generic(const LinearJob& job, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
         for (int64_t i0 = 0; i0 < job.m; i0 += kGemvMaxM) {
             const int64_t mi = job.m - i0 < kGemvMaxM ? job.m - i0 : kGemvMaxM;
-            tile_dot(job.w, t, job.x + i0 * job.w.in, mi, acc);
-            if (job.act == kActSwiglu) tile_dot(job.w2, t, job.x + i0 * job.w.in, mi, acc2);
+            const float* xs = job.xsum ? job.xsum + i0 * num_kblocks(job.w) : nullptr;
+            tile_dot(job.w, t, job.x + i0 * job.w.in, mi, acc, xs);
+            if (job.act == kActSwiglu) tile_dot(job.w2, t, job.x + i0 * job.w.in, mi, acc2, xs);
             store_tile(job, t, mi, acc, acc2, i0);
         }
     }
@@ -140,8 +157,8 @@ void gemm_generic(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) 
     float* acc = scratch;
     float* acc2 = scratch + m * L;
     for (int64_t t = t0; t < t1; ++t) {
-        tile_dot(job.w, t, job.x, m, acc);
-        if (job.act == kActSwiglu) tile_dot(job.w2, t, job.x, m, acc2);
+        tile_dot(job.w, t, job.x, m, acc, job.xsum);
+        if (job.act == kActSwiglu) tile_dot(job.w2, t, job.x, m, acc2, job.xsum);
         store_tile(job, t, m, acc, acc2, 0);
     }
 }

@@ -34,9 +34,11 @@ LinearShape linear_shape(const vt_packed& p, int64_t n) {
         default:
             unsupported(std::string(p.format == VT_FORMAT_INT4_BLOCKED
                                         ? "the CUDA backend has no INT4_BLOCKED (int4) kernels yet"
-                                        : "the CUDA backend has no kernels for the 2:4 sparse formats") +
+                                        : p.format == VT_FORMAT_INT4_MIN_BLOCKED
+                                              ? "the CUDA backend has no INT4_MIN_BLOCKED (int4-min) kernels yet"
+                                              : "the CUDA backend has no kernels for the 2:4 sparse formats") +
                         " (format " + std::to_string(int(p.format)) +
-                        "); use INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL or BF16 there, or int4 on the CPU");
+                        "); use INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL or BF16 there, or int4 / int4-min on the CPU");
     }
     if (n <= 0 || n > (int64_t(1) << 30) || p.in <= 0 || p.in > (int64_t(1) << 30))
         unsupported("weight shape [" + std::to_string(n) + ", " + std::to_string(p.in) +
