@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Serving throughput and latency: ``pyvt serve`` against llama-cpp-python's OpenAI server.
 
-Both servers run the same weights on the CPU with the same thread count: pyvt its default
-model folder (int8), ``llama_cpp.server`` a Q8_0 GGUF of that folder's weights (like-for-like
+Both servers run the same weights on the CPU with the same thread count: pyvt the default
+model's BF16 folder (``hub.reference()``) as int8, ``llama_cpp.server`` a Q8_0 GGUF of that folder's weights (like-for-like
 bytes; ``flash_attn``, ``n_batch`` 512 — its own batching settings; it runs one request at a
 time). One driver (asyncio + httpx, streamed chat completions, temperature 0, ``max_tokens``
 fixed) sends the same requests to each: at each concurrency C, C clients each send requests
@@ -205,7 +205,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=2, help="CPU threads of each server (default 2)")
     p.add_argument("--engines", default="pyvt,llama-cpp-python", help="pyvt, llama-cpp-python (default both)")
     p.add_argument("--max-batch", type=int, default=64, help="pyvt serve --max-batch (default 64)")
-    p.add_argument("--model", default=None, help="pyvt model folder (default: the default model)")
+    p.add_argument("--model", default=None, help="pyvt model folder (default: the default model in BF16, "
+                   "pyvt.hub.reference())")
+    p.add_argument("--weight-format", default="int8", help="pyvt serve --weight-format (default int8: "
+                   "the bit width of llama.cpp's Q8_0)")
     p.add_argument("--gguf", default=None, help="Q8_0 GGUF for llama-cpp-python (default: exported from --model)")
     p.add_argument("--no-save", action="store_true", help="do not write bench/results/")
     return p.parse_args(argv)
@@ -218,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyvt import hub
     from tokenizers import Tokenizer
 
-    folder = Path(args.model) if args.model else Path(hub.pull(quiet=True))
+    folder = Path(args.model) if args.model else Path(hub.reference(quiet=True))
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     work = Path(os.environ.get("PYVT_CACHE", Path.home() / ".cache" / "pyvt")) / "bench"
     work.mkdir(parents=True, exist_ok=True)
@@ -227,13 +230,15 @@ def main(argv: list[str] | None = None) -> int:
            "loadavg_start": _decode.loadavg(), "busy_processes_start": _decode.busy_processes(),
            "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
            "settings": {"levels": levels, "max_tokens": args.max_tokens, "threads": args.threads,
-                        "pyvt_max_batch": args.max_batch, "requests": args.requests}}
+                        "pyvt_max_batch": args.max_batch, "requests": args.requests,
+                        "pyvt_weight_format": args.weight_format}}
     for engine in engines:
         port = free_port()
         logp = work / f"serve-bench-{engine}.log"
         if engine == "pyvt":
             cmd = [sys.executable, "-m", "pyvt", "serve", "-m", str(folder), "--port", str(port), "--threads",
                    str(args.threads), "--max-batch", str(args.max_batch), "--log-level", "warning",
+                   "--weight-format", args.weight_format,
                    "--served-model-name", "m"]
         elif engine == "llama-cpp-python":
             gguf = Path(args.gguf) if args.gguf else work / "smollm2-135m.Q8_0.gguf"

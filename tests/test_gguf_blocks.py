@@ -280,7 +280,7 @@ def test_the_default_model_keeps_its_q4_1_blocks(native_model_dir, default_model
     ref = safetensors_header(default_model_dir / "model.safetensors")
     assert {v["dtype"] for k, v in ref.items() if k != "__metadata__"} == {"BF16"}
     ids = [1, 504, 3458, 282, 4649, 314, 2]
-    with pyvt.load_model(native_model_dir, progress=False) as m, \
+    with pyvt.load_model(native_model_dir, device="cpu", progress=False) as m, \
             pyvt.load_model(default_model_dir, weight_format="bf16", progress=False) as r:
         expect = "int4-min" if _native_supported(gw.Q4_1) else "int8"
         assert m.info["weight_format"] == expect

@@ -66,14 +66,20 @@ def main() -> int:
     n_prompts = len(golden["prompts"])
     n_gen = golden["max_new_tokens"]
     rows = []
-    for fmt in ("bf16", "int8", "fp8", "fp8-channel", "int4"):
-        with pyvt.load_model(hub.reference(quiet=True), weight_format=fmt) as model:
+    # The BF16 reference folder in each format, then the default model as pyvt loads it
+    # (weight_format auto: the shipped Q4_1 blocks as they are, int4-min).
+    runs = [(f"pyvt `{f}`", hub.reference(quiet=True), f) for f in ("bf16", "int8", "fp8", "fp8-channel", "int4",
+                                                                    "int4-min")]
+    runs.append(("pyvt default (`auto`: the Q4_1 blocks as shipped)", hub.pull(quiet=True), "auto"))
+    for label, path, fmt in runs:
+        with pyvt.load_model(path, weight_format=fmt) as model:
             s = score(model, golden, n_gen)
             nbytes = model.info["weight_bytes"]
+            label += f" → {model.info['weight_format']}" if fmt == "auto" else ""
         forced = sum(x.forced_agree for x in s) / sum(x.forced_total for x in s)
         first = sum(x.first_token_ok for x in s)
         prefix = np.mean([x.common_prefix for x in s])
-        rows.append((f"pyvt `{fmt}`", f"{forced:.3f}", f"{first}/{n_prompts}", f"{prefix:.1f}",
+        rows.append((label, f"{forced:.3f}", f"{first}/{n_prompts}", f"{prefix:.1f}",
                      f"{nbytes / 1e6:.1f}"))
         print(rows[-1], flush=True)
     lc = llama_cpp_forced(args.q8_gguf, golden) if args.q8_gguf.is_file() else None
@@ -114,11 +120,13 @@ def main() -> int:
         f"  that equal the reference's (out of {n_gen}); a divergence at a near-tie ends it too.",
         "* **MB/token**: weight bytes read per decoded token (`model.info['weight_bytes']`); for",
         "  llama.cpp's 4-bit rows (*) the GGUF file size (weights, embedding table and metadata).",
-        "* `int4` keeps lm_head in INT8 (blocked-32); llama.cpp's quantizer picks the output",
-        "  matrix's type itself (usually wider than 4 bits: Q6_K). The checkpoint is the",
-        "  shipped Q4_1 GGUF dequantized: a scale-and-min 4-bit format would reproduce it almost",
-        "  exactly (bench/results/int4_scales.txt), so this model flatters Q4_1-like formats,",
-        "  and `int4`, Q4_0 and Q4_K_M all re-quantize weights that are already 4-bit.",
+        "* `int4` and `int4-min` keep lm_head in INT8 (blocked-32); llama.cpp's quantizer picks the",
+        "  output matrix's type itself (usually wider than 4 bits: Q6_K). The checkpoint is the",
+        "  shipped Q4_1 GGUF dequantized: `int4-min` (Q4_1's grid) finds those numbers again, and the",
+        "  default model (`auto`) loads the shipped blocks themselves, so both lose only what the",
+        "  INT8 lm_head loses; `int4`, Q4_0 and Q4_K_M re-quantize weights that are already 4-bit.",
+        "  This model flatters Q4_1-like formats: on weights that are not a Q4_1 grid `int4-min`",
+        "  is only a little more faithful than `int4` (docs/guide.md).",
         "",
         "| engine / format | teacher-forced | first token | free-running prefix | MB/token |",
         "|---|---|---|---|---|",
