@@ -40,7 +40,8 @@ m = pyvt.load_model(path, weight_format=fmt, threads=2, packed_cache=(False if c
 dt = time.perf_counter() - t
 st = open("/proc/self/status").read()
 kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
-print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": m.info["weight_bytes"]}))
+print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": m.info["weight_bytes"],
+                  "model": m.info["total_bytes"]}))
 """
 
 LLAMA_LOAD = """
@@ -96,19 +97,32 @@ def main(argv: list[str] | None = None) -> int:
         if ggufs[model].exists():
             rs = [run(LLAMA_LOAD, str(ggufs[model])) for _ in range(args.repeat)]
             rows.append({"engine": "llama-cpp-python", "model": model, "format": "Q8_0", "load": "mmap", "runs": rs})
-    lines = ["| engine | model | format | load | load s (median, range) | peak RSS MiB | RSS after MiB | packed MiB |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| engine | model | format | load | load s (median, range) | peak RSS MiB | RSS after MiB | packed MiB "
+             "| model MiB |", "|---|---|---|---|---|---|---|---|---|"]
+    goals = []
     for r in rows:
         ls, lo, hi = med(r["runs"], "load_s")
         pk, _, _ = med(r["runs"], "peak_rss")
         rss, _, _ = med(r["runs"], "rss")
         pb, _, _ = med(r["runs"], "packed")
+        mb, _, _ = med(r["runs"], "model")
         errs = [x["error"] for x in r["runs"] if "error" in x]
         fmt_s = "-" if ls is None else f"{ls:.2f} ({lo:.2f}-{hi:.2f})"
         lines.append(f"| {r['engine']} | {r['model']} | {r['format']} | {r['load']} | {fmt_s} | "
                      f"{'-' if pk is None else f'{pk / 2**20:.0f}'} | {'-' if rss is None else f'{rss / 2**20:.0f}'} | "
-                     f"{'-' if pb is None else f'{pb / 2**20:.0f}'} |" + (f" errors: {errs[:1]}" if errs else ""))
-    table = "\n".join(lines)
+                     f"{'-' if pb is None else f'{pb / 2**20:.0f}'} | {'-' if mb is None else f'{mb / 2**20:.0f}'} |"
+                     + (f" errors: {errs[:1]}" if errs else ""))
+        # Issue 18's goals: peak <= 1.2 x the model's packed size (weights + embedding
+        # table: everything it holds) + 200 MB; a second (cached) TinyLlama load <= 1 s.
+        if r["engine"] == "pyvt" and pk is not None and mb is not None:
+            bound = 1.2 * mb + 200e6
+            goals.append(f"{r['model']} {r['format']} {r['load']}: peak RSS {pk / 2**20:.0f} MiB vs 1.2 x "
+                         f"{mb / 2**20:.0f} MiB + 200 MB = {bound / 2**20:.0f} MiB: "
+                         + ("MET" if pk <= bound else "MISSED"))
+        if r["engine"] == "pyvt" and r["load"].startswith("second") and r["model"] == "tinyllama-1.1b" and ls:
+            goals.append(f"{r['model']} {r['format']} second load {ls:.2f} s (goal <= 1 s): "
+                         + ("MET" if ls <= 1.0 else "MISSED"))
+    table = "\n".join(lines) + "\n\n" + "\n".join(f"goal: {g}" for g in goals)
     print(table)
     if not args.no_save:
         env = {"machine": _decode.machine_info("cpu"), "versions": _decode.versions(), "git": _decode.git_info(),
