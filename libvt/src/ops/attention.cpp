@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu_features.h"
 #include "ops/cpu_clones.h"
 
 namespace vt {
@@ -38,74 +39,126 @@ inline float exp_nonpos(float x) {
 }
 
 // Register-blocked pieces of attend(), written with GCC vector extensions so the
-// accumulators stay in registers (16 floats = one AVX-512 register, two AVX2 ones). They
-// are always inlined into attend(), whose clones pick the instruction set.
+// accumulators stay in registers. They are always inlined into attend()'s per-ISA bodies,
+// whose vector type is the register's width: "wide" (AVX-512: 16 floats, 32 registers) keeps
+// 4 x 16 keys of up to 4 heads, or 4 x 16 value columns of up to 4 heads, in registers;
+// "narrow" (AVX2: 8 floats, 16 registers) 2 x 8 keys of up to 4 heads, or 4 x 8 value
+// columns of 2 heads. (The wide code compiled for AVX2 split every 16-float vector through
+// the stack: SmolLM2's decode attention at a 512-token context ran about 5x slower.)
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4)));  // unaligned access
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v8u __attribute__((vector_size(32), aligned(4)));
 #define VT_INLINE inline __attribute__((always_inline))
 
-#define VT_SPLAT(x) ((x) - v16{})  // a broadcast (x - 0 folds away; x + 0 does not, for x = -0)
+template <bool Wide>
+struct Vec {
+    using V = v16;
+    using U = v16u;
+};
+template <>
+struct Vec<false> {
+    using V = v8;
+    using U = v8u;
+};
+template <class V>
+constexpr int kLanes = int(sizeof(V) / sizeof(float));
 
-// s[g][0:64] = q_g · k_j for a full block of 64 keys starting at j0, NG heads at once.
-template <int NG>
-VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t cap, int64_t j0, int64_t hd,
-                            float (*s)[kKeyBlock]) {
-    v16 a[NG][4];
+// A broadcast (x - 0 folds away; x + 0 does not, for x = -0). A macro: a function returning
+// a vector by value draws GCC's ABI warning (-Wpsabi) for the widths the baseline lacks.
+#define VT_SPLAT(V, x) ((x) - V{})
+
+// s[g][j1 : j1 + NV·lanes] = q_g · k_j for the NV·lanes keys starting at j0 + j1, NG heads at once.
+template <bool Wide, int NG, int NV>
+VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t cap, int64_t j0, int64_t j1,
+                            int64_t hd, float (*s)[kKeyBlock]) {
+    using V = typename Vec<Wide>::V;
+    using U = typename Vec<Wide>::U;
+    constexpr int N = kLanes<V>;
+    V a[NG][NV];
     for (int g = 0; g < NG; ++g)
-        for (int i = 0; i < 4; ++i) a[g][i] = v16{};
+        for (int i = 0; i < NV; ++i) a[g][i] = V{};
     for (int64_t d = 0; d < hd; ++d) {
-        const v16u* kr = reinterpret_cast<const v16u*>(kt + d * cap + j0);
-        const v16 k0 = kr[0], k1 = kr[1], k2 = kr[2], k3 = kr[3];
+        const U* kr = reinterpret_cast<const U*>(kt + d * cap + j0 + j1);
+        V k[NV];
+        for (int i = 0; i < NV; ++i) k[i] = kr[i];
         for (int g = 0; g < NG; ++g) {
-            const v16 qd = VT_SPLAT(q[g][d]);
-            a[g][0] += qd * k0;
-            a[g][1] += qd * k1;
-            a[g][2] += qd * k2;
-            a[g][3] += qd * k3;
+            const V qd = VT_SPLAT(V, q[g][d]);
+            for (int i = 0; i < NV; ++i) a[g][i] += qd * k[i];
         }
     }
     for (int g = 0; g < NG; ++g)
-        for (int i = 0; i < 4; ++i) *reinterpret_cast<v16u*>(&s[g][16 * i]) = a[g][i];
+        for (int i = 0; i < NV; ++i) *reinterpret_cast<U*>(&s[g][j1 + N * i]) = a[g][i];
 }
 
-// acc[g][0:16·HV] += Σ_{j<nb} p[g][j] · v_j, NG heads at once.
-template <int HV, int NG>
+// Scores of a full block of 64 keys for ng heads, up to 4 heads per pass.
+template <bool Wide>
+VT_INLINE void scores_full(const float* const* q, int64_t ng, const float* kt, int64_t cap, int64_t j0, int64_t hd,
+                           float (*s)[kKeyBlock]) {
+    constexpr int NV = Wide ? 4 : 2;
+    constexpr int64_t step = NV * kLanes<typename Vec<Wide>::V>;
+    for (int64_t j1 = 0; j1 < kKeyBlock; j1 += step)
+        for (int64_t g0 = 0; g0 < ng; g0 += 4) {
+            switch (std::min<int64_t>(4, ng - g0)) {
+                case 1: scores_block<Wide, 1, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
+                case 2: scores_block<Wide, 2, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
+                case 3: scores_block<Wide, 3, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
+                default: scores_block<Wide, 4, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
+            }
+        }
+}
+
+// acc[g][0 : HV·lanes] += Σ_{j<nb} p[g][j] · v_j, NG heads at once.
+template <bool Wide, int HV, int NG>
 VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const float* v, int64_t hd, float* acc) {
-    v16 a[NG][HV];
+    using V = typename Vec<Wide>::V;
+    using U = typename Vec<Wide>::U;
+    constexpr int N = kLanes<V>;
+    V a[NG][HV];
     for (int g = 0; g < NG; ++g)
-        for (int h = 0; h < HV; ++h) a[g][h] = *reinterpret_cast<const v16u*>(acc + g * hd + 16 * h);
+        for (int h = 0; h < HV; ++h) a[g][h] = *reinterpret_cast<const U*>(acc + g * hd + N * h);
     for (int64_t j = 0; j < nb; ++j) {
-        const v16u* vr = reinterpret_cast<const v16u*>(v + j * hd);
-        v16 vv[HV];
+        const U* vr = reinterpret_cast<const U*>(v + j * hd);
+        V vv[HV];
         for (int h = 0; h < HV; ++h) vv[h] = vr[h];
         for (int g = 0; g < NG; ++g) {
-            const v16 pj = VT_SPLAT(p[g][j]);
+            const V pj = VT_SPLAT(V, p[g][j]);
             for (int h = 0; h < HV; ++h) a[g][h] += pj * vv[h];
         }
     }
     for (int g = 0; g < NG; ++g)
-        for (int h = 0; h < HV; ++h) *reinterpret_cast<v16u*>(acc + g * hd + 16 * h) = a[g][h];
+        for (int h = 0; h < HV; ++h) *reinterpret_cast<U*>(acc + g * hd + N * h) = a[g][h];
 }
 
-template <int HV>
+// hd = 16·H16 columns (H16 = 2, 4, 6, 8).
+template <int H16, bool Wide>
 VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, const float* v, int64_t hd,
                         float* acc) {
-    constexpr int64_t C = HV <= 4 ? 4 : 2;  // heads per pass: accumulators + values fit 32 registers
-    for (int64_t g0 = 0; g0 < ng; g0 += C) {
-        float* a = acc + g0 * hd;
-        switch (std::min(C, ng - g0)) {
-            case 1: pv_block<HV, 1>(p + g0, nb, v, hd, a); break;
-            case 2: pv_block<HV, 2>(p + g0, nb, v, hd, a); break;
-            case 3: pv_block<HV, 3>(p + g0, nb, v, hd, a); break;
-            default: pv_block<HV, (C > 3 ? 4 : 1)>(p + g0, nb, v, hd, a); break;
+    if constexpr (!Wide) {  // 32 value columns of 2 heads per pass: 13 of AVX2's 16 registers
+        for (int64_t g0 = 0; g0 < ng; g0 += 2)
+            for (int64_t c = 0; c < H16 / 2; ++c) {
+                float* a = acc + g0 * hd + 32 * c;
+                if (ng - g0 >= 2) pv_block<false, 4, 2>(p + g0, nb, v + 32 * c, hd, a);
+                else pv_block<false, 4, 1>(p + g0, nb, v + 32 * c, hd, a);
+            }
+        return;
+    } else {
+        constexpr int64_t C = H16 <= 4 ? 4 : 2;  // heads per pass: accumulators + values fit 32 registers
+        for (int64_t g0 = 0; g0 < ng; g0 += C) {
+            float* a = acc + g0 * hd;
+            switch (std::min(C, ng - g0)) {
+                case 1: pv_block<true, H16, 1>(p + g0, nb, v, hd, a); break;
+                case 2: pv_block<true, H16, 2>(p + g0, nb, v, hd, a); break;
+                case 3: pv_block<true, H16, 3>(p + g0, nb, v, hd, a); break;
+                default: pv_block<true, H16, (C > 3 ? 4 : 1)>(p + g0, nb, v, hd, a); break;
+            }
         }
     }
 }
 
-}  // namespace
-
-VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict kt, const float* __restrict v,
-                      int64_t cap, int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
+template <bool Wide>
+VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __restrict kt, const float* __restrict v,
+                           int64_t cap, int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
     alignas(64) float s[kMaxGroup][kKeyBlock];
     float* acc = out.acc;
     for (int64_t g = 0; g < ng; ++g) {
@@ -117,14 +170,7 @@ VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict
         const int64_t nb = std::min(kKeyBlock, k1 - j0);
         // Scores s[g][j] = q_g · k_j (q is pre-scaled by 1/sqrt(hd)).
         if (nb == kKeyBlock) {
-            for (int64_t g0 = 0; g0 < ng; g0 += 4) {
-                switch (std::min<int64_t>(4, ng - g0)) {
-                    case 1: scores_block<1>(q + g0, kt, cap, j0, hd, s + g0); break;
-                    case 2: scores_block<2>(q + g0, kt, cap, j0, hd, s + g0); break;
-                    case 3: scores_block<3>(q + g0, kt, cap, j0, hd, s + g0); break;
-                    default: scores_block<4>(q + g0, kt, cap, j0, hd, s + g0); break;
-                }
-            }
+            scores_full<Wide>(q, ng, kt, cap, j0, hd, s);
         } else {
             for (int64_t g = 0; g < ng; ++g)
                 for (int64_t j = 0; j < kKeyBlock; ++j) s[g][j] = 0.0f;
@@ -160,10 +206,10 @@ VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict
         // acc[g] += Σ_j p[g][j] · v_j
         const float* vb = v + j0 * hd;
         switch (hd) {
-            case 32: pv_heads<2>(s, ng, nb, vb, hd, acc); break;
-            case 64: pv_heads<4>(s, ng, nb, vb, hd, acc); break;
-            case 96: pv_heads<6>(s, ng, nb, vb, hd, acc); break;
-            case 128: pv_heads<8>(s, ng, nb, vb, hd, acc); break;
+            case 32: pv_heads<2, Wide>(s, ng, nb, vb, hd, acc); break;
+            case 64: pv_heads<4, Wide>(s, ng, nb, vb, hd, acc); break;
+            case 96: pv_heads<6, Wide>(s, ng, nb, vb, hd, acc); break;
+            case 128: pv_heads<8, Wide>(s, ng, nb, vb, hd, acc); break;
             default:
                 for (int64_t j = 0; j < nb; ++j) {
                     const float* __restrict vr = vb + j * hd;
@@ -177,8 +223,37 @@ VT_CLONES void attend(const float* const* q, int64_t ng, const float* __restrict
     }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// One body per instruction set, chosen by cpu_level() (so VT_ISA can force the narrow
+// blocking on an AVX-512 machine: tests/test_ops_cpu.py checks both against a reference).
+__attribute__((target("arch=x86-64-v4"))) void attend_avx512(const float* const* q, int64_t ng, const float* kt,
+                                                             const float* v, int64_t cap, int64_t k0, int64_t k1,
+                                                             int64_t hd, Partial out, float softcap) {
+    attend_body<true>(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+}
+__attribute__((target("arch=x86-64-v3"))) void attend_avx2(const float* const* q, int64_t ng, const float* kt,
+                                                           const float* v, int64_t cap, int64_t k0, int64_t k1,
+                                                           int64_t hd, Partial out, float softcap) {
+    attend_body<false>(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+}
+#define VT_ATTEND_LEVELS 1
+#endif
 
-VT_CLONES void attend_normalized(const float* const* q, int64_t ng, const float* __restrict kt,
+}  // namespace
+
+void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0, int64_t k1,
+            int64_t hd, Partial out, float softcap) {
+#if defined(VT_ATTEND_LEVELS)
+    switch (cpu_level()) {
+        case 2: return attend_avx512(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+        case 1: return attend_avx2(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+        default: break;
+    }
+#endif
+    attend_body<false>(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+}
+
+void attend_normalized(const float* const* q, int64_t ng, const float* __restrict kt,
                                  const float* __restrict v, int64_t cap, int64_t k0, int64_t k1, int64_t hd,
                                  float* const* out, float softcap) {
     alignas(64) float acc[kAccFloats];
