@@ -451,6 +451,15 @@ def _wait_for_line(proc: subprocess.Popen, text: str, timeout: float = 120) -> s
     return seen
 
 
+def _sigint_default() -> None:
+    """In the child before exec: Ctrl-C as a terminal delivers it. A test run started in the
+    background of a non-interactive shell (`pytest &`) inherits SIGINT ignored, and Python
+    then installs no KeyboardInterrupt handler: the child would never see the Ctrl-C."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_exits_130_and_reminds_at_the_chat_prompt(cwd, model_dir):
     import signal
@@ -460,7 +469,7 @@ def test_ctrl_c_exits_130_and_reminds_at_the_chat_prompt(cwd, model_dir):
     # bench decoding many runs: Ctrl-C stops it with 130 and one line.
     proc = subprocess.Popen([sys.executable, "-m", "pyvt", "-v", "bench", str(model_dir), "-p", "8", "-n", "200",
                              "-r", "100000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                            env=dict(env, PYTHONFAULTHANDLER="1"))
+                            env=dict(env, PYTHONFAULTHANDLER="1"), preexec_fn=_sigint_default)
     try:
         _wait_for_line(proc, "INFO: loaded")
         proc.send_signal(signal.SIGINT)
@@ -481,7 +490,8 @@ def test_ctrl_c_exits_130_and_reminds_at_the_chat_prompt(cwd, model_dir):
 
     # chat waiting for a line: Ctrl-C reminds how to leave, and the REPL goes on.
     proc = subprocess.Popen([sys.executable, "-m", "pyvt", "-v", "chat", "-m", str(model_dir)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                            preexec_fn=_sigint_default)
     try:
         _wait_for_line(proc, "INFO: loaded")
         time.sleep(1)  # into input()
