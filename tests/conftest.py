@@ -19,17 +19,22 @@ import pytest
 os.environ.setdefault("PYVT_PACKED_CACHE", "0")
 
 
+def _default_model(get):
+    """get() (hub.pull or hub.reference); offline (PYVT_TESTS_OFFLINE=1) a failed fetch skips."""
+    try:
+        return get(quiet=True)
+    except RuntimeError as e:
+        if os.environ.get("PYVT_TESTS_OFFLINE") == "1":
+            pytest.skip(f"the default model cannot be had offline (PYVT_TESTS_OFFLINE=1): {str(e).splitlines()[0]}")
+        raise
+
+
 @pytest.fixture(scope="session")
 def native_model_dir():
     """The default model as pyvt pulls and loads it: its Q4_1 GGUF blocks kept as they are."""
     from pyvt import hub
 
-    try:
-        return hub.pull(quiet=True)
-    except RuntimeError as e:
-        if os.environ.get("PYVT_TESTS_OFFLINE") == "1":
-            pytest.skip(f"the default model cannot be had offline (PYVT_TESTS_OFFLINE=1): {str(e).splitlines()[0]}")
-        raise
+    return _default_model(hub.pull)
 
 
 @pytest.fixture(scope="session")
@@ -38,9 +43,4 @@ def default_model_dir():
     transformers reads, and what tests that rewrite, copy or compare weights work on."""
     from pyvt import hub
 
-    try:
-        return hub.reference(quiet=True)
-    except RuntimeError as e:
-        if os.environ.get("PYVT_TESTS_OFFLINE") == "1":
-            pytest.skip(f"the default model cannot be had offline (PYVT_TESTS_OFFLINE=1): {str(e).splitlines()[0]}")
-        raise
+    return _default_model(hub.reference)
