@@ -264,10 +264,25 @@ def test_dequantize_folder_writes_what_a_plain_conversion_writes(tmp_path, dtype
             assert (again / f).read_bytes() == (native / f).read_bytes()
 
 
+def _one_tensor_file(folder, entry: dict, data: bytes) -> None:
+    head = json.dumps({"t": entry}).encode()
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(head)) + head + data)
+
+
 def test_dequantize_folder_names_a_bad_file(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
     with pytest.raises(ValueError, match="model.safetensors: not a SafeTensors file"):
         convert.dequantize_folder(tmp_path, tmp_path / "out")
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", 2) + b"{x")
+    with pytest.raises(ValueError, match="model.safetensors: bad SafeTensors header"):
+        convert.dequantize_folder(tmp_path, tmp_path / "out")
+    _one_tensor_file(tmp_path, {"dtype": "F32", "shape": [4], "data_offsets": [0, 64]}, b"\0" * 16)
+    with pytest.raises(ValueError, match="tensor 't' lies outside the file"):
+        convert.dequantize_folder(tmp_path, tmp_path / "out")
+    _one_tensor_file(tmp_path, {"dtype": "I64", "shape": [2], "data_offsets": [0, 16]}, b"\0" * 16)
+    with pytest.raises(ValueError, match="tensor 't' has dtype I64, not one pyvt writes"):
+        convert.dequantize_folder(tmp_path, tmp_path / "out")
+    assert not (tmp_path / "out" / "model.safetensors").exists()  # nothing half-written left
 
 
 def test_the_default_model_keeps_its_q4_1_blocks(native_model_dir, default_model_dir):

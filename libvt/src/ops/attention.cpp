@@ -43,8 +43,9 @@ inline float exp_nonpos(float x) {
 // whose vector type is the register's width: "wide" (AVX-512: 16 floats, 32 registers) keeps
 // 4 x 16 keys of up to 4 heads, or 4 x 16 value columns of up to 4 heads, in registers;
 // "narrow" (AVX2: 8 floats, 16 registers) 2 x 8 keys of up to 4 heads, or 4 x 8 value
-// columns of 2 heads. (The wide code compiled for AVX2 split every 16-float vector through
-// the stack: SmolLM2's decode attention at a 512-token context ran about 5x slower.)
+// columns of 2 heads. (The wide code compiled for AVX2 moved its 16-float vectors through
+// the stack: SmolLM2 decoded at 14.8-15.6 ms/token at a 512-token context against 8.8-9.6
+// with this blocking; bench/results/attention-avx2-20261125.md.)
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4)));  // unaligned access
 typedef float v8 __attribute__((vector_size(32)));
