@@ -209,13 +209,13 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
             dec_int4_pair<Min>(q + j * L, lut, lo, hi);
 #pragma GCC unroll 4
             for (int i = 0; i < M; ++i) {
-                fma2(part[0][i], lo, _mm256_broadcast_ss(xk + i * in + 2 * j));
-                fma2(part[1][i], hi, _mm256_broadcast_ss(xk + i * in + 2 * j + 1));
+                fma2(part[0][i], lo, _mm256_set1_ps(*(xk + i * in + 2 * j)));
+                fma2(part[1][i], hi, _mm256_set1_ps(*(xk + i * in + 2 * j + 1)));
             }
         }
         if (n & 1) {
             const V2 lo = dec_int4<Min>(q, 2 * np, lut);
-            for (int i = 0; i < M; ++i) fma2(part[0][i], lo, _mm256_broadcast_ss(xk + i * in + 2 * np));
+            for (int i = 0; i < M; ++i) fma2(part[0][i], lo, _mm256_set1_ps(*(xk + i * in + 2 * np)));
         }
         if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w.tile_bytes);
         const V2 s = load_f16x16(sc + bi * L);
@@ -227,7 +227,7 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
             if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + bi * L), w.tile_bytes);
             const V2 mv = load_f16x16(mn + bi * L);
             for (int i = 0; i < M; ++i) {
-                const __m256 xs = _mm256_broadcast_ss(xsum + i * nkb + bi);
+                const __m256 xs = _mm256_set1_ps(*(xsum + i * nkb + bi));
                 fma2(acc[i], mv, xs);
             }
         }
@@ -264,7 +264,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
                     const V2 wv = dec<Kind>(q + (k + c) * L);
 #pragma GCC unroll 4
                     for (int i = 0; i < M; ++i) {
-                        const __m256 xv = _mm256_broadcast_ss(xk + i * in + k + c);
+                        const __m256 xv = _mm256_set1_ps(*(xk + i * in + k + c));
                         part[c][i].lo = _mm256_fmadd_ps(wv.lo, xv, part[c][i].lo);
                         part[c][i].hi = _mm256_fmadd_ps(wv.hi, xv, part[c][i].hi);
                     }
@@ -287,7 +287,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
             if (((k * L * EB) & 63) == 0) prefetch_next_tile(tile + k * L * EB, w.tile_bytes);
             const V2 wv = dec<Kind>(tile + k * L * EB);
             for (int i = 0; i < M; ++i) {
-                const __m256 xv = _mm256_broadcast_ss(x + i * in + k);
+                const __m256 xv = _mm256_set1_ps(*(x + i * in + k));
                 acc[i].lo = _mm256_fmadd_ps(wv.lo, xv, acc[i].lo);
                 acc[i].hi = _mm256_fmadd_ps(wv.hi, xv, acc[i].hi);
             }
@@ -378,26 +378,34 @@ void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* ds
     }
 }
 
-// C[i][0..15] (+)= sum_k A[i][k] * B[k][0..15], i < R.
+// C[i][0..15] (+)= sum_k A[i][k] * B[k][0..15], i < R. Written like the AVX-512 kernel (one
+// 2-D accumulator array, the zero/load choice hoisted out of the loops) so that GCC keeps all
+// 2R accumulators in registers: the earlier form (c0[R], c1[R], `first ? zero : load` per
+// element) compiled to a store of every accumulator to the stack on every k, which bounded
+// this kernel by the store port at about a third of the FMA peak.
 template <int R>
 void micro(const float* A, int64_t lda, const float* B, int64_t kc, float* C, int64_t ldc, bool first) {
-    __m256 c0[R], c1[R];
-    for (int i = 0; i < R; ++i) {
-        c0[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(C + i * ldc);
-        c1[i] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(C + i * ldc + 8);
+    __m256 c[R][2];
+    if (first) {
+        for (int i = 0; i < R; ++i) c[i][0] = c[i][1] = _mm256_setzero_ps();
+    } else {
+        for (int i = 0; i < R; ++i) {
+            c[i][0] = _mm256_loadu_ps(C + i * ldc);
+            c[i][1] = _mm256_loadu_ps(C + i * ldc + 8);
+        }
     }
     for (int64_t k = 0; k < kc; ++k) {
         const __m256 b0 = _mm256_loadu_ps(B + k * L), b1 = _mm256_loadu_ps(B + k * L + 8);
 #pragma GCC unroll 6
         for (int i = 0; i < R; ++i) {
-            const __m256 a = _mm256_broadcast_ss(A + i * lda + k);
-            c0[i] = _mm256_fmadd_ps(a, b0, c0[i]);
-            c1[i] = _mm256_fmadd_ps(a, b1, c1[i]);
+            const __m256 a = _mm256_set1_ps(A[i * lda + k]);
+            c[i][0] = _mm256_fmadd_ps(a, b0, c[i][0]);
+            c[i][1] = _mm256_fmadd_ps(a, b1, c[i][1]);
         }
     }
     for (int i = 0; i < R; ++i) {
-        _mm256_storeu_ps(C + i * ldc, c0[i]);
-        _mm256_storeu_ps(C + i * ldc + 8, c1[i]);
+        _mm256_storeu_ps(C + i * ldc, c[i][0]);
+        _mm256_storeu_ps(C + i * ldc + 8, c[i][1]);
     }
 }
 
