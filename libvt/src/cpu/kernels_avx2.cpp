@@ -321,6 +321,8 @@ void gemv_kind(const LinearJob& job, int64_t t0, int64_t t1) {
 // ---- GEMM --------------------------------------------------------------------------------
 
 constexpr int MR = 6;
+// Up to this many rows the GEMM walks tiles outermost (see gemm_kind).
+constexpr int64_t kSmallM = 32;
 
 template <int Kind>
 void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* dst) {
@@ -425,6 +427,24 @@ void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         const int64_t W = nv * L;
         for (int64_t k0 = 0; k0 < in; k0 += kGemmKc) {
             const int64_t kc = min64(kGemmKc, in - k0);
+            if (m <= kSmallM) {
+                // Few rows: decode one tile's panel (kc x 16 floats, in L1) and use it for
+                // every row group at once, so the panel never goes to L2 and back.
+                for (int64_t v = 0; v < nv; ++v) {
+                    const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
+                    dequant_panel<Kind>(w, jt + v / per, k0, kc, panel);
+                    // Row groups of near-equal size (8 rows: 4 + 4, not 6 + 2): a group of R
+                    // rows has 2R independent FMA chains, and fewer than ~8 leave the FMA
+                    // units waiting on latency.
+                    const int64_t ng = (m + MR - 1) / MR;
+                    for (int64_t g = 0, i0 = 0; g < ng; ++g) {
+                        const int64_t mr = (m - i0) / (ng - g);
+                        kMicro[mr - 1](job.x + i0 * in + k0, in, panel, kc, acc + i0 * W + v * L, W, k0 == 0);
+                        i0 += mr;
+                    }
+                }
+                continue;
+            }
             for (int64_t v = 0; v < nv; ++v) {
                 const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
                 dequant_panel<Kind>(w, jt + v / per, k0, kc, panel + v * kc * L);
