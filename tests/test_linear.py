@@ -31,6 +31,28 @@ def ref_linear(x, wd, bias=None):
     return y if bias is None else y + bias
 
 
+# The AVX2 INT8 GEMM (m > 4 rows) multiplies int8 weights by x rounded per row and K-block to
+# int16 (libvt/src/cpu/kernels.h, int16_gemm_ok; docs/guide.md "Numerics"). Its results are
+# exact for that rounded x, which round_x16 reproduces bit for bit.
+X16_SCRIPT = r"""
+def round_x16(x, kb):
+    x = np.asarray(x, np.float32)
+    m, k = x.shape
+    xb = x.reshape(m, k // kb, kb)
+    amax = np.abs(xb).max(axis=2, keepdims=True)
+    safe = np.where(amax > 0, amax, np.float32(1))
+    inv = np.where(amax > 0, np.float32(32767) / safe, np.float32(0)).astype(np.float32)
+    q = np.rint((xb * inv).astype(np.float32))
+    s = (amax / np.float32(32767)).astype(np.float32)
+    return (q * s).astype(np.float32).reshape(m, k)
+"""
+exec(X16_SCRIPT)
+
+
+def int16_gemm_applies(fmt, m):
+    return fmt == "int8" and m > 4 and ops.cpu_isa() == "avx2"
+
+
 def gelu(v):
     return 0.5 * v * _erfc(-v / math.sqrt(2.0))
 
@@ -90,10 +112,38 @@ def test_w8a16_matches_quantized_math(fmt):
                 x = rng.standard_normal((m, k)).astype(np.float32)
                 y = W8A16[fmt](x, p, bias)
                 assert y.shape == (m, out) and y.dtype == np.float32
-                assert rel_err(y, ref_linear(x, wd, bias)) < 2e-6 * max(1.0, math.sqrt(k) / 8), (fmt, out, k, m)
+                xr = round_x16(x, p.block_size) if int16_gemm_applies(fmt, m) else x
+                assert rel_err(y, ref_linear(xr, wd, bias)) < 2e-6 * max(1.0, math.sqrt(k) / 8), (fmt, out, k, m)
             y1 = W8A16[fmt](x[0], p)
             assert y1.shape == (out,)
             assert rel_err(y1, ref_linear(x[:1], wd)[0]) < 1e-5
+
+
+def test_int8_gemm_block_sizes_and_nonfinite_rows():
+    """The INT8 GEMM (m > 4) for every block size, with rows of very different magnitude
+    per block (and an all-zero block), matches exact math on x as the kernel rounds it
+    (round_x16 on AVX2); a row holding a NaN or an infinity gives a non-finite row and
+    leaves the other rows as they are without it."""
+    rng = np.random.default_rng(31)
+    out, k, m = 40, 256, 9
+    w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    x *= np.repeat(np.float32(10.0) ** rng.integers(-3, 4, (m, k // 16)), 16, axis=1).astype(np.float32)
+    x[3, 32:64] = 0.0
+    for kb in (16, 32, 64, 128):
+        with ops.prepack_int8_blocked(w, block_size=kb) as p:
+            wd = p.unpack()
+            y = ops.linear_int8_w8a16(x, p)
+            xr = round_x16(x, kb) if int16_gemm_applies("int8", m) else x
+            assert rel_err(y, ref_linear(xr, wd)) < 2e-6, kb
+            bad = x.copy()
+            bad[2, 5] = np.nan
+            bad[6, 100] = np.inf
+            yb = ops.linear_int8_w8a16(bad, p)
+            for r in (2, 6):
+                assert not np.isfinite(yb[r]).any(), (kb, r)
+            keep = [r for r in range(m) if r not in (2, 6)]
+            assert np.allclose(yb[keep], y[keep], rtol=1e-6, atol=1e-6 * np.abs(y).max()), kb
 
 
 @pytest.mark.parametrize("fmt", ["fp8-channel", "fp8", "int8"])
@@ -397,6 +447,7 @@ _ISA_SCRIPT = r"""
 import sys
 import numpy as np
 from pyvt import ops
+""" + X16_SCRIPT + r"""
 rng = np.random.default_rng(22)
 res = {}
 k = 544
@@ -411,6 +462,7 @@ for m, x in xs.items():
     res[f"fp8c{m}"] = ops.linear_fp8_w8a16(x, packs["fp8c"], b)
     res[f"fp8{m}"] = ops.linear_fp8_w8a16(x, packs["fp8"], b)
     res[f"int8{m}"] = ops.linear_int8_w8a16(x, packs["int8"], b)
+    res[f"int8r{m}"] = ops.linear_int8_w8a16(round_x16(x, 32), packs["int8"], b)
     res[f"w8a8{m}"] = ops.linear_fp8(x, packs["fp8"], b)
     res[f"gelu{m}"] = ops.linear_gelu_fp8(x, packs["fp8"], b)
     res[f"swiglu{m}"] = ops.linear_swiglu_fp8(x, packs["fp8"], up, (b, None))
@@ -441,6 +493,8 @@ def test_isa_levels_agree(tmp_path):
     base = results["generic"]
     for lvl in levels[1:]:
         for key, ref in base.items():
+            if lvl == "avx2" and key.startswith("int8") and not key.startswith("int8r") and int(key[4:]) > 4:
+                ref = base["int8r" + key[4:]]  # the int16 GEMM: exact for the rounded x
             assert rel_err(results[lvl][key], ref) < 2e-6, (lvl, key)
     if len(levels) < 3:
         pytest.skip(f"this CPU only has {native}: {levels} compared")

@@ -61,7 +61,26 @@ struct LinearJob {
     // kInt4Min only: xsum[i * nkb + b] = sum of x[i][k] over K-block b (nkb = ceil(in/kb)),
     // so a block's dot product is scale * sum(u x) + min * xsum (linear.cpp fills it).
     const float* xsum = nullptr;
+    // AVX2 integer GEMM (kInt8Blocked, m > gemv_max_m; see int16_gemm_ok): x rounded per row
+    // and K-block to int16, xq[i * in + k] = rne(x[i][k] / xs[i * nkb + b]) with
+    // xs = max |x| over the block / 32767 (NaN for a block holding a NaN or infinity, so the
+    // output is NaN as the float path's would be). Null: the float path.
+    const int16_t* xq = nullptr;
+    const float* xqs = nullptr;
+    int64_t xq_ld = 0;  // row stride of xq (int16): in + padding (xq_stride)
 };
+
+// The AVX2 int8 GEMM multiplies int8 weights by int16 activations with vpmaddwd (two k per
+// 32-bit lane, exact) and adds each K-block's int32 sums into f32 with the block's weight
+// and x scales: about twice the f32 FMA rate. A block's int32 sum must not overflow:
+// kb * 127 * 32767 < 2^31 holds for kb <= 512; k pairs need an even kb.
+constexpr int16_t kXq16Max = 32767;
+inline bool int16_gemm_ok(const DenseW& w) { return w.kind == kInt8Blocked && w.kb % 2 == 0 && w.kb <= 512; }
+// Row stride of xq: in plus 32 int16, so that rows of a power-of-two width do not sit 4 KiB
+// apart (the 6 rows the microkernel reads at once would share L1 sets and alias).
+inline int64_t xq_stride(int64_t in) { return in + 32; }
+// Fills xq [m * ld] and xs [m * nkb] as LinearJob::xq describes (AVX2 code).
+void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs);
 
 // K-blocks per row of a blocked weight (the last may be short).
 inline int64_t num_kblocks(const DenseW& w) { return (w.in + w.kb - 1) / w.kb; }

@@ -4,7 +4,9 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels.h"
 
@@ -466,7 +468,187 @@ void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     }
 }
 
+// ---- integer GEMM: int8 weights x int16 activations (kInt8Blocked) ----------------------
+//
+// Per tile and chunk of K-blocks the int8 weights are widened once into a panel of k pairs,
+// [k/2][16 rows][2] int16 (two ymm per pair: rows 0-7, rows 8-15), and the block scales
+// (f16 scale * rowmul) into f32 [block][16]. A row of x contributes one 32-bit broadcast of
+// its (k, k+1) int16 pair per k pair; vpmaddwd multiplies it with 8 rows' pairs and adds each
+// lane's two products exactly in int32. After each K-block the int32 sums go to f32 and are
+// added to C with weight scale * x scale. 6 rows x 16 columns: 12 int32 accumulators.
+
+inline int32_t load_i32(const int16_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Panel of tile t for K-blocks [b0, b0 + nb): pairs then the f32 scales (after nb*kb*16 int16).
+void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pan, float* sc) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const int64_t kb = w.kb, k0 = b0 * kb, np = nb * kb / 2;
+    for (int64_t j = 0; j < np; ++j) {
+        const int64_t k = k0 + 2 * j;
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + k * L));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + (k + 1) * L));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32 + 16), _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+    }
+    const uint16_t* s16 = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
+    for (int64_t b = 0; b < nb; ++b) {
+        const V2 v = load_f16x16(s16 + (b0 + b) * L);
+        _mm256_storeu_ps(sc + b * L, _mm256_mul_ps(v.lo, rlo));
+        _mm256_storeu_ps(sc + b * L + 8, _mm256_mul_ps(v.hi, rhi));
+    }
+}
+
+// C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} xq[i][k] * w[k][.],
+// i < R. xq rows at stride lda (int16), xs rows at stride lds; both start at the chunk.
+// acc += vpmaddwd(x, w), in place. Written as asm because GCC 12, given the intrinsics,
+// computed each sum into a fresh register and copied it back (or, at 5-6 rows, spilled
+// accumulators to the stack): with the accumulate tied to its register, 6 rows fit.
+inline void madd_acc(__m256i& acc, __m256i x, __m256i w) {
+    __m256i t;
+    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(w), "x"(x));
+}
+
+// KBH > 0: kb = 2 * KBH known at compile time (the common kb = 32), so the k-pair loop is
+// unrolled whole: with 16 trips per block, its exit branch alone cost ~10 %.
+template <int R, int KBH>
+void micro_i16(const int16_t* xq, int64_t lda, const float* xs, int64_t lds, const int16_t* pan,
+               const float* sc, int64_t nb, int64_t kb, float* C, int64_t ldc) {
+    const int64_t kbh = KBH > 0 ? KBH : kb / 2;
+    for (int64_t b = 0; b < nb; ++b) {
+        __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
+                a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+        const int16_t* pb = pan + b * kbh * 32;
+        const int16_t* xb = xq + b * 2 * kbh;
+#pragma GCC unroll 16
+        for (int64_t j = 0; j < kbh; ++j) {
+            const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32));
+            const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32 + 16));
+#define VT_I16_ROW(i)                                                          \
+    if constexpr (R > i) {                                                     \
+        const __m256i xv = _mm256_set1_epi32(load_i32(xb + i * lda + 2 * j)); \
+        madd_acc(a##i##0, xv, w0);                                             \
+        madd_acc(a##i##1, xv, w1);                                             \
+    }
+            VT_I16_ROW(0) VT_I16_ROW(1) VT_I16_ROW(2) VT_I16_ROW(3) VT_I16_ROW(4) VT_I16_ROW(5)
+#undef VT_I16_ROW
+        }
+        const __m256 slo = _mm256_loadu_ps(sc + b * L), shi = _mm256_loadu_ps(sc + b * L + 8);
+        const __m256i sums[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
+        for (int i = 0; i < R; ++i) {
+            const __m256 xsv = _mm256_set1_ps(xs[i * lds + b]);
+            float* c = C + i * ldc;
+            _mm256_storeu_ps(c, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][0]), _mm256_mul_ps(slo, xsv), _mm256_loadu_ps(c)));
+            _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][1]), _mm256_mul_ps(shi, xsv), _mm256_loadu_ps(c + 8)));
+        }
+    }
+}
+
+using MicroI16Fn = void (*)(const int16_t*, int64_t, const float*, int64_t, const int16_t*, const float*,
+                            int64_t, int64_t, float*, int64_t);
+// 6 rows: 12 accumulators, two weight vectors, the broadcast and vpmaddwd's product.
+constexpr int MRI = 6;
+template <int KBH>
+struct MicroI16Set {
+    static constexpr MicroI16Fn fns[MRI] = {micro_i16<1, KBH>, micro_i16<2, KBH>, micro_i16<3, KBH>,
+                                            micro_i16<4, KBH>, micro_i16<5, KBH>, micro_i16<6, KBH>};
+};
+
+// Scratch: the panel (kGemmKc int16 pairs per tile at most, and its scales) fits in the
+// kGemmPanelFloats the float GEMM uses; the accumulator follows it as there.
+void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
+    const bool swiglu = job.act == kActSwiglu;
+    const int64_t m = job.m, out = job.w.out, kb = job.w.kb;
+    const int64_t nkb = num_kblocks(job.w);
+    const MicroI16Fn* micro = kb == 32 ? MicroI16Set<16>::fns : MicroI16Set<0>::fns;
+    const int64_t per = swiglu ? 2 : 1;
+    const int64_t bpc = kb >= kGemmKc ? 1 : kGemmKc / kb;  // K-blocks per chunk
+    int16_t* pan = reinterpret_cast<int16_t*>(scratch);
+    float* sc = scratch + (bpc * kb * L) / 2;  // after bpc*kb*16 int16
+    float* acc = scratch + kGemmPanelFloats;
+    const int64_t ng = (m + MRI - 1) / MRI;
+    for (int64_t jt = t0; jt < t1; jt += kGemmTiles) {
+        const int64_t nt = min64(kGemmTiles, t1 - jt);
+        const int64_t nv = nt * per;
+        const int64_t W = nv * L;
+        std::memset(acc, 0, sizeof(float) * static_cast<size_t>(m * W));
+        for (int64_t b0 = 0; b0 < nkb; b0 += bpc) {
+            const int64_t nb = min64(bpc, nkb - b0);
+            for (int64_t v = 0; v < nv; ++v) {
+                const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
+                int16_panel(w, jt + v / per, b0, nb, pan, sc);
+                for (int64_t g = 0, i0 = 0; g < ng; ++g) {  // near-equal row groups
+                    const int64_t mr = (m - i0) / (ng - g);
+                    micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0, nkb, pan, sc, nb, kb,
+                                      acc + i0 * W + v * L, W);
+                    i0 += mr;
+                }
+            }
+        }
+        for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < nt; ++j) {
+                const float* a = acc + i * W + j * per * L;
+                const V2 g = {_mm256_loadu_ps(a), _mm256_loadu_ps(a + 8)};
+                const V2 u = swiglu ? V2{_mm256_loadu_ps(a + L), _mm256_loadu_ps(a + L + 8)} : g;
+                epilogue(job, jt + j, g, u, job.y + i * out);
+            }
+        }
+    }
+}
+
 }  // namespace
+
+void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs) {
+    const int64_t nkb = (in + kb - 1) / kb;
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+    for (int64_t i = 0; i < m; ++i) {
+        for (int64_t b = 0; b < nkb; ++b) {
+            const float* xb = x + i * in + b * kb;
+            int16_t* qb = xq + i * ld + b * kb;
+            const int64_t n = min64(kb, in - b * kb);
+            __m256 amax = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
+            int64_t k = 0;
+            for (; k + 8 <= n; k += 8) {
+                const __m256 ax = _mm256_and_ps(_mm256_loadu_ps(xb + k), absmask);
+                amax = _mm256_max_ps(amax, ax);
+                bad = _mm256_or_ps(bad, _mm256_cmp_ps(ax, inf, _CMP_NLT_UQ));  // inf or NaN
+            }
+            alignas(32) float lanes[8];
+            _mm256_store_ps(lanes, amax);
+            float am = 0.f;
+            for (float v : lanes) am = v > am ? v : am;
+            bool nonfinite = _mm256_movemask_ps(bad) != 0;
+            for (int64_t r = k; r < n; ++r) {
+                const float ax = std::fabs(xb[r]);
+                nonfinite = nonfinite || !(ax < std::numeric_limits<float>::infinity());
+                am = ax > am ? ax : am;
+            }
+            if (nonfinite || !(am > 0.f)) {
+                xs[i * nkb + b] = nonfinite ? std::numeric_limits<float>::quiet_NaN() : 0.f;
+                std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(n));
+                continue;
+            }
+            xs[i * nkb + b] = am / kXq16Max;
+            const float inv = kXq16Max / am;
+            const __m256 iv = _mm256_set1_ps(inv);
+            k = 0;
+            for (; k + 8 <= n; k += 8) {  // round to nearest even (MXCSR default), saturating pack
+                const __m256i q = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + k), iv));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(qb + k),
+                                 _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)));
+            }
+            for (; k < n; ++k) {
+                const float q = std::nearbyint(xb[k] * inv);
+                qb[k] = static_cast<int16_t>(q > kXq16Max ? kXq16Max : (q < -kXq16Max ? -kXq16Max : q));
+            }
+        }
+    }
+}
 
 void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
     switch (job.w.kind) {
@@ -480,6 +662,10 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
 }
 
 void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
+    if (job.xq != nullptr && int16_gemm_ok(job.w)) {
+        gemm_int16(job, t0, t1, scratch);
+        return;
+    }
     switch (job.w.kind) {
         case kInt8Blocked: gemm_kind<kInt8Blocked>(job, t0, t1, scratch); break;
         case kFp8Blocked: gemm_kind<kFp8Blocked>(job, t0, t1, scratch); break;
