@@ -17,6 +17,7 @@ import pytest
 
 import gguf_writer as gw
 import pyvt
+from pyvt import ops
 import importlib
 
 convert = importlib.import_module("pyvt.convert")
@@ -102,7 +103,10 @@ def test_blocks_load_exactly(tmp_path, exact_quantizers, qtype, arch, tied):
         got, want, requant = m.logits(TOKENS), r.logits(TOKENS), q.logits(TOKENS)
         scale = float(np.abs(want).max())
         err = float(np.abs(got - want).max()) / scale
-        assert err < 2e-5, err
+        # logits() of 16 tokens is a GEMM: on AVX2 the int8 one rounds x to int16 per K-block
+        # (docs/guide.md, "Numerics"), a few 1e-5 from the f32 product of the bf16 reference.
+        int16_x = NATIVE_FORMAT[qtype] == "int8" and ops.cpu_isa() == "avx2"
+        assert err < (1e-4 if int16_x else 2e-5), err
         # What the test would see with one more quantization: orders of magnitude more.
         assert float(np.abs(requant - want).max()) / scale > 50 * max(err, 1e-7)
         assert pyvt.generate(m, "hello", max_new_tokens=8, temperature=0).tokens == \

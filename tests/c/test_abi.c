@@ -96,7 +96,7 @@ static void test_format(int format, int out, int in, int m) {
     vt_packed_info info = VT_INFO_INIT(vt_packed_info);
     vt_status st;
     int i, sparse = format == VT_FORMAT_INT8_SPARSE24 || format == VT_FORMAT_INT4_SPARSE24;
-    double e, werr = 0, wnorm = 0;
+    double e, tol, werr = 0, wnorm = 0;
 
     for (i = 0; i < out * in; ++i) w[i] = 0.05f * nrand();
     w[3] = 0.9f; /* an outlier */
@@ -131,7 +131,10 @@ static void test_format(int format, int out, int in, int m) {
         ref_linear(wd, x, bias, m, out, in, yr);
     }
     e = rel_err(y, yr, m * out);
-    CHECK(e < 2e-5, "%s m=%d: linear rel err %g", fmt_name(format), m, e);
+    /* An AVX2 CPU runs INT8 linears of more than 4 rows on x rounded to int16 per K-block
+       (docs/guide.md, "Numerics"): about 3e-5 from the exact f32 product. */
+    tol = format == VT_FORMAT_INT8_BLOCKED && m > 4 ? 1e-4 : 2e-5;
+    CHECK(e < tol, "%s m=%d: linear rel err %g", fmt_name(format), m, e);
 
     if (!sparse) {
         /* GELU epilogue */
@@ -139,7 +142,7 @@ static void test_format(int format, int out, int in, int m) {
         st = vt_linear(p, x, m, bias, &lo, y);
         for (i = 0; i < m * out; ++i) yr[i] = 0.5 * yr[i] * (1.0 + erf(yr[i] / sqrt(2.0)));
         e = rel_err(y, yr, m * out);
-        CHECK(st == VT_OK && e < 2e-5, "%s m=%d: gelu rel err %g", fmt_name(format), m, e);
+        CHECK(st == VT_OK && e < tol, "%s m=%d: gelu rel err %g", fmt_name(format), m, e);
         lo.activation = VT_ACTIVATION_NONE;
 
         /* quantize_input (W8A8 for FP8) */
