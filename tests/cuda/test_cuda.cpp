@@ -478,11 +478,18 @@ void test_qkv(const AttnCase& ac, int m, int pos0) {
 }
 
 // The CPU backend's attention (ops::attend_normalized over its head groups, as cpu/engine.cpp
-// runs it) for one query row at position pos: q [nh][hd], caches as on the device, which is
-// also the CPU session's layout. tests/ops/test_ops.cpp checks it against float64.
-void attn_cpu(const float* q, const std::vector<float>& kt, const std::vector<float>& v, int64_t cap,
+// runs it) for one query row at position pos: q [nh][hd], caches as on the device (keys
+// [nkv][hd][cap], values [nkv][cap][hd]); the keys are copied into the CPU session's tiles
+// (ops::key_index) first. tests/ops/test_ops.cpp checks it against float64.
+void attn_cpu(const float* q, const std::vector<float>& kdev, const std::vector<float>& v, int64_t cap,
               const AttnCase& ac, int64_t pos, double* out) {
     const int64_t hd = ac.hd;
+    const int64_t capt = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;
+    std::vector<float> kt(size_t(ac.nkv * hd * capt), 0.0f);
+    for (int64_t h = 0; h < ac.nkv; ++h)
+        for (int64_t d = 0; d < hd; ++d)
+            for (int64_t j = 0; j < cap; ++j)
+                kt[size_t(h * hd * capt + ops::key_index(j, d, hd))] = kdev[size_t((h * hd + d) * cap + j)];
     const ops::HeadGroups hg(ac.nh, ac.nkv, hd);
     std::vector<float> o(size_t(ac.nh * hd));
     for (int64_t unit = 0; unit < hg.units; ++unit) {
@@ -493,7 +500,7 @@ void attn_cpu(const float* q, const std::vector<float>& kt, const std::vector<fl
             qp[g] = q + (u.head0 + g) * hd;
             op[g] = o.data() + (u.head0 + g) * hd;
         }
-        ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * cap, v.data() + u.kvh * cap * hd, cap, 0, pos + 1, hd,
+        ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * capt, v.data() + u.kvh * cap * hd, 0, pos + 1, hd,
                                op);
     }
     std::copy(o.begin(), o.end(), out);

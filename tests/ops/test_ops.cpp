@@ -155,18 +155,19 @@ void test_rope(int64_t hd, int64_t heads, int64_t pos, float scale) {
 
 struct Cache {
     int64_t nkv, hd, cap;
-    std::vector<float> kt, v;  // [nkv, hd, cap], [nkv, cap, hd]: the session's layout
+    std::vector<float> kt, v;  // [nkv, cap/16, hd, 16] (ops::key_index), [nkv, cap, hd]: the session's layout
+    float key(int64_t kvh, int64_t j, int64_t d) const { return kt[size_t(kvh * hd * cap + ops::key_index(j, d, hd))]; }
 };
 
 Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys) {
-    Cache c{nkv, hd, nkeys + 7, {}, {}};
+    Cache c{nkv, hd, (nkeys + 7 + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile, {}, {}};
     c.kt = randn(size_t(nkv * hd * c.cap));
     c.v = randn(size_t(nkv * c.cap * hd));
     // Positions past the keys attended are never read: NaN there would show.
     for (int64_t h = 0; h < nkv; ++h)
         for (int64_t j = nkeys; j < c.cap; ++j)
             for (int64_t d = 0; d < hd; ++d) {
-                c.kt[size_t((h * hd + d) * c.cap + j)] = NAN;
+                c.kt[size_t(h * hd * c.cap + ops::key_index(j, d, hd))] = NAN;
                 c.v[size_t((h * c.cap + j) * hd + d)] = NAN;
             }
     return c;
@@ -177,7 +178,7 @@ std::vector<double> scores(const Cache& c, int64_t kvh, const float* q, int64_t 
     std::vector<double> s(size_t(k1 - k0));
     for (int64_t j = k0; j < k1; ++j) {
         double acc = 0;
-        for (int64_t d = 0; d < c.hd; ++d) acc += double(q[d]) * c.kt[size_t((kvh * c.hd + d) * c.cap + j)];
+        for (int64_t d = 0; d < c.hd; ++d) acc += double(q[d]) * c.key(kvh, j, d);
         s[size_t(j - k0)] = acc;
     }
     return s;
@@ -199,7 +200,7 @@ void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0
                 qp[g] = q.data() + (i * nh + u.head0 + g) * hd;
                 op[g] = out.data() + (i * nh + u.head0 + g) * hd;
             }
-            ops::attend_normalized(qp, u.ng, c.kt.data() + u.kvh * hd * c.cap, c.v.data() + u.kvh * c.cap * hd, c.cap,
+            ops::attend_normalized(qp, u.ng, c.kt.data() + u.kvh * hd * c.cap, c.v.data() + u.kvh * c.cap * hd,
                                    0, pos0 + i + 1, hd, op);
         }
     std::vector<double> ref(q.size());
@@ -232,7 +233,7 @@ void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1) {
     std::vector<float> acc(size_t(ng * hd), NAN), mm(size_t(ng), NAN), ll(size_t(ng), NAN);
     const float* qp[ops::kMaxGroup];
     for (int64_t g = 0; g < ng; ++g) qp[g] = q.data() + g * hd;
-    ops::attend(qp, ng, c.kt.data(), c.v.data(), c.cap, k0, k1, hd, ops::Partial{acc.data(), mm.data(), ll.data()});
+    ops::attend(qp, ng, c.kt.data(), c.v.data(), k0, k1, hd, ops::Partial{acc.data(), mm.data(), ll.data()});
     double em = 0, el = 0;
     std::vector<double> aref(acc.size());
     for (int64_t g = 0; g < ng; ++g) {
@@ -316,6 +317,8 @@ int main() {
             test_attend_partial(ng, hd, 0, 64);
             test_attend_partial(ng, hd, 128, 200);
             test_attend_partial(ng, hd, 5, 6);
+            test_attend_partial(ng, hd, 13, 150);  // starts inside a tile, crosses block and tile ends
+            test_attend_partial(ng, hd, 64, 128);  // exactly one aligned block
         }
     for (int64_t n : {1, 6, 1000}) test_swiglu(n);
     std::printf("%d passed, %d failed\n", g_pass, g_fail);

@@ -42,12 +42,13 @@ struct CpuSession final : BackendSession {
     const ModelWeights* model = nullptr;
     int64_t max_tokens = 0;  // P
 
-    // KV cache, grown geometrically up to max_tokens (never per token). Keys are stored
-    // transposed so the scores q·K of one query vectorize over positions.
+    // KV cache, grown geometrically up to max_tokens (never per token). Keys are stored in
+    // transposed tiles of 16 positions (ops::key_index) so the scores q·K of one query
+    // vectorize over positions and stream contiguous memory.
     // Not zero-filled: only positions below the session's length are ever read.
-    int64_t kv_cap = 0;          // positions allocated
+    int64_t kv_cap = 0;          // positions allocated (a multiple of ops::kKeyTile)
     int64_t len = 0;             // positions the cache holds (for growing it)
-    FloatArray kt;               // [L, KV, HD, kv_cap]  keys (after RoPE), transposed
+    FloatArray kt;               // [L, KV, kv_cap / 16, HD, 16]  keys (after RoPE), tiled
     FloatArray v;                // [L, KV, kv_cap, HD]  values
 
     // Scratch for up to `rows` tokens per pass (prefill runs in chunks of at most kPassRows).
@@ -154,7 +155,7 @@ void attention_decode(const Pass& p, int64_t layer) {
             const ops::Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
             const int64_t k0 = lo[r] + sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
             ops::attend(q, u.ng, rs.kt.get() + size_t((layer * KV + u.kvh) * HD * cap),
-                        rs.v.get() + size_t((layer * KV + u.kvh) * cap * HD), cap, k0, k1, HD, out, softcap);
+                        rs.v.get() + size_t((layer * KV + u.kvh) * cap * HD), k0, k1, HD, out, softcap);
         }
     });
     // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
@@ -215,7 +216,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
                     q[g] = s.qkv.data() + i * QKV + (u.head0 + g) * HD;
                     o[g] = s.att.data() + i * NH * HD + (u.head0 + g) * HD;
                 }
-                ops::attend_normalized(q, u.ng, kt_layer + u.kvh * HD * cap, v_layer + u.kvh * cap * HD, cap,
+                ops::attend_normalized(q, u.ng, kt_layer + u.kvh * HD * cap, v_layer + u.kvh * cap * HD,
                                        first_key(pos0 + i, window), pos0 + i + 1, HD, o, softcap);
             }
         }
@@ -230,13 +231,15 @@ void ensure_kv(CpuSession& s, int64_t needed) {
     const int64_t L = c.num_layers, KV = c.num_kv_heads, HD = c.head_dim;
     int64_t cap = std::max<int64_t>({needed, 2 * s.kv_cap, 64});
     cap = std::min(cap, s.max_tokens);
+    cap = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;  // whole key tiles
     FloatArray kt(AlignedAllocator<float>().allocate(size_t(L * KV * HD * cap)));
     FloatArray v(AlignedAllocator<float>().allocate(size_t(L * KV * cap * HD)));
     if (s.len > 0) {
+        // A KV head's keys are whole tiles: the ones in use move as one run.
+        const int64_t tiles = (s.len + ops::kKeyTile - 1) / ops::kKeyTile;
         for (int64_t lk = 0; lk < L * KV; ++lk) {
-            for (int64_t d = 0; d < HD; ++d)
-                std::memcpy(kt.get() + (lk * HD + d) * cap, s.kt.get() + (lk * HD + d) * s.kv_cap,
-                            size_t(s.len) * sizeof(float));
+            std::memcpy(kt.get() + lk * HD * cap, s.kt.get() + lk * HD * s.kv_cap,
+                        size_t(tiles * HD * ops::kKeyTile) * sizeof(float));
             std::memcpy(v.get() + lk * cap * HD, s.v.get() + lk * s.kv_cap * HD, size_t(s.len * HD) * sizeof(float));
         }
     }
@@ -333,8 +336,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 for (int64_t h = 0; h < KV; ++h) {
                     const float* k = row + (NH + h) * HD;
                     const float* vv = row + (NH + KV + h) * HD;
-                    float* kt = kt_layer + h * HD * cap + pos;
-                    for (int64_t d = 0; d < HD; ++d) kt[d * cap] = k[d];
+                    float* kt = kt_layer + h * HD * cap + ops::key_index(pos, 0, HD);
+                    for (int64_t d = 0; d < HD; ++d) kt[d * ops::kKeyTile] = k[d];
                     std::memcpy(v_layer + (h * cap + pos) * HD, vv, size_t(HD) * sizeof(float));
                 }
             }
@@ -441,10 +444,10 @@ void CpuSession::copy_prefix(const BackendSession& from, int64_t n) {
     ensure_kv(*this, n);
     const LlamaConfig& c = model->cfg;
     const int64_t LK = c.num_layers * c.num_kv_heads, HD = c.head_dim;
+    const int64_t tiles = (n + ops::kKeyTile - 1) / ops::kKeyTile;  // the last one may be part used
     for (int64_t lk = 0; lk < LK; ++lk) {
-        for (int64_t d = 0; d < HD; ++d)
-            std::memcpy(kt.get() + (lk * HD + d) * kv_cap, src.kt.get() + (lk * HD + d) * src.kv_cap,
-                        size_t(n) * sizeof(float));
+        std::memcpy(kt.get() + lk * HD * kv_cap, src.kt.get() + lk * HD * src.kv_cap,
+                    size_t(tiles * HD * ops::kKeyTile) * sizeof(float));
         std::memcpy(v.get() + lk * kv_cap * HD, src.v.get() + lk * src.kv_cap * HD, size_t(n * HD) * sizeof(float));
     }
     len = n;

@@ -69,20 +69,23 @@ constexpr int kLanes = int(sizeof(V) / sizeof(float));
 // a vector by value draws GCC's ABI warning (-Wpsabi) for the widths the baseline lacks.
 #define VT_SPLAT(V, x) ((x) - V{})
 
-// s[g][j1 : j1 + NV·lanes] = q_g · k_j for the NV·lanes keys starting at j0 + j1, NG heads at once.
+// s[g][j1 : j1 + NV·lanes] = q_g · k_j for the NV·lanes keys starting at j0 + j1 (a multiple of
+// the vector width, which divides kKeyTile: each vector lies inside one tile), NG heads at once.
 template <bool Wide, int NG, int NV>
-VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t cap, int64_t j0, int64_t j1,
+VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t j0, int64_t j1,
                             int64_t hd, float (*s)[kKeyBlock]) {
     using V = typename Vec<Wide>::V;
     using U = typename Vec<Wide>::U;
     constexpr int N = kLanes<V>;
+    static_assert(kKeyTile % N == 0, "a vector of keys must lie inside one tile");
     V a[NG][NV];
     for (int g = 0; g < NG; ++g)
         for (int i = 0; i < NV; ++i) a[g][i] = V{};
+    const float* kv[NV];
+    for (int i = 0; i < NV; ++i) kv[i] = kt + key_index(j0 + j1 + N * i, 0, hd);
     for (int64_t d = 0; d < hd; ++d) {
-        const U* kr = reinterpret_cast<const U*>(kt + d * cap + j0 + j1);
         V k[NV];
-        for (int i = 0; i < NV; ++i) k[i] = kr[i];
+        for (int i = 0; i < NV; ++i) k[i] = *reinterpret_cast<const U*>(kv[i] + d * kKeyTile);
         for (int g = 0; g < NG; ++g) {
             const V qd = VT_SPLAT(V, q[g][d]);
             for (int i = 0; i < NV; ++i) a[g][i] += qd * k[i];
@@ -94,17 +97,17 @@ VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t cap,
 
 // Scores of a full block of 64 keys for ng heads, up to 4 heads per pass.
 template <bool Wide>
-VT_INLINE void scores_full(const float* const* q, int64_t ng, const float* kt, int64_t cap, int64_t j0, int64_t hd,
+VT_INLINE void scores_full(const float* const* q, int64_t ng, const float* kt, int64_t j0, int64_t hd,
                            float (*s)[kKeyBlock]) {
     constexpr int NV = Wide ? 4 : 2;
     constexpr int64_t step = NV * kLanes<typename Vec<Wide>::V>;
     for (int64_t j1 = 0; j1 < kKeyBlock; j1 += step)
         for (int64_t g0 = 0; g0 < ng; g0 += 4) {
             switch (std::min<int64_t>(4, ng - g0)) {
-                case 1: scores_block<Wide, 1, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
-                case 2: scores_block<Wide, 2, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
-                case 3: scores_block<Wide, 3, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
-                default: scores_block<Wide, 4, NV>(q + g0, kt, cap, j0, j1, hd, s + g0); break;
+                case 1: scores_block<Wide, 1, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
+                case 2: scores_block<Wide, 2, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
+                case 3: scores_block<Wide, 3, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
+                default: scores_block<Wide, 4, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
             }
         }
 }
@@ -159,7 +162,7 @@ VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, con
 
 template <bool Wide>
 VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __restrict kt, const float* __restrict v,
-                           int64_t cap, int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
+                           int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
     alignas(64) float s[kMaxGroup][kKeyBlock];
     float* acc = out.acc;
     for (int64_t g = 0; g < ng; ++g) {
@@ -167,20 +170,25 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __res
         out.l[g] = 0.0f;
         for (int64_t d = 0; d < hd; ++d) acc[g * hd + d] = 0.0f;
     }
-    for (int64_t j0 = k0; j0 < k1; j0 += kKeyBlock) {
-        const int64_t nb = std::min(kKeyBlock, k1 - j0);
+    // Blocks of keys [j0, j0 + nb) end at multiples of kKeyBlock (the first may start inside
+    // one, the last may be short): a full block is 4 whole tiles.
+    for (int64_t j0 = k0, nb; j0 < k1; j0 += nb) {
+        nb = std::min(kKeyBlock - j0 % kKeyBlock, k1 - j0);
         // Scores s[g][j] = q_g · k_j (q is pre-scaled by 1/sqrt(hd)).
         if (nb == kKeyBlock) {
-            scores_full<Wide>(q, ng, kt, cap, j0, hd, s);
+            scores_full<Wide>(q, ng, kt, j0, hd, s);
         } else {
             for (int64_t g = 0; g < ng; ++g)
                 for (int64_t j = 0; j < kKeyBlock; ++j) s[g][j] = 0.0f;
-            for (int64_t d = 0; d < hd; ++d) {
-                const float* __restrict kr = kt + d * cap + j0;
-                for (int64_t g = 0; g < ng; ++g) {
-                    const float qd = q[g][d];
-                    for (int64_t j = 0; j < nb; ++j) s[g][j] += qd * kr[j];
-                }
+            for (int64_t t0 = j0; t0 < j0 + nb;) {  // the tiles the block touches
+                const int64_t t1 = std::min(j0 + nb, (t0 / kKeyTile + 1) * kKeyTile);
+                const float* __restrict kr = kt + key_index(t0, 0, hd);
+                for (int64_t d = 0; d < hd; ++d)
+                    for (int64_t g = 0; g < ng; ++g) {
+                        const float qd = q[g][d];
+                        for (int64_t j = t0; j < t1; ++j) s[g][j - j0] += qd * kr[d * kKeyTile + (j - t0)];
+                    }
+                t0 = t1;
             }
         }
         // Gemma 2's soft-capping of the scores: cap · tanh(s / cap), as transformers computes it.
@@ -228,38 +236,38 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __res
 // One body per instruction set, chosen by cpu_level() (so VT_ISA can force the narrow
 // blocking on an AVX-512 machine: tests/test_ops_cpu.py checks both against a reference).
 __attribute__((target("arch=x86-64-v4"))) void attend_avx512(const float* const* q, int64_t ng, const float* kt,
-                                                             const float* v, int64_t cap, int64_t k0, int64_t k1,
+                                                             const float* v, int64_t k0, int64_t k1,
                                                              int64_t hd, Partial out, float softcap) {
-    attend_body<true>(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+    attend_body<true>(q, ng, kt, v, k0, k1, hd, out, softcap);
 }
 __attribute__((target("arch=x86-64-v3"))) void attend_avx2(const float* const* q, int64_t ng, const float* kt,
-                                                           const float* v, int64_t cap, int64_t k0, int64_t k1,
+                                                           const float* v, int64_t k0, int64_t k1,
                                                            int64_t hd, Partial out, float softcap) {
-    attend_body<false>(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+    attend_body<false>(q, ng, kt, v, k0, k1, hd, out, softcap);
 }
 #define VT_ATTEND_LEVELS 1
 #endif
 
 }  // namespace
 
-void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0, int64_t k1,
+void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
             int64_t hd, Partial out, float softcap) {
 #if defined(VT_ATTEND_LEVELS)
     switch (cpu_level()) {
-        case 2: return attend_avx512(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
-        case 1: return attend_avx2(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+        case 2: return attend_avx512(q, ng, kt, v, k0, k1, hd, out, softcap);
+        case 1: return attend_avx2(q, ng, kt, v, k0, k1, hd, out, softcap);
         default: break;
     }
 #endif
-    attend_body<false>(q, ng, kt, v, cap, k0, k1, hd, out, softcap);
+    attend_body<false>(q, ng, kt, v, k0, k1, hd, out, softcap);
 }
 
 void attend_normalized(const float* const* q, int64_t ng, const float* __restrict kt,
-                                 const float* __restrict v, int64_t cap, int64_t k0, int64_t k1, int64_t hd,
+                                 const float* __restrict v, int64_t k0, int64_t k1, int64_t hd,
                                  float* const* out, float softcap) {
     alignas(64) float acc[kAccFloats];
     float mm[kMaxGroup], ll[kMaxGroup];
-    attend(q, ng, kt, v, cap, k0, k1, hd, Partial{acc, mm, ll}, softcap);
+    attend(q, ng, kt, v, k0, k1, hd, Partial{acc, mm, ll}, softcap);
     for (int64_t g = 0; g < ng; ++g) {
         const float f = 1.0f / ll[g];
         const float* __restrict a = acc + g * hd;

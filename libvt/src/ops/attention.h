@@ -1,9 +1,13 @@
 // Attention, the CPU implementation (the reference the CUDA kernels are tested against).
 //
 // One kernel for prefill and decode: `ng` query heads that share one KV head and one causal
-// range attend keys [k0, k1) with an online (flash-style) softmax. Keys are transposed in
-// the cache (kt[d * cap + j]) so scores vectorize over positions; values are row-major
-// (v[j * hd + d]). cpu/engine.cpp schedules it: which heads, which key ranges, which thread.
+// range attend keys [k0, k1) with an online (flash-style) softmax. Keys are stored in tiles of
+// kKeyTile positions, each tile transposed (key_index: kt[(j/16)·hd·16 + d·16 + j%16]), so
+// scores vectorize over positions and a tile is one contiguous run of 4·hd·16 bytes: with the
+// plain transposed layout (kt[d·cap + j]) a block of keys was hd separate short runs, more
+// streams than the hardware prefetchers follow, and long-context decode waited on them.
+// Values are row-major (v[j * hd + d]). cpu/engine.cpp schedules it: which heads, which key
+// ranges, which thread.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +17,12 @@ namespace vt {
 namespace ops {
 
 constexpr int64_t kKeyBlock = 64;     // keys per attention block
+constexpr int64_t kKeyTile = 16;      // keys per stored tile (a KV head holds cap / 16 tiles)
+
+// Offset of key j, dimension d in a KV head's key tiles.
+inline int64_t key_index(int64_t j, int64_t d, int64_t hd) {
+    return (j / kKeyTile) * hd * kKeyTile + d * kKeyTile + j % kKeyTile;
+}
 constexpr int64_t kMaxGroup = 8;      // query heads attended together (GQA group): ng <= kMaxGroup
 constexpr int64_t kAccFloats = 4096;  // accumulator budget of one call: ng × hd <= kAccFloats
 
@@ -44,14 +54,14 @@ struct Partial {
 };
 
 // q[g]: [hd] query of head g (pre-scaled by 1/sqrt(hd)), g < ng <= kMaxGroup, ng·hd <= kAccFloats;
-// kt: [hd, cap] keys of the KV head; v: [cap, hd] its values; keys [k0, k1), k0 < k1.
+// kt: the KV head's key tiles (key_index); v: [positions, hd] its values; keys [k0, k1), k0 < k1.
 // softcap > 0: each score s becomes softcap · tanh(s / softcap) before the softmax (Gemma 2).
-void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0,
-            int64_t k1, int64_t hd, Partial out, float softcap = 0.0f);
+void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
+            int64_t hd, Partial out, float softcap = 0.0f);
 
 // attend() normalized: out[g] = softmax_j(q_g · k_j) v_j over keys [k0, k1). out[g]: [hd].
-void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t cap, int64_t k0,
-                       int64_t k1, int64_t hd, float* const* out, float softcap = 0.0f);
+void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
+                       int64_t hd, float* const* out, float softcap = 0.0f);
 
 }  // namespace ops
 }  // namespace vt
