@@ -473,6 +473,7 @@ class Engine:
                     r.tok, r.raw = r.seq.prefill(r.session, r.done_tokens)
                     budget -= rest
                     r.done_tokens = len(ids)
+                    self._cache_prompt(r)
                     now = time.perf_counter()
                     r.prefill_s += now - t
                     r.ttft_s = r.prep.tokenize_s + (now - r.t_start)
@@ -484,6 +485,29 @@ class Engine:
                     budget = 0
             except Exception as e:  # this request's error (out of memory, a bad token...)
                 self._end(r, e)
+
+    def _cache_prompt(self, r: Request) -> None:
+        """Offer a copy of r's freshly prefilled prompt to the prefix cache at once, so that
+        requests arriving together with it (the same system prompt, say) reuse it instead of
+        each prefilling it; the request's own session goes to the cache when it ends, and that
+        entry then covers this one."""
+        ids = r.prep.ids
+        if self.cache is None or r.prep.opts.echo or len(ids) < self.cache.min_tokens:
+            return
+        if len(ids) * self.cache.per_token > self.cache.budget:
+            return
+        try:
+            snap = self.model._native.new_session(len(ids))
+        except Exception:  # no memory for the copy: the request itself is unaffected
+            _log.debug("pyvt engine: no prefix-cache copy of request %d's prompt", r.id, exc_info=True)
+            return
+        try:
+            snap.copy_prefix(r.session, len(ids))
+        except Exception:
+            snap.close()
+            _log.debug("pyvt engine: no prefix-cache copy of request %d's prompt", r.id, exc_info=True)
+            return
+        self.cache.insert(ids, snap)
 
     def _decode_step(self) -> None:
         rows = [r for r in self._active

@@ -111,6 +111,31 @@ def test_prefix_cache_reuses_earlier_turns_and_matches_a_fresh_run(model):
     assert stats.prefix_cache_entries >= 1 and stats.prefix_cache_bytes > 0
 
 
+def test_requests_arriving_together_share_their_prompt_prefix(model):
+    """A prompt goes to the prefix cache as soon as it is prefilled, not when its request
+    ends: requests submitted at the same moment with the same system prompt reuse the first
+    one's keys and values, and each still answers as it would alone."""
+    system = {"role": "system", "content": "You are a terse assistant. Answer in one short sentence. " * 3}
+    dialogs = [[system, {"role": "user", "content": f"What is {k} plus {k}?"}] for k in (2, 3, 4)]
+
+    async def main():
+        eng = AsyncEngine(model, max_batch=4)
+        try:
+            rs = await asyncio.gather(*(eng.chat(d, max_new_tokens=8) for d in dialogs))
+            return rs, eng.stats()
+        finally:
+            await eng.aclose()
+
+    rs, stats = _run(main())
+    for d, r in zip(dialogs, rs):
+        assert r.text == pyvt.chat(model, d, max_new_tokens=8).text
+    assert stats.prefix_cache_hits >= 2
+    # Each later request reused at least the system prompt's share of its own prompt.
+    first = _chat_prompt(model, dialogs[0], None)
+    common = next(i for i, (a, b) in enumerate(zip(first, _chat_prompt(model, dialogs[1], None))) if a != b)
+    assert common > 20 and stats.prefix_cache_tokens_reused >= 2 * common
+
+
 def test_prefix_cache_lookup_insert_and_budget(model):
     nat = model._native
     per = 1000
