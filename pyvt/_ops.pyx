@@ -332,8 +332,7 @@ def prepack_int4_blocked(w, block_size=32, device="cpu"):
     """Dense 4-bit weight: q in [-8, 7], one scale per `block_size` weights along K, chosen
     per block for the least squared error (vt.h VT_FORMAT_INT4_BLOCKED). block_size: 32
     (default), 16, 64 or 128; in_features need not be a multiple of it (the last block is
-    shorter). device: 'cpu' (default) or 'auto' (the CPU: the GPU kernels do not cover int4
-    yet; 'cuda' is refused). w: as prepack_fp8."""
+    shorter). w, device: as prepack_fp8 (on CUDA: the W4A16 GEMV / GEMM)."""
     return _prepack(w, VT_FORMAT_INT4_BLOCKED, _block_arg(block_size), PackedInt4, device)
 
 
@@ -342,9 +341,8 @@ def prepack_int4_min_blocked(w, block_size=32, device="cpu"):
     VT_FORMAT_INT4_MIN_BLOCKED): per `block_size` weights along K, min = min(w),
     scale = (max(w) - min) / 15, u = round((w - min) / scale) in [0, 15], w ~ u * scale + min.
     0.625 bytes per weight at block 32 (int4: 0.5625). block_size: 32 (default), 16, 64 or
-    128; in_features need not be a multiple of it (the last block is shorter). device: 'cpu'
-    (default) or 'auto' (the CPU: the GPU kernels do not cover int4-min yet; 'cuda' is
-    refused). w: as prepack_fp8."""
+    128; in_features need not be a multiple of it (the last block is shorter). w, device: as
+    prepack_fp8 (on CUDA: the W4A16 GEMV / GEMM)."""
     return _prepack(w, VT_FORMAT_INT4_MIN_BLOCKED, _block_arg(block_size), PackedInt4Min, device)
 
 

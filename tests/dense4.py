@@ -1,6 +1,7 @@
 """Shared by tests/test_int4.py and tests/test_int4_min.py: error measures for the 4-bit
-linears, and the check that every CPU level the machine has (VT_ISA) gives the float64
-reference's results and the same packing."""
+linears, the check that every CPU level the machine has (VT_ISA) gives the float64
+reference's results and the same packing, and the CUDA checks (device linear against the CPU
+linear of the same packed weight; run on a GPU, skip without one)."""
 
 from __future__ import annotations
 
@@ -89,3 +90,57 @@ def check_every_isa_level(tmp_path, prepack: str, linear: str, swiglu: str, *, s
                     (lvl, out, m)
     if len(levels) < 3:
         pytest.skip(f"this CPU only has {native}: {levels} checked")
+
+
+# ---- CUDA: the W4A16 GEMV (m <= 8) and GEMM (m > 8) against the CPU ---------------------------
+
+# (out, in, K-block): every block size (16: two scales per 16-byte chunk on the device), K not
+# a multiple of the block (a short last block) nor of 32, K past one GEMV staging chunk.
+CUDA_SHAPES = ((300, 576, 32), (37, 100, 16), (130, 1028, 128), (64, 333, 64), (96, 9000, 32))
+CUDA_MS = (1, 2, 4, 5, 8, 9, 64, 130)
+
+
+def check_cuda_matches_cpu(prepack: str, linear: str, swiglu: str, *, shift: float = 0.0) -> None:
+    """One weight packed twice (the host packer is the same for both, so the numbers are the
+    same), on the CPU and on cuda:0: the device linear (bias + GELU, no activation with W4A8,
+    SwiGLU with both biases) equals the CPU linear within the device kernels' rounding, scaled
+    by the magnitude of the products: 2e-5 for the GEMV (f32 inputs, f32 sums in another
+    order), 3e-4 for the GEMM (inputs as two BF16 numbers, ~16 bits)."""
+    pk, lin, sw = getattr(ops, prepack), getattr(ops, linear), getattr(ops, swiglu)
+    for out, k, block in CUDA_SHAPES:
+        rng = np.random.default_rng(out * 7 + k)
+        w = (rng.standard_normal((out, k)) * 0.05 + shift).astype(np.float32)
+        u = (rng.standard_normal((out, k)) * 0.05 + shift).astype(np.float32)
+        b, c = (rng.standard_normal(out) * 0.1).astype(np.float32), (rng.standard_normal(out) * 0.1).astype(np.float32)
+        with pk(w, block_size=block, device="cpu") as pc, pk(u, block_size=block, device="cpu") as qc, \
+                pk(w, block_size=block, device="cuda") as pg, pk(u, block_size=block, device="cuda") as qg:
+            assert pg.device == "cuda" and pc.device == "cpu"
+            wd, ud = pc.unpack().astype(np.float64), qc.unpack().astype(np.float64)
+            assert np.array_equal(pg.unpack(), pc.unpack())
+            for m in CUDA_MS:
+                tol = 2e-5 if m <= 8 else 3e-4
+                x = rng.standard_normal((m, k)).astype(np.float32)
+                G, U = mag(x, wd, b), mag(x, ud, c)
+                got, want = lin(x, pg, b, gelu=True), lin(x, pc, b, gelu=True)
+                assert rel_err(got, want, G) < tol, (out, k, block, m, "gelu")
+                got, want = lin(x, pg, w4a8=True), lin(x, pc, w4a8=True)
+                assert rel_err(got, want, G) < tol, (out, k, block, m, "w4a8")
+                got, want = sw(x, pg, qg, (b, c)), sw(x, pc, qc, (b, c))
+                assert rel_err(got, want, G * U) < 2 * tol, (out, k, block, m, "swiglu")
+
+
+def check_device_placement(prepack: str) -> None:
+    """AUTO puts the weight on a usable GPU (the 4-bit formats have CUDA kernels), else on the
+    CPU; device="cuda" without a usable GPU is BackendUnavailable, naming the device."""
+    from pyvt.errors import BackendUnavailable
+
+    pk = getattr(ops, prepack)
+    w = np.ones((4, 64), np.float32)
+    with pk(w, device="auto") as p:
+        assert p.device == ("cuda" if ops.cuda_available() else "cpu")
+    if ops.cuda_available():
+        with pk(w, device="cuda") as p:
+            assert p.device == "cuda"
+    else:
+        with pytest.raises(BackendUnavailable, match="cuda"):
+            pk(w, device="cuda")

@@ -31,7 +31,7 @@ VARIANTS = {
     "llama3-vocab": R.TinyConfig(hidden=256, intermediate=320, heads=4, kv_heads=1, vocab=128256, tie=True),
     "long": R.TinyConfig(hidden=128, intermediate=192, heads=2, kv_heads=1, vocab=128, max_pos=4096),
 }
-FORMATS = ["bf16", "int8", "fp8", "fp8-channel"]
+FORMATS = ["bf16", "int8", "fp8", "fp8-channel", "int4", "int4-min"]
 PROMPT = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44, 3, 99, 23, 11, 6]
 
 

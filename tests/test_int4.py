@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from pyvt import ops
-from pyvt.errors import BackendUnavailable
 
-from dense4 import check_every_isa_level, mag, rel_err
+from dense4 import check_cuda_matches_cpu, check_device_placement, check_every_isa_level, mag, rel_err
 
 MS = [1, 2, 3, 5, 8, 9, 17, 70]
 # (out, in, block): tile tails, K odd, K not a multiple of the block, K < block, K > GEMM Kc.
@@ -159,12 +158,14 @@ def test_bad_arguments():
             ops.linear_swiglu_int4(np.ones(64, np.float32), p, q)
 
 
-def test_cuda_refused_or_kept_on_cpu():
-    w = np.ones((4, 64), np.float32)
-    with ops.prepack_int4_blocked(w, device="auto") as p:
-        assert p.device == "cpu"  # no int4 device kernels: AUTO keeps it on the CPU
-    with pytest.raises((BackendUnavailable, ValueError, RuntimeError), match="CUDA|cuda"):
-        ops.prepack_int4_blocked(w, device="cuda")
+def test_device_placement():
+    check_device_placement("prepack_int4_blocked")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not ops.cuda_available(), reason="no usable CUDA device")
+def test_cuda_linears_match_cpu():
+    check_cuda_matches_cpu("prepack_int4_blocked", "linear_int4", "linear_swiglu_int4")
 
 
 def test_every_isa_level_matches_the_reference(tmp_path):

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 from pyvt import ops
-from pyvt.errors import BackendUnavailable
 
 sys.path.insert(0, os.path.dirname(__file__))
 import llama_ref as R  # noqa: E402
-from dense4 import check_every_isa_level, mag, rel_err  # noqa: E402
+from dense4 import check_cuda_matches_cpu, check_device_placement, check_every_isa_level, mag, rel_err  # noqa: E402
 
 MS = [1, 2, 3, 5, 8, 9, 17, 70]
 # (out, in, block): tile tails, K odd, K not a multiple of the block, K < block, K > GEMM Kc.
@@ -216,12 +215,14 @@ def test_bad_arguments():
             ops.linear_swiglu_int4_min(np.ones(64, F32), p, q)
 
 
-def test_cuda_refused_or_kept_on_cpu():
-    w = np.ones((4, 64), F32)
-    with ops.prepack_int4_min_blocked(w, device="auto") as p:
-        assert p.device == "cpu"  # no int4-min device kernels: AUTO keeps it on the CPU
-    with pytest.raises((BackendUnavailable, ValueError, RuntimeError), match="CUDA|cuda"):
-        ops.prepack_int4_min_blocked(w, device="cuda")
+def test_device_placement():
+    check_device_placement("prepack_int4_min_blocked")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not ops.cuda_available(), reason="no usable CUDA device")
+def test_cuda_linears_match_cpu():
+    check_cuda_matches_cpu("prepack_int4_min_blocked", "linear_int4_min", "linear_swiglu_int4_min", shift=0.02)
 
 
 def test_every_isa_level_matches_the_reference(tmp_path):

@@ -28,10 +28,6 @@ const char* ggml_type_name(int type) {
     }
 }
 
-bool ggml_packable_for(int type, bool for_cuda) {
-    return ggml_packable(type) && (!for_cuda || type == kGgmlQ8_0);
-}
-
 bool ggml_packable(int type) {
     return type == kGgmlQ8_0 || type == kGgmlQ4_0 || type == kGgmlQ4_1;
 }

@@ -29,8 +29,6 @@ size_t ggml_block_bytes(int type);  // 34, 18, 20; 0 for another type
 const char* ggml_type_name(int type);  // "Q8_0", ...
 // Whether pack_ggml takes `type` (its format has CPU kernels in this build).
 bool ggml_packable(int type);
-// ggml_packable, and (for_cuda) the format it packs into has CUDA kernels: Q8_0 only.
-bool ggml_packable_for(int type, bool for_cuda);
 // The format pack_ggml produces for `type`.
 vt_format ggml_native_format(int type);
 

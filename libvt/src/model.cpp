@@ -60,12 +60,6 @@ void check_options(const vt_model_options& o) {
         std::string why;
         if (!cuda_device_usable(o.device_index, &why))
             fail(VT_STATUS_BACKEND_UNAVAILABLE, "device cuda:%d was requested, but %s", o.device_index, why.c_str());
-        // The same for a format the device kernels do not cover (AUTO keeps it on the CPU).
-        if (o.weight_format == VT_FORMAT_INT4_BLOCKED || o.weight_format == VT_FORMAT_INT4_MIN_BLOCKED)
-            fail(VT_STATUS_UNSUPPORTED, "weight_format %s has no CUDA kernels yet; load it "
-                 "with device CPU or AUTO (which keeps it on the CPU), or use INT8_BLOCKED on cuda:%d",
-                 o.weight_format == VT_FORMAT_INT4_BLOCKED ? "INT4_BLOCKED (int4)" : "INT4_MIN_BLOCKED (int4-min)",
-                 o.device_index);
     }
 }
 
@@ -120,10 +114,7 @@ int64_t first_non_finite_raw(const void* data, vt_dtype dtype, int64_t n) {
 
 class Loader {
 public:
-    // for_cuda: the model is headed for the CUDA backend, which has no 4-bit kernels, so GGUF
-    // Q4_0 / Q4_1 blocks are dequantized (exactly) and packed in the model's format instead.
-    Loader(const Checkpoint& ck, const vt_model_options& opt, bool for_cuda)
-        : ck_(ck), opt_(opt), for_cuda_(for_cuda) {}
+    Loader(const Checkpoint& ck, const vt_model_options& opt) : ck_(ck), opt_(opt) {}
 
     void set_total(int64_t total) { total_ = total; }
 
@@ -176,7 +167,7 @@ public:
     bool native(const std::vector<const TensorView*>& ts) const {
         if (opt_.weight_format != VT_FORMAT_AUTO) return false;
         for (const TensorView* t : ts)
-            if (t->ggml < 0 || t->ggml != ts[0]->ggml || !ggml_packable_for(t->ggml, for_cuda_)) return false;
+            if (t->ggml < 0 || t->ggml != ts[0]->ggml || !ggml_packable(t->ggml)) return false;
         return true;
     }
     // The format and K-block the linear of `ts` gets: its blocks' own, or the model's.
@@ -279,7 +270,6 @@ public:
 private:
     const Checkpoint& ck_;
     const vt_model_options& opt_;
-    bool for_cuda_ = false;
     int64_t done_ = 0, total_ = 0;
 };
 
@@ -316,17 +306,6 @@ void vt::ModelWeights::embed_row(int32_t token, float* out) const {
 }
 
 namespace vt {
-
-// Whether a linear of m is in a format the CUDA backend has no kernels for (4-bit dense).
-static bool has_cpu_only_format(const vt_model& m) {
-    auto cpu_only = [](const std::unique_ptr<Packed>& p) {
-        return p && (p->format == VT_FORMAT_INT4_BLOCKED || p->format == VT_FORMAT_INT4_MIN_BLOCKED);
-    };
-    if (cpu_only(m.lm_head)) return true;
-    for (const LayerWeights& w : m.layers)
-        if (cpu_only(w.qkv) || cpu_only(w.o) || cpu_only(w.gate) || cpu_only(w.up) || cpu_only(w.down)) return true;
-    return false;
-}
 
 // Frees the host's packed linears of a model whose sessions run on CUDA; their bytes.
 static int64_t release_host_linears(vt_model& m) {
@@ -371,14 +350,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->format = vt_format(opt.weight_format);
     // The family resolve_config found (family.h): its tensor names.
     const ModelFamily& F = *cfg.family;
-    // AUTO on a usable GPU (or device CUDA): only the formats the CUDA kernels run stay native.
-    const bool auto_for_cuda = m->format == VT_FORMAT_AUTO &&
-                               (opt.device == VT_DEVICE_CUDA ||
-                                (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr)));
     if (m->format == VT_FORMAT_AUTO) {  // layer 0's q_proj decides what the model reports
         const TensorView* q0 = ck->find(layer_tensor_name(F, 0, T_Q));
-        m->format = q0 && q0->ggml >= 0 && ggml_packable_for(q0->ggml, auto_for_cuda) ? ggml_native_format(q0->ggml)
-                                                                                       : VT_FORMAT_INT8_BLOCKED;
+        m->format = q0 && q0->ggml >= 0 && ggml_packable(q0->ggml) ? ggml_native_format(q0->ggml)
+                                                                   : VT_FORMAT_INT8_BLOCKED;
     }
     const bool blocked = m->format == VT_FORMAT_INT8_BLOCKED || m->format == VT_FORMAT_FP8_BLOCKED ||
                          m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED;
@@ -416,7 +391,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
     auto present = [&](int which) { return layer_tensor_expected(cfg, LayerTensor(which)); };
 
-    Loader ld(*ck, opt, auto_for_cuda);
+    Loader ld(*ck, opt);
     // The packed-weight cache (packed_cache.h): on a hit the linears are read, not packed.
     PackedCache pc(opt.packed_cache_dir ? opt.packed_cache_dir : "", *ck, m->format, m->block_size, L);
     auto cached = [&](const std::string& name, int64_t rows, int64_t cols, vt_format fmt, int32_t block,
@@ -573,8 +548,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
     // when the device cannot take this model (unsupported shape, not enough memory).
     const bool want_cuda = opt.device == VT_DEVICE_CUDA ||
-                           (opt.device == VT_DEVICE_AUTO && !has_cpu_only_format(*m) &&
-                            cuda_device_usable(opt.device_index, nullptr));
+                           (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
         // The device kernels look rows up in a plain table: GGUF blocks dequantized (exactly, f32).
         if (m->embed_rows) {

@@ -101,18 +101,22 @@ struct DevWeight {
 void upload(const Packed& p, const std::vector<RowSource>& rows, int64_t n, DevWeight& dw) {
     const LinearShape s = linear_shape(p, n);
     std::vector<uint8_t> w(s.w_bytes());
-    std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb));
+    std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb)), mn(s.min_bytes() / 2);
     std::vector<float> rm(size_t(s.n_pad));
-    repack_rows(s, rows.data(), 0, s.n_pad, w.data(), s.nkb ? sc.data() : nullptr, rm.data());
+    repack_rows(s, rows.data(), 0, s.n_pad, w.data(), s.nkb ? sc.data() : nullptr, s.has_mins() ? mn.data() : nullptr,
+                rm.data());
     Carve cv;
-    const size_t ow = cv.take(w.size()), os = cv.take(sc.size() * 2), orm = cv.take(rm.size() * 4);
+    const size_t ow = cv.take(w.size()), os = cv.take(sc.size() * 2), om = cv.take(mn.size() * 2),
+                 orm = cv.take(rm.size() * 4);
     dw.mem.alloc(0, cv.off, "test weight");
     check(cudaMemcpy(dw.mem.get(ow), w.data(), w.size(), cudaMemcpyHostToDevice), "upload");
     if (s.nkb) check(cudaMemcpy(dw.mem.get(os), sc.data(), sc.size() * 2, cudaMemcpyHostToDevice), "upload");
+    if (s.has_mins()) check(cudaMemcpy(dw.mem.get(om), mn.data(), mn.size() * 2, cudaMemcpyHostToDevice), "upload");
     check(cudaMemcpy(dw.mem.get(orm), rm.data(), rm.size() * 4, cudaMemcpyHostToDevice), "upload");
     dw.d.s = s;
     dw.d.w = dw.mem.get<uint8_t>(ow);
     dw.d.scales = s.nkb ? dw.mem.get<uint16_t>(os) : nullptr;
+    dw.d.mins = s.has_mins() ? dw.mem.get<uint16_t>(om) : nullptr;
     dw.d.rowmul = dw.mem.get<float>(orm);
 }
 
@@ -123,6 +127,8 @@ const char* fmt_name(vt_format f) {
         case VT_FORMAT_FP8_CHANNEL: return "fp8-channel";
         case VT_FORMAT_INT8_SPARSE24: return "int8-2:4";
         case VT_FORMAT_INT4_SPARSE24: return "int4-2:4";
+        case VT_FORMAT_INT4_BLOCKED: return "int4";
+        case VT_FORMAT_INT4_MIN_BLOCKED: return "int4-min";
         default: return "bf16";
     }
 }
@@ -838,8 +844,24 @@ int main(int argc, char** argv) {
         test_linear(VT_FORMAT_BF16, 0, 64, 8200, 8);
         test_linear(VT_FORMAT_FP8_CHANNEL, 0, 40, 100, 3);  // K not a multiple of 16
         test_linear(VT_FORMAT_BF16, 0, 40, 37, 20);
+        // W4A16: every block size (kb 16: two scales per 16-byte chunk), the GEMV's three
+        // staging shapes, K past one staging chunk, odd K (a short last block), the GEMM.
+        for (vt_format f : {VT_FORMAT_INT4_BLOCKED, VT_FORMAT_INT4_MIN_BLOCKED}) {
+            for (int m : {1, 2, 3, 4, 5, 8, 9, 64, 100}) test_linear(f, 0, 300, 576, m);
+            for (int32_t block : {16, 64, 128}) {
+                test_linear(f, block, 130, 1024, 1);
+                test_linear(f, block, 130, 1024, 6);
+                test_linear(f, block, 130, 1024, 70);
+            }
+            test_linear(f, 32, 64, 11008, 1);
+            test_linear(f, 32, 64, 5632, 4);
+            test_linear(f, 32, 64, 8200, 8);
+            test_linear(f, 128, 40, 333, 3);
+            test_linear(f, 32, 40, 37, 20);
+        }
         test_gemv_norm_and_argmax();
-        for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_BF16})
+        for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_BF16, VT_FORMAT_INT4_BLOCKED,
+                            VT_FORMAT_INT4_MIN_BLOCKED})
             for (int m : {1, 3, 8, 33}) test_swiglu(f, m);
         const AttnCase cases[] = {{4, 4, 64}, {8, 2, 64}, {32, 4, 64}, {16, 1, 64}, {4, 4, 128}, {8, 2, 128},
                                   {32, 8, 128}, {6, 2, 128}};
@@ -868,7 +890,9 @@ int main(int argc, char** argv) {
             test_large_m(VT_FORMAT_INT8_SPARSE24, (int64_t(1) << 23) + 100, 32, 64,
                          {65535 * 32, int64_t(1) << 22, int64_t(1) << 23});
         for (int i = 1; i < argc; ++i)
-            for (vt_format f : {VT_FORMAT_BF16, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED}) test_model(argv[i], f);
+            for (vt_format f : {VT_FORMAT_BF16, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_INT4_BLOCKED,
+                                VT_FORMAT_INT4_MIN_BLOCKED})
+                test_model(argv[i], f);
     } catch (const Error& e) {
         expect(false, std::string("exception: ") + e.what());
     }

@@ -192,8 +192,8 @@ typedef enum vt_format {
      * candidates around absmax/8 (the largest |w| maps to -8, as llama.cpp's Q4_0) and is
      * stored as f16 times a per-row power of two, like INT8_BLOCKED: 0.5625 bytes per
      * weight at block 32. Linears keep the input in f32 and accumulate in f32
-     * (quantize_input 1 rounds it per row to INT8 first, as for INT8_BLOCKED). CPU only:
-     * the CUDA backend refuses it (VT_STATUS_UNSUPPORTED); AUTO keeps it on the CPU.      */
+     * (quantize_input 1 rounds it per row to INT8 first, as for INT8_BLOCKED). CPU and
+     * CUDA (W4A16 GEMV / tensor-core GEMM, docs/cuda.md).                                */
     VT_FORMAT_INT4_BLOCKED = 7,
     /* Dense 4-bit weights with a per-block minimum (W4A16, llama.cpp Q4_1's grid): u in
      * [0, 15], w = u * scale + min, one f16 scale and one f16 min per block_size weights
@@ -204,8 +204,7 @@ typedef enum vt_format {
      * 0.625 bytes per weight at block 32 (INT4_BLOCKED: 0.5625); a block whose weights are
      * not centred on 0 keeps all 16 levels. GGUF Q4_1 tensors load into it exactly (AUTO).
      * Linears keep the input in f32 and accumulate in f32 (quantize_input 1 rounds it per
-     * row to INT8 first, as for INT4_BLOCKED). CPU only: the CUDA backend refuses it
-     * (VT_STATUS_UNSUPPORTED); AUTO keeps it on the CPU.                                  */
+     * row to INT8 first, as for INT4_BLOCKED). CPU and CUDA (W4A16, docs/cuda.md).      */
     VT_FORMAT_INT4_MIN_BLOCKED = 8
 } vt_format;
 

@@ -20,6 +20,11 @@
 //          true weights, and products stay far from the f32 subnormal range.
 //          3 instructions per weight (PRMT, SHF, LOP3) before the FMA.
 //   BF16   f32 = bits << 16: one instruction per weight.
+//   INT4 / INT4_MIN  (two k per byte, u in the low nibble for even k, high for odd k). One LOP
+//          (w & 0x0F0F0F0F) and one SHF + LOP (w >> 4, masked) per 8 weights split a word into
+//          its even-k and odd-k nibbles, one per byte; then each is the INT8 trick: PRMT builds
+//          2^23 + u, one FADD subtracts 2^23 + 8 (INT4: q = u - 8) or 2^23 (INT4_MIN: u).
+//          ~2.4 instructions per weight before the FMA, exact.
 #pragma once
 
 #include <cstdint>
@@ -78,6 +83,16 @@ VT_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 template <int I>
 VT_HD float int8x_at(uint32_t w) {
     return as_float(byte_perm(w, 0x4B000000u, 0x7440u + I)) - 8388736.0f;
+}
+
+// The even-k (low) and odd-k (high) nibbles of a word of 4-bit codes, one per byte.
+VT_HD uint32_t nib_lo(uint32_t w) { return w & 0x0F0F0F0Fu; }
+VT_HD uint32_t nib_hi(uint32_t w) { return (w >> 4) & 0x0F0F0F0Fu; }
+
+// Byte I (in [0, 15]) of a nib_lo / nib_hi word minus OFF (8: INT4, 0: INT4_MIN), exact.
+template <int I, int OFF>
+VT_HD float nib_at(uint32_t m) {
+    return as_float(byte_perm(m, 0x4B000000u, 0x7440u + I)) - (8388608.0f + float(OFF));
 }
 
 // Byte I of w, an E4M3 code (not NaN), as 2^-120 times its value (exact).

@@ -73,13 +73,14 @@ struct CudaLayer {
 struct LinearPlan {
     LinearShape s;
     std::vector<RowSource> rows;
-    size_t off_w = 0, off_s = 0, off_r = 0;
+    size_t off_w = 0, off_s = 0, off_m = 0, off_r = 0;
     DevLinear* dst = nullptr;
 };
 
 void plan_linear(LinearPlan& p, Carve& cv) {
     p.off_w = cv.take(p.s.w_bytes());
     p.off_s = cv.take(p.s.scale_bytes());
+    p.off_m = cv.take(p.s.min_bytes());
     p.off_r = cv.take(p.s.rowmul_bytes());
 }
 
@@ -88,16 +89,20 @@ void upload_linear(const LinearPlan& p, const DevMem& mem) {
     const LinearShape& s = p.s;
     std::vector<uint8_t> w(s.w_bytes());
     std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb));
+    std::vector<uint16_t> mn(s.min_bytes() / 2);
     std::vector<float> rm(size_t(s.n_pad));
     parallel_for(s.n_pad, 16, [&](int64_t r0, int64_t r1, int) {
-        repack_rows(s, p.rows.data(), r0, r1, w.data(), s.nkb ? sc.data() : nullptr, rm.data());
+        repack_rows(s, p.rows.data(), r0, r1, w.data(), s.nkb ? sc.data() : nullptr, s.has_mins() ? mn.data() : nullptr,
+                    rm.data());
     });
     check(cudaMemcpy(mem.get(p.off_w), w.data(), w.size(), cudaMemcpyHostToDevice), "weight upload");
     if (s.nkb) check(cudaMemcpy(mem.get(p.off_s), sc.data(), sc.size() * 2, cudaMemcpyHostToDevice), "scale upload");
+    if (s.has_mins()) check(cudaMemcpy(mem.get(p.off_m), mn.data(), mn.size() * 2, cudaMemcpyHostToDevice), "min upload");
     check(cudaMemcpy(mem.get(p.off_r), rm.data(), rm.size() * 4, cudaMemcpyHostToDevice), "scale upload");
     p.dst->s = s;
     p.dst->w = mem.get<uint8_t>(p.off_w);
     p.dst->scales = s.nkb ? mem.get<uint16_t>(p.off_s) : nullptr;
+    p.dst->mins = s.has_mins() ? mem.get<uint16_t>(p.off_m) : nullptr;
     p.dst->rowmul = mem.get<float>(p.off_r);
 }
 
@@ -782,7 +787,9 @@ void quantize_rows_host(vt_format format, const float* x, int64_t m, int64_t in,
             for (int64_t k = 0; k < in; ++k) d[k] = bf16_to_f32(f32_to_bf16(xr[k]));
             continue;
         }
-        const bool fp8 = format != VT_FORMAT_INT8_BLOCKED;
+        // Integer formats (INT8, and the 4-bit ones: linear.cpp rounds their inputs the same way)
+        // to [-127, 127] · absmax/127; FP8 to E4M3 · absmax/448.
+        const bool fp8 = format == VT_FORMAT_FP8_BLOCKED || format == VT_FORMAT_FP8_CHANNEL;
         float amax = 0.f;
         for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(xr[k]));
         const float sc = amax / (fp8 ? 448.0f : 127.0f);

@@ -3,9 +3,12 @@
 // Prefill is matrix work: a 64-token tile reuses every weight 64 times, so the kernel is
 // bound by the tensor cores, not by HBM. mma.sync.m16n8k16 BF16 (sm_80+, also the portable
 // path on sm_89 / sm_90; no cuBLAS, no CUTLASS):
-//   * weights are dequantized to BF16 *codes*: an INT8 code (|q| <= 127) and an E4M3 value are
-//     BF16 numbers exactly, so the only weight scaling is the f16 block scale, applied in FP32
-//     once per K-block to a per-block partial sum (two mma k-steps per INT8 block of 32);
+//   * weights are dequantized to BF16 *codes*: an INT8 code (|q| <= 127), a 4-bit code (q in
+//     [-8, 7] or u in [0, 15]) and an E4M3 value are BF16 numbers exactly, so the only weight
+//     scaling is the f16 block scale, applied in FP32 once per K-block to a per-block partial
+//     sum (two mma k-steps per block of 32); INT4_MIN's min · Σx is added in FP32 per mma
+//     k-step, with the Σx of each A row over those 16 k summed from the f32 inputs when the
+//     tile is stored (a 4-bit thread loads 8 bytes, 16 codes, where an 8-bit one loads 16);
 //   * activations are split x = hi + lo, both BF16, and both multiplied (two MMAs): ~16
 //     significant bits, so prefill agrees with the CPU's FP32 path far better than a plain BF16
 //     GEMM would (~8 bits), at twice the MMA work, which prefill can afford;
@@ -82,14 +85,33 @@ __device__ __forceinline__ void decode16(const uint4& c, uint32_t (&out)[8]) {
     }
 }
 
+// The 16 4-bit codes of 8 bytes (k .. k + 15; byte b: k + 2b low nibble, k + 2b + 1 high) as 8
+// packed BF16 pairs (exact values: q = u - OFF).
+template <int OFF>
+__device__ __forceinline__ void decode16_4bit(const uint4& c, uint32_t (&out)[8]) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+        const uint32_t w = (&c.x)[j];
+        const uint32_t lo = nib_lo(w), hi = nib_hi(w);
+        out[4 * j] = pack_bf16(nib_at<0, OFF>(lo), nib_at<0, OFF>(hi));
+        out[4 * j + 1] = pack_bf16(nib_at<1, OFF>(lo), nib_at<1, OFF>(hi));
+        out[4 * j + 2] = pack_bf16(nib_at<2, OFF>(lo), nib_at<2, OFF>(hi));
+        out[4 * j + 3] = pack_bf16(nib_at<3, OFF>(lo), nib_at<3, OFF>(hi));
+    }
+}
+
 template <int FMT>
 __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
-    constexpr bool kScales = FMT == kDevInt8 || FMT == kDevFp8;
+    constexpr bool kFour = FMT == kDevInt4 || FMT == kDevInt4Min;
+    constexpr bool kMins = FMT == kDevInt4Min;
+    constexpr bool kScales = FMT == kDevInt8 || FMT == kDevFp8 || kFour;
     constexpr int kEsize = FMT == kDevBf16 ? 2 : 1;
     __shared__ __align__(16) uint16_t a_hi[2][BM][kStride];
     __shared__ __align__(16) uint16_t a_lo[2][BM][kStride];
     __shared__ __align__(16) uint16_t w_s[2][BN][kStride];
     __shared__ float sc_s[2][BN][2];
+    __shared__ float mn_s[2][kMins ? BN : 1][2];   // INT4_MIN: the block mins, as sc_s
+    __shared__ float xsum_s[2][kMins ? BM : 1][2];  // INT4_MIN: Σx of each A row per 16 k
 
     pdl_launch_dependents();
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -97,25 +119,36 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
     const LinearShape& s = p.w.s;
     const int n0 = blockIdx.x * BN, m0 = p.row0 + int(blockIdx.y) * BM;
     const int ntiles = s.k_pad / BK;
-    const int64_t rowbytes = int64_t(s.k_pad) * kEsize;
+    const int64_t rowbytes = kFour ? int64_t(s.k_pad) / 2 : int64_t(s.k_pad) * kEsize;
 
     // Global -> register staging of one tile.
     const int a_row = tid >> 3, a_col = (tid & 7) * 4;                       // A: 4 rows × 4 floats
     const int w_row = tid >> 1, w_col = (tid & 1) * 16;                      // W: 16 codes of a row
-    const uint8_t* wptr = p.w.w + int64_t(n0 + w_row) * rowbytes + int64_t(w_col) * kEsize;
+    const uint8_t* wptr = p.w.w + int64_t(n0 + w_row) * rowbytes + (kFour ? w_col / 2 : w_col * kEsize);
     float4 ar[4];
     uint4 wr[kEsize];
-    float sr[2] = {0.f, 0.f};
+    float sr[2] = {0.f, 0.f}, mr[2] = {0.f, 0.f};
 
     auto load_w = [&](int t) {
         const int k0 = t * BK;
+        if constexpr (kFour) {
+            const uint2 v = ld_stream8(wptr + k0 / 2);
+            wr[0] = make_uint4(v.x, v.y, 0u, 0u);
+        } else {
 #pragma unroll
-        for (int e = 0; e < kEsize; ++e) wr[e] = ld_stream16(wptr + int64_t(k0) * kEsize + 16 * e);
+            for (int e = 0; e < kEsize; ++e) wr[e] = ld_stream16(wptr + int64_t(k0) * kEsize + 16 * e);
+        }
         if constexpr (kScales) {
             if (tid < BN) {
-                const uint16_t* sp = p.w.scales + int64_t(n0 + tid) * s.nkb + k0 / s.kb;
+                const int64_t b = int64_t(n0 + tid) * s.nkb + k0 / s.kb;
+                const uint16_t* sp = p.w.scales + b;
                 sr[0] = h2f(sp[0]);
                 sr[1] = s.kb == 16 ? h2f(sp[1]) : sr[0];
+                if constexpr (kMins) {
+                    const uint16_t* mp = p.w.mins + b;
+                    mr[0] = h2f(mp[0]);
+                    mr[1] = s.kb == 16 ? h2f(mp[1]) : mr[0];
+                }
             }
         }
     };
@@ -147,6 +180,14 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
             split_bf16(ar[i].z, ar[i].w, hi.y, lo.y);
             *reinterpret_cast<uint2*>(&a_hi[buf][a_row + 16 * i][a_col]) = hi;
             *reinterpret_cast<uint2*>(&a_lo[buf][a_row + 16 * i][a_col]) = lo;
+            if constexpr (kMins) {
+                // Σx over 16 k: the 4 threads tid & 7 = 0..3 (4..7) hold k 0..15 (16..31) of
+                // the row, in adjacent lanes.
+                float t = (ar[i].x + ar[i].y) + (ar[i].z + ar[i].w);
+                t += __shfl_xor_sync(0xffffffffu, t, 1);
+                t += __shfl_xor_sync(0xffffffffu, t, 2);
+                if ((tid & 3) == 0) xsum_s[buf][a_row + 16 * i][(tid & 7) >> 2] = t;
+            }
         }
         uint4* wd = reinterpret_cast<uint4*>(&w_s[buf][w_row][w_col]);
         if constexpr (FMT == kDevBf16) {
@@ -154,7 +195,8 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
             wd[1] = wr[1];
         } else {
             uint32_t d[8];
-            decode16<FMT>(wr[0], d);
+            if constexpr (kFour) decode16_4bit<FMT == kDevInt4 ? 8 : 0>(wr[0], d);
+            else decode16<FMT>(wr[0], d);
             wd[0] = make_uint4(d[0], d[1], d[2], d[3]);
             wd[1] = make_uint4(d[4], d[5], d[6], d[7]);
         }
@@ -162,6 +204,10 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
             if (tid < BN) {
                 sc_s[buf][tid][0] = sr[0];
                 sc_s[buf][tid][1] = sr[1];
+                if constexpr (kMins) {
+                    mn_s[buf][tid][0] = mr[0];
+                    mn_s[buf][tid][1] = mr[1];
+                }
             }
         }
     };
@@ -204,6 +250,23 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
                     mma_bf16(c, ah[mt], b[nt]);
                     mma_bf16(c, al[mt], b[nt]);
                 }
+            if constexpr (kMins) {  // + min · Σx over these 16 k, straight into acc
+                const int sel = s.kb == 16 ? (kk >> 4) : 0, h = kk >> 4;
+#pragma unroll
+                for (int nt = 0; nt < 4; ++nt) {
+                    const int n = wn * 32 + nt * 8 + 2 * q;
+                    const float m0 = mn_s[buf][n][sel], m1 = mn_s[buf][n + 1][sel];
+#pragma unroll
+                    for (int mt = 0; mt < 2; ++mt) {
+                        const int r = wm * 32 + mt * 16 + g;
+                        const float x0 = xsum_s[buf][r][h], x1 = xsum_s[buf][r + 8][h];
+                        acc[mt][nt][0] = fmaf(x0, m0, acc[mt][nt][0]);
+                        acc[mt][nt][1] = fmaf(x0, m1, acc[mt][nt][1]);
+                        acc[mt][nt][2] = fmaf(x1, m0, acc[mt][nt][2]);
+                        acc[mt][nt][3] = fmaf(x1, m1, acc[mt][nt][3]);
+                    }
+                }
+            }
             if constexpr (kScales) {
                 if ((k0 + kk + 16) % s.kb == 0) {  // a scale block ends: fold it in
                     const int sel = s.kb == 16 ? (kk >> 4) : 0;
@@ -277,6 +340,8 @@ void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
             case kDevInt8: launch(cfg, "gemm", gemm_kernel<kDevInt8>, grid, dim3(kThreads), 0, p); break;
             case kDevFp8: launch(cfg, "gemm", gemm_kernel<kDevFp8>, grid, dim3(kThreads), 0, p); break;
             case kDevFp8Channel: launch(cfg, "gemm", gemm_kernel<kDevFp8Channel>, grid, dim3(kThreads), 0, p); break;
+            case kDevInt4: launch(cfg, "gemm", gemm_kernel<kDevInt4>, grid, dim3(kThreads), 0, p); break;
+            case kDevInt4Min: launch(cfg, "gemm", gemm_kernel<kDevInt4Min>, grid, dim3(kThreads), 0, p); break;
             default: launch(cfg, "gemm", gemm_kernel<kDevBf16>, grid, dim3(kThreads), 0, p); break;
         }
     }

@@ -1,4 +1,4 @@
-// W8A16 GEMV for decode (m <= 8 input rows): y = epilogue(x · Wᵀ).
+// W8A16 / W4A16 GEMV for decode (m <= 8 input rows): y = epilogue(x · Wᵀ).
 //
 // Bandwidth reasoning. At batch 1 every weight byte is read once per token and nothing else
 // is comparable in size, so the kernel's job is to keep HBM busy: on an H100 (~3.3 TB/s, 132
@@ -17,8 +17,17 @@
 //     swizzled so that the 4 float4 reads per chunk are conflict-free, with the RMSNorm of the
 //     previous residual stream fused into the staging when asked;
 //   * FP32 accumulation, one warp reduction per row at the end, fused epilogue per row pair.
+// The 4-bit formats (INT4, INT4_MIN) run the same kernel: a 16-byte chunk is 32 weights, whose
+// two halves of 16 each lie in one scale block (layout.h: kb >= 16, K padded to whole blocks),
+// so a chunk costs two scale FMAs (kb 16: two scales in one 4-byte load; else one scale). The
+// INT4_MIN term min · Σx is per half too: the staging writes the sums of x over each 16 k to
+// shared memory (xsum), and a half adds min · xsum with one more FMA per row, as the CPU adds
+// min · (its block sum of x) once per block. Fewer chunks per lane are in flight for m > 1
+// than at 8 bits (the staged x covers twice the K per chunk), but as many bytes for m = 1.
 // Blocks of 4 warps (8 rows) keep the grid fine-grained: thousands of blocks for the big
 // matrices, so the hardware scheduler balances the tail.
+#include <type_traits>
+
 #include "cuda/epilogue.cuh"
 
 namespace vt {
@@ -43,9 +52,13 @@ struct GemvParams {
 
 template <int FMT>
 struct FmtTraits {
-    static constexpr int kEpc = FMT == kDevBf16 ? 8 : 16;  // weights per 16-byte chunk
-    static constexpr bool kScales = FMT == kDevInt8 || FMT == kDevFp8;
+    static constexpr bool kFour = FMT == kDevInt4 || FMT == kDevInt4Min;
+    static constexpr int kEpc = FMT == kDevBf16 ? 8 : kFour ? 32 : 16;  // weights per 16-byte chunk
+    static constexpr bool kScales = FMT == kDevInt8 || FMT == kDevFp8 || kFour;
+    static constexpr bool kMins = FMT == kDevInt4Min;
     static constexpr bool kPrescale = FMT == kDevFp8 || FMT == kDevFp8Channel;
+    // Per chunk and row: one f16 scale, or for 4-bit the two halves' f16 scales (low, high).
+    using Sc = typename std::conditional<kFour, uint32_t, uint16_t>::type;
 };
 
 // Four weights of 32-bit word j of a chunk times x[0..3], accumulated into acc.
@@ -73,15 +86,56 @@ __device__ __forceinline__ float dot4(const uint4& c, int j, const float4& x, fl
     return acc;
 }
 
+// The 8 weights of a word of 4-bit codes (k, ..., k + 7), decoded: byte b holds k + 2b in its
+// low nibble and k + 2b + 1 in its high one.
+template <int OFF>
+__device__ __forceinline__ void decode8(uint32_t w, float (&f)[8]) {
+    const uint32_t lo = nib_lo(w), hi = nib_hi(w);
+    f[0] = nib_at<0, OFF>(lo);
+    f[1] = nib_at<0, OFF>(hi);
+    f[2] = nib_at<1, OFF>(lo);
+    f[3] = nib_at<1, OFF>(hi);
+    f[4] = nib_at<2, OFF>(lo);
+    f[5] = nib_at<2, OFF>(hi);
+    f[6] = nib_at<3, OFF>(lo);
+    f[7] = nib_at<3, OFF>(hi);
+}
+
+__device__ __forceinline__ float dot8(const float (&f)[8], const float4& a, const float4& b, float acc) {
+    acc = fmaf(f[0], a.x, acc);
+    acc = fmaf(f[1], a.y, acc);
+    acc = fmaf(f[2], a.z, acc);
+    acc = fmaf(f[3], a.w, acc);
+    acc = fmaf(f[4], b.x, acc);
+    acc = fmaf(f[5], b.y, acc);
+    acc = fmaf(f[6], b.z, acc);
+    acc = fmaf(f[7], b.w, acc);
+    return acc;
+}
+
+// The f16 pair (half 0, half 1) of chunk c of a 4-bit row's scales or mins: kb 16 gives each
+// half its own block (one aligned 4-byte load: nkb is even); a larger kb one block for both.
+__device__ __forceinline__ uint32_t ld_half_pair(const uint16_t* row, int c, bool kb16, int cshift) {
+    if (kb16) return ld_stream4(row + 2 * c);
+    const uint32_t v = ld_stream2(row + (c >> cshift));
+    return v | (v << 16);
+}
+
 template <int FMT, int M>
 __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
     using T = FmtTraits<FMT>;
+    using Sc = typename T::Sc;
     constexpr int EPC = T::kEpc, UPC = EPC / 4;
-    constexpr int U = M >= 8 ? 2 : 4;  // chunks per lane and row per iteration
+    // Chunks per lane and row per iteration: 4 (2 for m = 8), fewer where one iteration's x
+    // would not fit the staging buffer (4-bit chunks cover 32 k).
+    constexpr int U0 = M >= 8 ? 2 : 4, UF = kSmemFloats / (M * 32 * EPC);
+    constexpr int U = UF < 1 ? 1 : UF < U0 ? UF : U0;
     constexpr int IC = 32 * U;         // chunks per iteration (per row)
     constexpr int KC = IC * EPC * (kSmemFloats / (M * IC * EPC) > 0 ? kSmemFloats / (M * IC * EPC) : 1);
     static_assert(M * KC <= kSmemFloats, "staging buffer too small");
+    constexpr int KH = KC / 32;        // 4-bit: chunks per stage, i.e. halves of each parity
     __shared__ __align__(16) float4 xs[kSmemFloats / 4];  // [M][KC/4], swizzled units
+    __shared__ float xsum[T::kMins ? M * KC / 16 : 1];    // INT4_MIN: [M][2][KH] Σx per 16 k
     __shared__ float red[kWarps][M];
     __shared__ float rstd[M];
     __shared__ unsigned long long best_s[kWarps];
@@ -90,19 +144,27 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const LinearShape& s = p.w.s;
     const int row0 = (blockIdx.x * kWarps + warp) * 2;
-    const int64_t rowbytes = int64_t(s.k_pad) * (FMT == kDevBf16 ? 2 : 1);
+    const int64_t rowbytes = T::kFour ? int64_t(s.k_pad) / 2 : int64_t(s.k_pad) * (FMT == kDevBf16 ? 2 : 1);
     const uint8_t* wrow[2] = {p.w.w + int64_t(row0) * rowbytes, p.w.w + int64_t(row0 + 1) * rowbytes};
     const uint16_t* srow[2] = {nullptr, nullptr};
+    const uint16_t* mrow[2] = {nullptr, nullptr};
     if constexpr (T::kScales) {
         srow[0] = p.w.scales + int64_t(row0) * s.nkb;
         srow[1] = srow[0] + s.nkb;
     }
+    if constexpr (T::kMins) {
+        mrow[0] = p.w.mins + int64_t(row0) * s.nkb;
+        mrow[1] = mrow[0] + s.nkb;
+    }
     const int nchunks = s.k_pad / EPC;
-    const int kb_shift = T::kScales ? __ffs(s.kb / EPC) - 1 : 0;  // chunk -> scale block (kb is 2^i · EPC)
+    // chunk -> scale block: kb is 2^i · EPC (8-bit), or 16 or 2^i · 32 (4-bit, per half).
+    const bool kb16 = T::kFour && s.kb == 16;
+    const int kb_shift = (T::kScales && !kb16) ? __ffs(s.kb / EPC) - 1 : 0;
 
     uint4 wa[2][U], wb[2][U];
-    uint16_t sa[2][U], sb[2][U];
-    auto load = [&](uint4 (&w)[2][U], uint16_t (&sc)[2][U], int c0) {
+    Sc sa[2][U], sb[2][U];
+    uint32_t ma[2][U], mb[2][U];  // INT4_MIN: f16 pairs of the halves' mins (unused otherwise)
+    auto load = [&](uint4 (&w)[2][U], Sc (&sc)[2][U], uint32_t (&mn)[2][U], int c0) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int c = c0 + u * 32 + lane;
@@ -110,13 +172,18 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
                 w[r][u] = ok ? ld_stream16(wrow[r] + int64_t(c) * 16) : make_uint4(0, 0, 0, 0);
-                if constexpr (T::kScales) sc[r][u] = ok ? ld_stream2(srow[r] + (c >> kb_shift)) : uint16_t(0);
+                if constexpr (T::kFour) {
+                    sc[r][u] = ok ? ld_half_pair(srow[r], c, kb16, kb_shift) : 0u;
+                    if constexpr (T::kMins) mn[r][u] = ok ? ld_half_pair(mrow[r], c, kb16, kb_shift) : 0u;
+                } else if constexpr (T::kScales) {
+                    sc[r][u] = ok ? ld_stream2(srow[r] + (c >> kb_shift)) : uint16_t(0);
+                }
             }
         }
     };
 
     // The first weights are requested before waiting for the previous kernel (see common.cuh).
-    load(wa, sa, 0);
+    load(wa, sa, ma, 0);
     pdl_wait_after(wa[0][0].x);
 
     // RMSNorm prologue: rstd of each input row over the full K.
@@ -175,6 +242,15 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
                     }
                 }
                 xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
+                if constexpr (T::kMins) {
+                    // Σx over 16 k = 4 consecutive units = 4 adjacent lanes (units and
+                    // kThreads are multiples of 4, so every lane takes part).
+                    float t = (v.x + v.y) + (v.z + v.w);
+                    t += __shfl_xor_sync(0xffffffffu, t, 1);
+                    t += __shfl_xor_sync(0xffffffffu, t, 2);
+                    const int h = u >> 2;  // 16-k group in the stage: chunk h / 2, half h % 2
+                    if ((u & 3) == 0) xsum[mi * 2 * KH + (h & 1) * KH + (h >> 1)] = t;
+                }
             }
         }
         __syncthreads();
@@ -186,36 +262,72 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
 #pragma unroll
         for (int mi = 0; mi < M; ++mi) acc[r][mi] = 0.0f;
 
-    auto compute = [&](const uint4 (&w)[2][U], const uint16_t (&sc)[2][U], int c0, int cbase) {
+    auto compute = [&](const uint4 (&w)[2][U], const Sc (&sc)[2][U], const uint32_t (&mn)[2][U], int c0, int cbase) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int c = c0 + u * 32 + lane;
             if (c >= nchunks) break;
             const int cr = c - cbase;  // chunk index inside the staged range
-            float part[2][M];
+            if constexpr (T::kFour) {
 #pragma unroll
-            for (int r = 0; r < 2; ++r)
+                for (int h = 0; h < 2; ++h) {  // the chunk's two halves of 16 weights
+                    float part[2][M];
 #pragma unroll
-                for (int mi = 0; mi < M; ++mi) part[r][mi] = T::kScales ? 0.0f : acc[r][mi];
+                    for (int r = 0; r < 2; ++r)
 #pragma unroll
-            for (int j = 0; j < UPC; ++j) {
-                float4 xv[M];
+                        for (int mi = 0; mi < M; ++mi) part[r][mi] = 0.0f;
 #pragma unroll
-                for (int mi = 0; mi < M; ++mi) xv[mi] = xs[mi * (KC / 4) + xs_unit(cr, j, UPC)];
+                    for (int j = 2 * h; j < 2 * h + 2; ++j) {  // word j: x units 2j, 2j + 1
+                        float f[2][8];  // decoded once, used by every input row
+                        decode8<FMT == kDevInt4 ? 8 : 0>((&w[0][u].x)[j], f[0]);
+                        decode8<FMT == kDevInt4 ? 8 : 0>((&w[1][u].x)[j], f[1]);
+#pragma unroll
+                        for (int mi = 0; mi < M; ++mi) {
+                            const float4 xa = xs[mi * (KC / 4) + xs_unit(cr, 2 * j, UPC)];
+                            const float4 xb = xs[mi * (KC / 4) + xs_unit(cr, 2 * j + 1, UPC)];
+                            part[0][mi] = dot8(f[0], xa, xb, part[0][mi]);
+                            part[1][mi] = dot8(f[1], xa, xb, part[1][mi]);
+                        }
+                    }
+#pragma unroll
+                    for (int r = 0; r < 2; ++r) {
+                        const float scale = h2f(uint16_t(sc[r][u] >> (16 * h)));
+#pragma unroll
+                        for (int mi = 0; mi < M; ++mi) acc[r][mi] = fmaf(part[r][mi], scale, acc[r][mi]);
+                        if constexpr (T::kMins) {
+                            const float mv = h2f(uint16_t(mn[r][u] >> (16 * h)));
+#pragma unroll
+                            for (int mi = 0; mi < M; ++mi)
+                                acc[r][mi] = fmaf(xsum[mi * 2 * KH + h * KH + cr], mv, acc[r][mi]);
+                        }
+                    }
+                }
+            } else {
+                float part[2][M];
 #pragma unroll
                 for (int r = 0; r < 2; ++r)
 #pragma unroll
-                    for (int mi = 0; mi < M; ++mi) part[r][mi] = dot4<FMT>(w[r][u], j, xv[mi], part[r][mi]);
-            }
+                    for (int mi = 0; mi < M; ++mi) part[r][mi] = T::kScales ? 0.0f : acc[r][mi];
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                if constexpr (T::kScales) {
-                    const float scale = h2f(sc[r][u]);
+                for (int j = 0; j < UPC; ++j) {
+                    float4 xv[M];
 #pragma unroll
-                    for (int mi = 0; mi < M; ++mi) acc[r][mi] = fmaf(part[r][mi], scale, acc[r][mi]);
-                } else {
+                    for (int mi = 0; mi < M; ++mi) xv[mi] = xs[mi * (KC / 4) + xs_unit(cr, j, UPC)];
 #pragma unroll
-                    for (int mi = 0; mi < M; ++mi) acc[r][mi] = part[r][mi];
+                    for (int r = 0; r < 2; ++r)
+#pragma unroll
+                        for (int mi = 0; mi < M; ++mi) part[r][mi] = dot4<FMT>(w[r][u], j, xv[mi], part[r][mi]);
+                }
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    if constexpr (T::kScales) {
+                        const float scale = h2f(sc[r][u]);
+#pragma unroll
+                        for (int mi = 0; mi < M; ++mi) acc[r][mi] = fmaf(part[r][mi], scale, acc[r][mi]);
+                    } else {
+#pragma unroll
+                        for (int mi = 0; mi < M; ++mi) acc[r][mi] = part[r][mi];
+                    }
                 }
             }
         }
@@ -228,15 +340,15 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
             cbase = c0;
             stage(c0 * EPC);
         }
-        if (c0 + IC < nchunks) load(wb, sb, c0 + IC);
-        compute(wa, sa, c0, cbase);
+        if (c0 + IC < nchunks) load(wb, sb, mb, c0 + IC);
+        compute(wa, sa, ma, c0, cbase);
         if (c0 + IC >= nchunks) break;
         if (((c0 + IC) * EPC) % KC == 0) {
             cbase = c0 + IC;
             stage((c0 + IC) * EPC);
         }
-        if (c0 + 2 * IC < nchunks) load(wa, sa, c0 + 2 * IC);
-        compute(wb, sb, c0 + IC, cbase);
+        if (c0 + 2 * IC < nchunks) load(wa, sa, ma, c0 + 2 * IC);
+        compute(wb, sb, mb, c0 + IC, cbase);
     }
 
 #pragma unroll
@@ -294,6 +406,8 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
         case kDevInt8: launch_fmt<kDevInt8>(cfg, p); break;
         case kDevFp8: launch_fmt<kDevFp8>(cfg, p); break;
         case kDevFp8Channel: launch_fmt<kDevFp8Channel>(cfg, p); break;
+        case kDevInt4: launch_fmt<kDevInt4>(cfg, p); break;
+        case kDevInt4Min: launch_fmt<kDevInt4Min>(cfg, p); break;
         default: launch_fmt<kDevBf16>(cfg, p); break;
     }
 }

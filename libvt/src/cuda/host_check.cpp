@@ -2,12 +2,14 @@
 // toolkit): tests/test_cuda_host.py compiles this file with layout.cpp against the installed
 // libvt and runs it. It checks
 //   * the kernels' weight decoding (device_math.h: INT8 offset binary via PRMT, E4M3 via the
-//     f32 exponent trick, BF16, f16 scales) against vt_convert, for every code;
+//     f32 exponent trick, BF16, f16 scales, 4-bit nibbles) against vt_convert / the integers,
+//     for every code;
 //   * the device layout (layout.cpp): every weight of every dense format and block size,
 //     repacked and decoded as the kernels decode it, equals vt_packed_unpack bit for bit; the
 //     QKV / gate-up row orders map every device row to the right source row;
 //   * an emulation of the GEMV's arithmetic (16-weight chunks, block scales, the FP8 2^64 /
-//     2^56 scaling) against a double-precision reference;
+//     2^56 scaling; 4-bit: halves of 16 weights, INT4_MIN's min · Σx per half) against a
+//     double-precision reference;
 //   * the argmax / top-k rank keys against vt_argmax; the staging swizzle is conflict-free;
 //   * the 2:4 sparse layout of the CUTLASS SparseGemm (layout.h): repack_sparse decodes to
 //     vt_packed_unpack bit for bit, the metadata is valid and its reordering a bijection, and
@@ -107,6 +109,25 @@ void check_codes() {
         ok = ok && bits(bf16_at<0>(w)) == (w << 16) && bits(bf16_at<1>(w)) == (w & 0xFFFF0000u);
     }
     expect(ok, "bf16_at");
+
+    // 4-bit: every pair of nibbles in every byte of a word, split into even (low) and odd (high)
+    // k and decoded as q = u - 8 (INT4) and u (INT4_MIN).
+    ok = true;
+    for (uint32_t b = 0; b < 256; ++b)
+        for (int pos = 0; pos < 4; ++pos) {
+            const uint32_t w = (b << (8 * pos)) | (0xA5u & ~(0xFFu << (8 * pos)));
+            const uint32_t lo = nib_lo(w), hi = nib_hi(w);
+            float f8lo, f8hi, f0lo, f0hi;
+            switch (pos) {
+                case 0: f8lo = nib_at<0, 8>(lo); f8hi = nib_at<0, 8>(hi); f0lo = nib_at<0, 0>(lo); f0hi = nib_at<0, 0>(hi); break;
+                case 1: f8lo = nib_at<1, 8>(lo); f8hi = nib_at<1, 8>(hi); f0lo = nib_at<1, 0>(lo); f0hi = nib_at<1, 0>(hi); break;
+                case 2: f8lo = nib_at<2, 8>(lo); f8hi = nib_at<2, 8>(hi); f0lo = nib_at<2, 0>(lo); f0hi = nib_at<2, 0>(hi); break;
+                default: f8lo = nib_at<3, 8>(lo); f8hi = nib_at<3, 8>(hi); f0lo = nib_at<3, 0>(lo); f0hi = nib_at<3, 0>(hi); break;
+            }
+            ok = ok && f8lo == float(int(b & 15) - 8) && f8hi == float(int(b >> 4) - 8) && f0lo == float(b & 15) &&
+                 f0hi == float(b >> 4);
+        }
+    expect(ok, "nib_lo / nib_hi / nib_at decode every 4-bit pair at every byte position");
 }
 
 // ---- Layout and decoding of whole matrices ------------------------------------------------------
@@ -141,6 +162,8 @@ const char* fmt_name(vt_format f) {
         case VT_FORMAT_INT8_BLOCKED: return "int8";
         case VT_FORMAT_FP8_BLOCKED: return "fp8";
         case VT_FORMAT_FP8_CHANNEL: return "fp8-channel";
+        case VT_FORMAT_INT4_BLOCKED: return "int4";
+        case VT_FORMAT_INT4_MIN_BLOCKED: return "int4-min";
         default: return "bf16";
     }
 }
@@ -149,6 +172,7 @@ struct Repacked {
     LinearShape s;
     std::vector<uint8_t> w;
     std::vector<uint16_t> sc;
+    std::vector<uint16_t> mn;  // INT4_MIN only
     std::vector<float> rm;
 };
 
@@ -157,14 +181,56 @@ Repacked repack(const vt_packed& p, int64_t n, const std::vector<RowSource>& row
     r.s = linear_shape(p, n);
     r.w.assign(r.s.w_bytes(), 0xEE);
     r.sc.assign(size_t(r.s.n_pad) * size_t(r.s.nkb), 0xEEEE);
+    r.mn.assign(r.s.min_bytes() / 2, 0xEEEE);
     r.rm.assign(size_t(r.s.n_pad), -1.0f);
-    repack_rows(r.s, rows.data(), 0, r.s.n_pad, r.w.data(), r.s.nkb ? r.sc.data() : nullptr, r.rm.data());
+    repack_rows(r.s, rows.data(), 0, r.s.n_pad, r.w.data(), r.s.nkb ? r.sc.data() : nullptr,
+                r.s.has_mins() ? r.mn.data() : nullptr, r.rm.data());
     return r;
+}
+
+float dev_weight(const Repacked& r, int64_t row, int64_t k) {
+    return dev_weight(r.s, r.w.data(), r.sc.data(), r.mn.data(), r.rm.data(), row, k);
+}
+
+// The 4-bit GEMV's arithmetic for one row: 16-byte chunks of 32 weights, each half of 16 summed
+// in f32, then · its block scale, plus (INT4_MIN) min · the half's Σx, as gemv.cu does it.
+double emulate_row_4bit(const Repacked& r, int64_t row, const std::vector<float>& x) {
+    const LinearShape& s = r.s;
+    const bool mins = s.has_mins();
+    float acc = 0.0f;
+    const uint8_t* wr = r.w.data() + size_t(row) * size_t(s.row_bytes());
+    for (int64_t h = 0; h < s.k_pad / 16; ++h) {  // halves of chunks
+        float part = 0.0f, xsum = 0.0f;
+        for (int j = 0; j < 2; ++j) {
+            uint32_t w;
+            std::memcpy(&w, wr + h * 8 + 4 * j, 4);
+            const uint32_t lo = nib_lo(w), hi = nib_hi(w);
+            float f[8];
+            if (mins) {
+                f[0] = nib_at<0, 0>(lo); f[1] = nib_at<0, 0>(hi); f[2] = nib_at<1, 0>(lo); f[3] = nib_at<1, 0>(hi);
+                f[4] = nib_at<2, 0>(lo); f[5] = nib_at<2, 0>(hi); f[6] = nib_at<3, 0>(lo); f[7] = nib_at<3, 0>(hi);
+            } else {
+                f[0] = nib_at<0, 8>(lo); f[1] = nib_at<0, 8>(hi); f[2] = nib_at<1, 8>(lo); f[3] = nib_at<1, 8>(hi);
+                f[4] = nib_at<2, 8>(lo); f[5] = nib_at<2, 8>(hi); f[6] = nib_at<3, 8>(lo); f[7] = nib_at<3, 8>(hi);
+            }
+            for (int b = 0; b < 8; ++b) {
+                const int64_t k = h * 16 + j * 8 + b;
+                const float xv = k < s.k ? x[size_t(k)] : 0.0f;
+                part = std::fma(f[b], xv, part);
+                xsum += xv;
+            }
+        }
+        const size_t bi = size_t(row * s.nkb + h * 16 / s.kb);
+        acc = std::fma(part, f16_bits_to_f32(r.sc[bi]), acc);
+        if (mins) acc = std::fma(xsum, f16_bits_to_f32(r.mn[bi]), acc);
+    }
+    return double(acc * r.rm[size_t(row)]);
 }
 
 // The GEMV's arithmetic for one row, in f32, as gemv.cu does it (order of the sums aside).
 double emulate_row(const Repacked& r, int64_t row, const std::vector<float>& x) {
     const LinearShape& s = r.s;
+    if (dev_fmt_4bit(s.fmt)) return emulate_row_4bit(r, row, x);
     const bool fp8 = s.fmt == kDevFp8 || s.fmt == kDevFp8Channel;
     const int epc = s.fmt == kDevBf16 ? 8 : 16;
     const float pre = fp8 ? kFp8XPre : 1.0f;
@@ -226,7 +292,7 @@ void check_format(vt_format f, int32_t block, int64_t out, int64_t in) {
     bool exact = true;
     for (int64_t row = 0; row < out && exact; ++row)
         for (int64_t k = 0; k < in; ++k) {
-            const float got = dev_weight(r.s, r.w.data(), r.sc.data(), r.rm.data(), row, k);
+            const float got = dev_weight(r, row, k);
             if (bits(got) != bits(ref[size_t(row * in + k)])) {
                 std::printf("  %s (%lld, %lld): device %.9g, CPU %.9g\n", tag.c_str(), (long long)row, (long long)k,
                             double(got), double(ref[size_t(row * in + k)]));
@@ -238,8 +304,19 @@ void check_format(vt_format f, int32_t block, int64_t out, int64_t in) {
     bool pads = true;
     for (int64_t row = out; row < r.s.n_pad; ++row) pads = pads && r.rm[size_t(row)] == 0.0f;
     for (int64_t row = 0; row < out; ++row)
-        for (int64_t k = in; k < r.s.k_pad; ++k)
-            pads = pads && dev_weight(r.s, r.w.data(), r.sc.data(), r.rm.data(), row, k) == 0.0f;
+        for (int64_t k = in; k < r.s.k_pad; ++k) {
+            if (r.s.has_mins() && k / r.s.kb == (in - 1) / r.s.kb) {
+                // INT4_MIN inside the last real block: the code is u = 0, so the weight is the
+                // block's min; the kernels multiply it by x = 0 there (layout.h).
+                const uint8_t b = r.w[size_t(row * r.s.row_bytes() + k / 2)];
+                pads = pads && ((k & 1) ? (b >> 4) : (b & 15)) == 0;
+            } else {
+                pads = pads && dev_weight(r, row, k) == 0.0f;
+            }
+        }
+    if (dev_fmt_4bit(r.s.fmt))  // padding rows: zero codes (INT4 u = 8), scales and mins
+        for (int64_t row = out; row < r.s.n_pad; ++row)
+            for (int64_t k = 0; k < r.s.k_pad; ++k) pads = pads && dev_weight(r, row, k) == 0.0f;
     expect(pads, tag + ": padding rows and columns are zero");
 
     // GEMV arithmetic vs double reference.
@@ -436,7 +513,7 @@ void check_row_orders() {
     const Repacked r = repack(*pk.p, rows, order);
     bool vals = true;
     for (int64_t d = 0; d < rows; ++d)
-        vals = vals && dev_weight(r.s, r.w.data(), nullptr, r.rm.data(), d, 3) == w[size_t(order[size_t(d)].row * h + 3)];
+        vals = vals && dev_weight(r, d, 3) == w[size_t(order[size_t(d)].row * h + 3)];
     expect(vals, "repacked QKV rows hold their source rows");
 
     const auto inter = rows_interleave(*pk.p, *pk.p);
@@ -551,6 +628,11 @@ int main() {
                 if (shape.second % block) continue;
                 check_format(f, block, shape.first, shape.second);
             }
+    // 4-bit: any K (odd, a short last block), every block size.
+    for (vt_format f : {VT_FORMAT_INT4_BLOCKED, VT_FORMAT_INT4_MIN_BLOCKED})
+        for (int32_t block : {16, 32, 64, 128})
+            for (auto shape : {std::pair<int64_t, int64_t>{37, 128}, {64, 384}, {130, 1024}, {37, 100}, {5, 7}, {20, 333}})
+                check_format(f, block, shape.first, shape.second);
     for (vt_format f : {VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16})
         for (auto shape : {std::pair<int64_t, int64_t>{37, 100}, {64, 384}, {5, 7}})
             check_format(f, 0, shape.first, shape.second);

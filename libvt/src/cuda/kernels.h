@@ -4,7 +4,7 @@
 // when a launch fails.
 //
 // Ops (kernels → ops → decode step / prefill, as in docs/architecture.md):
-//   gemv.cu        W8A16 GEMV, m <= 8 rows (decode): weights streamed with 16-byte loads,
+//   gemv.cu        W8A16 / W4A16 GEMV, m <= 8 rows (decode): weights streamed with 16-byte loads,
 //                  optional fused RMSNorm prologue, fused epilogues (below)
 //   gemm.cu        tensor-core GEMM (mma.sync BF16, activations split hi+lo), any m (prefill)
 //   attention.cu   decode attention split along the sequence (flash-decoding) with the merge
@@ -32,8 +32,9 @@ constexpr int kTopKSlice = 2048;      // keys one top-k block sorts
 // One linear in device memory (layout.h).
 struct DevLinear {
     LinearShape s;
-    const uint8_t* w = nullptr;        // [n_pad][k_pad·esize]
+    const uint8_t* w = nullptr;        // [n_pad][row_bytes()]
     const uint16_t* scales = nullptr;  // [n_pad][nkb] f16, null without block scales
+    const uint16_t* mins = nullptr;    // [n_pad][nkb] f16, INT4_MIN only
     const float* rowmul = nullptr;     // [n_pad]
 };
 
@@ -73,8 +74,8 @@ struct LaunchCfg {
 void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const float* norm_w,
           float eps, const Epilogue& e);
 
-// The same for any m >= 1 on tensor cores: weights dequantized to BF16 (exact: INT8 and E4M3
-// codes are BF16 numbers), activations as a sum of two BF16 numbers (~16 significant bits),
+// The same for any m >= 1 on tensor cores: weights dequantized to BF16 (exact: INT8, INT4 and
+// E4M3 codes are BF16 numbers; INT4_MIN's min term is added per 16 k in FP32), activations as a sum of two BF16 numbers (~16 significant bits),
 // FP32 accumulation, block scales applied per K-block in FP32. No fused norm.
 void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const Epilogue& e);
 

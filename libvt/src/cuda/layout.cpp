@@ -5,6 +5,7 @@
 // whose internal symbols are hidden.
 #include "cuda/layout.h"
 
+#include <algorithm>
 #include <string>
 
 #include "cuda/device_math.h"
@@ -31,28 +32,28 @@ LinearShape linear_shape(const vt_packed& p, int64_t n) {
         case VT_FORMAT_FP8_BLOCKED: s.fmt = kDevFp8; break;
         case VT_FORMAT_FP8_CHANNEL: s.fmt = kDevFp8Channel; break;
         case VT_FORMAT_BF16: s.fmt = kDevBf16; break;
+        case VT_FORMAT_INT4_BLOCKED: s.fmt = kDevInt4; break;
+        case VT_FORMAT_INT4_MIN_BLOCKED: s.fmt = kDevInt4Min; break;
         default:
-            unsupported(std::string(p.format == VT_FORMAT_INT4_BLOCKED
-                                        ? "the CUDA backend has no INT4_BLOCKED (int4) kernels yet"
-                                        : p.format == VT_FORMAT_INT4_MIN_BLOCKED
-                                              ? "the CUDA backend has no INT4_MIN_BLOCKED (int4-min) kernels yet"
-                                              : "the CUDA backend has no kernels for the 2:4 sparse formats") +
-                        " (format " + std::to_string(int(p.format)) +
-                        "); use INT8_BLOCKED, FP8_BLOCKED, FP8_CHANNEL or BF16 there, or int4 / int4-min on the CPU");
+            unsupported("the CUDA backend has no dense layout for the 2:4 sparse formats (format " +
+                        std::to_string(int(p.format)) + "; they run on CUTLASS, sparse_shape)");
     }
     if (n <= 0 || n > (int64_t(1) << 30) || p.in <= 0 || p.in > (int64_t(1) << 30))
         unsupported("weight shape [" + std::to_string(n) + ", " + std::to_string(p.in) +
                     "] is outside what the CUDA kernels index with 32-bit rows and columns");
-    const bool blocked = s.fmt == kDevInt8 || s.fmt == kDevFp8;
+    const bool four = dev_fmt_4bit(s.fmt);
+    const bool blocked = s.fmt == kDevInt8 || s.fmt == kDevFp8 || four;
     s.n = int32_t(n);
     s.k = int32_t(p.in);
     s.n_pad = int32_t(round_up(n, kRowPad));
-    s.k_pad = int32_t(round_up(p.in, kColPad));
+    // 4-bit: whole blocks on the device (the CPU's last block may be short; the GEMV's halves
+    // of 16 weights and the GEMM's K tile must each lie in one block).
+    s.k_pad = int32_t(round_up(p.in, four ? std::max<int64_t>(kColPad, p.kb) : kColPad));
     s.esize = s.fmt == kDevBf16 ? 2 : 1;
     s.kb = blocked ? p.kb : s.k_pad;
     s.nkb = blocked ? s.k_pad / s.kb : 0;
     s.post = (s.fmt == kDevFp8 || s.fmt == kDevFp8Channel) ? kFp8Post : 1.0f;
-    if (blocked && (s.kb % 16 != 0 || s.k_pad % s.kb != 0))
+    if (blocked && (s.kb % 16 != 0 || s.k_pad % s.kb != 0 || (four && (s.kb & (s.kb - 1)) != 0)))
         unsupported("block size " + std::to_string(s.kb) + " does not tile K = " + std::to_string(s.k_pad));
     return s;
 }
@@ -87,16 +88,21 @@ std::vector<RowSource> rows_interleave(const vt_packed& a, const vt_packed& b) {
 }
 
 void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_t r1, uint8_t* w,
-                 uint16_t* scales, float* rowmul) {
-    const int64_t rowbytes = int64_t(s.k_pad) * s.esize;
+                 uint16_t* scales, uint16_t* mins, float* rowmul) {
+    const int64_t rowbytes = s.row_bytes();
+    const bool four = dev_fmt_4bit(s.fmt);
+    // The byte of a zero weight (pairs of them for 4-bit): q = 0 is 0x80 in the INT8 device
+    // coding, u = 8 (0x88) in INT4's; everything else codes zero as 0.
+    const uint8_t zero = s.fmt == kDevInt8 ? 0x80 : s.fmt == kDevInt4 ? 0x88 : 0;
     for (int64_t r = r0; r < r1; ++r) {
         const RowSource& src = rows[r];
         uint8_t* wr = w + r * rowbytes;
         uint16_t* sr = scales ? scales + r * s.nkb : nullptr;
+        uint16_t* mr = mins ? mins + r * s.nkb : nullptr;
         if (!src.p || src.row < 0) {
-            // A zero row: q = 0 is the byte 0x80 in the INT8 device coding.
-            for (int64_t i = 0; i < rowbytes; ++i) wr[i] = s.fmt == kDevInt8 ? 0x80 : 0;
+            for (int64_t i = 0; i < rowbytes; ++i) wr[i] = zero;
             for (int64_t b = 0; sr && b < s.nkb; ++b) sr[b] = 0;
+            for (int64_t b = 0; mr && b < s.nkb; ++b) mr[b] = 0;
             rowmul[r] = 0.0f;
             continue;
         }
@@ -109,16 +115,29 @@ void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_
             uint16_t* dr = reinterpret_cast<uint16_t*>(wr);
             for (int64_t k = 0; k < s.k; ++k) dr[k] = tw[k * kTileRows + lane];
             for (int64_t k = s.k; k < s.k_pad; ++k) dr[k] = 0;
+        } else if (four) {
+            // Byte j of the row is byte j of the tile's lane as it is; an odd K's last high
+            // nibble is set to the zero code here whatever the CPU tile holds there.
+            const int64_t nb = (int64_t(s.k) + 1) / 2;
+            for (int64_t j = 0; j < nb; ++j) wr[j] = tile[j * kTileRows + lane];
+            if (s.k & 1) wr[nb - 1] = uint8_t((wr[nb - 1] & 0x0F) | (zero & 0xF0));
+            for (int64_t j = nb; j < rowbytes; ++j) wr[j] = zero;
         } else {
             const uint8_t flip = s.fmt == kDevInt8 ? 0x80 : 0;
             for (int64_t k = 0; k < s.k; ++k) wr[k] = uint8_t(tile[k * kTileRows + lane] ^ flip);
             for (int64_t k = s.k; k < s.k_pad; ++k) wr[k] = flip;
         }
+        // Real blocks: whole ones, and for 4-bit a short last one.
+        const int64_t nb = four ? (int64_t(s.k) + s.kb - 1) / s.kb : s.k / s.kb;
         if (sr) {
             const uint16_t* ts = reinterpret_cast<const uint16_t*>(tile + p.scale_off);
-            const int64_t nb = s.k / s.kb;
             for (int64_t b = 0; b < nb; ++b) sr[b] = ts[b * kTileRows + lane];
             for (int64_t b = nb; b < s.nkb; ++b) sr[b] = 0;
+        }
+        if (mr) {
+            const uint16_t* tm = reinterpret_cast<const uint16_t*>(tile + p.min_off);
+            for (int64_t b = 0; b < nb; ++b) mr[b] = tm[b * kTileRows + lane];
+            for (int64_t b = nb; b < s.nkb; ++b) mr[b] = 0;
         }
         const float rm = p.rowmul[size_t(src.row)];
         // FP8 rowmul on the CPU carries a factor 256 for its f16 decoding trick; the device
@@ -127,10 +146,9 @@ void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_
     }
 }
 
-float dev_weight(const LinearShape& s, const uint8_t* w, const uint16_t* scales, const float* rowmul,
-                 int64_t r, int64_t k) {
-    const int64_t rowbytes = int64_t(s.k_pad) * s.esize;
-    const uint8_t* wr = w + r * rowbytes;
+float dev_weight(const LinearShape& s, const uint8_t* w, const uint16_t* scales, const uint16_t* mins,
+                 const float* rowmul, int64_t r, int64_t k) {
+    const uint8_t* wr = w + r * s.row_bytes();
     // One 32-bit word holding the code, decoded with the kernels' own helpers.
     switch (s.fmt) {
         case kDevBf16: {
@@ -142,6 +160,18 @@ float dev_weight(const LinearShape& s, const uint8_t* w, const uint16_t* scales,
             const float q = int8x_at<0>(uint32_t(wr[k]));
             const float se = f16_bits_to_f32(scales[r * s.nkb + k / s.kb]) * rowmul[r];
             return q * se;
+        }
+        case kDevInt4: {
+            const uint32_t b = wr[k / 2];
+            const float q = (k & 1) ? nib_at<0, 8>(nib_hi(b)) : nib_at<0, 8>(nib_lo(b));
+            const float se = f16_bits_to_f32(scales[r * s.nkb + k / s.kb]) * rowmul[r];
+            return q * se;
+        }
+        case kDevInt4Min: {
+            const uint32_t b = wr[k / 2];
+            const float u = (k & 1) ? nib_at<0, 0>(nib_hi(b)) : nib_at<0, 0>(nib_lo(b));
+            const int64_t bi = r * s.nkb + k / s.kb;
+            return (u * f16_bits_to_f32(scales[bi]) + f16_bits_to_f32(mins[bi])) * rowmul[r];
         }
         case kDevFp8: {
             const float v = fp8s_at<0>(uint32_t(wr[k])) * kFp8Unscale;
