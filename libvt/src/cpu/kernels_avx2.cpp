@@ -416,10 +416,38 @@ void micro(const float* A, int64_t lda, const float* B, int64_t kc, float* C, in
 using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
 const MicroFn kMicro[MR] = {micro<1>, micro<2>, micro<3>, micro<4>, micro<5>, micro<6>};
 
+// The epilogue of tiles [jt, jt + nt) for all rows, from the GEMM accumulator
+// acc [m][W] (W = nt * 16, times 2 for swiglu: gate and up of a tile side by side).
+void finish_tiles(const LinearJob& job, int64_t jt, int64_t nt, const float* acc, int64_t W) {
+    const bool swiglu = job.act == kActSwiglu;
+    const int64_t per = swiglu ? 2 : 1;
+    for (int64_t i = 0; i < job.m; ++i) {
+        for (int64_t j = 0; j < nt; ++j) {
+            const float* a = acc + i * W + j * per * L;
+            const V2 g = {_mm256_loadu_ps(a), _mm256_loadu_ps(a + 8)};
+            const V2 u = swiglu ? V2{_mm256_loadu_ps(a + L), _mm256_loadu_ps(a + L + 8)} : g;
+            epilogue(job, jt + j, g, u, job.y + i * job.w.out);
+        }
+    }
+}
+
+// Calls f(i0, rows) for m rows in ceil(m / mr) groups of near-equal size (8 rows with mr = 6:
+// 4 + 4, not 6 + 2): a group of R rows has 2R independent accumulator chains, and fewer than
+// ~8 leave the FMA units waiting on latency.
+template <class F>
+inline void row_groups(int64_t m, int64_t mr, F&& f) {
+    const int64_t ng = (m + mr - 1) / mr;
+    for (int64_t g = 0, i0 = 0; g < ng; ++g) {
+        const int64_t rows = (m - i0) / (ng - g);
+        f(i0, rows);
+        i0 += rows;
+    }
+}
+
 template <int Kind>
 void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     const bool swiglu = job.act == kActSwiglu;
-    const int64_t m = job.m, in = job.w.in, out = job.w.out;
+    const int64_t m = job.m, in = job.w.in;
     const int64_t per = swiglu ? 2 : 1;
     float* panel = scratch;
     float* acc = scratch + kGemmPanelFloats;
@@ -435,15 +463,9 @@ void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
                 for (int64_t v = 0; v < nv; ++v) {
                     const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
                     dequant_panel<Kind>(w, jt + v / per, k0, kc, panel);
-                    // Row groups of near-equal size (8 rows: 4 + 4, not 6 + 2): a group of R
-                    // rows has 2R independent FMA chains, and fewer than ~8 leave the FMA
-                    // units waiting on latency.
-                    const int64_t ng = (m + MR - 1) / MR;
-                    for (int64_t g = 0, i0 = 0; g < ng; ++g) {
-                        const int64_t mr = (m - i0) / (ng - g);
+                    row_groups(m, MR, [&](int64_t i0, int64_t mr) {
                         kMicro[mr - 1](job.x + i0 * in + k0, in, panel, kc, acc + i0 * W + v * L, W, k0 == 0);
-                        i0 += mr;
-                    }
+                    });
                 }
                 continue;
             }
@@ -457,14 +479,7 @@ void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
                     kMicro[mr - 1](job.x + i0 * in + k0, in, panel + v * kc * L, kc, acc + i0 * W + v * L, W, k0 == 0);
             }
         }
-        for (int64_t i = 0; i < m; ++i) {
-            for (int64_t j = 0; j < nt; ++j) {
-                const float* a = acc + i * W + j * per * L;
-                const V2 g = {_mm256_loadu_ps(a), _mm256_loadu_ps(a + 8)};
-                const V2 u = swiglu ? V2{_mm256_loadu_ps(a + L), _mm256_loadu_ps(a + L + 8)} : g;
-                epilogue(job, jt + j, g, u, job.y + i * out);
-            }
-        }
+        finish_tiles(job, jt, nt, acc, W);
     }
 }
 
@@ -562,7 +577,7 @@ struct MicroI16Set {
 // kGemmPanelFloats the float GEMM uses; the accumulator follows it as there.
 void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     const bool swiglu = job.act == kActSwiglu;
-    const int64_t m = job.m, out = job.w.out, kb = job.w.kb;
+    const int64_t m = job.m, kb = job.w.kb;
     const int64_t nkb = num_kblocks(job.w);
     const MicroI16Fn* micro = kb == 32 ? MicroI16Set<16>::fns : MicroI16Set<0>::fns;
     const int64_t per = swiglu ? 2 : 1;
@@ -570,7 +585,6 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     int16_t* pan = reinterpret_cast<int16_t*>(scratch);
     float* sc = scratch + (bpc * kb * L) / 2;  // after bpc*kb*16 int16
     float* acc = scratch + kGemmPanelFloats;
-    const int64_t ng = (m + MRI - 1) / MRI;
     for (int64_t jt = t0; jt < t1; jt += kGemmTiles) {
         const int64_t nt = min64(kGemmTiles, t1 - jt);
         const int64_t nv = nt * per;
@@ -581,22 +595,13 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
             for (int64_t v = 0; v < nv; ++v) {
                 const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
                 int16_panel(w, jt + v / per, b0, nb, pan, sc);
-                for (int64_t g = 0, i0 = 0; g < ng; ++g) {  // near-equal row groups
-                    const int64_t mr = (m - i0) / (ng - g);
-                    micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0, nkb, pan, sc, nb, kb,
-                                      acc + i0 * W + v * L, W);
-                    i0 += mr;
-                }
+                row_groups(m, MRI, [&](int64_t i0, int64_t mr) {
+                    micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0, nkb, pan, sc,
+                                  nb, kb, acc + i0 * W + v * L, W);
+                });
             }
         }
-        for (int64_t i = 0; i < m; ++i) {
-            for (int64_t j = 0; j < nt; ++j) {
-                const float* a = acc + i * W + j * per * L;
-                const V2 g = {_mm256_loadu_ps(a), _mm256_loadu_ps(a + 8)};
-                const V2 u = swiglu ? V2{_mm256_loadu_ps(a + L), _mm256_loadu_ps(a + L + 8)} : g;
-                epilogue(job, jt + j, g, u, job.y + i * out);
-            }
-        }
+        finish_tiles(job, jt, nt, acc, W);
     }
 }
 
