@@ -136,6 +136,46 @@ def test_requests_arriving_together_share_their_prompt_prefix(model):
     assert common > 20 and stats.prefix_cache_tokens_reused >= 2 * common
 
 
+def test_a_failed_prompt_copy_leaves_the_request_alone(model):
+    """No memory for the prefix cache's copy of a prompt: the request still answers as it
+    would alone, and nothing is cached for it until it ends."""
+    dialog = [{"role": "system", "content": "You are a terse assistant. Answer in one short sentence. " * 3},
+              {"role": "user", "content": "What is 2 plus 2?"}]
+    n_prompt = len(_chat_prompt(model, dialog, None))
+
+    class Native:  # the model's native handle, except that the prompt-sized copy fails
+        refused = 0
+
+        def __getattr__(self, name):
+            return getattr(model._native, name)
+
+        def new_session(self, max_tokens=0):
+            if max_tokens == n_prompt:
+                Native.refused += 1
+                raise MemoryError("no memory for the copy")
+            return model._native.new_session(max_tokens)
+
+    class Handle:
+        _native = Native()
+
+        def __getattr__(self, name):
+            return getattr(model, name)
+
+    async def main():
+        eng = AsyncEngine(model, max_batch=4)
+        eng.engine.model = Handle()
+        try:
+            r = await eng.chat(dialog, max_new_tokens=8)
+            return r, eng.stats()
+        finally:
+            await eng.aclose()
+
+    r, stats = _run(main())
+    assert r.text == pyvt.chat(model, dialog, max_new_tokens=8).text
+    assert Native.refused == 1  # the copy was tried, failed, and cost the request nothing
+    assert stats.requests_failed == 0 and stats.requests_finished == 1
+
+
 def test_prefix_cache_lookup_insert_and_budget(model):
     nat = model._native
     per = 1000
