@@ -39,16 +39,21 @@ cpu::DenseW dense_view(const Packed& p) {
     return v;
 }
 
-// Per-thread GEMM scratch, kept between calls (a prefill makes ~100 of them).
-float* thread_scratch(size_t floats) {
-    thread_local AlignedVec<float> buf;
-    if (buf.size() < floats) {
+// Per-thread buffers kept between calls (a prefill makes ~100 of them); Slot tells apart
+// buffers of one type that are in use together.
+template <class T, int Slot = 0>
+T* thread_buffer(size_t n) {
+    thread_local AlignedVec<T> buf;
+    if (buf.size() < n) {
         buf.clear();
         buf.shrink_to_fit();
-        buf.resize(floats);
+        buf.resize(n);
     }
     return buf.data();
 }
+
+// Per-thread GEMM scratch.
+float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 
 void run_dense(const cpu::LinearJob& job) {
     const int level = cpu_level();
@@ -66,48 +71,30 @@ void run_dense(const cpu::LinearJob& job) {
         return;
     }
     const size_t sfloats = cpu::gemm_scratch_floats(job.m, job.act == cpu::kActSwiglu);
+    cpu::LinearJob gj = job;
 #if defined(VT_HAVE_X86_KERNELS)
     if (level == 1 && cpu::int16_gemm_ok(job.w) && (job.act != cpu::kActSwiglu || cpu::int16_gemm_ok(job.w2))) {
         // AVX2 int8 weights: x rounded to int16 per K-block once here, for every thread.
-        thread_local AlignedVec<int16_t> xq;
-        thread_local AlignedVec<float> xqs;
-        const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), ld = cpu::xq_stride(in);
-        const size_t nq = static_cast<size_t>(job.m * ld), ns = static_cast<size_t>(job.m * nkb);
-        if (xq.size() < nq) {
-            xq.clear();
-            xq.shrink_to_fit();
-            xq.resize(nq);
-        }
-        if (xqs.size() < ns) {
-            xqs.clear();
-            xqs.shrink_to_fit();
-            xqs.resize(ns);
-        }
-        int16_t* q = xq.data();
-        float* qs = xqs.data();
+        const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), ld = cpu::xq_stride(in), kb = job.w.kb;
+        int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
+        float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
         const float* x = job.x;
-        const int64_t kb = job.w.kb;
         parallel_for(job.m, 1, [&](int64_t i0, int64_t i1, int) {
             cpu::quantize_x16_avx2(x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb);
         });
-        cpu::LinearJob j2 = job;
-        j2.xq = q;
-        j2.xqs = qs;
-        j2.xq_ld = ld;
-        parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
-            cpu::gemm_avx2(j2, t0, t1, thread_scratch(sfloats));
-        });
-        return;
+        gj.xq = q;
+        gj.xqs = qs;
+        gj.xq_ld = ld;
     }
 #endif
     parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
         float* scratch = thread_scratch(sfloats);
         switch (level) {
 #if defined(VT_HAVE_X86_KERNELS)
-            case 2: cpu::gemm_avx512(job, t0, t1, scratch); break;
-            case 1: cpu::gemm_avx2(job, t0, t1, scratch); break;
+            case 2: cpu::gemm_avx512(gj, t0, t1, scratch); break;
+            case 1: cpu::gemm_avx2(gj, t0, t1, scratch); break;
 #endif
-            default: cpu::gemm_generic(job, t0, t1, scratch); break;
+            default: cpu::gemm_generic(gj, t0, t1, scratch); break;
         }
     });
 }
