@@ -498,12 +498,18 @@ inline int32_t load_i32(const int16_t* p) {
     return v;
 }
 
+// A prefetch GCC keeps even in a loop that does nothing else (it deletes _mm_prefetch there).
+inline void prefetch_t0(const void* p) { __asm__ volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p))); }
+
 // Panel of tile t for K-blocks [b0, b0 + nb): pairs then the f32 scales (after nb*kb*16 int16).
 void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pan, float* sc) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const int64_t kb = w.kb, k0 = b0 * kb, np = nb * kb / 2;
     for (int64_t j = 0; j < np; ++j) {
         const int64_t k = k0 + 2 * j;
+        // The next chunk of this weight stream (tiles are contiguous), one line per two
+        // pairs: it arrives while the rows of this chunk are multiplied.
+        if ((j & 1) == 0) prefetch_t0(tile + k * L + kGemmKc * L);
         const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + k * L));
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + (k + 1) * L));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
@@ -538,16 +544,19 @@ void micro_i16(const int16_t* xq, int64_t lda, const float* xs, int64_t lds, con
         __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
                 a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
         const int16_t* pb = pan + b * kbh * 32;
+        // One pointer per row: with xb + i * lda + 2 * j, GCC kept a precomputed address per
+        // (row, j) of the unrolled loop on the stack and reloaded it before each broadcast.
         const int16_t* xb = xq + b * 2 * kbh;
+        const int16_t *x0 = xb, *x1 = x0 + lda, *x2 = x1 + lda, *x3 = x2 + lda, *x4 = x3 + lda, *x5 = x4 + lda;
 #pragma GCC unroll 16
         for (int64_t j = 0; j < kbh; ++j) {
             const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32));
             const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32 + 16));
-#define VT_I16_ROW(i)                                                          \
-    if constexpr (R > i) {                                                     \
-        const __m256i xv = _mm256_set1_epi32(load_i32(xb + i * lda + 2 * j)); \
-        madd_acc(a##i##0, xv, w0);                                             \
-        madd_acc(a##i##1, xv, w1);                                             \
+#define VT_I16_ROW(i)                                                     \
+    if constexpr (R > i) {                                                \
+        const __m256i xv = _mm256_set1_epi32(load_i32(x##i + 2 * j));    \
+        madd_acc(a##i##0, xv, w0);                                        \
+        madd_acc(a##i##1, xv, w1);                                        \
     }
             VT_I16_ROW(0) VT_I16_ROW(1) VT_I16_ROW(2) VT_I16_ROW(3) VT_I16_ROW(4) VT_I16_ROW(5)
 #undef VT_I16_ROW
@@ -590,10 +599,13 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         const int64_t nv = nt * per;
         const int64_t W = nv * L;
         std::memset(acc, 0, sizeof(float) * static_cast<size_t>(m * W));
-        for (int64_t b0 = 0; b0 < nkb; b0 += bpc) {
-            const int64_t nb = min64(bpc, nkb - b0);
-            for (int64_t v = 0; v < nv; ++v) {
-                const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
+        // Tile by tile, each tile's K in chunks: the weights are read as one sequential
+        // stream per thread (chunk-major over 8 tiles made 8 streams 10 KB apart, which the
+        // hardware prefetchers followed badly); the xq rows come from L2 instead of L1.
+        for (int64_t v = 0; v < nv; ++v) {
+            const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
+            for (int64_t b0 = 0; b0 < nkb; b0 += bpc) {
+                const int64_t nb = min64(bpc, nkb - b0);
                 int16_panel(w, jt + v / per, b0, nb, pan, sc);
                 row_groups(m, MRI, [&](int64_t i0, int64_t mr) {
                     micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0, nkb, pan, sc,
