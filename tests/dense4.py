@@ -14,6 +14,8 @@ import pytest
 
 from pyvt import ops
 
+from int16_ref import int16_gemm_applies, round_x16
+
 # Shapes (out, in, K-block) and batch sizes of the every-level check.
 ISA_SHAPES = ((300, 545, 32), (40, 96, 16), (17, 1000, 128))
 ISA_MS = (1, 2, 4, 7, 8, 9, 130)
@@ -63,7 +65,8 @@ def check_every_isa_level(tmp_path, prepack: str, linear: str, swiglu: str, *, s
                           tol_linear: float, tol_swiglu: float) -> None:
     """ops.<prepack> / <linear> / <swiglu> at every CPU level the machine has, each in its own
     process: the packed values are the same at every level, and the outputs match float64
-    math on them within the tolerances. Skips (after checking) when the CPU lacks a level."""
+    math on them (on AVX2, x rounded as the integer GEMM rounds it: tests/int16_ref.py) within
+    the tolerances. Skips (after checking) when the CPU lacks a level."""
     native = ops.cpu_isa()
     order = ["generic", "avx2", "avx512"]
     levels = order[: order.index(native) + 1] if native in order else ["generic"]
@@ -77,12 +80,15 @@ def check_every_isa_level(tmp_path, prepack: str, linear: str, swiglu: str, *, s
         with np.load(path) as z:
             res = {key: z[key] for key in z.files}
         assert str(res["isa"]) == lvl
-        for out, _, _ in ISA_SHAPES:
+        for out, _, block in ISA_SHAPES:
             wd, ud = res[f"w{out}"].astype(np.float64), res[f"u{out}"].astype(np.float64)
             packed.setdefault(out, res[f"w{out}"])
             assert np.array_equal(res[f"w{out}"], packed[out])  # packing is ISA-independent
             for m in ISA_MS:
-                x = res[f"x{out}_{m}"].astype(np.float64)
+                x = res[f"x{out}_{m}"]
+                if int16_gemm_applies("int4", m, lvl):  # the AVX2 integer GEMM's rounding of x
+                    x = round_x16(x, block)
+                x = x.astype(np.float64)
                 g = x @ wd.T
                 G, U = mag(x, wd, res[f"b{out}"]), mag(x, ud)
                 assert rel_err(res[f"y{out}_{m}"], g + res[f"b{out}"], G) < tol_linear, (lvl, out, m)

@@ -19,6 +19,7 @@ from pyvt import ops
 sys.path.insert(0, os.path.dirname(__file__))
 import llama_ref as R  # noqa: E402
 from dense4 import check_cuda_matches_cpu, check_device_placement, check_every_isa_level, mag, rel_err  # noqa: E402
+from int16_ref import int16_gemm_applies, round_x16  # noqa: E402
 
 MS = [1, 2, 3, 5, 8, 9, 17, 70]
 # (out, in, block): tile tails, K odd, K not a multiple of the block, K < block, K > GEMM Kc.
@@ -153,16 +154,18 @@ def test_linears_match_float64_reference(out, k, block):
         wd, ud = p.unpack().astype(np.float64), q.unpack().astype(np.float64)
         for m in MS:
             x = rng.standard_normal((m, k)).astype(F32)
-            g = x.astype(np.float64) @ wd.T
+            xr = round_x16(x, block) if int16_gemm_applies("int4-min", m) else x  # the x the kernel multiplies
+            g = xr.astype(np.float64) @ wd.T
             G, U = mag(x, wd, bias), mag(x, ud)
             assert rel_err(ops.linear_int4_min(x, p, bias), g + bias, G) < 4e-6, m
             ref = 0.5 * (g + bias) * _erfc(-(g + bias) / math.sqrt(2.0))
             assert rel_err(ops.linear_int4_min(x, p, bias, gelu=True), ref, G) < 6e-6, m
-            up = x.astype(np.float64) @ ud.T
+            up = xr.astype(np.float64) @ ud.T
             ref = (g + bias) / (1 + np.exp(-(g + bias))) * up
             assert rel_err(ops.linear_swiglu_int4_min(x, p, q, (bias, None)), ref, G * U) < 8e-6, m
             s = (np.abs(x).max(1, keepdims=True) / F32(127)).astype(F32)
-            xq = (np.clip(np.rint(x / s), -127, 127) * s).astype(np.float64)  # f32 math, as libvt
+            xq = (np.clip(np.rint(x / s), -127, 127) * s).astype(np.float32)  # f32 math, as libvt
+            xq = (round_x16(xq, block) if int16_gemm_applies("int4-min", m) else xq).astype(np.float64)
             assert rel_err(ops.linear_int4_min(x, p, w4a8=True), xq @ wd.T, mag(xq, wd)) < 4e-6, m
             assert rel_err(ops.linear_swiglu_int4_min(x, p, q, w4a8=True),
                            (xq @ wd.T) / (1 + np.exp(-(xq @ wd.T))) * (xq @ ud.T), mag(xq, wd) * mag(xq, ud)) < 8e-6, m
@@ -269,8 +272,11 @@ def test_model_int4_min_equals_reference_of_its_quantized_weights(tmp_path, tie)
             for t in PROMPT[1:]:
                 rows.append(s.decode(t, want_logits=True)[1])
     scale = np.abs(ref).max()
-    assert np.abs(got - ref).max() / scale < 1e-4
-    assert np.abs(np.stack(rows) - ref).max() / scale < 1e-4
+    # On AVX2 every 4-bit linear multiplies x rounded to int16 per K-block (tests/int16_ref.py;
+    # the linear tests pin that math exactly): through the layers, about 1e-4 of the logits.
+    tol = 3e-4 if int16_gemm_applies("int4-min", 1) else 1e-4
+    assert np.abs(got - ref).max() / scale < tol
+    assert np.abs(np.stack(rows) - ref).max() / scale < tol
     assert (got.argmax(-1) == ref.argmax(-1)).all()
     # Against the bf16 model: 4-bit weights move the logits (relative RMS, measured 0.09-0.16
     # on these random Gaussian weights), about as much as int4 (0.09-0.13), far more than int8.

@@ -14,6 +14,8 @@ import pytest
 
 from pyvt import ops
 
+from int16_ref import X16_SCRIPT, int16_gemm_applies, round_x16
+
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 MS = [1, 2, 3, 7, 17, 64, 130]
@@ -29,28 +31,6 @@ def rel_err(y, ref):
 def ref_linear(x, wd, bias=None):
     y = np.asarray(x, np.float64) @ np.asarray(wd, np.float64).T
     return y if bias is None else y + bias
-
-
-# The AVX2 INT8 GEMM (m > 4 rows) multiplies int8 weights by x rounded per row and K-block to
-# int16 (libvt/src/cpu/kernels.h, int16_gemm_ok; docs/guide.md "Numerics"). Its results are
-# exact for that rounded x, which round_x16 reproduces bit for bit.
-X16_SCRIPT = r"""
-def round_x16(x, kb):
-    x = np.asarray(x, np.float32)
-    m, k = x.shape
-    xb = x.reshape(m, k // kb, kb)
-    amax = np.abs(xb).max(axis=2, keepdims=True)
-    safe = np.where(amax > 0, amax, np.float32(1))
-    inv = np.where(amax > 0, np.float32(32767) / safe, np.float32(0)).astype(np.float32)
-    q = np.rint((xb * inv).astype(np.float32))
-    s = (amax / np.float32(32767)).astype(np.float32)
-    return (q * s).astype(np.float32).reshape(m, k)
-"""
-exec(X16_SCRIPT)
-
-
-def int16_gemm_applies(fmt, m):
-    return fmt == "int8" and m > 4 and ops.cpu_isa() == "avx2"
 
 
 def gelu(v):

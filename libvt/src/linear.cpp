@@ -59,13 +59,33 @@ void run_dense(const cpu::LinearJob& job) {
     const int level = cpu_level();
     const int64_t nt = job.w.ntiles;
     if (job.m <= cpu::gemv_max_m(level)) {
+        cpu::LinearJob gj = job;
+#if defined(VT_HAVE_X86_KERNELS)
+        if (level == 1 && cpu::int16_gemv_ok(job.w) && (job.act != cpu::kActSwiglu || cpu::int16_gemv_ok(job.w2))) {
+            // AVX2 4-bit weights: x rounded to int16 and split into bytes here, on this thread
+            // (a few KB per row: cheaper than waking the pool).
+            const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
+            int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
+            float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
+            float* qsum = thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb));
+            int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
+            cpu::quantize_x16_avx2(job.x, job.m, in, kb, q, ld, qs, qsum);
+            cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
+            gj.xq = q;
+            gj.xqs = qs;
+            gj.xq_ld = ld;
+            gj.xqsum = qsum;
+            gj.xp = xp;
+            gj.xp_ld = ld;
+        }
+#endif
         parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
             switch (level) {
 #if defined(VT_HAVE_X86_KERNELS)
-                case 2: cpu::gemv_avx512(job, t0, t1); break;
-                case 1: cpu::gemv_avx2(job, t0, t1); break;
+                case 2: cpu::gemv_avx512(gj, t0, t1); break;
+                case 1: cpu::gemv_avx2(gj, t0, t1); break;
 #endif
-                default: cpu::gemv_generic(job, t0, t1); break;
+                default: cpu::gemv_generic(gj, t0, t1); break;
             }
         });
         return;
@@ -74,17 +94,20 @@ void run_dense(const cpu::LinearJob& job) {
     cpu::LinearJob gj = job;
 #if defined(VT_HAVE_X86_KERNELS)
     if (level == 1 && cpu::int16_gemm_ok(job.w) && (job.act != cpu::kActSwiglu || cpu::int16_gemm_ok(job.w2))) {
-        // AVX2 int8 weights: x rounded to int16 per K-block once here, for every thread.
-        const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), ld = cpu::xq_stride(in), kb = job.w.kb;
+        // AVX2 integer weights: x rounded to int16 per K-block once here, for every thread.
+        const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
         int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
         float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
+        float* qsum = job.w.kind == cpu::kInt4Min ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
         const float* x = job.x;
         parallel_for(job.m, 1, [&](int64_t i0, int64_t i1, int) {
-            cpu::quantize_x16_avx2(x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb);
+            cpu::quantize_x16_avx2(x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
+                                   qsum ? qsum + i0 * nkb : nullptr);
         });
         gj.xq = q;
         gj.xqs = qs;
         gj.xq_ld = ld;
+        gj.xqsum = qsum;
     }
 #endif
     parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {

@@ -61,26 +61,55 @@ struct LinearJob {
     // kInt4Min only: xsum[i * nkb + b] = sum of x[i][k] over K-block b (nkb = ceil(in/kb)),
     // so a block's dot product is scale * sum(u x) + min * xsum (linear.cpp fills it).
     const float* xsum = nullptr;
-    // AVX2 integer GEMM (kInt8Blocked, m > gemv_max_m; see int16_gemm_ok): x rounded per row
-    // and K-block to int16, xq[i * in + k] = rne(x[i][k] / xs[i * nkb + b]) with
-    // xs = max |x| over the block / 32767 (NaN for a block holding a NaN or infinity, so the
-    // output is NaN as the float path's would be). Null: the float path.
+    // AVX2 integer GEMM (int16_gemm_ok kinds, m > gemv_max_m): x rounded per row and K-block
+    // to int16, xq[i * xq_ld + k] = rne(x[i][k] / xs[i * nkb + b]) with xs = max |x| over the
+    // block / 32767 (NaN for a block holding a NaN or infinity, so the output is NaN as the
+    // float path's would be); zeros from in up to the end of the last (short) block.
+    // Null: the float path.
     const int16_t* xq = nullptr;
     const float* xqs = nullptr;
-    int64_t xq_ld = 0;  // row stride of xq (int16): in + padding (xq_stride)
+    int64_t xq_ld = 0;  // row stride of xq (int16): xq_stride
+    // kInt4Min with xq, and the 4-bit integer GEMV: the sum of xq[i] over block b, at
+    // [i * nkb + b], an integer (|sum| <= 512 * 32639 < 2^24: exact in f32; 0 where xs is NaN).
+    // Times xs it is the block's sum of the rounded x, for the min (or int4's -8) term.
+    const float* xqsum = nullptr;
+    // AVX2 4-bit GEMV (int16_gemv_ok kinds, m <= gemv_max_m): xq split into signed bytes,
+    // xq = 256 h + l, as split_x16_avx2 writes them (two int32 words per pair of k). Null:
+    // the float path.
+    const int32_t* xp = nullptr;
+    int64_t xp_ld = 0;  // row stride of xp (int32 words)
 };
 
-// The AVX2 int8 GEMM multiplies int8 weights by int16 activations with vpmaddwd (two k per
-// 32-bit lane, exact) and adds each K-block's int32 sums into f32 with the block's weight
-// and x scales: about twice the f32 FMA rate. A block's int32 sum must not overflow:
-// kb * 127 * 32767 < 2^31 holds for kb <= 512; k pairs need an even kb.
-constexpr int16_t kXq16Max = 32767;
-inline bool int16_gemm_ok(const DenseW& w) { return w.kind == kInt8Blocked && w.kb % 2 == 0 && w.kb <= 512; }
-// Row stride of xq: in plus 32 int16, so that rows of a power-of-two width do not sit 4 KiB
-// apart (the 6 rows the microkernel reads at once would share L1 sets and alias).
-inline int64_t xq_stride(int64_t in) { return in + 32; }
-// Fills xq [m * ld] and xs [m * nkb] as LinearJob::xq describes (AVX2 code).
-void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs);
+// The AVX2 integer GEMM multiplies 8- or 4-bit weights widened to int16 by int16 activations
+// with vpmaddwd (two k per 32-bit lane, exact) and adds each K-block's int32 sums into f32
+// with the block's weight and x scales: about twice the f32 FMA rate. A block's int32 sum
+// must not overflow: kb * 127 * 32767 < 2^31 holds for kb <= 512 (4-bit: |q| <= 15); k pairs
+// need an even kb.
+// x is rounded to |q| <= 32639 = 127 * 257 rather than 32767 so that every q splits into two
+// signed bytes, q = 256 h + l (h, l in [-128, 127]), for the 4-bit GEMV below.
+constexpr int16_t kXq16Max = 32639;
+inline bool int16_gemm_ok(const DenseW& w) {
+    return (w.kind == kInt8Blocked || w.kind == kInt4Blocked || w.kind == kInt4Min) && w.kb % 2 == 0 &&
+           w.kb <= 512;
+}
+// Row stride of xq: in rounded up to whole K-blocks (4-bit weights may end in a short block,
+// which the kernel reads whole), plus 32 int16 so that rows of a power-of-two width do not sit
+// 4 KiB apart (the 6 rows the microkernel reads at once would share L1 sets and alias).
+inline int64_t xq_stride(int64_t in, int64_t kb) { return (in + kb - 1) / kb * kb + 32; }
+// Fills xq [m * ld], xs [m * nkb] and, when not null, xsum [m * nkb] as LinearJob::xq and
+// LinearJob::xqsum describe (AVX2 code).
+void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,
+                       float* xsum);
+
+// The AVX2 4-bit GEMV (m <= gemv_max_m) in integers: x rounded as for the integer GEMM,
+// then split into signed bytes for vpmaddubsw against the nibbles (kernels_avx2.cpp). The
+// f32 GEMV of the 4-bit formats was bound by widening nibbles to f32, not by memory.
+inline bool int16_gemv_ok(const DenseW& w) {
+    return (w.kind == kInt4Blocked || w.kind == kInt4Min) && w.kb % 2 == 0 && w.kb <= 512;
+}
+// xp[i * ldp + 2p], [.. + 1]: the words (h_2p, h_2p+1, h_2p, h_2p+1) and the same of l, for
+// the pairs p < n / 2 of row i of xq (n even, rows at stride ld; ldp >= n).
+void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);
 
 // K-blocks per row of a blocked weight (the last may be short).
 inline int64_t num_kblocks(const DenseW& w) { return (w.in + w.kb - 1) / w.kb; }

@@ -320,6 +320,113 @@ void gemv_kind(const LinearJob& job, int64_t t0, int64_t t1) {
     }
 }
 
+// ---- 4-bit GEMV in integers (AVX2; int16_gemv_ok, LinearJob::xp) --------------------------
+//
+// The f32 4-bit GEMV spends ~17 instructions per 32 weights widening nibbles to f32 and is
+// bound by that, not by memory. Here x is rounded to int16 as for the integer GEMM and each
+// value split into two signed bytes, q = 256 h + l; a 16-byte row of the tile (the pair k,
+// k + 1 of 16 rows) becomes 16 byte pairs (u_k, u_k+1) in 4 instructions, and vpmaddubsw
+// multiplies them by the broadcast pairs (h_k, h_k+1) and (l_k, l_k+1): one int16 sum per
+// row, exact (|sum| <= 2 * 15 * 128). Eight pairs add up in int16 (<= 30720), then
+// vpmaddwd with (1, 256) joins l and h into int32 — the block's exact sum of u * q. Each
+// block then adds into f32 with the weight and x scales; int4's q = u - 8 subtracts 8 * sum(xq)
+// of the block in int32 first, int4-min adds min * xs * sum(xq) (LinearJob::xqsum).
+
+// The tile's 16 byte pairs (u_k, u_k+1) of the 16-byte row p: lane r of the 16-bit lanes.
+inline __m256i nibble_pairs(const uint8_t* p) {
+    const __m256i t = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_and_si256(_mm256_or_si256(t, _mm256_slli_epi16(t, 4)), _mm256_set1_epi16(0x0F0F));
+}
+
+// Rows i < R of x (R <= 2) against tile t: out[i] = sum over blocks (block sum of u * q) *
+// scale * xs (+ the int4 / min term), before rowmul. xp rows at stride ldp (int32 words:
+// per pair of k, the h word then the l word, each byte pair repeated twice).
+template <int R, bool Min>
+inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_t ldp, const float* xs,
+                           const float* xsum, int64_t nkb, V2* out) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const int64_t kb = w.kb, np_all = (w.in + 1) / 2;
+    const __m256i join = _mm256_set1_epi32(0x01000001);  // (l, h) -> l + 256 h
+    __m256 flo[R], fhi[R];
+    for (int i = 0; i < R; ++i) flo[i] = fhi[i] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nkb; ++b) {
+        const int64_t p0 = b * kb / 2, p1 = min64(p0 + kb / 2, np_all);
+        __m256i slo[R], shi[R];  // int32 block sums, rows [0-3, 8-11] and [4-7, 12-15]
+        for (int i = 0; i < R; ++i) slo[i] = shi[i] = _mm256_setzero_si256();
+        for (int64_t c0 = p0; c0 < p1; c0 += 8) {
+            const int64_t c1 = min64(c0 + 8, p1);
+            __m256i ah[R], al[R];
+            for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm256_setzero_si256();
+            for (int64_t p = c0; p < c1; ++p) {
+                if ((p & 3) == 0) prefetch_next_tile(tile + p * L, w.tile_bytes);
+                const __m256i wp = nibble_pairs(tile + p * L);
+#pragma GCC unroll 2
+                for (int i = 0; i < R; ++i) {
+                    const int32_t* xw = xp + i * ldp + 2 * p;
+                    ah[i] = _mm256_add_epi16(ah[i], _mm256_maddubs_epi16(wp, _mm256_set1_epi32(xw[0])));
+                    al[i] = _mm256_add_epi16(al[i], _mm256_maddubs_epi16(wp, _mm256_set1_epi32(xw[1])));
+                }
+            }
+            for (int i = 0; i < R; ++i) {
+                slo[i] = _mm256_add_epi32(slo[i], _mm256_madd_epi16(_mm256_unpacklo_epi16(al[i], ah[i]), join));
+                shi[i] = _mm256_add_epi32(shi[i], _mm256_madd_epi16(_mm256_unpackhi_epi16(al[i], ah[i]), join));
+            }
+        }
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        const V2 s = load_f16x16(sc + b * L);
+        V2 mv;
+        if constexpr (Min) mv = load_f16x16(mn + b * L);
+        for (int i = 0; i < R; ++i) {
+            // Back to row order: the unpacks left rows 0-3 | 8-11 and 4-7 | 12-15.
+            __m256i ilo = _mm256_permute2x128_si256(slo[i], shi[i], 0x20);
+            __m256i ihi = _mm256_permute2x128_si256(slo[i], shi[i], 0x31);
+            const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
+            if constexpr (!Min) {  // q = u - 8: sum q xq = sum u xq - 8 sum xq, exact in int32
+                const __m256i m8 = _mm256_set1_epi32(8 * static_cast<int32_t>(sq));
+                ilo = _mm256_sub_epi32(ilo, m8);
+                ihi = _mm256_sub_epi32(ihi, m8);
+            }
+            const __m256 x8 = _mm256_set1_ps(xsv);
+            flo[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ilo), _mm256_mul_ps(s.lo, x8), flo[i]);
+            fhi[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ihi), _mm256_mul_ps(s.hi, x8), fhi[i]);
+            if constexpr (Min) {
+                const __m256 sm = _mm256_set1_ps(sq * xsv);
+                flo[i] = _mm256_fmadd_ps(mv.lo, sm, flo[i]);
+                fhi[i] = _mm256_fmadd_ps(mv.hi, sm, fhi[i]);
+            }
+        }
+    }
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
+    for (int i = 0; i < R; ++i) out[i] = {_mm256_mul_ps(flo[i], rlo), _mm256_mul_ps(fhi[i], rhi)};
+}
+
+// Rows in groups of at most two (the registers of two rows' sums; a tile's weights are read
+// again from L1/L2 for rows 3-4).
+template <bool Min>
+void gemv_range_i4x8(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t out = job.w.out, nkb = num_kblocks(job.w), ldp = job.xp_ld;
+    for (int64_t t = t0; t < t1; ++t) {
+        for (int64_t i0 = 0; i0 < job.m; i0 += 2) {
+            const int64_t r = min64(2, job.m - i0);
+            const int32_t* xp = job.xp + i0 * ldp;
+            const float* xs = job.xqs + i0 * nkb;
+            const float* xsum = job.xqsum + i0 * nkb;
+            V2 g[2], u[2];
+            if (r == 2) {
+                gemv_tile_i4x8<2, Min>(job.w, t, xp, ldp, xs, xsum, nkb, g);
+                if (job.act == kActSwiglu) gemv_tile_i4x8<2, Min>(job.w2, t, xp, ldp, xs, xsum, nkb, u);
+            } else {
+                gemv_tile_i4x8<1, Min>(job.w, t, xp, ldp, xs, xsum, nkb, g);
+                if (job.act == kActSwiglu) gemv_tile_i4x8<1, Min>(job.w2, t, xp, ldp, xs, xsum, nkb, u);
+            }
+            for (int64_t i = 0; i < r; ++i)
+                epilogue(job, t, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + (i0 + i) * out);
+        }
+    }
+}
+
 // ---- GEMM --------------------------------------------------------------------------------
 
 constexpr int MR = 6;
@@ -483,14 +590,16 @@ void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     }
 }
 
-// ---- integer GEMM: int8 weights x int16 activations (kInt8Blocked) ----------------------
+// ---- integer GEMM: int8 / int4 weights x int16 activations (int16_gemm_ok) --------------
 //
-// Per tile and chunk of K-blocks the int8 weights are widened once into a panel of k pairs,
-// [k/2][16 rows][2] int16 (two ymm per pair: rows 0-7, rows 8-15), and the block scales
-// (f16 scale * rowmul) into f32 [block][16]. A row of x contributes one 32-bit broadcast of
-// its (k, k+1) int16 pair per k pair; vpmaddwd multiplies it with 8 rows' pairs and adds each
-// lane's two products exactly in int32. After each K-block the int32 sums go to f32 and are
-// added to C with weight scale * x scale. 6 rows x 16 columns: 12 int32 accumulators.
+// Per tile and chunk of K-blocks the weights are widened once into a panel of k pairs,
+// [k/2][16 rows][2] int16 (two ymm per pair: rows 0-7, rows 8-15): int8 as it is, int4 as
+// q = u - 8, int4-min as u. The block scales (f16 scale * rowmul) go to f32 [block][16], and
+// for int4-min the block mins (f16 min * rowmul) after them. A row of x contributes one
+// 32-bit broadcast of its (k, k+1) int16 pair per k pair; vpmaddwd multiplies it with 8
+// rows' pairs and adds each lane's two products exactly in int32. After each K-block the
+// int32 sums go to f32 and are added to C with weight scale * x scale (int4-min: plus
+// min * xs * sum(xq) of the block). 6 rows x 16 columns: 12 int32 accumulators.
 
 inline int32_t load_i32(const int16_t* p) {
     int32_t v;
@@ -501,34 +610,61 @@ inline int32_t load_i32(const int16_t* p) {
 // A prefetch GCC keeps even in a loop that does nothing else (it deletes _mm_prefetch there).
 inline void prefetch_t0(const void* p) { __asm__ volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p))); }
 
-// Panel of tile t for K-blocks [b0, b0 + nb): pairs then the f32 scales (after nb*kb*16 int16).
+// Panel of tile t for K-blocks [b0, b0 + nb): pairs (nb*kb*16 int16), then the f32 scales
+// sc [nb][16], then (int4-min) the f32 mins at sc + nb*16.
+template <int Kind>
 void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pan, float* sc) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const int64_t kb = w.kb, k0 = b0 * kb, np = nb * kb / 2;
-    for (int64_t j = 0; j < np; ++j) {
-        const int64_t k = k0 + 2 * j;
-        // The next chunk of this weight stream (tiles are contiguous), one line per two
-        // pairs: it arrives while the rows of this chunk are multiplied.
-        if ((j & 1) == 0) prefetch_t0(tile + k * L + kGemmKc * L);
-        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + k * L));
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + (k + 1) * L));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32 + 16), _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+    if constexpr (Kind == kInt8Blocked) {
+        for (int64_t j = 0; j < np; ++j) {
+            const int64_t k = k0 + 2 * j;
+            // The next chunk of this weight stream (tiles are contiguous), one line per two
+            // pairs: it arrives while the rows of this chunk are multiplied.
+            if ((j & 1) == 0) prefetch_t0(tile + k * L + kGemmKc * L);
+            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + k * L));
+            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + (k + 1) * L));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32 + 16), _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+        }
+    } else {
+        // One 16-byte row of the tile holds the pair (k, k + 1) of all 16 rows as nibbles. A
+        // short last block stores fewer pairs than kb / 2: the rest of its panel is zeros
+        // (and so is xq there).
+        const int64_t have = min64(np, (w.in + 1) / 2 - k0 / 2);
+        const __m128i m4 = _mm_set1_epi8(0x0F), off = _mm_set1_epi8(Kind == kInt4Min ? 0 : 8);
+        const uint8_t* q = tile + (k0 / 2) * L;
+        for (int64_t j = 0; j < have; ++j) {
+            if ((j & 3) == 0) prefetch_t0(q + j * L + kGemmKc / 2 * L);
+            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * L));
+            const __m128i lo = _mm_sub_epi8(_mm_and_si128(b, m4), off);
+            const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), m4), off);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(lo, hi)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32 + 16), _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(lo, hi)));
+        }
+        if (have < np) std::memset(pan + have * 32, 0, sizeof(int16_t) * static_cast<size_t>((np - have) * 32));
     }
     const uint16_t* s16 = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const uint16_t* m16 = reinterpret_cast<const uint16_t*>(tile + w.min_off);
     const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
     for (int64_t b = 0; b < nb; ++b) {
         const V2 v = load_f16x16(s16 + (b0 + b) * L);
         _mm256_storeu_ps(sc + b * L, _mm256_mul_ps(v.lo, rlo));
         _mm256_storeu_ps(sc + b * L + 8, _mm256_mul_ps(v.hi, rhi));
+        if constexpr (Kind == kInt4Min) {
+            const V2 mv = load_f16x16(m16 + (b0 + b) * L);
+            _mm256_storeu_ps(sc + (nb + b) * L, _mm256_mul_ps(mv.lo, rlo));
+            _mm256_storeu_ps(sc + (nb + b) * L + 8, _mm256_mul_ps(mv.hi, rhi));
+        }
     }
 }
 
-// C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} xq[i][k] * w[k][.],
-// i < R. xq rows at stride lda (int16), xs rows at stride lds; both start at the chunk.
-// acc += vpmaddwd(x, w), in place. Written as asm because GCC 12, given the intrinsics,
-// computed each sum into a fresh register and copied it back (or, at 5-6 rows, spilled
-// accumulators to the stack): with the accumulate tied to its register, 6 rows fit.
+// C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} xq[i][k] * w[k][.]
+// (Min: + xsum[i][b] * mn[b][.]), i < R. xq rows at stride lda (int16), xs and xsum rows at
+// stride lds; all start at the chunk. acc += vpmaddwd(x, w), in place. Written as asm because
+// GCC 12, given the intrinsics, computed each sum into a fresh register and copied it back
+// (or, at 5-6 rows, spilled accumulators to the stack): with the accumulate tied to its
+// register, 6 rows fit.
 inline void madd_acc(__m256i& acc, __m256i x, __m256i w) {
     __m256i t;
     __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(w), "x"(x));
@@ -536,10 +672,11 @@ inline void madd_acc(__m256i& acc, __m256i x, __m256i w) {
 
 // KBH > 0: kb = 2 * KBH known at compile time (the common kb = 32), so the k-pair loop is
 // unrolled whole: with 16 trips per block, its exit branch alone cost ~10 %.
-template <int R, int KBH>
-void micro_i16(const int16_t* xq, int64_t lda, const float* xs, int64_t lds, const int16_t* pan,
+template <int R, int KBH, bool Min>
+void micro_i16(const int16_t* xq, int64_t lda, const float* xs, const float* xsum, int64_t lds, const int16_t* pan,
                const float* sc, int64_t nb, int64_t kb, float* C, int64_t ldc) {
     const int64_t kbh = KBH > 0 ? KBH : kb / 2;
+    const float* mn = sc + nb * L;
     for (int64_t b = 0; b < nb; ++b) {
         __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
                 a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
@@ -552,11 +689,11 @@ void micro_i16(const int16_t* xq, int64_t lda, const float* xs, int64_t lds, con
         for (int64_t j = 0; j < kbh; ++j) {
             const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32));
             const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32 + 16));
-#define VT_I16_ROW(i)                                                     \
-    if constexpr (R > i) {                                                \
-        const __m256i xv = _mm256_set1_epi32(load_i32(x##i + 2 * j));    \
-        madd_acc(a##i##0, xv, w0);                                        \
-        madd_acc(a##i##1, xv, w1);                                        \
+#define VT_I16_ROW(i)                                                  \
+    if constexpr (R > i) {                                             \
+        const __m256i xv = _mm256_set1_epi32(load_i32(x##i + 2 * j)); \
+        madd_acc(a##i##0, xv, w0);                                     \
+        madd_acc(a##i##1, xv, w1);                                     \
     }
             VT_I16_ROW(0) VT_I16_ROW(1) VT_I16_ROW(2) VT_I16_ROW(3) VT_I16_ROW(4) VT_I16_ROW(5)
 #undef VT_I16_ROW
@@ -566,29 +703,38 @@ void micro_i16(const int16_t* xq, int64_t lda, const float* xs, int64_t lds, con
         for (int i = 0; i < R; ++i) {
             const __m256 xsv = _mm256_set1_ps(xs[i * lds + b]);
             float* c = C + i * ldc;
-            _mm256_storeu_ps(c, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][0]), _mm256_mul_ps(slo, xsv), _mm256_loadu_ps(c)));
-            _mm256_storeu_ps(c + 8, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][1]), _mm256_mul_ps(shi, xsv), _mm256_loadu_ps(c + 8)));
+            __m256 clo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][0]), _mm256_mul_ps(slo, xsv), _mm256_loadu_ps(c));
+            __m256 chi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][1]), _mm256_mul_ps(shi, xsv), _mm256_loadu_ps(c + 8));
+            if constexpr (Min) {
+                const __m256 sv = _mm256_set1_ps(xsum[i * lds + b] * xs[i * lds + b]);
+                clo = _mm256_fmadd_ps(_mm256_loadu_ps(mn + b * L), sv, clo);
+                chi = _mm256_fmadd_ps(_mm256_loadu_ps(mn + b * L + 8), sv, chi);
+            }
+            _mm256_storeu_ps(c, clo);
+            _mm256_storeu_ps(c + 8, chi);
         }
     }
 }
 
-using MicroI16Fn = void (*)(const int16_t*, int64_t, const float*, int64_t, const int16_t*, const float*,
-                            int64_t, int64_t, float*, int64_t);
+using MicroI16Fn = void (*)(const int16_t*, int64_t, const float*, const float*, int64_t, const int16_t*,
+                            const float*, int64_t, int64_t, float*, int64_t);
 // 6 rows: 12 accumulators, two weight vectors, the broadcast and vpmaddwd's product.
 constexpr int MRI = 6;
-template <int KBH>
+template <int KBH, bool Min>
 struct MicroI16Set {
-    static constexpr MicroI16Fn fns[MRI] = {micro_i16<1, KBH>, micro_i16<2, KBH>, micro_i16<3, KBH>,
-                                            micro_i16<4, KBH>, micro_i16<5, KBH>, micro_i16<6, KBH>};
+    static constexpr MicroI16Fn fns[MRI] = {micro_i16<1, KBH, Min>, micro_i16<2, KBH, Min>, micro_i16<3, KBH, Min>,
+                                            micro_i16<4, KBH, Min>, micro_i16<5, KBH, Min>, micro_i16<6, KBH, Min>};
 };
 
-// Scratch: the panel (kGemmKc int16 pairs per tile at most, and its scales) fits in the
+// Scratch: the panel (kGemmKc int16 pairs per tile at most, its scales and mins) fits in the
 // kGemmPanelFloats the float GEMM uses; the accumulator follows it as there.
+template <int Kind>
 void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
+    constexpr bool Min = Kind == kInt4Min;
     const bool swiglu = job.act == kActSwiglu;
     const int64_t m = job.m, kb = job.w.kb;
     const int64_t nkb = num_kblocks(job.w);
-    const MicroI16Fn* micro = kb == 32 ? MicroI16Set<16>::fns : MicroI16Set<0>::fns;
+    const MicroI16Fn* micro = kb == 32 ? MicroI16Set<16, Min>::fns : MicroI16Set<0, Min>::fns;
     const int64_t per = swiglu ? 2 : 1;
     const int64_t bpc = kb >= kGemmKc ? 1 : kGemmKc / kb;  // K-blocks per chunk
     int16_t* pan = reinterpret_cast<int16_t*>(scratch);
@@ -606,10 +752,11 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
             const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
             for (int64_t b0 = 0; b0 < nkb; b0 += bpc) {
                 const int64_t nb = min64(bpc, nkb - b0);
-                int16_panel(w, jt + v / per, b0, nb, pan, sc);
+                int16_panel<Kind>(w, jt + v / per, b0, nb, pan, sc);
                 row_groups(m, MRI, [&](int64_t i0, int64_t mr) {
-                    micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0, nkb, pan, sc,
-                                  nb, kb, acc + i0 * W + v * L, W);
+                    micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0,
+                                  Min ? job.xqsum + i0 * nkb + b0 : nullptr, nkb, pan, sc, nb, kb,
+                                  acc + i0 * W + v * L, W);
                 });
             }
         }
@@ -619,7 +766,8 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
 
 }  // namespace
 
-void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs) {
+void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,
+                       float* xsum) {
     const int64_t nkb = (in + kb - 1) / kb;
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
@@ -628,6 +776,7 @@ void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_
             const float* xb = x + i * in + b * kb;
             int16_t* qb = xq + i * ld + b * kb;
             const int64_t n = min64(kb, in - b * kb);
+            std::memset(qb + n, 0, sizeof(int16_t) * static_cast<size_t>(kb - n));  // a short last block
             __m256 amax = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
             int64_t k = 0;
             for (; k + 8 <= n; k += 8) {
@@ -647,27 +796,70 @@ void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_
             }
             if (nonfinite || !(am > 0.f)) {
                 xs[i * nkb + b] = nonfinite ? std::numeric_limits<float>::quiet_NaN() : 0.f;
+                if (xsum) xsum[i * nkb + b] = 0.f;
                 std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(n));
                 continue;
             }
             xs[i * nkb + b] = am / kXq16Max;
             const float inv = kXq16Max / am;
             const __m256 iv = _mm256_set1_ps(inv);
+            __m256i sum8 = _mm256_setzero_si256();
             k = 0;
             for (; k + 8 <= n; k += 8) {  // round to nearest even (MXCSR default), saturating pack
                 const __m256i q = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xb + k), iv));
+                sum8 = _mm256_add_epi32(sum8, q);
                 _mm_storeu_si128(reinterpret_cast<__m128i*>(qb + k),
                                  _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)));
             }
+            alignas(32) int32_t s8[8];
+            _mm256_store_si256(reinterpret_cast<__m256i*>(s8), sum8);
+            int64_t sum = 0;  // |q| <= 32767 (|x| <= am), so each lane of sum8 is exact
+            for (int32_t v : s8) sum += v;
             for (; k < n; ++k) {
                 const float q = std::nearbyint(xb[k] * inv);
                 qb[k] = static_cast<int16_t>(q > kXq16Max ? kXq16Max : (q < -kXq16Max ? -kXq16Max : q));
+                sum += qb[k];
             }
+            if (xsum) xsum[i * nkb + b] = static_cast<float>(sum);
+        }
+    }
+}
+
+void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp) {
+    const __m128i c128 = _mm_set1_epi16(128);
+    for (int64_t i = 0; i < m; ++i) {
+        const int16_t* q = xq + i * ld;
+        int32_t* d = xp + i * ldp;
+        int64_t k = 0;
+        for (; k + 8 <= n; k += 8) {  // 4 pairs: h = (q + 128) >> 8, l = q - 256 h
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + k));
+            const __m128i h = _mm_srai_epi16(_mm_add_epi16(v, c128), 8);
+            const __m128i l = _mm_sub_epi16(v, _mm_slli_epi16(h, 8));
+            const __m128i hb = _mm_packs_epi16(h, h), lb = _mm_packs_epi16(l, l);  // in range: exact
+            const __m128i hw = _mm_unpacklo_epi16(hb, hb), lw = _mm_unpacklo_epi16(lb, lb);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k), _mm_unpacklo_epi32(hw, lw));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k + 4), _mm_unpackhi_epi32(hw, lw));
+        }
+        for (; k < n; k += 2) {
+            uint8_t hb[2], lb[2];
+            for (int e = 0; e < 2; ++e) {
+                const int32_t h = (q[k + e] + 128) >> 8;
+                hb[e] = static_cast<uint8_t>(h);
+                lb[e] = static_cast<uint8_t>(q[k + e] - 256 * h);
+            }
+            const uint32_t hw = hb[0] | (uint32_t(hb[1]) << 8), lw = lb[0] | (uint32_t(lb[1]) << 8);
+            d[k] = static_cast<int32_t>(hw | (hw << 16));
+            d[k + 1] = static_cast<int32_t>(lw | (lw << 16));
         }
     }
 }
 
 void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
+    if (job.xp != nullptr && int16_gemv_ok(job.w)) {
+        if (job.w.kind == kInt4Min) gemv_range_i4x8<true>(job, t0, t1);
+        else gemv_range_i4x8<false>(job, t0, t1);
+        return;
+    }
     switch (job.w.kind) {
         case kInt8Blocked: gemv_kind<kInt8Blocked>(job, t0, t1); break;
         case kFp8Blocked: gemv_kind<kFp8Blocked>(job, t0, t1); break;
@@ -680,7 +872,11 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
 
 void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     if (job.xq != nullptr && int16_gemm_ok(job.w)) {
-        gemm_int16(job, t0, t1, scratch);
+        switch (job.w.kind) {
+            case kInt4Blocked: gemm_int16<kInt4Blocked>(job, t0, t1, scratch); break;
+            case kInt4Min: gemm_int16<kInt4Min>(job, t0, t1, scratch); break;
+            default: gemm_int16<kInt8Blocked>(job, t0, t1, scratch); break;
+        }
         return;
     }
     switch (job.w.kind) {

@@ -1,0 +1,40 @@
+"""The AVX2 integer GEMM's rounding of x, for the tests of the linears that use it.
+
+On an AVX2 CPU (without AVX-512) an int8 linear of more than 4 rows, and an int4 or int4-min
+linear of any number of rows, rounds x per row and K-block to int16 (scale = max |x| of the
+block / 32639, round to nearest even) and multiplies it with the weights in integers
+(libvt/src/cpu/kernels.h, int16_gemm_ok / int16_gemv_ok; docs/guide.md "Numerics"). Its results are exact math on that rounded x, which round_x16
+reproduces bit for bit. X16_SCRIPT is also run as text by subprocess checks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyvt import ops
+
+X16_SCRIPT = r"""
+def round_x16(x, kb):
+    x = np.asarray(x, np.float32)
+    m, k = x.shape
+    nkb = -(-k // kb)  # the last block may be short (4-bit formats)
+    xb = np.zeros((m, nkb * kb), np.float32)
+    xb[:, :k] = x
+    xb = xb.reshape(m, nkb, kb)
+    amax = np.abs(xb).max(axis=2, keepdims=True)
+    safe = np.where(amax > 0, amax, np.float32(1))
+    inv = np.where(amax > 0, np.float32(32639) / safe, np.float32(0)).astype(np.float32)
+    q = np.rint((xb * inv).astype(np.float32))
+    s = (amax / np.float32(32639)).astype(np.float32)
+    return (q * s).astype(np.float32).reshape(m, nkb * kb)[:, :k]
+"""
+exec(X16_SCRIPT)
+
+INT16_FORMATS = ("int8", "int4", "int4-min")
+
+
+def int16_gemm_applies(fmt: str, m: int, isa: str | None = None) -> bool:
+    """Whether a linear of format fmt over m rows rounds x as round_x16 does (at CPU level isa,
+    default the one in use). Every block size the tests use is even and <= 512."""
+    if (isa or ops.cpu_isa()) != "avx2" or fmt not in INT16_FORMATS:
+        return False
+    return m > 4 or fmt != "int8"
