@@ -359,8 +359,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             const int64_t c1 = min64(c0 + 8, p1);
             __m256i ah[R], al[R];
             for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm256_setzero_si256();
-            for (int64_t p = c0; p < c1; ++p) {
-                if ((p & 3) == 0) prefetch_next_tile(tile + p * L, w.tile_bytes);
+            const auto pair = [&](int64_t p) {
                 const __m256i wp = nibble_pairs(tile + p * L);
 #pragma GCC unroll 2
                 for (int i = 0; i < R; ++i) {
@@ -368,6 +367,15 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                     ah[i] = _mm256_add_epi16(ah[i], _mm256_maddubs_epi16(wp, _mm256_set1_epi32(xw[0])));
                     al[i] = _mm256_add_epi16(al[i], _mm256_maddubs_epi16(wp, _mm256_set1_epi32(xw[1])));
                 }
+            };
+            if (c1 - c0 == 8) {  // whole chunks unrolled: the loop's own instructions cost ~40 %
+                const uint8_t* q = tile + c0 * L;
+                prefetch_next_tile(q, w.tile_bytes);  // two lines per chunk
+                prefetch_next_tile(q + 64, w.tile_bytes);
+#pragma GCC unroll 8
+                for (int e = 0; e < 8; ++e) pair(c0 + e);
+            } else {
+                for (int64_t p = c0; p < c1; ++p) pair(p);
             }
             for (int i = 0; i < R; ++i) {
                 slo[i] = _mm256_add_epi32(slo[i], _mm256_madd_epi16(_mm256_unpacklo_epi16(al[i], ah[i]), join));
