@@ -1,8 +1,8 @@
 """The AVX2 integer GEMM's rounding of x, for the tests of the linears that use it.
 
-On an AVX2 CPU (without AVX-512) an int8 linear of more than 4 rows, and an int4 or int4-min
-linear of any number of rows, rounds x per row and K-block to int16 (scale = max |x| of the
-block / 32639, round to nearest even) and multiplies it with the weights in integers
+On an AVX2 CPU (without AVX-512) an int8, int4 or int4-min linear of any number of rows rounds
+x per row and K-block to int16 (scale = max |x| of the block / 32639, round to nearest even)
+and multiplies it with the weights in integers
 (libvt/src/cpu/kernels.h, int16_gemm_ok / int16_gemv_ok; docs/guide.md "Numerics"). Its results are exact math on that rounded x, which round_x16
 reproduces bit for bit. X16_SCRIPT is also run as text by subprocess checks."""
 
@@ -35,6 +35,5 @@ INT16_FORMATS = ("int8", "int4", "int4-min")
 def int16_gemm_applies(fmt: str, m: int, isa: str | None = None) -> bool:
     """Whether a linear of format fmt over m rows rounds x as round_x16 does (at CPU level isa,
     default the one in use). Every block size the tests use is even and <= 512."""
-    if (isa or ops.cpu_isa()) != "avx2" or fmt not in INT16_FORMATS:
-        return False
-    return m > 4 or fmt != "int8"
+    del m  # every number of rows: the GEMV (m <= 4) and the GEMM alike
+    return fmt in INT16_FORMATS and (isa or ops.cpu_isa()) == "avx2"

@@ -62,21 +62,24 @@ void run_dense(const cpu::LinearJob& job) {
         cpu::LinearJob gj = job;
 #if defined(VT_HAVE_X86_KERNELS)
         if (level == 1 && cpu::int16_gemv_ok(job.w) && (job.act != cpu::kActSwiglu || cpu::int16_gemv_ok(job.w2))) {
-            // AVX2 4-bit weights: x rounded to int16 and split into bytes here, on this thread
-            // (a few KB per row: cheaper than waking the pool).
+            // AVX2 integer weights: x rounded to int16 (4-bit: and split into bytes) here, on
+            // this thread (a few KB per row: cheaper than waking the pool).
             const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
+            const bool four = cpu::int4_kind(job.w);
             int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
             float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
-            float* qsum = thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb));
-            int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
+            float* qsum = four ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
             cpu::quantize_x16_avx2(job.x, job.m, in, kb, q, ld, qs, qsum);
-            cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
             gj.xq = q;
             gj.xqs = qs;
             gj.xq_ld = ld;
             gj.xqsum = qsum;
-            gj.xp = xp;
-            gj.xp_ld = ld;
+            if (four) {
+                int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
+                cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
+                gj.xp = xp;
+                gj.xp_ld = ld;
+            }
         }
 #endif
         parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {

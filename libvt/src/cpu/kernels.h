@@ -73,7 +73,7 @@ struct LinearJob {
     // [i * nkb + b], an integer (|sum| <= 512 * 32639 < 2^24: exact in f32; 0 where xs is NaN).
     // Times xs it is the block's sum of the rounded x, for the min (or int4's -8) term.
     const float* xqsum = nullptr;
-    // AVX2 4-bit GEMV (int16_gemv_ok kinds, m <= gemv_max_m): xq split into signed bytes,
+    // AVX2 4-bit GEMV (int16_gemv_ok 4-bit kinds, m <= gemv_max_m): xq split into signed bytes,
     // xq = 256 h + l, as split_x16_avx2 writes them (two int32 words per pair of k). Null:
     // the float path.
     const int32_t* xp = nullptr;
@@ -101,12 +101,13 @@ inline int64_t xq_stride(int64_t in, int64_t kb) { return (in + kb - 1) / kb * k
 void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,
                        float* xsum);
 
-// The AVX2 4-bit GEMV (m <= gemv_max_m) in integers: x rounded as for the integer GEMM,
-// then split into signed bytes for vpmaddubsw against the nibbles (kernels_avx2.cpp). The
-// f32 GEMV of the 4-bit formats was bound by widening nibbles to f32, not by memory.
-inline bool int16_gemv_ok(const DenseW& w) {
-    return (w.kind == kInt4Blocked || w.kind == kInt4Min) && w.kb % 2 == 0 && w.kb <= 512;
-}
+// The AVX2 GEMV (m <= gemv_max_m) in integers, x rounded as for the integer GEMM: int8
+// weights widened to int16 pairs for vpmaddwd as the GEMM's panel does, 4-bit weights
+// against x split into signed bytes (split_x16_avx2) for vpmaddubsw (kernels_avx2.cpp). The
+// f32 GEMVs were bound by widening the weights to f32 (and int8's by its FMA latency
+// chains), not by memory, on 2 AVX2 cores.
+inline bool int16_gemv_ok(const DenseW& w) { return int16_gemm_ok(w); }
+inline bool int4_kind(const DenseW& w) { return w.kind == kInt4Blocked || w.kind == kInt4Min; }
 // xp[i * ldp + 2p], [.. + 1]: the words (h_2p, h_2p+1, h_2p, h_2p+1) and the same of l, for
 // the pairs p < n / 2 of row i of xq (n even, rows at stride ld; ldp >= n).
 void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);

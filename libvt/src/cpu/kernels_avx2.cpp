@@ -410,27 +410,98 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
     for (int i = 0; i < R; ++i) out[i] = {_mm256_mul_ps(flo[i], rlo), _mm256_mul_ps(fhi[i], rhi)};
 }
 
+// Two int16 (a pair of k) as one 32-bit lane, for a broadcast.
+inline int32_t load_i32(const int16_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// ---- int8 GEMV in integers (AVX2; LinearJob::xq) ------------------------------------------
+//
+// The f32 int8 GEMV ran at ~12 Gweights/s per core (4 FMA chains of 4 cycles' latency, 12
+// vector instructions per 32 weights): below the DRAM bandwidth of two cores. Here the
+// pairs (k, k + 1) of 16 rows are widened to int16 exactly as the GEMM's panel (2 shuffles
+// and 2 sign extensions per 32 weights) and multiplied with the broadcast int16 pair of x by
+// vpmaddwd into int32 (exact), scaled into f32 once per block.
+template <int R>
+inline void gemv_tile_i8x16(const DenseW& w, int64_t t, const int16_t* xq, int64_t ldq, const float* xs,
+                            int64_t nkb, V2* out) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const int64_t kbh = w.kb / 2;
+    __m256 flo[R], fhi[R];
+    for (int i = 0; i < R; ++i) flo[i] = fhi[i] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nkb; ++b) {
+        __m256i alo[R], ahi[R];
+        for (int i = 0; i < R; ++i) alo[i] = ahi[i] = _mm256_setzero_si256();
+        const uint8_t* q = tile + b * kbh * 2 * L;
+        const int16_t* xb = xq + b * kbh * 2;
+        const auto pair = [&](int64_t j) {
+            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 2 * j * L));
+            const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + (2 * j + 1) * L));
+            const __m256i wlo = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, c));  // rows 0-7
+            const __m256i whi = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, c));  // rows 8-15
+#pragma GCC unroll 2
+            for (int i = 0; i < R; ++i) {
+                const __m256i xv = _mm256_set1_epi32(load_i32(xb + i * ldq + 2 * j));
+                alo[i] = _mm256_add_epi32(alo[i], _mm256_madd_epi16(wlo, xv));
+                ahi[i] = _mm256_add_epi32(ahi[i], _mm256_madd_epi16(whi, xv));
+            }
+        };
+        if (kbh == 16) {  // kb = 32, unrolled whole
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; ++j) {
+                if ((j & 1) == 0) prefetch_next_tile(q + 2 * j * L, w.tile_bytes);
+                pair(j);
+            }
+        } else {
+            for (int64_t j = 0; j < kbh; ++j) {
+                if ((j & 1) == 0) prefetch_next_tile(q + 2 * j * L, w.tile_bytes);
+                pair(j);
+            }
+        }
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        const V2 s = load_f16x16(sc + b * L);
+        for (int i = 0; i < R; ++i) {
+            const __m256 x8 = _mm256_set1_ps(xs[i * nkb + b]);
+            flo[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(alo[i]), _mm256_mul_ps(s.lo, x8), flo[i]);
+            fhi[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ahi[i]), _mm256_mul_ps(s.hi, x8), fhi[i]);
+        }
+    }
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
+    for (int i = 0; i < R; ++i) out[i] = {_mm256_mul_ps(flo[i], rlo), _mm256_mul_ps(fhi[i], rhi)};
+}
+
+// One row group's tile for either integer GEMV.
+template <int Kind, int R>
+inline void gemv_tile_int(const LinearJob& job, const DenseW& w, int64_t t, int64_t i0, int64_t nkb, V2* out) {
+    if constexpr (Kind == kInt8Blocked) {
+        gemv_tile_i8x16<R>(w, t, job.xq + i0 * job.xq_ld, job.xq_ld, job.xqs + i0 * nkb, nkb, out);
+    } else {
+        gemv_tile_i4x8<R, Kind == kInt4Min>(w, t, job.xp + i0 * job.xp_ld, job.xp_ld, job.xqs + i0 * nkb,
+                                            job.xqsum + i0 * nkb, nkb, out);
+    }
+}
+
 // Rows in groups of at most two (the registers of two rows' sums; a tile's weights are read
 // again from L1/L2 for rows 3-4).
-template <bool Min>
-void gemv_range_i4x8(const LinearJob& job, int64_t t0, int64_t t1) {
-    const int64_t out = job.w.out, nkb = num_kblocks(job.w), ldp = job.xp_ld;
+template <int Kind>
+void gemv_range_int(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t out = job.w.out, nkb = num_kblocks(job.w);
+    const bool swiglu = job.act == kActSwiglu;
     for (int64_t t = t0; t < t1; ++t) {
         for (int64_t i0 = 0; i0 < job.m; i0 += 2) {
             const int64_t r = min64(2, job.m - i0);
-            const int32_t* xp = job.xp + i0 * ldp;
-            const float* xs = job.xqs + i0 * nkb;
-            const float* xsum = job.xqsum + i0 * nkb;
             V2 g[2], u[2];
             if (r == 2) {
-                gemv_tile_i4x8<2, Min>(job.w, t, xp, ldp, xs, xsum, nkb, g);
-                if (job.act == kActSwiglu) gemv_tile_i4x8<2, Min>(job.w2, t, xp, ldp, xs, xsum, nkb, u);
+                gemv_tile_int<Kind, 2>(job, job.w, t, i0, nkb, g);
+                if (swiglu) gemv_tile_int<Kind, 2>(job, job.w2, t, i0, nkb, u);
             } else {
-                gemv_tile_i4x8<1, Min>(job.w, t, xp, ldp, xs, xsum, nkb, g);
-                if (job.act == kActSwiglu) gemv_tile_i4x8<1, Min>(job.w2, t, xp, ldp, xs, xsum, nkb, u);
+                gemv_tile_int<Kind, 1>(job, job.w, t, i0, nkb, g);
+                if (swiglu) gemv_tile_int<Kind, 1>(job, job.w2, t, i0, nkb, u);
             }
-            for (int64_t i = 0; i < r; ++i)
-                epilogue(job, t, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + (i0 + i) * out);
+            for (int64_t i = 0; i < r; ++i) epilogue(job, t, g[i], swiglu ? u[i] : g[i], job.y + (i0 + i) * out);
         }
     }
 }
@@ -608,12 +679,6 @@ void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
 // rows' pairs and adds each lane's two products exactly in int32. After each K-block the
 // int32 sums go to f32 and are added to C with weight scale * x scale (int4-min: plus
 // min * xs * sum(xq) of the block). 6 rows x 16 columns: 12 int32 accumulators.
-
-inline int32_t load_i32(const int16_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
 
 // A prefetch GCC keeps even in a loop that does nothing else (it deletes _mm_prefetch there).
 inline void prefetch_t0(const void* p) { __asm__ volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p))); }
@@ -863,9 +928,12 @@ void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t
 }
 
 void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
-    if (job.xp != nullptr && int16_gemv_ok(job.w)) {
-        if (job.w.kind == kInt4Min) gemv_range_i4x8<true>(job, t0, t1);
-        else gemv_range_i4x8<false>(job, t0, t1);
+    if (job.xq != nullptr && int16_gemv_ok(job.w)) {
+        switch (job.w.kind) {
+            case kInt4Blocked: gemv_range_int<kInt4Blocked>(job, t0, t1); break;
+            case kInt4Min: gemv_range_int<kInt4Min>(job, t0, t1); break;
+            default: gemv_range_int<kInt8Blocked>(job, t0, t1); break;
+        }
         return;
     }
     switch (job.w.kind) {
