@@ -70,9 +70,10 @@ def _as_str(tok, index: int, path) -> str:
     return tok
 
 
-# The characters _merges_from_scores may slice out of the tokens while trying splits: a real
-# vocabulary needs a few million (Gemma's 256k tokens ~2e7); a hostile one of many long tokens
-# of every length (a few MB) would need ~1e10 and as many bytes of merges.
+# The characters _merges_from_scores may slice out of the tokens while trying splits: the
+# 32k- and 49k-token vocabularies of TinyLlama's and SmolLM2's GGUFs need 2.7M and 2.4M; a
+# hostile one of tokens of every length (a, aa, aaa, ... up to 3000: 4.5 MB) would need ~9e9,
+# and as many bytes of merges.
 _MAX_SPLIT_WORK = 1 << 27
 
 
