@@ -82,6 +82,10 @@ def config_seeds(out: Path) -> None:
     odd = dict(c, architectures=["Llama\u00e9ForCausalLM", "LlamaForCausalLM"], model_type="llama",
                hidden_act="silu", rms_norm_eps=1e-6, max_position_embeddings=1 << 40)
     write(out / "bom-escapes", b"\xef\xbb\xbf" + json.dumps(odd, ensure_ascii=True).encode())
+    # Issue 20: values valid as doubles that leave float32's range (NaN logits before the check).
+    write(out / "rope-theta-1e-300", json.dumps(dict(c, rope_theta=1e-300)))
+    write(out / "rms-norm-eps-1e300", json.dumps(dict(c, rms_norm_eps=1e300)))
+    write(out / "rope-factor-1e-300", json.dumps(dict(c, rope_scaling={"rope_type": "linear", "factor": 1e-300})))
 
 
 def tiny_gguf(path: Path, patch: dict | None = None, drop=()) -> None:
