@@ -399,7 +399,7 @@ ids = list(range(5, 5 + 96))
 ops.set_num_threads(2)
 ref = m.logits(ids)
 stop = threading.Event()
-errors, calls, flips = [], [0], [0]
+errors, calls, flips, loads = [], [0], [0], [0]
 
 def generate():
     while not stop.is_set():
@@ -419,14 +419,28 @@ def flip():
         flips[0] = n
         time.sleep(0.0002)
 
-threads = [threading.Thread(target=generate) for _ in range(3)] + [threading.Thread(target=flip)]
+def reload():
+    # load_model(threads=N) sets the same process-wide count, from another thread, while loading
+    n = 0
+    while not stop.is_set():
+        try:
+            with pyvt.load_model(sys.argv[1], weight_format="int8", progress=False, threads=1 + n % 3) as m2:
+                if not np.allclose(m2.logits(ids[:8]), ref[:8], rtol=1e-4, atol=1e-4):
+                    errors.append("a model loaded with threads=N differs")
+        except BaseException as e:
+            errors.append(repr(e))
+        n += 1
+        loads[0] = n
+
+threads = [threading.Thread(target=generate) for _ in range(3)] + [threading.Thread(target=flip),
+                                                                   threading.Thread(target=reload)]
 for t in threads:
     t.start()
 time.sleep(float(sys.argv[2]))
 stop.set()
 for t in threads:
     t.join()
-print(f"calls={calls[0]} flips={flips[0]} errors={len(errors)}")
+print(f"calls={calls[0]} flips={flips[0]} loads={loads[0]} errors={len(errors)}")
 if errors:
     print(errors[:3])
     sys.exit(1)
@@ -437,8 +451,8 @@ def test_thread_count_changes_while_other_threads_generate(rand_dir, tmp_path):
     # Was a use-after-free: the pool was deleted under a running region (segfault or
     # deadlock). Run in a child so a crash is a failed test, with a timeout for a deadlock.
     # cwd: not the repository root, whose pyvt/ (sources, no extensions) would shadow the install
-    p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "3"], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "5"], capture_output=True, text=True,
                        timeout=60, cwd=tmp_path)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-500:]} {p.stderr[-1500:]}"
-    stats = dict(kv.split("=") for kv in p.stdout.split()[:3])
-    assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100, p.stdout
+    stats = dict(kv.split("=") for kv in p.stdout.split()[:4])
+    assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100 and int(stats["loads"]) >= 3, p.stdout
