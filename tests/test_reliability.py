@@ -456,3 +456,55 @@ def test_thread_count_changes_while_other_threads_generate(rand_dir, tmp_path):
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-500:]} {p.stderr[-1500:]}"
     stats = dict(kv.split("=") for kv in p.stdout.split()[:4])
     assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100 and int(stats["loads"]) >= 3, p.stdout
+
+
+_LOAD_INTERRUPT = r"""
+import os, signal, sys, threading, time
+import pyvt
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background pytest may ignore SIGINT
+path = sys.argv[1]
+times = []
+for _ in range(2):
+    t0 = time.perf_counter()
+    pyvt.load_model(path, progress=False).close()
+    times.append(time.perf_counter() - t0)
+delay = min(times) / 3
+for attempt in range(8):
+    sent = []
+    def fire():
+        time.sleep(delay)
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+    th = threading.Thread(target=fire)
+    th.start()
+    try:
+        m = pyvt.load_model(path, progress=False)
+    except KeyboardInterrupt:
+        print(f"interrupted {(time.perf_counter() - sent[0]) * 1000:.1f} ms after the signal, "
+              f"sent {delay * 1000:.0f} ms into a {min(times) * 1000:.0f} ms load")
+        th.join()
+        break
+    try:  # the load won the race: the signal lands here; try earlier
+        th.join()
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        pass
+    m.close()
+    delay /= 2
+else:
+    sys.exit("the signal never arrived during a load")
+with pyvt.load_model(path, progress=False) as m:  # nothing left behind: the next load works
+    print("OK", m.max_seq_len > 0)
+"""
+
+
+def test_ctrl_c_during_a_load_is_honoured_within_a_tensor(default_model_dir, tmp_path):
+    # Issue 20 asked that Ctrl-C be honoured during long loads: vt_model_load calls back per
+    # tensor and the callback checks for signals, with or without a progress callable.
+    r = subprocess.run([sys.executable, "-c", _LOAD_INTERRUPT, str(default_model_dir)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    print(r.stdout)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK True"), r.stdout + r.stderr
+    ms = float(r.stdout.split("interrupted ")[1].split(" ms")[0])
+    assert ms < 500, r.stdout
