@@ -82,10 +82,15 @@ def config_seeds(out: Path) -> None:
     odd = dict(c, architectures=["Llama\u00e9ForCausalLM", "LlamaForCausalLM"], model_type="llama",
                hidden_act="silu", rms_norm_eps=1e-6, max_position_embeddings=1 << 40)
     write(out / "bom-escapes", b"\xef\xbb\xbf" + json.dumps(odd, ensure_ascii=True).encode())
+    # Issue 20: values valid as doubles that leave float32's range (NaN logits before the check).
+    write(out / "rope-theta-1e-300", json.dumps(dict(c, rope_theta=1e-300)))
+    write(out / "rms-norm-eps-1e300", json.dumps(dict(c, rms_norm_eps=1e300)))
+    write(out / "rope-factor-1e-300", json.dumps(dict(c, rope_scaling={"rope_type": "linear", "factor": 1e-300})))
 
 
-def tiny_gguf(path: Path) -> None:
-    """A convertible tiny llama: hidden 32, 1 block, the byte-level BPE vocabulary (265)."""
+def tiny_gguf(path: Path, patch: dict | None = None, drop=()) -> None:
+    """A convertible tiny llama: hidden 32, 1 block, the byte-level BPE vocabulary (265);
+    metadata keys in ``drop`` left out and ``patch`` applied (the hand-made crashers)."""
     rng = np.random.default_rng(0)
     table = {}
     bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
@@ -124,6 +129,7 @@ def tiny_gguf(path: Path) -> None:
         "tokenizer.ggml.eos_token_id": gw.Val(gw.UINT32, 2), "tokenizer.ggml.add_bos_token": False,
         "tokenizer.chat_template": "{% for m in messages %}<|im_start|>{{ m['content'] }}<|im_end|>{% endfor %}",
     }
+    meta = {k: v for k, v in {**meta, **(patch or {})}.items() if k not in drop}
     gw.write_gguf(path, meta, [(n, *q(x)) for n, x in ts.items()])
 
 

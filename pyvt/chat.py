@@ -115,7 +115,8 @@ _MAX_REPEAT = 1 << 20     # str / list * n in a template: at most ~1M items
 _MAX_STR = 1 << 24        # any string a template operation makes, and the whole output: 16M characters
 _MAX_WIDTH = 1 << 16      # a width / precision / indent in a format spec, center(), indent()...
 _MAX_ITEMS = 1 << 16      # batch() / slice() counts, lipsum() paragraphs x words
-RENDER_SECONDS = 1.0      # a render that takes longer is stopped (a chat template renders in ms)
+RENDER_SECONDS = 0.5      # a render that takes longer is stopped (a chat template renders in ms;
+                          # issue 20: every rejection in under a second, this one included)
 
 
 class _RenderTimeout(BaseException):

@@ -460,7 +460,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
                 for _ in s:
                     pass
                 assert s.result is not None
-                _out(json.dumps(s.result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+                _out(json.dumps(s.result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
             else:
                 if not args.no_prompt and not args.chat:
                     _out(prompt)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .gguf import GGML_TYPES, GGMLType, GGUFFile, dequantize
+from .gguf import GGML_TYPES, GGMLType, GGUFFile, dequantize, meta_value
 from .gguf_tokenizer import build_tokenizer, eos_token_ids, tokenizer_config
 
 __all__ = [
@@ -306,7 +306,7 @@ def _infer_llama3_rope_scaling(freqs: np.ndarray, rope_theta: float, head_dim: i
 def _hparams(meta: dict, p: str) -> dict:
     """The ARCH.* hyperparameters of the metadata (ARCH = general.architecture), checked
     (positive integers, head sizes pyvt supports); ``p`` names the file in errors."""
-    arch = meta.get("general.architecture")
+    arch = meta_value(meta, "general.architecture", "string", p)
     if arch not in _ARCHS:
         raise ValueError(
             f"{p}: unsupported architecture {arch!r:.60} (general.architecture); "
@@ -321,7 +321,7 @@ def _hparams(meta: dict, p: str) -> dict:
             raise ValueError(f"{p}: {arch}.{k} = {v!r} is not a positive integer")
         return int(v)
 
-    if meta.get(f"{arch}.expert_count", 0):
+    if meta_value(meta, f"{arch}.expert_count", "int", p, 0):
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported")
     hidden = need_int("embedding_length")
     n_layers = need_int("block_count")
@@ -415,10 +415,11 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
     a = hp["arch"]
-    if meta.get(f"{a}.rope.scaling.type") in ("linear", "yarn"):
+    kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p)
+    if kind in ("linear", "yarn"):
         factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
         if factor != 1.0:
-            out = {"rope_type": meta[f"{a}.rope.scaling.type"], "factor": factor}
+            out = {"rope_type": kind, "factor": factor}
             if f"{a}.rope.scaling.original_context_length" in meta:
                 orig = meta[f"{a}.rope.scaling.original_context_length"]
                 if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
@@ -432,7 +433,7 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
 def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scaling: dict | None,
                 bos_id, torch_dtype: str) -> tuple[dict, dict]:
     """(config.json, generation_config.json)."""
-    eos_ids = eos_token_ids(meta, vocab_size)
+    eos_ids = eos_token_ids(meta, vocab_size, g.path)
     pad_id = meta.get("tokenizer.ggml.padding_token_id")
     pad_id = pad_id if isinstance(pad_id, int) and 0 <= pad_id < vocab_size else None
     eos_value = eos_ids[0] if len(eos_ids) == 1 else (eos_ids or None)
@@ -597,11 +598,11 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                              f"{vocab_size} rows")
         config, gen_config = _hf_configs(g, meta, hp, vocab_size, tied, rope_scaling, tinfo["bos_token_id"],
                                          torch_dtype)
+        tok_config, special_map = tokenizer_config(meta, tinfo, hp["ctx"], p)
         out.mkdir(parents=True, exist_ok=True)
         summary = _write_weights(g, out / "model.safetensors", hp, st_dtype, p, say, keep_blocks)
 
     say("writing config and tokenizer")
-    tok_config, special_map = tokenizer_config(meta, tinfo, hp["ctx"])
     _write_json(out / "config.json", config)
     _write_json(out / "generation_config.json", gen_config)
     _write_json(out / "tokenizer_config.json", tok_config)

@@ -790,3 +790,56 @@ class GGUFFile:
 def read_gguf(path) -> GGUFFile:
     """Open and parse a GGUF file (see :class:`GGUFFile`)."""
     return GGUFFile(path)
+
+
+# --------------------------------------------------------------------------------------------
+# Typed metadata values
+# --------------------------------------------------------------------------------------------
+
+_KIND_NAMES = {
+    "string": "a string",
+    "bool": "a boolean",
+    "int": "an integer",
+    "strings": "an array of strings",
+    "ints": "an array of integers",
+    "numbers": "an array of numbers",
+}
+
+
+def _describe(v) -> str:
+    """A value for an error message, without building the repr of a million-entry array."""
+    if isinstance(v, list):
+        return f"an array of {len(v)} values"
+    if isinstance(v, np.ndarray):
+        return f"an array of {v.size} {v.dtype} values"
+    return f"{v!r:.60}"
+
+
+def meta_value(meta: dict, key: str, kind: str, path, default=None):
+    """``meta[key]`` when it is of the kind the converter needs, ``default`` when absent; else
+    a one-line ValueError naming the file and the key (a list where a string belongs once
+    raised TypeError, an array where a flag belongs numpy's "truth value is ambiguous").
+
+    kind: "string"; "bool" (a GGUF bool, or the integers 0 / 1); "int" (an integer, not a
+    bool); "strings" (an array of strings: str, or bytes for those that are not UTF-8);
+    "ints" / "numbers" (a 1-D numeric array, integer / integer or float)."""
+    if key not in meta:
+        return default
+    v = meta[key]
+    is_int = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+    if kind == "string":
+        ok = isinstance(v, str)
+    elif kind == "bool":
+        ok = isinstance(v, (bool, np.bool_)) or (is_int and int(v) in (0, 1))
+        v = bool(v) if ok else v
+    elif kind == "int":
+        ok = is_int
+    elif kind == "strings":
+        ok = isinstance(v, list) and all(isinstance(x, (str, bytes)) for x in v)
+    elif kind in ("ints", "numbers"):
+        ok = isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in ("iu" if kind == "ints" else "iuf")
+    else:
+        raise ValueError(f"meta_value: unknown kind {kind!r}")
+    if not ok:
+        raise ValueError(f"{path}: {key} = {_describe(v)} is not {_KIND_NAMES[kind]}")
+    return v

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .gguf import meta_value
+
 __all__ = ["build_tokenizer", "eos_token_ids", "tokenizer_config"]
 
 # llama.cpp token types (llama_token_type)
@@ -68,14 +70,38 @@ def _as_str(tok, index: int, path) -> str:
     return tok
 
 
-def _merges_from_scores(vocab: dict[str, int], scores) -> list[tuple[str, str]]:
+# The characters _merges_from_scores may slice out of the tokens while trying splits: the
+# 32k- and 49k-token vocabularies of TinyLlama's and SmolLM2's GGUFs need 2.7M and 2.4M; a
+# hostile one of tokens of every length (a, aa, aaa, ... up to 3000: 4.5 MB) would need ~9e9,
+# and as many bytes of merges.
+_MAX_SPLIT_WORK = 1 << 27
+
+
+def _merges_from_scores(vocab: dict[str, int], scores, path) -> list[tuple[str, str]]:
     """Recover BPE merges from a SentencePiece vocabulary: every split of a token into two
-    tokens, ranked by the token's score (best first)."""
+    tokens, ranked by the token's score (best first).
+
+    Only the split points where both halves have the length of some token are tried: trying
+    all of them made one long token quadratic (a 300 000-character token: 13 s); this way a
+    token longer than twice the others costs nothing. The work left is bounded too
+    (_MAX_SPLIT_WORK characters, else a ValueError naming the file)."""
+    lengths = sorted({len(t) for t in vocab})
+    length_set = set(lengths)
+    work = 0
     merges = []
     for tok, tid in vocab.items():
         score = float(scores[tid])
         local = []
-        for i in range(1, len(tok)):
+        n = len(tok)
+        for i in lengths:
+            if i >= n:
+                break
+            if n - i not in length_set:
+                continue
+            work += n
+            if work > _MAX_SPLIT_WORK:
+                raise ValueError(f"{path}: tokenizer.ggml.tokens: recovering the SentencePiece merges from the "
+                                 f"scores would slice more than {_MAX_SPLIT_WORK} characters (too many long tokens)")
             left, right = tok[:i], tok[i:]
             if left in vocab and right in vocab:
                 local.append((left, right, score))
@@ -108,8 +134,8 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     """
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, pre_tokenizers, processors
 
-    model = meta.get("tokenizer.ggml.model")
-    tokens = meta.get("tokenizer.ggml.tokens")
+    model = meta_value(meta, "tokenizer.ggml.model", "string", path)
+    tokens = meta_value(meta, "tokenizer.ggml.tokens", "strings", path)
     if model is None or tokens is None:
         raise ValueError(f"{path}: the GGUF has no tokenizer (tokenizer.ggml.model/tokens missing)")
     if model not in ("gpt2", "llama"):
@@ -117,12 +143,12 @@ def build_tokenizer(meta: dict, path="<gguf>"):
             f"{path}: unsupported tokenizer model {model!r} (tokenizer.ggml.model); "
             "pyvt converts 'gpt2' (byte-level BPE) and 'llama' (SentencePiece BPE)"
         )
-    if not isinstance(tokens, list):
-        raise ValueError(f"{path}: tokenizer.ggml.tokens is not an array of strings")
+    if not tokens:
+        raise ValueError(f"{path}: tokenizer.ggml.tokens is empty (a vocabulary without tokens)")
     tokens = [_as_str(t, i, path) for i, t in enumerate(tokens)]
     n = len(tokens)
-    types = meta.get("tokenizer.ggml.token_type")
-    types = np.asarray(types, dtype=np.int64) if types is not None else np.full(n, TOKEN_NORMAL)
+    types = meta_value(meta, "tokenizer.ggml.token_type", "ints", path)
+    types = types.astype(np.int64) if types is not None else np.full(n, TOKEN_NORMAL)
     if types.shape != (n,):
         raise ValueError(f"{path}: tokenizer.ggml.token_type has {types.size} entries for {n} tokens")
 
@@ -138,13 +164,11 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     eos_id, eos = token_at("eos_token_id")
     unk_id, unk = token_at("unknown_token_id")
     pad_id, pad = token_at("padding_token_id")
-    add_bos = meta.get("tokenizer.ggml.add_bos_token")
-    add_eos = bool(meta.get("tokenizer.ggml.add_eos_token", False))
-    add_space_prefix = meta.get("tokenizer.ggml.add_space_prefix")
+    add_bos = meta_value(meta, "tokenizer.ggml.add_bos_token", "bool", path)
+    add_eos = meta_value(meta, "tokenizer.ggml.add_eos_token", "bool", path, False)
+    add_space_prefix = meta_value(meta, "tokenizer.ggml.add_space_prefix", "bool", path)
 
-    merges_meta = meta.get("tokenizer.ggml.merges")
-    if merges_meta is not None and not isinstance(merges_meta, list):
-        raise ValueError(f"{path}: tokenizer.ggml.merges is not an array of strings")
+    merges_meta = meta_value(meta, "tokenizer.ggml.merges", "strings", path)
     if merges_meta is not None:
         merges = []
         for i, m in enumerate(merges_meta):
@@ -174,7 +198,7 @@ def build_tokenizer(meta: dict, path="<gguf>"):
         tk = Tokenizer(_bpe(path, vocab, merges, dropout=None, continuing_subword_prefix="", end_of_word_suffix="",
                             fuse_unk=False, byte_fallback=False))
         tk.normalizer = None
-        pre = meta.get("tokenizer.ggml.pre", "default")
+        pre = meta_value(meta, "tokenizer.ggml.pre", "string", path, "default")
         bytelevel = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
         if pre in _DIGITS_PRE:
             tk.pre_tokenizer = pre_tokenizers.Sequence(
@@ -207,10 +231,13 @@ def build_tokenizer(meta: dict, path="<gguf>"):
         for i, tok in enumerate(tokens):
             vocab.setdefault(tok, i)
         if merges is None:
-            scores = meta.get("tokenizer.ggml.scores")
-            if not isinstance(scores, (list, np.ndarray)) or len(scores) != n:
+            scores = meta_value(meta, "tokenizer.ggml.scores", "numbers", path)
+            if scores is None or len(scores) != n:
                 raise ValueError(f"{path}: SentencePiece vocabulary without merges or scores")
-            merges = _merges_from_scores(vocab, scores)
+            if np.isnan(scores).any():
+                # The merges are ranked by score: NaN has no rank.
+                raise ValueError(f"{path}: tokenizer.ggml.scores[{int(np.argmax(np.isnan(scores)))}] is NaN")
+            merges = _merges_from_scores(vocab, scores, path)
         tk = Tokenizer(_bpe(path, vocab, merges, dropout=None, unk_token=unk, fuse_unk=True, byte_fallback=True))
         tk.normalizer = None
         tk.pre_tokenizer = pre_tokenizers.Metaspace(
@@ -273,18 +300,20 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     return tk, info
 
 
-def eos_token_ids(meta: dict, vocab_size: int) -> list[int]:
+def eos_token_ids(meta: dict, vocab_size: int, path="<gguf>") -> list[int]:
     """The end-of-sequence ids of the metadata (EOS, end of turn, end of message), each once,
-    in that order; ids outside the vocabulary are left out."""
+    in that order; ids outside the vocabulary are left out, values that are not integers are
+    a ValueError naming the key."""
     out: list[int] = []
     for k in ("eos_token_id", "eot_token_id", "eom_token_id"):
-        v = meta.get(f"tokenizer.ggml.{k}")
-        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < vocab_size and v not in out:
-            out.append(v)
+        v = meta_value(meta, f"tokenizer.ggml.{k}", "int", path)
+        if v is not None and 0 <= v < vocab_size and v not in out:
+            out.append(int(v))
     return out
 
 
-def tokenizer_config(meta: dict, info: dict, model_max_length: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def tokenizer_config(meta: dict, info: dict, model_max_length: int,
+                     path="<gguf>") -> tuple[dict[str, Any], dict[str, Any]]:
     """``(tokenizer_config.json, special_tokens_map.json)`` for a tokenizer built by
     :func:`build_tokenizer` (``info`` is its second result): the added tokens (control ones
     special, user-defined ones not), the named special tokens, ``add_bos_token`` /
@@ -309,8 +338,8 @@ def tokenizer_config(meta: dict, info: dict, model_max_length: int) -> tuple[dic
     }
     if info["model"] == "gpt2":
         config["add_prefix_space"] = False
-    chat_template = meta.get("tokenizer.chat_template")
-    if isinstance(chat_template, str):
+    chat_template = meta_value(meta, "tokenizer.chat_template", "string", path)
+    if chat_template is not None:
         config["chat_template"] = chat_template
     special_map: dict[str, Any] = {k: v for k, v in named.items() if v is not None}
     special_map["additional_special_tokens"] = extra

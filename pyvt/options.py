@@ -268,7 +268,8 @@ class GenerateResult:
         return {"role": "assistant", "content": self.text}
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data (tuples as lists, logprobs as dicts)."""
+        """Plain JSON-ready data (tuples as lists, logprobs as dicts, a number that is not
+        finite as None: see :func:`json_ready`)."""
         d = dataclasses.asdict(self)
         d["tokens"] = list(self.tokens)
         for k in ("logprobs", "prompt_logprobs"):
@@ -276,7 +277,21 @@ class GenerateResult:
             d[k] = None if v is None else [
                 {"token": e.token, "text": e.text, "logprob": e.logprob,
                  "top": [{"token": t, "logprob": lp} for t, lp in e.top]} for e in v]
-        return d
+        return json_ready(d)
+
+
+def json_ready(x: Any) -> Any:
+    """x with every float that is not finite replaced by None, through dicts, lists and tuples.
+    JSON has no NaN or Infinity (json.dumps writes them, and parsers refuse them): a logprob of
+    a model whose activations overflow is NaN, a grammar's forbidden tokens' are -inf. Written
+    as null, as the server's JSON responses (pydantic) already did."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_ready(v) for v in x]
+    return x
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import time
 from typing import Any, AsyncIterator, Literal, Union
 
 from .engine import AsyncEngine, EngineClosed, QueueFull, Run
-from .options import MAX_TOP_LOGPROBS, GenerateOpts, GenerateResult, StreamPiece, TokenLogprob
+from .options import MAX_TOP_LOGPROBS, GenerateOpts, GenerateResult, StreamPiece, TokenLogprob, json_ready
 
 try:  # the server's own dependencies: pip install "pyvt[serve]"
     import prometheus_client as prom
@@ -581,7 +581,7 @@ class _Server:
         async def body() -> AsyncIterator[bytes]:
             try:
                 async for ev in events:
-                    yield b"data: " + json.dumps(ev, ensure_ascii=False).encode() + b"\n\n"
+                    yield b"data: " + json.dumps(json_ready(ev), ensure_ascii=False, allow_nan=False).encode() + b"\n\n"
             except (QueueFull, EngineClosed, ValueError, RuntimeError) as e:
                 # Headers are sent already: the error travels as one last event.
                 err = {"error": {"message": str(e), "type": "server_error", "param": None, "code": None}}

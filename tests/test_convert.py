@@ -104,7 +104,7 @@ TINY = dict(hidden=64, n_head=4, n_kv=2, ffn=96, layers=2)
 
 
 def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=None,
-                    drop=(), extra_tensors=(), seed=0):
+                    drop=(), extra_tensors=(), seed=0, drop_meta=()):
     """Write a tiny llama GGUF the way llama.cpp's converter would (Q/K permuted); return the
     Hugging Face weights it was made from. arch "qwen2" / "qwen3": that family's tensors
     (q/k/v biases / q/k norms) and Q/K in Hugging Face order, as llama.cpp writes them."""
@@ -177,6 +177,7 @@ def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=N
         **tokenizer_meta(),
         **(extra_meta or {}),
     }
+    meta = {k: v for k, v in meta.items() if k not in drop_meta}
     gw.write_gguf(path, meta, tensors)
     return hf, tensors
 
@@ -972,3 +973,74 @@ def test_metadata_is_validated_before_anything_is_written(tmp_path, meta, key):
     with pytest.raises(ValueError, match=rf"t.gguf: llama\..*{key}"):
         convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# Issue 20: metadata of the wrong kind (an array where a scalar belongs, a string where a flag
+# belongs) raised TypeError ("unhashable type: 'list'"), numpy's "truth value of an array is
+# ambiguous" / "invalid literal for int()" without the file, or was silently ignored (a
+# rope.scaling.type array dropped the scaling); an empty vocabulary was converted.
+_SP = {"tokenizer.ggml.model": "llama"}
+_SP_DROP = ("tokenizer.ggml.merges",)
+
+
+@pytest.mark.parametrize("drop, extra, msg", [
+    ((), {"general.architecture": ["llama"]}, r"general\.architecture = an array of 1 values is not a string"),
+    ((), {"tokenizer.ggml.pre": ["smollm"]}, r"tokenizer\.ggml\.pre = an array of 1 values is not a string"),
+    ((), {"tokenizer.ggml.model": 5}, r"tokenizer\.ggml\.model = 5 is not a string"),
+    ((), {"tokenizer.ggml.token_type": ["a"] * 10}, r"tokenizer\.ggml\.token_type = an array of 10 values is not an array of integers"),
+    ((), {"tokenizer.ggml.token_type": gw.Val(gw.ARRAY, [1.5] * 10, gw.FLOAT32)}, r"token_type = an array of 10 float32 values"),
+    ((), {"tokenizer.ggml.add_eos_token": gw.Val(gw.ARRAY, [True, False], gw.BOOL)}, r"add_eos_token = an array of 2 bool values is not a boolean"),
+    ((), {"tokenizer.ggml.add_bos_token": "yes"}, r"add_bos_token = 'yes' is not a boolean"),
+    ((), {"tokenizer.ggml.eot_token_id": gw.Val(gw.ARRAY, [1, 2], gw.INT32)}, r"eot_token_id = an array of 2 int32 values is not an integer"),
+    ((), {"tokenizer.chat_template": ["x"]}, r"tokenizer\.chat_template = an array of 1 values is not a string"),
+    ((), {"llama.expert_count": gw.Val(gw.ARRAY, [1, 2], gw.INT32)}, r"llama\.expert_count = an array of 2 int32 values is not an integer"),
+    ((), {"llama.rope.scaling.type": ["linear"], "llama.rope.scaling.factor": 2.0}, r"llama\.rope\.scaling\.type = an array of 1 values"),
+    ((), {"tokenizer.ggml.tokens": gw.Val(gw.ARRAY, [], gw.STRING), "tokenizer.ggml.token_type": gw.Val(gw.ARRAY, [], gw.INT32)},
+     r"tokenizer\.ggml\.tokens is empty"),
+    (_SP_DROP, {**_SP, "tokenizer.ggml.scores": ["a"] * 265}, r"tokenizer\.ggml\.scores = an array of 265 values is not an array of numbers"),
+    (_SP_DROP, {**_SP, "tokenizer.ggml.scores": gw.Val(gw.ARRAY, [float("nan")] * 265, gw.FLOAT32)}, r"tokenizer\.ggml\.scores\[0\] is NaN"),
+    (_SP_DROP, {**_SP, "tokenizer.ggml.scores": gw.Val(gw.ARRAY, [0.0] * 265, gw.FLOAT32),
+                "tokenizer.ggml.add_space_prefix": "no"}, r"add_space_prefix = 'no' is not a boolean"),
+])
+def test_metadata_of_the_wrong_kind_is_one_value_error(tmp_path, drop, extra, msg):
+    make_tiny_llama(tmp_path / "t.gguf", extra_meta=extra, drop_meta=drop)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=msg) as e:
+        convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "out")
+    assert time.perf_counter() - t < 1.0
+    assert str(tmp_path / "t.gguf") in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_very_long_sentencepiece_token_costs_linear_time(tmp_path):
+    # Recovering merges from scores tried every split of every token: one 300 000-character
+    # token took 13 s (quadratic); a 2M-character one would take ten minutes.
+    p = tmp_path / "sp.gguf"
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + SP_PIECES + ["a" * 2_000_000]
+    gw.write_gguf(p, {
+        "general.architecture": "llama", "tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": tokens,
+        "tokenizer.ggml.scores": gw.Val(gw.ARRAY, [0.0] * 259 + [-float(i + 1) for i in range(len(tokens) - 259)],
+                                        gw.FLOAT32),
+        "tokenizer.ggml.token_type": gw.Val(gw.ARRAY, [2, 3, 3] + [6] * 256 + [1] * (len(tokens) - 259), gw.INT32),
+        "tokenizer.ggml.bos_token_id": gw.Val(gw.UINT32, 1), "tokenizer.ggml.eos_token_id": gw.Val(gw.UINT32, 2),
+        "tokenizer.ggml.unknown_token_id": gw.Val(gw.UINT32, 0)})
+    t = time.perf_counter()
+    with gguf.read_gguf(p) as g:
+        tk, _ = convert.build_tokenizer(g.metadata, str(p))
+    assert time.perf_counter() - t < 2.0
+    assert tk.encode("hello world").tokens[1:] == ["▁hello", "▁world"]
+
+
+def test_merges_from_scores_are_bounded(tmp_path):
+    # Tokens of every length (a, aa, aaa, ...): every split of every token is a merge, ~k^3/3
+    # characters sliced; past the bound it is refused, not gigabytes of merges.
+    from pyvt import gguf_tokenizer
+
+    ok = {"a" * i: i for i in range(1, 300)}
+    merges = gguf_tokenizer._merges_from_scores(ok, [-float(i) for i in range(301)], "x.gguf")
+    assert len(merges) == sum(i - 1 for i in range(1, 300))
+    big = {"a" * i: i for i in range(1, 3000)}
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"x\.gguf: tokenizer\.ggml\.tokens: recovering the SentencePiece merges"):
+        gguf_tokenizer._merges_from_scores(big, [-float(i) for i in range(3001)], "x.gguf")
+    assert time.perf_counter() - t < 2.0

@@ -309,6 +309,32 @@ def test_missing_qwen3_norms_and_bad_layer_types_are_named(from_golden, tmp_path
     assert 'hidden_act "gelu" is not supported for Qwen3' in refused(tmp_path)
 
 
+@pytest.mark.parametrize("name, field, value, words", [
+    ("gemma2", "query_pre_attn_scalar", 1e-300, "the attention scale it gives, 1e+150, must be a finite positive float32"),
+    ("gemma2", "query_pre_attn_scalar", 1e300, "the attention scale it gives, 1e-150, must be a finite positive float32"),
+    ("gemma3", "query_pre_attn_scalar", 1e-300, "the attention scale it gives"),
+    ("gemma2", "attn_logit_softcapping", 1e300, "is out of range: it must be a finite positive float32"),
+    ("gemma2", "attn_logit_softcapping", 1e-300, "is out of range"),
+    ("gemma2", "final_logit_softcapping", 1e300, "is out of range"),
+    ("gemma2", "final_logit_softcapping", 1e-300, "is out of range"),
+])
+def test_gemma_constants_outside_float32_are_refused(from_golden, tmp_path, name, field, value, words):
+    # Issue 20's float32 class for Gemma's fields: each loaded and gave NaN logits (or all-zero
+    # ones: token 0 forever) before.
+    folder, _ = from_golden(name)
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg[field] = value
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    msg = refused(tmp_path)
+    assert f'config.json: field "{field}" = {value:g}' in msg and words in msg and "\n" not in msg
+    cfg[field] = {"query_pre_attn_scalar": 1e-40, "attn_logit_softcapping": 1e38, "final_logit_softcapping": 1e-37}[field]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with load(tmp_path, weight_format="bf16") as m:  # the edges of the range still load, and compute
+        assert np.isfinite(m.logits(PROMPT)).all()
+
+
 def test_qwen2_without_layer_types_uses_max_window_layers(from_golden, golden, tmp_path):
     """An older Qwen2 config.json (no layer_types): use_sliding_window and max_window_layers
     decide which layers have the window, as in transformers' Qwen2Config."""

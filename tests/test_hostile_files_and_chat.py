@@ -285,7 +285,7 @@ _BLOWUPS = {
                          "{% endfor %}", "a product of .* integers is too large"),
     "lipsum": ("{{ lipsum(300000) }}", r"lipsum\(300000, max=100\) is too large"),
     "nested loops": ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
-                     r"rendering took more than 1 s \(stopped\)"),
+                     r"rendering took more than 0\.5 s \(stopped\)"),
     "output": ("{% for i in range(100000) %}{{ 'x' * 1000000 }}{% endfor %}", "the rendered prompt .over 16777216"),
 }
 
@@ -293,8 +293,10 @@ _BLOWUPS = {
 @pytest.mark.parametrize("case", list(_BLOWUPS))
 def test_template_blowups_are_bounded(case):
     template, message = _BLOWUPS[case]
+    t = time.perf_counter()
     with pytest.raises(ValueError, match=rf"^chat template error: .*{message}"):
         render_chat_template(template, [{"role": "user", "content": "hi"}])
+    assert time.perf_counter() - t < 1.0  # issue 20: every rejection in under a second
 
 
 def test_bounded_template_features_still_work():

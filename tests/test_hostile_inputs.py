@@ -8,6 +8,7 @@ tests/test_model_errors.py has the first cases of each kind; this file extends t
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import struct
@@ -237,6 +238,55 @@ def test_huge_finite_weights_load_and_generate_without_crashing(tmp_path, intact
             assert len(toks) == 4 and all(0 <= t < CFG.vocab for t in toks)
             toks = m.generate(PROMPT, max_new_tokens=4, temperature=1.0, stop_on_eos=False)[0]
             assert all(0 <= t < CFG.vocab for t in toks)
+
+
+def _strict_json(text: str):
+    def refuse(c):
+        raise ValueError(f"{c} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_nan_logits_never_reach_json_output(tmp_path):
+    """Issue 20: NaN logits (here from finite weights that overflow the activations; config
+    values that did the same are refused at load) gave NaN logprobs, which `pyvt generate
+    --json` and the server's streamed events printed as `NaN`: not JSON. They are null."""
+    import family_models as F
+
+    cfg = R.TinyConfig(vocab=300)
+    w = R.random_weights(cfg)
+    for n in w:
+        if n.endswith(("q_proj.weight", "k_proj.weight", "up_proj.weight")):
+            w[n] = np.sign(w[n]) * 3e38
+    R.write_checkpoint(tmp_path / "m", cfg, weights=w, dtype="BF16")
+    F.write_tokenizer(tmp_path / "m")
+    p = subprocess.run([sys.executable, "-m", "pyvt", "generate", "-m", str(tmp_path / "m"), "--json", "--logprobs",
+                        "2", "-n", "3", "Hello"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = _strict_json(p.stdout)
+    assert len(out["logprobs"]) == 3 and out["logprobs"][0]["logprob"] is None
+    assert all(t["logprob"] is None for t in out["logprobs"][0]["top"])
+
+    pytest.importorskip("fastapi")
+    pytest.importorskip("httpx")
+    from fastapi.testclient import TestClient
+
+    from pyvt.engine import AsyncEngine
+    from pyvt.server import create_app
+
+    with pyvt.load_model(tmp_path / "m", progress=False) as m:
+        r = pyvt.generate(m, "Hello", max_new_tokens=2, logprobs=True, top_logprobs=2)
+        assert math.isnan(r.logprobs[0].logprob) and r.to_dict()["logprobs"][0]["logprob"] is None
+        engine = AsyncEngine(m)
+        try:
+            with TestClient(create_app(engine, "m")) as c:
+                res = c.post("/v1/chat/completions", json={
+                    "model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "logprobs": True,
+                    "top_logprobs": 2, "stream": True})
+                events = [ln[6:] for ln in res.text.splitlines() if ln.startswith("data: ") and ln != "data: [DONE]"]
+                lps = [e["choices"][0]["logprobs"] for e in map(_strict_json, events) if e["choices"]]
+                assert any(lp and lp["content"][0]["logprob"] is None for lp in lps), res.text[:2000]
+        finally:
+            engine.close()
 
 
 # ---- JSON: non-UTF-8, huge, wrong shapes ---------------------------------------------------

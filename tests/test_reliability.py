@@ -399,7 +399,7 @@ ids = list(range(5, 5 + 96))
 ops.set_num_threads(2)
 ref = m.logits(ids)
 stop = threading.Event()
-errors, calls, flips = [], [0], [0]
+errors, calls, flips, loads = [], [0], [0], [0]
 
 def generate():
     while not stop.is_set():
@@ -419,14 +419,28 @@ def flip():
         flips[0] = n
         time.sleep(0.0002)
 
-threads = [threading.Thread(target=generate) for _ in range(3)] + [threading.Thread(target=flip)]
+def reload():
+    # load_model(threads=N) sets the same process-wide count, from another thread, while loading
+    n = 0
+    while not stop.is_set():
+        try:
+            with pyvt.load_model(sys.argv[1], weight_format="int8", progress=False, threads=1 + n % 3) as m2:
+                if not np.allclose(m2.logits(ids[:8]), ref[:8], rtol=1e-4, atol=1e-4):
+                    errors.append("a model loaded with threads=N differs")
+        except BaseException as e:
+            errors.append(repr(e))
+        n += 1
+        loads[0] = n
+
+threads = [threading.Thread(target=generate) for _ in range(3)] + [threading.Thread(target=flip),
+                                                                   threading.Thread(target=reload)]
 for t in threads:
     t.start()
 time.sleep(float(sys.argv[2]))
 stop.set()
 for t in threads:
     t.join()
-print(f"calls={calls[0]} flips={flips[0]} errors={len(errors)}")
+print(f"calls={calls[0]} flips={flips[0]} loads={loads[0]} errors={len(errors)}")
 if errors:
     print(errors[:3])
     sys.exit(1)
@@ -437,8 +451,60 @@ def test_thread_count_changes_while_other_threads_generate(rand_dir, tmp_path):
     # Was a use-after-free: the pool was deleted under a running region (segfault or
     # deadlock). Run in a child so a crash is a failed test, with a timeout for a deadlock.
     # cwd: not the repository root, whose pyvt/ (sources, no extensions) would shadow the install
-    p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "3"], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "5"], capture_output=True, text=True,
                        timeout=60, cwd=tmp_path)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-500:]} {p.stderr[-1500:]}"
-    stats = dict(kv.split("=") for kv in p.stdout.split()[:3])
-    assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100, p.stdout
+    stats = dict(kv.split("=") for kv in p.stdout.split()[:4])
+    assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100 and int(stats["loads"]) >= 3, p.stdout
+
+
+_LOAD_INTERRUPT = r"""
+import os, signal, sys, threading, time
+import pyvt
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background pytest may ignore SIGINT
+path = sys.argv[1]
+times = []
+for _ in range(2):
+    t0 = time.perf_counter()
+    pyvt.load_model(path, progress=False).close()
+    times.append(time.perf_counter() - t0)
+delay = min(times) / 3
+for attempt in range(8):
+    sent = []
+    def fire():
+        time.sleep(delay)
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+    th = threading.Thread(target=fire)
+    th.start()
+    try:
+        m = pyvt.load_model(path, progress=False)
+    except KeyboardInterrupt:
+        print(f"interrupted {(time.perf_counter() - sent[0]) * 1000:.1f} ms after the signal, "
+              f"sent {delay * 1000:.0f} ms into a {min(times) * 1000:.0f} ms load")
+        th.join()
+        break
+    try:  # the load won the race: the signal lands here; try earlier
+        th.join()
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        pass
+    m.close()
+    delay /= 2
+else:
+    sys.exit("the signal never arrived during a load")
+with pyvt.load_model(path, progress=False) as m:  # nothing left behind: the next load works
+    print("OK", m.max_seq_len > 0)
+"""
+
+
+def test_ctrl_c_during_a_load_is_honoured_within_a_tensor(default_model_dir, tmp_path):
+    # Issue 20 asked that Ctrl-C be honoured during long loads: vt_model_load calls back per
+    # tensor and the callback checks for signals, with or without a progress callable.
+    r = subprocess.run([sys.executable, "-c", _LOAD_INTERRUPT, str(default_model_dir)], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    print(r.stdout)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK True"), r.stdout + r.stderr
+    ms = float(r.stdout.split("interrupted ")[1].split(" ms")[0])
+    assert ms < 500, r.stdout

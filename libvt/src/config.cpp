@@ -503,6 +503,18 @@ void check_float32(const LlamaConfig& c) {
         if (!f32_ok(c.rope.low_freq_factor)) refuse(rf + ".low_freq_factor", c.rope.low_freq_factor, range);
         if (!f32_ok(c.rope.high_freq_factor)) refuse(rf + ".high_freq_factor", c.rope.high_freq_factor, range);
     }
+    // Gemma 2 / 3: scores scale by query_pre_attn_scalar^-0.5 and are capped as cap·tanh(x / cap)
+    // in float32; a scale or a cap of 0 or inf gives NaN logits (1e-300 or 1e300 in config.json).
+    if (c.family && c.family->gemma_block) {
+        const double qscale = std::pow(c.query_pre_attn_scalar, -0.5);
+        if (!f32_ok(qscale) || float(qscale) < 1.17549435e-38f)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: field \"query_pre_attn_scalar\" = %g is out of range: the attention "
+                 "scale it gives, %g, must be a finite positive float32", src.c_str(), c.query_pre_attn_scalar, qscale);
+        if (c.attn_softcap > 0 && (!f32_ok(c.attn_softcap) || float(c.attn_softcap) < 1.17549435e-38f))
+            refuse("attn_logit_softcapping", c.attn_softcap, range);
+        if (c.final_softcap > 0 && (!f32_ok(c.final_softcap) || float(c.final_softcap) < 1.17549435e-38f))
+            refuse("final_logit_softcapping", c.final_softcap, range);
+    }
     const std::vector<float> inv = ops::rope_inv_freq(c);
     for (size_t k = 0; k < inv.size(); ++k)
         if (!(std::isfinite(inv[k]) && inv[k] > 0.0f)) {

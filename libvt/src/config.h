@@ -91,8 +91,8 @@ LlamaConfig read_config(const std::string& dir);
 // the tensor names and dtypes checked against the family (VT_STATUS_UNSUPPORTED naming what is
 // missing or unexpected), what config.json did not say inferred from the shapes (or the
 // family's defaults), every shape checked against it, and the float32 constants derived from
-// it (rms_norm_eps, rope_theta, rope scaling factors, the RoPE inverse frequencies) checked to
-// be finite and nonzero (VT_STATUS_FORMAT_ERROR naming config.json and the field).
+// it (rms_norm_eps, rope_theta, rope scaling factors, the RoPE inverse frequencies, Gemma's
+// attention scale and soft caps) checked to be finite and nonzero (VT_STATUS_FORMAT_ERROR naming config.json and the field).
 // *file_layers: the blocks of the checkpoint.
 LlamaConfig resolve_config(const Checkpoint& ck, int64_t* file_layers);
 

@@ -37,7 +37,9 @@ size_t xs_bytes(int64_t m) { return align256(size_t(sparse_m_pad(m)) * 4); }
 size_t acc_bytes(const SparseShape& s, int64_t m) { return align256(size_t(s.n_pad) * size_t(sparse_m_pad(m)) * 4); }
 
 // One block per row of xq (rows m .. m_pad-1 are zeros): s = absmax / qmax, q = rint(x / s)
-// clamped to ±qmax, exactly linear.cpp's run_sparse (IEEE division: no fast math here).
+// clamped to ±qmax, exactly linear.cpp's run_sparse (IEEE division: no fast math here). As
+// there, a row holding a NaN / Inf gets a NaN scale: its outputs are NaN, as the dense
+// linears' are, not the finite result of the row quantized without that value.
 __global__ void __launch_bounds__(256) quantize_i8_kernel(const float* x, int64_t k, int64_t k_pad, int64_t m,
                                                           float qmax, int8_t* xq, float* xs) {
     __shared__ float red[32];
@@ -49,9 +51,13 @@ __global__ void __launch_bounds__(256) quantize_i8_kernel(const float* x, int64_
         return;
     }
     const float* xr = x + i * k;
-    float amax = 0.0f;
-    for (int64_t c = threadIdx.x; c < k; c += blockDim.x) amax = fmaxf(amax, fabsf(xr[c]));  // NaN ignored, as std::max
+    float amax = 0.0f, bad = 0.0f;
+    for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+        amax = fmaxf(amax, fabsf(xr[c]));  // NaN ignored, as std::max: checked apart
+        if (!isfinite(xr[c])) bad = 1.0f;
+    }
     amax = block_max(amax, red);
+    bad = block_max(bad, red);
     float s = amax / qmax;
     if (!(s > 0.0f) || !isfinite(s)) s = 0.0f;
     for (int64_t c = threadIdx.x; c < k_pad; c += blockDim.x) {
@@ -59,7 +65,7 @@ __global__ void __launch_bounds__(256) quantize_i8_kernel(const float* x, int64_
         if (c < k && s > 0.0f) q = fminf(qmax, fmaxf(-qmax, rintf(xr[c] / s)));
         d[c] = int8_t(q);
     }
-    if (threadIdx.x == 0) xs[i] = s;
+    if (threadIdx.x == 0) xs[i] = bad > 0.0f ? __int_as_float(0x7fc00000) : s;  // quiet NaN
 }
 
 // y[i][r] = acc[r][i] · (xs[i] · ws[r]) + bias[r] (then GELU), or with an up weight
