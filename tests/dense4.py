@@ -125,6 +125,8 @@ def check_cuda_matches_cpu(prepack: str, linear: str, swiglu: str, *, shift: flo
             assert np.array_equal(pg.unpack(), pc.unpack())
             for m in CUDA_MS:
                 tol = 2e-5 if m <= 8 else 3e-4
+                if int16_gemm_applies("int4", m):  # the CPU reference rounds x to int16 (AVX2)
+                    tol = max(tol, 1e-4)
                 x = rng.standard_normal((m, k)).astype(np.float32)
                 G, U = mag(x, wd, b), mag(x, ud, c)
                 got, want = lin(x, pg, b, gelu=True), lin(x, pc, b, gelu=True)
