@@ -45,7 +45,7 @@ struct CpuSession final : BackendSession {
     // KV cache, grown geometrically up to max_tokens (never per token). Keys are stored in
     // transposed tiles of 16 positions (ops::key_index) so the scores q·K of one query
     // vectorize over positions and stream contiguous memory. Elements are f16 (ops::half) or
-    // f32, the model's kv_cache_dtype (vt.h); kv() gives them typed.
+    // f32, the model's kv_cache_dtype (vt.h); keys<T>() / values<T>() give them typed.
     // Not zero-filled: only positions below the session's length are ever read.
     bool f16 = true;
     int64_t kv_cap = 0;          // positions allocated (a multiple of ops::kKeyTile)
@@ -303,7 +303,7 @@ void store_kv(CpuSession& s, int64_t l, int64_t pos, const float* kv) {
             if (!ok)
                 fail(VT_STATUS_UNSUPPORTED,
                      "layer %lld: a key or value of the token at position %lld is beyond the range of the f16 KV "
-                     "cache (|x| > 65504); load the model with kv_cache_dtype F32 (pyvt: kv_cache=\"f32\")",
+                     "cache (largest finite f16: 65504); load the model with kv_cache_dtype F32 (pyvt: kv_cache=\"f32\")",
                      (long long)l, (long long)pos);
         } else {
             float* kt = s.keys<float>(l, h) + kpos;
