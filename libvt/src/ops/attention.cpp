@@ -244,8 +244,9 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
                 const int64_t t1 = std::min(j0 + nb, (t0 / kKeyTile + 1) * kKeyTile);
                 const T* __restrict kr = kt + key_index(t0, 0, hd);
                 for (int64_t d = 0; d < hd; ++d) {
-                    // The whole tile row: its unused positions are converted, never read.
-                    const float* __restrict kd = as_floats<I>(kr + d * kKeyTile, kKeyTile, buf);
+                    // Keys t0 .. t1 - 1 of row d only: kr starts at t0 inside its tile, and the
+                    // cache ends with the last tile.
+                    const float* __restrict kd = as_floats<I>(kr + d * kKeyTile, t1 - t0, buf);
                     for (int64_t g = 0; g < ng; ++g) {
                         const float qd = q[g][d];
                         for (int64_t j = t0; j < t1; ++j) s[g][j - j0] += qd * kd[j - t0];
