@@ -30,6 +30,8 @@ _FORMATS = {
     "int4-min": VT_FORMAT_INT4_MIN_BLOCKED,
 }
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items() if k != "auto"}
+_KV_CACHE = {"f16": VT_DTYPE_F16, "f32": VT_DTYPE_F32}
+_KV_CACHE_NAMES = {v: k for k, v in _KV_CACHE.items()}
 _LOGITS_MODES = {"none": VT_LOGITS_NONE, "last": VT_LOGITS_LAST, "all": VT_LOGITS_ALL}
 
 _INT32_MIN = -(2 ** 31)
@@ -122,17 +124,20 @@ cdef class Model:
     cdef object _progress_exc
 
     def __cinit__(self, path, *, weight_format="auto", block_size=0, num_layers=0, device="auto",
-                  max_seq_len=0, progress=None, extra_eos_ids=(), packed_cache_dir=None):
+                  max_seq_len=0, progress=None, extra_eos_ids=(), packed_cache_dir=None, kv_cache="f16"):
         self._m = NULL
         self._lock = threading.Lock()
         self._users = 0
         self._closed = False
         if weight_format not in _FORMATS:
             raise ValueError(f"weight_format must be one of {', '.join(_FORMATS)}; got {weight_format!r}")
+        if not isinstance(kv_cache, str) or kv_cache not in _KV_CACHE:
+            raise ValueError(f"kv_cache must be one of {', '.join(_KV_CACHE)}; got {kv_cache!r}")
         if progress is not None and not callable(progress):
             raise TypeError(f"progress must be a callable(done_bytes, total_bytes) or None, got {progress!r}")
         cdef vt_model_options opt = vt_model_default_options()
         opt.weight_format = _FORMATS[weight_format]
+        opt.kv_cache_dtype = _KV_CACHE[kv_cache]
         for name, v in (("block_size", block_size), ("num_layers", num_layers), ("max_seq_len", max_seq_len)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 or v > _INT32_MAX:
                 raise ValueError(f"{name} must be an integer >= 0 (0 = default), got {v!r}")
@@ -231,6 +236,7 @@ cdef class Model:
             "block_size": i.block_size,
             "device": "cuda" if i.device == VT_DEVICE_CUDA else "cpu",
             "device_index": i.device_index,
+            "kv_cache": _KV_CACHE_NAMES.get(i.kv_cache_dtype, str(i.kv_cache_dtype)),
             "weight_bytes": i.weight_bytes,
             "total_bytes": i.total_bytes,
             "family": i.family.decode("utf-8", "replace"),

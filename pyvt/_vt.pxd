@@ -171,6 +171,7 @@ cdef extern from "vt/vt.h" nogil:
         const int32_t* extra_eos_ids
         int32_t num_extra_eos
         const char* packed_cache_dir
+        int32_t kv_cache_dtype
 
     vt_model_options vt_model_default_options()
     vt_status vt_model_load(const char* path, const vt_model_options* options, vt_model** out)
@@ -202,6 +203,7 @@ cdef extern from "vt/vt.h" nogil:
         int64_t total_bytes
         char family[32]
         char features[256]
+        int32_t kv_cache_dtype
 
     vt_status vt_model_get_info(const vt_model* model, vt_model_info* info)
 

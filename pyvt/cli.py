@@ -118,6 +118,9 @@ def _add_load_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda or cuda:N (default auto)")
     g.add_argument("--threads", type=_positive_int, default=None, help="CPU threads (default: all cores)")
     g.add_argument("--max-seq-len", type=_positive_int, default=None, help="context limit (default: the config's)")
+    g.add_argument("--kv-cache", default="f16", choices=["f16", "f32"],
+                   help="KV cache element type on the CPU (default f16: half the memory; the CUDA backend "
+                        "keeps f32)")
     g.add_argument("--num-layers", type=_positive_int, default=None, help="load only the first N blocks (testing)")
     g.add_argument("--tokenizer", default=None, metavar="FILE",
                    help="tokenizer.json or tokenizer.model to use (default: found beside the model)")
@@ -352,7 +355,7 @@ def _load(args: argparse.Namespace, path: Any):
 
     return load_model(path, weight_format=args.weight_format, block_size=args.block_size,
                       device=args.device, threads=args.threads, max_seq_len=args.max_seq_len,
-                      num_layers=args.num_layers, tokenizer_path=args.tokenizer)
+                      num_layers=args.num_layers, tokenizer_path=args.tokenizer, kv_cache=args.kv_cache)
 
 
 def _chat_template(args: argparse.Namespace) -> str | None:
@@ -809,6 +812,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
             "block_size": i["block_size"],
             "formats_available": list(WEIGHT_FORMATS),
             "device": i["device"] + (f":{i['device_index']}" if i["device"] == "cuda" else ""),
+            "kv_cache": i["kv_cache"],
             "backends": ops.backend_info().splitlines(),
             "weight_bytes_per_token": i["weight_bytes"],
             "model_bytes": i["total_bytes"],
@@ -849,6 +853,7 @@ def _median(xs: Sequence[float]) -> float:
 def _cmd_bench(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from .engine import kv_bytes_per_token
     from .generation import generate
     from .options import GenerateOpts
 
@@ -873,11 +878,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         prefill_ms = _median([r.prefill_ms for r in runs])
         ms_tok = _median([r.ms_per_token for r in runs])
         ttft = _median([r.time_to_first_token_ms for r in runs])
-        kv_bytes = 2 * i["num_layers"] * i["num_kv_heads"] * i["head_dim"] * 4 * (P + N)
+        kv_bytes = kv_bytes_per_token(i) * (P + N)
         res: dict[str, Any] = {
             "model": str(model.path),
             "weight_format": i["weight_format"],
             "device": i["device"],
+            "kv_cache": i["kv_cache"],
             "threads": args.threads,
             "load_s": round(load_s, 3),
             "prompt_tokens": P,

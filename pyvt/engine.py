@@ -163,8 +163,9 @@ class PrefixCache:
 
 
 def kv_bytes_per_token(info: Mapping[str, Any]) -> int:
-    """Bytes of keys and values one cached position takes (float32 K and V per layer)."""
-    return int(info["num_layers"]) * int(info["num_kv_heads"]) * int(info["head_dim"]) * 2 * 4
+    """Bytes of keys and values one cached position takes (K and V per layer, f16 or f32)."""
+    elem = 2 if info["kv_cache"] == "f16" else 4
+    return int(info["num_layers"]) * int(info["num_kv_heads"]) * int(info["head_dim"]) * 2 * elem
 
 
 # ==========================================================================================

@@ -18,12 +18,15 @@ from . import _model
 from .options import is_int
 from .tokenizer import Tokenizer, resolve_tokenizer_path, template_source
 
-__all__ = ["ModelHandle", "WEIGHT_FORMATS", "load_model"]
+__all__ = ["KV_CACHE_TYPES", "ModelHandle", "WEIGHT_FORMATS", "load_model"]
 
 _log = logging.getLogger("pyvt")
 
 #: Weight formats accepted by ``load_model(weight_format=...)`` (SPEC §7).
 WEIGHT_FORMATS = ("auto", "int8", "fp8", "fp8-channel", "bf16", "int4", "int4-min")
+
+#: Element types of the CPU backend's KV cache, ``load_model(kv_cache=...)``; the first is the default.
+KV_CACHE_TYPES = ("f16", "f32")
 
 
 class ModelHandle:
@@ -173,6 +176,7 @@ def load_model(
     threads: int | None = None,
     progress: bool | Callable[[int, int], Any] | None = None,
     packed_cache: bool | str | os.PathLike | None = None,
+    kv_cache: str = "f16",
 ) -> ModelHandle:
     """Load a checkpoint of a supported family (docs/models.md) and prepack its weights (SPEC §3).
 
@@ -196,12 +200,19 @@ def load_model(
     prepacked linears on disk so the next load of the same unchanged checkpoint in the same
     format reads them instead of quantizing again — ``True`` in ``$PYVT_CACHE/packed``, a
     folder, or ``False``; default (``None``): on for checkpoints of at least 256 MB unless
-    ``PYVT_PACKED_CACHE=0`` (docs/api.md, "Packed-weight cache").
+    ``PYVT_PACKED_CACHE=0`` (docs/api.md, "Packed-weight cache"). ``kv_cache``: the CPU
+    backend's KV cache, ``"f16"`` (default: half the memory and attention's bytes; keys and
+    values rounded to f16 when stored, attention computed in f32) or ``"f32"``; a key or value
+    beyond f16's range (|x| > 65504) fails the call that would store it, naming ``kv_cache="f32"``.
+    The CUDA backend keeps its cache in f32 whatever this says; ``model.info["kv_cache"]``
+    reports the type in use (docs/guide.md, "Numerics").
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str, a path or None, got {type(path).__name__}")
     if weight_format not in WEIGHT_FORMATS:
         raise ValueError(f"weight_format must be one of {', '.join(WEIGHT_FORMATS)}; got {weight_format!r}")
+    if not isinstance(kv_cache, str) or kv_cache not in KV_CACHE_TYPES:
+        raise ValueError(f"kv_cache must be one of {', '.join(KV_CACHE_TYPES)}; got {kv_cache!r}")
     for name, v in (("block_size", block_size), ("num_layers", num_layers), ("max_seq_len", max_seq_len),
                     ("threads", threads)):
         if v is not None and (not is_int(v) or v < 1):
@@ -232,6 +243,7 @@ def load_model(
             # model's one EOS list is the same for vt_generate and pyvt.generate.
             extra_eos_ids=() if tok.eos_token_id is None else (int(tok.eos_token_id),),
             packed_cache_dir=_packed_cache_dir(packed_cache, p),
+            kv_cache=kv_cache,
         )
     finally:
         if bar is not None:

@@ -245,7 +245,8 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
-                     windows: list[int] | None = None, gemma2: dict[str, float] | None = None) -> np.ndarray:
+                     windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
+                     kv_cache: str = "f32") -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -260,7 +261,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     float32(sqrt(hidden)), the attention and MLP outputs normed (post_attention_layernorm,
     post_feedforward_layernorm) before the residual add, the MLP input normed by
     pre_feedforward_layernorm, GeGLU with tanh GELU, scores scaled by
-    query_pre_attn_scalar^-0.5 and soft-capped, the logits soft-capped."""
+    query_pre_attn_scalar^-0.5 and soft-capped, the logits soft-capped.
+
+    `kv_cache` "f16": keys (after RoPE) and values rounded to float16 (round to nearest even,
+    numpy's), as the CPU backend's f16 KV cache stores them; the rest stays float64."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
@@ -300,6 +304,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q, k = _rope(q, cos_l, sin_l), _rope(k, cos_l, sin_l)
         else:
             q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+        if kv_cache == "f16":
+            k, v = k.astype(np.float16).astype(np.float64), v.astype(np.float16).astype(np.float64)
         rep = nh // kv
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
         s = np.einsum("qhd,khd->hqk", q, k) * scale

@@ -172,6 +172,9 @@ def test_info(cwd, model_dir):
     info = json.loads(p.stdout)
     assert info["weight_format"] == "bf16" and info["num_layers"] == 1 and info["chat_template"] == "yes"
     assert info["model_bytes"] > 0 and info["checkpoint_file_bytes"] > 0 and info["eos_token_ids"] == [2]
+    assert info["kv_cache"] == "f16"  # the default
+    p = run("info", model_dir, "--json", "--kv-cache", "f32", cwd=cwd)
+    assert p.returncode == 0 and json.loads(p.stdout)["kv_cache"] == "f32", p.stderr
 
 
 def test_bench(cwd, model_dir):
@@ -209,6 +212,7 @@ def test_backends_and_version(cwd):
     (["bench", "--max-seq-len", "many"], ["--max-seq-len", "'many'"]),
     (["chat", "--device", "cuda:x"], ["--device", "'cuda:x'"]),
     (["generate", "--weight-format", "fp9", "x"], ["--weight-format", "'fp9'", "did you mean fp8?"]),
+    (["generate", "--kv-cache", "bf16", "x"], ["--kv-cache", "'bf16'", "f16", "f32"]),
 ])
 def test_invalid_option_values_exit_2(cwd, args, words):
     one_line_error(run(*args, cwd=cwd), 2, f"pyvt {args[0]}: error", *words)

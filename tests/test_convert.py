@@ -724,7 +724,8 @@ def test_convert_qwen(tmp_path, arch):
     tiny = R.TinyConfig(hidden=64, intermediate=96, layers=2, heads=4, kv_heads=2, vocab=len(byte_level_vocab()[0]),
                         eps=1e-5, tie=arch == "qwen3")
     seq = [5, 17, 33, 2, 60, 61, 8, 9]
-    with _model.Model(str(out), device="cpu", weight_format="bf16") as m:
+    # The f32 KV cache: exact math, as the reference computes it.
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m:
         assert m.info["family"] == {"qwen2": "Qwen2", "qwen3": "Qwen3"}[arch]
         ref = R.reference_logits(R.as_bf16_mode(st, tiny), tiny, seq)
         got = m.logits(seq)

@@ -208,7 +208,8 @@ def test_model_int4_equals_reference_of_its_quantized_weights(tmp_path, tie):
         wq["lm_head.weight"] = p.unpack()
     prompt = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
     ref = R.reference_logits(wq, cfg, prompt)
-    with _model.Model(str(tmp_path), weight_format="int4", device="auto") as m:
+    # The f32 KV cache: exact math on the quantized weights.
+    with _model.Model(str(tmp_path), weight_format="int4", device="auto", kv_cache="f32") as m:
         # AUTO keeps int4 on the CPU (no device kernels), whatever this build has.
         assert m.info["weight_format"] == "int4" and m.info["block_size"] == 32 and m.info["device"] == "cpu"
         got = m.logits(prompt)

@@ -262,7 +262,8 @@ def test_model_int4_min_equals_reference_of_its_quantized_weights(tmp_path, tie)
     cfg = R.TinyConfig(hidden=96, intermediate=160, heads=2, kv_heads=1, tie=tie)
     w = R.write_checkpoint(tmp_path, cfg, seed=5)
     ref = R.reference_logits(_quantized_reference_weights(w), cfg, PROMPT)
-    with _model.Model(str(tmp_path), weight_format="int4-min", device="auto") as m:
+    # The f32 KV cache: exact math on the quantized weights.
+    with _model.Model(str(tmp_path), weight_format="int4-min", device="auto", kv_cache="f32") as m:
         # AUTO keeps int4-min on the CPU (no device kernels), whatever this build has.
         assert m.info["weight_format"] == "int4-min" and m.info["block_size"] == 32 and m.info["device"] == "cpu"
         got = m.logits(PROMPT)

@@ -37,8 +37,10 @@ PROMPT = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
 
 
 def load(path, **kw):
-    """These tests check the CPU engine against the references (a GPU run has its own)."""
+    """These tests check the CPU engine against the references (a GPU run has its own), with
+    the exact-math f32 KV cache unless a test asks for f16 (which has its own reference)."""
     kw.setdefault("device", "cpu")
+    kw.setdefault("kv_cache", "f32")
     return _model.Model(str(path), **kw)
 
 
@@ -206,20 +208,90 @@ def test_prefill_logits_equal_decode_logits(ckpt, name, fmt):
     np.testing.assert_array_equal(step.argmax(-1), all_logits.argmax(-1))
 
 
-def test_long_context_chunks_and_cache_growth(ckpt):
+@pytest.mark.parametrize("kv_cache", ["f32", "f16"])
+def test_long_context_chunks_and_cache_growth(ckpt, kv_cache):
     """A prompt longer than one prefill chunk (256), then decoding past the first KV cache
-    allocation, with the split-key decode attention; all against the reference."""
+    allocation, with the split-key decode attention; all against the reference (with keys
+    and values rounded to f16 for the f16 cache)."""
     folder, cfg, w = ckpt("no-config")  # max_position_embeddings 2048 (default)
     rng = np.random.default_rng(5)
     seq = rng.integers(0, cfg.vocab, size=300).tolist()
-    ref = R.reference_logits(R.as_bf16_mode(w, cfg), cfg, seq)
-    with load(folder, weight_format="bf16") as m:
+    ref = R.reference_logits(R.as_bf16_mode(w, cfg), cfg, seq, kv_cache=kv_cache)
+    with load(folder, weight_format="bf16", kv_cache=kv_cache) as m:
+        assert m.info["kv_cache"] == kv_cache
         with m.new_session() as s:
             _, lg = s.prefill(seq[:280], logits="all")
             assert rel_err(lg, ref[:280]) < 1e-4
             for i in range(280, 300):
                 _, row = s.decode(seq[i], want_logits=True)
                 assert rel_err(row, ref[i]) < 1e-4
+
+
+@pytest.mark.parametrize("name", ["gqa-hd16-bf16", "mha-hd64-tied", "gqa-hd128"])
+def test_f16_kv_cache_matches_the_reference_rounding_keys_and_values(ckpt, name):
+    """The f16 cache (prefill, then decode over it) against float64 math whose keys and
+    values are rounded to f16 by numpy: that rounding is the only difference to the f32 path,
+    so the tolerance stays as tight as the f32 one's, and the rounding is visible (the f16
+    logits are nearer the rounded reference than the exact one)."""
+    folder, cfg, w = ckpt(name)
+    wb = R.as_bf16_mode(w, cfg)
+    ref16 = R.reference_logits(wb, cfg, PROMPT, kv_cache="f16")
+    ref32 = R.reference_logits(wb, cfg, PROMPT)
+    with load(folder, weight_format="bf16", kv_cache="f16") as m:
+        assert m.info["kv_cache"] == "f16"
+        got = m.logits(PROMPT)
+        with m.new_session() as s:
+            _, first = s.prefill(PROMPT[:5], logits="last")
+            rows = [first] + [s.decode(t, want_logits=True)[1] for t in PROMPT[5:]]
+    assert rel_err(got, ref16) < 1e-4
+    assert rel_err(got, ref16) < rel_err(got, ref32)
+    assert rel_err(np.stack(rows), ref16[4:]) < 1e-4
+
+
+def test_f16_kv_cache_prefix_copy_into_a_growing_cache(ckpt):
+    """copy_prefix of an f16 cache into a session whose first allocation (256 positions) is
+    too small: the copy grows it, and prefill / decode go on against the reference."""
+    folder, cfg, w = ckpt("no-config")
+    seq = np.random.default_rng(9).integers(0, cfg.vocab, size=300).tolist()
+    ref = R.reference_logits(R.as_bf16_mode(w, cfg), cfg, seq, kv_cache="f16")
+    with load(folder, weight_format="bf16", kv_cache="f16") as m:
+        with m.new_session() as a, m.new_session() as b:
+            a.prefill(seq[:290], choose=False)
+            b.copy_prefix(a, 270)
+            _, lg = b.prefill(seq[270:290], logits="all")
+            assert rel_err(lg, ref[270:290]) < 1e-4
+            for i in range(290, 300):
+                _, row = b.decode(seq[i], want_logits=True)
+                assert rel_err(row, ref[i]) < 1e-4
+
+
+def test_f16_kv_cache_refuses_values_beyond_its_range(tmp_path):
+    """A value f16 cannot hold (here every v_proj output, ~1e5) would be infinite in the
+    cache and every later token NaN-driven: the f16 model refuses to go on, naming the
+    remedy; the f32 cache computes it as the reference does; the session is left as it was."""
+    cfg = R.TinyConfig()
+    w = R.random_weights(cfg, seed=3)
+    for layer in range(cfg.layers):
+        w[f"model.layers.{layer}.self_attn.v_proj.weight"] *= 1e6
+    w = R.write_checkpoint(tmp_path, cfg, dtype="F32", weights=w)
+    with load(tmp_path, weight_format="bf16", kv_cache="f16") as m:
+        with m.new_session() as s:
+            with pytest.raises(ValueError, match=r"beyond the range of the f16 KV cache.*kv_cache=\"f32\""):
+                s.prefill(PROMPT, logits="last")
+            assert s.length == 0
+    with load(tmp_path, weight_format="bf16", kv_cache="f32") as m:
+        got = m.logits(PROMPT)
+    assert np.isfinite(got).all()
+    assert rel_err(got, R.reference_logits(R.as_bf16_mode(w, cfg), cfg, PROMPT)) < 1e-4
+
+
+def test_kv_cache_option_is_checked(ckpt):
+    folder, _, _ = ckpt("gqa-hd16-bf16")
+    for bad in ("bf16", "F16", "", None, 16):
+        with pytest.raises(ValueError, match=r"kv_cache must be one of f16, f32; got"):
+            load(folder, kv_cache=bad)
+    with _model.Model(str(folder), device="cpu") as m:  # the default
+        assert m.info["kv_cache"] == "f16"
 
 
 def test_session_reset_and_sampling_steps(ckpt):

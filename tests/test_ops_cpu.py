@@ -35,5 +35,6 @@ def test_cpu_ops_against_float64(tmp_path):
                              env={**os.environ, "VT_ISA": isa})
         assert run.returncode == 0, f"op tests failed (VT_ISA={isa}):\n{run.stdout}\n{run.stderr}"
         assert " passed, 0 failed" in run.stdout
-        for op in ("rmsnorm", "rope inv_freq llama3", "rope hd=128", "attention", "attend partial", "swiglu"):
+        for op in ("rmsnorm", "rope inv_freq llama3", "rope hd=128", "attention", "attend partial", "store_f16",
+                   "swiglu"):
             assert any(line.startswith("ok   " + op) for line in run.stdout.splitlines()), f"no {op} check ran"

@@ -43,10 +43,11 @@ def scripted(tmp_path_factory, default_model_dir, tok):
 
 @pytest.fixture(scope="module")
 def rand(tmp_path_factory, default_model_dir):
-    """(model, config, weights as computed) of a random tiny Llama, bf16 mode."""
+    """(model, config, weights as computed) of a random tiny Llama, bf16 mode, f32 KV cache
+    (logprobs are checked against exact float64 math)."""
     folder = tmp_path_factory.mktemp("random")
     cfg, w = T.write_random_model(folder, default_model_dir)
-    with pyvt.load_model(folder, weight_format="bf16") as m:
+    with pyvt.load_model(folder, weight_format="bf16", kv_cache="f32") as m:
         yield m, cfg, w
 
 

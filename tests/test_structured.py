@@ -132,7 +132,9 @@ def test_missing_llguidance_says_how_to_install(monkeypatch):
 def real(default_model_dir):
     if not HAVE_LLG:
         pytest.skip("llguidance is not installed")
-    with pyvt.load_model(default_model_dir) as m:
+    # The f32 KV cache: batched sequences must equal their lone runs token for token, which
+    # the f16 cache's rounding can break at a near-tie (docs/guide.md, "The KV cache").
+    with pyvt.load_model(default_model_dir, kv_cache="f32") as m:
         yield m
 
 

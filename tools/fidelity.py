@@ -3,6 +3,7 @@
 SmolLM2-135M (tests/data/smollm2_golden.json) and write docs/fidelity.md.
 
     python tools/fidelity.py [--q8-gguf PATH] [--out docs/fidelity.md]
+    python tools/fidelity.py --kv-cache-only     # print just the KV cache section (f16 vs f32)
 
 Teacher-forced: prompt + the reference's 48 greedy tokens go through one batched pass and
 our argmax is compared with the reference token at every position (12 prompts x 48).
@@ -51,12 +52,43 @@ def llama_cpp_forced(gguf: Path, golden: dict) -> tuple[int, int, int] | None:
     return agree, total, first
 
 
+def kv_cache_section(golden: dict, n_gen: int) -> list[str]:
+    """The KV cache section: int8 (the BF16 reference folder quantized) and the default model
+    (auto), each with the f32 and the f16 KV cache, scored like the table above."""
+    import pyvt
+    from pyvt import hub
+
+    n_prompts = len(golden["prompts"])
+    lines = [
+        "## KV cache: f16 vs f32",
+        "",
+        "The CPU backend keeps keys and values in f16 by default (`load_model(kv_cache=\"f16\")`,",
+        "docs/guide.md \"Numerics\"); the same scores with each cache type:",
+        "",
+        "| format | KV cache | teacher-forced | first token | free-running prefix |",
+        "|---|---|---|---|---|",
+    ]
+    for fmt, path in (("int8", hub.reference(quiet=True)), ("auto", hub.pull(quiet=True))):
+        for kv in ("f32", "f16"):
+            with pyvt.load_model(path, weight_format=fmt, kv_cache=kv, device="cpu") as model:
+                s = score(model, golden, n_gen)
+                shown = fmt if fmt != "auto" else f"auto → {model.info['weight_format']}"
+            forced = sum(x.forced_agree for x in s) / sum(x.forced_total for x in s)
+            first = sum(x.first_token_ok for x in s)
+            prefix = np.mean([x.common_prefix for x in s])
+            lines.append(f"| `{shown}` | {kv} | {forced:.3f} | {first}/{n_prompts} | {prefix:.1f} |")
+            print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--q8-gguf", type=Path, default=Path.home() / ".cache/pyvt/bench/smollm2-135m.Q8_0.gguf")
     ap.add_argument("--q4-1-gguf", type=Path, default=Path.home() / ".cache/pyvt/bench/smollm2-135m.Q4_1.gguf",
                     help="the shipped Q4_1 GGUF, requantized to Q4_0 / Q4_K_M for llama.cpp's 4-bit rows")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "fidelity.md")
+    ap.add_argument("--kv-cache-only", action="store_true",
+                    help="measure and print only the KV cache section (f16 vs f32), writing nothing")
     args = ap.parse_args()
 
     import pyvt
@@ -65,6 +97,9 @@ def main() -> int:
     golden = load_golden()
     n_prompts = len(golden["prompts"])
     n_gen = golden["max_new_tokens"]
+    if args.kv_cache_only:
+        print("\n".join(kv_cache_section(golden, n_gen)))
+        return 0
     rows = []
     # The BF16 reference folder in each format, then the default model as pyvt loads it
     # (weight_format auto: the shipped Q4_1 blocks as they are, int4-min).
@@ -127,6 +162,7 @@ def main() -> int:
         "  INT8 lm_head loses; `int4`, Q4_0 and Q4_K_M re-quantize weights that are already 4-bit.",
         "  This model flatters Q4_1-like formats: on weights that are not a Q4_1 grid `int4-min`",
         "  is only a little more faithful than `int4` (docs/guide.md).",
+        "* pyvt rows use the default f16 KV cache; the last section compares it with f32.",
         "",
         "| engine / format | teacher-forced | first token | free-running prefix | MB/token |",
         "|---|---|---|---|---|",
@@ -140,6 +176,7 @@ def main() -> int:
         "tiny (e.g. the `fox` and `story` prompts), any 8-bit format may pick the other token.",
         "",
     ]
+    lines += kv_cache_section(golden, n_gen) + [""]
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
     return 0

@@ -54,6 +54,7 @@ VT_API vt_model_options vt_model_default_options(void) {
     o.extra_eos_ids = nullptr;
     o.num_extra_eos = 0;
     o.packed_cache_dir = nullptr;
+    o.kv_cache_dtype = VT_DTYPE_F16;
     return o;
 }
 

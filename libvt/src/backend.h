@@ -120,8 +120,9 @@ struct BackendModel {
     virtual int64_t device_bytes() const { return 0; }
 };
 
-// The CPU backend over the model's host weights (which must outlive it).
-std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w);
+// The CPU backend over the model's host weights (which must outlive it); its sessions keep
+// their KV cache in f16 (f16_kv) or f32 (vt_model_options.kv_cache_dtype).
+std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w, bool f16_kv);
 
 // The CUDA backend: copies the model's weights (its prepacked host linears: same 8-bit codes,
 // same f16 block scales, same per-row multipliers, so both backends use bit-identical weights)

@@ -153,31 +153,6 @@ uint16_t f32_to_bf16(float x) {
 
 float bf16_to_f32(uint16_t b) { return u2f(static_cast<uint32_t>(b) << 16); }
 
-uint16_t f32_to_f16(float x) {
-    uint32_t u = f2u(x);
-    uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
-    uint32_t a = u & 0x7FFFFFFFu;
-    if (a > 0x7F800000u) return sign | 0x7E00 | static_cast<uint16_t>((a >> 13) & 0x3FF);
-    if (a >= 0x477FF000u) return sign | 0x7C00;  // >= 65520 rounds to Inf
-    if (a < 0x38800000u) {                       // < 2^-14: subnormal, multiples of 2^-24
-        float v = u2f(a) * 16777216.0f;
-        return sign | static_cast<uint16_t>(std::nearbyint(v));
-    }
-    uint32_t r = (a + 0xFFFu + ((a >> 13) & 1u)) >> 13;
-    return sign | static_cast<uint16_t>(r - ((127 - 15) << 10));
-}
-
-float f16_to_f32(uint16_t h) {
-    uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-    uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
-    if (e == 0) {
-        float v = static_cast<float>(m) * (1.0f / 16777216.0f);
-        return u2f(f2u(v) | sign);
-    }
-    if (e == 31) return u2f(sign | 0x7F800000u | (m << 13));
-    return u2f(sign | ((e + 112) << 23) | (m << 13));
-}
-
 // ---- bulk ------------------------------------------------------------------------------
 
 void convert(const void* src, vt_dtype sd, void* dst, vt_dtype dd, size_t n) {

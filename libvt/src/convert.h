@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "half.h"  // f32_to_f16, f16_to_f32
 #include "vt/vt.h"
 
 namespace vt {
@@ -15,8 +16,6 @@ const float* fp8_table();  // 256 decoded values
 
 uint16_t f32_to_bf16(float x);  // RNE, NaN kept quiet
 float bf16_to_f32(uint16_t b);
-uint16_t f32_to_f16(float x);   // RNE, overflow -> inf, NaN kept
-float f16_to_f32(uint16_t h);
 
 // Bulk conversion between any two of F32, F64, F16, BF16, F8_E4M3 (throws vt::Error).
 void convert(const void* src, vt_dtype src_dtype, void* dst, vt_dtype dst_dtype, size_t n);

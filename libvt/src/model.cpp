@@ -55,6 +55,9 @@ void check_options(const vt_model_options& o) {
     VT_CHECK_ARG(o.device == VT_DEVICE_AUTO || o.device == VT_DEVICE_CPU || o.device == VT_DEVICE_CUDA,
                  "device %d is not a vt_device_kind", o.device);
     VT_CHECK_ARG(o.device_index >= 0, "device_index %d is negative", o.device_index);
+    VT_CHECK_ARG(o.kv_cache_dtype == VT_DTYPE_F16 || o.kv_cache_dtype == VT_DTYPE_F32,
+                 "kv_cache_dtype %d is not a KV cache type (F16 %d, F32 %d)", o.kv_cache_dtype, VT_DTYPE_F16,
+                 VT_DTYPE_F32);
     if (o.device == VT_DEVICE_CUDA) {
         // Before reading gigabytes: say now why the device cannot be used.
         std::string why;
@@ -359,6 +362,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                          m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED;
     m->block_size = blocked ? (opt.block_size ? opt.block_size : default_block_size(m->format)) : 0;
     m->device = VT_DEVICE_CPU;
+    m->kv_cache_dtype = opt.kv_cache_dtype;
     m->max_seq_len = opt.max_seq_len > 0 ? opt.max_seq_len : cfg.max_position_embeddings;
     m->max_seq_len = std::min<int64_t>(m->max_seq_len, int64_t(1) << 24);
     m->cfg = cfg;
@@ -563,6 +567,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             m->backend = cuda_backend(*m, opt.device_index);
             m->device = VT_DEVICE_CUDA;
             m->device_index = opt.device_index;
+            m->kv_cache_dtype = VT_DTYPE_F32;  // the CUDA backend's own cache (vt.h: CPU-only option)
             // The device holds its own copy of every linear: the host's packed copy goes (a
             // GPU model would otherwise hold its weights twice). Norms, the embedding table
             // and the RoPE table stay (small, or a view of the file); a test that needs the
@@ -574,7 +579,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             if (!fallback) throw;
         }
     }
-    if (!m->backend) m->backend = cpu_backend(*m);
+    if (!m->backend) m->backend = cpu_backend(*m, m->kv_cache_dtype == VT_DTYPE_F16);
     return m;
 }
 
@@ -601,6 +606,7 @@ void get_model_info(const vt_model& m, vt_model_info* info) {
     r.block_size = m.block_size;
     r.device = m.device;
     r.device_index = m.device_index;
+    r.kv_cache_dtype = m.kv_cache_dtype;
     r.weight_bytes = m.weight_bytes;
     r.total_bytes = m.total_bytes + m.backend->device_bytes();
     std::snprintf(r.family, sizeof r.family, "%s", c.family ? c.family->name : "Llama");

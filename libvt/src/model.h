@@ -16,6 +16,7 @@ struct vt_model : vt::ModelWeights {
     int32_t device = VT_DEVICE_CPU;  // where sessions run: CPU or CUDA
     int32_t device_index = 0;
     int64_t max_seq_len = 0;  // KV capacity limit of a session
+    int32_t kv_cache_dtype = VT_DTYPE_F16;  // of the sessions' KV cache: F16 or F32 (CUDA: always F32)
 
     int64_t weight_bytes = 0;  // read per decoded token
     int64_t total_bytes = 0;   // held in host memory

@@ -222,6 +222,13 @@ static void test_load_options(const char* dir) {
     o.device = VT_DEVICE_CPU;
     o.device_index = -1;
     REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    o = vt_model_default_options();
+    CHECK(o.kv_cache_dtype == VT_DTYPE_F16, "the default KV cache is f16");
+    o.kv_cache_dtype = VT_DTYPE_BF16;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(vt_last_error(), "kv_cache_dtype") != NULL, "the error names kv_cache_dtype: %s", vt_last_error());
+    o.kv_cache_dtype = -1;
+    REFUSED(vt_model_load(dir, &o, &m), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_model_load("", NULL, &m), VT_STATUS_INVALID_ARGUMENT);
     REFUSED(vt_model_load(dir, NULL, NULL), VT_STATUS_INVALID_ARGUMENT);
     CHECK(m == NULL, "no model is created on error");
@@ -235,6 +242,7 @@ static void test_load_options(const char* dir) {
         vt_session* s = NULL;
         vt_model_info info = VT_INFO_INIT(vt_model_info);
         CHECK(vt_model_get_info(m, &info) == VT_OK && info.max_seq_len == ((int64_t)1 << 24), "info.max_seq_len");
+        CHECK(info.kv_cache_dtype == VT_DTYPE_F16, "info.kv_cache_dtype %d", info.kv_cache_dtype);
         CHECK(vt_session_new(m, 0, &s) == VT_OK && s != NULL, "a session of 2^24 positions");
         vt_session_free(s);
         vt_model_free(m);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config.h"
+#include "half.h"
 #include "ops/attention.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
@@ -156,11 +157,14 @@ void test_rope(int64_t hd, int64_t heads, int64_t pos, float scale) {
 struct Cache {
     int64_t nkv, hd, cap;
     std::vector<float> kt, v;  // [nkv, cap/16, hd, 16] (ops::key_index), [nkv, cap, hd]: the session's layout
+    // f16: the same keys and values as halves, and kt / v hold exactly their values (the
+    // reference attends over what an f16 cache stores); else empty.
+    std::vector<ops::half> kth, vh;
     float key(int64_t kvh, int64_t j, int64_t d) const { return kt[size_t(kvh * hd * cap + ops::key_index(j, d, hd))]; }
 };
 
-Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys) {
-    Cache c{nkv, hd, (nkeys + 7 + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile, {}, {}};
+Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys, bool f16 = false) {
+    Cache c{nkv, hd, (nkeys + 7 + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile, {}, {}, {}, {}};
     c.kt = randn(size_t(nkv * hd * c.cap));
     c.v = randn(size_t(nkv * c.cap * hd));
     // Positions past the keys attended are never read: NaN there would show.
@@ -170,7 +174,28 @@ Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys) {
                 c.kt[size_t(h * hd * c.cap + ops::key_index(j, d, hd))] = NAN;
                 c.v[size_t((h * c.cap + j) * hd + d)] = NAN;
             }
+    if (f16) {
+        for (auto* a : {&c.kt, &c.v}) {
+            std::vector<ops::half>& h = a == &c.kt ? c.kth : c.vh;
+            h.resize(a->size());
+            for (size_t i = 0; i < a->size(); ++i) (*a)[i] = f16_to_f32(h[i] = f32_to_f16((*a)[i]));
+        }
+    }
     return c;
+}
+
+// attend() / attend_normalized() over the cache's f32 or f16 elements.
+void attend(const Cache& c, int64_t kvh, const float* const* q, int64_t ng, int64_t k0, int64_t k1,
+            ops::Partial out) {
+    const size_t off = size_t(kvh * c.hd * c.cap);
+    if (c.kth.empty()) ops::attend(q, ng, c.kt.data() + off, c.v.data() + off, k0, k1, c.hd, out);
+    else ops::attend(q, ng, c.kth.data() + off, c.vh.data() + off, k0, k1, c.hd, out);
+}
+void attend_normalized(const Cache& c, int64_t kvh, const float* const* q, int64_t ng, int64_t k0, int64_t k1,
+                       float* const* out) {
+    const size_t off = size_t(kvh * c.hd * c.cap);
+    if (c.kth.empty()) ops::attend_normalized(q, ng, c.kt.data() + off, c.v.data() + off, k0, k1, c.hd, out);
+    else ops::attend_normalized(q, ng, c.kth.data() + off, c.vh.data() + off, k0, k1, c.hd, out);
 }
 
 // Scores of query q against keys [k0, k1) of KV head kvh, in double.
@@ -186,8 +211,8 @@ std::vector<double> scores(const Cache& c, int64_t kvh, const float* q, int64_t 
 
 // Causal GQA attention of m query rows at positions pos0 + i (q: [m, nh, hd], pre-scaled),
 // scheduled as the CPU backend's prefill does (cpu/engine.cpp): HeadGroups units, attend_normalized per row.
-void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0) {
-    const Cache c = make_cache(nkv, hd, pos0 + m);
+void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0, bool f16) {
+    const Cache c = make_cache(nkv, hd, pos0 + m, f16);
     const std::vector<float> q = randn(size_t(m * nh * hd), 2.0f / std::sqrt(float(hd)));
     std::vector<float> out(q.size(), NAN);
     const ops::HeadGroups hg(nh, nkv, hd);
@@ -200,8 +225,7 @@ void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0
                 qp[g] = q.data() + (i * nh + u.head0 + g) * hd;
                 op[g] = out.data() + (i * nh + u.head0 + g) * hd;
             }
-            ops::attend_normalized(qp, u.ng, c.kt.data() + u.kvh * hd * c.cap, c.v.data() + u.kvh * c.cap * hd,
-                                   0, pos0 + i + 1, hd, op);
+            attend_normalized(c, u.kvh, qp, u.ng, 0, pos0 + i + 1, op);
         }
     std::vector<double> ref(q.size());
     const int64_t G = nh / nkv;
@@ -220,20 +244,21 @@ void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0
         }
     const double err = nerr(out.data(), ref);
     char tag[160];
-    std::snprintf(tag, sizeof tag, "attention nh=%lld nkv=%lld hd=%lld (group %lld) m=%lld pos0=%lld", (long long)nh,
-                  (long long)nkv, (long long)hd, (long long)hg.gb, (long long)m, (long long)pos0);
+    std::snprintf(tag, sizeof tag, "attention nh=%lld nkv=%lld hd=%lld (group %lld) m=%lld pos0=%lld %s", (long long)nh,
+                  (long long)nkv, (long long)hd, (long long)hg.gb, (long long)m, (long long)pos0,
+                  f16 ? "f16 cache" : "f32 cache");
     expect(err < 1e-5, tag, err);
 }
 
 // attend()'s unnormalized partial over a key range [k0, k1) (decode splits): m = the max
 // score, l = Σ e^(s - m), acc = Σ e^(s - m) v.
-void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1) {
-    const Cache c = make_cache(1, hd, k1);
+void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1, bool f16) {
+    const Cache c = make_cache(1, hd, k1, f16);
     const std::vector<float> q = randn(size_t(ng * hd), 2.0f / std::sqrt(float(hd)));
     std::vector<float> acc(size_t(ng * hd), NAN), mm(size_t(ng), NAN), ll(size_t(ng), NAN);
     const float* qp[ops::kMaxGroup];
     for (int64_t g = 0; g < ng; ++g) qp[g] = q.data() + g * hd;
-    ops::attend(qp, ng, c.kt.data(), c.v.data(), k0, k1, hd, ops::Partial{acc.data(), mm.data(), ll.data()});
+    attend(c, 0, qp, ng, k0, k1, ops::Partial{acc.data(), mm.data(), ll.data()});
     double em = 0, el = 0;
     std::vector<double> aref(acc.size());
     for (int64_t g = 0; g < ng; ++g) {
@@ -253,8 +278,32 @@ void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1) {
     const double ea = nerr(acc.data(), aref);
     expect(em < 1e-6 && el < 1e-5 && ea < 1e-5,
            "attend partial ng=" + std::to_string(ng) + " hd=" + std::to_string(hd) + " keys [" + std::to_string(k0) +
-               ", " + std::to_string(k1) + ") (max, sum, accumulator)",
+               ", " + std::to_string(k1) + ") (max, sum, accumulator)" + (f16 ? " f16 cache" : ""),
            std::max({em, el, ea}));
+}
+
+// store_f16 (how keys and values enter an f16 cache) against the scalar RNE conversion, at
+// strides 1 (values) and kKeyTile (keys): ties, subnormals, the largest half, overflow.
+void test_store_f16(int64_t n, int64_t stride) {
+    std::vector<float> x = randn(size_t(n), 100.0f);
+    const float special[] = {0.0f, -0.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 3e-6f, -6.1e-5f, 5.96e-8f,
+                             2.9e-8f, 65504.0f, 65519.99f, -65519.0f, 1e-30f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0] && i < x.size(); ++i) x[i] = special[i];
+    std::vector<ops::half> got(size_t(n * stride), 0x7E01);
+    bool ok = ops::store_f16(x.data(), n, got.data(), stride);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += got[size_t(i * stride)] != f32_to_f16(x[size_t(i)]);
+    for (int64_t i = 0; i < n * stride; ++i) bad += i % stride != 0 && got[size_t(i)] != 0x7E01;  // untouched
+    // Beyond f16's range: stored as infinity, and reported. Already infinite or NaN: not
+    // f16's doing, not reported (an f32 cache would hold the same).
+    std::vector<float> y = x;
+    y[size_t(n / 2)] = -65520.0f;
+    const bool over = !ops::store_f16(y.data(), n, got.data(), stride) && got[size_t(n / 2 * stride)] == 0xFC00;
+    y[size_t(n / 2)] = INFINITY;
+    y[size_t(n - 1)] = NAN;
+    const bool inf_ok = ops::store_f16(y.data(), n, got.data(), stride) && got[size_t(n / 2 * stride)] == 0x7C00;
+    expect(ok && bad == 0 && over && inf_ok,
+           "store_f16 n=" + std::to_string(n) + " stride=" + std::to_string(stride) + " (RNE, range)", double(bad));
 }
 
 // ---- SwiGLU ----------------------------------------------------------------------------------------
@@ -306,20 +355,25 @@ int main() {
     // 64, 96, 128 (the register-blocked paths) and 80 (the generic one).
     const int64_t shapes[][3] = {{4, 4, 64}, {8, 2, 64}, {32, 4, 64}, {16, 1, 64}, {9, 3, 32},
                                  {6, 2, 128}, {32, 8, 128}, {4, 2, 96}, {4, 2, 80}};
-    for (const auto& sh : shapes) {
-        test_attention(sh[0], sh[1], sh[2], 1, 0);     // one key
-        test_attention(sh[0], sh[1], sh[2], 1, 300);   // decode at 300
-        test_attention(sh[0], sh[1], sh[2], 20, 0);    // prefill, causal
-        test_attention(sh[0], sh[1], sh[2], 70, 60);   // prefill after a cached prefix, across blocks
-    }
-    for (int64_t hd : {64, 128})
-        for (int64_t ng : {1, 3, 8}) {
-            test_attend_partial(ng, hd, 0, 64);
-            test_attend_partial(ng, hd, 128, 200);
-            test_attend_partial(ng, hd, 5, 6);
-            test_attend_partial(ng, hd, 13, 150);  // starts inside a tile, crosses block and tile ends
-            test_attend_partial(ng, hd, 64, 128);  // exactly one aligned block
+    // Each over an f32 cache and an f16 one (against the f16-rounded keys and values).
+    for (bool f16 : {false, true})
+        for (const auto& sh : shapes) {
+            test_attention(sh[0], sh[1], sh[2], 1, 0, f16);     // one key
+            test_attention(sh[0], sh[1], sh[2], 1, 300, f16);   // decode at 300
+            test_attention(sh[0], sh[1], sh[2], 20, 0, f16);    // prefill, causal
+            test_attention(sh[0], sh[1], sh[2], 70, 60, f16);   // prefill after a cached prefix, across blocks
         }
+    for (bool f16 : {false, true})
+        for (int64_t hd : {64, 128})
+            for (int64_t ng : {1, 3, 8}) {
+                test_attend_partial(ng, hd, 0, 64, f16);
+                test_attend_partial(ng, hd, 128, 200, f16);
+                test_attend_partial(ng, hd, 5, 6, f16);
+                test_attend_partial(ng, hd, 13, 150, f16);  // starts inside a tile, crosses block and tile ends
+                test_attend_partial(ng, hd, 64, 128, f16);  // exactly one aligned block
+            }
+    for (int64_t n : {7, 8, 64, 1001})
+        for (int64_t stride : {int64_t(1), ops::kKeyTile}) test_store_f16(n, stride);
     for (int64_t n : {1, 6, 1000}) test_swiglu(n);
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;

@@ -31,10 +31,10 @@ namespace vt {
 namespace {
 
 struct FreeDeleter {
-    void operator()(float* p) const { std::free(p); }
+    void operator()(uint8_t* p) const { std::free(p); }
 };
 // 64-byte aligned, uninitialized (a std::vector would zero-fill the whole KV cache).
-using FloatArray = std::unique_ptr<float[], FreeDeleter>;
+using ByteArray = std::unique_ptr<uint8_t[], FreeDeleter>;
 
 // One session's KV cache and preallocated scratch. P = positions the session may hold,
 // R = scratch rows.
@@ -44,12 +44,25 @@ struct CpuSession final : BackendSession {
 
     // KV cache, grown geometrically up to max_tokens (never per token). Keys are stored in
     // transposed tiles of 16 positions (ops::key_index) so the scores q·K of one query
-    // vectorize over positions and stream contiguous memory.
+    // vectorize over positions and stream contiguous memory. Elements are f16 (ops::half) or
+    // f32, the model's kv_cache_dtype (vt.h); keys<T>() / values<T>() give them typed.
     // Not zero-filled: only positions below the session's length are ever read.
+    bool f16 = true;
     int64_t kv_cap = 0;          // positions allocated (a multiple of ops::kKeyTile)
     int64_t len = 0;             // positions the cache holds (for growing it)
-    FloatArray kt;               // [L, KV, kv_cap / 16, HD, 16]  keys (after RoPE), tiled
-    FloatArray v;                // [L, KV, kv_cap, HD]  values
+    ByteArray kt;                // [L, KV, kv_cap / 16, HD, 16]  keys (after RoPE), tiled
+    ByteArray v;                 // [L, KV, kv_cap, HD]  values
+
+    int64_t elem_bytes() const { return f16 ? 2 : 4; }
+    // The keys (key_index) and the values of layer l, KV head h: T is the cache's element type.
+    template <class T>
+    T* keys(int64_t l, int64_t h) const { return reinterpret_cast<T*>(kt.get()) + head_offset(l, h); }
+    template <class T>
+    T* values(int64_t l, int64_t h) const { return reinterpret_cast<T*>(v.get()) + head_offset(l, h); }
+    size_t head_offset(int64_t l, int64_t h) const {
+        const LlamaConfig& c = model->cfg;
+        return size_t((l * c.num_kv_heads + h) * c.head_dim * kv_cap);
+    }
 
     // Scratch for up to `rows` tokens per pass (prefill runs in chunks of at most kPassRows).
     int64_t rows = 0;
@@ -109,6 +122,7 @@ int64_t partial_floats(const LlamaConfig& c) {
 // The first key position a query at `pos` attends in a layer with window `window` (0: all).
 inline int64_t first_key(int64_t pos, int64_t window) { return window > 0 ? std::max<int64_t>(0, pos + 1 - window) : 0; }
 
+template <class T>
 void attention_decode(const Pass& p, int64_t layer) {
     CpuSession& s = p.s;
     const LlamaConfig& c = s.model->cfg;
@@ -148,14 +162,13 @@ void attention_decode(const Pass& p, int64_t layer) {
             const int64_t sp = local % splits[r];
             const HeadGroups::Unit u = hg.unit(local / splits[r]);
             const CpuSession& rs = p.row(r);
-            const int64_t cap = rs.kv_cap;
             const float* q[kMaxGroup];
             for (int64_t g = 0; g < u.ng; ++g) q[g] = s.qkv.data() + r * QKV + (u.head0 + g) * HD;
             float* pt = part + t * pstride;
             const ops::Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
             const int64_t k0 = lo[r] + sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
-            ops::attend(q, u.ng, rs.kt.get() + size_t((layer * KV + u.kvh) * HD * cap),
-                        rs.v.get() + size_t((layer * KV + u.kvh) * cap * HD), k0, k1, HD, out, softcap);
+            ops::attend(q, u.ng, rs.keys<const T>(layer, u.kvh), rs.values<const T>(layer, u.kvh), k0, k1, HD, out,
+                        softcap);
         }
     });
     // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
@@ -184,14 +197,12 @@ void attention_decode(const Pass& p, int64_t layer) {
 }
 
 // Prefill attention of rows [0, m) of the pass (positions pos0 + i) for one layer -> s.att.
+template <class T>
 void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
     const HeadGroups hg = head_groups(c);
-    const int64_t cap = s.kv_cap;
-    const float* kt_layer = s.kt.get() + size_t(layer * KV * HD * cap);
-    const float* v_layer = s.v.get() + size_t(layer * KV * cap * HD);
     const int64_t window = c.layer_window[size_t(layer)];
     const float softcap = float(c.attn_softcap);
 
@@ -216,7 +227,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
                     q[g] = s.qkv.data() + i * QKV + (u.head0 + g) * HD;
                     o[g] = s.att.data() + i * NH * HD + (u.head0 + g) * HD;
                 }
-                ops::attend_normalized(q, u.ng, kt_layer + u.kvh * HD * cap, v_layer + u.kvh * cap * HD,
+                ops::attend_normalized(q, u.ng, s.keys<const T>(layer, u.kvh), s.values<const T>(layer, u.kvh),
                                        first_key(pos0 + i, window), pos0 + i + 1, HD, o, softcap);
             }
         }
@@ -232,15 +243,16 @@ void ensure_kv(CpuSession& s, int64_t needed) {
     int64_t cap = std::max<int64_t>({needed, 2 * s.kv_cap, 64});
     cap = std::min(cap, s.max_tokens);
     cap = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;  // whole key tiles
-    FloatArray kt(AlignedAllocator<float>().allocate(size_t(L * KV * HD * cap)));
-    FloatArray v(AlignedAllocator<float>().allocate(size_t(L * KV * cap * HD)));
+    const int64_t eb = s.elem_bytes();
+    ByteArray kt(AlignedAllocator<uint8_t>().allocate(size_t(L * KV * HD * cap * eb)));
+    ByteArray v(AlignedAllocator<uint8_t>().allocate(size_t(L * KV * cap * HD * eb)));
     if (s.len > 0) {
         // A KV head's keys are whole tiles: the ones in use move as one run.
         const int64_t tiles = (s.len + ops::kKeyTile - 1) / ops::kKeyTile;
         for (int64_t lk = 0; lk < L * KV; ++lk) {
-            std::memcpy(kt.get() + lk * HD * cap, s.kt.get() + lk * HD * s.kv_cap,
-                        size_t(tiles * HD * ops::kKeyTile) * sizeof(float));
-            std::memcpy(v.get() + lk * cap * HD, s.v.get() + lk * s.kv_cap * HD, size_t(s.len * HD) * sizeof(float));
+            std::memcpy(kt.get() + lk * HD * cap * eb, s.kt.get() + lk * HD * s.kv_cap * eb,
+                        size_t(tiles * HD * ops::kKeyTile * eb));
+            std::memcpy(v.get() + lk * cap * HD * eb, s.v.get() + lk * s.kv_cap * HD * eb, size_t(s.len * HD * eb));
         }
     }
     std::swap(s.kt, kt);
@@ -273,6 +285,33 @@ void ensure_part(CpuSession& s, int64_t rows) {
 }
 
 // ==== The pass ===========================================================================
+
+// The keys and values of one token at `pos` (kv: k | v, [2, KV, HD], after RoPE) into layer
+// l of its session's cache.
+void store_kv(CpuSession& s, int64_t l, int64_t pos, const float* kv) {
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t KV = c.num_kv_heads, HD = c.head_dim;
+    for (int64_t h = 0; h < KV; ++h) {
+        const float* k = kv + h * HD;
+        const float* vv = kv + (KV + h) * HD;
+        const int64_t kpos = ops::key_index(pos, 0, HD);
+        if (s.f16) {
+            // A key or value f16 cannot hold would be infinite, its scores or weighted sum
+            // NaN, and every later token wrong without a sign: refuse instead.
+            const bool ok = ops::store_f16(k, HD, s.keys<ops::half>(l, h) + kpos, ops::kKeyTile) &&
+                            ops::store_f16(vv, HD, s.values<ops::half>(l, h) + pos * HD, 1);
+            if (!ok)
+                fail(VT_STATUS_UNSUPPORTED,
+                     "layer %lld: a key or value of the token at position %lld is beyond the range of the f16 KV "
+                     "cache (largest finite f16: 65504); load the model with kv_cache_dtype F32 (pyvt: kv_cache=\"f32\")",
+                     (long long)l, (long long)pos);
+        } else {
+            float* kt = s.keys<float>(l, h) + kpos;
+            for (int64_t d = 0; d < HD; ++d) kt[d * ops::kKeyTile] = k[d];
+            std::memcpy(s.values<float>(l, h) + pos * HD, vv, size_t(HD) * sizeof(float));
+        }
+    }
+}
 
 // Runs the rows of the pass through the model, appending their K/V to their sessions'
 // caches. When logits_out is not null, rows [r0, m) get final norm + lm_head into
@@ -329,21 +368,11 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 }
                 ops::rope(row, NH, HD, cs, qscale);
                 ops::rope(row + NH * HD, KV, HD, cs, 1.0f);
-                CpuSession& rs = p.row(i);
-                const int64_t pos = p.pos(i), cap = rs.kv_cap;
-                float* kt_layer = rs.kt.get() + size_t(l * KV * HD * cap);
-                float* v_layer = rs.v.get() + size_t(l * KV * cap * HD);
-                for (int64_t h = 0; h < KV; ++h) {
-                    const float* k = row + (NH + h) * HD;
-                    const float* vv = row + (NH + KV + h) * HD;
-                    float* kt = kt_layer + h * HD * cap + ops::key_index(pos, 0, HD);
-                    for (int64_t d = 0; d < HD; ++d) kt[d * ops::kKeyTile] = k[d];
-                    std::memcpy(v_layer + (h * cap + pos) * HD, vv, size_t(HD) * sizeof(float));
-                }
+                store_kv(p.row(i), l, p.pos(i), row + NH * HD);
             }
         });
-        if (p.sess || m == 1) attention_decode(p, l);
-        else attention_prefill(s, l, m, p.pos0);
+        if (p.sess || m == 1) s.f16 ? attention_decode<ops::half>(p, l) : attention_decode<float>(p, l);
+        else s.f16 ? attention_prefill<ops::half>(s, l, m, p.pos0) : attention_prefill<float>(s, l, m, p.pos0);
         linear(*w.o, s.att.data(), m, bias_or_null(w.o_bias), lopt, s.tmp.data());
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
@@ -390,11 +419,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
 
 struct CpuModel final : BackendModel {
     const ModelWeights& w;
-    explicit CpuModel(const ModelWeights& weights) : w(weights) {}
+    const bool f16;  // the sessions' KV cache element type
+    CpuModel(const ModelWeights& weights, bool f16_cache) : w(weights), f16(f16_cache) {}
 
     std::unique_ptr<BackendSession> new_session(int64_t capacity) const override {
         auto s = std::make_unique<CpuSession>();
         s->model = &w;
+        s->f16 = f16;
         s->max_tokens = capacity;
         ensure_rows(*s, 1);
         ensure_part(*s, 1);
@@ -445,14 +476,17 @@ void CpuSession::copy_prefix(const BackendSession& from, int64_t n) {
     const LlamaConfig& c = model->cfg;
     const int64_t LK = c.num_layers * c.num_kv_heads, HD = c.head_dim;
     const int64_t tiles = (n + ops::kKeyTile - 1) / ops::kKeyTile;  // the last one may be part used
+    const int64_t eb = elem_bytes();  // the same model: the same element type as src
     for (int64_t lk = 0; lk < LK; ++lk) {
-        std::memcpy(kt.get() + lk * HD * kv_cap, src.kt.get() + lk * HD * src.kv_cap,
-                    size_t(tiles * HD * ops::kKeyTile) * sizeof(float));
-        std::memcpy(v.get() + lk * kv_cap * HD, src.v.get() + lk * src.kv_cap * HD, size_t(n * HD) * sizeof(float));
+        std::memcpy(kt.get() + lk * HD * kv_cap * eb, src.kt.get() + lk * HD * src.kv_cap * eb,
+                    size_t(tiles * HD * ops::kKeyTile * eb));
+        std::memcpy(v.get() + lk * kv_cap * HD * eb, src.v.get() + lk * src.kv_cap * HD * eb, size_t(n * HD * eb));
     }
     len = n;
 }
 
-std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w) { return std::make_unique<CpuModel>(w); }
+std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w, bool f16_kv) {
+    return std::make_unique<CpuModel>(w, f16_kv);
+}
 
 }  // namespace vt

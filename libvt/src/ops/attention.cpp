@@ -3,7 +3,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
+
+#include "half.h"
 #include "cpu_features.h"
 #include "ops/cpu_clones.h"
 
@@ -65,27 +71,80 @@ struct Vec<false> {
 template <class V>
 constexpr int kLanes = int(sizeof(V) / sizeof(float));
 
+// The bodies' instruction sets, numbered as cpu_level() numbers them.
+enum Isa { kGeneric = 0, kAvx2 = 1, kAvx512 = 2 };
+template <int I>
+constexpr bool kWide = I == kAvx512;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// F16C conversions of 8 / 16 halves. Plain `inline`, not always_inline: GCC refuses to
+// always-inline a function with a target attribute into the ISA-neutral templates below, but
+// inlines these into the per-ISA bodies they end up in (objdump shows vcvtph2ps with a
+// memory operand in attend_avx2 / attend_avx512). maskz: the unmasked AVX-512 form reads an
+// undefined register GCC 12 warns about.
+__attribute__((target("avx,f16c"))) inline void cvt_h8(v8& out, const half* p) {
+    out = (v8)_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+__attribute__((target("avx512f"))) inline void cvt_h16(v16& out, const half* p) {
+    out = (v16)_mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+#endif
+
+// out = the kLanes<V> cache elements at p (any alignment) as floats.
+template <int I, class V>
+VT_INLINE void load(V& out, const float* p) {
+    out = *reinterpret_cast<const typename Vec<kWide<I>>::U*>(p);
+}
+template <int I, class V>
+VT_INLINE void load(V& out, const half* p) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    if constexpr (I == kAvx512) return cvt_h16(out, p);
+    if constexpr (I == kAvx2) return cvt_h8(out, p);
+#endif
+    for (int i = 0; i < kLanes<V>; ++i) out[i] = f16_to_f32(p[i]);
+}
+
+// n cache elements at p as floats: p itself for an f32 cache, else converted into buf.
+template <int I>
+VT_INLINE const float* as_floats(const float* p, int64_t, float*) {
+    return p;
+}
+template <int I>
+VT_INLINE const float* as_floats(const half* p, int64_t n, float* buf) {
+    using V = typename Vec<kWide<I>>::V;
+    using U = typename Vec<kWide<I>>::U;
+    constexpr int N = kLanes<V>;
+    int64_t i = 0;
+    for (; i + N <= n; i += N) {
+        V x;
+        load<I>(x, p + i);
+        *reinterpret_cast<U*>(buf + i) = x;
+    }
+    for (; i < n; ++i) buf[i] = f16_to_f32(p[i]);
+    return buf;
+}
+
 // A broadcast (x - 0 folds away; x + 0 does not, for x = -0). A macro: a function returning
 // a vector by value draws GCC's ABI warning (-Wpsabi) for the widths the baseline lacks.
 #define VT_SPLAT(V, x) ((x) - V{})
 
 // s[g][j1 : j1 + NV·lanes] = q_g · k_j for the NV·lanes keys starting at j0 + j1 (a multiple of
 // the vector width, which divides kKeyTile: each vector lies inside one tile), NG heads at once.
-template <bool Wide, int NG, int NV>
-VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t j0, int64_t j1,
+template <int I, int NG, int NV, class T>
+VT_INLINE void scores_block(const float* const* q, const T* kt, int64_t j0, int64_t j1,
                             int64_t hd, float (*s)[kKeyBlock]) {
-    using V = typename Vec<Wide>::V;
-    using U = typename Vec<Wide>::U;
+    using V = typename Vec<kWide<I>>::V;
+    using U = typename Vec<kWide<I>>::U;
     constexpr int N = kLanes<V>;
     static_assert(kKeyTile % N == 0, "a vector of keys must lie inside one tile");
     V a[NG][NV];
     for (int g = 0; g < NG; ++g)
         for (int i = 0; i < NV; ++i) a[g][i] = V{};
-    const float* kv[NV];
+    const T* kv[NV];
     for (int i = 0; i < NV; ++i) kv[i] = kt + key_index(j0 + j1 + N * i, 0, hd);
     for (int64_t d = 0; d < hd; ++d) {
         V k[NV];
-        for (int i = 0; i < NV; ++i) k[i] = *reinterpret_cast<const U*>(kv[i] + d * kKeyTile);
+        for (int i = 0; i < NV; ++i) load<I>(k[i], kv[i] + d * kKeyTile);
         for (int g = 0; g < NG; ++g) {
             const V qd = VT_SPLAT(V, q[g][d]);
             for (int i = 0; i < NV; ++i) a[g][i] += qd * k[i];
@@ -96,35 +155,34 @@ VT_INLINE void scores_block(const float* const* q, const float* kt, int64_t j0, 
 }
 
 // Scores of a full block of 64 keys for ng heads, up to 4 heads per pass.
-template <bool Wide>
-VT_INLINE void scores_full(const float* const* q, int64_t ng, const float* kt, int64_t j0, int64_t hd,
+template <int I, class T>
+VT_INLINE void scores_full(const float* const* q, int64_t ng, const T* kt, int64_t j0, int64_t hd,
                            float (*s)[kKeyBlock]) {
-    constexpr int NV = Wide ? 4 : 2;
-    constexpr int64_t step = NV * kLanes<typename Vec<Wide>::V>;
+    constexpr int NV = kWide<I> ? 4 : 2;
+    constexpr int64_t step = NV * kLanes<typename Vec<kWide<I>>::V>;
     for (int64_t j1 = 0; j1 < kKeyBlock; j1 += step)
         for (int64_t g0 = 0; g0 < ng; g0 += 4) {
             switch (std::min<int64_t>(4, ng - g0)) {
-                case 1: scores_block<Wide, 1, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
-                case 2: scores_block<Wide, 2, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
-                case 3: scores_block<Wide, 3, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
-                default: scores_block<Wide, 4, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
+                case 1: scores_block<I, 1, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
+                case 2: scores_block<I, 2, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
+                case 3: scores_block<I, 3, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
+                default: scores_block<I, 4, NV>(q + g0, kt, j0, j1, hd, s + g0); break;
             }
         }
 }
 
 // acc[g][0 : HV·lanes] += Σ_{j<nb} p[g][j] · v_j, NG heads at once.
-template <bool Wide, int HV, int NG>
-VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const float* v, int64_t hd, float* acc) {
-    using V = typename Vec<Wide>::V;
-    using U = typename Vec<Wide>::U;
+template <int I, int HV, int NG, class T>
+VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const T* v, int64_t hd, float* acc) {
+    using V = typename Vec<kWide<I>>::V;
+    using U = typename Vec<kWide<I>>::U;
     constexpr int N = kLanes<V>;
     V a[NG][HV];
     for (int g = 0; g < NG; ++g)
         for (int h = 0; h < HV; ++h) a[g][h] = *reinterpret_cast<const U*>(acc + g * hd + N * h);
     for (int64_t j = 0; j < nb; ++j) {
-        const U* vr = reinterpret_cast<const U*>(v + j * hd);
         V vv[HV];
-        for (int h = 0; h < HV; ++h) vv[h] = vr[h];
+        for (int h = 0; h < HV; ++h) load<I>(vv[h], v + j * hd + N * h);
         for (int g = 0; g < NG; ++g) {
             const V pj = VT_SPLAT(V, p[g][j]);
             for (int h = 0; h < HV; ++h) a[g][h] += pj * vv[h];
@@ -135,15 +193,15 @@ VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const float* v,
 }
 
 // hd = 16·H16 columns (H16 = 2, 4, 6, 8).
-template <int H16, bool Wide>
-VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, const float* v, int64_t hd,
+template <int H16, int I, class T>
+VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, const T* v, int64_t hd,
                         float* acc) {
-    if constexpr (!Wide) {  // 32 value columns of 2 heads per pass: 13 of AVX2's 16 registers
+    if constexpr (!kWide<I>) {  // 32 value columns of 2 heads per pass: 13 of AVX2's 16 registers
         for (int64_t g0 = 0; g0 < ng; g0 += 2)
             for (int64_t c = 0; c < H16 / 2; ++c) {
                 float* a = acc + g0 * hd + 32 * c;
-                if (ng - g0 >= 2) pv_block<false, 4, 2>(p + g0, nb, v + 32 * c, hd, a);
-                else pv_block<false, 4, 1>(p + g0, nb, v + 32 * c, hd, a);
+                if (ng - g0 >= 2) pv_block<I, 4, 2>(p + g0, nb, v + 32 * c, hd, a);
+                else pv_block<I, 4, 1>(p + g0, nb, v + 32 * c, hd, a);
             }
         return;
     } else {
@@ -151,19 +209,21 @@ VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, con
         for (int64_t g0 = 0; g0 < ng; g0 += C) {
             float* a = acc + g0 * hd;
             switch (std::min(C, ng - g0)) {
-                case 1: pv_block<true, H16, 1>(p + g0, nb, v, hd, a); break;
-                case 2: pv_block<true, H16, 2>(p + g0, nb, v, hd, a); break;
-                case 3: pv_block<true, H16, 3>(p + g0, nb, v, hd, a); break;
-                default: pv_block<true, H16, (C > 3 ? 4 : 1)>(p + g0, nb, v, hd, a); break;
+                case 1: pv_block<I, H16, 1>(p + g0, nb, v, hd, a); break;
+                case 2: pv_block<I, H16, 2>(p + g0, nb, v, hd, a); break;
+                case 3: pv_block<I, H16, 3>(p + g0, nb, v, hd, a); break;
+                default: pv_block<I, H16, (C > 3 ? 4 : 1)>(p + g0, nb, v, hd, a); break;
             }
         }
     }
 }
 
-template <bool Wide>
-VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __restrict kt, const float* __restrict v,
+template <int I, class T>
+VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restrict kt, const T* __restrict v,
                            int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
     alignas(64) float s[kMaxGroup][kKeyBlock];
+    // An f16 cache's keys / values converted (partial blocks, hd without a blocked kernel).
+    alignas(64) float buf[std::is_same<T, half>::value ? kAccFloats : 1];
     float* acc = out.acc;
     for (int64_t g = 0; g < ng; ++g) {
         out.m[g] = -std::numeric_limits<float>::infinity();
@@ -176,18 +236,22 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __res
         nb = std::min(kKeyBlock - j0 % kKeyBlock, k1 - j0);
         // Scores s[g][j] = q_g · k_j (q is pre-scaled by 1/sqrt(hd)).
         if (nb == kKeyBlock) {
-            scores_full<Wide>(q, ng, kt, j0, hd, s);
+            scores_full<I>(q, ng, kt, j0, hd, s);
         } else {
             for (int64_t g = 0; g < ng; ++g)
                 for (int64_t j = 0; j < kKeyBlock; ++j) s[g][j] = 0.0f;
             for (int64_t t0 = j0; t0 < j0 + nb;) {  // the tiles the block touches
                 const int64_t t1 = std::min(j0 + nb, (t0 / kKeyTile + 1) * kKeyTile);
-                const float* __restrict kr = kt + key_index(t0, 0, hd);
-                for (int64_t d = 0; d < hd; ++d)
+                const T* __restrict kr = kt + key_index(t0, 0, hd);
+                for (int64_t d = 0; d < hd; ++d) {
+                    // Keys t0 .. t1 - 1 of row d only: kr starts at t0 inside its tile, and the
+                    // cache ends with the last tile.
+                    const float* __restrict kd = as_floats<I>(kr + d * kKeyTile, t1 - t0, buf);
                     for (int64_t g = 0; g < ng; ++g) {
                         const float qd = q[g][d];
-                        for (int64_t j = t0; j < t1; ++j) s[g][j - j0] += qd * kr[d * kKeyTile + (j - t0)];
+                        for (int64_t j = t0; j < t1; ++j) s[g][j - j0] += qd * kd[j - t0];
                     }
+                }
                 t0 = t1;
             }
         }
@@ -213,15 +277,15 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __res
                 for (int64_t d = 0; d < hd; ++d) acc[g * hd + d] *= corr;
         }
         // acc[g] += Σ_j p[g][j] · v_j
-        const float* vb = v + j0 * hd;
+        const T* vb = v + j0 * hd;
         switch (hd) {
-            case 32: pv_heads<2, Wide>(s, ng, nb, vb, hd, acc); break;
-            case 64: pv_heads<4, Wide>(s, ng, nb, vb, hd, acc); break;
-            case 96: pv_heads<6, Wide>(s, ng, nb, vb, hd, acc); break;
-            case 128: pv_heads<8, Wide>(s, ng, nb, vb, hd, acc); break;
+            case 32: pv_heads<2, I>(s, ng, nb, vb, hd, acc); break;
+            case 64: pv_heads<4, I>(s, ng, nb, vb, hd, acc); break;
+            case 96: pv_heads<6, I>(s, ng, nb, vb, hd, acc); break;
+            case 128: pv_heads<8, I>(s, ng, nb, vb, hd, acc); break;
             default:
                 for (int64_t j = 0; j < nb; ++j) {
-                    const float* __restrict vr = vb + j * hd;
+                    const float* __restrict vr = as_floats<I>(vb + j * hd, hd, buf);
                     for (int64_t g = 0; g < ng; ++g) {
                         const float p = s[g][j];
                         float* __restrict a = acc + g * hd;
@@ -233,25 +297,53 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const float* __res
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-// One body per instruction set, chosen by cpu_level() (so VT_ISA can force the narrow
-// blocking on an AVX-512 machine: tests/test_ops_cpu.py checks both against a reference).
-__attribute__((target("arch=x86-64-v4"))) void attend_avx512(const float* const* q, int64_t ng, const float* kt,
-                                                             const float* v, int64_t k0, int64_t k1,
-                                                             int64_t hd, Partial out, float softcap) {
-    attend_body<true>(q, ng, kt, v, k0, k1, hd, out, softcap);
+// One body per instruction set and cache type, chosen by cpu_level() (so VT_ISA can force the
+// narrow blocking on an AVX-512 machine: tests/test_ops_cpu.py checks both against a reference).
+template <class T>
+__attribute__((target("arch=x86-64-v4"))) void attend_avx512(const float* const* q, int64_t ng, const T* kt,
+                                                             const T* v, int64_t k0, int64_t k1, int64_t hd,
+                                                             Partial out, float softcap) {
+    attend_body<kAvx512>(q, ng, kt, v, k0, k1, hd, out, softcap);
 }
-__attribute__((target("arch=x86-64-v3"))) void attend_avx2(const float* const* q, int64_t ng, const float* kt,
-                                                           const float* v, int64_t k0, int64_t k1,
-                                                           int64_t hd, Partial out, float softcap) {
-    attend_body<false>(q, ng, kt, v, k0, k1, hd, out, softcap);
+template <class T>
+__attribute__((target("arch=x86-64-v3"))) void attend_avx2(const float* const* q, int64_t ng, const T* kt,
+                                                           const T* v, int64_t k0, int64_t k1, int64_t hd,
+                                                           Partial out, float softcap) {
+    attend_body<kAvx2>(q, ng, kt, v, k0, k1, hd, out, softcap);
+}
+
+// store_f16 with F16C (RNE whatever MXCSR says); AVX-512 machines use it too.
+__attribute__((target("arch=x86-64-v3"))) bool store_f16_avx2(const float* src, int64_t n, half* dst,
+                                                              int64_t stride) {
+    const __m256 lim = _mm256_set1_ps(65520.0f), inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    __m256 over = _mm256_setzero_ps();
+    alignas(16) half h[8];
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(src + i), a = _mm256_and_ps(x, abs_mask);
+        over = _mm256_or_ps(over, _mm256_and_ps(_mm256_cmp_ps(a, lim, _CMP_GE_OQ), _mm256_cmp_ps(a, inf, _CMP_LT_OQ)));
+        const __m128i r = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (stride == 1) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), r);
+        } else {
+            _mm_store_si128(reinterpret_cast<__m128i*>(h), r);
+            for (int t = 0; t < 8; ++t) dst[(i + t) * stride] = h[t];
+        }
+    }
+    bool ok = _mm256_movemask_ps(over) == 0;
+    for (; i < n; ++i) {
+        dst[i * stride] = f32_to_f16(src[i]);
+        ok = ok && !(std::fabs(src[i]) >= 65520.0f && std::isfinite(src[i]));
+    }
+    return ok;
 }
 #define VT_ATTEND_LEVELS 1
 #endif
 
-}  // namespace
-
-void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
-            int64_t hd, Partial out, float softcap) {
+template <class T>
+void attend_t(const float* const* q, int64_t ng, const T* kt, const T* v, int64_t k0, int64_t k1, int64_t hd,
+              Partial out, float softcap) {
 #if defined(VT_ATTEND_LEVELS)
     switch (cpu_level()) {
         case 2: return attend_avx512(q, ng, kt, v, k0, k1, hd, out, softcap);
@@ -259,21 +351,55 @@ void attend(const float* const* q, int64_t ng, const float* kt, const float* v, 
         default: break;
     }
 #endif
-    attend_body<false>(q, ng, kt, v, k0, k1, hd, out, softcap);
+    attend_body<kGeneric>(q, ng, kt, v, k0, k1, hd, out, softcap);
 }
 
-void attend_normalized(const float* const* q, int64_t ng, const float* __restrict kt,
-                                 const float* __restrict v, int64_t k0, int64_t k1, int64_t hd,
-                                 float* const* out, float softcap) {
+template <class T>
+void attend_normalized_t(const float* const* q, int64_t ng, const T* kt, const T* v, int64_t k0, int64_t k1,
+                         int64_t hd, float* const* out, float softcap) {
     alignas(64) float acc[kAccFloats];
     float mm[kMaxGroup], ll[kMaxGroup];
-    attend(q, ng, kt, v, k0, k1, hd, Partial{acc, mm, ll}, softcap);
+    attend_t(q, ng, kt, v, k0, k1, hd, Partial{acc, mm, ll}, softcap);
     for (int64_t g = 0; g < ng; ++g) {
         const float f = 1.0f / ll[g];
         const float* __restrict a = acc + g * hd;
         float* __restrict o = out[g];
         for (int64_t d = 0; d < hd; ++d) o[d] = a[d] * f;
     }
+}
+
+}  // namespace
+
+void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
+            int64_t hd, Partial out, float softcap) {
+    attend_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+}
+
+void attend(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
+            int64_t hd, Partial out, float softcap) {
+    attend_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+}
+
+void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
+                       int64_t hd, float* const* out, float softcap) {
+    attend_normalized_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+}
+
+void attend_normalized(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
+                       int64_t hd, float* const* out, float softcap) {
+    attend_normalized_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+}
+
+bool store_f16(const float* src, int64_t n, half* dst, int64_t stride) {
+#if defined(VT_ATTEND_LEVELS)
+    if (cpu_level() >= 1) return store_f16_avx2(src, n, dst, stride);
+#endif
+    bool ok = true;
+    for (int64_t i = 0; i < n; ++i) {
+        dst[i * stride] = f32_to_f16(src[i]);
+        ok = ok && !(std::fabs(src[i]) >= 65520.0f && std::isfinite(src[i]));
+    }
+    return ok;
 }
 
 }  // namespace ops

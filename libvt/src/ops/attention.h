@@ -8,6 +8,11 @@
 // streams than the hardware prefetchers follow, and long-context decode waited on them.
 // Values are row-major (v[j * hd + d]). cpu/engine.cpp schedules it: which heads, which key
 // ranges, which thread.
+//
+// The cache holds f32 or f16 (`half`: IEEE binary16 bits, the session's kv_cache_dtype): an
+// f16 key tile is one 32-byte row of 16 halves per d, converted to f32 on load (F16C on
+// AVX2 / AVX-512, a scalar conversion at the generic level). Scores, softmax and the
+// weighted sum of values are f32 either way.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +20,8 @@
 
 namespace vt {
 namespace ops {
+
+using half = uint16_t;  // an IEEE binary16 number's bits (the f16 KV cache)
 
 constexpr int64_t kKeyBlock = 64;     // keys per attention block
 constexpr int64_t kKeyTile = 16;      // keys per stored tile (a KV head holds cap / 16 tiles)
@@ -58,10 +65,20 @@ struct Partial {
 // softcap > 0: each score s becomes softcap · tanh(s / softcap) before the softmax (Gemma 2).
 void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
             int64_t hd, Partial out, float softcap = 0.0f);
+void attend(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
+            int64_t hd, Partial out, float softcap = 0.0f);
 
 // attend() normalized: out[g] = softmax_j(q_g · k_j) v_j over keys [k0, k1). out[g]: [hd].
 void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
                        int64_t hd, float* const* out, float softcap = 0.0f);
+void attend_normalized(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
+                       int64_t hd, float* const* out, float softcap = 0.0f);
+
+// dst[i · stride] = src[i] rounded to f16 (to nearest, ties to even), i < n: how keys
+// (stride kKeyTile) and values (stride 1) enter an f16 cache. Returns false when a finite
+// src value is beyond f16's range (|x| >= 65520 rounds to infinity; it is stored as such):
+// the caller refuses to go on rather than attend over an infinite key or value.
+bool store_f16(const float* src, int64_t n, half* dst, int64_t stride);
 
 }  // namespace ops
 }  // namespace vt
