@@ -15,14 +15,12 @@ import pyvt
 from pyvt.chat import _chat_prompt
 from pyvt.engine import AsyncEngine, Engine, EngineClosed, PrefixCache, QueueFull
 
+from int16_ref import exact_batch_kv_cache
+
 
 @pytest.fixture(scope="module")
 def model(default_model_dir):
-    # The f32 KV cache: a request batched or prefilled in chunks computes its keys and values
-    # in other row groupings, equal to its lone run up to float rounding; the f16 cache's
-    # rounding can magnify that into another token at a near-tie (measured: 1 run in ~10 of
-    # test_concurrent_requests_equal_their_single_runs; docs/guide.md, "Numerics").
-    m = pyvt.load_model(default_model_dir, threads=2, kv_cache="f32")
+    m = pyvt.load_model(default_model_dir, threads=2, kv_cache=exact_batch_kv_cache())
     yield m
     m.close()
 

@@ -483,3 +483,30 @@ def test_isa_levels_agree(tmp_path):
             assert rel_err(results[lvl][key], ref) < 2e-6, (lvl, key)
     if len(levels) < 3:
         pytest.skip(f"this CPU only has {native}: {levels} compared")
+
+
+@pytest.mark.parametrize("fmt", ["int8", "int4", "int4-min"])
+def test_a_row_alone_equals_the_row_in_a_batch(fmt):
+    """On AVX2 the integer GEMV (m <= 4) and GEMM (m > 4) give a row the same bits, linear and
+    SwiGLU, K with a short last block for the 4-bit formats: a sequence decoded in a batch equals
+    its lone run (docs/guide.md, "The KV cache"). Other levels: equal up to float rounding."""
+    pk = {"int8": ops.prepack_int8_blocked, "int4": ops.prepack_int4_blocked,
+          "int4-min": ops.prepack_int4_min_blocked}[fmt]
+    lin = {"int8": ops.linear_int8_w8a16, "int4": ops.linear_int4, "int4-min": ops.linear_int4_min}[fmt]
+    sw = {"int4": ops.linear_swiglu_int4, "int4-min": ops.linear_swiglu_int4_min}.get(fmt)
+    rng = np.random.default_rng(41)
+    for k in (576, 545) if fmt != "int8" else (576,):
+        w = (rng.standard_normal((300, k)) * 0.05).astype(np.float32)
+        u = (rng.standard_normal((300, k)) * 0.05).astype(np.float32)
+        b = rng.standard_normal(300).astype(np.float32)
+        x = rng.standard_normal((9, k)).astype(np.float32)
+        with pk(w) as p, pk(u) as q:
+            batched = [lin(x, p, b)] + ([sw(x, p, q)] if sw else [])
+            alone = [np.stack([lin(x[i], p, b) for i in range(9)])]
+            alone += [np.stack([sw(x[i:i + 1], p, q)[0] for i in range(9)])] if sw else []
+            pairs = np.concatenate([lin(x[i:i + 2], p, b) for i in range(0, 8, 2)] + [lin(x[8:], p, b)])
+        for a, y in zip(alone + [pairs], batched + [batched[0]]):
+            if int16_gemm_applies(fmt, 9):
+                assert np.array_equal(a, y), (fmt, k)
+            else:
+                np.testing.assert_allclose(a, y, rtol=1e-5, atol=1e-5 * np.abs(y).max())

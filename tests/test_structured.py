@@ -16,6 +16,7 @@ import pyvt
 from pyvt import GenerateOpts, generate, stream, text_completion
 from pyvt import structured
 
+from int16_ref import exact_batch_kv_cache
 import llama_ref as R
 import textgen_models as T
 
@@ -132,9 +133,7 @@ def test_missing_llguidance_says_how_to_install(monkeypatch):
 def real(default_model_dir):
     if not HAVE_LLG:
         pytest.skip("llguidance is not installed")
-    # The f32 KV cache: batched sequences must equal their lone runs token for token, which
-    # the f16 cache's rounding can break at a near-tie (docs/guide.md, "The KV cache").
-    with pyvt.load_model(default_model_dir, kv_cache="f32") as m:
+    with pyvt.load_model(default_model_dir, kv_cache=exact_batch_kv_cache()) as m:
         yield m
 
 

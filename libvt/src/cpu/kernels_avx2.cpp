@@ -348,6 +348,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
     const int64_t kb = w.kb, np_all = (w.in + 1) / 2;
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
     const __m256i join = _mm256_set1_epi32(0x01000001);  // (l, h) -> l + 256 h
     __m256 flo[R], fhi[R];
     for (int i = 0; i < R; ++i) flo[i] = fhi[i] = _mm256_setzero_ps();
@@ -383,9 +384,15 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             }
         }
         if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
-        const V2 s = load_f16x16(sc + b * L);
+        // Scale (and min) times rowmul first, as the GEMM's panel does: the GEMV then gives the
+        // GEMM's results bit for bit, so a row decoded alone equals the same row in a batch.
+        V2 s = load_f16x16(sc + b * L);
+        s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};
         V2 mv;
-        if constexpr (Min) mv = load_f16x16(mn + b * L);
+        if constexpr (Min) {
+            mv = load_f16x16(mn + b * L);
+            mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
+        }
         for (int i = 0; i < R; ++i) {
             // Back to row order: the unpacks left rows 0-3 | 8-11 and 4-7 | 12-15.
             __m256i ilo = _mm256_permute2x128_si256(slo[i], shi[i], 0x20);
@@ -406,8 +413,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             }
         }
     }
-    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
-    for (int i = 0; i < R; ++i) out[i] = {_mm256_mul_ps(flo[i], rlo), _mm256_mul_ps(fhi[i], rhi)};
+    for (int i = 0; i < R; ++i) out[i] = {flo[i], fhi[i]};
 }
 
 // Two int16 (a pair of k) as one 32-bit lane, for a broadcast.
@@ -430,6 +436,7 @@ inline void gemv_tile_i8x16(const DenseW& w, int64_t t, const int16_t* xq, int64
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     const int64_t kbh = w.kb / 2;
+    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
     __m256 flo[R], fhi[R];
     for (int i = 0; i < R; ++i) flo[i] = fhi[i] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nkb; ++b) {
@@ -462,15 +469,15 @@ inline void gemv_tile_i8x16(const DenseW& w, int64_t t, const int16_t* xq, int64
             }
         }
         if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
-        const V2 s = load_f16x16(sc + b * L);
+        V2 s = load_f16x16(sc + b * L);
+        s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};  // as the GEMM's panel: same bits
         for (int i = 0; i < R; ++i) {
             const __m256 x8 = _mm256_set1_ps(xs[i * nkb + b]);
             flo[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(alo[i]), _mm256_mul_ps(s.lo, x8), flo[i]);
             fhi[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ahi[i]), _mm256_mul_ps(s.hi, x8), fhi[i]);
         }
     }
-    const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
-    for (int i = 0; i < R; ++i) out[i] = {_mm256_mul_ps(flo[i], rlo), _mm256_mul_ps(fhi[i], rhi)};
+    for (int i = 0; i < R; ++i) out[i] = {flo[i], fhi[i]};
 }
 
 // One row group's tile for either integer GEMV.
