@@ -519,6 +519,7 @@ def worker_pyvt(spec: dict[str, Any]) -> list[dict[str, Any]]:
                                        device=spec["device"], max_seq_len=len(ids) + gen_len + 8, progress=False)
             row.update(_timed_runs(run_once, ids, gen_len, spec["repeat"], spec["warm"]))
             row["weight_bytes"] = info.get("weight_bytes")
+            row["regions_per_token"] = _regions_per_token(pyvt, run_once, ids, gen_len)
             row["status"] = "ok"
         except Exception as e:  # noqa: BLE001
             row["status"] = f"error: {type(e).__name__}: {e}"
@@ -526,6 +527,21 @@ def worker_pyvt(spec: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(row)
     model.close()
     return rows
+
+
+def _regions_per_token(pyvt: Any, run_once: Any, ids: list[int], gen_len: int) -> float | None:
+    """Parallel regions (hand-offs to the worker threads, each ending in a join) per decoded
+    token: a run of gen_len tokens minus a run of one, over gen_len - 1 (an untimed pair of
+    runs after the timed ones). None where the library has no counter."""
+    count = getattr(getattr(pyvt, "ops", None), "parallel_regions", None)
+    if count is None or gen_len < 2:
+        return None
+    r0 = count()
+    run_once(ids, 1)
+    r1 = count()
+    run_once(ids, gen_len)
+    r2 = count()
+    return round(((r2 - r1) - (r1 - r0)) / (gen_len - 1), 1)
 
 
 def worker_hf(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1145,6 +1161,12 @@ def render_markdown(env: dict[str, Any], rows: list[dict[str, Any]], g: list[str
         "`Llama.eval([tok])` + argmax; `n_threads = n_threads_batch = t`, flash attention as labelled (on unless "
         "noted). Every engine runs in its own process.",
     ]
+    regions = [r for r in rows if r.get("regions_per_token") is not None]
+    if regions:
+        lines += ["", "Parallel regions per decoded token (pyvt; `ops.parallel_regions()` across an untimed run of "
+                  "gen tokens minus a run of one; each region is one hand-off to the worker threads and one join): "
+                  + "; ".join(f"{r['model']} {r['format']} t={r['threads']}: {r['regions_per_token']}"
+                              for r in regions) + "."]
     if g:
         lines += ["", "## Goals (issue), pyvt int8", ""] + [f"* {x}" for x in g]
     errs = [r for r in rows if r.get("status") not in ("ok", None) and r.get("status") != "not installed"]

@@ -1016,6 +1016,13 @@ def get_num_threads():
     return int(vt_get_num_threads())
 
 
+def parallel_regions():
+    """Parallel regions the CPU kernels have run on the worker threads since the process
+    started (one hand-off and one join each; work run on the calling thread alone is not
+    counted). The difference across a call is that call's count."""
+    return int(vt_parallel_regions())
+
+
 def version():
     """libvt version string, e.g. '0.1.0'."""
     return vt_version().decode()

@@ -26,6 +26,7 @@ cdef extern from "vt/vt.h" nogil:
     int vt_cuda_available()
     vt_status vt_set_num_threads(int n)
     int vt_get_num_threads()
+    uint64_t vt_parallel_regions()
 
     # ---- dtypes and conversions
     ctypedef enum vt_dtype:

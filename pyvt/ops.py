@@ -43,8 +43,8 @@ Sampling
     RNG ``uniform(seed, step)``, bit-for-bit as ``vt.h`` documents them.
 
 Library
-    ``set_num_threads``, ``get_num_threads``, ``version``, ``backend_info``, ``cpu_isa``,
-    ``cuda_available``.
+    ``set_num_threads``, ``get_num_threads``, ``parallel_regions`` (a diagnostic: regions run on
+    the worker threads so far), ``version``, ``backend_info``, ``cpu_isa``, ``cuda_available``.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ from ._ops import (
     linear_swiglu_fp8,
     linear_swiglu_int4,
     linear_swiglu_int4_min,
+    parallel_regions,
     prepack_fp8,
     prepack_fp8_blocked,
     prepack_int4_blocked,
@@ -121,6 +122,7 @@ __all__ = [
     "linear_swiglu_fp8",
     "linear_swiglu_int4",
     "linear_swiglu_int4_min",
+    "parallel_regions",
     "prepack_fp8",
     "prepack_fp8_blocked",
     "prepack_int4_blocked",

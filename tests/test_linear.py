@@ -510,3 +510,30 @@ def test_a_row_alone_equals_the_row_in_a_batch(fmt):
                 assert np.array_equal(a, y), (fmt, k)
             else:
                 np.testing.assert_allclose(a, y, rtol=1e-5, atol=1e-5 * np.abs(y).max())
+
+
+def test_parallel_regions_count_hand_offs_to_the_pool():
+    """ops.parallel_regions() counts regions run on the worker threads: at most one per linear
+    call, none for work too small to split or with one thread, and it never goes back."""
+    rng = np.random.default_rng(43)
+    before = ops.get_num_threads()
+    try:
+        with ops.prepack_int8_blocked((rng.standard_normal((4096, 512)) * 0.05).astype(np.float32)) as big, \
+                ops.prepack_int8_blocked((rng.standard_normal((16, 64)) * 0.05).astype(np.float32)) as small:
+            x, xs = rng.standard_normal((1, 512)).astype(np.float32), rng.standard_normal((1, 64)).astype(np.float32)
+            ops.set_num_threads(2)
+            r0 = ops.parallel_regions()
+            for _ in range(20):
+                ops.linear_int8_w8a16(x, big)
+            r1 = ops.parallel_regions()
+            assert 0 <= r1 - r0 <= 20  # one per call at most (a call may run inline: see threadpool.h)
+            for _ in range(20):
+                ops.linear_int8_w8a16(xs, small)  # one 16-row tile: nothing to split
+            r2 = ops.parallel_regions()
+            assert r2 == r1
+            ops.set_num_threads(1)
+            for _ in range(5):
+                ops.linear_int8_w8a16(x, big)
+            assert ops.parallel_regions() == r2
+    finally:
+        ops.set_num_threads(before)

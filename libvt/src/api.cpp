@@ -119,6 +119,8 @@ vt_status vt_set_num_threads(int n) {
 
 int vt_get_num_threads(void) { return vt::num_threads(); }
 
+uint64_t vt_parallel_regions(void) { return vt::parallel_regions(); }
+
 // ---- dtypes and conversions -----------------------------------------------------------
 
 size_t vt_dtype_size(vt_dtype dtype) {

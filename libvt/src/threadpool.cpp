@@ -238,6 +238,7 @@ private:
 std::mutex* g_pool_m = new std::mutex();
 std::shared_ptr<Pool>* g_pool = new std::shared_ptr<Pool>();
 std::atomic<int> g_requested{0};  // 0 = default
+std::atomic<uint64_t> g_regions{0};
 std::atomic<int> g_threads{0};    // cached thread count (0 = not yet computed)
 
 void after_fork_child() {
@@ -283,7 +284,13 @@ void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
         return;
     }
     std::shared_ptr<Pool> p = get_pool(nt);
-    if (!p || p->backing_off() || !p->run(n, grain, nchunks, fn, ctx)) fn(ctx, 0, n, 0);
+    if (!p || p->backing_off() || !p->run(n, grain, nchunks, fn, ctx)) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    g_regions.fetch_add(1, std::memory_order_relaxed);
 }
+
+uint64_t parallel_regions() { return g_regions.load(std::memory_order_relaxed); }
 
 }  // namespace vt

@@ -23,6 +23,10 @@ using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end, int thread);
 // kStallNs in threadpool.cpp).
 void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx);
 
+// Parallel regions run on the pool since the process started (each is one hand-off to the
+// workers and one join); ranges run inline on the caller are not counted.
+uint64_t parallel_regions();
+
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
     auto tramp = [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<F*>(ctx))(b, e, t); };

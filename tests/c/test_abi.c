@@ -394,8 +394,12 @@ int main(void) {
     CHECK(vt_cuda_available() == 0 || vt_cuda_available() == 1, "cuda available");
     CHECK(vt_get_num_threads() >= 1, "threads");
     CHECK(strcmp(vt_status_name(VT_STATUS_FORMAT_ERROR), "VT_STATUS_FORMAT_ERROR") == 0, "status name");
-    for (f = 0; f < 7; ++f)
-        for (j = 0; j < 4; ++j) test_format(formats[f], 37, 128, ms[j]);
+    {
+        const uint64_t regions = vt_parallel_regions();
+        for (f = 0; f < 7; ++f)
+            for (j = 0; j < 4; ++j) test_format(formats[f], 37, 128, ms[j]);
+        CHECK(vt_parallel_regions() >= regions, "parallel regions count up");
+    }
     test_errors();
     test_sampling();
     test_struct_sizes();

@@ -113,6 +113,10 @@ VT_API int vt_cuda_available(void);
  * thread alone for a while after a worker was descheduled mid-step (docs/guide.md). */
 VT_API vt_status vt_set_num_threads(int n);
 VT_API int vt_get_num_threads(void);
+/* Parallel regions the CPU kernels have run on the worker threads since the process started
+ * (each one hand-off and one join; work small enough to run on the calling thread alone is
+ * not counted). A diagnostic: the difference across a decode step is that step's count. */
+VT_API uint64_t vt_parallel_regions(void);
 
 /* ==================================================================================== */
 /* Element types and conversions                                                        */
