@@ -55,33 +55,55 @@ T* thread_buffer(size_t n) {
 // Per-thread GEMM scratch.
 float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 
+// AVX2 with int8 / int4 / int4-min weights (w2: swiglu's up weight, or null): the integer
+// kernels, which take x rounded to int16 (round_x_int16) and no float block sums.
+bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
+#if defined(VT_HAVE_X86_KERNELS)
+    return cpu_level() == 1 && cpu::int16_gemm_ok(w) && (w2 == nullptr || cpu::int16_gemm_ok(*w2));
+#else
+    (void)w;
+    (void)w2;
+    return false;
+#endif
+}
+
+#if defined(VT_HAVE_X86_KERNELS)
+// x rounded to int16 per K-block once, for every thread (cpu/kernels.h, LinearJob::xq), with
+// the block sums of the 4-bit kinds; split into bytes for the 4-bit GEMV (split).
+void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj) {
+    const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
+    const bool four = cpu::int4_kind(job.w);
+    int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
+    float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
+    float* qsum = four ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
+    const auto rows = [&](int64_t i0, int64_t i1, int) {
+        cpu::quantize_x16_avx2(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
+                               qsum ? qsum + i0 * nkb : nullptr);
+    };
+    if (job.m * in < (int64_t(1) << 16)) rows(0, job.m, 0);  // a decode step: not worth the pool
+    else parallel_for(job.m, 1, [&](int64_t i0, int64_t i1, int t) { rows(i0, i1, t); });
+    gj.xq = q;
+    gj.xqs = qs;
+    gj.xq_ld = ld;
+    gj.xqsum = qsum;
+    if (four && split) {
+        int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
+        cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
+        gj.xp = xp;
+        gj.xp_ld = ld;
+    }
+}
+#endif
+
 void run_dense(const cpu::LinearJob& job) {
     const int level = cpu_level();
     const int64_t nt = job.w.ntiles;
-    if (job.m <= cpu::gemv_max_m(level)) {
-        cpu::LinearJob gj = job;
+    cpu::LinearJob gj = job;
 #if defined(VT_HAVE_X86_KERNELS)
-        if (level == 1 && cpu::int16_gemv_ok(job.w) && (job.act != cpu::kActSwiglu || cpu::int16_gemv_ok(job.w2))) {
-            // AVX2 integer weights: x rounded to int16 (4-bit: and split into bytes) here, on
-            // this thread (a few KB per row: cheaper than waking the pool).
-            const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
-            const bool four = cpu::int4_kind(job.w);
-            int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
-            float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
-            float* qsum = four ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
-            cpu::quantize_x16_avx2(job.x, job.m, in, kb, q, ld, qs, qsum);
-            gj.xq = q;
-            gj.xqs = qs;
-            gj.xq_ld = ld;
-            gj.xqsum = qsum;
-            if (four) {
-                int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
-                cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
-                gj.xp = xp;
-                gj.xp_ld = ld;
-            }
-        }
+    if (integer_kernels(job.w, job.act == cpu::kActSwiglu ? &job.w2 : nullptr))
+        round_x_int16(job, job.m <= cpu::gemv_max_m(level), gj);
 #endif
+    if (job.m <= cpu::gemv_max_m(level)) {
         parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
             switch (level) {
 #if defined(VT_HAVE_X86_KERNELS)
@@ -94,25 +116,6 @@ void run_dense(const cpu::LinearJob& job) {
         return;
     }
     const size_t sfloats = cpu::gemm_scratch_floats(job.m, job.act == cpu::kActSwiglu);
-    cpu::LinearJob gj = job;
-#if defined(VT_HAVE_X86_KERNELS)
-    if (level == 1 && cpu::int16_gemm_ok(job.w) && (job.act != cpu::kActSwiglu || cpu::int16_gemm_ok(job.w2))) {
-        // AVX2 integer weights: x rounded to int16 per K-block once here, for every thread.
-        const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
-        int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
-        float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
-        float* qsum = job.w.kind == cpu::kInt4Min ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
-        const float* x = job.x;
-        parallel_for(job.m, 1, [&](int64_t i0, int64_t i1, int) {
-            cpu::quantize_x16_avx2(x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
-                                   qsum ? qsum + i0 * nkb : nullptr);
-        });
-        gj.xq = q;
-        gj.xqs = qs;
-        gj.xq_ld = ld;
-        gj.xqsum = qsum;
-    }
-#endif
     parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
         float* scratch = thread_scratch(sfloats);
         switch (level) {
@@ -311,10 +314,10 @@ void linear(const Packed& w, const float* x, int64_t m, const float* bias,
         quantize_rows(w, x, m, xq.data());
         xin = xq.data();
     }
-    AlignedVec<float> xs;
-    block_sums(w, xin, m, xs);
     cpu::LinearJob job;
     job.w = dense_view(w);
+    AlignedVec<float> xs;
+    if (!integer_kernels(job.w, nullptr)) block_sums(w, xin, m, xs);  // int4-min's float path
     job.x = xin;
     job.xsum = xs.data();
     job.m = m;
@@ -344,11 +347,12 @@ void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t
         quantize_rows(gate, x, m, xq.data());
         xin = xq.data();
     }
-    AlignedVec<float> xs;
-    block_sums(gate, xin, m, xs);  // gate and up share in and kb (check_swiglu_pair)
     cpu::LinearJob job;
     job.w = dense_view(gate);
     job.w2 = dense_view(up);
+    AlignedVec<float> xs;
+    // gate and up share in and kb (check_swiglu_pair); int4-min's float path
+    if (!integer_kernels(job.w, &job.w2)) block_sums(gate, xin, m, xs);
     job.x = xin;
     job.xsum = xs.data();
     job.m = m;

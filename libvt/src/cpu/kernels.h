@@ -61,7 +61,7 @@ struct LinearJob {
     // kInt4Min only: xsum[i * nkb + b] = sum of x[i][k] over K-block b (nkb = ceil(in/kb)),
     // so a block's dot product is scale * sum(u x) + min * xsum (linear.cpp fills it).
     const float* xsum = nullptr;
-    // AVX2 integer GEMM (int16_gemm_ok kinds, m > gemv_max_m): x rounded per row and K-block
+    // AVX2 integer GEMM and GEMV (int16_gemm_ok kinds): x rounded per row and K-block
     // to int16, xq[i * xq_ld + k] = rne(x[i][k] / xs[i * nkb + b]) with xs = max |x| over the
     // block / 32767 (NaN for a block holding a NaN or infinity, so the output is NaN as the
     // float path's would be); zeros from in up to the end of the last (short) block.
@@ -73,7 +73,7 @@ struct LinearJob {
     // [i * nkb + b], an integer (|sum| <= 512 * 32639 < 2^24: exact in f32; 0 where xs is NaN).
     // Times xs it is the block's sum of the rounded x, for the min (or int4's -8) term.
     const float* xqsum = nullptr;
-    // AVX2 4-bit GEMV (int16_gemv_ok 4-bit kinds, m <= gemv_max_m): xq split into signed bytes,
+    // AVX2 4-bit GEMV (int16_gemm_ok 4-bit kinds, m <= gemv_max_m): xq split into signed bytes,
     // xq = 256 h + l, as split_x16_avx2 writes them (two int32 words per pair of k). Null:
     // the float path.
     const int32_t* xp = nullptr;
@@ -106,7 +106,6 @@ void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_
 // against x split into signed bytes (split_x16_avx2) for vpmaddubsw (kernels_avx2.cpp). The
 // f32 GEMVs were bound by widening the weights to f32 (and int8's by its FMA latency
 // chains), not by memory, on 2 AVX2 cores.
-inline bool int16_gemv_ok(const DenseW& w) { return int16_gemm_ok(w); }
 inline bool int4_kind(const DenseW& w) { return w.kind == kInt4Blocked || w.kind == kInt4Min; }
 // xp[i * ldp + 2p], [.. + 1]: the words (h_2p, h_2p+1, h_2p, h_2p+1) and the same of l, for
 // the pairs p < n / 2 of row i of xq (n even, rows at stride ld; ldp >= n).

@@ -935,7 +935,7 @@ void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t
 }
 
 void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
-    if (job.xq != nullptr && int16_gemv_ok(job.w)) {
+    if (job.xq != nullptr && int16_gemm_ok(job.w)) {
         switch (job.w.kind) {
             case kInt4Blocked: gemv_range_int<kInt4Blocked>(job, t0, t1); break;
             case kInt4Min: gemv_range_int<kInt4Min>(job, t0, t1); break;
