@@ -850,6 +850,42 @@ def _median(xs: Sequence[float]) -> float:
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
+class _SigintLatch:
+    """Ctrl-C in a long loop: SIGINT raises KeyboardInterrupt as Python's own handler does, and
+    is also remembered, so `check()` between iterations stops the loop even when the exception
+    was lost on the way — seen in CI: `pyvt bench -r 100000` ran on for 120 s after a SIGINT
+    that arrived mid-run, with no trace (a library that polls signals and drops the error can do
+    that). Only where SIGINT has Python's handler and on the main thread; else a no-op."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self._prev: Any = None
+
+    def __enter__(self) -> "_SigintLatch":
+        import signal
+        import threading
+
+        prev = signal.getsignal(signal.SIGINT)
+        if prev is signal.default_int_handler and threading.current_thread() is threading.main_thread():
+            def on_sigint(signum: int, frame: Any) -> None:
+                self.hit = True
+                prev(signum, frame)
+
+            signal.signal(signal.SIGINT, on_sigint)
+            self._prev = prev
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._prev is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._prev)
+
+    def check(self) -> None:
+        if self.hit:
+            raise KeyboardInterrupt
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -874,7 +910,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         prompt = rng.choice(pool, size=P).tolist()
         opts = GenerateOpts(max_new_tokens=N, stop_on_eos=False)
         generate(model, prompt[: min(P, 16)], opts.replace(max_new_tokens=min(N, 4)))  # warm-up
-        runs = [generate(model, prompt, opts) for _ in range(args.repeat)]
+        runs = []
+        with _SigintLatch() as ctrl_c:
+            for _ in range(args.repeat):
+                ctrl_c.check()
+                runs.append(generate(model, prompt, opts))
         prefill_ms = _median([r.prefill_ms for r in runs])
         ms_tok = _median([r.ms_per_token for r in runs])
         ttft = _median([r.time_to_first_token_ms for r in runs])

@@ -507,3 +507,24 @@ def test_ctrl_c_exits_130_and_reminds_at_the_chat_prompt(cwd, model_dir):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0 and out.decode() == REPLY + "\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_swallowed_ctrl_c_still_stops_the_bench_loop():
+    """The latch around `pyvt bench`'s runs: a SIGINT raises KeyboardInterrupt as usual, and
+    when something on the way drops that exception the next check() raises it again."""
+    import signal
+
+    from pyvt.cli import _SigintLatch
+
+    with _SigintLatch() as latch:
+        latch.check()  # nothing yet
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs at the next bytecode boundary
+                pass
+        except KeyboardInterrupt:
+            pass  # a library that loses the exception
+        with pytest.raises(KeyboardInterrupt):
+            latch.check()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
