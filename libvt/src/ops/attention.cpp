@@ -128,6 +128,76 @@ VT_INLINE const float* as_floats(const half* p, int64_t n, float* buf) {
 // a vector by value draws GCC's ABI warning (-Wpsabi) for the widths the baseline lacks.
 #define VT_SPLAT(V, x) ((x) - V{})
 
+// exp_nonpos on each lane of x, the same operations as the scalar one (so that the loops over
+// scores vectorize: GCC leaves the scalar one's clamp a branch, as a float compare may trap).
+// In place; a reference, not a value: see VT_SPLAT.
+template <class V>
+VT_INLINE void exp_nonpos_v(V& x) {
+    typedef int32_t VI __attribute__((vector_size(sizeof(V))));
+    const V lo = VT_SPLAT(V, -87.0f);
+    x = x < lo ? lo : x;
+    const V big = VT_SPLAT(V, 12582912.0f);
+    const V t = x * 1.44269504088896341f + big;
+    const V n = t - big;
+    V r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    const V z = r * r;
+    V y = VT_SPLAT(V, 1.9875691500e-4f);
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * z + r + 1.0f;
+    const VI bits = (((VI)t - 0x4B400000) + 127) << 23;  // (VI)t: t's bits, as in exp_nonpos
+    x = y * (V)bits;
+}
+
+// The largest of s[0 : n) (n >= 1).
+template <int I>
+VT_INLINE float block_max(const float* s, int64_t n) {
+    using V = typename Vec<kWide<I>>::V;
+    using U = typename Vec<kWide<I>>::U;
+    constexpr int N = kLanes<V>;
+    float mx = s[0];
+    int64_t j = 0;
+    if (n >= N) {
+        V m = *reinterpret_cast<const U*>(s);
+        for (j = N; j + N <= n; j += N) {
+            const V x = *reinterpret_cast<const U*>(s + j);
+            m = x > m ? x : m;
+        }
+        for (int t = 0; t < N; ++t) mx = m[t] > mx ? m[t] : mx;
+    }
+    for (; j < n; ++j) mx = s[j] > mx ? s[j] : mx;
+    return mx;
+}
+
+// s[j] = e^(s[j] - m) for j < n; returns their sum, added in 16 lanes (lane j % 16) then in
+// lane order, whatever the vector width.
+template <int I>
+VT_INLINE float exp_sum(float* s, int64_t n, float m) {
+    using V = typename Vec<kWide<I>>::V;
+    using U = typename Vec<kWide<I>>::U;
+    constexpr int N = kLanes<V>;
+    int64_t j = 0;
+    const V mv = VT_SPLAT(V, m);
+    for (; j + N <= n; j += N) {
+        U* p = reinterpret_cast<U*>(s + j);
+        V x = *p - mv;
+        exp_nonpos_v(x);
+        *p = x;
+    }
+    for (; j < n; ++j) s[j] = exp_nonpos(s[j] - m);
+    float lanes[16] = {0};
+    for (j = 0; j + 16 <= n; j += 16)
+        for (int t = 0; t < 16; ++t) lanes[t] += s[j + t];
+    for (; j < n; ++j) lanes[j % 16] += s[j];
+    float sum = 0.0f;
+    for (int t = 0; t < 16; ++t) sum += lanes[t];
+    return sum;
+}
+
 // s[g][j1 : j1 + NV·lanes] = q_g · k_j for the NV·lanes keys starting at j0 + j1 (a multiple of
 // the vector width, which divides kKeyTile: each vector lies inside one tile), NG heads at once.
 template <int I, int NG, int NV, class T>
@@ -137,21 +207,38 @@ VT_INLINE void scores_block(const float* const* q, const T* kt, int64_t j0, int6
     using U = typename Vec<kWide<I>>::U;
     constexpr int N = kLanes<V>;
     static_assert(kKeyTile % N == 0, "a vector of keys must lie inside one tile");
-    V a[NG][NV];
-    for (int g = 0; g < NG; ++g)
-        for (int i = 0; i < NV; ++i) a[g][i] = V{};
+    // P sets of accumulators (even / odd d) where the registers allow: NG·NV chains of
+    // FMAs with a latency of 4 cycles leave half of AVX2's FMA throughput unused at NG·NV = 6.
+    constexpr int P = (!kWide<I> && NG * NV <= 6) ? 2 : 1;
+    V a[P][NG][NV];
+    for (int p = 0; p < P; ++p)
+        for (int g = 0; g < NG; ++g)
+            for (int i = 0; i < NV; ++i) a[p][g][i] = V{};
     const T* kv[NV];
     for (int i = 0; i < NV; ++i) kv[i] = kt + key_index(j0 + j1 + N * i, 0, hd);
-    for (int64_t d = 0; d < hd; ++d) {
+    int64_t d = 0;
+    for (; d + P <= hd; d += P)
+        for (int p = 0; p < P; ++p) {
+            V k[NV];
+            for (int i = 0; i < NV; ++i) load<I>(k[i], kv[i] + (d + p) * kKeyTile);
+            for (int g = 0; g < NG; ++g) {
+                const V qd = VT_SPLAT(V, q[g][d + p]);
+                for (int i = 0; i < NV; ++i) a[p][g][i] += qd * k[i];
+            }
+        }
+    for (; d < hd; ++d) {
         V k[NV];
         for (int i = 0; i < NV; ++i) load<I>(k[i], kv[i] + d * kKeyTile);
         for (int g = 0; g < NG; ++g) {
             const V qd = VT_SPLAT(V, q[g][d]);
-            for (int i = 0; i < NV; ++i) a[g][i] += qd * k[i];
+            for (int i = 0; i < NV; ++i) a[0][g][i] += qd * k[i];
         }
     }
     for (int g = 0; g < NG; ++g)
-        for (int i = 0; i < NV; ++i) *reinterpret_cast<U*>(&s[g][j1 + N * i]) = a[g][i];
+        for (int i = 0; i < NV; ++i) {
+            if constexpr (P == 2) a[0][g][i] += a[1][g][i];
+            *reinterpret_cast<U*>(&s[g][j1 + N * i]) = a[0][g][i];
+        }
 }
 
 // Scores of a full block of 64 keys for ng heads, up to 4 heads per pass.
@@ -196,13 +283,19 @@ VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const T* v, int
 template <int H16, int I, class T>
 VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, const T* v, int64_t hd,
                         float* acc) {
-    if constexpr (!kWide<I>) {  // 32 value columns of 2 heads per pass: 13 of AVX2's 16 registers
-        for (int64_t g0 = 0; g0 < ng; g0 += 2)
+    if constexpr (!kWide<I>) {
+        // 32 value columns of 3 heads per pass where 3 are left (12 accumulators, each value
+        // vector converted once for all three), else of 2: AVX2 has 16 registers.
+        for (int64_t g0 = 0; g0 < ng;) {
+            const int64_t n = ng - g0 == 3 ? 3 : std::min<int64_t>(2, ng - g0);
             for (int64_t c = 0; c < H16 / 2; ++c) {
                 float* a = acc + g0 * hd + 32 * c;
-                if (ng - g0 >= 2) pv_block<I, 4, 2>(p + g0, nb, v + 32 * c, hd, a);
+                if (n == 3) pv_block<I, 4, 3>(p + g0, nb, v + 32 * c, hd, a);
+                else if (n == 2) pv_block<I, 4, 2>(p + g0, nb, v + 32 * c, hd, a);
                 else pv_block<I, 4, 1>(p + g0, nb, v + 32 * c, hd, a);
             }
+            g0 += n;
+        }
         return;
     } else {
         constexpr int64_t C = H16 <= 4 ? 4 : 2;  // heads per pass: accumulators + values fit 32 registers
@@ -261,16 +354,9 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
                 for (int64_t j = 0; j < nb; ++j) s[g][j] = std::tanh(s[g][j] / softcap) * softcap;
         // Online softmax: rescale what was accumulated when the running max grows.
         for (int64_t g = 0; g < ng; ++g) {
-            float mx = s[g][0];
-            for (int64_t j = 1; j < nb; ++j) mx = s[g][j] > mx ? s[g][j] : mx;
-            const float m_new = std::max(out.m[g], mx);
+            const float m_new = std::max(out.m[g], block_max<I>(s[g], nb));
             const float corr = std::exp(out.m[g] - m_new);  // 0 on the first block
-            float lanes[16] = {0};
-            for (int64_t j = 0; j < nb; ++j) s[g][j] = exp_nonpos(s[g][j] - m_new);
-            for (int64_t j = 0; j < kKeyBlock; j += 16)
-                for (int64_t t = 0; t < 16; ++t) lanes[t] += (j + t < nb) ? s[g][j + t] : 0.0f;
-            float sum = 0.0f;
-            for (int t = 0; t < 16; ++t) sum += lanes[t];
+            const float sum = exp_sum<I>(s[g], nb, m_new);
             out.l[g] = out.l[g] * corr + sum;
             out.m[g] = m_new;
             if (corr != 1.0f)
