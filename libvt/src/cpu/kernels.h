@@ -107,8 +107,9 @@ void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_
 // f32 GEMVs were bound by widening the weights to f32 (and int8's by its FMA latency
 // chains), not by memory, on 2 AVX2 cores.
 inline bool int4_kind(const DenseW& w) { return w.kind == kInt4Blocked || w.kind == kInt4Min; }
-// xp[i * ldp + 2p], [.. + 1]: the words (h_2p, h_2p+1, h_2p, h_2p+1) and the same of l, for
-// the pairs p < n / 2 of row i of xq (n even, rows at stride ld; ldp >= n).
+// For the pairs p < n / 2 of row i of xq (n even, rows at stride ld): the words (h_2p, h_2p+1,
+// h_2p, h_2p+1) and the same of l, in groups of 4 pairs h(p) l(p) h(p+2) l(p+2) h(p+1) l(p+1)
+// h(p+3) l(p+3) from xp[i * ldp] on (ldp >= n rounded up to 8).
 void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);
 
 // K-blocks per row of a blocked weight (the last may be short).

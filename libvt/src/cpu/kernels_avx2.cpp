@@ -332,15 +332,29 @@ void gemv_kind(const LinearJob& job, int64_t t0, int64_t t1) {
 // block then adds into f32 with the weight and x scales; int4's q = u - 8 subtracts 8 * sum(xq)
 // of the block in int32 first, int4-min adds min * xs * sum(xq) (LinearJob::xqsum).
 
-// The tile's 16 byte pairs (u_k, u_k+1) of the 16-byte row p: lane r of the 16-bit lanes.
-inline __m256i nibble_pairs(const uint8_t* p) {
-    const __m256i t = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_and_si256(_mm256_or_si256(t, _mm256_slli_epi16(t, 4)), _mm256_set1_epi16(0x0F0F));
+// Two 16-byte rows of a tile (the pairs p and p + 1 of 16 rows, 32 bytes at q) as byte pairs
+// (u, u') of one k pair for vpmaddubsw: a[0] = rows 0-7, a[1] = rows 8-15, pair p in the low
+// 128-bit lane and p + 1 in the high one (unpack works within lanes). 5 instructions for 64
+// weights (widening each 16-byte row to 16-bit lanes first took 4 for 32).
+inline void nibble_pairs2(__m256i v, __m256i* a) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+    a[0] = _mm256_unpacklo_epi8(lo, hi);
+    a[1] = _mm256_unpackhi_epi8(lo, hi);
+}
+
+// The int32 word index in a row of xp of pair p's h word (its l word follows): groups of 4
+// pairs are laid out h(p), l(p), h(p+2), l(p+2) | h(p+1), l(p+1), h(p+3), l(p+3), so one
+// 256-bit load and a vpshufd give the h (or l) words of pairs p and p + 1 in the two lanes
+// nibble_pairs2 puts them in (split_x16_avx2).
+inline int64_t xp_word(int64_t p) {
+    constexpr int8_t pos[4] = {0, 4, 2, 6};
+    return (p & ~int64_t(3)) * 2 + pos[p & 3];
 }
 
 // Rows i < R of x (R <= 2) against tile t: out[i] = sum over blocks (block sum of u * q) *
-// scale * xs (+ the int4 / min term), before rowmul. xp rows at stride ldp (int32 words:
-// per pair of k, the h word then the l word, each byte pair repeated twice).
+// scale * xs (+ the int4 / min term), before rowmul. xp rows at stride ldp (int32 words, as
+// split_x16_avx2 lays them out; each word a byte pair (h_2p, h_2p+1) or (l_2p, l_2p+1) twice).
 template <int R, bool Min>
 inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_t ldp, const float* xs,
                            const float* xsum, int64_t nkb, V2* out) {
@@ -353,35 +367,61 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
     __m256 flo[R], fhi[R];
     for (int i = 0; i < R; ++i) flo[i] = fhi[i] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nkb; ++b) {
-        const int64_t p0 = b * kb / 2, p1 = min64(p0 + kb / 2, np_all);
-        __m256i slo[R], shi[R];  // int32 block sums, rows [0-3, 8-11] and [4-7, 12-15]
+        const int64_t p0 = b * kb / 2, p1 = min64(p0 + kb / 2, np_all);  // p0: a multiple of 8
+        __m256i slo[R], shi[R];  // int32 block sums of rows 0-7 and 8-15
         for (int i = 0; i < R; ++i) slo[i] = shi[i] = _mm256_setzero_si256();
-        for (int64_t c0 = p0; c0 < p1; c0 += 8) {
-            const int64_t c1 = min64(c0 + 8, p1);
-            __m256i ah[R], al[R];
-            for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm256_setzero_si256();
-            const auto pair = [&](int64_t p) {
-                const __m256i wp = nibble_pairs(tile + p * L);
-#pragma GCC unroll 2
-                for (int i = 0; i < R; ++i) {
-                    const int32_t* xw = xp + i * ldp + 2 * p;
-                    ah[i] = _mm256_add_epi16(ah[i], _mm256_maddubs_epi16(wp, _mm256_set1_epi32(xw[0])));
-                    al[i] = _mm256_add_epi16(al[i], _mm256_maddubs_epi16(wp, _mm256_set1_epi32(xw[1])));
+        for (int64_t c0 = p0; c0 < p1; c0 += 16) {  // a chunk of 16 pairs: a whole block of 32
+            const int64_t c1 = min64(c0 + 16, p1);
+            // int16 sums of u * h and u * l: [g] = rows 0-7 (g = 0) or 8-15, both lanes the
+            // same rows over alternate pairs; each lane adds at most 8 products of at most
+            // 2 * 15 * 128 in a chunk: <= 30720, no overflow.
+            __m256i ah[R][2], al[R][2];
+            for (int i = 0; i < R; ++i) ah[i][0] = ah[i][1] = al[i][0] = al[i][1] = _mm256_setzero_si256();
+            const auto madd = [&](const __m256i* a, int i, __m256i xh, __m256i xl) {
+                for (int g = 0; g < 2; ++g) {
+                    ah[i][g] = _mm256_add_epi16(ah[i][g], _mm256_maddubs_epi16(a[g], xh));
+                    al[i][g] = _mm256_add_epi16(al[i][g], _mm256_maddubs_epi16(a[g], xl));
                 }
             };
-            if (c1 - c0 == 8) {  // whole chunks unrolled: the loop's own instructions cost ~40 %
+            if (c1 - c0 == 16) {  // whole chunks unrolled: the loop's own instructions cost ~40 %
                 const uint8_t* q = tile + c0 * L;
-                prefetch_next_tile(q, w.tile_bytes);  // two lines per chunk
-                prefetch_next_tile(q + 64, w.tile_bytes);
-#pragma GCC unroll 8
-                for (int e = 0; e < 8; ++e) pair(c0 + e);
-            } else {
-                for (int64_t p = c0; p < c1; ++p) pair(p);
+                for (int e = 0; e < 4; ++e) prefetch_next_tile(q + 64 * e, w.tile_bytes);  // the chunk's lines
+#pragma GCC unroll 4
+                for (int e = 0; e < 4; ++e) {  // 4 pairs: c0 + 4e ..
+                    __m256i xv[R];
+                    for (int i = 0; i < R; ++i)
+                        xv[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + i * ldp + 2 * (c0 + 4 * e)));
+                    __m256i a[2];
+                    nibble_pairs2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4 * e * L)), a);
+                    for (int i = 0; i < R; ++i)
+                        madd(a, i, _mm256_shuffle_epi32(xv[i], 0x00), _mm256_shuffle_epi32(xv[i], 0x55));
+                    nibble_pairs2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (4 * e + 2) * L)), a);
+                    for (int i = 0; i < R; ++i)
+                        madd(a, i, _mm256_shuffle_epi32(xv[i], 0xAA), _mm256_shuffle_epi32(xv[i], 0xFF));
+                }
+            } else {  // the end of a short last block: one pair at a time, the high lane zero
+                for (int64_t p = c0; p < c1; ++p) {
+                    __m256i a[2];
+                    const __m128i row = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + p * L));
+                    nibble_pairs2(_mm256_inserti128_si256(_mm256_setzero_si256(), row, 0), a);
+                    for (int i = 0; i < R; ++i) {
+                        const int32_t* xw = xp + i * ldp + xp_word(p);
+                        madd(a, i, _mm256_set1_epi32(xw[0]), _mm256_set1_epi32(xw[1]));
+                    }
+                }
             }
-            for (int i = 0; i < R; ++i) {
-                slo[i] = _mm256_add_epi32(slo[i], _mm256_madd_epi16(_mm256_unpacklo_epi16(al[i], ah[i]), join));
-                shi[i] = _mm256_add_epi32(shi[i], _mm256_madd_epi16(_mm256_unpackhi_epi16(al[i], ah[i]), join));
-            }
+            // Join l + 256 h in int32 (once per block of 32: this took ~30 % of the time once
+            // per 8 pairs): rows 0-3 | 0-3 and 4-7 | 4-7 (alternate pairs in the two lanes),
+            // then the lanes added in row order.
+            for (int i = 0; i < R; ++i)
+                for (int g = 0; g < 2; ++g) {
+                    const __m256i t0 = _mm256_madd_epi16(_mm256_unpacklo_epi16(al[i][g], ah[i][g]), join);
+                    const __m256i t1 = _mm256_madd_epi16(_mm256_unpackhi_epi16(al[i][g], ah[i][g]), join);
+                    const __m256i r = _mm256_add_epi32(_mm256_permute2x128_si256(t0, t1, 0x20),
+                                                       _mm256_permute2x128_si256(t0, t1, 0x31));
+                    if (g == 0) slo[i] = _mm256_add_epi32(slo[i], r);
+                    else shi[i] = _mm256_add_epi32(shi[i], r);
+                }
         }
         if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
         // Scale (and min) times rowmul first, as the GEMM's panel does: the GEMV then gives the
@@ -394,9 +434,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
         }
         for (int i = 0; i < R; ++i) {
-            // Back to row order: the unpacks left rows 0-3 | 8-11 and 4-7 | 12-15.
-            __m256i ilo = _mm256_permute2x128_si256(slo[i], shi[i], 0x20);
-            __m256i ihi = _mm256_permute2x128_si256(slo[i], shi[i], 0x31);
+            __m256i ilo = slo[i], ihi = shi[i];
             const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
             if constexpr (!Min) {  // q = u - 8: sum q xq = sum u xq - 8 sum xq, exact in int32
                 const __m256i m8 = _mm256_set1_epi32(8 * static_cast<int32_t>(sq));
@@ -917,8 +955,9 @@ void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t
             const __m128i l = _mm_sub_epi16(v, _mm_slli_epi16(h, 8));
             const __m128i hb = _mm_packs_epi16(h, h), lb = _mm_packs_epi16(l, l);  // in range: exact
             const __m128i hw = _mm_unpacklo_epi16(hb, hb), lw = _mm_unpacklo_epi16(lb, lb);
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k), _mm_unpacklo_epi32(hw, lw));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k + 4), _mm_unpackhi_epi32(hw, lw));
+            const __m128i a = _mm_unpacklo_epi32(hw, lw), c = _mm_unpackhi_epi32(hw, lw);  // pairs 0 1 | 2 3
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k), _mm_unpacklo_epi64(a, c));      // h0 l0 h2 l2
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k + 4), _mm_unpackhi_epi64(a, c));  // h1 l1 h3 l3
         }
         for (; k < n; k += 2) {
             uint8_t hb[2], lb[2];
@@ -928,8 +967,9 @@ void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t
                 lb[e] = static_cast<uint8_t>(q[k + e] - 256 * h);
             }
             const uint32_t hw = hb[0] | (uint32_t(hb[1]) << 8), lw = lb[0] | (uint32_t(lb[1]) << 8);
-            d[k] = static_cast<int32_t>(hw | (hw << 16));
-            d[k + 1] = static_cast<int32_t>(lw | (lw << 16));
+            const int64_t o = xp_word(k / 2);
+            d[o] = static_cast<int32_t>(hw | (hw << 16));
+            d[o + 1] = static_cast<int32_t>(lw | (lw << 16));
         }
     }
 }
