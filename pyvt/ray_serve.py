@@ -68,20 +68,23 @@ def build_app(model: str | None = None, *, num_replicas: int = 1, min_replicas: 
               max_replicas: int | None = None, target_ongoing_requests: float | None = None,
               threads: int | None = None, model_name: str | None = None, api_key: str | None = None,
               chat_template: str | None = None, weight_format: str = "int8", device: str = "auto",
-              max_seq_len: int | None = None, num_cpus: float | None = None, num_gpus: float | None = None,
-              **engine_options: Any) -> "serve.Application":
+              max_seq_len: int | None = None, kv_cache: str = "f16", num_cpus: float | None = None,
+              num_gpus: float | None = None, **engine_options: Any) -> "serve.Application":
     """The Ray Serve application: ``num_replicas`` fixed replicas, or autoscaling between
     ``min_replicas`` and ``max_replicas`` aiming at ``target_ongoing_requests`` per replica
     (default: the engine's ``max_batch``). Each replica reserves ``num_cpus`` Ray CPUs (default
-    ``threads``, else 1) and ``num_gpus`` GPUs (give 1 with ``device="cuda"``). ``engine_options``: max_batch, max_queue, prefill_chunk,
-    prefix_cache_bytes (see :class:`pyvt.AsyncEngine`)."""
+    ``threads``, else 1) and ``num_gpus`` GPUs (give 1 with ``device="cuda"``). ``threads``,
+    ``weight_format``, ``device``, ``max_seq_len`` and ``kv_cache`` go to :func:`pyvt.load_model`.
+    ``engine_options``: max_batch, max_queue, prefill_chunk, prefix_cache_bytes (see
+    :class:`pyvt.AsyncEngine`)."""
     unknown = set(engine_options) - set(_ENGINE_KEYS)
     if unknown:
         raise ValueError(f"unknown option(s) {', '.join(sorted(unknown))}; engine options are {', '.join(_ENGINE_KEYS)}")
     for name, v in (("num_replicas", num_replicas), ("min_replicas", min_replicas), ("max_replicas", max_replicas)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "min_replicas" else 1)):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    load = {"threads": threads, "weight_format": weight_format, "device": device, "max_seq_len": max_seq_len}
+    load = {"threads": threads, "weight_format": weight_format, "device": device, "max_seq_len": max_seq_len,
+            "kv_cache": kv_cache}
     actor: dict[str, Any] = {"num_cpus": float(num_cpus if num_cpus is not None else threads or 1)}
     if num_gpus:
         actor["num_gpus"] = float(num_gpus)
