@@ -322,6 +322,21 @@ void gemv_kind(const LinearJob& job, int64_t t0, int64_t t1) {
 
 // ---- 4-bit GEMV in integers (AVX2; int16_gemv_ok, LinearJob::xp) --------------------------
 //
+// acc += vpmaddwd(x, w), in place. Written as asm because GCC 12, given the intrinsics,
+// computed each sum into a fresh register and copied it back, or rewrote a run of
+// accumulations into an add tree whose products it spilled to the stack (at 5-6 rows of the
+// GEMM; in the unrolled GEMV loops): with the accumulate tied to its register, they fit.
+inline void madd_acc(__m256i& acc, __m256i x, __m256i w) {
+    __m256i t;
+    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(w), "x"(x));
+}
+
+// acc += vpmaddubsw(u, x) (u unsigned bytes, x signed), in int16, in place (as madd_acc).
+inline void maddubs_acc(__m256i& acc, __m256i u, __m256i x) {
+    __m256i t;
+    __asm__("vpmaddubsw %3, %2, %1\n\tvpaddw %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(u), "x"(x));
+}
+
 // The f32 4-bit GEMV spends ~17 instructions per 32 weights widening nibbles to f32 and is
 // bound by that, not by memory. Here x is rounded to int16 as for the integer GEMM and each
 // value split into two signed bytes, q = 256 h + l; a 16-byte row of the tile (the pair k,
@@ -379,8 +394,8 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             for (int i = 0; i < R; ++i) ah[i][0] = ah[i][1] = al[i][0] = al[i][1] = _mm256_setzero_si256();
             const auto madd = [&](const __m256i* a, int i, __m256i xh, __m256i xl) {
                 for (int g = 0; g < 2; ++g) {
-                    ah[i][g] = _mm256_add_epi16(ah[i][g], _mm256_maddubs_epi16(a[g], xh));
-                    al[i][g] = _mm256_add_epi16(al[i][g], _mm256_maddubs_epi16(a[g], xl));
+                    maddubs_acc(ah[i][g], a[g], xh);
+                    maddubs_acc(al[i][g], a[g], xl);
                 }
             };
             if (c1 - c0 == 16) {  // whole chunks unrolled: the loop's own instructions cost ~40 %
@@ -488,10 +503,10 @@ inline void gemv_tile_i8x16(const DenseW& w, int64_t t, const int16_t* xq, int64
             const __m256i wlo = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, c));  // rows 0-7
             const __m256i whi = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, c));  // rows 8-15
 #pragma GCC unroll 2
-            for (int i = 0; i < R; ++i) {
+            for (int i = 0; i < R; ++i) {  // madd_acc: GCC's add tree over the unrolled pairs spilled
                 const __m256i xv = _mm256_set1_epi32(load_i32(xb + i * ldq + 2 * j));
-                alo[i] = _mm256_add_epi32(alo[i], _mm256_madd_epi16(wlo, xv));
-                ahi[i] = _mm256_add_epi32(ahi[i], _mm256_madd_epi16(whi, xv));
+                madd_acc(alo[i], xv, wlo);
+                madd_acc(ahi[i], xv, whi);
             }
         };
         if (kbh == 16) {  // kb = 32, unrolled whole
@@ -779,14 +794,7 @@ void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pa
 
 // C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} xq[i][k] * w[k][.]
 // (Min: + xsum[i][b] * mn[b][.]), i < R. xq rows at stride lda (int16), xs and xsum rows at
-// stride lds; all start at the chunk. acc += vpmaddwd(x, w), in place. Written as asm because
-// GCC 12, given the intrinsics, computed each sum into a fresh register and copied it back
-// (or, at 5-6 rows, spilled accumulators to the stack): with the accumulate tied to its
-// register, 6 rows fit.
-inline void madd_acc(__m256i& acc, __m256i x, __m256i w) {
-    __m256i t;
-    __asm__("vpmaddwd %2, %3, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(w), "x"(x));
-}
+// stride lds; all start at the chunk. Accumulates with madd_acc (above).
 
 // KBH > 0: kb = 2 * KBH known at compile time (the common kb = 32), so the k-pair loop is
 // unrolled whole: with 16 trips per block, its exit branch alone cost ~10 %.
