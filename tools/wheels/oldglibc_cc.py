@@ -24,6 +24,7 @@ nvcc's host compiler), so that every object of the CUDA wheel -- C, C++, the hos
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,15 @@ def gcc_file(cxx: str, name: str) -> str:
 
 
 def main() -> int:
-    mode, args = sys.argv[1], sys.argv[2:]
+    mode, args = sys.argv[1], []
+    for a in sys.argv[2:]:
+        # A response file (meson uses them for long command lines): its arguments, so a link
+        # given through one is still recognised as a link.
+        if a.startswith("@") and os.path.isfile(a[1:]):
+            with open(a[1:]) as f:
+                args += shlex.split(f.read())
+        else:
+            args.append(a)
     gcc = os.environ.get("OLDGLIBC_CC", "gcc") if mode == "cc" else os.environ.get("OLDGLIBC_CXX", "g++")
     inputs = [a for a in args if not a.startswith("-") and os.path.splitext(a)[1] in
               (*SOURCE_EXT, ".o", ".a", ".so", ".lo") or ".so." in os.path.basename(a)]
