@@ -62,7 +62,9 @@ cuda = '$(command -v nvcc)'
 INI
 PY_PC=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("LIBPC") or "")')
 export PKG_CONFIG_PATH="$PY_PC${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-# nvcc's host compiler: the system g++ (it only compiles; nvcc does not link here).
+# nvcc's host compiler: the system g++. nvcc only compiles the wheel's objects (no -rdc, so no
+# device link); the libraries are linked by oldglibc-c++. (meson's nvcc sanity-check program is
+# linked by nvcc the usual way; it only runs here.)
 export NVCC_CCBIN=${NVCC_CCBIN:-g++}
 
 echo "== sdist"
