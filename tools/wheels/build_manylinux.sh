@@ -9,8 +9,8 @@
 # linked statically (no GLIBCXX requirement), baseline x86-64 code (the AVX2 / AVX-512
 # kernels are chosen at run time by libvt's ISA dispatch). `auditwheel repair` then checks
 # the result against the manylinux policy of that glibc and tags it. docs/packaging.md has the
-# measurements and the CUDA variant's status. Needs Python >= 3.10 with pip; installs the
-# build tools it uses into the running Python environment (use a venv).
+# measurements; the CUDA wheel is tools/wheels/build_manylinux_cuda.sh. Needs Python >= 3.10
+# with pip; installs the build tools it uses into the running Python environment (use a venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
