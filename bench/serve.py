@@ -13,6 +13,13 @@ back to back until ``--requests`` (default max(C, 16)) have been sent. Per level
 * time to first token (request sent -> first streamed content), p50 and p99;
 * errors (any non-200 or broken stream).
 
+The same run also times pyvt's batched decode step without the server (``--engine-step``, on
+by default): in this process, the model loaded as the server loads it, C sessions after a short
+prompt decoding one token each per ``vt_session_decode_batch`` call (greedy), median of 5 rounds
+of 10 steps, for each client count C <= the batch limit. Its "C rows / 1 row" ratio is what the
+model's compute allows; the server's ratio at C clients is below it by what serving costs on
+the same cores (HTTP, JSON, streaming, the clients themselves, prefill of new prompts).
+
 Goals (issue 17): at 16 concurrent clients pyvt >= 3x its own single-stream throughput and
 >= 2x llama-cpp-python's server, and p99 TTFT <= 2 s. Each server runs in its own process and
 is stopped between engines. Results: a table on stdout and ``bench/results/serve-<host>-<date>.{json,md}``
@@ -211,7 +218,60 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "the bit width of llama.cpp's Q8_0)")
     p.add_argument("--gguf", default=None, help="Q8_0 GGUF for llama-cpp-python (default: exported from --model)")
     p.add_argument("--no-save", action="store_true", help="do not write bench/results/")
+    p.add_argument("--engine-step", action=argparse.BooleanOptionalAction, default=True,
+                   help="also time pyvt's batched decode step without the server (default on)")
     return p.parse_args(argv)
+
+
+def engine_steps(folder: Path, levels: list[int], threads: int, weight_format: str) -> list[dict[str, Any]]:
+    """pyvt's batched decode step alone, in this process: tokens/s at each number of rows."""
+    import pyvt
+    from pyvt import _model
+
+    model = pyvt.load_model(str(folder), threads=threads, weight_format=weight_format)
+    rows: list[dict[str, Any]] = []
+    try:
+        for n in [c for c in levels if 1 <= c <= _model.MAX_BATCH]:
+            sessions = [model._native.new_session(400) for _ in range(n)]
+            try:
+                for i, s in enumerate(sessions):  # distinct 40-token prompts (ids any vocabulary has)
+                    s.prefill([3 + (i * 7 + j) % 47 for j in range(40)], choose=False)
+                toks, opts = [5] * n, [{} for _ in range(n)]
+                for _ in range(3):
+                    toks, _ = _model.decode_batch(sessions, list(toks), opts)
+                times = []
+                for _ in range(5):
+                    t = time.perf_counter()
+                    for _ in range(10):
+                        toks, _ = _model.decode_batch(sessions, list(toks), opts)
+                    times.append((time.perf_counter() - t) / 10)
+                step = statistics.median(times)
+                rows.append({"rows": n, "step_ms": round(step * 1e3, 3), "tok_per_s": round(n / step, 1),
+                             "step_ms_all": [round(x * 1e3, 3) for x in times]})
+                log(f"engine step: {n} rows {step * 1e3:.2f} ms -> {n / step:.1f} tok/s")
+            finally:
+                for s in sessions:
+                    s.close()
+    finally:
+        model.close()
+    return rows
+
+
+def engine_step_lines(steps: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]:
+    """The native step's C rows / 1 row ratio beside the server's C clients / 1 client."""
+    one = next((r for r in steps if r["rows"] == 1), None)
+    srv1 = next((r for r in rows if r["engine"] == "pyvt" and r["concurrency"] == 1), None)
+    out = []
+    for r in steps:
+        if one is None or r["rows"] == 1:
+            continue
+        line = (f"pyvt batched decode step without the server: {r['rows']} rows {r['tok_per_s']:.1f} tok/s "
+                f"= {r['tok_per_s'] / one['tok_per_s']:.2f}x 1 row ({one['tok_per_s']:.1f} tok/s)")
+        srv = next((x for x in rows if x["engine"] == "pyvt" and x["concurrency"] == r["rows"]), None)
+        if srv is not None and srv1 is not None and srv1["tok_per_s"] > 0:
+            line += f"; the server at {r['rows']} clients: {srv['tok_per_s'] / srv1['tok_per_s']:.2f}x 1 client"
+        out.append(line)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,8 +322,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"errors {row['errors']}")
         finally:
             stop_server(proc)
+    steps = engine_steps(folder, levels, args.threads, args.weight_format) if args.engine_step and "pyvt" in engines \
+        else []
     env["loadavg_end"] = _decode.loadavg()
-    g = goals(rows)
+    g = goals(rows) + engine_step_lines(steps, rows)
     print(render(rows, False))
     for line in g:
         print(line)
@@ -272,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         stamp = _dt.datetime.now().strftime("%Y%m%dT%H%M%S")
         host = socket.gethostname().split(".")[0]
         base = out / f"serve-{host}-{stamp}"
-        base.with_suffix(".json").write_text(json.dumps({"env": env, "rows": rows, "goals": g}, indent=2) + "\n")
+        base.with_suffix(".json").write_text(json.dumps({"env": env, "rows": rows, "engine_steps": steps, "goals": g},
+                                                        indent=2) + "\n")
         md = [f"# Serving benchmark {stamp}", "", f"Command: `{env['command']}`", "",
               f"Machine: {env['machine']}", "", f"Versions: {env['versions']}", "", f"Commit: {env['git']}", "",
               f"Load average at start / end: {env['loadavg_start']} / {env['loadavg_end']}", "",

@@ -386,3 +386,20 @@ def test_gemm_bench_skips_cleanly_without_a_gpu():
                        capture_output=True, text=True, timeout=300, cwd="/")
     assert r.returncode == 77, r.stdout + r.stderr
     assert "skipped:" in r.stdout
+
+
+def test_serve_bench_engine_step(tiny):
+    """bench/serve.py's batched-step measurement without the server: one row per level up to the
+    batch limit, and the ratio lines beside the server's (levels above the limit are skipped)."""
+    spec = importlib.util.spec_from_file_location("_serve_bench", REPO / "bench" / "serve.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    steps = mod.engine_steps(tiny, [1, 3, 10 ** 6], threads=1, weight_format="int8")
+    assert [r["rows"] for r in steps] == [1, 3]
+    assert all(r["tok_per_s"] > 0 and len(r["step_ms_all"]) == 5 for r in steps)
+    server = [{"engine": "pyvt", "concurrency": 1, "tok_per_s": 10.0},
+              {"engine": "pyvt", "concurrency": 3, "tok_per_s": 20.0}]
+    lines = mod.engine_step_lines(steps, server)
+    assert len(lines) == 1 and "3 rows" in lines[0] and "the server at 3 clients: 2.00x" in lines[0]
+    ratio = steps[1]["tok_per_s"] / steps[0]["tok_per_s"]
+    assert f"= {ratio:.2f}x 1 row" in lines[0]
