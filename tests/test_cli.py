@@ -517,14 +517,20 @@ def test_a_swallowed_ctrl_c_still_stops_the_bench_loop():
 
     from pyvt.cli import _SigintLatch
 
-    with _SigintLatch() as latch:
-        latch.check()  # nothing yet
-        try:
-            os.kill(os.getpid(), signal.SIGINT)
-            for _ in range(1000):  # the handler runs at the next bytecode boundary
-                pass
-        except KeyboardInterrupt:
-            pass  # a library that loses the exception
-        with pytest.raises(KeyboardInterrupt):
-            latch.check()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own handler, as in an interactive run: a background `pytest &` inherits SIGINT
+    # ignored, and the latch (rightly) leaves a handler that is not Python's alone.
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with _SigintLatch() as latch:
+            latch.check()  # nothing yet
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(1000):  # the handler runs at the next bytecode boundary
+                    pass
+            except KeyboardInterrupt:
+                pass  # a library that loses the exception
+            with pytest.raises(KeyboardInterrupt):
+                latch.check()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, outer)
