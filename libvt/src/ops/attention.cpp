@@ -5,7 +5,7 @@
 #include <limits>
 #include <type_traits>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
 
@@ -76,7 +76,17 @@ enum Isa { kGeneric = 0, kAvx2 = 1, kAvx512 = 2 };
 template <int I>
 constexpr bool kWide = I == kAvx512;
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__)
+// The per-ISA bodies' targets. Clang (zig, which builds the manylinux CPU wheel) takes no
+// "arch=x86-64-v3" in a target attribute, so it gets the levels' feature lists; GCC keeps the
+// levels (their tuning included), as measured.
+#if defined(__clang__)
+#define VT_TARGET_V3 "avx,avx2,fma,f16c,bmi,bmi2,lzcnt,popcnt,movbe"
+#define VT_TARGET_V4 "avx,avx2,fma,f16c,bmi,bmi2,lzcnt,popcnt,movbe,avx512f,avx512bw,avx512vl,avx512dq,avx512cd"
+#else
+#define VT_TARGET_V3 "arch=x86-64-v3"
+#define VT_TARGET_V4 "arch=x86-64-v4"
+#endif
 // F16C conversions of 8 / 16 halves. Plain `inline`, not always_inline: GCC refuses to
 // always-inline a function with a target attribute into the ISA-neutral templates below, but
 // inlines these into the per-ISA bodies they end up in (objdump shows vcvtph2ps with a
@@ -97,7 +107,7 @@ VT_INLINE void load(V& out, const float* p) {
 }
 template <int I, class V>
 VT_INLINE void load(V& out, const half* p) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__)
     if constexpr (I == kAvx512) return cvt_h16(out, p);
     if constexpr (I == kAvx2) return cvt_h8(out, p);
 #endif
@@ -382,24 +392,24 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__)
 // One body per instruction set and cache type, chosen by cpu_level() (so VT_ISA can force the
 // narrow blocking on an AVX-512 machine: tests/test_ops_cpu.py checks both against a reference).
 template <class T>
-__attribute__((target("arch=x86-64-v4"))) void attend_avx512(const float* const* q, int64_t ng, const T* kt,
+__attribute__((target(VT_TARGET_V4))) void attend_avx512(const float* const* q, int64_t ng, const T* kt,
                                                              const T* v, int64_t k0, int64_t k1, int64_t hd,
                                                              Partial out, float softcap) {
     attend_body<kAvx512>(q, ng, kt, v, k0, k1, hd, out, softcap);
 }
 template <class T>
-__attribute__((target("arch=x86-64-v3"))) void attend_avx2(const float* const* q, int64_t ng, const T* kt,
+__attribute__((target(VT_TARGET_V3))) void attend_avx2(const float* const* q, int64_t ng, const T* kt,
                                                            const T* v, int64_t k0, int64_t k1, int64_t hd,
                                                            Partial out, float softcap) {
     attend_body<kAvx2>(q, ng, kt, v, k0, k1, hd, out, softcap);
 }
 
 // store_f16 with F16C (RNE whatever MXCSR says); AVX-512 machines use it too.
-__attribute__((target("arch=x86-64-v3"))) bool store_f16_avx2(const float* src, int64_t n, half* dst,
+__attribute__((target(VT_TARGET_V3))) bool store_f16_avx2(const float* src, int64_t n, half* dst,
                                                               int64_t stride) {
     const __m256 lim = _mm256_set1_ps(65520.0f), inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
