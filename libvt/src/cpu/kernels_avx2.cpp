@@ -351,7 +351,7 @@ inline void maddubs_acc(__m256i& acc, __m256i u, __m256i x) {
 // (u, u') of one k pair for vpmaddubsw: a[0] = rows 0-7, a[1] = rows 8-15, pair p in the low
 // 128-bit lane and p + 1 in the high one (unpack works within lanes). 5 instructions for 64
 // weights (widening each 16-byte row to 16-bit lanes first took 4 for 32).
-inline void nibble_pairs2(__m256i v, __m256i* a) {
+inline void nibble_pairs(__m256i v, __m256i* a) {
     const __m256i m = _mm256_set1_epi8(0x0F);
     const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
     a[0] = _mm256_unpacklo_epi8(lo, hi);
@@ -361,7 +361,7 @@ inline void nibble_pairs2(__m256i v, __m256i* a) {
 // The int32 word index in a row of xp of pair p's h word (its l word follows): groups of 4
 // pairs are laid out h(p), l(p), h(p+2), l(p+2) | h(p+1), l(p+1), h(p+3), l(p+3), so one
 // 256-bit load and a vpshufd give the h (or l) words of pairs p and p + 1 in the two lanes
-// nibble_pairs2 puts them in (split_x16_avx2).
+// nibble_pairs puts them in (split_x16_avx2).
 inline int64_t xp_word(int64_t p) {
     constexpr int8_t pos[4] = {0, 4, 2, 6};
     return (p & ~int64_t(3)) * 2 + pos[p & 3];
@@ -407,10 +407,10 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                     for (int i = 0; i < R; ++i)
                         xv[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + i * ldp + 2 * (c0 + 4 * e)));
                     __m256i a[2];
-                    nibble_pairs2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4 * e * L)), a);
+                    nibble_pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4 * e * L)), a);
                     for (int i = 0; i < R; ++i)
                         madd(a, i, _mm256_shuffle_epi32(xv[i], 0x00), _mm256_shuffle_epi32(xv[i], 0x55));
-                    nibble_pairs2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (4 * e + 2) * L)), a);
+                    nibble_pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (4 * e + 2) * L)), a);
                     for (int i = 0; i < R; ++i)
                         madd(a, i, _mm256_shuffle_epi32(xv[i], 0xAA), _mm256_shuffle_epi32(xv[i], 0xFF));
                 }
@@ -418,7 +418,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                 for (int64_t p = c0; p < c1; ++p) {
                     __m256i a[2];
                     const __m128i row = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + p * L));
-                    nibble_pairs2(_mm256_inserti128_si256(_mm256_setzero_si256(), row, 0), a);
+                    nibble_pairs(_mm256_inserti128_si256(_mm256_setzero_si256(), row, 0), a);
                     for (int i = 0; i < R; ++i) {
                         const int32_t* xw = xp + i * ldp + xp_word(p);
                         madd(a, i, _mm256_set1_epi32(xw[0]), _mm256_set1_epi32(xw[1]));

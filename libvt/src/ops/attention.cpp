@@ -18,24 +18,32 @@ namespace ops {
 
 namespace {
 
-// e^x for x <= 0 (Cephes expf polynomial, ~1 ulp; inputs below -87 give ~1e-38, not 0).
-// Written without branches so loops over it vectorize.
-inline float exp_nonpos(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    const float t = x * 1.44269504088896341f + 12582912.0f;  // n = round(x / ln 2) in t's low bits
-    const float n = t - 12582912.0f;
-    float r = x - n * 0.693359375f;
+// e^x's polynomial for x in [-87, 0] (Cephes expf, ~1 ulp), on a float or on a vector of them
+// (exp_nonpos, exp_nonpos_v): y, with 2^n still to apply, and t, which holds n in its low bits
+// (t = 1.5 * 2^23 + n). By reference: see VT_SPLAT.
+template <class T>
+inline __attribute__((always_inline)) void exp_poly(const T& x, T& t, T& y) {
+    t = x * 1.44269504088896341f + 12582912.0f;  // n = round(x / ln 2) in t's low bits
+    const T n = t - 12582912.0f;
+    T r = x - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
-    const float z = r * r;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
+    const T z = r * r;
+    y = r * 1.9875691500e-4f + 1.3981999507e-3f;
     y = y * r + 8.3334519073e-3f;
     y = y * r + 4.1665795894e-2f;
     y = y * r + 1.6666665459e-1f;
     y = y * r + 5.0000001201e-1f;
     y = y * z + r + 1.0f;
-    // 2^n from t's bits (t = 1.5 * 2^23 + n): integer arithmetic, defined for any x — a NaN
-    // score (overflowing activations) gives a NaN result instead of an undefined int(NaN).
+}
+
+// e^x for x <= 0 (inputs below -87 give ~1e-38, not 0). Written without branches so loops
+// over it vectorize.
+inline float exp_nonpos(float x) {
+    x = x < -87.0f ? -87.0f : x;
+    float t, y;
+    exp_poly(x, t, y);
+    // 2^n from t's bits: integer arithmetic, defined for any x — a NaN score (overflowing
+    // activations) gives a NaN result instead of an undefined int(NaN).
     uint32_t tb;
     std::memcpy(&tb, &t, 4);
     const uint32_t bits = (tb - 0x4B400000u + 127u) << 23;
@@ -146,19 +154,8 @@ VT_INLINE void exp_nonpos_v(V& x) {
     typedef int32_t VI __attribute__((vector_size(sizeof(V))));
     const V lo = VT_SPLAT(V, -87.0f);
     x = x < lo ? lo : x;
-    const V big = VT_SPLAT(V, 12582912.0f);
-    const V t = x * 1.44269504088896341f + big;
-    const V n = t - big;
-    V r = x - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    const V z = r * r;
-    V y = VT_SPLAT(V, 1.9875691500e-4f);
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
-    y = y * z + r + 1.0f;
+    V t, y;
+    exp_poly(x, t, y);
     const VI bits = (((VI)t - 0x4B400000) + 127) << 23;  // (VI)t: t's bits, as in exp_nonpos
     x = y * (V)bits;
 }
