@@ -1,7 +1,8 @@
 """The AVX2 integer GEMM's rounding of x, for the tests of the linears that use it.
 
 On an AVX2 CPU (without AVX-512) an int8, int4 or int4-min linear of any number of rows rounds
-x per row and K-block to int16 (scale = max |x| of the block / 32639, round to nearest even)
+x per row and K-block to int16 (scale = max |x| of the block / 32639, round to nearest even;
+int4: / 127, one signed byte's range)
 and multiplies it with the weights in integers
 (libvt/src/cpu/kernels.h, int16_gemm_ok / int16_gemv_ok; docs/guide.md "Numerics"). Its results are exact math on that rounded x, which round_x16
 reproduces bit for bit. X16_SCRIPT is also run as text by subprocess checks."""
@@ -13,7 +14,8 @@ import numpy as np
 from pyvt import ops
 
 X16_SCRIPT = r"""
-def round_x16(x, kb):
+def round_x16(x, kb, fmt="int8"):
+    qmax = np.float32(127 if fmt == "int4" else 32639)
     x = np.asarray(x, np.float32)
     m, k = x.shape
     nkb = -(-k // kb)  # the last block may be short (4-bit formats)
@@ -22,9 +24,9 @@ def round_x16(x, kb):
     xb = xb.reshape(m, nkb, kb)
     amax = np.abs(xb).max(axis=2, keepdims=True)
     safe = np.where(amax > 0, amax, np.float32(1))
-    inv = np.where(amax > 0, np.float32(32639) / safe, np.float32(0)).astype(np.float32)
+    inv = np.where(amax > 0, qmax / safe, np.float32(0)).astype(np.float32)
     q = np.rint((xb * inv).astype(np.float32))
-    s = (amax / np.float32(32639)).astype(np.float32)
+    s = (amax / qmax).astype(np.float32)
     return (q * s).astype(np.float32).reshape(m, nkb * kb)[:, :k]
 """
 exec(X16_SCRIPT)

@@ -246,7 +246,7 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
-                     kv_cache: str = "f32") -> np.ndarray:
+                     kv_cache: str = "f32", round_x=None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -264,7 +264,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     query_pre_attn_scalar^-0.5 and soft-capped, the logits soft-capped.
 
     `kv_cache` "f16": keys (after RoPE) and values rounded to float16 (round to nearest even,
-    numpy's), as the CPU backend's f16 KV cache stores them; the rest stays float64."""
+    numpy's), as the CPU backend's f16 KV cache stores them; the rest stays float64.
+
+    `round_x`: applied to the input of every layer linear (not lm_head), for kernels that
+    multiply a rounded x (tests/int16_ref.py)."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
@@ -285,6 +288,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     ij = np.arange(n)[:, None] - np.arange(n)[None, :]
 
     def lin(h: np.ndarray, name: str) -> np.ndarray:
+        if round_x is not None:
+            h = np.asarray(round_x(h), dtype=np.float64)
         y = h @ W[name + ".weight"].T
         return y + W[name + ".bias"] if name + ".bias" in W else y
 

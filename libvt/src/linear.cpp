@@ -56,10 +56,12 @@ T* thread_buffer(size_t n) {
 float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 
 // AVX2 with int8 / int4 / int4-min weights (w2: swiglu's up weight, or null): the integer
-// kernels, which take x rounded to int16 (round_x_int16) and no float block sums.
+// kernels, which take x rounded to int16 (round_x_int16; int4: to one byte's range) and no
+// float block sums.
 bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 #if defined(VT_HAVE_X86_KERNELS)
-    return cpu_level() == 1 && cpu::int16_gemm_ok(w) && (w2 == nullptr || cpu::int16_gemm_ok(*w2));
+    // w2 of another kind could want x rounded or split otherwise (int4's bytes, int4-min's int16).
+    return cpu_level() == 1 && cpu::int16_gemm_ok(w) && (w2 == nullptr || w2->kind == w.kind);
 #else
     (void)w;
     (void)w2;
@@ -78,7 +80,7 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj) {
     float* qsum = four ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
     const auto rows = [&](int64_t i0, int64_t i1, int) {
         cpu::quantize_x16_avx2(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
-                               qsum ? qsum + i0 * nkb : nullptr);
+                               qsum ? qsum + i0 * nkb : nullptr, cpu::xq_max(job.w));
     };
     if (job.m * in < (int64_t(1) << 16)) rows(0, job.m, 0);  // a decode step: not worth the pool
     else parallel_for(job.m, 1, [&](int64_t i0, int64_t i1, int t) { rows(i0, i1, t); });
@@ -88,7 +90,8 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj) {
     gj.xqsum = qsum;
     if (four && split) {
         int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
-        cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
+        if (job.w.kind == cpu::kInt4Blocked) cpu::split_x8_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
+        else cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
         gj.xp = xp;
         gj.xp_ld = ld;
     }

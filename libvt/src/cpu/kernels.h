@@ -99,7 +99,11 @@ inline int64_t xq_stride(int64_t in, int64_t kb) { return (in + kb - 1) / kb * k
 // Fills xq [m * ld], xs [m * nkb] and, when not null, xsum [m * nkb] as LinearJob::xq and
 // LinearJob::xqsum describe (AVX2 code).
 void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,
-                       float* xsum);
+                       float* xsum, int16_t qmax = kXq16Max);
+// x's rounding bound for w: kXq8Max for int4 (kInt4Blocked: one signed byte, the 4-bit GEMV's
+// vpmaddubsw operand, split_x8_avx2), kXq16Max for the other integer kinds.
+constexpr int16_t kXq8Max = 127;
+inline int16_t xq_max(const DenseW& w) { return w.kind == kInt4Blocked ? kXq8Max : kXq16Max; }
 
 // The AVX2 GEMV (m <= gemv_max_m) in integers, x rounded as for the integer GEMM: int8
 // weights widened to int16 pairs for vpmaddwd as the GEMM's panel does, 4-bit weights
@@ -111,6 +115,10 @@ inline bool int4_kind(const DenseW& w) { return w.kind == kInt4Blocked || w.kind
 // h_2p, h_2p+1) and the same of l, in groups of 4 pairs h(p) l(p) h(p+2) l(p+2) h(p+1) l(p+1)
 // h(p+3) l(p+3) from xp[i * ldp] on (ldp >= n rounded up to 8).
 void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);
+// int4 (xq_max 127): for the pairs p < n / 2 of row i, the dword (x_2p, x_2p+1, x_2p, x_2p+1) as
+// bytes, in groups of 8 pairs with the even pairs' dwords first, then the odd ones'
+// (xp[i * ldp] on; ldp >= n / 2 rounded up to 8).
+void split_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);
 
 // K-blocks per row of a blocked weight (the last may be short).
 inline int64_t num_kblocks(const DenseW& w) { return (w.in + w.kb - 1) / w.kb; }
