@@ -88,6 +88,12 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj) {
     gj.xqs = qs;
     gj.xq_ld = ld;
     gj.xqsum = qsum;
+    if (job.w.kind == cpu::kInt4Blocked && kb == 32 && !split) {  // the int4 GEMM's bytes
+        int8_t* xb = thread_buffer<int8_t>(static_cast<size_t>(job.m * ld));
+        cpu::narrow_x8_avx2(q, job.m, nkb * kb, ld, xb, ld);
+        gj.xb = xb;
+        gj.xb_ld = ld;
+    }
     if (four && split) {
         int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
         if (job.w.kind == cpu::kInt4Blocked) cpu::split_x8_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);

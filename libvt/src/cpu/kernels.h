@@ -78,6 +78,10 @@ struct LinearJob {
     // the float path.
     const int32_t* xp = nullptr;
     int64_t xp_ld = 0;  // row stride of xp (int32 words)
+    // AVX2 int4 GEMM (kInt4Blocked, kb = 32, m > gemv_max_m): xq as bytes (|xq| <= kXq8Max),
+    // narrow_x8_avx2. Null: the int16 GEMM.
+    const int8_t* xb = nullptr;
+    int64_t xb_ld = 0;  // row stride of xb (bytes)
 };
 
 // The AVX2 integer GEMM multiplies 8- or 4-bit weights widened to int16 by int16 activations
@@ -119,6 +123,8 @@ void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t
 // bytes, in groups of 8 pairs with the even pairs' dwords first, then the odd ones'
 // (xp[i * ldp] on; ldp >= n / 2 rounded up to 8).
 void split_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);
+// xb[i * ldb + k] = xq[i * ld + k] for k < n, rows i < m (values within a byte: kXq8Max).
+void narrow_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xb, int64_t ldb);
 
 // K-blocks per row of a blocked weight (the last may be short).
 inline int64_t num_kblocks(const DenseW& w) { return (w.in + w.kb - 1) / w.kb; }

@@ -837,6 +837,9 @@ void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
 // A prefetch GCC keeps even in a loop that does nothing else (it deletes _mm_prefetch there).
 inline void prefetch_t0(const void* p) { __asm__ volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p))); }
 
+template <int Kind>
+void panel_scales(const DenseW& w, int64_t t, int64_t b0, int64_t nb, float* sc);
+
 // Panel of tile t for K-blocks [b0, b0 + nb): pairs (nb*kb*16 int16), then the f32 scales
 // sc [nb][16], then (int4-min) the f32 mins at sc + nb*16.
 template <int Kind>
@@ -871,6 +874,14 @@ void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pa
         }
         if (have < np) std::memset(pan + have * 32, 0, sizeof(int16_t) * static_cast<size_t>((np - have) * 32));
     }
+    panel_scales<Kind>(w, t, b0, nb, sc);
+}
+
+// The f32 scales of tile t's K-blocks [b0, b0 + nb) times rowmul, sc [nb][16], then (int4-min)
+// the mins likewise at sc + nb*16.
+template <int Kind>
+void panel_scales(const DenseW& w, int64_t t, int64_t b0, int64_t nb, float* sc) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* s16 = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     const uint16_t* m16 = reinterpret_cast<const uint16_t*>(tile + w.min_off);
     const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
@@ -946,6 +957,92 @@ struct MicroI16Set {
                                             micro_i16<4, KBH, Min>, micro_i16<5, KBH, Min>, micro_i16<6, KBH, Min>};
 };
 
+// ---- int4 GEMM against x in bytes (kInt4Blocked, kb = 32; LinearJob::xb) ------------------
+//
+// int4 rounds x to one signed byte (kXq8Max), so its GEMM can multiply bytes as its GEMV
+// does: vpmaddubsw of the nibbles u (unsigned) and x, 32 products per instruction into int16
+// lanes, where the int16 GEMM's vpmaddwd did 16 and needed an add per 16. A panel vector
+// holds 8 columns x 4 k (a column's u_k .. u_k+3 in one dword) and the broadcast x dword
+// (x_k .. x_k+3) multiplies all 8: each int16 lane sums two products per quad, at most
+// 8 quads per block of 32: <= 8 * 2 * 15 * 127 = 30480, no overflow. vpmaddwd with ones
+// then joins a column's two lanes in int32: the block's exact sum of u * x; minus 8 * sum(x)
+// for q = u - 8, scaled as micro_i16 does, so the bits equal the int16 GEMM's and the GEMV's.
+
+// Panel of tile t for K-blocks [b0, b0 + nb) (kb = 32): per block 8 quads of 64 bytes
+// (columns 0-7, then 8-15; each a dword of 4 k), zeros past the end of K.
+void quad_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, uint8_t* pan) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const int64_t p0 = b0 * 16, np = nb * 16;             // pairs of k
+    const int64_t have = min64(np, (w.in + 1) / 2 - p0);  // pairs the tile holds from p0 on
+    const __m128i m4 = _mm_set1_epi8(0x0F), zero = _mm_setzero_si128();
+    const uint8_t* q = tile + p0 * L;
+    for (int64_t j = 0; j < np; j += 2) {  // the quad of pairs j, j + 1
+        if ((j & 3) == 0) prefetch_t0(q + j * L + kGemmKc / 2 * L);
+        const __m128i r0 = j < have ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * L)) : zero;
+        const __m128i r1 = j + 1 < have ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + (j + 1) * L)) : zero;
+        const __m128i l0 = _mm_and_si128(r0, m4), h0 = _mm_and_si128(_mm_srli_epi16(r0, 4), m4);
+        const __m128i l1 = _mm_and_si128(r1, m4), h1 = _mm_and_si128(_mm_srli_epi16(r1, 4), m4);
+        const __m128i a = _mm_unpacklo_epi8(l0, h0), a8 = _mm_unpackhi_epi8(l0, h0);  // (u_4j', u_4j'+1) per column
+        const __m128i c = _mm_unpacklo_epi8(l1, h1), c8 = _mm_unpackhi_epi8(l1, h1);  // (u_4j'+2, u_4j'+3)
+        uint8_t* d = pan + j * 32;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi16(a, c));         // columns 0-3
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16), _mm_unpackhi_epi16(a, c));    // 4-7
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 32), _mm_unpacklo_epi16(a8, c8));  // 8-11
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 48), _mm_unpackhi_epi16(a8, c8));  // 12-15
+    }
+}
+
+inline int32_t load_x4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} (u - 8) x[i][k], i < R
+// (as micro_i16<R, 16, false>). x rows (bytes) at stride lda, xs and xsum rows at stride lds.
+template <int R>
+void micro_q4(const int8_t* xb, int64_t lda, const float* xs, const float* xsum, int64_t lds, const uint8_t* pan,
+              const float* sc, int64_t nb, float* C, int64_t ldc) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t b = 0; b < nb; ++b) {
+        __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
+                a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+        const uint8_t* pb = pan + b * 512;
+        const int8_t* x0 = xb + b * 32;
+        const int8_t *x1 = x0 + lda, *x2 = x1 + lda, *x3 = x2 + lda, *x4 = x3 + lda, *x5 = x4 + lda;
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+            const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 64));
+            const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 64 + 32));
+#define VT_Q4_ROW(i)                                                  \
+    if constexpr (R > i) {                                            \
+        const __m256i xv = _mm256_set1_epi32(load_x4(x##i + 4 * j)); \
+        maddubs_acc(a##i##0, w0, xv);                                 \
+        maddubs_acc(a##i##1, w1, xv);                                 \
+    }
+            VT_Q4_ROW(0) VT_Q4_ROW(1) VT_Q4_ROW(2) VT_Q4_ROW(3) VT_Q4_ROW(4) VT_Q4_ROW(5)
+#undef VT_Q4_ROW
+        }
+        const __m256 slo = _mm256_loadu_ps(sc + b * L), shi = _mm256_loadu_ps(sc + b * L + 8);
+        const __m256i sums[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
+        for (int i = 0; i < R; ++i) {
+            const __m256 xsv = _mm256_set1_ps(xs[i * lds + b]);
+            const __m256i m8 = _mm256_set1_epi32(8 * static_cast<int32_t>(xsum[i * lds + b]));  // q = u - 8
+            const __m256i slo_i = _mm256_sub_epi32(_mm256_madd_epi16(sums[i][0], ones), m8);
+            const __m256i shi_i = _mm256_sub_epi32(_mm256_madd_epi16(sums[i][1], ones), m8);
+            float* c = C + i * ldc;
+            const __m256 clo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(slo_i), _mm256_mul_ps(slo, xsv), _mm256_loadu_ps(c));
+            const __m256 chi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(shi_i), _mm256_mul_ps(shi, xsv), _mm256_loadu_ps(c + 8));
+            _mm256_storeu_ps(c, clo);
+            _mm256_storeu_ps(c + 8, chi);
+        }
+    }
+}
+
+using MicroQ4Fn = void (*)(const int8_t*, int64_t, const float*, const float*, int64_t, const uint8_t*, const float*,
+                           int64_t, float*, int64_t);
+constexpr MicroQ4Fn kMicroQ4[MRI] = {micro_q4<1>, micro_q4<2>, micro_q4<3>, micro_q4<4>, micro_q4<5>, micro_q4<6>};
+
 // Scratch: the panel (kGemmKc int16 pairs per tile at most, its scales and mins) fits in the
 // kGemmPanelFloats the float GEMM uses; the accumulator follows it as there.
 template <int Kind>
@@ -958,6 +1055,9 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     const int64_t per = swiglu ? 2 : 1;
     const int64_t bpc = kb >= kGemmKc ? 1 : kGemmKc / kb;  // K-blocks per chunk
     int16_t* pan = reinterpret_cast<int16_t*>(scratch);
+    uint8_t* pan8 = reinterpret_cast<uint8_t*>(scratch);  // quad_panel's (bpc * 512 bytes: smaller)
+    // int4 with x in bytes: the vpmaddubsw kernel (micro_q4).
+    const bool q4 = Kind == kInt4Blocked && kb == 32 && job.xb != nullptr;
     float* sc = scratch + (bpc * kb * L) / 2;  // after bpc*kb*16 int16
     float* acc = scratch + kGemmPanelFloats;
     for (int64_t jt = t0; jt < t1; jt += kGemmTiles) {
@@ -972,6 +1072,15 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
             const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
             for (int64_t b0 = 0; b0 < nkb; b0 += bpc) {
                 const int64_t nb = min64(bpc, nkb - b0);
+                if (q4) {
+                    quad_panel(w, jt + v / per, b0, nb, pan8);
+                    panel_scales<Kind>(w, jt + v / per, b0, nb, sc);
+                    row_groups(m, MRI, [&](int64_t i0, int64_t mr) {
+                        kMicroQ4[mr - 1](job.xb + i0 * job.xb_ld + b0 * kb, job.xb_ld, job.xqs + i0 * nkb + b0,
+                                         job.xqsum + i0 * nkb + b0, nkb, pan8, sc, nb, acc + i0 * W + v * L, W);
+                    });
+                    continue;
+                }
                 int16_panel<Kind>(w, jt + v / per, b0, nb, pan, sc);
                 row_groups(m, MRI, [&](int64_t i0, int64_t mr) {
                     micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0,
@@ -1094,6 +1203,19 @@ void split_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t*
             const uint32_t wv = static_cast<uint8_t>(q[k]) | (uint32_t(static_cast<uint8_t>(q[k + 1])) << 8);
             d[xp8_word(k / 2)] = static_cast<int32_t>(wv | (wv << 16));
         }
+    }
+}
+
+void narrow_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xb, int64_t ldb) {
+    for (int64_t i = 0; i < m; ++i) {
+        const int16_t* q = xq + i * ld;
+        int8_t* d = xb + i * ldb;
+        int64_t k = 0;
+        for (; k + 16 <= n; k += 16)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + k),
+                             _mm_packs_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + k)),
+                                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + k + 8))));
+        for (; k < n; ++k) d[k] = static_cast<int8_t>(q[k]);
     }
 }
 
