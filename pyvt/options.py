@@ -28,6 +28,17 @@ MAX_TOP_K = 256
 #: Most alternatives ``top_logprobs`` may ask for per token.
 MAX_TOP_LOGPROBS = 20
 
+#: Most stop strings one call may give, and the longest (characters): every token's text is
+#: checked against all of them, so their number and length bound the cost per token.
+MAX_STOP_STRINGS = 256
+MAX_STOP_CHARS = 4096
+
+
+def _short(v: Any, n: int = 80) -> str:
+    """repr(v) cut to n characters, for an error message about a value that may be huge."""
+    r = repr(v)
+    return r if len(r) <= n else r[: n - 3] + "..."
+
 
 def is_int(v: Any) -> bool:
     """An integer (Python or numpy), not a bool."""
@@ -75,7 +86,8 @@ class GenerateOpts:
     * ``stop_on_eos`` — stop after emitting any of the checkpoint's EOS ids.
     * ``stop`` — stop strings (a str or a sequence of them): generation ends at the first
       occurrence of any of them in the generated text, which is cut just before it
-      (``finish_reason="stop"``). Works across token boundaries and while streaming.
+      (``finish_reason="stop"``). Works across token boundaries and while streaming. At most
+      ``MAX_STOP_STRINGS`` (256) strings of at most ``MAX_STOP_CHARS`` (4096) characters.
 
     Logprobs
 
@@ -150,10 +162,14 @@ class GenerateOpts:
         try:
             stop = tuple(stop)
         except TypeError:
-            raise ValueError(f"stop must be a str or a sequence of str, got {self.stop!r}") from None
+            raise ValueError(f"stop must be a str or a sequence of str, got {_short(self.stop)}") from None
+        if len(stop) > MAX_STOP_STRINGS:
+            raise ValueError(f"stop: at most {MAX_STOP_STRINGS} strings, got {len(stop)}")
         for s in stop:
             if not isinstance(s, str) or not s:
-                raise ValueError(f"stop must hold non-empty strings, got {s!r} in stop={self.stop!r}")
+                raise ValueError(f"stop must hold non-empty strings, got {_short(s)} in stop={_short(self.stop)}")
+            if len(s) > MAX_STOP_CHARS:
+                raise ValueError(f"stop: each string at most {MAX_STOP_CHARS} characters, got one of {len(s)}")
         object.__setattr__(self, "stop", stop)
         if not finite(self.repetition_penalty) or self.repetition_penalty <= 0:
             raise ValueError(f"repetition_penalty must be a finite number > 0 (1 = off), got "

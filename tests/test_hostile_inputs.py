@@ -589,3 +589,21 @@ def test_allocation_failure_is_an_error_not_a_crash(good, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
     assert "out of host memory" in r.stdout
+
+
+def test_stop_strings_are_bounded():
+    """Every token's text is checked against every stop string: their number and length are
+    capped per call, with one line naming the limit (docs/reliability.md, "Memory")."""
+    from pyvt.options import MAX_STOP_CHARS, MAX_STOP_STRINGS
+
+    ok = pyvt.GenerateOpts(stop=[f"<{i}>" for i in range(MAX_STOP_STRINGS)])
+    assert len(ok.stop) == MAX_STOP_STRINGS
+    assert pyvt.GenerateOpts(stop="x" * MAX_STOP_CHARS).stop == ("x" * MAX_STOP_CHARS,)
+    with pytest.raises(ValueError, match=f"stop: at most {MAX_STOP_STRINGS} strings, got 200000"):
+        pyvt.GenerateOpts(stop=[str(i) for i in range(200_000)])
+    with pytest.raises(ValueError, match=f"at most {MAX_STOP_CHARS} characters, got one of 1000000") as e:
+        pyvt.GenerateOpts(stop=["ok", "y" * 1_000_000])
+    assert len(str(e.value)) < 200
+    with pytest.raises(ValueError, match="non-empty strings") as e:
+        pyvt.GenerateOpts(stop=["ok", b"z" * 1_000_000])
+    assert len(str(e.value)) < 300 and "\n" not in str(e.value)
