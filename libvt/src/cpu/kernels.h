@@ -73,8 +73,9 @@ struct LinearJob {
     // [i * nkb + b], an integer (|sum| <= 512 * 32639 < 2^24: exact in f32; 0 where xs is NaN).
     // Times xs it is the block's sum of the rounded x, for the min (or int4's -8) term.
     const float* xqsum = nullptr;
-    // AVX2 4-bit GEMV (int16_gemm_ok 4-bit kinds, m <= gemv_max_m): xq split into signed bytes,
-    // xq = 256 h + l, as split_x16_avx2 writes them (two int32 words per pair of k). Null:
+    // AVX2 4-bit GEMV (int16_gemm_ok 4-bit kinds, m <= gemv_max_m): int4-min's xq split into
+    // signed bytes, xq = 256 h + l, as split_x16_avx2 writes them (two int32 words per pair of
+    // k); int4's bytes (xq_max 127) as split_x8_avx2 lays them out (one word per pair). Null:
     // the float path.
     const int32_t* xp = nullptr;
     int64_t xp_ld = 0;  // row stride of xp (int32 words)
