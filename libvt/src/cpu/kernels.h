@@ -89,7 +89,8 @@ struct LinearJob {
 // with vpmaddwd (two k per 32-bit lane, exact) and adds each K-block's int32 sums into f32
 // with the block's weight and x scales: about twice the f32 FMA rate. A block's int32 sum
 // must not overflow: kb * 127 * 32767 < 2^31 holds for kb <= 512 (4-bit: |q| <= 15); k pairs
-// need an even kb.
+// need an even kb. int4 (kInt4Blocked) with kb = 32 multiplies bytes instead (x rounded to
+// one byte, LinearJob::xb; micro_q4 in kernels_avx2.cpp), to the same int32 sums.
 // x is rounded to |q| <= 32639 = 127 * 257 rather than 32767 so that every q splits into two
 // signed bytes, q = 256 h + l (h, l in [-128, 127]), for the 4-bit GEMV below.
 constexpr int16_t kXq16Max = 32639;
