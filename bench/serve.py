@@ -168,7 +168,7 @@ def summarize(raw: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
             "ttft_mean_s": statistics.fmean(ttfts) if ttfts else None}
 
 
-def goals(rows: list[dict[str, Any]]) -> list[str]:
+def goals(rows: list[dict[str, Any]], weight_format: str = "int8") -> list[str]:
     def get(engine: str, c: int) -> dict[str, Any] | None:
         return next((r for r in rows if r["engine"] == engine and r["concurrency"] == c), None)
 
@@ -180,8 +180,12 @@ def goals(rows: list[dict[str, Any]]) -> list[str]:
                    f"{'met' if ratio >= 3 else 'NOT met'}")
     if p16 and l16:
         ratio = p16["tok_per_s"] / l16["tok_per_s"] if l16["tok_per_s"] else float("inf")
-        out.append(f"pyvt / llama-cpp-python server at 16 clients = {ratio:.2f}x (goal >= 2x): "
-                   f"{'met' if ratio >= 2 else 'NOT met'}")
+        if weight_format == "int8":
+            out.append(f"pyvt / llama-cpp-python server at 16 clients = {ratio:.2f}x (goal >= 2x): "
+                       f"{'met' if ratio >= 2 else 'NOT met'}")
+        else:  # llama.cpp serves the Q8_0 GGUF whatever pyvt's format
+            out.append(f"pyvt {weight_format} / llama-cpp-python Q8_0 server at 16 clients = {ratio:.2f}x "
+                       f"(not like for like: the 2x goal is judged with int8)")
     if p16 and p16["ttft_p99_s"] is not None:
         out.append(f"pyvt p99 TTFT at 16 clients = {p16['ttft_p99_s']:.2f} s (goal <= 2 s): "
                    f"{'met' if p16['ttft_p99_s'] <= 2 else 'NOT met'}")
@@ -325,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = engine_steps(folder, levels, args.threads, args.weight_format) if args.engine_step and "pyvt" in engines \
         else []
     env["loadavg_end"] = _decode.loadavg()
-    g = goals(rows) + engine_step_lines(steps, rows)
+    g = goals(rows, args.weight_format) + engine_step_lines(steps, rows)
     print(render(rows, False))
     for line in g:
         print(line)
