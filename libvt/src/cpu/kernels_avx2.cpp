@@ -897,6 +897,27 @@ void panel_scales(const DenseW& w, int64_t t, int64_t b0, int64_t nb, float* sc)
     }
 }
 
+// The GEMM microkernels' block epilogue, rows i < R: C[i] += f32(sums[i]) * sc[b] * xs[i][b]
+// (Min: + mn[b] * xsum[i][b] * xs[i][b]), the same float operations as the GEMVs'.
+template <int R, bool Min>
+inline void add_block(const __m256i (&sums)[6][2], const float* sc, const float* mn, const float* xs,
+                      const float* xsum, int64_t lds, int64_t b, float* C, int64_t ldc) {
+    const __m256 slo = _mm256_loadu_ps(sc + b * L), shi = _mm256_loadu_ps(sc + b * L + 8);
+    for (int i = 0; i < R; ++i) {
+        const __m256 xsv = _mm256_set1_ps(xs[i * lds + b]);
+        float* c = C + i * ldc;
+        __m256 clo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][0]), _mm256_mul_ps(slo, xsv), _mm256_loadu_ps(c));
+        __m256 chi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][1]), _mm256_mul_ps(shi, xsv), _mm256_loadu_ps(c + 8));
+        if constexpr (Min) {
+            const __m256 sv = _mm256_set1_ps(xsum[i * lds + b] * xs[i * lds + b]);
+            clo = _mm256_fmadd_ps(_mm256_loadu_ps(mn + b * L), sv, clo);
+            chi = _mm256_fmadd_ps(_mm256_loadu_ps(mn + b * L + 8), sv, chi);
+        }
+        _mm256_storeu_ps(c, clo);
+        _mm256_storeu_ps(c + 8, chi);
+    }
+}
+
 // C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} xq[i][k] * w[k][.]
 // (Min: + xsum[i][b] * mn[b][.]), i < R. xq rows at stride lda (int16), xs and xsum rows at
 // stride lds; all start at the chunk. Accumulates with madd_acc (above).
@@ -929,21 +950,8 @@ void micro_i16(const int16_t* xq, int64_t lda, const float* xs, const float* xsu
             VT_I16_ROW(0) VT_I16_ROW(1) VT_I16_ROW(2) VT_I16_ROW(3) VT_I16_ROW(4) VT_I16_ROW(5)
 #undef VT_I16_ROW
         }
-        const __m256 slo = _mm256_loadu_ps(sc + b * L), shi = _mm256_loadu_ps(sc + b * L + 8);
         const __m256i sums[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
-        for (int i = 0; i < R; ++i) {
-            const __m256 xsv = _mm256_set1_ps(xs[i * lds + b]);
-            float* c = C + i * ldc;
-            __m256 clo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][0]), _mm256_mul_ps(slo, xsv), _mm256_loadu_ps(c));
-            __m256 chi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][1]), _mm256_mul_ps(shi, xsv), _mm256_loadu_ps(c + 8));
-            if constexpr (Min) {
-                const __m256 sv = _mm256_set1_ps(xsum[i * lds + b] * xs[i * lds + b]);
-                clo = _mm256_fmadd_ps(_mm256_loadu_ps(mn + b * L), sv, clo);
-                chi = _mm256_fmadd_ps(_mm256_loadu_ps(mn + b * L + 8), sv, chi);
-            }
-            _mm256_storeu_ps(c, clo);
-            _mm256_storeu_ps(c + 8, chi);
-        }
+        add_block<R, Min>(sums, sc, mn, xs, xsum, lds, b, C, ldc);
     }
 }
 
@@ -1023,19 +1031,13 @@ void micro_q4(const int8_t* xb, int64_t lda, const float* xs, const float* xsum,
             VT_Q4_ROW(0) VT_Q4_ROW(1) VT_Q4_ROW(2) VT_Q4_ROW(3) VT_Q4_ROW(4) VT_Q4_ROW(5)
 #undef VT_Q4_ROW
         }
-        const __m256 slo = _mm256_loadu_ps(sc + b * L), shi = _mm256_loadu_ps(sc + b * L + 8);
-        const __m256i sums[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
-        for (int i = 0; i < R; ++i) {
-            const __m256 xsv = _mm256_set1_ps(xs[i * lds + b]);
-            const __m256i m8 = _mm256_set1_epi32(8 * static_cast<int32_t>(xsum[i * lds + b]));  // q = u - 8
-            const __m256i slo_i = _mm256_sub_epi32(_mm256_madd_epi16(sums[i][0], ones), m8);
-            const __m256i shi_i = _mm256_sub_epi32(_mm256_madd_epi16(sums[i][1], ones), m8);
-            float* c = C + i * ldc;
-            const __m256 clo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(slo_i), _mm256_mul_ps(slo, xsv), _mm256_loadu_ps(c));
-            const __m256 chi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(shi_i), _mm256_mul_ps(shi, xsv), _mm256_loadu_ps(c + 8));
-            _mm256_storeu_ps(c, clo);
-            _mm256_storeu_ps(c + 8, chi);
+        __m256i sums[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
+        for (int i = 0; i < R; ++i) {  // a column's two int16 lanes joined in int32, minus 8 * sum(x): q = u - 8
+            const __m256i m8 = _mm256_set1_epi32(8 * static_cast<int32_t>(xsum[i * lds + b]));
+            sums[i][0] = _mm256_sub_epi32(_mm256_madd_epi16(sums[i][0], ones), m8);
+            sums[i][1] = _mm256_sub_epi32(_mm256_madd_epi16(sums[i][1], ones), m8);
         }
+        add_block<R, false>(sums, sc, nullptr, xs, nullptr, lds, b, C, ldc);
     }
 }
 
