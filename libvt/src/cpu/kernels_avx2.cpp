@@ -344,8 +344,8 @@ inline void maddubs_acc(__m256i& acc, __m256i u, __m256i x) {
 // multiplies them by the broadcast pairs (h_k, h_k+1) and (l_k, l_k+1): one int16 sum per
 // row, exact (|sum| <= 2 * 15 * 128). Eight pairs add up in int16 (<= 30720), then
 // vpmaddwd with (1, 256) joins l and h into int32 — the block's exact sum of u * q. Each
-// block then adds into f32 with the weight and x scales; int4's q = u - 8 subtracts 8 * sum(xq)
-// of the block in int32 first, int4-min adds min * xs * sum(xq) (LinearJob::xqsum).
+// block then adds into f32 with the weight and x scales and int4-min's min * xs * sum(xq)
+// (LinearJob::xqsum). int4 rounds x to one byte instead (gemv_tile_i4a8, below).
 
 // Two 16-byte rows of a tile (the pairs p and p + 1 of 16 rows, 32 bytes at q) as byte pairs
 // (u, u') of one k pair for vpmaddubsw: a[0] = rows 0-7, a[1] = rows 8-15, pair p in the low
@@ -367,10 +367,11 @@ inline int64_t xp_word(int64_t p) {
     return (p & ~int64_t(3)) * 2 + pos[p & 3];
 }
 
-// Rows i < R of x (R <= 2) against tile t: out[i] = sum over blocks (block sum of u * q) *
-// scale * xs (+ the int4 / min term), before rowmul. xp rows at stride ldp (int32 words, as
-// split_x16_avx2 lays them out; each word a byte pair (h_2p, h_2p+1) or (l_2p, l_2p+1) twice).
-template <int R, bool Min>
+// int4-min (int4 has gemv_tile_i4a8): rows i < R of x (R <= 2) against tile t: out[i] = sum
+// over blocks (block sum of u * q) * scale * xs + the min term. xp rows at stride ldp (int32
+// words, as split_x16_avx2 lays them out; each word a byte pair (h_2p, h_2p+1) or (l_2p, l_2p+1)
+// twice).
+template <int R>
 inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_t ldp, const float* xs,
                            const float* xsum, int64_t nkb, V2* out) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
@@ -443,27 +444,16 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
         // GEMM's results bit for bit, so a row decoded alone equals the same row in a batch.
         V2 s = load_f16x16(sc + b * L);
         s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};
-        V2 mv;
-        if constexpr (Min) {
-            mv = load_f16x16(mn + b * L);
-            mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
-        }
+        V2 mv = load_f16x16(mn + b * L);
+        mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
         for (int i = 0; i < R; ++i) {
-            __m256i ilo = slo[i], ihi = shi[i];
             const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
-            if constexpr (!Min) {  // q = u - 8: sum q xq = sum u xq - 8 sum xq, exact in int32
-                const __m256i m8 = _mm256_set1_epi32(8 * static_cast<int32_t>(sq));
-                ilo = _mm256_sub_epi32(ilo, m8);
-                ihi = _mm256_sub_epi32(ihi, m8);
-            }
             const __m256 x8 = _mm256_set1_ps(xsv);
-            flo[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ilo), _mm256_mul_ps(s.lo, x8), flo[i]);
-            fhi[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ihi), _mm256_mul_ps(s.hi, x8), fhi[i]);
-            if constexpr (Min) {
-                const __m256 sm = _mm256_set1_ps(sq * xsv);
-                flo[i] = _mm256_fmadd_ps(mv.lo, sm, flo[i]);
-                fhi[i] = _mm256_fmadd_ps(mv.hi, sm, fhi[i]);
-            }
+            flo[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(slo[i]), _mm256_mul_ps(s.lo, x8), flo[i]);
+            fhi[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(shi[i]), _mm256_mul_ps(s.hi, x8), fhi[i]);
+            const __m256 sm = _mm256_set1_ps(sq * xsv);
+            flo[i] = _mm256_fmadd_ps(mv.lo, sm, flo[i]);
+            fhi[i] = _mm256_fmadd_ps(mv.hi, sm, fhi[i]);
         }
     }
     for (int i = 0; i < R; ++i) out[i] = {flo[i], fhi[i]};
@@ -560,8 +550,8 @@ inline void gemv_tile_i4a8(const DenseW& w, int64_t t, const int32_t* xp, int64_
     for (int i = 0; i < R; ++i) out[i] = {flo[i], fhi[i]};
 }
 
-// Two int16 (a pair of k) as one 32-bit lane, for a broadcast.
-inline int32_t load_i32(const int16_t* p) {
+// 4 bytes of x (a pair of int16 k, or a quad of int8 k) as one 32-bit lane, for a broadcast.
+inline int32_t load_i32(const void* p) {
     int32_t v;
     std::memcpy(&v, p, sizeof v);
     return v;
@@ -633,7 +623,7 @@ inline void gemv_tile_int(const LinearJob& job, const DenseW& w, int64_t t, int6
         gemv_tile_i4a8<R>(w, t, job.xp + i0 * job.xp_ld, job.xp_ld, job.xqs + i0 * nkb, job.xqsum + i0 * nkb, nkb,
                           out);
     } else {
-        gemv_tile_i4x8<R, true>(w, t, job.xp + i0 * job.xp_ld, job.xp_ld, job.xqs + i0 * nkb, job.xqsum + i0 * nkb,
+        gemv_tile_i4x8<R>(w, t, job.xp + i0 * job.xp_ld, job.xp_ld, job.xqs + i0 * nkb, job.xqsum + i0 * nkb,
                                 nkb, out);
     }
 }
@@ -897,6 +887,41 @@ void panel_scales(const DenseW& w, int64_t t, int64_t b0, int64_t nb, float* sc)
     }
 }
 
+// The GEMM microkernels' k loop over one K-block, rows i < R: s[i][0] (columns 0-7) and
+// s[i][1] (8-15) accumulate Op over nj steps (J > 0: nj = J, unrolled whole), each step 64
+// bytes of panel (two vectors) against 4 bytes of each row of x (rows lda bytes apart),
+// broadcast: an int16 pair of k for vpmaddwd (MaddI16) or a byte quad for vpmaddubsw (MaddU8).
+struct MaddI16 {
+    static void acc(__m256i& a, __m256i w, __m256i x) { madd_acc(a, x, w); }
+};
+struct MaddU8 {
+    static void acc(__m256i& a, __m256i w, __m256i x) { maddubs_acc(a, w, x); }
+};
+template <int R, int J, class Op>
+inline void block_sums(const uint8_t* x, int64_t lda, const uint8_t* pb, int64_t nj, __m256i (&s)[6][2]) {
+    const int64_t n = J > 0 ? J : nj;
+    __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
+            a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+    // One pointer per row: with x + i * lda + 4 * j, GCC kept a precomputed address per
+    // (row, j) of the unrolled loop on the stack and reloaded it before each broadcast.
+    const uint8_t *x0 = x, *x1 = x0 + lda, *x2 = x1 + lda, *x3 = x2 + lda, *x4 = x3 + lda, *x5 = x4 + lda;
+#pragma GCC unroll 16
+    for (int64_t j = 0; j < n; ++j) {
+        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 64));
+        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 64 + 32));
+#define VT_ROW(i)                                                    \
+    if constexpr (R > i) {                                           \
+        const __m256i xv = _mm256_set1_epi32(load_i32(x##i + 4 * j)); \
+        Op::acc(a##i##0, w0, xv);                                    \
+        Op::acc(a##i##1, w1, xv);                                    \
+    }
+        VT_ROW(0) VT_ROW(1) VT_ROW(2) VT_ROW(3) VT_ROW(4) VT_ROW(5)
+#undef VT_ROW
+    }
+    s[0][0] = a00, s[0][1] = a01, s[1][0] = a10, s[1][1] = a11, s[2][0] = a20, s[2][1] = a21;
+    s[3][0] = a30, s[3][1] = a31, s[4][0] = a40, s[4][1] = a41, s[5][0] = a50, s[5][1] = a51;
+}
+
 // The GEMM microkernels' block epilogue, rows i < R: C[i] += f32(sums[i]) * sc[b] * xs[i][b]
 // (Min: + mn[b] * xsum[i][b] * xs[i][b]), the same float operations as the GEMVs'.
 template <int R, bool Min>
@@ -920,7 +945,7 @@ inline void add_block(const __m256i (&sums)[6][2], const float* sc, const float*
 
 // C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} xq[i][k] * w[k][.]
 // (Min: + xsum[i][b] * mn[b][.]), i < R. xq rows at stride lda (int16), xs and xsum rows at
-// stride lds; all start at the chunk. Accumulates with madd_acc (above).
+// stride lds; all start at the chunk (block_sums with MaddI16, then add_block).
 
 // KBH > 0: kb = 2 * KBH known at compile time (the common kb = 32), so the k-pair loop is
 // unrolled whole: with 16 trips per block, its exit branch alone cost ~10 %.
@@ -930,27 +955,9 @@ void micro_i16(const int16_t* xq, int64_t lda, const float* xs, const float* xsu
     const int64_t kbh = KBH > 0 ? KBH : kb / 2;
     const float* mn = sc + nb * L;
     for (int64_t b = 0; b < nb; ++b) {
-        __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
-                a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
-        const int16_t* pb = pan + b * kbh * 32;
-        // One pointer per row: with xb + i * lda + 2 * j, GCC kept a precomputed address per
-        // (row, j) of the unrolled loop on the stack and reloaded it before each broadcast.
-        const int16_t* xb = xq + b * 2 * kbh;
-        const int16_t *x0 = xb, *x1 = x0 + lda, *x2 = x1 + lda, *x3 = x2 + lda, *x4 = x3 + lda, *x5 = x4 + lda;
-#pragma GCC unroll 16
-        for (int64_t j = 0; j < kbh; ++j) {
-            const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32));
-            const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 32 + 16));
-#define VT_I16_ROW(i)                                                  \
-    if constexpr (R > i) {                                             \
-        const __m256i xv = _mm256_set1_epi32(load_i32(x##i + 2 * j)); \
-        madd_acc(a##i##0, xv, w0);                                     \
-        madd_acc(a##i##1, xv, w1);                                     \
-    }
-            VT_I16_ROW(0) VT_I16_ROW(1) VT_I16_ROW(2) VT_I16_ROW(3) VT_I16_ROW(4) VT_I16_ROW(5)
-#undef VT_I16_ROW
-        }
-        const __m256i sums[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
+        __m256i sums[6][2];
+        block_sums<R, KBH, MaddI16>(reinterpret_cast<const uint8_t*>(xq + b * 2 * kbh), 2 * lda,
+                                    reinterpret_cast<const uint8_t*>(pan + b * kbh * 32), kbh, sums);
         add_block<R, Min>(sums, sc, mn, xs, xsum, lds, b, C, ldc);
     }
 }
@@ -1000,12 +1007,6 @@ void quad_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, uint8_t* pan
     }
 }
 
-inline int32_t load_x4(const int8_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
 // C[i][0..15] += sum over blocks b of xs[i][b] * sc[b][.] * sum_{k in b} (u - 8) x[i][k], i < R
 // (as micro_i16<R, 16, false>). x rows (bytes) at stride lda, xs and xsum rows at stride lds.
 template <int R>
@@ -1013,25 +1014,8 @@ void micro_q4(const int8_t* xb, int64_t lda, const float* xs, const float* xsum,
               const float* sc, int64_t nb, float* C, int64_t ldc) {
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t b = 0; b < nb; ++b) {
-        __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
-                a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
-        const uint8_t* pb = pan + b * 512;
-        const int8_t* x0 = xb + b * 32;
-        const int8_t *x1 = x0 + lda, *x2 = x1 + lda, *x3 = x2 + lda, *x4 = x3 + lda, *x5 = x4 + lda;
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; ++j) {
-            const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 64));
-            const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + j * 64 + 32));
-#define VT_Q4_ROW(i)                                                  \
-    if constexpr (R > i) {                                            \
-        const __m256i xv = _mm256_set1_epi32(load_x4(x##i + 4 * j)); \
-        maddubs_acc(a##i##0, w0, xv);                                 \
-        maddubs_acc(a##i##1, w1, xv);                                 \
-    }
-            VT_Q4_ROW(0) VT_Q4_ROW(1) VT_Q4_ROW(2) VT_Q4_ROW(3) VT_Q4_ROW(4) VT_Q4_ROW(5)
-#undef VT_Q4_ROW
-        }
-        __m256i sums[6][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}, {a40, a41}, {a50, a51}};
+        __m256i sums[6][2];
+        block_sums<R, 8, MaddU8>(reinterpret_cast<const uint8_t*>(xb + b * 32), lda, pan + b * 512, 8, sums);
         for (int i = 0; i < R; ++i) {  // a column's two int16 lanes joined in int32, minus 8 * sum(x): q = u - 8
             const __m256i m8 = _mm256_set1_epi32(8 * static_cast<int32_t>(xsum[i * lds + b]));
             sums[i][0] = _mm256_sub_epi32(_mm256_madd_epi16(sums[i][0], ones), m8);
@@ -1058,8 +1042,8 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     const int64_t bpc = kb >= kGemmKc ? 1 : kGemmKc / kb;  // K-blocks per chunk
     int16_t* pan = reinterpret_cast<int16_t*>(scratch);
     uint8_t* pan8 = reinterpret_cast<uint8_t*>(scratch);  // quad_panel's (bpc * 512 bytes: smaller)
-    // int4 with x in bytes: the vpmaddubsw kernel (micro_q4).
-    const bool q4 = Kind == kInt4Blocked && kb == 32 && job.xb != nullptr;
+    // int4 with x in bytes (round_x_int16 gives them for kb = 32 only): the vpmaddubsw kernel.
+    const bool q4 = Kind == kInt4Blocked && job.xb != nullptr;
     float* sc = scratch + (bpc * kb * L) / 2;  // after bpc*kb*16 int16
     float* acc = scratch + kGemmPanelFloats;
     for (int64_t jt = t0; jt < t1; jt += kGemmTiles) {
