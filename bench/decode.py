@@ -494,8 +494,9 @@ def worker_pyvt(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
     ids, gen_len = spec["ids"], spec["gen_len"]
     t0 = time.perf_counter()
+    kv = {"kv_cache": spec["kv_cache"]} if spec.get("kv_cache", "f16") != "f16" else {}
     model = load_model(spec["path"], weight_format=spec["format"], threads=spec["threads"][0],
-                       device=spec["device"], max_seq_len=len(ids) + gen_len + 8, progress=False)
+                       device=spec["device"], max_seq_len=len(ids) + gen_len + 8, progress=False, **kv)
     load_s = time.perf_counter() - t0
     info = {k: (v if isinstance(v, (int, float, str, bool, type(None))) else repr(v))
             for k, v in dict(model.info).items()}
@@ -516,7 +517,8 @@ def worker_pyvt(spec: dict[str, Any]) -> list[dict[str, Any]]:
                 else:
                     model.close()
                     model = load_model(spec["path"], weight_format=spec["format"], threads=t,
-                                       device=spec["device"], max_seq_len=len(ids) + gen_len + 8, progress=False)
+                                       device=spec["device"], max_seq_len=len(ids) + gen_len + 8, progress=False,
+                                       **kv)
             row.update(_timed_runs(run_once, ids, gen_len, spec["repeat"], spec["warm"]))
             row["weight_bytes"] = info.get("weight_bytes")
             row["regions_per_token"] = _regions_per_token(pyvt, run_once, ids, gen_len)
@@ -871,9 +873,19 @@ def render_table(rows: list[dict[str, Any]], markdown: bool) -> str:
 
 
 def goals(rows: list[dict[str, Any]]) -> list[str]:
-    """The issue's goals, checked on the default pyvt format (int8)."""
+    """The issue's goals, checked on the default pyvt format (int8); and each FORMAT/kv-TYPE
+    row against its FORMAT row (same model, threads and contention)."""
     out = []
     for r in rows:
+        if r["engine"] == "pyvt" and "/kv-" in str(r["format"]) and r.get("status") == "ok":
+            base = [b for b in rows if b["engine"] == "pyvt" and b["model"] == r["model"] and b.get("status") == "ok"
+                    and b["format"] == str(r["format"]).split("/kv-")[0] and b["threads"] == r["threads"]
+                    and b.get("contention", "none") == r.get("contention", "none")]
+            if base:
+                b = base[0]
+                out.append(f"{r['model']} {r['format']}, {r['threads']} thread(s): decode "
+                           f"{r['decode_tok_s'] / b['decode_tok_s']:.2f}x, prefill "
+                           f"{r['prefill_tok_s'] / b['prefill_tok_s']:.2f}x {b['format']} with the f16 KV cache")
         if r.get("decode_vs_llamacpp_same") is not None:
             q = str(r["format"])[len("gguf-"):].upper()
             out.append(f"{r['model']} pyvt loading llama.cpp's {q} file, {r['threads']} thread(s): decode "
@@ -917,7 +929,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help=f"comma list of {', '.join(MODELS)} (default per device)")
     ap.add_argument("--formats", type=_csv, default=None,
                     help="pyvt weight formats (default int8,fp8,bf16); gguf-q8_0, gguf-q4_0, gguf-q4_1: pyvt "
-                         "loading the GGUF llama.cpp runs (weight_format auto: its blocks as they are)")
+                         "loading the GGUF llama.cpp runs (weight_format auto: its blocks as they are); "
+                         "FORMAT/kv-int8 (or /kv-f32): that format with another KV cache type (default f16)")
     ap.add_argument("--threads", type=lambda s: [int(x) for x in _csv(s)], default=None,
                     help="thread counts (default 1,2 on cpu)")
     ap.add_argument("--prompt-len", type=int, default=512)
@@ -1039,7 +1052,11 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         jobs.append(("pyvt", f, dict(base, engine="pyvt", path=str(prep["gguf"][q]), format="auto")))
                     continue
-                jobs.append(("pyvt", f, dict(base, engine="pyvt", path=str(path), format=f)))
+                # FORMAT/kv-TYPE: that weight format with another KV cache type (pyvt's
+                # kv_cache; the default f16 otherwise): its rows keep the suffix in their
+                # format, so the like-for-like ratios stay with the default cache's rows.
+                wf, _, kv = f.partition("/kv-")
+                jobs.append(("pyvt", f, dict(base, engine="pyvt", path=str(path), format=wf, kv_cache=kv or "f16")))
         if not args.no_transformers:
             hf_fmt = "bf16" if args.device == "cuda" else "fp32"
             jobs.append(("transformers", hf_fmt, dict(base, engine="transformers", path=str(path))

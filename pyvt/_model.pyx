@@ -30,7 +30,7 @@ _FORMATS = {
     "int4-min": VT_FORMAT_INT4_MIN_BLOCKED,
 }
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items() if k != "auto"}
-_KV_CACHE = {"f16": VT_DTYPE_F16, "f32": VT_DTYPE_F32}
+_KV_CACHE = {"f16": VT_DTYPE_F16, "f32": VT_DTYPE_F32, "int8": VT_DTYPE_I8}
 _KV_CACHE_NAMES = {v: k for k, v in _KV_CACHE.items()}
 _LOGITS_MODES = {"none": VT_LOGITS_NONE, "last": VT_LOGITS_LAST, "all": VT_LOGITS_ALL}
 

@@ -26,7 +26,7 @@ _log = logging.getLogger("pyvt")
 WEIGHT_FORMATS = ("auto", "int8", "fp8", "fp8-channel", "bf16", "int4", "int4-min")
 
 #: Element types of the CPU backend's KV cache, ``load_model(kv_cache=...)``; the first is the default.
-KV_CACHE_TYPES = ("f16", "f32")
+KV_CACHE_TYPES = ("f16", "f32", "int8")
 
 
 class ModelHandle:
@@ -202,8 +202,10 @@ def load_model(
     folder, or ``False``; default (``None``): on for checkpoints of at least 256 MB unless
     ``PYVT_PACKED_CACHE=0`` (docs/api.md, "Packed-weight cache"). ``kv_cache``: the CPU
     backend's KV cache, ``"f16"`` (default: half the memory and attention's bytes; keys and
-    values rounded to f16 when stored, attention computed in f32) or ``"f32"``; a key or value
-    beyond f16's range (|x| > 65504) fails the call that would store it, naming ``kv_cache="f32"``.
+    values rounded to f16 when stored, attention computed in f32), ``"f32"``, or ``"int8"``
+    (half of f16's bytes: each key and value vector rounded to int8 with its own scale; less
+    faithful, see docs/guide.md); a key or value beyond f16's range (|x| > 65504) fails the call
+    that would store it, naming ``kv_cache="f32"``.
     The CUDA backend keeps its cache in f32 whatever this says; ``model.info["kv_cache"]``
     reports the type in use (docs/guide.md, "Numerics").
     """

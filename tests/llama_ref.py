@@ -244,6 +244,15 @@ def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
+def _round_kv_int8(a: np.ndarray) -> np.ndarray:
+    """[n, kv, hd] keys or values as the int8 KV cache holds them (ops::store_i8, float32)."""
+    x = a.astype(np.float32)
+    amax = np.abs(x).max(axis=-1, keepdims=True)
+    safe = np.where(amax > 0, amax, np.float32(1))
+    q = np.clip(np.rint(x * (np.float32(127) / safe)), -127, 127)
+    return (q * (amax / np.float32(127))).astype(np.float64)
+
+
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
                      kv_cache: str = "f32", round_x=None) -> np.ndarray:
@@ -264,7 +273,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     query_pre_attn_scalar^-0.5 and soft-capped, the logits soft-capped.
 
     `kv_cache` "f16": keys (after RoPE) and values rounded to float16 (round to nearest even,
-    numpy's), as the CPU backend's f16 KV cache stores them; the rest stays float64.
+    numpy's), as the CPU backend's f16 KV cache stores them; "int8": each key and value
+    vector (one position, one KV head) rounded as ops::store_i8 does (float32: scale =
+    max |x| / 127, codes rne(x * (127 / max |x|))) and replaced by scale * code; the rest stays
+    float64.
 
     `round_x`: applied to the input of every layer linear (not lm_head), for kernels that
     multiply a rounded x (tests/int16_ref.py)."""
@@ -311,6 +323,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q, k = _rope(q, cos, sin), _rope(k, cos, sin)
         if kv_cache == "f16":
             k, v = k.astype(np.float16).astype(np.float64), v.astype(np.float16).astype(np.float64)
+        elif kv_cache == "int8":
+            k, v = _round_kv_int8(k), _round_kv_int8(v)
         rep = nh // kv
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
         s = np.einsum("qhd,khd->hqk", q, k) * scale

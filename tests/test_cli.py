@@ -173,8 +173,9 @@ def test_info(cwd, model_dir):
     assert info["weight_format"] == "bf16" and info["num_layers"] == 1 and info["chat_template"] == "yes"
     assert info["model_bytes"] > 0 and info["checkpoint_file_bytes"] > 0 and info["eos_token_ids"] == [2]
     assert info["kv_cache"] == "f16"  # the default
-    p = run("info", model_dir, "--json", "--kv-cache", "f32", cwd=cwd)
-    assert p.returncode == 0 and json.loads(p.stdout)["kv_cache"] == "f32", p.stderr
+    for kv in ("f32", "int8"):
+        p = run("info", model_dir, "--json", "--kv-cache", kv, cwd=cwd)
+        assert p.returncode == 0 and json.loads(p.stdout)["kv_cache"] == kv, p.stderr
 
 
 def test_bench(cwd, model_dir):

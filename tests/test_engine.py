@@ -319,6 +319,16 @@ def test_engine_options_are_checked(model):
             Engine(model, **kw)
 
 
+def test_kv_bytes_per_token_per_cache_type():
+    from pyvt.engine import kv_bytes_per_token
+
+    info = {"num_layers": 30, "num_kv_heads": 3, "head_dim": 64}
+    # K and V per layer and KV head: 64 elements each (int8: plus one f32 scale each)
+    assert kv_bytes_per_token({**info, "kv_cache": "f32"}) == 30 * 3 * 2 * 64 * 4
+    assert kv_bytes_per_token({**info, "kv_cache": "f16"}) == 30 * 3 * 2 * 64 * 2
+    assert kv_bytes_per_token({**info, "kv_cache": "int8"}) == 30 * 3 * 2 * (64 + 4)
+
+
 def test_single_streams_share_a_prefix_cache_like_the_chat_repl(model):
     from pyvt.engine import kv_bytes_per_token
     from pyvt.generation import finish, open_stream, prepare

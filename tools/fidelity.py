@@ -3,7 +3,7 @@
 SmolLM2-135M (tests/data/smollm2_golden.json) and write docs/fidelity.md.
 
     python tools/fidelity.py [--q8-gguf PATH] [--out docs/fidelity.md]
-    python tools/fidelity.py --kv-cache-only     # print just the KV cache section (f16 vs f32)
+    python tools/fidelity.py --kv-cache-only     # print just the KV cache section (f32, f16, int8)
 
 Teacher-forced: prompt + the reference's 48 greedy tokens go through one batched pass and
 our argmax is compared with the reference token at every position (12 prompts x 48).
@@ -54,22 +54,23 @@ def llama_cpp_forced(gguf: Path, golden: dict) -> tuple[int, int, int] | None:
 
 def kv_cache_section(golden: dict, n_gen: int) -> list[str]:
     """The KV cache section: int8 (the BF16 reference folder quantized) and the default model
-    (auto), each with the f32 and the f16 KV cache, scored like the table above."""
+    (auto), each with the f32, the f16 and the int8 KV cache, scored like the table above."""
     import pyvt
     from pyvt import hub
 
     n_prompts = len(golden["prompts"])
     lines = [
-        "## KV cache: f16 vs f32",
+        "## KV cache: f32, f16, int8",
         "",
         "The CPU backend keeps keys and values in f16 by default (`load_model(kv_cache=\"f16\")`,",
-        "docs/guide.md \"Numerics\"); the same scores with each cache type:",
+        "docs/guide.md \"Numerics\"); `kv_cache=\"int8\"` rounds each key and value vector to int8",
+        "with its own scale. The same scores with each cache type:",
         "",
         "| format | KV cache | teacher-forced | first token | free-running prefix |",
         "|---|---|---|---|---|",
     ]
     for fmt, path in (("int8", hub.reference(quiet=True)), ("auto", hub.pull(quiet=True))):
-        for kv in ("f32", "f16"):
+        for kv in ("f32", "f16", "int8"):
             with pyvt.load_model(path, weight_format=fmt, kv_cache=kv, device="cpu") as model:
                 s = score(model, golden, n_gen)
                 shown = fmt if fmt != "auto" else f"auto → {model.info['weight_format']}"
@@ -88,7 +89,7 @@ def main() -> int:
                     help="the shipped Q4_1 GGUF, requantized to Q4_0 / Q4_K_M for llama.cpp's 4-bit rows")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "fidelity.md")
     ap.add_argument("--kv-cache-only", action="store_true",
-                    help="measure and print only the KV cache section (f16 vs f32), writing nothing")
+                    help="measure and print only the KV cache section (f32, f16, int8), writing nothing")
     args = ap.parse_args()
 
     import pyvt
@@ -162,7 +163,7 @@ def main() -> int:
         "  INT8 lm_head loses; `int4`, Q4_0 and Q4_K_M re-quantize weights that are already 4-bit.",
         "  This model flatters Q4_1-like formats: on weights that are not a Q4_1 grid `int4-min`",
         "  is only a little more faithful than `int4` (docs/guide.md).",
-        "* pyvt rows use the default f16 KV cache; the last section compares it with f32.",
+        "* pyvt rows use the default f16 KV cache; the last section compares it with f32 and int8.",
         "* Where the CPU kernels are AVX2 (the line under the table says) `int4` rounds x to",
         "  int8 per block of 32 (docs/guide.md, \"Numerics\"); with int16 x, as before commit",
         "  4f2c566, it measured 0.778 / 8 of 12 / 3.5.",

@@ -121,8 +121,8 @@ struct BackendModel {
 };
 
 // The CPU backend over the model's host weights (which must outlive it); its sessions keep
-// their KV cache in f16 (f16_kv) or f32 (vt_model_options.kv_cache_dtype).
-std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w, bool f16_kv);
+// their KV cache in f16, f32 or int8 (kv_dtype: vt_model_options.kv_cache_dtype).
+std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w, int32_t kv_dtype);
 
 // The CUDA backend: copies the model's weights (its prepacked host linears: same 8-bit codes,
 // same f16 block scales, same per-row multipliers, so both backends use bit-identical weights)

@@ -55,9 +55,10 @@ void check_options(const vt_model_options& o) {
     VT_CHECK_ARG(o.device == VT_DEVICE_AUTO || o.device == VT_DEVICE_CPU || o.device == VT_DEVICE_CUDA,
                  "device %d is not a vt_device_kind", o.device);
     VT_CHECK_ARG(o.device_index >= 0, "device_index %d is negative", o.device_index);
-    VT_CHECK_ARG(o.kv_cache_dtype == VT_DTYPE_F16 || o.kv_cache_dtype == VT_DTYPE_F32,
-                 "kv_cache_dtype %d is not a KV cache type (F16 %d, F32 %d)", o.kv_cache_dtype, VT_DTYPE_F16,
-                 VT_DTYPE_F32);
+    VT_CHECK_ARG(o.kv_cache_dtype == VT_DTYPE_F16 || o.kv_cache_dtype == VT_DTYPE_F32 ||
+                     o.kv_cache_dtype == VT_DTYPE_I8,
+                 "kv_cache_dtype %d is not a KV cache type (F16 %d, F32 %d, I8 %d)", o.kv_cache_dtype, VT_DTYPE_F16,
+                 VT_DTYPE_F32, VT_DTYPE_I8);
     if (o.device == VT_DEVICE_CUDA) {
         // Before reading gigabytes: say now why the device cannot be used.
         std::string why;
@@ -579,7 +580,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             if (!fallback) throw;
         }
     }
-    if (!m->backend) m->backend = cpu_backend(*m, m->kv_cache_dtype == VT_DTYPE_F16);
+    if (!m->backend) m->backend = cpu_backend(*m, m->kv_cache_dtype);
     return m;
 }
 

@@ -154,17 +154,26 @@ void test_rope(int64_t hd, int64_t heads, int64_t pos, float scale) {
 
 // ---- Attention -------------------------------------------------------------------------------------
 
+// The cache's element type.
+enum Kv { kF32 = 0, kF16 = 1, kI8 = 2 };
+const char* kv_name(int kind) { return kind == kI8 ? "int8 cache" : kind == kF16 ? "f16 cache" : "f32 cache"; }
+
 struct Cache {
     int64_t nkv, hd, cap;
     std::vector<float> kt, v;  // [nkv, cap/16, hd, 16] (ops::key_index), [nkv, cap, hd]: the session's layout
     // f16: the same keys and values as halves, and kt / v hold exactly their values (the
     // reference attends over what an f16 cache stores); else empty.
     std::vector<ops::half> kth, vh;
+    // int8: the keys and values as ops::store_i8 stores them, with their per-position scales
+    // ([nkv, cap] each); kt / v hold scale * q (what an int8 cache stands for); else empty.
+    std::vector<int8_t> kt8, v8;
+    std::vector<float> ks, vs;
     float key(int64_t kvh, int64_t j, int64_t d) const { return kt[size_t(kvh * hd * cap + ops::key_index(j, d, hd))]; }
 };
 
-Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys, bool f16 = false) {
-    Cache c{nkv, hd, (nkeys + 7 + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile, {}, {}, {}, {}};
+Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys, int kind = kF32) {
+    const bool f16 = kind == kF16;
+    Cache c{nkv, hd, (nkeys + 7 + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile, {}, {}, {}, {}, {}, {}, {}, {}};
     c.kt = randn(size_t(nkv * hd * c.cap));
     c.v = randn(size_t(nkv * c.cap * hd));
     // Positions past the keys attended are never read: NaN there would show.
@@ -181,20 +190,48 @@ Cache make_cache(int64_t nkv, int64_t hd, int64_t nkeys, bool f16 = false) {
             for (size_t i = 0; i < a->size(); ++i) (*a)[i] = f16_to_f32(h[i] = f32_to_f16((*a)[i]));
         }
     }
+    if (kind == kI8) {
+        // Past the keys attended: codes of 127 and NaN scales, which would show if read.
+        c.kt8.assign(c.kt.size(), 127);
+        c.v8.assign(c.v.size(), 127);
+        c.ks.assign(size_t(nkv * c.cap), NAN);
+        c.vs.assign(size_t(nkv * c.cap), NAN);
+        std::vector<float> k(static_cast<size_t>(hd));
+        for (int64_t h = 0; h < nkv; ++h)
+            for (int64_t j = 0; j < nkeys; ++j) {
+                const size_t kt0 = size_t(h * hd * c.cap + ops::key_index(j, 0, hd)), v0 = size_t((h * c.cap + j) * hd);
+                for (int64_t d = 0; d < hd; ++d) k[size_t(d)] = c.kt[kt0 + size_t(d * ops::kKeyTile)];
+                float* ks = &c.ks[size_t(h * c.cap + j)];
+                float* vs = &c.vs[size_t(h * c.cap + j)];
+                if (!ops::store_i8(k.data(), hd, c.kt8.data() + kt0, ops::kKeyTile, ks) ||
+                    !ops::store_i8(c.v.data() + v0, hd, c.v8.data() + v0, 1, vs))
+                    expect(false, "store_i8 of a finite vector", 1.0);
+                for (int64_t d = 0; d < hd; ++d) {
+                    c.kt[kt0 + size_t(d * ops::kKeyTile)] = *ks * float(c.kt8[kt0 + size_t(d * ops::kKeyTile)]);
+                    c.v[v0 + size_t(d)] = *vs * float(c.v8[v0 + size_t(d)]);
+                }
+            }
+    }
     return c;
 }
 
-// attend() / attend_normalized() over the cache's f32 or f16 elements.
+// attend() / attend_normalized() over the cache's f32, f16 or int8 elements.
 void attend(const Cache& c, int64_t kvh, const float* const* q, int64_t ng, int64_t k0, int64_t k1,
             ops::Partial out) {
     const size_t off = size_t(kvh * c.hd * c.cap);
-    if (c.kth.empty()) ops::attend(q, ng, c.kt.data() + off, c.v.data() + off, k0, k1, c.hd, out);
+    if (!c.kt8.empty())
+        ops::attend(q, ng, c.kt8.data() + off, c.v8.data() + off, c.ks.data() + kvh * c.cap,
+                    c.vs.data() + kvh * c.cap, k0, k1, c.hd, out);
+    else if (c.kth.empty()) ops::attend(q, ng, c.kt.data() + off, c.v.data() + off, k0, k1, c.hd, out);
     else ops::attend(q, ng, c.kth.data() + off, c.vh.data() + off, k0, k1, c.hd, out);
 }
 void attend_normalized(const Cache& c, int64_t kvh, const float* const* q, int64_t ng, int64_t k0, int64_t k1,
                        float* const* out) {
     const size_t off = size_t(kvh * c.hd * c.cap);
-    if (c.kth.empty()) ops::attend_normalized(q, ng, c.kt.data() + off, c.v.data() + off, k0, k1, c.hd, out);
+    if (!c.kt8.empty())
+        ops::attend_normalized(q, ng, c.kt8.data() + off, c.v8.data() + off, c.ks.data() + kvh * c.cap,
+                               c.vs.data() + kvh * c.cap, k0, k1, c.hd, out);
+    else if (c.kth.empty()) ops::attend_normalized(q, ng, c.kt.data() + off, c.v.data() + off, k0, k1, c.hd, out);
     else ops::attend_normalized(q, ng, c.kth.data() + off, c.vh.data() + off, k0, k1, c.hd, out);
 }
 
@@ -211,8 +248,8 @@ std::vector<double> scores(const Cache& c, int64_t kvh, const float* q, int64_t 
 
 // Causal GQA attention of m query rows at positions pos0 + i (q: [m, nh, hd], pre-scaled),
 // scheduled as the CPU backend's prefill does (cpu/engine.cpp): HeadGroups units, attend_normalized per row.
-void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0, bool f16) {
-    const Cache c = make_cache(nkv, hd, pos0 + m, f16);
+void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0, int kind) {
+    const Cache c = make_cache(nkv, hd, pos0 + m, kind);
     const std::vector<float> q = randn(size_t(m * nh * hd), 2.0f / std::sqrt(float(hd)));
     std::vector<float> out(q.size(), NAN);
     const ops::HeadGroups hg(nh, nkv, hd);
@@ -245,15 +282,14 @@ void test_attention(int64_t nh, int64_t nkv, int64_t hd, int64_t m, int64_t pos0
     const double err = nerr(out.data(), ref);
     char tag[160];
     std::snprintf(tag, sizeof tag, "attention nh=%lld nkv=%lld hd=%lld (group %lld) m=%lld pos0=%lld %s", (long long)nh,
-                  (long long)nkv, (long long)hd, (long long)hg.gb, (long long)m, (long long)pos0,
-                  f16 ? "f16 cache" : "f32 cache");
+                  (long long)nkv, (long long)hd, (long long)hg.gb, (long long)m, (long long)pos0, kv_name(kind));
     expect(err < 1e-5, tag, err);
 }
 
 // attend()'s unnormalized partial over a key range [k0, k1) (decode splits): m = the max
 // score, l = Σ e^(s - m), acc = Σ e^(s - m) v.
-void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1, bool f16) {
-    const Cache c = make_cache(1, hd, k1, f16);
+void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1, int kind) {
+    const Cache c = make_cache(1, hd, k1, kind);
     const std::vector<float> q = randn(size_t(ng * hd), 2.0f / std::sqrt(float(hd)));
     std::vector<float> acc(size_t(ng * hd), NAN), mm(size_t(ng), NAN), ll(size_t(ng), NAN);
     const float* qp[ops::kMaxGroup];
@@ -282,8 +318,39 @@ void test_attend_partial(int64_t ng, int64_t hd, int64_t k0, int64_t k1, bool f1
     const double ea = nerr(acc.data(), aref);
     expect(em < 1e-6 && el < 1e-5 && ea < 1e-5,
            "attend partial ng=" + std::to_string(ng) + " hd=" + std::to_string(hd) + " keys [" + std::to_string(k0) +
-               ", " + std::to_string(k1) + ") (max, sum, accumulator)" + (f16 ? " f16 cache" : ""),
+               ", " + std::to_string(k1) + ") (max, sum, accumulator) " + kv_name(kind),
            std::max({em, el, ea}));
+}
+
+// store_i8 (how keys and values enter an int8 cache): scale = max |x| / 127, codes within
+// half a step of x / scale (|code| <= 127, the largest element at +-127), zeros with scale 0
+// for a zero vector, and false (zeros stored) for a NaN or an infinity.
+void test_store_i8(int64_t n, int64_t stride) {
+    std::vector<float> x = randn(size_t(n), 3.0f);
+    std::vector<int8_t> got(size_t(n * stride), 99);
+    float scale = NAN;
+    const bool ok = ops::store_i8(x.data(), n, got.data(), stride, &scale);
+    double amax = 0;
+    for (float v : x) amax = std::max(amax, std::fabs(double(v)));
+    double err = std::fabs(double(scale) - amax / 127) / (amax / 127);
+    bool top = false;
+    for (int64_t i = 0; i < n; ++i) {
+        const int q = got[size_t(i * stride)];
+        err = std::max(err, std::fabs(q - double(x[size_t(i)]) / double(scale)) - 0.5 + 1e-9 > 0 ? 1.0 : 0.0);
+        top = top || std::abs(q) == 127;
+        if (std::abs(q) > 127) err = 1;
+    }
+    std::vector<float> z(size_t(n), 0.0f);
+    const bool zero_ok = ops::store_i8(z.data(), n, got.data(), stride, &scale) && scale == 0.0f &&
+                         got[0] == 0 && got[size_t((n - 1) * stride)] == 0;
+    x[size_t(n / 2)] = NAN;
+    const bool nan_refused = !ops::store_i8(x.data(), n, got.data(), stride, &scale) && got[size_t(n / 2 * stride)] == 0;
+    x[size_t(n / 2)] = -INFINITY;
+    const bool inf_refused = !ops::store_i8(x.data(), n, got.data(), stride, &scale);
+    expect(ok && top && err < 1e-6 && zero_ok && nan_refused && inf_refused,
+           "store_i8 n=" + std::to_string(n) + " stride=" + std::to_string(stride) +
+               " (scale, rounding, range, zeros, NaN / inf refused)",
+           err);
 }
 
 // store_f16 (how keys and values enter an f16 cache) against the scalar RNE conversion, at
@@ -360,25 +427,28 @@ int main() {
     // register-blocked paths) and 80 (the generic one).
     const int64_t shapes[][3] = {{4, 4, 64}, {8, 2, 64}, {32, 4, 64}, {16, 1, 64}, {9, 3, 32}, {10, 2, 64},
                                  {14, 2, 128}, {6, 2, 128}, {32, 8, 128}, {4, 2, 96}, {4, 2, 80}};
-    // Each over an f32 cache and an f16 one (against the f16-rounded keys and values).
-    for (bool f16 : {false, true})
+    // Each over an f32 cache, an f16 one and an int8 one (against the keys and values those
+    // caches stand for: f16-rounded, or int8 codes times their scales).
+    for (int kind : {kF32, kF16, kI8})
         for (const auto& sh : shapes) {
-            test_attention(sh[0], sh[1], sh[2], 1, 0, f16);     // one key
-            test_attention(sh[0], sh[1], sh[2], 1, 300, f16);   // decode at 300
-            test_attention(sh[0], sh[1], sh[2], 20, 0, f16);    // prefill, causal
-            test_attention(sh[0], sh[1], sh[2], 70, 60, f16);   // prefill after a cached prefix, across blocks
+            test_attention(sh[0], sh[1], sh[2], 1, 0, kind);     // one key
+            test_attention(sh[0], sh[1], sh[2], 1, 300, kind);   // decode at 300
+            test_attention(sh[0], sh[1], sh[2], 20, 0, kind);    // prefill, causal
+            test_attention(sh[0], sh[1], sh[2], 70, 60, kind);   // prefill after a cached prefix, across blocks
         }
-    for (bool f16 : {false, true})
+    for (int kind : {kF32, kF16, kI8})
         for (int64_t hd : {64, 128})
             for (int64_t ng : {1, 3, 5, 8}) {
-                test_attend_partial(ng, hd, 0, 64, f16);
-                test_attend_partial(ng, hd, 128, 200, f16);
-                test_attend_partial(ng, hd, 5, 6, f16);
-                test_attend_partial(ng, hd, 13, 150, f16);  // starts inside a tile, crosses block and tile ends
-                test_attend_partial(ng, hd, 64, 128, f16);  // exactly one aligned block
+                test_attend_partial(ng, hd, 0, 64, kind);
+                test_attend_partial(ng, hd, 128, 200, kind);
+                test_attend_partial(ng, hd, 5, 6, kind);
+                test_attend_partial(ng, hd, 13, 150, kind);  // starts inside a tile, crosses block and tile ends
+                test_attend_partial(ng, hd, 64, 128, kind);  // exactly one aligned block
             }
     for (int64_t n : {7, 8, 64, 1001})
         for (int64_t stride : {int64_t(1), ops::kKeyTile}) test_store_f16(n, stride);
+    for (int64_t n : {1, 64, 128})
+        for (int64_t stride : {int64_t(1), ops::kKeyTile}) test_store_i8(n, stride);
     for (int64_t n : {1, 6, 1000}) test_swiglu(n);
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;

@@ -460,12 +460,18 @@ typedef struct vt_model_options {
      * a wrong size or checksum) is not used and is rewritten; a folder that cannot be written
      * only means no cache. */
     const char* packed_cache_dir;
-    /* The element type of the CPU backend's KV cache: VT_DTYPE_F16 (default) or VT_DTYPE_F32.
-     * F16 halves the cache's memory and the bytes attention reads per token; keys and values
-     * are rounded to f16 (round-to-nearest-even) when stored, and scores, softmax and the
-     * weighted sum of values stay f32. A key or value beyond f16's range (|x| > 65504) would
-     * become infinite: the pass that would store it fails with VT_STATUS_UNSUPPORTED naming
-     * the layer and kv_cache_dtype F32 as the remedy, instead of producing wrong tokens.
+    /* The element type of the CPU backend's KV cache: VT_DTYPE_F16 (default), VT_DTYPE_F32 or
+     * VT_DTYPE_I8. F16 halves the cache's memory and the bytes attention reads per token; keys
+     * and values are rounded to f16 (round-to-nearest-even) when stored, and scores, softmax
+     * and the weighted sum of values stay f32. A key or value beyond f16's range (|x| > 65504)
+     * would become infinite: the pass that would store it fails with VT_STATUS_UNSUPPORTED
+     * naming the layer and kv_cache_dtype F32 as the remedy, instead of producing wrong tokens.
+     * I8 halves f16's bytes again (plus two f32 scales per position and KV head): each key and
+     * each value vector (head_dim elements) is rounded to int8 with its own scale, max |x| / 127
+     * (round-to-nearest-even); attention multiplies the scores by the key scales and the
+     * softmax weights by the value scales, in f32. A non-finite key or value fails the pass
+     * with VT_STATUS_UNSUPPORTED. Less faithful than F16: docs/guide.md gives its measured
+     * agreement.
      * The CUDA backend keeps its own cache in F32 whatever this says (vt_model_info.
      * kv_cache_dtype reports the type the model's sessions use). Any other value is
      * VT_STATUS_INVALID_ARGUMENT. */
@@ -522,7 +528,7 @@ typedef struct vt_model_info {
      * "attn-softcap C", "final-softcap C", "head-dim N" (head_dim × num_heads != hidden_size),
      * "sliding-window W (every layer | layers A..B | layers A, B, ... | K of N layers)". */
     char features[256];
-    int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16 or F32)            */
+    int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
 } vt_model_info;
 
 VT_API vt_status vt_model_get_info(const vt_model* model, vt_model_info* info);

@@ -44,16 +44,20 @@ struct CpuSession final : BackendSession {
 
     // KV cache, grown geometrically up to max_tokens (never per token). Keys are stored in
     // transposed tiles of 16 positions (ops::key_index) so the scores q·K of one query
-    // vectorize over positions and stream contiguous memory. Elements are f16 (ops::half) or
-    // f32, the model's kv_cache_dtype (vt.h); keys<T>() / values<T>() give them typed.
-    // Not zero-filled: only positions below the session's length are ever read.
-    bool f16 = true;
+    // vectorize over positions and stream contiguous memory. Elements are f16 (ops::half),
+    // f32 or int8, the model's kv_cache_dtype (vt.h); keys<T>() / values<T>() give them typed.
+    // An int8 cache also holds one f32 scale per position and KV head for the key and one for
+    // the value (ops::store_i8). Not zero-filled: only positions below the session's length
+    // are ever read.
+    int32_t kv_dtype = VT_DTYPE_F16;
     int64_t kv_cap = 0;          // positions allocated (a multiple of ops::kKeyTile)
     int64_t len = 0;             // positions the cache holds (for growing it)
     ByteArray kt;                // [L, KV, kv_cap / 16, HD, 16]  keys (after RoPE), tiled
     ByteArray v;                 // [L, KV, kv_cap, HD]  values
+    ByteArray ks, vs;            // int8: [L, KV, kv_cap] f32 key / value scales (else empty)
 
-    int64_t elem_bytes() const { return f16 ? 2 : 4; }
+    int64_t elem_bytes() const { return kv_dtype == VT_DTYPE_F32 ? 4 : kv_dtype == VT_DTYPE_F16 ? 2 : 1; }
+    bool scaled() const { return kv_dtype == VT_DTYPE_I8; }
     // The keys (key_index) and the values of layer l, KV head h: T is the cache's element type.
     template <class T>
     T* keys(int64_t l, int64_t h) const { return reinterpret_cast<T*>(kt.get()) + head_offset(l, h); }
@@ -62,6 +66,13 @@ struct CpuSession final : BackendSession {
     size_t head_offset(int64_t l, int64_t h) const {
         const LlamaConfig& c = model->cfg;
         return size_t((l * c.num_kv_heads + h) * c.head_dim * kv_cap);
+    }
+    // An int8 cache's key / value scales of layer l, KV head h ([kv_cap]).
+    float* key_scales(int64_t l, int64_t h) const {
+        return reinterpret_cast<float*>(ks.get()) + (l * model->cfg.num_kv_heads + h) * kv_cap;
+    }
+    float* value_scales(int64_t l, int64_t h) const {
+        return reinterpret_cast<float*>(vs.get()) + (l * model->cfg.num_kv_heads + h) * kv_cap;
     }
 
     // Scratch for up to `rows` tokens per pass (prefill runs in chunks of at most kPassRows).
@@ -116,6 +127,29 @@ int64_t partial_floats(const LlamaConfig& c) {
     return hg.units * kMaxSplits * hg.gb * (c.head_dim + 2);
 }
 
+// ops::attend / attend_normalized over KV head h of layer l of session s's cache, whose
+// element type is T (an int8 cache passes its scales too).
+template <class T>
+void attend_cache(const CpuSession& s, int64_t l, int64_t h, const float* const* q, int64_t ng, int64_t k0,
+                  int64_t k1, ops::Partial out, float softcap) {
+    const int64_t HD = s.model->cfg.head_dim;
+    if constexpr (std::is_same<T, int8_t>::value)
+        ops::attend(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), s.key_scales(l, h), s.value_scales(l, h),
+                    k0, k1, HD, out, softcap);
+    else
+        ops::attend(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), k0, k1, HD, out, softcap);
+}
+template <class T>
+void attend_cache_normalized(const CpuSession& s, int64_t l, int64_t h, const float* const* q, int64_t ng,
+                             int64_t k0, int64_t k1, float* const* out, float softcap) {
+    const int64_t HD = s.model->cfg.head_dim;
+    if constexpr (std::is_same<T, int8_t>::value)
+        ops::attend_normalized(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), s.key_scales(l, h),
+                               s.value_scales(l, h), k0, k1, HD, out, softcap);
+    else
+        ops::attend_normalized(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), k0, k1, HD, out, softcap);
+}
+
 // Decode attention for one layer: each row of the pass is one query per head over its own
 // session's pos + 1 cached keys -> s.att row. Long ranges are split across threads and
 // merged (flash-decoding), so 3 KV heads still keep 2+ cores busy.
@@ -167,8 +201,7 @@ void attention_decode(const Pass& p, int64_t layer) {
             float* pt = part + t * pstride;
             const ops::Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
             const int64_t k0 = lo[r] + sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
-            ops::attend(q, u.ng, rs.keys<const T>(layer, u.kvh), rs.values<const T>(layer, u.kvh), k0, k1, HD, out,
-                        softcap);
+            attend_cache<T>(rs, layer, u.kvh, q, u.ng, k0, k1, out, softcap);
         }
     });
     // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
@@ -227,8 +260,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
                     q[g] = s.qkv.data() + i * QKV + (u.head0 + g) * HD;
                     o[g] = s.att.data() + i * NH * HD + (u.head0 + g) * HD;
                 }
-                ops::attend_normalized(q, u.ng, s.keys<const T>(layer, u.kvh), s.values<const T>(layer, u.kvh),
-                                       first_key(pos0 + i, window), pos0 + i + 1, HD, o, softcap);
+                attend_cache_normalized<T>(s, layer, u.kvh, q, u.ng, first_key(pos0 + i, window), pos0 + i + 1, o, softcap);
             }
         }
     });
@@ -254,6 +286,16 @@ void ensure_kv(CpuSession& s, int64_t needed) {
                         size_t(tiles * HD * ops::kKeyTile * eb));
             std::memcpy(v.get() + lk * cap * HD * eb, s.v.get() + lk * s.kv_cap * HD * eb, size_t(s.len * HD * eb));
         }
+    }
+    if (s.scaled()) {
+        ByteArray ks(AlignedAllocator<uint8_t>().allocate(size_t(L * KV * cap) * sizeof(float)));
+        ByteArray vs(AlignedAllocator<uint8_t>().allocate(size_t(L * KV * cap) * sizeof(float)));
+        for (int64_t lk = 0; lk < L * KV && s.len > 0; ++lk) {
+            std::memcpy(ks.get() + lk * cap * 4, s.ks.get() + lk * s.kv_cap * 4, size_t(s.len) * 4);
+            std::memcpy(vs.get() + lk * cap * 4, s.vs.get() + lk * s.kv_cap * 4, size_t(s.len) * 4);
+        }
+        std::swap(s.ks, ks);
+        std::swap(s.vs, vs);
     }
     std::swap(s.kt, kt);
     std::swap(s.v, v);
@@ -295,7 +337,16 @@ void store_kv(CpuSession& s, int64_t l, int64_t pos, const float* kv) {
         const float* k = kv + h * HD;
         const float* vv = kv + (KV + h) * HD;
         const int64_t kpos = ops::key_index(pos, 0, HD);
-        if (s.f16) {
+        if (s.scaled()) {
+            // int8 with a scale per position: a non-finite key or value has no scale.
+            const bool ok = ops::store_i8(k, HD, s.keys<int8_t>(l, h) + kpos, ops::kKeyTile, s.key_scales(l, h) + pos) &&
+                            ops::store_i8(vv, HD, s.values<int8_t>(l, h) + pos * HD, 1, s.value_scales(l, h) + pos);
+            if (!ok)
+                fail(VT_STATUS_UNSUPPORTED,
+                     "layer %lld: a key or value of the token at position %lld is not finite; the int8 KV cache "
+                     "cannot hold it (load the model with kv_cache_dtype F32 to see it propagate)",
+                     (long long)l, (long long)pos);
+        } else if (s.kv_dtype == VT_DTYPE_F16) {
             // A key or value f16 cannot hold would be infinite, its scores or weighted sum
             // NaN, and every later token wrong without a sign: refuse instead.
             const bool ok = ops::store_f16(k, HD, s.keys<ops::half>(l, h) + kpos, ops::kKeyTile) &&
@@ -371,8 +422,17 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 store_kv(p.row(i), l, p.pos(i), row + NH * HD);
             }
         });
-        if (p.sess || m == 1) s.f16 ? attention_decode<ops::half>(p, l) : attention_decode<float>(p, l);
-        else s.f16 ? attention_prefill<ops::half>(s, l, m, p.pos0) : attention_prefill<float>(s, l, m, p.pos0);
+        const bool decode = p.sess || m == 1;
+        switch (s.kv_dtype) {
+            case VT_DTYPE_F16:
+                decode ? attention_decode<ops::half>(p, l) : attention_prefill<ops::half>(s, l, m, p.pos0);
+                break;
+            case VT_DTYPE_I8:
+                decode ? attention_decode<int8_t>(p, l) : attention_prefill<int8_t>(s, l, m, p.pos0);
+                break;
+            default:
+                decode ? attention_decode<float>(p, l) : attention_prefill<float>(s, l, m, p.pos0);
+        }
         linear(*w.o, s.att.data(), m, bias_or_null(w.o_bias), lopt, s.tmp.data());
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
@@ -419,13 +479,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
 
 struct CpuModel final : BackendModel {
     const ModelWeights& w;
-    const bool f16;  // the sessions' KV cache element type
-    CpuModel(const ModelWeights& weights, bool f16_cache) : w(weights), f16(f16_cache) {}
+    const int32_t kv_dtype;  // the sessions' KV cache element type (VT_DTYPE_F16, F32 or I8)
+    CpuModel(const ModelWeights& weights, int32_t kv) : w(weights), kv_dtype(kv) {}
 
     std::unique_ptr<BackendSession> new_session(int64_t capacity) const override {
         auto s = std::make_unique<CpuSession>();
         s->model = &w;
-        s->f16 = f16;
+        s->kv_dtype = kv_dtype;
         s->max_tokens = capacity;
         ensure_rows(*s, 1);
         ensure_part(*s, 1);
@@ -481,12 +541,16 @@ void CpuSession::copy_prefix(const BackendSession& from, int64_t n) {
         std::memcpy(kt.get() + lk * HD * kv_cap * eb, src.kt.get() + lk * HD * src.kv_cap * eb,
                     size_t(tiles * HD * ops::kKeyTile * eb));
         std::memcpy(v.get() + lk * kv_cap * HD * eb, src.v.get() + lk * src.kv_cap * HD * eb, size_t(n * HD * eb));
+        if (scaled()) {
+            std::memcpy(ks.get() + lk * kv_cap * 4, src.ks.get() + lk * src.kv_cap * 4, size_t(n) * 4);
+            std::memcpy(vs.get() + lk * kv_cap * 4, src.vs.get() + lk * src.kv_cap * 4, size_t(n) * 4);
+        }
     }
     len = n;
 }
 
-std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w, bool f16_kv) {
-    return std::make_unique<CpuModel>(w, f16_kv);
+std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w, int32_t kv_dtype) {
+    return std::make_unique<CpuModel>(w, kv_dtype);
 }
 
 }  // namespace vt

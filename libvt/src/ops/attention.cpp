@@ -106,6 +106,14 @@ __attribute__((target("avx,f16c"))) inline void cvt_h8(v8& out, const half* p) {
 __attribute__((target("avx512f"))) inline void cvt_h16(v16& out, const half* p) {
     out = (v16)_mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
+// The same for 8 / 16 int8 elements (sign-extended to int32, then converted: exact).
+__attribute__((target("avx2"))) inline void cvt_b8(v8& out, const int8_t* p) {
+    out = (v8)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+__attribute__((target("avx512f"))) inline void cvt_b16(v16& out, const int8_t* p) {
+    const __m512i i = _mm512_maskz_cvtepi8_epi32(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    out = (v16)_mm512_maskz_cvtepi32_ps(0xFFFF, i);
+}
 #endif
 
 // out = the kLanes<V> cache elements at p (any alignment) as floats.
@@ -120,6 +128,14 @@ VT_INLINE void load(V& out, const half* p) {
     if constexpr (I == kAvx2) return cvt_h8(out, p);
 #endif
     for (int i = 0; i < kLanes<V>; ++i) out[i] = f16_to_f32(p[i]);
+}
+template <int I, class V>
+VT_INLINE void load(V& out, const int8_t* p) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if constexpr (I == kAvx512) return cvt_b16(out, p);
+    if constexpr (I == kAvx2) return cvt_b8(out, p);
+#endif
+    for (int i = 0; i < kLanes<V>; ++i) out[i] = float(p[i]);
 }
 
 // n cache elements at p as floats: p itself for an f32 cache, else converted into buf.
@@ -139,6 +155,11 @@ VT_INLINE const float* as_floats(const half* p, int64_t n, float* buf) {
         *reinterpret_cast<U*>(buf + i) = x;
     }
     for (; i < n; ++i) buf[i] = f16_to_f32(p[i]);
+    return buf;
+}
+template <int I>
+VT_INLINE const float* as_floats(const int8_t* p, int64_t n, float* buf) {
+    for (int64_t i = 0; i < n; ++i) buf[i] = float(p[i]);
     return buf;
 }
 
@@ -318,12 +339,15 @@ VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, con
     }
 }
 
+// ks, vs: an int8 cache's per-position key and value scales (null for f32 and f16).
 template <int I, class T>
 VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restrict kt, const T* __restrict v,
-                           int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
+                           const float* __restrict ks, const float* __restrict vs, int64_t k0, int64_t k1,
+                           int64_t hd, Partial out, float softcap) {
+    constexpr bool kScaled = std::is_same<T, int8_t>::value;
     alignas(64) float s[kMaxGroup][kKeyBlock];
-    // An f16 cache's keys / values converted (partial blocks, hd without a blocked kernel).
-    alignas(64) float buf[std::is_same<T, half>::value ? kAccFloats : 1];
+    // An f16 or int8 cache's keys / values converted (partial blocks, hd without a blocked kernel).
+    alignas(64) float buf[std::is_same<T, float>::value ? 1 : kAccFloats];
     float* acc = out.acc;
     for (int64_t g = 0; g < ng; ++g) {
         out.m[g] = -std::numeric_limits<float>::infinity();
@@ -355,6 +379,9 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
                 t0 = t1;
             }
         }
+        if constexpr (kScaled)  // int8 keys: q · k_j = ks[j] · (q · kq_j)
+            for (int64_t g = 0; g < ng; ++g)
+                for (int64_t j = 0; j < nb; ++j) s[g][j] *= ks[j0 + j];
         // Gemma 2's soft-capping of the scores: cap · tanh(s / cap), as transformers computes it.
         if (softcap > 0.0f)
             for (int64_t g = 0; g < ng; ++g)
@@ -369,6 +396,9 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
             if (corr != 1.0f)
                 for (int64_t d = 0; d < hd; ++d) acc[g * hd + d] *= corr;
         }
+        if constexpr (kScaled)  // int8 values: p_j · v_j = (p_j · vs[j]) · vq_j (l keeps p_j)
+            for (int64_t g = 0; g < ng; ++g)
+                for (int64_t j = 0; j < nb; ++j) s[g][j] *= vs[j0 + j];
         // acc[g] += Σ_j p[g][j] · v_j
         const T* vb = v + j0 * hd;
         switch (hd) {
@@ -394,15 +424,17 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
 // narrow blocking on an AVX-512 machine: tests/test_ops_cpu.py checks both against a reference).
 template <class T>
 __attribute__((target(VT_TARGET_V4))) void attend_avx512(const float* const* q, int64_t ng, const T* kt,
-                                                             const T* v, int64_t k0, int64_t k1, int64_t hd,
-                                                             Partial out, float softcap) {
-    attend_body<kAvx512>(q, ng, kt, v, k0, k1, hd, out, softcap);
+                                                             const T* v, const float* ks, const float* vs,
+                                                             int64_t k0, int64_t k1, int64_t hd, Partial out,
+                                                             float softcap) {
+    attend_body<kAvx512>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
 }
 template <class T>
 __attribute__((target(VT_TARGET_V3))) void attend_avx2(const float* const* q, int64_t ng, const T* kt,
-                                                           const T* v, int64_t k0, int64_t k1, int64_t hd,
-                                                           Partial out, float softcap) {
-    attend_body<kAvx2>(q, ng, kt, v, k0, k1, hd, out, softcap);
+                                                           const T* v, const float* ks, const float* vs,
+                                                           int64_t k0, int64_t k1, int64_t hd, Partial out,
+                                                           float softcap) {
+    attend_body<kAvx2>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
 }
 
 // store_f16 with F16C (RNE whatever MXCSR says); AVX-512 machines use it too.
@@ -435,24 +467,24 @@ __attribute__((target(VT_TARGET_V3))) bool store_f16_avx2(const float* src, int6
 #endif
 
 template <class T>
-void attend_t(const float* const* q, int64_t ng, const T* kt, const T* v, int64_t k0, int64_t k1, int64_t hd,
-              Partial out, float softcap) {
+void attend_t(const float* const* q, int64_t ng, const T* kt, const T* v, const float* ks, const float* vs,
+              int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
 #if defined(VT_ATTEND_LEVELS)
     switch (cpu_level()) {
-        case 2: return attend_avx512(q, ng, kt, v, k0, k1, hd, out, softcap);
-        case 1: return attend_avx2(q, ng, kt, v, k0, k1, hd, out, softcap);
+        case 2: return attend_avx512(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+        case 1: return attend_avx2(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
         default: break;
     }
 #endif
-    attend_body<kGeneric>(q, ng, kt, v, k0, k1, hd, out, softcap);
+    attend_body<kGeneric>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
 }
 
 template <class T>
-void attend_normalized_t(const float* const* q, int64_t ng, const T* kt, const T* v, int64_t k0, int64_t k1,
-                         int64_t hd, float* const* out, float softcap) {
+void attend_normalized_t(const float* const* q, int64_t ng, const T* kt, const T* v, const float* ks,
+                         const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap) {
     alignas(64) float acc[kAccFloats];
     float mm[kMaxGroup], ll[kMaxGroup];
-    attend_t(q, ng, kt, v, k0, k1, hd, Partial{acc, mm, ll}, softcap);
+    attend_t(q, ng, kt, v, ks, vs, k0, k1, hd, Partial{acc, mm, ll}, softcap);
     for (int64_t g = 0; g < ng; ++g) {
         const float f = 1.0f / ll[g];
         const float* __restrict a = acc + g * hd;
@@ -465,22 +497,54 @@ void attend_normalized_t(const float* const* q, int64_t ng, const T* kt, const T
 
 void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
             int64_t hd, Partial out, float softcap) {
-    attend_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+    attend_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
 }
 
 void attend(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
             int64_t hd, Partial out, float softcap) {
-    attend_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+    attend_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
+}
+
+void attend(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks, const float* vs,
+            int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
+    attend_t(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
 }
 
 void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
                        int64_t hd, float* const* out, float softcap) {
-    attend_normalized_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+    attend_normalized_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
 }
 
 void attend_normalized(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
                        int64_t hd, float* const* out, float softcap) {
-    attend_normalized_t(q, ng, kt, v, k0, k1, hd, out, softcap);
+    attend_normalized_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
+}
+
+void attend_normalized(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks,
+                       const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap) {
+    attend_normalized_t(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+}
+
+bool store_i8(const float* src, int64_t n, int8_t* dst, int64_t stride, float* scale) {
+    float amax = 0.0f;
+    bool finite = true;
+    for (int64_t i = 0; i < n; ++i) {
+        finite = finite && std::isfinite(src[i]);
+        amax = std::max(amax, std::fabs(src[i]));
+    }
+    if (!finite || amax == 0.0f) {
+        for (int64_t i = 0; i < n; ++i) dst[i * stride] = 0;
+        *scale = 0.0f;
+        return finite;
+    }
+    const float inv = 127.0f / amax;
+    for (int64_t i = 0; i < n; ++i) {
+        // |src| <= amax, so |q| <= 127 up to rounding of inv: clamped all the same.
+        const float r = std::nearbyint(src[i] * inv);
+        dst[i * stride] = int8_t(std::max(-127.0f, std::min(127.0f, r)));
+    }
+    *scale = amax / 127.0f;
+    return true;
 }
 
 bool store_f16(const float* src, int64_t n, half* dst, int64_t stride) {

@@ -9,10 +9,13 @@
 // Values are row-major (v[j * hd + d]). cpu/engine.cpp schedules it: which heads, which key
 // ranges, which thread.
 //
-// The cache holds f32 or f16 (`half`: IEEE binary16 bits, the session's kv_cache_dtype): an
-// f16 key tile is one 32-byte row of 16 halves per d, converted to f32 on load (F16C on
-// AVX2 / AVX-512, a scalar conversion at the generic level). Scores, softmax and the
-// weighted sum of values are f32 either way.
+// The cache holds f32, f16 (`half`: IEEE binary16 bits) or int8, the session's
+// kv_cache_dtype: an f16 key tile is one 32-byte row of 16 halves per d, converted to f32 on
+// load (F16C on AVX2 / AVX-512, a scalar conversion at the generic level). An int8 cache
+// (store_i8) keeps one f32 scale per position and KV head for its key and one for its value:
+// key j is ks[j] · kt[key_index(j, ·)], value j is vs[j] · v[j · hd + ·]; the scores of a block
+// are multiplied by ks after the dot products, and the softmax weights by vs before the
+// weighted sum. Scores, softmax and the weighted sum of values are f32 in every case.
 #pragma once
 
 #include <algorithm>
@@ -68,17 +71,30 @@ void attend(const float* const* q, int64_t ng, const float* kt, const float* v, 
 void attend(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
             int64_t hd, Partial out, float softcap = 0.0f);
 
+// The same over an int8 cache: ks, vs are the KV head's per-position key and value scales.
+void attend(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks, const float* vs,
+            int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap = 0.0f);
+
 // attend() normalized: out[g] = softmax_j(q_g · k_j) v_j over keys [k0, k1). out[g]: [hd].
 void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
                        int64_t hd, float* const* out, float softcap = 0.0f);
 void attend_normalized(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
                        int64_t hd, float* const* out, float softcap = 0.0f);
 
+void attend_normalized(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks,
+                       const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap = 0.0f);
+
 // dst[i · stride] = src[i] rounded to f16 (to nearest, ties to even), i < n: how keys
 // (stride kKeyTile) and values (stride 1) enter an f16 cache. Returns false when a finite
 // src value is beyond f16's range (|x| >= 65520 rounds to infinity; it is stored as such):
 // the caller refuses to go on rather than attend over an infinite key or value.
 bool store_f16(const float* src, int64_t n, half* dst, int64_t stride);
+
+// dst[i · stride] = src[i] / *scale rounded to the nearest integer (ties to even), with
+// *scale = max |src[i]| / 127 (0 when all are 0): how a key (stride kKeyTile) or a value
+// (stride 1) enters an int8 cache. Returns false, storing zeros, when a src value is not
+// finite: the caller refuses to go on, as for f16.
+bool store_i8(const float* src, int64_t n, int8_t* dst, int64_t stride, float* scale);
 
 }  // namespace ops
 }  // namespace vt
