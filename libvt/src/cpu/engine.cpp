@@ -229,9 +229,9 @@ void attention_decode(const Pass& p, int64_t layer) {
     }
 }
 
-// Prefill attention of rows [0, m) of the pass (positions pos0 + i) for one layer -> s.att.
+// Prefill attention of rows [i0, m) of the pass (positions pos0 + i) for one layer -> s.att.
 template <class T>
-void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
+void attention_prefill(CpuSession& s, int64_t layer, int64_t i0, int64_t m, int64_t pos0) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
@@ -242,18 +242,18 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t m, int64_t pos0) {
     // Prefill: tasks = (query block, KV head, head group). Query blocks are visited in the
     // order 0, last, 1, last-1, ... so the contiguous halves parallel_for hands to each
     // thread carry equal causal work.
-    const int64_t nqb = (m + kQueryBlock - 1) / kQueryBlock;
+    const int64_t nqb = (m - i0 + kQueryBlock - 1) / kQueryBlock;
     const int64_t units = hg.units;
     const int64_t tasks = nqb * units;
-    const int64_t macs = 2 * NH * HD * m * (pos0 + m);
+    const int64_t macs = 2 * NH * HD * (m - i0) * (pos0 + m);
     const int64_t grain = macs < kParallelMacs ? tasks : 1;
     parallel_for(tasks, grain, [&](int64_t b, int64_t e, int) {
         for (int64_t t = b; t < e; ++t) {
             const int64_t k = t / units;
             const int64_t qb = (k % 2 == 0) ? k / 2 : nqb - 1 - k / 2;
             const HeadGroups::Unit u = hg.unit(t % units);
-            const int64_t i1 = std::min(m, (qb + 1) * kQueryBlock);
-            for (int64_t i = qb * kQueryBlock; i < i1; ++i) {
+            const int64_t i1 = std::min(m, i0 + (qb + 1) * kQueryBlock);
+            for (int64_t i = i0 + qb * kQueryBlock; i < i1; ++i) {
                 const float* q[kMaxGroup];
                 float* o[kMaxGroup];
                 for (int64_t g = 0; g < u.ng; ++g) {
@@ -422,48 +422,52 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 store_kv(p.row(i), l, p.pos(i), row + NH * HD);
             }
         });
-        const bool decode = p.sess || m == 1;
+        // In the last block only the rows that need logits go on past their keys and values
+        // (rows [f, m)): a prefill chunk that wants none stops here, one that wants the last
+        // row's runs that row alone through attention, o_proj and the MLP.
+        const int64_t f = l + 1 < c.num_layers ? 0 : std::min(r0, m), n = m - f;
+        if (n == 0) break;
+        const bool decode = p.sess || m == 1;  // (batched decode: r0 = 0, so f = 0)
         switch (s.kv_dtype) {
             case VT_DTYPE_F16:
-                decode ? attention_decode<ops::half>(p, l) : attention_prefill<ops::half>(s, l, m, p.pos0);
+                decode ? attention_decode<ops::half>(p, l) : attention_prefill<ops::half>(s, l, f, m, p.pos0);
                 break;
             case VT_DTYPE_I8:
-                decode ? attention_decode<int8_t>(p, l) : attention_prefill<int8_t>(s, l, m, p.pos0);
+                decode ? attention_decode<int8_t>(p, l) : attention_prefill<int8_t>(s, l, f, m, p.pos0);
                 break;
             default:
-                decode ? attention_decode<float>(p, l) : attention_prefill<float>(s, l, m, p.pos0);
+                decode ? attention_decode<float>(p, l) : attention_prefill<float>(s, l, f, m, p.pos0);
         }
-        linear(*w.o, s.att.data(), m, bias_or_null(w.o_bias), lopt, s.tmp.data());
-        parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+        float* const xf = x + f * H;
+        float* const xnf = xn + f * H;
+        float* const tmp = s.tmp.data() + f * H;
+        float* const mlp = s.mlp.data() + f * I;
+        linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
+        parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
-                if (gemma) ops::rmsnorm_heads(s.tmp.data() + i * H, 1, H, w.post_attn_norm.data(), eps);
-                ops::add_rmsnorm(x + i * H, s.tmp.data() + i * H, w.mlp_norm.data(), eps, H, xn + i * H);
+                if (gemma) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_attn_norm.data(), eps);
+                ops::add_rmsnorm(xf + i * H, tmp + i * H, w.mlp_norm.data(), eps, H, xnf + i * H);
             }
         });
         if (gemma) {  // GeGLU: gelu_tanh(gate) ⊙ up
-            linear(*w.gate, xn, m, nullptr, lopt, s.mlp.data());
-            linear(*w.up, xn, m, nullptr, lopt, s.mlp2.data());
-            parallel_for(m, m > 1 ? std::max<int64_t>(1, 8192 / I) : m, [&](int64_t b, int64_t e, int) {
-                ops::geglu_tanh(s.mlp.data() + b * I, s.mlp2.data() + b * I, (e - b) * I, s.mlp.data() + b * I);
+            float* const mlp2 = s.mlp2.data() + f * I;
+            linear(*w.gate, xnf, n, nullptr, lopt, mlp);
+            linear(*w.up, xnf, n, nullptr, lopt, mlp2);
+            parallel_for(n, n > 1 ? std::max<int64_t>(1, 8192 / I) : n, [&](int64_t b, int64_t e, int) {
+                ops::geglu_tanh(mlp + b * I, mlp2 + b * I, (e - b) * I, mlp + b * I);
             });
         } else {
-            linear_swiglu(*w.gate, *w.up, xn, m, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt,
-                          s.mlp.data());
+            linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);
         }
-        linear(*w.down, s.mlp.data(), m, bias_or_null(w.down_bias), lopt, s.tmp.data());
+        linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
         if (gemma)
-            parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
-                for (int64_t i = b; i < e; ++i)
-                    ops::rmsnorm_heads(s.tmp.data() + i * H, 1, H, w.post_mlp_norm.data(), eps);
+            parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
+                for (int64_t i = b; i < e; ++i) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_mlp_norm.data(), eps);
             });
         const float* next_norm = l + 1 < c.num_layers ? M.layers[size_t(l + 1)].attn_norm.data() : M.final_norm.data();
-        // After the last block only the rows that need logits matter.
-        const int64_t first = l + 1 < c.num_layers ? 0 : std::min(r0, m);
-        if (first < m)
-            parallel_for(m - first, m - first > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
-                for (int64_t i = first + b; i < first + e; ++i)
-                    ops::add_rmsnorm(x + i * H, s.tmp.data() + i * H, next_norm, eps, H, xn + i * H);
-            });
+        parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) ops::add_rmsnorm(xf + i * H, tmp + i * H, next_norm, eps, H, xnf + i * H);
+        });
     }
     if (logits_out && r0 < m) {
         linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);
