@@ -121,21 +121,20 @@ template <int I, class V>
 VT_INLINE void load(V& out, const float* p) {
     out = *reinterpret_cast<const typename Vec<kWide<I>>::U*>(p);
 }
-template <int I, class V>
-VT_INLINE void load(V& out, const half* p) {
+// One f16 or int8 cache element as a float.
+VT_INLINE float to_f32(half x) { return f16_to_f32(x); }
+VT_INLINE float to_f32(int8_t x) { return float(x); }
+// An f16 or int8 cache's elements: converted with F16C / sign extension where the level has it.
+template <int I, class V, class T>
+VT_INLINE void load(V& out, const T* p) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if constexpr (I == kAvx512) return cvt_h16(out, p);
-    if constexpr (I == kAvx2) return cvt_h8(out, p);
+    constexpr bool h = std::is_same<T, half>::value;
+    if constexpr (I == kAvx512) return h ? cvt_h16(out, reinterpret_cast<const half*>(p))
+                                         : cvt_b16(out, reinterpret_cast<const int8_t*>(p));
+    if constexpr (I == kAvx2) return h ? cvt_h8(out, reinterpret_cast<const half*>(p))
+                                       : cvt_b8(out, reinterpret_cast<const int8_t*>(p));
 #endif
-    for (int i = 0; i < kLanes<V>; ++i) out[i] = f16_to_f32(p[i]);
-}
-template <int I, class V>
-VT_INLINE void load(V& out, const int8_t* p) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if constexpr (I == kAvx512) return cvt_b16(out, p);
-    if constexpr (I == kAvx2) return cvt_b8(out, p);
-#endif
-    for (int i = 0; i < kLanes<V>; ++i) out[i] = float(p[i]);
+    for (int i = 0; i < kLanes<V>; ++i) out[i] = to_f32(p[i]);
 }
 
 // n cache elements at p as floats: p itself for an f32 cache, else converted into buf.
@@ -143,8 +142,8 @@ template <int I>
 VT_INLINE const float* as_floats(const float* p, int64_t, float*) {
     return p;
 }
-template <int I>
-VT_INLINE const float* as_floats(const half* p, int64_t n, float* buf) {
+template <int I, class T>
+VT_INLINE const float* as_floats(const T* p, int64_t n, float* buf) {
     using V = typename Vec<kWide<I>>::V;
     using U = typename Vec<kWide<I>>::U;
     constexpr int N = kLanes<V>;
@@ -154,12 +153,7 @@ VT_INLINE const float* as_floats(const half* p, int64_t n, float* buf) {
         load<I>(x, p + i);
         *reinterpret_cast<U*>(buf + i) = x;
     }
-    for (; i < n; ++i) buf[i] = f16_to_f32(p[i]);
-    return buf;
-}
-template <int I>
-VT_INLINE const float* as_floats(const int8_t* p, int64_t n, float* buf) {
-    for (int64_t i = 0; i < n; ++i) buf[i] = float(p[i]);
+    for (; i < n; ++i) buf[i] = to_f32(p[i]);
     return buf;
 }
 
