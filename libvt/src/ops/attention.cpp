@@ -355,7 +355,22 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
         // Scores s[g][j] = q_g · k_j (q is pre-scaled by 1/sqrt(hd)).
         if (nb == kKeyBlock) {
             scores_full<I>(q, ng, kt, j0, hd, s);
-        } else {
+        } else if (j0 % kKeyBlock == 0) {
+            // A short block from a block's start (the last of a prefill row or a decode
+            // split): whole vectors of keys, as for a full block. A vector lies inside one
+            // tile and the cache holds whole tiles, so the lanes past nb read cache memory
+            // that no position uses yet; their scores are never read.
+            constexpr int64_t N = kLanes<typename Vec<kWide<I>>::V>;
+            for (int64_t j1 = 0; j1 < nb; j1 += N)
+                for (int64_t g0 = 0; g0 < ng; g0 += 4) {
+                    switch (std::min<int64_t>(4, ng - g0)) {
+                        case 1: scores_block<I, 1, 1>(q + g0, kt, j0, j1, hd, s + g0); break;
+                        case 2: scores_block<I, 2, 1>(q + g0, kt, j0, j1, hd, s + g0); break;
+                        case 3: scores_block<I, 3, 1>(q + g0, kt, j0, j1, hd, s + g0); break;
+                        default: scores_block<I, 4, 1>(q + g0, kt, j0, j1, hd, s + g0); break;
+                    }
+                }
+        } else {  // a block starting inside one (a sliding window's first keys)
             for (int64_t g = 0; g < ng; ++g)
                 for (int64_t j = 0; j < kKeyBlock; ++j) s[g][j] = 0.0f;
             for (int64_t t0 = j0; t0 < j0 + nb;) {  // the tiles the block touches
