@@ -140,6 +140,32 @@ def test_f16_kv_cache_against_the_reference_rounding_keys_and_values(from_golden
         assert e < 3e-5 and e < rel_err(got, exact) / 4
 
 
+@pytest.mark.parametrize("name", CASES)
+def test_int8_kv_cache_against_the_reference_rounding_keys_and_values(from_golden, golden, name):
+    """The int8 KV cache in every family (the scales meet soft-capping, sliding windows whose
+    first block starts inside a tile, local RoPE, q/k norms, biases): prefill, then decode,
+    against float64 math over keys and values rounded per vector as ops::store_i8 rounds them,
+    and nearer that than the unrounded reference. The bound is int8's (tests/test_model.py: a
+    code that rounds the other way on an f32-vs-f64 difference moves a logit more than an f16
+    step does)."""
+    folder, w = from_golden(name)
+    g = golden["cases"][name]
+    cfg = g["config"]
+    seq = g["sequence"]
+    args = (F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg))
+    ref = R.reference_logits(*args, kv_cache="int8")
+    exact = R.reference_logits(*args)
+    with load(folder, weight_format="bf16", kv_cache="int8") as m:
+        got = m.logits(seq)
+        with m.new_session() as s:
+            _, first = s.prefill(seq[:5], logits="last")
+            rows = [first] + [s.decode(t, want_logits=True)[1] for t in seq[5:]]
+    # Measured 2e-7 .. 3.3e-6 against the rounded reference and 9e-4 .. 5.8e-3 against the
+    # exact one (2026-11-26): the test sees the rounding, and only the rounding.
+    for e in (rel_err(got, ref), rel_err(np.stack(rows), ref[4:])):
+        assert e < 5e-3 and e < rel_err(got, exact) / 4
+
+
 # Random tiny models have close logits: an 8-bit mode's ~1 % logit error flips the argmax where
 # the reference's top-2 margin is a few hundredths (typical margins are ~1, the logits' spread
 # ~4). int8 must agree on every position whose margin is at least NEAR_TIE, and on >= 0.96 of
