@@ -403,3 +403,28 @@ def test_serve_bench_engine_step(tiny):
     assert len(lines) == 1 and "3 rows" in lines[0] and "the server at 3 clients: 2.00x" in lines[0]
     ratio = steps[1]["tok_per_s"] / steps[0]["tok_per_s"]
     assert f"= {ratio:.2f}x 1 row" in lines[0]
+
+
+def test_decode_bench_kv_cache_rows():
+    """bench/decode.py's FORMAT/kv-TYPE rows: each is compared with its FORMAT row (same model,
+    threads, contention), and the int8 goal lines stay with the default cache's row."""
+    spec = importlib.util.spec_from_file_location("_decode_bench", REPO / "bench" / "decode.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+
+    def row(engine, fmt, dec, pre, threads=2):
+        return {"model": "m", "engine": engine, "format": fmt, "threads": threads, "status": "ok",
+                "decode_tok_s": dec, "prefill_tok_s": pre}
+
+    rows = [row("pyvt", "int8", 100.0, 500.0), row("pyvt", "int8/kv-int8", 125.0, 450.0),
+            row("pyvt", "int4/kv-int8", 150.0, 600.0), row("llama.cpp", "Q8_0", 50.0, 250.0),
+            row("pyvt", "int8/kv-int8", 80.0, 400.0, threads=1)]
+    mod.add_ratios(rows)
+    lines = mod.goals(rows)
+    assert "m int8/kv-int8, 2 thread(s): decode 1.25x, prefill 0.90x int8 with the f16 KV cache" in lines
+    assert sum("int8, 2 thread(s): decode 2.00x llama.cpp Q8_0" in x for x in lines) == 1  # the f16 row's goals
+    assert not any("int4/kv-int8" in x or "1 thread(s)" in x for x in lines)  # no f16 row to compare with
