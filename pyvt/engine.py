@@ -165,9 +165,9 @@ class PrefixCache:
 def kv_bytes_per_token(info: Mapping[str, Any]) -> int:
     """Bytes of keys and values one cached position takes (K and V per layer and KV head:
     f16 or f32 elements, or int8 ones plus an f32 scale each)."""
-    kv = info["kv_cache"]
-    per_head = int(info["head_dim"]) * {"f16": 2, "f32": 4}[kv] if kv != "int8" else int(info["head_dim"]) + 4
-    return int(info["num_layers"]) * int(info["num_kv_heads"]) * 2 * per_head
+    hd = int(info["head_dim"])
+    per_vector = {"f32": 4 * hd, "f16": 2 * hd, "int8": hd + 4}[info["kv_cache"]]
+    return int(info["num_layers"]) * int(info["num_kv_heads"]) * 2 * per_vector
 
 
 # ==========================================================================================
