@@ -13,6 +13,7 @@ import pytest
 import pyvt
 from pyvt import _model
 
+import family_models as F
 import llama_ref as R
 
 pytestmark = [
@@ -20,7 +21,7 @@ pytestmark = [
     pytest.mark.skipif(not pyvt.ops.cuda_available(), reason="no usable CUDA device: " + pyvt.backends()),
 ]
 
-# The CUDA kernels cover head_dim 64 and 128, GQA and MHA.
+# Llama-block variants: head_dim 64 and 128, GQA and MHA (the families below add 8..32).
 VARIANTS = {
     "gqa-hd64": R.TinyConfig(hidden=256, intermediate=320, heads=4, kv_heads=2, vocab=300, max_pos=512),
     "mha-hd64-tied": R.TinyConfig(hidden=128, intermediate=160, heads=2, kv_heads=2, tie=True, vocab=200),
@@ -232,6 +233,62 @@ def test_errors_leave_the_session_usable(ckpt):
         assert s.length == 3
         t, _ = s.decode(t)
         assert 0 <= t < 300
+
+
+# ---- model families (issue 16): biases, q/k norms, windows, Gemma's block, head_dim 8..32 --------
+#
+# The tiny checkpoints of tests/family_models.py (written from the golden data, no torch
+# needed), CUDA against the CPU backend with its exact f32 KV cache: prefill logits of every row
+# (> 8 rows: the GEMM; 5 rows: the GEMV), then decode teacher-forced past the sliding windows
+# (6 and 8 keys) with the logits of every step, and greedy generation.
+
+# bf16 for every case; the 8- and 4-bit GEMVs / GEMMs (same epilogues, other weight decoding)
+# on a biased, a q/k-normed and a Gemma case (the GPU check's time budget).
+FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES)] + [
+    (name, fmt) for fmt in ("int8", "int4") for name in ("llama-bias-hd24", "qwen3-bias-hd8", "gemma2")]
+
+
+@pytest.fixture(scope="module")
+def family(tmp_path_factory):
+    golden = F.load_golden()
+    made = {}
+
+    def get(name):
+        if name not in made:
+            folder = tmp_path_factory.mktemp(name)
+            F.write_from_golden(folder, name, golden)
+            made[name] = (folder, list(F.PROMPT) + list(golden["cases"][name]["sequence"]))
+        return made[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name,fmt", FAMILY_RUNS)
+def test_families_match_cpu(family, name, fmt):
+    folder, seq = family(name)
+    with _model.Model(str(folder), weight_format=fmt, device="cpu", kv_cache="f32") as c, \
+            _model.Model(str(folder), weight_format=fmt, device="cuda") as g:
+        assert g.info["device"] == "cuda"
+        for n in (len(seq), 5):
+            lc, lg = c.logits(seq[:n]), g.logits(seq[:n])
+            assert nerr(lg, lc) < 2e-3, (n, nerr(lg, lc))
+        with c.new_session() as sc, g.new_session() as sg:
+            sc.prefill(seq[:4])
+            sg.prefill(seq[:4])
+            for i, tok in enumerate(seq[4:28]):  # positions 4..27: past every window
+                _, lc = sc.decode(tok, want_logits=True)
+                tg, lg = sg.decode(tok, want_logits=True)
+                assert nerr(lg, lc) < 2e-3, (i, nerr(lg, lc))
+                assert tg == int(np.argmax(lg))
+        tc, _ = c.generate(F.PROMPT, max_new_tokens=24, stop_on_eos=False)
+        tg, _ = g.generate(F.PROMPT, max_new_tokens=24, stop_on_eos=False)
+        _assert_same_or_near_tie(c, F.PROMPT, tc, tg, margin=0.02)
+
+
+def test_family_model_picks_cuda_under_auto(family):
+    folder, _ = family("gemma3")
+    with _model.Model(str(folder), device="auto") as m:
+        assert m.info["device"] == "cuda"
 
 
 # ---- full size: TinyLlama-1.1B's shape with random weights ---------------------------------

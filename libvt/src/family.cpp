@@ -230,24 +230,4 @@ std::string feature_list(const LlamaConfig& c) {
     return s;
 }
 
-std::string cuda_unimplemented_feature(const LlamaConfig& c) {
-    const char* fam = c.family ? c.family->name : "Llama";
-    const char* what = nullptr;
-    if (c.family && c.family->gemma_block)
-        what = c.family->local_rope
-                   ? "the Gemma 3 block ((1+w) RMSNorm, embedding scale, GeGLU, post-attention/feedforward norms, "
-                     "q/k norms, local RoPE base)"
-                   : "the Gemma 2 block ((1+w) RMSNorm, embedding scale, GeGLU, post-attention/feedforward norms)";
-    else if (c.attn_softcap > 0 || c.final_softcap > 0) what = "logit soft-capping";
-    else if (c.qkv_bias) what = c.o_bias ? "attention_bias (q/k/v/o biases)" : "qkv bias";
-    else if (c.mlp_bias) what = "mlp_bias";
-    else if (c.qk_norm) what = "q/k norm";
-    else if (c.num_heads * c.head_dim != c.hidden_size) what = "head_dim × num_attention_heads != hidden_size";
-    else
-        for (int64_t x : c.layer_window)
-            if (x > 0) what = "sliding-window attention";
-    if (!what) return std::string();
-    return format("%s (%s) is not implemented on the CUDA backend yet", what, fam);
-}
-
 }  // namespace vt

@@ -103,8 +103,4 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which);
 // "qkv-bias, qk-norm, sliding-window 4096 (layers 2..3)"; "" for a plain Llama.
 std::string feature_list(const LlamaConfig& c);
 
-// The first feature of c the CUDA backend does not implement yet, as one line naming it
-// ("qkv bias (Qwen2) is not implemented on the CUDA backend yet"); "" when there is none.
-std::string cuda_unimplemented_feature(const LlamaConfig& c);
-
 }  // namespace vt

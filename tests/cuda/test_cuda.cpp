@@ -28,6 +28,7 @@
 #include "ops/attention.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
+#include "ops/swiglu.h"
 #include "quant.h"
 #include "sampling.h"
 
@@ -231,28 +232,86 @@ void test_gemv_norm_and_argmax() {
     expect(key && int64_t(rank_key_index(key)) == argmax(y.data(), n), "gemv argmax epilogue = argmax of its output");
 }
 
-void test_swiglu(vt_format f, int m) {
+// The gated MLP epilogue: SwiGLU (with the gate/up biases of Llama's mlp_bias when `bias`) or
+// Gemma's GeGLU (tanh GELU), against the CPU's linear_swiglu / linear + ops::geglu_tanh.
+void test_swiglu(vt_format f, int m, int act = kActSilu, bool bias = false) {
     const int64_t i_dim = 200, h = 256;
     std::vector<float> wg = randn(size_t(i_dim * h), 0.06f), wu = randn(size_t(i_dim * h), 0.06f);
     auto pg = prepack(wg.data(), VT_DTYPE_F32, i_dim, h, f, 0);
     auto pu = prepack(wu.data(), VT_DTYPE_F32, i_dim, h, f, 0);
     DevWeight dw;
-    upload(*pg, rows_interleave(*pg, *pu), 2 * i_dim, dw);
+    const std::vector<RowSource> rows = rows_interleave(*pg, *pu);
+    upload(*pg, rows, 2 * i_dim, dw);
     std::vector<float> x = randn(size_t(m) * size_t(h));
+    std::vector<float> gb = randn(size_t(i_dim), 0.5f), ub = randn(size_t(i_dim), 0.5f);
     std::vector<float> ref(size_t(m) * size_t(i_dim));
-    linear_swiglu(*pg, *pu, x.data(), m, nullptr, nullptr, vt_linear_default_options(), ref.data());
-    Buf bx, by;
+    const vt_linear_options o = vt_linear_default_options();
+    if (act == kActSilu) {
+        linear_swiglu(*pg, *pu, x.data(), m, bias ? gb.data() : nullptr, bias ? ub.data() : nullptr, o, ref.data());
+    } else {
+        std::vector<float> g(ref.size()), u(ref.size());
+        linear(*pg, x.data(), m, bias ? gb.data() : nullptr, o, g.data());
+        linear(*pu, x.data(), m, bias ? ub.data() : nullptr, o, u.data());
+        ops::geglu_tanh(g.data(), u.data(), int64_t(ref.size()), ref.data());
+    }
+    Buf bx, by, bb;
     up(bx, x);
     poison(by, ref.size() * 4);
     Epilogue e;
     e.kind = kEpiSwiglu;
+    e.act = act;
     e.out = by.f();
     e.ld = i_dim;
+    if (bias) {
+        up(bb, row_values(rows, {{pg.get(), gb.data()}, {pu.get(), ub.data()}}));
+        e.bias = bb.f();
+    }
     if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), h, m, nullptr, 0.0f, e);
     else gemm(kCfg, dw.d, bx.f(), h, m, e);
     const double err = nerr(down(by.f(), ref.size()), to_d(ref));
     expect(err < (m <= kGemvMaxM ? 2e-5 : 3e-4),
-           std::string("swiglu epilogue ") + fmt_name(f) + " m=" + std::to_string(m) + " vs CPU linear_swiglu", err);
+           std::string(act == kActSilu ? "swiglu" : "geglu-tanh") + " epilogue" + (bias ? " with biases " : " ") +
+               fmt_name(f) + " m=" + std::to_string(m) + " vs CPU",
+           err);
+}
+
+// The store epilogue with a bias and Gemma 2's final soft-cap, and the argmax over the capped
+// values, against the CPU's linear + cap · tanh(v / cap) and vt_argmax.
+void test_store_softcap(int m) {
+    const int64_t n = 300, k = 192;
+    const float cap = 3.0f;
+    std::vector<float> w = randn(size_t(n * k), 0.2f), b = randn(size_t(n), 1.0f), x = randn(size_t(m * k));
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, VT_FORMAT_INT8_BLOCKED, 0);
+    DevWeight dw;
+    upload(*p, rows_plain(*p), n, dw);
+    std::vector<float> ref(size_t(m * n));
+    linear(*p, x.data(), m, b.data(), vt_linear_default_options(), ref.data());
+    for (float& v : ref) v = std::tanh(v / cap) * cap;
+    Buf bx, by, bb, bam;
+    up(bx, x);
+    up(bb, b);
+    poison(by, ref.size() * 4);
+    const unsigned long long zero = 0;
+    up(bam, &zero, 8);
+    Epilogue e;
+    e.kind = kEpiStore;
+    e.out = by.f();
+    e.ld = n;
+    e.bias = bb.f();
+    e.softcap = cap;
+    if (m <= kGemvMaxM) e.argmax = bam.mem.get<unsigned long long>();
+    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), k, m, nullptr, 0.0f, e);
+    else gemm(kCfg, dw.d, bx.f(), k, m, e);
+    const std::vector<float> got = down(by.f(), ref.size());
+    const double err = nerr(got, to_d(ref));
+    bool am = true;
+    if (m <= kGemvMaxM) {
+        unsigned long long key = 0;
+        check(cudaMemcpy(&key, bam.mem.get(), 8, cudaMemcpyDeviceToHost), "download");
+        am = key && int64_t(rank_key_index(key)) == argmax(got.data(), n);
+    }
+    expect(err < (m <= kGemvMaxM ? 2e-5 : 3e-4) && am,
+           "store epilogue with bias and soft-cap m=" + std::to_string(m) + " vs CPU (and its argmax)", err);
 }
 
 // ---- The CUTLASS linears (through the inference API's device path) --------------------------------
@@ -416,14 +475,20 @@ struct AttnCase {
     int nh, nkv, hd;
 };
 
-void test_qkv(const AttnCase& ac, int m, int pos0) {
+// The QKV step: the fused epilogue (RoPE, scale, K/V into the cache), with the q/k/v biases
+// when `bias`; with `qk_norm`, the store epilogue + qkv_norm_rope (Qwen3 / Gemma 3's per-head
+// RMSNorm of q and k before RoPE), against the CPU's ops::rmsnorm_heads + ops::rope.
+void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_norm = false) {
     const int64_t h = 128, nh = ac.nh, nkv = ac.nkv, hd = ac.hd, rows = (nh + 2 * nkv) * hd, cap = pos0 + m + 5;
+    const float eps = 1e-6f;
     std::vector<float> w = randn(size_t(rows * h), 0.08f);
     auto p = prepack(w.data(), VT_DTYPE_F32, rows, h, VT_FORMAT_BF16, 0);
     std::vector<float> wu(size_t(rows * h));
     unpack(*p, wu.data());
     DevWeight dw;
-    upload(*p, rows_qkv(*p, nh, nkv, hd), rows, dw);
+    const std::vector<RowSource> order = rows_qkv(*p, nh, nkv, hd);
+    upload(*p, order, rows, dw);
+    const std::vector<float> b = randn(size_t(rows), 0.5f), qn = randn(size_t(hd), 0.5f), kn = randn(size_t(hd), 0.5f);
     std::vector<float> x = randn(size_t(m * h));
     LlamaConfig rc;
     rc.head_dim = hd;
@@ -439,7 +504,11 @@ void test_qkv(const AttnCase& ac, int m, int pos0) {
         for (int64_t r = 0; r < rows; ++r) {
             double acc = 0;
             for (int64_t c = 0; c < h; ++c) acc += double(wu[size_t(r * h + c)]) * x[size_t(i * h + c)];
-            y[size_t(r)] = float(acc);
+            y[size_t(r)] = float(acc) + (bias ? b[size_t(r)] : 0.0f);
+        }
+        if (qk_norm) {
+            ops::rmsnorm_heads(y.data(), nh, hd, qn.data(), eps);
+            ops::rmsnorm_heads(y.data() + nh * hd, nkv, hd, kn.data(), eps);
         }
         const float* cs = rope.data() + size_t(i * hd);
         ops::rope(y.data(), nh, hd, cs, qscale);
@@ -473,11 +542,28 @@ void test_qkv(const AttnCase& ac, int m, int pos0) {
     e.kcache = bk.f();
     e.vcache = bv.f();
     e.cap = cap;
-    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), h, m, nullptr, 0.0f, e);
-    else gemm(kCfg, dw.d, bx.f(), h, m, e);
+    Buf bb, braw, bqn, bkn;
+    if (bias) up(bb, row_values(order, {{p.get(), b.data()}}));
+    Epilogue el = e;  // the linear's epilogue
+    if (qk_norm) {
+        poison(braw, size_t(m * rows) * 4);
+        el = Epilogue();
+        el.kind = kEpiStore;
+        el.out = braw.f();
+        el.ld = rows;
+    }
+    el.bias = bias ? bb.f() : nullptr;
+    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), h, m, nullptr, 0.0f, el);
+    else gemm(kCfg, dw.d, bx.f(), h, m, el);
+    if (qk_norm) {
+        up(bqn, qn);
+        up(bkn, kn);
+        qkv_norm_rope(kCfg, braw.f(), rows, m, bqn.f(), bkn.f(), eps, e);
+    }
     const double tol = m <= kGemvMaxM ? 2e-5 : 3e-4;
-    char tag[128];
-    std::snprintf(tag, sizeof tag, "qkv+rope nh=%d nkv=%d hd=%d m=%d pos0=%d", ac.nh, ac.nkv, ac.hd, m, pos0);
+    char tag[160];
+    std::snprintf(tag, sizeof tag, "qkv+rope%s%s nh=%d nkv=%d hd=%d m=%d pos0=%d", bias ? " +bias" : "",
+                  qk_norm ? " +q/k norm" : "", ac.nh, ac.nkv, ac.hd, m, pos0);
     const double eq = nerr(down(bq.f(), qref.size()), qref), ek = nerr(down(bk.f(), kref.size()), kref),
                  ev = nerr(down(bv.f(), vref.size()), vref);
     expect(eq < tol && ek < tol && ev < tol, std::string(tag) + " q, K cache, V cache", std::max({eq, ek, ev}));
@@ -488,7 +574,7 @@ void test_qkv(const AttnCase& ac, int m, int pos0) {
 // [nkv][hd][cap], values [nkv][cap][hd]); the keys are copied into the CPU session's tiles
 // (ops::key_index) first. tests/ops/test_ops.cpp checks it against float64.
 void attn_cpu(const float* q, const std::vector<float>& kdev, const std::vector<float>& v, int64_t cap,
-              const AttnCase& ac, int64_t pos, double* out) {
+              const AttnCase& ac, int64_t pos, double* out, int64_t window = 0, float softcap = 0.0f) {
     const int64_t hd = ac.hd;
     const int64_t capt = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;
     std::vector<float> kt(size_t(ac.nkv * hd * capt), 0.0f);
@@ -506,19 +592,21 @@ void attn_cpu(const float* q, const std::vector<float>& kdev, const std::vector<
             qp[g] = q + (u.head0 + g) * hd;
             op[g] = o.data() + (u.head0 + g) * hd;
         }
-        ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * capt, v.data() + u.kvh * cap * hd, 0, pos + 1, hd,
-                               op);
+        const int64_t k0 = window > 0 ? std::max<int64_t>(0, pos + 1 - window) : 0;  // cpu/engine.cpp's first_key
+        ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * capt, v.data() + u.kvh * cap * hd, k0, pos + 1, hd,
+                               op, softcap);
     }
     std::copy(o.begin(), o.end(), out);
 }
 
-void test_attention(const AttnCase& ac, int m, int pos0, int splits) {
+void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window = 0, float softcap = 0.0f) {
     const int64_t hd = ac.hd, cap = pos0 + m + 3;
     std::vector<float> kt = randn(size_t(ac.nkv * hd * cap)), v = randn(size_t(ac.nkv * cap * hd));
     std::vector<float> q = randn(size_t(m * ac.nh * hd), 1.0f / std::sqrt(float(hd)) * 2.0f);
     std::vector<double> ref(size_t(m * ac.nh * hd));
     for (int i = 0; i < m; ++i)
-        attn_cpu(q.data() + size_t(i * ac.nh * hd), kt, v, cap, ac, pos0 + i, ref.data() + size_t(i * ac.nh * hd));
+        attn_cpu(q.data() + size_t(i * ac.nh * hd), kt, v, cap, ac, pos0 + i, ref.data() + size_t(i * ac.nh * hd), window,
+                 softcap);
     const int G = ac.nh / ac.nkv, gb = std::min(G, kAttnMaxGroup), units = ac.nkv * ((G + gb - 1) / gb);
     Buf bq, bk, bv, bo, bpos, bpart, bcnt;
     up(bq, q);
@@ -541,12 +629,14 @@ void test_attention(const AttnCase& ac, int m, int pos0, int splits) {
     a.nkv = ac.nkv;
     a.hd = ac.hd;
     a.m = m;
+    a.window = window;
+    a.softcap = softcap;
     a.splits = splits;
     a.partial = bpart.f();
     a.counters = bcnt.mem.get<int32_t>();
-    char tag[128];
-    std::snprintf(tag, sizeof tag, "attention %s nh=%d nkv=%d hd=%d m=%d pos0=%d splits=%d", m == 1 ? "decode" : "prefill",
-                  ac.nh, ac.nkv, ac.hd, m, pos0, splits);
+    char tag[192];
+    std::snprintf(tag, sizeof tag, "attention %s nh=%d nkv=%d hd=%d m=%d pos0=%d splits=%d window=%d softcap=%g",
+                  m == 1 ? "decode" : "prefill", ac.nh, ac.nkv, ac.hd, m, pos0, splits, window, double(softcap));
     if (m == 1) {
         attention_decode(kCfg, a);
         const double e1 = nerr(down(bo.f(), ref.size()), ref);
@@ -586,7 +676,7 @@ void test_small_ops() {
         else up(bt, dt == VT_DTYPE_F16 ? th : tb);
         up(btok, toks);
         poison(bx, toks.size() * size_t(h) * 4);
-        embed(kCfg, bt.mem.get(), dt, h, btok.mem.get<int32_t>(), int(toks.size()), bx.f(), nullptr);
+        embed(kCfg, bt.mem.get(), dt, h, btok.mem.get<int32_t>(), int(toks.size()), bx.f(), 0.0f, nullptr);
         const std::vector<float> got = down(bx.f(), toks.size() * size_t(h));
         bool ok = true;
         for (size_t i = 0; i < toks.size(); ++i)
@@ -602,6 +692,37 @@ void test_small_ops() {
                 ok = ok && got[i * size_t(h) + size_t(c)] == want;
             }
         expect(ok, "embedding lookup dtype " + std::to_string(dt) + " exact");
+    }
+    // embedding times Gemma's scale
+    {
+        Buf bt, btok, bx;
+        up(bt, tab);
+        up(btok, toks);
+        poison(bx, toks.size() * size_t(h) * 4);
+        const float scale = std::sqrt(float(h));
+        embed(kCfg, bt.mem.get(), VT_DTYPE_F32, h, btok.mem.get<int32_t>(), int(toks.size()), bx.f(), scale, nullptr);
+        const std::vector<float> got = down(bx.f(), toks.size() * size_t(h));
+        bool ok = true;
+        for (size_t i = 0; i < toks.size(); ++i)
+            for (int64_t c = 0; c < h; ++c) ok = ok && got[i * size_t(h) + size_t(c)] == tab[size_t(toks[i]) * size_t(h) + size_t(c)] * scale;
+        expect(ok, "embedding lookup times the embedding scale, exact");
+    }
+    // x += rmsnorm(t) · w (Gemma's post norms)
+    {
+        const int m = 3;
+        std::vector<float> x = randn(size_t(m * h), 2.0f), t = randn(size_t(m * h), 3.0f), w = randn(size_t(h));
+        std::vector<float> ref = x, tc = t;
+        for (int i = 0; i < m; ++i) {
+            ops::rmsnorm_heads(tc.data() + i * h, 1, h, w.data(), 1e-6f);
+            for (int64_t c = 0; c < h; ++c) ref[size_t(i * h + c)] += tc[size_t(i * h + c)];
+        }
+        Buf bx, bt, bw;
+        up(bx, x);
+        up(bt, t);
+        up(bw, w);
+        add_rmsnorm(kCfg, bx.f(), bt.f(), bw.f(), 1e-6f, h, m);
+        const double err = nerr(down(bx.f(), x.size()), to_d(ref));
+        expect(err < 2e-6, "add_rmsnorm vs CPU ops::rmsnorm_heads + add", err);
     }
     // rmsnorm
     {
@@ -862,7 +983,12 @@ int main(int argc, char** argv) {
         test_gemv_norm_and_argmax();
         for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_BF16, VT_FORMAT_INT4_BLOCKED,
                             VT_FORMAT_INT4_MIN_BLOCKED})
-            for (int m : {1, 3, 8, 33}) test_swiglu(f, m);
+            for (int m : {1, 3, 8, 33}) {
+                test_swiglu(f, m);
+                test_swiglu(f, m, kActSilu, true);
+                test_swiglu(f, m, kActGeluTanh);
+            }
+        for (int m : {1, 4, 8, 20}) test_store_softcap(m);
         const AttnCase cases[] = {{4, 4, 64}, {8, 2, 64}, {32, 4, 64}, {16, 1, 64}, {4, 4, 128}, {8, 2, 128},
                                   {32, 8, 128}, {6, 2, 128}};
         for (const AttnCase& ac : cases) {
@@ -879,6 +1005,30 @@ int main(int argc, char** argv) {
             test_attention(ac, 40, 0, 1);
             test_attention(ac, 40, 70, 1);
             test_attention(ac, 130, 5, 1);
+        }
+        // The family features: head_dim other than 64 / 128 (the tiny test models' 8..32,
+        // Phi-3's 96, Gemma's 256), q/k/v biases, q/k norms, sliding windows (starting inside
+        // a tile and a split), soft-capping.
+        const AttnCase fam[] = {{4, 2, 8}, {4, 1, 24}, {4, 4, 32}, {32, 32, 96}, {8, 4, 256}, {8, 1, 256}, {6, 2, 128}};
+        for (const AttnCase& ac : fam) {
+            test_qkv(ac, 1, 37, true);
+            test_qkv(ac, 20, 11, true);
+            test_qkv(ac, 1, 0, false, true);
+            test_qkv(ac, 5, 3, true, true);
+            test_qkv(ac, 20, 11, false, true);
+            for (int pos : {0, 6, 200, 1000}) {
+                test_attention(ac, 1, pos, 1);
+                test_attention(ac, 1, pos, 7);
+                for (int window : {1, 6, 130})
+                    for (int splits : {1, 7}) test_attention(ac, 1, pos, splits, window);
+                test_attention(ac, 1, pos, 7, 0, 3.0f);
+                test_attention(ac, 1, pos, 7, 130, 50.0f);
+            }
+            for (int window : {0, 1, 6, 40}) {
+                test_attention(ac, 40, 0, 1, window);
+                test_attention(ac, 40, 70, 1, window, 3.0f);
+                test_attention(ac, 130, 5, 1, window);
+            }
         }
         test_small_ops();
         test_argmax_wide_vocab();

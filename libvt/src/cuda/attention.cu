@@ -2,17 +2,26 @@
 // [kv_head][hd][cap] so that consecutive threads read consecutive positions of one dim
 // (coalesced), values row-major [kv_head][cap][hd].
 //
-// Decode (one query row): flash-decoding. The key range is cut into `splits` pieces so that
-// kv_heads × head_groups × splits blocks fill the GPU even for 4 KV heads; each block runs an
-// online softmax over its piece for up to 8 query heads of one GQA group (each key is read
-// once for the whole group), writes an unnormalized partial (acc, max, sum), and the last
-// block of the group to arrive (a per-group counter) merges the partials — no second kernel,
-// which matters at ~100 launches per token. Position and length come from device memory, so a
-// captured graph replays for every token; blocks past the current length do nothing.
+// head_dim: the kernels are compiled for HDP = 64, 128 and 256 and run any hd that is a
+// multiple of 4 up to HDP (Phi-3's 96, the tiny test models' 8..32): dims past hd are zero in
+// the staged queries and keys and are neither read nor written in the caches.
 //
-// Prefill (m query rows, causal): one block per (KV head, run of query rows); every thread owns
-// one (query row, head) vector (two threads for head_dim 128), keys and values are staged in
-// shared memory 32 at a time and shared by all the block's queries.
+// Decode (one query row): flash-decoding. The visible key range (all keys, or the sliding
+// window's last `window`) is cut into `splits` pieces so that kv_heads × head_groups × splits
+// blocks fill the GPU even for 4 KV heads; each block runs an online softmax over its piece
+// for up to 8 query heads of one GQA group (each key is read once for the whole group),
+// writes an unnormalized partial (acc, max, sum), and the last block of the group to arrive
+// (a per-group counter) merges the partials — no second kernel, which matters at ~100
+// launches per token. Position and length come from device memory, so a captured graph
+// replays for every token; blocks past the current length do nothing.
+//
+// Prefill (m query rows, causal, optionally windowed): one block per (KV head, run of query
+// rows); every thread owns one (query row, head) vector (HDP/64 threads for one vector, 64
+// dims each), keys and values are staged in shared memory KT at a time and shared by all the
+// block's queries.
+//
+// Scores are q·k with q pre-scaled, then soft-capped (cap · tanh(s / cap)) when a.softcap > 0,
+// as the CPU's attend does.
 #include "cuda/common.cuh"
 
 namespace vt {
@@ -24,12 +33,14 @@ constexpr float kNegInf = -__builtin_huge_valf();
 
 // ---- Decode ------------------------------------------------------------------------------------
 
-template <int HD>
+template <int HDP>
 __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a) {
     constexpr int G8 = kAttnMaxGroup;
-    constexpr int NP = kThreads / HD;  // thread groups over the head dims in the V phase
-    constexpr int GPT = G8 / NP;       // heads per thread in the V phase
-    __shared__ __align__(16) float q_s[G8][HD];
+    constexpr int DW = HDP < kThreads ? HDP : kThreads;  // dims one pass of the threads covers
+    constexpr int DPT = HDP / DW;                          // dims per thread in the V phase
+    constexpr int NP = kThreads / DW;                      // thread groups over the heads
+    constexpr int GPT = G8 / NP;                           // heads per thread in the V phase
+    __shared__ __align__(16) float q_s[G8][HDP];
     __shared__ float p_s[G8][kAttnTile];
     __shared__ float red[G8][kThreads / 32];
     // Online-softmax state per head, kept by thread g (not in every thread's registers).
@@ -39,17 +50,18 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
     pdl_launch_dependents();
     pdl_wait();
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int hd = a.hd, pstride = hd + 2;
     const int G = a.nh / a.nkv, gb = G < G8 ? G : G8, ngroups = (G + gb - 1) / gb;
     const int unit = blockIdx.x, kvh = unit / ngroups, grp = unit - kvh * ngroups;
     const int h0 = kvh * G + grp * gb, ng = min(gb, G - grp * gb);
     const int S = gridDim.y, split = blockIdx.y;
-    const int n = *a.pos + 1;
-    const KeyRange kr = attn_split_range(n, S, split, kAttnTile);
+    const KeyRange kr = attn_decode_range(*a.pos, a.window, S, split, kAttnTile);
     const int k0 = kr.k0, k1 = kr.k1;
+    const float cap_s = a.softcap;
 
-    for (int i = tid; i < G8 * HD; i += kThreads) {
-        const int g = i / HD, d = i - g * HD;
-        q_s[g][d] = g < ng ? a.q[int64_t(h0 + g) * HD + d] : 0.0f;
+    for (int i = tid; i < G8 * HDP; i += kThreads) {
+        const int g = i / HDP, d = i - g * HDP;
+        q_s[g][d] = g < ng && d < hd ? a.q[int64_t(h0 + g) * hd + d] : 0.0f;
     }
     if (tid < G8) {
         m_s[tid] = kNegInf;
@@ -58,12 +70,14 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
     __syncthreads();
 
     const int64_t cap = a.cap;
-    const float* kt = a.kcache + int64_t(kvh) * HD * cap;
-    const float* vv = a.vcache + int64_t(kvh) * cap * HD;
-    const int d = tid % HD, gp = tid / HD;
-    float acc[GPT];
+    const float* kt = a.kcache + int64_t(kvh) * hd * cap;
+    const float* vv = a.vcache + int64_t(kvh) * cap * hd;
+    const int dt = tid % DW, gp = tid / DW;
+    float acc[GPT][DPT];
 #pragma unroll
-    for (int i = 0; i < GPT; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < GPT; ++i)
+#pragma unroll
+        for (int u = 0; u < DPT; ++u) acc[i][u] = 0.0f;
 
     for (int j0 = k0; j0 < k1; j0 += kAttnTile) {
         const int j = j0 + tid;
@@ -74,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
         if (valid) {
             const float* kc = kt + j;
 #pragma unroll 4
-            for (int d0 = 0; d0 < HD; d0 += 4) {
+            for (int d0 = 0; d0 < hd; d0 += 4) {
                 const float x0 = kc[int64_t(d0) * cap], x1 = kc[int64_t(d0 + 1) * cap];
                 const float x2 = kc[int64_t(d0 + 2) * cap], x3 = kc[int64_t(d0 + 3) * cap];
 #pragma unroll
@@ -84,6 +98,9 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
                     sc[g] = fmaf(qv.x, x0, fmaf(qv.y, x1, fmaf(qv.z, x2, fmaf(qv.w, x3, sc[g]))));
                 }
             }
+            if (cap_s > 0.0f)
+#pragma unroll
+                for (int g = 0; g < G8; ++g) sc[g] = softcap_value(sc[g], cap_s);
         }
         // Online softmax over this tile: block max, rescale, exponentials, block sum.
 #pragma unroll
@@ -117,38 +134,50 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
         }
         // acc[g][d] = acc·corr + Σ_t p[g][t] · v[t][d]
         const int nt = min(kAttnTile, k1 - j0);
-        const float* vt = vv + int64_t(j0) * HD + d;
+        const float* vt = vv + int64_t(j0) * hd;
 #pragma unroll
-        for (int i = 0; i < GPT; ++i) acc[i] *= corr_s[gp + NP * i];
-        int t = 0;
-        for (; t + 4 <= nt; t += 4) {
-            const float v0 = vt[int64_t(t) * HD], v1 = vt[int64_t(t + 1) * HD];
-            const float v2 = vt[int64_t(t + 2) * HD], v3 = vt[int64_t(t + 3) * HD];
+        for (int i = 0; i < GPT; ++i)
 #pragma unroll
-            for (int i = 0; i < GPT; ++i) {
-                if (gp + NP * i >= ng) break;
-                const float* pr = &p_s[gp + NP * i][t];
-                acc[i] = fmaf(pr[0], v0, fmaf(pr[1], v1, fmaf(pr[2], v2, fmaf(pr[3], v3, acc[i]))));
+            for (int u = 0; u < DPT; ++u) acc[i][u] *= corr_s[gp + NP * i];
+#pragma unroll
+        for (int u = 0; u < DPT; ++u) {
+            const int d = dt + DW * u;
+            if (d >= hd) break;
+            int t = 0;
+            for (; t + 4 <= nt; t += 4) {
+                const float v0 = vt[int64_t(t) * hd + d], v1 = vt[int64_t(t + 1) * hd + d];
+                const float v2 = vt[int64_t(t + 2) * hd + d], v3 = vt[int64_t(t + 3) * hd + d];
+#pragma unroll
+                for (int i = 0; i < GPT; ++i) {
+                    if (gp + NP * i >= ng) break;
+                    const float* pr = &p_s[gp + NP * i][t];
+                    acc[i][u] = fmaf(pr[0], v0, fmaf(pr[1], v1, fmaf(pr[2], v2, fmaf(pr[3], v3, acc[i][u]))));
+                }
             }
-        }
-        for (; t < nt; ++t) {
-            const float v0 = vt[int64_t(t) * HD];
+            for (; t < nt; ++t) {
+                const float v0 = vt[int64_t(t) * hd + d];
 #pragma unroll
-            for (int i = 0; i < GPT; ++i) {
-                if (gp + NP * i >= ng) break;
-                acc[i] = fmaf(p_s[gp + NP * i][t], v0, acc[i]);
+                for (int i = 0; i < GPT; ++i) {
+                    if (gp + NP * i >= ng) break;
+                    acc[i][u] = fmaf(p_s[gp + NP * i][t], v0, acc[i][u]);
+                }
             }
         }
         __syncthreads();  // p_s, red, corr_s and the state are rewritten by the next tile
     }
 
-    // Partial result of this split: acc [G8][HD], then max and sum.
-    float* part = a.partial + (int64_t(unit) * S + split) * G8 * (HD + 2);
+    // Partial result of this split: acc [G8][hd], then max and sum.
+    float* part = a.partial + (int64_t(unit) * S + split) * G8 * pstride;
 #pragma unroll
-    for (int i = 0; i < GPT; ++i) part[(gp + NP * i) * (HD + 2) + d] = acc[i];
+    for (int i = 0; i < GPT; ++i)
+#pragma unroll
+        for (int u = 0; u < DPT; ++u) {
+            const int d = dt + DW * u;
+            if (d < hd) part[(gp + NP * i) * pstride + d] = acc[i][u];
+        }
     if (tid < G8) {
-        part[tid * (HD + 2) + HD] = m_s[tid];
-        part[tid * (HD + 2) + HD + 1] = l_s[tid];
+        part[tid * pstride + hd] = m_s[tid];
+        part[tid * pstride + hd + 1] = l_s[tid];
     }
     __threadfence();
     __syncthreads();
@@ -158,41 +187,42 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
     __threadfence();
 
     // The last block merges: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
-    const float* p0 = a.partial + int64_t(unit) * S * G8 * (HD + 2);
-    for (int i = tid; i < ng * HD; i += kThreads) {
-        const int g = i / HD, dd = i - g * HD;
+    const float* p0 = a.partial + int64_t(unit) * S * G8 * pstride;
+    for (int i = tid; i < ng * hd; i += kThreads) {
+        const int g = i / hd, dd = i - g * hd;
         float M = kNegInf;
-        for (int sp = 0; sp < S; ++sp) M = fmaxf(M, __ldcg(p0 + (int64_t(sp) * G8 + g) * (HD + 2) + HD));
+        for (int sp = 0; sp < S; ++sp) M = fmaxf(M, __ldcg(p0 + (int64_t(sp) * G8 + g) * pstride + hd));
         float L = 0.0f, o = 0.0f;
         for (int sp = 0; sp < S; ++sp) {
-            const float* ps = p0 + (int64_t(sp) * G8 + g) * (HD + 2);
-            const float ms = __ldcg(ps + HD);
+            const float* ps = p0 + (int64_t(sp) * G8 + g) * pstride;
+            const float ms = __ldcg(ps + hd);
             if (ms == kNegInf) continue;  // an empty split
             const float w = expf(ms - M);
-            L = fmaf(w, __ldcg(ps + HD + 1), L);
+            L = fmaf(w, __ldcg(ps + hd + 1), L);
             o = fmaf(w, __ldcg(ps + dd), o);
         }
-        a.out[int64_t(h0 + g) * HD + dd] = o / L;
+        a.out[int64_t(h0 + g) * hd + dd] = o / L;
     }
     if (tid == 0) a.counters[unit] = 0;  // ready for the next launch
 }
 
 // ---- Prefill -----------------------------------------------------------------------------------
 
-template <int HD>
+template <int HDP>
 __global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a) {
-    constexpr int LPQ = HD / 64;        // threads per query vector (each owns 64 dims)
-    constexpr int QV = kThreads / LPQ;  // query vectors per block
-    constexpr int KT = 32;              // keys per shared tile
-    constexpr int KS = HD + 4 * LPQ;    // shared row stride; the halves of a 128-dim row are
-                                        // 4 floats apart in bank order (no 2-way conflict)
+    constexpr int LPQ = HDP / 64;        // threads per query vector (each owns 64 dims)
+    constexpr int QV = kThreads / LPQ;   // query vectors per block
+    constexpr int KT = HDP > 128 ? 16 : 32;  // keys per shared tile (48 KB of static shared memory)
+    constexpr int KS = HDP + 4 * LPQ;    // shared row stride; the 64-dim quarters of a row are
+                                         // 4 floats apart in bank order (no 2-way conflict)
     __shared__ __align__(16) float k_s[KT][KS];
     __shared__ __align__(16) float v_s[KT][KS];
 
     pdl_launch_dependents();
     pdl_wait();
     const int tid = threadIdx.x;
-    const int G = a.nh / a.nkv, QR = QV / G;  // query rows per block (G <= QV, checked at upload)
+    const int hd = a.hd;
+    const int G = a.nh / a.nkv, QR = QV / G;  // query rows per block (G <= QV: attn_max_group)
     const int kvh = blockIdx.x;
     const int qv = tid / LPQ, dp = tid - qv * LPQ;
     const int qi = qv / G, g = qv - qi * G;
@@ -201,32 +231,35 @@ __global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a
     const int h = kvh * G + g;
     const int pos0 = *a.pos;
     const int pos_i = pos0 + i;
+    const int lo_i = attn_first_key(pos_i, a.window);
     const int last_row = min(a.m, (blockIdx.y + 1) * QR) - 1;
     const int kend = pos0 + last_row + 1;  // keys this block needs
-    const int64_t ldq = int64_t(a.nh) * HD;
+    const int kbeg = attn_first_key(pos0 + int(blockIdx.y) * QR, a.window) / KT * KT;
+    const int64_t ldq = int64_t(a.nh) * hd;
     const int col0 = dp * (64 + 4);        // this thread's 64 dims inside a shared row
+    const float cap_s = a.softcap;
 
     float q[64], acc[64];
 #pragma unroll
     for (int t = 0; t < 64; ++t) {
-        q[t] = active ? a.q[int64_t(i) * ldq + int64_t(h) * HD + dp * 64 + t] : 0.0f;
+        q[t] = active && dp * 64 + t < hd ? a.q[int64_t(i) * ldq + int64_t(h) * hd + dp * 64 + t] : 0.0f;
         acc[t] = 0.0f;
     }
     float m_run = kNegInf, l_run = 0.0f;
 
     const int64_t cap = a.cap;
-    const float* kt = a.kcache + int64_t(kvh) * HD * cap;
-    const float* vv = a.vcache + int64_t(kvh) * cap * HD;
-    for (int j0 = 0; j0 < kend; j0 += KT) {
+    const float* kt = a.kcache + int64_t(kvh) * hd * cap;
+    const float* vv = a.vcache + int64_t(kvh) * cap * hd;
+    for (int j0 = kbeg; j0 < kend; j0 += KT) {
         __syncthreads();
-        for (int idx = tid; idx < KT * HD; idx += kThreads) {  // K^T -> rows, coalesced along j
+        for (int idx = tid; idx < KT * HDP; idx += kThreads) {  // K^T -> rows, coalesced along j
             const int d = idx / KT, jj = idx - d * KT, j = j0 + jj;
-            k_s[jj][d + 4 * (d >> 6)] = j < kend ? kt[int64_t(d) * cap + j] : 0.0f;
+            k_s[jj][d + 4 * (d >> 6)] = j < kend && d < hd ? kt[int64_t(d) * cap + j] : 0.0f;
         }
-        for (int idx = tid; idx < KT * (HD / 4); idx += kThreads) {
-            const int jj = idx / (HD / 4), d = 4 * (idx - jj * (HD / 4)), j = j0 + jj;
-            const float4 v = j < kend ? *reinterpret_cast<const float4*>(vv + int64_t(j) * HD + d)
-                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int idx = tid; idx < KT * (HDP / 4); idx += kThreads) {
+            const int jj = idx / (HDP / 4), d = 4 * (idx - jj * (HDP / 4)), j = j0 + jj;
+            const float4 v = j < kend && d < hd ? *reinterpret_cast<const float4*>(vv + int64_t(j) * hd + d)
+                                                : make_float4(0.f, 0.f, 0.f, 0.f);
             *reinterpret_cast<float4*>(&v_s[jj][d + 4 * (d >> 6)]) = v;
         }
         __syncthreads();
@@ -245,8 +278,11 @@ __global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a
                     const float4 kv = *reinterpret_cast<const float4*>(kr + t);
                     s = fmaf(q[t], kv.x, fmaf(q[t + 1], kv.y, fmaf(q[t + 2], kv.z, fmaf(q[t + 3], kv.w, s))));
                 }
-                if constexpr (LPQ == 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
-                sc[jj] = j0 + sub + jj <= pos_i ? s : kNegInf;
+                if constexpr (LPQ >= 2) s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+                if constexpr (LPQ >= 4) s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
+                if (cap_s > 0.0f) s = softcap_value(s, cap_s);
+                const int j = j0 + sub + jj;
+                sc[jj] = j <= pos_i && j >= lo_i ? s : kNegInf;
                 smax = fmaxf(smax, sc[jj]);
             }
             if (smax == kNegInf) continue;  // no visible key here for this query
@@ -280,28 +316,39 @@ __global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a
     }
     if (active) {
         const float inv = 1.0f / l_run;
-        float* out = a.out + int64_t(i) * ldq + int64_t(h) * HD + dp * 64;
+        float* out = a.out + int64_t(i) * ldq + int64_t(h) * hd + dp * 64;
 #pragma unroll
-        for (int t = 0; t < 64; ++t) out[t] = acc[t] * inv;
+        for (int t = 0; t < 64; ++t)
+            if (dp * 64 + t < hd) out[t] = acc[t] * inv;
     }
 }
 
+// The HDP a head_dim runs with.
+int attn_hdp(int hd) { return hd <= 64 ? 64 : hd <= 128 ? 128 : 256; }
+
 }  // namespace
+
+int attn_max_group(int hd) { return kThreads / (attn_hdp(hd) / 64); }
 
 void attention_decode(const LaunchCfg& cfg, const AttnArgs& a) {
     const int G = a.nh / a.nkv, gb = G < kAttnMaxGroup ? G : kAttnMaxGroup;
     const dim3 grid(unsigned(a.nkv * ((G + gb - 1) / gb)), unsigned(a.splits));
-    if (a.hd == 64) launch(cfg, "attention (decode)", attn_decode_kernel<64>, grid, dim3(kThreads), 0, a);
-    else launch(cfg, "attention (decode)", attn_decode_kernel<128>, grid, dim3(kThreads), 0, a);
+    switch (attn_hdp(a.hd)) {
+        case 64: launch(cfg, "attention (decode)", attn_decode_kernel<64>, grid, dim3(kThreads), 0, a); break;
+        case 128: launch(cfg, "attention (decode)", attn_decode_kernel<128>, grid, dim3(kThreads), 0, a); break;
+        default: launch(cfg, "attention (decode)", attn_decode_kernel<256>, grid, dim3(kThreads), 0, a); break;
+    }
 }
 
 void attention_prefill(const LaunchCfg& cfg, const AttnArgs& a) {
     const int G = a.nh / a.nkv;
-    const int qv = a.hd == 64 ? kThreads : kThreads / 2;
-    const int qr = qv / G;
+    const int qr = attn_max_group(a.hd) / G;
     const dim3 grid(unsigned(a.nkv), unsigned((a.m + qr - 1) / qr));
-    if (a.hd == 64) launch(cfg, "attention (prefill)", attn_prefill_kernel<64>, grid, dim3(kThreads), 0, a);
-    else launch(cfg, "attention (prefill)", attn_prefill_kernel<128>, grid, dim3(kThreads), 0, a);
+    switch (attn_hdp(a.hd)) {
+        case 64: launch(cfg, "attention (prefill)", attn_prefill_kernel<64>, grid, dim3(kThreads), 0, a); break;
+        case 128: launch(cfg, "attention (prefill)", attn_prefill_kernel<128>, grid, dim3(kThreads), 0, a); break;
+        default: launch(cfg, "attention (prefill)", attn_prefill_kernel<256>, grid, dim3(kThreads), 0, a); break;
+    }
 }
 
 }  // namespace cudak

@@ -27,6 +27,7 @@
 //          ~2.4 instructions per weight before the FMA, exact.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -158,6 +159,32 @@ VT_HD KeyRange attn_split_range(int n, int splits, int split, int tile) {
     const int per = ((n + splits - 1) / splits + tile - 1) / tile * tile;
     const int k0 = split * per;
     return KeyRange{k0, k0 + per < n ? k0 + per : n};
+}
+
+// Sliding window: the first key a query at position `pos` sees (window 0: all keys), as the
+// CPU's first_key (cpu/engine.cpp).
+VT_HD int attn_first_key(int pos, int window) {
+    return window > 0 && pos + 1 - window > 0 ? pos + 1 - window : 0;
+}
+
+// Decode attention of the query at position pos (keys [attn_first_key(pos, window), pos]): the
+// range of split `split` of `splits`, as attn_split_range over the visible keys.
+VT_HD KeyRange attn_decode_range(int pos, int window, int splits, int split, int tile) {
+    const int lo = attn_first_key(pos, window);
+    const KeyRange r = attn_split_range(pos + 1 - lo, splits, split, tile);
+    return KeyRange{lo + r.k0, lo + r.k1};
+}
+
+// ---- Epilogue math shared with the host checks (the CPU's formulas) ----------------------------
+
+// Gemma's soft-capping: cap · tanh(v / cap) (attention scores, final logits).
+VT_HD float softcap_value(float v, float cap) { return tanhf(v / cap) * cap; }
+
+// GELU with the tanh approximation, as ops::geglu_tanh computes it.
+VT_HD float gelu_tanh(float x) {
+    const float beta = 0.7978845608028654f, kappa = 0.044715f;  // sqrt(2/pi)
+    const float inner = beta * (x + kappa * x * x * x);
+    return 0.5f * x * (1.0f + tanhf(inner));
 }
 
 // Pair t of step (k, j) of a bitonic network that sorts descending: compare-exchange (i, l),

@@ -13,6 +13,14 @@
 // chosen id. Position and lengths live in device memory, so the graph is captured once per
 // session and sampling mode and replayed for every token (captured again only when the KV
 // cache grows).
+//
+// The family features (family.h), as cpu/engine.cpp's run computes them: biases in the
+// linears' epilogues (in device row order: layout.h's row_values); q/k norms as a separate
+// kernel after a storing QKV linear (qkv_norm_rope); sliding windows and score soft-capping in
+// the attention kernels; Gemma's embedding scale in the embedding, GeGLU in the gate/up
+// epilogue, its post-attention and post-feedforward norms as o_proj / down_proj into a
+// temporary + add_rmsnorm, the final soft-cap in the lm_head epilogue (before the argmax), and
+// Gemma 3's local RoPE table for its sliding layers.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -51,7 +59,8 @@ struct StepParams {
     int32_t token;
     int32_t pos;
     int32_t pad[2];
-    float rope[cudak::kMaxHeadDim];  // cos[hd/2] | sin[hd/2]
+    float rope[cudak::kMaxHeadDim];        // cos[hd/2] | sin[hd/2]
+    float rope_local[cudak::kMaxHeadDim];  // the same with the local RoPE base (Gemma 3)
 };
 
 bool env_on(const char* name, bool dflt) {
@@ -66,7 +75,25 @@ struct CudaLayer {
     DevLinear gu;    // [2I, H], gate/up rows interleaved
     DevLinear down;  // [H, I]
     const float* attn_norm = nullptr;  // [H]
-    const float* mlp_norm = nullptr;   // [H]
+    const float* mlp_norm = nullptr;   // [H] (Gemma: pre_feedforward_layernorm)
+    // The family's optional vectors (null when the model has none).
+    const float* qkv_bias = nullptr;        // in qkv's device row order
+    const float* o_bias = nullptr;          // [H]
+    const float* gu_bias = nullptr;         // gate/up biases interleaved as gu's rows
+    const float* down_bias = nullptr;       // [H]
+    const float* q_norm = nullptr;          // [HD]
+    const float* k_norm = nullptr;          // [HD]
+    const float* post_attn_norm = nullptr;  // [H] (Gemma)
+    const float* post_mlp_norm = nullptr;   // [H] (Gemma)
+    int32_t window = 0;                     // sliding window (0: all keys)
+    bool local_rope = false;                // rotates with the local RoPE base (Gemma 3)
+};
+
+// A vector to upload with the weights: its host values and where its device address goes.
+struct VecPlan {
+    std::vector<float> v;
+    size_t off = 0;
+    const float** dst = nullptr;
 };
 
 // One linear to upload: its device shape, its rows, its place in the model's allocation.
@@ -121,7 +148,12 @@ struct CudaModel final : BackendModel {
     int32_t embed_dtype = VT_DTYPE_BF16;
     int64_t H = 0, I = 0, V = 0, NH = 0, KV = 0, HD = 0, L = 0;
     float eps = 0.0f, qscale = 1.0f;
-    std::vector<float> inv_freq;    // [HD/2] RoPE inverse frequencies (the host computes the angles)
+    std::vector<float> inv_freq;        // [HD/2] RoPE inverse frequencies (the host computes the angles)
+    std::vector<float> inv_freq_local;  // [HD/2] Gemma 3's sliding layers; else empty
+    bool qk_norm = false;               // q/k norms: the QKV linear stores, qkv_norm_rope goes on
+    bool gemma = false;                 // GeGLU and the post-attention / post-feedforward norms
+    float embed_scale = 0.0f;           // > 0: embeddings times this (Gemma)
+    float attn_softcap = 0.0f, final_softcap = 0.0f;  // > 0: soft-capping (Gemma 2)
 
     std::unique_ptr<BackendSession> new_session(int64_t capacity) const override;
     bool can_pick() const override { return true; }
@@ -130,8 +162,6 @@ struct CudaModel final : BackendModel {
 
 std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index) {
     const LlamaConfig& c = m.cfg;
-    // The family features (family.h) these kernels do not compute yet: refused, never ignored.
-    if (const std::string why = cuda_unimplemented_feature(c); !why.empty()) fail(VT_STATUS_UNSUPPORTED, "%s", why.c_str());
     const DeviceInfo& info = device_info(device_index);
     std::unique_ptr<CudaModel> cm(new CudaModel);
     cm->dev = device_index;
@@ -144,14 +174,22 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->HD = c.head_dim;
     cm->L = c.num_layers;
     cm->eps = float(c.rms_norm_eps);
-    cm->qscale = 1.0f / std::sqrt(float(c.head_dim));
+    cm->gemma = c.family && c.family->gemma_block;
+    // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5), as the CPU's run.
+    cm->qscale = cm->gemma ? float(std::pow(c.query_pre_attn_scalar, -0.5)) : 1.0f / std::sqrt(float(c.head_dim));
     cm->inv_freq = m.inv_freq;
-    if (cm->HD != 64 && cm->HD != 128)
-        fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim 64 and 128; this model has %lld",
-             (long long)cm->HD);
-    if (cm->NH / cm->KV > (cm->HD == 64 ? 128 : 64))
-        fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports up to %d query heads per KV head; this model has %lld",
-             cm->HD == 64 ? 128 : 64, (long long)(cm->NH / cm->KV));
+    cm->inv_freq_local = m.inv_freq_local;
+    cm->qk_norm = c.qk_norm;
+    cm->embed_scale = c.embed_scale;
+    cm->attn_softcap = float(c.attn_softcap);
+    cm->final_softcap = float(c.final_softcap);
+    if (cm->HD % 4 != 0 || cm->HD > kMaxHeadDim)
+        fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim a multiple of 4 up to %d; this model has %lld",
+             kMaxHeadDim, (long long)cm->HD);
+    if (cm->NH / cm->KV > attn_max_group(int(cm->HD)))
+        fail(VT_STATUS_UNSUPPORTED,
+             "the CUDA backend supports up to %d query heads per KV head at head_dim %lld; this model has %lld",
+             attn_max_group(int(cm->HD)), (long long)cm->HD, (long long)(cm->NH / cm->KV));
     if (cm->V >= (int64_t(1) << 31) || cm->H >= (int64_t(1) << 30) || cm->I >= (int64_t(1) << 30))
         fail(VT_STATUS_UNSUPPORTED, "model dimensions exceed the CUDA kernels' 32-bit indexing");
     if (m.embed_dtype != VT_DTYPE_F32 && m.embed_dtype != VT_DTYPE_F16 && m.embed_dtype != VT_DTYPE_BF16)
@@ -160,6 +198,16 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     // Plan: every linear and vector in one allocation.
     std::vector<LinearPlan> plans;
     plans.reserve(size_t(4 * cm->L + 1));
+    std::vector<VecPlan> vecs;  // norms, biases (device row order), q/k norms
+    auto add_vec = [&](std::vector<float> v, const float** dst) {
+        if (v.empty()) return;
+        VecPlan vp;
+        vp.v = std::move(v);
+        vp.dst = dst;
+        vecs.push_back(std::move(vp));
+    };
+    auto host_vec = [](const AlignedVec<float>& a) { return std::vector<float>(a.begin(), a.end()); };
+    auto nz = [](const AlignedVec<float>& a) { return a.empty() ? nullptr : a.data(); };
     cm->layers.resize(size_t(cm->L));
     Carve cv;
     for (int64_t l = 0; l < cm->L; ++l) {
@@ -169,6 +217,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         p.s = linear_shape(*w.qkv, w.qkv->out);
         p.rows = rows_qkv(*w.qkv, cm->NH, cm->KV, cm->HD);
         p.dst = &d.qkv;
+        if (!w.qkv_bias.empty()) add_vec(row_values(p.rows, {{w.qkv.get(), w.qkv_bias.data()}}), &d.qkv_bias);
         plans.push_back(std::move(p));
         p = LinearPlan();
         p.s = linear_shape(*w.o, w.o->out);
@@ -179,12 +228,33 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         p.s = linear_shape(*w.gate, 2 * w.gate->out);
         p.rows = rows_interleave(*w.gate, *w.up);
         p.dst = &d.gu;
+        if (!w.gate_bias.empty() || !w.up_bias.empty())
+            add_vec(row_values(p.rows, {{w.gate.get(), nz(w.gate_bias)}, {w.up.get(), nz(w.up_bias)}}), &d.gu_bias);
         plans.push_back(std::move(p));
         p = LinearPlan();
         p.s = linear_shape(*w.down, w.down->out);
         p.rows = rows_plain(*w.down);
         p.dst = &d.down;
         plans.push_back(std::move(p));
+        add_vec(host_vec(w.attn_norm), &d.attn_norm);
+        add_vec(host_vec(w.mlp_norm), &d.mlp_norm);
+        add_vec(host_vec(w.o_bias), &d.o_bias);
+        add_vec(host_vec(w.down_bias), &d.down_bias);
+        add_vec(host_vec(w.q_norm), &d.q_norm);
+        add_vec(host_vec(w.k_norm), &d.k_norm);
+        add_vec(host_vec(w.post_attn_norm), &d.post_attn_norm);
+        add_vec(host_vec(w.post_mlp_norm), &d.post_mlp_norm);
+        const int64_t win = c.layer_window[size_t(l)];
+        d.window = win > 0 && win < (int64_t(1) << 31) ? int32_t(win) : 0;
+        d.local_rope = !cm->inv_freq_local.empty() && c.layer_local_rope[size_t(l)];
+        // What the kernels need of each: refused here, never read out of bounds.
+        auto sized = [](const AlignedVec<float>& v, int64_t n) { return v.empty() || int64_t(v.size()) == n; };
+        if ((cm->qk_norm && (int64_t(w.q_norm.size()) != cm->HD || int64_t(w.k_norm.size()) != cm->HD)) ||
+            (cm->gemma && (int64_t(w.post_attn_norm.size()) != cm->H || int64_t(w.post_mlp_norm.size()) != cm->H)) ||
+            !sized(w.qkv_bias, w.qkv->out) || !sized(w.o_bias, w.o->out) || !sized(w.gate_bias, w.gate->out) ||
+            !sized(w.up_bias, w.up->out) || !sized(w.down_bias, w.down->out))
+            fail(VT_STATUS_INTERNAL, "layer %lld: a norm or bias the config enables is missing or of the wrong size",
+                 (long long)l);
     }
     {
         LinearPlan p;
@@ -194,28 +264,17 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         plans.push_back(std::move(p));
     }
     for (LinearPlan& p : plans) plan_linear(p, cv);
-    const size_t hbytes = size_t(cm->H) * 4;
-    std::vector<size_t> norm_off(size_t(2 * cm->L));
-    for (size_t i = 0; i < norm_off.size(); ++i) norm_off[i] = cv.take(hbytes);
-    const size_t final_off = cv.take(hbytes);
+    add_vec(host_vec(m.final_norm), &cm->final_norm);
+    for (VecPlan& v : vecs) v.off = cv.take(v.v.size() * 4);
     const size_t embed_off = cv.take(m.embed.size());
 
     cm->mem.alloc(cm->dev, cv.off, "the model weights");
     DeviceGuard guard(cm->dev);
     for (const LinearPlan& p : plans) upload_linear(p, cm->mem);
-    for (int64_t l = 0; l < cm->L; ++l) {
-        const LayerWeights& w = m.layers[size_t(l)];
-        CudaLayer& d = cm->layers[size_t(l)];
-        check(cudaMemcpy(cm->mem.get(norm_off[size_t(2 * l)]), w.attn_norm.data(), hbytes, cudaMemcpyHostToDevice),
-              "norm upload");
-        check(cudaMemcpy(cm->mem.get(norm_off[size_t(2 * l + 1)]), w.mlp_norm.data(), hbytes,
-                         cudaMemcpyHostToDevice),
-              "norm upload");
-        d.attn_norm = cm->mem.get<float>(norm_off[size_t(2 * l)]);
-        d.mlp_norm = cm->mem.get<float>(norm_off[size_t(2 * l + 1)]);
+    for (const VecPlan& v : vecs) {
+        check(cudaMemcpy(cm->mem.get(v.off), v.v.data(), v.v.size() * 4, cudaMemcpyHostToDevice), "norm/bias upload");
+        *v.dst = cm->mem.get<float>(v.off);
     }
-    check(cudaMemcpy(cm->mem.get(final_off), m.final_norm.data(), hbytes, cudaMemcpyHostToDevice), "norm upload");
-    cm->final_norm = cm->mem.get<float>(final_off);
     check(cudaMemcpy(cm->mem.get(embed_off), m.embed.data(), m.embed.size(), cudaMemcpyHostToDevice),
           "embedding upload");
     cm->embed = cm->mem.get(embed_off);
@@ -247,12 +306,15 @@ struct CudaSession final : BackendSession {
     float* q = nullptr;       // [R][NH·HD]
     float* att = nullptr;     // [R][NH·HD]
     float* mlp = nullptr;     // [R][I]
+    float* qkv_raw = nullptr; // [R][QKV] q/k-norm models: the QKV linear's output, device row order
+    float* tmp = nullptr;     // [R][H]  Gemma: o_proj / down_proj output before its post norm
     float* logits = nullptr;  // [V]
     float* partial = nullptr; // decode attention partials
     int32_t* counters = nullptr;
     int32_t* tokens = nullptr;  // [R]
     int32_t* pos = nullptr;     // prefill: position of row 0
     float* rope = nullptr;      // [R][HD]
+    float* rope_local = nullptr;  // [R][HD] with the local RoPE base (Gemma 3), else null
     StepParams* step = nullptr;
     unsigned long long* argmax = nullptr;
     unsigned long long* topk_scratch = nullptr;
@@ -354,10 +416,26 @@ void run_linear(CudaSession& s, const DevLinear& w, const float* x, int64_t ldx,
     gemm(lc, w, in, ldx, m, e);
 }
 
-// All blocks for m rows already embedded in s.x, at positions *pos + i with RoPE rows `rope`.
-void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope) {
+// o_proj or down_proj (x · Wᵀ + bias) into the residual stream; with a post norm (Gemma)
+// into s.tmp first, then x += rmsnorm(tmp) · post_norm.
+void linear_to_residual(CudaSession& s, const DevLinear& w, const float* in, int64_t ldin, int m, const float* bias,
+                        const float* post_norm) {
+    const CudaModel& c = *s.cm;
+    Epilogue e;
+    e.kind = post_norm ? kEpiStore : kEpiAdd;
+    e.out = post_norm ? s.tmp : s.x;
+    e.ld = c.H;
+    e.bias = bias;
+    run_linear(s, w, in, ldin, m, nullptr, e);
+    if (post_norm) add_rmsnorm(s.cfg(), s.x, s.tmp, post_norm, c.eps, c.H, m);
+}
+
+// All blocks for m rows already embedded in s.x, at positions *pos + i with RoPE rows `rope`
+// (and `rope_local` for the layers that rotate with the local base).
+void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope, const float* rope_local) {
     const CudaModel& c = *s.cm;
     const int nh = int(c.NH), nkv = int(c.KV), hd = int(c.HD);
+    const int64_t QKV = (c.NH + 2 * c.KV) * c.HD;
     for (int64_t l = 0; l < c.L; ++l) {
         const CudaLayer& w = c.layers[size_t(l)];
         Epilogue eq;
@@ -368,12 +446,24 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
         eq.nkv = nkv;
         eq.hd = hd;
         eq.qscale = c.qscale;
-        eq.rope = rope;
+        eq.rope = w.local_rope ? rope_local : rope;
         eq.pos = pos;
         eq.kcache = s.kcache(l);
         eq.vcache = s.vcache(l);
         eq.cap = s.cap;
-        run_linear(s, w.qkv, s.x, c.H, m, w.attn_norm, eq);
+        if (c.qk_norm) {
+            // q/k norms need a whole head: the linear stores (bias added), a kernel goes on.
+            Epilogue er;
+            er.kind = kEpiStore;
+            er.out = s.qkv_raw;
+            er.ld = QKV;
+            er.bias = w.qkv_bias;
+            run_linear(s, w.qkv, s.x, c.H, m, w.attn_norm, er);
+            qkv_norm_rope(s.cfg(), s.qkv_raw, QKV, m, w.q_norm, w.k_norm, c.eps, eq);
+        } else {
+            eq.bias = w.qkv_bias;
+            run_linear(s, w.qkv, s.x, c.H, m, w.attn_norm, eq);
+        }
 
         AttnArgs a;
         a.q = s.q;
@@ -386,29 +476,25 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
         a.nkv = nkv;
         a.hd = hd;
         a.m = m;
+        a.window = w.window;
+        a.softcap = c.attn_softcap;
         a.splits = s.splits;
         a.partial = s.partial;
         a.counters = s.counters;
         if (m == 1) attention_decode(s.cfg(), a);
         else attention_prefill(s.cfg(), a);
 
-        Epilogue eo;
-        eo.kind = kEpiAdd;
-        eo.out = s.x;
-        eo.ld = c.H;
-        run_linear(s, w.o, s.att, c.NH * c.HD, m, nullptr, eo);
+        linear_to_residual(s, w.o, s.att, c.NH * c.HD, m, w.o_bias, w.post_attn_norm);
 
         Epilogue eg;
         eg.kind = kEpiSwiglu;
+        eg.act = c.gemma ? kActGeluTanh : kActSilu;
         eg.out = s.mlp;
         eg.ld = c.I;
+        eg.bias = w.gu_bias;
         run_linear(s, w.gu, s.x, c.H, m, w.mlp_norm, eg);
 
-        Epilogue ed;
-        ed.kind = kEpiAdd;
-        ed.out = s.x;
-        ed.ld = c.H;
-        run_linear(s, w.down, s.mlp, c.I, m, nullptr, ed);
+        linear_to_residual(s, w.down, s.mlp, c.I, m, w.down_bias, w.post_mlp_norm);
     }
 }
 
@@ -421,6 +507,7 @@ void enqueue_head(CudaSession& s, int64_t row, bool sample) {
     el.out = s.logits;
     el.ld = c.V;
     el.argmax = sample ? nullptr : s.argmax;
+    el.softcap = c.final_softcap;
     gemv(s.cfg(), c.lm_head, s.x + row * c.H, c.H, 1, c.final_norm, c.eps, el);
     if (sample) {
         topk(s.cfg(), s.logits, c.V, s.topk_scratch, s.cand);
@@ -437,8 +524,8 @@ void enqueue_decode(CudaSession& s, bool sample) {
     const CudaModel& c = *s.cm;
     check(cudaMemcpyAsync(s.step, s.h_step, sizeof(StepParams), cudaMemcpyHostToDevice, s.stream), "step input copy");
     // The first kernel after a copy: launched without the PDL attribute.
-    embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &s.step->token, 1, s.x, s.argmax);
-    enqueue_blocks(s, 1, &s.step->pos, s.step->rope);
+    embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &s.step->token, 1, s.x, c.embed_scale, s.argmax);
+    enqueue_blocks(s, 1, &s.step->pos, s.step->rope, s.step->rope_local);
     enqueue_head(s, 0, sample);
 }
 
@@ -532,6 +619,9 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     const size_t o_q = cv.take(size_t(R * cm.NH * cm.HD) * 4);
     const size_t o_att = cv.take(size_t(R * cm.NH * cm.HD) * 4);
     const size_t o_mlp = cv.take(size_t(R * cm.I) * 4);
+    const size_t o_raw = cm.qk_norm ? cv.take(size_t(R * (cm.NH + 2 * cm.KV) * cm.HD) * 4) : 0;
+    const size_t o_tmp = cm.gemma ? cv.take(size_t(R * cm.H) * 4) : 0;
+    const size_t o_rope_local = cm.inv_freq_local.empty() ? 0 : cv.take(size_t(R * cm.HD) * 4);
     const size_t o_logits = cv.take(size_t(cm.V) * 4);
     const size_t o_part = cv.take(size_t(units) * kAttnMaxSplits * kAttnMaxGroup * size_t(cm.HD + 2) * 4);
     const size_t o_cnt = cv.take(size_t(units) * 4);
@@ -548,6 +638,9 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->q = s->scratch.get<float>(o_q);
     s->att = s->scratch.get<float>(o_att);
     s->mlp = s->scratch.get<float>(o_mlp);
+    if (cm.qk_norm) s->qkv_raw = s->scratch.get<float>(o_raw);
+    if (cm.gemma) s->tmp = s->scratch.get<float>(o_tmp);
+    if (!cm.inv_freq_local.empty()) s->rope_local = s->scratch.get<float>(o_rope_local);
     s->logits = s->scratch.get<float>(o_logits);
     s->partial = s->scratch.get<float>(o_part);
     s->counters = s->scratch.get<int32_t>(o_cnt);
@@ -612,6 +705,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         cs.h_step->token = toks[0];
         cs.h_step->pos = int32_t(pos0);
         ops::rope_angles(c.inv_freq.data(), pos0, c.HD, cs.h_step->rope);
+        if (!c.inv_freq_local.empty()) ops::rope_angles(c.inv_freq_local.data(), pos0, c.HD, cs.h_step->rope_local);
         run_decode(cs, sample);
         if (out == Logits::Last)
             check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
@@ -626,19 +720,29 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
     const LaunchCfg lc = cs.cfg();
     const int m = int(n);
     const int32_t pos = int32_t(pos0);
-    std::vector<float> rope(size_t(m) * size_t(c.HD));
-    for (int i = 0; i < m; ++i) ops::rope_angles(c.inv_freq.data(), pos + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
+    const bool local = !c.inv_freq_local.empty();
+    std::vector<float> rope(size_t(m) * size_t(c.HD) * (local ? 2 : 1));
+    float* rope_local = rope.data() + size_t(m) * size_t(c.HD);
+    for (int i = 0; i < m; ++i) {
+        ops::rope_angles(c.inv_freq.data(), pos + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
+        if (local) ops::rope_angles(c.inv_freq_local.data(), pos + i, c.HD, rope_local + size_t(i) * size_t(c.HD));
+    }
     check(cudaMemcpyAsync(cs.tokens, toks, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
     check(cudaMemcpyAsync(cs.pos, &pos, 4, cudaMemcpyHostToDevice, cs.stream), "position copy");
     check(cudaMemcpyAsync(cs.rope, rope.data(), size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice, cs.stream),
           "RoPE copy");
-    embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, cs.argmax);
-    enqueue_blocks(cs, m, cs.pos, cs.rope);
+    if (local)
+        check(cudaMemcpyAsync(cs.rope_local, rope_local, size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice,
+                              cs.stream),
+              "RoPE copy");
+    embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, c.embed_scale, cs.argmax);
+    enqueue_blocks(cs, m, cs.pos, cs.rope, cs.rope_local);
     if (out == Logits::All) {
         Epilogue el;
         el.kind = kEpiStore;
         el.out = cs.logits_rows.get<float>();
         el.ld = c.V;
+        el.softcap = c.final_softcap;
         run_linear(cs, c.lm_head, cs.x, c.H, m, c.final_norm, el);
         check(cudaMemcpyAsync(host_logits, el.out, size_t(m) * size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
               "logits copy");
@@ -653,6 +757,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         el.kind = kEpiStore;
         el.out = cs.logits;
         el.ld = c.V;
+        el.softcap = c.final_softcap;
         gemv(lc, c.lm_head, cs.x + int64_t(m - 1) * c.H, c.H, 1, c.final_norm, c.eps, el);
         check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
               "logits copy");

@@ -8,9 +8,10 @@
 namespace vt {
 namespace cudak {
 
+// v has its bias added (epi_pair).
 __device__ __forceinline__ float epi_store1(const Epilogue& e, int i, int n, float v) {
-    if (e.bias) v += e.bias[n];
     if (e.gelu) v = gelu(v);
+    if (e.softcap > 0.0f) v = softcap_value(v, e.softcap);
     e.out[int64_t(i) * e.ld + n] = v;
     return v;
 }
@@ -21,6 +22,10 @@ __device__ __forceinline__ unsigned long long epi_pair(const Epilogue& e, int i,
                                                        float v1) {
     if (n >= nvalid) return 0;
     const bool has1 = n + 1 < nvalid;
+    if (e.bias) {  // [nvalid] at least (rows past it are never read)
+        v0 += e.bias[n];
+        if (has1) v1 += e.bias[n + 1];
+    }
     switch (e.kind) {
         case kEpiStore: {
             const float s0 = epi_store1(e, i, n, v0);
@@ -39,7 +44,7 @@ __device__ __forceinline__ unsigned long long epi_pair(const Epilogue& e, int i,
             return 0;
         }
         case kEpiSwiglu:
-            e.out[int64_t(i) * e.ld + (n >> 1)] = silu(v0) * v1;
+            e.out[int64_t(i) * e.ld + (n >> 1)] = (e.act == kActGeluTanh ? gelu_tanh(v0) : silu(v0)) * v1;
             return 0;
         default: {  // kEpiQkv
             const int hd = e.hd, half = hd >> 1;

@@ -11,6 +11,8 @@
 //     2^56 scaling; 4-bit: halves of 16 weights, INT4_MIN's min · Σx per half) against a
 //     double-precision reference;
 //   * the argmax / top-k rank keys against vt_argmax; the staging swizzle is conflict-free;
+//   * the family features' host-side parts: biases in device row order (row_values), the
+//     decode attention's splits of a sliding window, the soft-cap and tanh-GELU formulas;
 //   * the 2:4 sparse layout of the CUTLASS SparseGemm (layout.h): repack_sparse decodes to
 //     vt_packed_unpack bit for bit, the metadata is valid and its reordering a bijection, and
 //     the kernel's integer math done from the device buffers equals vt_linear bit for bit.
@@ -520,6 +522,36 @@ void check_row_orders() {
     ok = int64_t(inter.size()) >= 2 * rows;
     for (int64_t i = 0; i < rows; ++i) ok = ok && inter[size_t(2 * i)].row == i && inter[size_t(2 * i + 1)].row == i;
     expect(ok, "rows_interleave alternates gate and up rows");
+
+    // Biases in device row order (row_values): entry d is the bias of the checkpoint row the
+    // device row computes (the formula above, independently of order[]), 0 for padding.
+    std::vector<float> bias(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) bias[size_t(r)] = 0.25f * float(r + 1);
+    const std::vector<float> bq = row_values(order, {{pk.p, bias.data()}});
+    ok = bq.size() == order.size();
+    for (int64_t d = 0; d < rows && ok; ++d) {
+        const int64_t head = d / hd, j = (d % hd) / 2;
+        const int64_t src = d < (nh + nkv) * hd ? head * hd + j + ((d % 2) ? hd / 2 : 0) : d;
+        ok = bq[size_t(d)] == bias[size_t(src)];
+    }
+    for (size_t d = size_t(rows); d < bq.size() && ok; ++d) ok = bq[d] == 0.0f;
+    expect(ok, "row_values puts the q/k/v biases in rows_qkv order, zero padding");
+
+    // Gate/up biases: two sources in one interleaved order; a source without values gives 0.
+    vt_packed* raw2 = nullptr;
+    vt_prepack(w.data(), VT_DTYPE_F32, rows, h, &o, &raw2);
+    Packed pk2(raw2);
+    const auto gu = rows_interleave(*pk.p, *pk2.p);
+    std::vector<float> ub(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) ub[size_t(r)] = -float(r) - 0.5f;
+    const std::vector<float> bgu = row_values(gu, {{pk.p, bias.data()}, {pk2.p, ub.data()}});
+    const std::vector<float> bg0 = row_values(gu, {{pk.p, bias.data()}, {pk2.p, nullptr}});
+    ok = bgu.size() == gu.size() && bg0.size() == gu.size();
+    for (int64_t i = 0; i < rows && ok; ++i)
+        ok = bgu[size_t(2 * i)] == bias[size_t(i)] && bgu[size_t(2 * i + 1)] == ub[size_t(i)] &&
+             bg0[size_t(2 * i)] == bias[size_t(i)] && bg0[size_t(2 * i + 1)] == 0.0f;
+    for (size_t d = size_t(2 * rows); d < bgu.size() && ok; ++d) ok = bgu[d] == 0.0f;
+    expect(ok, "row_values interleaves gate and up biases as rows_interleave orders the rows");
 }
 
 // ---- Keys and swizzle -------------------------------------------------------------------------
@@ -616,6 +648,46 @@ void check_attention_splits() {
             ok = ok && next == n;
         }
     expect(ok, "decode attention splits cover every key exactly once");
+
+    // With a sliding window: the splits cover [max(0, pos + 1 - window), pos] exactly once,
+    // and every split starts on a tile boundary counted from the window's first key.
+    ok = true;
+    for (int pos = 0; pos <= 3000 && ok; pos += (pos < 300 ? 1 : 41))
+        for (int window : {0, 1, 2, 6, 127, 128, 129, 1000, 4096})
+            for (int splits : {1, 3, 7, 64}) {
+                const int lo = attn_first_key(pos, window);
+                ok = ok && lo == (window > 0 ? std::max(0, pos + 1 - window) : 0);
+                int next = lo;
+                for (int sp = 0; sp < splits; ++sp) {
+                    const KeyRange r = attn_decode_range(pos, window, splits, sp, 128);
+                    if (r.k0 >= r.k1) continue;
+                    ok = ok && r.k0 == next && (r.k0 - lo) % 128 == 0;
+                    next = r.k1;
+                }
+                ok = ok && next == pos + 1;
+            }
+    expect(ok, "windowed decode attention splits cover the window's keys exactly once");
+}
+
+// The epilogues' soft-cap and tanh GELU: the CPU's formulas (cpu/engine.cpp, ops::geglu_tanh)
+// within a few float ulps of double precision.
+void check_epilogue_math() {
+    bool ok = true;
+    double worst = 0.0;
+    for (int i = -4000; i <= 4000; ++i) {
+        const float x = float(i) * 0.0025f * (i % 7 == 0 ? 10.0f : 1.0f);
+        const double g = 0.5 * double(x) * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (double(x) + 0.044715 * double(x) * x * x)));
+        const double c = std::tanh(double(x) / 3.0) * 3.0;
+        // (relative to |x|: for x << 0, 1 + tanh(inner) cancels in float on the CPU as here)
+        const double eg = std::fabs(double(gelu_tanh(x)) - g) / std::max(std::fabs(g), std::fabs(double(x)));
+        const double ec = std::fabs(double(softcap_value(x, 3.0f)) - c) / std::max(1e-30, std::fabs(c));
+        if (x != 0.0f) worst = std::max({worst, eg, ec});
+    }
+    ok = worst < 2e-6;
+    expect(ok, "gelu_tanh and softcap_value within 2e-6 of double precision (" + std::to_string(worst) + ")");
+    expect(gelu_tanh(0.0f) == 0.0f && softcap_value(0.0f, 30.0f) == 0.0f &&
+               softcap_value(1e30f, 30.0f) == 30.0f && softcap_value(-1e30f, 50.0f) == -50.0f,
+           "gelu_tanh(0) = 0, soft-cap saturates at ±cap");
 }
 
 }  // namespace
@@ -645,6 +717,7 @@ int main() {
     check_swizzle();
     check_sorting_network();
     check_attention_splits();
+    check_epilogue_math();
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

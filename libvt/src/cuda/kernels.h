@@ -21,7 +21,7 @@
 namespace vt {
 namespace cudak {
 
-constexpr int kMaxHeadDim = 128;      // head_dim 64 or 128
+constexpr int kMaxHeadDim = 256;      // head_dim a multiple of 4, at most 256
 constexpr int kAttnMaxGroup = 8;      // query heads per attention block (GQA group slice)
 constexpr int kAttnTile = 128;        // decode attention: keys per block iteration
 constexpr int kAttnMaxSplits = 64;    // decode attention: splits along the sequence
@@ -45,14 +45,24 @@ enum EpiKind : int32_t {
     kEpiQkv = 3,     // fused QKV: RoPE on Q/K pairs, Q (scaled) -> out, K/V -> the cache
 };
 
+// The activation of the gated MLP's epilogue (kEpiSwiglu): act(gate) · up.
+enum GateAct : int32_t {
+    kActSilu = 0,      // SwiGLU (Llama, Mistral, Qwen, Phi-3)
+    kActGeluTanh = 1,  // GeGLU with the tanh-approximated GELU (Gemma 2 / 3)
+};
+
 // What happens to the outputs of a linear. Rows are handled in pairs (2j, 2j+1): the row
 // orders of layout.h put the two inputs of every fused op side by side.
 struct Epilogue {
     int32_t kind = kEpiStore;
     int32_t gelu = 0;                      // kEpiStore: exact GELU after the bias
+    int32_t act = kActSilu;                // kEpiSwiglu: the gate's activation
+    float softcap = 0.0f;                  // kEpiStore: cap · tanh(v / cap) last, when > 0
     float* out = nullptr;                  // [m][ld]
     int64_t ld = 0;
-    const float* bias = nullptr;           // kEpiStore: [n] or null
+    // Every kind: added to the accumulator first, indexed by device row ([n] or null;
+    // layout.h's row_values puts a checkpoint's biases in the linear's row order).
+    const float* bias = nullptr;
     unsigned long long* argmax = nullptr;  // kEpiStore: atomicMax of rank_key over row 0
     // kEpiQkv
     int32_t nh = 0, nkv = 0, hd = 0;
@@ -80,32 +90,52 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
 void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const Epilogue& e);
 
 struct AttnArgs {
-    const float* q = nullptr;       // [m][nh·hd], RoPE applied, scaled by 1/sqrt(hd)
+    const float* q = nullptr;       // [m][nh·hd], RoPE applied, scaled (1/sqrt(hd) or the family's scale)
     const float* kcache = nullptr;  // [nkv][hd][cap] (this layer)
     const float* vcache = nullptr;  // [nkv][cap][hd]
     int64_t cap = 0;
     float* out = nullptr;           // [m][nh·hd]
     const int32_t* pos = nullptr;   // device int: position of row 0 (keys 0 .. pos + i)
     int32_t nh = 0, nkv = 0, hd = 0, m = 1;
+    // Sliding window: a query at position p sees keys [max(0, p + 1 - window), p] (0: all).
+    int32_t window = 0;
+    float softcap = 0.0f;           // scores soft-capped as cap · tanh(s / cap) when > 0 (Gemma 2)
     // decode only: splits along the sequence, their partial results and arrival counters
     int32_t splits = 1;
     float* partial = nullptr;       // [nkv·groups][splits][kAttnMaxGroup][hd + 2]
     int32_t* counters = nullptr;    // [nkv·groups], zero between launches
 };
 
-// One query row (m == 1) at position *pos over keys [0, *pos]: grid (kv heads × head groups,
-// splits); the last block of each group to finish merges the splits (no second kernel).
+// head_dim: any multiple of 4 up to kMaxHeadDim (the kernels are compiled for 64, 128 and 256
+// and mask the dims past hd). Query heads per KV head: at most attn_max_group(hd).
+int attn_max_group(int hd);
+// One query row (m == 1) at position *pos over keys [lo, *pos] (lo from the window): grid (kv
+// heads × head groups, splits); the last block of each group to finish merges the splits (no
+// second kernel).
 void attention_decode(const LaunchCfg& cfg, const AttnArgs& a);
 // m query rows at positions *pos + i, causal.
 void attention_prefill(const LaunchCfg& cfg, const AttnArgs& a);
 
-// x[i][:] = table[tokens[i]][:] as f32 (table dtype F32, F16 or BF16). When argmax_reset is
-// not null it is set to 0 (the next lm_head's argmax starts from scratch).
+// x[i][:] = table[tokens[i]][:] as f32 (table dtype F32, F16 or BF16), times `scale` when it is
+// > 0 (Gemma's sqrt(hidden_size)). When argmax_reset is not null it is set to 0 (the next
+// lm_head's argmax starts from scratch).
 void embed(const LaunchCfg& cfg, const void* table, int32_t dtype, int64_t h, const int32_t* tokens, int m,
-           float* x, unsigned long long* argmax_reset);
+           float* x, float scale, unsigned long long* argmax_reset);
 
 // out[i][:] = x[i][:] · rsqrt(mean(x[i]²) + eps) · w, rows of length h (stride h).
 void rmsnorm(const LaunchCfg& cfg, const float* x, const float* w, float eps, int64_t h, int m, float* out);
+
+// x[i][:] += t[i][:] · rsqrt(mean(t[i]²) + eps) · w (Gemma's post-attention and
+// post-feedforward norms before the residual add), rows of length h (stride h).
+void add_rmsnorm(const LaunchCfg& cfg, float* x, const float* t, const float* w, float eps, int64_t h, int m);
+
+// The rest of the QKV step when q and k are RMS-normalized per head before RoPE (Qwen3, Gemma
+// 3), which the GEMV's per-pair epilogue cannot do: raw [m][ldr] holds the QKV linear's output
+// (bias added) in the device row order of layout.h's rows_qkv. Per row and head: q and k heads
+// normalized with q_norm / k_norm [hd], RoPE (rope [m][hd] tables), q scaled by e.qscale into
+// e.out, k and v into the cache at position *e.pos + i (the fields of a kEpiQkv Epilogue).
+void qkv_norm_rope(const LaunchCfg& cfg, const float* raw, int64_t ldr, int m, const float* q_norm,
+                   const float* k_norm, float eps, const Epilogue& e);
 
 // y[i] = silu(g[i]) · u[i], n values.
 void silu_mul(const LaunchCfg& cfg, const float* g, const float* u, int64_t n, float* y);

@@ -87,6 +87,16 @@ std::vector<RowSource> rows_interleave(const vt_packed& a, const vt_packed& b) {
     return padded(std::move(rows));
 }
 
+std::vector<float> row_values(const std::vector<RowSource>& rows, const std::vector<RowValues>& src) {
+    std::vector<float> out(rows.size(), 0.0f);
+    for (size_t r = 0; r < rows.size(); ++r) {
+        if (!rows[r].p || rows[r].row < 0) continue;
+        for (const RowValues& s : src)
+            if (s.p == rows[r].p && s.v) out[r] = s.v[rows[r].row];
+    }
+    return out;
+}
+
 void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_t r1, uint8_t* w,
                  uint16_t* scales, uint16_t* mins, float* rowmul) {
     const int64_t rowbytes = s.row_bytes();

@@ -83,6 +83,15 @@ std::vector<RowSource> rows_qkv(const vt_packed& qkv, int64_t nh, int64_t nkv, i
 // Rows a0 b0 a1 b1 ... (gate/up: the SwiGLU epilogue gets silu(a_i) · b_i from one warp).
 std::vector<RowSource> rows_interleave(const vt_packed& a, const vt_packed& b);
 
+// Per-row values of the checkpoint (a linear's bias) in a device row order: entry r is
+// values[rows[r].row] of the RowValues whose p is rows[r].p; 0 for padding rows and for rows
+// of a source with no values (v null). One entry per row of `rows`.
+struct RowValues {
+    const vt_packed* p = nullptr;
+    const float* v = nullptr;  // [p->out] or null
+};
+std::vector<float> row_values(const std::vector<RowSource>& rows, const std::vector<RowValues>& src);
+
 // Fills device rows [r0, r1) of the host staging buffers w [w_bytes()], scales [n_pad·nkb]
 // (null when nkb is 0), mins [n_pad·nkb] (INT4_MIN only, else null) and rowmul [n_pad].
 // Thread-safe for disjoint row ranges.

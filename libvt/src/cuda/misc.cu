@@ -1,5 +1,6 @@
-// Small ops: embedding lookup, RMSNorm (prefill; decode fuses it into the GEMV), SiLU·up
-// (for the separate gate/up linears of the inference API), top-k sampling candidates.
+// Small ops: embedding lookup, RMSNorm (prefill; decode fuses it into the GEMV), the
+// normalize-and-add of Gemma's post norms, the q/k-norm + RoPE + KV-write step (Qwen3, Gemma 3),
+// SiLU·up (for the separate gate/up linears of the inference API), top-k sampling candidates.
 #include "cuda/common.cuh"
 #include "cuda/runtime.h"
 
@@ -8,7 +9,7 @@ namespace cudak {
 namespace {
 
 __global__ void __launch_bounds__(256) embed_kernel(const void* table, int32_t dtype, int64_t h,
-                                                    const int32_t* tokens, float* x,
+                                                    const int32_t* tokens, float* x, float scale,
                                                     unsigned long long* argmax_reset) {
     pdl_launch_dependents();
     pdl_wait();
@@ -23,7 +24,7 @@ __global__ void __launch_bounds__(256) embed_kernel(const void* table, int32_t d
             const uint16_t b = static_cast<const uint16_t*>(table)[row + k];
             v = dtype == VT_DTYPE_BF16 ? as_float(uint32_t(b) << 16) : h2f(b);
         }
-        out[k] = v;
+        out[k] = scale > 0.0f ? v * scale : v;
     }
 }
 
@@ -39,6 +40,67 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(const float* x, const floa
     const float r = 1.0f / sqrtf(ss / float(h) + eps);
     float* o = out + int64_t(blockIdx.x) * h;
     for (int64_t k = threadIdx.x; k < h; k += blockDim.x) o[k] = (xr[k] * r) * w[k];
+}
+
+__global__ void __launch_bounds__(256) add_rmsnorm_kernel(float* x, const float* t, const float* w, float eps,
+                                                          int64_t h) {
+    __shared__ float red[32];
+    pdl_launch_dependents();
+    pdl_wait();
+    const float* tr = t + int64_t(blockIdx.x) * h;
+    float ss = 0.0f;
+    for (int64_t k = threadIdx.x; k < h; k += blockDim.x) ss = fmaf(tr[k], tr[k], ss);
+    ss = block_sum(ss, red);
+    const float r = 1.0f / sqrtf(ss / float(h) + eps);
+    float* xr = x + int64_t(blockIdx.x) * h;
+    for (int64_t k = threadIdx.x; k < h; k += blockDim.x) xr[k] += (tr[k] * r) * w[k];
+}
+
+// One warp per (row, head) of the QKV output in rows_qkv order: a Q or K head's device rows
+// 2j, 2j + 1 are its dims j and j + hd/2 (the RoPE pair), V heads keep their order.
+constexpr int kNormRopeWarps = 8;
+__global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(const float* raw, int64_t ldr,
+                                                                           const float* q_norm,
+                                                                           const float* k_norm, float eps,
+                                                                           const Epilogue e) {
+    pdl_launch_dependents();
+    pdl_wait();
+    const int lane = threadIdx.x & 31;
+    const int hh = int(blockIdx.y) * kNormRopeWarps + int(threadIdx.x >> 5);
+    const int i = blockIdx.x, hd = e.hd, half = hd >> 1;
+    if (hh >= e.nh + 2 * e.nkv) return;
+    const float* row = raw + int64_t(i) * ldr;
+    const int64_t pos = int64_t(*e.pos) + i;
+    if (hh >= e.nh + e.nkv) {  // a V head: into the cache as it is
+        const int vh = hh - e.nh - e.nkv;
+        const float* src = row + int64_t(e.nh + e.nkv) * hd + int64_t(vh) * hd;
+        float* dst = e.vcache + (int64_t(vh) * e.cap + pos) * hd;
+        for (int d = lane; d < hd; d += 32) dst[d] = src[d];
+        return;
+    }
+    const float* src = row + int64_t(hh) * hd;
+    float ss = 0.0f;
+    for (int j = lane; j < half; j += 32) ss = fmaf(src[2 * j], src[2 * j], fmaf(src[2 * j + 1], src[2 * j + 1], ss));
+    ss = warp_sum(ss);
+    const float r = 1.0f / sqrtf(ss / float(hd) + eps);
+    const bool is_q = hh < e.nh;
+    const float* w = is_q ? q_norm : k_norm;
+    const float* rope = e.rope + int64_t(i) * hd;
+    for (int j = lane; j < half; j += 32) {
+        const float v0 = (src[2 * j] * r) * w[j], v1 = (src[2 * j + 1] * r) * w[j + half];
+        const float c = rope[j], s = rope[half + j];
+        const float a = v0 * c - v1 * s;
+        const float b = v1 * c + v0 * s;
+        if (is_q) {
+            float* q = e.out + int64_t(i) * e.ld + int64_t(hh) * hd;
+            q[j] = a * e.qscale;
+            q[j + half] = b * e.qscale;
+        } else {
+            float* kt = e.kcache + int64_t(hh - e.nh) * hd * e.cap + pos;
+            kt[int64_t(j) * e.cap] = a;
+            kt[int64_t(j + half) * e.cap] = b;
+        }
+    }
 }
 
 __global__ void __launch_bounds__(256) silu_mul_kernel(const float* g, const float* u, int64_t n, float* y) {
@@ -86,9 +148,20 @@ __global__ void __launch_bounds__(1024) topk_kernel(const float* logits, const u
 }  // namespace
 
 void embed(const LaunchCfg& cfg, const void* table, int32_t dtype, int64_t h, const int32_t* tokens, int m,
-           float* x, unsigned long long* argmax_reset) {
-    launch(cfg, "embedding", embed_kernel, dim3(unsigned(m)), dim3(256), 0, table, dtype, h, tokens, x,
+           float* x, float scale, unsigned long long* argmax_reset) {
+    launch(cfg, "embedding", embed_kernel, dim3(unsigned(m)), dim3(256), 0, table, dtype, h, tokens, x, scale,
            argmax_reset);
+}
+
+void add_rmsnorm(const LaunchCfg& cfg, float* x, const float* t, const float* w, float eps, int64_t h, int m) {
+    launch(cfg, "add_rmsnorm", add_rmsnorm_kernel, dim3(unsigned(m)), dim3(256), 0, x, t, w, eps, h);
+}
+
+void qkv_norm_rope(const LaunchCfg& cfg, const float* raw, int64_t ldr, int m, const float* q_norm,
+                   const float* k_norm, float eps, const Epilogue& e) {
+    const int heads = e.nh + 2 * e.nkv;
+    launch(cfg, "q/k norm + RoPE", qkv_norm_rope_kernel, dim3(unsigned(m), unsigned((heads + kNormRopeWarps - 1) / kNormRopeWarps)),
+           dim3(kNormRopeWarps * 32), 0, raw, ldr, q_norm, k_norm, eps, e);
 }
 
 void rmsnorm(const LaunchCfg& cfg, const float* x, const float* w, float eps, int64_t h, int m, float* out) {
