@@ -1,9 +1,11 @@
-"""Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral), `qwen2` or `qwen3`
-architecture into a Hugging Face-style checkpoint folder.
+"""Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral), `qwen2`, `qwen3`, `gemma2`,
+`gemma3` or `phi3` architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
-        config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM, every
-                                  field from the GGUF metadata
+        config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
+                                  Gemma2ForCausalLM / Gemma3ForCausalLM / Phi3ForCausalLM, every
+                                  field from the GGUF metadata (and llama.cpp's rules for the
+                                  few it does not store: `_family_config`)
         generation_config.json    BOS/EOS/PAD ids
         model.safetensors         BF16 (default), Hugging Face tensor names and layouts
         tokenizer.json            rebuilt with `tokenizers` from the GGUF vocabulary
@@ -16,8 +18,13 @@ layout differences between llama.cpp and Hugging Face are undone here:
 * llama.cpp's converter permutes the rows of Q and K of a `llama` model so that RoPE rotates
   adjacent pairs (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2})
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
-  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` converters keep the Hugging Face
-  order (llama.cpp runs them with NEOX-style RoPE), so nothing is undone there.
+  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` / `gemma2` / `gemma3` / `phi3`
+  converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE), so
+  nothing is undone there.
+* Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
+  (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
+  Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
+  Hugging Face's `qkv_proj` and `gate_up_proj` as they are.
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -34,6 +41,7 @@ import re
 import shutil
 import struct
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -87,23 +95,65 @@ _BLOCK_RE = re.compile(r"^blk\.(\d+)\.(.+)$")
 # Tensors llama.cpp may store that have no Hugging Face weight (handled through the config).
 _SKIPPED = {"rope_freqs.weight"}
 
-# general.architecture -> (config.json architectures / model_type, Q/K rows permuted by
-# llama.cpp's converter, block tensors beside Llama's that every block must have).
+# Gemma's block: llama.cpp's ffn_norm is the pre-feedforward norm, and two more norms.
+_GEMMA_NAMES = {
+    "ffn_norm.weight": "pre_feedforward_layernorm.weight",
+    "post_attention_norm.weight": "post_attention_layernorm.weight",
+    "post_ffw_norm.weight": "post_feedforward_layernorm.weight",
+}
+# Phi-3's fused projections, kept fused (pyvt's Phi3 family reads them as they are).
+_PHI3_NAMES = {"attn_qkv.weight": "self_attn.qkv_proj.weight", "ffn_up.weight": "mlp.gate_up_proj.weight"}
+_QKV_BIASES = ("attn_q.bias", "attn_k.bias", "attn_v.bias")
+_QK_NORMS = ("attn_q_norm.weight", "attn_k_norm.weight")
+_GEMMA_NORMS = ("post_attention_norm.weight", "post_ffw_norm.weight")
+
+
+class _Arch(NamedTuple):
+    """How llama.cpp stores one architecture (general.architecture)."""
+
+    architecture: str        # config.json "architectures"
+    model_type: str
+    permuted: bool           # Q/K rows permuted by llama.cpp's converter (llama only)
+    required: tuple = ()     # block tensors beyond the common ones that every block has
+    optional: tuple = ()     # block tensors that may be there (biases of attention_bias models)
+    norm_shift: float = 0.0  # norms stored as w + norm_shift (Gemma: 1)
+    fused: bool = False      # attn_qkv and a gate|up ffn_up instead of q/k/v and gate/up (Phi-3)
+    names: dict = {}         # block names that differ from Llama's
+
+
 _ARCHS = {
-    "llama": ("LlamaForCausalLM", "llama", True, ()),
-    "qwen2": ("Qwen2ForCausalLM", "qwen2", False, ("attn_q.bias", "attn_k.bias", "attn_v.bias")),
-    "qwen3": ("Qwen3ForCausalLM", "qwen3", False, ("attn_q_norm.weight", "attn_k_norm.weight")),
+    "llama": _Arch("LlamaForCausalLM", "llama", True, optional=_QKV_BIASES + ("attn_output.bias",)),
+    "qwen2": _Arch("Qwen2ForCausalLM", "qwen2", False, _QKV_BIASES, ("attn_output.bias",)),
+    "qwen3": _Arch("Qwen3ForCausalLM", "qwen3", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",)),
+    "gemma2": _Arch("Gemma2ForCausalLM", "gemma2", False, _GEMMA_NORMS, norm_shift=1.0, names=_GEMMA_NAMES),
+    "gemma3": _Arch("Gemma3ForCausalLM", "gemma3_text", False, _GEMMA_NORMS + _QK_NORMS, norm_shift=1.0,
+                    names=_GEMMA_NAMES),
+    "phi3": _Arch("Phi3ForCausalLM", "phi3", False, fused=True, names=_PHI3_NAMES),
 }
 
 
-def hf_tensor_name(gguf_name: str) -> str | None:
-    """The Hugging Face name of a llama / qwen2 / qwen3 GGUF tensor, or None if it has none."""
+def _common_block(a: _Arch) -> tuple:
+    if a.fused:
+        return ("attn_norm.weight", "ffn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_up.weight",
+                "ffn_down.weight")
+    return ("attn_norm.weight", "ffn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+            "attn_output.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
+
+
+def hf_tensor_name(gguf_name: str, arch: str = "llama") -> str | None:
+    """The Hugging Face name of a GGUF tensor of architecture `arch` (general.architecture),
+    or None if that architecture has no such tensor."""
     if gguf_name in _GLOBAL_NAMES:
         return _GLOBAL_NAMES[gguf_name]
+    a = _ARCHS.get(arch)
     m = _BLOCK_RE.match(gguf_name)
-    if m and m.group(2) in _BLOCK_NAMES:
-        return f"model.layers.{int(m.group(1))}.{_BLOCK_NAMES[m.group(2)]}"
-    return None
+    if a is None or not m:
+        return None
+    t = m.group(2)
+    if t not in _common_block(a) + a.required + a.optional:
+        return None
+    name = a.names.get(t) or _BLOCK_NAMES.get(t)
+    return f"model.layers.{int(m.group(1))}.{name}" if name else None
 
 
 def permute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
@@ -353,9 +403,11 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     hidden, n_layers, head_dim = hp["hidden"], hp["n_layers"], hp["head_dim"]
     n_head, n_kv, ffn = hp["n_head"], hp["n_kv"], hp["ffn"]
     names = list(g.tensors)
-    own = {"attn_q_norm.weight", "attn_k_norm.weight"} - set(_ARCHS[arch][3])  # another family's
-    unknown = [n for n in names if (hf_tensor_name(n) is None and n not in _SKIPPED)
-               or ((m := _BLOCK_RE.match(n)) and m.group(2) in own)]
+    a = _ARCHS[arch]
+    if arch == "phi3" and any(n.startswith("rope_factors_") for n in names):
+        raise ValueError(f"{p}: longrope rope scaling (rope_factors_long / rope_factors_short tensors: "
+                         "Phi-3-128k, Phi-3.5) is not supported")
+    unknown = [n for n in names if hf_tensor_name(n, arch) is None and n not in _SKIPPED]
     if unknown:
         raise ValueError(f"{p}: tensors a {arch} model does not have: {', '.join(unknown[:10])}"
                          + (f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else ""))
@@ -370,23 +422,21 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: {arch}.block_count = {n_layers}, but the file has tensors for "
                          f"{len(present)} blocks (none for blk.{first})")
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
+    shapes = {
+        "attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
+        "attn_q.weight": (n_head * head_dim, hidden), "attn_k.weight": (n_kv * head_dim, hidden),
+        "attn_v.weight": (n_kv * head_dim, hidden), "attn_output.weight": (hidden, n_head * head_dim),
+        "attn_qkv.weight": ((n_head + 2 * n_kv) * head_dim, hidden),
+        "ffn_gate.weight": (ffn, hidden), "ffn_up.weight": (2 * ffn if a.fused else ffn, hidden),
+        "ffn_down.weight": (hidden, ffn),
+        "attn_q.bias": (n_head * head_dim,), "attn_k.bias": (n_kv * head_dim,), "attn_v.bias": (n_kv * head_dim,),
+        "attn_output.bias": (hidden,), "attn_q_norm.weight": (head_dim,), "attn_k_norm.weight": (head_dim,),
+        "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
+    }
     for i in range(n_layers):
         b = f"blk.{i}."
-        expected.update({
-            b + "attn_norm.weight": (hidden,),
-            b + "ffn_norm.weight": (hidden,),
-            b + "attn_q.weight": (n_head * head_dim, hidden),
-            b + "attn_k.weight": (n_kv * head_dim, hidden),
-            b + "attn_v.weight": (n_kv * head_dim, hidden),
-            b + "attn_output.weight": (hidden, n_head * head_dim),
-            b + "ffn_gate.weight": (ffn, hidden),
-            b + "ffn_up.weight": (ffn, hidden),
-            b + "ffn_down.weight": (hidden, ffn),
-        })
-        extra = {"attn_q.bias": (n_head * head_dim,), "attn_k.bias": (n_kv * head_dim,),
-                 "attn_v.bias": (n_kv * head_dim,), "attn_q_norm.weight": (head_dim,),
-                 "attn_k_norm.weight": (head_dim,)}
-        expected.update({b + t: extra[t] for t in _ARCHS[arch][3]})
+        expected.update({b + t: shapes[t] for t in _common_block(a) + a.required})
+        expected.update({b + t: shapes[t] for t in a.optional if b + t in g.tensors})
     missing = [n for n in expected if n not in g.tensors]
     if missing:
         raise ValueError(f"{p}: missing tensors: {', '.join(missing[:10])}"
@@ -438,6 +488,13 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     pad_id = pad_id if isinstance(pad_id, int) and 0 <= pad_id < vocab_size else None
     eos_value = eos_ids[0] if len(eos_ids) == 1 else (eos_ids or None)
     architecture, model_type = _ARCHS[hp["arch"]][:2]
+    if hp["arch"] in ("gemma2", "gemma3", "phi3"):
+        config = _family_config(meta, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype, g.path)
+        gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
+        if pad_id is not None:
+            config["pad_token_id"] = pad_id
+            gen_config["pad_token_id"] = pad_id
+        return config, gen_config
     config = {
         "architectures": [architecture],
         "model_type": model_type,
@@ -475,20 +532,101 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     return config, gen_config
 
 
+def _window(meta: dict, key: str, default, p: str):
+    """A sliding window from the metadata: a positive integer, or None for 0 / absent without
+    a default."""
+    v = meta.get(key, default)
+    if v is None or (not isinstance(v, bool) and isinstance(v, (int, np.integer)) and int(v) == 0):
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 < int(v) <= 1 << 31:
+        raise ValueError(f"{p}: {key} = {v!r:.60} is not a non-negative integer")
+    return int(v)
+
+
+def _family_config(meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scaling: dict | None, bos_id,
+                   eos_value, torch_dtype: str, p) -> dict:
+    """config.json of a gemma2 / gemma3 / phi3 GGUF. What llama.cpp does not store is
+    rebuilt with llama.cpp's own rules (src/llama-model.cpp, load_hparams):
+
+    * Gemma 2 / 3 query_pre_attn_scalar: hidden / heads for the 27B models (46 / 62 blocks),
+      else head_dim (llama.cpp's attention scale);
+    * Gemma 2: even layers slide (pattern 2), window 4096 and soft-caps 50 / 30 when absent
+      (files written before llama.cpp stored them);
+    * Gemma 3: layer i slides unless (i + 1) % 6 == 0; the sliding layers' RoPE base is
+      rope.freq_base_swa, else 10000; no attention soft-cap; the final one when stored;
+    * Phi-3: sliding_window as stored (0: none); longrope files are refused."""
+    arch, a = hp["arch"], _ARCHS[hp["arch"]]
+    n_layers = hp["n_layers"]
+    common = {
+        "architectures": [a.architecture],
+        "model_type": a.model_type,
+        "bos_token_id": bos_id,
+        "eos_token_id": eos_value,
+        "head_dim": hp["head_dim"],
+        "hidden_size": hp["hidden"],
+        "intermediate_size": hp["ffn"],
+        "max_position_embeddings": hp["ctx"],
+        "num_attention_heads": hp["n_head"],
+        "num_hidden_layers": n_layers,
+        "num_key_value_heads": hp["n_kv"],
+        "rms_norm_eps": hp["eps"],
+        "rope_theta": hp["theta"],
+        "rope_scaling": rope_scaling,
+        "tie_word_embeddings": tied,
+        "torch_dtype": torch_dtype,
+        "use_cache": True,
+        "vocab_size": vocab_size,
+        "attention_dropout": 0.0,
+        "initializer_range": 0.02,
+    }
+    if arch == "phi3":
+        orig = meta.get("phi3.rope.scaling.original_context_length", hp["ctx"])
+        if "phi3.rope.scaling.attn_factor" in meta or orig != hp["ctx"]:
+            raise ValueError(f"{p}: longrope rope scaling (phi3.rope.scaling.attn_factor, or a context_length "
+                             f"{hp['ctx']} beyond original_context_length {orig!r:.30}: Phi-3-128k, Phi-3.5) "
+                             "is not supported")
+        return {**common, "hidden_act": "silu", "original_max_position_embeddings": hp["ctx"],
+                "sliding_window": _window(meta, "phi3.attention.sliding_window", None, p),
+                "embd_pdrop": 0.0, "resid_pdrop": 0.0}
+    big = n_layers == (46 if arch == "gemma2" else 62)  # llama.cpp's test for the 27B models
+    qpas = hp["hidden"] // hp["n_head"] if big else hp["head_dim"]
+    cfg = {**common, "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": qpas,
+           "attention_bias": False}
+    if arch == "gemma2":
+        window = _window(meta, "gemma2.attention.sliding_window", 4096, p)
+        cfg.update(
+            sliding_window=window,
+            layer_types=[("sliding_attention" if window and i % 2 == 0 else "full_attention") for i in range(n_layers)],
+            attn_logit_softcapping=_f32(_real(meta, "gemma2.attn_logit_softcapping", 50.0, 0.0, 1e6, p, open_lo=False)) or None,
+            final_logit_softcapping=_f32(_real(meta, "gemma2.final_logit_softcapping", 30.0, 0.0, 1e6, p, open_lo=False)) or None)
+    else:
+        window = _window(meta, "gemma3.attention.sliding_window", None, p)
+        local = _f32(_real(meta, "gemma3.rope.freq_base_swa", 10000.0, 1.0, 1e12, p))
+        cfg.update(
+            sliding_window=window,
+            layer_types=[("sliding_attention" if window and (i + 1) % 6 else "full_attention") for i in range(n_layers)],
+            rope_local_base_freq=float(local) if float(local).is_integer() else local,
+            attn_logit_softcapping=None,
+            final_logit_softcapping=_f32(_real(meta, "gemma3.final_logit_softcapping", 0.0, 0.0, 1e6, p, open_lo=False)) or None)
+    return cfg
+
+
 def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say, keep_blocks: bool) -> dict:
     """model.safetensors: every tensor dequantized (or, with `keep_blocks`, Q8_0 / Q4_0 / Q4_1
     matrices kept as they are), Q/K un-permuted, in Hugging Face order. Returns
     ``{"kept": {type: count}, "dequantized": {type: count}}`` over the quantized tensors."""
     n_head, n_kv = hp["n_head"], hp["n_kv"]
-    permuted = _ARCHS[hp["arch"]][2]
+    arch = hp["arch"]
+    permuted = _ARCHS[arch].permuted
+    shift = _ARCHS[arch].norm_shift
     order = ["token_embd.weight"]
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
-            "attn_norm.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias",
+            "attn_norm.weight", "attn_qkv.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias",
-            "attn_q_norm.weight", "attn_k_norm.weight",
-            "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")]
+            "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
+            "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "post_ffw_norm.weight")]
     order += ["output_norm.weight", "output.weight"]
     order = [n for n in order if n in g.tensors]
 
@@ -514,9 +652,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
         heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
 
+        unshift = shift if name.endswith("norm.weight") else 0.0
+
         def check(x):
             if not np.isfinite(x).all():
                 raise ValueError(f"{p}: tensor {name} has non-finite values")
+            if unshift:  # Gemma: stored as w + 1
+                x = np.asarray(x, np.float32) - np.float32(unshift)
             return _encode(x, st_dtype)
 
         def produce():
@@ -554,20 +696,20 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     items = []
     for n in order:
         if kept(n):
-            items.append((hf_tensor_name(n), BLOCK_DTYPES[g.tensors[n].ggml_type][0], g.tensors[n].shape,
+            items.append((hf_tensor_name(n, arch), BLOCK_DTYPES[g.tensors[n].ggml_type][0], g.tensors[n].shape,
                           raw_producer(n)))
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
             d = _LOSSLESS[g.tensors[n].ggml_type]
-            items.append((hf_tensor_name(n), d, g.tensors[n].shape, producer(n, d)))
+            items.append((hf_tensor_name(n, arch), d, g.tensors[n].shape, producer(n, d)))
         else:
-            items.append((hf_tensor_name(n), st_dtype, g.tensors[n].shape, producer(n)))
+            items.append((hf_tensor_name(n, arch), st_dtype, g.tensors[n].shape, producer(n)))
     write_safetensors(path, items, {"format": "pt" if not n_kept else "pyvt"})
     return summary
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
-    """Convert a GGUF file (architecture `llama`, `qwen2` or `qwen3`) to a Hugging Face-style
-    folder; returns `out_dir`.
+    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3` or
+    `phi3`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -688,7 +830,8 @@ def main(argv=None) -> int:
     import time
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
-                                 description="Convert a llama / qwen2 / qwen3 GGUF file to a Hugging Face folder.")
+                                 description="Convert a llama / qwen2 / qwen3 / gemma2 / gemma3 / phi3 GGUF file to a "
+                                             "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")
     ap.add_argument("--dtype", default="bf16", choices=sorted(_DTYPE_ALIASES))

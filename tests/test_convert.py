@@ -732,6 +732,191 @@ def test_convert_qwen(tmp_path, arch):
     assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < 1e-4
 
 
+# ---- gemma2 / gemma3 / phi3: the family checkpoints of tests/family_models.py as llama.cpp
+# writes them --------------------------------------------------------------------------------
+
+# Hugging Face -> GGUF block tensor names (llama.cpp's gguf-py tensor_mapping; checked against
+# the gguf package itself below when it is installed).
+_HF_TO_GGUF = {
+    "input_layernorm.weight": "attn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
+    "self_attn.qkv_proj.weight": "attn_qkv.weight",
+    "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
+    "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
+    "mlp.down_proj.weight": "ffn_down.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
+    "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+    "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+}
+
+
+def _gguf_name(hf: str, arch: str) -> str:
+    glob = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+            "lm_head.weight": "output.weight"}
+    if hf in glob:
+        return glob[hf]
+    _, _, i, rest = hf.split(".", 3)
+    if rest == "post_attention_layernorm.weight":  # Gemma's own norm; Llama's / Phi-3's pre-MLP norm
+        return f"blk.{i}." + ("post_attention_norm.weight" if arch.startswith("gemma") else "ffn_norm.weight")
+    return f"blk.{i}." + _HF_TO_GGUF[rest]
+
+
+def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra_tensors=()):
+    """Case `name` of tests/family_models.py written as llama.cpp's converter writes `arch`
+    (Gemma norms as w + 1, Phi-3's fused tensors as they are, no Q/K permutation, no
+    output.weight when tied), with the byte-level test vocabulary. Returns (GGUF path, the
+    Hugging Face folder of the same weights, whose config says what the GGUF can say)."""
+    import family_models as F
+
+    golden = F.load_golden()
+    ref = tmp_path / f"{name}-hf"
+    w = F.write_from_golden(ref, name, golden)
+    cfg = json.loads((ref / "config.json").read_text())
+    tensors = []
+    for hf_name in sorted(w):
+        x = w[hf_name]
+        g = _gguf_name(hf_name, arch)
+        if g in drop:
+            continue
+        if arch.startswith("gemma") and hf_name.endswith("norm.weight"):
+            x = x + np.float32(1.0)
+        ty = gw.F32 if x.ndim == 1 else qtype
+        tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
+    tensors += list(extra_tensors)
+    n_layers, hd = cfg["num_hidden_layers"], cfg["head_dim"] if "head_dim" in cfg else cfg["hidden_size"] // cfg["num_attention_heads"]
+    md = {
+        "general.architecture": arch,
+        f"{arch}.block_count": gw.Val(gw.UINT32, n_layers),
+        f"{arch}.context_length": gw.Val(gw.UINT32, cfg["max_position_embeddings"]),
+        f"{arch}.embedding_length": gw.Val(gw.UINT32, cfg["hidden_size"]),
+        f"{arch}.feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
+        f"{arch}.attention.head_count": gw.Val(gw.UINT32, cfg["num_attention_heads"]),
+        f"{arch}.attention.head_count_kv": gw.Val(gw.UINT32, cfg["num_key_value_heads"]),
+        f"{arch}.attention.layer_norm_rms_epsilon": float(cfg["rms_norm_eps"]),
+        **tokenizer_meta(),
+    }
+    if arch.startswith("gemma"):
+        md[f"{arch}.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md[f"{arch}.attention.value_length"] = gw.Val(gw.UINT32, hd)
+        md[f"{arch}.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
+        # What llama.cpp does not store, as it rebuilds it: query_pre_attn_scalar = head_dim,
+        # its sliding-layer patterns, Gemma 3's local base 10000 (global: rope.freq_base).
+        cfg["query_pre_attn_scalar"] = hd
+        cfg.pop("_sliding_window_pattern", None)
+        if arch == "gemma2":
+            md["gemma2.attn_logit_softcapping"] = float(cfg["attn_logit_softcapping"])
+            md["gemma2.final_logit_softcapping"] = float(cfg["final_logit_softcapping"])
+            cfg["layer_types"] = ["full_attention" if i % 2 else "sliding_attention" for i in range(n_layers)]
+        else:
+            md["gemma3.rope.freq_base"] = 1e6
+            cfg["layer_types"] = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n_layers)]
+            cfg["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
+                                      "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    else:  # phi3
+        md["phi3.rope.freq_base"] = 10000.0
+        md["phi3.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
+        md["phi3.rope.scaling.original_context_length"] = gw.Val(gw.UINT32, cfg["max_position_embeddings"])
+        md["phi3.attention.sliding_window"] = gw.Val(gw.UINT32, cfg.get("sliding_window") or 0)
+    md.update(meta or {})
+    (ref / "config.json").write_text(json.dumps(cfg, indent=2))
+    path = tmp_path / f"{name}.gguf"
+    gw.write_gguf(path, md, tensors)
+    return path, ref
+
+
+FAMILY_GGUFS = [("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3")]
+
+
+@pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
+def test_convert_gemma_and_phi3(tmp_path, name, arch):
+    """llama.cpp's gemma2 / gemma3 / phi3 GGUFs: the family's config (with llama.cpp's rules
+    for what the file does not store), Gemma's norms back to w, Phi-3's fused tensors kept;
+    pyvt then computes what it computes from the same weights in a Hugging Face folder."""
+    from pyvt import _model
+
+    path, ref = family_gguf(tmp_path, name, arch)
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg, want = json.loads((out / "config.json").read_text()), json.loads((ref / "config.json").read_text())
+    for k in ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+              "num_key_value_heads", "sliding_window", "tie_word_embeddings", "vocab_size"):
+        assert cfg[k] == want[k], k
+    if arch.startswith("gemma"):
+        assert cfg["query_pre_attn_scalar"] == cfg["head_dim"] == want["head_dim"]
+        assert cfg["layer_types"] == want["layer_types"]
+        assert cfg["hidden_activation"] == "gelu_pytorch_tanh"
+        if arch == "gemma2":
+            assert (cfg["attn_logit_softcapping"], cfg["final_logit_softcapping"]) == (3.0, 8.0)
+        else:
+            assert cfg["model_type"] == "gemma3_text" and cfg["rope_theta"] == 1e6
+            assert cfg["rope_local_base_freq"] == 10000.0 and cfg["attn_logit_softcapping"] is None
+    st, src = read_safetensors(out / "model.safetensors"), read_safetensors(ref / "model.safetensors")
+    assert set(st) == set(src)
+    for k, v in src.items():  # exact but for Gemma's norms (w + 1 - 1 in float32)
+        np.testing.assert_allclose(st[k], v, rtol=0, atol=2e-7 if k.endswith("norm.weight") else 0, err_msg=k)
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9]  # past every window
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        assert m.info["family"] == r.info["family"]
+        got, exp = m.logits(seq), r.logits(seq)
+    assert np.abs(got - exp).max() <= 1e-5 * np.abs(exp).max()
+
+
+def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
+    """A Q8_0 gemma3 GGUF loaded as it is (load_model(path.gguf)): blocks kept, the F32 norms
+    shifted back, the same logits as the folder of its dequantized weights."""
+    import pyvt
+
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = family_gguf(tmp_path, "gemma3", "gemma3", qtype=gw.Q8_0)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+    with pyvt.load_model(path, progress=False, kv_cache="f32") as m, \
+            pyvt.load_model(plain, weight_format="int8", progress=False, kv_cache="f32") as r:
+        assert m.info["weight_format"] == "int8" and m.info["family"] == "Gemma3"
+        got, exp = m.logits(seq), r.logits(seq)
+    assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
+
+
+@pytest.mark.parametrize("extra, match", [
+    (dict(extra_tensors=[("rope_factors_long.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]), "longrope"),
+    (dict(meta={"phi3.rope.scaling.attn_factor": 1.19}), "longrope"),
+    (dict(meta={"phi3.context_length": gw.Val(gw.UINT32, 131072)}), "longrope"),
+    (dict(drop=("blk.1.attn_qkv.weight",)), r"missing tensors: blk\.1\.attn_qkv\.weight"),
+])
+def test_convert_phi3_refusals(tmp_path, extra, match):
+    path, _ = family_gguf(tmp_path, "phi3", "phi3", **extra)
+    with pytest.raises(ValueError, match=match) as ei:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+@pytest.mark.parametrize("arch,name,drop,match", [
+    ("gemma2", "gemma2", ("blk.0.post_ffw_norm.weight",), r"missing tensors: blk\.0\.post_ffw_norm\.weight"),
+    ("gemma3", "gemma3", ("blk.1.attn_k_norm.weight",), r"missing tensors: blk\.1\.attn_k_norm\.weight"),
+])
+def test_convert_gemma_names_missing_norms(tmp_path, arch, name, drop, match):
+    path, _ = family_gguf(tmp_path, name, arch, drop=drop)
+    with pytest.raises(ValueError, match=match):
+        convert.convert_gguf(path, tmp_path / "out")
+
+
+def test_family_tensor_names_match_the_gguf_package():
+    """Our GGUF names of the family tensors (here and in pyvt.convert) are gguf-py's own."""
+    gguf_pkg = pytest.importorskip("gguf")
+    for arch, marks in (("gemma2", gguf_pkg.MODEL_ARCH.GEMMA2), ("gemma3", gguf_pkg.MODEL_ARCH.GEMMA3),
+                        ("phi3", gguf_pkg.MODEL_ARCH.PHI3)):
+        tmap = gguf_pkg.get_tensor_name_map(marks, 2)
+        import family_models as F
+
+        case = {"gemma2": "gemma2", "gemma3": "gemma3", "phi3": "phi3"}[arch]
+        for hf_name in F.load_golden()["cases"][case]["shapes"]:
+            ours = _gguf_name(hf_name, arch)
+            theirs = tmap.get_name(hf_name.removesuffix(".weight"))
+            assert theirs is not None and ours == theirs + ".weight", (arch, hf_name, ours, theirs)
+            assert convert.hf_tensor_name(ours, arch) == hf_name, (arch, ours)
+
+
 def test_convert_refuses_another_familys_tensors(tmp_path):
     hf, _ = make_tiny_llama(tmp_path / "t.gguf", arch="qwen2", extra_meta={"tokenizer.ggml.pre": "qwen2"},
                             extra_tensors=[("blk.0.attn_q_norm.weight", gw.F32, (16,), gw.quant_f32(np.ones(16)))])
