@@ -206,8 +206,9 @@ def load_model(
     (half of f16's bytes: each key and value vector rounded to int8 with its own scale; less
     faithful, see docs/guide.md); a key or value beyond f16's range (|x| > 65504) fails the call
     that would store it, naming ``kv_cache="f32"``.
-    The CUDA backend keeps its cache in f32 whatever this says; ``model.info["kv_cache"]``
-    reports the type in use (docs/guide.md, "Numerics").
+    The CUDA backend has ``"f16"`` (default) and ``"f32"``; ``"int8"`` is CPU-only (a
+    ``ValueError`` with ``device="cuda"``); ``model.info["kv_cache"]`` reports the type in use
+    (docs/guide.md, "Numerics").
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str, a path or None, got {type(path).__name__}")

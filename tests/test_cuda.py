@@ -221,6 +221,45 @@ def test_prefill_in_chunks_and_after_decode(ckpt):
             assert sc.length == sg.length == 604
 
 
+def test_kv_cache_types_on_the_device(ckpt, tmp_path):
+    """f16 (the default, as on the CPU) and f32 caches on the device, each against the CPU
+    with the same cache type; int8 is CPU-only (refused for "cuda", the CPU under "auto"); a
+    value f16 cannot hold is refused with the CPU's message, the session left as it was."""
+    folder, _, _ = ckpt("gqa-hd64")
+    for kv in ("f16", "f32"):
+        with _model.Model(str(folder), device="cpu", kv_cache=kv) as c, \
+                _model.Model(str(folder), device="cuda", kv_cache=kv) as g:
+            assert g.info["kv_cache"] == kv
+            lc, lg = c.logits(PROMPT), g.logits(PROMPT)
+            assert nerr(lg, lc) < 2e-3, (kv, nerr(lg, lc))
+            tc, _ = c.generate(PROMPT[:7], max_new_tokens=24, stop_on_eos=False)
+            tg, _ = g.generate(PROMPT[:7], max_new_tokens=24, stop_on_eos=False)
+            _assert_same_or_near_tie(c, PROMPT[:7], tc, tg, margin=0.02)
+    with _model.Model(str(folder), device="cuda") as g:
+        assert g.info["kv_cache"] == "f16"
+    with pytest.raises(ValueError, match="int8 KV cache is not implemented on the CUDA backend"):
+        _model.Model(str(folder), device="cuda", kv_cache="int8")
+    with _model.Model(str(folder), device="auto", kv_cache="int8") as m:
+        assert m.info["device"] == "cpu" and m.info["kv_cache"] == "int8"
+
+    cfg = R.TinyConfig(hidden=128, intermediate=160, heads=2, kv_heads=2, vocab=200)
+    w = R.random_weights(cfg, seed=3)
+    for layer in range(cfg.layers):
+        w[f"model.layers.{layer}.self_attn.v_proj.weight"] *= 1e6
+    R.write_checkpoint(tmp_path, cfg, dtype="F32", weights=w)
+    msgs = []
+    for device in ("cpu", "cuda"):
+        with _model.Model(str(tmp_path), device=device, weight_format="bf16") as m, m.new_session() as s:
+            with pytest.raises(ValueError, match=r"beyond the range of the f16 KV cache.*kv_cache=\"f32\"") as ei:
+                s.prefill(PROMPT[:5], logits="last")
+            assert s.length == 0
+            msgs.append(str(ei.value))
+            with pytest.raises(ValueError, match=r"beyond the range of the f16 KV cache"):
+                s.prefill(PROMPT[:1])  # the decode graph's path (one row) too
+            assert s.length == 0
+    assert msgs[0] == msgs[1]
+
+
 def test_errors_leave_the_session_usable(ckpt):
     folder, _, _ = ckpt("gqa-hd64")
     with _model.Model(str(folder), device="cuda") as g, g.new_session(20) as s:

@@ -552,8 +552,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
 
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
     // when the device cannot take this model (unsupported shape, not enough memory).
+    // (The int8 KV cache is CPU-only: under AUTO such a model goes to the CPU at once, before
+    // the embedding table below is made into the device's f32 copy.)
     const bool want_cuda = opt.device == VT_DEVICE_CUDA ||
-                           (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr));
+                           (opt.device == VT_DEVICE_AUTO && m->kv_cache_dtype != VT_DTYPE_I8 &&
+                            cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
         // The device kernels look rows up in a plain table: GGUF blocks dequantized (exactly, f32).
         if (m->embed_rows) {
@@ -565,10 +568,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             m->embed_pack.reset();
         }
         try {
-            m->backend = cuda_backend(*m, opt.device_index);
+            m->backend = cuda_backend(*m, opt.device_index, m->kv_cache_dtype);
             m->device = VT_DEVICE_CUDA;
             m->device_index = opt.device_index;
-            m->kv_cache_dtype = VT_DTYPE_F32;  // the CUDA backend's own cache (vt.h: CPU-only option)
             // The device holds its own copy of every linear: the host's packed copy goes (a
             // GPU model would otherwise hold its weights twice). Norms, the embedding table
             // and the RoPE table stay (small, or a view of the file); a test that needs the

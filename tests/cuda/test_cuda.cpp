@@ -136,6 +136,25 @@ const char* fmt_name(vt_format f) {
 
 const LaunchCfg kCfg{nullptr, false};
 
+// f32 <-> f16 bits on the host through the C API (round to nearest even, as the caches store).
+std::vector<uint16_t> to_f16(const std::vector<float>& v) {
+    std::vector<uint16_t> h(v.size());
+    vt_convert(v.data(), VT_DTYPE_F32, h.data(), VT_DTYPE_F16, v.size());
+    return h;
+}
+std::vector<float> from_f16(const std::vector<uint16_t>& h) {
+    std::vector<float> v(h.size());
+    vt_convert(h.data(), VT_DTYPE_F16, v.data(), VT_DTYPE_F32, h.size());
+    return v;
+}
+// n f16 values from the device, as f32.
+std::vector<float> down_f16(const void* d, size_t n) {
+    std::vector<uint16_t> h(n);
+    check(cudaDeviceSynchronize(), "kernel");
+    check(cudaMemcpy(h.data(), d, n * 2, cudaMemcpyDeviceToHost), "test download");
+    return from_f16(h);
+}
+
 // ---- Linears -------------------------------------------------------------------------------------
 
 void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
@@ -478,7 +497,7 @@ struct AttnCase {
 // The QKV step: the fused epilogue (RoPE, scale, K/V into the cache), with the q/k/v biases
 // when `bias`; with `qk_norm`, the store epilogue + qkv_norm_rope (Qwen3 / Gemma 3's per-head
 // RMSNorm of q and k before RoPE), against the CPU's ops::rmsnorm_heads + ops::rope.
-void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_norm = false) {
+void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_norm = false, bool f16 = false) {
     const int64_t h = 128, nh = ac.nh, nkv = ac.nkv, hd = ac.hd, rows = (nh + 2 * nkv) * hd, cap = pos0 + m + 5;
     const float eps = 1e-6f;
     std::vector<float> w = randn(size_t(rows * h), 0.08f);
@@ -527,8 +546,14 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     up(bpos, &p0, 4);
     poison(bq, qref.size() * 4);
     std::vector<float> zeros(kref.size(), 0.0f);
-    up(bk, zeros);
-    up(bv, zeros);
+    if (f16) {
+        const std::vector<uint16_t> hz(kref.size(), 0);
+        up(bk, hz);
+        up(bv, hz);
+    } else {
+        up(bk, zeros);
+        up(bv, zeros);
+    }
     Epilogue e;
     e.kind = kEpiQkv;
     e.out = bq.f();
@@ -542,7 +567,13 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     e.kcache = bk.f();
     e.vcache = bv.f();
     e.cap = cap;
-    Buf bb, braw, bqn, bkn;
+    e.kv_f16 = f16;
+    Buf bb, braw, bqn, bkn, bbad;
+    const unsigned long long none = ~0ull;
+    if (f16) {
+        up(bbad, &none, 8);
+        e.kv_bad = bbad.mem.get<unsigned long long>();
+    }
     if (bias) up(bb, row_values(order, {{p.get(), b.data()}}));
     Epilogue el = e;  // the linear's epilogue
     if (qk_norm) {
@@ -562,22 +593,34 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     }
     const double tol = m <= kGemvMaxM ? 2e-5 : 3e-4;
     char tag[160];
-    std::snprintf(tag, sizeof tag, "qkv+rope%s%s nh=%d nkv=%d hd=%d m=%d pos0=%d", bias ? " +bias" : "",
-                  qk_norm ? " +q/k norm" : "", ac.nh, ac.nkv, ac.hd, m, pos0);
-    const double eq = nerr(down(bq.f(), qref.size()), qref), ek = nerr(down(bk.f(), kref.size()), kref),
-                 ev = nerr(down(bv.f(), vref.size()), vref);
-    expect(eq < tol && ek < tol && ev < tol, std::string(tag) + " q, K cache, V cache", std::max({eq, ek, ev}));
+    std::snprintf(tag, sizeof tag, "qkv+rope%s%s%s nh=%d nkv=%d hd=%d m=%d pos0=%d", bias ? " +bias" : "",
+                  qk_norm ? " +q/k norm" : "", f16 ? " f16 cache" : "", ac.nh, ac.nkv, ac.hd, m, pos0);
+    const double eq = nerr(down(bq.f(), qref.size()), qref);
+    // An f16 cache holds the values rounded to f16 (half an f16 ulp: 2^-12 relative), plus the
+    // kernel's own error before rounding.
+    const double ek = nerr(f16 ? down_f16(bk.f(), kref.size()) : down(bk.f(), kref.size()), kref);
+    const double ev = nerr(f16 ? down_f16(bv.f(), vref.size()) : down(bv.f(), vref.size()), vref);
+    const double tkv = f16 ? tol + 5e-4 : tol;
+    bool in_range = true;
+    if (f16) {
+        unsigned long long bad = 0;
+        check(cudaMemcpy(&bad, bbad.mem.get(), 8, cudaMemcpyDeviceToHost), "download");
+        in_range = bad == none;
+    }
+    expect(eq < tol && ek < tkv && ev < tkv && in_range, std::string(tag) + " q, K cache, V cache",
+           std::max({eq, ek, ev}));
 }
 
 // The CPU backend's attention (ops::attend_normalized over its head groups, as cpu/engine.cpp
 // runs it) for one query row at position pos: q [nh][hd], caches as on the device (keys
 // [nkv][hd][cap], values [nkv][cap][hd]); the keys are copied into the CPU session's tiles
 // (ops::key_index) first. tests/ops/test_ops.cpp checks it against float64.
-void attn_cpu(const float* q, const std::vector<float>& kdev, const std::vector<float>& v, int64_t cap,
+template <class T>
+void attn_cpu(const float* q, const std::vector<T>& kdev, const std::vector<T>& v, int64_t cap,
               const AttnCase& ac, int64_t pos, double* out, int64_t window = 0, float softcap = 0.0f) {
     const int64_t hd = ac.hd;
     const int64_t capt = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;
-    std::vector<float> kt(size_t(ac.nkv * hd * capt), 0.0f);
+    std::vector<T> kt(size_t(ac.nkv * hd * capt), T(0));
     for (int64_t h = 0; h < ac.nkv; ++h)
         for (int64_t d = 0; d < hd; ++d)
             for (int64_t j = 0; j < cap; ++j)
@@ -599,19 +642,31 @@ void attn_cpu(const float* q, const std::vector<float>& kdev, const std::vector<
     std::copy(o.begin(), o.end(), out);
 }
 
-void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window = 0, float softcap = 0.0f) {
+// f16: caches of f16 bits against the CPU's attention over the same f16 caches (ops::half).
+void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window = 0, float softcap = 0.0f,
+                    bool f16 = false) {
     const int64_t hd = ac.hd, cap = pos0 + m + 3;
     std::vector<float> kt = randn(size_t(ac.nkv * hd * cap)), v = randn(size_t(ac.nkv * cap * hd));
     std::vector<float> q = randn(size_t(m * ac.nh * hd), 1.0f / std::sqrt(float(hd)) * 2.0f);
     std::vector<double> ref(size_t(m * ac.nh * hd));
-    for (int i = 0; i < m; ++i)
-        attn_cpu(q.data() + size_t(i * ac.nh * hd), kt, v, cap, ac, pos0 + i, ref.data() + size_t(i * ac.nh * hd), window,
-                 softcap);
+    const std::vector<uint16_t> kh = f16 ? to_f16(kt) : std::vector<uint16_t>();
+    const std::vector<uint16_t> vh = f16 ? to_f16(v) : std::vector<uint16_t>();
+    for (int i = 0; i < m; ++i) {
+        const float* qi = q.data() + size_t(i * ac.nh * hd);
+        double* ri = ref.data() + size_t(i * ac.nh * hd);
+        if (f16) attn_cpu(qi, kh, vh, cap, ac, pos0 + i, ri, window, softcap);
+        else attn_cpu(qi, kt, v, cap, ac, pos0 + i, ri, window, softcap);
+    }
     const int G = ac.nh / ac.nkv, gb = std::min(G, kAttnMaxGroup), units = ac.nkv * ((G + gb - 1) / gb);
     Buf bq, bk, bv, bo, bpos, bpart, bcnt;
     up(bq, q);
-    up(bk, kt);
-    up(bv, v);
+    if (f16) {
+        up(bk, kh);
+        up(bv, vh);
+    } else {
+        up(bk, kt);
+        up(bv, v);
+    }
     const int32_t p0 = pos0;
     up(bpos, &p0, 4);
     poison(bo, ref.size() * 4);
@@ -631,12 +686,14 @@ void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window 
     a.m = m;
     a.window = window;
     a.softcap = softcap;
+    a.kv_f16 = f16;
     a.splits = splits;
     a.partial = bpart.f();
     a.counters = bcnt.mem.get<int32_t>();
     char tag[192];
-    std::snprintf(tag, sizeof tag, "attention %s nh=%d nkv=%d hd=%d m=%d pos0=%d splits=%d window=%d softcap=%g",
-                  m == 1 ? "decode" : "prefill", ac.nh, ac.nkv, ac.hd, m, pos0, splits, window, double(softcap));
+    std::snprintf(tag, sizeof tag, "attention %s nh=%d nkv=%d hd=%d m=%d pos0=%d splits=%d window=%d softcap=%g%s",
+                  m == 1 ? "decode" : "prefill", ac.nh, ac.nkv, ac.hd, m, pos0, splits, window, double(softcap),
+                  f16 ? " f16 cache" : "");
     if (m == 1) {
         attention_decode(kCfg, a);
         const double e1 = nerr(down(bo.f(), ref.size()), ref);
@@ -653,6 +710,73 @@ void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window 
         attention_prefill(kCfg, a);
         const double err = nerr(down(bo.f(), ref.size()), ref);
         expect(err < 1e-5, tag, err);
+    }
+}
+
+// The f16 cache's range report: a key or value beyond f16 (|x| >= 65520) is stored as infinity
+// and reported as the smallest (layer << 32 | position), through both the fused epilogue and
+// qkv_norm_rope; values that f16 holds report nothing.
+void test_kv_f16_range() {
+    const int64_t h = 64, nh = 2, nkv = 1, hd = 64, rows = (nh + 2 * nkv) * hd, cap = 16;
+    std::vector<float> w(size_t(rows * h), 0.0f);
+    for (int64_t r = 0; r < rows; ++r) w[size_t(r * h + r % h)] = 1.0f;  // y[r] = x[r % h]
+    auto p = prepack(w.data(), VT_DTYPE_F32, rows, h, VT_FORMAT_BF16, 0);
+    DevWeight dw;
+    upload(*p, rows_qkv(*p, nh, nkv, hd), rows, dw);
+    std::vector<float> rope(size_t(3 * hd), 0.0f);
+    for (int i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < hd / 2; ++j) rope[size_t(i * hd + j)] = 1.0f;  // cos 1, sin 0
+    for (int pass = 0; pass < 3; ++pass) {  // in range; out of range (fused); out of range (qkv_norm_rope)
+        std::vector<float> x(size_t(3 * h), 1.0f);
+        if (pass > 0) {
+            x[size_t(1 * h + 5)] = 1e5f;   // row 1 (position 8), dim 5 of every head: Q, K and V
+            x[size_t(2 * h + 7)] = -7e4f;  // row 2 (position 9)
+        }
+        Buf bx, brope, bpos, bq, bk, bv, bbad, braw, bn;
+        up(bx, x);
+        up(brope, rope);
+        const int32_t p0 = 7;
+        up(bpos, &p0, 4);
+        poison(bq, size_t(3 * nh * hd) * 4);
+        const std::vector<uint16_t> hz(size_t(nkv * hd * cap), 0);
+        up(bk, hz);
+        up(bv, hz);
+        const unsigned long long none = ~0ull;
+        up(bbad, &none, 8);
+        Epilogue e;
+        e.kind = kEpiQkv;
+        e.out = bq.f();
+        e.ld = nh * hd;
+        e.nh = int(nh);
+        e.nkv = int(nkv);
+        e.hd = int(hd);
+        e.rope = brope.f();
+        e.pos = bpos.mem.get<int32_t>();
+        e.kcache = bk.f();
+        e.vcache = bv.f();
+        e.cap = cap;
+        e.kv_f16 = 1;
+        e.layer = 3;
+        e.kv_bad = bbad.mem.get<unsigned long long>();
+        if (pass < 2) {
+            gemv(kCfg, dw.d, bx.f(), h, 3, nullptr, 0.0f, e);
+        } else {
+            // (the q/k norms bring K back into range; V, not normalized, still overflows)
+            poison(braw, size_t(3 * rows) * 4);
+            up(bn, std::vector<float>(size_t(hd), 1.0f));
+            Epilogue er;
+            er.kind = kEpiStore;
+            er.out = braw.f();
+            er.ld = rows;
+            gemv(kCfg, dw.d, bx.f(), h, 3, nullptr, 0.0f, er);
+            qkv_norm_rope(kCfg, braw.f(), rows, 3, bn.f(), bn.f(), 1e-6f, e);
+        }
+        check(cudaDeviceSynchronize(), "kernel");
+        unsigned long long bad = 0;
+        check(cudaMemcpy(&bad, bbad.mem.get(), 8, cudaMemcpyDeviceToHost), "download");
+        const unsigned long long want = pass == 0 ? none : (3ull << 32) | 8ull;
+        expect(bad == want, std::string("f16 KV cache range report, ") +
+                                (pass == 0 ? "in range: none" : pass == 1 ? "fused epilogue" : "qkv_norm_rope"));
     }
 }
 
@@ -778,7 +902,7 @@ void test_model(const std::string& dir, vt_format f) {
         return;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    std::unique_ptr<BackendModel> cm = cuda_backend(*m, 0);
+    std::unique_ptr<BackendModel> cm = cuda_backend(*m, 0, m->kv_cache_dtype);
     const double up_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::printf("     %s: %.1f MiB on the device, upload %.0f ms\n", tag.c_str(),
                 double(cm->device_bytes()) / 1048576.0, up_ms);
@@ -1005,11 +1129,22 @@ int main(int argc, char** argv) {
             test_attention(ac, 40, 0, 1);
             test_attention(ac, 40, 70, 1);
             test_attention(ac, 130, 5, 1);
+            // The f16 cache (the default): the kernels read f16 bits, the QKV step stores them.
+            test_qkv(ac, 1, 37, false, false, true);
+            test_qkv(ac, 20, 11, true, false, true);
+            test_qkv(ac, 5, 3, false, true, true);
+            for (int pos : {0, 127, 1000}) {
+                test_attention(ac, 1, pos, 1, 0, 0.0f, true);
+                test_attention(ac, 1, pos, 7, 0, 0.0f, true);
+            }
+            test_attention(ac, 40, 70, 1, 0, 0.0f, true);
+            test_attention(ac, 130, 5, 1, 6, 3.0f, true);
         }
+        test_kv_f16_range();
         // The family features: head_dim other than 64 / 128 (the tiny test models' 8..32,
         // Phi-3's 96, Gemma's 256), q/k/v biases, q/k norms, sliding windows (starting inside
         // a tile and a split), soft-capping.
-        const AttnCase fam[] = {{4, 2, 8}, {4, 1, 24}, {4, 4, 32}, {32, 32, 96}, {8, 4, 256}, {8, 1, 256}, {6, 2, 128}};
+        const AttnCase fam[] = {{4, 2, 8}, {3, 1, 12}, {4, 1, 24}, {4, 4, 32}, {32, 32, 96}, {8, 4, 256}, {8, 1, 256}, {6, 2, 128}};
         for (const AttnCase& ac : fam) {
             test_qkv(ac, 1, 37, true);
             test_qkv(ac, 20, 11, true);
@@ -1029,6 +1164,10 @@ int main(int argc, char** argv) {
                 test_attention(ac, 40, 70, 1, window, 3.0f);
                 test_attention(ac, 130, 5, 1, window);
             }
+            // The f16 cache at these head dims (8-byte V loads when hd is not a multiple of 8).
+            test_qkv(ac, 20, 11, true, true, true);
+            test_attention(ac, 1, 200, 7, 130, 50.0f, true);
+            test_attention(ac, 40, 70, 1, 6, 3.0f, true);
         }
         test_small_ops();
         test_argmax_wide_vocab();

@@ -472,9 +472,10 @@ typedef struct vt_model_options {
      * softmax weights by the value scales, in f32. A non-finite key or value fails the pass
      * with VT_STATUS_UNSUPPORTED. Less faithful than F16: docs/guide.md gives its measured
      * agreement.
-     * The CUDA backend keeps its own cache in F32 whatever this says (vt_model_info.
-     * kv_cache_dtype reports the type the model's sessions use). Any other value is
-     * VT_STATUS_INVALID_ARGUMENT. */
+     * The CUDA backend keeps F16 (the same rounding and the same refusal) or F32; I8 there is
+     * VT_STATUS_UNSUPPORTED (with VT_DEVICE_AUTO the model then runs on the CPU).
+     * vt_model_info.kv_cache_dtype reports the type the model's sessions use. Any other value
+     * is VT_STATUS_INVALID_ARGUMENT. */
     int32_t kv_cache_dtype;
 } vt_model_options;
 

@@ -1,6 +1,7 @@
-// Attention over the device KV cache (f32, the CPU's precision): keys transposed
-// [kv_head][hd][cap] so that consecutive threads read consecutive positions of one dim
-// (coalesced), values row-major [kv_head][cap][hd].
+// Attention over the device KV cache (f16 by default, as the CPU's; f32 with kv_cache "f32":
+// the kernels are compiled for both, T = float or uint16_t f16 bits, converted to f32 on load,
+// all arithmetic in f32): keys transposed [kv_head][hd][cap] so that consecutive threads read
+// consecutive positions of one dim (coalesced), values row-major [kv_head][cap][hd].
 //
 // head_dim: the kernels are compiled for HDP = 64, 128 and 256 and run any hd that is a
 // multiple of 4 up to HDP (Phi-3's 96, the tiny test models' 8..32): dims past hd are zero in
@@ -33,7 +34,7 @@ constexpr float kNegInf = -__builtin_huge_valf();
 
 // ---- Decode ------------------------------------------------------------------------------------
 
-template <int HDP>
+template <int HDP, class T>
 __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a) {
     constexpr int G8 = kAttnMaxGroup;
     constexpr int DW = HDP < kThreads ? HDP : kThreads;  // dims one pass of the threads covers
@@ -70,8 +71,8 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
     __syncthreads();
 
     const int64_t cap = a.cap;
-    const float* kt = a.kcache + int64_t(kvh) * hd * cap;
-    const float* vv = a.vcache + int64_t(kvh) * cap * hd;
+    const T* kt = static_cast<const T*>(a.kcache) + int64_t(kvh) * hd * cap;
+    const T* vv = static_cast<const T*>(a.vcache) + int64_t(kvh) * cap * hd;
     const int dt = tid % DW, gp = tid / DW;
     float acc[GPT][DPT];
 #pragma unroll
@@ -86,11 +87,11 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
 #pragma unroll
         for (int g = 0; g < G8; ++g) sc[g] = 0.0f;
         if (valid) {
-            const float* kc = kt + j;
+            const T* kc = kt + j;
 #pragma unroll 4
             for (int d0 = 0; d0 < hd; d0 += 4) {
-                const float x0 = kc[int64_t(d0) * cap], x1 = kc[int64_t(d0 + 1) * cap];
-                const float x2 = kc[int64_t(d0 + 2) * cap], x3 = kc[int64_t(d0 + 3) * cap];
+                const float x0 = kv_get(kc + int64_t(d0) * cap), x1 = kv_get(kc + int64_t(d0 + 1) * cap);
+                const float x2 = kv_get(kc + int64_t(d0 + 2) * cap), x3 = kv_get(kc + int64_t(d0 + 3) * cap);
 #pragma unroll
                 for (int g = 0; g < G8; ++g) {
                     if (g >= ng) break;
@@ -134,7 +135,7 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
         }
         // acc[g][d] = acc·corr + Σ_t p[g][t] · v[t][d]
         const int nt = min(kAttnTile, k1 - j0);
-        const float* vt = vv + int64_t(j0) * hd;
+        const T* vt = vv + int64_t(j0) * hd;
 #pragma unroll
         for (int i = 0; i < GPT; ++i)
 #pragma unroll
@@ -145,8 +146,8 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
             if (d >= hd) break;
             int t = 0;
             for (; t + 4 <= nt; t += 4) {
-                const float v0 = vt[int64_t(t) * hd + d], v1 = vt[int64_t(t + 1) * hd + d];
-                const float v2 = vt[int64_t(t + 2) * hd + d], v3 = vt[int64_t(t + 3) * hd + d];
+                const float v0 = kv_get(vt + int64_t(t) * hd + d), v1 = kv_get(vt + int64_t(t + 1) * hd + d);
+                const float v2 = kv_get(vt + int64_t(t + 2) * hd + d), v3 = kv_get(vt + int64_t(t + 3) * hd + d);
 #pragma unroll
                 for (int i = 0; i < GPT; ++i) {
                     if (gp + NP * i >= ng) break;
@@ -155,7 +156,7 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
                 }
             }
             for (; t < nt; ++t) {
-                const float v0 = vt[int64_t(t) * hd + d];
+                const float v0 = kv_get(vt + int64_t(t) * hd + d);
 #pragma unroll
                 for (int i = 0; i < GPT; ++i) {
                     if (gp + NP * i >= ng) break;
@@ -208,7 +209,7 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
 
 // ---- Prefill -----------------------------------------------------------------------------------
 
-template <int HDP>
+template <int HDP, class T>
 __global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a) {
     constexpr int LPQ = HDP / 64;        // threads per query vector (each owns 64 dims)
     constexpr int QV = kThreads / LPQ;   // query vectors per block
@@ -248,18 +249,17 @@ __global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a
     float m_run = kNegInf, l_run = 0.0f;
 
     const int64_t cap = a.cap;
-    const float* kt = a.kcache + int64_t(kvh) * hd * cap;
-    const float* vv = a.vcache + int64_t(kvh) * cap * hd;
+    const T* kt = static_cast<const T*>(a.kcache) + int64_t(kvh) * hd * cap;
+    const T* vv = static_cast<const T*>(a.vcache) + int64_t(kvh) * cap * hd;
     for (int j0 = kbeg; j0 < kend; j0 += KT) {
         __syncthreads();
         for (int idx = tid; idx < KT * HDP; idx += kThreads) {  // K^T -> rows, coalesced along j
             const int d = idx / KT, jj = idx - d * KT, j = j0 + jj;
-            k_s[jj][d + 4 * (d >> 6)] = j < kend && d < hd ? kt[int64_t(d) * cap + j] : 0.0f;
+            k_s[jj][d + 4 * (d >> 6)] = j < kend && d < hd ? kv_get(kt + int64_t(d) * cap + j) : 0.0f;
         }
         for (int idx = tid; idx < KT * (HDP / 4); idx += kThreads) {
             const int jj = idx / (HDP / 4), d = 4 * (idx - jj * (HDP / 4)), j = j0 + jj;
-            const float4 v = j < kend && d < hd ? *reinterpret_cast<const float4*>(vv + int64_t(j) * hd + d)
-                                                : make_float4(0.f, 0.f, 0.f, 0.f);
+            const float4 v = j < kend && d < hd ? kv_get4(vv + int64_t(j) * hd + d) : make_float4(0.f, 0.f, 0.f, 0.f);
             *reinterpret_cast<float4*>(&v_s[jj][d + 4 * (d >> 6)]) = v;
         }
         __syncthreads();
@@ -330,25 +330,37 @@ int attn_hdp(int hd) { return hd <= 64 ? 64 : hd <= 128 ? 128 : 256; }
 
 int attn_max_group(int hd) { return kThreads / (attn_hdp(hd) / 64); }
 
+template <class T>
+void launch_decode(const LaunchCfg& cfg, const AttnArgs& a, dim3 grid) {
+    switch (attn_hdp(a.hd)) {
+        case 64: launch(cfg, "attention (decode)", attn_decode_kernel<64, T>, grid, dim3(kThreads), 0, a); break;
+        case 128: launch(cfg, "attention (decode)", attn_decode_kernel<128, T>, grid, dim3(kThreads), 0, a); break;
+        default: launch(cfg, "attention (decode)", attn_decode_kernel<256, T>, grid, dim3(kThreads), 0, a); break;
+    }
+}
+
+template <class T>
+void launch_prefill(const LaunchCfg& cfg, const AttnArgs& a, dim3 grid) {
+    switch (attn_hdp(a.hd)) {
+        case 64: launch(cfg, "attention (prefill)", attn_prefill_kernel<64, T>, grid, dim3(kThreads), 0, a); break;
+        case 128: launch(cfg, "attention (prefill)", attn_prefill_kernel<128, T>, grid, dim3(kThreads), 0, a); break;
+        default: launch(cfg, "attention (prefill)", attn_prefill_kernel<256, T>, grid, dim3(kThreads), 0, a); break;
+    }
+}
+
 void attention_decode(const LaunchCfg& cfg, const AttnArgs& a) {
     const int G = a.nh / a.nkv, gb = G < kAttnMaxGroup ? G : kAttnMaxGroup;
     const dim3 grid(unsigned(a.nkv * ((G + gb - 1) / gb)), unsigned(a.splits));
-    switch (attn_hdp(a.hd)) {
-        case 64: launch(cfg, "attention (decode)", attn_decode_kernel<64>, grid, dim3(kThreads), 0, a); break;
-        case 128: launch(cfg, "attention (decode)", attn_decode_kernel<128>, grid, dim3(kThreads), 0, a); break;
-        default: launch(cfg, "attention (decode)", attn_decode_kernel<256>, grid, dim3(kThreads), 0, a); break;
-    }
+    if (a.kv_f16) launch_decode<uint16_t>(cfg, a, grid);
+    else launch_decode<float>(cfg, a, grid);
 }
 
 void attention_prefill(const LaunchCfg& cfg, const AttnArgs& a) {
     const int G = a.nh / a.nkv;
     const int qr = attn_max_group(a.hd) / G;
     const dim3 grid(unsigned(a.nkv), unsigned((a.m + qr - 1) / qr));
-    switch (attn_hdp(a.hd)) {
-        case 64: launch(cfg, "attention (prefill)", attn_prefill_kernel<64>, grid, dim3(kThreads), 0, a); break;
-        case 128: launch(cfg, "attention (prefill)", attn_prefill_kernel<128>, grid, dim3(kThreads), 0, a); break;
-        default: launch(cfg, "attention (prefill)", attn_prefill_kernel<256>, grid, dim3(kThreads), 0, a); break;
-    }
+    if (a.kv_f16) launch_prefill<uint16_t>(cfg, a, grid);
+    else launch_prefill<float>(cfg, a, grid);
 }
 
 }  // namespace cudak

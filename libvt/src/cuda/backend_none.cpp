@@ -25,7 +25,7 @@ bool cuda_device_usable(int, std::string* why) { return cuda_usable(why); }
 // No CudaPacked can exist in this build: the deleter never runs on a non-null pointer.
 void CudaPackedDeleter::operator()(CudaPacked*) const noexcept {}
 
-std::unique_ptr<BackendModel> cuda_backend(const ModelWeights&, int) { unavailable(); }
+std::unique_ptr<BackendModel> cuda_backend(const ModelWeights&, int, int32_t) { unavailable(); }
 CudaPackedPtr cuda_upload_packed(const vt_packed&, int) { unavailable(); }
 int64_t cuda_packed_device_bytes(const CudaPacked&) { return 0; }
 void cuda_linear(const CudaPacked&, const float*, int64_t, const float*, const vt_linear_options&, float*) {

@@ -81,6 +81,22 @@ __device__ __forceinline__ float h2f(uint16_t h) {
     asm("{ .reg .f16 t; mov.b16 t, %1; cvt.f32.f16 %0, t; }" : "=f"(f) : "h"(h));
     return f;
 }
+// f32 -> f16 bits, rounded to nearest even (beyond the range: infinity), as the CPU's store.
+__device__ __forceinline__ uint16_t f2h_bits(float f) {
+    uint16_t h;
+    asm("{ .reg .f16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h) : "f"(f));
+    return h;
+}
+
+// A KV cache element as f32 (the cache holds f32 or f16 bits).
+__device__ __forceinline__ float kv_get(const float* p) { return *p; }
+__device__ __forceinline__ float kv_get(const uint16_t* p) { return h2f(*p); }
+// Four consecutive elements (16-byte / 8-byte aligned).
+__device__ __forceinline__ float4 kv_get4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ float4 kv_get4(const uint16_t* p) {
+    const uint2 u = *reinterpret_cast<const uint2*>(p);
+    return make_float4(h2f(uint16_t(u.x)), h2f(uint16_t(u.x >> 16)), h2f(uint16_t(u.y)), h2f(uint16_t(u.y >> 16)));
+}
 
 // ---- Warp / block reductions -----------------------------------------------------------------
 __device__ __forceinline__ float warp_sum(float v) {

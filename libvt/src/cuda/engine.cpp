@@ -154,14 +154,19 @@ struct CudaModel final : BackendModel {
     bool gemma = false;                 // GeGLU and the post-attention / post-feedforward norms
     float embed_scale = 0.0f;           // > 0: embeddings times this (Gemma)
     float attn_softcap = 0.0f, final_softcap = 0.0f;  // > 0: soft-capping (Gemma 2)
+    bool kv_f16 = true;                 // the sessions' KV cache: f16 (default) or f32
 
     std::unique_ptr<BackendSession> new_session(int64_t capacity) const override;
     bool can_pick() const override { return true; }
     int64_t device_bytes() const override { return int64_t(mem.bytes()); }
 };
 
-std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index) {
+std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index, int32_t kv_dtype) {
     const LlamaConfig& c = m.cfg;
+    if (kv_dtype != VT_DTYPE_F16 && kv_dtype != VT_DTYPE_F32)
+        fail(VT_STATUS_UNSUPPORTED,
+             "the int8 KV cache is not implemented on the CUDA backend (its caches are f16, the default, or f32); "
+             "load the model with device \"cpu\" for it");
     const DeviceInfo& info = device_info(device_index);
     std::unique_ptr<CudaModel> cm(new CudaModel);
     cm->dev = device_index;
@@ -183,6 +188,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->embed_scale = c.embed_scale;
     cm->attn_softcap = float(c.attn_softcap);
     cm->final_softcap = float(c.final_softcap);
+    cm->kv_f16 = kv_dtype == VT_DTYPE_F16;
     if (cm->HD % 4 != 0 || cm->HD > kMaxHeadDim)
         fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim a multiple of 4 up to %d; this model has %lld",
              kMaxHeadDim, (long long)cm->HD);
@@ -213,6 +219,15 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     for (int64_t l = 0; l < cm->L; ++l) {
         const LayerWeights& w = m.layers[size_t(l)];
         CudaLayer& d = cm->layers[size_t(l)];
+        // What the kernels need of each, checked before anything reads them: refused here,
+        // never read out of bounds.
+        auto sized = [](const AlignedVec<float>& v, int64_t n) { return v.empty() || int64_t(v.size()) == n; };
+        if ((cm->qk_norm && (int64_t(w.q_norm.size()) != cm->HD || int64_t(w.k_norm.size()) != cm->HD)) ||
+            (cm->gemma && (int64_t(w.post_attn_norm.size()) != cm->H || int64_t(w.post_mlp_norm.size()) != cm->H)) ||
+            !sized(w.qkv_bias, w.qkv->out) || !sized(w.o_bias, w.o->out) || !sized(w.gate_bias, w.gate->out) ||
+            !sized(w.up_bias, w.up->out) || !sized(w.down_bias, w.down->out))
+            fail(VT_STATUS_INTERNAL, "layer %lld: a norm or bias the config enables is missing or of the wrong size",
+                 (long long)l);
         LinearPlan p;
         p.s = linear_shape(*w.qkv, w.qkv->out);
         p.rows = rows_qkv(*w.qkv, cm->NH, cm->KV, cm->HD);
@@ -247,14 +262,6 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         const int64_t win = c.layer_window[size_t(l)];
         d.window = win > 0 && win < (int64_t(1) << 31) ? int32_t(win) : 0;
         d.local_rope = !cm->inv_freq_local.empty() && c.layer_local_rope[size_t(l)];
-        // What the kernels need of each: refused here, never read out of bounds.
-        auto sized = [](const AlignedVec<float>& v, int64_t n) { return v.empty() || int64_t(v.size()) == n; };
-        if ((cm->qk_norm && (int64_t(w.q_norm.size()) != cm->HD || int64_t(w.k_norm.size()) != cm->HD)) ||
-            (cm->gemma && (int64_t(w.post_attn_norm.size()) != cm->H || int64_t(w.post_mlp_norm.size()) != cm->H)) ||
-            !sized(w.qkv_bias, w.qkv->out) || !sized(w.o_bias, w.o->out) || !sized(w.gate_bias, w.gate->out) ||
-            !sized(w.up_bias, w.up->out) || !sized(w.down_bias, w.down->out))
-            fail(VT_STATUS_INTERNAL, "layer %lld: a norm or bias the config enables is missing or of the wrong size",
-                 (long long)l);
     }
     {
         LinearPlan p;
@@ -298,7 +305,8 @@ struct CudaSession final : BackendSession {
     int64_t max_tokens = 0;
     int64_t cap = 0;         // KV positions allocated
     int splits = 1;          // decode attention splits (depends on cap)
-    DevMem kv;               // K^T [L][KV][HD][cap] | V [L][KV][cap][HD], f32
+    DevMem kv;               // K^T [L][KV][HD][cap] | V [L][KV][cap][HD], f16 or f32 (cm->kv_f16)
+    size_t eb = 2;           // bytes per cache element
 
     DevMem scratch;
     float* x = nullptr;       // [R][H]  residual stream
@@ -319,18 +327,20 @@ struct CudaSession final : BackendSession {
     unsigned long long* argmax = nullptr;
     unsigned long long* topk_scratch = nullptr;
     unsigned long long* cand = nullptr;  // [kTopK]
+    unsigned long long* kv_bad = nullptr;  // f16 cache: the first (layer, position) out of range
 
     DevMem logits_rows;  // [kChunk][V], only for VT_LOGITS_ALL (allocated on first use)
 
     PinnedMem host;
     StepParams* h_step = nullptr;
     unsigned long long* h_result = nullptr;  // [kTopK]
+    unsigned long long* h_kv_bad = nullptr;  // kv_bad as the last forward left it
 
     cudaGraphExec_t graphs[2] = {nullptr, nullptr};  // greedy, sampling
 
-    float* kcache(int64_t l) const { return kv.get<float>() + size_t(l * cm->KV * cm->HD * cap); }
-    float* vcache(int64_t l) const {
-        return kv.get<float>() + size_t(cm->L * cm->KV * cm->HD * cap + l * cm->KV * cap * cm->HD);
+    void* kcache(int64_t l) const { return kv.get<char>() + size_t(l * cm->KV * cm->HD * cap) * eb; }
+    void* vcache(int64_t l) const {
+        return kv.get<char>() + size_t(cm->L * cm->KV * cm->HD * cap + l * cm->KV * cap * cm->HD) * eb;
     }
     LaunchCfg cfg() const { return LaunchCfg{stream, pdl}; }
 
@@ -371,24 +381,31 @@ int attention_units(const CudaModel& cm) {
     return int(cm.KV * ((G + gb - 1) / gb));
 }
 
+// The first n positions of a KV cache of capacity scap (src) into one of capacity dcap (dst):
+// the K^T rows and the V planes, elements of eb bytes, enqueued on `stream`.
+void copy_kv(const CudaModel& c, char* dst, int64_t dcap, const char* src, int64_t scap, int64_t n, size_t eb,
+             cudaStream_t stream, const char* what) {
+    const size_t rows_k = size_t(c.L * c.KV * c.HD), rows_v = size_t(c.L * c.KV);
+    check(cudaMemcpy2DAsync(dst, size_t(dcap) * eb, src, size_t(scap) * eb, size_t(n) * eb, rows_k,
+                            cudaMemcpyDeviceToDevice, stream),
+          what);
+    check(cudaMemcpy2DAsync(dst + rows_k * size_t(dcap) * eb, size_t(dcap * c.HD) * eb,
+                            src + rows_k * size_t(scap) * eb, size_t(scap * c.HD) * eb, size_t(n * c.HD) * eb, rows_v,
+                            cudaMemcpyDeviceToDevice, stream),
+          what);
+}
+
 // Grows the KV cache to hold `needed` positions (keeping the first `len`); invalidates the
 // graphs, whose kernels hold the old addresses. On failure the session is unchanged.
 void ensure_kv(CudaSession& s, int64_t needed, int64_t len) {
     if (needed <= s.cap) return;
     const CudaModel& c = *s.cm;
     const int64_t cap = std::min(s.max_tokens, std::max({needed, 2 * s.cap, kInitialCap}));
-    const size_t per_pos = size_t(c.L * c.KV * c.HD) * 4;  // bytes of K (or V) per position
+    const size_t per_pos = size_t(c.L * c.KV * c.HD) * s.eb;  // bytes of K (or V) per position
     DevMem nk;
     nk.alloc(s.dev, 2 * per_pos * size_t(cap), "the KV cache");
     if (len > 0) {
-        const size_t rows_k = size_t(c.L * c.KV * c.HD), rows_v = size_t(c.L * c.KV);
-        check(cudaMemcpy2DAsync(nk.get(), size_t(cap) * 4, s.kv.get(), size_t(s.cap) * 4, size_t(len) * 4, rows_k,
-                                cudaMemcpyDeviceToDevice, s.stream),
-              "KV cache growth");
-        check(cudaMemcpy2DAsync(nk.get<float>() + rows_k * size_t(cap), size_t(cap * c.HD) * 4,
-                                s.kv.get<float>() + rows_k * size_t(s.cap), size_t(s.cap * c.HD) * 4,
-                                size_t(len * c.HD) * 4, rows_v, cudaMemcpyDeviceToDevice, s.stream),
-              "KV cache growth");
+        copy_kv(c, nk.get<char>(), cap, s.kv.get<char>(), s.cap, len, s.eb, s.stream, "KV cache growth");
         check(cudaStreamSynchronize(s.stream), "KV cache growth");
     }
     s.kv.swap(nk);
@@ -451,6 +468,9 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
         eq.kcache = s.kcache(l);
         eq.vcache = s.vcache(l);
         eq.cap = s.cap;
+        eq.kv_f16 = c.kv_f16;
+        eq.layer = int32_t(l);
+        eq.kv_bad = c.kv_f16 ? s.kv_bad : nullptr;
         if (c.qk_norm) {
             // q/k norms need a whole head: the linear stores (bias added), a kernel goes on.
             Epilogue er;
@@ -469,6 +489,7 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
         a.q = s.q;
         a.kcache = s.kcache(l);
         a.vcache = s.vcache(l);
+        a.kv_f16 = c.kv_f16;
         a.cap = s.cap;
         a.out = s.att;
         a.pos = pos;
@@ -523,10 +544,25 @@ void enqueue_head(CudaSession& s, int64_t row, bool sample) {
 void enqueue_decode(CudaSession& s, bool sample) {
     const CudaModel& c = *s.cm;
     check(cudaMemcpyAsync(s.step, s.h_step, sizeof(StepParams), cudaMemcpyHostToDevice, s.stream), "step input copy");
+    if (c.kv_f16) check(cudaMemsetAsync(s.kv_bad, 0xFF, sizeof(unsigned long long), s.stream), "KV range flag reset");
     // The first kernel after a copy: launched without the PDL attribute.
     embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &s.step->token, 1, s.x, c.embed_scale, s.argmax);
     enqueue_blocks(s, 1, &s.step->pos, s.step->rope, s.step->rope_local);
     enqueue_head(s, 0, sample);
+    if (c.kv_f16)
+        check(cudaMemcpyAsync(s.h_kv_bad, s.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
+              "result copy");
+}
+
+// After the stream is done with a forward: an f16 cache that could not hold a key or value
+// fails the call, as the CPU's store_kv does (same message).
+void check_kv_range(const CudaSession& s) {
+    const unsigned long long k = *s.h_kv_bad;
+    if (!s.cm->kv_f16 || k == ~0ull) return;
+    fail(VT_STATUS_UNSUPPORTED,
+         "layer %lld: a key or value of the token at position %lld is beyond the range of the f16 KV cache (largest "
+         "finite f16: 65504); load the model with kv_cache_dtype F32 (pyvt: kv_cache=\"f32\")",
+         (long long)(k >> 32), (long long)(k & 0xFFFFFFFFull));
 }
 
 void capture(CudaSession& s, bool sample) {
@@ -632,6 +668,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     const size_t o_amax = cv.take(8);
     const size_t o_tks = cv.take(topk_scratch_keys(cm.V) * 8);
     const size_t o_cand = cv.take(kTopK * 8);
+    const size_t o_bad = cv.take(8);
     s->scratch.alloc(cm.dev, cv.off, "session scratch");
     s->x = s->scratch.get<float>(o_x);
     s->xn = s->scratch.get<float>(o_xn);
@@ -651,13 +688,17 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->argmax = s->scratch.get<unsigned long long>(o_amax);
     s->topk_scratch = s->scratch.get<unsigned long long>(o_tks);
     s->cand = s->scratch.get<unsigned long long>(o_cand);
+    s->kv_bad = s->scratch.get<unsigned long long>(o_bad);
+    s->eb = cm.kv_f16 ? 2 : 4;
     // Counters must start at zero (the attention kernel's last block resets them after use).
     check(cudaMemsetAsync(s->scratch.get(), 0, cv.off, s->stream), "session scratch init");
 
-    s->host.alloc(sizeof(StepParams) + kTopK * 8, "the decode step's parameters");
+    s->host.alloc(sizeof(StepParams) + kTopK * 8 + 8, "the decode step's parameters");
     s->h_step = s->host.get<StepParams>(0);
     s->h_result = s->host.get<unsigned long long>(sizeof(StepParams));
+    s->h_kv_bad = s->host.get<unsigned long long>(sizeof(StepParams) + kTopK * 8);
     std::memset(s->h_step, 0, sizeof(StepParams));
+    *s->h_kv_bad = ~0ull;
 
     ensure_kv(*s, std::min(max_tokens, kInitialCap), 0);
     check(cudaStreamSynchronize(s->stream), "session creation");
@@ -677,14 +718,7 @@ void CudaSession::copy_prefix(const BackendSession& from, int64_t n) {
     if (n == 0) return;
     // The source's queued work must be done before its cache is read.
     check(cudaStreamSynchronize(src.stream), "prefix copy");
-    const size_t rows_k = size_t(c.L * c.KV * c.HD), rows_v = size_t(c.L * c.KV);
-    check(cudaMemcpy2DAsync(kv.get(), size_t(cap) * 4, src.kv.get(), size_t(src.cap) * 4, size_t(n) * 4, rows_k,
-                            cudaMemcpyDeviceToDevice, stream),
-          "prefix copy");
-    check(cudaMemcpy2DAsync(kv.get<float>() + rows_k * size_t(cap), size_t(cap * c.HD) * 4,
-                            src.kv.get<float>() + rows_k * size_t(src.cap), size_t(src.cap * c.HD) * 4,
-                            size_t(n * c.HD) * 4, rows_v, cudaMemcpyDeviceToDevice, stream),
-          "prefix copy");
+    copy_kv(c, kv.get<char>(), cap, src.kv.get<char>(), src.cap, n, eb, stream, "prefix copy");
     check(cudaStreamSynchronize(stream), "prefix copy");
 }
 
@@ -711,6 +745,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
             check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
                   "logits copy");
         check(cudaStreamSynchronize(cs.stream), "decode step");
+        check_kv_range(cs);
         if (pick != Pick::None) read_pick(cs, sample, picked);
         return;
     }
@@ -735,6 +770,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         check(cudaMemcpyAsync(cs.rope_local, rope_local, size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice,
                               cs.stream),
               "RoPE copy");
+    if (c.kv_f16) check(cudaMemsetAsync(cs.kv_bad, 0xFF, sizeof(unsigned long long), cs.stream), "KV range flag reset");
     embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, c.embed_scale, cs.argmax);
     enqueue_blocks(cs, m, cs.pos, cs.rope, cs.rope_local);
     if (out == Logits::All) {
@@ -762,8 +798,12 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
               "logits copy");
     }
+    if (c.kv_f16)
+        check(cudaMemcpyAsync(cs.h_kv_bad, cs.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, cs.stream),
+              "result copy");
     // The host buffers (pos, rope) live until the stream is done with them.
     check(cudaStreamSynchronize(cs.stream), "prefill");
+    check_kv_range(cs);
     if (pick != Pick::None) read_pick(cs, sample, picked);
 }
 

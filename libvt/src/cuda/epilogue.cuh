@@ -9,6 +9,18 @@ namespace vt {
 namespace cudak {
 
 // v has its bias added (epi_pair).
+// One key or value into the cache at element offset `at` (f32, or f16 as kv_f16 says), the
+// out-of-range report for f16 (kernels.h, Epilogue::kv_bad); pos is the position.
+__device__ __forceinline__ void kv_put(const Epilogue& e, void* cache, int64_t at, float v, int64_t pos) {
+    if (!e.kv_f16) {
+        static_cast<float*>(cache)[at] = v;
+        return;
+    }
+    static_cast<uint16_t*>(cache)[at] = f2h_bits(v);
+    if (fabsf(v) >= 65520.0f && fabsf(v) < __builtin_huge_valf() && e.kv_bad)
+        atomicMin(e.kv_bad, (static_cast<unsigned long long>(e.layer) << 32) | static_cast<unsigned long long>(pos));
+}
+
 __device__ __forceinline__ float epi_store1(const Epilogue& e, int i, int n, float v) {
     if (e.gelu) v = gelu(v);
     if (e.softcap > 0.0f) v = softcap_value(v, e.softcap);
@@ -61,15 +73,15 @@ __device__ __forceinline__ unsigned long long epi_pair(const Epilogue& e, int i,
                     q[j] = a * e.qscale;
                     q[j + half] = b * e.qscale;
                 } else {
-                    float* kt = e.kcache + int64_t(head - e.nh) * hd * e.cap + pos;
-                    kt[int64_t(j) * e.cap] = a;
-                    kt[int64_t(j + half) * e.cap] = b;
+                    const int64_t kt = int64_t(head - e.nh) * hd * e.cap + pos;
+                    kv_put(e, e.kcache, kt + int64_t(j) * e.cap, a, pos);
+                    kv_put(e, e.kcache, kt + int64_t(j + half) * e.cap, b, pos);
                 }
             } else {
                 const int r = n - qd - kd, kh = r / hd, d = r - kh * hd;
-                float* v = e.vcache + (int64_t(kh) * e.cap + pos) * hd + d;
-                v[0] = v0;
-                v[1] = v1;  // hd is even: d and d + 1 are in the same head
+                const int64_t v = (int64_t(kh) * e.cap + pos) * hd + d;
+                kv_put(e, e.vcache, v, v0, pos);
+                kv_put(e, e.vcache, v + 1, v1, pos);  // hd is even: d and d + 1 are in the same head
             }
             return 0;
         }

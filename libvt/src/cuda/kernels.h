@@ -41,7 +41,7 @@ struct DevLinear {
 enum EpiKind : int32_t {
     kEpiStore = 0,   // out[i][n] = act(v + bias[n]); optional argmax over row 0
     kEpiAdd = 1,     // out[i][n] += v (the residual stream)
-    kEpiSwiglu = 2,  // rows (2j, 2j+1) = (gate_j, up_j): out[i][j] = silu(gate) · up
+    kEpiSwiglu = 2,  // rows (2j, 2j+1) = (gate_j, up_j): out[i][j] = act(gate) · up (Epilogue::act)
     kEpiQkv = 3,     // fused QKV: RoPE on Q/K pairs, Q (scaled) -> out, K/V -> the cache
 };
 
@@ -69,9 +69,16 @@ struct Epilogue {
     float qscale = 1.0f;                   // 1/sqrt(hd), applied to Q after RoPE
     const float* rope = nullptr;           // [m][hd]: cos[hd/2] | sin[hd/2] of each row
     const int32_t* pos = nullptr;          // device int: position of row 0
-    float* kcache = nullptr;               // this layer's K, transposed [nkv][hd][cap]
-    float* vcache = nullptr;               // this layer's V [nkv][cap][hd]
+    void* kcache = nullptr;                // this layer's K, transposed [nkv][hd][cap]
+    void* vcache = nullptr;                // this layer's V [nkv][cap][hd]
     int64_t cap = 0;
+    // The cache's element type: f32, or f16 (kv_f16: stored rounded to nearest even, as the
+    // CPU's ops::store_f16). A finite key or value f16 cannot hold (|x| >= 65520) is stored
+    // as infinity and reported: atomicMin of (layer << 32 | position) into *kv_bad (all ones
+    // when none), which the host turns into the CPU's refusal.
+    int32_t kv_f16 = 0;
+    int32_t layer = 0;
+    unsigned long long* kv_bad = nullptr;
 };
 
 struct LaunchCfg {
@@ -91,8 +98,9 @@ void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
 
 struct AttnArgs {
     const float* q = nullptr;       // [m][nh·hd], RoPE applied, scaled (1/sqrt(hd) or the family's scale)
-    const float* kcache = nullptr;  // [nkv][hd][cap] (this layer)
-    const float* vcache = nullptr;  // [nkv][cap][hd]
+    const void* kcache = nullptr;   // [nkv][hd][cap] (this layer), f32 or f16 (kv_f16)
+    const void* vcache = nullptr;   // [nkv][cap][hd]
+    int32_t kv_f16 = 0;
     int64_t cap = 0;
     float* out = nullptr;           // [m][nh·hd]
     const int32_t* pos = nullptr;   // device int: position of row 0 (keys 0 .. pos + i)

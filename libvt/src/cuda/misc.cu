@@ -2,6 +2,7 @@
 // normalize-and-add of Gemma's post norms, the q/k-norm + RoPE + KV-write step (Qwen3, Gemma 3),
 // SiLU·up (for the separate gate/up linears of the inference API), top-k sampling candidates.
 #include "cuda/common.cuh"
+#include "cuda/epilogue.cuh"
 #include "cuda/runtime.h"
 
 namespace vt {
@@ -74,8 +75,8 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
     if (hh >= e.nh + e.nkv) {  // a V head: into the cache as it is
         const int vh = hh - e.nh - e.nkv;
         const float* src = row + int64_t(e.nh + e.nkv) * hd + int64_t(vh) * hd;
-        float* dst = e.vcache + (int64_t(vh) * e.cap + pos) * hd;
-        for (int d = lane; d < hd; d += 32) dst[d] = src[d];
+        const int64_t dst = (int64_t(vh) * e.cap + pos) * hd;
+        for (int d = lane; d < hd; d += 32) kv_put(e, e.vcache, dst + d, src[d], pos);
         return;
     }
     const float* src = row + int64_t(hh) * hd;
@@ -96,9 +97,9 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
             q[j] = a * e.qscale;
             q[j + half] = b * e.qscale;
         } else {
-            float* kt = e.kcache + int64_t(hh - e.nh) * hd * e.cap + pos;
-            kt[int64_t(j) * e.cap] = a;
-            kt[int64_t(j + half) * e.cap] = b;
+            const int64_t kt = int64_t(hh - e.nh) * hd * e.cap + pos;
+            kv_put(e, e.kcache, kt + int64_t(j) * e.cap, a, pos);
+            kv_put(e, e.kcache, kt + int64_t(j + half) * e.cap, b, pos);
         }
     }
 }
