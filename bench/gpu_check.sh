@@ -4,6 +4,8 @@
 #   bench/gpu_check.sh PHASE [MODEL] OUTDIR     run one phase; summary.json + summary.md + logs in OUTDIR
 #   bench/gpu_check.sh --plan [PHASE|all]       print each phase's commands and time budgets
 #
+#   first          the first call when a GPU is lent (360 s): build, vt_cuda_test on every op and
+#                  on tiny models, pytest of the families / KV cache types / logits on the GPU
 #   kernels        environment report, build, vt_cuda_test (op level), TinyLlama-shape decode bench
 #   models         vt_cuda_test on tiny model folders (PDL on and off), pytest -m cuda,
 #                  compute-sanitizer memcheck of a tiny-model decode

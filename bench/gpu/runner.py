@@ -13,6 +13,10 @@ still leaves a summary that says how far it got.
     bench/gpu/runner.py --plan [PHASE|all] [--json] print each phase's commands and budgets
 
 Phases (docs/cuda.md "Running on a GPU machine"):
+  first            the first call when a GPU is lent (fits a 15-minute device budget with room
+                   for a rerun: 360 s): environment, build, vt_cuda_test on every op and on tiny
+                   model folders, and the CPU-vs-CUDA pytest of the model families, the KV
+                   cache types, logits and graph replay
   kernels          environment report, build, vt_cuda_test (op level), TinyLlama-shape decode
   models           vt_cuda_test on tiny model folders with PDL on and off, pytest -m cuda,
                    compute-sanitizer memcheck of a tiny-model decode
@@ -67,6 +71,10 @@ OFFLINE_ENV = {  # nothing waits on the network
 C_TESTS = ["c_abi", "c_device_api", "c_hostile", "c_example_generate", "fuzz_replay_safetensors",
            "fuzz_replay_config"]
 PYTEST_COMMON = ["-p", "no:cacheprovider", "-W", "default", "-rfEs", "--tb=short"]
+# The `first` phase's pytest selection: what is newest and least seen (every family, the KV
+# cache types) and the basics every later phase builds on.
+FIRST_PYTEST_K = ("families or kv_cache_types or graph_replay or backend_line or auto_picks "
+                  "or (logits_match_cpu and (int8 or bf16) and not full_size)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -151,6 +159,19 @@ def phase_steps(ctx: Ctx) -> list[Step]:
     ]
     tiny = ctx.work / "tiny"
     tiny_dirs = [str(tiny / n) for n in ("gqa-hd64", "gqa-hd128")]
+    if ctx.phase == "first":
+        head[1].timeout = 180  # 1-2 min on 16 cores
+        return head + [
+            Step("tiny_models", "tiny random model folders (head_dim 64 GQA with 4096 positions, head_dim 128)",
+                 10, argv=[py, str(ROOT / "bench/gpu/tiny_models.py"), str(tiny)], log="cuda_first.log"),
+            Step("cuda_first", "vt_cuda_test: every CUDA op against the CPU backend, then the tiny models", 100,
+                 argv=[exe(ctx, "libvt/vt_cuda_test"), *tiny_dirs], log="cuda_first.log", needs=("build", "gpu"),
+                 parser="vt_cuda_test"),
+            Step("pytest_first", "pytest -m cuda: model families, KV cache types, logits, graph replay", 50,
+                 argv=[py, "-P", "-m", "pytest", "-m", "cuda", *PYTEST_COMMON, "tests/test_cuda.py", "-k",
+                       FIRST_PYTEST_K],
+                 log="pytest_first.log", needs=("pyvt", "gpu"), parser="pytest"),
+        ]
     if ctx.phase == "kernels":
         return head + [
             Step("cuda_kernels", "vt_cuda_test: every CUDA op against the CPU backend", 75,
@@ -201,7 +222,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                  argv=[py, "-P", "-m", "pytest", "-m", "not cuda", "-q", *PYTEST_COMMON], env=hidden,
                  log="pytest_cpu.log", needs=("pyvt",), parser="pytest"),
         ]
-    raise SystemExit(f"unknown phase {ctx.phase!r}; phases: kernels, models, gemm, decode MODEL, cpu")
+    raise SystemExit(f"unknown phase {ctx.phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu")
 
 
 def decode_steps(ctx: Ctx, model: str, budget: int) -> list[Step]:
@@ -758,7 +779,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.plan:
         phases = a.args or ["all"]
         if phases == ["all"]:
-            phases = ["kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu"]
+            phases = ["first", "kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu"]
         p = plan(phases, kw)
         if a.json:
             print(json.dumps(p, indent=1))
@@ -776,8 +797,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(a.args) < 2:
         ap.error("usage: PHASE [MODEL] OUTDIR")
     phase, rest = a.args[0], a.args[1:]
-    if phase not in ("kernels", "models", "gemm", "decode", "cpu"):
-        ap.error(f"unknown phase {phase!r}; phases: kernels, models, gemm, decode MODEL, cpu")
+    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu"):
+        ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu")
     arg = rest[0] if phase == "decode" and len(rest) == 2 else None
     if phase == "decode" and arg not in DECODE_MODELS:
         ap.error(f"usage: decode MODEL OUTDIR, MODEL one of {', '.join(DECODE_MODELS)}")
