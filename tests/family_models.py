@@ -55,6 +55,14 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         rope_parameters={"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
                          "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}})),
     "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
+    # LongRoPE (Phi-3-128k / 3.5): short factors up to original_max_position_embeddings (the
+    # golden greedy run, 40 positions), long ones past it (the 96-token teacher-forced pass).
+    "phi3-longrope": ("Phi3Config", dict(pad_token_id=ENDOFTEXT, original_max_position_embeddings=48, rope_parameters={
+        "rope_type": "longrope", "rope_theta": 10000.0,
+        "short_factor": [1.0, 1.05, 1.1, 1.3, 1.6, 2.0, 2.4, 2.9],
+        "long_factor": [1.0, 1.3, 1.9, 2.8, 4.1, 6.0, 8.5, 12.0]})),
+    "qwen2-yarn": ("Qwen2Config", dict(rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                                                        "original_max_position_embeddings": 32})),
     "phi3-window8": ("Phi3Config", dict(pad_token_id=ENDOFTEXT, sliding_window=8, num_key_value_heads=4)),
 }
 
@@ -76,6 +84,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "gemma3-linear-hd32": ("Gemma3", ["qk-norm", "gemma-norms", "geglu", "query-pre-attn-scalar 32",
                                       "local-rope-theta 10000", "head-dim 32", "sliding-window 8 (layer 1)"]),
     "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
+    "phi3-longrope": ("Phi3", ["fused-qkv", "fused-gate-up"]),
+    "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
     "phi3-window8": ("Phi3", ["fused-qkv", "fused-gate-up", "sliding-window 8 (every layer)"]),
 }
 
@@ -109,12 +119,22 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     rp = cfg.get("rope_parameters") or {}
     rp = rp.get("full_attention", rp)  # Gemma 3: the global layers' (the local ones: gemma2_params)
     theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
-    scaling = rp if rp.get("rope_type", "default") != "default" else None
+    scaling = dict(rp) if rp.get("rope_type", "default") != "default" else None
+    if scaling and "original_max_position_embeddings" in cfg:  # Phi-3 keeps it at the top level
+        scaling.setdefault("original_max_position_embeddings", cfg["original_max_position_embeddings"])
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg["num_key_value_heads"], head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
                         max_pos=cfg["max_position_embeddings"], eps=cfg["rms_norm_eps"], theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
+
+
+def longrope_switch(cfg: dict[str, Any]) -> int | None:
+    """original_max_position_embeddings of a LongRoPE config (past it: the long factors), else None."""
+    rp = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    if rp.get("rope_type", rp.get("type")) not in ("longrope", "su"):
+        return None
+    return rp.get("original_max_position_embeddings") or cfg.get("original_max_position_embeddings")
 
 
 def layer_windows(cfg: dict[str, Any]) -> list[int]:

@@ -203,14 +203,37 @@ def write_checkpoint(folder: Path, cfg: TinyConfig, *, dtype: str = "BF16", seed
 # ==========================================================================================
 
 
-def rope_inv_freq(cfg: TinyConfig) -> np.ndarray:
-    """As transformers computes it, in float32 (default, linear and llama3 rope types)."""
+def rope_inv_freq(cfg: TinyConfig, seq_len: int = 0) -> np.ndarray:
+    """As transformers computes it, in float32 (default, linear, llama3, yarn and longrope
+    rope types; longrope: the long factors when seq_len > original_max_position_embeddings)."""
     dim = cfg.hd
-    inv = (1.0 / (np.float32(cfg.theta) ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / dim)))
-    inv = inv.astype(np.float32)
+    pos_freqs = (np.float32(cfg.theta) ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / np.float32(dim)))
+    pos_freqs = pos_freqs.astype(np.float32)
+    inv = (np.float32(1.0) / pos_freqs).astype(np.float32)
     rs = cfg.rope_scaling
     if rs:
         kind = rs.get("rope_type", rs.get("type"))
+        if kind == "yarn":
+            factor = np.float32(rs.get("factor") or cfg.max_pos / rs["original_max_position_embeddings"])
+            orig = rs["original_max_position_embeddings"]
+
+            def corr_dim(rot):
+                return (dim * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(cfg.theta))
+
+            low, high = corr_dim(rs.get("beta_fast") or 32), corr_dim(rs.get("beta_slow") or 1)
+            if rs.get("truncate", True):
+                low, high = math.floor(low), math.ceil(high)
+            low, high = max(low, 0), min(high, dim - 1)
+            if low == high:
+                high += 0.001
+            ramp = np.clip((np.arange(dim // 2, dtype=np.float32) - np.float32(low)) / np.float32(high - low), 0, 1)
+            ef = (np.float32(1) - ramp).astype(np.float32)
+            interp = (np.float32(1.0) / (factor * pos_freqs)).astype(np.float32)
+            inv = (interp * (np.float32(1) - ef) + inv * ef).astype(np.float32)
+        elif kind in ("longrope", "su"):
+            long = seq_len > rs["original_max_position_embeddings"]
+            ext = np.asarray(rs["long_factor" if long else "short_factor"], np.float32)
+            inv = (np.float32(1.0) / (ext * pos_freqs)).astype(np.float32)
         if kind == "linear":
             inv = (inv / np.float32(rs["factor"])).astype(np.float32)
         elif kind == "llama3":
@@ -226,6 +249,21 @@ def rope_inv_freq(cfg: TinyConfig) -> np.ndarray:
             medium = ~(wavelen < high_wl) & ~(wavelen > low_wl)
             inv = np.where(medium, smoothed, v).astype(np.float32)
     return inv
+
+
+def rope_attention_scale(cfg: TinyConfig) -> float:
+    """The factor transformers multiplies cos and sin by (yarn, longrope), as a float32."""
+    rs = cfg.rope_scaling or {}
+    kind = rs.get("rope_type", rs.get("type"))
+    if kind not in ("yarn", "longrope", "su"):
+        return 1.0
+    if rs.get("attention_factor"):
+        return float(np.float32(rs["attention_factor"]))
+    orig = rs["original_max_position_embeddings"]
+    factor = rs.get("factor") or cfg.max_pos / orig
+    if kind == "yarn":
+        return float(np.float32(1.0 if factor <= 1 else 0.1 * math.log(factor) + 1.0))
+    return float(np.float32(1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(orig))))
 
 
 def _rmsnorm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
@@ -290,8 +328,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         x = x * float(np.float32(math.sqrt(cfg.hidden)))
     scale = gemma2["query_pre_attn_scalar"] ** -0.5 if gemma2 else 1.0 / math.sqrt(hd)
     cap = gemma2["attn_softcap"] if gemma2 else 0.0
-    ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg).astype(np.float64)[None, :]
+    ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg, seq_len=n).astype(np.float64)[None, :]
     cos, sin = np.cos(ang), np.sin(ang)
+    if rope_attention_scale(cfg) != 1.0:  # (transformers: cos and sin times the attention factor)
+        cos, sin = cos * rope_attention_scale(cfg), sin * rope_attention_scale(cfg)
     if gemma2 and gemma2.get("local"):
         local = TinyConfig(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, theta=gemma2["local_theta"])
         ang_l = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(local).astype(np.float64)[None, :]

@@ -242,13 +242,26 @@ def test_config_whose_float32_constants_are_out_of_range(good, tmp_path, patch, 
     assert "config.json" in str(e.value) and "\n" not in str(e.value)
 
 
-def test_unsupported_rope_type(good, tmp_path):
+@pytest.mark.parametrize("scaling, pattern", [
+    ({"rope_type": "dynamic", "factor": 4.0}, r'rope_scaling type "dynamic" is not supported \(supported: default, '
+                                               r'linear, llama3, yarn, longrope\)'),
+    ({"rope_type": "yarn", "factor": 4.0}, r"rope_scaling\.original_max_position_embeddings is missing \(rope type yarn\)"),
+    ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, "beta_fast": -1},
+     r'field "rope_scaling\.beta_fast" must be a positive number'),
+    ({"type": "su", "short_factor": [1.0] * 8}, r"rope_scaling\.long_factor is missing \(rope type longrope\)"),
+    ({"rope_type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 3},
+     r"rope_scaling\.long_factor has 3 entries; head_dim 16 needs 8"),
+    ({"rope_type": "longrope", "short_factor": [1.0, "x"], "long_factor": [1.0] * 8},
+     r'field "rope_scaling\.short_factor" must be a list of positive numbers'),
+])
+def test_unsupported_or_incomplete_rope_scaling(good, tmp_path, scaling, pattern):
     d = clone(good, tmp_path / "m")
     cfg = CFG.config_json()
-    cfg["rope_scaling"] = {"rope_type": "yarn", "factor": 4.0}
+    cfg["rope_scaling"] = scaling
     (d / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(ValueError, match='rope_scaling type "yarn" is not supported'):
+    with pytest.raises(ValueError, match=pattern) as e:
         load(d)
+    assert "config.json" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_config_disagrees_with_shapes(good, tmp_path):

@@ -77,6 +77,10 @@ struct Picked {
 
 struct BackendSession {
     virtual ~BackendSession() = default;
+    // The length of the sequence the next forward() belongs to, set by the session layer:
+    // a prefill's final length, a decode's position + 1. RoPE types that depend on it
+    // (LongRoPE: ModelWeights::rope_freqs) read it; transformers decides per forward call.
+    int64_t rope_seq_len = 0;
     // Runs tokens[0, n) (1 <= n <= kPassRows, ids valid) at positions pos .. pos + n - 1,
     // appending their keys and values to the cache (pos + n <= the session's capacity; the
     // positions below pos are those of earlier calls). `logits` receives what `out` asks for;

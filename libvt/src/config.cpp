@@ -157,8 +157,42 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         if (c.rope.high_freq_factor == c.rope.low_freq_factor)
             fail(VT_STATUS_FORMAT_ERROR, "%s: %s.high_freq_factor must differ from low_freq_factor (both %g)",
                  r.path().c_str(), field, c.rope.low_freq_factor);
+    } else if (type == "yarn") {
+        c.rope.kind = RopeScaling::YARN;
+        c.rope.factor = r.positive(rs, "factor", (f + ".factor").c_str());  // -1: max_position / original
+        c.rope.original_max_position_embeddings =
+            r.integer(rs, "original_max_position_embeddings", 1, kMaxDim, (f + ".original_max_position_embeddings").c_str());
+        c.rope.attention_factor = r.positive(rs, "attention_factor", (f + ".attention_factor").c_str());
+        const double bf = r.positive(rs, "beta_fast", (f + ".beta_fast").c_str());
+        const double bs = r.positive(rs, "beta_slow", (f + ".beta_slow").c_str());
+        c.rope.beta_fast = bf > 0 ? bf : 32;
+        c.rope.beta_slow = bs > 0 ? bs : 1;
+        c.rope.mscale = std::max(0.0, r.positive(rs, "mscale", (f + ".mscale").c_str()));
+        c.rope.mscale_all_dim = std::max(0.0, r.positive(rs, "mscale_all_dim", (f + ".mscale_all_dim").c_str()));
+        if (const json::Value* t = r.get(rs, "truncate")) {
+            if (t->type != json::Type::Bool) r.bad((f + ".truncate").c_str(), *t, "true or false");
+            c.rope.truncate = t->b;
+        }
+    } else if (type == "longrope" || type == "su") {
+        c.rope.kind = RopeScaling::LONGROPE;
+        c.rope.factor = r.positive(rs, "factor", (f + ".factor").c_str());
+        c.rope.original_max_position_embeddings =
+            r.integer(rs, "original_max_position_embeddings", 1, kMaxDim, (f + ".original_max_position_embeddings").c_str());
+        c.rope.attention_factor = r.positive(rs, "attention_factor", (f + ".attention_factor").c_str());
+        for (auto [key, out] : {std::pair<const char*, std::vector<double>*>{"long_factor", &c.rope.long_factor},
+                                {"short_factor", &c.rope.short_factor}}) {
+            const json::Value* v = r.get(rs, key);
+            const std::string name = f + "." + key;
+            if (!v) fail(VT_STATUS_FORMAT_ERROR, "%s: %s is missing (rope type longrope)", r.path().c_str(), name.c_str());
+            if (!v->is_array() || v->arr.size() > 4096) r.bad(name.c_str(), *v, "a list of positive numbers");
+            for (const auto& e : v->arr) {
+                if (!e.is_number() || !(e.d > 0) || !std::isfinite(e.d)) r.bad(name.c_str(), *v, "a list of positive numbers");
+                out->push_back(e.d);
+            }
+        }
     } else {
-        fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"%s\" is not supported (supported: default, linear, llama3)",
+        fail(VT_STATUS_UNSUPPORTED,
+             "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope)",
              r.path().c_str(), field, type.c_str());
     }
     if (const json::Value* prf = r.get(rs, "partial_rotary_factor"); prf && !(prf->is_number() && prf->d == 1.0))
@@ -479,6 +513,46 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
 }
 
 
+// YaRN / LongRoPE: what config.json may leave out, as transformers fills it in
+// (modeling_rope_utils: standardize_rope_params, _compute_yarn_parameters,
+// _compute_longrope_parameters); the factor lists' lengths against head_dim.
+void resolve_rope(LlamaConfig& c) {
+    RopeScaling& r = c.rope;
+    if (r.kind != RopeScaling::YARN && r.kind != RopeScaling::LONGROPE) return;
+    const std::string src = c.from_file ? c.path : "config.json";
+    const char* type = r.kind == RopeScaling::YARN ? "yarn" : "longrope";
+    if (r.original_max_position_embeddings < 0) r.original_max_position_embeddings = c.original_max_positions;
+    if (r.original_max_position_embeddings < 0) {
+        if (r.kind == RopeScaling::YARN)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: %s.original_max_position_embeddings is missing (rope type yarn)",
+                 src.c_str(), r.field.c_str());
+        r.original_max_position_embeddings = c.max_position_embeddings;
+    }
+    if (r.factor < 0) r.factor = double(c.max_position_embeddings) / double(r.original_max_position_embeddings);
+    if (r.attention_factor < 0) {
+        if (r.kind == RopeScaling::YARN) {
+            auto mscale = [](double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
+            r.attention_factor = r.mscale > 0 && r.mscale_all_dim > 0
+                                     ? mscale(r.factor, r.mscale) / mscale(r.factor, r.mscale_all_dim)
+                                     : mscale(r.factor, 1.0);
+        } else {
+            r.attention_factor =
+                r.factor <= 1.0 ? 1.0
+                                : std::sqrt(1.0 + std::log(r.factor) / std::log(double(r.original_max_position_embeddings)));
+        }
+    }
+    if (r.kind == RopeScaling::LONGROPE)
+        for (const auto* v : {&r.long_factor, &r.short_factor})
+            if (int64_t(v->size()) != c.head_dim / 2)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: %s.%s has %zu entries; head_dim %lld needs %lld (rope type %s)",
+                     src.c_str(), r.field.c_str(), v == &r.long_factor ? "long_factor" : "short_factor", v->size(),
+                     (long long)c.head_dim, (long long)(c.head_dim / 2), type);
+    const float af = float(r.attention_factor);
+    if (!std::isfinite(af) || !(af > 0.0f))
+        fail(VT_STATUS_FORMAT_ERROR, "%s: the attention factor of %s (%g) is not a finite positive float32",
+             src.c_str(), r.field.c_str(), r.attention_factor);
+}
+
 // The engine computes in float32: every constant derived from the config must be a finite,
 // nonzero float32 (rope_theta 1e-300 rounds to 0, rms_norm_eps 1e300 to inf, a rope factor of
 // 1e-300 divides the frequencies into inf). One line naming config.json and the field.
@@ -564,6 +638,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.head_dim = r.integer(root, "head_dim", 1, 65536);
         c.vocab_size = r.integer(root, "vocab_size", 1, INT32_MAX);
         c.max_position_embeddings = r.integer(root, "max_position_embeddings", 1, int64_t(1) << 40);
+        c.original_max_positions = r.integer(root, "original_max_position_embeddings", 1, kMaxDim);
         c.rms_norm_eps = r.positive(root, "rms_norm_eps");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
@@ -630,6 +705,7 @@ LlamaConfig read_config(const std::string& dir) {
 LlamaConfig resolve_config(const Checkpoint& ck, int64_t* file_layers) {
     LlamaConfig c = read_config(ck.dir());
     check_and_resolve(ck, c, file_layers);
+    resolve_rope(c);
     check_float32(c);
     return c;
 }

@@ -13,11 +13,18 @@ class Checkpoint;
 struct ModelFamily;
 
 struct RopeScaling {
-    enum Kind { NONE, LINEAR, LLAMA3 } kind = NONE;
-    double factor = 1.0;
+    // transformers' rope types (modeling_rope_utils): default, linear, llama3, yarn, longrope
+    // (Phi-3's "su" is longrope).
+    enum Kind { NONE, LINEAR, LLAMA3, YARN, LONGROPE } kind = NONE;
+    double factor = 1.0;                              // yarn / longrope: -1 = max_position / original
     double low_freq_factor = 1.0;                     // llama3
     double high_freq_factor = 4.0;                    // llama3
-    int64_t original_max_position_embeddings = 8192;  // llama3
+    int64_t original_max_position_embeddings = 8192;  // llama3, yarn, longrope (-1: config's top-level field)
+    double beta_fast = 32, beta_slow = 1;             // yarn
+    double mscale = 0, mscale_all_dim = 0;            // yarn (0: absent)
+    bool truncate = true;                             // yarn
+    double attention_factor = -1;                     // yarn, longrope: cos/sin scale (-1: the type's default)
+    std::vector<double> long_factor, short_factor;    // longrope: [head_dim / 2] each
     std::string field = "rope_scaling";               // the config.json key it came from (messages)
 };
 
@@ -31,6 +38,7 @@ struct LlamaConfig {
     int64_t head_dim = -1;
     int64_t vocab_size = -1;
     int64_t max_position_embeddings = -1;
+    int64_t original_max_positions = -1;  // config.json's top-level original_max_position_embeddings (Phi-3)
     double rms_norm_eps = -1;
     double rope_theta = -1;
     int tie_word_embeddings = -1;  // -1 unknown, 0, 1

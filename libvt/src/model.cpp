@@ -368,6 +368,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->max_seq_len = std::min<int64_t>(m->max_seq_len, int64_t(1) << 24);
     m->cfg = cfg;
     m->inv_freq = ops::rope_inv_freq(cfg);
+    m->inv_freq_long = ops::rope_inv_freq_long(cfg);
+    m->rope_long_after = cfg.rope.original_max_position_embeddings;
+    m->rope_scale = ops::rope_attention_scale(cfg);
     if (cfg.family->local_rope) {  // the sliding layers: their own base, no scaling
         LlamaConfig local = cfg;
         local.rope_theta = cfg.rope_local_theta;

@@ -74,6 +74,7 @@ void decode_step(vt_session& s, int32_t token, const vt_sample_options* sampling
     const Pick pick = next_token ? device_pick(s, sampling) : Pick::None;
     float* out = logits;
     if (!out && next_token && pick == Pick::None) out = host_row(s, V);
+    s.backend->rope_seq_len = s.len + 1;
     s.backend->forward(&token, 1, s.len, out ? Logits::Last : Logits::None, out, pick, &s.picked);
     s.len += 1;
     s.ids.push_back(token);
@@ -144,6 +145,7 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
     float* last = mode == VT_LOGITS_LAST ? logits : nullptr;
     if (!last && next_token && mode == VT_LOGITS_NONE && pick == Pick::None) last = host_row(s, V);
     s.backend->reserve(s.len, s.len + n);
+    s.backend->rope_seq_len = s.len + n;  // every chunk of a prefill: its whole length
     for (int64_t c0 = 0; c0 < n; c0 += kPassRows) {
         const int64_t m = std::min(kPassRows, n - c0);
         const bool final_chunk = c0 + m == n;

@@ -57,6 +57,17 @@ struct ModelWeights {
     // (On a CUDA model the packed linears above are freed after upload: null.)
     std::vector<float> inv_freq;           // [HD/2] RoPE inverse frequencies (scaling applied)
     std::vector<float> inv_freq_local;     // [HD/2] Gemma 3's sliding layers (rope_local_theta); else empty
+    // LongRoPE: the long factors' frequencies, used by a pass whose sequence reaches past
+    // rope_long_after positions (transformers decides per forward call: max position + 1 >
+    // original_max_position_embeddings); else empty.
+    std::vector<float> inv_freq_long;
+    int64_t rope_long_after = 0;
+    float rope_scale = 1.0f;               // cos/sin scale (YaRN / LongRoPE attention_factor)
+
+    // The RoPE frequencies of a pass whose sequence reaches seq_len positions.
+    const float* rope_freqs(int64_t seq_len) const {
+        return !inv_freq_long.empty() && seq_len > rope_long_after ? inv_freq_long.data() : inv_freq.data();
+    }
 
     // Embedding row of `token` as f32 -> out[H].
     void embed_row(int32_t token, float* out) const;

@@ -389,7 +389,10 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     // Embedding rows, RoPE angles, first RMSNorm.
     for (int64_t i = 0; i < m; ++i) {
         const int64_t pos = p.pos(i);
-        ops::rope_angles(M.inv_freq.data(), pos, HD, s.rope.data() + i * HD);
+        // (LongRoPE: a batched decode row's sequence ends at its position; a session's pass
+        // belongs to the sequence the session layer named)
+        const int64_t seq = p.sess ? pos + 1 : std::max(s.rope_seq_len, p.pos0 + m);
+        ops::rope_angles(M.rope_freqs(seq), pos, HD, s.rope.data() + i * HD, M.rope_scale);
         if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, HD, s.rope_local.data() + i * HD);
     }
     const float* norm0 = M.layers[0].attn_norm.data();

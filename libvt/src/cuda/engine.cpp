@@ -150,6 +150,12 @@ struct CudaModel final : BackendModel {
     float eps = 0.0f, qscale = 1.0f;
     std::vector<float> inv_freq;        // [HD/2] RoPE inverse frequencies (the host computes the angles)
     std::vector<float> inv_freq_local;  // [HD/2] Gemma 3's sliding layers; else empty
+    std::vector<float> inv_freq_long;   // LongRoPE's long factors (ModelWeights::rope_freqs); else empty
+    int64_t rope_long_after = 0;
+    float rope_scale = 1.0f;            // cos/sin scale (YaRN / LongRoPE)
+    const float* rope_freqs(int64_t seq_len) const {
+        return !inv_freq_long.empty() && seq_len > rope_long_after ? inv_freq_long.data() : inv_freq.data();
+    }
     bool qk_norm = false;               // q/k norms: the QKV linear stores, qkv_norm_rope goes on
     bool gemma = false;                 // GeGLU and the post-attention / post-feedforward norms
     float embed_scale = 0.0f;           // > 0: embeddings times this (Gemma)
@@ -184,6 +190,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->qscale = cm->gemma ? float(std::pow(c.query_pre_attn_scalar, -0.5)) : 1.0f / std::sqrt(float(c.head_dim));
     cm->inv_freq = m.inv_freq;
     cm->inv_freq_local = m.inv_freq_local;
+    cm->inv_freq_long = m.inv_freq_long;
+    cm->rope_long_after = m.rope_long_after;
+    cm->rope_scale = m.rope_scale;
     cm->qk_norm = c.qk_norm;
     cm->embed_scale = c.embed_scale;
     cm->attn_softcap = float(c.attn_softcap);
@@ -738,7 +747,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         // too, unless top candidates are asked for).
         cs.h_step->token = toks[0];
         cs.h_step->pos = int32_t(pos0);
-        ops::rope_angles(c.inv_freq.data(), pos0, c.HD, cs.h_step->rope);
+        ops::rope_angles(c.rope_freqs(std::max(cs.rope_seq_len, pos0 + 1)), pos0, c.HD, cs.h_step->rope, c.rope_scale);
         if (!c.inv_freq_local.empty()) ops::rope_angles(c.inv_freq_local.data(), pos0, c.HD, cs.h_step->rope_local);
         run_decode(cs, sample);
         if (out == Logits::Last)
@@ -759,7 +768,8 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
     std::vector<float> rope(size_t(m) * size_t(c.HD) * (local ? 2 : 1));
     float* rope_local = rope.data() + size_t(m) * size_t(c.HD);
     for (int i = 0; i < m; ++i) {
-        ops::rope_angles(c.inv_freq.data(), pos + i, c.HD, rope.data() + size_t(i) * size_t(c.HD));
+        ops::rope_angles(c.rope_freqs(std::max<int64_t>(cs.rope_seq_len, pos0 + n)), pos + i, c.HD,
+                         rope.data() + size_t(i) * size_t(c.HD), c.rope_scale);
         if (local) ops::rope_angles(c.inv_freq_local.data(), pos + i, c.HD, rope_local + size_t(i) * size_t(c.HD));
     }
     check(cudaMemcpyAsync(cs.tokens, toks, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");

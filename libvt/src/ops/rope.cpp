@@ -12,10 +12,38 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
     const int64_t half = c.head_dim / 2;
     const float base = float(c.rope_theta);
     std::vector<float> inv(static_cast<size_t>(half));
+    std::vector<float> pos_freqs(static_cast<size_t>(half));  // base ** (2i / dim)
     for (int64_t i = 0; i < half; ++i) {
         float expo = float(2 * i) / float(c.head_dim);
         float p = float(std::pow(double(base), double(expo)));
+        pos_freqs[size_t(i)] = p;
         inv[size_t(i)] = 1.0f / p;
+    }
+    if (c.rope.kind == RopeScaling::YARN) {
+        // _compute_yarn_parameters: a ramp between the interpolated (1 / (factor · p)) and the
+        // extrapolated (1 / p) frequencies over the dims [low, high] of the correction range.
+        const double dim = double(c.head_dim), b = c.rope_theta, orig = double(c.rope.original_max_position_embeddings);
+        auto corr_dim = [&](double rot) { return (dim * std::log(orig / (rot * 2 * M_PI))) / (2 * std::log(b)); };
+        double low = corr_dim(c.rope.beta_fast), high = corr_dim(c.rope.beta_slow);
+        if (c.rope.truncate) {
+            low = std::floor(low);
+            high = std::ceil(high);
+        }
+        low = std::max(low, 0.0);
+        high = std::min(high, dim - 1);
+        if (low == high) high += 0.001;
+        const float lo = float(low), span = float(high - low), factor = float(c.rope.factor);
+        for (int64_t i = 0; i < half; ++i) {
+            const float p = pos_freqs[size_t(i)];
+            const float extra = 1.0f / p, interp = 1.0f / (factor * p);
+            const float ramp = std::min(1.0f, std::max(0.0f, (float(i) - lo) / span));
+            const float ef = 1.0f - ramp;  // the extrapolation's share
+            inv[size_t(i)] = interp * (1.0f - ef) + extra * ef;
+        }
+    } else if (c.rope.kind == RopeScaling::LONGROPE) {
+        // _compute_longrope_parameters: 1 / (ext_factor · base ** (2i / dim)), short factors.
+        for (int64_t i = 0; i < half; ++i)
+            inv[size_t(i)] = 1.0f / (float(c.rope.short_factor[size_t(i)]) * pos_freqs[size_t(i)]);
     }
     if (c.rope.kind == RopeScaling::LINEAR) {
         for (auto& f : inv) f = f / float(c.rope.factor);
@@ -43,13 +71,33 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
 // reproduces float32 steps); the rotation below as forward.cpp (now cpu/engine.cpp) compiled it.
 #include "ops/cpu_clones.h"
 
-void rope_angles(const float* inv_freq, int64_t pos, int64_t hd, float* cs) {
+std::vector<float> rope_inv_freq_long(const LlamaConfig& c) {
+    if (c.rope.kind != RopeScaling::LONGROPE) return {};
+    const int64_t half = c.head_dim / 2;
+    const float base = float(c.rope_theta);
+    std::vector<float> inv(static_cast<size_t>(half));
+    for (int64_t i = 0; i < half; ++i) {
+        const float expo = float(2 * i) / float(c.head_dim);
+        const float p = float(std::pow(double(base), double(expo)));
+        inv[size_t(i)] = 1.0f / (float(c.rope.long_factor[size_t(i)]) * p);
+    }
+    return inv;
+}
+
+float rope_attention_scale(const LlamaConfig& c) {
+    if (c.rope.kind != RopeScaling::YARN && c.rope.kind != RopeScaling::LONGROPE) return 1.0f;
+    return float(c.rope.attention_factor);
+}
+
+void rope_angles(const float* inv_freq, int64_t pos, int64_t hd, float* cs, float scale) {
     const int64_t half = hd / 2;
     for (int64_t k = 0; k < half; ++k) {
         const double a = double(pos) * double(inv_freq[k]);
         cs[k] = float(std::cos(a));
         cs[half + k] = float(std::sin(a));
     }
+    if (scale != 1.0f)
+        for (int64_t k = 0; k < hd - hd % 2; ++k) cs[k] *= scale;
 }
 
 VT_CLONES void rope(float* __restrict x, int64_t heads, int64_t hd, const float* __restrict cs, float scale) {

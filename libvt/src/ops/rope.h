@@ -12,11 +12,21 @@ namespace vt {
 namespace ops {
 
 // RoPE inverse frequencies [head_dim / 2] exactly as transformers computes them in float32
-// (default, linear and llama3 rope types).
+// (default, linear, llama3, yarn and longrope rope types; for longrope the short factors',
+// which transformers uses while the sequence is within original_max_position_embeddings).
 std::vector<float> rope_inv_freq(const LlamaConfig& c);
 
-// cs = cos[hd/2] | sin[hd/2] of the angles pos · inv_freq[k] (double, then rounded to float).
-void rope_angles(const float* inv_freq, int64_t pos, int64_t hd, float* cs);
+// LongRoPE's long-factor frequencies (a sequence past original_max_position_embeddings);
+// empty for every other rope type.
+std::vector<float> rope_inv_freq_long(const LlamaConfig& c);
+
+// The factor transformers multiplies cos and sin by (yarn, longrope: attention_factor, as
+// resolved in config.cpp), as a float32; 1 for the other types.
+float rope_attention_scale(const LlamaConfig& c);
+
+// cs = cos[hd/2] | sin[hd/2] of the angles pos · inv_freq[k] (double, then rounded to float),
+// each then multiplied by `scale` in float32 when it is not 1.
+void rope_angles(const float* inv_freq, int64_t pos, int64_t hd, float* cs, float scale = 1.0f);
 
 // Rotates `heads` vectors of length hd in place (transformers' rotate_half convention: pairs
 // (i, i + hd/2)) and multiplies them by `scale`. x: [heads, hd]; cs: rope_angles' table.
