@@ -94,6 +94,8 @@ _BLOCK_NAMES = {
 _BLOCK_RE = re.compile(r"^blk\.(\d+)\.(.+)$")
 # Tensors llama.cpp may store that have no Hugging Face weight (handled through the config).
 _SKIPPED = {"rope_freqs.weight"}
+# Phi-3 LongRoPE (Phi-3-128k, Phi-3.5): the per-frequency factors, [rope_dim / 2] each.
+_ROPE_FACTORS = ("rope_factors_long.weight", "rope_factors_short.weight")
 
 # Gemma's block: llama.cpp's ffn_norm is the pre-feedforward norm, and two more norms.
 _GEMMA_NAMES = {
@@ -404,10 +406,14 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     n_head, n_kv, ffn = hp["n_head"], hp["n_kv"], hp["ffn"]
     names = list(g.tensors)
     a = _ARCHS[arch]
-    if arch == "phi3" and any(n.startswith("rope_factors_") for n in names):
-        raise ValueError(f"{p}: longrope rope scaling (rope_factors_long / rope_factors_short tensors: "
-                         "Phi-3-128k, Phi-3.5) is not supported")
-    unknown = [n for n in names if hf_tensor_name(n, arch) is None and n not in _SKIPPED]
+    factors = [n for n in _ROPE_FACTORS if n in g.tensors]
+    if factors and (arch != "phi3" or len(factors) != 2):
+        raise ValueError(f"{p}: {', '.join(factors)} without "
+                         + ("its pair" if arch == "phi3" else f"a longrope {arch} model (only phi3 files have them)"))
+    for n in factors:
+        if g.tensors[n].shape != (head_dim // 2,):
+            raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, expected [{head_dim // 2}]")
+    unknown = [n for n in names if hf_tensor_name(n, arch) is None and n not in _SKIPPED and n not in factors]
     if unknown:
         raise ValueError(f"{p}: tensors a {arch} model does not have: {', '.join(unknown[:10])}"
                          + (f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else ""))
@@ -465,6 +471,21 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
     a = hp["arch"]
+    if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
+        out = {"rope_type": "longrope"}
+        for n, key in zip(_ROPE_FACTORS, ("long_factor", "short_factor")):
+            f = np.asarray(g.dequantize(n), np.float64).ravel()
+            if not (np.isfinite(f).all() and (f > 0).all()):
+                raise ValueError(f"{p}: tensor {n} has entries that are not finite positive numbers")
+            out[key] = [_f32(v) for v in f]
+        orig = meta.get(f"{a}.rope.scaling.original_context_length", hp["ctx"])
+        if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
+            raise ValueError(f"{p}: {a}.rope.scaling.original_context_length = {orig!r:.60} is not a "
+                             "positive integer <= 2^24")
+        out["original_max_position_embeddings"] = int(orig)
+        if f"{a}.rope.scaling.attn_factor" in meta:
+            out["attention_factor"] = _f32(_real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p))
+        return out
     kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p)
     if kind in ("linear", "yarn"):
         factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
@@ -554,7 +575,8 @@ def _family_config(meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scali
       (files written before llama.cpp stored them);
     * Gemma 3: layer i slides unless (i + 1) % 6 == 0; the sliding layers' RoPE base is
       rope.freq_base_swa, else 10000; no attention soft-cap; the final one when stored;
-    * Phi-3: sliding_window as stored (0: none); longrope files are refused."""
+    * Phi-3: sliding_window as stored (0: none); LongRoPE from its rope_factors_long / _short
+      tensors, original_context_length and attn_factor (`_rope_scaling`)."""
     arch, a = hp["arch"], _ARCHS[hp["arch"]]
     n_layers = hp["n_layers"]
     common = {
@@ -581,11 +603,13 @@ def _family_config(meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scali
     }
     if arch == "phi3":
         orig = meta.get("phi3.rope.scaling.original_context_length", hp["ctx"])
-        if "phi3.rope.scaling.attn_factor" in meta or orig != hp["ctx"]:
-            raise ValueError(f"{p}: longrope rope scaling (phi3.rope.scaling.attn_factor, or a context_length "
-                             f"{hp['ctx']} beyond original_context_length {orig!r:.30}: Phi-3-128k, Phi-3.5) "
-                             "is not supported")
-        return {**common, "hidden_act": "silu", "original_max_position_embeddings": hp["ctx"],
+        longrope = bool(rope_scaling) and rope_scaling.get("rope_type") == "longrope"
+        if not longrope and ("phi3.rope.scaling.attn_factor" in meta or orig != hp["ctx"]):
+            raise ValueError(f"{p}: a longrope phi3 file (phi3.rope.scaling.attn_factor, or a context_length "
+                             f"{hp['ctx']} beyond original_context_length {orig!r:.30}) without its "
+                             "rope_factors_long / rope_factors_short tensors")
+        return {**common, "hidden_act": "silu",
+                "original_max_position_embeddings": int(orig) if longrope else hp["ctx"],
                 "sliding_window": _window(meta, "phi3.attention.sliding_window", None, p),
                 "embd_pdrop": 0.0, "resid_pdrop": 0.0}
     big = n_layers == (46 if arch == "gemma2" else 62)  # llama.cpp's test for the 27B models

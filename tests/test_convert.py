@@ -817,6 +817,16 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["phi3.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
         md["phi3.rope.scaling.original_context_length"] = gw.Val(gw.UINT32, cfg["max_position_embeddings"])
         md["phi3.attention.sliding_window"] = gw.Val(gw.UINT32, cfg.get("sliding_window") or 0)
+        rp = cfg.get("rope_parameters") or {}
+        if rp.get("rope_type") == "longrope":  # as llama.cpp's Phi3MiniModel writes it
+            orig = cfg["original_max_position_embeddings"]
+            md["phi3.rope.scaling.original_context_length"] = gw.Val(gw.UINT32, orig)
+            scale = cfg["max_position_embeddings"] / orig
+            md["phi3.rope.scaling.attn_factor"] = float(math.sqrt(1 + math.log(scale) / math.log(orig)))
+            for key, g in (("long_factor", "rope_factors_long.weight"), ("short_factor", "rope_factors_short.weight")):
+                if g not in drop:
+                    x = np.asarray(rp[key], np.float32)
+                    tensors.append((g, gw.F32, x.shape, gw.quant_f32(x)))
     md.update(meta or {})
     (ref / "config.json").write_text(json.dumps(cfg, indent=2))
     path = tmp_path / f"{name}.gguf"
@@ -824,7 +834,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
     return path, ref
 
 
-FAMILY_GGUFS = [("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3")]
+FAMILY_GGUFS = [("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3"),
+                ("phi3-longrope", "phi3")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -853,7 +864,14 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     assert set(st) == set(src)
     for k, v in src.items():  # exact but for Gemma's norms (w + 1 - 1 in float32)
         np.testing.assert_allclose(st[k], v, rtol=0, atol=2e-7 if k.endswith("norm.weight") else 0, err_msg=k)
-    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9]  # past every window
+    if name == "phi3-longrope":
+        rs = cfg["rope_scaling"]
+        want_rp = want["rope_parameters"]
+        assert rs["rope_type"] == "longrope" and rs["original_max_position_embeddings"] == 48
+        assert rs["long_factor"] == want_rp["long_factor"] and rs["short_factor"] == want_rp["short_factor"]
+        assert cfg["max_position_embeddings"] == want["max_position_embeddings"]
+    # past every window (and, 60 tokens, past phi3-longrope's switch to its long factors at 48)
+    seq = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
     with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
             _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
         assert m.info["family"] == r.info["family"]
@@ -877,14 +895,18 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
     assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
 
 
-@pytest.mark.parametrize("extra, match", [
-    (dict(extra_tensors=[("rope_factors_long.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]), "longrope"),
-    (dict(meta={"phi3.rope.scaling.attn_factor": 1.19}), "longrope"),
-    (dict(meta={"phi3.context_length": gw.Val(gw.UINT32, 131072)}), "longrope"),
-    (dict(drop=("blk.1.attn_qkv.weight",)), r"missing tensors: blk\.1\.attn_qkv\.weight"),
+@pytest.mark.parametrize("name, extra, match", [
+    ("phi3", dict(extra_tensors=[("rope_factors_long.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]),
+     "rope_factors_long.weight without its pair"),
+    ("phi3", dict(meta={"phi3.rope.scaling.attn_factor": 1.19}), "longrope phi3 file .* without its rope_factors"),
+    ("phi3", dict(meta={"phi3.context_length": gw.Val(gw.UINT32, 131072)}), "beyond original_context_length"),
+    ("phi3-longrope", dict(drop=("rope_factors_short.weight",)), "rope_factors_long.weight without its pair"),
+    ("phi3-longrope", dict(extra_tensors=[("rope_factors_long.weight", gw.F32, (5,), gw.quant_f32(np.ones(5)))]),
+     "duplicate|rope_factors_long.weight has shape"),
+    ("phi3", dict(drop=("blk.1.attn_qkv.weight",)), r"missing tensors: blk\.1\.attn_qkv\.weight"),
 ])
-def test_convert_phi3_refusals(tmp_path, extra, match):
-    path, _ = family_gguf(tmp_path, "phi3", "phi3", **extra)
+def test_convert_phi3_refusals(tmp_path, name, extra, match):
+    path, _ = family_gguf(tmp_path, name, "phi3", **extra)
     with pytest.raises(ValueError, match=match) as ei:
         convert.convert_gguf(path, tmp_path / "out")
     assert str(path) in str(ei.value) and "\n" not in str(ei.value)
