@@ -61,6 +61,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "rope_type": "longrope", "rope_theta": 10000.0,
         "short_factor": [1.0, 1.05, 1.1, 1.3, 1.6, 2.0, 2.4, 2.9],
         "long_factor": [1.0, 1.3, 1.9, 2.8, 4.1, 6.0, 8.5, 12.0]})),
+    "phi3-partial-rotary": ("Phi3Config", dict(pad_token_id=ENDOFTEXT, partial_rotary_factor=0.5)),
     "qwen2-yarn": ("Qwen2Config", dict(rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
                                                         "original_max_position_embeddings": 32})),
     "phi3-window8": ("Phi3Config", dict(pad_token_id=ENDOFTEXT, sliding_window=8, num_key_value_heads=4)),
@@ -86,6 +87,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "phi3-longrope": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
+    "phi3-partial-rotary": ("Phi3", ["fused-qkv", "fused-gate-up", "rotary-dim 8"]),
     "phi3-window8": ("Phi3", ["fused-qkv", "fused-gate-up", "sliding-window 8 (every layer)"]),
 }
 
@@ -119,7 +121,10 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     rp = cfg.get("rope_parameters") or {}
     rp = rp.get("full_attention", rp)  # Gemma 3: the global layers' (the local ones: gemma2_params)
     theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
-    scaling = dict(rp) if rp.get("rope_type", "default") != "default" else None
+    scaling = dict(rp) if rp.get("rope_type", "default") != "default" or rp.get("partial_rotary_factor", 1) != 1 else None
+    prf = cfg.get("partial_rotary_factor", rp.get("partial_rotary_factor", 1.0))
+    if prf != 1.0:  # (llama_ref reads it from the rope dict)
+        scaling = dict(scaling or {"rope_type": "default"}, partial_rotary_factor=prf)
     if scaling and "original_max_position_embeddings" in cfg:  # Phi-3 keeps it at the top level
         scaling.setdefault("original_max_position_embeddings", cfg["original_max_position_embeddings"])
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],

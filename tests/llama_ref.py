@@ -206,7 +206,7 @@ def write_checkpoint(folder: Path, cfg: TinyConfig, *, dtype: str = "BF16", seed
 def rope_inv_freq(cfg: TinyConfig, seq_len: int = 0) -> np.ndarray:
     """As transformers computes it, in float32 (default, linear, llama3, yarn and longrope
     rope types; longrope: the long factors when seq_len > original_max_position_embeddings)."""
-    dim = cfg.hd
+    dim = int(cfg.hd * (cfg.rope_scaling or {}).get("partial_rotary_factor", 1.0))  # the rotary dims
     pos_freqs = (np.float32(cfg.theta) ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / np.float32(dim)))
     pos_freqs = pos_freqs.astype(np.float32)
     inv = (np.float32(1.0) / pos_freqs).astype(np.float32)
@@ -271,11 +271,12 @@ def _rmsnorm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
 
 
 def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """x [n, heads, hd]; cos/sin [n, hd/2] (rotate_half convention)."""
-    half = x.shape[-1] // 2
-    x1, x2 = x[..., :half], x[..., half:]
+    """x [n, heads, hd]; cos/sin [n, rot/2] (rotate_half convention over the first rot dims;
+    partial rotary embeddings pass the rest unrotated)."""
+    half = cos.shape[-1]
+    x1, x2, rest = x[..., :half], x[..., half:2 * half], x[..., 2 * half:]
     c, s = cos[:, None, :], sin[:, None, :]
-    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1)
+    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s, rest], axis=-1)
 
 
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:

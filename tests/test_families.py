@@ -397,3 +397,19 @@ def test_qwen2_without_layer_types_uses_max_window_layers(from_golden, golden, t
             assert window_features == (["sliding-window 6 (every layer)"] if windows[0] else [])
             ref = R.reference_logits(w, F.tiny_config(cfg), seq, windows)
             assert rel_err(m.logits(seq), ref) < 1e-5
+
+
+@pytest.mark.parametrize("factor, words", [
+    (0.3125, "partial_rotary_factor 0.3125 gives 5 rotary dims of head_dim 16 (an even number >= 2 is needed)"),
+    (0.0625, "gives 1 rotary dims"),
+    (-0.5, 'field "rope_parameters.partial_rotary_factor" must be a number in (0, 1]'),
+])
+def test_partial_rotary_factors_that_give_no_even_dims_are_refused(from_golden, tmp_path, factor, words):
+    folder, _ = from_golden("phi3-partial-rotary")
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["rope_parameters"]["partial_rotary_factor"] = factor
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    msg = refused(tmp_path)
+    assert words in msg and "config.json" in msg and "\n" not in msg

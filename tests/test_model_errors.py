@@ -250,9 +250,12 @@ def test_config_whose_float32_constants_are_out_of_range(good, tmp_path, patch, 
      r'field "rope_scaling\.beta_fast" must be a positive number'),
     ({"type": "su", "short_factor": [1.0] * 8}, r"rope_scaling\.long_factor is missing \(rope type longrope\)"),
     ({"rope_type": "longrope", "short_factor": [1.0] * 8, "long_factor": [1.0] * 3},
-     r"rope_scaling\.long_factor has 3 entries; head_dim 16 needs 8"),
+     r"rope_scaling\.long_factor has 3 entries; 16 rotary dims need 8"),
     ({"rope_type": "longrope", "short_factor": [1.0, "x"], "long_factor": [1.0] * 8},
      r'field "rope_scaling\.short_factor" must be a list of positive numbers'),
+    ({"rope_type": "default", "partial_rotary_factor": 0.5},
+     r"partial_rotary_factor 0\.5 is not supported for Llama \(partial rotary embeddings: Phi-3 family only\)"),
+    ({"rope_type": "default", "partial_rotary_factor": 1.5}, r'"rope_scaling\.partial_rotary_factor" must be a number in \(0, 1\]'),
 ])
 def test_unsupported_or_incomplete_rope_scaling(good, tmp_path, scaling, pattern):
     d = clone(good, tmp_path / "m")

@@ -195,9 +195,11 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
              "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope)",
              r.path().c_str(), field, type.c_str());
     }
-    if (const json::Value* prf = r.get(rs, "partial_rotary_factor"); prf && !(prf->is_number() && prf->d == 1.0))
-        fail(VT_STATUS_UNSUPPORTED, "%s: %s.partial_rotary_factor %s is not supported (partial rotary embeddings; "
-             "only 1.0)", r.path().c_str(), field, describe(*prf).c_str());
+    if (const json::Value* prf = r.get(rs, "partial_rotary_factor")) {
+        if (!prf->is_number() || !(prf->d > 0) || !(prf->d <= 1))
+            r.bad((f + ".partial_rotary_factor").c_str(), *prf, "a number in (0, 1]");
+        c.partial_rotary_factor = prf->d;
+    }
     // transformers >= 5 keeps rope_theta inside rope_parameters.
     double theta = r.positive(rs, "rope_theta", (f + ".rope_theta").c_str());
     if (theta > 0) c.rope_theta = theta;
@@ -517,6 +519,21 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
 // (modeling_rope_utils: standardize_rope_params, _compute_yarn_parameters,
 // _compute_longrope_parameters); the factor lists' lengths against head_dim.
 void resolve_rope(LlamaConfig& c) {
+    // Partial rotary embeddings (Phi-3 family: Phi-4-mini's 0.75): transformers rotates
+    // int(head_dim · factor) dims; the other families' modeling code has no such path.
+    c.rotary_dim = c.head_dim;
+    if (c.partial_rotary_factor != 1.0) {
+        const std::string where = c.from_file ? c.path : "config.json";
+        if (!c.family || std::strcmp(c.family->name, "Phi3") != 0)
+            fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
+                 "embeddings: Phi-3 family only)", where.c_str(), c.partial_rotary_factor,
+                 c.family ? c.family->name : "this family");
+        c.rotary_dim = int64_t(double(c.head_dim) * c.partial_rotary_factor);
+        if (c.rotary_dim < 2 || c.rotary_dim % 2)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: partial_rotary_factor %g gives %lld rotary dims of head_dim %lld "
+                 "(an even number >= 2 is needed)", where.c_str(), c.partial_rotary_factor, (long long)c.rotary_dim,
+                 (long long)c.head_dim);
+    }
     RopeScaling& r = c.rope;
     if (r.kind != RopeScaling::YARN && r.kind != RopeScaling::LONGROPE) return;
     const std::string src = c.from_file ? c.path : "config.json";
@@ -543,10 +560,10 @@ void resolve_rope(LlamaConfig& c) {
     }
     if (r.kind == RopeScaling::LONGROPE)
         for (const auto* v : {&r.long_factor, &r.short_factor})
-            if (int64_t(v->size()) != c.head_dim / 2)
-                fail(VT_STATUS_FORMAT_ERROR, "%s: %s.%s has %zu entries; head_dim %lld needs %lld (rope type %s)",
+            if (int64_t(v->size()) != c.rotary_dim / 2)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: %s.%s has %zu entries; %lld rotary dims need %lld (rope type %s)",
                      src.c_str(), r.field.c_str(), v == &r.long_factor ? "long_factor" : "short_factor", v->size(),
-                     (long long)c.head_dim, (long long)(c.head_dim / 2), type);
+                     (long long)c.rotary_dim, (long long)(c.rotary_dim / 2), type);
     const float af = float(r.attention_factor);
     if (!std::isfinite(af) || !(af > 0.0f))
         fail(VT_STATUS_FORMAT_ERROR, "%s: the attention factor of %s (%g) is not a finite positive float32",
@@ -642,9 +659,11 @@ LlamaConfig read_config(const std::string& dir) {
         c.rms_norm_eps = r.positive(root, "rms_norm_eps");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
-        if (const json::Value* prf = r.get(root, "partial_rotary_factor"); prf && !(prf->is_number() && prf->d == 1.0))
-            fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %s is not supported (partial rotary embeddings; "
-                 "only 1.0)", path.c_str(), describe(*prf).c_str());
+        if (const json::Value* prf = r.get(root, "partial_rotary_factor")) {
+            if (!prf->is_number() || !(prf->d > 0) || !(prf->d <= 1))
+                r.bad("partial_rotary_factor", *prf, "a number in (0, 1]");
+            c.partial_rotary_factor = prf->d;
+        }
         c.attention_bias_field = r.boolean(root, "attention_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");
         c.use_sliding_window = r.boolean(root, "use_sliding_window");

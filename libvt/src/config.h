@@ -39,6 +39,10 @@ struct LlamaConfig {
     int64_t vocab_size = -1;
     int64_t max_position_embeddings = -1;
     int64_t original_max_positions = -1;  // config.json's top-level original_max_position_embeddings (Phi-3)
+    double partial_rotary_factor = 1.0;   // config.json (top level or in the rope dict)
+    // The dims of each head RoPE rotates (the first rotary_dim, pairs (i, i + rotary_dim / 2));
+    // the rest pass unrotated. head_dim unless partial_rotary_factor < 1 (Phi-3 family only).
+    int64_t rotary_dim = -1;
     double rms_norm_eps = -1;
     double rope_theta = -1;
     int tie_word_embeddings = -1;  // -1 unknown, 0, 1

@@ -222,6 +222,7 @@ std::string feature_list(const LlamaConfig& c) {
     }
     if (c.attn_softcap > 0) add(format("attn-softcap %g", c.attn_softcap));
     if (c.final_softcap > 0) add(format("final-softcap %g", c.final_softcap));
+    if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim) add(format("rotary-dim %lld", (long long)c.rotary_dim));
     if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size)
         add(format("head-dim %lld", (long long)c.head_dim));
     int64_t w = 0;

@@ -375,6 +375,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const LlamaConfig& c = M.cfg;
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
+    const int64_t ROT = c.rotary_dim > 0 ? c.rotary_dim : HD;  // the dims RoPE rotates (partial rotary)
     const float eps = float(c.rms_norm_eps);
     const bool gemma = c.family && c.family->gemma_block;
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
@@ -392,8 +393,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         // (LongRoPE: a batched decode row's sequence ends at its position; a session's pass
         // belongs to the sequence the session layer named)
         const int64_t seq = p.sess ? pos + 1 : std::max(s.rope_seq_len, p.pos0 + m);
-        ops::rope_angles(M.rope_freqs(seq), pos, HD, s.rope.data() + i * HD, M.rope_scale);
-        if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, HD, s.rope_local.data() + i * HD);
+        ops::rope_angles(M.rope_freqs(seq), pos, ROT, s.rope.data() + i * HD, M.rope_scale);
+        if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, ROT, s.rope_local.data() + i * HD);
     }
     const float* norm0 = M.layers[0].attn_norm.data();
     parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
@@ -420,8 +421,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                     ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
                 }
-                ops::rope(row, NH, HD, cs, qscale);
-                ops::rope(row + NH * HD, KV, HD, cs, 1.0f);
+                ops::rope(row, NH, HD, cs, qscale, ROT);
+                ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
                 store_kv(p.row(i), l, p.pos(i), row + NH * HD);
             }
         });

@@ -198,6 +198,11 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->attn_softcap = float(c.attn_softcap);
     cm->final_softcap = float(c.final_softcap);
     cm->kv_f16 = kv_dtype == VT_DTYPE_F16;
+    if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim)
+        fail(VT_STATUS_UNSUPPORTED,
+             "partial rotary embeddings (partial_rotary_factor %g: %lld of %lld dims) are not implemented on the CUDA "
+             "backend yet",
+             c.partial_rotary_factor, (long long)c.rotary_dim, (long long)c.head_dim);
     if (cm->HD % 4 != 0 || cm->HD > kMaxHeadDim)
         fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim a multiple of 4 up to %d; this model has %lld",
              kMaxHeadDim, (long long)cm->HD);

@@ -9,12 +9,13 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
     // transformers (float32 tensors throughout):
     //   inv_freq = 1 / base ** (arange(0, dim, 2).float() / dim)
     // Each float32 op is reproduced by computing in double and rounding to float.
-    const int64_t half = c.head_dim / 2;
+    const int64_t rot = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim;  // partial_rotary_factor's dims
+    const int64_t half = rot / 2;
     const float base = float(c.rope_theta);
     std::vector<float> inv(static_cast<size_t>(half));
     std::vector<float> pos_freqs(static_cast<size_t>(half));  // base ** (2i / dim)
     for (int64_t i = 0; i < half; ++i) {
-        float expo = float(2 * i) / float(c.head_dim);
+        float expo = float(2 * i) / float(rot);
         float p = float(std::pow(double(base), double(expo)));
         pos_freqs[size_t(i)] = p;
         inv[size_t(i)] = 1.0f / p;
@@ -22,8 +23,8 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
     if (c.rope.kind == RopeScaling::YARN) {
         // _compute_yarn_parameters: a ramp between the interpolated (1 / (factor · p)) and the
         // extrapolated (1 / p) frequencies over the dims [low, high] of the correction range.
-        const double dim = double(c.head_dim), b = c.rope_theta, orig = double(c.rope.original_max_position_embeddings);
-        auto corr_dim = [&](double rot) { return (dim * std::log(orig / (rot * 2 * M_PI))) / (2 * std::log(b)); };
+        const double dim = double(rot), b = c.rope_theta, orig = double(c.rope.original_max_position_embeddings);
+        auto corr_dim = [&](double turns) { return (dim * std::log(orig / (turns * 2 * M_PI))) / (2 * std::log(b)); };
         double low = corr_dim(c.rope.beta_fast), high = corr_dim(c.rope.beta_slow);
         if (c.rope.truncate) {
             low = std::floor(low);
@@ -73,11 +74,12 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
 
 std::vector<float> rope_inv_freq_long(const LlamaConfig& c) {
     if (c.rope.kind != RopeScaling::LONGROPE) return {};
-    const int64_t half = c.head_dim / 2;
+    const int64_t rot = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim;  // partial_rotary_factor's dims
+    const int64_t half = rot / 2;
     const float base = float(c.rope_theta);
     std::vector<float> inv(static_cast<size_t>(half));
     for (int64_t i = 0; i < half; ++i) {
-        const float expo = float(2 * i) / float(c.head_dim);
+        const float expo = float(2 * i) / float(rot);
         const float p = float(std::pow(double(base), double(expo)));
         inv[size_t(i)] = 1.0f / (float(c.rope.long_factor[size_t(i)]) * p);
     }
@@ -100,8 +102,10 @@ void rope_angles(const float* inv_freq, int64_t pos, int64_t hd, float* cs, floa
         for (int64_t k = 0; k < hd - hd % 2; ++k) cs[k] *= scale;
 }
 
-VT_CLONES void rope(float* __restrict x, int64_t heads, int64_t hd, const float* __restrict cs, float scale) {
-    const int64_t half = hd / 2;
+VT_CLONES void rope(float* __restrict x, int64_t heads, int64_t hd, const float* __restrict cs, float scale,
+                    int64_t rot) {
+    if (rot <= 0) rot = hd;
+    const int64_t half = rot / 2;
     const float* c = cs;
     const float* s = cs + half;
     for (int64_t h = 0; h < heads; ++h) {
@@ -112,6 +116,8 @@ VT_CLONES void rope(float* __restrict x, int64_t heads, int64_t hd, const float*
             a[i] = (x1 * c[i] - x2 * s[i]) * scale;
             b[i] = (x2 * c[i] + x1 * s[i]) * scale;
         }
+        if (scale != 1.0f)  // the dims partial rotary embeddings leave unrotated
+            for (int64_t i = rot; i < hd; ++i) a[i] *= scale;
     }
 }
 

@@ -29,8 +29,10 @@ float rope_attention_scale(const LlamaConfig& c);
 void rope_angles(const float* inv_freq, int64_t pos, int64_t hd, float* cs, float scale = 1.0f);
 
 // Rotates `heads` vectors of length hd in place (transformers' rotate_half convention: pairs
-// (i, i + hd/2)) and multiplies them by `scale`. x: [heads, hd]; cs: rope_angles' table.
-void rope(float* x, int64_t heads, int64_t hd, const float* cs, float scale);
+// (i, i + rot/2) of the first rot dims, rot = hd unless given: partial rotary embeddings leave
+// the others unrotated) and multiplies them by `scale`. x: [heads, hd]; cs: rope_angles'
+// table of rot dims.
+void rope(float* x, int64_t heads, int64_t hd, const float* cs, float scale, int64_t rot = 0);
 
 }  // namespace ops
 }  // namespace vt
