@@ -136,6 +136,25 @@ const char* fmt_name(vt_format f) {
 
 const LaunchCfg kCfg{nullptr, false};
 
+// The fused QKV epilogue of a test: q out [m][nh·hd], RoPE rows, position of row 0, caches.
+Epilogue qkv_epilogue(float* q, int64_t nh, int64_t nkv, int64_t hd, float qscale, const float* rope,
+                      const int32_t* pos, void* kcache, void* vcache, int64_t cap) {
+    Epilogue e;
+    e.kind = kEpiQkv;
+    e.out = q;
+    e.ld = nh * hd;
+    e.nh = int(nh);
+    e.nkv = int(nkv);
+    e.hd = int(hd);
+    e.qscale = qscale;
+    e.rope = rope;
+    e.pos = pos;
+    e.kcache = kcache;
+    e.vcache = vcache;
+    e.cap = cap;
+    return e;
+}
+
 // f32 <-> f16 bits on the host through the C API (round to nearest even, as the caches store).
 std::vector<uint16_t> to_f16(const std::vector<float>& v) {
     std::vector<uint16_t> h(v.size());
@@ -554,19 +573,7 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
         up(bk, zeros);
         up(bv, zeros);
     }
-    Epilogue e;
-    e.kind = kEpiQkv;
-    e.out = bq.f();
-    e.ld = nh * hd;
-    e.nh = int(nh);
-    e.nkv = int(nkv);
-    e.hd = int(hd);
-    e.qscale = qscale;
-    e.rope = brope.f();
-    e.pos = bpos.mem.get<int32_t>();
-    e.kcache = bk.f();
-    e.vcache = bv.f();
-    e.cap = cap;
+    Epilogue e = qkv_epilogue(bq.f(), nh, nkv, hd, qscale, brope.f(), bpos.mem.get<int32_t>(), bk.f(), bv.f(), cap);
     e.kv_f16 = f16;
     Buf bb, braw, bqn, bkn, bbad;
     const unsigned long long none = ~0ull;
@@ -743,18 +750,7 @@ void test_kv_f16_range() {
         up(bv, hz);
         const unsigned long long none = ~0ull;
         up(bbad, &none, 8);
-        Epilogue e;
-        e.kind = kEpiQkv;
-        e.out = bq.f();
-        e.ld = nh * hd;
-        e.nh = int(nh);
-        e.nkv = int(nkv);
-        e.hd = int(hd);
-        e.rope = brope.f();
-        e.pos = bpos.mem.get<int32_t>();
-        e.kcache = bk.f();
-        e.vcache = bv.f();
-        e.cap = cap;
+        Epilogue e = qkv_epilogue(bq.f(), nh, nkv, hd, 1.0f, brope.f(), bpos.mem.get<int32_t>(), bk.f(), bv.f(), cap);
         e.kv_f16 = 1;
         e.layer = 3;
         e.kv_bad = bbad.mem.get<unsigned long long>();

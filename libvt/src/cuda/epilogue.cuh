@@ -21,6 +21,25 @@ __device__ __forceinline__ void kv_put(const Epilogue& e, void* cache, int64_t a
         atomicMin(e.kv_bad, (static_cast<unsigned long long>(e.layer) << 32) | static_cast<unsigned long long>(pos));
 }
 
+// RoPE of the pair (dims j, j + hd/2) of Q or K head `head` of row i (values v0, v1; rope:
+// that row's cos | sin table), then q scaled into e.out, or k into the cache at `pos`.
+__device__ __forceinline__ void rope_pair_out(const Epilogue& e, int i, int head, int j, float v0, float v1,
+                                              const float* rope, int64_t pos) {
+    const int hd = e.hd, half = hd >> 1;
+    const float c = rope[j], s = rope[half + j];
+    const float a = v0 * c - v1 * s;
+    const float b = v1 * c + v0 * s;
+    if (head < e.nh) {
+        float* q = e.out + int64_t(i) * e.ld + int64_t(head) * hd;
+        q[j] = a * e.qscale;
+        q[j + half] = b * e.qscale;
+    } else {
+        const int64_t kt = int64_t(head - e.nh) * hd * e.cap + pos;
+        kv_put(e, e.kcache, kt + int64_t(j) * e.cap, a, pos);
+        kv_put(e, e.kcache, kt + int64_t(j + half) * e.cap, b, pos);
+    }
+}
+
 __device__ __forceinline__ float epi_store1(const Epilogue& e, int i, int n, float v) {
     if (e.gelu) v = gelu(v);
     if (e.softcap > 0.0f) v = softcap_value(v, e.softcap);
@@ -59,24 +78,13 @@ __device__ __forceinline__ unsigned long long epi_pair(const Epilogue& e, int i,
             e.out[int64_t(i) * e.ld + (n >> 1)] = (e.act == kActGeluTanh ? gelu_tanh(v0) : silu(v0)) * v1;
             return 0;
         default: {  // kEpiQkv
-            const int hd = e.hd, half = hd >> 1;
+            const int hd = e.hd;
             const int qd = e.nh * hd, kd = e.nkv * hd;
             const int64_t pos = int64_t(*e.pos) + i;
             if (n < qd + kd) {
                 // Rows n, n+1 are dims j and j + hd/2 of one head (layout.h rows_qkv).
                 const int head = n / hd, j = (n - head * hd) >> 1;
-                const float c = e.rope[int64_t(i) * hd + j], s = e.rope[int64_t(i) * hd + half + j];
-                const float a = v0 * c - v1 * s;
-                const float b = v1 * c + v0 * s;
-                if (n < qd) {
-                    float* q = e.out + int64_t(i) * e.ld + head * hd;
-                    q[j] = a * e.qscale;
-                    q[j + half] = b * e.qscale;
-                } else {
-                    const int64_t kt = int64_t(head - e.nh) * hd * e.cap + pos;
-                    kv_put(e, e.kcache, kt + int64_t(j) * e.cap, a, pos);
-                    kv_put(e, e.kcache, kt + int64_t(j + half) * e.cap, b, pos);
-                }
+                rope_pair_out(e, i, head, j, v0, v1, e.rope + int64_t(i) * hd, pos);
             } else {
                 const int r = n - qd - kd, kh = r / hd, d = r - kh * hd;
                 const int64_t v = (int64_t(kh) * e.cap + pos) * hd + d;

@@ -29,8 +29,10 @@ __global__ void __launch_bounds__(256) embed_kernel(const void* table, int32_t d
     }
 }
 
+// out[row] = x[row] · rsqrt(mean(x[row]²) + eps) · w, or (add) out[row] += that: rmsnorm, and
+// Gemma's post norms before the residual add (add_rmsnorm).
 __global__ void __launch_bounds__(256) rmsnorm_kernel(const float* x, const float* w, float eps, int64_t h,
-                                                      float* out) {
+                                                      float* out, int add) {
     __shared__ float red[32];
     pdl_launch_dependents();
     pdl_wait();
@@ -40,21 +42,10 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(const float* x, const floa
     ss = block_sum(ss, red);
     const float r = 1.0f / sqrtf(ss / float(h) + eps);
     float* o = out + int64_t(blockIdx.x) * h;
-    for (int64_t k = threadIdx.x; k < h; k += blockDim.x) o[k] = (xr[k] * r) * w[k];
-}
-
-__global__ void __launch_bounds__(256) add_rmsnorm_kernel(float* x, const float* t, const float* w, float eps,
-                                                          int64_t h) {
-    __shared__ float red[32];
-    pdl_launch_dependents();
-    pdl_wait();
-    const float* tr = t + int64_t(blockIdx.x) * h;
-    float ss = 0.0f;
-    for (int64_t k = threadIdx.x; k < h; k += blockDim.x) ss = fmaf(tr[k], tr[k], ss);
-    ss = block_sum(ss, red);
-    const float r = 1.0f / sqrtf(ss / float(h) + eps);
-    float* xr = x + int64_t(blockIdx.x) * h;
-    for (int64_t k = threadIdx.x; k < h; k += blockDim.x) xr[k] += (tr[k] * r) * w[k];
+    for (int64_t k = threadIdx.x; k < h; k += blockDim.x) {
+        const float v = (xr[k] * r) * w[k];
+        o[k] = add ? o[k] + v : v;
+    }
 }
 
 // One warp per (row, head) of the QKV output in rows_qkv order: a Q or K head's device rows
@@ -87,21 +78,8 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
     const bool is_q = hh < e.nh;
     const float* w = is_q ? q_norm : k_norm;
     const float* rope = e.rope + int64_t(i) * hd;
-    for (int j = lane; j < half; j += 32) {
-        const float v0 = (src[2 * j] * r) * w[j], v1 = (src[2 * j + 1] * r) * w[j + half];
-        const float c = rope[j], s = rope[half + j];
-        const float a = v0 * c - v1 * s;
-        const float b = v1 * c + v0 * s;
-        if (is_q) {
-            float* q = e.out + int64_t(i) * e.ld + int64_t(hh) * hd;
-            q[j] = a * e.qscale;
-            q[j + half] = b * e.qscale;
-        } else {
-            const int64_t kt = int64_t(hh - e.nh) * hd * e.cap + pos;
-            kv_put(e, e.kcache, kt + int64_t(j) * e.cap, a, pos);
-            kv_put(e, e.kcache, kt + int64_t(j + half) * e.cap, b, pos);
-        }
-    }
+    for (int j = lane; j < half; j += 32)
+        rope_pair_out(e, i, hh, j, (src[2 * j] * r) * w[j], (src[2 * j + 1] * r) * w[j + half], rope, pos);
 }
 
 __global__ void __launch_bounds__(256) silu_mul_kernel(const float* g, const float* u, int64_t n, float* y) {
@@ -155,7 +133,7 @@ void embed(const LaunchCfg& cfg, const void* table, int32_t dtype, int64_t h, co
 }
 
 void add_rmsnorm(const LaunchCfg& cfg, float* x, const float* t, const float* w, float eps, int64_t h, int m) {
-    launch(cfg, "add_rmsnorm", add_rmsnorm_kernel, dim3(unsigned(m)), dim3(256), 0, x, t, w, eps, h);
+    launch(cfg, "add_rmsnorm", rmsnorm_kernel, dim3(unsigned(m)), dim3(256), 0, t, w, eps, h, x, 1);
 }
 
 void qkv_norm_rope(const LaunchCfg& cfg, const float* raw, int64_t ldr, int m, const float* q_norm,
@@ -166,7 +144,7 @@ void qkv_norm_rope(const LaunchCfg& cfg, const float* raw, int64_t ldr, int m, c
 }
 
 void rmsnorm(const LaunchCfg& cfg, const float* x, const float* w, float eps, int64_t h, int m, float* out) {
-    launch(cfg, "rmsnorm", rmsnorm_kernel, dim3(unsigned(m)), dim3(256), 0, x, w, eps, h, out);
+    launch(cfg, "rmsnorm", rmsnorm_kernel, dim3(unsigned(m)), dim3(256), 0, x, w, eps, h, out, 0);
 }
 
 void silu_mul(const LaunchCfg& cfg, const float* g, const float* u, int64_t n, float* y) {
