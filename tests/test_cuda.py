@@ -283,8 +283,7 @@ def test_errors_leave_the_session_usable(ckpt):
 
 # bf16 for every case; the 8- and 4-bit GEMVs / GEMMs (same epilogues, other weight decoding)
 # on a biased, a q/k-normed and a Gemma case (the GPU check's time budget).
-# (Partial rotary embeddings are CPU-only for now: test_partial_rotary_is_refused_on_the_device.)
-FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES) if name != "phi3-partial-rotary"] + [
+FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES)] + [
     (name, fmt) for fmt in ("int8", "int4") for name in ("llama-bias-hd24", "qwen3-bias-hd8", "gemma2")]
 
 
@@ -323,15 +322,6 @@ def test_families_match_cpu(family, name, fmt):
         tc, _ = c.generate(F.PROMPT, max_new_tokens=24, stop_on_eos=False)
         tg, _ = g.generate(F.PROMPT, max_new_tokens=24, stop_on_eos=False)
         _assert_same_or_near_tie(c, F.PROMPT, tc, tg, margin=0.02)
-
-
-def test_partial_rotary_is_refused_on_the_device(family):
-    folder, _ = family("phi3-partial-rotary")
-    with pytest.raises(ValueError, match=r"partial rotary embeddings \(partial_rotary_factor 0\.5: 8 of 16 dims\) "
-                                         r"are not implemented on the CUDA backend yet"):
-        _model.Model(str(folder), device="cuda")
-    with _model.Model(str(folder), device="auto") as m:
-        assert m.info["device"] == "cpu"
 
 
 def test_family_model_picks_cuda_under_auto(family):

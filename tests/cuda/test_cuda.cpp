@@ -516,7 +516,8 @@ struct AttnCase {
 // The QKV step: the fused epilogue (RoPE, scale, K/V into the cache), with the q/k/v biases
 // when `bias`; with `qk_norm`, the store epilogue + qkv_norm_rope (Qwen3 / Gemma 3's per-head
 // RMSNorm of q and k before RoPE), against the CPU's ops::rmsnorm_heads + ops::rope.
-void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_norm = false, bool f16 = false) {
+void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_norm = false, bool f16 = false,
+              int64_t rot = 0) {
     const int64_t h = 128, nh = ac.nh, nkv = ac.nkv, hd = ac.hd, rows = (nh + 2 * nkv) * hd, cap = pos0 + m + 5;
     const float eps = 1e-6f;
     std::vector<float> w = randn(size_t(rows * h), 0.08f);
@@ -524,16 +525,18 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     std::vector<float> wu(size_t(rows * h));
     unpack(*p, wu.data());
     DevWeight dw;
-    const std::vector<RowSource> order = rows_qkv(*p, nh, nkv, hd);
+    if (rot <= 0) rot = hd;
+    const std::vector<RowSource> order = rows_qkv(*p, nh, nkv, hd, rot);
     upload(*p, order, rows, dw);
     const std::vector<float> b = randn(size_t(rows), 0.5f), qn = randn(size_t(hd), 0.5f), kn = randn(size_t(hd), 0.5f);
     std::vector<float> x = randn(size_t(m * h));
     LlamaConfig rc;
     rc.head_dim = hd;
+    rc.rotary_dim = rot;
     rc.rope_theta = 10000.0;
     const std::vector<float> inv_freq = ops::rope_inv_freq(rc);
     std::vector<float> rope(size_t(m * hd));
-    for (int i = 0; i < m; ++i) ops::rope_angles(inv_freq.data(), pos0 + i, hd, rope.data() + size_t(i * hd));
+    for (int i = 0; i < m; ++i) ops::rope_angles(inv_freq.data(), pos0 + i, rot, rope.data() + size_t(i * hd));
     const float qscale = 1.0f / std::sqrt(float(hd));
     std::vector<double> qref(size_t(m * nh * hd)), kref(size_t(nkv * hd * cap), 0.0), vref(size_t(nkv * cap * hd), 0.0);
     for (int i = 0; i < m; ++i) {
@@ -549,8 +552,8 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
             ops::rmsnorm_heads(y.data() + nh * hd, nkv, hd, kn.data(), eps);
         }
         const float* cs = rope.data() + size_t(i * hd);
-        ops::rope(y.data(), nh, hd, cs, qscale);
-        ops::rope(y.data() + nh * hd, nkv, hd, cs, 1.0f);
+        ops::rope(y.data(), nh, hd, cs, qscale, rot);
+        ops::rope(y.data() + nh * hd, nkv, hd, cs, 1.0f, rot);
         for (int64_t d = 0; d < nh * hd; ++d) qref[size_t(i * nh * hd + d)] = y[size_t(d)];
         for (int64_t kh = 0; kh < nkv; ++kh)
             for (int64_t d = 0; d < hd; ++d) kref[size_t((kh * hd + d) * cap + pos0 + i)] = y[size_t((nh + kh) * hd + d)];
@@ -575,6 +578,7 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     }
     Epilogue e = qkv_epilogue(bq.f(), nh, nkv, hd, qscale, brope.f(), bpos.mem.get<int32_t>(), bk.f(), bv.f(), cap);
     e.kv_f16 = f16;
+    e.rot = int(rot);
     Buf bb, braw, bqn, bkn, bbad;
     const unsigned long long none = ~0ull;
     if (f16) {
@@ -600,8 +604,8 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     }
     const double tol = m <= kGemvMaxM ? 2e-5 : 3e-4;
     char tag[160];
-    std::snprintf(tag, sizeof tag, "qkv+rope%s%s%s nh=%d nkv=%d hd=%d m=%d pos0=%d", bias ? " +bias" : "",
-                  qk_norm ? " +q/k norm" : "", f16 ? " f16 cache" : "", ac.nh, ac.nkv, ac.hd, m, pos0);
+    std::snprintf(tag, sizeof tag, "qkv+rope%s%s%s nh=%d nkv=%d hd=%d rot=%lld m=%d pos0=%d", bias ? " +bias" : "",
+                  qk_norm ? " +q/k norm" : "", f16 ? " f16 cache" : "", ac.nh, ac.nkv, ac.hd, (long long)rot, m, pos0);
     const double eq = nerr(down(bq.f(), qref.size()), qref);
     // An f16 cache holds the values rounded to f16 (half an f16 ulp: 2^-12 relative), plus the
     // kernel's own error before rounding.
@@ -1159,6 +1163,11 @@ int main(int argc, char** argv) {
                 test_attention(ac, 40, 0, 1, window);
                 test_attention(ac, 40, 70, 1, window, 3.0f);
                 test_attention(ac, 130, 5, 1, window);
+            }
+            // Partial rotary embeddings (half of the dims rotate; Phi-4-mini rotates 3/4).
+            if (ac.hd % 4 == 0) {
+                test_qkv(ac, 1, 37, true, false, false, ac.hd / 2);
+                test_qkv(ac, 20, 11, false, true, true, ac.hd / 2);
             }
             // The f16 cache at these head dims (8-byte V loads when hd is not a multiple of 8).
             test_qkv(ac, 20, 11, true, true, true);

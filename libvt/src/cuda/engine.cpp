@@ -147,6 +147,7 @@ struct CudaModel final : BackendModel {
     const void* embed = nullptr;    // [V, H] in embed_dtype
     int32_t embed_dtype = VT_DTYPE_BF16;
     int64_t H = 0, I = 0, V = 0, NH = 0, KV = 0, HD = 0, L = 0;
+    int64_t ROT = 0;  // the dims RoPE rotates (partial rotary embeddings: < HD)
     float eps = 0.0f, qscale = 1.0f;
     std::vector<float> inv_freq;        // [HD/2] RoPE inverse frequencies (the host computes the angles)
     std::vector<float> inv_freq_local;  // [HD/2] Gemma 3's sliding layers; else empty
@@ -198,11 +199,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->attn_softcap = float(c.attn_softcap);
     cm->final_softcap = float(c.final_softcap);
     cm->kv_f16 = kv_dtype == VT_DTYPE_F16;
-    if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim)
-        fail(VT_STATUS_UNSUPPORTED,
-             "partial rotary embeddings (partial_rotary_factor %g: %lld of %lld dims) are not implemented on the CUDA "
-             "backend yet",
-             c.partial_rotary_factor, (long long)c.rotary_dim, (long long)c.head_dim);
+    cm->ROT = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim;
     if (cm->HD % 4 != 0 || cm->HD > kMaxHeadDim)
         fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim a multiple of 4 up to %d; this model has %lld",
              kMaxHeadDim, (long long)cm->HD);
@@ -244,7 +241,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
                  (long long)l);
         LinearPlan p;
         p.s = linear_shape(*w.qkv, w.qkv->out);
-        p.rows = rows_qkv(*w.qkv, cm->NH, cm->KV, cm->HD);
+        p.rows = rows_qkv(*w.qkv, cm->NH, cm->KV, cm->HD, c.rotary_dim);
         p.dst = &d.qkv;
         if (!w.qkv_bias.empty()) add_vec(row_values(p.rows, {{w.qkv.get(), w.qkv_bias.data()}}), &d.qkv_bias);
         plans.push_back(std::move(p));
@@ -476,6 +473,7 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
         eq.nh = nh;
         eq.nkv = nkv;
         eq.hd = hd;
+        eq.rot = int(c.ROT);
         eq.qscale = c.qscale;
         eq.rope = w.local_rope ? rope_local : rope;
         eq.pos = pos;
@@ -752,8 +750,8 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         // too, unless top candidates are asked for).
         cs.h_step->token = toks[0];
         cs.h_step->pos = int32_t(pos0);
-        ops::rope_angles(c.rope_freqs(std::max(cs.rope_seq_len, pos0 + 1)), pos0, c.HD, cs.h_step->rope, c.rope_scale);
-        if (!c.inv_freq_local.empty()) ops::rope_angles(c.inv_freq_local.data(), pos0, c.HD, cs.h_step->rope_local);
+        ops::rope_angles(c.rope_freqs(std::max(cs.rope_seq_len, pos0 + 1)), pos0, c.ROT, cs.h_step->rope, c.rope_scale);
+        if (!c.inv_freq_local.empty()) ops::rope_angles(c.inv_freq_local.data(), pos0, c.ROT, cs.h_step->rope_local);
         run_decode(cs, sample);
         if (out == Logits::Last)
             check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
@@ -773,9 +771,9 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
     std::vector<float> rope(size_t(m) * size_t(c.HD) * (local ? 2 : 1));
     float* rope_local = rope.data() + size_t(m) * size_t(c.HD);
     for (int i = 0; i < m; ++i) {
-        ops::rope_angles(c.rope_freqs(std::max<int64_t>(cs.rope_seq_len, pos0 + n)), pos + i, c.HD,
+        ops::rope_angles(c.rope_freqs(std::max<int64_t>(cs.rope_seq_len, pos0 + n)), pos + i, c.ROT,
                          rope.data() + size_t(i) * size_t(c.HD), c.rope_scale);
-        if (local) ops::rope_angles(c.inv_freq_local.data(), pos + i, c.HD, rope_local + size_t(i) * size_t(c.HD));
+        if (local) ops::rope_angles(c.inv_freq_local.data(), pos + i, c.ROT, rope_local + size_t(i) * size_t(c.HD));
     }
     check(cudaMemcpyAsync(cs.tokens, toks, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
     check(cudaMemcpyAsync(cs.pos, &pos, 4, cudaMemcpyHostToDevice, cs.stream), "position copy");

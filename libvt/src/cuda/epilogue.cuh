@@ -21,23 +21,29 @@ __device__ __forceinline__ void kv_put(const Epilogue& e, void* cache, int64_t a
         atomicMin(e.kv_bad, (static_cast<unsigned long long>(e.layer) << 32) | static_cast<unsigned long long>(pos));
 }
 
-// RoPE of the pair (dims j, j + hd/2) of Q or K head `head` of row i (values v0, v1; rope:
-// that row's cos | sin table), then q scaled into e.out, or k into the cache at `pos`.
-__device__ __forceinline__ void rope_pair_out(const Epilogue& e, int i, int head, int j, float v0, float v1,
-                                              const float* rope, int64_t pos) {
-    const int hd = e.hd, half = hd >> 1;
-    const float c = rope[j], s = rope[half + j];
-    const float a = v0 * c - v1 * s;
-    const float b = v1 * c + v0 * s;
+// Dims d0 and d1 of Q or K head `head` of row i: q scaled into e.out, or k into the cache at
+// `pos`.
+__device__ __forceinline__ void qk_out(const Epilogue& e, int i, int head, int d0, int d1, float a, float b,
+                                       int64_t pos) {
+    const int hd = e.hd;
     if (head < e.nh) {
         float* q = e.out + int64_t(i) * e.ld + int64_t(head) * hd;
-        q[j] = a * e.qscale;
-        q[j + half] = b * e.qscale;
+        q[d0] = a * e.qscale;
+        q[d1] = b * e.qscale;
     } else {
         const int64_t kt = int64_t(head - e.nh) * hd * e.cap + pos;
-        kv_put(e, e.kcache, kt + int64_t(j) * e.cap, a, pos);
-        kv_put(e, e.kcache, kt + int64_t(j + half) * e.cap, b, pos);
+        kv_put(e, e.kcache, kt + int64_t(d0) * e.cap, a, pos);
+        kv_put(e, e.kcache, kt + int64_t(d1) * e.cap, b, pos);
     }
+}
+
+// RoPE of the pair (dims j, j + rot/2) of Q or K head `head` of row i (values v0, v1; rope:
+// that row's cos | sin table of rot/2 angles), then out as qk_out.
+__device__ __forceinline__ void rope_pair_out(const Epilogue& e, int i, int head, int j, float v0, float v1,
+                                              const float* rope, int64_t pos) {
+    const int half = (e.rot > 0 ? e.rot : e.hd) >> 1;
+    const float c = rope[j], s = rope[half + j];
+    qk_out(e, i, head, j, j + half, v0 * c - v1 * s, v1 * c + v0 * s, pos);
 }
 
 __device__ __forceinline__ float epi_store1(const Epilogue& e, int i, int n, float v) {
@@ -82,9 +88,11 @@ __device__ __forceinline__ unsigned long long epi_pair(const Epilogue& e, int i,
             const int qd = e.nh * hd, kd = e.nkv * hd;
             const int64_t pos = int64_t(*e.pos) + i;
             if (n < qd + kd) {
-                // Rows n, n+1 are dims j and j + hd/2 of one head (layout.h rows_qkv).
-                const int head = n / hd, j = (n - head * hd) >> 1;
-                rope_pair_out(e, i, head, j, v0, v1, e.rope + int64_t(i) * hd, pos);
+                // Rows n, n+1 are dims j and j + rot/2 of one head, or past the rotary dims
+                // (partial rotary) dims r and r + 1 as they are (layout.h rows_qkv).
+                const int head = n / hd, r = n - head * hd;
+                if (r < (e.rot > 0 ? e.rot : hd)) rope_pair_out(e, i, head, r >> 1, v0, v1, e.rope + int64_t(i) * hd, pos);
+                else qk_out(e, i, head, r, r + 1, v0, v1, pos);
             } else {
                 const int r = n - qd - kd, kh = r / hd, d = r - kh * hd;
                 const int64_t v = (int64_t(kh) * e.cap + pos) * hd + d;

@@ -512,6 +512,20 @@ void check_row_orders() {
     for (size_t d = size_t(rows); d < order.size(); ++d) ok = ok && order[d].p == nullptr;
     expect(ok, "rows_qkv pairs dims j and j + hd/2 of every Q and K head, V in order");
 
+    // Partial rotary embeddings (rot = 4 of hd = 8): dims j and j + rot/2 paired, the other
+    // dims of each Q and K head in order after them, V in order.
+    const auto porder = rows_qkv(*pk.p, nh, nkv, hd, 4);
+    ok = porder.size() == order.size();
+    for (int64_t d = 0; d < rows && ok; ++d) {
+        int64_t want = d;
+        if (d < (nh + nkv) * hd) {
+            const int64_t head = d / hd, r = d % hd;
+            want = r < 4 ? head * hd + r / 2 + ((r % 2) ? 2 : 0) : d;
+        }
+        ok = porder[size_t(d)].row == want && porder[size_t(d)].p == pk.p;
+    }
+    expect(ok, "rows_qkv with partial rotary: the rotary pairs, then the other dims in order");
+
     const Repacked r = repack(*pk.p, rows, order);
     bool vals = true;
     for (int64_t d = 0; d < rows; ++d)

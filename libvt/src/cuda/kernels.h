@@ -66,6 +66,7 @@ struct Epilogue {
     unsigned long long* argmax = nullptr;  // kEpiStore: atomicMax of rank_key over row 0
     // kEpiQkv
     int32_t nh = 0, nkv = 0, hd = 0;
+    int32_t rot = 0;                       // the dims RoPE rotates (partial rotary; 0: hd), even
     float qscale = 1.0f;                   // 1/sqrt(hd), applied to Q after RoPE
     const float* rope = nullptr;           // [m][hd]: cos[hd/2] | sin[hd/2] of each row
     const int32_t* pos = nullptr;          // device int: position of row 0

@@ -64,15 +64,18 @@ std::vector<RowSource> rows_plain(const vt_packed& p) {
     return padded(std::move(rows));
 }
 
-std::vector<RowSource> rows_qkv(const vt_packed& qkv, int64_t nh, int64_t nkv, int64_t hd) {
+std::vector<RowSource> rows_qkv(const vt_packed& qkv, int64_t nh, int64_t nkv, int64_t hd, int64_t rot) {
     std::vector<RowSource> rows;
     rows.reserve(size_t(qkv.out));
-    const int64_t half = hd / 2;
-    for (int64_t h = 0; h < nh + nkv; ++h)  // Q heads, then K heads: RoPE pairs
+    if (rot <= 0) rot = hd;
+    const int64_t half = rot / 2;
+    for (int64_t h = 0; h < nh + nkv; ++h) {  // Q heads, then K heads: RoPE pairs
         for (int64_t j = 0; j < half; ++j) {
             rows.push_back({&qkv, h * hd + j});
             rows.push_back({&qkv, h * hd + j + half});
         }
+        for (int64_t d = rot; d < hd; ++d) rows.push_back({&qkv, h * hd + d});  // not rotated
+    }
     for (int64_t r = (nh + nkv) * hd; r < (nh + 2 * nkv) * hd; ++r) rows.push_back({&qkv, r});  // V
     return padded(std::move(rows));
 }

@@ -78,8 +78,9 @@ LinearShape linear_shape(const vt_packed& p, int64_t n);
 // Row orders. Each returns n_pad entries (the tail padded with zero rows).
 std::vector<RowSource> rows_plain(const vt_packed& p);
 // Fused QKV [(nh + 2·nkv)·hd, K]: inside each Q and K head, device rows 2j and 2j + 1 are
-// head dims j and j + hd/2 (the two halves RoPE rotates together); V rows keep their order.
-std::vector<RowSource> rows_qkv(const vt_packed& qkv, int64_t nh, int64_t nkv, int64_t hd);
+// head dims j and j + rot/2 (the two halves RoPE rotates together; rot = hd unless partial
+// rotary embeddings rotate fewer), then dims rot .. hd - 1 in order; V rows keep their order.
+std::vector<RowSource> rows_qkv(const vt_packed& qkv, int64_t nh, int64_t nkv, int64_t hd, int64_t rot = 0);
 // Rows a0 b0 a1 b1 ... (gate/up: the SwiGLU epilogue gets silu(a_i) · b_i from one warp).
 std::vector<RowSource> rows_interleave(const vt_packed& a, const vt_packed& b);
 

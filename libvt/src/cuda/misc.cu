@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
     pdl_wait();
     const int lane = threadIdx.x & 31;
     const int hh = int(blockIdx.y) * kNormRopeWarps + int(threadIdx.x >> 5);
-    const int i = blockIdx.x, hd = e.hd, half = hd >> 1;
+    const int i = blockIdx.x, hd = e.hd;
     if (hh >= e.nh + 2 * e.nkv) return;
     const float* row = raw + int64_t(i) * ldr;
     const int64_t pos = int64_t(*e.pos) + i;
@@ -72,14 +72,17 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
     }
     const float* src = row + int64_t(hh) * hd;
     float ss = 0.0f;
-    for (int j = lane; j < half; j += 32) ss = fmaf(src[2 * j], src[2 * j], fmaf(src[2 * j + 1], src[2 * j + 1], ss));
+    for (int d = lane; d < hd; d += 32) ss = fmaf(src[d], src[d], ss);
     ss = warp_sum(ss);
     const float r = 1.0f / sqrtf(ss / float(hd) + eps);
     const bool is_q = hh < e.nh;
     const float* w = is_q ? q_norm : k_norm;
     const float* rope = e.rope + int64_t(i) * hd;
-    for (int j = lane; j < half; j += 32)
-        rope_pair_out(e, i, hh, j, (src[2 * j] * r) * w[j], (src[2 * j + 1] * r) * w[j + half], rope, pos);
+    const int rot = e.rot > 0 ? e.rot : hd, rhalf = rot >> 1;
+    for (int j = lane; j < rhalf; j += 32)  // rows 2j, 2j + 1: dims j, j + rot/2
+        rope_pair_out(e, i, hh, j, (src[2 * j] * r) * w[j], (src[2 * j + 1] * r) * w[j + rhalf], rope, pos);
+    for (int d = rot + 2 * lane; d < hd; d += 64)  // partial rotary: the other dims as they are
+        qk_out(e, i, hh, d, d + 1, (src[d] * r) * w[d], (src[d + 1] * r) * w[d + 1], pos);
 }
 
 __global__ void __launch_bounds__(256) silu_mul_kernel(const float* g, const float* u, int64_t n, float* y) {
