@@ -5,9 +5,11 @@ One random-weight Llama checkpoint of the chosen shape (tools/make_checkpoint.py
 Qwen2.5-0.5B shape: hidden 896, 24 layers, 14 heads, 2 KV heads, intermediate 4864, vocab
 151936, tied) is reused by every family: a family's folder links the same model.safetensors and
 adds a second file with its own tensors (Qwen2: q/k/v biases; Qwen3: q/k norms; Llama
-"+bias": attention_bias and mlp_bias), with an index naming both. Mistral gets a
-sliding_window larger than the context (the window path runs, the keys are the same), so every
-row does the same attention work and differs only by the family's features.
+"+bias": attention_bias and mlp_bias; Gemma 2 / 3: the pre- and post-feedforward norms, Gemma
+3's q/k norms), with an index naming both. Mistral and the Gemmas get a sliding_window larger
+than the context (the window path runs, the keys are the same), so every row does the same
+attention work and differs only by the family's features (Gemma: GeGLU, the extra norms,
+Gemma 2's soft-caps).
 
 All models are loaded at once; each repeat runs every family in turn (order rotated per
 repeat), through vt_generate: a --prompt-len prompt, then --gen-len greedy tokens (EOS
@@ -77,6 +79,27 @@ def family_folder(base: Path, out: Path, family: str) -> Path:
             extra[p + "k_norm.weight"] = np.ones(HD, np.float32)
     elif family == "mistral-window":
         cfg.update(architectures=["MistralForCausalLM"], model_type="mistral", sliding_window=1 << 20)
+    elif family in ("gemma2", "gemma3"):
+        # Gemma's block over the same matrices: the Llama's post_attention_layernorm becomes the
+        # post-attention norm, pre-/post-feedforward norms are added (and Gemma 3's q/k norms);
+        # GeGLU, the embedding scale, query_pre_attn_scalar = head_dim; windows wider than the
+        # context (the window path runs, every layer attends to every key, as the Llama does);
+        # Gemma 2's soft-caps at their defaults (50 / 30).
+        cfg.update(hidden_act="gelu_pytorch_tanh", hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=HD,
+                   sliding_window=1 << 20)
+        if family == "gemma2":
+            cfg.update(architectures=["Gemma2ForCausalLM"], model_type="gemma2", attn_logit_softcapping=50.0,
+                       final_logit_softcapping=30.0)
+        else:
+            cfg.update(architectures=["Gemma3ForCausalLM"], model_type="gemma3_text", rope_local_base_freq=10000.0,
+                       sliding_window_pattern=6)
+        for l in range(L):
+            p = f"model.layers.{l}."
+            extra[p + "pre_feedforward_layernorm.weight"] = np.zeros(H, np.float32)  # (1 + w): ones
+            extra[p + "post_feedforward_layernorm.weight"] = np.zeros(H, np.float32)
+            if family == "gemma3":
+                extra[p + "self_attn.q_norm.weight"] = np.zeros(HD, np.float32)
+                extra[p + "self_attn.k_norm.weight"] = np.zeros(HD, np.float32)
     else:
         raise ValueError(f"unknown family {family!r}")
     folder = out / f"{base.name}-{family}"
@@ -101,7 +124,7 @@ def family_folder(base: Path, out: Path, family: str) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--families", default="llama,qwen2,qwen3,mistral-window,llama+bias")
+    ap.add_argument("--families", default="llama,qwen2,qwen3,mistral-window,llama+bias,gemma2,gemma3")
     ap.add_argument("--formats", default="int8")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--prompt-len", type=int, default=128)
