@@ -408,6 +408,43 @@ void test_swiglu(int64_t n) {
     expect(err < 2e-7 && esilu < 1e-7, "swiglu n=" + std::to_string(n) + " (and silu, in place)", std::max(err, esilu));
 }
 
+// GeGLU (Gemma): gelu_tanh(g) · u against float64 math; the vector tanh (8 lanes, then a
+// scalar tail) and the edges: 0, tiny, the tanh saturation both ways, NaN and inf propagation.
+void test_geglu_tanh(int64_t n) {
+    std::vector<float> g = randn(size_t(n), 3.0f), u = randn(size_t(n));
+    const float edges[] = {0.0f, -1e-30f, 1e-30f, 20.0f, -20.0f, 100.0f, -100.0f, 3e-4f, -3e-4f, 1.5f, -1.5f};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0] && i < size_t(n); ++i) g[i] = edges[i];
+    const double beta = std::sqrt(2.0 / M_PI);
+    std::vector<double> ref(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        const double x = g[size_t(i)];
+        ref[size_t(i)] = 0.5 * x * (1.0 + std::tanh(beta * (x + 0.044715 * x * x * x))) * u[size_t(i)];
+    }
+    std::vector<float> y(size_t(n), NAN);
+    ops::geglu_tanh(g.data(), u.data(), n, y.data());
+    double err = nerr(y.data(), ref);
+    // Per element, relative to max(|ref|, |x · u|): a few float roundings of GELU's own steps.
+    double elem = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double scale = std::max(std::fabs(ref[size_t(i)]), std::fabs(double(g[size_t(i)]) * u[size_t(i)]));
+        if (scale > 0) elem = std::max(elem, std::fabs(y[size_t(i)] - ref[size_t(i)]) / scale);
+        else elem = std::max(elem, std::fabs(double(y[size_t(i)])));
+    }
+    ops::geglu_tanh(g.data(), u.data(), n, g.data());  // in place (y aliases g)
+    err = std::max(err, nerr(g.data(), ref));
+    expect(err < 1e-6 && elem < 2e-6, "geglu_tanh n=" + std::to_string(n) + " (in place)", std::max(err, elem));
+    if (n >= 9) {  // NaN and +inf propagate from any lane, vector or tail
+        std::vector<float> x(size_t(n), 1.0f), w(size_t(n), 2.0f), out(size_t(n), 0.0f);
+        x[3] = NAN;
+        x[5] = INFINITY;
+        x[size_t(n - 1)] = INFINITY;
+        ops::geglu_tanh(x.data(), w.data(), n, out.data());
+        expect(std::isnan(out[3]) && std::isinf(out[5]) && out[5] > 0 && std::isinf(out[size_t(n - 1)]) &&
+                   out[size_t(n - 1)] > 0 && std::isfinite(out[0]),
+               "geglu_tanh n=" + std::to_string(n) + ": NaN and inf propagate", 0.0);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -450,6 +487,7 @@ int main() {
     for (int64_t n : {1, 64, 128})
         for (int64_t stride : {int64_t(1), ops::kKeyTile}) test_store_i8(n, stride);
     for (int64_t n : {1, 6, 1000}) test_swiglu(n);
+    for (int64_t n : {1, 7, 8, 11, 17, 4864 + 3}) test_geglu_tanh(n);
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
