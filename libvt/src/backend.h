@@ -131,8 +131,9 @@ std::unique_ptr<BackendModel> cpu_backend(const ModelWeights& w, int32_t kv_dtyp
 // The CUDA backend: copies the model's weights (its prepacked host linears: same 8-bit codes,
 // same f16 block scales, same per-row multipliers, so both backends use bit-identical weights)
 // to device `device_index`, re-laid out for the GPU kernels: row-major weights, Q/K rows paired
-// for RoPE, gate/up rows interleaved, embedding table, norms. Keeps nothing of `w` (its packed
-// linears may be freed afterwards). Its sessions keep their KV cache in f16 or f32 (kv_dtype,
+// for RoPE, gate/up rows interleaved, embedding table, norms. Keeps nothing of `w` but its
+// RoPE tables, read through a pointer (w owns its backend and outlives it); its packed linears
+// may be freed afterwards. Its sessions keep their KV cache in f16 or f32 (kv_dtype,
 // as the CPU's). Throws VT_STATUS_UNSUPPORTED for what the kernels do not cover (head_dim not
 // a multiple of 4 or above 256, the int8 KV cache), VT_STATUS_OUT_OF_MEMORY when the device is
 // full (nothing is left allocated), VT_STATUS_BACKEND_UNAVAILABLE when the device cannot be used.

@@ -43,6 +43,8 @@ struct LlamaConfig {
     // The dims of each head RoPE rotates (the first rotary_dim, pairs (i, i + rotary_dim / 2));
     // the rest pass unrotated. head_dim unless partial_rotary_factor < 1 (Phi-3 family only).
     int64_t rotary_dim = -1;
+    // rotary_dim, or head_dim for a config that was not resolved (tests build some by hand).
+    int64_t rotary_width() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
     double rms_norm_eps = -1;
     double rope_theta = -1;
     int tie_word_embeddings = -1;  // -1 unknown, 0, 1

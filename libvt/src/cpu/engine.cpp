@@ -375,7 +375,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const LlamaConfig& c = M.cfg;
     const int64_t H = c.hidden_size, NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
-    const int64_t ROT = c.rotary_dim > 0 ? c.rotary_dim : HD;  // the dims RoPE rotates (partial rotary)
+    const int64_t ROT = c.rotary_width();  // the dims RoPE rotates (partial rotary)
     const float eps = float(c.rms_norm_eps);
     const bool gemma = c.family && c.family->gemma_block;
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).

@@ -149,14 +149,9 @@ struct CudaModel final : BackendModel {
     int64_t H = 0, I = 0, V = 0, NH = 0, KV = 0, HD = 0, L = 0;
     int64_t ROT = 0;  // the dims RoPE rotates (partial rotary embeddings: < HD)
     float eps = 0.0f, qscale = 1.0f;
-    std::vector<float> inv_freq;        // [HD/2] RoPE inverse frequencies (the host computes the angles)
-    std::vector<float> inv_freq_local;  // [HD/2] Gemma 3's sliding layers; else empty
-    std::vector<float> inv_freq_long;   // LongRoPE's long factors (ModelWeights::rope_freqs); else empty
-    int64_t rope_long_after = 0;
-    float rope_scale = 1.0f;            // cos/sin scale (YaRN / LongRoPE)
-    const float* rope_freqs(int64_t seq_len) const {
-        return !inv_freq_long.empty() && seq_len > rope_long_after ? inv_freq_long.data() : inv_freq.data();
-    }
+    // The RoPE tables (the host computes the angles): the model's own, which outlives its
+    // backend (vt_model owns both) — frequencies, Gemma 3's local ones, LongRoPE's choice, scale.
+    const ModelWeights* rope = nullptr;
     bool qk_norm = false;               // q/k norms: the QKV linear stores, qkv_norm_rope goes on
     bool gemma = false;                 // GeGLU and the post-attention / post-feedforward norms
     float embed_scale = 0.0f;           // > 0: embeddings times this (Gemma)
@@ -189,17 +184,13 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->gemma = c.family && c.family->gemma_block;
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5), as the CPU's run.
     cm->qscale = cm->gemma ? float(std::pow(c.query_pre_attn_scalar, -0.5)) : 1.0f / std::sqrt(float(c.head_dim));
-    cm->inv_freq = m.inv_freq;
-    cm->inv_freq_local = m.inv_freq_local;
-    cm->inv_freq_long = m.inv_freq_long;
-    cm->rope_long_after = m.rope_long_after;
-    cm->rope_scale = m.rope_scale;
+    cm->rope = &m;
     cm->qk_norm = c.qk_norm;
     cm->embed_scale = c.embed_scale;
     cm->attn_softcap = float(c.attn_softcap);
     cm->final_softcap = float(c.final_softcap);
     cm->kv_f16 = kv_dtype == VT_DTYPE_F16;
-    cm->ROT = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim;
+    cm->ROT = c.rotary_width();
     if (cm->HD % 4 != 0 || cm->HD > kMaxHeadDim)
         fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim a multiple of 4 up to %d; this model has %lld",
              kMaxHeadDim, (long long)cm->HD);
@@ -272,7 +263,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         add_vec(host_vec(w.post_mlp_norm), &d.post_mlp_norm);
         const int64_t win = c.layer_window[size_t(l)];
         d.window = win > 0 && win < (int64_t(1) << 31) ? int32_t(win) : 0;
-        d.local_rope = !cm->inv_freq_local.empty() && c.layer_local_rope[size_t(l)];
+        d.local_rope = !m.inv_freq_local.empty() && c.layer_local_rope[size_t(l)];
     }
     {
         LinearPlan p;
@@ -669,7 +660,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     const size_t o_mlp = cv.take(size_t(R * cm.I) * 4);
     const size_t o_raw = cm.qk_norm ? cv.take(size_t(R * (cm.NH + 2 * cm.KV) * cm.HD) * 4) : 0;
     const size_t o_tmp = cm.gemma ? cv.take(size_t(R * cm.H) * 4) : 0;
-    const size_t o_rope_local = cm.inv_freq_local.empty() ? 0 : cv.take(size_t(R * cm.HD) * 4);
+    const size_t o_rope_local = cm.rope->inv_freq_local.empty() ? 0 : cv.take(size_t(R * cm.HD) * 4);
     const size_t o_logits = cv.take(size_t(cm.V) * 4);
     const size_t o_part = cv.take(size_t(units) * kAttnMaxSplits * kAttnMaxGroup * size_t(cm.HD + 2) * 4);
     const size_t o_cnt = cv.take(size_t(units) * 4);
@@ -689,7 +680,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->mlp = s->scratch.get<float>(o_mlp);
     if (cm.qk_norm) s->qkv_raw = s->scratch.get<float>(o_raw);
     if (cm.gemma) s->tmp = s->scratch.get<float>(o_tmp);
-    if (!cm.inv_freq_local.empty()) s->rope_local = s->scratch.get<float>(o_rope_local);
+    if (!cm.rope->inv_freq_local.empty()) s->rope_local = s->scratch.get<float>(o_rope_local);
     s->logits = s->scratch.get<float>(o_logits);
     s->partial = s->scratch.get<float>(o_part);
     s->counters = s->scratch.get<int32_t>(o_cnt);
@@ -750,8 +741,9 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         // too, unless top candidates are asked for).
         cs.h_step->token = toks[0];
         cs.h_step->pos = int32_t(pos0);
-        ops::rope_angles(c.rope_freqs(std::max(cs.rope_seq_len, pos0 + 1)), pos0, c.ROT, cs.h_step->rope, c.rope_scale);
-        if (!c.inv_freq_local.empty()) ops::rope_angles(c.inv_freq_local.data(), pos0, c.ROT, cs.h_step->rope_local);
+        const ModelWeights& r = *c.rope;
+        ops::rope_angles(r.rope_freqs(std::max(cs.rope_seq_len, pos0 + 1)), pos0, c.ROT, cs.h_step->rope, r.rope_scale);
+        if (!r.inv_freq_local.empty()) ops::rope_angles(r.inv_freq_local.data(), pos0, c.ROT, cs.h_step->rope_local);
         run_decode(cs, sample);
         if (out == Logits::Last)
             check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
@@ -767,13 +759,14 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
     const LaunchCfg lc = cs.cfg();
     const int m = int(n);
     const int32_t pos = int32_t(pos0);
-    const bool local = !c.inv_freq_local.empty();
+    const ModelWeights& rw = *c.rope;
+    const bool local = !rw.inv_freq_local.empty();
     std::vector<float> rope(size_t(m) * size_t(c.HD) * (local ? 2 : 1));
     float* rope_local = rope.data() + size_t(m) * size_t(c.HD);
     for (int i = 0; i < m; ++i) {
-        ops::rope_angles(c.rope_freqs(std::max<int64_t>(cs.rope_seq_len, pos0 + n)), pos + i, c.ROT,
-                         rope.data() + size_t(i) * size_t(c.HD), c.rope_scale);
-        if (local) ops::rope_angles(c.inv_freq_local.data(), pos + i, c.ROT, rope_local + size_t(i) * size_t(c.HD));
+        ops::rope_angles(rw.rope_freqs(std::max<int64_t>(cs.rope_seq_len, pos0 + n)), pos + i, c.ROT,
+                         rope.data() + size_t(i) * size_t(c.HD), rw.rope_scale);
+        if (local) ops::rope_angles(rw.inv_freq_local.data(), pos + i, c.ROT, rope_local + size_t(i) * size_t(c.HD));
     }
     check(cudaMemcpyAsync(cs.tokens, toks, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
     check(cudaMemcpyAsync(cs.pos, &pos, 4, cudaMemcpyHostToDevice, cs.stream), "position copy");

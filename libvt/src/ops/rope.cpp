@@ -5,21 +5,28 @@
 namespace vt {
 namespace ops {
 
-std::vector<float> rope_inv_freq(const LlamaConfig& c) {
-    // transformers (float32 tensors throughout):
-    //   inv_freq = 1 / base ** (arange(0, dim, 2).float() / dim)
-    // Each float32 op is reproduced by computing in double and rounding to float.
-    const int64_t rot = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim;  // partial_rotary_factor's dims
-    const int64_t half = rot / 2;
+namespace {
+
+// base ** (arange(0, dim, 2).float() / dim) over the rotary dims, as transformers computes it in
+// float32 (each float32 op reproduced by computing in double and rounding to float).
+std::vector<float> rope_pos_freqs(const LlamaConfig& c) {
+    const int64_t rot = c.rotary_width(), half = rot / 2;
     const float base = float(c.rope_theta);
+    std::vector<float> p(static_cast<size_t>(half));
+    for (int64_t i = 0; i < half; ++i)
+        p[size_t(i)] = float(std::pow(double(base), double(float(2 * i) / float(rot))));
+    return p;
+}
+
+}  // namespace
+
+std::vector<float> rope_inv_freq(const LlamaConfig& c) {
+    // transformers (float32 tensors throughout): inv_freq = 1 / base ** (arange(0, dim, 2) / dim)
+    const int64_t rot = c.rotary_width();  // partial_rotary_factor's dims
+    const int64_t half = rot / 2;
+    const std::vector<float> pos_freqs = rope_pos_freqs(c);
     std::vector<float> inv(static_cast<size_t>(half));
-    std::vector<float> pos_freqs(static_cast<size_t>(half));  // base ** (2i / dim)
-    for (int64_t i = 0; i < half; ++i) {
-        float expo = float(2 * i) / float(rot);
-        float p = float(std::pow(double(base), double(expo)));
-        pos_freqs[size_t(i)] = p;
-        inv[size_t(i)] = 1.0f / p;
-    }
+    for (int64_t i = 0; i < half; ++i) inv[size_t(i)] = 1.0f / pos_freqs[size_t(i)];
     if (c.rope.kind == RopeScaling::YARN) {
         // _compute_yarn_parameters: a ramp between the interpolated (1 / (factor · p)) and the
         // extrapolated (1 / p) frequencies over the dims [low, high] of the correction range.
@@ -74,15 +81,8 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
 
 std::vector<float> rope_inv_freq_long(const LlamaConfig& c) {
     if (c.rope.kind != RopeScaling::LONGROPE) return {};
-    const int64_t rot = c.rotary_dim > 0 ? c.rotary_dim : c.head_dim;  // partial_rotary_factor's dims
-    const int64_t half = rot / 2;
-    const float base = float(c.rope_theta);
-    std::vector<float> inv(static_cast<size_t>(half));
-    for (int64_t i = 0; i < half; ++i) {
-        const float expo = float(2 * i) / float(rot);
-        const float p = float(std::pow(double(base), double(expo)));
-        inv[size_t(i)] = 1.0f / (float(c.rope.long_factor[size_t(i)]) * p);
-    }
+    std::vector<float> inv = rope_pos_freqs(c);
+    for (size_t i = 0; i < inv.size(); ++i) inv[i] = 1.0f / (float(c.rope.long_factor[i]) * inv[i]);
     return inv;
 }
 
