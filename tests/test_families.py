@@ -16,6 +16,7 @@ numbers; the numpy float64 reference (llama_ref) is an independent second check 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -210,6 +211,56 @@ def test_prefill_decode_and_batched_decode_agree(from_golden, golden, name, fmt)
         step = np.stack(rows_a)
     assert rel_err(step, full) < 1e-4
     np.testing.assert_array_equal(step.argmax(-1), full.argmax(-1))
+
+
+_ISA_SCRIPT = """
+import sys
+import numpy as np
+from pyvt import _model, ops
+folder, fmt, out, seq = sys.argv[1], sys.argv[2], sys.argv[3], [int(t) for t in sys.argv[4].split(",")]
+with _model.Model(folder, device="cpu", kv_cache="f32", weight_format=fmt) as m:
+    full = m.logits(seq)  # a prefill: the GEMM kernels
+    with m.new_session() as s:  # token by token: the GEMVs
+        _, row = s.prefill(seq[:1], logits="last")
+        rows = [row]
+        for t in seq[1:]:
+            rows.append(s.decode(t, want_logits=True)[1])
+np.savez(out, isa=ops.cpu_isa(), full=full, step=np.stack(rows))
+"""
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "int8"])
+@pytest.mark.parametrize("name", ["gemma2", "gemma3"])
+def test_gemma_at_every_cpu_level(from_golden, golden, tmp_path, name, fmt):
+    """Gemma's fused GeGLU epilogue (GEMM and GEMV) and the vector soft-caps (attention scores,
+    final logits) at every CPU level the machine has (VT_ISA), each in its own process: prefill
+    and token-by-token logits agree with each other, and with transformers' (bf16) or with the
+    native level's (int8, whose AVX2 GEMM rounds x to int16 where generic does not)."""
+    from pyvt import ops
+
+    folder, _ = from_golden(name)
+    g = golden["cases"][name]
+    seq = g["sequence"]
+    order = ["generic", "avx2", "avx512"]
+    native = ops.cpu_isa()
+    levels = order[: order.index(native) + 1] if native in order else ["generic"]
+    got = {}
+    for lvl in levels:
+        out = tmp_path / f"{lvl}.npz"
+        r = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, str(folder), fmt, str(out), ",".join(map(str, seq))],
+                           env=dict(os.environ, VT_ISA=lvl), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        with np.load(out) as z:
+            assert str(z["isa"]) == lvl
+            got[lvl] = (z["full"], z["step"])
+    for lvl, (full, step) in got.items():
+        assert rel_err(step, full) < 1e-4, lvl
+        np.testing.assert_array_equal(step.argmax(-1), full.argmax(-1))
+        if fmt == "bf16":
+            assert rel_err(full[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-3, lvl
+            np.testing.assert_array_equal(full.argmax(-1), g["argmax"])
+        else:
+            assert rel_err(full, got[levels[-1]][0]) < 2e-3, lvl
 
 
 @pytest.mark.parametrize("name", ["qwen2-window6", "qwen3-hd32-tied", "llama-bias-hd24"])

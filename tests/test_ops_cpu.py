@@ -36,7 +36,7 @@ def test_cpu_ops_against_float64(tmp_path):
         assert run.returncode == 0, f"op tests failed (VT_ISA={isa}):\n{run.stdout}\n{run.stderr}"
         assert " passed, 0 failed" in run.stdout
         for op in ("rmsnorm", "rope inv_freq llama3", "rope hd=128", "attention", "attend partial", "store_f16",
-                   "store_i8", "swiglu"):
+                   "store_i8", "swiglu", "geglu_tanh", "softcap"):
             assert any(line.startswith("ok   " + op) for line in run.stdout.splitlines()), f"no {op} check ran"
         for cache in ("f32 cache", "f16 cache", "int8 cache"):  # attention over each cache type
             assert any(line.startswith("ok   att") and cache in line for line in run.stdout.splitlines()), cache

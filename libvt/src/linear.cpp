@@ -109,7 +109,7 @@ void run_dense(const cpu::LinearJob& job) {
     const int64_t nt = job.w.ntiles;
     cpu::LinearJob gj = job;
 #if defined(VT_HAVE_X86_KERNELS)
-    if (integer_kernels(job.w, job.act == cpu::kActSwiglu ? &job.w2 : nullptr))
+    if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr))
         round_x_int16(job, job.m <= cpu::gemv_max_m(level), gj);
 #endif
     if (job.m <= cpu::gemv_max_m(level)) {
@@ -124,7 +124,7 @@ void run_dense(const cpu::LinearJob& job) {
         });
         return;
     }
-    const size_t sfloats = cpu::gemm_scratch_floats(job.m, job.act == cpu::kActSwiglu);
+    const size_t sfloats = cpu::gemm_scratch_floats(job.m, cpu::gated(job.act));
     parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
         float* scratch = thread_scratch(sfloats);
         switch (level) {
@@ -336,17 +336,21 @@ void linear(const Packed& w, const float* x, int64_t m, const float* bias,
     run_dense(job);
 }
 
-void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
-                   const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
-                   float* y) {
-    check_swiglu("vt_linear_swiglu", gate, up, x, m, y, opt);
-    if (gate.cuda) return cuda_linear_swiglu(*gate.cuda, *up.cuda, x, m, gate_bias, up_bias, opt, y);
+namespace {
+
+// SwiGLU or GeGLU (act) of CPU weights: gate and up in one pass, the product in the epilogue.
+void linear_gated_cpu(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                      const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
+                      float* y, int act) {
     if (!gate.dense()) {
         // No fused sparse kernel: two integer linears and the product.
         AlignedVec<float> g(static_cast<size_t>(m * gate.out)), u(static_cast<size_t>(m * gate.out));
         run_sparse(gate, x, m, gate_bias, g.data());
         run_sparse(up, x, m, up_bias, u.data());
-        ops::swiglu(g.data(), u.data(), m * gate.out, y);
+        if (act == cpu::kActGeglu)
+            ops::geglu_tanh(g.data(), u.data(), m * gate.out, y);
+        else
+            ops::swiglu(g.data(), u.data(), m * gate.out, y);
         return;
     }
     AlignedVec<float> xq;
@@ -367,9 +371,27 @@ void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t
     job.m = m;
     job.bias = gate_bias;
     job.bias2 = up_bias;
-    job.act = cpu::kActSwiglu;
+    job.act = act;
     job.y = y;
     run_dense(job);
+}
+
+}  // namespace
+
+void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                   const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
+                   float* y) {
+    check_swiglu("vt_linear_swiglu", gate, up, x, m, y, opt);
+    if (gate.cuda) return cuda_linear_swiglu(*gate.cuda, *up.cuda, x, m, gate_bias, up_bias, opt, y);
+    linear_gated_cpu(gate, up, x, m, gate_bias, up_bias, opt, y, cpu::kActSwiglu);
+}
+
+void linear_geglu_tanh(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                       const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
+                       float* y) {
+    check_swiglu("linear_geglu_tanh", gate, up, x, m, y, opt);
+    VT_CHECK_ARG(!gate.cuda, "linear_geglu_tanh: CPU weights only (the CUDA engine fuses GeGLU in its own epilogue)");
+    linear_gated_cpu(gate, up, x, m, gate_bias, up_bias, opt, y, cpu::kActGeglu);
 }
 
 void linear_device(const Packed& w, const float* x, int64_t m, const float* bias,

@@ -147,6 +147,11 @@ void linear(const Packed& w, const float* x, int64_t m, const float* bias,
 void linear_swiglu(const Packed& gate, const Packed& up, const float* x, int64_t m,
                    const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
                    float* y);
+// The same with Gemma's GeGLU, gelu_tanh(gate + gb) · (up + ub): the CPU engine's Gemma MLP
+// (CPU weights only; not in the C ABI).
+void linear_geglu_tanh(const Packed& gate, const Packed& up, const float* x, int64_t m,
+                       const float* gate_bias, const float* up_bias, const vt_linear_options& opt,
+                       float* y);
 
 // vt_linear_device / vt_linear_swiglu_device (vt.h): x, bias, y are device pointers on the
 // weight's device, the work is enqueued on `stream` (a cudaStream_t; NULL = the legacy

@@ -445,6 +445,41 @@ void test_geglu_tanh(int64_t n) {
     }
 }
 
+// Gemma 2's soft-cap, cap · tanh(x / cap), against float64: scores and logits from tiny to
+// saturated, both signs; the error bound is absolute in units of cap (the tanh's quotient near
+// 0) plus a few ulps of the result. NaN and inf propagate (inf → ±cap), in the padded tail too.
+// And the scalar gelu_tanh (the generic kernels' GeGLU epilogue) agrees with geglu_tanh's lanes.
+void test_softcap(int64_t n, float cap) {
+    std::vector<float> x = randn(size_t(n), 2.0f * cap);
+    const float edges[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-3f, -1e-3f, 0.5f * cap, 3.0f * cap, -3.0f * cap, 100.0f * cap};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0] && i < size_t(n); ++i) x[i] = edges[i];
+    std::vector<float> y = x;
+    ops::softcap(y.data(), n, cap);
+    double err = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double ref = cap * std::tanh(double(x[size_t(i)]) / cap);
+        err = std::max(err, std::fabs(y[size_t(i)] - ref) / (2e-7 * cap + 4e-7 * std::fabs(ref)));
+    }
+    expect(err <= 1.0, "softcap n=" + std::to_string(n) + " cap=" + std::to_string(cap) + " (error / bound)", err);
+    if (n >= 9) {
+        std::vector<float> z(size_t(n), 1.0f);
+        z[2] = NAN;
+        z[4] = INFINITY;
+        z[size_t(n - 1)] = -INFINITY;
+        ops::softcap(z.data(), n, cap);
+        expect(std::isnan(z[2]) && z[4] == cap && z[size_t(n - 1)] == -cap && std::isfinite(z[0]),
+               "softcap n=" + std::to_string(n) + ": NaN stays, inf gives the cap", 0.0);
+    }
+    std::vector<float> ones(size_t(n), 1.0f), g(static_cast<size_t>(n));
+    ops::geglu_tanh(x.data(), ones.data(), n, g.data());
+    double differ = 0;  // the same formula; FMA contraction may differ between the two builds
+    for (int64_t i = 0; i < n; ++i) {
+        const double a = ops::gelu_tanh(x[size_t(i)]), b = g[size_t(i)];
+        differ = std::max(differ, std::fabs(a - b) / std::max(1e-30, double(std::fabs(x[size_t(i)]))));
+    }
+    expect(differ < 1e-6, "gelu_tanh n=" + std::to_string(n) + ": the scalar one as geglu_tanh's lanes", differ);
+}
+
 }  // namespace
 
 int main() {
@@ -488,6 +523,8 @@ int main() {
         for (int64_t stride : {int64_t(1), ops::kKeyTile}) test_store_i8(n, stride);
     for (int64_t n : {1, 6, 1000}) test_swiglu(n);
     for (int64_t n : {1, 7, 8, 11, 17, 4864 + 3}) test_geglu_tanh(n);
+    for (int64_t n : {1, 9, 64, 151936 + 5})
+        for (float cap : {50.0f, 30.0f, 1.0f}) test_softcap(n, cap);
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

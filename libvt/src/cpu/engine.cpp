@@ -81,8 +81,7 @@ struct CpuSession final : BackendSession {
     AlignedVec<float> xn;     // [R, H]      normed input of a linear
     AlignedVec<float> qkv;    // [R, QKV]    q | k | v of each token
     AlignedVec<float> att;    // [R, NH·HD]  attention output
-    AlignedVec<float> mlp;    // [R, I]      silu(gate) ⊙ up (Gemma 2: gate, then gelu_tanh(gate) ⊙ up)
-    AlignedVec<float> mlp2;   // [R, I]      Gemma 2: up (empty for the other families)
+    AlignedVec<float> mlp;    // [R, I]      silu(gate) ⊙ up (Gemma: gelu_tanh(gate) ⊙ up)
     AlignedVec<float> tmp;    // [R, H]      o_proj / down_proj output
     AlignedVec<float> rope;   // [R, HD]     cos | sin of each token's position
     AlignedVec<float> rope_local;  // [R, HD] the same with Gemma 3's local base (else empty)
@@ -313,7 +312,6 @@ void ensure_rows(CpuSession& s, int64_t rows) {
     grow(s.qkv, rows * QKV);
     grow(s.att, rows * NH * HD);
     grow(s.mlp, rows * c.intermediate_size);
-    grow(s.mlp2, c.family && c.family->gemma_block ? rows * c.intermediate_size : 0);
     grow(s.tmp, rows * H);
     grow(s.rope, rows * HD);
     grow(s.rope_local, s.model->inv_freq_local.empty() ? 0 : rows * HD);
@@ -453,16 +451,10 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 ops::add_rmsnorm(xf + i * H, tmp + i * H, w.mlp_norm.data(), eps, H, xnf + i * H);
             }
         });
-        if (gemma) {  // GeGLU: gelu_tanh(gate) ⊙ up
-            float* const mlp2 = s.mlp2.data() + f * I;
-            linear(*w.gate, xnf, n, nullptr, lopt, mlp);
-            linear(*w.up, xnf, n, nullptr, lopt, mlp2);
-            parallel_for(n, n > 1 ? std::max<int64_t>(1, 8192 / I) : n, [&](int64_t b, int64_t e, int) {
-                ops::geglu_tanh(mlp + b * I, mlp2 + b * I, (e - b) * I, mlp + b * I);
-            });
-        } else {
+        if (gemma)  // GeGLU: gelu_tanh(gate) ⊙ up
+            linear_geglu_tanh(*w.gate, *w.up, xnf, n, nullptr, nullptr, lopt, mlp);
+        else
             linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);
-        }
         linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
         if (gemma)
             parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
@@ -479,7 +471,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
             const float cap = float(c.final_softcap);
             const int64_t n = (m - r0) * c.vocab_size;
             parallel_for(n, 16384, [&](int64_t b, int64_t e, int) {
-                for (int64_t k = b; k < e; ++k) logits_out[k] = std::tanh(logits_out[k] / cap) * cap;
+                ops::softcap(logits_out + b, e - b, cap);
             });
         }
     }

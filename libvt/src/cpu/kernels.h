@@ -23,7 +23,11 @@ enum Act : int {
     kActNone = 0,
     kActGelu = 1,    // exact GELU 0.5·x·(1 + erf(x/√2)) after the bias
     kActSwiglu = 2,  // silu(gate + gb) · (up + ub), w = gate, w2 = up
+    kActGeglu = 3,   // gelu_tanh(gate + gb) · (up + ub) (Gemma's GeGLU), w = gate, w2 = up
 };
+
+// Two weights (gate and up) and a product: SwiGLU or GeGLU.
+inline bool gated(int act) { return act == kActSwiglu || act == kActGeglu; }
 
 enum DenseKind : int {
     kInt8Blocked = 0,  // int8, f16 block scales

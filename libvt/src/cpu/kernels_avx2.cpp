@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "kernels.h"
+#include "../ops/exp_nonpos.h"
 
 namespace vt {
 namespace cpu {
@@ -111,10 +112,14 @@ inline __m256 half_epi(const LinearJob& job, int64_t c, __m256i mask, bool full,
     if (job.bias) g = _mm256_add_ps(g, full ? _mm256_loadu_ps(job.bias + c) : _mm256_maskload_ps(job.bias + c, mask));
     if (job.act == kActGelu) {
         g = gelu8(g);
-    } else if (job.act == kActSwiglu) {
+    } else if (gated(job.act)) {
         if (job.bias2)
             u = _mm256_add_ps(u, full ? _mm256_loadu_ps(job.bias2 + c) : _mm256_maskload_ps(job.bias2 + c, mask));
-        g = _mm256_mul_ps(silu8(g), u);
+        if (job.act == kActGeglu)
+            ops::gelu_tanh_v(g);
+        else
+            g = silu8(g);
+        g = _mm256_mul_ps(g, u);
     }
     return g;
 }
@@ -305,8 +310,8 @@ void gemv_range(const LinearJob& job, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
         V2 g[M], u[M];
         gemv_tile<Kind, M>(job.w, t, job.x, job.xsum, g);
-        if (job.act == kActSwiglu) gemv_tile<Kind, M>(job.w2, t, job.x, job.xsum, u);
-        for (int i = 0; i < M; ++i) epilogue(job, t, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + i * out);
+        if (gated(job.act)) gemv_tile<Kind, M>(job.w2, t, job.x, job.xsum, u);
+        for (int i = 0; i < M; ++i) epilogue(job, t, g[i], gated(job.act) ? u[i] : g[i], job.y + i * out);
     }
 }
 
@@ -633,7 +638,7 @@ inline void gemv_tile_int(const LinearJob& job, const DenseW& w, int64_t t, int6
 template <int Kind>
 void gemv_range_int(const LinearJob& job, int64_t t0, int64_t t1) {
     const int64_t out = job.w.out, nkb = num_kblocks(job.w);
-    const bool swiglu = job.act == kActSwiglu;
+    const bool swiglu = gated(job.act);
     for (int64_t t = t0; t < t1; ++t) {
         for (int64_t i0 = 0; i0 < job.m; i0 += 2) {
             const int64_t r = min64(2, job.m - i0);
@@ -749,7 +754,7 @@ const MicroFn kMicro[MR] = {micro<1>, micro<2>, micro<3>, micro<4>, micro<5>, mi
 // The epilogue of tiles [jt, jt + nt) for all rows, from the GEMM accumulator
 // acc [m][W] (W = nt * 16, times 2 for swiglu: gate and up of a tile side by side).
 void finish_tiles(const LinearJob& job, int64_t jt, int64_t nt, const float* acc, int64_t W) {
-    const bool swiglu = job.act == kActSwiglu;
+    const bool swiglu = gated(job.act);
     const int64_t per = swiglu ? 2 : 1;
     for (int64_t i = 0; i < job.m; ++i) {
         for (int64_t j = 0; j < nt; ++j) {
@@ -776,7 +781,7 @@ inline void row_groups(int64_t m, int64_t mr, F&& f) {
 
 template <int Kind>
 void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
-    const bool swiglu = job.act == kActSwiglu;
+    const bool swiglu = gated(job.act);
     const int64_t m = job.m, in = job.w.in;
     const int64_t per = swiglu ? 2 : 1;
     float* panel = scratch;
@@ -1034,7 +1039,7 @@ constexpr MicroQ4Fn kMicroQ4[MRI] = {micro_q4<1>, micro_q4<2>, micro_q4<3>, micr
 template <int Kind>
 void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
     constexpr bool Min = Kind == kInt4Min;
-    const bool swiglu = job.act == kActSwiglu;
+    const bool swiglu = gated(job.act);
     const int64_t m = job.m, kb = job.w.kb;
     const int64_t nkb = num_kblocks(job.w);
     const MicroI16Fn* micro = kb == 32 ? MicroI16Set<16, Min>::fns : MicroI16Set<0, Min>::fns;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "kernels.h"
+#include "../ops/exp_nonpos.h"
 
 namespace vt {
 namespace cpu {
@@ -130,9 +131,13 @@ inline void epilogue(const LinearJob& job, int64_t t, __mmask16 mask, __m512 g, 
     if (job.bias) g = _mm512_add_ps(g, _mm512_maskz_loadu_ps(mask, job.bias + c));
     if (job.act == kActGelu) {
         g = gelu16(g);
-    } else if (job.act == kActSwiglu) {
+    } else if (gated(job.act)) {
         if (job.bias2) u = _mm512_add_ps(u, _mm512_maskz_loadu_ps(mask, job.bias2 + c));
-        g = _mm512_mul_ps(silu16(g), u);
+        if (job.act == kActGeglu)
+            ops::gelu_tanh_v(g);
+        else
+            g = silu16(g);
+        g = _mm512_mul_ps(g, u);
     }
     _mm512_mask_storeu_ps(yrow + c, mask, g);
 }
@@ -313,10 +318,10 @@ void gemv_range(const LinearJob& job, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
         __m512 g[M], u[M];
         gemv_tile<Kind, M, Den>(job.w, t, job.x, job.xsum, g);
-        if (job.act == kActSwiglu) gemv_tile<Kind, M, Den>(job.w2, t, job.x, job.xsum, u);
+        if (gated(job.act)) gemv_tile<Kind, M, Den>(job.w2, t, job.x, job.xsum, u);
         const __mmask16 mask = tile_mask(job.w, t);
         for (int i = 0; i < M; ++i)
-            epilogue(job, t, mask, g[i], job.act == kActSwiglu ? u[i] : g[i], job.y + i * out);
+            epilogue(job, t, mask, g[i], gated(job.act) ? u[i] : g[i], job.y + i * out);
     }
 }
 
@@ -430,7 +435,7 @@ const MicroFn* const kMicro[MR] = {MicroRow<1>::fns, MicroRow<2>::fns, MicroRow<
 
 template <int Kind>
 void gemm_kind(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
-    const bool swiglu = job.act == kActSwiglu;
+    const bool swiglu = gated(job.act);
     const int64_t m = job.m, in = job.w.in, out = job.w.out;
     const int64_t per = swiglu ? 2 : 1;  // virtual tiles per output tile (gate, up)
     float* panel = scratch;

@@ -126,9 +126,9 @@ void store_tile(const LinearJob& job, int64_t t, int64_t m, const float* acc, co
             float v = acc[i * L + r] + (job.bias ? job.bias[c] : 0.f);
             if (job.act == kActGelu) {
                 v = gelu_ref(v);
-            } else if (job.act == kActSwiglu) {
+            } else if (gated(job.act)) {
                 float u = acc2[i * L + r] + (job.bias2 ? job.bias2[c] : 0.f);
-                v = ops::silu(v) * u;
+                v = (job.act == kActGeglu ? ops::gelu_tanh(v) : ops::silu(v)) * u;
             }
             job.y[(row0 + i) * out + c] = v;
         }
@@ -144,7 +144,7 @@ void gemv_generic(const LinearJob& job, int64_t t0, int64_t t1) {
             const int64_t mi = job.m - i0 < kGemvMaxM ? job.m - i0 : kGemvMaxM;
             const float* xs = job.xsum ? job.xsum + i0 * num_kblocks(job.w) : nullptr;
             tile_dot(job.w, t, job.x + i0 * job.w.in, mi, acc, xs);
-            if (job.act == kActSwiglu) tile_dot(job.w2, t, job.x + i0 * job.w.in, mi, acc2, xs);
+            if (gated(job.act)) tile_dot(job.w2, t, job.x + i0 * job.w.in, mi, acc2, xs);
             store_tile(job, t, mi, acc, acc2, i0);
         }
     }
@@ -158,7 +158,7 @@ void gemm_generic(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) 
     float* acc2 = scratch + m * L;
     for (int64_t t = t0; t < t1; ++t) {
         tile_dot(job.w, t, job.x, m, acc, job.xsum);
-        if (job.act == kActSwiglu) tile_dot(job.w2, t, job.x, m, acc2, job.xsum);
+        if (gated(job.act)) tile_dot(job.w2, t, job.x, m, acc2, job.xsum);
         store_tile(job, t, m, acc, acc2, 0);
     }
 }

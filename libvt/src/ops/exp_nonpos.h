@@ -1,8 +1,10 @@
-// e^x for x <= 0 on a float or a GCC vector of floats (Cephes expf, ~1 ulp), branch-free: the
-// softmax of ops/attention.cpp and the tanh of ops::geglu_tanh. Include after
+// e^x for x <= 0 on a float or a GCC vector of floats (Cephes expf, ~1 ulp), branch-free, and
+// the tanh and tanh-GELU built on it: the softmax and soft-cap of ops/attention.cpp, the GeGLU
+// and soft-cap of ops/swiglu.cpp, the fused GeGLU epilogue of cpu/kernels_*.cpp. Include after
 // ops/cpu_clones.h, in .cpp files only (the functions are inlined into their callers' clones).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -64,6 +66,37 @@ VT_INLINE void exp_nonpos_v(V& x) {
     exp_poly(x, t, y);
     const VI bits = (((VI)t - 0x4B400000) + 127) << 23;  // (VI)t: t's bits, as in exp_nonpos
     x = y * (V)bits;
+}
+
+// tanh on each lane: sign(v) · (1 − e) / (1 + e) with e = e^(−2|v|) <= 1. Within a few ulps of
+// tanhf away from 0; near 0 the quotient's cancellation leaves an absolute error of ~1e-7
+// (relative: larger), which the users tolerate: GELU adds it to 1, a soft-cap multiplies it by
+// its cap (scores and logits then carry ~1e-7 · cap). NaN stays NaN, ±inf gives ±1. In place.
+template <class V>
+VT_INLINE void tanh_v(V& v) {
+    typedef int32_t VI __attribute__((vector_size(sizeof(V))));
+    const VI sign = (VI)v & (int32_t)0x80000000;
+    V e = (V)((VI)v | (int32_t)0x80000000) * 2.0f;  // -2|v|
+    exp_nonpos_v(e);
+    v = (V)((VI)((1.0f - e) / (1.0f + e)) | sign);
+}
+
+// GELU with tanh's approximation, 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 x³))), as
+// transformers' gelu_pytorch_tanh; in place.
+template <class V>
+VT_INLINE void gelu_tanh_v(V& x) {
+    const float beta = float(M_SQRT2 * M_2_SQRTPI * 0.5), kappa = 0.044715f;
+    V inner = beta * (x + kappa * x * x * x);
+    tanh_v(inner);
+    x = 0.5f * x * (1.0f + inner);
+}
+
+// cap · tanh(v / cap) on each lane (Gemma 2's soft-caps); in place.
+template <class V>
+VT_INLINE void softcap_v(V& v, float cap) {
+    v = v / cap;
+    tanh_v(v);
+    v = v * cap;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "ops/swiglu.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "ops/cpu_clones.h"
 #include "ops/exp_nonpos.h"
@@ -12,36 +14,41 @@ float silu(float x) {
     return static_cast<float>(static_cast<double>(x) / (1.0 + std::exp(-static_cast<double>(x))));
 }
 
+float gelu_tanh(float x) {
+    typedef float V1 __attribute__((vector_size(4)));
+    V1 v = {x};
+    gelu_tanh_v(v);
+    return v[0];
+}
+
 void swiglu(const float* g, const float* u, int64_t n, float* y) {
     for (int64_t i = 0; i < n; ++i) y[i] = silu(g[i]) * u[i];
 }
 
-// tanh(v) = sign(v) · (1 - e) / (1 + e) with e = e^(-2|v|) <= 1 (exp_nonpos: branch-free, so
-// 8 or 16 lanes at a time; glibc's tanhf was ~17 % of a Gemma 2 prefill). Within a few ulps of
-// tanhf; near 0 the quotient loses relative precision but GELU adds it to 1, where the error
-// is below an ulp.
+// 8 lanes at a time (gelu_tanh_v, ops/exp_nonpos.h: branch-free, where glibc's tanhf was ~17 %
+// of a Gemma 2 prefill); the last n % 8 through the same lanes, so every element's result is
+// the same wherever it lies.
 VT_CLONES void geglu_tanh(const float* g, const float* u, int64_t n, float* y) {
     typedef float V __attribute__((vector_size(32)));
-    typedef float VU __attribute__((vector_size(32), aligned(4)));
-    typedef int32_t VI __attribute__((vector_size(32)));
-    const float beta = float(M_SQRT2 * M_2_SQRTPI * 0.5), kappa = 0.044715f;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        V x, w;
-        std::memcpy(&x, g + i, sizeof x);
-        std::memcpy(&w, u + i, sizeof w);
-        const V inner = beta * (x + kappa * x * x * x);
-        const VI sign = (VI)inner & (int32_t)0x80000000;
-        V e = (V)((VI)inner | (int32_t)0x80000000) * 2.0f;  // -2|inner|
-        exp_nonpos_v(e);
-        const V t = (V)((VI)((1.0f - e) / (1.0f + e)) | sign);
-        const VU out = 0.5f * x * (1.0f + t) * w;
-        std::memcpy(y + i, &out, sizeof out);
+    for (int64_t i = 0; i < n; i += 8) {
+        const size_t k = static_cast<size_t>(std::min<int64_t>(8, n - i));
+        V x{}, w{};
+        std::memcpy(&x, g + i, k * sizeof(float));
+        std::memcpy(&w, u + i, k * sizeof(float));
+        gelu_tanh_v(x);
+        x *= w;
+        std::memcpy(y + i, &x, k * sizeof(float));
     }
-    for (; i < n; ++i) {
-        const float x = g[i];
-        const float inner = beta * (x + kappa * x * x * x);
-        y[i] = 0.5f * x * (1.0f + std::tanh(inner)) * u[i];
+}
+
+VT_CLONES void softcap(float* x, int64_t n, float cap) {
+    typedef float V __attribute__((vector_size(32)));
+    for (int64_t i = 0; i < n; i += 8) {
+        const size_t k = static_cast<size_t>(std::min<int64_t>(8, n - i));
+        V v{};
+        std::memcpy(&v, x + i, k * sizeof(float));
+        softcap_v(v, cap);
+        std::memcpy(x + i, &v, k * sizeof(float));
     }
 }
 
