@@ -132,7 +132,7 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     Supported ``tokenizer.ggml.model``: ``gpt2`` (byte-level BPE) and ``llama`` (SentencePiece
     BPE with byte fallback). Anything else raises ValueError.
     """
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, pre_tokenizers, processors
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors
 
     model = meta_value(meta, "tokenizer.ggml.model", "string", path)
     tokens = meta_value(meta, "tokenizer.ggml.tokens", "strings", path)
@@ -239,10 +239,14 @@ def build_tokenizer(meta: dict, path="<gguf>"):
                 raise ValueError(f"{path}: tokenizer.ggml.scores[{int(np.argmax(np.isnan(scores)))}] is NaN")
             merges = _merges_from_scores(vocab, scores, path)
         tk = Tokenizer(_bpe(path, vocab, merges, dropout=None, unk_token=unk, fuse_unk=True, byte_fallback=True))
-        tk.normalizer = None
-        tk.pre_tokenizer = pre_tokenizers.Metaspace(
-            replacement="\u2581", prepend_scheme="first" if add_space_prefix else "never", split=False
-        )
+        # llama.cpp's SentencePiece tokenization: spaces become ▁, and with add_space_prefix every
+        # piece of text between special / user-defined tokens (and the first) gets one ▁ in
+        # front, also when it starts with a space (sentencepiece's dummy prefix does the same).
+        # A normalizer runs on each such piece, after the added tokens are split off; the
+        # Metaspace pre-tokenizer prefixed only the first and skipped text starting with a space.
+        space = normalizers.Replace(" ", "\u2581")
+        tk.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"), space]) if add_space_prefix else space
+        tk.pre_tokenizer = None
         seq = [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()]
         if add_space_prefix:
             seq.append(decoders.Strip(content=" ", left=1, right=0))

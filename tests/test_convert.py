@@ -671,6 +671,10 @@ def test_sentencepiece_vocabulary(tmp_path):
 
 
 def test_sentencepiece_matches_transformers(tmp_path):
+    """transformers' reading of the same GGUF agrees on text that neither starts with a space
+    nor follows a special token. There transformers' Metaspace adds no second ▁ (" x") and
+    none after a special token, where llama.cpp (and sentencepiece's dummy prefix) do: pyvt
+    follows llama.cpp (tests/test_gguf_tokenizer_llamacpp.py holds llama.cpp's own ids)."""
     pytest.importorskip("transformers")
     pytest.importorskip("gguf")  # transformers reads a GGUF through the gguf package
     from transformers import AutoTokenizer
@@ -680,6 +684,8 @@ def test_sentencepiece_matches_transformers(tmp_path):
         ours, _ = convert.build_tokenizer(g.metadata)
     theirs = AutoTokenizer.from_pretrained(str(tmp_path), gguf_file="sp.gguf")
     for s in SP_CORPUS:
+        if s.startswith(" ") or "<s>" in s:
+            continue
         a, b = ours.encode(s).ids, theirs(s)["input_ids"]
         assert a == b, s
         assert ours.decode(a) == theirs.decode(b, skip_special_tokens=True), s

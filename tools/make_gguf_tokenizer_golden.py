@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""llama.cpp's own token ids for GGUF vocabularies: tests/data/gguf_tokenizer_llamacpp.json.
+
+A GGUF stores no tokenizer.json; pyvt rebuilds one from the tokenizer.ggml.* metadata
+(pyvt/gguf_tokenizer.py). The authority on what those vocabularies mean is llama.cpp, so this
+tool writes small GGUF vocabularies of each kind pyvt reads — SentencePiece BPE with and
+without the space prefix (Llama 2 / Mistral / Phi-3 style, and Gemma's, with user-defined pieces
+spelled with real spaces and control tokens), and one byte-level BPE vocabulary under each
+pre-tokenizer family pyvt implements (gpt-2, llama-bpe, qwen2, smollm) — and records the ids
+llama.cpp (through llama-cpp-python, vocab only) gives for a corpus of texts, with special
+tokens parsed (a rendered chat prompt) and not (user content). Each case stores its whole
+vocabulary, so tests/test_gguf_tokenizer_llamacpp.py rebuilds the same file without llama.cpp.
+
+Dev-only (llama-cpp-python is a benchmark peer, never a dependency):
+
+    pip install llama-cpp-python tokenizers
+    python tools/make_gguf_tokenizer_golden.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import gguf_writer as gw  # noqa: E402  (tests/gguf_writer.py: the writer the tests use)
+from gguf_vocab import HPARAMS, gguf_meta  # noqa: E402  (the same file the tests rebuild)
+
+OUT = ROOT / "tests" / "data" / "gguf_tokenizer_llamacpp.json"
+
+CORPUS = [
+    "hello world", " x", "  leading spaces", "trailing  ", "hello\nworld", "hello\n\nworld\n",
+    "a  b    c\t\td", "world hello hello", "hé wörld ñ", "日本語 😀 ok", "don't I'll we've THEY'RE",
+    "12345 3.14159 2026-11-26", "x = f(y[0]) + 1;  // c", "    indented\n\tcode", "hello world hello world",
+    "<|im_start|>user\nhi there<|im_end|>\n<|im_start|>assistant\n", "<start_of_turn>user\nhello<end_of_turn>\n",
+    "x<b>y", "<mask> x", "    x", "hello  world", "<s>[INST] hi [/INST]", "!!! ??? ...", "\n", "   ",
+]
+
+# SentencePiece: pieces with scores (the merges' ranks), bytes for the rest; user-defined pieces
+# as llama.cpp's converter writes Gemma's (real spaces, not ▁), control tokens for chat markup.
+SPM_PIECES = ["▁", "h", "e", "l", "o", "w", "r", "d", "▁h", "ll", "▁he", "llo", "▁hello", "▁w", "or", "▁wor",
+              "▁world", "ld", "\n", "\n\n", "▁▁", "▁▁▁▁", "x", "▁x", "i", "n", "▁i", "in", "[", "]", "▁[", "I", "N",
+              "S", "T", "IN", "ST", "INST", "▁[INST", "/", "▁[/", "▁t", "th", "the", "▁the", "a", "t"]
+SPM_USER = ["  ", "    ", "\t\t", "<b>", "hello world", "<mask>"]
+SPM_CONTROL = ["<start_of_turn>", "<end_of_turn>"]
+
+# The byte-level vocabulary is trained here (tokenizers' BPE trainer) on this text, then stored.
+BPE_TRAIN = """The quick brown fox jumps over the lazy dog. Hello world, hello there! Don't stop;
+we'll see what they're doing. Numbers: 12345, 3.14159, 2026-11-26, 1,000,000.
+def f(x):\n    return x[0] + 1  # a comment\n\tindented with tabs
+Ünïcödé text, ñandú, 日本語のテキスト, emoji 😀🎉 and more. Hello world hello world.
+""" * 3
+BPE_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+BPE_USER = ["<b>"]
+BPE_PRES = ["gpt-2", "llama-bpe", "qwen2", "smollm"]
+
+
+def spm_case(add_space_prefix: bool | None) -> dict:
+    tokens = ["<pad>", "<eos>", "<bos>", "<unk>"] + [f"<0x{b:02X}>" for b in range(256)] + SPM_PIECES
+    types = [3, 3, 3, 2] + [6] * 256 + [1] * len(SPM_PIECES)
+    scores = [0.0] * 260 + [-float(i + 1) for i in range(len(SPM_PIECES))]
+    tokens += SPM_CONTROL + SPM_USER
+    types += [3] * len(SPM_CONTROL) + [4] * len(SPM_USER)
+    scores += [0.0] * (len(SPM_CONTROL) + len(SPM_USER))
+    meta = {"tokenizer.ggml.model": "llama", "tokens": tokens, "types": types, "scores": scores,
+            "bos": 2, "eos": 1, "unk": 3, "pad": 0}
+    if add_space_prefix is not None:
+        meta["add_space_prefix"] = add_space_prefix
+    return meta
+
+
+def bpe_case(pre: str, trained: tuple[list[str], list[str]]) -> dict:
+    tokens, merges = trained
+    tokens = BPE_SPECIALS + tokens + BPE_USER
+    types = [3] * len(BPE_SPECIALS) + [1] * (len(tokens) - len(BPE_SPECIALS) - len(BPE_USER)) + [4] * len(BPE_USER)
+    return {"tokenizer.ggml.model": "gpt2", "pre": pre, "tokens": tokens, "types": types, "merges": merges,
+            "bos": 0, "eos": 0, "add_bos": False}
+
+
+def train_bpe() -> tuple[list[str], list[str]]:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=700, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tk.train_from_iterator([BPE_TRAIN], trainer)
+    model = json.loads(tk.to_str())["model"]
+    vocab = sorted(model["vocab"].items(), key=lambda kv: kv[1])
+    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+    return [t for t, _ in vocab], merges
+
+
+def main() -> int:
+    import llama_cpp
+
+    cases = {"spm-prefix": spm_case(None), "spm-no-prefix": spm_case(False)}
+    trained = train_bpe()
+    for pre in BPE_PRES:
+        cases[f"bpe-{pre}"] = bpe_case(pre, trained)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, case in cases.items():
+            path = Path(tmp) / f"{name}.gguf"
+            gw.write_gguf(path, gguf_meta(case))
+            lm = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
+            add_bos = case["tokenizer.ggml.model"] == "llama"
+            case["ids"] = {
+                s: {"special": lm.tokenize(s.encode(), add_bos=add_bos, special=True),
+                    "plain": lm.tokenize(s.encode(), add_bos=False, special=False)}
+                for s in CORPUS
+            }
+            del lm
+    import tokenizers
+
+    data = {
+        "about": "Token ids llama.cpp gives for small GGUF vocabularies (each stored whole), with special "
+                 "tokens parsed ('special', BOS as llama.cpp adds it) and not ('plain', no BOS). Generated by "
+                 "tools/make_gguf_tokenizer_golden.py.",
+        "versions": {"llama_cpp_python": llama_cpp.__version__, "tokenizers (vocabulary training)": tokenizers.__version__},
+        "hparams": {k: v for k, v in HPARAMS.items()},
+        "cases": cases,
+    }
+    OUT.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {OUT} ({OUT.stat().st_size} bytes, {len(cases)} vocabularies x {len(CORPUS)} texts)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
