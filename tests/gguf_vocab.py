@@ -1,5 +1,5 @@
 """A GGUF vocabulary stored in tests/data/gguf_tokenizer_llamacpp.json, as the file llama.cpp
-read (tools/make_gguf_tokenizer_golden.py writes both; tests/test_gguf_tokenizer_llamacpp.py
+read (tools/make_llamacpp_golden.py writes both; tests/test_gguf_tokenizer_llamacpp.py
 rebuilds the file from the stored case)."""
 
 from __future__ import annotations

@@ -104,10 +104,11 @@ TINY = dict(hidden=64, n_head=4, n_kv=2, ffn=96, layers=2)
 
 
 def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=None,
-                    drop=(), extra_tensors=(), seed=0, drop_meta=()):
+                    drop=(), extra_tensors=(), seed=0, drop_meta=(), bf16_exact=False):
     """Write a tiny llama GGUF the way llama.cpp's converter would (Q/K permuted); return the
     Hugging Face weights it was made from. arch "qwen2" / "qwen3": that family's tensors
-    (q/k/v biases / q/k norms) and Q/K in Hugging Face order, as llama.cpp writes them."""
+    (q/k/v biases / q/k norms) and Q/K in Hugging Face order, as llama.cpp writes them.
+    bf16_exact: every value a bfloat16 (pyvt's bf16 mode then holds the weights exactly)."""
     rng = np.random.default_rng(seed)
     h, nh, nkv, ffn, L = TINY["hidden"], TINY["n_head"], TINY["n_kv"], TINY["ffn"], TINY["layers"]
     hd = h // nh
@@ -115,7 +116,8 @@ def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=N
     V = len(tokens)
 
     def w(*shape):
-        return (rng.standard_normal(shape) * 0.1).astype(np.float32)
+        x = (rng.standard_normal(shape) * 0.1).astype(np.float32)
+        return (x.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32) if bf16_exact else x
 
     hf = {"model.embed_tokens.weight": w(V, h), "model.norm.weight": 1 + w(h)}
     gg = [("token_embd.weight", hf["model.embed_tokens.weight"]), ("output_norm.weight", hf["model.norm.weight"])]

@@ -1,6 +1,6 @@
 """pyvt's tokenizer for GGUF vocabularies against llama.cpp's own token ids.
 
-tests/data/gguf_tokenizer_llamacpp.json (tools/make_gguf_tokenizer_golden.py, llama-cpp-python)
+tests/data/gguf_tokenizer_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-python)
 holds small vocabularies of every kind pyvt rebuilds from tokenizer.ggml.* metadata —
 SentencePiece with and without the space prefix (user-defined pieces with real spaces, control
 tokens), byte-level BPE under each pre-tokenizer family — and the ids llama.cpp gives for a

@@ -1,0 +1,82 @@
+"""pyvt reads each GGUF architecture as llama.cpp does: logits against llama.cpp's own.
+
+tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-python) holds
+the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
+architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
+converter writes gemma2 / gemma3 / phi3, and make_tiny_llama's llama / qwen2 / qwen3 models
+(bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
+(build_case), converted by pyvt and run on the same sequence.
+
+Measured agreement (2026-11-26, llama-cpp-python 0.3.36; largest difference over the largest
+logit): llama, qwen2, qwen3 and phi3 3.6e-7 .. 5.5e-7; Gemma 3 4.1e-5 and 5.2e-5, Gemma 2
+1.7e-4 and 6.9e-4 (its soft-caps 3 / 8 magnify) — ggml's CPU GELU reads a table of
+float16 inputs (GGML_GELU_FP16 in ggml-cpu/vec.h), where pyvt and transformers compute it in
+float32 (pyvt's Gemma logits match transformers' to 3e-7: tests/test_families.py). Phi-3's
+sliding window: llama.cpp turns it off at load (its warning: "Phi SWA is currently disabled"),
+transformers and pyvt honour it, so phi3-window8 is compared before the window only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gguf_writer as gw
+
+_PATH = Path(__file__).parent / "data" / "gguf_logits_llamacpp.json"
+# (The tool that writes the file imports build_case from here before the file exists; a missing
+# file fails test_every_architecture_is_covered.)
+DATA = json.loads(_PATH.read_text(encoding="utf-8")) if _PATH.exists() else {"cases": {}}
+CASES = sorted(DATA["cases"])
+# Largest |pyvt - llama.cpp| / largest |llama.cpp logit| allowed (measured values in the docstring).
+TOL = {"gemma": 2e-3, "other": 1e-5}
+WINDOWS = {"phi3-window8": 8}  # rows at or past the window are not compared (see the docstring)
+
+
+def build_case(folder: Path, spec) -> Path:
+    """Write case `spec` (tools/make_llamacpp_golden.py's LOGIT_CASES) as a GGUF in `folder`."""
+    import test_convert as T
+
+    folder.mkdir(parents=True, exist_ok=True)
+    kind, name, arg = spec
+    if kind == "tiny":
+        path = folder / f"{name}.gguf"
+        T.make_tiny_llama(path, arch=name, tied=bool(arg), bf16_exact=True)
+        return path
+    # llama.cpp wants as many tokens as embedding rows: the test vocabulary padded with unused ones.
+    import family_models as F
+
+    rows = F.load_golden()["cases"][name]["config"]["vocab_size"]
+    toks, types = T.byte_level_vocab()
+    pad = rows - len(toks)
+    meta = {"tokenizer.ggml.tokens": toks + [f"<unused_{i}>" for i in range(pad)],
+            "tokenizer.ggml.token_type": gw.Val(gw.ARRAY, types + [5] * pad, gw.INT32)}
+    path, _ = T.family_gguf(folder, name, arg, meta=meta)
+    return path
+
+
+def test_every_architecture_is_covered():
+    archs = {c["spec"][2] if c["spec"][0] == "family" else c["spec"][1] for c in DATA["cases"].values()}
+    assert archs >= {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_gguf_logits_match_llama_cpp(tmp_path, name):
+    import pyvt.convert as convert
+    from pyvt import _model
+
+    case = DATA["cases"][name]
+    path = build_case(tmp_path / "gguf", case["spec"])
+    out = convert.convert_gguf(path, tmp_path / "hf", dtype="f32")
+    seq = DATA["sequence"]
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m:
+        got = m.logits(seq).astype(np.float64)
+    n = WINDOWS.get(name, len(seq))
+    rows = [r for r in DATA["rows"] if r < n]
+    want = np.asarray(case["logits"], np.float64)[[DATA["rows"].index(r) for r in rows]]
+    err = np.abs(got[rows] - want).max() / np.abs(want).max()
+    assert err <= TOL["gemma" if name.startswith("gemma") else "other"], f"{name}: {err:.3g}"
+    np.testing.assert_array_equal(got[:n].argmax(-1), case["argmax"][:n])
