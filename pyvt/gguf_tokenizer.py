@@ -32,18 +32,33 @@ _QWEN2_SPLIT = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+# GPT-2's split, which llama.cpp also writes into longer sequences below.
+_GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
+_PORO_SPLIT = r" ?[^(\s|.,!?…。，、।۔،)]+"
+# `tokenizer.ggml.pre` -> the regexes llama.cpp splits text with, one after the other (each
+# splits the pieces the previous left; llama-vocab.cpp, llm_tokenizer_bpe), for the names whose
+# split is not plain GPT-2. A missing or empty name is llama.cpp's "default".
 _SPLIT_PRE = {
-    "llama3": _LLAMA3_SPLIT, "llama-v3": _LLAMA3_SPLIT, "llama-bpe": _LLAMA3_SPLIT,
-    "falcon3": _LLAMA3_SPLIT, "pixtral": _LLAMA3_SPLIT, "dbrx": _LLAMA3_SPLIT,
-    "smaug-bpe": _LLAMA3_SPLIT,
-    "qwen2": _QWEN2_SPLIT, "deepseek-r1-qwen": _QWEN2_SPLIT, "megrez": _QWEN2_SPLIT,
+    "llama3": [_LLAMA3_SPLIT], "llama-v3": [_LLAMA3_SPLIT], "llama-bpe": [_LLAMA3_SPLIT],
+    "falcon3": [_LLAMA3_SPLIT], "pixtral": [_LLAMA3_SPLIT], "dbrx": [_LLAMA3_SPLIT],
+    "smaug-bpe": [_LLAMA3_SPLIT],
+    "qwen2": [_QWEN2_SPLIT], "deepseek-r1-qwen": [_QWEN2_SPLIT], "megrez": [_QWEN2_SPLIT],
+    "default": [r"[\p{P}\$\+<=>\^~\|]+", _GPT2_SPLIT, r"\p{N}+", r"[0-9][0-9][0-9]"],
+    "falcon": [r"[\p{P}\$\+<=>\^~\|`]+", _GPT2_SPLIT, r"[0-9][0-9][0-9]"],
+    "poro-chat": [_PORO_SPLIT], "bloom": [_PORO_SPLIT], "gpt3-finnish": [_PORO_SPLIT],
+    "viking": [_PORO_SPLIT, r"\p{N}"],
 }
+_SPLIT_PRE[""] = _SPLIT_PRE["default"]
+# The Llama 3 family: a piece that is a token is taken whole before any merge (ignore_merges),
+# and BOS is added unless the file says otherwise (llama.cpp's defaults for these names).
+_LLAMA3_PRE = {"llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral"}
 # llama.cpp splits every number code point on its own (regex \p{N}) before the GPT-2 regex for
 # these (llama-vocab.cpp: STARCODER, REFACT, COMMAND_R, SMOLLM, CODESHELL, EXAONE, MINERVA). The
 # original Hugging Face tokenizer.json of SmolLM/StarCoder says the same thing as
 # Sequence[Digits(individual_digits=True), ByteLevel(use_regex=True)].
 _DIGITS_PRE = {"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva"}
-_GPT2_PRE = {"default", "gpt-2", "gpt2", "mpt", "olmo", "jais", "poro-chat", "viking", "gpt3-finnish", ""}
+# GPT-2's split alone ("gpt2" is no llama.cpp name, but means nothing else).
+_GPT2_PRE = {"gpt-2", "gpt2", "mpt", "olmo", "jais"}
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -183,8 +198,9 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     user_defined = [i for i in range(n) if types[i] == TOKEN_USER_DEFINED]
 
     if model == "gpt2":
+        pre = meta_value(meta, "tokenizer.ggml.pre", "string", path, "default")
         if add_bos is None:
-            add_bos = False
+            add_bos = pre in _LLAMA3_PRE
         spelling = _bytes_to_unicode()
         alphabet = set(spelling.values())
         # Every byte-level token is spelled in GPT-2's byte alphabet; respell the few that are not
@@ -196,9 +212,8 @@ def build_tokenizer(meta: dict, path="<gguf>"):
         if merges is None:
             raise ValueError(f"{path}: byte-level BPE vocabulary without tokenizer.ggml.merges")
         tk = Tokenizer(_bpe(path, vocab, merges, dropout=None, continuing_subword_prefix="", end_of_word_suffix="",
-                            fuse_unk=False, byte_fallback=False))
+                            fuse_unk=False, byte_fallback=False, ignore_merges=pre in _LLAMA3_PRE))
         tk.normalizer = None
-        pre = meta_value(meta, "tokenizer.ggml.pre", "string", path, "default")
         bytelevel = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
         if pre in _DIGITS_PRE:
             tk.pre_tokenizer = pre_tokenizers.Sequence(
@@ -207,7 +222,7 @@ def build_tokenizer(meta: dict, path="<gguf>"):
         elif pre in _SPLIT_PRE:
             tk.pre_tokenizer = pre_tokenizers.Sequence(
                 [
-                    pre_tokenizers.Split(Regex(_SPLIT_PRE[pre]), behavior="isolated", invert=False),
+                    *(pre_tokenizers.Split(Regex(r), behavior="isolated", invert=False) for r in _SPLIT_PRE[pre]),
                     pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=False),
                 ]
             )

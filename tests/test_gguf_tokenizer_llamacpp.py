@@ -3,8 +3,9 @@
 tests/data/gguf_tokenizer_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-python)
 holds small vocabularies of every kind pyvt rebuilds from tokenizer.ggml.* metadata —
 SentencePiece with and without the space prefix (user-defined pieces with real spaces, control
-tokens), byte-level BPE under each pre-tokenizer family — and the ids llama.cpp gives for a
-corpus. Each file is rebuilt here, read through pyvt, and must give the same ids: with special
+tokens), byte-level BPE under every pre-tokenizer name pyvt maps, with merges that cross GPT-2's
+split and a word no merge builds (the Llama 3 family's ignore_merges) — and the ids llama.cpp
+gives for a corpus ("gpt2" is no llama.cpp name; this llama.cpp refuses "minerva"). Each file is rebuilt here, read through pyvt, and must give the same ids: with special
 tokens parsed (``encode``, BOS as the file says) and not (``encode_plain``: user content).
 """
 
@@ -23,9 +24,14 @@ CASES = sorted(DATA["cases"])
 
 
 def test_every_vocabulary_kind_is_covered():
+    """Both SentencePiece flavours, and every pre-tokenizer name pyvt maps (and none)."""
+    from pyvt import gguf_tokenizer as G
+
     kinds = {(c["tokenizer.ggml.model"], c.get("pre"), c.get("add_space_prefix", True)) for c in DATA["cases"].values()}
     assert ("llama", None, True) in kinds and ("llama", None, False) in kinds
-    assert {pre for model, pre, _ in kinds if model == "gpt2"} >= {"gpt-2", "llama-bpe", "qwen2", "smollm"}
+    pres = {pre for model, pre, _ in kinds if model == "gpt2"}
+    assert None in pres
+    assert pres >= (set(G._SPLIT_PRE) | G._DIGITS_PRE | G._GPT2_PRE) - {"", "gpt2", "minerva"}
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -37,6 +43,8 @@ def test_gguf_tokenizer_matches_llama_cpp(tmp_path, name):
     from pyvt.tokenizer import Tokenizer
 
     case = DATA["cases"][name]
+    if case.get("vocab") == "bpe":  # the byte-level vocabulary, stored once
+        case = {**DATA["bpe_vocab"], **case}
     path = tmp_path / f"{name}.gguf"
     gw.write_gguf(path, gguf_meta(case))
     with gguf.read_gguf(path) as g:

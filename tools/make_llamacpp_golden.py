@@ -59,7 +59,7 @@ LOGIT_ROWS = [0, 7, 8, 30, 59]
 CORPUS = [
     "hello world", " x", "  leading spaces", "trailing  ", "hello\nworld", "hello\n\nworld\n",
     "a  b    c\t\td", "world hello hello", "hé wörld ñ", "日本語 😀 ok", "don't I'll we've THEY'RE",
-    "12345 3.14159 2026-11-26", "x = f(y[0]) + 1;  // c", "    indented\n\tcode", "hello world hello world",
+    "12345 3.14159 2026-11-26", "x = f(y[0]) + 1;  // c", "a zebra, ok... yes!! no?? don't.", " \n x", "    indented\n\tcode", "hello world hello world",
     "<|im_start|>user\nhi there<|im_end|>\n<|im_start|>assistant\n", "<start_of_turn>user\nhello<end_of_turn>\n",
     "x<b>y", "<mask> x", "    x", "hello  world", "<s>[INST] hi [/INST]", "!!! ??? ...", "\n", "   ",
 ]
@@ -80,7 +80,17 @@ def f(x):\n    return x[0] + 1  # a comment\n\tindented with tabs
 """ * 3
 BPE_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 BPE_USER = ["<b>"]
-BPE_PRES = ["gpt-2", "llama-bpe", "qwen2", "smollm"]
+# Merges that cross the GPT-2 split (so that a coarser pre-tokenizer shows), appended after the
+# trained ones, and a word in the vocabulary that no merge builds (llama.cpp's ignore_merges for
+# the Llama 3 family takes such a word whole).
+BPE_EXTRA_MERGES = ["n '", "n' t", "t .", "d ,", "( y", "] )", ". .", "! !", "? ?", "Ġ (", "1 2", "12 3", "o k",
+                    "Ġ Ċ", "Ċ Ġ"]
+BPE_WHOLE = ["Ġzebra"]
+# Every pre-tokenizer name pyvt maps (pyvt/gguf_tokenizer.py); None: the key absent (llama.cpp:
+# "default"). "-nobos": add_bos_token absent, where llama.cpp's default depends on the name.
+BPE_PRES = [None, "default", "gpt-2", "mpt", "olmo", "jais", "llama-bpe", "llama3", "llama-v3", "falcon3", "pixtral",
+            "dbrx", "smaug-bpe", "falcon", "qwen2", "deepseek-r1-qwen", "megrez", "starcoder", "refact", "command-r",
+            "smollm", "codeshell", "exaone", "poro-chat", "bloom", "gpt3-finnish", "viking"]
 
 
 def spm_case(add_space_prefix: bool | None) -> dict:
@@ -97,12 +107,19 @@ def spm_case(add_space_prefix: bool | None) -> dict:
     return meta
 
 
-def bpe_case(pre: str, trained: tuple[list[str], list[str]]) -> dict:
+def bpe_case(pre: str | None, trained: tuple[list[str], list[str]], add_bos: bool | None = False) -> dict:
     tokens, merges = trained
-    tokens = BPE_SPECIALS + tokens + BPE_USER
+    merges = merges + BPE_EXTRA_MERGES
+    have = set(tokens)
+    extra = [m.replace(" ", "") for m in BPE_EXTRA_MERGES if m.replace(" ", "") not in have]
+    tokens = BPE_SPECIALS + tokens + extra + BPE_WHOLE + BPE_USER
     types = [3] * len(BPE_SPECIALS) + [1] * (len(tokens) - len(BPE_SPECIALS) - len(BPE_USER)) + [4] * len(BPE_USER)
-    return {"tokenizer.ggml.model": "gpt2", "pre": pre, "tokens": tokens, "types": types, "merges": merges,
-            "bos": 0, "eos": 0, "add_bos": False}
+    case = {"tokenizer.ggml.model": "gpt2", "tokens": tokens, "types": types, "merges": merges, "bos": 0, "eos": 0}
+    if pre is not None:
+        case["pre"] = pre
+    if add_bos is not None:
+        case["add_bos"] = add_bos
+    return case
 
 
 def train_bpe() -> tuple[list[str], list[str]]:
@@ -144,15 +161,16 @@ def main() -> int:
     cases = {"spm-prefix": spm_case(None), "spm-no-prefix": spm_case(False)}
     trained = train_bpe()
     for pre in BPE_PRES:
-        cases[f"bpe-{pre}"] = bpe_case(pre, trained)
+        cases[f"bpe-{pre or 'no-pre'}"] = bpe_case(pre, trained)
+    for pre in ("llama-bpe", "qwen2", "gpt-2"):
+        cases[f"bpe-{pre}-nobos"] = bpe_case(pre, trained, add_bos=None)
     with tempfile.TemporaryDirectory() as tmp:
         for name, case in cases.items():
             path = Path(tmp) / f"{name}.gguf"
             gw.write_gguf(path, gguf_meta(case))
             lm = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
-            add_bos = case["tokenizer.ggml.model"] == "llama"
-            case["ids"] = {
-                s: {"special": lm.tokenize(s.encode(), add_bos=add_bos, special=True),
+            case["ids"] = {  # add_bos=True: BOS as the vocabulary says (llama_tokenize's add_special)
+                s: {"special": lm.tokenize(s.encode(), add_bos=True, special=True),
                     "plain": lm.tokenize(s.encode(), add_bos=False, special=False)}
                 for s in CORPUS
             }
@@ -165,7 +183,10 @@ def main() -> int:
                  "tools/make_llamacpp_golden.py.",
         "versions": {"llama_cpp_python": llama_cpp.__version__, "tokenizers (vocabulary training)": tokenizers.__version__},
         "hparams": {k: v for k, v in HPARAMS.items()},
-        "cases": cases,
+        # The byte-level vocabulary, stored once: each "bpe-*" case names it ("vocab": "bpe").
+        "bpe_vocab": {k: cases["bpe-gpt-2"][k] for k in ("tokens", "types", "merges")},
+        "cases": {name: ({"vocab": "bpe", **{k: v for k, v in c.items() if k not in ("tokens", "types", "merges")}}
+                         if c["tokenizer.ggml.model"] == "gpt2" else c) for name, c in cases.items()},
     }
     OUT.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes, {len(cases)} vocabularies x {len(CORPUS)} texts)")
