@@ -47,6 +47,9 @@ _SPLIT_PRE = {
     "falcon": [r"[\p{P}\$\+<=>\^~\|`]+", _GPT2_SPLIT, r"[0-9][0-9][0-9]"],
     "poro-chat": [_PORO_SPLIT], "bloom": [_PORO_SPLIT], "gpt3-finnish": [_PORO_SPLIT],
     "viking": [_PORO_SPLIT, r"\p{N}"],
+    # DeepSeek Coder (v1: Llama architecture): line breaks, letters and punctuation runs with
+    # one leading space, CJK runs, single digits.
+    "deepseek-coder": [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", r"[一-龥ࠀ-一가-퟿]+", r"\p{N}"],
 }
 _SPLIT_PRE[""] = _SPLIT_PRE["default"]
 # The Llama 3 family: a piece that is a token is taken whole before any merge (ignore_merges),
