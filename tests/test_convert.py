@@ -108,7 +108,8 @@ def make_tiny_llama(path, *, qtype=gw.F32, tied=True, arch="llama", extra_meta=N
     """Write a tiny llama GGUF the way llama.cpp's converter would (Q/K permuted); return the
     Hugging Face weights it was made from. arch "qwen2" / "qwen3": that family's tensors
     (q/k/v biases / q/k norms) and Q/K in Hugging Face order, as llama.cpp writes them.
-    bf16_exact: every value a bfloat16 (pyvt's bf16 mode then holds the weights exactly)."""
+    bf16_exact: every matrix value a bfloat16 (pyvt's bf16 mode then holds the linears exactly;
+    the norms, 1 + w, stay float32 as pyvt keeps them)."""
     rng = np.random.default_rng(seed)
     h, nh, nkv, ffn, L = TINY["hidden"], TINY["n_head"], TINY["n_kv"], TINY["ffn"], TINY["layers"]
     hd = h // nh
@@ -900,6 +901,31 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
             pyvt.load_model(plain, weight_format="int8", progress=False, kv_cache="f32") as r:
         assert m.info["weight_format"] == "int8" and m.info["family"] == "Gemma3"
         got, exp = m.logits(seq), r.logits(seq)
+    assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_gate_and_up_of_different_block_types_load(tmp_path, monkeypatch, arch):
+    """ffn_gate Q8_0 beside ffn_up Q4_0: the gated linears read both weights with one format, so
+    the pair is packed as the model's format (as q/k/v are); it used to load and then fail at
+    the first token ("gate and up have different formats"). The other linears keep their Q8_0
+    blocks; the logits are those of the folder of the dequantized weights packed as int8."""
+    import pyvt
+
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    hf, tensors = make_tiny_llama(tmp_path / "q8.gguf", qtype=gw.Q8_0, arch=arch)
+    ups = [n for n, *_ in tensors if n.endswith("ffn_up.weight")]
+    q4 = [(n, gw.Q4_0, hf[f"model.layers.{n.split('.')[1]}.mlp.up_proj.weight"].shape,
+           gw.quant_q4_0(hf[f"model.layers.{n.split('.')[1]}.mlp.up_proj.weight"])) for n in ups]
+    path = tmp_path / "mixed.gguf"
+    make_tiny_llama(path, qtype=gw.Q8_0, arch=arch, drop=tuple(ups), extra_tensors=q4)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+    with pyvt.load_model(path, progress=False, kv_cache="f32") as m, \
+            pyvt.load_model(plain, weight_format="int8", progress=False, kv_cache="f32") as r:
+        assert m.info["weight_format"] == "int8"
+        got, exp = m.logits(seq), r.logits(seq)
+        assert pyvt.generate(m, "the in", max_new_tokens=3).generated_tokens == 3
     assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
 
 

@@ -59,9 +59,11 @@ LOGIT_ROWS = [0, 7, 8, 30, 59]
 CORPUS = [
     "hello world", " x", "  leading spaces", "trailing  ", "hello\nworld", "hello\n\nworld\n",
     "a  b    c\t\td", "world hello hello", "hé wörld ñ", "日本語 😀 ok", "don't I'll we've THEY'RE",
-    "12345 3.14159 2026-11-26", "x = f(y[0]) + 1;  // c", "a zebra, ok... yes!! no?? don't.", " \n x", "    indented\n\tcode", "hello world hello world",
+    "12345 3.14159 2026-11-26", "x = f(y[0]) + 1;  // c", "a zebra, ok... yes!! no?? don't.", " \n x",
+    "    indented\n\tcode", "hello world hello world",
     "<|im_start|>user\nhi there<|im_end|>\n<|im_start|>assistant\n", "<start_of_turn>user\nhello<end_of_turn>\n",
-    "x<b>y", "<mask> x", "    x", "hello  world", "<s>[INST] hi [/INST]", "!!! ??? ...", "\n", "   ",
+    "x<b>y", "<mask> x", "    x", "hello  world", "<s>[INST] hi [/INST]", "<bos>[INST] hi [/INST]<eos>",
+    "!!! ??? ...", "\n", "   ", "",
 ]
 
 # SentencePiece: pieces with scores (the merges' ranks), bytes for the rest; user-defined pieces

@@ -251,7 +251,7 @@ void check_swiglu(const char* fn, const Packed& gate, const Packed& up, const fl
     check_swiglu_pair(fn, gate, up);
     check_common(fn, gate, x, m, y);
     VT_CHECK_ARG(opt.activation == VT_ACTIVATION_NONE, "%s: activation must be "
-                 "VT_ACTIVATION_NONE (got %d); SiLU is implied", fn, opt.activation);
+                 "VT_ACTIVATION_NONE (got %d); the gated activation is implied", fn, opt.activation);
     VT_CHECK_ARG(opt.quantize_input == 0 || opt.quantize_input == 1,
                  "%s: quantize_input must be 0 or 1 (got %d)", fn, opt.quantize_input);
 }

@@ -211,8 +211,10 @@ public:
     // Row-concatenation of 2-D tensors with the same column count, prepacked as one matrix:
     // from their GGUF blocks when native(), else from their values (GGUF blocks dequantized
     // exactly) in `format`.
+    // keep_blocks false: GGML blocks are dequantized and packed as `format` even where native(ts)
+    // (a tensor whose partner has another block type: one format for the pair).
     std::unique_ptr<Packed> pack_concat(const std::vector<const TensorView*>& ts, vt_format format,
-                                        int32_t block) const {
+                                        int32_t block, bool keep_blocks = true) const {
         const int64_t cols = ts[0]->shape[1];
         int64_t rows = 0;
         bool same_dtype = true, any_ggml = false;
@@ -224,7 +226,7 @@ public:
         std::string what = ts.size() == 1 ? "tensor " : "tensors ";
         for (size_t i = 0; i < ts.size(); ++i) what += (i ? " | " : "") + ts[i]->name;
         what += " in " + ck_.file_of(*ts[0]);
-        if (native(ts)) {
+        if (keep_blocks && native(ts)) {
             std::vector<GgmlRows> parts;
             for (const TensorView* t : ts) parts.push_back({t->data, t->shape[0]});
             return wrap(what, [&] { return pack_ggml(parts, ts[0]->ggml, cols); });
@@ -472,9 +474,21 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             w.up = cached(ln + "up", I, K, gf, gb, [&] { return ld.pack_rows(t(T_GATE), I, I, fmt, blk); });
             ld.progress(int64_t(t(T_GATE).nbytes));
         } else {
-            w.gate = one("gate", T_GATE);
+            // One format for the pair (the gated linears read a tile of each side by side): GGML
+            // blocks are kept only where gate and up have the same block type, else both are
+            // packed as the model's format (as q/k/v are).
+            const std::vector<const TensorView*> gu = {&t(T_GATE), &t(T_UP)};
+            const bool keep = ld.native(gu);
+            const vt_format gf = ld.format_of(gu, fmt);
+            const int32_t gbk = ld.block_of(gu, blk);
+            auto half = [&](const char* name, int which) {
+                const TensorView& x = t(which);
+                return cached(ln + name, x.shape[0], x.shape[1], gf, gbk,
+                              [&] { return ld.pack_concat({&x}, fmt, blk, keep); });
+            };
+            w.gate = half("gate", T_GATE);
             ld.progress(int64_t(t(T_GATE).nbytes));
-            w.up = one("up", T_UP);
+            w.up = half("up", T_UP);
             ld.progress(int64_t(t(T_UP).nbytes));
         }
         w.down = one("down", T_DOWN);

@@ -145,8 +145,6 @@ VT_INLINE float block_max(const float* s, int64_t n) {
     return mx;
 }
 
-// s[j] = e^(s[j] - m) for j < n; returns their sum, added in 16 lanes (lane j % 16) then in
-// lane order, whatever the vector width.
 // Gemma 2's soft-capping of scores s[0, n): cap · tanh(s / cap) (softcap_v, ops/exp_nonpos.h),
 // whole vectors of the block's row (kKeyBlock floats, aligned), the last one padded.
 template <int I>
@@ -161,6 +159,8 @@ VT_INLINE void softcap_scores(float* s, int64_t n, float cap) {
     }
 }
 
+// s[j] = e^(s[j] - m) for j < n; returns their sum, added in 16 lanes (lane j % 16) then in
+// lane order, whatever the vector width.
 template <int I>
 VT_INLINE float exp_sum(float* s, int64_t n, float m) {
     using V = typename Vec<kWide<I>>::V;
