@@ -201,7 +201,10 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     user_defined = [i for i in range(n) if types[i] == TOKEN_USER_DEFINED]
 
     if model == "gpt2":
-        pre = meta_value(meta, "tokenizer.ggml.pre", "string", path, "default")
+        pre = meta_value(meta, "tokenizer.ggml.pre", "string", path, "")
+        if pre == "":  # as llama.cpp says it (older converters wrote no name)
+            warnings.warn(f"{path}: no pre-tokenizer named (tokenizer.ggml.pre); splitting text as llama.cpp's "
+                          "'default' does", stacklevel=2)
         if add_bos is None:
             add_bos = pre in _LLAMA3_PRE
         spelling = _bytes_to_unicode()

@@ -48,7 +48,11 @@ def test_gguf_tokenizer_matches_llama_cpp(tmp_path, name):
     path = tmp_path / f"{name}.gguf"
     gw.write_gguf(path, gguf_meta(case))
     with gguf.read_gguf(path) as g:
-        tk, info = convert.build_tokenizer(g.metadata, str(path))
+        if case["tokenizer.ggml.model"] == "gpt2" and "pre" not in case:  # llama.cpp warns too
+            with pytest.warns(UserWarning, match=r"no pre-tokenizer named .*'default'"):
+                tk, info = convert.build_tokenizer(g.metadata, str(path))
+        else:
+            tk, info = convert.build_tokenizer(g.metadata, str(path))
         tok_config, _ = convert.tokenizer_config(g.metadata, info, 128, str(path))
     tk.save(str(tmp_path / "tokenizer.json"))
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(tok_config), encoding="utf-8")
