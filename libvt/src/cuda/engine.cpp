@@ -230,6 +230,11 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
             !sized(w.up_bias, w.up->out) || !sized(w.down_bias, w.down->out))
             fail(VT_STATUS_INTERNAL, "layer %lld: a norm or bias the config enables is missing or of the wrong size",
                  (long long)l);
+        // gate and up become one interleaved device linear of gate's layout (the loader packs
+        // the pair in one format: model.cpp).
+        if (w.gate->format != w.up->format || w.gate->block != w.up->block || w.gate->in != w.up->in ||
+            w.gate->out != w.up->out)
+            fail(VT_STATUS_INTERNAL, "layer %lld: gate and up differ in format, block size or shape", (long long)l);
         LinearPlan p;
         p.s = linear_shape(*w.qkv, w.qkv->out);
         p.rows = rows_qkv(*w.qkv, cm->NH, cm->KV, cm->HD, c.rotary_dim);
