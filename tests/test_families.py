@@ -249,7 +249,8 @@ def test_gemma_at_every_cpu_level(from_golden, golden, tmp_path, name, fmt):
     for lvl in levels:
         out = tmp_path / f"{lvl}.npz"
         r = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, str(folder), fmt, str(out), ",".join(map(str, seq))],
-                           env=dict(os.environ, VT_ISA=lvl), capture_output=True, text=True, timeout=300)
+                           env=dict(os.environ, VT_ISA=lvl), capture_output=True, text=True, timeout=300,
+                           cwd=tmp_path)  # not the checkout: pyvt comes from where this process has it
         assert r.returncode == 0, r.stderr
         with np.load(out) as z:
             assert str(z["isa"]) == lvl
