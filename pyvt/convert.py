@@ -57,19 +57,15 @@ __all__ = [
     "build_tokenizer",
     "hf_tensor_name",
     "CONVERTER_VERSION",
-    "TOKENIZER_VERSION",
 ]
 
-#: Bumped whenever the output of the converter changes (hub.pull re-converts on a mismatch).
-CONVERTER_VERSION = 1
-
-#: Bumped whenever the tokenizer files written for a GGUF change. A folder converted from a local
-#: GGUF file (resolve.converted_gguf) with another stamp is converted again, from that file.
-#: 2: SentencePiece's space prefix before every stretch of text, llama.cpp's splits for every
-#: pre-tokenizer name, the Llama 3 family's whole-word lookup and default BOS (llama.cpp's
-#: rules). The default model's pulled folder is not re-made for it: its byte-level 'smollm'
-#: tokenizer is the same under 1 and 2 (tests/test_convert.py checks its ids against golden data).
-TOKENIZER_VERSION = 2
+#: Bumped whenever the output of the converter changes (hub.pull re-converts on a mismatch, and
+#: so does a folder converted from a local GGUF file).
+#: 2: the tokenizer and end-of-generation ids as llama.cpp has them: SentencePiece's space
+#: prefix before every stretch of text, llama.cpp's splits for every pre-tokenizer name, the
+#: Llama 3 family's whole-word lookup and default BOS, and the EOS list extended with the tokens
+#: llama.cpp ends generation on (<end_of_turn>, <|im_end|>, ...).
+CONVERTER_VERSION = 2
 
 # Large 2-D tensors are dequantized and written this many values at a time.
 _CHUNK_VALUES = 1 << 22

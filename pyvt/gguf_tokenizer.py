@@ -325,15 +325,30 @@ def build_tokenizer(meta: dict, path="<gguf>"):
     return tk, info
 
 
+# Token texts llama.cpp ends generation on wherever they are in a vocabulary (llama-vocab.cpp,
+# its end-of-generation list): converters often store only one EOS id (Gemma's <eos>, not its
+# <end_of_turn>; Qwen's <|endoftext|>, not <|im_end|>), so a chat would run past its turn.
+_EOG_TEXTS = frozenset({
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>", "<|endoftext|>",
+    "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+})
+
+
 def eos_token_ids(meta: dict, vocab_size: int, path="<gguf>") -> list[int]:
-    """The end-of-sequence ids of the metadata (EOS, end of turn, end of message), each once,
-    in that order; ids outside the vocabulary are left out, values that are not integers are
-    a ValueError naming the key."""
+    """The end-of-generation ids, as llama.cpp decides them: the metadata's (EOS, end of turn,
+    end of message), then every token spelled as one of llama.cpp's end-of-generation texts
+    (`<end_of_turn>`, `<|im_end|>`, `<|eot_id|>`, ...), each once; ids outside the vocabulary
+    are left out, values that are not integers are a ValueError naming the key."""
     out: list[int] = []
     for k in ("eos_token_id", "eot_token_id", "eom_token_id"):
         v = meta_value(meta, f"tokenizer.ggml.{k}", "int", path)
         if v is not None and 0 <= v < vocab_size and v not in out:
             out.append(int(v))
+    tokens = meta.get("tokenizer.ggml.tokens")
+    if isinstance(tokens, (list, tuple)):
+        for i, t in enumerate(tokens[:vocab_size]):
+            if isinstance(t, str) and t in _EOG_TEXTS and i not in out:
+                out.append(i)
     return out
 
 

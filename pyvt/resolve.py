@@ -182,11 +182,8 @@ def _converted_ok(folder: Path, ident: dict) -> bool:
         marker = json.loads((folder / hub.MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    from .convert import TOKENIZER_VERSION
-
     return (isinstance(marker, dict) and marker.get("gguf_identity") == ident
-            and marker.get("blocks") == hub.BLOCKS and (folder / "pyvt_blocks.json").is_file()
-            and marker.get("tokenizer_version", 1) == TOKENIZER_VERSION)
+            and marker.get("blocks") == hub.BLOCKS and (folder / "pyvt_blocks.json").is_file())
 
 
 def _blocks_notice(path: Path, folder: Path) -> str | None:
@@ -207,7 +204,7 @@ def _blocks_notice(path: Path, folder: Path) -> str | None:
 def converted_gguf(path, *, quiet: bool = True) -> Path:
     """The folder `path` (a GGUF file) converts to, converting it first when that folder is
     missing, incomplete, or was made from a different file (size, mtime or inode changed)."""
-    from .convert import CONVERTER_VERSION, TOKENIZER_VERSION, convert_gguf
+    from .convert import CONVERTER_VERSION, convert_gguf
 
     path = Path(path)
     ident = _identity(path)
@@ -233,7 +230,6 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
             "source": str(path.resolve()),
             "gguf_identity": ident,
             "converter_version": CONVERTER_VERSION,
-            "tokenizer_version": TOKENIZER_VERSION,
             "dtype": "bf16",
             "blocks": hub.BLOCKS,
         }, indent=2) + "\n", encoding="utf-8")

@@ -542,7 +542,8 @@ def test_convert_tiny_llama_f32(tmp_path, tied):
     assert cfg["rms_norm_eps"] == 1e-5 and cfg["rope_theta"] == 10000.0
     assert cfg["max_position_embeddings"] == 256 and cfg["vocab_size"] == len(byte_level_vocab()[0])
     assert cfg["tie_word_embeddings"] is tied and cfg["torch_dtype"] == "float32"
-    assert cfg["bos_token_id"] == 1 and cfg["eos_token_id"] == 2 and cfg["rope_scaling"] is None
+    # EOS 2 (<|im_end|>) from the metadata, then <|endoftext|>: llama.cpp ends generation on it too.
+    assert cfg["bos_token_id"] == 1 and cfg["eos_token_id"] == [2, 0] and cfg["rope_scaling"] is None
     st = read_safetensors(out / "model.safetensors")
     assert set(st) == set(hf)
     for k, v in hf.items():
@@ -592,7 +593,7 @@ def test_convert_writes_tokenizer_files(tmp_path):
     sm = json.loads((out / "special_tokens_map.json").read_text())
     assert sm["eos_token"] == "<|im_end|>"
     gen = json.loads((out / "generation_config.json").read_text())
-    assert gen["eos_token_id"] == 2 and gen["bos_token_id"] == 1
+    assert gen["eos_token_id"] == [2, 0] and gen["bos_token_id"] == 1
 
     tk = Tokenizer.from_file(str(out / "tokenizer.json"))
     tokens, _ = byte_level_vocab()
@@ -1125,7 +1126,8 @@ def test_default_model_config(native_model_dir):
         "intermediate_size": 1536, "num_hidden_layers": 30, "num_attention_heads": 9,
         "num_key_value_heads": 3, "head_dim": 64, "rms_norm_eps": 1e-5, "rope_theta": 100000.0,
         "max_position_embeddings": 8192, "vocab_size": 49152, "tie_word_embeddings": True,
-        "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16", "rope_scaling": None,
+        # EOS <|im_end|>, then <|endoftext|>: llama.cpp ends generation on both.
+        "bos_token_id": 1, "eos_token_id": [2, 0], "torch_dtype": "bfloat16", "rope_scaling": None,
     }
     for k, v in want.items():
         assert cfg[k] == v, (k, cfg[k], v)

@@ -54,6 +54,9 @@ def test_gguf_tokenizer_matches_llama_cpp(tmp_path, name):
         else:
             tk, info = convert.build_tokenizer(g.metadata, str(path))
         tok_config, _ = convert.tokenizer_config(g.metadata, info, 128, str(path))
+        # The ids generation ends on: llama.cpp's (metadata EOS / EOT / EOM, and tokens spelled
+        # <end_of_turn>, <|im_end|>, ...).
+        assert sorted(convert.eos_token_ids(g.metadata, len(case["tokens"]), str(path))) == case["eog"]
     tk.save(str(tmp_path / "tokenizer.json"))
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(tok_config), encoding="utf-8")
     tok = Tokenizer(tmp_path / "tokenizer.json")

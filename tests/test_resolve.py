@@ -159,23 +159,23 @@ def test_a_local_gguf_loads_and_reconverts_when_it_changes(caches, tiny, tmp_pat
     assert [p.name for p in (pyvt_cache / resolve.GGUF_DIR).iterdir() if p.name.startswith(".")] == []
 
 
-def test_a_folder_converted_with_an_older_tokenizer_is_converted_again(caches, tiny, tmp_path, monkeypatch):
-    """A conversion stamped with another tokenizer version (or none: version 1) is made again
-    from the local GGUF; one with the current stamp is reused."""
+def test_a_folder_converted_by_an_older_converter_is_converted_again(caches, tiny, tmp_path, monkeypatch):
+    """A conversion stamped with another converter version is made again from the local GGUF
+    (no network); one with the current stamp is reused."""
     src, _ = tiny
     gguf = tmp_path / "mine.gguf"
     shutil.copyfile(src, gguf)
     out = resolve.resolve_model(gguf)
     marker_path = out / "pyvt_source.json"
     marker = json.loads(marker_path.read_text())
-    assert marker["tokenizer_version"] == convert.TOKENIZER_VERSION
-    del marker["tokenizer_version"]
+    assert marker["converter_version"] == convert.CONVERTER_VERSION
+    marker["converter_version"] = convert.CONVERTER_VERSION - 1
     marker_path.write_text(json.dumps(marker))
     calls = []
     real = convert.convert_gguf
     monkeypatch.setattr(convert, "convert_gguf", lambda *a, **k: calls.append(a) or real(*a, **k))
     assert resolve.resolve_model(gguf) == out and len(calls) == 1
-    assert json.loads(marker_path.read_text())["tokenizer_version"] == convert.TOKENIZER_VERSION
+    assert json.loads(marker_path.read_text())["converter_version"] == convert.CONVERTER_VERSION
     assert resolve.resolve_model(gguf) == out and len(calls) == 1
 
 

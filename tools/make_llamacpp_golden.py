@@ -171,6 +171,8 @@ def main() -> int:
             path = Path(tmp) / f"{name}.gguf"
             gw.write_gguf(path, gguf_meta(case))
             lm = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
+            vocab = llama_cpp.llama_model_get_vocab(lm.model)  # the ids generation ends on
+            case["eog"] = [i for i in range(len(case["tokens"])) if llama_cpp.llama_vocab_is_eog(vocab, i)]
             case["ids"] = {  # add_bos=True: BOS as the vocabulary says (llama_tokenize's add_special)
                 s: {"special": lm.tokenize(s.encode(), add_bos=True, special=True),
                     "plain": lm.tokenize(s.encode(), add_bos=False, special=False)}
