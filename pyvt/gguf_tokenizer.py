@@ -32,6 +32,13 @@ _QWEN2_SPLIT = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+# Tekken (Mistral NeMo, Pixtral): words split at case changes, single digits; Mistral's own
+# tokenizer.json regex (llama.cpp rewrites it for its regex engine: tested to agree).
+_TEKKEN_SPLIT = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 # GPT-2's split, which llama.cpp also writes into longer sequences below.
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
 _PORO_SPLIT = r" ?[^(\s|.,!?…。，、।۔،)]+"
@@ -50,11 +57,13 @@ _SPLIT_PRE = {
     # DeepSeek Coder (v1: Llama architecture): line breaks, letters and punctuation runs with
     # one leading space, CJK runs, single digits.
     "deepseek-coder": [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", r"[一-龥ࠀ-一가-퟿]+", r"\p{N}"],
+    "tekken": [_TEKKEN_SPLIT],
 }
 _SPLIT_PRE[""] = _SPLIT_PRE["default"]
-# The Llama 3 family: a piece that is a token is taken whole before any merge (ignore_merges),
-# and BOS is added unless the file says otherwise (llama.cpp's defaults for these names).
-_LLAMA3_PRE = {"llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral"}
+# The Llama 3 family and Tekken: a piece that is a token is taken whole before any merge
+# (ignore_merges), and BOS is added unless the file says otherwise (llama.cpp's defaults for
+# these names).
+_LLAMA3_PRE = {"llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "tekken"}
 # llama.cpp splits every number code point on its own (regex \p{N}) before the GPT-2 regex for
 # these (llama-vocab.cpp: STARCODER, REFACT, COMMAND_R, SMOLLM, CODESHELL, EXAONE, MINERVA). The
 # original Hugging Face tokenizer.json of SmolLM/StarCoder says the same thing as

@@ -63,7 +63,7 @@ CORPUS = [
     "    indented\n\tcode", "hello world hello world",
     "<|im_start|>user\nhi there<|im_end|>\n<|im_start|>assistant\n", "<start_of_turn>user\nhello<end_of_turn>\n",
     "x<b>y", "<mask> x", "    x", "hello  world", "<s>[INST] hi [/INST]", "<bos>[INST] hi [/INST]<eos>",
-    "!!! ??? ...", "\n", "   ", "",
+    "!!! ??? ...", "\n", "   ", "", "CamelCaseWord HTTPServer getURLFor x2y ÉcoleNormale",
 ]
 
 # SentencePiece: pieces with scores (the merges' ranks), bytes for the rest; user-defined pieces
@@ -92,7 +92,7 @@ BPE_WHOLE = ["Ġzebra"]
 # "default"). "-nobos": add_bos_token absent, where llama.cpp's default depends on the name.
 BPE_PRES = [None, "default", "gpt-2", "mpt", "olmo", "jais", "llama-bpe", "llama3", "llama-v3", "falcon3", "pixtral",
             "dbrx", "smaug-bpe", "falcon", "qwen2", "deepseek-r1-qwen", "megrez", "starcoder", "refact", "command-r",
-            "smollm", "codeshell", "exaone", "poro-chat", "bloom", "gpt3-finnish", "viking", "deepseek-coder"]
+            "smollm", "codeshell", "exaone", "poro-chat", "bloom", "gpt3-finnish", "viking", "deepseek-coder", "tekken"]
 
 
 def spm_case(add_space_prefix: bool | None) -> dict:
