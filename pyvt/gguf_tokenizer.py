@@ -39,6 +39,12 @@ _TEKKEN_SPLIT = (
     r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
     r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+# GPT-4o's (o200k; Phi-4-mini): Tekken's with English contractions, digits in threes.
+_GPT4O_SPLIT = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 # GPT-2's split, which llama.cpp also writes into longer sequences below.
 _GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
 _PORO_SPLIT = r" ?[^(\s|.,!?…。，、।۔،)]+"
@@ -58,6 +64,7 @@ _SPLIT_PRE = {
     # one leading space, CJK runs, single digits.
     "deepseek-coder": [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", r"[一-龥ࠀ-一가-퟿]+", r"\p{N}"],
     "tekken": [_TEKKEN_SPLIT],
+    "gpt-4o": [_GPT4O_SPLIT],
 }
 _SPLIT_PRE[""] = _SPLIT_PRE["default"]
 # The Llama 3 family and Tekken: a piece that is a token is taken whole before any merge

@@ -92,7 +92,7 @@ BPE_WHOLE = ["Ġzebra"]
 # "default"). "-nobos": add_bos_token absent, where llama.cpp's default depends on the name.
 BPE_PRES = [None, "default", "gpt-2", "mpt", "olmo", "jais", "llama-bpe", "llama3", "llama-v3", "falcon3", "pixtral",
             "dbrx", "smaug-bpe", "falcon", "qwen2", "deepseek-r1-qwen", "megrez", "starcoder", "refact", "command-r",
-            "smollm", "codeshell", "exaone", "poro-chat", "bloom", "gpt3-finnish", "viking", "deepseek-coder", "tekken"]
+            "smollm", "codeshell", "exaone", "poro-chat", "bloom", "gpt3-finnish", "viking", "deepseek-coder", "tekken", "gpt-4o"]
 
 
 def spm_case(add_space_prefix: bool | None) -> dict:
