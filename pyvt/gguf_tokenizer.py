@@ -65,6 +65,9 @@ _SPLIT_PRE = {
     "deepseek-coder": [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", r"[一-龥ࠀ-一가-퟿]+", r"\p{N}"],
     "tekken": [_TEKKEN_SPLIT],
     "gpt-4o": [_GPT4O_SPLIT],
+    # Seed-Coder (Llama architecture): Qwen2's split with no line breaks in a punctuation run.
+    "seed-coder": [r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}\r\n]+"
+                   r"|\s*[\r\n]+|\s+(?!\S)|\s+"],
 }
 _SPLIT_PRE[""] = _SPLIT_PRE["default"]
 # The Llama 3 family and Tekken: a piece that is a token is taken whole before any merge

@@ -64,6 +64,7 @@ CORPUS = [
     "<|im_start|>user\nhi there<|im_end|>\n<|im_start|>assistant\n", "<start_of_turn>user\nhello<end_of_turn>\n",
     "x<b>y", "<mask> x", "    x", "hello  world", "<s>[INST] hi [/INST]", "<bos>[INST] hi [/INST]<eos>",
     "!!! ??? ...", "\n", "   ", "", "CamelCaseWord HTTPServer getURLFor x2y ÉcoleNormale",
+    "end.\nnext;\n\n) ok",
 ]
 
 # SentencePiece: pieces with scores (the merges' ranks), bytes for the rest; user-defined pieces
@@ -86,13 +87,13 @@ BPE_USER = ["<b>"]
 # trained ones, and a word in the vocabulary that no merge builds (llama.cpp's ignore_merges for
 # the Llama 3 family takes such a word whole).
 BPE_EXTRA_MERGES = ["n '", "n' t", "t .", "d ,", "( y", "] )", ". .", "! !", "? ?", "Ġ (", "1 2", "12 3", "o k",
-                    "Ġ Ċ", "Ċ Ġ"]
+                    "Ġ Ċ", "Ċ Ġ", ". Ċ", "; ĊĊ", "Ċ Ċ"]
 BPE_WHOLE = ["Ġzebra"]
 # Every pre-tokenizer name pyvt maps (pyvt/gguf_tokenizer.py); None: the key absent (llama.cpp:
 # "default"). "-nobos": add_bos_token absent, where llama.cpp's default depends on the name.
 BPE_PRES = [None, "default", "gpt-2", "mpt", "olmo", "jais", "llama-bpe", "llama3", "llama-v3", "falcon3", "pixtral",
             "dbrx", "smaug-bpe", "falcon", "qwen2", "deepseek-r1-qwen", "megrez", "starcoder", "refact", "command-r",
-            "smollm", "codeshell", "exaone", "poro-chat", "bloom", "gpt3-finnish", "viking", "deepseek-coder", "tekken", "gpt-4o"]
+            "smollm", "codeshell", "exaone", "poro-chat", "bloom", "gpt3-finnish", "viking", "deepseek-coder", "tekken", "gpt-4o", "seed-coder"]
 
 
 def spm_case(add_space_prefix: bool | None) -> dict:
