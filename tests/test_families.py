@@ -232,11 +232,12 @@ np.savez(out, isa=ops.cpu_isa(), full=full, step=np.stack(rows))
 @pytest.mark.parametrize("fmt", ["bf16", "int8"])
 @pytest.mark.parametrize("name", ["gemma2", "gemma3"])
 def test_gemma_at_every_cpu_level(from_golden, golden, tmp_path, name, fmt):
-    """Gemma's fused GeGLU epilogue (GEMM and GEMV kernels) and attention's score soft-cap at every CPU level the machine has (VT_ISA), each in its own
-    process: prefill and token-by-token logits agree with each other, and with transformers'
-    (bf16) or with the native level's (int8, whose AVX2 GEMM rounds x to int16 where generic
-    does not). (ops::softcap and ops::geglu_tanh pick their code by the CPU, not VT_ISA:
-    tests/ops/test_ops.cpp checks them against float64.)"""
+    """Gemma's fused GeGLU epilogue (GEMM and GEMV kernels) and attention's bodies, soft-capped,
+    at every CPU level the machine has (VT_ISA), each in its own process: prefill and
+    token-by-token logits agree with each other, and with transformers' (bf16) or with the
+    native level's (int8, whose AVX2 GEMM rounds x to int16 where generic does not).
+    (ops::softcap, which both soft-caps call, and ops::geglu_tanh pick their code by the CPU,
+    not VT_ISA: tests/ops/test_ops.cpp checks them against float64.)"""
     from pyvt import ops
 
     folder, _ = from_golden(name)

@@ -13,6 +13,7 @@
 #include "cpu_features.h"
 #include "ops/cpu_clones.h"
 #include "ops/exp_nonpos.h"
+#include "ops/swiglu.h"
 
 namespace vt {
 namespace ops {
@@ -143,20 +144,6 @@ VT_INLINE float block_max(const float* s, int64_t n) {
     }
     for (; j < n; ++j) mx = s[j] > mx ? s[j] : mx;
     return mx;
-}
-
-// Gemma 2's soft-capping of scores s[0, n): cap · tanh(s / cap) (softcap_v, ops/exp_nonpos.h),
-// whole vectors of the block's row (kKeyBlock floats, aligned), the last one padded.
-template <int I>
-VT_INLINE void softcap_scores(float* s, int64_t n, float cap) {
-    using V = typename Vec<kWide<I>>::V;
-    constexpr int N = kLanes<V>;
-    for (int64_t j = 0; j < n; j += N) {
-        V x{};
-        std::memcpy(&x, s + j, sizeof(float) * size_t(std::min<int64_t>(N, n - j)));
-        softcap_v(x, cap);
-        std::memcpy(s + j, &x, sizeof(float) * size_t(std::min<int64_t>(N, n - j)));
-    }
 }
 
 // s[j] = e^(s[j] - m) for j < n; returns their sum, added in 16 lanes (lane j % 16) then in
@@ -357,7 +344,7 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
                 for (int64_t j = 0; j < nb; ++j) s[g][j] *= ks[j0 + j];
         // Gemma 2's soft-capping of the scores: cap · tanh(s / cap), as transformers computes it.
         if (softcap > 0.0f)
-            for (int64_t g = 0; g < ng; ++g) softcap_scores<I>(s[g], nb, softcap);
+            for (int64_t g = 0; g < ng; ++g) ops::softcap(s[g], nb, softcap);
         // Online softmax: rescale what was accumulated when the running max grows.
         for (int64_t g = 0; g < ng; ++g) {
             const float m_new = std::max(out.m[g], block_max<I>(s[g], nb));

@@ -1,5 +1,5 @@
 // e^x for x <= 0 on a float or a GCC vector of floats (Cephes expf, ~1 ulp), branch-free, and
-// the tanh and tanh-GELU built on it: the softmax and soft-cap of ops/attention.cpp, the GeGLU
+// the tanh and tanh-GELU built on it: the softmax of ops/attention.cpp, the GeGLU
 // and soft-cap of ops/swiglu.cpp, the fused GeGLU epilogue of cpu/kernels_*.cpp. Include after
 // ops/cpu_clones.h, in .cpp files only (the functions are inlined into their callers' clones).
 #pragma once
