@@ -77,9 +77,12 @@ def test_logits_match_cpu(ckpt, name, fmt):
         for n in (len(PROMPT), 5, 1):  # GEMM prefill (> 8 rows), GEMV prefill, one row
             lc, lg = c.logits(PROMPT[:n]), g.logits(PROMPT[:n])
             assert nerr(lg, lc) < 2e-3, (n, nerr(lg, lc))
-    if fmt == "bf16":
+            if n == len(PROMPT):
+                whole = lg
+    if fmt == "bf16":  # the whole prompt's rows against the float64 reference
         ref = R.reference_logits(R.as_bf16_mode(w, cfg), cfg, PROMPT)
-        assert nerr(lg, ref) < 2e-3 and np.array_equal(lg.argmax(-1), ref.argmax(-1))
+        assert whole.shape == ref.shape
+        assert nerr(whole, ref) < 2e-3 and np.array_equal(whole.argmax(-1), ref.argmax(-1))
 
 
 def _first_divergence(a, b):
@@ -207,9 +210,9 @@ def test_long_context(ckpt):
 
 def test_prefill_in_chunks_and_after_decode(ckpt):
     folder, _, _ = ckpt("gqa-hd64")
-    prompt = (PROMPT * 40)[:600]  # more than one 256-row prefill chunk
+    prompt = (PROMPT * 40)[:400]  # more than one 256-row prefill chunk, within max_seq_len 512
     with _model.Model(str(folder), device="cpu") as c, _model.Model(str(folder), device="cuda") as g:
-        with c.new_session(700) as sc, g.new_session(700) as sg:
+        with c.new_session(420) as sc, g.new_session(420) as sg:
             _, lc = sc.prefill(prompt, logits="all")
             _, lg = sg.prefill(prompt, logits="all")
             assert nerr(lg, lc) < 3e-3
@@ -218,7 +221,7 @@ def test_prefill_in_chunks_and_after_decode(ckpt):
             _, lc = sc.prefill([7, 8, 9], logits="all")
             _, lg = sg.prefill([7, 8, 9], logits="all")
             assert nerr(lg, lc) < 3e-3
-            assert sc.length == sg.length == 604
+            assert sc.length == sg.length == 404
 
 
 def test_kv_cache_types_on_the_device(ckpt, tmp_path):
@@ -305,8 +308,11 @@ def family(tmp_path_factory):
 @pytest.mark.parametrize("name,fmt", FAMILY_RUNS)
 def test_families_match_cpu(family, name, fmt):
     folder, seq = family(name)
+    # The same KV cache type on both sides (f16 against the CPU's f16 is checked by
+    # test_kv_cache_types_on_the_device): Gemma 2's 104-token sequence with an f16 cache on the
+    # device only differed from the CPU's f32 by 2.2e-3 of the largest logit.
     with _model.Model(str(folder), weight_format=fmt, device="cpu", kv_cache="f32") as c, \
-            _model.Model(str(folder), weight_format=fmt, device="cuda") as g:
+            _model.Model(str(folder), weight_format=fmt, device="cuda", kv_cache="f32") as g:
         assert g.info["device"] == "cuda"
         for n in (len(seq), 5):
             lc, lg = c.logits(seq[:n]), g.logits(seq[:n])

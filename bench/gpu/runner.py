@@ -232,7 +232,9 @@ def decode_steps(ctx: Ctx, model: str, budget: int) -> list[Step]:
     t = budget - ck
     folder = ctx.models / model
     formats = ["int8", "fp8", "bf16"]
-    worker_t = max(30, (t - 15) // (len(formats) + 1))
+    # On an H100 a pyvt worker takes ~3 s and transformers' (CUDA start-up, eager decoding) more
+    # than 33 s (2026-11-26): half the step for any one worker, not an equal share.
+    worker_t = max(30, (t - 15) // 2)
     bench = [ctx.python, str(ROOT / "bench/decode.py"), "--device", "cuda", "--models", model,
              "--formats", ",".join(formats), "--no-llamacpp", "--prompt", "random", "--prompt-len", "128",
              "--gen-len", "128", "--repeat", "3", "--cache", str(ctx.models), "--results-dir", str(ctx.out),

@@ -33,6 +33,13 @@ static double nerr(const float* a, const float* b, int n) {
 
 static int contains(const char* s, const char* sub) { return s != NULL && strstr(s, sub) != NULL; }
 
+/* The build has CUTLASS's 2:4 sparse GEMM (vt_backend_info's "cutlass: built (2:4 sparse ...)"):
+ * then the 2:4 sparse formats live on the GPU too, else they stay on the CPU. */
+static int sparse_on_gpu_built(void) {
+    const char* line = strstr(vt_backend_info(), "cutlass: built (");
+    return line != NULL && contains(line, "2:4 sparse");
+}
+
 /* ---- everywhere ------------------------------------------------------------------------- */
 
 static void test_cpu_weight_refused(void) {
@@ -88,8 +95,8 @@ static void test_prepack_device_options(void) {
               contains(vt_last_error(), "device_index"),
           "negative device_index: '%s'", vt_last_error());
 
-    /* AUTO: the GPU when one can be used, else the CPU; 2:4 sparse formats (no device kernels)
-     * stay on the CPU either way. */
+    /* AUTO: the GPU when one can be used, else the CPU; 2:4 sparse formats go to the GPU only
+     * when the build has CUTLASS's sparse GEMM. */
     po.device = VT_DEVICE_AUTO;
     po.device_index = 0;
     CHECK(vt_prepack(w, VT_DTYPE_F32, OUT, IN, &po, &p) == VT_OK && p != NULL, "AUTO: %s", vt_last_error());
@@ -104,7 +111,9 @@ static void test_prepack_device_options(void) {
     CHECK(vt_prepack(w, VT_DTYPE_F32, OUT, IN, &po, &p) == VT_OK && p != NULL, "AUTO sparse: %s",
           vt_last_error());
     if (p) {
-        CHECK(vt_packed_get_info(p, &info) == VT_OK && info.device == VT_DEVICE_CPU, "AUTO sparse on the CPU");
+        int want = vt_cuda_available() && sparse_on_gpu_built() ? VT_DEVICE_CUDA : VT_DEVICE_CPU;
+        CHECK(vt_packed_get_info(p, &info) == VT_OK && info.device == want, "AUTO sparse on device %d, not %d",
+              info.device, want);
         vt_packed_free(p);
         p = NULL;
     }
@@ -242,8 +251,17 @@ static void gpu_misc(void) {
     for (i = 0; i < 8 * 32; ++i) w[i] = 0.1f * nrand();
     po.device = VT_DEVICE_CUDA;
     po.format = VT_FORMAT_INT4_SPARSE24;
-    CHECK(vt_prepack(w, VT_DTYPE_F32, 8, 32, &po, &p) == VT_STATUS_UNSUPPORTED && p == NULL,
-          "2:4 sparse on CUDA: '%s'", vt_last_error());
+    if (sparse_on_gpu_built()) {
+        vt_packed_info info = VT_INFO_INIT(vt_packed_info);
+        CHECK(vt_prepack(w, VT_DTYPE_F32, 8, 32, &po, &p) == VT_OK && p != NULL &&
+                  vt_packed_get_info(p, &info) == VT_OK && info.device == VT_DEVICE_CUDA,
+              "2:4 sparse on CUDA (CUTLASS built): '%s'", vt_last_error());
+    } else {
+        CHECK(vt_prepack(w, VT_DTYPE_F32, 8, 32, &po, &p) == VT_STATUS_UNSUPPORTED && p == NULL,
+              "2:4 sparse on CUDA without CUTLASS: '%s'", vt_last_error());
+    }
+    vt_packed_free(p);
+    p = NULL;
     po.format = VT_FORMAT_INT8_BLOCKED;
     po.device_index = 4096;
     CHECK(vt_prepack(w, VT_DTYPE_F32, 8, 32, &po, &p) == VT_STATUS_BACKEND_UNAVAILABLE && p == NULL &&
