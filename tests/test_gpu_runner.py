@@ -77,7 +77,7 @@ def test_every_phase_rebuilds_first(plan):
         text = "\n".join(build["commands"])
         assert "-Dgpu_archs=90" in text and "-Dcuda=enabled" in text
         assert "--no-build-isolation" in text and "meson install" in text and "-Dpython=false" in text
-        assert build["timeout_s"] >= 180  # 1-2 min on 16 cores, with room
+        assert build["timeout_s"] >= 150  # 32-40 s on the H100 machine (2026-11-26), with room
 
 
 def test_files_brought_back(plan):
