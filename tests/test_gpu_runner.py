@@ -58,7 +58,7 @@ def plan():
 def test_every_phase_is_planned(plan):
     names = [p["phase"] for p in plan]
     assert names == ["first", "kernels", "models", "gemm", "decode:tinyllama-1.1b", "decode:llama-3.2-1b",
-                     "decode:llama-2-7b", "cpu"]
+                     "decode:llama-2-7b", "cpu", "profile"]
 
 
 def test_phases_fit_one_device_command(plan):
@@ -516,3 +516,55 @@ def test_tiny_model_folders(tmp_path):
     assert c64["max_position_embeddings"] == 4096 and c64["hidden_size"] // c64["num_attention_heads"] == 64
     assert c128["head_dim"] == 128 and c128["num_key_value_heads"] == 1
     assert (tmp_path / "gqa-hd64" / "model.safetensors").stat().st_size > 100_000
+
+
+# ------------------------------------------------------------------------------------------
+# The profile phase: ncu's CSV
+# ------------------------------------------------------------------------------------------
+
+
+def _ncu_csv(launches: list[tuple[str, float, float]]) -> str:
+    """ncu --csv --page raw --print-units base, as it prints: ==PROF== lines, the header, the
+    units row, one row per launch (kernel, ns, bytes read)."""
+    out = ["==PROF== Connected to process 123 (/tmp/vt-gpu/build/examples/vt_generate)",
+           '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+           '"Grid Size","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum"',
+           '"","","","","","","","","","","","byte","byte","nsecond"']
+    for i, (k, ns, rd) in enumerate(launches):
+        out.append(f'"{i}","123","vt_generate","vm","{k}","1","7","(128, 1, 1)","(64, 1, 1)","0","9.0",'
+                   f'"{rd:,.0f}","0","{ns:,.0f}"')
+    return "\n".join(out) + "\n==PROF== Disconnected from process 123\n"
+
+
+def test_short_kernel_names(report):
+    assert report._short_kernel("void vt::cudak::(anonymous namespace)::gemv_kernel<64, (vt::cudak::Ep)1>"
+                                "(vt::cudak::GemvArgs)") == "gemv_kernel<64, (Ep)1>"
+    assert report._short_kernel("void vt::cudak::rmsnorm_kernel(const float *, float *, int)") == "rmsnorm_kernel"
+    assert report._short_kernel("plain_kernel") == "plain_kernel"
+
+
+def test_ncu_rows_find_the_decode_step(report):
+    gemv = "void vt::cudak::(anonymous namespace)::gemv_kernel<64>(vt::cudak::GemvArgs)"
+    attn = "void vt::cudak::(anonymous namespace)::attn_decode_kernel<64, unsigned short>(vt::cudak::AttnArgs)"
+    norm = "void vt::cudak::rmsnorm_kernel(const float *, float *, int)"
+    prefill = [("void vt::cudak::gemm_kernel<1>(vt::cudak::GemmArgs)", 50_000, 1e6), (norm, 2_000, 1e4)]
+    step = [(norm, 1_000, 1e4), (gemv, 4_000, 8e6), (attn, 3_000, 1e5), (gemv, 2_000, 4e6)]
+    r = report.ncu_rows(_ncu_csv(prefill + step * 8), 8)
+    assert r["kernels_profiled"] == 2 + 32
+    assert r["decode_steps_found"] == 8 and r["kernels_per_decode_step"] == 4
+    assert r["kernel_us_per_decode_step"] == 10.0  # 1 + 4 + 3 + 2 us
+    by = {row["kernel"]: row for row in r["rows"]}
+    assert by["gemv_kernel<64>"]["per_step"] == 2 and by["gemv_kernel<64>"]["step_us"] == 6.0
+    assert by["gemv_kernel<64>"]["step_share"] == 0.6 and by["gemv_kernel<64>"]["GB_s"] == 2000.0  # 12 MB / 6 us
+    assert by["rmsnorm_kernel"]["launches"] == 9 and by["rmsnorm_kernel"]["per_step"] == 1
+    assert by["gemm_kernel<1>"]["per_step"] == 0 and by["gemm_kernel<1>"]["step_us"] == 0
+    assert r["rows"][0]["kernel"] == "gemv_kernel<64>"  # the biggest share of the step first
+
+
+def test_ncu_rows_fewer_repeats_and_bad_output(report):
+    a, b = "ka(int)", "kb(int)"
+    r = report.ncu_rows(_ncu_csv([(a, 5, 0), (b, 7, 0), (b, 7, 0), (a, 1, 0), (b, 2, 0), (a, 1, 0), (b, 2, 0)]), 8)
+    assert r["decode_steps_found"] == 2 and r["kernels_per_decode_step"] == 2
+    assert r["kernel_us_per_decode_step"] == 0.0  # 3 ns rounds to 0.0 us
+    assert "parse_error" in report.ncu_rows("==ERROR== the profiler could not start\n", 8)
+    assert "parse_error" in report.ncu_rows('"ID","Process ID"\n"",""\n', 8)

@@ -17,6 +17,7 @@ Parsers (each takes a log's text, never raises on odd input):
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -175,6 +176,96 @@ def gemm_rows(path: Path) -> list[dict[str, Any]]:
     data = json.loads(Path(path).read_text())
     keep = ("shape", "M", "N", "K", "format", "status", "kernel_us", "host_us", "tflops", "nerr")
     return [{k: _round(r.get(k), 6) for k in keep if k in r} for r in data.get("rows", [])]
+
+
+def _short_kernel(name: str) -> str:
+    """`void vt::cudak::(anonymous namespace)::gemv_kernel<64, 1>(vt::cudak::GemvArgs)` ->
+    `gemv_kernel<64, 1>`: the function and its template arguments, no namespaces or parameters."""
+    n = name.strip()
+    if n.startswith("void "):
+        n = n[5:]
+    depth, cut = 0, len(n)
+    for i, c in enumerate(n):  # the parameter list: the first '(' outside template brackets
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif c == "(" and depth == 0 and not n.startswith("(anonymous", i):
+            cut = i
+            break
+    n = n[:cut]
+    n = re.sub(r"(\(anonymous namespace\)|[A-Za-z_][A-Za-z0-9_]*)::", "", n)
+    return n or name
+
+
+def _decode_period(names: list[str], steps: int) -> tuple[int, int]:
+    """(K, d): the launch sequence ends in d >= 2 repeats of the same K kernels (the decode
+    step), d as large as possible up to steps, K the shortest such period; (0, 0) if none."""
+    for d in range(steps, 1, -1):
+        for k in range(1, len(names) // d + 1):
+            tail = names[len(names) - k:]
+            if names[len(names) - k * d:] == tail * d:
+                return k, d
+    return 0, 0
+
+
+def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
+    """ncu's `--csv --page raw --print-units base` output (metrics gpu__time_duration.sum and
+    dram__bytes_read.sum / _write.sum) -> one row per kernel (launches, time, share, bytes,
+    bandwidth), the biggest first; and the decode step: the launch sequence ends in
+    decode_steps repeats of one step's kernels, whose summed time per step is held against the
+    measured ms per token (what is left is launch gaps and host time)."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
+    if start is None:
+        return {"parse_error": "no CSV header (\"ID\", ...) in ncu's output"}
+    table = list(csv.reader(lines[start:]))
+    head = table[0]
+    col = {h: i for i, h in enumerate(head)}
+    need = ("ID", "Kernel Name", "gpu__time_duration.sum")
+    if any(n not in col for n in need):
+        return {"parse_error": f"ncu's CSV lacks {[n for n in need if n not in col]}"}
+
+    def num(row: list[str], key: str) -> float:
+        if key not in col:
+            return 0.0
+        try:
+            return float(row[col[key]].replace(",", ""))
+        except ValueError:
+            return 0.0
+
+    launches = []  # (kernel, ns, bytes read, bytes written) in launch order
+    for row in table[1:]:
+        if len(row) < len(head) or not row[col["ID"]].strip().isdigit():  # the units row, blanks
+            continue
+        launches.append((_short_kernel(row[col["Kernel Name"]]), num(row, "gpu__time_duration.sum"),
+                         num(row, "dram__bytes_read.sum"), num(row, "dram__bytes_write.sum")))
+    if not launches:
+        return {"parse_error": "ncu's CSV holds no kernel"}
+    k, d = _decode_period([x[0] for x in launches], decode_steps)
+    tail = launches[len(launches) - k * d:] if k else []
+    agg: dict[str, dict[str, Any]] = {}
+    for i, (name, ns, rd, wr) in enumerate(launches):
+        a = agg.setdefault(name, {"n": 0, "ns": [], "rd": 0.0, "wr": 0.0, "step_ns": 0.0, "step_n": 0})
+        a["n"] += 1
+        a["ns"].append(ns)
+        a["rd"] += rd
+        a["wr"] += wr
+        if k and i >= len(launches) - k * d:
+            a["step_ns"] += ns / d
+            a["step_n"] += 1
+    step_ns = sum(x[1] for x in tail) / d if k else 0.0
+    rows = []
+    for name, a in sorted(agg.items(), key=lambda kv: -(kv[1]["step_ns"] or sum(kv[1]["ns"]) * 1e-9)):
+        t = sum(a["ns"])
+        rows.append({"kernel": name, "launches": a["n"], "per_step": a["step_n"] // d if k else 0,
+                     "step_us": _round(a["step_ns"] / 1e3, 2),
+                     "step_share": _round(a["step_ns"] / step_ns, 3) if step_ns else None,
+                     "median_us": _round(sorted(a["ns"])[len(a["ns"]) // 2] / 1e3, 2),
+                     "read_MB_each": _round(a["rd"] / a["n"] / 1e6, 3),
+                     "GB_s": _round((a["rd"] + a["wr"]) / t, 1) if t else None})
+    return {"rows": rows, "kernels_profiled": len(launches), "decode_steps_found": d,
+            "kernels_per_decode_step": k, "kernel_us_per_decode_step": _round(step_ns / 1e3, 1) if k else None}
 
 
 # --------------------------------------------------------------------------------------------

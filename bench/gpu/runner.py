@@ -24,6 +24,9 @@ Phases (docs/cuda.md "Running on a GPU machine"):
   decode MODEL     one model's decode benchmark (random weights of its real shape, generated
                    here): tinyllama-1.1b, llama-3.2-1b or llama-2-7b
   cpu              the CPU suite (pytest -m "not cuda") with the GPU hidden from the process
+  profile          where a TinyLlama-shape decode step's time goes: ncu's duration and DRAM
+                   bytes of every kernel (vt_generate, 128-token prompt), beside the step's
+                   measured time without the profiler
 
 Environment (optional): VT_GPU_WORK (scratch folder, default /tmp/vt-gpu), VT_GPU_JOBS (ninja -j,
 default: the cores), VT_GPU_ARCHS (-Dgpu_archs, default 90), VT_GPU_WHEELS (the carried wheels,
@@ -58,6 +61,10 @@ import report
 ROOT = Path(__file__).resolve().parents[2]
 PHASE_BUDGET_S = 540  # of the device tool's 600 s per command: start-up, transfers and slack
 DECODE_MODELS = ("tinyllama-1.1b", "llama-3.2-1b", "llama-2-7b")
+# The profile phase: a 128-token prompt (the decode bench's length; fixed ids, TinyLlama's
+# vocabulary) and PROFILE_TOKENS new tokens, the first from prefill, the rest decode steps.
+PROFILE_PROMPT = [str((i * 7919 + 13) % 32000) for i in range(128)]
+PROFILE_TOKENS = 9
 # checkpoint generation budget per model (tools/make_checkpoint.py, threads = cores)
 CHECKPOINT_S = {"tinyllama-1.1b": 60, "llama-3.2-1b": 60, "llama-2-7b": 120}
 MAX_OUT_FILES = 8  # what the device tool brings back from $OUT
@@ -214,6 +221,26 @@ def phase_steps(ctx: Ctx) -> list[Step]:
         ]
     if ctx.phase == "decode":
         return head + decode_steps(ctx, ctx.arg or "?", budget=PHASE_BUDGET_S - 20 - 210)
+    if ctx.phase == "profile":
+        head[1].timeout = 150
+        model = "tinyllama-1.1b"
+        folder = str(ctx.models / model)
+        gen = exe(ctx, "examples/vt_generate")
+        ncu = ["ncu", "--clock-control", "none", "--cache-control", "none", "--metrics",
+               "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum", "--csv", "--page", "raw",
+               "--print-units", "base", "--launch-count", "3000", "--log-file", str(ctx.work / "ncu.csv"),
+               gen, folder, str(PROFILE_TOKENS), *PROFILE_PROMPT]
+        return head + [
+            Step("checkpoint", f"random-weight {model} checkpoint (tools/make_checkpoint.py)", CHECKPOINT_S[model],
+                 argv=[py, str(ROOT / "tools/make_checkpoint.py"), model, "--out", str(ctx.models)],
+                 log="profile.log"),
+            Step("timing", "vt_generate: the same prompt, 128 new tokens, no profiler (ms per decode step)", 40,
+                 argv=[gen, folder, "128", *PROFILE_PROMPT], log="profile.log", needs=("build", "gpu"),
+                 parser="generate"),
+            Step("ncu", f"every kernel's duration and DRAM bytes, {PROFILE_TOKENS} tokens after the prompt",
+                 PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model] - 40 - 10, argv=ncu, log="profile.log",
+                 needs=("build", "gpu"), parser="ncu"),
+        ]
     if ctx.phase == "cpu":
         t = PHASE_BUDGET_S - 20 - 210 - 10
         hidden = {"CUDA_VISIBLE_DEVICES": ""}
@@ -226,7 +253,8 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                  argv=[py, "-P", "-m", "pytest", "-m", "not cuda", "-q", *PYTEST_COMMON], env=hidden,
                  log="pytest_cpu.log", needs=("pyvt",), parser="pytest"),
         ]
-    raise SystemExit(f"unknown phase {ctx.phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu")
+    raise SystemExit(f"unknown phase {ctx.phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, "
+                     "profile")
 
 
 def decode_steps(ctx: Ctx, model: str, budget: int) -> list[Step]:
@@ -617,6 +645,13 @@ def parse_step(ctx: Ctx, step: Step) -> dict[str, Any]:
             return report.parse_generate(text)
         files = sorted(ctx.out.glob("decode-*.json"), key=lambda p: p.stat().st_mtime)
         return {"rows": report.decode_rows(files[-1]), "file": files[-1].name} if files else {}
+    if step.parser == "generate":
+        return report.parse_generate(text)
+    if step.parser == "ncu":
+        f = ctx.work / "ncu.csv"
+        if not f.is_file():
+            return {"parse_error": f"{f} was not written"}
+        return report.ncu_rows(f.read_text(errors="replace"), PROFILE_TOKENS - 1)
     if step.parser == "gemm":
         files = sorted(ctx.out.glob("gemm-*.json"), key=lambda p: p.stat().st_mtime)
         return {"rows": report.gemm_rows(files[-1]), "file": files[-1].name} if files else {}
@@ -676,6 +711,12 @@ def run_step(ctx: Ctx, step: Step, rec: dict[str, Any]) -> None:
         if "passed" in r and not rec.get("detail"):
             rec["detail"] = f"{r['passed']} passed, {r['failed']} failed" + (
                 f", {r.get('skipped')} skipped" if isinstance(r.get("skipped"), int) and r.get("skipped") else "")
+        if step.parser == "ncu" and r.get("kernel_us_per_decode_step") is not None:
+            rec["detail"] = (f"{r['kernels_profiled']} kernels; a decode step's {r['kernels_per_decode_step']} "
+                             f"take {r['kernel_us_per_decode_step']} us (repeats found: {r['decode_steps_found']})")
+        if step.parser == "generate" and r.get("decode_ms_per_token") is not None:
+            rec["detail"] = (f"decode {r['decode_ms_per_token']} ms/token, prefill {r['prefill_ms']} ms "
+                             f"(vt_generate, no profiler)")
         if step.parser == "sanitizer" and r.get("errors") is not None:
             rec["detail"] = f"{r['errors']} errors" + (f", {r['leaked_bytes']} bytes leaked" if r.get("leaked_bytes") else "")
         if rec.get("status") == "pass" and step.parser == "sanitizer" and r.get("errors"):
@@ -785,7 +826,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.plan:
         phases = a.args or ["all"]
         if phases == ["all"]:
-            phases = ["first", "kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu"]
+            phases = ["first", "kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu",
+                      "profile"]
         p = plan(phases, kw)
         if a.json:
             print(json.dumps(p, indent=1))
@@ -803,8 +845,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(a.args) < 2:
         ap.error("usage: PHASE [MODEL] OUTDIR")
     phase, rest = a.args[0], a.args[1:]
-    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu"):
-        ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu")
+    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile"):
+        ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, profile")
     arg = rest[0] if phase == "decode" and len(rest) == 2 else None
     if phase == "decode" and arg not in DECODE_MODELS:
         ap.error(f"usage: decode MODEL OUTDIR, MODEL one of {', '.join(DECODE_MODELS)}")
