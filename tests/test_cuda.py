@@ -287,7 +287,8 @@ def test_errors_leave_the_session_usable(ckpt):
 # bf16 for every case; the 8- and 4-bit GEMVs / GEMMs (same epilogues, other weight decoding)
 # on a biased, a q/k-normed and a Gemma case (the GPU check's time budget).
 FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES)] + [
-    (name, fmt) for fmt in ("int8", "int4") for name in ("llama-bias-hd24", "qwen3-bias-hd8", "gemma2")]
+    (name, fmt) for fmt in ("int8", "int4") for name in ("llama-bias-hd24", "qwen3-bias-hd8", "gemma2")] + [
+    (name, fmt) for fmt in ("fp8", "fp8-channel", "int4-min") for name in ("qwen3-bias-hd8", "gemma2")]
 
 
 @pytest.fixture(scope="module")
@@ -328,6 +329,39 @@ def test_families_match_cpu(family, name, fmt):
         tc, _ = c.generate(F.PROMPT, max_new_tokens=24, stop_on_eos=False)
         tg, _ = g.generate(F.PROMPT, max_new_tokens=24, stop_on_eos=False)
         _assert_same_or_near_tie(c, F.PROMPT, tc, tg, margin=0.02)
+
+
+@pytest.mark.parametrize("name", ["llama-bias-hd24", "qwen3-bias-hd8", "gemma2", "gemma3"])
+def test_family_batched_decode_and_copy_prefix(family, name):
+    """What the serving engine does with a CUDA model: vt_session_decode_batch over two
+    sessions at different positions (past the windows) gives each the logits of its own
+    single-session decode on the device, and vt_session_copy_prefix (the prefix cache) then a
+    prefill of the rest give the logits of one whole prefill."""
+    folder, seq = family(name)
+    other = seq[30:60]
+    with _model.Model(str(folder), weight_format="bf16", device="cuda", kv_cache="f32") as g:
+        with g.new_session() as s:
+            _, full = s.prefill(seq[:24], logits="all")
+        with g.new_session() as a, g.new_session() as b, g.new_session() as solo:
+            a.prefill(seq[:1])
+            b.prefill(other[:3])
+            solo.prefill(other[:3])
+            for i in range(1, 24):
+                toks, lg = _model.decode_batch([a, b], [seq[i], other[i + 2]], [{}, {}], want_logits=True)
+                _, ls = solo.decode(other[i + 2], want_logits=True)
+                # decode's GEMV (f32 x) against prefill's GEMM (16-bit x): the CPU-vs-CUDA bound
+                assert nerr(lg[0], full[i]) < 2e-3, (i, nerr(lg[0], full[i]))
+                assert nerr(lg[1], ls) < 1e-6, (i, nerr(lg[1], ls))  # the same kernels, row by row
+                assert list(toks) == [int(np.argmax(lg[0])), int(np.argmax(lg[1]))]
+        with g.new_session() as a, g.new_session() as b, g.new_session() as c:
+            a.prefill(seq[:24])
+            b.copy_prefix(a, 17)
+            assert b.length == 17
+            _, part = b.prefill(seq[17:24], logits="last")
+            c.prefill(seq[:17])
+            _, ref = c.prefill(seq[17:24], logits="last")
+            assert nerr(part, ref) < 1e-5  # the copied keys and values are the computed ones
+            assert nerr(part, full[23]) < 2e-3
 
 
 def test_family_model_picks_cuda_under_auto(family):
