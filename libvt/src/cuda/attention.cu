@@ -14,7 +14,10 @@
 // writes an unnormalized partial (acc, max, sum), and the last block of the group to arrive
 // (a per-group counter) merges the partials — no second kernel, which matters at ~100
 // launches per token. Position and length come from device memory, so a captured graph
-// replays for every token; blocks past the current length do nothing.
+// replays for every token; blocks past the current length do nothing. A split's keys are a
+// multiple of kAttnSplitKeys (32), so even a short context spreads over many blocks, and the
+// loops load a chunk (32 dims of a key, 16 keys' values of a dim) before using any of it:
+// each block's work is a few memory round trips, not one per four loads.
 //
 // Prefill (m query rows, causal, optionally windowed): one block per (KV head, run of query
 // rows); every thread owns one (query row, head) vector (HDP/64 threads for one vector, 64
@@ -35,12 +38,16 @@ constexpr float kNegInf = -__builtin_huge_valf();
 // ---- Decode ------------------------------------------------------------------------------------
 
 template <int HDP, class T>
-__global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a) {
+// At least 3 blocks per SM: caps registers at 170 (116-168 used). With no minimum ptxas chose
+// 72 registers for hd 64 with the f16 cache and spilled in the key loop; 128 spilled elsewhere.
+__global__ void __launch_bounds__(kThreads, 3) attn_decode_kernel(const AttnArgs a) {
     constexpr int G8 = kAttnMaxGroup;
     constexpr int DW = HDP < kThreads ? HDP : kThreads;  // dims one pass of the threads covers
     constexpr int DPT = HDP / DW;                          // dims per thread in the V phase
     constexpr int NP = kThreads / DW;                      // thread groups over the heads
     constexpr int GPT = G8 / NP;                           // heads per thread in the V phase
+    constexpr int KC = HDP < 32 ? HDP : 32;                // key dims loaded before use
+    constexpr int VC = 16;                                 // values (keys) loaded before use
     __shared__ __align__(16) float q_s[G8][HDP];
     __shared__ float p_s[G8][kAttnTile];
     __shared__ float red[G8][kThreads / 32];
@@ -56,7 +63,7 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
     const int unit = blockIdx.x, kvh = unit / ngroups, grp = unit - kvh * ngroups;
     const int h0 = kvh * G + grp * gb, ng = min(gb, G - grp * gb);
     const int S = gridDim.y, split = blockIdx.y;
-    const KeyRange kr = attn_decode_range(*a.pos, a.window, S, split, kAttnTile);
+    const KeyRange kr = attn_decode_range(*a.pos, a.window, S, split, kAttnSplitKeys);
     const int k0 = kr.k0, k1 = kr.k1;
     const float cap_s = a.softcap;
 
@@ -87,17 +94,26 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
 #pragma unroll
         for (int g = 0; g < G8; ++g) sc[g] = 0.0f;
         if (valid) {
+            // KC dims of this key loaded before any is used, so their loads are in flight
+            // together: one memory round trip per KC dims. The loads are unconditional (a dim
+            // past hd reads dim hd - 1, then counts as 0) and every head of the block's 8 is
+            // computed (rows of q_s past ng are zeros): predicates or a branch per head made
+            // the compiler issue the loads four at a time, each group waiting on the last.
             const T* kc = kt + j;
-#pragma unroll 4
-            for (int d0 = 0; d0 < hd; d0 += 4) {
-                const float x0 = kv_get(kc + int64_t(d0) * cap), x1 = kv_get(kc + int64_t(d0 + 1) * cap);
-                const float x2 = kv_get(kc + int64_t(d0 + 2) * cap), x3 = kv_get(kc + int64_t(d0 + 3) * cap);
+            for (int d0 = 0; d0 < hd; d0 += KC) {
+                T raw[KC];
 #pragma unroll
-                for (int g = 0; g < G8; ++g) {
-                    if (g >= ng) break;
-                    const float4 qv = *reinterpret_cast<const float4*>(&q_s[g][d0]);
-                    sc[g] = fmaf(qv.x, x0, fmaf(qv.y, x1, fmaf(qv.z, x2, fmaf(qv.w, x3, sc[g]))));
-                }
+                for (int u = 0; u < KC; ++u) raw[u] = kc[int64_t(min(d0 + u, hd - 1)) * cap];
+                float x[KC];
+#pragma unroll
+                for (int u = 0; u < KC; ++u) x[u] = d0 + u < hd ? kv_val(raw[u]) : 0.0f;
+#pragma unroll
+                for (int u = 0; u < KC; u += 4)
+#pragma unroll
+                    for (int g = 0; g < G8; ++g) {
+                        const float4 qv = *reinterpret_cast<const float4*>(&q_s[g][d0 + u]);
+                        sc[g] = fmaf(qv.x, x[u], fmaf(qv.y, x[u + 1], fmaf(qv.z, x[u + 2], fmaf(qv.w, x[u + 3], sc[g]))));
+                    }
             }
             if (cap_s > 0.0f)
 #pragma unroll
@@ -140,27 +156,32 @@ __global__ void __launch_bounds__(kThreads) attn_decode_kernel(const AttnArgs a)
         for (int i = 0; i < GPT; ++i)
 #pragma unroll
             for (int u = 0; u < DPT; ++u) acc[i][u] *= corr_s[gp + NP * i];
+        // VC keys' values loaded before any is used (one round trip per VC keys); every head
+        // accumulated (p is 0 for heads past ng), no branch between the loads.
 #pragma unroll
         for (int u = 0; u < DPT; ++u) {
             const int d = dt + DW * u;
-            if (d >= hd) break;
-            int t = 0;
-            for (; t + 4 <= nt; t += 4) {
-                const float v0 = kv_get(vt + int64_t(t) * hd + d), v1 = kv_get(vt + int64_t(t + 1) * hd + d);
-                const float v2 = kv_get(vt + int64_t(t + 2) * hd + d), v3 = kv_get(vt + int64_t(t + 3) * hd + d);
+            if (d < hd) {
+                const T* vd = vt + d;
+                int t = 0;
+                for (; t + VC <= nt; t += VC) {
+                    float v[VC];
 #pragma unroll
-                for (int i = 0; i < GPT; ++i) {
-                    if (gp + NP * i >= ng) break;
-                    const float* pr = &p_s[gp + NP * i][t];
-                    acc[i][u] = fmaf(pr[0], v0, fmaf(pr[1], v1, fmaf(pr[2], v2, fmaf(pr[3], v3, acc[i][u]))));
+                    for (int k = 0; k < VC; ++k) v[k] = kv_get(vd + int64_t(t + k) * hd);
+#pragma unroll
+                    for (int i = 0; i < GPT; ++i) {
+                        const float* pr = &p_s[gp + NP * i][t];
+                        float s = acc[i][u];
+#pragma unroll
+                        for (int k = 0; k < VC; k += 4)
+                            s = fmaf(pr[k], v[k], fmaf(pr[k + 1], v[k + 1], fmaf(pr[k + 2], v[k + 2], fmaf(pr[k + 3], v[k + 3], s))));
+                        acc[i][u] = s;
+                    }
                 }
-            }
-            for (; t < nt; ++t) {
-                const float v0 = kv_get(vt + int64_t(t) * hd + d);
+                for (; t < nt; ++t) {
+                    const float v0 = kv_get(vd + int64_t(t) * hd);
 #pragma unroll
-                for (int i = 0; i < GPT; ++i) {
-                    if (gp + NP * i >= ng) break;
-                    acc[i][u] = fmaf(p_s[gp + NP * i][t], v0, acc[i][u]);
+                    for (int i = 0; i < GPT; ++i) acc[i][u] = fmaf(p_s[gp + NP * i][t], v0, acc[i][u]);
                 }
             }
         }

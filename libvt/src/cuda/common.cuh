@@ -91,6 +91,9 @@ __device__ __forceinline__ uint16_t f2h_bits(float f) {
 // A KV cache element as f32 (the cache holds f32 or f16 bits).
 __device__ __forceinline__ float kv_get(const float* p) { return *p; }
 __device__ __forceinline__ float kv_get(const uint16_t* p) { return h2f(*p); }
+// An element already loaded, as f32.
+__device__ __forceinline__ float kv_val(float v) { return v; }
+__device__ __forceinline__ float kv_val(uint16_t v) { return h2f(v); }
 // Four consecutive elements (16-byte / 8-byte aligned).
 __device__ __forceinline__ float4 kv_get4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 __device__ __forceinline__ float4 kv_get4(const uint16_t* p) {

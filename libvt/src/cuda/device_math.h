@@ -150,8 +150,13 @@ VT_HD uint32_t rank_key_index(uint64_t key) { return 0xFFFFFFFFu - static_cast<u
 
 // ---- Index math shared with the host checks ----------------------------------------------------
 
+// Decode attention splits its keys in multiples of this many (attention.cu; the engine caps
+// the number of splits at the cache capacity over it). Small, so that a short context still
+// spreads over many blocks: each block's work is a few memory round trips, not a long loop.
+constexpr int kAttnSplitKeys = 32;
+
 // Decode attention: the key range [k0, k1) of split `split` of `splits` over n keys, in
-// whole tiles; empty (k0 >= k1) for splits past the end.
+// whole chunks of `tile` keys; empty (k0 >= k1) for splits past the end.
 struct KeyRange {
     int k0, k1;
 };
