@@ -44,7 +44,6 @@ struct GemvParams {
     const float* x;
     int64_t ldx;
     int32_t m;
-    int32_t x_vec4;  // x rows are 16-byte aligned: stage with float4 loads
     const float* norm_w;
     float eps;
     Epilogue e;
@@ -207,49 +206,62 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
         }
     }
 
-    // Stages x[:, k0 .. k0 + KC) (normalized, pre-scaled, zero past K) into xs.
+    // Stages x[:, k0 .. k0 + KC) (normalized, pre-scaled, zero past K) into xs. A thread takes
+    // SU units (4 k each) at a time and issues all their loads (x and the norm weights) before
+    // using any: one memory round trip per SU units instead of one per unit. The loads are
+    // unconditional, at indices clamped into the row and to the last input row (always in
+    // bounds), and what lies past K or past m is masked to 0 afterwards: a branch between the
+    // loads would keep the compiler from issuing them together.
     auto stage = [&](int k0) {
         __syncthreads();
         constexpr int units = KC / 4;
+        constexpr int SU = 2;  // 4 raised int8 m = 1 from 115 to 168 registers (3 blocks per SM)
+        const int klast = s.k - 1;
+        // Units the compute reads (chunks below k_pad), rounded up to whole warps: the rest of
+        // the buffer is never read, and the loops below stay uniform per warp.
+        const int need = min(units, ((s.k_pad - k0) / 4 + 31) / 32 * 32);
 #pragma unroll
         for (int mi = 0; mi < M; ++mi) {
-            const float* xr = p.x + int64_t(mi) * p.ldx;
+            const bool live = mi < p.m;
+            const float* xr = p.x + int64_t(live ? mi : p.m - 1) * p.ldx;
             const float rs = p.norm_w ? rstd[mi] : 1.0f;
-            for (int u = tid; u < units; u += kThreads) {
-                const int k = k0 + 4 * u;
-                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-                if (mi < p.m && k < s.k) {
-                    if (p.x_vec4 && k + 4 <= s.k) {
-                        v = *reinterpret_cast<const float4*>(xr + k);
-                    } else {
-                        v.x = xr[k];
-                        v.y = k + 1 < s.k ? xr[k + 1] : 0.f;
-                        v.z = k + 2 < s.k ? xr[k + 2] : 0.f;
-                        v.w = k + 3 < s.k ? xr[k + 3] : 0.f;
-                    }
-                    if (p.norm_w) {
-                        const float* nw = p.norm_w + k;
-                        v.x = v.x * rs * nw[0];
-                        v.y = k + 1 < s.k ? v.y * rs * nw[1] : 0.f;
-                        v.z = k + 2 < s.k ? v.z * rs * nw[2] : 0.f;
-                        v.w = k + 3 < s.k ? v.w * rs * nw[3] : 0.f;
-                    }
-                    if constexpr (T::kPrescale) {
-                        v.x *= kFp8XPre;
-                        v.y *= kFp8XPre;
-                        v.z *= kFp8XPre;
-                        v.w *= kFp8XPre;
-                    }
+            for (int u0 = tid; u0 < need; u0 += SU * kThreads) {
+                float xv[SU][4], nv[SU][4];
+#pragma unroll
+                for (int i = 0; i < SU; ++i)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) xv[i][e] = xr[min(k0 + 4 * (u0 + i * kThreads) + e, klast)];
+                if (p.norm_w) {
+#pragma unroll
+                    for (int i = 0; i < SU; ++i)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e)
+                            nv[i][e] = p.norm_w[min(k0 + 4 * (u0 + i * kThreads) + e, klast)];
                 }
-                xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
-                if constexpr (T::kMins) {
-                    // Σx over 16 k = 4 consecutive units = 4 adjacent lanes (units and
-                    // kThreads are multiples of 4, so every lane takes part).
-                    float t = (v.x + v.y) + (v.z + v.w);
-                    t += __shfl_xor_sync(0xffffffffu, t, 1);
-                    t += __shfl_xor_sync(0xffffffffu, t, 2);
-                    const int h = u >> 2;  // 16-k group in the stage: chunk h / 2, half h % 2
-                    if ((u & 3) == 0) xsum[mi * 2 * KH + (h & 1) * KH + (h >> 1)] = t;
+#pragma unroll
+                for (int i = 0; i < SU; ++i) {
+                    const int u = u0 + i * kThreads;
+                    if (u >= need) break;  // uniform per warp: need is a multiple of 32
+                    const int k = k0 + 4 * u;
+                    float f[4];
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        float t = xv[i][e];
+                        if (p.norm_w) t = t * rs * nv[i][e];
+                        if constexpr (T::kPrescale) t *= kFp8XPre;
+                        f[e] = live && k + e < s.k ? t : 0.0f;
+                    }
+                    const float4 v = make_float4(f[0], f[1], f[2], f[3]);
+                    xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
+                    if constexpr (T::kMins) {
+                        // Σx over 16 k = 4 consecutive units = 4 adjacent lanes (units and
+                        // kThreads are multiples of 4, so every lane takes part).
+                        float t = (v.x + v.y) + (v.z + v.w);
+                        t += __shfl_xor_sync(0xffffffffu, t, 1);
+                        t += __shfl_xor_sync(0xffffffffu, t, 2);
+                        const int h = u >> 2;  // 16-k group in the stage: chunk h / 2, half h % 2
+                        if ((u & 3) == 0) xsum[mi * 2 * KH + (h & 1) * KH + (h >> 1)] = t;
+                    }
                 }
             }
         }
@@ -398,7 +410,6 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
     p.x = x;
     p.ldx = ldx;
     p.m = m;
-    p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
     p.norm_w = norm_w;
     p.eps = eps;
     p.e = e;
