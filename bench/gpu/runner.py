@@ -26,7 +26,7 @@ Phases (docs/cuda.md "Running on a GPU machine"):
   cpu              the CPU suite (pytest -m "not cuda") with the GPU hidden from the process
   profile          where a TinyLlama-shape decode step's time goes: ncu's duration and DRAM
                    bytes of every kernel (vt_generate, 128-token prompt), beside the step's
-                   measured time without the profiler
+                   measured time without the profiler; the same with VT_CUDA_LEGACY_KERNELS=1
 
 Environment (optional): VT_GPU_WORK (scratch folder, default /tmp/vt-gpu), VT_GPU_JOBS (ninja -j,
 default: the cores), VT_GPU_ARCHS (-Dgpu_archs, default 90), VT_GPU_WHEELS (the carried wheels,
@@ -226,20 +226,31 @@ def phase_steps(ctx: Ctx) -> list[Step]:
         model = "tinyllama-1.1b"
         folder = str(ctx.models / model)
         gen = exe(ctx, "examples/vt_generate")
-        ncu = ["ncu", "--clock-control", "none", "--cache-control", "none", "--metrics",
-               "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum", "--csv", "--page", "raw",
-               "--print-units", "base", "--launch-count", "3000", "--log-file", str(ctx.work / "ncu.csv"),
-               gen, folder, str(PROFILE_TOKENS), *PROFILE_PROMPT]
+
+        def ncu(csv_name: str) -> list[str]:
+            return ["ncu", "--clock-control", "none", "--cache-control", "none", "--metrics",
+                    "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum", "--csv", "--page", "raw",
+                    "--print-units", "base", "--launch-count", "3000", "--log-file", str(ctx.work / csv_name),
+                    gen, folder, str(PROFILE_TOKENS), *PROFILE_PROMPT]
+
+        # The kernels as they are, then as they were (VT_CUDA_LEGACY_KERNELS=1: decode attention
+        # and the GEMV's staging before 2026-11-26), so one call validates and times both.
+        legacy = {"VT_CUDA_LEGACY_KERNELS": "1"}
+        t_ncu = (PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model] - 2 * 30 - 30) // 2
         return head + [
             Step("checkpoint", f"random-weight {model} checkpoint (tools/make_checkpoint.py)", CHECKPOINT_S[model],
                  argv=[py, str(ROOT / "tools/make_checkpoint.py"), model, "--out", str(ctx.models)],
                  log="profile.log"),
-            Step("timing", "vt_generate: the same prompt, 128 new tokens, no profiler (ms per decode step)", 40,
+            Step("timing", "vt_generate: the same prompt, 128 new tokens, no profiler (ms per decode step)", 30,
                  argv=[gen, folder, "128", *PROFILE_PROMPT], log="profile.log", needs=("build", "gpu"),
                  parser="generate"),
-            Step("ncu", f"every kernel's duration and DRAM bytes, {PROFILE_TOKENS} tokens after the prompt",
-                 PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model] - 40 - 10, argv=ncu, log="profile.log",
-                 needs=("build", "gpu"), parser="ncu"),
+            Step("timing_legacy", "the same with VT_CUDA_LEGACY_KERNELS=1 (the kernels before 2026-11-26)", 30,
+                 argv=[gen, folder, "128", *PROFILE_PROMPT], env=legacy, log="profile.log", needs=("build", "gpu"),
+                 parser="generate"),
+            Step("ncu", f"every kernel's duration and DRAM bytes, {PROFILE_TOKENS} tokens after the prompt", t_ncu,
+                 argv=ncu("ncu.csv"), log="profile.log", needs=("build", "gpu"), parser="ncu"),
+            Step("ncu_legacy", "the same with VT_CUDA_LEGACY_KERNELS=1", t_ncu, argv=ncu("ncu_legacy.csv"),
+                 env=legacy, log="profile.log", needs=("build", "gpu"), parser="ncu"),
         ]
     if ctx.phase == "cpu":
         t = PHASE_BUDGET_S - 20 - 210 - 10
@@ -648,7 +659,7 @@ def parse_step(ctx: Ctx, step: Step) -> dict[str, Any]:
     if step.parser == "generate":
         return report.parse_generate(text)
     if step.parser == "ncu":
-        f = ctx.work / "ncu.csv"
+        f = ctx.work / f"{step.id}.csv"
         if not f.is_file():
             return {"parse_error": f"{f} was not written"}
         return report.ncu_rows(f.read_text(errors="replace"), PROFILE_TOKENS - 1)

@@ -37,7 +37,9 @@ constexpr float kNegInf = -__builtin_huge_valf();
 
 // ---- Decode ------------------------------------------------------------------------------------
 
-template <int HDP, class T>
+// LEGACY: the kernel as it was before 2026-11-26 (128-key splits, loads four at a time), run
+// when VT_CUDA_LEGACY_KERNELS=1 until a GPU has validated and timed the new form (issue 15).
+template <int HDP, class T, bool LEGACY>
 // At least 3 blocks per SM: caps registers at 170 (116-168 used). With no minimum ptxas chose
 // 72 registers for hd 64 with the f16 cache and spilled in the key loop; 128 spilled elsewhere.
 __global__ void __launch_bounds__(kThreads, 3) attn_decode_kernel(const AttnArgs a) {
@@ -63,7 +65,7 @@ __global__ void __launch_bounds__(kThreads, 3) attn_decode_kernel(const AttnArgs
     const int unit = blockIdx.x, kvh = unit / ngroups, grp = unit - kvh * ngroups;
     const int h0 = kvh * G + grp * gb, ng = min(gb, G - grp * gb);
     const int S = gridDim.y, split = blockIdx.y;
-    const KeyRange kr = attn_decode_range(*a.pos, a.window, S, split, kAttnSplitKeys);
+    const KeyRange kr = attn_decode_range(*a.pos, a.window, S, split, LEGACY ? kAttnTile : kAttnSplitKeys);
     const int k0 = kr.k0, k1 = kr.k1;
     const float cap_s = a.softcap;
 
@@ -93,7 +95,23 @@ __global__ void __launch_bounds__(kThreads, 3) attn_decode_kernel(const AttnArgs
         float sc[G8];
 #pragma unroll
         for (int g = 0; g < G8; ++g) sc[g] = 0.0f;
-        if (valid) {
+        if (valid && LEGACY) {
+            const T* kc = kt + j;
+#pragma unroll 4
+            for (int d0 = 0; d0 < hd; d0 += 4) {
+                const float x0 = kv_get(kc + int64_t(d0) * cap), x1 = kv_get(kc + int64_t(d0 + 1) * cap);
+                const float x2 = kv_get(kc + int64_t(d0 + 2) * cap), x3 = kv_get(kc + int64_t(d0 + 3) * cap);
+#pragma unroll
+                for (int g = 0; g < G8; ++g) {
+                    if (g >= ng) break;
+                    const float4 qv = *reinterpret_cast<const float4*>(&q_s[g][d0]);
+                    sc[g] = fmaf(qv.x, x0, fmaf(qv.y, x1, fmaf(qv.z, x2, fmaf(qv.w, x3, sc[g]))));
+                }
+            }
+            if (cap_s > 0.0f)
+#pragma unroll
+                for (int g = 0; g < G8; ++g) sc[g] = softcap_value(sc[g], cap_s);
+        } else if (valid) {
             // KC dims of this key loaded before any is used, so their loads are in flight
             // together: one memory round trip per KC dims. The loads are unconditional (a dim
             // past hd reads dim hd - 1, then counts as 0) and every head of the block's 8 is
@@ -159,7 +177,31 @@ __global__ void __launch_bounds__(kThreads, 3) attn_decode_kernel(const AttnArgs
         // VC keys' values loaded before any is used (one round trip per VC keys); every head
         // accumulated (p is 0 for heads past ng), no branch between the loads.
 #pragma unroll
-        for (int u = 0; u < DPT; ++u) {
+        for (int u = 0; u < DPT && LEGACY; ++u) {
+            const int d = dt + DW * u;
+            if (d >= hd) break;
+            int t = 0;
+            for (; t + 4 <= nt; t += 4) {
+                const float v0 = kv_get(vt + int64_t(t) * hd + d), v1 = kv_get(vt + int64_t(t + 1) * hd + d);
+                const float v2 = kv_get(vt + int64_t(t + 2) * hd + d), v3 = kv_get(vt + int64_t(t + 3) * hd + d);
+#pragma unroll
+                for (int i = 0; i < GPT; ++i) {
+                    if (gp + NP * i >= ng) break;
+                    const float* pr = &p_s[gp + NP * i][t];
+                    acc[i][u] = fmaf(pr[0], v0, fmaf(pr[1], v1, fmaf(pr[2], v2, fmaf(pr[3], v3, acc[i][u]))));
+                }
+            }
+            for (; t < nt; ++t) {
+                const float v0 = kv_get(vt + int64_t(t) * hd + d);
+#pragma unroll
+                for (int i = 0; i < GPT; ++i) {
+                    if (gp + NP * i >= ng) break;
+                    acc[i][u] = fmaf(p_s[gp + NP * i][t], v0, acc[i][u]);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < DPT && !LEGACY; ++u) {
             const int d = dt + DW * u;
             if (d < hd) {
                 const T* vd = vt + d;
@@ -353,10 +395,17 @@ int attn_max_group(int hd) { return kThreads / (attn_hdp(hd) / 64); }
 
 template <class T>
 void launch_decode(const LaunchCfg& cfg, const AttnArgs& a, dim3 grid) {
+    const bool legacy = legacy_kernels();
     switch (attn_hdp(a.hd)) {
-        case 64: launch(cfg, "attention (decode)", attn_decode_kernel<64, T>, grid, dim3(kThreads), 0, a); break;
-        case 128: launch(cfg, "attention (decode)", attn_decode_kernel<128, T>, grid, dim3(kThreads), 0, a); break;
-        default: launch(cfg, "attention (decode)", attn_decode_kernel<256, T>, grid, dim3(kThreads), 0, a); break;
+        case 64: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<64, T, true>, grid, dim3(kThreads), 0, a)
+                        : launch(cfg, "attention (decode)", attn_decode_kernel<64, T, false>, grid, dim3(kThreads), 0, a);
+            break;
+        case 128: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<128, T, true>, grid, dim3(kThreads), 0, a)
+                        : launch(cfg, "attention (decode)", attn_decode_kernel<128, T, false>, grid, dim3(kThreads), 0, a);
+            break;
+        default: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<256, T, true>, grid, dim3(kThreads), 0, a)
+                        : launch(cfg, "attention (decode)", attn_decode_kernel<256, T, false>, grid, dim3(kThreads), 0, a);
+            break;
     }
 }
 

@@ -420,7 +420,8 @@ void ensure_kv(CudaSession& s, int64_t needed, int64_t len) {
     s.drop_graphs();
     const int units = attention_units(c);
     int splits = int((2 * c.info.sms + units - 1) / units);
-    splits = std::max(1, std::min({splits, kAttnMaxSplits, int((cap + kAttnSplitKeys - 1) / kAttnSplitKeys)}));
+    const int sk = attn_split_keys();
+    splits = std::max(1, std::min({splits, kAttnMaxSplits, int((cap + sk - 1) / sk)}));
     s.splits = splits;
 }
 

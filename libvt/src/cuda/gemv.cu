@@ -44,6 +44,7 @@ struct GemvParams {
     const float* x;
     int64_t ldx;
     int32_t m;
+    int32_t x_vec4;  // x rows are 16-byte aligned: the legacy staging uses float4 loads
     const float* norm_w;
     float eps;
     Epilogue e;
@@ -120,7 +121,8 @@ __device__ __forceinline__ uint32_t ld_half_pair(const uint16_t* row, int c, boo
     return v | (v << 16);
 }
 
-template <int FMT, int M>
+// LEGACY: x staged as before 2026-11-26 (VT_CUDA_LEGACY_KERNELS=1, see kernels.h).
+template <int FMT, int M, bool LEGACY>
 __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
     using T = FmtTraits<FMT>;
     using Sc = typename T::Sc;
@@ -212,7 +214,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
     // unconditional, at indices clamped into the row and to the last input row (always in
     // bounds), and what lies past K or past m is masked to 0 afterwards: a branch between the
     // loads would keep the compiler from issuing them together.
-    auto stage = [&](int k0) {
+    auto stage_batched = [&](int k0) {
         __syncthreads();
         constexpr int units = KC / 4;
         constexpr int SU = 2;  // 4 raised int8 m = 1 from 115 to 168 registers (3 blocks per SM)
@@ -266,6 +268,61 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
             }
         }
         __syncthreads();
+    };
+
+    // The staging as it was before 2026-11-26 (VT_CUDA_LEGACY_KERNELS=1): one unit's loads per
+    // round trip, over the whole buffer.
+    auto stage_legacy = [&](int k0) {
+        __syncthreads();
+        constexpr int units = KC / 4;
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            const float* xr = p.x + int64_t(mi) * p.ldx;
+            const float rs = p.norm_w ? rstd[mi] : 1.0f;
+            for (int u = tid; u < units; u += kThreads) {
+                const int k = k0 + 4 * u;
+                float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (mi < p.m && k < s.k) {
+                    if (p.x_vec4 && k + 4 <= s.k) {
+                        v = *reinterpret_cast<const float4*>(xr + k);
+                    } else {
+                        v.x = xr[k];
+                        v.y = k + 1 < s.k ? xr[k + 1] : 0.f;
+                        v.z = k + 2 < s.k ? xr[k + 2] : 0.f;
+                        v.w = k + 3 < s.k ? xr[k + 3] : 0.f;
+                    }
+                    if (p.norm_w) {
+                        const float* nw = p.norm_w + k;
+                        v.x = v.x * rs * nw[0];
+                        v.y = k + 1 < s.k ? v.y * rs * nw[1] : 0.f;
+                        v.z = k + 2 < s.k ? v.z * rs * nw[2] : 0.f;
+                        v.w = k + 3 < s.k ? v.w * rs * nw[3] : 0.f;
+                    }
+                    if constexpr (T::kPrescale) {
+                        v.x *= kFp8XPre;
+                        v.y *= kFp8XPre;
+                        v.z *= kFp8XPre;
+                        v.w *= kFp8XPre;
+                    }
+                }
+                xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
+                if constexpr (T::kMins) {
+                    // Σx over 16 k = 4 consecutive units = 4 adjacent lanes (units and
+                    // kThreads are multiples of 4, so every lane takes part).
+                    float t = (v.x + v.y) + (v.z + v.w);
+                    t += __shfl_xor_sync(0xffffffffu, t, 1);
+                    t += __shfl_xor_sync(0xffffffffu, t, 2);
+                    const int h = u >> 2;  // 16-k group in the stage: chunk h / 2, half h % 2
+                    if ((u & 3) == 0) xsum[mi * 2 * KH + (h & 1) * KH + (h >> 1)] = t;
+                }
+            }
+        }
+        __syncthreads();
+    };
+
+    auto stage = [&](int k0) {
+        if constexpr (LEGACY) stage_legacy(k0);
+        else stage_batched(k0);
     };
 
     float acc[2][M];
@@ -395,9 +452,15 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
 template <int FMT>
 void launch_fmt(const LaunchCfg& cfg, const GemvParams& p) {
     const dim3 grid(unsigned(p.w.s.n_pad / kRowsPerBlock));
-    if (p.m <= 1) launch(cfg, "gemv", gemv_kernel<FMT, 1>, grid, dim3(kThreads), 0, p);
-    else if (p.m <= 4) launch(cfg, "gemv", gemv_kernel<FMT, 4>, grid, dim3(kThreads), 0, p);
-    else launch(cfg, "gemv", gemv_kernel<FMT, 8>, grid, dim3(kThreads), 0, p);
+    if (legacy_kernels()) {
+        if (p.m <= 1) launch(cfg, "gemv", gemv_kernel<FMT, 1, true>, grid, dim3(kThreads), 0, p);
+        else if (p.m <= 4) launch(cfg, "gemv", gemv_kernel<FMT, 4, true>, grid, dim3(kThreads), 0, p);
+        else launch(cfg, "gemv", gemv_kernel<FMT, 8, true>, grid, dim3(kThreads), 0, p);
+        return;
+    }
+    if (p.m <= 1) launch(cfg, "gemv", gemv_kernel<FMT, 1, false>, grid, dim3(kThreads), 0, p);
+    else if (p.m <= 4) launch(cfg, "gemv", gemv_kernel<FMT, 4, false>, grid, dim3(kThreads), 0, p);
+    else launch(cfg, "gemv", gemv_kernel<FMT, 8, false>, grid, dim3(kThreads), 0, p);
 }
 
 }  // namespace
@@ -410,6 +473,7 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
     p.x = x;
     p.ldx = ldx;
     p.m = m;
+    p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
     p.norm_w = norm_w;
     p.eps = eps;
     p.e = e;

@@ -647,16 +647,18 @@ void check_sorting_network() {
     expect(ok, "top-k bitonic network sorts 2048 keys descending");
 }
 
-// Decode attention splits cover [0, n) exactly once, in whole chunks of kAttnSplitKeys.
+// Decode attention splits cover [0, n) exactly once, in whole chunks of kAttnSplitKeys (and of
+// 128 keys, the legacy kernel's: VT_CUDA_LEGACY_KERNELS=1).
 void check_attention_splits() {
     bool ok = true;
+    for (int chunk : {kAttnSplitKeys, 128})
     for (int n = 1; n <= 5000 && ok; n += (n < 300 ? 1 : 37))
         for (int splits : {1, 2, 3, 7, 16, 32, 64}) {
             int next = 0;
             for (int sp = 0; sp < splits; ++sp) {
-                const KeyRange r = attn_split_range(n, splits, sp, kAttnSplitKeys);
+                const KeyRange r = attn_split_range(n, splits, sp, chunk);
                 if (r.k0 >= r.k1) continue;  // empty split
-                ok = ok && r.k0 == next && r.k0 % kAttnSplitKeys == 0;
+                ok = ok && r.k0 == next && r.k0 % chunk == 0;
                 next = r.k1;
             }
             ok = ok && next == n;
@@ -666,6 +668,7 @@ void check_attention_splits() {
     // With a sliding window: the splits cover [max(0, pos + 1 - window), pos] exactly once,
     // and every split starts on a chunk boundary counted from the window's first key.
     ok = true;
+    for (int chunk : {kAttnSplitKeys, 128})
     for (int pos = 0; pos <= 3000 && ok; pos += (pos < 300 ? 1 : 41))
         for (int window : {0, 1, 2, 6, 127, 128, 129, 1000, 4096})
             for (int splits : {1, 3, 7, 64}) {
@@ -673,9 +676,9 @@ void check_attention_splits() {
                 ok = ok && lo == (window > 0 ? std::max(0, pos + 1 - window) : 0);
                 int next = lo;
                 for (int sp = 0; sp < splits; ++sp) {
-                    const KeyRange r = attn_decode_range(pos, window, splits, sp, kAttnSplitKeys);
+                    const KeyRange r = attn_decode_range(pos, window, splits, sp, chunk);
                     if (r.k0 >= r.k1) continue;
-                    ok = ok && r.k0 == next && (r.k0 - lo) % kAttnSplitKeys == 0;
+                    ok = ok && r.k0 == next && (r.k0 - lo) % chunk == 0;
                     next = r.k1;
                 }
                 ok = ok && next == pos + 1;

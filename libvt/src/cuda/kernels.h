@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "cuda/device_math.h"
 #include "cuda/layout.h"
 
 namespace vt {
@@ -28,6 +29,14 @@ constexpr int kAttnMaxSplits = 64;    // decode attention: splits along the sequ
 constexpr int kGemvMaxM = 8;          // rows the GEMV takes; more go to the GEMM
 constexpr int kTopK = 256;            // VT_MAX_TOP_K candidates
 constexpr int kTopKSlice = 2048;      // keys one top-k block sorts
+
+// VT_CUDA_LEGACY_KERNELS=1 (read once per process): decode attention and the GEMV's staging of
+// x as they were before 2026-11-26 (128-key attention splits; loads issued one unit or four
+// values at a time), kept selectable until a GPU has validated and timed the new forms (issue
+// 15: the GPU check runs and times both). The engine's split count follows it.
+bool legacy_kernels();
+// Keys a decode attention split holds a multiple of, for the kernels in use.
+inline int attn_split_keys() { return legacy_kernels() ? kAttnTile : kAttnSplitKeys; }
 
 // One linear in device memory (layout.h).
 struct DevLinear {

@@ -6,10 +6,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
 #include "backend.h"
+#include "cuda/kernels.h"
 
 #ifndef VT_CUDA_ARCHS
 #define VT_CUDA_ARCHS "?"
@@ -260,6 +262,14 @@ std::string cutlass_backend_line() {
 #else
     return "cutlass: unavailable (libvt was built without CUTLASS)";
 #endif
+}
+
+bool cudak::legacy_kernels() {
+    static const bool on = [] {
+        const char* e = std::getenv("VT_CUDA_LEGACY_KERNELS");
+        return e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0;
+    }();
+    return on;
 }
 
 bool cuda_available() { return cudak::probe().ok; }
