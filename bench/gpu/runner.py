@@ -80,7 +80,7 @@ C_TESTS = ["c_abi", "c_device_api", "c_hostile", "c_example_generate", "fuzz_rep
 PYTEST_COMMON = ["-p", "no:cacheprovider", "-W", "default", "-rfEs", "--tb=short"]
 # The `first` phase's pytest selection: what is newest and least seen (every family, the KV
 # cache types) and the basics every later phase builds on.
-FIRST_PYTEST_K = ("families or kv_cache_types or graph_replay or backend_line or auto_picks "
+FIRST_PYTEST_K = ("families or family_batched or kv_cache_types or graph_replay or backend_line or auto_picks "
                   "or (logits_match_cpu and (int8 or bf16) and not full_size)")
 
 
