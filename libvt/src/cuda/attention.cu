@@ -40,9 +40,10 @@ constexpr float kNegInf = -__builtin_huge_valf();
 // LEGACY: the kernel as it was before 2026-11-26 (128-key splits, loads four at a time), run
 // when VT_CUDA_LEGACY_KERNELS=1 until a GPU has validated and timed the new form (issue 15).
 template <int HDP, class T, bool LEGACY>
-// At least 3 blocks per SM: caps registers at 170 (116-168 used). With no minimum ptxas chose
-// 72 registers for hd 64 with the f16 cache and spilled in the key loop; 128 spilled elsewhere.
-__global__ void __launch_bounds__(kThreads, 3) attn_decode_kernel(const AttnArgs a) {
+// At least 3 blocks per SM (2 for head_dim 256): caps registers at 170 (255). With no minimum
+// ptxas chose 72 registers for hd 64 with the f16 cache and spilled in the key loop; a cap of
+// 128 spilled elsewhere, and 170 in the merge for head_dim 256 on sm_80 / sm_89.
+__global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kernel(const AttnArgs a) {
     constexpr int G8 = kAttnMaxGroup;
     constexpr int DW = HDP < kThreads ? HDP : kThreads;  // dims one pass of the threads covers
     constexpr int DPT = HDP / DW;                          // dims per thread in the V phase
@@ -252,20 +253,81 @@ __global__ void __launch_bounds__(kThreads, 3) attn_decode_kernel(const AttnArgs
 
     // The last block merges: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
     const float* p0 = a.partial + int64_t(unit) * S * G8 * pstride;
-    for (int i = tid; i < ng * hd; i += kThreads) {
-        const int g = i / hd, dd = i - g * hd;
-        float M = kNegInf;
-        for (int sp = 0; sp < S; ++sp) M = fmaxf(M, __ldcg(p0 + (int64_t(sp) * G8 + g) * pstride + hd));
-        float L = 0.0f, o = 0.0f;
-        for (int sp = 0; sp < S; ++sp) {
-            const float* ps = p0 + (int64_t(sp) * G8 + g) * pstride;
-            const float ms = __ldcg(ps + hd);
-            if (ms == kNegInf) continue;  // an empty split
-            const float w = expf(ms - M);
-            L = fmaf(w, __ldcg(ps + hd + 1), L);
-            o = fmaf(w, __ldcg(ps + dd), o);
+    if constexpr (LEGACY) {
+        for (int i = tid; i < ng * hd; i += kThreads) {
+            const int g = i / hd, dd = i - g * hd;
+            float M = kNegInf;
+            for (int sp = 0; sp < S; ++sp) M = fmaxf(M, __ldcg(p0 + (int64_t(sp) * G8 + g) * pstride + hd));
+            float L = 0.0f, o = 0.0f;
+            for (int sp = 0; sp < S; ++sp) {
+                const float* ps = p0 + (int64_t(sp) * G8 + g) * pstride;
+                const float ms = __ldcg(ps + hd);
+                if (ms == kNegInf) continue;  // an empty split
+                const float w = expf(ms - M);
+                L = fmaf(w, __ldcg(ps + hd + 1), L);
+                o = fmaf(w, __ldcg(ps + dd), o);
+            }
+            a.out[int64_t(h0 + g) * hd + dd] = o / L;
         }
-        a.out[int64_t(h0 + g) * hd + dd] = o / L;
+    } else {
+        // The same sums in the same order, as a few memory round trips instead of two passes of
+        // S dependent loads per output element (S is up to 64 now that splits are 32-key
+        // chunks): (1) every split's max and sum into shared memory, all loads at once; (2) per
+        // head, M, the weights e^(m_s - M) (0 for an empty split) and L = Σ w_s l_s there;
+        // (3) each thread's EPT output elements, SPI splits' partials in flight per element
+        // (indices clamped, weight 0 past S).
+        __shared__ float mw_s[G8][kAttnMaxSplits];  // m_s, then the weights
+        __shared__ float ls_s[G8][kAttnMaxSplits];
+        __shared__ float lsum_s[G8];
+#pragma unroll 4
+        for (int i = tid; i < ng * S; i += kThreads) {
+            const int g = i / S, sp = i - g * S;
+            const float* ps = p0 + (int64_t(sp) * G8 + g) * pstride + hd;
+            mw_s[g][sp] = __ldcg(ps);
+            ls_s[g][sp] = __ldcg(ps + 1);
+        }
+        __syncthreads();
+        if (tid < ng) {
+            float M = kNegInf;
+            for (int sp = 0; sp < S; ++sp) M = fmaxf(M, mw_s[tid][sp]);
+            float L = 0.0f;
+            for (int sp = 0; sp < S; ++sp) {
+                const float ms = mw_s[tid][sp];
+                const float w = ms == kNegInf ? 0.0f : expf(ms - M);  // 0: an empty split
+                L = fmaf(w, ls_s[tid][sp], L);
+                mw_s[tid][sp] = w;
+            }
+            lsum_s[tid] = L;
+        }
+        __syncthreads();
+        constexpr int EPT = (G8 * HDP + kThreads - 1) / kThreads;  // output elements per thread
+        constexpr int SPI = EPT >= 16 ? 1 : 16 / EPT;               // splits in flight per element
+        const int ne = ng * hd;
+        int ge[EPT], de[EPT];
+        float o[EPT];
+#pragma unroll
+        for (int e = 0; e < EPT; ++e) {
+            const int i = min(tid + e * kThreads, ne - 1);
+            ge[e] = i / hd;
+            de[e] = i - ge[e] * hd;
+            o[e] = 0.0f;
+        }
+        for (int sp0 = 0; sp0 < S; sp0 += SPI) {
+            float v[EPT][SPI];
+#pragma unroll
+            for (int e = 0; e < EPT; ++e)
+#pragma unroll
+                for (int k = 0; k < SPI; ++k)
+                    v[e][k] = __ldcg(p0 + (int64_t(min(sp0 + k, S - 1)) * G8 + ge[e]) * pstride + de[e]);
+#pragma unroll
+            for (int e = 0; e < EPT; ++e)
+#pragma unroll
+                for (int k = 0; k < SPI; ++k)
+                    o[e] = fmaf(sp0 + k < S ? mw_s[ge[e]][sp0 + k] : 0.0f, v[e][k], o[e]);
+        }
+#pragma unroll
+        for (int e = 0; e < EPT; ++e)
+            if (tid + e * kThreads < ne) a.out[int64_t(h0 + ge[e]) * hd + de[e]] = o[e] / lsum_s[ge[e]];
     }
     if (tid == 0) a.counters[unit] = 0;  // ready for the next launch
 }
