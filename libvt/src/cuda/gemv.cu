@@ -208,6 +208,21 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
         }
     }
 
+    // Unit u (4 k) of input row mi into the staging buffer (swizzled); for INT4_MIN also the sum
+    // over its 16-k group (4 consecutive units = 4 adjacent lanes: every lane of the warp calls
+    // this together, as both stagings below do).
+    auto put = [&](int mi, int u, const float4& v) {
+        constexpr int units = KC / 4;
+        xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
+        if constexpr (T::kMins) {
+            float t = (v.x + v.y) + (v.z + v.w);
+            t += __shfl_xor_sync(0xffffffffu, t, 1);
+            t += __shfl_xor_sync(0xffffffffu, t, 2);
+            const int h = u >> 2;  // 16-k group in the stage: chunk h / 2, half h % 2
+            if ((u & 3) == 0) xsum[mi * 2 * KH + (h & 1) * KH + (h >> 1)] = t;
+        }
+    };
+
     // Stages x[:, k0 .. k0 + KC) (normalized, pre-scaled, zero past K) into xs. A thread takes
     // SU units (4 k each) at a time and issues all their loads (x and the norm weights) before
     // using any: one memory round trip per SU units instead of one per unit. The loads are
@@ -253,17 +268,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
                         if constexpr (T::kPrescale) t *= kFp8XPre;
                         f[e] = live && k + e < s.k ? t : 0.0f;
                     }
-                    const float4 v = make_float4(f[0], f[1], f[2], f[3]);
-                    xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
-                    if constexpr (T::kMins) {
-                        // Σx over 16 k = 4 consecutive units = 4 adjacent lanes (units and
-                        // kThreads are multiples of 4, so every lane takes part).
-                        float t = (v.x + v.y) + (v.z + v.w);
-                        t += __shfl_xor_sync(0xffffffffu, t, 1);
-                        t += __shfl_xor_sync(0xffffffffu, t, 2);
-                        const int h = u >> 2;  // 16-k group in the stage: chunk h / 2, half h % 2
-                        if ((u & 3) == 0) xsum[mi * 2 * KH + (h & 1) * KH + (h >> 1)] = t;
-                    }
+                    put(mi, u, make_float4(f[0], f[1], f[2], f[3]));
                 }
             }
         }
@@ -305,16 +310,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
                         v.w *= kFp8XPre;
                     }
                 }
-                xs[mi * units + xs_unit(u / UPC, u % UPC, UPC)] = v;
-                if constexpr (T::kMins) {
-                    // Σx over 16 k = 4 consecutive units = 4 adjacent lanes (units and
-                    // kThreads are multiples of 4, so every lane takes part).
-                    float t = (v.x + v.y) + (v.z + v.w);
-                    t += __shfl_xor_sync(0xffffffffu, t, 1);
-                    t += __shfl_xor_sync(0xffffffffu, t, 2);
-                    const int h = u >> 2;  // 16-k group in the stage: chunk h / 2, half h % 2
-                    if ((u & 3) == 0) xsum[mi * 2 * KH + (h & 1) * KH + (h >> 1)] = t;
-                }
+                put(mi, u, v);
             }
         }
         __syncthreads();
