@@ -256,7 +256,8 @@ def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
             a["step_n"] += 1
     step_ns = sum(x[1] for x in tail) / d if k else 0.0
     rows = []
-    for name, a in sorted(agg.items(), key=lambda kv: -(kv[1]["step_ns"] or sum(kv[1]["ns"]) * 1e-9)):
+    # the decode step's biggest kernels first, then the rest (prefill's) by total time
+    for name, a in sorted(agg.items(), key=lambda kv: (-kv[1]["step_ns"], -sum(kv[1]["ns"]))):
         t = sum(a["ns"])
         rows.append({"kernel": name, "launches": a["n"], "per_step": a["step_n"] // d if k else 0,
                      "step_us": _round(a["step_ns"] / 1e3, 2),

@@ -63,12 +63,6 @@ struct StepParams {
     float rope_local[cudak::kMaxHeadDim];  // the same with the local RoPE base (Gemma 3)
 };
 
-bool env_on(const char* name, bool dflt) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return dflt;
-    return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
-}
-
 struct CudaLayer {
     DevLinear qkv;   // [QKV, H], Q/K rows paired for RoPE
     DevLinear o;     // [H, NH·HD]

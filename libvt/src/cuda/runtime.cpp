@@ -264,11 +264,14 @@ std::string cutlass_backend_line() {
 #endif
 }
 
+bool cudak::env_on(const char* name, bool dflt) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return dflt;
+    return !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0 || std::strcmp(v, "false") == 0);
+}
+
 bool cudak::legacy_kernels() {
-    static const bool on = [] {
-        const char* e = std::getenv("VT_CUDA_LEGACY_KERNELS");
-        return e != nullptr && *e != '\0' && std::strcmp(e, "0") != 0;
-    }();
+    static const bool on = env_on("VT_CUDA_LEGACY_KERNELS", false);
     return on;
 }
 

@@ -104,5 +104,9 @@ struct Carve {
 
 std::string gib(size_t bytes);  // "1.25 GiB" / "512.0 MiB"
 
+// An on/off environment switch: unset or empty gives dflt; "0", "off" and "false" are off,
+// anything else on (VT_CUDA_GRAPHS, VT_CUDA_PDL, VT_CUDA_LEGACY_KERNELS).
+bool env_on(const char* name, bool dflt);
+
 }  // namespace cudak
 }  // namespace vt
