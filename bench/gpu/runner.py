@@ -238,9 +238,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
         legacy = {"VT_CUDA_LEGACY_KERNELS": "1"}
         t_ncu = (PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model] - 2 * 30 - 30) // 2
         return head + [
-            Step("checkpoint", f"random-weight {model} checkpoint (tools/make_checkpoint.py)", CHECKPOINT_S[model],
-                 argv=[py, str(ROOT / "tools/make_checkpoint.py"), model, "--out", str(ctx.models)],
-                 log="profile.log"),
+            checkpoint_step(ctx, model, "profile.log"),
             Step("timing", "vt_generate: the same prompt, 128 new tokens, no profiler (ms per decode step)", 30,
                  argv=[gen, folder, "128", *PROFILE_PROMPT], log="profile.log", needs=("build", "gpu"),
                  parser="generate"),
@@ -268,6 +266,13 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                      "profile")
 
 
+def checkpoint_step(ctx: Ctx, model: str, log: str) -> Step:
+    """Random weights of the model's real shape (tools/make_checkpoint.py) in ctx.models."""
+    return Step("checkpoint", f"random-weight {model} checkpoint (tools/make_checkpoint.py)",
+                CHECKPOINT_S.get(model, 60),
+                argv=[ctx.python, str(ROOT / "tools/make_checkpoint.py"), model, "--out", str(ctx.models)], log=log)
+
+
 def decode_steps(ctx: Ctx, model: str, budget: int) -> list[Step]:
     """Checkpoint generation + decode benchmark of one model; pyvt's bench/decode.py, or the C
     API's vt_generate when the Python build failed."""
@@ -288,9 +293,7 @@ def decode_steps(ctx: Ctx, model: str, budget: int) -> list[Step]:
         return bench if c.pyvt_ok else c_bench
 
     return [
-        Step("checkpoint", f"random-weight {model} checkpoint (tools/make_checkpoint.py)", ck,
-             argv=[ctx.python, str(ROOT / "tools/make_checkpoint.py"), model, "--out", str(ctx.models)],
-             log="decode.log"),
+        checkpoint_step(ctx, model, "decode.log"),
         Step("decode", f"{model} decode benchmark (int8, fp8, bf16 vs transformers bf16; C fallback vt_generate)", t,
              argv=argv, log="decode.log", needs=("build", "gpu"), parser="decode",
              plan=[shlex.join(bench), shlex.join(c_bench) + "   # without pyvt"]),
