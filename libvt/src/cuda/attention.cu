@@ -16,7 +16,7 @@
 // launches per token. Position and length come from device memory, so a captured graph
 // replays for every token; blocks past the current length do nothing. A split's keys are a
 // multiple of kAttnSplitKeys (32), so even a short context spreads over many blocks, and the
-// loops load a chunk (32 dims of a key, 16 keys' values of a dim) before using any of it:
+// loops load a chunk (up to 64 dims of a key, 32 keys' values of a dim) before using any of it:
 // each block's work is a few memory round trips, not one per four loads.
 //
 // Prefill (m query rows, causal, optionally windowed): one block per (KV head, run of query
@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
     constexpr int DPT = HDP / DW;                          // dims per thread in the V phase
     constexpr int NP = kThreads / DW;                      // thread groups over the heads
     constexpr int GPT = G8 / NP;                           // heads per thread in the V phase
-    constexpr int KC = HDP < 32 ? HDP : 32;                // key dims loaded before use
-    constexpr int VC = 16;                                 // values (keys) loaded before use
+    constexpr int KC = HDP < 64 ? HDP : 64;                // key dims loaded before use
+    constexpr int VC = 32;                                 // values (keys) loaded before use
     __shared__ __align__(16) float q_s[G8][HDP];
     __shared__ float p_s[G8][kAttnTile];
     __shared__ float red[G8][kThreads / 32];
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
                 for (int g = 0; g < G8; ++g) sc[g] = softcap_value(sc[g], cap_s);
         } else if (valid) {
             // KC dims of this key loaded before any is used, so their loads are in flight
-            // together: one memory round trip per KC dims. The loads are unconditional (a dim
+            // together: one memory round trip per KC dims (all of head_dim 64; 32 gave two). The loads are unconditional (a dim
             // past hd reads dim hd - 1, then counts as 0) and every head of the block's 8 is
             // computed (rows of q_s past ng are zeros): predicates or a branch per head made
             // the compiler issue the loads four at a time, each group waiting on the last.
@@ -175,7 +175,8 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
         for (int i = 0; i < GPT; ++i)
 #pragma unroll
             for (int u = 0; u < DPT; ++u) acc[i][u] *= corr_s[gp + NP * i];
-        // VC keys' values loaded before any is used (one round trip per VC keys); every head
+        // VC keys' values loaded before any is used (one round trip per VC keys: a whole
+        // 32-key split; 16 gave two); every head
         // accumulated (p is 0 for heads past ng), no branch between the loads.
 #pragma unroll
         for (int u = 0; u < DPT && LEGACY; ++u) {

@@ -13,9 +13,15 @@
 //     weight stream of this kernel starts while the previous kernel finishes;
 //   * decoding is PRMT/LOP/FADD work (device_math.h), not the slow conversion pipe; 16 products
 //     of one 16-weight chunk share one block scale, so a scale costs one FMA per 16 weights;
-//   * the activations (f32, the CPU's precision) are staged once per block in shared memory,
-//     swizzled so that the 4 float4 reads per chunk are conflict-free, with the RMSNorm of the
-//     previous residual stream fused into the staging when asked;
+//   * the activations (f32, the CPU's precision) are staged in shared memory, swizzled so that
+//     the 4 float4 reads per chunk are conflict-free; a fused RMSNorm stages x · norm_w and sums
+//     x² in the same pass, and rstd scales each row's result at the end (no separate pass
+//     over x before the staging);
+//   * where all of K fits one staging, a block takes several row groups in turn (the grid is
+//     at most the blocks resident at once): x is staged once per block instead of once per 8
+//     rows, and the next group's weights are loaded while the last chunks of this one are
+//     computed and stored, so a big matrix is one weight stream per warp, not thousands of
+//     short blocks each paying the staging's round trips;
 //   * FP32 accumulation, one warp reduction per row at the end, fused epilogue per row pair.
 // The 4-bit formats (INT4, INT4_MIN) run the same kernel: a 16-byte chunk is 32 weights, whose
 // two halves of 16 each lie in one scale block (layout.h: kb >= 16, K padded to whole blocks),
@@ -24,8 +30,9 @@
 // shared memory (xsum), and a half adds min · xsum with one more FMA per row, as the CPU adds
 // min · (its block sum of x) once per block. Fewer chunks per lane are in flight for m > 1
 // than at 8 bits (the staged x covers twice the K per chunk), but as many bytes for m = 1.
-// Blocks of 4 warps (8 rows) keep the grid fine-grained: thousands of blocks for the big
-// matrices, so the hardware scheduler balances the tail.
+// Blocks of 4 warps (8 rows, a "row group"). VT_CUDA_LEGACY_KERNELS=1 runs the kernel as before
+// 2026-11-26 (one row group per block, a separate RMSNorm pass, scalar staging).
+#include <atomic>
 #include <type_traits>
 
 #include "cuda/epilogue.cuh"
@@ -38,13 +45,18 @@ constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kRowsPerBlock = kWarps * 2;
 constexpr int kSmemFloats = 8192;  // 32 KB of staged activations
+// At least 3 blocks per SM for the current kernels (a cap of 168 registers): without it ptxas
+// gave INT4_MIN m = 1 203; with 4 (128) every variant spilled.
+constexpr int kGemvMinBlocks = 3;
 
 struct GemvParams {
     DevLinear w;
     const float* x;
     int64_t ldx;
     int32_t m;
-    int32_t x_vec4;  // x rows are 16-byte aligned: the legacy staging uses float4 loads
+    int32_t x_vec4;  // x rows are 16-byte aligned: the stagings use float4 loads
+    int32_t nw_vec4; // norm_w is 16-byte aligned
+    int32_t nrg;     // row groups (kRowsPerBlock rows each): n_pad / kRowsPerBlock
     const float* norm_w;
     float eps;
     Epilogue e;
@@ -59,6 +71,19 @@ struct FmtTraits {
     static constexpr bool kPrescale = FMT == kDevFp8 || FMT == kDevFp8Channel;
     // Per chunk and row: one f16 scale, or for 4-bit the two halves' f16 scales (low, high).
     using Sc = typename std::conditional<kFour, uint32_t, uint16_t>::type;
+};
+
+// The loop's shape for a format and m (the host reads KC: a block may take several row groups
+// only if all of K fits one staging). U: chunks per lane and row per iteration, 4 (2 for m = 8),
+// fewer where one iteration's x would not fit the staging buffer (4-bit chunks cover 32 k);
+// IC: chunks per iteration (per row); KC: k staged at a time, a multiple of IC chunks.
+template <int FMT, int M>
+struct GemvTile {
+    static constexpr int EPC = FmtTraits<FMT>::kEpc;
+    static constexpr int U0 = M >= 8 ? 2 : 4, UF = kSmemFloats / (M * 32 * EPC);
+    static constexpr int U = UF < 1 ? 1 : UF < U0 ? UF : U0;
+    static constexpr int IC = 32 * U;
+    static constexpr int KC = IC * EPC * (kSmemFloats / (M * IC * EPC) > 0 ? kSmemFloats / (M * IC * EPC) : 1);
 };
 
 // Four weights of 32-bit word j of a chunk times x[0..3], accumulated into acc.
@@ -123,16 +148,12 @@ __device__ __forceinline__ uint32_t ld_half_pair(const uint16_t* row, int c, boo
 
 // LEGACY: x staged as before 2026-11-26 (VT_CUDA_LEGACY_KERNELS=1, see kernels.h).
 template <int FMT, int M, bool LEGACY>
-__global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
+__global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_kernel(const GemvParams p) {
     using T = FmtTraits<FMT>;
     using Sc = typename T::Sc;
     constexpr int EPC = T::kEpc, UPC = EPC / 4;
-    // Chunks per lane and row per iteration: 4 (2 for m = 8), fewer where one iteration's x
-    // would not fit the staging buffer (4-bit chunks cover 32 k).
-    constexpr int U0 = M >= 8 ? 2 : 4, UF = kSmemFloats / (M * 32 * EPC);
-    constexpr int U = UF < 1 ? 1 : UF < U0 ? UF : U0;
-    constexpr int IC = 32 * U;         // chunks per iteration (per row)
-    constexpr int KC = IC * EPC * (kSmemFloats / (M * IC * EPC) > 0 ? kSmemFloats / (M * IC * EPC) : 1);
+    using Tile = GemvTile<FMT, M>;
+    constexpr int U = Tile::U, IC = Tile::IC, KC = Tile::KC;
     static_assert(M * KC <= kSmemFloats, "staging buffer too small");
     constexpr int KH = KC / 32;        // 4-bit: chunks per stage, i.e. halves of each parity
     __shared__ __align__(16) float4 xs[kSmemFloats / 4];  // [M][KC/4], swizzled units
@@ -144,28 +165,40 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
     pdl_launch_dependents();
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const LinearShape& s = p.w.s;
-    const int row0 = (blockIdx.x * kWarps + warp) * 2;
     const int64_t rowbytes = T::kFour ? int64_t(s.k_pad) / 2 : int64_t(s.k_pad) * (FMT == kDevBf16 ? 2 : 1);
-    const uint8_t* wrow[2] = {p.w.w + int64_t(row0) * rowbytes, p.w.w + int64_t(row0 + 1) * rowbytes};
-    const uint16_t* srow[2] = {nullptr, nullptr};
-    const uint16_t* mrow[2] = {nullptr, nullptr};
-    if constexpr (T::kScales) {
-        srow[0] = p.w.scales + int64_t(row0) * s.nkb;
-        srow[1] = srow[0] + s.nkb;
-    }
-    if constexpr (T::kMins) {
-        mrow[0] = p.w.mins + int64_t(row0) * s.nkb;
-        mrow[1] = mrow[0] + s.nkb;
-    }
     const int nchunks = s.k_pad / EPC;
     // chunk -> scale block: kb is 2^i · EPC (8-bit), or 16 or 2^i · 32 (4-bit, per half).
     const bool kb16 = T::kFour && s.kb == 16;
     const int kb_shift = (T::kScales && !kb16) ? __ffs(s.kb / EPC) - 1 : 0;
 
+    // Iterations: a row group (the block's kRowsPerBlock rows, 2 per warp) takes ipr iterations
+    // of IC chunks per row; the block takes row groups blockIdx.x, blockIdx.x + gridDim.x, ...
+    // as one sequence of iterations, so the next group's weights are in flight while this
+    // one's last chunks are computed and its results stored. The host launches fewer blocks
+    // than row groups only where all of K fits one staging (x is staged once per block) and
+    // never for LEGACY (one group per block, as before 2026-11-26).
+    const int ipr = (nchunks + IC - 1) / IC;
+    const int ngroups = (p.nrg - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
+    const int niter = ngroups * ipr;
+    auto group_row0 = [&](int t) { return ((int(blockIdx.x) + (t / ipr) * int(gridDim.x)) * kWarps + warp) * 2; };
+
     uint4 wa[2][U], wb[2][U];
     Sc sa[2][U], sb[2][U];
     uint32_t ma[2][U], mb[2][U];  // INT4_MIN: f16 pairs of the halves' mins (unused otherwise)
-    auto load = [&](uint4 (&w)[2][U], Sc (&sc)[2][U], uint32_t (&mn)[2][U], int c0) {
+    // The weights (and scales, mins) of iteration t.
+    auto load = [&](uint4 (&w)[2][U], Sc (&sc)[2][U], uint32_t (&mn)[2][U], int t) {
+        const int row0 = group_row0(t), c0 = (t % ipr) * IC;
+        const uint8_t* wrow[2] = {p.w.w + int64_t(row0) * rowbytes, p.w.w + int64_t(row0 + 1) * rowbytes};
+        const uint16_t* srow[2] = {nullptr, nullptr};
+        const uint16_t* mrow[2] = {nullptr, nullptr};
+        if constexpr (T::kScales) {
+            srow[0] = p.w.scales + int64_t(row0) * s.nkb;
+            srow[1] = srow[0] + s.nkb;
+        }
+        if constexpr (T::kMins) {
+            mrow[0] = p.w.mins + int64_t(row0) * s.nkb;
+            mrow[1] = mrow[0] + s.nkb;
+        }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int c = c0 + u * 32 + lane;
@@ -187,8 +220,10 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
     load(wa, sa, ma, 0);
     pdl_wait_after(wa[0][0].x);
 
-    // RMSNorm prologue: rstd of each input row over the full K.
-    if (p.norm_w) {
+    // LEGACY RMSNorm prologue: rstd of each input row over the full K, applied in the staging.
+    // The new staging instead sums the squares of x as it loads it, stages x · norm_w, and the
+    // rstd multiplies each row's result at the end (a scalar per input row): one pass over x.
+    if (LEGACY && p.norm_w) {
 #pragma unroll
         for (int mi = 0; mi < M; ++mi) {
             float ss = 0.0f;
@@ -223,17 +258,25 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
         }
     };
 
-    // Stages x[:, k0 .. k0 + KC) (normalized, pre-scaled, zero past K) into xs. A thread takes
-    // SU units (4 k each) at a time and issues all their loads (x and the norm weights) before
-    // using any: one memory round trip per SU units instead of one per unit. The loads are
-    // unconditional, at indices clamped into the row and to the last input row (always in
-    // bounds), and what lies past K or past m is masked to 0 afterwards: a branch between the
-    // loads would keep the compiler from issuing them together.
+    // Stages x[:, k0 .. k0 + KC) (times norm_w, pre-scaled, zero past K) into xs; with norm_w,
+    // also the sums of squares of x (ssq, this thread's, over every stage so far) and their
+    // warp sums in red (read at the end of a row group: rstd). A thread takes SU units (4 k
+    // each) at a time and issues all their loads (x and the norm weights; float4 where x and
+    // norm_w are 16-byte aligned and K % 4 == 0) before using any: for K = 2048 one memory
+    // round trip. The loads are unconditional, at indices clamped into the row and to the
+    // last input row (always in bounds), and what lies past K or past m is masked to 0
+    // afterwards: a branch between the loads would keep the compiler from issuing them
+    // together.
+    float ssq[M];
+#pragma unroll
+    for (int mi = 0; mi < M; ++mi) ssq[mi] = 0.0f;
     auto stage_batched = [&](int k0) {
         __syncthreads();
         constexpr int units = KC / 4;
-        constexpr int SU = 2;  // 4 raised int8 m = 1 from 115 to 168 registers (3 blocks per SM)
+        constexpr int SU = 2;  // 4 raised int8 m = 1 to 200 registers (2 blocks per SM)
         const int klast = s.k - 1;
+        const bool v4 = p.x_vec4 && s.k % 4 == 0 && (!p.norm_w || p.nw_vec4);  // uniform
+        const int ulast = s.k / 4 - 1;  // the last unit of x (v4)
         // Units the compute reads (chunks below k_pad), rounded up to whole warps: the rest of
         // the buffer is never read, and the loops below stay uniform per warp.
         const int need = min(units, ((s.k_pad - k0) / 4 + 31) / 32 * 32);
@@ -241,19 +284,35 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
         for (int mi = 0; mi < M; ++mi) {
             const bool live = mi < p.m;
             const float* xr = p.x + int64_t(live ? mi : p.m - 1) * p.ldx;
-            const float rs = p.norm_w ? rstd[mi] : 1.0f;
             for (int u0 = tid; u0 < need; u0 += SU * kThreads) {
                 float xv[SU][4], nv[SU][4];
+                if (v4) {
 #pragma unroll
-                for (int i = 0; i < SU; ++i)
+                    for (int i = 0; i < SU; ++i) {
+                        const int ux = min(k0 / 4 + u0 + i * kThreads, ulast);
+                        const float4 t = *reinterpret_cast<const float4*>(xr + 4 * ux);
+                        xv[i][0] = t.x, xv[i][1] = t.y, xv[i][2] = t.z, xv[i][3] = t.w;
+                    }
+                    if (p.norm_w) {
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) xv[i][e] = xr[min(k0 + 4 * (u0 + i * kThreads) + e, klast)];
-                if (p.norm_w) {
+                        for (int i = 0; i < SU; ++i) {
+                            const int ux = min(k0 / 4 + u0 + i * kThreads, ulast);
+                            const float4 t = *reinterpret_cast<const float4*>(p.norm_w + 4 * ux);
+                            nv[i][0] = t.x, nv[i][1] = t.y, nv[i][2] = t.z, nv[i][3] = t.w;
+                        }
+                    }
+                } else {
 #pragma unroll
                     for (int i = 0; i < SU; ++i)
 #pragma unroll
-                        for (int e = 0; e < 4; ++e)
-                            nv[i][e] = p.norm_w[min(k0 + 4 * (u0 + i * kThreads) + e, klast)];
+                        for (int e = 0; e < 4; ++e) xv[i][e] = xr[min(k0 + 4 * (u0 + i * kThreads) + e, klast)];
+                    if (p.norm_w) {
+#pragma unroll
+                        for (int i = 0; i < SU; ++i)
+#pragma unroll
+                            for (int e = 0; e < 4; ++e)
+                                nv[i][e] = p.norm_w[min(k0 + 4 * (u0 + i * kThreads) + e, klast)];
+                    }
                 }
 #pragma unroll
                 for (int i = 0; i < SU; ++i) {
@@ -263,13 +322,24 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
                     float f[4];
 #pragma unroll
                     for (int e = 0; e < 4; ++e) {
+                        const bool keep = live && k + e < s.k;
                         float t = xv[i][e];
-                        if (p.norm_w) t = t * rs * nv[i][e];
+                        if (p.norm_w) {
+                            ssq[mi] = fmaf(keep ? t : 0.0f, t, ssq[mi]);
+                            t *= nv[i][e];
+                        }
                         if constexpr (T::kPrescale) t *= kFp8XPre;
-                        f[e] = live && k + e < s.k ? t : 0.0f;
+                        f[e] = keep ? t : 0.0f;
                     }
                     put(mi, u, make_float4(f[0], f[1], f[2], f[3]));
                 }
+            }
+        }
+        if (p.norm_w) {
+#pragma unroll
+            for (int mi = 0; mi < M; ++mi) {
+                const float w = warp_sum(ssq[mi]);
+                if (lane == 0) red[warp][mi] = w;
             }
         }
         __syncthreads();
@@ -398,40 +468,61 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
         }
     };
 
-    // Main loop, unrolled by two so the two register buffers alternate without copies.
+    // The end of a row group: each row's sum over its lanes, times rstd (new staging with
+    // norm_w), the epilogue; acc restarts for the next group.
+    unsigned long long best = 0;
+    auto finish = [&](int t) {
+        const int row0 = group_row0(t);
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+            for (int mi = 0; mi < M; ++mi) acc[r][mi] = warp_sum(acc[r][mi]);
+        const float rm0 = p.w.rowmul[row0], rm1 = p.w.rowmul[row0 + 1];
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            if (lane == mi && mi < p.m) {
+                float rs = 1.0f;
+                if (!LEGACY && p.norm_w) {
+                    float t2 = 0.0f;
+#pragma unroll
+                    for (int w = 0; w < kWarps; ++w) t2 += red[w][mi];
+                    rs = 1.0f / sqrtf(t2 / float(s.k) + p.eps);
+                }
+                const float v0 = (acc[0][mi] * rs * s.post) * rm0;
+                const float v1 = (acc[1][mi] * rs * s.post) * rm1;
+                const unsigned long long k = epi_pair(p.e, mi, row0, s.n, v0, v1);
+                best = k > best ? k : best;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+            for (int mi = 0; mi < M; ++mi) acc[r][mi] = 0.0f;
+    };
+
+    // Main loop over the block's iterations, unrolled by two so the two register buffers
+    // alternate without copies. x is staged at the start of each KC of K in the first row
+    // group (the only one where K needs several stagings: see above).
     int cbase = 0;
-    for (int c0 = 0; c0 < nchunks; c0 += 2 * IC) {
-        if ((c0 * EPC) % KC == 0) {
+    auto maybe_stage = [&](int t) {
+        const int c0 = (t % ipr) * IC;
+        if (t < ipr && (c0 * EPC) % KC == 0) {
             cbase = c0;
             stage(c0 * EPC);
         }
-        if (c0 + IC < nchunks) load(wb, sb, mb, c0 + IC);
-        compute(wa, sa, ma, c0, cbase);
-        if (c0 + IC >= nchunks) break;
-        if (((c0 + IC) * EPC) % KC == 0) {
-            cbase = c0 + IC;
-            stage((c0 + IC) * EPC);
-        }
-        if (c0 + 2 * IC < nchunks) load(wa, sa, ma, c0 + 2 * IC);
-        compute(wb, sb, mb, c0 + IC, cbase);
+    };
+    for (int t = 0; t < niter; t += 2) {
+        maybe_stage(t);
+        if (t + 1 < niter) load(wb, sb, mb, t + 1);
+        compute(wa, sa, ma, (t % ipr) * IC, cbase);
+        if (t % ipr == ipr - 1) finish(t);
+        if (t + 1 >= niter) break;
+        maybe_stage(t + 1);
+        if (t + 2 < niter) load(wa, sa, ma, t + 2);
+        compute(wb, sb, mb, ((t + 1) % ipr) * IC, cbase);
+        if ((t + 1) % ipr == ipr - 1) finish(t + 1);
     }
 
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-#pragma unroll
-        for (int mi = 0; mi < M; ++mi) acc[r][mi] = warp_sum(acc[r][mi]);
-
-    const float rm0 = p.w.rowmul[row0], rm1 = p.w.rowmul[row0 + 1];
-    unsigned long long best = 0;
-#pragma unroll
-    for (int mi = 0; mi < M; ++mi) {
-        if (lane == mi && mi < p.m) {
-            const float v0 = (acc[0][mi] * s.post) * rm0;
-            const float v1 = (acc[1][mi] * s.post) * rm1;
-            const unsigned long long k = epi_pair(p.e, mi, row0, s.n, v0, v1);
-            best = k > best ? k : best;
-        }
-    }
     if (p.e.argmax) {  // uniform: one atomic per block
         best = warp_max_u64(best);
         if (lane == 0) best_s[warp] = best;
@@ -445,18 +536,54 @@ __global__ void __launch_bounds__(kThreads) gemv_kernel(const GemvParams p) {
     }
 }
 
+// Blocks of this kernel resident on the current device at once (SMs × blocks per SM), found
+// once per device; 0 if the runtime cannot say.
+template <int FMT, int M, bool LEGACY>
+int resident_blocks() {
+    constexpr int kDevs = 64;
+    static std::atomic<int> cache[kDevs];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return 0;
+    if (dev < kDevs) {
+        const int c = cache[dev].load(std::memory_order_relaxed);
+        if (c > 0) return c;
+    }
+    int sms = 0, per_sm = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_kernel<FMT, M, LEGACY>, kThreads, 0) !=
+            cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const int n = sms * per_sm;
+    if (dev < kDevs && n > 0) cache[dev].store(n, std::memory_order_relaxed);
+    return n;
+}
+
+template <int FMT, int M, bool LEGACY>
+void launch_m(const LaunchCfg& cfg, const GemvParams& p) {
+    // One block per row group, or (all of K in one staging) at most as many as are resident
+    // at once, each taking several groups: x is staged and normalized once per block, and the
+    // weight stream of a block does not stop between its groups.
+    int blocks = p.nrg;
+    if (!LEGACY && p.w.s.k_pad <= GemvTile<FMT, M>::KC) {
+        const int r = resident_blocks<FMT, M, LEGACY>();
+        if (r > 0 && r < blocks) blocks = r;
+    }
+    launch(cfg, "gemv", gemv_kernel<FMT, M, LEGACY>, dim3(unsigned(blocks)), dim3(kThreads), 0, p);
+}
+
 template <int FMT>
 void launch_fmt(const LaunchCfg& cfg, const GemvParams& p) {
-    const dim3 grid(unsigned(p.w.s.n_pad / kRowsPerBlock));
     if (legacy_kernels()) {
-        if (p.m <= 1) launch(cfg, "gemv", gemv_kernel<FMT, 1, true>, grid, dim3(kThreads), 0, p);
-        else if (p.m <= 4) launch(cfg, "gemv", gemv_kernel<FMT, 4, true>, grid, dim3(kThreads), 0, p);
-        else launch(cfg, "gemv", gemv_kernel<FMT, 8, true>, grid, dim3(kThreads), 0, p);
+        if (p.m <= 1) launch_m<FMT, 1, true>(cfg, p);
+        else if (p.m <= 4) launch_m<FMT, 4, true>(cfg, p);
+        else launch_m<FMT, 8, true>(cfg, p);
         return;
     }
-    if (p.m <= 1) launch(cfg, "gemv", gemv_kernel<FMT, 1, false>, grid, dim3(kThreads), 0, p);
-    else if (p.m <= 4) launch(cfg, "gemv", gemv_kernel<FMT, 4, false>, grid, dim3(kThreads), 0, p);
-    else launch(cfg, "gemv", gemv_kernel<FMT, 8, false>, grid, dim3(kThreads), 0, p);
+    if (p.m <= 1) launch_m<FMT, 1, false>(cfg, p);
+    else if (p.m <= 4) launch_m<FMT, 4, false>(cfg, p);
+    else launch_m<FMT, 8, false>(cfg, p);
 }
 
 }  // namespace
@@ -470,6 +597,8 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
     p.ldx = ldx;
     p.m = m;
     p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
+    p.nw_vec4 = reinterpret_cast<uintptr_t>(norm_w) % 16 == 0;
+    p.nrg = int32_t(w.s.n_pad / kRowsPerBlock);
     p.norm_w = norm_w;
     p.eps = eps;
     p.e = e;
