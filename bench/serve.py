@@ -19,6 +19,9 @@ prompt decoding one token each per ``vt_session_decode_batch`` call (greedy), me
 of 10 steps, for each client count C <= the batch limit. Its "C rows / 1 row" ratio is what the
 model's compute allows; the server's ratio at C clients is below it by what serving costs on
 the same cores (HTTP, JSON, streaming, the clients themselves, prefill of new prompts).
+``--engine-async`` (on by default) splits that cost: the same requests at each level through
+``pyvt.engine.AsyncEngine`` in this process (the scheduler, prefill, prefix cache and streaming
+the server uses, without HTTP, JSON or a client process), as the row "pyvt AsyncEngine".
 
 Goals (issue 17): at 16 concurrent clients pyvt >= 3x its own single-stream throughput and
 >= 2x llama-cpp-python's server, and p99 TTFT <= 2 s. Each server runs in its own process and
@@ -224,7 +227,65 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-save", action="store_true", help="do not write bench/results/")
     p.add_argument("--engine-step", action=argparse.BooleanOptionalAction, default=True,
                    help="also time pyvt's batched decode step without the server (default on)")
+    p.add_argument("--engine-async", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run each level through pyvt's AsyncEngine in this process, without HTTP "
+                        "(default on)")
     return p.parse_args(argv)
+
+
+async def async_engine_level(engine: Any, conc: int, n_requests: int, max_tokens: int) -> dict[str, Any]:
+    """level() through an in-process AsyncEngine: the same requests, streamed, without HTTP."""
+    results: list[dict[str, Any]] = []
+    counter = iter(range(n_requests))
+
+    async def one(i: int, n: int) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        ttft = None
+        parts: list[str] = []
+        try:
+            async for piece in engine.chat_stream(messages(i), max_new_tokens=n, temperature=0):
+                if piece.text:
+                    if ttft is None:
+                        ttft = time.perf_counter() - t0
+                    parts.append(piece.text)
+        except Exception as e:
+            return {"error": f"{type(e).__name__}: {e}"[:200]}
+        return {"ttft": ttft if ttft is not None else time.perf_counter() - t0, "text": "".join(parts),
+                "end": time.perf_counter()}
+
+    await one(0, 4)  # warm-up
+
+    async def worker() -> None:
+        for i in counter:
+            results.append(await one(i, max_tokens))
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(conc)))
+    return {"wall": time.perf_counter() - t0, "results": results}
+
+
+def async_engine_rows(folder: Path, levels: list[int], args: argparse.Namespace, tokenizer: Any) -> list[dict[str, Any]]:
+    """Each level through pyvt.engine.AsyncEngine in this process, the model loaded as the server
+    loads it (same threads, format and batch limit)."""
+    import pyvt
+    from pyvt.engine import AsyncEngine
+
+    model = pyvt.load_model(str(folder), threads=args.threads, weight_format=args.weight_format)
+    rows: list[dict[str, Any]] = []
+    try:
+        engine = AsyncEngine(model, max_batch=args.max_batch)
+        try:
+            for c in levels:
+                n = args.requests or max(c, 16)
+                raw = asyncio.run(async_engine_level(engine, c, n, args.max_tokens))
+                row = {"engine": "pyvt AsyncEngine", "concurrency": c, **summarize(raw, tokenizer)}
+                rows.append(row)
+                log(f"AsyncEngine: {c} clients {row['tok_per_s']:.1f} tok/s, errors {row['errors']}")
+        finally:
+            engine.close()
+    finally:
+        model.close()
+    return rows
 
 
 def engine_steps(folder: Path, levels: list[int], threads: int, weight_format: str) -> list[dict[str, Any]]:
@@ -262,10 +323,22 @@ def engine_steps(folder: Path, levels: list[int], threads: int, weight_format: s
 
 
 def engine_step_lines(steps: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]:
-    """The native step's C rows / 1 row ratio beside the server's C clients / 1 client."""
+    """The native step's C rows / 1 row ratio beside the server's C clients / 1 client (and the
+    in-process AsyncEngine's)."""
     one = next((r for r in steps if r["rows"] == 1), None)
     srv1 = next((r for r in rows if r["engine"] == "pyvt" and r["concurrency"] == 1), None)
+    ae1 = next((r for r in rows if r["engine"] == "pyvt AsyncEngine" and r["concurrency"] == 1), None)
     out = []
+    for r in rows:
+        if r["engine"] != "pyvt AsyncEngine" or r["concurrency"] == 1 or ae1 is None or not ae1["tok_per_s"]:
+            continue
+        srv = next((x for x in rows if x["engine"] == "pyvt" and x["concurrency"] == r["concurrency"]), None)
+        line = (f"pyvt AsyncEngine in this process (no HTTP) at {r['concurrency']} clients: "
+                f"{r['tok_per_s'] / ae1['tok_per_s']:.2f}x its 1 client ({r['tok_per_s']:.1f} / "
+                f"{ae1['tok_per_s']:.1f} tok/s)")
+        if srv is not None and r["tok_per_s"]:
+            line += f"; the server delivers {srv['tok_per_s'] / r['tok_per_s']:.2f} of it"
+        out.append(line)
     for r in steps:
         if one is None or r["rows"] == 1:
             continue
@@ -328,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
             stop_server(proc)
     steps = engine_steps(folder, levels, args.threads, args.weight_format) if args.engine_step and "pyvt" in engines \
         else []
+    if args.engine_async and "pyvt" in engines:
+        rows += async_engine_rows(folder, levels, args, tokenizer)
     env["loadavg_end"] = _decode.loadavg()
     g = goals(rows, args.weight_format) + engine_step_lines(steps, rows)
     print(render(rows, False))

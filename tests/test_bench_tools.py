@@ -405,6 +405,36 @@ def test_serve_bench_engine_step(tiny):
     assert f"= {ratio:.2f}x 1 row" in lines[0]
 
 
+def test_serve_bench_async_engine_rows(tiny, tmp_path):
+    """bench/serve.py's in-process AsyncEngine level: every request answered, tokens counted as
+    the server's are, and the ratio line that splits serving's cost from HTTP's."""
+    import argparse
+    import shutil
+
+    from tokenizers import Tokenizer
+
+    folder = tmp_path / "tiny-chat"  # the tiny checkpoint with a chat template (it has none)
+    shutil.copytree(tiny, folder)
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+
+    spec = importlib.util.spec_from_file_location("_serve_bench", REPO / "bench" / "serve.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    args = argparse.Namespace(threads=1, weight_format="int8", max_batch=8, requests=4, max_tokens=6)
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    rows = mod.async_engine_rows(folder, [1, 3], args, tok)
+    assert [(r["engine"], r["concurrency"], r["requests"], r["errors"]) for r in rows] == \
+        [("pyvt AsyncEngine", 1, 4, 0), ("pyvt AsyncEngine", 3, 4, 0)]
+    assert all(r["tok_per_s"] > 0 and r["generated_tokens"] > 0 for r in rows)
+    server = [{"engine": "pyvt", "concurrency": 3, "tok_per_s": rows[1]["tok_per_s"] / 2}]
+    lines = mod.engine_step_lines([], rows + server)
+    want = rows[1]["tok_per_s"] / rows[0]["tok_per_s"]
+    assert len(lines) == 1 and f"at 3 clients: {want:.2f}x its 1 client" in lines[0]
+    assert "the server delivers 0.50 of it" in lines[0]
+
+
 def test_decode_bench_kv_cache_rows():
     """bench/decode.py's FORMAT/kv-TYPE rows: each is compared with its FORMAT row (same model,
     threads, contention), and the int8 goal lines stay with the default cache's row."""
