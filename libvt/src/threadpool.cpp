@@ -57,9 +57,16 @@ constexpr int64_t kSpinNs = 50'000;
 // (milliseconds) in a region that takes tens of microseconds: measured on a 2-core VM beside
 // three busy processes, 2 threads decoded at 16 tok/s where 1 thread made 26. So a region
 // whose caller waits for the others longer than it worked itself (and more than kStallNs)
-// is a stall; after one, the caller runs regions alone for a back-off period (kInlineMinNs,
-// doubling while stalls recur, up to kInlineMaxNs), then tries the workers again.
+// is a stall. When stalls take more than 1/kStallShare of the time over a window of
+// kWindowNs (or one stall alone lasts a whole kInlineMinNs), the caller runs regions alone
+// for a back-off period (kInlineMinNs, doubling while stalls recur, up to kInlineMaxNs), then
+// tries the workers again. Not after any single stall: a process whose own other thread
+// wakes now and then (the server's event loop streaming tokens between decode steps) stalls
+// a region every few steps, which costs a few percent, where running alone for 20 ms each
+// time cost a fifth of the server's throughput at 16 clients (bench/serve.py, 2026-11-26).
 constexpr int64_t kStallNs = 1'000'000;
+constexpr int64_t kWindowNs = 50'000'000;
+constexpr int64_t kStallShare = 4;
 constexpr int64_t kInlineMinNs = 20'000'000;
 constexpr int64_t kInlineMaxNs = 1'000'000'000;
 
@@ -137,10 +144,24 @@ public:
 private:
     // Called by the caller (the owner of busy_) after each region.
     void note_wait(int64_t waited, int64_t worked) {
-        if (waited > kStallNs && waited > worked) {
+        const bool stall = waited > kStallNs && waited > worked;
+        const int64_t now = now_ns();
+        if (win_start_ == 0) win_start_ = now;
+        if (stall) win_stall_ += waited;
+        bool back_off = stall && waited >= kInlineMinNs;
+        if (!back_off && now - win_start_ >= kWindowNs) {
+            back_off = win_stall_ * kStallShare > now - win_start_;
+            win_start_ = now;
+            win_stall_ = 0;
+        }
+        if (back_off) {
             int64_t b = backoff_ ? backoff_ : kInlineMinNs;
             inline_until_.store(now_ns() + b, std::memory_order_relaxed);
             backoff_ = b * 2 > kInlineMaxNs ? kInlineMaxNs : b * 2;
+            clean_ = 0;
+            win_start_ = 0;  // a fresh window when the workers are tried again
+            win_stall_ = 0;
+        } else if (stall) {
             clean_ = 0;
         } else if (backoff_ && ++clean_ >= 256) {
             backoff_ = 0;  // the machine is quiet again: back to the shortest back-off
@@ -220,6 +241,8 @@ private:
     std::atomic<int64_t> inline_until_{0};  // backing_off() until this time (ns); 0 = never
     int64_t backoff_ = 0;                   // next back-off (owner of busy_ only); 0 = kInlineMinNs
     int clean_ = 0;                         // regions without a stall since the last one
+    int64_t win_start_ = 0;                 // the stall window's start (ns; 0 = none yet)
+    int64_t win_stall_ = 0;                 // stalled ns in the window
     std::mutex m_;
     std::condition_variable cv_;
     std::mutex err_m_;
