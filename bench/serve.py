@@ -4,14 +4,15 @@
 Both servers run the same weights on the CPU with the same thread count: pyvt the default
 model's BF16 folder (``hub.reference()``) as int8, ``llama_cpp.server`` a Q8_0 GGUF of that folder's weights (like-for-like
 bytes; ``flash_attn``, ``n_batch`` 512 — its own batching settings; it runs one request at a
-time). One driver (asyncio + httpx, streamed chat completions, temperature 0, ``max_tokens``
+time, queueing the others: ``--interrupt_requests false``, since its default cancels the running
+stream whenever a new request arrives). One driver (asyncio + httpx, streamed chat completions, temperature 0, ``max_tokens``
 fixed) sends the same requests to each: at each concurrency C, C clients each send requests
 back to back until ``--requests`` (default max(C, 16)) have been sent. Per level:
 
 * aggregate generated tokens/s (the texts re-tokenized with the model's tokenizer, so both
   servers are counted the same way; wall time from the first request to the last answer);
 * time to first token (request sent -> first streamed content), p50 and p99;
-* errors (any non-200 or broken stream).
+* errors (any non-200, broken stream, or stream that ends without ``[DONE]``).
 
 The same run also times pyvt's batched decode step without the server (``--engine-step``, on
 by default): in this process, the model loaded as the server loads it, C sessions after a short
@@ -107,6 +108,7 @@ async def one_request(client: Any, url: str, model: str, i: int, max_tokens: int
     t0 = time.perf_counter()
     ttft = None
     parts: list[str] = []
+    done = False
     try:
         async with client.stream("POST", url, json=body) as r:
             if r.status_code != 200:
@@ -117,6 +119,7 @@ async def one_request(client: Any, url: str, model: str, i: int, max_tokens: int
                     continue
                 data = line[6:]
                 if data == "[DONE]":
+                    done = True
                     break
                 ev = json.loads(data)
                 if "error" in ev:
@@ -129,6 +132,8 @@ async def one_request(client: Any, url: str, model: str, i: int, max_tokens: int
                         parts.append(text)
     except Exception as e:  # a broken connection is an error row, not a dead benchmark
         return {"error": f"{type(e).__name__}: {e}"[:200]}
+    if not done:  # the server ended the stream early (its text is not a complete answer)
+        return {"error": f"the stream ended without [DONE] after {len(parts)} piece(s)"}
     return {"ttft": ttft if ttft is not None else time.perf_counter() - t0, "text": "".join(parts),
             "end": time.perf_counter()}
 
@@ -383,7 +388,10 @@ def main(argv: list[str] | None = None) -> int:
                 _decode.export_q8_0(folder, gguf, "smollm2")
             cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "m",
                    "--port", str(port), "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads),
-                   "--n_ctx", "8192", "--flash_attn", "true", "--n_batch", "512", "--verbose", "false"]
+                   "--n_ctx", "8192", "--flash_attn", "true", "--n_batch", "512", "--verbose", "false",
+                   # Its default (true) cancels the running request's stream when a new one
+                   # arrives: with C > 1 clients every answer but the last would be cut short.
+                   "--interrupt_requests", "false"]
         else:
             raise SystemExit(f"unknown engine {engine!r} (pyvt, llama-cpp-python)")
         log(f"starting {engine}: {' '.join(cmd)}")

@@ -405,6 +405,43 @@ def test_serve_bench_engine_step(tiny):
     assert f"= {ratio:.2f}x 1 row" in lines[0]
 
 
+def test_serve_bench_stream_without_done_is_an_error():
+    """A stream the server ends before ``data: [DONE]`` (llama-cpp-python cut streams short when a
+    new request arrived) is an error row, not a short answer counted as success."""
+    import asyncio
+    import contextlib
+
+    spec = importlib.util.spec_from_file_location("_serve_bench", REPO / "bench" / "serve.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def chunk(text):
+        return "data: " + json.dumps({"choices": [{"delta": {"content": text}}]})
+
+    class Resp:
+        status_code = 200
+
+        def __init__(self, lines):
+            self.lines = lines
+
+        async def aiter_lines(self):
+            for line in self.lines:
+                yield line
+
+    class Client:
+        def __init__(self, lines):
+            self.lines = lines
+
+        @contextlib.asynccontextmanager
+        async def stream(self, method, url, json=None):
+            yield Resp(self.lines)
+
+    cut = asyncio.run(mod.one_request(Client([chunk("Once")]), "u", "m", 0, 8))
+    assert cut == {"error": "the stream ended without [DONE] after 1 piece(s)"}
+    whole = asyncio.run(mod.one_request(Client([chunk("Once"), chunk(" upon"), "data: [DONE]"]), "u", "m", 0, 8))
+    assert whole["text"] == "Once upon" and "error" not in whole
+
+
 def test_serve_bench_async_engine_rows(tiny, tmp_path):
     """bench/serve.py's in-process AsyncEngine level: every request answered, tokens counted as
     the server's are, and the ratio line that splits serving's cost from HTTP's."""
