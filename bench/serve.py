@@ -142,20 +142,25 @@ async def level(base: str, model: str, conc: int, n_requests: int, max_tokens: i
     import httpx
 
     url = base + "/v1/chat/completions"
-    results: list[dict[str, Any]] = []
-    counter = iter(range(n_requests))
     limits = httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4)
     async with httpx.AsyncClient(timeout=httpx.Timeout(600), limits=limits) as client:
-        await one_request(client, url, model, 0, 4)  # warm-up
+        return await drive(lambda i, n: one_request(client, url, model, i, n), conc, n_requests, max_tokens)
 
-        async def worker() -> None:
-            for i in counter:
-                results.append(await one_request(client, url, model, i, max_tokens))
 
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(conc)))
-        wall = time.perf_counter() - t0
-    return {"wall": wall, "results": results}
+async def drive(one: Any, conc: int, n_requests: int, max_tokens: int) -> dict[str, Any]:
+    """One warm-up request, then conc clients sending one(i, max_tokens) back to back until
+    n_requests are sent: the results and the wall time of all but the warm-up."""
+    results: list[dict[str, Any]] = []
+    counter = iter(range(n_requests))
+    await one(0, 4)
+
+    async def worker() -> None:
+        for i in counter:
+            results.append(await one(i, max_tokens))
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(conc)))
+    return {"wall": time.perf_counter() - t0, "results": results}
 
 
 def summarize(raw: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
@@ -240,8 +245,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 async def async_engine_level(engine: Any, conc: int, n_requests: int, max_tokens: int) -> dict[str, Any]:
     """level() through an in-process AsyncEngine: the same requests, streamed, without HTTP."""
-    results: list[dict[str, Any]] = []
-    counter = iter(range(n_requests))
 
     async def one(i: int, n: int) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -258,15 +261,7 @@ async def async_engine_level(engine: Any, conc: int, n_requests: int, max_tokens
         return {"ttft": ttft if ttft is not None else time.perf_counter() - t0, "text": "".join(parts),
                 "end": time.perf_counter()}
 
-    await one(0, 4)  # warm-up
-
-    async def worker() -> None:
-        for i in counter:
-            results.append(await one(i, max_tokens))
-
-    t0 = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(conc)))
-    return {"wall": time.perf_counter() - t0, "results": results}
+    return await drive(one, conc, n_requests, max_tokens)
 
 
 def async_engine_rows(folder: Path, levels: list[int], args: argparse.Namespace, tokenizer: Any) -> list[dict[str, Any]]:
