@@ -156,7 +156,7 @@ private:
         }
         if (back_off) {
             int64_t b = backoff_ ? backoff_ : kInlineMinNs;
-            inline_until_.store(now_ns() + b, std::memory_order_relaxed);
+            inline_until_.store(now + b, std::memory_order_relaxed);
             backoff_ = b * 2 > kInlineMaxNs ? kInlineMaxNs : b * 2;
             clean_ = 0;
             win_start_ = 0;  // a fresh window when the workers are tried again
