@@ -561,6 +561,21 @@ def test_ncu_rows_find_the_decode_step(report):
     assert r["rows"][0]["kernel"] == "gemv_kernel<64>"  # the biggest share of the step first
 
 
+def test_ncu_rows_step_made_of_layers_with_a_trailing_part(report):
+    # The step (embed, 3 layers of q/a/o, head) repeats 8 times and is followed by a partial one
+    # (embed and one layer) and a kernel of the shutdown: the period is the step's, not a layer's
+    # (here a rotation of it, which sums to the same time), and the shutdown's kernel is left out.
+    emb, q, a, o, head = "embed(int)", "q(int)", "a(int)", "o(int)", "head(int)"
+    layer = [(q, 2_000, 0), (a, 3_000, 0), (o, 1_000, 0)]
+    step = [(emb, 1_000, 0)] + layer * 3 + [(head, 5_000, 0)]
+    r = report.ncu_rows(_ncu_csv([("gemm(int)", 9_000, 0)] + step * 8 + [(emb, 1_000, 0)] + layer + [("free(int)", 7_000, 0)]), 8)
+    assert r["decode_steps_found"] == 8 and r["kernels_per_decode_step"] == 11
+    assert r["trailing_kernels"] == 1
+    assert r["kernel_us_per_decode_step"] == 24.0  # 1 + 3 * 6 + 5 us
+    by = {row["kernel"]: row for row in r["rows"]}
+    assert by["q"]["per_step"] == 3 and by["q"]["launches"] == 25 and by["head"]["per_step"] == 1
+
+
 def test_ncu_rows_fewer_repeats_and_bad_output(report):
     a, b = "ka(int)", "kb(int)"
     r = report.ncu_rows(_ncu_csv([(a, 5, 0), (b, 7, 0), (b, 7, 0), (a, 1, 0), (b, 2, 0), (a, 1, 0), (b, 2, 0)]), 8)

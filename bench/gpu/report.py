@@ -198,15 +198,23 @@ def _short_kernel(name: str) -> str:
     return n or name
 
 
-def _decode_period(names: list[str], steps: int) -> tuple[int, int]:
-    """(K, d): the launch sequence ends in d >= 2 repeats of the same K kernels (the decode
-    step), d as large as possible up to steps, K the shortest such period; (0, 0) if none."""
+def _decode_period(names: list[str], steps: int, max_trail: int = 64) -> tuple[int, int, int]:
+    """(K, d, j): the launch sequence ends, but for its last j launches (a trailing partial
+    step, j < K and j <= max_trail), in d >= 2 repeats of the same K kernels (the decode step);
+    d as large as possible up to steps, then K the longest such period, then j as small as possible (a step is made of layers that repeat too: the shortest period would be a layer's);
+    (0, 0, 0) if none."""
+    n = len(names)
     for d in range(steps, 1, -1):
-        for k in range(1, len(names) // d + 1):
-            tail = names[len(names) - k:]
-            if names[len(names) - k * d:] == tail * d:
-                return k, d
-    return 0, 0
+        best = (0, 0, 0)
+        for j in range(0, min(max_trail, n) + 1):
+            end = n - j
+            for k in range(end // d, max(j, best[0]), -1):
+                if names[end - k * d:end - k] == names[end - k * (d - 1):end]:
+                    best = (k, d, j)
+                    break
+        if best[0]:
+            return best
+    return 0, 0, 0
 
 
 def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
@@ -242,8 +250,9 @@ def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
                          num(row, "dram__bytes_read.sum"), num(row, "dram__bytes_write.sum")))
     if not launches:
         return {"parse_error": "ncu's CSV holds no kernel"}
-    k, d = _decode_period([x[0] for x in launches], decode_steps)
-    tail = launches[len(launches) - k * d:] if k else []
+    k, d, j = _decode_period([x[0] for x in launches], decode_steps)
+    last = len(launches) - j
+    tail = launches[last - k * d:last] if k else []
     agg: dict[str, dict[str, Any]] = {}
     for i, (name, ns, rd, wr) in enumerate(launches):
         a = agg.setdefault(name, {"n": 0, "ns": [], "rd": 0.0, "wr": 0.0, "step_ns": 0.0, "step_n": 0})
@@ -251,7 +260,7 @@ def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
         a["ns"].append(ns)
         a["rd"] += rd
         a["wr"] += wr
-        if k and i >= len(launches) - k * d:
+        if k and last - k * d <= i < last:
             a["step_ns"] += ns / d
             a["step_n"] += 1
     step_ns = sum(x[1] for x in tail) / d if k else 0.0
@@ -266,7 +275,7 @@ def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
                      "read_MB_each": _round(a["rd"] / a["n"] / 1e6, 3),
                      "GB_s": _round((a["rd"] + a["wr"]) / t, 1) if t else None})
     return {"rows": rows, "kernels_profiled": len(launches), "decode_steps_found": d,
-            "kernels_per_decode_step": k, "kernel_us_per_decode_step": _round(step_ns / 1e3, 1) if k else None}
+            "kernels_per_decode_step": k, "trailing_kernels": j, "kernel_us_per_decode_step": _round(step_ns / 1e3, 1) if k else None}
 
 
 # --------------------------------------------------------------------------------------------

@@ -33,7 +33,9 @@ default: the cores), VT_GPU_ARCHS (-Dgpu_archs, default 90), VT_GPU_WHEELS (the 
 default .gpu-wheels), VT_GPU_COMMIT (the commit to report when the tree has no .git),
 VT_CUTLASS_INCLUDE (CUTLASS headers instead of the wheel's), VT_GPU_PYTHON (bench/gpu_check.sh: the
 Python to run with; a venv without meson-python rehearses the GPU machine's build elsewhere),
-VT_GPU_TIME_SCALE (multiplies every timeout and the phase budget: rehearsals on slower machines).
+VT_GPU_TIME_SCALE (multiplies every timeout and the phase budget: rehearsals on slower machines),
+VT_GPU_REUSE_BUILD=1 (keep the build folder an earlier phase of the same call left: meson-python
+rebuilds only what changed, so phases run back to back in one call build once).
 """
 
 from __future__ import annotations
@@ -279,7 +281,7 @@ def decode_steps(ctx: Ctx, model: str, budget: int) -> list[Step]:
     ck = CHECKPOINT_S.get(model, 60)
     t = budget - ck
     folder = ctx.models / model
-    formats = ["int8", "fp8", "bf16"]
+    formats = ["int8", "fp8", "bf16", "int4"]
     # On an H100 a pyvt worker takes ~3 s and transformers' (CUDA start-up, eager decoding) more
     # than 33 s (2026-11-26): half the step for any one worker, not an equal share.
     worker_t = max(30, (t - 15) // 2)
@@ -294,7 +296,7 @@ def decode_steps(ctx: Ctx, model: str, budget: int) -> list[Step]:
 
     return [
         checkpoint_step(ctx, model, "decode.log"),
-        Step("decode", f"{model} decode benchmark (int8, fp8, bf16 vs transformers bf16; C fallback vt_generate)", t,
+        Step("decode", f"{model} decode benchmark (int8, fp8, bf16, int4 vs transformers bf16; C fallback vt_generate)", t,
              argv=argv, log="decode.log", needs=("build", "gpu"), parser="decode",
              plan=[shlex.join(bench), shlex.join(c_bench) + "   # without pyvt"]),
     ]
@@ -868,7 +870,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"usage: {phase}{' MODEL' if phase == 'decode' else ''} OUTDIR")
     kw["out"] = Path(rest[-1]).resolve()
     ctx = Ctx(phase=phase, arg=arg, **kw)
-    shutil.rmtree(ctx.build, ignore_errors=True)  # every phase builds from scratch, as on a bare machine
+    if os.environ.get("VT_GPU_REUSE_BUILD") != "1":  # every phase builds from scratch, as on a bare machine
+        shutil.rmtree(ctx.build, ignore_errors=True)
     shutil.rmtree(work / "pyvt", ignore_errors=True)
     return run_phase(ctx, float(os.environ.get("VT_GPU_TIME_SCALE") or 1))
 
