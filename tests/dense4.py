@@ -121,7 +121,7 @@ def check_cuda_matches_cpu(prepack: str, linear: str, swiglu: str, *, shift: flo
         b, c = (rng.standard_normal(out) * 0.1).astype(np.float32), (rng.standard_normal(out) * 0.1).astype(np.float32)
         with pk(w, block_size=block, device="cpu") as pc, pk(u, block_size=block, device="cpu") as qc, \
                 pk(w, block_size=block, device="cuda") as pg, pk(u, block_size=block, device="cuda") as qg:
-            assert pg.device == "cuda" and pc.device == "cpu"
+            assert pg.device == "cuda:0" and pc.device == "cpu"  # a device weight names its GPU
             wd, ud = pc.unpack().astype(np.float64), qc.unpack().astype(np.float64)
             assert np.array_equal(pg.unpack(), pc.unpack())
             for m in CUDA_MS:
@@ -148,10 +148,10 @@ def check_device_placement(prepack: str) -> None:
     pk = getattr(ops, prepack)
     w = np.ones((4, 64), np.float32)
     with pk(w, device="auto") as p:
-        assert p.device == ("cuda" if ops.cuda_available() else "cpu")
+        assert p.device == ("cuda:0" if ops.cuda_available() else "cpu")
     if ops.cuda_available():
         with pk(w, device="cuda") as p:
-            assert p.device == "cuda"
+            assert p.device == "cuda:0"
     else:
         with pytest.raises(BackendUnavailable, match="cuda"):
             pk(w, device="cuda")
