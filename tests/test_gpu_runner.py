@@ -583,3 +583,17 @@ def test_ncu_rows_fewer_repeats_and_bad_output(report):
     assert r["kernel_us_per_decode_step"] == 0.0  # 3 ns rounds to 0.0 us
     assert "parse_error" in report.ncu_rows("==ERROR== the profiler could not start\n", 8)
     assert "parse_error" in report.ncu_rows('"ID","Process ID"\n"",""\n', 8)
+
+
+def test_commit_names_the_wheels_stamp_when_git_is_older(runner, report, tmp_path, monkeypatch):
+    # The device's copy of the tree carried an older .git than its files: the summary also
+    # names the commit the wheels' stamp was written at.
+    (tmp_path / "SOURCE").write_text("commit " + "b" * 40 + "\nuncommitted 0\ndate 2026-11-26T22:09:07Z\n")
+    monkeypatch.setenv("VT_GPU_WHEELS", str(tmp_path))
+    outs = {"rev-parse": "a" * 40, "status": " M libvt/src/cuda/gemv.cu\n M tests/dense4.py"}
+    monkeypatch.setattr(runner, "_capture", lambda argv, *a, **k: outs[argv[3]])
+    c = runner.commit_info()
+    assert c["commit"] == "a" * 40 and c["uncommitted"] == 2
+    assert c["stamp"] == {"commit": "b" * 40, "uncommitted": 0, "date": "2026-11-26T22:09:07Z"}
+    outs["rev-parse"] = "b" * 40  # the same commit: nothing more to say
+    assert "stamp" not in runner.commit_info()

@@ -7,7 +7,7 @@
 #
 # VAR=A and VAR=B in turn, PAIRS times (default 4); MODEL_DIR default /tmp/vt-gpu/models/
 # tinyllama-1.1b (the kernels / profile phases make it), TOKENS default 128; VT_GPU_WORK as for
-# the runner. Example: bench/gpu/ab_env.sh VT_CUDA_GEMV_DEEP 0 1
+# the runner. Example: bench/gpu/ab_env.sh VT_CUDA_PDL 0 1
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
 var=$1 a=$2 b=$3

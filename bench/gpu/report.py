@@ -339,7 +339,10 @@ def render_md(s: dict[str, Any]) -> str:
     lines.append(f"* started {s.get('started')}, {s.get('elapsed_s', '?')} s of a {s.get('budget_s')} s budget"
                  + ("" if s.get("finished") else " (not finished: killed or still running)"))
     lines.append(f"* commit {commit.get('commit') or '?'} ({commit.get('source', '?')})"
-                 + (f", {commit['uncommitted']} uncommitted change(s)" if commit.get("uncommitted") else ""))
+                 + (f", {commit['uncommitted']} uncommitted change(s)" if commit.get("uncommitted") else "")
+                 + (f"; the carried wheels' stamp (tools/gpu_wheels.sh, {commit['stamp'].get('date')}) names "
+                    f"{commit['stamp'].get('commit')} with {commit['stamp'].get('uncommitted')} uncommitted change(s): "
+                    "the tree's commit when .git is older than the tree" if commit.get("stamp") else ""))
     mach = s.get("machine") or {}
     if mach:
         lines.append("* machine: " + "; ".join(f"{k} {_one_line(v)}" for k, v in mach.items() if v not in (None, "")))

@@ -416,16 +416,25 @@ def cap_log(path: Path) -> None:
 def commit_info() -> dict[str, Any]:
     """The commit under test: git when the tree has .git, else VT_GPU_COMMIT, else the SOURCE
     stamp tools/gpu_wheels.sh wrote beside the wheels (the commit they were fetched for)."""
+    stamp = wheels_dir() / "SOURCE"
+    kv: dict[str, str] = {}
+    if stamp.is_file():
+        kv = dict(line.split(" ", 1) for line in stamp.read_text().splitlines() if " " in line)
     head = _capture(["git", "-C", str(ROOT), "rev-parse", "HEAD"])
     if re.fullmatch(r"[0-9a-f]{40}", head):
         dirty = _capture(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
-        return {"commit": head, "uncommitted": len(dirty.splitlines()) if not dirty.startswith("exit") else None,
-                "source": "git"}
+        out: dict[str, Any] = {"commit": head, "source": "git",
+                               "uncommitted": len(dirty.splitlines()) if not dirty.startswith("exit") else None}
+        # The device tool's copy can carry an older .git than its tree (2026-11-26: the
+        # session's first commit, the tree's changes since then "uncommitted"): the stamp of
+        # the wheels names the commit the tree was at when they were fetched.
+        if kv.get("commit") and kv["commit"] != head:
+            out["stamp"] = {"commit": kv["commit"], "uncommitted": int(kv.get("uncommitted", "0") or 0),
+                            "date": kv.get("date")}
+        return out
     if os.environ.get("VT_GPU_COMMIT"):
         return {"commit": os.environ["VT_GPU_COMMIT"], "source": "VT_GPU_COMMIT"}
-    stamp = wheels_dir() / "SOURCE"
-    if stamp.is_file():
-        kv = dict(line.split(" ", 1) for line in stamp.read_text().splitlines() if " " in line)
+    if kv:
         return {"commit": kv.get("commit"), "uncommitted": int(kv.get("uncommitted", "0") or 0),
                 "source": f"{stamp.relative_to(ROOT) if stamp.is_relative_to(ROOT) else stamp} of {kv.get('date')}"}
     return {"commit": None, "source": "unknown (no .git, no VT_GPU_COMMIT, no wheel stamp)"}

@@ -57,7 +57,6 @@ struct GemvParams {
     int32_t x_vec4;  // x rows are 16-byte aligned: the stagings use float4 loads
     int32_t nw_vec4; // norm_w is 16-byte aligned
     int32_t nrg;     // row groups (kRowsPerBlock rows each): n_pad / kRowsPerBlock
-    int32_t deep;    // weights two iterations ahead (VT_CUDA_GEMV_DEEP, default on): see the main loop
     const float* norm_w;
     float eps;
     Epilogue e;
@@ -217,11 +216,8 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
         }
     };
 
-    // The first weights (with deep, the first two iterations') are requested before waiting for
-    // the previous kernel (see common.cuh).
-    const bool deep = !LEGACY && p.deep;  // uniform
+    // The first weights are requested before waiting for the previous kernel (see common.cuh).
     load(wa, sa, ma, 0);
-    if (deep && 1 < niter) load(wb, sb, mb, 1);
     pdl_wait_after(wa[0][0].x);
 
     // LEGACY RMSNorm prologue: rstd of each input row over the full K, applied in the staging.
@@ -507,11 +503,6 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
     // Main loop over the block's iterations, unrolled by two so the two register buffers
     // alternate without copies. x is staged at the start of each KC of K in the first row
     // group (the only one where K needs several stagings: see above).
-    // Without deep (before 2026-11-27) iteration t + 1's weights are requested just before t is
-    // computed, so while a row group's end (warp sums, rowmul, the epilogue's loads and stores:
-    // dependent round trips) runs, at most one iteration is in flight, and none at its start.
-    // With deep a buffer is refilled (iteration t + 2) as soon as it has been computed, before
-    // the row group's end: two iterations in flight across it, with the same registers.
     int cbase = 0;
     auto maybe_stage = [&](int t) {
         const int c0 = (t % ipr) * IC;
@@ -522,15 +513,13 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
     };
     for (int t = 0; t < niter; t += 2) {
         maybe_stage(t);
-        if (!deep && t + 1 < niter) load(wb, sb, mb, t + 1);
+        if (t + 1 < niter) load(wb, sb, mb, t + 1);
         compute(wa, sa, ma, (t % ipr) * IC, cbase);
-        if (deep && t + 2 < niter) load(wa, sa, ma, t + 2);
         if (t % ipr == ipr - 1) finish(t);
         if (t + 1 >= niter) break;
         maybe_stage(t + 1);
-        if (!deep && t + 2 < niter) load(wa, sa, ma, t + 2);
+        if (t + 2 < niter) load(wa, sa, ma, t + 2);
         compute(wb, sb, mb, ((t + 1) % ipr) * IC, cbase);
-        if (deep && t + 3 < niter) load(wb, sb, mb, t + 3);
         if ((t + 1) % ipr == ipr - 1) finish(t + 1);
     }
 
@@ -610,7 +599,6 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
     p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
     p.nw_vec4 = reinterpret_cast<uintptr_t>(norm_w) % 16 == 0;
     p.nrg = int32_t(w.s.n_pad / kRowsPerBlock);
-    p.deep = gemv_deep() ? 1 : 0;
     p.norm_w = norm_w;
     p.eps = eps;
     p.e = e;

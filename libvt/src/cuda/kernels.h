@@ -35,10 +35,6 @@ constexpr int kTopKSlice = 2048;      // keys one top-k block sorts
 // values at a time), kept selectable until a GPU has validated and timed the new forms (issue
 // 15: the GPU check runs and times both). The engine's split count follows it.
 bool legacy_kernels();
-// VT_CUDA_GEMV_DEEP (read once per process, default on): the GEMV requests a buffer's next
-// weights (two iterations ahead) as soon as it has computed it, before a row group's end; off:
-// one iteration ahead, as before 2026-11-27. Selectable until a GPU has timed both (issue 15).
-bool gemv_deep();
 // Keys a decode attention split holds a multiple of, for the kernels in use.
 inline int attn_split_keys() { return legacy_kernels() ? kAttnTile : kAttnSplitKeys; }
 

@@ -275,11 +275,6 @@ bool cudak::legacy_kernels() {
     return on;
 }
 
-bool cudak::gemv_deep() {
-    static const bool on = env_on("VT_CUDA_GEMV_DEEP", true);
-    return on;
-}
-
 bool cuda_available() { return cudak::probe().ok; }
 
 bool cuda_usable(std::string* why) {
