@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import struct
 import sys
 from pathlib import Path
@@ -245,6 +246,17 @@ def test_gguf_export_roundtrip(tiny, tmp_path):
         assert len(md["tokenizer.ggml.tokens"]) == cfg["vocab_size"] == len(md["tokenizer.ggml.token_type"])
         assert md["tokenizer.ggml.bos_token_id"] == 1 and md["tokenizer.ggml.eos_token_id"] == 2
         assert len(md["tokenizer.ggml.merges"]) > 0
+        assert "tokenizer.chat_template" not in md  # the folder has none
+
+    # With a template in tokenizer_config.json, the file carries it (llama.cpp uses it for chat).
+    folder = tmp_path / "chat"
+    shutil.copytree(tiny, folder)
+    template = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    tc = json.loads((folder / "tokenizer_config.json").read_text()) if (folder / "tokenizer_config.json").is_file() else {}
+    (folder / "tokenizer_config.json").write_text(json.dumps({**tc, "chat_template": template}))
+    with gguf.read_gguf(ge.export_gguf(folder, tmp_path / "chat.gguf", quiet=True)) as g:
+        assert g.metadata["tokenizer.chat_template"] == template
+    with gguf.read_gguf(out) as g:
 
         names = set(g.tensors)
         assert {"token_embd.weight", "output_norm.weight", "output.weight", "blk.1.ffn_down.weight"} <= names

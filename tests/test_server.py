@@ -286,6 +286,11 @@ def test_metrics(server):
                  "pyvt_inter_token_latency_seconds_bucket", "pyvt_prefix_cache_hit_rate"):
         assert name in text, name
     assert server.metric("pyvt_generation_tokens_total") > 0
+    # Requests are counted by path and status, refused ones (401) included; /health is not.
+    counted = dict(re.findall(r'^pyvt_requests_total\{([^}]*)\} ([0-9.e+-]+)$', text, re.M))
+    assert float(counted['endpoint="/v1/models",status="200"']) >= 1, counted
+    assert float(counted['endpoint="/v1/chat/completions",status="401"']) >= 1, counted
+    assert not any("/health" in k for k in counted), counted
 
 
 def test_full_queue_answers_429_then_recovers(default_model_dir, tmp_path):

@@ -470,6 +470,12 @@ def export_gguf(
     if (folder / "tokenizer_config.json").is_file():
         tcfg = json.loads((folder / "tokenizer_config.json").read_text())
     w.add_bool("tokenizer.ggml.add_bos_token", bool(tcfg.get("add_bos_token", False)))
+    # The model's own chat template, as llama.cpp's converter writes it: without it llama.cpp
+    # (and llama-cpp-python's server) falls back to a template of its own choosing, and a chat
+    # benchmark compares answers to different prompts (SmolLM2 under llama-2's format: a
+    # dozen tokens of nonsense, then EOS).
+    if isinstance(tcfg.get("chat_template"), str) and tcfg["chat_template"]:
+        w.add_str("tokenizer.chat_template", tcfg["chat_template"])
     w.add_bool("tokenizer.ggml.add_space_prefix", False)
 
     rows_per_chunk = lambda cols: max(1, (1 << 22) // max(cols, 1))  # noqa: E731
