@@ -541,6 +541,23 @@ def test_short_kernel_names(report):
                                 "(vt::cudak::GemvArgs)") == "gemv_kernel<64, (Ep)1>"
     assert report._short_kernel("void vt::cudak::rmsnorm_kernel(const float *, float *, int)") == "rmsnorm_kernel"
     assert report._short_kernel("plain_kernel") == "plain_kernel"
+    # ncu on the H200 (2026-11-26) wrote the anonymous namespace as "unnamed>::"
+    assert report._short_kernel("void unnamed>::gemv_kernel<0, 1, 0>(unnamed>::GemvParams)") == "gemv_kernel<0, 1, 0>"
+    assert report._short_kernel("void vt::<unnamed>::attn<64>(vt::<unnamed>::A)") == "attn<64>"
+
+
+def test_ncu_step_slots_per_layer(report):
+    # embed, 4 layers of (q, a, o), norm + head: the slots are the layer's three kernels with
+    # their medians over layers and steps, and the kernels before and after the layers.
+    emb, q, a, o, head = "embed(int)", "q(int)", "a(int)", "o(int)", "head(int)"
+    step = [(emb, 1_000, 0)] + [(q, 2_000, 2e6), (a, 3_000, 0), (o, 1_000, 1e6)] * 4 + [(head, 5_000, 5e6)]
+    r = report.ncu_rows(_ncu_csv(step * 3), 3)
+    assert r["kernels_per_decode_step"] == 14
+    slots = [(x["slot"], x["kernel"], x["median_us"], x["read_MB"]) for x in r["slots"]]
+    assert slots == [("pre 0", "embed", 1.0, 0.0), ("layer slot 0 (x4)", "q", 2.0, 2.0),
+                     ("layer slot 1 (x4)", "a", 3.0, 0.0), ("layer slot 2 (x4)", "o", 1.0, 1.0),
+                     ("post 13", "head", 5.0, 5.0)]
+    assert r["slots"][1]["GB_s"] == 1000.0  # 2 MB in 2 us
 
 
 def test_ncu_rows_find_the_decode_step(report):
@@ -597,3 +614,20 @@ def test_commit_names_the_wheels_stamp_when_git_is_older(runner, report, tmp_pat
     assert c["stamp"] == {"commit": "b" * 40, "uncommitted": 0, "date": "2026-11-26T22:09:07Z"}
     outs["rev-parse"] = "b" * 40  # the same commit: nothing more to say
     assert "stamp" not in runner.commit_info()
+
+
+def test_profile_brings_the_ncu_csv_back(runner, report, tmp_path):
+    # The parsed summary and the raw CSV, gzipped, in OUTDIR (the device tool returns OUTDIR).
+    import gzip
+
+    out, work = tmp_path / "out", tmp_path / "work"
+    out.mkdir()
+    work.mkdir()
+    csv_text = _ncu_csv([("k(int)", 1_000, 0), ("k(int)", 1_000, 0), ("k(int)", 1_000, 0)])
+    (work / "ncu.csv").write_text(csv_text)
+    ctx = runner.Ctx(phase="profile", arg=None, out=out, work=work, jobs=1, archs="90")
+    step = runner.Step("ncu", "ncu", 10, argv=["true"], parser="ncu")
+    r = runner.parse_step(ctx, step)
+    assert r["kernels_profiled"] == 3
+    with gzip.open(out / "ncu.csv.gz", "rt") as f:
+        assert f.read() == csv_text

@@ -184,6 +184,7 @@ def _short_kernel(name: str) -> str:
     n = name.strip()
     if n.startswith("void "):
         n = n[5:]
+    n = re.sub(r"<?unnamed>::", "", n)  # ncu 2025's anonymous namespace (its CSV drops the '<')
     depth, cut = 0, len(n)
     for i, c in enumerate(n):  # the parameter list: the first '(' outside template brackets
         if c == "<":
@@ -215,6 +216,59 @@ def _decode_period(names: list[str], steps: int, max_trail: int = 64) -> tuple[i
         if best[0]:
             return best
     return 0, 0, 0
+
+
+def _layer_period(names: list[str]) -> tuple[int, int, int]:
+    """(p, start, layers): the step's kernels hold `layers` >= 3 repeats of p kernels (a
+    layer) from index start; the smallest such p whose repeats cover the most kernels; (0, 0, 0)
+    if none."""
+    best = (0, 0, 0)
+    for p in range(1, len(names) // 3 + 1):
+        i = 0
+        while i + p < len(names):
+            if names[i] != names[i + p]:
+                i += 1
+                continue
+            j = i
+            while j + p < len(names) and names[j] == names[j + p]:
+                j += 1
+            layers = (j - i) // p + 1  # names[i : j + p] repeats with period p
+            if layers >= 3 and layers * p > best[0] * best[2]:
+                best = (p, i, layers)
+            i = j + 1
+    return best
+
+
+def _median(v: list[float]) -> float:
+    v = sorted(v)
+    n = len(v)
+    return (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2) if n else 0.0
+
+
+def step_slots(steps: list[list[tuple[str, float, float, float]]]) -> list[dict[str, Any]]:
+    """One row per kernel slot of the decode step: the kernels before the layers ("pre i"),
+    each slot of a layer ("layer slot j", medians over the layers and the steps), the kernels
+    after them ("post i"); median µs, MB read, GB/s (read + written over the time)."""
+    if not steps or not steps[0]:
+        return []
+    names = [x[0] for x in steps[0]]
+    p, start, layers = _layer_period(names)
+    groups: list[tuple[str, list[int]]] = []
+    if p:
+        groups += [(f"pre {i}", [i]) for i in range(start)]
+        groups += [(f"layer slot {j} (x{layers})", [start + j + p * l for l in range(layers)]) for j in range(p)]
+        groups += [(f"post {i}", [i]) for i in range(start + p * layers, len(names))]
+    else:
+        groups = [(f"kernel {i}", [i]) for i in range(len(names))]
+    rows = []
+    for label, idx in groups:
+        ns = [s[i][1] for s in steps for i in idx]
+        rd = [s[i][2] for s in steps for i in idx]
+        wr = [s[i][3] for s in steps for i in idx]
+        t, r, w = _median(ns), _median(rd), _median(wr)
+        rows.append({"slot": label, "kernel": names[idx[0]], "median_us": _round(t / 1e3, 2),
+                     "read_MB": _round(r / 1e6, 3), "GB_s": _round((r + w) / t, 1) if t else None})
+    return rows
 
 
 def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
@@ -274,7 +328,8 @@ def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
                      "median_us": _round(sorted(a["ns"])[len(a["ns"]) // 2] / 1e3, 2),
                      "read_MB_each": _round(a["rd"] / a["n"] / 1e6, 3),
                      "GB_s": _round((a["rd"] + a["wr"]) / t, 1) if t else None})
-    return {"rows": rows, "kernels_profiled": len(launches), "decode_steps_found": d,
+    steps = [launches[last - k * (i + 1):last - k * i] for i in range(d)] if k else []
+    return {"rows": rows, "slots": step_slots(steps), "kernels_profiled": len(launches), "decode_steps_found": d,
             "kernels_per_decode_step": k, "trailing_kernels": j, "kernel_us_per_decode_step": _round(step_ns / 1e3, 1) if k else None}
 
 
@@ -370,6 +425,11 @@ def render_md(s: dict[str, Any]) -> str:
             lines += ["", f"## `{st['id']}`: failures (first {len(r['failures'])})", "", "```"]
             lines += r["failures"]
             lines.append("```")
+        if r.get("slots"):
+            lines += ["", f"## `{st['id']}`: one decode step, kernel by kernel (medians over its steps and layers)", "",
+                      "| slot | kernel | median µs | read MB | GB/s |", "|---|---|---:|---:|---:|"]
+            for row in r["slots"]:
+                lines.append(f"| {row['slot']} | {row['kernel']} | {row['median_us']} | {row['read_MB']} | {row['GB_s']} |")
         if r.get("rows"):
             lines += ["", f"## `{st['id']}`: results", ""]
             keys = list(dict.fromkeys(k for row in r["rows"] for k in row))

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import gzip
 import json
 import os
 import re
@@ -676,7 +677,11 @@ def parse_step(ctx: Ctx, step: Step) -> dict[str, Any]:
         f = ctx.work / f"{step.id}.csv"
         if not f.is_file():
             return {"parse_error": f"{f} was not written"}
-        return report.ncu_rows(f.read_text(errors="replace"), PROFILE_TOKENS - 1)
+        text = f.read_text(errors="replace")
+        # The raw CSV comes back too (gzipped, ~40 KB): launch order, every launch's numbers.
+        with gzip.open(ctx.out / f"{step.id}.csv.gz", "wt") as z:
+            z.write(text)
+        return report.ncu_rows(text, PROFILE_TOKENS - 1)
     if step.parser == "gemm":
         files = sorted(ctx.out.glob("gemm-*.json"), key=lambda p: p.stat().st_mtime)
         return {"rows": report.gemm_rows(files[-1]), "file": files[-1].name} if files else {}
@@ -830,7 +835,8 @@ def plan(phases: list[str], ctx_kw: dict[str, Any]) -> list[dict[str, Any]]:
         results = {"decode": ["decode-HOST-DATE.json", "decode-HOST-DATE.md"],
                    "gemm": ["gemm-DATE.json", "gemm-DATE.md"]}
         outputs = ["summary.json", "summary.md", *logs] + [
-            f for st in steps if st.parser in results for f in results[st.parser]]
+            f for st in steps if st.parser in results for f in results[st.parser]] + [
+            f"{st.id}.csv.gz" for st in steps if st.parser == "ncu"]
         out.append({"phase": ph, "budget_s": PHASE_BUDGET_S, "sum_timeouts_s": sum(r["timeout_s"] for r in rows),
                     "offline_env": OFFLINE_ENV, "outputs": outputs, "steps": rows})
     return out
