@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +203,8 @@ def _short_kernel(name: str) -> str:
 def _decode_period(names: list[str], steps: int, max_trail: int = 64) -> tuple[int, int, int]:
     """(K, d, j): the launch sequence ends, but for its last j launches (a trailing partial
     step, j < K and j <= max_trail), in d >= 2 repeats of the same K kernels (the decode step);
-    d as large as possible up to steps, then K the longest such period, then j as small as possible (a step is made of layers that repeat too: the shortest period would be a layer's);
+    d as large as possible up to steps, then K the longest such period (a step is made of
+    layers that repeat too: the shortest period would be a layer's), then j the smallest;
     (0, 0, 0) if none."""
     n = len(names)
     for d in range(steps, 1, -1):
@@ -239,12 +241,6 @@ def _layer_period(names: list[str]) -> tuple[int, int, int]:
     return best
 
 
-def _median(v: list[float]) -> float:
-    v = sorted(v)
-    n = len(v)
-    return (v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2) if n else 0.0
-
-
 def step_slots(steps: list[list[tuple[str, float, float, float]]]) -> list[dict[str, Any]]:
     """One row per kernel slot of the decode step: the kernels before the layers ("pre i"),
     each slot of a layer ("layer slot j", medians over the layers and the steps), the kernels
@@ -265,7 +261,7 @@ def step_slots(steps: list[list[tuple[str, float, float, float]]]) -> list[dict[
         ns = [s[i][1] for s in steps for i in idx]
         rd = [s[i][2] for s in steps for i in idx]
         wr = [s[i][3] for s in steps for i in idx]
-        t, r, w = _median(ns), _median(rd), _median(wr)
+        t, r, w = statistics.median(ns), statistics.median(rd), statistics.median(wr)
         rows.append({"slot": label, "kernel": names[idx[0]], "median_us": _round(t / 1e3, 2),
                      "read_MB": _round(r / 1e6, 3), "GB_s": _round((r + w) / t, 1) if t else None})
     return rows
@@ -329,8 +325,9 @@ def ncu_rows(text: str, decode_steps: int) -> dict[str, Any]:
                      "read_MB_each": _round(a["rd"] / a["n"] / 1e6, 3),
                      "GB_s": _round((a["rd"] + a["wr"]) / t, 1) if t else None})
     steps = [launches[last - k * (i + 1):last - k * i] for i in range(d)] if k else []
-    return {"rows": rows, "slots": step_slots(steps), "kernels_profiled": len(launches), "decode_steps_found": d,
-            "kernels_per_decode_step": k, "trailing_kernels": j, "kernel_us_per_decode_step": _round(step_ns / 1e3, 1) if k else None}
+    return {"rows": rows, "slots": step_slots(steps), "kernels_profiled": len(launches),
+            "decode_steps_found": d, "kernels_per_decode_step": k, "trailing_kernels": j,
+            "kernel_us_per_decode_step": _round(step_ns / 1e3, 1) if k else None}
 
 
 # --------------------------------------------------------------------------------------------
