@@ -50,6 +50,7 @@ import shlex
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -389,9 +390,18 @@ def requantize(src: Path, dst: Path, qtype: str = "q8_0") -> Path:
 
 
 def export_q8_0(folder: Path, dst: Path, pre: str) -> Path:
+    """A Q8_0 GGUF of folder at dst for llama.cpp; an earlier export is reused only if it is
+    newer than the weights and was written by this exporter version with this pre-tokenizer."""
+    import gguf_export
+
     st = folder / "model.safetensors"
     if dst.is_file() and st.is_file() and dst.stat().st_mtime >= st.stat().st_mtime:
-        return dst
+        try:
+            meta = gguf_export.read_metadata(dst)
+        except (OSError, ValueError, struct.error):  # unreadable: export again
+            meta = {}
+        if meta.get(gguf_export.EXPORT_KEY) == gguf_export.EXPORT_VERSION and meta.get("tokenizer.ggml.pre") == pre:
+            return dst
     from gguf_export import export_gguf
 
     log(f"exporting {folder.name} -> {dst.name}")

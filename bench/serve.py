@@ -378,9 +378,8 @@ def main(argv: list[str] | None = None) -> int:
                    "--weight-format", args.weight_format,
                    "--served-model-name", "m"]
         elif engine == "llama-cpp-python":
-            gguf = Path(args.gguf) if args.gguf else work / "smollm2-135m.Q8_0.gguf"
-            if not gguf.exists():
-                _decode.export_q8_0(folder, gguf, _decode.MODELS["smollm2-135m"]["pre"])  # llama.cpp knows "smollm"
+            gguf = Path(args.gguf) if args.gguf else _decode.export_q8_0(
+                folder, work / "smollm2-135m.Q8_0.gguf", _decode.MODELS["smollm2-135m"]["pre"])
             cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "m",
                    "--port", str(port), "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads),
                    "--n_ctx", "8192", "--flash_attn", "true", "--n_batch", "512", "--verbose", "false",

@@ -256,6 +256,9 @@ def test_gguf_export_roundtrip(tiny, tmp_path):
     (folder / "tokenizer_config.json").write_text(json.dumps({**tc, "chat_template": template}))
     with gguf.read_gguf(ge.export_gguf(folder, tmp_path / "chat.gguf", quiet=True)) as g:
         assert g.metadata["tokenizer.chat_template"] == template
+    meta = ge.read_metadata(tmp_path / "chat.gguf")  # the exporter's own header reader agrees
+    assert meta["tokenizer.chat_template"] == template and meta["llama.block_count"] == 2
+    assert meta[ge.EXPORT_KEY] == ge.EXPORT_VERSION and "tokenizer.ggml.tokens" not in meta  # no arrays
     with gguf.read_gguf(out) as g:
 
         names = set(g.tensors)
@@ -507,3 +510,25 @@ def test_decode_bench_kv_cache_rows():
     assert "m int8/kv-int8, 2 thread(s): decode 1.25x, prefill 0.90x int8 with the f16 KV cache" in lines
     assert sum("int8, 2 thread(s): decode 2.00x llama.cpp Q8_0" in x for x in lines) == 1  # the f16 row's goals
     assert not any("int4/kv-int8" in x or "1 thread(s)" in x for x in lines)  # no f16 row to compare with
+
+
+def test_decode_bench_reexports_a_stale_gguf(tiny, tmp_path):
+    """bench/decode.py export_q8_0 reuses an export only if this exporter version wrote it with
+    the same pre-tokenizer: a file from before the chat template, or with another pre-tokenizer
+    name (the serve bench once wrote 'smollm2', which llama.cpp refuses), is exported again."""
+    spec = importlib.util.spec_from_file_location("_decode_bench", REPO / "bench" / "decode.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    dst = tmp_path / "m.Q8_0.gguf"
+    mod.export_q8_0(tiny, dst, "smollm")
+    first = dst.stat().st_mtime_ns
+    assert mod.export_q8_0(tiny, dst, "smollm") == dst and dst.stat().st_mtime_ns == first  # reused
+    mod.export_q8_0(tiny, dst, "gpt-2")
+    assert ge.read_metadata(dst)["tokenizer.ggml.pre"] == "gpt-2"  # another pre-tokenizer: exported again
+    dst.write_bytes(b"GGUF" + b"\0" * 8)  # truncated: unreadable, exported again
+    mod.export_q8_0(tiny, dst, "gpt-2")
+    assert ge.read_metadata(dst)[ge.EXPORT_KEY] == ge.EXPORT_VERSION

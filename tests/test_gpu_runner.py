@@ -631,3 +631,35 @@ def test_profile_brings_the_ncu_csv_back(runner, report, tmp_path):
     assert r["kernels_profiled"] == 3
     with gzip.open(out / "ncu.csv.gz", "rt") as f:
         assert f.read() == csv_text
+
+
+def test_ab_env_alternates_and_reports_medians(tmp_path):
+    # bench/gpu/ab_env.sh against a stand-in vt_generate that prints its setting's timing.
+    work = tmp_path / "vt"
+    (work / "build" / "examples").mkdir(parents=True)
+    (work / "models" / "tinyllama-1.1b").mkdir(parents=True)
+    gen = work / "build" / "examples" / "vt_generate"
+    gen.write_text('#!/bin/sh\necho "128 prompt tokens, 128 generated (length); prefill 5.0 ms, '
+                   'decode 0.$((8 + ${VT_X:-0})) ms/token"\n')
+    gen.chmod(0o755)
+    ab = str(REPO / "bench" / "gpu" / "ab_env.sh")
+    env = {**os.environ, "VT_GPU_WORK": str(work)}
+    r = subprocess.run(["bash", ab, "VT_X", "0", "1", "", "128", "3"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    runs = [ln.split()[2] for ln in r.stdout.splitlines() if ln.startswith("run ")]
+    assert runs == ["VT_X=0", "VT_X=1"] * 3  # alternating
+    assert "VT_X=0 median 0.8 ms/token over 3 runs" in r.stdout
+    assert "VT_X=1 median 0.9 ms/token over 3 runs" in r.stdout
+    # Bad input: one line naming what is missing or wrong.
+    gen.write_text("#!/bin/sh\necho no timing here\n")
+    r = subprocess.run(["bash", ab, "VT_X", "0", "1"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 1 and "no 'decode X ms/token' in: no timing here" in r.stderr
+    r = subprocess.run(["bash", ab, "VT_X", "0", "1", str(tmp_path / "nope")], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert r.returncode == 2 and f"no model folder {tmp_path / 'nope'}" in r.stderr
+    r = subprocess.run(["bash", ab, "VT_X", "0", "1"], capture_output=True, text=True,
+                       env={**os.environ, "VT_GPU_WORK": str(tmp_path / "empty")}, timeout=60)
+    assert r.returncode == 2 and "run a phase first" in r.stderr
+    r = subprocess.run(["bash", ab, "VT_X"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2 and "ab_env.sh VAR A B" in r.stderr

@@ -56,6 +56,10 @@ __all__ = [
     "decode_bytes_per_token",
 ]
 
+# Stamped into every export: a cached export older than the exporter's current output (before
+# the chat template, say) is re-exported rather than reused (bench/decode.py export_q8_0).
+EXPORT_KEY = "pyvt.export_version"
+EXPORT_VERSION = 2  # 2: tokenizer.chat_template
 GGUF_MAGIC = b"GGUF"
 GGUF_VERSION = 3
 ALIGNMENT = 32
@@ -432,6 +436,7 @@ def export_gguf(
 
     w = GGUFWriter()
     w.add_str("general.architecture", "llama")
+    w.add_u32(EXPORT_KEY, EXPORT_VERSION)
     w.add_str("general.type", "model")
     w.add_str("general.name", name or cfg.get("_name_or_path") or folder.name)
     w.add_u32("llama.vocab_size", vocab)
@@ -563,8 +568,9 @@ _GGML_NAMES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8
                10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 30: "BF16"}
 
 
-def read_tensor_table(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """[{name, shape (numpy order), type, nbytes}] of a GGUF file, from its header only."""
+def _read_header(path: str | os.PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A GGUF file's scalar metadata (strings and numbers; arrays skipped) and its tensor table
+    [{name, shape (numpy order), type, nbytes}], from its header only."""
     import mmap
 
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -587,11 +593,19 @@ def read_tensor_table(path: str | os.PathLike) -> list[dict[str, Any]]:
                 return pos + cnt * struct.calcsize(GGUFWriter._SCALAR[et])
             return pos + struct.calcsize(GGUFWriter._SCALAR[vt])
 
+        meta: dict[str, Any] = {}
         for _ in range(n_kv):
             (n,) = struct.unpack_from("<Q", mm, pos)
+            key = mm[pos + 8: pos + 8 + n].decode("utf-8")
             pos += 8 + n
             (vt,) = struct.unpack_from("<I", mm, pos)
-            pos = skip_value(vt, pos + 4)
+            pos += 4
+            if vt == T_STRING:
+                (m,) = struct.unpack_from("<Q", mm, pos)
+                meta[key] = mm[pos + 8: pos + 8 + m].decode("utf-8")
+            elif vt != T_ARRAY:
+                (meta[key],) = struct.unpack_from(GGUFWriter._SCALAR[vt], mm, pos)
+            pos = skip_value(vt, pos)
         out = []
         for _ in range(n_t):
             (n,) = struct.unpack_from("<Q", mm, pos)
@@ -607,7 +621,17 @@ def read_tensor_table(path: str | os.PathLike) -> list[dict[str, Any]]:
             out.append({"name": name, "shape": tuple(int(d) for d in reversed(dims)),
                         "type": _GGML_NAMES.get(tt, str(tt)),
                         "nbytes": n_el // blk * bsz if blk else None})
-        return out
+        return meta, out
+
+
+def read_tensor_table(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """[{name, shape (numpy order), type, nbytes}] of a GGUF file, from its header only."""
+    return _read_header(path)[1]
+
+
+def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
+    """A GGUF file's scalar metadata (strings and numbers; arrays left out), from its header."""
+    return _read_header(path)[0]
 
 
 def decode_bytes_per_token(path: str | os.PathLike) -> int:
