@@ -62,8 +62,8 @@ def test_asan_ubsan(tmp_path, default_model_dir):
                          capture_output=True, text=True, timeout=900, env=env)
     log = (build / "meson-logs" / "testlog.txt").read_text(errors="replace")
     assert run.returncode == 0, run.stdout[-6000:] + log[-6000:]
-    for name in ("c_abi", "c_example_generate", "c_hostile", "c_files", "cpu_ops", "fuzz_replay_safetensors",
-                 "fuzz_replay_config"):
+    for name in ("c_abi", "c_example_generate", "c_hostile", "c_files", "cpu_ops", "threadpool",
+                 "fuzz_replay_safetensors", "fuzz_replay_config"):
         assert f"pyvt:{name}" in run.stdout, f"meson test did not run {name}:\n{run.stdout}"
     found = [r for r in REPORTS if r in log]
     assert not found, f"sanitizer reports: {found}\n{log[-6000:]}"

@@ -62,6 +62,13 @@ void clear_last_error() { t_last_error.clear(); }
 
 const char* last_error_cstr() { return t_last_error.c_str(); }
 
+bool array_ok(const void* p, int64_t n, size_t elem) {
+    if (n < 0) return false;
+    if (n == 0 || elem == 0) return true;
+    if (uint64_t(n) > uint64_t(PTRDIFF_MAX) / elem) return false;
+    return reinterpret_cast<uintptr_t>(p) <= UINTPTR_MAX - uintptr_t(n) * elem;
+}
+
 void check_array(const void* p, int64_t n, size_t elem, const char* what) {
     VT_CHECK_ARG(n >= 0, "%s: negative length %lld", what, (long long)n);
     if (n == 0 || elem == 0) return;

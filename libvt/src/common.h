@@ -47,6 +47,9 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // undefined behaviour. (A length that is merely too long for the caller's buffer cannot be
 // seen from here.)
 void check_array(const void* p, int64_t n, size_t elem, const char* what);
+// Whether check_array would accept the array (no message built: for per-call checks on hot
+// paths, which call check_array for the message only when this is false).
+bool array_ok(const void* p, int64_t n, size_t elem);
 
 // Thread-local last error (api.cpp).
 void set_last_error(vt_status status, const char* message);

@@ -113,7 +113,8 @@ void run_dense(const cpu::LinearJob& job) {
         round_x_int16(job, job.m <= cpu::gemv_max_m(level), gj);
 #endif
     if (job.m <= cpu::gemv_max_m(level)) {
-        parallel_for(nt, 1, [&](int64_t t0, int64_t t1, int) {
+        // Memory-bound: balanced (threadpool.h).
+        parallel_for_balanced(nt, 1, [&](int64_t t0, int64_t t1, int) {
             switch (level) {
 #if defined(VT_HAVE_X86_KERNELS)
                 case 2: cpu::gemv_avx512(gj, t0, t1); break;
@@ -202,8 +203,9 @@ void check_common(const char* fn, const Packed& w, const float* x, int64_t m, fl
     VT_CHECK_ARG(m >= 1, "%s: m must be >= 1 (got %lld)", fn, static_cast<long long>(m));
     VT_CHECK_ARG(m <= (INT64_C(1) << 40) / w.in && m <= (INT64_C(1) << 40) / w.out,
                  "%s: m = %lld is too large", fn, static_cast<long long>(m));
-    check_array(x, m * w.in, sizeof(float), format("%s: x", fn).c_str());
-    check_array(y, m * w.out, sizeof(float), format("%s: y", fn).c_str());
+    // (The messages are formatted only for a bad array: a decode step makes ~150 calls.)
+    if (!array_ok(x, m * w.in, sizeof(float))) check_array(x, m * w.in, sizeof(float), format("%s: x", fn).c_str());
+    if (!array_ok(y, m * w.out, sizeof(float))) check_array(y, m * w.out, sizeof(float), format("%s: y", fn).c_str());
     const char* xb = reinterpret_cast<const char*>(x);
     const char* ye = reinterpret_cast<const char*>(y + m * w.out);
     const char* xe = reinterpret_cast<const char*>(x + m * w.in);

@@ -70,6 +70,9 @@ constexpr int64_t kStallShare = 4;
 constexpr int64_t kInlineMinNs = 20'000'000;
 constexpr int64_t kInlineMaxNs = 1'000'000'000;
 
+// Threads a stealing region can have (its parts are a fixed array of the pool).
+constexpr int kMaxStealThreads = 64;
+
 class Pool {
 public:
     explicit Pool(int n) : nthreads_(n) {
@@ -96,8 +99,10 @@ public:
         return until != 0 && now_ns() < until;
     }
 
-    // Returns false (without running anything) when another caller holds the pool.
-    bool run(int64_t n, int64_t grain, int nchunks, RangeFn fn, void* ctx) {
+    // Returns false (without running anything) when another caller holds the pool. With
+    // `steal`, a thread that has finished its chunk takes pieces from the ends of the others'
+    // (claim_piece).
+    bool run(int64_t n, int64_t grain, int nchunks, RangeFn fn, void* ctx, bool steal) {
         bool expected = false;
         if (!busy_.compare_exchange_strong(expected, true, std::memory_order_acquire)) return false;
         const int64_t t0 = now_ns();
@@ -106,7 +111,15 @@ public:
         n_ = n;
         grain_ = grain;
         nchunks_ = nchunks;
+        steal_ = steal;
         err_ = nullptr;
+        const int64_t units = (n + grain - 1) / grain;
+        if (steal) {
+            for (int c = 0; c < nchunks; ++c)
+                parts_[c].range.store(span(units * c / nchunks, units * (c + 1) / nchunks), std::memory_order_relaxed);
+        }
+        // A chunk counts one; with stealing, so does every unit of `grain` items it ran.
+        const int64_t target = steal ? units + nchunks : nchunks;
         done_.store(0, std::memory_order_relaxed);
         const uint64_t g = gen_.load(std::memory_order_relaxed) + 1;
         next_.store(pack(g, nchunks, 0), std::memory_order_release);
@@ -118,10 +131,10 @@ public:
         // Chunks go to whoever claims them first: if a worker is descheduled (a busy
         // 2-core machine), the caller runs its chunk too instead of waiting for it.
         claim_and_run(g);
-        if (done_.load(std::memory_order_acquire) != nchunks) {
+        if (done_.load(std::memory_order_acquire) != target) {
             const int64_t t1 = now_ns();
             int64_t t = t1;
-            for (int spins = 0; done_.load(std::memory_order_acquire) != nchunks; ++spins) {
+            for (int spins = 0; done_.load(std::memory_order_acquire) != target; ++spins) {
                 if (t - t1 < kSpinNs) {
                     cpu_relax();
                     if ((spins & 63) == 0) t = now_ns();
@@ -184,9 +197,76 @@ private:
             if (c >= nch) return;
             // acq_rel: the claim reads the caller's release store, so the job fields are seen.
             if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel)) continue;
-            run_chunk(c);
-            done_.fetch_add(1, std::memory_order_release);
+            if (steal_) {
+                // One for the part claimed, besides its units: the job cannot end before every
+                // part's claimer has added to done_, so the parts this thread steals from are
+                // this job's, never a later one's (a part may be empty when claimed: stolen).
+                done_.fetch_add(run_part(c) + 1, std::memory_order_release);
+            } else {
+                run_chunk(c);
+                done_.fetch_add(1, std::memory_order_release);
+            }
             v = next_.load(std::memory_order_acquire);
+        }
+    }
+
+    // A part of a stealing job: units [lo, hi) of `grain` items not yet claimed, packed in one
+    // word so that its owner (taking pieces from the front) and thieves (from the back) agree.
+    static uint64_t span(int64_t lo, int64_t hi) { return (static_cast<uint64_t>(lo) << 32) | static_cast<uint64_t>(hi); }
+    struct alignas(64) Part {
+        std::atomic<uint64_t> range{0};
+    };
+
+    // A piece of a part with `left` units unclaimed: an eighth of them, at least one. Large
+    // pieces while much is left keep the claims few and each thread's stream of memory long;
+    // small ones at the end leave the threads at most a small piece apart when they meet.
+    static int64_t piece(int64_t left) { return left >= 16 ? left / 8 : left >= 2 ? 2 : 1; }
+
+    // Claims a piece of part c: from the front (its owner) or from the back (a thief).
+    // Returns false when the part has nothing left.
+    bool claim_piece(int c, bool front, int64_t& b, int64_t& e) {
+        std::atomic<uint64_t>& r = parts_[c].range;
+        uint64_t v = r.load(std::memory_order_relaxed);
+        for (;;) {
+            const int64_t lo = static_cast<int64_t>(v >> 32), hi = static_cast<int64_t>(v & 0xFFFFFFFFu);
+            if (lo >= hi) return false;
+            const int64_t k = piece(hi - lo);
+            const uint64_t nv = front ? span(lo + k, hi) : span(lo, hi - k);
+            if (r.compare_exchange_weak(v, nv, std::memory_order_relaxed)) {
+                b = front ? lo : hi - k;
+                e = front ? lo + k : hi;
+                return true;
+            }
+        }
+    }
+
+    // Runs part c piece by piece, then pieces of the other parts, until none is left.
+    // Returns the units it ran.
+    int64_t run_part(int c) {
+        int64_t ran = 0, b, e;
+        while (claim_piece(c, true, b, e)) {
+            run_units(b, e, c);
+            ran += e - b;
+        }
+        for (int k = 1; k < nchunks_; ++k) {
+            const int o = (c + k) % nchunks_;
+            while (claim_piece(o, false, b, e)) {
+                run_units(b, e, c);
+                ran += e - b;
+            }
+        }
+        return ran;
+    }
+
+    // Units [b, e) of the job: items [b * grain, min(e * grain, n)).
+    void run_units(int64_t b, int64_t e, int c) {
+        const int64_t ib = b * grain_, ie = e * grain_ < n_ ? e * grain_ : n_;
+        if (ib >= ie) return;
+        try {
+            fn_(ctx_, ib, ie, c);
+        } catch (...) {
+            std::lock_guard<std::mutex> lk(err_m_);
+            if (!err_) err_ = std::current_exception();
         }
     }
 
@@ -234,7 +314,7 @@ private:
     std::vector<std::thread> workers_;
     std::atomic<uint64_t> gen_{0};
     std::atomic<uint64_t> next_{0};  // see pack()
-    std::atomic<int> done_{0};   // chunks finished
+    std::atomic<int64_t> done_{0};  // chunks finished (a stealing job: units)
     std::atomic<int> sleepers_{0};
     std::atomic<bool> busy_{false};
     std::atomic<bool> stop_{false};
@@ -252,6 +332,8 @@ private:
     void* ctx_ = nullptr;
     int64_t n_ = 0, grain_ = 1;
     int nchunks_ = 0;
+    bool steal_ = false;
+    Part parts_[kMaxStealThreads];  // a stealing job's parts (the first nchunks_)
 };
 
 // The pool, shared: every region holds a reference for as long as it runs, so changing the
@@ -296,7 +378,7 @@ void set_num_threads(int n) {
     g_threads.store(0);
 }
 
-void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
+void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx, bool balanced) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     int64_t units = (n + grain - 1) / grain;
@@ -306,13 +388,17 @@ void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
         fn(ctx, 0, n, 0);
         return;
     }
+    // (A part's bounds are 32-bit; so many threads or units run without stealing.)
+    const bool steal = balanced && nchunks <= kMaxStealThreads && units < (int64_t(1) << 31);
     std::shared_ptr<Pool> p = get_pool(nt);
-    if (!p || p->backing_off() || !p->run(n, grain, nchunks, fn, ctx)) {
+    if (!p || p->backing_off() || !p->run(n, grain, nchunks, fn, ctx, steal)) {
         fn(ctx, 0, n, 0);
         return;
     }
     g_regions.fetch_add(1, std::memory_order_relaxed);
 }
+
+void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* ctx) { parallel_for_impl(n, grain, fn, ctx, false); }
 
 uint64_t parallel_regions() { return g_regions.load(std::memory_order_relaxed); }
 

@@ -187,7 +187,7 @@ void attention_decode(const Pass& p, int64_t layer) {
     const int64_t grain = macs < kParallelMacs ? tasks : 1;
     float* part = s.part.data();
     const int64_t pstride = gb * (HD + 2);
-    parallel_for(tasks, grain, [&](int64_t b, int64_t e, int) {
+    parallel_for_balanced(tasks, grain, [&](int64_t b, int64_t e, int) {
         int64_t r = 0;
         for (int64_t t = b; t < e; ++t) {
             while (t >= first[r + 1]) ++r;

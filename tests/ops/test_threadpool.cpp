@@ -1,0 +1,179 @@
+// libvt's thread pool (libvt/src/threadpool.cpp): parallel_for and parallel_for_balanced run
+// every item of [0, n) exactly once, in ranges of whole `grain`s, with thread indices below
+// num_threads(); balanced regions move work from a slow thread to a fast one; an exception in
+// one range reaches the caller; regions nest (inline) and survive thread-count changes while
+// other threads run regions. Built by meson as vt_test_threadpool (`meson test threadpool`)
+// and compiled on its own (also under ThreadSanitizer where the compiler has it) by
+// tests/test_threadpool.py; prints "N passed, M failed", exits 1 on a failure.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "threadpool.h"
+
+using namespace vt;
+
+namespace {
+
+int g_pass = 0, g_fail = 0;
+
+void expect(bool ok, const std::string& what) {
+    ok ? ++g_pass : ++g_fail;
+    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+}
+
+// Busy work of about `ns` nanoseconds (sleeping would hand the core to the other threads,
+// which is not what a slow share of a memory stream does).
+void spin_ns(int64_t ns) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count() < ns) {
+    }
+}
+
+// Every item once, ranges of whole grains (the last may be short), thread < num_threads().
+template <bool Balanced>
+void test_cover(int threads, int64_t n, int64_t grain, int64_t slow_below) {
+    set_num_threads(threads);
+    std::vector<std::atomic<int>> hits(size_t(n > 0 ? n : 1));
+    for (auto& h : hits) h.store(0);
+    std::atomic<int> bad_range{0}, bad_thread{0};
+    auto body = [&](int64_t b, int64_t e, int t) {
+        if (b < 0 || e > n || b >= e || b % grain != 0 || (e % grain != 0 && e != n)) bad_range.fetch_add(1);
+        if (t < 0 || t >= num_threads()) bad_thread.fetch_add(1);
+        for (int64_t i = b; i < e; ++i) {
+            hits[size_t(i)].fetch_add(1);
+            if (i < slow_below) spin_ns(2000);  // the first share is slow
+        }
+    };
+    for (int rep = 0; rep < 20; ++rep) {
+        if (Balanced) parallel_for_balanced(n, grain, body);
+        else parallel_for(n, grain, body);
+    }
+    bool once = true;
+    for (int64_t i = 0; i < n; ++i) once = once && hits[size_t(i)].load() == 20;
+    const std::string what = std::string(Balanced ? "balanced" : "parallel_for") + " threads=" + std::to_string(threads) +
+                             " n=" + std::to_string(n) + " grain=" + std::to_string(grain);
+    expect(once, what + ": every item exactly once per region");
+    expect(bad_range.load() == 0, what + ": ranges of whole grains inside [0, n)");
+    expect(bad_thread.load() == 0, what + ": thread index < num_threads()");
+}
+
+// A balanced region whose first share is slow: the other threads take pieces of it, so the
+// items of share 0 are not all run by the thread that started on it, and the region takes
+// far less than share 0 alone would.
+void test_steals() {
+    set_num_threads(2);
+    const int64_t n = 256;
+    std::vector<int> owner(size_t(n), -1);
+    std::atomic<int64_t> share0_by_other{0};
+    int64_t best_ns = INT64_MAX;
+    for (int rep = 0; rep < 10; ++rep) {
+        std::vector<int> first(size_t(n), -1);
+        const auto t0 = std::chrono::steady_clock::now();
+        parallel_for_balanced(n, 1, [&](int64_t b, int64_t e, int t) {
+            for (int64_t i = b; i < e; ++i) {
+                first[size_t(i)] = t;
+                spin_ns(i < n / 2 ? 20000 : 1000);  // share 0 is 20x slower per item
+            }
+        });
+        const int64_t ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+        best_ns = ns < best_ns ? ns : best_ns;
+        // The thread that ran item 0 started on share 0: any other thread in share 0 stole.
+        for (int64_t i = 0; i < n / 2; ++i) share0_by_other += first[size_t(i)] != first[0];
+    }
+    // Unbalanced: share 0 alone is 128 x 20 us = 2.56 ms. Balanced on 2 threads: about
+    // (128 x 20 + 128 x 1) / 2 us = 1.34 ms. Allow a slow machine half of the difference.
+    expect(share0_by_other.load() > 0, "balanced: another thread ran items of the slow share");
+    std::printf("     best region %.2f ms (share 0 alone: 2.56 ms)\n", best_ns / 1e6);
+    expect(best_ns < 2'100'000, "balanced: the region ends well before the slow share alone would");
+}
+
+template <bool Balanced>
+void test_exception() {
+    set_num_threads(2);
+    bool caught = false;
+    std::atomic<int64_t> ran{0};
+    try {
+        auto body = [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) {
+                if (i == 37) throw std::runtime_error("item 37");
+                ran.fetch_add(1);
+            }
+        };
+        if (Balanced) parallel_for_balanced(100, 1, body);
+        else parallel_for(100, 1, body);
+    } catch (const std::runtime_error& e) {
+        caught = std::string(e.what()) == "item 37";
+    }
+    expect(caught, std::string(Balanced ? "balanced" : "parallel_for") + ": an exception in a range reaches the caller");
+    // The pool is usable afterwards.
+    std::atomic<int64_t> sum{0};
+    parallel_for_balanced(1000, 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) sum.fetch_add(i);
+    });
+    expect(sum.load() == 999 * 1000 / 2, "the pool runs regions after an exception");
+}
+
+// A region inside a range runs inline on that thread (the pool is busy) and completes.
+void test_nested() {
+    set_num_threads(2);
+    std::atomic<int64_t> inner{0};
+    parallel_for_balanced(8, 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i)
+            parallel_for_balanced(100, 1, [&](int64_t b2, int64_t e2, int) { inner.fetch_add(e2 - b2); });
+    });
+    expect(inner.load() == 800, "nested balanced regions run every item");
+}
+
+// Threads calling regions while another changes the thread count: every region complete.
+void test_concurrent_resize() {
+    std::atomic<bool> stop{false};
+    std::atomic<int64_t> wrong{0}, regions{0};
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 3; ++c)
+        callers.emplace_back([&, c] {
+            while (!stop.load()) {
+                std::atomic<int64_t> sum{0};
+                const int64_t n = 500 + 37 * c;
+                parallel_for_balanced(n, 3, [&](int64_t b, int64_t e, int) {
+                    for (int64_t i = b; i < e; ++i) sum.fetch_add(i);
+                });
+                if (sum.load() != n * (n - 1) / 2) wrong.fetch_add(1);
+                regions.fetch_add(1);
+            }
+        });
+    for (int k = 0; k < 200; ++k) {
+        set_num_threads(1 + k % 4);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    stop.store(true);
+    for (auto& t : callers) t.join();
+    expect(wrong.load() == 0 && regions.load() > 0,
+           "regions from 3 threads while the thread count changes 200 times: all complete (" +
+               std::to_string(regions.load()) + " regions)");
+}
+
+}  // namespace
+
+int main() {
+    for (int threads : {1, 2, 3, 8})
+        for (int64_t n : {1, 2, 7, 64, 1000, 4099})
+            for (int64_t grain : {1, 3, 16}) {
+                test_cover<true>(threads, n, grain, 0);
+                test_cover<false>(threads, n, grain, 0);
+            }
+    test_cover<true>(2, 300, 1, 150);
+    test_cover<true>(4, 300, 2, 75);
+    test_steals();
+    test_exception<true>();
+    test_exception<false>();
+    test_nested();
+    test_concurrent_resize();
+    std::printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
