@@ -272,17 +272,8 @@ private:
 
     void run_chunk(int c) {
         // Chunks are whole multiples of grain, as even as possible.
-        int64_t units = (n_ + grain_ - 1) / grain_;
-        int64_t b = units * c / nchunks_ * grain_;
-        int64_t e = units * (c + 1) / nchunks_ * grain_;
-        if (e > n_) e = n_;
-        if (b >= e) return;
-        try {
-            fn_(ctx_, b, e, c);
-        } catch (...) {
-            std::lock_guard<std::mutex> lk(err_m_);
-            if (!err_) err_ = std::current_exception();
-        }
+        const int64_t units = (n_ + grain_ - 1) / grain_;
+        run_units(units * c / nchunks_, units * (c + 1) / nchunks_, c);
     }
 
     void worker() {
