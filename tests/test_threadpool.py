@@ -34,8 +34,7 @@ def _check(run: subprocess.CompletedProcess, label: str) -> None:
     lines = run.stdout.splitlines()
     for what in ("balanced threads=8 n=4099 grain=16: every item exactly once",
                  "parallel_for threads=3 n=7 grain=3: every item exactly once",
-                 "balanced: another thread ran items of the slow share",
-                 "balanced: the region ends well before the slow share alone would",
+                 "balanced: another thread ran items of a share whose owner was held up",
                  "balanced: an exception in a range reaches the caller",
                  "nested balanced regions run every item",
                  "regions from 3 threads while the thread count changes"):

@@ -217,9 +217,10 @@ private:
         std::atomic<uint64_t> range{0};
     };
 
-    // A piece of a part with `left` units unclaimed: an eighth of them, at least one. Large
-    // pieces while much is left keep the claims few and each thread's stream of memory long;
-    // small ones at the end leave the threads at most a small piece apart when they meet.
+    // A piece of a part with `left` units unclaimed: an eighth of them while 16 or more are
+    // left, else 2 (the last one alone). Large pieces while much is left keep the claims few
+    // and each thread's stream of memory long; small ones at the end leave the threads at most
+    // a small piece apart when they meet.
     static int64_t piece(int64_t left) { return left >= 16 ? left / 8 : left >= 2 ? 2 : 1; }
 
     // Claims a piece of part c: from the front (its owner) or from the back (a thief).
