@@ -402,10 +402,8 @@ def export_q8_0(folder: Path, dst: Path, pre: str) -> Path:
             meta = {}
         if meta.get(gguf_export.EXPORT_KEY) == gguf_export.EXPORT_VERSION and meta.get("tokenizer.ggml.pre") == pre:
             return dst
-    from gguf_export import export_gguf
-
     log(f"exporting {folder.name} -> {dst.name}")
-    return export_gguf(folder, dst, qtype="q8_0", pre=pre, quiet=True)
+    return gguf_export.export_gguf(folder, dst, qtype="q8_0", pre=pre, quiet=True)
 
 
 def prepare_model(name: str, args: argparse.Namespace, want_llamacpp: bool) -> dict[str, Any]:

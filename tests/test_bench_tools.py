@@ -39,6 +39,19 @@ def _pyvt_gguf():
     return mod
 
 
+def _bench_module(name: str):
+    """bench/<name>.py as a fresh module (bench/ on sys.path while it loads: it imports its
+    neighbours)."""
+    spec = importlib.util.spec_from_file_location(f"_{name}_bench", REPO / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    return mod
+
+
 def _read_st_header(path: Path) -> tuple[dict, int]:
     raw = path.read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]
@@ -406,9 +419,7 @@ def test_gemm_bench_skips_cleanly_without_a_gpu():
 def test_serve_bench_engine_step(tiny):
     """bench/serve.py's batched-step measurement without the server: one row per level up to the
     batch limit, and the ratio lines beside the server's (levels above the limit are skipped)."""
-    spec = importlib.util.spec_from_file_location("_serve_bench", REPO / "bench" / "serve.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _bench_module("serve")
     steps = mod.engine_steps(tiny, [1, 3, 10 ** 6], threads=1, weight_format="int8")
     assert [r["rows"] for r in steps] == [1, 3]
     assert all(r["tok_per_s"] > 0 and len(r["step_ms_all"]) == 5 for r in steps)
@@ -426,9 +437,7 @@ def test_serve_bench_stream_without_done_is_an_error():
     import asyncio
     import contextlib
 
-    spec = importlib.util.spec_from_file_location("_serve_bench", REPO / "bench" / "serve.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _bench_module("serve")
 
     def chunk(text):
         return "data: " + json.dumps({"choices": [{"delta": {"content": text}}]})
@@ -471,9 +480,7 @@ def test_serve_bench_async_engine_rows(tiny, tmp_path):
     cfg["chat_template"] = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
     (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
 
-    spec = importlib.util.spec_from_file_location("_serve_bench", REPO / "bench" / "serve.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _bench_module("serve")
     args = argparse.Namespace(threads=1, weight_format="int8", max_batch=8, requests=4, max_tokens=6)
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     rows = mod.async_engine_rows(folder, [1, 3], args, tok)
@@ -490,13 +497,7 @@ def test_serve_bench_async_engine_rows(tiny, tmp_path):
 def test_decode_bench_kv_cache_rows():
     """bench/decode.py's FORMAT/kv-TYPE rows: each is compared with its FORMAT row (same model,
     threads, contention), and the int8 goal lines stay with the default cache's row."""
-    spec = importlib.util.spec_from_file_location("_decode_bench", REPO / "bench" / "decode.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    mod = _bench_module("decode")
 
     def row(engine, fmt, dec, pre, threads=2):
         return {"model": "m", "engine": engine, "format": fmt, "threads": threads, "status": "ok",
@@ -516,13 +517,7 @@ def test_decode_bench_reexports_a_stale_gguf(tiny, tmp_path):
     """bench/decode.py export_q8_0 reuses an export only if this exporter version wrote it with
     the same pre-tokenizer: a file from before the chat template, or with another pre-tokenizer
     name (the serve bench once wrote 'smollm2', which llama.cpp refuses), is exported again."""
-    spec = importlib.util.spec_from_file_location("_decode_bench", REPO / "bench" / "decode.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    mod = _bench_module("decode")
     dst = tmp_path / "m.Q8_0.gguf"
     mod.export_q8_0(tiny, dst, "smollm")
     first = dst.stat().st_mtime_ns
