@@ -153,6 +153,9 @@ using CudaPackedPtr = std::unique_ptr<CudaPacked, CudaPackedDeleter>;
 // saying so). docs/cuda.md "CUTLASS GEMMs" says which kernel runs which call.
 CudaPackedPtr cuda_upload_packed(const vt_packed& p, int device_index);
 int64_t cuda_packed_device_bytes(const CudaPacked& cp);
+// Whether this weight's FP8 W8A8 linears with m >= 16 run on the sm_90a (wgmma) kernel:
+// FP8_CHANNEL on an sm_90 device, built with it, VT_CUDA_FP8_GEMM not `sm89` at upload.
+bool cuda_packed_fp8_hopper(const CudaPacked& cp);
 
 // vt::linear / vt::linear_swiglu (quant.h) on device copies: x and y are host f32 arrays
 // (copied to and from the device), same arguments and results to within FP rounding

@@ -361,6 +361,11 @@ void test_store_softcap(int m) {
 
 bool cutlass_built() { return cutlass_backend_line().rfind("cutlass: built", 0) == 0; }
 
+// Normalized error bound of an FP8 W8A8 linear against the CPU: 1e-5 (FP32 sums in another
+// order), 3e-4 on the sm_90a kernel, whose tensor core keeps fewer bits than FP32 inside each
+// 128-k promotion interval (an estimate to tighten from the first GPU run's measured errors).
+double fp8_tol(const CudaPacked& w, int64_t m) { return cuda_packed_fp8_hopper(w) && m >= 16 ? 3e-4 : 1e-5; }
+
 void test_cutlass_linear(vt_format f, int64_t n, int64_t k, int m, bool gelu) {
     char tag[160];
     std::snprintf(tag, sizeof tag, "cutlass %s [%lld x %lld] m=%d%s", fmt_name(f), (long long)n, (long long)k, m,
@@ -379,8 +384,10 @@ void test_cutlass_linear(vt_format f, int64_t n, int64_t k, int m, bool gelu) {
     cuda_linear(*cp, x.data(), m, bias.data(), o, y.data());
     const bool sparse = f == VT_FORMAT_INT8_SPARSE24 || f == VT_FORMAT_INT4_SPARSE24;
     // Sparse: the same integer sums and the same f32 epilogue operations as the CPU (bit-equal
-    // without GELU); GELU erff vs the CPU's double erfc. FP8: f32 sums of exact products.
-    const double tol = sparse ? (gelu ? 1e-6 : 0.0) : 1e-5;
+    // without GELU); GELU erff vs the CPU's double erfc. FP8: f32 sums of exact products; on
+    // the sm_90a kernel the tensor core adds 4 wgmma steps (128 k) in its own narrower
+    // accumulator before each FP32 promotion (fp8_tol).
+    const double tol = sparse ? (gelu ? 1e-6 : 0.0) : fp8_tol(*cp, m);
     const double err = nerr(y, to_d(ref));
     expect(err <= tol, std::string(tag) + " vs CPU", err);
 }
@@ -398,7 +405,49 @@ void test_cutlass_swiglu(vt_format f, int m) {
     linear_swiglu(*pg, *pu, x.data(), m, gb.data(), ub.data(), o, ref.data());
     cuda_linear_swiglu(*cg, *cu, x.data(), m, gb.data(), ub.data(), o, y.data());
     const double err = nerr(y, to_d(ref));
-    expect(err < 1e-5, std::string("cutlass swiglu ") + fmt_name(f) + " m=" + std::to_string(m) + " vs CPU", err);
+    const double tol = f == VT_FORMAT_FP8_CHANNEL ? fp8_tol(*cg, m) : 1e-5;
+    expect(err <= tol, std::string("cutlass swiglu ") + fmt_name(f) + " m=" + std::to_string(m) + " vs CPU", err);
+}
+
+// FP8 W8A8 on sm_90: the wgmma kernel (cutlass_fp8_sm90.cu) by default, the CUTLASS 2.x one with
+// VT_CUDA_FP8_GEMM=sm89 (read at upload), an unknown value refused naming it. Both kernels
+// against the CPU on the shapes that take each of the sm_90a path's two output routes: y
+// written by the GEMM itself (n a multiple of 4) and through the scratch (n = 130, 37; SwiGLU).
+void test_fp8_hopper_choice() {
+    const DeviceInfo& di = device_info(0);
+    std::vector<float> w = randn(64 * 128, 0.05f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, 64, 128, VT_FORMAT_FP8_CHANNEL, 0);
+    const bool hopper = cuda_packed_fp8_hopper(*cuda_upload_packed(*p, 0));
+    if (cutlass_backend_line().find("wgmma for sm_90a") != std::string::npos)
+        expect(hopper == (di.cc_major == 9 && di.cc_minor == 0),
+               "FP8_CHANNEL uploads to the sm_90a kernel exactly on an sm_90 device (this build has it)");
+    else
+        expect(!hopper, "no sm_90a FP8 kernel in this build: never chosen");
+    setenv("VT_CUDA_FP8_GEMM", "bogus", 1);
+    bool refused = false;
+    try {
+        cuda_upload_packed(*p, 0);
+    } catch (const Error& e) {
+        refused = e.status() == VT_STATUS_INVALID_ARGUMENT && std::strstr(e.what(), "VT_CUDA_FP8_GEMM=bogus");
+    }
+    expect(refused, "VT_CUDA_FP8_GEMM=bogus: the upload is VT_STATUS_INVALID_ARGUMENT naming it");
+    setenv("VT_CUDA_FP8_GEMM", "sm89", 1);
+    expect(!cuda_packed_fp8_hopper(*cuda_upload_packed(*p, 0)), "VT_CUDA_FP8_GEMM=sm89: the CUTLASS 2.x kernel");
+    for (int m : {16, 17, 300}) {  // the sm_89 kernel where the default would take the sm_90a one
+        test_cutlass_linear(VT_FORMAT_FP8_CHANNEL, 256, 576, m, true);
+        test_cutlass_linear(VT_FORMAT_FP8_CHANNEL, 130, 1028, m, false);
+    }
+    test_cutlass_swiglu(VT_FORMAT_FP8_CHANNEL, 100);
+    unsetenv("VT_CUDA_FP8_GEMM");
+    if (!hopper) return;
+    for (int m : {16, 17, 128, 129, 300}) {
+        test_cutlass_linear(VT_FORMAT_FP8_CHANNEL, 256, 576, m, true);    // y written by the GEMM
+        test_cutlass_linear(VT_FORMAT_FP8_CHANNEL, 256, 576, m, false);
+        test_cutlass_linear(VT_FORMAT_FP8_CHANNEL, 130, 1028, m, true);   // n % 4 != 0: the scratch
+        test_cutlass_linear(VT_FORMAT_FP8_CHANNEL, 37, 100, m, false);
+    }
+    test_cutlass_linear(VT_FORMAT_FP8_CHANNEL, 2048, 4096, 1000, false);  // many tiles, K past one stage
+    for (int m : {16, 64, 257}) test_cutlass_swiglu(VT_FORMAT_FP8_CHANNEL, m);
 }
 
 void test_cutlass() {
@@ -425,6 +474,7 @@ void test_cutlass() {
         test_cutlass_linear(f, 1000, 4096, 129, false);
         for (int m : {1, 5, 100}) test_cutlass_swiglu(f, m);
     }
+    test_fp8_hopper_choice();
 }
 
 // ---- Row counts past the grid's y limit (vt_linear_device accepts m up to 2^24) ------------------

@@ -28,6 +28,7 @@ void CudaPackedDeleter::operator()(CudaPacked*) const noexcept {}
 std::unique_ptr<BackendModel> cuda_backend(const ModelWeights&, int, int32_t) { unavailable(); }
 CudaPackedPtr cuda_upload_packed(const vt_packed&, int) { unavailable(); }
 int64_t cuda_packed_device_bytes(const CudaPacked&) { return 0; }
+bool cuda_packed_fp8_hopper(const CudaPacked&) { return false; }
 void cuda_linear(const CudaPacked&, const float*, int64_t, const float*, const vt_linear_options&, float*) {
     unavailable();
 }

@@ -1,5 +1,7 @@
 // FP8 E4M3 W8A8 dense GEMM (mma.sync e4m3, sm_89 and sm_90) for FP8_CHANNEL weights:
-// cutlass::gemm::device::GemmUniversal. x is quantized per row on the GPU (absmax / 448),
+// cutlass::gemm::device::GemmUniversal. On an sm_90 device, m >= kFp8Sm90MinM goes to the
+// Hopper kernel instead (cutlass_fp8_sm90.cu: wgmma, the epilogue fused) unless the caller
+// says otherwise (VT_CUDA_FP8_GEMM=sm89, engine.cpp). x is quantized per row on the GPU (absmax / 448),
 // E4M3 × E4M3 products accumulate in FP32, and one epilogue kernel applies x scale · w scale,
 // bias, GELU or SiLU·up (cutlass_gemm.h says why that is not the CUTLASS epilogue).
 //
@@ -79,6 +81,33 @@ __global__ void __launch_bounds__(256) fp8_epilogue_kernel(const float* d, const
     }
 }
 
+// y[i][r] from the scaled products the sm_90a GEMM left in d (d_up: SwiGLU's up): act(d + bias),
+// or silu(d + bias) · (d_up + bias_up) — the same f32 operations as fp8_epilogue_kernel after
+// its scaling (cutlass_fp8_sm90.cu applied that).
+__global__ void __launch_bounds__(256) fp8_finish_kernel(const float* d, const float* d_up, int64_t n_pad, int64_t m,
+                                                         int64_t n, const float* bias, const float* bias_up,
+                                                         int act_gelu, float* y) {
+    const int64_t total = m * n;
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t i = t / n, r = t - i * n;
+        float v = d[i * n_pad + r];
+        if (bias) v += bias[r];
+        if (d_up) {
+            float u = d_up[i * n_pad + r];
+            if (bias_up) u += bias_up[r];
+            v = silu(v) * u;
+        } else if (act_gelu) {
+            v = gelu(v);
+        }
+        y[t] = v;
+    }
+}
+
+dim3 elementwise_grid(int64_t total) {
+    const int64_t blocks = (total + 255) / 256;
+    return dim3(unsigned(blocks < 65536 ? blocks : 65536));
+}
+
 }  // namespace
 
 size_t fp8_workspace_bytes(const LinearShape& s, int64_t m, int outputs) {
@@ -96,7 +125,7 @@ bool fp8_gemm_supported(int cc_major, int cc_minor) {
 }
 
 void fp8_linear(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t m, const float* bias, int gelu,
-                float* y, void* ws, const DevLinear* up, const float* up_bias) {
+                float* y, void* ws, const DevLinear* up, const float* up_bias, bool hopper) {
     const LinearShape& s = w.s;
     VT_CHECK_ARG(s.fmt == kDevFp8Channel, "fp8_linear: the weight is not FP8_CHANNEL");
     VT_CHECK_ARG(m <= INT32_MAX, "fp8_linear: m = %lld is too large", (long long)m);
@@ -109,10 +138,27 @@ void fp8_linear(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_
     launch(plain, "FP8 input quantization", quantize_fp8_kernel, dim3(unsigned(m)), dim3(256), 0, x, int64_t(s.k),
            int64_t(s.k_pad), xq, xs);
 
+    const int64_t total = m * int64_t(s.n);
+#if defined(VT_HAVE_CUTLASS_FP8_SM90)
+    if (hopper && m >= kFp8Sm90MinM) {  // the sm_90a kernel: scales, bias, GELU in its epilogue
+        bool finish = false;
+        const Fp8Sm90Problem p = fp8_sm90_plan(m, s.n, s.n_pad, s.k_pad, xq, xs, w.w, w.rowmul, up ? up->w : nullptr,
+                                               up ? up->rowmul : nullptr, bias, gelu, y, d, d_up, &finish);
+        int device = 0;
+        const cudaError_t derr = cudaGetDevice(&device);
+        if (derr != cudaSuccess) launch_failed("FP8 GEMM (sm_90a): cudaGetDevice", derr);
+        fp8_gemm_sm90(cfg.stream, p, device);
+        if (finish)
+            launch(plain, "FP8 finish", fp8_finish_kernel, elementwise_grid(total), dim3(256), 0, d, d_up,
+                   int64_t(s.n_pad), m, int64_t(s.n), bias, up ? up_bias : nullptr, up ? 0 : gelu, y);
+        return;
+    }
+#endif
+    (void)hopper;
     using G = Fp8Gemm;
     const int batch = up ? 2 : 1;
-    const int64_t b_stride = up ? int64_t(up->w - w.w) : 0;  // elements (bytes: E4M3)
-    const int64_t d_stride = up ? int64_t(d_up - d) : 0;
+    const int64_t b_stride = up ? elems_between(w.w, up->w) : 0;  // elements (bytes: E4M3)
+    const int64_t d_stride = up ? elems_between(d, d_up) : 0;
     typename G::Arguments args(up ? cutlass::gemm::GemmUniversalMode::kBatched : cutlass::gemm::GemmUniversalMode::kGemm,
                                cutlass::gemm::GemmCoord(int(m), s.n_pad, s.k_pad), batch, {1.0f, 0.0f}, xq, w.w, d, d,
                                0, b_stride, d_stride, d_stride, int64_t(s.k_pad), int64_t(s.k_pad), int64_t(s.n_pad),
@@ -133,9 +179,7 @@ void fp8_linear(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_
         fail(VT_STATUS_INTERNAL, "FP8 GEMM (CUTLASS): %s", cutlass::cutlassGetStatusString(st));
     }
 
-    const int64_t total = m * int64_t(s.n);
-    const int64_t blocks = (total + 255) / 256;
-    launch(plain, "FP8 epilogue", fp8_epilogue_kernel, dim3(unsigned(blocks < 65536 ? blocks : 65536)), dim3(256), 0, d,
+    launch(plain, "FP8 epilogue", fp8_epilogue_kernel, elementwise_grid(total), dim3(256), 0, d,
            d_up, int64_t(s.n_pad), m, int64_t(s.n), xs, w.rowmul, bias, up ? up->rowmul : nullptr, up_bias, gelu, y);
 }
 

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/fp8_sm90_plan.h"
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
 
@@ -65,8 +66,21 @@ bool fp8_gemm_supported(int cc_major, int cc_minor);
 // cores with FP32 accumulation, then x scale · w.rowmul[n], bias, GELU when gelu.
 // swiglu_up: as for sparse_linear, the up weight (same shape): both GEMMs run as one batched
 // CUTLASS launch (batch 2) and the epilogue writes silu(gate) · up.
+// hopper: the device is sm_90 and fp8_sm90_supported said yes: m >= kFp8Sm90MinM then runs on
+// the sm_90a kernel (scales, bias, GELU in its epilogue; SwiGLU's product in a finishing pass).
 void fp8_linear(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t m, const float* bias, int gelu,
-                float* y, void* ws, const DevLinear* swiglu_up = nullptr, const float* up_bias = nullptr);
+                float* y, void* ws, const DevLinear* swiglu_up = nullptr, const float* up_bias = nullptr,
+                bool hopper = false);
+
+// ---- FP8 W8A8 on Hopper (cutlass_fp8_sm90.cu; built when the targets include sm_90:
+// VT_HAVE_CUTLASS_FP8_SM90). The problem and its planning: fp8_sm90_plan.h (plain C++).
+
+// Whether the sm_90a kernel can run on device cc_major.cc_minor (exactly sm_90, and an image
+// of it in this build).
+bool fp8_sm90_supported(int cc_major, int cc_minor);
+// Enqueues the GEMM on stream (graph-capturable); throws vt::Error when CUTLASS refuses the
+// problem or the launch fails.
+void fp8_gemm_sm90(cudaStream_t stream, const Fp8Sm90Problem& p, int device);
 
 }  // namespace cudak
 }  // namespace vt

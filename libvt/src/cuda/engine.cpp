@@ -822,6 +822,7 @@ struct CudaPacked {
     DevSparse sp;               // 2:4 sparse formats (CUTLASS)
     bool sparse = false;
     bool fp8_w8a8 = false;      // FP8_CHANNEL and this device runs the CUTLASS FP8 GEMM
+    bool fp8_sm90 = false;      // ... and its sm_90a (wgmma) kernel for m >= kFp8Sm90MinM
     vt_format format = VT_FORMAT_INT8_BLOCKED;
     int64_t out = 0, in = 0;
 };
@@ -829,6 +830,7 @@ struct CudaPacked {
 void CudaPackedDeleter::operator()(CudaPacked* p) const noexcept { delete p; }
 
 int64_t cuda_packed_device_bytes(const CudaPacked& cp) { return int64_t(cp.mem.bytes()); }
+bool cuda_packed_fp8_hopper(const CudaPacked& cp) { return cp.fp8_sm90; }
 
 namespace {
 
@@ -887,7 +889,9 @@ void cutlass_linear(const LaunchCfg& lc, const CudaPacked& w, const CudaPacked* 
     if (w.sparse) return sparse_linear(lc, w.sp, xd, m, biasd, gelu, yd, ws, up ? &up->sp : nullptr, up_biasd);
 #endif
 #if defined(VT_HAVE_CUTLASS_FP8)
-    if (w.fp8_w8a8) return fp8_linear(lc, w.d, xd, m, biasd, gelu, yd, ws, up ? &up->d : nullptr, up_biasd);
+    if (w.fp8_w8a8)
+        return fp8_linear(lc, w.d, xd, m, biasd, gelu, yd, ws, up ? &up->d : nullptr, up_biasd,
+                          w.fp8_sm90 && (!up || up->fp8_sm90));
 #endif
     (void)lc, (void)up, (void)xd, (void)m, (void)biasd, (void)up_biasd, (void)gelu, (void)yd, (void)ws;
     fail(VT_STATUS_INTERNAL, "cutlass_linear: format %d has no CUTLASS kernel in this build", int(w.format));
@@ -910,6 +914,11 @@ CudaPackedPtr cuda_upload_packed(const vt_packed& p, int device_index) {
     if (p.format == VT_FORMAT_FP8_CHANNEL) {
         DeviceGuard g(device_index);
         cp->fp8_w8a8 = fp8_gemm_supported(di.cc_major, di.cc_minor);
+#if defined(VT_HAVE_CUTLASS_FP8_SM90)
+        cp->fp8_sm90 = cp->fp8_w8a8 && !fp8_gemm_legacy() && fp8_sm90_supported(di.cc_major, di.cc_minor);
+#else
+        (void)fp8_gemm_legacy();  // a bad value is an error in every build
+#endif
     }
 #else
     (void)di;

@@ -36,6 +36,7 @@
 #endif
 
 #include "cuda/device_math.h"
+#include "cuda/fp8_sm90_plan.h"
 #include "cuda/layout.h"
 #include "quant.h"
 #include "vt/vt.h"
@@ -686,6 +687,37 @@ void check_attention_splits() {
     expect(ok, "windowed decode attention splits cover the window's keys exactly once");
 }
 
+// fp8_linear's plan for the sm_90a FP8 GEMM (fp8_sm90_plan.h): y written by the GEMM only when
+// TMA can store it (one output, n % 4 == 0, y 16-byte aligned), else the scratch at the padded
+// pitch and a finishing pass; SwiGLU as a batch of two whose strides reach up's codes, scales
+// and scratch, with its biases and activation left to the finishing pass.
+void check_fp8_sm90_plan() {
+    alignas(16) static uint8_t xq[64], wg[64], wu[64];
+    alignas(16) static float xs[4], sg[8], su[8], bias[8], y[64], dg[64], du[64];
+    bool fin = false;
+    Fp8Sm90Problem p = fp8_sm90_plan(20, 256, 320, 576, xq, xs, wg, sg, nullptr, nullptr, bias, 1, y, dg, du, &fin);
+    expect(!fin && p.d == y && p.ldd == 256 && p.batch == 1 && p.bias == bias && p.gelu == 1 && p.m == 20 &&
+               p.n == 256 && p.k_pad == 576 && p.xq == xq && p.xs == xs && p.w == wg && p.wscale == sg,
+           "fp8 sm90 plan: n % 4 == 0, aligned y: the GEMM writes y with bias and GELU");
+    for (auto c : {std::pair<int, float*>{130, y}, {37, y}, {256, y + 1}}) {
+        p = fp8_sm90_plan(17, c.first, 320, 1056, xq, xs, wg, sg, nullptr, nullptr, bias, 1, c.second, dg, du, &fin);
+        expect(fin && p.d == dg && p.ldd == 320 && p.n % 4 == 0 && p.n >= c.first && p.n < c.first + 4 &&
+                   p.bias == nullptr && p.gelu == 0 && p.batch == 1,
+               "fp8 sm90 plan: n = " + std::to_string(c.first) + (c.second == y ? "" : ", y misaligned") +
+                   ": the scratch at the padded pitch over n rounded up to 4, bias and GELU in the finish pass");
+    }
+    p = fp8_sm90_plan(100, 254, 256, 128, xq, xs, wg, sg, wu, su, bias, 0, y, dg, du, &fin);
+    // (addresses compared as integers: gate's pointer plus the stride lands in another object)
+    const auto at = [](const void* base, int64_t stride, size_t esize) {
+        return reinterpret_cast<uintptr_t>(base) + uintptr_t(stride * int64_t(esize));
+    };
+    expect(fin && p.batch == 2 && at(p.w, p.w_batch_stride, 1) == reinterpret_cast<uintptr_t>(wu) &&
+               at(p.wscale, p.wscale_batch_stride, 4) == reinterpret_cast<uintptr_t>(su) && p.d == dg &&
+               at(p.d, p.d_batch_stride, 4) == reinterpret_cast<uintptr_t>(du) && p.ldd == 256 && p.n == 256 &&
+               p.bias == nullptr && p.gelu == 0,
+           "fp8 sm90 plan: SwiGLU is a batch of two into the scratch, bias and product left to the finish pass");
+}
+
 // The epilogues' soft-cap and tanh GELU: the CPU's formulas (cpu/engine.cpp, ops::geglu_tanh)
 // within a few float ulps of double precision.
 void check_epilogue_math() {
@@ -735,6 +767,7 @@ int main() {
     check_sorting_network();
     check_attention_splits();
     check_epilogue_math();
+    check_fp8_sm90_plan();
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -275,6 +275,13 @@ bool cudak::legacy_kernels() {
     return on;
 }
 
+bool cudak::fp8_gemm_legacy() {
+    const char* v = std::getenv("VT_CUDA_FP8_GEMM");
+    if (!v || !*v || std::strcmp(v, "auto") == 0) return false;
+    if (std::strcmp(v, "sm89") == 0) return true;
+    fail(VT_STATUS_INVALID_ARGUMENT, "VT_CUDA_FP8_GEMM=%.40s: expected auto (the default) or sm89", v);
+}
+
 bool cuda_available() { return cudak::probe().ok; }
 
 bool cuda_usable(std::string* why) {

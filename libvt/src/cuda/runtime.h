@@ -108,5 +108,11 @@ std::string gib(size_t bytes);  // "1.25 GiB" / "512.0 MiB"
 // anything else on (VT_CUDA_GRAPHS, VT_CUDA_PDL, VT_CUDA_LEGACY_KERNELS).
 bool env_on(const char* name, bool dflt);
 
+// VT_CUDA_FP8_GEMM, read at each FP8_CHANNEL upload: true for `sm89` (the FP8 W8A8 linears
+// of that weight keep the CUTLASS 2.x kernel on an sm_90 device), false when unset, empty or
+// `auto` (the sm_90a kernel where the device runs it). Any other value: VT_STATUS_INVALID_ARGUMENT
+// naming the variable and the value.
+bool fp8_gemm_legacy();
+
 }  // namespace cudak
 }  // namespace vt
