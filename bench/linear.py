@@ -1,7 +1,9 @@
 """Quantized linears on the CPU: m=1 decode GEMV and m=512 prefill GEMM, TinyLlama shapes.
 
 For each [out, in] weight shape of TinyLlama-1.1B (q/o proj 2048x2048, gate/up 5632x2048,
-down 2048x5632, lm_head 32000x2048) and each packed format, in one run:
+down 2048x5632, lm_head 32000x2048; or SmolLM2-135M's with --model smollm2-135m: qkv 960x576,
+o 576x576, gate/up 1536x576, down 576x1536, lm_head 49152x576) and each packed format, in one
+run:
   * m = 1:   time per call, GB/s of *packed weight bytes* streamed, that as a fraction of the
              machine's read bandwidth measured in this run, and the speed-up over numpy's
              float32 GEMV (W @ x) on the same shape;
@@ -22,7 +24,7 @@ run in interleaved rounds (numpy, then each format), and "x numpy" is the median
 of the ratio within a round, since the bandwidth of a shared machine drifts by tens of
 percent within a minute. Prints a table and writes JSON + the table under bench/results/.
 
-    python bench/linear.py [--quick] [--formats int8,fp8,...] [--threads N]
+    python bench/linear.py [--quick] [--formats int8,fp8,...] [--threads N] [--model smollm2-135m]
 """
 
 from __future__ import annotations
@@ -42,12 +44,22 @@ import numpy as np
 
 from pyvt import ops
 
-SHAPES = [  # (name, out, in)
-    ("q/o_proj", 2048, 2048),
-    ("gate/up", 5632, 2048),
-    ("down", 2048, 5632),
-    ("lm_head", 32000, 2048),
-]
+MODEL_SHAPES = {  # model -> [(name, out, in)]
+    "tinyllama-1.1b": [
+        ("q/o_proj", 2048, 2048),
+        ("gate/up", 5632, 2048),
+        ("down", 2048, 5632),
+        ("lm_head", 32000, 2048),
+    ],
+    "smollm2-135m": [  # hidden 576, 9 heads / 3 KV heads of 64, intermediate 1536, vocab 49152
+        ("qkv_proj", 960, 576),
+        ("o_proj", 576, 576),
+        ("gate/up", 1536, 576),
+        ("down", 576, 1536),
+        ("lm_head", 49152, 576),
+    ],
+}
+SHAPES = MODEL_SHAPES["tinyllama-1.1b"]
 FORMATS = {
     "int8": (ops.prepack_int8_blocked, ops.linear_int8_w8a16),
     "fp8": (ops.prepack_fp8_blocked, ops.linear_fp8_w8a16),
@@ -187,6 +199,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--formats", default=",".join(FORMATS), help="comma-separated formats")
     ap.add_argument("--threads", type=int, default=0, help="libvt threads (0: default)")
+    ap.add_argument("--model", default="tinyllama-1.1b", choices=sorted(MODEL_SHAPES),
+                    help="whose projection shapes to run (default: tinyllama-1.1b)")
     ap.add_argument("--no-save", action="store_true", help="do not write bench/results/")
     args = ap.parse_args(argv)
     if args.threads:
@@ -205,8 +219,8 @@ def main(argv=None) -> int:
     bw = read_bandwidth(ops.get_num_threads())
     print(f"# read bandwidth: {bw['all_threads_GBps']:.1f} GB/s with {bw['threads']} threads, "
           f"{bw['single_thread_GBps']:.1f} GB/s single ({bw['method']})", flush=True)
-    results = {"machine": info, "bandwidth": bw, "shapes": []}
-    for name, out_f, in_f in SHAPES:
+    results = {"machine": info, "bandwidth": bw, "model": args.model, "shapes": []}
+    for name, out_f, in_f in MODEL_SHAPES[args.model]:
         npres, fres = bench_shape(out_f, in_f, fmts, reps, rounds, rng)
         print(f"# {name} {out_f}x{in_f}: numpy f32 GEMV {npres['m1_GBps']:.1f} GB/s; " +
               ", ".join(f"{fmt} {r['m1_GBps']:.1f}" for fmt, r in fres.items()), flush=True)
@@ -253,7 +267,7 @@ def main(argv=None) -> int:
         outdir = ROOT / "bench" / "results"
         outdir.mkdir(parents=True, exist_ok=True)
         stamp = info["date"].replace(":", "").replace("-", "")
-        base = outdir / f"linear-{stamp}"
+        base = outdir / (f"linear-{stamp}" if args.model == "tinyllama-1.1b" else f"linear-{args.model}-{stamp}")
         base.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
         header = [f"# bench/linear.py {' '.join(argv if argv is not None else sys.argv[1:])}",
                   f"# {info['cpu']}, {info['cores']} cores, libvt {info['pyvt']} ({info['isa']}, "
