@@ -171,6 +171,10 @@ VT_INLINE float exp_sum(float* s, int64_t n, float m) {
     return sum;
 }
 
+// Rows d of a key tile (kKeyTile values each) per 64-byte line: 2 for f16, 4 for int8, 1 for f32.
+template <class T>
+constexpr int64_t kTileDPerLine = 64 / int64_t(kKeyTile * sizeof(T)) > 0 ? 64 / int64_t(kKeyTile * sizeof(T)) : 1;
+
 // s[g][j1 : j1 + NV·lanes] = q_g · k_j for the NV·lanes keys starting at j0 + j1 (a multiple of
 // the vector width, which divides kKeyTile: each vector lies inside one tile), NG heads at once.
 template <int I, int NG, int NV, class T>
@@ -193,6 +197,15 @@ VT_INLINE void scores_block(const float* const* q, const T* kt, int64_t j0, int6
     for (; d + P <= hd; d += P)
         for (int p = 0; p < P; ++p) {
             V k[NV];
+            // The same line of the next block's tile (kKeyBlock keys on: kKeyBlock · hd values),
+            // one request per 64-byte line read here, spread over the loop, into L2 (the block
+            // being read, its scores and the accumulators fill much of L1): the hardware
+            // prefetchers alone left decode attention at about half the bandwidth the GEMVs
+            // reach; with these requests SmolLM2's decode attention took 20-25 % less time
+            // (instrumented build, 4 alternating rounds; requests for a whole block at once had
+            // been 30 % slower). A request past the cache's end is harmless: prefetches never
+            // fault.
+            if ((d + p) % kTileDPerLine<T> == 0) __builtin_prefetch(kv[0] + (d + p) * kKeyTile + kKeyBlock * hd, 0, 2);
             for (int i = 0; i < NV; ++i) load<I>(k[i], kv[i] + (d + p) * kKeyTile);
             for (int g = 0; g < NG; ++g) {
                 const V qd = VT_SPLAT(V, q[g][d + p]);
@@ -242,6 +255,9 @@ VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const T* v, int
         for (int h = 0; h < HV; ++h) a[g][h] = *reinterpret_cast<const U*>(acc + g * hd + N * h);
     for (int64_t j = 0; j < nb; ++j) {
         V vv[HV];
+        // This pass's columns of the value row kKeyBlock keys on (see scores_block).
+        for (int64_t o = 0; o < int64_t(N * HV * sizeof(T)); o += 64)
+            __builtin_prefetch(reinterpret_cast<const char*>(v + (j + kKeyBlock) * hd) + o, 0, 2);
         for (int h = 0; h < HV; ++h) load<I>(vv[h], v + j * hd + N * h);
         for (int g = 0; g < NG; ++g) {
             const V pj = VT_SPLAT(V, p[g][j]);
