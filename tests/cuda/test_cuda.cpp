@@ -409,6 +409,16 @@ void test_cutlass_swiglu(vt_format f, int m) {
     expect(err <= tol, std::string("cutlass swiglu ") + fmt_name(f) + " m=" + std::to_string(m) + " vs CPU", err);
 }
 
+// Whether uploading p fails with `status` and a message containing `needle`.
+bool upload_refused(const vt_packed& p, vt_status status, const char* needle) {
+    try {
+        cuda_upload_packed(p, 0);
+    } catch (const Error& e) {
+        return e.status() == status && std::strstr(e.what(), needle);
+    }
+    return false;
+}
+
 // FP8 W8A8 on sm_90: the wgmma kernel (cutlass_fp8_sm90.cu) by default, the CUTLASS 2.x one with
 // VT_CUDA_FP8_GEMM=sm89 (read at upload), an unknown value refused naming it. Both kernels
 // against the CPU on the shapes that take each of the sm_90a path's two output routes: y
@@ -424,13 +434,8 @@ void test_fp8_hopper_choice() {
     else
         expect(!hopper, "no sm_90a FP8 kernel in this build: never chosen");
     setenv("VT_CUDA_FP8_GEMM", "bogus", 1);
-    bool refused = false;
-    try {
-        cuda_upload_packed(*p, 0);
-    } catch (const Error& e) {
-        refused = e.status() == VT_STATUS_INVALID_ARGUMENT && std::strstr(e.what(), "VT_CUDA_FP8_GEMM=bogus");
-    }
-    expect(refused, "VT_CUDA_FP8_GEMM=bogus: the upload is VT_STATUS_INVALID_ARGUMENT naming it");
+    expect(upload_refused(*p, VT_STATUS_INVALID_ARGUMENT, "VT_CUDA_FP8_GEMM=bogus"),
+           "VT_CUDA_FP8_GEMM=bogus: the upload is VT_STATUS_INVALID_ARGUMENT naming it");
     setenv("VT_CUDA_FP8_GEMM", "sm89", 1);
     expect(!cuda_packed_fp8_hopper(*cuda_upload_packed(*p, 0)), "VT_CUDA_FP8_GEMM=sm89: the CUTLASS 2.x kernel");
     for (int m : {16, 17, 300}) {  // the sm_89 kernel where the default would take the sm_90a one
@@ -456,13 +461,8 @@ void test_cutlass() {
         // Without CUTLASS the sparse formats are refused at upload, naming why.
         std::vector<float> w = randn(64 * 128, 0.05f);
         auto p = prepack(w.data(), VT_DTYPE_F32, 64, 128, VT_FORMAT_INT8_SPARSE24, 0);
-        bool refused = false;
-        try {
-            cuda_upload_packed(*p, 0);
-        } catch (const Error& e) {
-            refused = e.status() == VT_STATUS_BACKEND_UNAVAILABLE && std::strstr(e.what(), "CUTLASS");
-        }
-        expect(refused, "without CUTLASS a 2:4 sparse upload is VT_STATUS_BACKEND_UNAVAILABLE naming CUTLASS");
+        expect(upload_refused(*p, VT_STATUS_BACKEND_UNAVAILABLE, "CUTLASS"),
+               "without CUTLASS a 2:4 sparse upload is VT_STATUS_BACKEND_UNAVAILABLE naming CUTLASS");
         return;
     }
     for (vt_format f : {VT_FORMAT_INT8_SPARSE24, VT_FORMAT_INT4_SPARSE24, VT_FORMAT_FP8_CHANNEL}) {

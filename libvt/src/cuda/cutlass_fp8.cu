@@ -13,12 +13,15 @@
 // address space makes that valid), then one epilogue pass writes silu(gate)·up.
 #include <cuda_fp8.h>
 
+#include <cstdio>
+
 #include <cutlass/cutlass.h>
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/device/gemm_universal.h>
 
 #include "cuda/common.cuh"
 #include "cuda/cutlass_gemm.h"
+#include "cuda/cutlass_run.cuh"
 
 namespace vt {
 namespace cudak {
@@ -163,21 +166,9 @@ void fp8_linear(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_
                                cutlass::gemm::GemmCoord(int(m), s.n_pad, s.k_pad), batch, {1.0f, 0.0f}, xq, w.w, d, d,
                                0, b_stride, d_stride, d_stride, int64_t(s.k_pad), int64_t(s.k_pad), int64_t(s.n_pad),
                                int64_t(s.n_pad));
-    cutlass::Status st = G::can_implement(args);
-    if (st != cutlass::Status::kSuccess)
-        fail(VT_STATUS_INTERNAL, "FP8 GEMM m = %lld [%d, %d]: CUTLASS cannot implement it (%s)", (long long)m, s.n_pad,
-             s.k_pad, cutlass::cutlassGetStatusString(st));
-    if (G::get_workspace_size(args) != 0)
-        fail(VT_STATUS_INTERNAL, "FP8 GEMM: CUTLASS asks for %zu bytes of workspace (none planned)",
-             G::get_workspace_size(args));
-    G gemm;
-    st = gemm.initialize(args, nullptr, cfg.stream);
-    if (st == cutlass::Status::kSuccess) st = gemm.run(cfg.stream);
-    if (st != cutlass::Status::kSuccess) {
-        const cudaError_t err = cudaGetLastError();
-        if (err != cudaSuccess) launch_failed("FP8 GEMM (CUTLASS)", err);
-        fail(VT_STATUS_INTERNAL, "FP8 GEMM (CUTLASS): %s", cutlass::cutlassGetStatusString(st));
-    }
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "m = %lld [%d, %d]", (long long)m, s.n_pad, s.k_pad);
+    run_cutlass<G>(args, cfg.stream, "FP8 GEMM (CUTLASS)", shape);
 
     launch(plain, "FP8 epilogue", fp8_epilogue_kernel, elementwise_grid(total), dim3(256), 0, d,
            d_up, int64_t(s.n_pad), m, int64_t(s.n), xs, w.rowmul, bias, up ? up->rowmul : nullptr, up_bias, gelu, y);

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cstdio>
 
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
@@ -31,6 +32,7 @@
 
 #include "cuda/common.cuh"
 #include "cuda/cutlass_gemm.h"
+#include "cuda/cutlass_run.cuh"
 
 namespace vt {
 namespace cudak {
@@ -171,20 +173,9 @@ void fp8_gemm_sm90(cudaStream_t stream, const Fp8Sm90Problem& p, int device) {
     VT_CHECK_ARG(p.batch == 1 || p.batch == 2, "fp8_gemm_sm90: batch %d", p.batch);
     VT_CHECK_ARG(p.bias == nullptr || p.batch == 1, "fp8_gemm_sm90: a bias with a batch of two");
     const typename Gemm::Arguments args = make_args(p, device);
-    cutlass::Status st = Gemm::can_implement(args);
-    if (st != cutlass::Status::kSuccess)
-        fail(VT_STATUS_INTERNAL, "FP8 GEMM (sm_90a) m = %d [%d, %d]: CUTLASS cannot implement it (%s)", p.m, p.n,
-             p.k_pad, cutlass::cutlassGetStatusString(st));
-    const size_t wsz = Gemm::get_workspace_size(args);
-    if (wsz != 0) fail(VT_STATUS_INTERNAL, "FP8 GEMM (sm_90a): CUTLASS asks for %zu bytes of workspace (none planned)", wsz);
-    Gemm gemm;
-    st = gemm.initialize(args, nullptr, stream);
-    if (st == cutlass::Status::kSuccess) st = gemm.run(stream);
-    if (st != cutlass::Status::kSuccess) {
-        const cudaError_t err = cudaGetLastError();
-        if (err != cudaSuccess) launch_failed("FP8 GEMM (CUTLASS, sm_90a)", err);
-        fail(VT_STATUS_INTERNAL, "FP8 GEMM (CUTLASS, sm_90a): %s", cutlass::cutlassGetStatusString(st));
-    }
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "m = %d [%d, %d] x %d", p.m, p.n, p.k_pad, p.batch);
+    run_cutlass<Gemm>(args, stream, "FP8 GEMM (CUTLASS, sm_90a)", shape);
 }
 
 }  // namespace cudak

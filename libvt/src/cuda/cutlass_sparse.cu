@@ -5,12 +5,15 @@
 // INT4 sparse tensor-core path does not apply). cutlass_gemm.h describes the three launches.
 #include <algorithm>
 
+#include <cstdio>
+
 #include <cutlass/cutlass.h>
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/device/gemm_sparse.h>
 
 #include "cuda/common.cuh"
 #include "cuda/cutlass_gemm.h"
+#include "cuda/cutlass_run.cuh"
 
 namespace vt {
 namespace cudak {
@@ -114,18 +117,9 @@ void run_gemm_cols(const DevSparse& w, const int8_t* xq, int64_t m_pad, int64_t 
     typename G::Arguments args(size, {w.a, G::LayoutA(s.k_pad / 2)}, {xq, G::LayoutB(s.k_pad)},
                                {acc, G::LayoutC(m_pad)}, {acc, G::LayoutC(m_pad)},
                                {const_cast<uint32_t*>(w.e), le}, {1, 0});
-    G gemm;
-    cutlass::Status st1 = G::can_implement(args);
-    if (st1 != cutlass::Status::kSuccess)
-        fail(VT_STATUS_INTERNAL, "2:4 sparse GEMM [%d, %d] x m = %lld: CUTLASS cannot implement it (%s)", s.n_pad,
-             s.k_pad, (long long)m_pad, cutlass::cutlassGetStatusString(st1));
-    st1 = gemm.initialize(args, nullptr, st);
-    if (st1 == cutlass::Status::kSuccess) st1 = gemm.run(st);
-    if (st1 != cutlass::Status::kSuccess) {
-        const cudaError_t err = cudaGetLastError();
-        if (err != cudaSuccess) launch_failed("2:4 sparse GEMM (CUTLASS)", err);
-        fail(VT_STATUS_INTERNAL, "2:4 sparse GEMM (CUTLASS): %s", cutlass::cutlassGetStatusString(st1));
-    }
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "[%d, %d] x m = %lld", s.n_pad, s.k_pad, (long long)m_pad);
+    run_cutlass<G>(args, st, "2:4 sparse GEMM (CUTLASS)", shape);
 }
 
 // CUTLASS puts the GEMM's N tiles (the rows of x here) on the grid's y dimension, at most
