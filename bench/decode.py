@@ -29,7 +29,12 @@ machine, versions, git commit, settings and the exact command.
     python bench/decode.py                              # the full CPU run (slow)
     python bench/decode.py --quick --no-save            # smoke test
     python bench/decode.py --models smollm2-135m --formats int8 --threads 2
-    python bench/decode.py --models smollm2-135m --formats int8 --threads 2 --contention none,spin,stream,busy
+    python bench/decode.py --models smollm2-135m --formats int8,int4 --threads 2 --rounds 3 --repeat 1
+    python bench/decode.py --models smollm2-135m --formats int8 --threads 2
+    python bench/decode.py --models smollm2-135m --formats int8,int4 --threads 2 --rounds 3 --repeat 1 --contention none,spin,stream,busy
+
+``--rounds N`` runs every engine and format N times, taking turns (``--repeat`` timed runs in each),
+so the rows a ratio compares were measured over the same minutes of a host whose bandwidth drifts.
 
 ``--contention`` runs every engine again beside each named neighbour load (bench/contention.py:
 spin, spin2, stream, compile, busy, or all), so a lead that holds only on a quiet machine shows
@@ -744,6 +749,33 @@ def _run_worker_once(spec: dict[str, Any], timeout: float) -> list[dict[str, Any
 # --------------------------------------------------------------------------------------------
 
 
+def merge_rounds(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per thread count from a job's rounds (--rounds): the first round's row with the
+    timing lists (prefill_s, decode_s_per_tok, loadavg1) of every round concatenated, and
+    ``rounds`` saying how many; a round that failed makes the row that failure (named), so no
+    median mixes in fewer rounds than it says."""
+    if len(rounds) == 1:
+        return rounds[0]
+    out = []
+    for i, first in enumerate(rounds[0]):
+        rs = [rnd[i] for rnd in rounds if i < len(rnd)]
+        bad = next((r for r in rs if r.get("status") != "ok"), None)
+        if bad is not None or len(rs) != len(rounds):
+            row = dict(bad if bad is not None else first)
+            if bad is None:
+                row["status"] = "error: a round returned no row for this thread count"
+            row["rounds"] = len(rounds)
+            out.append(row)
+            continue
+        row = dict(first)
+        for key in ("prefill_s", "decode_s_per_tok", "loadavg1"):
+            if key in first:
+                row[key] = [v for r in rs for v in r.get(key, [])]
+        row["rounds"] = len(rounds)
+        out.append(row)
+    return out
+
+
 def summarize(row: dict[str, Any], prompt_len: int, bw: dict[int | None, float]) -> None:
     """Add medians/bests, floors and fractions to a finished row (in place)."""
     if row.get("status") != "ok":
@@ -944,6 +976,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--prompt-len", type=int, default=512)
     ap.add_argument("--gen-len", type=int, default=128)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every engine/format this many times, taking turns (repeats per round: --repeat), "
+                         "so the rows compared share the host's good and bad minutes; medians over all rounds")
     ap.add_argument("--prompt", choices=["text", "random"], default="text",
                     help="prompt ids: a built-in text repeated (default) or seeded random ids")
     ap.add_argument("--seed", type=int, default=0, help="seed of --prompt random")
@@ -979,6 +1014,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             args.gen_len = 16
         if "--repeat" not in (argv or sys.argv):
             args.repeat = 1
+    if args.rounds < 1 or args.repeat < 1:
+        ap.error("--rounds and --repeat must be at least 1")
     bad = [m for m in args.models if m not in MODELS]
     if bad:
         ap.error(f"unknown model(s) {bad}; known: {', '.join(MODELS)}")
@@ -1082,31 +1119,43 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         jobs.append(("llama.cpp", label, dict(base, engine="llama.cpp", path=str(prep["gguf"][q]),
                                                               flash_attn=fa)))
-        for mode, (engine, fmt, spec) in ((m, j) for m in args.contention for j in jobs):
-            label = f"{name} / {engine} {fmt or ''}".strip() + ("" if mode == "none" else f" beside {mode}")
-            load_during = None
-            if spec is None:
-                res = [{"threads": t, "status": "not installed"} for t in args.threads]
-            elif "error" in spec:
-                res = [{"threads": t, "status": f"error: {spec['error']}"[:300]} for t in args.threads]
-            else:
-                log(f"{label}: threads {args.threads}, prompt {args.prompt_len}, gen {args.gen_len}, "
-                    f"{args.repeat} repeat(s) ...")
-                t0 = time.time()
-                with contention.Neighbours(mode):
-                    res = run_worker(spec, args.worker_timeout, args.worker_retries)
-                    load_during = loadavg()
-                log(f"{label}: done in {time.time() - t0:.0f} s (load average {load_during})")
-            for r in res:
-                r.update(model=name, engine=engine, format=fmt, prompt_len=args.prompt_len, gen_len=args.gen_len,
-                         contention=mode, loadavg_during=load_during)
-                summarize(r, args.prompt_len, bw)
-                if r.get("status") == "ok":
-                    log(f"  {engine} {fmt} t={r['threads']}: prefill {r['prefill_tok_s']:.1f} tok/s, "
-                        f"decode {r['decode_tok_s']:.1f} tok/s ({r['ms_per_token']:.2f} ms/tok)")
+        # --rounds N: every job runs N times, the jobs taking turns (round 1 of each, then round
+        # 2, ...), so the engines and formats compared share the host's good and bad minutes;
+        # each row then merges its rounds' timings (merge_rounds).
+        done: dict[tuple[str, str, str | None], list[list[dict[str, Any]]]] = {}
+        loads: dict[tuple[str, str, str | None], Any] = {}
+        for rnd in range(args.rounds):
+            for mode, (engine, fmt, spec) in ((m, j) for m in args.contention for j in jobs):
+                label = f"{name} / {engine} {fmt or ''}".strip() + ("" if mode == "none" else f" beside {mode}")
+                if args.rounds > 1:
+                    label += f" (round {rnd + 1}/{args.rounds})"
+                load_during = None
+                if spec is None:
+                    res = [{"threads": t, "status": "not installed"} for t in args.threads]
+                elif "error" in spec:
+                    res = [{"threads": t, "status": f"error: {spec['error']}"[:300]} for t in args.threads]
                 else:
-                    log(f"  {engine} {fmt} t={r['threads']}: {r.get('status')}")
-                rows.append(r)
+                    log(f"{label}: threads {args.threads}, prompt {args.prompt_len}, gen {args.gen_len}, "
+                        f"{args.repeat} repeat(s) ...")
+                    t0 = time.time()
+                    with contention.Neighbours(mode):
+                        res = run_worker(spec, args.worker_timeout, args.worker_retries)
+                        load_during = loadavg()
+                    log(f"{label}: done in {time.time() - t0:.0f} s (load average {load_during})")
+                done.setdefault((mode, engine, fmt), []).append(res)
+                loads[(mode, engine, fmt)] = load_during
+        for (mode, engine, fmt), rounds in done.items():
+            load_during = loads[(mode, engine, fmt)]
+            for r in merge_rounds(rounds):
+                    r.update(model=name, engine=engine, format=fmt, prompt_len=args.prompt_len, gen_len=args.gen_len,
+                             contention=mode, loadavg_during=load_during)
+                    summarize(r, args.prompt_len, bw)
+                    if r.get("status") == "ok":
+                        log(f"  {engine} {fmt} t={r['threads']}: prefill {r['prefill_tok_s']:.1f} tok/s, "
+                            f"decode {r['decode_tok_s']:.1f} tok/s ({r['ms_per_token']:.2f} ms/tok)")
+                    else:
+                        log(f"  {engine} {fmt} t={r['threads']}: {r.get('status')}")
+                    rows.append(r)
     rows = [r for r in rows if "model" in r]
     add_ratios([r for r in rows if r["engine"] != "-"])
     agreement([r for r in rows if r["engine"] != "-"])
@@ -1155,7 +1204,9 @@ def render_markdown(env: dict[str, Any], rows: list[dict[str, Any]], g: list[str
         f"* Settings: device {args.device}; prompt {args.prompt_len} tokens ("
         + ("a built-in English paragraph tokenized and repeated" if args.prompt == "text" else "seeded random ids")
         + f", the same ids for every engine); decode {args.gen_len} tokens greedy, EOS ignored; {args.repeat} timed repeat(s) after a short "
-        f"warm-up; medians reported (bests in the JSON)."
+        f"warm-up" + (f", in each of {args.rounds} rounds in which the engines and formats take turns (each row's "
+                      f"median is over all its rounds)" if args.rounds > 1 else "")
+        + "; medians reported (bests in the JSON)."
         + ("" if args.contention == ["none"] else
            f" Contention modes: {', '.join(args.contention)} (bench/contention.py; the column *beside*); each "
            "engine runs beside the same neighbours, ratios compare rows of the same mode, floors use the quiet "

@@ -513,6 +513,32 @@ def test_decode_bench_kv_cache_rows():
     assert not any("int4/kv-int8" in x or "1 thread(s)" in x for x in lines)  # no f16 row to compare with
 
 
+def test_decode_bench_merges_rounds():
+    """bench/decode.py --rounds: a job's rounds become one row per thread count whose timing
+    lists hold every round's values (medians over all of them); a failed round makes the row
+    that failure, never a median of fewer rounds; --rounds 0 is refused."""
+    mod = _bench_module("decode")
+
+    def res(t, pre, dec, status="ok"):
+        return {"threads": t, "status": status, "prefill_s": pre, "decode_s_per_tok": dec, "loadavg1": [1.0],
+                "weight_bytes": 100}
+
+    merged = mod.merge_rounds([[res(1, [0.5], [0.010]), res(2, [0.3], [0.006])],
+                               [res(1, [0.7], [0.012]), res(2, [0.2], [0.008])],
+                               [res(1, [0.6], [0.011]), res(2, [0.4], [0.007])]])
+    assert [r["threads"] for r in merged] == [1, 2] and all(r["rounds"] == 3 for r in merged)
+    assert merged[0]["prefill_s"] == [0.5, 0.7, 0.6] and merged[1]["decode_s_per_tok"] == [0.006, 0.008, 0.007]
+    assert merged[0]["loadavg1"] == [1.0, 1.0, 1.0]
+    mod.summarize(merged[1], 512, {2: 20.0})
+    assert merged[1]["ms_per_token"] == pytest.approx(7.0)  # the median of the three rounds
+    failed = mod.merge_rounds([[res(2, [0.3], [0.006])], [res(2, [], [], status="error: worker exit 1: boom")]])
+    assert failed[0]["status"] == "error: worker exit 1: boom" and failed[0]["rounds"] == 2
+    one = [[res(2, [0.3], [0.006])]]
+    assert mod.merge_rounds(one) is one[0]  # one round: as it was
+    with pytest.raises(SystemExit):
+        mod.parse_args(["--rounds", "0"])
+
+
 def test_decode_bench_reexports_a_stale_gguf(tiny, tmp_path):
     """bench/decode.py export_q8_0 reuses an export only if this exporter version wrote it with
     the same pre-tokenizer: a file from before the chat template, or with another pre-tokenizer
