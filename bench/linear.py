@@ -59,7 +59,6 @@ MODEL_SHAPES = {  # model -> [(name, out, in)]
         ("lm_head", 49152, 576),
     ],
 }
-SHAPES = MODEL_SHAPES["tinyllama-1.1b"]
 FORMATS = {
     "int8": (ops.prepack_int8_blocked, ops.linear_int8_w8a16),
     "fp8": (ops.prepack_fp8_blocked, ops.linear_fp8_w8a16),

@@ -64,6 +64,8 @@ __global__ void __launch_bounds__(256) quantize_fp8_kernel(const float* x, int64
 
 // y[i][r] = (d[i][r] · xs[i]) · ws[r] + bias[r], then GELU; with an up weight silu(gate)·up.
 // The row multiplier of FP8_CHANNEL is absmax/448 of the weight row (layout.h's rowmul).
+// xs null: d already holds the scaled products (the sm_90a GEMM applied xs and ws in its
+// epilogue), so only the bias and the activation remain — the same f32 operations after it.
 __global__ void __launch_bounds__(256) fp8_epilogue_kernel(const float* d, const float* d_up, int64_t n_pad, int64_t m,
                                                            int64_t n, const float* xs, const float* ws,
                                                            const float* bias, const float* ws_up,
@@ -71,32 +73,10 @@ __global__ void __launch_bounds__(256) fp8_epilogue_kernel(const float* d, const
     const int64_t total = m * n;
     for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
         const int64_t i = t / n, r = t - i * n;
-        float v = d[i * n_pad + r] * xs[i] * ws[r];
+        float v = xs ? d[i * n_pad + r] * xs[i] * ws[r] : d[i * n_pad + r];
         if (bias) v += bias[r];
         if (d_up) {
-            float u = d_up[i * n_pad + r] * xs[i] * ws_up[r];
-            if (bias_up) u += bias_up[r];
-            v = silu(v) * u;
-        } else if (act_gelu) {
-            v = gelu(v);
-        }
-        y[t] = v;
-    }
-}
-
-// y[i][r] from the scaled products the sm_90a GEMM left in d (d_up: SwiGLU's up): act(d + bias),
-// or silu(d + bias) · (d_up + bias_up) — the same f32 operations as fp8_epilogue_kernel after
-// its scaling (cutlass_fp8_sm90.cu applied that).
-__global__ void __launch_bounds__(256) fp8_finish_kernel(const float* d, const float* d_up, int64_t n_pad, int64_t m,
-                                                         int64_t n, const float* bias, const float* bias_up,
-                                                         int act_gelu, float* y) {
-    const int64_t total = m * n;
-    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t i = t / n, r = t - i * n;
-        float v = d[i * n_pad + r];
-        if (bias) v += bias[r];
-        if (d_up) {
-            float u = d_up[i * n_pad + r];
+            float u = xs ? d_up[i * n_pad + r] * xs[i] * ws_up[r] : d_up[i * n_pad + r];
             if (bias_up) u += bias_up[r];
             v = silu(v) * u;
         } else if (act_gelu) {
@@ -152,8 +132,8 @@ void fp8_linear(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_
         if (derr != cudaSuccess) launch_failed("FP8 GEMM (sm_90a): cudaGetDevice", derr);
         fp8_gemm_sm90(cfg.stream, p, device);
         if (finish)
-            launch(plain, "FP8 finish", fp8_finish_kernel, elementwise_grid(total), dim3(256), 0, d, d_up,
-                   int64_t(s.n_pad), m, int64_t(s.n), bias, up ? up_bias : nullptr, up ? 0 : gelu, y);
+            launch(plain, "FP8 finish", fp8_epilogue_kernel, elementwise_grid(total), dim3(256), 0, d, d_up,
+                   int64_t(s.n_pad), m, int64_t(s.n), nullptr, nullptr, bias, nullptr, up_bias, gelu, y);
         return;
     }
 #endif
