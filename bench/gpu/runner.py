@@ -239,7 +239,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
         # The kernels as they are, then as they were (VT_CUDA_LEGACY_KERNELS=1: decode attention
         # and the GEMV's staging before 2026-11-26), so one call validates and times both.
         legacy = {"VT_CUDA_LEGACY_KERNELS": "1"}
-        t_ncu = (PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model] - 2 * 30 - 30) // 2
+        t_ncu = (PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model] - 3 * 30 - 30) // 2
         return head + [
             checkpoint_step(ctx, model, "profile.log"),
             Step("timing", "vt_generate: the same prompt, 128 new tokens, no profiler (ms per decode step)", 30,
@@ -248,6 +248,9 @@ def phase_steps(ctx: Ctx) -> list[Step]:
             Step("timing_legacy", "the same with VT_CUDA_LEGACY_KERNELS=1 (the kernels before 2026-11-26)", 30,
                  argv=[gen, folder, "128", *PROFILE_PROMPT], env=legacy, log="profile.log", needs=("build", "gpu"),
                  parser="generate"),
+            Step("timing_nofeedback", "the same with VT_CUDA_FEEDBACK=0 (no step launched ahead of the host)", 30,
+                 argv=[gen, folder, "128", *PROFILE_PROMPT], env={"VT_CUDA_FEEDBACK": "0"}, log="profile.log",
+                 needs=("build", "gpu"), parser="generate"),
             Step("ncu", f"every kernel's duration and DRAM bytes, {PROFILE_TOKENS} tokens after the prompt", t_ncu,
                  argv=ncu("ncu.csv"), log="profile.log", needs=("build", "gpu"), parser="ncu"),
             Step("ncu_legacy", "the same with VT_CUDA_LEGACY_KERNELS=1", t_ncu, argv=ncu("ncu_legacy.csv"),

@@ -104,6 +104,13 @@ struct BackendSession {
         if (why_off) why_off->clear();
         return false;
     }
+    // CUDA: whether greedy decode steps run ahead of the host (device-side token feedback,
+    // cuda/decode_ahead.h; VT_CUDA_FEEDBACK=0: off), with how many steps launched ahead were
+    // used and how many dropped (waited for and run again, or left unused). CPU: false, 0, 0.
+    virtual bool feedback_counts(int64_t* used, int64_t* dropped) const {
+        *used = *dropped = 0;
+        return false;
+    }
 };
 
 struct BackendModel {

@@ -1021,6 +1021,100 @@ void test_model(const std::string& dir, vt_format f) {
         unsetenv("VT_CUDA_GRAPHS");
         expect(runs[0] == runs[1], tag + ": graph replay and eager launches give identical logits");
     }
+    // Device-side token feedback (cuda/decode_ahead.h): greedy decoding without logits runs
+    // each step ahead of the host. The tokens must be bit for bit those with it off, through
+    // every way a step launched ahead is dropped: another token than the device fed it, a call
+    // that wants logits, a sampled call, a prefill, a copy of the session (source and target),
+    // the KV cache's first growth (512 positions) and the end of a session's capacity.
+    {
+        struct Run {
+            std::vector<int32_t> toks;
+            bool on = false;
+            int64_t used = 0, dropped = 0;
+        };
+        std::vector<Run> runs;
+        const std::pair<const char*, const char*> modes[] = {{"1", "1"}, {"0", "1"}, {"1", "0"}};  // feedback, graphs
+        for (const auto& mode : modes) {
+            setenv("VT_CUDA_FEEDBACK", mode.first, 1);
+            setenv("VT_CUDA_GRAPHS", mode.second, 1);
+            Run run;
+            auto sg = new_session(*m, 0, cm.get());
+            auto sh = new_session(*m, 0, cm.get());
+            int32_t t = 0;
+            prefill(*sg, prompt.data(), 9, nullptr, &t, nullptr, VT_LOGITS_NONE);
+            run.toks.push_back(t);
+            std::vector<float> lg(static_cast<size_t>(V));
+            vt_sample_options so = vt_sample_default_options();
+            so.temperature = 0.7f;
+            so.seed = 7;
+            for (int i = 0; i < 40; ++i) {
+                const int32_t in = i == 10 ? (t + 1) % int32_t(V) : t;
+                if (i == 15) {
+                    decode(*sg, in, nullptr, &t, lg.data());
+                } else if (i == 20) {
+                    prefill(*sg, prompt.data() + 20, 3, nullptr, &t, nullptr, VT_LOGITS_NONE);
+                } else if (i == 30) {
+                    decode(*sg, in, &so, &t, nullptr);
+                } else {
+                    if (i == 25) {
+                        // The copy reads the source with a step in flight; its own first decode
+                        // runs ahead again.
+                        copy_prefix(*sh, *sg, sg->len);
+                        int32_t u = t;
+                        for (int j = 0; j < 3; ++j) {
+                            decode(*sh, u, nullptr, &u, nullptr);
+                            run.toks.push_back(u);
+                        }
+                    }
+                    decode(*sg, in, nullptr, &t, nullptr);
+                }
+                run.toks.push_back(t);
+            }
+            run.on = sg->backend->feedback_counts(&run.used, &run.dropped);
+            // Across the first KV growth: positions 505 .. 524.
+            if (m->max_seq_len >= 600) {
+                auto sl = new_session(*m, 0, cm.get());
+                std::vector<int32_t> longp;
+                for (int i = 0; i < 505; ++i) longp.push_back(int32_t((i * 31337 + 7) % V));
+                prefill(*sl, longp.data(), 505, nullptr, &t, nullptr, VT_LOGITS_NONE);
+                for (int i = 0; i < 20; ++i) {
+                    decode(*sl, t, nullptr, &t, nullptr);
+                    run.toks.push_back(t);
+                }
+            }
+            // To the end of a session of 20 positions: the last step cannot run ahead.
+            {
+                auto ss = new_session(*m, 20, cm.get());
+                prefill(*ss, prompt.data(), 9, nullptr, &t, nullptr, VT_LOGITS_NONE);
+                while (ss->len < 20) {
+                    decode(*ss, t, nullptr, &t, nullptr);
+                    run.toks.push_back(t);
+                }
+                bool full = false;
+                try {
+                    decode(*ss, t, nullptr, &t, nullptr);
+                } catch (const Error& e) {
+                    full = e.status() == VT_STATUS_INVALID_ARGUMENT;
+                }
+                expect(full, tag + ": a full session refuses another decode with a step launched ahead or not");
+            }
+            runs.push_back(run);
+        }
+        unsetenv("VT_CUDA_FEEDBACK");
+        unsetenv("VT_CUDA_GRAPHS");
+        std::printf("     %s: feedback on: %lld steps launched ahead used, %lld dropped\n", tag.c_str(),
+                    (long long)runs[0].used, (long long)runs[0].dropped);
+        expect(runs[0].toks == runs[1].toks, tag + ": greedy tokens with device-side feedback = without it");
+        expect(runs[2].toks == runs[1].toks, tag + ": ... and with feedback on eager launches (VT_CUDA_GRAPHS=0)");
+        // sg's 40 calls: the first decode after the prefill and after each call that launched
+        // nothing (i = 0, 16, 21, 31) run their own step; the ones that drop the step in flight:
+        // the other token (i = 10), the call that wants logits (15), the prefill (20), the
+        // sampled call (30); the copy (25) leaves the source's step in flight, used. 32 used.
+        expect(runs[0].on && runs[0].used == 32 && runs[0].dropped == 4,
+               tag + ": feedback on: steps launched ahead are used (" + std::to_string(runs[0].used) + ") and dropped (" +
+                   std::to_string(runs[0].dropped) + ") as the calls ask");
+        expect(!runs[1].on && runs[1].used == 0 && runs[1].dropped == 0, tag + ": VT_CUDA_FEEDBACK=0 runs nothing ahead");
+    }
     // Sampling through the device top-k candidates = vt::sample on the CPU logits.
     {
         auto sg = new_session(*m, 0, cm.get());

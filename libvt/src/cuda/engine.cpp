@@ -10,9 +10,10 @@
 // embedding, per layer [RMSNorm+QKV+RoPE+KV write] [attention] [o_proj + residual]
 // [RMSNorm+gate/up+SiLU·up] [down_proj + residual], then final norm + lm_head + argmax (or
 // top-k candidates) and a copy of the result back. The host waits once per token, to read the
-// chosen id. Position and lengths live in device memory, so the graph is captured once per
-// session and sampling mode and replayed for every token (captured again only when the KV
-// cache grows).
+// chosen id; a greedy step without logits first launches the next position's step, fed its
+// token on the device (decode_ahead.h), so the GPU does not wait for the host. Position and
+// lengths live in device memory, so the graph is captured once per session, sampling mode and
+// slot and replayed for every token (captured again only when the KV cache grows).
 //
 // The family features (family.h), as cpu/engine.cpp's run computes them: biases in the
 // linears' epilogues (in device row order: layout.h's row_values); q/k norms as a separate
@@ -33,6 +34,7 @@
 #include "backend.h"
 #include "convert.h"
 #include "cuda/cutlass_gemm.h"
+#include "cuda/decode_ahead.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
@@ -54,14 +56,7 @@ static_assert(kTopK == kMaxCandidates, "the device's top-k is the session layer'
 constexpr int64_t kInitialCap = 512;   // first KV allocation (positions), then doubling
 constexpr int kPdlRetries = 3;          // captures with PDL retried after one fails (not OOM)
 
-// Inputs of one decode step: pinned on the host, copied by the graph's first node.
-struct StepParams {
-    int32_t token;
-    int32_t pos;
-    int32_t pad[2];
-    float rope[cudak::kMaxHeadDim];        // cos[hd/2] | sin[hd/2]
-    float rope_local[cudak::kMaxHeadDim];  // the same with the local RoPE base (Gemma 3)
-};
+static_assert(kStepRopeFloats == kMaxHeadDim, "StepParams holds a RoPE table of every head_dim");
 
 struct CudaLayer {
     DevLinear qkv;   // [QKV, H], Q/K rows paired for RoPE
@@ -324,8 +319,8 @@ struct CudaSession final : BackendSession {
     int32_t* pos = nullptr;     // prefill: position of row 0
     float* rope = nullptr;      // [R][HD]
     float* rope_local = nullptr;  // [R][HD] with the local RoPE base (Gemma 3), else null
-    StepParams* step = nullptr;
-    unsigned long long* argmax = nullptr;
+    StepParams* step = nullptr;             // [2] the decode step's inputs, per slot (decode_ahead.h)
+    unsigned long long* argmax = nullptr;   // [2] per slot: the lm_head's argmax key (prefill: slot 0)
     unsigned long long* topk_scratch = nullptr;
     unsigned long long* cand = nullptr;  // [kTopK]
     unsigned long long* kv_bad = nullptr;  // f16 cache: the first (layer, position) out of range
@@ -333,11 +328,17 @@ struct CudaSession final : BackendSession {
     DevMem logits_rows;  // [kChunk][V], only for VT_LOGITS_ALL (allocated on first use)
 
     PinnedMem host;
-    StepParams* h_step = nullptr;
-    unsigned long long* h_result = nullptr;  // [kTopK]
-    unsigned long long* h_kv_bad = nullptr;  // kv_bad as the last forward left it
+    StepParams* h_step = nullptr;            // [2] per slot
+    unsigned long long* h_result = nullptr;  // [2][kTopK] per slot
+    unsigned long long* h_kv_bad = nullptr;  // [2] per slot: kv_bad as that slot's last step left it
 
-    cudaGraphExec_t graphs[2] = {nullptr, nullptr};  // greedy, sampling
+    cudaGraphExec_t graphs[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};  // [greedy, sampling][slot]
+    cudaEvent_t done[2] = {nullptr, nullptr};  // per slot: recorded after its last decode step
+
+    // Device-side token feedback (decode_ahead.h; VT_CUDA_FEEDBACK=0 turns it off).
+    bool feedback = true;
+    AheadStep ahead;
+    int64_t ahead_used = 0, ahead_dropped = 0;
 
     void* kcache(int64_t l) const { return kv.get<char>() + size_t(l * cm->KV * cm->HD * cap) * eb; }
     void* vcache(int64_t l) const {
@@ -353,13 +354,29 @@ struct CudaSession final : BackendSession {
         if (why_off) *why_off = pdl_off_why;
         return pdl;
     }
+    bool feedback_counts(int64_t* used, int64_t* dropped) const override {
+        *used = ahead_used;
+        *dropped = ahead_dropped;
+        return feedback;
+    }
+
+    // Waits for a step launched ahead and forgets it (before anything that would rewrite its
+    // inputs, free its cache or run another step at its position). The keys and values it
+    // wrote at its position are overwritten by whatever runs there next.
+    void settle() {
+        if (!ahead.in_flight) return;
+        ahead.in_flight = false;
+        ++ahead_dropped;
+        check(cudaEventSynchronize(done[step_slot(ahead.pos)]), "decode step launched ahead");
+    }
 
     void drop_graphs() noexcept {
-        for (auto& g : graphs)
-            if (g) {
-                cudaGraphExecDestroy(g);
-                g = nullptr;
-            }
+        for (auto& mode : graphs)
+            for (auto& g : mode)
+                if (g) {
+                    cudaGraphExecDestroy(g);  // one still running is freed when it completes
+                    g = nullptr;
+                }
     }
     ~CudaSession() {
         int prev = -1;
@@ -370,6 +387,8 @@ struct CudaSession final : BackendSession {
             cudaStreamSynchronize(stream);
             cudaStreamDestroy(stream);
         }
+        for (cudaEvent_t e : done)
+            if (e) cudaEventDestroy(e);
         cudaGetLastError();
         if (prev >= 0) cudaSetDevice(prev);
     }
@@ -400,6 +419,7 @@ void copy_kv(const CudaModel& c, char* dst, int64_t dcap, const char* src, int64
 // graphs, whose kernels hold the old addresses. On failure the session is unchanged.
 void ensure_kv(CudaSession& s, int64_t needed, int64_t len) {
     if (needed <= s.cap) return;
+    s.settle();  // (a step launched ahead only ever writes below cap; the old cache is freed here)
     const CudaModel& c = *s.cm;
     const int64_t cap = std::min(s.max_tokens, std::max({needed, 2 * s.cap, kInitialCap}));
     const size_t per_pos = size_t(c.L * c.KV * c.HD) * s.eb;  // bytes of K (or V) per position
@@ -524,43 +544,55 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
 
 // Final norm + lm_head of row `row` of s.x into s.logits, with the argmax when greedy, then
 // the choice's inputs back to the pinned result buffer (argmax key, or top-k candidates).
-void enqueue_head(CudaSession& s, int64_t row, bool sample) {
+// Slot `slot`'s result buffers (decode_ahead.h; prefill uses slot 0).
+unsigned long long* result_slot(const CudaSession& s, int slot) { return s.h_result + size_t(slot) * kTopK; }
+
+// Final norm + lm_head of row `row` of s.x into s.logits, with the argmax (into slot `slot`'s
+// key) when greedy, then the choice's inputs back to that slot's pinned result buffer (argmax
+// key, or top-k candidates).
+void enqueue_head(CudaSession& s, int64_t row, bool sample, int slot) {
     const CudaModel& c = *s.cm;
     Epilogue el;
     el.kind = kEpiStore;
     el.out = s.logits;
     el.ld = c.V;
-    el.argmax = sample ? nullptr : s.argmax;
+    el.argmax = sample ? nullptr : s.argmax + slot;
     el.softcap = c.final_softcap;
     gemv(s.cfg(), c.lm_head, s.x + row * c.H, c.H, 1, c.final_norm, c.eps, el);
     if (sample) {
         topk(s.cfg(), s.logits, c.V, s.topk_scratch, s.cand);
-        check(cudaMemcpyAsync(s.h_result, s.cand, kTopK * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
+        check(cudaMemcpyAsync(result_slot(s, slot), s.cand, kTopK * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                              s.stream),
               "result copy");
     } else {
-        check(cudaMemcpyAsync(s.h_result, s.argmax, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
+        check(cudaMemcpyAsync(result_slot(s, slot), s.argmax + slot, sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                              s.stream),
               "result copy");
     }
 }
 
-// The whole decode step (captured into the graph).
-void enqueue_decode(CudaSession& s, bool sample) {
+// The whole decode step of slot `slot` (captured into that slot's graph). With the slot's
+// feedback flag set, the embedding takes its token from the other slot's argmax key: the
+// choice of the step before, still on the device.
+void enqueue_decode(CudaSession& s, bool sample, int slot) {
     const CudaModel& c = *s.cm;
-    check(cudaMemcpyAsync(s.step, s.h_step, sizeof(StepParams), cudaMemcpyHostToDevice, s.stream), "step input copy");
+    StepParams* st = s.step + slot;
+    check(cudaMemcpyAsync(st, s.h_step + slot, sizeof(StepParams), cudaMemcpyHostToDevice, s.stream), "step input copy");
     if (c.kv_f16) check(cudaMemsetAsync(s.kv_bad, 0xFF, sizeof(unsigned long long), s.stream), "KV range flag reset");
     // The first kernel after a copy: launched without the PDL attribute.
-    embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &s.step->token, 1, s.x, c.embed_scale, s.argmax);
-    enqueue_blocks(s, 1, &s.step->pos, s.step->rope, s.step->rope_local);
-    enqueue_head(s, 0, sample);
+    embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &st->token, 1, s.x, c.embed_scale, s.argmax + slot,
+          &st->feedback, s.argmax + (1 - slot));
+    enqueue_blocks(s, 1, &st->pos, st->rope, st->rope_local);
+    enqueue_head(s, 0, sample, slot);
     if (c.kv_f16)
-        check(cudaMemcpyAsync(s.h_kv_bad, s.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
+        check(cudaMemcpyAsync(s.h_kv_bad + slot, s.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
               "result copy");
 }
 
-// After the stream is done with a forward: an f16 cache that could not hold a key or value
-// fails the call, as the CPU's store_kv does (same message).
-void check_kv_range(const CudaSession& s) {
-    const unsigned long long k = *s.h_kv_bad;
+// After the stream is done with slot `slot`'s forward: an f16 cache that could not hold a key
+// or value fails the call, as the CPU's store_kv does (same message).
+void check_kv_range(const CudaSession& s, int slot) {
+    const unsigned long long k = s.h_kv_bad[slot];
     if (!s.cm->kv_f16 || k == ~0ull) return;
     fail(VT_STATUS_UNSUPPORTED,
          "layer %lld: a key or value of the token at position %lld is beyond the range of the f16 KV cache (largest "
@@ -568,11 +600,13 @@ void check_kv_range(const CudaSession& s) {
          (long long)(k >> 32), (long long)(k & 0xFFFFFFFFull));
 }
 
-void capture(CudaSession& s, bool sample) {
+void capture(CudaSession& s, bool sample, int slot) {
+    // Capture from an idle stream (a step launched ahead may still be running: it stays valid).
+    check(cudaStreamSynchronize(s.stream), "decode graph capture");
     cudaGraph_t g = nullptr;
     check(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     try {
-        enqueue_decode(s, sample);
+        enqueue_decode(s, sample, slot);
     } catch (...) {
         cudaStreamEndCapture(s.stream, &g);
         if (g) cudaGraphDestroy(g);
@@ -584,15 +618,17 @@ void capture(CudaSession& s, bool sample) {
     const cudaError_t e = cudaGraphInstantiate(&ge, g, 0);
     cudaGraphDestroy(g);
     if (e != cudaSuccess) cuda_fail(e, "cudaGraphInstantiate (decode graph)");
-    s.graphs[sample ? 1 : 0] = ge;
+    s.graphs[sample ? 1 : 0][slot] = ge;
 }
 
-void run_decode(CudaSession& s, bool sample) {
+// Enqueues slot `slot`'s decode step (its pinned inputs written) and records the slot's event.
+void run_decode(CudaSession& s, bool sample, int slot) {
     if (!s.use_graphs) {
-        enqueue_decode(s, sample);
+        enqueue_decode(s, sample, slot);
+        check(cudaEventRecord(s.done[slot], s.stream), "cudaEventRecord (decode step)");
         return;
     }
-    cudaGraphExec_t& ge = s.graphs[sample ? 1 : 0];
+    cudaGraphExec_t& ge = s.graphs[sample ? 1 : 0][slot];
     // A token that ran without PDL after a failed capture: try PDL again, a bounded number of
     // times (kPdlRetries), with fresh graphs.
     if (ge && !s.pdl && s.pdl_wanted && s.pdl_retries > 0) {
@@ -602,7 +638,7 @@ void run_decode(CudaSession& s, bool sample) {
     }
     if (!ge) {
         try {
-            capture(s, sample);
+            capture(s, sample, slot);
         } catch (const Error& e) {
             // Out of memory has nothing to do with PDL: the error goes to the caller and the next
             // token captures again, PDL unchanged. Anything else (a driver that cannot capture
@@ -611,28 +647,45 @@ void run_decode(CudaSession& s, bool sample) {
             s.pdl = false;
             s.pdl_off_why = e.what();
             s.drop_graphs();
-            capture(s, sample);
+            capture(s, sample, slot);
         }
     }
     check(cudaGraphLaunch(ge, s.stream), "cudaGraphLaunch (decode step)");
+    check(cudaEventRecord(s.done[slot], s.stream), "cudaEventRecord (decode step)");
 }
 
-// What enqueue_head copied back, as the session layer's Picked: the argmax key, or the top
-// kTopK candidates by (value desc, index asc) (keys of 0 end the list: NaN logits).
-void read_pick(const CudaSession& s, bool sample, Picked* p) {
+// What enqueue_head copied back into slot `slot`, as the session layer's Picked: the argmax
+// key, or the top kTopK candidates by (value desc, index asc) (keys of 0 end the list: NaN
+// logits). The embedding of a step fed back decodes the key the same way (misc.cu).
+void read_pick(const CudaSession& s, bool sample, int slot, Picked* p) {
+    const unsigned long long* r = result_slot(s, slot);
     p->n = 0;
     if (!sample) {
-        const unsigned long long key = s.h_result[0];
+        const unsigned long long key = r[0];
         p->argmax = key ? int32_t(rank_key_index(key)) : 0;
         return;
     }
     int n = 0;
-    for (; n < kTopK && s.h_result[n]; ++n) {
-        p->value[n] = rank_key_value(s.h_result[n]);
-        p->id[n] = int32_t(rank_key_index(s.h_result[n]));
+    for (; n < kTopK && r[n]; ++n) {
+        p->value[n] = rank_key_value(r[n]);
+        p->id[n] = int32_t(rank_key_index(r[n]));
     }
     p->n = n;
     p->argmax = n ? p->id[0] : 0;
+}
+
+// The inputs of the decode step at `pos` (token, or feedback = 1: the other slot's argmax),
+// RoPE as the CPU path computes it for a sequence of length seq_len, into *st (zero-filled
+// first, so that two fills of the same step compare equal byte for byte: ahead_matches).
+void fill_step(const CudaSession& s, int32_t token, int64_t pos, int64_t seq_len, int32_t feedback, StepParams* st) {
+    const CudaModel& c = *s.cm;
+    std::memset(st, 0, sizeof(StepParams));
+    st->token = token;
+    st->pos = int32_t(pos);
+    st->feedback = feedback;
+    const ModelWeights& r = *c.rope;
+    ops::rope_angles(r.rope_freqs(seq_len), pos, c.ROT, st->rope, r.rope_scale);
+    if (!r.inv_freq_local.empty()) ops::rope_angles(r.inv_freq_local.data(), pos, c.ROT, st->rope_local);
 }
 
 }  // namespace
@@ -648,7 +701,9 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->use_graphs = env_on("VT_CUDA_GRAPHS", true);
     s->pdl = s->pdl_wanted = cm.info.cc_major >= 9 && env_on("VT_CUDA_PDL", true);
     s->pdl_retries = kPdlRetries;
+    s->feedback = env_on("VT_CUDA_FEEDBACK", true);
     check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (cudaEvent_t& e : s->done) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
 
     const int64_t R = std::min(kChunk, max_tokens);
     const int units = attention_units(cm);
@@ -667,8 +722,8 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     const size_t o_tok = cv.take(size_t(R) * 4);
     const size_t o_pos = cv.take(4);
     const size_t o_rope = cv.take(size_t(R * cm.HD) * 4);
-    const size_t o_step = cv.take(sizeof(StepParams));
-    const size_t o_amax = cv.take(8);
+    const size_t o_step = cv.take(2 * sizeof(StepParams));
+    const size_t o_amax = cv.take(2 * 8);
     const size_t o_tks = cv.take(topk_scratch_keys(cm.V) * 8);
     const size_t o_cand = cv.take(kTopK * 8);
     const size_t o_bad = cv.take(8);
@@ -696,12 +751,12 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     // Counters must start at zero (the attention kernel's last block resets them after use).
     check(cudaMemsetAsync(s->scratch.get(), 0, cv.off, s->stream), "session scratch init");
 
-    s->host.alloc(sizeof(StepParams) + kTopK * 8 + 8, "the decode step's parameters");
+    s->host.alloc(2 * (sizeof(StepParams) + kTopK * 8 + 8), "the decode step's parameters");
     s->h_step = s->host.get<StepParams>(0);
-    s->h_result = s->host.get<unsigned long long>(sizeof(StepParams));
-    s->h_kv_bad = s->host.get<unsigned long long>(sizeof(StepParams) + kTopK * 8);
-    std::memset(s->h_step, 0, sizeof(StepParams));
-    *s->h_kv_bad = ~0ull;
+    s->h_result = s->host.get<unsigned long long>(2 * sizeof(StepParams));
+    s->h_kv_bad = s->host.get<unsigned long long>(2 * (sizeof(StepParams) + kTopK * 8));
+    std::memset(s->h_step, 0, 2 * sizeof(StepParams));
+    s->h_kv_bad[0] = s->h_kv_bad[1] = ~0ull;
 
     ensure_kv(*s, std::min(max_tokens, kInitialCap), 0);
     check(cudaStreamSynchronize(s->stream), "session creation");
@@ -717,6 +772,7 @@ void CudaSession::copy_prefix(const BackendSession& from, int64_t n) {
     const CudaSession& src = static_cast<const CudaSession&>(from);
     const CudaModel& c = *cm;
     DeviceGuard guard(dev);
+    settle();  // this cache is rewritten
     ensure_kv(*this, n, 0);
     if (n == 0) return;
     // The source's queued work must be done before its cache is read.
@@ -738,21 +794,46 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
 
     if (n == 1 && out != Logits::All) {
         // The decode step: one graph replay (the greedy graph, which stores the full logits
-        // too, unless top candidates are asked for).
-        cs.h_step->token = toks[0];
-        cs.h_step->pos = int32_t(pos0);
-        const ModelWeights& r = *c.rope;
-        ops::rope_angles(r.rope_freqs(std::max(cs.rope_seq_len, pos0 + 1)), pos0, c.ROT, cs.h_step->rope, r.rope_scale);
-        if (!r.inv_freq_local.empty()) ops::rope_angles(r.inv_freq_local.data(), pos0, c.ROT, cs.h_step->rope_local);
-        run_decode(cs, sample);
+        // too, unless top candidates are asked for), or the step launched ahead by the last
+        // call when it is this one (decode_ahead.h).
+        const int slot = step_slot(pos0);
+        const bool greedy = pick == Pick::Argmax && out == Logits::None;
+        StepParams want;
+        fill_step(cs, toks[0], pos0, std::max(cs.rope_seq_len, pos0 + 1), 0, &want);
+        if (ahead_matches(cs.ahead, cs.h_step[slot], want, greedy)) {
+            cs.ahead.in_flight = false;
+            ++cs.ahead_used;
+        } else {
+            cs.settle();
+            cs.h_step[slot] = want;
+            run_decode(cs, sample, slot);
+        }
+        if (may_run_ahead(cs.feedback, greedy, pos0, cs.cap)) {
+            // Slot 1 - slot's last step (pos0 - 1, or older) is done: every call waits for its own.
+            fill_step(cs, 0, pos0 + 1, std::max(cs.rope_seq_len, pos0 + 2), 1, cs.h_step + (1 - slot));
+            try {
+                run_decode(cs, false, 1 - slot);
+                cs.ahead.in_flight = true;
+                cs.ahead.pos = pos0 + 1;
+                cs.ahead.token = -1;
+            } catch (const Error&) {
+                // Only a head start: this call is whole without it. What failed (a graph capture
+                // out of memory, say) fails again, with its message, when a call runs that slot.
+                cudaGetLastError();
+            }
+        }
         if (out == Logits::Last)
             check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
                   "logits copy");
-        check(cudaStreamSynchronize(cs.stream), "decode step");
-        check_kv_range(cs);
-        if (pick != Pick::None) read_pick(cs, sample, picked);
+        // Logits copied after the step (no step runs ahead of a call that wants them).
+        check(out == Logits::Last ? cudaStreamSynchronize(cs.stream) : cudaEventSynchronize(cs.done[slot]),
+              "decode step");
+        if (pick != Pick::None) read_pick(cs, sample, slot, picked);
+        if (cs.ahead.in_flight) cs.ahead.token = picked->argmax;  // the token the device fed it
+        check_kv_range(cs, slot);
         return;
     }
+    cs.settle();
 
     if (out == Logits::All && !cs.logits_rows.bytes())
         cs.logits_rows.alloc(cs.dev, size_t(std::min(kChunk, cs.max_tokens) * c.V) * 4, "prefill logits");
@@ -777,7 +858,8 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
                               cs.stream),
               "RoPE copy");
     if (c.kv_f16) check(cudaMemsetAsync(cs.kv_bad, 0xFF, sizeof(unsigned long long), cs.stream), "KV range flag reset");
-    embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, c.embed_scale, cs.argmax);
+    embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, c.embed_scale, cs.argmax,
+          nullptr, nullptr);
     enqueue_blocks(cs, m, cs.pos, cs.rope, cs.rope_local);
     if (out == Logits::All) {
         Epilogue el;
@@ -790,7 +872,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
               "logits copy");
     } else if (pick != Pick::None) {
         // Final norm + lm_head of the last row into cs.logits with the device's choice.
-        enqueue_head(cs, m - 1, sample);
+        enqueue_head(cs, m - 1, sample, 0);
         if (out == Logits::Last)
             check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
                   "logits copy");
@@ -809,8 +891,8 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
               "result copy");
     // The host buffers (pos, rope) live until the stream is done with them.
     check(cudaStreamSynchronize(cs.stream), "prefill");
-    check_kv_range(cs);
-    if (pick != Pick::None) read_pick(cs, sample, picked);
+    check_kv_range(cs, 0);
+    if (pick != Pick::None) read_pick(cs, sample, 0, picked);
 }
 
 // ==== Inference API: packed weights on the device ===============================================

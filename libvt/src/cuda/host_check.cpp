@@ -35,6 +35,7 @@
 #include <cutlass/util/host_reorder.h>
 #endif
 
+#include "cuda/decode_ahead.h"
 #include "cuda/device_math.h"
 #include "cuda/fp8_sm90_plan.h"
 #include "cuda/layout.h"
@@ -718,6 +719,58 @@ void check_fp8_sm90_plan() {
            "fp8 sm90 plan: SwiGLU is a batch of two into the scratch, bias and product left to the finish pass");
 }
 
+// Device-side token feedback (decode_ahead.h): when a decode call may launch the next step,
+// and when the next call may use it instead of running its own.
+void check_decode_ahead() {
+    expect(step_slot(0) == 0 && step_slot(1) == 1 && step_slot(510) == 0 && step_slot(511) == 1,
+           "decode ahead: consecutive positions alternate slots");
+    expect(may_run_ahead(true, true, 0, 512) && may_run_ahead(true, true, 510, 512),
+           "decode ahead: a greedy call without logits runs the next step ahead while it fits the cache");
+    expect(!may_run_ahead(true, true, 511, 512) && !may_run_ahead(true, true, 600, 512),
+           "decode ahead: never past the cache as allocated (it would have to grow under a running step)");
+    expect(!may_run_ahead(false, true, 5, 512) && !may_run_ahead(true, false, 5, 512),
+           "decode ahead: not with VT_CUDA_FEEDBACK=0, nor for a sampled call or one that wants logits");
+    // Two fills of one step as fill_step makes them: zeroed, then the fields.
+    const auto fill = [](int32_t token, int32_t pos, int32_t fb, float base) {
+        StepParams st;
+        std::memset(&st, 0, sizeof st);
+        st.token = token;
+        st.pos = pos;
+        st.feedback = fb;
+        for (int i = 0; i < 32; ++i) st.rope[i] = std::cos(base * float(pos) / float(i + 1));
+        return st;
+    };
+    const StepParams launched = fill(0, 41, 1, 1.0f);  // the token is the device's: unknown at launch
+    const StepParams want = fill(1234, 41, 0, 1.0f);   // what the next call computes
+    AheadStep a;
+    a.in_flight = true;
+    a.pos = 41;
+    a.token = 1234;
+    expect(ahead_matches(a, launched, want, true), "decode ahead: the next call at its position with its token uses it");
+    AheadStep b = a;
+    b.token = 1235;
+    expect(!ahead_matches(b, launched, want, true), "decode ahead: another token than the device fed it: dropped");
+    b = a;
+    b.token = -1;
+    StepParams w = want;
+    w.token = -1;
+    expect(!ahead_matches(b, launched, w, true), "decode ahead: never used before its token is known");
+    b = a;
+    b.in_flight = false;
+    expect(!ahead_matches(b, launched, want, true), "decode ahead: a step already used or dropped is not used again");
+    expect(!ahead_matches(a, launched, want, false), "decode ahead: a sampled call or one that wants logits drops it");
+    w = want;
+    w.pos = 40;
+    expect(!ahead_matches(a, launched, w, true), "decode ahead: a call at another position drops it");
+    expect(!ahead_matches(a, launched, fill(1234, 41, 0, 1.5f), true),
+           "decode ahead: other RoPE inputs (LongRoPE at another sequence length) drop it");
+    StepParams l2 = launched;
+    l2.rope_local[3] = 0.5f;
+    expect(!ahead_matches(a, l2, want, true), "decode ahead: other local RoPE inputs drop it");
+    expect(!ahead_matches(a, fill(0, 41, 0, 1.0f), want, true),
+           "decode ahead: a slot whose step was not fed back is not a step launched ahead");
+}
+
 // The epilogues' soft-cap and tanh GELU: the CPU's formulas (cpu/engine.cpp, ops::geglu_tanh)
 // within a few float ulps of double precision.
 void check_epilogue_math() {
@@ -768,6 +821,7 @@ int main() {
     check_attention_splits();
     check_epilogue_math();
     check_fp8_sm90_plan();
+    check_decode_ahead();
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

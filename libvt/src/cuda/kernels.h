@@ -136,9 +136,12 @@ void attention_prefill(const LaunchCfg& cfg, const AttnArgs& a);
 
 // x[i][:] = table[tokens[i]][:] as f32 (table dtype F32, F16 or BF16), times `scale` when it is
 // > 0 (Gemma's sqrt(hidden_size)). When argmax_reset is not null it is set to 0 (the next
-// lm_head's argmax starts from scratch).
+// lm_head's argmax starts from scratch). Device-side token feedback (m = 1, decode_ahead.h):
+// when feedback is not null and *feedback is nonzero, the token is the one the argmax key
+// *feedback_key names (rank_key_index; 0 for a key of 0), not tokens[0].
 void embed(const LaunchCfg& cfg, const void* table, int32_t dtype, int64_t h, const int32_t* tokens, int m,
-           float* x, float scale, unsigned long long* argmax_reset);
+           float* x, float scale, unsigned long long* argmax_reset, const int32_t* feedback = nullptr,
+           const unsigned long long* feedback_key = nullptr);
 
 // out[i][:] = x[i][:] · rsqrt(mean(x[i]²) + eps) · w, rows of length h (stride h).
 void rmsnorm(const LaunchCfg& cfg, const float* x, const float* w, float eps, int64_t h, int m, float* out);

@@ -11,11 +11,20 @@ namespace {
 
 __global__ void __launch_bounds__(256) embed_kernel(const void* table, int32_t dtype, int64_t h,
                                                     const int32_t* tokens, float* x, float scale,
-                                                    unsigned long long* argmax_reset) {
+                                                    unsigned long long* argmax_reset, const int32_t* feedback,
+                                                    const unsigned long long* feedback_key) {
     pdl_launch_dependents();
     pdl_wait();
     if (argmax_reset && blockIdx.x == 0 && threadIdx.x == 0) *argmax_reset = 0;
-    const int64_t row = int64_t(tokens[blockIdx.x]) * h;
+    int32_t token;
+    if (feedback && *feedback) {
+        // The previous step's choice, decoded as the host's read_pick does (0 when every logit was NaN).
+        const unsigned long long key = *feedback_key;
+        token = key ? int32_t(rank_key_index(key)) : 0;
+    } else {
+        token = tokens[blockIdx.x];
+    }
+    const int64_t row = int64_t(token) * h;
     float* out = x + int64_t(blockIdx.x) * h;
     for (int64_t k = threadIdx.x; k < h; k += blockDim.x) {
         float v;
@@ -130,9 +139,10 @@ __global__ void __launch_bounds__(1024) topk_kernel(const float* logits, const u
 }  // namespace
 
 void embed(const LaunchCfg& cfg, const void* table, int32_t dtype, int64_t h, const int32_t* tokens, int m,
-           float* x, float scale, unsigned long long* argmax_reset) {
+           float* x, float scale, unsigned long long* argmax_reset, const int32_t* feedback,
+           const unsigned long long* feedback_key) {
     launch(cfg, "embedding", embed_kernel, dim3(unsigned(m)), dim3(256), 0, table, dtype, h, tokens, x, scale,
-           argmax_reset);
+           argmax_reset, feedback, feedback_key);
 }
 
 void add_rmsnorm(const LaunchCfg& cfg, float* x, const float* t, const float* w, float eps, int64_t h, int m) {
