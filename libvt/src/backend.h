@@ -64,10 +64,13 @@ constexpr int kMaxCandidates = VT_MAX_TOP_K;
 
 // What one forward call returns on the host.
 enum class Logits { None, Last, All };   // no logits / the last row's [V] / every row's [n, V]
-enum class Pick { None, Argmax, Top };   // the last row's argmax / its top kMaxCandidates
+// Pick::Draw: the backend draws the last row's token itself, as vt_sample would from the row
+// with *BackendSession::draw_options at step draw_step (only where BackendSession::can_draw()).
+enum class Pick { None, Argmax, Top, Draw };   // the last row's argmax / its top kMaxCandidates / a draw
 
-// A choice made on the device: the argmax (ties: lowest id; all NaN: 0), or the top
-// candidates by (value desc, id asc), n of them (0 when every logit is NaN).
+// A choice made on the device: the argmax (ties: lowest id; all NaN: 0) or, for Pick::Draw,
+// the token drawn, in `argmax`; or the top candidates by (value desc, id asc), n of them (0
+// when every logit is NaN).
 struct Picked {
     int32_t argmax = 0;
     int n = 0;
@@ -81,6 +84,12 @@ struct BackendSession {
     // a prefill's final length, a decode's position + 1. RoPE types that depend on it
     // (LongRoPE: ModelWeights::rope_freqs) read it; transformers decides per forward call.
     int64_t rope_seq_len = 0;
+    // Pick::Draw's options (temperature > 0, validated, no penalties) and sampling step, set by
+    // the session layer before a forward that asks for it.
+    const vt_sample_options* draw_options = nullptr;
+    uint64_t draw_step = 0;
+    // True when forward() takes Pick::Draw (the CUDA backend unless VT_CUDA_DEVICE_DRAW=0).
+    virtual bool can_draw() const { return false; }
     // Runs tokens[0, n) (1 <= n <= kPassRows, ids valid) at positions pos .. pos + n - 1,
     // appending their keys and values to the cache (pos + n <= the session's capacity; the
     // positions below pos are those of earlier calls). `logits` receives what `out` asks for;

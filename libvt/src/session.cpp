@@ -51,17 +51,22 @@ int32_t choose_token(vt_session& s, const float* logits, const vt_sample_options
 }
 
 // What the backend picks for the chooser, when it can do so more cheaply than returning the
-// row: the argmax (greedy) or the top kMaxCandidates (sampling: every draw picks among them,
-// so vt::sample over them gives the token the full row would). Penalties need the whole row.
-Pick device_pick(const vt_session& s, const vt_sample_options* sampling) {
+// row: the argmax (greedy), or for sampling the token drawn on the device (draw_options and
+// draw_step set for it) or else the top kMaxCandidates (every draw picks among them, so
+// vt::sample over them gives the token the full row would). Penalties need the whole row.
+Pick device_pick(vt_session& s, const vt_sample_options* sampling) {
     if (!s.backend_model->can_pick() || (sampling && has_penalties(*sampling))) return Pick::None;
-    return sampling && sampling->temperature != 0.0f ? Pick::Top : Pick::Argmax;
+    if (!sampling || sampling->temperature == 0.0f) return Pick::Argmax;
+    if (!s.backend->can_draw()) return Pick::Top;
+    s.backend->draw_options = sampling;
+    s.backend->draw_step = s.step;
+    return Pick::Draw;
 }
 
 // The chooser over a device pick (no penalties: device_pick said so).
 int32_t choose_picked(vt_session& s, Pick pick, const vt_sample_options* sampling) {
     const Picked& p = s.picked;
-    int32_t tok = p.argmax;
+    int32_t tok = p.argmax;  // Pick::Argmax and Pick::Draw
     if (pick == Pick::Top) tok = p.n == 0 ? 0 : p.id[sample(p.value, p.n, *sampling, s.step)];
     note_choice(s, tok);
     return tok;

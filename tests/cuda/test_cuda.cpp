@@ -1107,34 +1107,81 @@ void test_model(const std::string& dir, vt_format f) {
         expect(runs[0].toks == runs[1].toks, tag + ": greedy tokens with device-side feedback = without it");
         expect(runs[2].toks == runs[1].toks, tag + ": ... and with feedback on eager launches (VT_CUDA_GRAPHS=0)");
         // sg's 40 calls: the first decode after the prefill and after each call that launched
-        // nothing (i = 0, 16, 21, 31) run their own step; the ones that drop the step in flight:
+        // nothing (i = 0, 16, 21) run their own step; the ones that drop the step in flight:
         // the other token (i = 10), the call that wants logits (15), the prefill (20), the
-        // sampled call (30); the copy (25) leaves the source's step in flight, used. 32 used.
-        expect(runs[0].on && runs[0].used == 32 && runs[0].dropped == 4,
+        // sampled call (30: drawn on the device, it launches a step that draws) and the greedy
+        // call after it (31); the copy (25) leaves the source's step in flight, used. 32 used.
+        expect(runs[0].on && runs[0].used == 32 && runs[0].dropped == 5,
                tag + ": feedback on: steps launched ahead are used (" + std::to_string(runs[0].used) + ") and dropped (" +
                    std::to_string(runs[0].dropped) + ") as the calls ask");
         expect(!runs[1].on && runs[1].used == 0 && runs[1].dropped == 0, tag + ": VT_CUDA_FEEDBACK=0 runs nothing ahead");
     }
-    // Sampling through the device top-k candidates = vt::sample on the CPU logits.
-    {
-        auto sg = new_session(*m, 0, cm.get());
-        vt_sample_options so = vt_sample_default_options();
-        so.temperature = 0.8f;
-        so.top_k = 40;
-        so.top_p = 0.9f;
-        int32_t t = 0;
-        prefill(*sg, prompt.data(), 6, &so, &t, nullptr, VT_LOGITS_NONE);
+    // Sampling: the token drawn on the device (draw.h), and the one drawn on the host from the
+    // device's top-k candidates (VT_CUDA_DEVICE_DRAW=0), = vt::sample of the step's logits.
+    vt_sample_options opts[3] = {vt_sample_default_options(), vt_sample_default_options(), vt_sample_default_options()};
+    opts[0].temperature = 0.8f;
+    opts[0].top_k = 40;
+    opts[0].top_p = 0.9f;
+    opts[1].temperature = 1.3f;
+    opts[1].min_p = 0.05f;
+    opts[1].seed = 1234;
+    opts[2].temperature = 0.5f;
+    opts[2].seed = 99;
+    for (const char* device_draw : {"1", "0"}) {
+        setenv("VT_CUDA_DEVICE_DRAW", device_draw, 1);
         bool ok = true;
-        std::vector<float> lg(static_cast<size_t>(V));
-        for (int i = 0; i < 16; ++i) {
-            const uint64_t step = sg->step;
-            int32_t nt = 0;
-            decode(*sg, t, &so, &nt, lg.data());
-            ok = ok && nt == int32_t(sample(lg.data(), V, so, step));
-            t = nt;
+        for (const vt_sample_options& so : opts) {
+            auto sg = new_session(*m, 0, cm.get());
+            int32_t t = 0;
+            prefill(*sg, prompt.data(), 6, &so, &t, nullptr, VT_LOGITS_NONE);
+            std::vector<float> lg(static_cast<size_t>(V));
+            for (int i = 0; i < 16; ++i) {
+                const uint64_t step = sg->step;
+                int32_t nt = 0;
+                decode(*sg, t, &so, &nt, lg.data());
+                ok = ok && nt == int32_t(sample(lg.data(), V, so, step));
+                t = nt;
+            }
         }
-        expect(ok, tag + ": sampled tokens (top-k candidates on the device) = vt::sample of the logits");
+        expect(ok, tag + (*device_draw == '1' ? ": sampled tokens drawn on the device"
+                                               : ": sampled tokens drawn on the host from the device's candidates") +
+                       " = vt::sample of the logits");
     }
+    // Sampled decoding without logits: the draw on the device with the next step launched
+    // ahead (fed the token drawn), without feedback, and drawn on the host: the same tokens.
+    {
+        std::vector<std::vector<int32_t>> runs;
+        int64_t used = 0, dropped = 0;
+        const std::pair<const char*, const char*> modes[] = {{"1", "1"}, {"0", "1"}, {"1", "0"}};  // feedback, device draw
+        for (const auto& mode : modes) {
+            setenv("VT_CUDA_FEEDBACK", mode.first, 1);
+            setenv("VT_CUDA_DEVICE_DRAW", mode.second, 1);
+            std::vector<int32_t> toks;
+            for (const vt_sample_options& so : opts) {
+                auto sg = new_session(*m, 0, cm.get());
+                int32_t t = 0;
+                prefill(*sg, prompt.data(), 7, &so, &t, nullptr, VT_LOGITS_NONE);
+                for (int i = 0; i < 24; ++i) {
+                    decode(*sg, t, &so, &t, nullptr);
+                    toks.push_back(t);
+                }
+                if (runs.empty()) {
+                    int64_t u = 0, d = 0;
+                    sg->backend->feedback_counts(&u, &d);
+                    used += u;
+                    dropped += d;
+                }
+            }
+            runs.push_back(toks);
+        }
+        std::printf("     %s: sampled, feedback on: %lld steps launched ahead used, %lld dropped\n", tag.c_str(),
+                    (long long)used, (long long)dropped);
+        expect(runs[0] == runs[1] && runs[0] == runs[2],
+               tag + ": sampled tokens drawn on the device with feedback = without it = drawn on the host");
+        expect(used == 3 * 23 && dropped == 0, tag + ": sampled decoding uses every step launched ahead but the first");
+    }
+    unsetenv("VT_CUDA_FEEDBACK");
+    unsetenv("VT_CUDA_DEVICE_DRAW");
     // Long context: prefill past one chunk and decode past the first KV growth.
     if (m->max_seq_len >= 2100) {
         auto sc = new_session(*m, 2100);

@@ -42,6 +42,7 @@
 #include "family.h"
 #include "ops/rope.h"
 #include "quant.h"
+#include "sampling.h"
 #include "threadpool.h"
 #include "weights.h"
 
@@ -55,6 +56,8 @@ constexpr int64_t kChunk = kPassRows;  // rows per forward call at most
 static_assert(kTopK == kMaxCandidates, "the device's top-k is the session layer's candidate count");
 constexpr int64_t kInitialCap = 512;   // first KV allocation (positions), then doubling
 constexpr int kPdlRetries = 3;          // captures with PDL retried after one fails (not OOM)
+// What the decode step's head leaves for the host (enqueue_head), also its graph's index.
+constexpr int kHeadArgmax = 0, kHeadTop = 1, kHeadDraw = 2;
 
 static_assert(kStepRopeFloats == kMaxHeadDim, "StepParams holds a RoPE table of every head_dim");
 
@@ -332,11 +335,12 @@ struct CudaSession final : BackendSession {
     unsigned long long* h_result = nullptr;  // [2][kTopK] per slot
     unsigned long long* h_kv_bad = nullptr;  // [2] per slot: kv_bad as that slot's last step left it
 
-    cudaGraphExec_t graphs[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};  // [greedy, sampling][slot]
+    cudaGraphExec_t graphs[3][2] = {};  // [kHeadArgmax, kHeadTop, kHeadDraw][slot]
     cudaEvent_t done[2] = {nullptr, nullptr};  // per slot: recorded after its last decode step
 
     // Device-side token feedback (decode_ahead.h; VT_CUDA_FEEDBACK=0 turns it off).
     bool feedback = true;
+    bool device_draw = true;  // Pick::Draw taken (VT_CUDA_DEVICE_DRAW=0: sampled tokens drawn on the host)
     AheadStep ahead;
     int64_t ahead_used = 0, ahead_dropped = 0;
 
@@ -354,6 +358,7 @@ struct CudaSession final : BackendSession {
         if (why_off) *why_off = pdl_off_why;
         return pdl;
     }
+    bool can_draw() const override { return device_draw; }
     bool feedback_counts(int64_t* used, int64_t* dropped) const override {
         *used = ahead_used;
         *dropped = ahead_dropped;
@@ -542,25 +547,25 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
     }
 }
 
-// Final norm + lm_head of row `row` of s.x into s.logits, with the argmax when greedy, then
-// the choice's inputs back to the pinned result buffer (argmax key, or top-k candidates).
 // Slot `slot`'s result buffers (decode_ahead.h; prefill uses slot 0).
 unsigned long long* result_slot(const CudaSession& s, int slot) { return s.h_result + size_t(slot) * kTopK; }
 
-// Final norm + lm_head of row `row` of s.x into s.logits, with the argmax (into slot `slot`'s
-// key) when greedy, then the choice's inputs back to that slot's pinned result buffer (argmax
-// key, or top-k candidates).
-void enqueue_head(CudaSession& s, int64_t row, bool sample, int slot) {
+// Final norm + lm_head of row `row` of s.x into s.logits, then the choice: kHeadArgmax the
+// argmax (into slot `slot`'s key), kHeadTop the top-k candidates, kHeadDraw those and the token
+// drawn from them with slot `slot`'s draw arguments (its key into the slot's key); then what
+// the host reads back into that slot's pinned result buffer (a key, or the candidates).
+void enqueue_head(CudaSession& s, int64_t row, int mode, int slot) {
     const CudaModel& c = *s.cm;
     Epilogue el;
     el.kind = kEpiStore;
     el.out = s.logits;
     el.ld = c.V;
-    el.argmax = sample ? nullptr : s.argmax + slot;
+    el.argmax = mode == kHeadArgmax ? s.argmax + slot : nullptr;
     el.softcap = c.final_softcap;
     gemv(s.cfg(), c.lm_head, s.x + row * c.H, c.H, 1, c.final_norm, c.eps, el);
-    if (sample) {
-        topk(s.cfg(), s.logits, c.V, s.topk_scratch, s.cand);
+    if (mode != kHeadArgmax) topk(s.cfg(), s.logits, c.V, s.topk_scratch, s.cand);
+    if (mode == kHeadDraw) draw(s.cfg(), s.cand, &s.step[slot].draw, s.argmax + slot);
+    if (mode == kHeadTop) {
         check(cudaMemcpyAsync(result_slot(s, slot), s.cand, kTopK * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                               s.stream),
               "result copy");
@@ -574,7 +579,7 @@ void enqueue_head(CudaSession& s, int64_t row, bool sample, int slot) {
 // The whole decode step of slot `slot` (captured into that slot's graph). With the slot's
 // feedback flag set, the embedding takes its token from the other slot's argmax key: the
 // choice of the step before, still on the device.
-void enqueue_decode(CudaSession& s, bool sample, int slot) {
+void enqueue_decode(CudaSession& s, int mode, int slot) {
     const CudaModel& c = *s.cm;
     StepParams* st = s.step + slot;
     check(cudaMemcpyAsync(st, s.h_step + slot, sizeof(StepParams), cudaMemcpyHostToDevice, s.stream), "step input copy");
@@ -583,7 +588,7 @@ void enqueue_decode(CudaSession& s, bool sample, int slot) {
     embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &st->token, 1, s.x, c.embed_scale, s.argmax + slot,
           &st->feedback, s.argmax + (1 - slot));
     enqueue_blocks(s, 1, &st->pos, st->rope, st->rope_local);
-    enqueue_head(s, 0, sample, slot);
+    enqueue_head(s, 0, mode, slot);
     if (c.kv_f16)
         check(cudaMemcpyAsync(s.h_kv_bad + slot, s.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
               "result copy");
@@ -600,13 +605,13 @@ void check_kv_range(const CudaSession& s, int slot) {
          (long long)(k >> 32), (long long)(k & 0xFFFFFFFFull));
 }
 
-void capture(CudaSession& s, bool sample, int slot) {
+void capture(CudaSession& s, int mode, int slot) {
     // Capture from an idle stream (a step launched ahead may still be running: it stays valid).
     check(cudaStreamSynchronize(s.stream), "decode graph capture");
     cudaGraph_t g = nullptr;
     check(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     try {
-        enqueue_decode(s, sample, slot);
+        enqueue_decode(s, mode, slot);
     } catch (...) {
         cudaStreamEndCapture(s.stream, &g);
         if (g) cudaGraphDestroy(g);
@@ -618,17 +623,17 @@ void capture(CudaSession& s, bool sample, int slot) {
     const cudaError_t e = cudaGraphInstantiate(&ge, g, 0);
     cudaGraphDestroy(g);
     if (e != cudaSuccess) cuda_fail(e, "cudaGraphInstantiate (decode graph)");
-    s.graphs[sample ? 1 : 0][slot] = ge;
+    s.graphs[mode][slot] = ge;
 }
 
 // Enqueues slot `slot`'s decode step (its pinned inputs written) and records the slot's event.
-void run_decode(CudaSession& s, bool sample, int slot) {
+void run_decode(CudaSession& s, int mode, int slot) {
     if (!s.use_graphs) {
-        enqueue_decode(s, sample, slot);
+        enqueue_decode(s, mode, slot);
         check(cudaEventRecord(s.done[slot], s.stream), "cudaEventRecord (decode step)");
         return;
     }
-    cudaGraphExec_t& ge = s.graphs[sample ? 1 : 0][slot];
+    cudaGraphExec_t& ge = s.graphs[mode][slot];
     // A token that ran without PDL after a failed capture: try PDL again, a bounded number of
     // times (kPdlRetries), with fresh graphs.
     if (ge && !s.pdl && s.pdl_wanted && s.pdl_retries > 0) {
@@ -638,7 +643,7 @@ void run_decode(CudaSession& s, bool sample, int slot) {
     }
     if (!ge) {
         try {
-            capture(s, sample, slot);
+            capture(s, mode, slot);
         } catch (const Error& e) {
             // Out of memory has nothing to do with PDL: the error goes to the caller and the next
             // token captures again, PDL unchanged. Anything else (a driver that cannot capture
@@ -647,7 +652,7 @@ void run_decode(CudaSession& s, bool sample, int slot) {
             s.pdl = false;
             s.pdl_off_why = e.what();
             s.drop_graphs();
-            capture(s, sample, slot);
+            capture(s, mode, slot);
         }
     }
     check(cudaGraphLaunch(ge, s.stream), "cudaGraphLaunch (decode step)");
@@ -657,10 +662,10 @@ void run_decode(CudaSession& s, bool sample, int slot) {
 // What enqueue_head copied back into slot `slot`, as the session layer's Picked: the argmax
 // key, or the top kTopK candidates by (value desc, index asc) (keys of 0 end the list: NaN
 // logits). The embedding of a step fed back decodes the key the same way (misc.cu).
-void read_pick(const CudaSession& s, bool sample, int slot, Picked* p) {
+void read_pick(const CudaSession& s, int mode, int slot, Picked* p) {
     const unsigned long long* r = result_slot(s, slot);
     p->n = 0;
-    if (!sample) {
+    if (mode != kHeadTop) {
         const unsigned long long key = r[0];
         p->argmax = key ? int32_t(rank_key_index(key)) : 0;
         return;
@@ -677,12 +682,24 @@ void read_pick(const CudaSession& s, bool sample, int slot, Picked* p) {
 // The inputs of the decode step at `pos` (token, or feedback = 1: the other slot's argmax),
 // RoPE as the CPU path computes it for a sequence of length seq_len, into *st (zero-filled
 // first, so that two fills of the same step compare equal byte for byte: ahead_matches).
-void fill_step(const CudaSession& s, int32_t token, int64_t pos, int64_t seq_len, int32_t feedback, StepParams* st) {
+// A step that draws its token on the device (draw not null) gets its options and sampling step.
+void fill_step(const CudaSession& s, int32_t token, int64_t pos, int64_t seq_len, int32_t feedback,
+               const vt_sample_options* draw, uint64_t draw_step, StepParams* st) {
     const CudaModel& c = *s.cm;
     std::memset(st, 0, sizeof(StepParams));
     st->token = token;
     st->pos = int32_t(pos);
     st->feedback = feedback;
+    if (draw) {
+        DrawArgs& a = st->draw;
+        a.temperature = double(draw->temperature);
+        a.top_p = double(draw->top_p);
+        a.use_min_p = draw->min_p > 0.0f;
+        a.log_min_p = a.use_min_p ? std::log(double(draw->min_p)) : 0.0;  // sampling.cpp's cut
+        a.seed = draw->seed;
+        a.step = draw_step;
+        a.top_k = draw->top_k;
+    }
     const ModelWeights& r = *c.rope;
     ops::rope_angles(r.rope_freqs(seq_len), pos, c.ROT, st->rope, r.rope_scale);
     if (!r.inv_freq_local.empty()) ops::rope_angles(r.inv_freq_local.data(), pos, c.ROT, st->rope_local);
@@ -702,6 +719,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->pdl = s->pdl_wanted = cm.info.cc_major >= 9 && env_on("VT_CUDA_PDL", true);
     s->pdl_retries = kPdlRetries;
     s->feedback = env_on("VT_CUDA_FEEDBACK", true);
+    s->device_draw = env_on("VT_CUDA_DEVICE_DRAW", true);
     check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "cudaStreamCreate");
     for (cudaEvent_t& e : s->done) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
 
@@ -790,29 +808,37 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
              (long long)kChunk, int(out), int(pick));
     DeviceGuard guard(cs.dev);
     ensure_kv(cs, pos0 + n, pos0);
-    const bool sample = pick == Pick::Top;
+    if (pick == Pick::Draw && (!cs.device_draw || !cs.draw_options))
+        fail(VT_STATUS_INTERNAL, "CUDA forward: a device draw without its options");
+    // Drawn on the device in a decode step; a prefill's draw is made on the host from the
+    // device's candidates (the same token: draw.h is vt_sample's arithmetic).
+    const int mode = pick == Pick::Draw && n == 1 ? kHeadDraw : pick == Pick::Argmax || pick == Pick::None ? kHeadArgmax
+                                                                                                            : kHeadTop;
 
     if (n == 1 && out != Logits::All) {
         // The decode step: one graph replay (the greedy graph, which stores the full logits
         // too, unless top candidates are asked for), or the step launched ahead by the last
         // call when it is this one (decode_ahead.h).
         const int slot = step_slot(pos0);
-        const bool greedy = pick == Pick::Argmax && out == Logits::None;
+        const bool device_chooses = (pick == Pick::Argmax || pick == Pick::Draw) && out == Logits::None;
+        const vt_sample_options* dopt = mode == kHeadDraw ? cs.draw_options : nullptr;
         StepParams want;
-        fill_step(cs, toks[0], pos0, std::max(cs.rope_seq_len, pos0 + 1), 0, &want);
-        if (ahead_matches(cs.ahead, cs.h_step[slot], want, greedy)) {
+        fill_step(cs, toks[0], pos0, std::max(cs.rope_seq_len, pos0 + 1), 0, dopt, cs.draw_step, &want);
+        if (ahead_matches(cs.ahead, cs.h_step[slot], want, device_chooses)) {
             cs.ahead.in_flight = false;
             ++cs.ahead_used;
         } else {
             cs.settle();
             cs.h_step[slot] = want;
-            run_decode(cs, sample, slot);
+            run_decode(cs, mode, slot);
         }
-        if (may_run_ahead(cs.feedback, greedy, pos0, cs.cap)) {
+        if (may_run_ahead(cs.feedback, device_chooses, pos0, cs.cap)) {
             // Slot 1 - slot's last step (pos0 - 1, or older) is done: every call waits for its own.
-            fill_step(cs, 0, pos0 + 1, std::max(cs.rope_seq_len, pos0 + 2), 1, cs.h_step + (1 - slot));
+            // Its draw (if any) is the session's next sampling step.
+            fill_step(cs, 0, pos0 + 1, std::max(cs.rope_seq_len, pos0 + 2), 1, dopt, cs.draw_step + 1,
+                      cs.h_step + (1 - slot));
             try {
-                run_decode(cs, false, 1 - slot);
+                run_decode(cs, mode, 1 - slot);
                 cs.ahead.in_flight = true;
                 cs.ahead.pos = pos0 + 1;
                 cs.ahead.token = -1;
@@ -828,7 +854,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         // Logits copied after the step (no step runs ahead of a call that wants them).
         check(out == Logits::Last ? cudaStreamSynchronize(cs.stream) : cudaEventSynchronize(cs.done[slot]),
               "decode step");
-        if (pick != Pick::None) read_pick(cs, sample, slot, picked);
+        if (pick != Pick::None) read_pick(cs, mode, slot, picked);
         if (cs.ahead.in_flight) cs.ahead.token = picked->argmax;  // the token the device fed it
         check_kv_range(cs, slot);
         return;
@@ -872,7 +898,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
               "logits copy");
     } else if (pick != Pick::None) {
         // Final norm + lm_head of the last row into cs.logits with the device's choice.
-        enqueue_head(cs, m - 1, sample, 0);
+        enqueue_head(cs, m - 1, mode, 0);
         if (out == Logits::Last)
             check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
                   "logits copy");
@@ -892,7 +918,10 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
     // The host buffers (pos, rope) live until the stream is done with them.
     check(cudaStreamSynchronize(cs.stream), "prefill");
     check_kv_range(cs, 0);
-    if (pick != Pick::None) read_pick(cs, sample, 0, picked);
+    if (pick != Pick::None) read_pick(cs, mode, 0, picked);
+    if (pick == Pick::Draw) picked->argmax = picked->n ? picked->id[sample(picked->value, picked->n, *cs.draw_options,
+                                                                           cs.draw_step)]
+                                                       : 0;
 }
 
 // ==== Inference API: packed weights on the device ===============================================

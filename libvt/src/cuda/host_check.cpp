@@ -18,6 +18,7 @@
 //     the kernel's integer math done from the device buffers equals vt_linear bit for bit.
 // Output ends with "N passed, M failed"; exit status 0 when nothing failed.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -37,6 +38,7 @@
 
 #include "cuda/decode_ahead.h"
 #include "cuda/device_math.h"
+#include "cuda/draw.h"
 #include "cuda/fp8_sm90_plan.h"
 #include "cuda/layout.h"
 #include "quant.h"
@@ -771,6 +773,62 @@ void check_decode_ahead() {
            "decode ahead: a slot whose step was not fed back is not a step launched ahead");
 }
 
+// The device's draw (draw.h) over sorted candidates = vt_sample over the same values, token for
+// token: random rows (ties, -inf entries, a +inf or -inf best value, fewer candidates than
+// top_k), every option, many steps.
+void check_draw() {
+    std::mt19937 rng(1234);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    int bad = 0, total = 0, distinct = 0;
+    for (int row = 0; row < 400; ++row) {
+        const int n = row % 7 == 0 ? 1 + int(rng() % 40) : 256;
+        std::vector<float> v(static_cast<size_t>(n));
+        for (float& x : v) x = row % 5 == 0 ? float(int(nd(rng))) : nd(rng);  // integers: many ties
+        if (row % 11 == 0) v[size_t(rng() % n)] = -INFINITY;
+        if (row % 37 == 0) v[size_t(rng() % n)] = INFINITY;
+        if (row % 41 == 0) std::fill(v.begin(), v.end(), -INFINITY);
+        // Sorted as the device's top-k leaves them: (value desc, index asc).
+        std::vector<int> order(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) order[size_t(i)] = i;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return v[size_t(a)] > v[size_t(b)]; });
+        std::vector<float> sv(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) sv[size_t(i)] = v[size_t(order[size_t(i)])];
+        vt_sample_options o = vt_sample_default_options();
+        o.temperature = std::array<float, 4>{0.3f, 0.8f, 1.0f, 2.5f}[size_t(row % 4)];
+        o.top_k = std::array<int32_t, 5>{0, 1, 40, 255, 300}[size_t(row % 5)];
+        o.top_p = std::array<float, 3>{1.0f, 0.9f, 0.35f}[size_t(row % 3)];
+        o.min_p = std::array<float, 3>{0.0f, 0.05f, 0.5f}[size_t((row / 3) % 3)];
+        o.seed = rng();
+        DrawArgs a;
+        std::memset(&a, 0, sizeof a);
+        a.temperature = o.temperature;
+        a.top_p = o.top_p;
+        a.use_min_p = o.min_p > 0.0f;
+        a.log_min_p = a.use_min_p ? std::log(double(o.min_p)) : 0.0;
+        a.seed = o.seed;
+        a.top_k = o.top_k;
+        std::vector<int64_t> seen;
+        for (uint64_t step = 0; step < 24; ++step) {
+            a.step = step;
+            int64_t want = -1;
+            vt_sample(v.data(), n, &o, step, &want);
+            const int k = draw_considered(n, a);
+            std::vector<double> p(static_cast<size_t>(k));
+            for (int j = 0; j < k; ++j) p[size_t(j)] = draw_weight(sv[size_t(j)], sv[0], a.temperature);
+            const int at = draw_pick(sv.data(), p.data(), k, a);
+            const int64_t got = at < 0 ? 0 : order[size_t(at)];
+            bad += got != want;
+            ++total;
+            if (std::find(seen.begin(), seen.end(), got) == seen.end()) seen.push_back(got);
+        }
+        distinct += int(seen.size());
+    }
+    expect(bad == 0, "draw.h over sorted candidates = vt_sample (" + std::to_string(bad) + " of " +
+                         std::to_string(total) + " draws differ)");
+    expect(distinct > 2 * 400, "draw.h: the draws vary with the step (" + std::to_string(distinct) +
+                                   " distinct tokens over 400 rows of 24 steps)");
+}
+
 // The epilogues' soft-cap and tanh GELU: the CPU's formulas (cpu/engine.cpp, ops::geglu_tanh)
 // within a few float ulps of double precision.
 void check_epilogue_math() {
@@ -822,6 +880,7 @@ int main() {
     check_epilogue_math();
     check_fp8_sm90_plan();
     check_decode_ahead();
+    check_draw();
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "cuda/device_math.h"
+#include "cuda/draw.h"
 #include "cuda/layout.h"
 
 namespace vt {
@@ -166,6 +167,10 @@ void silu_mul(const LaunchCfg& cfg, const float* g, const float* u, int64_t n, f
 size_t topk_scratch_keys(int64_t n);
 void topk(const LaunchCfg& cfg, const float* logits, int64_t n, unsigned long long* scratch,
           unsigned long long* out);
+
+// vt_sample's draw (draw.h) over topk's sorted candidates cand[kTopK] with *args (device
+// memory): *out = the rank key of the token drawn (0 when there is no candidate). One block.
+void draw(const LaunchCfg& cfg, const unsigned long long* cand, const DrawArgs* args, unsigned long long* out);
 
 }  // namespace cudak
 }  // namespace vt

@@ -2,6 +2,7 @@
 // normalize-and-add of Gemma's post norms, the q/k-norm + RoPE + KV-write step (Qwen3, Gemma 3),
 // SiLU·up (for the separate gate/up linears of the inference API), top-k sampling candidates.
 #include "cuda/common.cuh"
+#include "cuda/draw.h"
 #include "cuda/epilogue.cuh"
 #include "cuda/runtime.h"
 
@@ -136,7 +137,36 @@ __global__ void __launch_bounds__(1024) topk_kernel(const float* logits, const u
     for (int i = tid; i < kTopK; i += blockDim.x) out[int64_t(blockIdx.x) * kTopK + i] = k_s[i];
 }
 
+// vt_sample's draw over the sorted candidate keys cand[kTopK] (0 = none) with *args: one
+// block of kTopK threads; the weights in parallel, the sums in candidate order by thread 0
+// (draw.h: the host's arithmetic). The token drawn goes out as its rank key (0 if none).
+__global__ void __launch_bounds__(kTopK) draw_kernel(const unsigned long long* cand, const DrawArgs* args,
+                                                     unsigned long long* out) {
+    __shared__ float v[kTopK];
+    __shared__ double p[kTopK];
+    pdl_launch_dependents();
+    pdl_wait();
+    const int j = threadIdx.x;
+    const unsigned long long key = cand[j];
+    const int n = __syncthreads_count(key != 0ull);  // the keys are sorted: the nonzero ones come first
+    const DrawArgs a = *args;
+    v[j] = rank_key_value(key);
+    __syncthreads();
+    const int k = draw_considered(n, a);
+    if (j < k) p[j] = draw_weight(v[j], v[0], a.temperature);
+    __syncthreads();
+    if (j == 0) {
+        const int at = draw_pick(v, p, k, a);
+        *out = at < 0 ? 0ull : cand[at];
+    }
+}
+
 }  // namespace
+
+void draw(const LaunchCfg& cfg, const unsigned long long* cand, const DrawArgs* args, unsigned long long* out) {
+    static_assert(kDrawMaxCandidates == kTopK, "the draw weighs every top-k candidate");
+    launch(cfg, "draw", draw_kernel, dim3(1), dim3(kTopK), 0, cand, args, out);
+}
 
 void embed(const LaunchCfg& cfg, const void* table, int32_t dtype, int64_t h, const int32_t* tokens, int m,
            float* x, float scale, unsigned long long* argmax_reset, const int32_t* feedback,
