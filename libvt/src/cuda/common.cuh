@@ -65,6 +65,33 @@ __device__ __forceinline__ uint16_t ld_stream2(const uint16_t* p) {
     return r;
 }
 
+// The same with an L2 cache policy (l2_policy): the GEMV's weight streams.
+__device__ __forceinline__ uint4 ld_stream16(const void* p, uint64_t policy) {
+    uint4 r;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p), "l"(policy));
+    return r;
+}
+__device__ __forceinline__ uint16_t ld_stream2(const uint16_t* p, uint64_t policy) {
+    unsigned short r;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(r) : "l"(p), "l"(policy));
+    return r;
+}
+__device__ __forceinline__ uint32_t ld_stream4(const void* p, uint64_t policy) {
+    uint32_t r;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(policy));
+    return r;
+}
+// An L2 cache policy for all of a load's lines: evict first (data read once: a token's
+// weights), or normal (as without a hint). sm_80 and newer.
+__device__ __forceinline__ uint64_t l2_policy(bool evict_first) {
+    uint64_t first, normal;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(first));
+    asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(normal));
+    return evict_first ? first : normal;
+}
+
 __device__ __forceinline__ uint2 ld_stream8(const void* p) {
     uint2 r;
     asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));

@@ -57,6 +57,7 @@ struct GemvParams {
     int32_t x_vec4;  // x rows are 16-byte aligned: the stagings use float4 loads
     int32_t nw_vec4; // norm_w is 16-byte aligned
     int32_t nrg;     // row groups (kRowsPerBlock rows each): n_pad / kRowsPerBlock
+    int32_t evict_first;  // weights and scales streamed with an L2 evict-first policy (l2_evict_first())
     const float* norm_w;
     float eps;
     Epilogue e;
@@ -140,9 +141,9 @@ __device__ __forceinline__ float dot8(const float (&f)[8], const float4& a, cons
 
 // The f16 pair (half 0, half 1) of chunk c of a 4-bit row's scales or mins: kb 16 gives each
 // half its own block (one aligned 4-byte load: nkb is even); a larger kb one block for both.
-__device__ __forceinline__ uint32_t ld_half_pair(const uint16_t* row, int c, bool kb16, int cshift) {
-    if (kb16) return ld_stream4(row + 2 * c);
-    const uint32_t v = ld_stream2(row + (c >> cshift));
+__device__ __forceinline__ uint32_t ld_half_pair(const uint16_t* row, int c, bool kb16, int cshift, uint64_t pol) {
+    if (kb16) return ld_stream4(row + 2 * c, pol);
+    const uint32_t v = ld_stream2(row + (c >> cshift), pol);
     return v | (v << 16);
 }
 
@@ -170,6 +171,7 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
     // chunk -> scale block: kb is 2^i · EPC (8-bit), or 16 or 2^i · 32 (4-bit, per half).
     const bool kb16 = T::kFour && s.kb == 16;
     const int kb_shift = (T::kScales && !kb16) ? __ffs(s.kb / EPC) - 1 : 0;
+    const uint64_t pol = l2_policy(p.evict_first != 0);
 
     // Iterations: a row group (the block's kRowsPerBlock rows, 2 per warp) takes ipr iterations
     // of IC chunks per row; the block takes row groups blockIdx.x, blockIdx.x + gridDim.x, ...
@@ -205,12 +207,12 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
             const bool ok = c < nchunks;
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
-                w[r][u] = ok ? ld_stream16(wrow[r] + int64_t(c) * 16) : make_uint4(0, 0, 0, 0);
+                w[r][u] = ok ? ld_stream16(wrow[r] + int64_t(c) * 16, pol) : make_uint4(0, 0, 0, 0);
                 if constexpr (T::kFour) {
-                    sc[r][u] = ok ? ld_half_pair(srow[r], c, kb16, kb_shift) : 0u;
-                    if constexpr (T::kMins) mn[r][u] = ok ? ld_half_pair(mrow[r], c, kb16, kb_shift) : 0u;
+                    sc[r][u] = ok ? ld_half_pair(srow[r], c, kb16, kb_shift, pol) : 0u;
+                    if constexpr (T::kMins) mn[r][u] = ok ? ld_half_pair(mrow[r], c, kb16, kb_shift, pol) : 0u;
                 } else if constexpr (T::kScales) {
-                    sc[r][u] = ok ? ld_stream2(srow[r] + (c >> kb_shift)) : uint16_t(0);
+                    sc[r][u] = ok ? ld_stream2(srow[r] + (c >> kb_shift), pol) : uint16_t(0);
                 }
             }
         }
@@ -599,6 +601,7 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
     p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
     p.nw_vec4 = reinterpret_cast<uintptr_t>(norm_w) % 16 == 0;
     p.nrg = int32_t(w.s.n_pad / kRowsPerBlock);
+    p.evict_first = l2_evict_first() ? 1 : 0;
     p.norm_w = norm_w;
     p.eps = eps;
     p.e = e;

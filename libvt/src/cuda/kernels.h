@@ -36,6 +36,10 @@ constexpr int kTopKSlice = 2048;      // keys one top-k block sorts
 // values at a time), kept selectable until a GPU has validated and timed the new forms (issue
 // 15: the GPU check runs and times both). The engine's split count follows it.
 bool legacy_kernels();
+// VT_CUDA_L2_EVICT_FIRST (read once per process, default on): the GEMV streams its weights
+// (and their scales) with an L2 evict-first cache policy, so a token's weights, read once,
+// do not push the KV cache and the activations out of L2; 0 gives them the normal policy.
+bool l2_evict_first();
 // Keys a decode attention split holds a multiple of, for the kernels in use.
 inline int attn_split_keys() { return legacy_kernels() ? kAttnTile : kAttnSplitKeys; }
 

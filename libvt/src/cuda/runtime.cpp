@@ -275,6 +275,11 @@ bool cudak::legacy_kernels() {
     return on;
 }
 
+bool cudak::l2_evict_first() {
+    static const bool on = env_on("VT_CUDA_L2_EVICT_FIRST", true);
+    return on;
+}
+
 bool cudak::fp8_gemm_legacy() {
     const char* v = std::getenv("VT_CUDA_FP8_GEMM");
     if (!v || !*v || std::strcmp(v, "auto") == 0) return false;
