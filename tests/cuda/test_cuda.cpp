@@ -1116,6 +1116,57 @@ void test_model(const std::string& dir, vt_format f) {
                    std::to_string(runs[0].dropped) + ") as the calls ask");
         expect(!runs[1].on && runs[1].used == 0 && runs[1].dropped == 0, tag + ": VT_CUDA_FEEDBACK=0 runs nothing ahead");
     }
+    // The batched decode step (CudaModel::decode_batch): 12 sessions at different positions
+    // (two GEMV launches of 8 + 4 rows per linear; one session grows its KV cache past 512
+    // positions inside the step; two had a step launched ahead, dropped by the batch) give
+    // each row the logits of that session's own single decode step, and later single steps
+    // go on from the caches the batch wrote.
+    if (cm->batches() && m->max_seq_len >= 600) {
+        constexpr int kN = 12;
+        std::vector<std::unique_ptr<vt_session>> sb, sr;
+        std::vector<int32_t> tb(kN), tr(kN);
+        for (int i = 0; i < kN; ++i) {
+            sb.push_back(new_session(*m, 0, cm.get()));
+            sr.push_back(new_session(*m, 0, cm.get()));
+            std::vector<int32_t> p0;
+            const int len = i == 5 ? 511 : 3 + 7 * i;  // session 5 is at the cache's first capacity
+            for (int j = 0; j < len; ++j) p0.push_back(int32_t((j * 7919 + 13 * i + 1) % V));
+            prefill(*sb.back(), p0.data(), len, nullptr, &tb[size_t(i)], nullptr, VT_LOGITS_NONE);
+            prefill(*sr.back(), p0.data(), len, nullptr, &tr[size_t(i)], nullptr, VT_LOGITS_NONE);
+            if (i < 2) {  // greedy steps without logits: each leaves a step in flight
+                decode(*sb.back(), tb[size_t(i)], nullptr, &tb[size_t(i)], nullptr);
+                decode(*sr.back(), tr[size_t(i)], nullptr, &tr[size_t(i)], nullptr);
+            }
+        }
+        std::vector<vt_session*> ptrs;
+        for (auto& p : sb) ptrs.push_back(p.get());
+        std::vector<float> lb(size_t(kN) * size_t(V)), lr(static_cast<size_t>(V));
+        double worst = 0.0;
+        bool same = tb == tr;
+        for (int step = 0; step < 3; ++step) {
+            std::vector<int32_t> nb(kN);
+            decode_batch(ptrs.data(), kN, tb.data(), nullptr, nb.data(), lb.data());
+            for (int i = 0; i < kN; ++i) {
+                int32_t nr = 0;
+                decode(*sr[size_t(i)], tr[size_t(i)], nullptr, &nr, lr.data());
+                worst = std::max(worst, nerr(std::vector<float>(lb.begin() + i * V, lb.begin() + (i + 1) * V), to_d(lr)));
+                same = same && nb[size_t(i)] == nr;
+                tr[size_t(i)] = nr;
+            }
+            tb = nb;
+        }
+        // Single steps after the batch read what it wrote.
+        for (int i = 0; i < kN; ++i) {
+            int32_t a = 0, b = 0;
+            decode(*sb[size_t(i)], tb[size_t(i)], nullptr, &a, lr.data());
+            std::vector<float> la = lr;
+            decode(*sr[size_t(i)], tr[size_t(i)], nullptr, &b, lr.data());
+            worst = std::max(worst, nerr(la, to_d(lr)));
+            same = same && a == b;
+        }
+        expect(worst < 1e-5, tag + ": batched decode step of 12 sessions = their single decode steps (logits)", worst);
+        expect(same, tag + ": batched decode step of 12 sessions = their single decode steps (tokens)");
+    }
     // Sampling: the token drawn on the device (draw.h), and the one drawn on the host from the
     // device's top-k candidates (VT_CUDA_DEVICE_DRAW=0), = vt::sample of the step's logits.
     vt_sample_options opts[3] = {vt_sample_default_options(), vt_sample_default_options(), vt_sample_default_options()};

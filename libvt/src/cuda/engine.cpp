@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -152,7 +153,19 @@ struct CudaModel final : BackendModel {
 
     std::unique_ptr<BackendSession> new_session(int64_t capacity) const override;
     bool can_pick() const override { return true; }
-    int64_t device_bytes() const override { return int64_t(mem.bytes()); }
+    int64_t device_bytes() const override {
+        std::lock_guard<std::mutex> lock(batch_mu);
+        return int64_t(mem.bytes()) + int64_t(batch_mem.bytes());
+    }
+    // The batched decode step (VT_CUDA_BATCH=0: the sessions in turn, as before 2026-11-27).
+    bool batches() const override { return batched; }
+    void decode_batch(BackendSession* const* sessions, int64_t n, const int32_t* tokens, const int64_t* pos,
+                      float* logits) const override;
+
+    bool batched = true;
+    // The batched step's activations, grown to the largest batch seen (one step at a time).
+    mutable std::mutex batch_mu;
+    mutable DevMem batch_mem;
 };
 
 std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index, int32_t kv_dtype) {
@@ -165,6 +178,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     std::unique_ptr<CudaModel> cm(new CudaModel);
     cm->dev = device_index;
     cm->info = info;
+    cm->batched = env_on("VT_CUDA_BATCH", true);
     cm->H = c.hidden_size;
     cm->I = c.intermediate_size;
     cm->V = c.vocab_size;
@@ -922,6 +936,166 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
     if (pick == Pick::Draw) picked->argmax = picked->n ? picked->id[sample(picked->value, picked->n, *cs.draw_options,
                                                                            cs.draw_step)]
                                                        : 0;
+}
+
+// The batched decode step: row i is token tokens[i] of sessions[i] at position pos[i]. The
+// linears run over all rows at once (GEMVs of up to 8 rows, so each row's arithmetic is the
+// single decode step's kernel at another row count: the weights are read once per 8 rows
+// instead of once per session); the RoPE + KV write and the attention, which read and write
+// each row's own cache, run per row (qkv_norm_rope without norms, attention_decode). All of it
+// on sessions[0]'s stream, eagerly (no graph: the set of sessions changes step to step), with
+// the activations in the model's batch scratch; logits [n][V] back to the host.
+void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const int32_t* tokens, const int64_t* pos,
+                             float* logits) const {
+    if (n < 1 || n > VT_MAX_BATCH) fail(VT_STATUS_INTERNAL, "CUDA decode_batch: %lld rows", (long long)n);
+    DeviceGuard guard(dev);
+    std::lock_guard<std::mutex> lock(batch_mu);
+    std::vector<CudaSession*> ss(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        ss[size_t(i)] = static_cast<CudaSession*>(sessions[i]);
+        CudaSession& si = *ss[size_t(i)];
+        si.settle();
+        ensure_kv(si, pos[i] + 1, pos[i]);
+    }
+    CudaSession& s0 = *ss[0];
+    // The step writes every session's cache from s0's stream: their own work must be done.
+    for (int64_t i = 1; i < n; ++i) check(cudaStreamSynchronize(ss[size_t(i)]->stream), "batched decode");
+
+    const int64_t QKV = (NH + 2 * KV) * HD, QD = NH * HD;
+    const bool local = !rope->inv_freq_local.empty();
+    Carve cv;
+    const size_t o_x = cv.take(size_t(n * H) * 4), o_raw = cv.take(size_t(n * QKV) * 4),
+                 o_q = cv.take(size_t(n * QD) * 4), o_att = cv.take(size_t(n * QD) * 4),
+                 o_mlp = cv.take(size_t(n * I) * 4), o_tmp = gemma ? cv.take(size_t(n * H) * 4) : 0,
+                 o_log = cv.take(size_t(n * V) * 4), o_tok = cv.take(size_t(n) * 4), o_pos = cv.take(size_t(n) * 4),
+                 o_rope = cv.take(size_t(n * HD) * 4), o_rl = local ? cv.take(size_t(n * HD) * 4) : 0;
+    if (batch_mem.bytes() < cv.off) {
+        DevMem fresh;
+        fresh.alloc(dev, cv.off, "the batched decode step's activations");
+        batch_mem.swap(fresh);
+    }
+    float* x = batch_mem.get<float>(o_x);
+    float* raw = batch_mem.get<float>(o_raw);
+    float* q = batch_mem.get<float>(o_q);
+    float* att = batch_mem.get<float>(o_att);
+    float* mlp = batch_mem.get<float>(o_mlp);
+    float* tmp = gemma ? batch_mem.get<float>(o_tmp) : nullptr;
+    float* lg = batch_mem.get<float>(o_log);
+    int32_t* d_tok = batch_mem.get<int32_t>(o_tok);
+    int32_t* d_pos = batch_mem.get<int32_t>(o_pos);
+    float* d_rope = batch_mem.get<float>(o_rope);
+    float* d_rl = local ? batch_mem.get<float>(o_rl) : nullptr;
+
+    // RoPE as a single decode step computes it (the session layer sets rope_seq_len = pos + 1).
+    std::vector<int32_t> h_pos(static_cast<size_t>(n));
+    std::vector<float> h_rope(size_t(n * HD) * (local ? 2 : 1), 0.0f);
+    for (int64_t i = 0; i < n; ++i) {
+        h_pos[size_t(i)] = int32_t(pos[i]);
+        ops::rope_angles(rope->rope_freqs(pos[i] + 1), pos[i], ROT, h_rope.data() + i * HD, rope->rope_scale);
+        if (local) ops::rope_angles(rope->inv_freq_local.data(), pos[i], ROT, h_rope.data() + (n + i) * HD);
+    }
+    const cudaStream_t st = s0.stream;
+    const LaunchCfg lc = s0.cfg();
+    check(cudaMemcpyAsync(d_tok, tokens, size_t(n) * 4, cudaMemcpyHostToDevice, st), "token copy");
+    check(cudaMemcpyAsync(d_pos, h_pos.data(), size_t(n) * 4, cudaMemcpyHostToDevice, st), "position copy");
+    check(cudaMemcpyAsync(d_rope, h_rope.data(), size_t(n * HD) * 4, cudaMemcpyHostToDevice, st), "RoPE copy");
+    if (local)
+        check(cudaMemcpyAsync(d_rl, h_rope.data() + n * HD, size_t(n * HD) * 4, cudaMemcpyHostToDevice, st),
+              "RoPE copy");
+    if (kv_f16) check(cudaMemsetAsync(s0.kv_bad, 0xFF, sizeof(unsigned long long), st), "KV range flag reset");
+    cudak::embed(LaunchCfg{st, false}, embed, embed_dtype, H, d_tok, int(n), x, embed_scale, nullptr);
+
+    // x_in [n][ldx] · Wᵀ (fused RMSNorm with `norm`) with epilogue e, in GEMVs of <= 8 rows.
+    const auto linear = [&](const DevLinear& w, const float* xin, int64_t ldx, const float* norm, Epilogue e) {
+        float* out0 = e.out;
+        for (int64_t r0 = 0; r0 < n; r0 += kGemvMaxM) {
+            e.out = out0 + r0 * e.ld;
+            gemv(lc, w, xin + r0 * ldx, ldx, int(std::min<int64_t>(kGemvMaxM, n - r0)), norm, eps, e);
+        }
+    };
+    const auto to_residual = [&](const DevLinear& w, const float* in, int64_t ldin, const float* bias,
+                                 const float* post_norm) {
+        Epilogue e;
+        e.kind = post_norm ? kEpiStore : kEpiAdd;
+        e.out = post_norm ? tmp : x;
+        e.ld = H;
+        e.bias = bias;
+        linear(w, in, ldin, nullptr, e);
+        if (post_norm) add_rmsnorm(lc, x, tmp, post_norm, eps, H, int(n));
+    };
+    for (int64_t l = 0; l < L; ++l) {
+        const CudaLayer& w = layers[size_t(l)];
+        Epilogue er;
+        er.kind = kEpiStore;
+        er.out = raw;
+        er.ld = QKV;
+        er.bias = w.qkv_bias;
+        linear(w.qkv, x, H, w.attn_norm, er);
+        for (int64_t i = 0; i < n; ++i) {
+            const CudaSession& si = *ss[size_t(i)];
+            Epilogue eq;
+            eq.kind = kEpiQkv;
+            eq.out = q + i * QD;
+            eq.ld = QD;
+            eq.nh = int(NH);
+            eq.nkv = int(KV);
+            eq.hd = int(HD);
+            eq.rot = int(ROT);
+            eq.qscale = qscale;
+            eq.rope = (w.local_rope ? d_rl : d_rope) + i * HD;
+            eq.pos = d_pos + i;
+            eq.kcache = si.kcache(l);
+            eq.vcache = si.vcache(l);
+            eq.cap = si.cap;
+            eq.kv_f16 = kv_f16;
+            eq.layer = int32_t(l);
+            eq.kv_bad = kv_f16 ? s0.kv_bad : nullptr;
+            qkv_norm_rope(lc, raw + i * QKV, QKV, 1, qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps,
+                          eq);
+            AttnArgs a;
+            a.q = q + i * QD;
+            a.kcache = si.kcache(l);
+            a.vcache = si.vcache(l);
+            a.kv_f16 = kv_f16;
+            a.cap = si.cap;
+            a.out = att + i * QD;
+            a.pos = d_pos + i;
+            a.nh = int(NH);
+            a.nkv = int(KV);
+            a.hd = int(HD);
+            a.m = 1;
+            a.window = w.window;
+            a.softcap = attn_softcap;
+            a.splits = si.splits;
+            a.partial = s0.partial;    // the launches are serial on one stream: one scratch serves all
+            a.counters = s0.counters;
+            attention_decode(lc, a);
+        }
+        to_residual(w.o, att, QD, w.o_bias, w.post_attn_norm);
+        Epilogue eg;
+        eg.kind = kEpiSwiglu;
+        eg.act = gemma ? kActGeluTanh : kActSilu;
+        eg.out = mlp;
+        eg.ld = I;
+        eg.bias = w.gu_bias;
+        linear(w.gu, x, H, w.mlp_norm, eg);
+        to_residual(w.down, mlp, I, w.down_bias, w.post_mlp_norm);
+    }
+    if (logits) {
+        Epilogue el;
+        el.kind = kEpiStore;
+        el.out = lg;
+        el.ld = V;
+        el.softcap = final_softcap;
+        linear(lm_head, x, H, final_norm, el);
+        check(cudaMemcpyAsync(logits, lg, size_t(n * V) * 4, cudaMemcpyDeviceToHost, st), "logits copy");
+    }
+    if (kv_f16)
+        check(cudaMemcpyAsync(s0.h_kv_bad, s0.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
+              "result copy");
+    // The host buffers (tokens, positions, RoPE) live until the stream is done with them.
+    check(cudaStreamSynchronize(st), "batched decode");
+    check_kv_range(s0, 0);
 }
 
 // ==== Inference API: packed weights on the device ===============================================

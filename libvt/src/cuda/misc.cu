@@ -81,12 +81,19 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
         return;
     }
     const float* src = row + int64_t(hh) * hd;
+    const bool is_q = hh < e.nh;
+    const float* w = is_q ? q_norm : k_norm;
+    if (!w) {  // no q/k norm (the batched decode step's per-row RoPE + KV write): the values as stored
+        const float* rope = e.rope + int64_t(i) * hd;
+        const int rot = e.rot > 0 ? e.rot : hd, rhalf = rot >> 1;
+        for (int j = lane; j < rhalf; j += 32) rope_pair_out(e, i, hh, j, src[2 * j], src[2 * j + 1], rope, pos);
+        for (int d = rot + 2 * lane; d < hd; d += 64) qk_out(e, i, hh, d, d + 1, src[d], src[d + 1], pos);
+        return;
+    }
     float ss = 0.0f;
     for (int d = lane; d < hd; d += 32) ss = fmaf(src[d], src[d], ss);
     ss = warp_sum(ss);
     const float r = 1.0f / sqrtf(ss / float(hd) + eps);
-    const bool is_q = hh < e.nh;
-    const float* w = is_q ? q_norm : k_norm;
     const float* rope = e.rope + int64_t(i) * hd;
     const int rot = e.rot > 0 ? e.rot : hd, rhalf = rot >> 1;
     for (int j = lane; j < rhalf; j += 32)  // rows 2j, 2j + 1: dims j, j + rot/2
