@@ -165,6 +165,42 @@ def test_sampling_is_deterministic_and_follows_the_logits(ckpt):
         _assert_sampled_tokens_follow_the_logits(g, opts, 20)
 
 
+def test_decode_forms_of_2026_11_27_agree_with_the_earlier_ones(ckpt, monkeypatch):
+    """The decode forms written on 2026-11-27, kept selectable until a GPU has confirmed them,
+    against the ones before: greedy and sampled generation with the next step launched ahead of
+    the host (VT_CUDA_FEEDBACK) and the token drawn on the device (VT_CUDA_DEVICE_DRAW; both
+    read when a session starts) give the tokens they give without; the batched decode step
+    (VT_CUDA_BATCH, read at load) gives each session the tokens and logits of the sessions
+    decoded in turn."""
+    folder, _, _ = ckpt("gqa-hd64")
+    sampled = dict(temperature=0.9, top_k=50, top_p=0.95, seed=7)
+    runs = {}
+    with _model.Model(str(folder), device="cuda") as g:
+        for fb, draw in (("1", "1"), ("0", "1"), ("1", "0"), ("0", "0")):
+            monkeypatch.setenv("VT_CUDA_FEEDBACK", fb)
+            monkeypatch.setenv("VT_CUDA_DEVICE_DRAW", draw)
+            greedy, _ = g.generate(PROMPT[:5], max_new_tokens=40, stop_on_eos=False)
+            samp, _ = g.generate(PROMPT[:5], max_new_tokens=40, stop_on_eos=False, **sampled)
+            runs[fb, draw] = (greedy, samp)
+    assert all(r == runs["0", "0"] for r in runs.values()), runs
+    out = []
+    for batch in ("1", "0"):
+        monkeypatch.setenv("VT_CUDA_BATCH", batch)
+        with _model.Model(str(folder), device="cuda") as g:
+            ss = [g.new_session() for _ in range(5)]
+            toks = [s.prefill(PROMPT[:3 + 3 * i])[0] for i, s in enumerate(ss)]
+            steps = []
+            for _ in range(10):
+                toks, lg = _model.decode_batch(ss, toks, [{}, {}, sampled, {}, sampled], want_logits=True)
+                steps.append((list(toks), lg))
+            for s in ss:
+                s.close()
+        out.append(steps)
+    for (ta, la), (tb, lb) in zip(*out):
+        assert ta == tb
+        assert nerr(la, lb) < 1e-5
+
+
 def _assert_sampled_tokens_follow_the_logits(g, opts, steps):
     with g.new_session() as s:
         t, _ = s.prefill(PROMPT[:5], **opts)
