@@ -39,7 +39,10 @@ constexpr float kNegInf = -__builtin_huge_valf();
 
 // LEGACY: the kernel as it was before 2026-11-26 (128-key splits, loads four at a time), run
 // when VT_CUDA_LEGACY_KERNELS=1 until a GPU has validated and timed the new form (issue 15).
-template <int HDP, class T, bool LEGACY>
+// BATCH: the rows of a batched decode step (AttnArgs::rows, grid z), each over its own cache; a
+// separate instantiation, so that the single step's kernel keeps its registers (the row
+// arithmetic in it spilled on sm_80 / sm_89 and for head_dim 64 on sm_90).
+template <int HDP, class T, bool LEGACY, bool BATCH = false>
 // At least 3 blocks per SM (2 for head_dim 256): caps registers at 170 (255). With no minimum
 // ptxas chose 72 registers for hd 64 with the f16 cache and spilled in the key loop; a cap of
 // 128 spilled elsewhere, and 170 in the merge for head_dim 256 on sm_80 / sm_89.
@@ -66,13 +69,16 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
     const int unit = blockIdx.x, kvh = unit / ngroups, grp = unit - kvh * ngroups;
     const int h0 = kvh * G + grp * gb, ng = min(gb, G - grp * gb);
     const int S = gridDim.y, split = blockIdx.y;
-    const KeyRange kr = attn_decode_range(*a.pos, a.window, S, split, LEGACY ? kAttnTile : kAttnSplitKeys);
+    // A batched step's row (a.rows: grid z): its position, query, output, partials, counters.
+    const int row = BATCH ? int(blockIdx.z) : 0;
+    const int64_t qoff = int64_t(row) * a.nh * hd;
+    const KeyRange kr = attn_decode_range(a.pos[row], a.window, S, split, LEGACY ? kAttnTile : kAttnSplitKeys);
     const int k0 = kr.k0, k1 = kr.k1;
     const float cap_s = a.softcap;
 
     for (int i = tid; i < G8 * HDP; i += kThreads) {
         const int g = i / HDP, d = i - g * HDP;
-        q_s[g][d] = g < ng && d < hd ? a.q[int64_t(h0 + g) * hd + d] : 0.0f;
+        q_s[g][d] = g < ng && d < hd ? a.q[qoff + int64_t(h0 + g) * hd + d] : 0.0f;
     }
     if (tid < G8) {
         m_s[tid] = kNegInf;
@@ -80,9 +86,12 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
     }
     __syncthreads();
 
-    const int64_t cap = a.cap;
-    const T* kt = static_cast<const T*>(a.kcache) + int64_t(kvh) * hd * cap;
-    const T* vv = static_cast<const T*>(a.vcache) + int64_t(kvh) * cap * hd;
+    const int64_t cap = BATCH ? a.rows[row].cap : a.cap;
+    const void* kbase = BATCH ? kv_layer_k(a.rows[row].kv, cap, a.layer, a.nkv, hd, int(sizeof(T))) : a.kcache;
+    const void* vbase = BATCH ? kv_layer_v(a.rows[row].kv, cap, a.layer, a.layers, a.nkv, hd, int(sizeof(T)))
+                              : a.vcache;
+    const T* kt = static_cast<const T*>(kbase) + int64_t(kvh) * hd * cap;
+    const T* vv = static_cast<const T*>(vbase) + int64_t(kvh) * cap * hd;
     const int dt = tid % DW, gp = tid / DW;
     float acc[GPT][DPT];
 #pragma unroll
@@ -233,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
     }
 
     // Partial result of this split: acc [G8][hd], then max and sum.
-    float* part = a.partial + (int64_t(unit) * S + split) * G8 * pstride;
+    float* part = a.partial + ((int64_t(row) * gridDim.x + unit) * S + split) * G8 * pstride;
 #pragma unroll
     for (int i = 0; i < GPT; ++i)
 #pragma unroll
@@ -247,13 +256,13 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
     }
     __threadfence();
     __syncthreads();
-    if (tid == 0) last_s = atomicAdd(&a.counters[unit], 1) == S - 1;
+    if (tid == 0) last_s = atomicAdd(&a.counters[row * int(gridDim.x) + unit], 1) == S - 1;
     __syncthreads();
     if (!last_s) return;
     __threadfence();
 
     // The last block merges: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
-    const float* p0 = a.partial + int64_t(unit) * S * G8 * pstride;
+    const float* p0 = a.partial + (int64_t(row) * gridDim.x + unit) * S * G8 * pstride;
     if constexpr (LEGACY) {
         for (int i = tid; i < ng * hd; i += kThreads) {
             const int g = i / hd, dd = i - g * hd;
@@ -268,7 +277,7 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
                 L = fmaf(w, __ldcg(ps + hd + 1), L);
                 o = fmaf(w, __ldcg(ps + dd), o);
             }
-            a.out[int64_t(h0 + g) * hd + dd] = o / L;
+            a.out[qoff + int64_t(h0 + g) * hd + dd] = o / L;
         }
     } else {
         // The same sums in the same order, as a few memory round trips instead of two passes of
@@ -328,9 +337,9 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
         }
 #pragma unroll
         for (int e = 0; e < EPT; ++e)
-            if (tid + e * kThreads < ne) a.out[int64_t(h0 + ge[e]) * hd + de[e]] = o[e] / lsum_s[ge[e]];
+            if (tid + e * kThreads < ne) a.out[qoff + int64_t(h0 + ge[e]) * hd + de[e]] = o[e] / lsum_s[ge[e]];
     }
-    if (tid == 0) a.counters[unit] = 0;  // ready for the next launch
+    if (tid == 0) a.counters[row * int(gridDim.x) + unit] = 0;  // ready for the next launch
 }
 
 // ---- Prefill -----------------------------------------------------------------------------------
@@ -458,6 +467,20 @@ int attn_max_group(int hd) { return kThreads / (attn_hdp(hd) / 64); }
 
 template <class T>
 void launch_decode(const LaunchCfg& cfg, const AttnArgs& a, dim3 grid) {
+    if (a.rows) {  // a batched step: the current kernel, whatever VT_CUDA_LEGACY_KERNELS says
+        switch (attn_hdp(a.hd)) {
+            case 64: launch(cfg, "attention (batched decode)", attn_decode_kernel<64, T, false, true>, grid,
+                            dim3(kThreads), 0, a);
+                break;
+            case 128: launch(cfg, "attention (batched decode)", attn_decode_kernel<128, T, false, true>, grid,
+                             dim3(kThreads), 0, a);
+                break;
+            default: launch(cfg, "attention (batched decode)", attn_decode_kernel<256, T, false, true>, grid,
+                            dim3(kThreads), 0, a);
+                break;
+        }
+        return;
+    }
     const bool legacy = legacy_kernels();
     switch (attn_hdp(a.hd)) {
         case 64: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<64, T, true>, grid, dim3(kThreads), 0, a)
@@ -483,7 +506,7 @@ void launch_prefill(const LaunchCfg& cfg, const AttnArgs& a, dim3 grid) {
 
 void attention_decode(const LaunchCfg& cfg, const AttnArgs& a) {
     const int G = a.nh / a.nkv, gb = G < kAttnMaxGroup ? G : kAttnMaxGroup;
-    const dim3 grid(unsigned(a.nkv * ((G + gb - 1) / gb)), unsigned(a.splits));
+    const dim3 grid(unsigned(a.nkv * ((G + gb - 1) / gb)), unsigned(a.splits), unsigned(a.rows ? a.nrows : 1));
     if (a.kv_f16) launch_decode<uint16_t>(cfg, a, grid);
     else launch_decode<float>(cfg, a, grid);
 }

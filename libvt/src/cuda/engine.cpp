@@ -358,9 +358,9 @@ struct CudaSession final : BackendSession {
     AheadStep ahead;
     int64_t ahead_used = 0, ahead_dropped = 0;
 
-    void* kcache(int64_t l) const { return kv.get<char>() + size_t(l * cm->KV * cm->HD * cap) * eb; }
+    void* kcache(int64_t l) const { return kv_layer_k(kv.get(), cap, int(l), int(cm->KV), int(cm->HD), int(eb)); }
     void* vcache(int64_t l) const {
-        return kv.get<char>() + size_t(cm->L * cm->KV * cm->HD * cap + l * cm->KV * cap * cm->HD) * eb;
+        return kv_layer_v(kv.get(), cap, int(l), int(cm->L), int(cm->KV), int(cm->HD), int(eb));
     }
     LaunchCfg cfg() const { return LaunchCfg{stream, pdl}; }
 
@@ -942,9 +942,10 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
 // linears run over all rows at once (GEMVs of up to 8 rows, so each row's arithmetic is the
 // single decode step's kernel at another row count: the weights are read once per 8 rows
 // instead of once per session); the RoPE + KV write and the attention, which read and write
-// each row's own cache, run per row (qkv_norm_rope without norms, attention_decode). All of it
-// on sessions[0]'s stream, eagerly (no graph: the set of sessions changes step to step), with
-// the activations in the model's batch scratch; logits [n][V] back to the host.
+// each row's own cache, take every row in one launch each (qkv_norm_rope without norms,
+// attention_decode over grid z = rows, both given each row's cache: KvRow). All of it on
+// sessions[0]'s stream, eagerly (no graph: the set of sessions changes step to step), with the
+// activations in the model's batch scratch; logits [n][V] back to the host.
 void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const int32_t* tokens, const int64_t* pos,
                              float* logits) const {
     if (n < 1 || n > VT_MAX_BATCH) fail(VT_STATUS_INTERNAL, "CUDA decode_batch: %lld rows", (long long)n);
@@ -963,17 +964,29 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
 
     const int64_t QKV = (NH + 2 * KV) * HD, QD = NH * HD;
     const bool local = !rope->inv_freq_local.empty();
+    const int units = attention_units(*this);
+    int splits = 1;
+    for (const CudaSession* si : ss) splits = std::max(splits, si->splits);
+    const size_t counter_bytes = size_t(VT_MAX_BATCH) * size_t(units) * 4;
     Carve cv;
+    const size_t o_cnt = cv.take(counter_bytes);  // first: zeroed once, reset by the kernels after use
     const size_t o_x = cv.take(size_t(n * H) * 4), o_raw = cv.take(size_t(n * QKV) * 4),
                  o_q = cv.take(size_t(n * QD) * 4), o_att = cv.take(size_t(n * QD) * 4),
                  o_mlp = cv.take(size_t(n * I) * 4), o_tmp = gemma ? cv.take(size_t(n * H) * 4) : 0,
                  o_log = cv.take(size_t(n * V) * 4), o_tok = cv.take(size_t(n) * 4), o_pos = cv.take(size_t(n) * 4),
-                 o_rope = cv.take(size_t(n * HD) * 4), o_rl = local ? cv.take(size_t(n * HD) * 4) : 0;
+                 o_rope = cv.take(size_t(n * HD) * 4), o_rl = local ? cv.take(size_t(n * HD) * 4) : 0,
+                 o_rows = cv.take(size_t(n) * sizeof(KvRow)),
+                 o_part = cv.take(size_t(n) * size_t(units) * size_t(splits) * kAttnMaxGroup * size_t(HD + 2) * 4);
     if (batch_mem.bytes() < cv.off) {
         DevMem fresh;
         fresh.alloc(dev, cv.off, "the batched decode step's activations");
+        check(cudaMemsetAsync(fresh.get(), 0, counter_bytes, s0.stream), "batched decode scratch init");
+        check(cudaStreamSynchronize(s0.stream), "batched decode scratch init");
         batch_mem.swap(fresh);
     }
+    int32_t* d_cnt = batch_mem.get<int32_t>(o_cnt);
+    KvRow* d_rows = batch_mem.get<KvRow>(o_rows);
+    float* d_part = batch_mem.get<float>(o_part);
     float* x = batch_mem.get<float>(o_x);
     float* raw = batch_mem.get<float>(o_raw);
     float* q = batch_mem.get<float>(o_q);
@@ -988,6 +1001,8 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
 
     // RoPE as a single decode step computes it (the session layer sets rope_seq_len = pos + 1).
     std::vector<int32_t> h_pos(static_cast<size_t>(n));
+    std::vector<KvRow> h_rows(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) h_rows[size_t(i)] = KvRow{ss[size_t(i)]->kv.get(), ss[size_t(i)]->cap};
     std::vector<float> h_rope(size_t(n * HD) * (local ? 2 : 1), 0.0f);
     for (int64_t i = 0; i < n; ++i) {
         h_pos[size_t(i)] = int32_t(pos[i]);
@@ -998,6 +1013,8 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
     const LaunchCfg lc = s0.cfg();
     check(cudaMemcpyAsync(d_tok, tokens, size_t(n) * 4, cudaMemcpyHostToDevice, st), "token copy");
     check(cudaMemcpyAsync(d_pos, h_pos.data(), size_t(n) * 4, cudaMemcpyHostToDevice, st), "position copy");
+    check(cudaMemcpyAsync(d_rows, h_rows.data(), size_t(n) * sizeof(KvRow), cudaMemcpyHostToDevice, st),
+          "KV cache table copy");
     check(cudaMemcpyAsync(d_rope, h_rope.data(), size_t(n * HD) * 4, cudaMemcpyHostToDevice, st), "RoPE copy");
     if (local)
         check(cudaMemcpyAsync(d_rl, h_rope.data() + n * HD, size_t(n * HD) * 4, cudaMemcpyHostToDevice, st),
@@ -1031,46 +1048,42 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
         er.ld = QKV;
         er.bias = w.qkv_bias;
         linear(w.qkv, x, H, w.attn_norm, er);
-        for (int64_t i = 0; i < n; ++i) {
-            const CudaSession& si = *ss[size_t(i)];
-            Epilogue eq;
-            eq.kind = kEpiQkv;
-            eq.out = q + i * QD;
-            eq.ld = QD;
-            eq.nh = int(NH);
-            eq.nkv = int(KV);
-            eq.hd = int(HD);
-            eq.rot = int(ROT);
-            eq.qscale = qscale;
-            eq.rope = (w.local_rope ? d_rl : d_rope) + i * HD;
-            eq.pos = d_pos + i;
-            eq.kcache = si.kcache(l);
-            eq.vcache = si.vcache(l);
-            eq.cap = si.cap;
-            eq.kv_f16 = kv_f16;
-            eq.layer = int32_t(l);
-            eq.kv_bad = kv_f16 ? s0.kv_bad : nullptr;
-            qkv_norm_rope(lc, raw + i * QKV, QKV, 1, qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps,
-                          eq);
-            AttnArgs a;
-            a.q = q + i * QD;
-            a.kcache = si.kcache(l);
-            a.vcache = si.vcache(l);
-            a.kv_f16 = kv_f16;
-            a.cap = si.cap;
-            a.out = att + i * QD;
-            a.pos = d_pos + i;
-            a.nh = int(NH);
-            a.nkv = int(KV);
-            a.hd = int(HD);
-            a.m = 1;
-            a.window = w.window;
-            a.softcap = attn_softcap;
-            a.splits = si.splits;
-            a.partial = s0.partial;    // the launches are serial on one stream: one scratch serves all
-            a.counters = s0.counters;
-            attention_decode(lc, a);
-        }
+        Epilogue eq;
+        eq.kind = kEpiQkv;
+        eq.out = q;
+        eq.ld = QD;
+        eq.nh = int(NH);
+        eq.nkv = int(KV);
+        eq.hd = int(HD);
+        eq.rot = int(ROT);
+        eq.qscale = qscale;
+        eq.rope = w.local_rope ? d_rl : d_rope;
+        eq.pos = d_pos;
+        eq.rows = d_rows;
+        eq.layers = int32_t(L);
+        eq.kv_f16 = kv_f16;
+        eq.layer = int32_t(l);
+        eq.kv_bad = kv_f16 ? s0.kv_bad : nullptr;
+        qkv_norm_rope(lc, raw, QKV, int(n), qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps, eq);
+        AttnArgs a;
+        a.q = q;
+        a.kv_f16 = kv_f16;
+        a.out = att;
+        a.pos = d_pos;
+        a.rows = d_rows;
+        a.nrows = int32_t(n);
+        a.layer = int32_t(l);
+        a.layers = int32_t(L);
+        a.nh = int(NH);
+        a.nkv = int(KV);
+        a.hd = int(HD);
+        a.m = 1;
+        a.window = w.window;
+        a.softcap = attn_softcap;
+        a.splits = splits;  // the largest of the rows' (a split past a row's keys does nothing)
+        a.partial = d_part;
+        a.counters = d_cnt;
+        attention_decode(lc, a);
         to_residual(w.o, att, QD, w.o_bias, w.post_attn_norm);
         Epilogue eg;
         eg.kind = kEpiSwiglu;

@@ -67,6 +67,21 @@ enum GateAct : int32_t {
 
 // What happens to the outputs of a linear. Rows are handled in pairs (2j, 2j+1): the row
 // orders of layout.h put the two inputs of every fused op side by side.
+// One row's KV cache in a batched decode step (CudaModel::decode_batch): its session's whole
+// cache, K^T [layers][nkv][hd][cap] then V [layers][nkv][cap][hd] (CudaSession's layout),
+// elements of eb bytes.
+struct KvRow {
+    void* kv = nullptr;
+    int64_t cap = 0;
+};
+// Layer l's K and V of a cache laid out so.
+VT_HD char* kv_layer_k(void* kv, int64_t cap, int l, int nkv, int hd, int eb) {
+    return static_cast<char*>(kv) + int64_t(l) * nkv * hd * cap * eb;
+}
+VT_HD char* kv_layer_v(void* kv, int64_t cap, int l, int layers, int nkv, int hd, int eb) {
+    return static_cast<char*>(kv) + (int64_t(layers) * nkv * hd * cap + int64_t(l) * nkv * cap * hd) * eb;
+}
+
 struct Epilogue {
     int32_t kind = kEpiStore;
     int32_t gelu = 0;                      // kEpiStore: exact GELU after the bias
@@ -94,6 +109,11 @@ struct Epilogue {
     int32_t kv_f16 = 0;
     int32_t layer = 0;
     unsigned long long* kv_bad = nullptr;
+    // qkv_norm_rope of a batched decode step: row i is one token of its own session, at
+    // position pos[i], into rows[i]'s cache (layer `layer` of `layers`); kcache / vcache / cap
+    // unused. Null: one cache, rows at *pos + i.
+    const KvRow* rows = nullptr;
+    int32_t layers = 0;
 };
 
 struct LaunchCfg {
@@ -127,6 +147,11 @@ struct AttnArgs {
     int32_t splits = 1;
     float* partial = nullptr;       // [nkv·groups][splits][kAttnMaxGroup][hd + 2]
     int32_t* counters = nullptr;    // [nkv·groups], zero between launches
+    // Decode of a batched step: nrows query rows (m = 1 each), row r at position pos[r] over
+    // rows[r]'s cache (layer `layer` of `layers`; kcache / vcache / cap unused), q / out /
+    // partial / counters each nrows times as large, row-major. Null: one row, one cache.
+    const KvRow* rows = nullptr;
+    int32_t nrows = 1, layer = 0, layers = 0;
 };
 
 // head_dim: any multiple of 4 up to kMaxHeadDim (the kernels are compiled for 64, 128 and 256

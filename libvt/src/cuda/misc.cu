@@ -64,15 +64,23 @@ constexpr int kNormRopeWarps = 8;
 __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(const float* raw, int64_t ldr,
                                                                            const float* q_norm,
                                                                            const float* k_norm, float eps,
-                                                                           const Epilogue e) {
+                                                                           const Epilogue e0) {
     pdl_launch_dependents();
     pdl_wait();
     const int lane = threadIdx.x & 31;
     const int hh = int(blockIdx.y) * kNormRopeWarps + int(threadIdx.x >> 5);
-    const int i = blockIdx.x, hd = e.hd;
-    if (hh >= e.nh + 2 * e.nkv) return;
+    const int i = blockIdx.x, hd = e0.hd;
+    if (hh >= e0.nh + 2 * e0.nkv) return;
     const float* row = raw + int64_t(i) * ldr;
-    const int64_t pos = int64_t(*e.pos) + i;
+    const int64_t pos = e0.rows ? int64_t(e0.pos[i]) : int64_t(*e0.pos) + i;
+    Epilogue e = e0;
+    if (e0.rows) {  // a batched decode step: this row's session's cache
+        const KvRow kr = e0.rows[i];
+        const int eb = e0.kv_f16 ? 2 : 4;
+        e.kcache = kv_layer_k(kr.kv, kr.cap, e0.layer, e0.nkv, e0.hd, eb);
+        e.vcache = kv_layer_v(kr.kv, kr.cap, e0.layer, e0.layers, e0.nkv, e0.hd, eb);
+        e.cap = kr.cap;
+    }
     if (hh >= e.nh + e.nkv) {  // a V head: into the cache as it is
         const int vh = hh - e.nh - e.nkv;
         const float* src = row + int64_t(e.nh + e.nkv) * hd + int64_t(vh) * hd;
