@@ -10,8 +10,9 @@
 // embedding, per layer [RMSNorm+QKV+RoPE+KV write] [attention] [o_proj + residual]
 // [RMSNorm+gate/up+SiLU·up] [down_proj + residual], then final norm + lm_head + argmax (or
 // top-k candidates) and a copy of the result back. The host waits once per token, to read the
-// chosen id; a greedy step without logits first launches the next position's step, fed its
-// token on the device (decode_ahead.h), so the GPU does not wait for the host. Position and
+// chosen id; a step whose token the device chooses (greedy, or drawn on the device) and that
+// wants no logits first launches the next position's step, fed that token on the device
+// (decode_ahead.h), so the GPU does not wait for the host. Position and
 // lengths live in device memory, so the graph is captured once per session, sampling mode and
 // slot and replayed for every token (captured again only when the KV cache grows).
 //
@@ -490,29 +491,58 @@ void linear_to_residual(CudaSession& s, const DevLinear& w, const float* in, int
 
 // All blocks for m rows already embedded in s.x, at positions *pos + i with RoPE rows `rope`
 // (and `rope_local` for the layers that rotate with the local base).
+// Layer l's QKV epilogue (RoPE, q into `q`, k and v into the cache) for rows at `pos` with the
+// RoPE rows `rope` / `rope_local`; the cache fields (one cache, or a batch's KvRow table) are
+// the caller's.
+Epilogue qkv_epilogue(const CudaModel& c, int64_t l, float* q, const int32_t* pos, const float* rope,
+                      const float* rope_local, unsigned long long* kv_bad) {
+    Epilogue eq;
+    eq.kind = kEpiQkv;
+    eq.out = q;
+    eq.ld = c.NH * c.HD;
+    eq.nh = int(c.NH);
+    eq.nkv = int(c.KV);
+    eq.hd = int(c.HD);
+    eq.rot = int(c.ROT);
+    eq.qscale = c.qscale;
+    eq.rope = c.layers[size_t(l)].local_rope ? rope_local : rope;
+    eq.pos = pos;
+    eq.kv_f16 = c.kv_f16;
+    eq.layer = int32_t(l);
+    eq.kv_bad = c.kv_f16 ? kv_bad : nullptr;
+    return eq;
+}
+
+// Layer l's attention arguments (queries q, output out, rows at `pos`, m rows; decode:
+// `splits` and their scratch); the cache fields are the caller's, as for qkv_epilogue.
+AttnArgs attn_args(const CudaModel& c, int64_t l, const float* q, float* out, const int32_t* pos, int m, int splits,
+                   float* partial, int32_t* counters) {
+    AttnArgs a;
+    a.q = q;
+    a.kv_f16 = c.kv_f16;
+    a.out = out;
+    a.pos = pos;
+    a.nh = int(c.NH);
+    a.nkv = int(c.KV);
+    a.hd = int(c.HD);
+    a.m = m;
+    a.window = c.layers[size_t(l)].window;
+    a.softcap = c.attn_softcap;
+    a.splits = splits;
+    a.partial = partial;
+    a.counters = counters;
+    return a;
+}
+
 void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope, const float* rope_local) {
     const CudaModel& c = *s.cm;
-    const int nh = int(c.NH), nkv = int(c.KV), hd = int(c.HD);
     const int64_t QKV = (c.NH + 2 * c.KV) * c.HD;
     for (int64_t l = 0; l < c.L; ++l) {
         const CudaLayer& w = c.layers[size_t(l)];
-        Epilogue eq;
-        eq.kind = kEpiQkv;
-        eq.out = s.q;
-        eq.ld = c.NH * c.HD;
-        eq.nh = nh;
-        eq.nkv = nkv;
-        eq.hd = hd;
-        eq.rot = int(c.ROT);
-        eq.qscale = c.qscale;
-        eq.rope = w.local_rope ? rope_local : rope;
-        eq.pos = pos;
+        Epilogue eq = qkv_epilogue(c, l, s.q, pos, rope, rope_local, s.kv_bad);
         eq.kcache = s.kcache(l);
         eq.vcache = s.vcache(l);
         eq.cap = s.cap;
-        eq.kv_f16 = c.kv_f16;
-        eq.layer = int32_t(l);
-        eq.kv_bad = c.kv_f16 ? s.kv_bad : nullptr;
         if (c.qk_norm) {
             // q/k norms need a whole head: the linear stores (bias added), a kernel goes on.
             Epilogue er;
@@ -527,23 +557,10 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
             run_linear(s, w.qkv, s.x, c.H, m, w.attn_norm, eq);
         }
 
-        AttnArgs a;
-        a.q = s.q;
+        AttnArgs a = attn_args(c, l, s.q, s.att, pos, m, s.splits, s.partial, s.counters);
         a.kcache = s.kcache(l);
         a.vcache = s.vcache(l);
-        a.kv_f16 = c.kv_f16;
         a.cap = s.cap;
-        a.out = s.att;
-        a.pos = pos;
-        a.nh = nh;
-        a.nkv = nkv;
-        a.hd = hd;
-        a.m = m;
-        a.window = w.window;
-        a.softcap = c.attn_softcap;
-        a.splits = s.splits;
-        a.partial = s.partial;
-        a.counters = s.counters;
         if (m == 1) attention_decode(s.cfg(), a);
         else attention_prefill(s.cfg(), a);
 
@@ -1048,41 +1065,16 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
         er.ld = QKV;
         er.bias = w.qkv_bias;
         linear(w.qkv, x, H, w.attn_norm, er);
-        Epilogue eq;
-        eq.kind = kEpiQkv;
-        eq.out = q;
-        eq.ld = QD;
-        eq.nh = int(NH);
-        eq.nkv = int(KV);
-        eq.hd = int(HD);
-        eq.rot = int(ROT);
-        eq.qscale = qscale;
-        eq.rope = w.local_rope ? d_rl : d_rope;
-        eq.pos = d_pos;
+        Epilogue eq = qkv_epilogue(*this, l, q, d_pos, d_rope, d_rl, s0.kv_bad);
         eq.rows = d_rows;
         eq.layers = int32_t(L);
-        eq.kv_f16 = kv_f16;
-        eq.layer = int32_t(l);
-        eq.kv_bad = kv_f16 ? s0.kv_bad : nullptr;
         qkv_norm_rope(lc, raw, QKV, int(n), qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps, eq);
-        AttnArgs a;
-        a.q = q;
-        a.kv_f16 = kv_f16;
-        a.out = att;
-        a.pos = d_pos;
+        // Splits: the largest of the rows' (a split past a row's keys does nothing).
+        AttnArgs a = attn_args(*this, l, q, att, d_pos, 1, splits, d_part, d_cnt);
         a.rows = d_rows;
         a.nrows = int32_t(n);
         a.layer = int32_t(l);
         a.layers = int32_t(L);
-        a.nh = int(NH);
-        a.nkv = int(KV);
-        a.hd = int(HD);
-        a.m = 1;
-        a.window = w.window;
-        a.softcap = attn_softcap;
-        a.splits = splits;  // the largest of the rows' (a split past a row's keys does nothing)
-        a.partial = d_part;
-        a.counters = d_cnt;
         attention_decode(lc, a);
         to_residual(w.o, att, QD, w.o_bias, w.post_attn_norm);
         Epilogue eg;
