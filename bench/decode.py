@@ -508,6 +508,8 @@ def worker_pyvt(spec: dict[str, Any]) -> list[dict[str, Any]]:
     ids, gen_len = spec["ids"], spec["gen_len"]
     t0 = time.perf_counter()
     kv = {"kv_cache": spec["kv_cache"]} if spec.get("kv_cache", "f16") != "f16" else {}
+    if spec.get("block_size"):
+        kv["block_size"] = int(spec["block_size"])
     model = load_model(spec["path"], weight_format=spec["format"], threads=spec["threads"][0],
                        device=spec["device"], max_seq_len=len(ids) + gen_len + 8, progress=False, **kv)
     load_s = time.perf_counter() - t0
@@ -970,7 +972,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--formats", type=_csv, default=None,
                     help="pyvt weight formats (default int8,fp8,bf16); gguf-q8_0, gguf-q4_0, gguf-q4_1: pyvt "
                          "loading the GGUF llama.cpp runs (weight_format auto: its blocks as they are); "
-                         "FORMAT/kv-int8 (or /kv-f32): that format with another KV cache type (default f16)")
+                         "FORMAT/kv-int8 (or /kv-f32): that format with another KV cache type (default f16); "
+                         "FORMAT/b64 (before any /kv-): that format with blocks of 64 along K (e.g. int8/b64, what "
+                         "VT_CUDA_PREFILL_GEMM=wgmma runs on)")
     ap.add_argument("--threads", type=lambda s: [int(x) for x in _csv(s)], default=None,
                     help="thread counts (default 1,2 on cpu)")
     ap.add_argument("--prompt-len", type=int, default=512)
@@ -1100,8 +1104,14 @@ def main(argv: list[str] | None = None) -> int:
                 # FORMAT/kv-TYPE: that weight format with another KV cache type (pyvt's
                 # kv_cache; the default f16 otherwise): its rows keep the suffix in their
                 # format, so the like-for-like ratios stay with the default cache's rows.
+                # FORMAT/bN (before any /kv-): that format packed with blocks of N along K.
                 wf, _, kv = f.partition("/kv-")
-                jobs.append(("pyvt", f, dict(base, engine="pyvt", path=str(path), format=wf, kv_cache=kv or "f16")))
+                wf, _, blk = wf.partition("/b")
+                if blk and not blk.isdigit():
+                    jobs.append(("pyvt", f, {"error": f"{f!r}: the block size after /b must be a number"}))
+                    continue
+                jobs.append(("pyvt", f, dict(base, engine="pyvt", path=str(path), format=wf, kv_cache=kv or "f16",
+                                             block_size=int(blk) if blk else 0)))
         if not args.no_transformers:
             hf_fmt = "bf16" if args.device == "cuda" else "fp32"
             jobs.append(("transformers", hf_fmt, dict(base, engine="transformers", path=str(path))

@@ -210,6 +210,58 @@ def _assert_sampled_tokens_follow_the_logits(g, opts, steps):
             t = nt
 
 
+def _w8a16_built() -> bool:
+    return any(ln.startswith("cutlass: built (") and "W8A16 wgmma" in ln for ln in pyvt.backends().splitlines())
+
+
+def test_w8a16_prefill_gemm(ckpt, monkeypatch):
+    """VT_CUDA_PREFILL_GEMM=wgmma (2026-11-27, not yet run on a GPU): INT8 weights with blocks
+    of 64 / 128 prefill on the sm_90a W8A16 GEMM (x and the dequantized weights in BF16, FP32
+    sums) where the device is sm_90 and the build has the kernel — the BF16 scale tables it
+    reads are then on the device (the model's bytes grow by them) — and the logits stay within
+    a BF16 GEMM's rounding of the CPU's. Blocks of 32 keep gemm.cu's kernel; a bad value of the
+    variable is refused naming it."""
+    folder, _, _ = ckpt("gqa-hd64")
+    prompt = LONG_PROMPT * 3  # 120 rows: one pass with m >= kW8a16MinM (64)
+    prompt = [t % 300 for t in prompt]
+    cc = torch_cc()
+    armed = _w8a16_built() and cc == (9, 0)
+    for block in (64, 128, 32):
+        monkeypatch.delenv("VT_CUDA_PREFILL_GEMM", raising=False)
+        with _model.Model(str(folder), weight_format="int8", block_size=block, device="cpu") as c, \
+                _model.Model(str(folder), weight_format="int8", block_size=block, device="cuda") as g0:
+            lc, l0 = c.logits(prompt), g0.logits(prompt)
+            bytes0 = g0.info["total_bytes"]
+            monkeypatch.setenv("VT_CUDA_PREFILL_GEMM", "wgmma")
+            with _model.Model(str(folder), weight_format="int8", block_size=block, device="cuda") as g1:
+                l1 = g1.logits(prompt)
+                grew = g1.info["total_bytes"] > bytes0
+                assert grew == (armed and block != 32), (block, armed, bytes0, g1.info["total_bytes"])
+                assert nerr(l0, lc) < 2e-3, nerr(l0, lc)
+                # BF16 x and weights (~8 bits each) where the kernel ran; 2e-3 where it did not.
+                assert nerr(l1, lc) < (3e-2 if grew else 2e-3), (block, nerr(l1, lc))
+                assert (l1.argmax(-1) == lc.argmax(-1)).mean() >= 0.9
+                # Decode after the prefill is the GEMV's, unchanged.
+                with g1.new_session() as s1, c.new_session() as sc:
+                    t1, _ = s1.prefill(prompt)
+                    tc, _ = sc.prefill(prompt)
+                    _, d1 = s1.decode(tc, want_logits=True)
+                    _, dc = sc.decode(tc, want_logits=True)
+                    assert nerr(d1, dc) < (3e-2 if grew else 2e-3)
+    monkeypatch.setenv("VT_CUDA_PREFILL_GEMM", "bogus")
+    with pytest.raises(ValueError, match="VT_CUDA_PREFILL_GEMM=bogus"):
+        _model.Model(str(folder), weight_format="int8", device="cuda")
+
+
+def torch_cc():
+    """The device's compute capability through torch (None without a CUDA torch)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_capability(0) if torch.cuda.is_available() else None
+
+
 def test_wide_vocab_argmax_and_candidates(ckpt):
     # Llama-3's 128256-token vocabulary: the fused argmax over ~16k GEMV blocks and the top-256
     # candidates over 63 slices of 2048, against the host's choice on the same logits.

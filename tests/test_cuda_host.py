@@ -117,6 +117,27 @@ def test_fp8_sm90_problems_are_implementable(tmp_path):
     assert " passed, 0 failed" in run.stdout and "8 passed" in run.stdout, run.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(NVCC is None, reason="needs nvcc (CUTLASS 3.x's headers only compile with it)")
+def test_w8a16_sm90_problems_are_ones_cutlass_takes(tmp_path):
+    """The sm_90a INT8 W8A16 prefill GEMM (VT_CUDA_PREFILL_GEMM=wgmma): the prefill's problems
+    pass w8a16_plan.h's check and CUTLASS's can_implement with no workspace; broken ones are
+    refused by the plan naming the fault. Host-only (no GPU); skipped without CUTLASS headers."""
+    inc = _cutlass_include()
+    if inc is None or not (inc / "cutlass" / "cutlass.h").is_file():
+        pytest.skip("CUTLASS headers not found (set VT_CUTLASS_INCLUDE or pip install nvidia-cutlass)")
+    src = ROOT / "libvt" / "src"
+    exe = tmp_path / "w8a16_sm90_check"
+    cmd = [NVCC, "-std=c++17", "-O1", "-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr",
+           "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", "-DNDEBUG", "-isystem", str(inc), f"-I{ROOT / 'libvt' / 'include'}",
+           f"-I{src}", "-o", str(exe), str(ROOT / "tests" / "cuda" / "w8a16_sm90_check.cu")]
+    build = subprocess.run(cmd, capture_output=True, text=True)
+    assert build.returncode == 0, f"compile failed: {' '.join(cmd)}\n{build.stderr[-4000:]}"
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, f"checks failed:\n{run.stdout}\n{run.stderr}"
+    assert "19 passed, 0 failed" in run.stdout, run.stdout
+
+
 def test_backend_line_names_cuda_and_a_reason():
     line = _cuda_line()
     assert line.startswith("cuda: available (") or line.startswith("cuda: unavailable ("), line

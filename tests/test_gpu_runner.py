@@ -58,7 +58,7 @@ def plan():
 def test_every_phase_is_planned(plan):
     names = [p["phase"] for p in plan]
     assert names == ["first", "kernels", "models", "gemm", "decode:tinyllama-1.1b", "decode:llama-3.2-1b",
-                     "decode:llama-2-7b", "cpu", "profile"]
+                     "decode:llama-2-7b", "cpu", "profile", "prefill"]
 
 
 def test_phases_fit_one_device_command(plan):

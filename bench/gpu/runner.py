@@ -24,6 +24,9 @@ Phases (docs/cuda.md "Running on a GPU machine"):
   decode MODEL     one model's decode benchmark (random weights of its real shape, generated
                    here): tinyllama-1.1b, llama-3.2-1b or llama-2-7b
   cpu              the CPU suite (pytest -m "not cuda") with the GPU hidden from the process
+  prefill          TinyLlama-shape prefill of a 2048-token prompt (issue "Hopper-grade CUDA": >= 100k
+                   tokens/s), INT8 blocks of 32 and 64, with VT_CUDA_PREFILL_GEMM=mma (gemm.cu) and
+                   =wgmma (the sm_90a W8A16 kernel takes the blocks of 64)
   profile          where a TinyLlama-shape decode step's time goes: ncu's duration and DRAM
                    bytes of every kernel (vt_generate, 128-token prompt), beside the step's
                    measured time without the profiler; the same with VT_CUDA_LEGACY_KERNELS=1
@@ -70,6 +73,7 @@ PROFILE_PROMPT = [str((i * 7919 + 13) % 32000) for i in range(128)]
 PROFILE_TOKENS = 9
 # checkpoint generation budget per model (tools/make_checkpoint.py, threads = cores)
 CHECKPOINT_S = {"tinyllama-1.1b": 60, "llama-3.2-1b": 60, "llama-2-7b": 120}
+PREFILL_TOKENS = 2048  # the prefill phase's prompt (issue "Hopper-grade CUDA"'s prefill goal)
 MAX_OUT_FILES = 8  # what the device tool brings back from $OUT
 LOG_CAP_BYTES = 8 << 20  # a log over this keeps its first 1 MiB and last 5 MiB
 OFFLINE_ENV = {  # nothing waits on the network
@@ -256,6 +260,21 @@ def phase_steps(ctx: Ctx) -> list[Step]:
             Step("ncu_legacy", "the same with VT_CUDA_LEGACY_KERNELS=1", t_ncu, argv=ncu("ncu_legacy.csv"),
                  env=legacy, log="profile.log", needs=("build", "gpu"), parser="ncu"),
         ]
+    if ctx.phase == "prefill":
+        model = "tinyllama-1.1b"
+        t = (PHASE_BUDGET_S - 20 - 210 - CHECKPOINT_S[model]) // 2
+
+        def bench(kernel: str) -> Step:
+            argv = [py, str(ROOT / "bench/decode.py"), "--device", "cuda", "--models", model,
+                    "--formats", "int8,int8/b64", "--no-llamacpp", "--no-transformers", "--prompt", "random",
+                    "--prompt-len", str(PREFILL_TOKENS), "--gen-len", "16", "--repeat", "3",
+                    "--cache", str(ctx.models), "--results-dir", str(ctx.out), "--tag", f"prefill-{kernel}",
+                    "--worker-timeout", str(max(30, (t - 15) // 2)), "--worker-retries", "0"]
+            return Step(f"prefill_{kernel}", f"{model}: a {PREFILL_TOKENS}-token prefill, int8 blocks 32 and 64, "
+                        f"VT_CUDA_PREFILL_GEMM={kernel}", t, argv=argv, env={"VT_CUDA_PREFILL_GEMM": kernel},
+                        log="prefill.log", needs=("pyvt", "gpu"), parser="decode")
+
+        return head + [checkpoint_step(ctx, model, "prefill.log"), bench("mma"), bench("wgmma")]
     if ctx.phase == "cpu":
         t = PHASE_BUDGET_S - 20 - 210 - 10
         hidden = {"CUDA_VISIBLE_DEVICES": ""}
@@ -269,7 +288,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                  log="pytest_cpu.log", needs=("pyvt",), parser="pytest"),
         ]
     raise SystemExit(f"unknown phase {ctx.phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, "
-                     "profile")
+                     "profile, prefill")
 
 
 def checkpoint_step(ctx: Ctx, model: str, log: str) -> Step:
@@ -861,7 +880,7 @@ def main(argv: list[str] | None = None) -> int:
         phases = a.args or ["all"]
         if phases == ["all"]:
             phases = ["first", "kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu",
-                      "profile"]
+                      "profile", "prefill"]
         p = plan(phases, kw)
         if a.json:
             print(json.dumps(p, indent=1))
@@ -879,8 +898,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(a.args) < 2:
         ap.error("usage: PHASE [MODEL] OUTDIR")
     phase, rest = a.args[0], a.args[1:]
-    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile"):
-        ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, profile")
+    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile", "prefill"):
+        ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, profile, "
+                 "prefill")
     arg = rest[0] if phase == "decode" and len(rest) == 2 else None
     if phase == "decode" and arg not in DECODE_MODELS:
         ap.error(f"usage: decode MODEL OUTDIR, MODEL one of {', '.join(DECODE_MODELS)}")

@@ -145,14 +145,6 @@ uint8_t f32_to_fp8(float x) {
     return sign | static_cast<uint8_t>(r - ((127 - 7) << 3));
 }
 
-uint16_t f32_to_bf16(float x) {
-    uint32_t u = f2u(x);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-    return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
-float bf16_to_f32(uint16_t b) { return u2f(static_cast<uint32_t>(b) << 16); }
-
 // ---- bulk ------------------------------------------------------------------------------
 
 void convert(const void* src, vt_dtype sd, void* dst, vt_dtype dd, size_t n) {

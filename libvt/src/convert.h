@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "half.h"  // f32_to_f16, f16_to_f32
+#include "half.h"  // f32_to_f16, f16_to_f32, f32_to_bf16, bf16_to_f32
 #include "vt/vt.h"
 
 namespace vt {
@@ -13,9 +13,6 @@ namespace vt {
 uint8_t f32_to_fp8(float x);
 float fp8_to_f32(uint8_t b);
 const float* fp8_table();  // 256 decoded values
-
-uint16_t f32_to_bf16(float x);  // RNE, NaN kept quiet
-float bf16_to_f32(uint16_t b);
 
 // Bulk conversion between any two of F32, F64, F16, BF16, F8_E4M3 (throws vt::Error).
 void convert(const void* src, vt_dtype src_dtype, void* dst, vt_dtype dst_dtype, size_t n);

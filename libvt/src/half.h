@@ -1,5 +1,5 @@
-// IEEE binary16 (f16) <-> f32, scalar and exact: the reference of vt_convert, the f16 scales of
-// the packed formats and the f16 KV cache (ops/attention.cpp). A header of its own, inline, so
+// IEEE binary16 (f16) <-> f32 and bfloat16 <-> f32, scalar and exact: the reference of
+// vt_convert, the f16 scales of the packed formats and the f16 KV cache (ops/attention.cpp). A header of its own, inline, so
 // the ops build without the rest of libvt (tests/test_ops_cpu.py compiles them alone).
 #pragma once
 
@@ -39,6 +39,21 @@ inline float f16_to_f32(uint16_t h) {
     } else {
         u = sign | ((e + 112) << 23) | (m << 13);
     }
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// RNE, NaN kept (quiet).
+inline uint16_t f32_to_bf16(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+    return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+inline float bf16_to_f32(uint16_t b) {
+    const uint32_t u = static_cast<uint32_t>(b) << 16;
     float f;
     std::memcpy(&f, &u, 4);
     return f;

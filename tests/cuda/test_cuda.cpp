@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "cuda/cutlass_gemm.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
@@ -455,6 +456,108 @@ void test_fp8_hopper_choice() {
     for (int m : {16, 64, 257}) test_cutlass_swiglu(VT_FORMAT_FP8_CHANNEL, m);
 }
 
+// The sm_90a W8A16 prefill GEMM (cutlass_w8a16_sm90.cu, VT_CUDA_PREFILL_GEMM=wgmma) with its two
+// passes, as run_linear runs it (x to BF16, the GEMM, the epilogue pass), against the CPU:
+// store + bias + GELU vs vt::linear, residual add vs float64. Tolerance: x, the block scales
+// and each dequantized weight are rounded to BF16 (at most 2^-8 of each, relative), the sums are FP32.
+#if defined(VT_HAVE_CUTLASS_W8A16_SM90)
+void test_w8a16_linear(int32_t block, int64_t n, int64_t k, int m) {
+    char tag[160];
+    std::snprintf(tag, sizeof tag, "w8a16 sm90a int8/%d [%lld x %lld] m=%d", block, (long long)n, (long long)k, m);
+    std::vector<float> w = randn(size_t(n * k), 0.05f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, VT_FORMAT_INT8_BLOCKED, block);
+    DevWeight dw;
+    upload(*p, rows_plain(*p), n, dw);
+    const LinearShape s = dw.d.s;
+    std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb)), sb(sc.size());
+    check(cudaMemcpy(sc.data(), dw.d.scales, sc.size() * 2, cudaMemcpyDeviceToHost), "download");
+    w8a16_scales(sc.data(), s.n_pad, s.nkb, sb.data());
+    Buf bsb, bx, bb, bxb, bd;
+    up(bsb, sb);
+    dw.d.scales_bf16 = bsb.mem.get<uint16_t>();
+    std::vector<float> x = randn(size_t(m) * size_t(k)), bias = randn(size_t(n), 0.1f);
+    up(bx, x);
+    up(bb, bias);
+    poison(bxb, size_t(m) * size_t(s.k_pad) * 2);
+    const auto run = [&](const Epilogue& e) {
+        poison(bd, size_t(m) * size_t(s.n_pad) * 4);
+        to_bf16_rows(kCfg, bx.f(), k, m, s.k, s.k_pad, bxb.mem.get<uint16_t>());
+        W8a16Sm90Problem q;
+        q.m = m;
+        q.n_pad = s.n_pad;
+        q.k_pad = s.k_pad;
+        q.group = s.kb;
+        q.w = reinterpret_cast<const int8_t*>(dw.d.w);
+        q.scales = dw.d.scales_bf16;
+        q.x = bxb.mem.get<uint16_t>();
+        q.ldx = s.k_pad;
+        q.d = bd.f();
+        q.ldd = s.n_pad;
+        w8a16_gemm_sm90(nullptr, q, 0);
+        gemm_finish(kCfg, dw.d, bd.f(), s.n_pad, m, e);
+    };
+    const double tol = 2e-2;
+
+    vt_linear_options o = vt_linear_default_options();
+    o.activation = VT_ACTIVATION_GELU;
+    std::vector<float> ref(size_t(m) * size_t(n));
+    linear(*p, x.data(), m, bias.data(), o, ref.data());
+    Buf by;
+    poison(by, ref.size() * 4);
+    Epilogue e;
+    e.kind = kEpiStore;
+    e.out = by.f();
+    e.ld = n;
+    e.bias = bb.f();
+    e.gelu = 1;
+    run(e);
+    const double err = nerr(down(by.f(), ref.size()), to_d(ref));
+    expect(err < tol, std::string(tag) + " store+bias+gelu vs CPU", err);
+
+    std::vector<float> wu(size_t(n * k));
+    unpack(*p, wu.data());
+    std::vector<float> res = randn(size_t(m) * size_t(n));
+    std::vector<double> rref(res.size());
+    for (int i = 0; i < m; ++i)
+        for (int64_t r = 0; r < n; ++r) {
+            double acc = 0.0;
+            for (int64_t c = 0; c < k; ++c) acc += double(wu[size_t(r * k + c)]) * double(x[size_t(i) * k + c]);
+            rref[size_t(i) * n + r] = res[size_t(i) * n + r] + acc;
+        }
+    Buf br;
+    up(br, res);
+    Epilogue ea;
+    ea.kind = kEpiAdd;
+    ea.out = br.f();
+    ea.ld = n;
+    run(ea);
+    const double err2 = nerr(down(br.f(), res.size()), rref);
+    expect(err2 < tol, std::string(tag) + " residual add vs float64", err2);
+}
+#endif
+
+void test_w8a16() {
+    const DeviceInfo& di = device_info(0);
+    const bool built = cutlass_backend_line().find("W8A16 wgmma") != std::string::npos;
+#if defined(VT_HAVE_CUTLASS_W8A16_SM90)
+    const bool runs = w8a16_sm90_supported(di.cc_major, di.cc_minor);
+    expect(built && runs == (di.cc_major == 9 && di.cc_minor == 0),
+           "the sm_90a W8A16 kernel runs exactly on an sm_90 device (this build has it)");
+    if (!runs) return;
+    for (int32_t block : {64, 128})
+        for (int m : {64, 77, 128, 256, 1000}) {
+            test_w8a16_linear(block, 256, 1024, m);
+            test_w8a16_linear(block, 130, 256, m);  // n_pad 192: a partial 128-row tile of W
+        }
+    test_w8a16_linear(64, 2560, 2048, 256);  // TinyLlama's QKV, O and down shapes
+    test_w8a16_linear(128, 2048, 2048, 200);
+    test_w8a16_linear(64, 2048, 5632, 256);
+#else
+    (void)di;
+    expect(!built, "no sm_90a W8A16 kernel in this build: the backend line does not claim one");
+#endif
+}
+
 void test_cutlass() {
     std::printf("%s\n", cutlass_backend_line().c_str());
     if (!cutlass_built()) {
@@ -475,6 +578,7 @@ void test_cutlass() {
         for (int m : {1, 5, 100}) test_cutlass_swiglu(f, m);
     }
     test_fp8_hopper_choice();
+    test_w8a16();
 }
 
 // ---- Row counts past the grid's y limit (vt_linear_device accepts m up to 2^24) ------------------

@@ -7,9 +7,10 @@
 // conversion unit (I2F, 16/clk/SM) would be the bottleneck; the integer/logic pipe (PRMT, LOP3,
 // SHF: 64/clk/SM) and the FMA pipe (128/clk/SM) are not. So:
 //
-//   INT8   stored on the device as u = q ^ 0x80 (offset binary). PRMT builds the f32 with bit
-//          pattern 0x4B0000uu = 2^23 + u; subtracting 2^23 + 128 gives q exactly.
-//          2 instructions per weight (PRMT, FADD) before the FMA.
+//   INT8   stored on the device as the signed byte q (what CUTLASS's INT8 operands read too).
+//          One XOR per word turns it into offset binary u = q ^ 0x80; PRMT builds the f32 with
+//          bit pattern 0x4B0000uu = 2^23 + u; subtracting 2^23 + 128 gives q exactly.
+//          2.25 instructions per weight (PRMT, FADD, a quarter of the LOP3) before the FMA.
 //   FP8    (E4M3, stored as is). PRMT moves the byte to bits 31..24; an arithmetic shift by 4
 //          and a mask leave the sign at bit 31 and the 7 magnitude bits (eeee mmm) at bits
 //          26..20, i.e. the f32 whose exponent field is the E4M3 exponent and whose mantissa
@@ -80,10 +81,11 @@ VT_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 #endif
 }
 
-// Byte I of w, stored as q ^ 0x80, as the float q (exact).
+// Byte I of w, the signed byte q, as the float q (exact). (The XOR is the same for the four
+// bytes of a word: the compiler does it once.)
 template <int I>
 VT_HD float int8x_at(uint32_t w) {
-    return as_float(byte_perm(w, 0x4B000000u, 0x7440u + I)) - 8388736.0f;
+    return as_float(byte_perm(w ^ 0x80808080u, 0x4B000000u, 0x7440u + I)) - 8388736.0f;
 }
 
 // The even-k (low) and odd-k (high) nibbles of a word of 4-bit codes, one per byte.

@@ -94,7 +94,8 @@ struct VecPlan {
 struct LinearPlan {
     LinearShape s;
     std::vector<RowSource> rows;
-    size_t off_w = 0, off_s = 0, off_m = 0, off_r = 0;
+    size_t off_w = 0, off_s = 0, off_m = 0, off_r = 0, off_sb = 0;
+    bool w8a16 = false;  // also the BF16 scale table of the sm_90a W8A16 prefill GEMM
     DevLinear* dst = nullptr;
 };
 
@@ -103,6 +104,7 @@ void plan_linear(LinearPlan& p, Carve& cv) {
     p.off_s = cv.take(p.s.scale_bytes());
     p.off_m = cv.take(p.s.min_bytes());
     p.off_r = cv.take(p.s.rowmul_bytes());
+    if (p.w8a16) p.off_sb = cv.take(p.s.scale_bytes());
 }
 
 // Repacks on the host (all threads) and copies to the device.
@@ -120,6 +122,12 @@ void upload_linear(const LinearPlan& p, const DevMem& mem) {
     if (s.nkb) check(cudaMemcpy(mem.get(p.off_s), sc.data(), sc.size() * 2, cudaMemcpyHostToDevice), "scale upload");
     if (s.has_mins()) check(cudaMemcpy(mem.get(p.off_m), mn.data(), mn.size() * 2, cudaMemcpyHostToDevice), "min upload");
     check(cudaMemcpy(mem.get(p.off_r), rm.data(), rm.size() * 4, cudaMemcpyHostToDevice), "scale upload");
+    if (p.w8a16) {
+        std::vector<uint16_t> sb(sc.size());
+        w8a16_scales(sc.data(), s.n_pad, s.nkb, sb.data());
+        check(cudaMemcpy(mem.get(p.off_sb), sb.data(), sb.size() * 2, cudaMemcpyHostToDevice), "scale upload");
+        p.dst->scales_bf16 = mem.get<uint16_t>(p.off_sb);
+    }
     p.dst->s = s;
     p.dst->w = mem.get<uint8_t>(p.off_w);
     p.dst->scales = s.nkb ? mem.get<uint16_t>(p.off_s) : nullptr;
@@ -164,6 +172,11 @@ struct CudaModel final : BackendModel {
                       float* logits) const override;
 
     bool batched = true;
+    // VT_CUDA_PREFILL_GEMM=wgmma on an sm_90 device with the kernel built: the layer linears
+    // that have scales_bf16 run prefill (m >= kW8a16MinM) on the sm_90a W8A16 GEMM; the
+    // largest n_pad and k_pad among them size the sessions' scratch for it.
+    bool w8a16 = false;
+    int64_t w8a16_n = 0, w8a16_k = 0;
     // The batched step's activations, grown to the largest batch seen (one step at a time).
     mutable std::mutex batch_mu;
     mutable DevMem batch_mem;
@@ -180,6 +193,12 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->dev = device_index;
     cm->info = info;
     cm->batched = env_on("VT_CUDA_BATCH", true);
+    const bool want_w8a16 = prefill_wgmma();  // a bad value is an error in every build
+#if defined(VT_HAVE_CUTLASS_W8A16_SM90)
+    cm->w8a16 = want_w8a16 && w8a16_sm90_supported(info.cc_major, info.cc_minor);
+#else
+    (void)want_w8a16;
+#endif
     cm->H = c.hidden_size;
     cm->I = c.intermediate_size;
     cm->V = c.vocab_size;
@@ -284,6 +303,16 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         p.dst = &cm->lm_head;
         plans.push_back(std::move(p));
     }
+    // The layer linears the W8A16 prefill GEMM takes (not the LM head: prefill needs one row
+    // of it, and its scratch would be [rows][vocabulary]).
+    for (size_t i = 0; i + 1 < plans.size() && cm->w8a16; ++i) {
+        LinearPlan& p = plans[i];
+        p.w8a16 = p.s.fmt == kDevInt8 && w8a16_shape_ok(p.s.kb, p.s.k_pad, p.s.n_pad);
+        if (p.w8a16) {
+            cm->w8a16_n = std::max<int64_t>(cm->w8a16_n, p.s.n_pad);
+            cm->w8a16_k = std::max<int64_t>(cm->w8a16_k, p.s.k_pad);
+        }
+    }
     for (LinearPlan& p : plans) plan_linear(p, cv);
     add_vec(host_vec(m.final_norm), &cm->final_norm);
     for (VecPlan& v : vecs) v.off = cv.take(v.v.size() * 4);
@@ -329,6 +358,8 @@ struct CudaSession final : BackendSession {
     float* att = nullptr;     // [R][NH·HD]
     float* mlp = nullptr;     // [R][I]
     float* qkv_raw = nullptr; // [R][QKV] q/k-norm models: the QKV linear's output, device row order
+    uint16_t* xb = nullptr;   // [R][cm->w8a16_k] BF16 inputs of the W8A16 prefill GEMM (cm->w8a16)
+    float* yd = nullptr;      // [R][cm->w8a16_n] its products, before the epilogue pass
     float* tmp = nullptr;     // [R][H]  Gemma: o_proj / down_proj output before its post norm
     float* logits = nullptr;  // [V]
     float* partial = nullptr; // decode attention partials
@@ -472,6 +503,27 @@ void run_linear(CudaSession& s, const DevLinear& w, const float* x, int64_t ldx,
         rmsnorm(lc, x, norm, s.cm->eps, ldx, m, s.xn);
         in = s.xn;
     }
+#if defined(VT_HAVE_CUTLASS_W8A16_SM90)
+    if (w.scales_bf16 && s.xb && m >= kW8a16MinM) {
+        // The sm_90a W8A16 GEMM (VT_CUDA_PREFILL_GEMM=wgmma): x to BF16, the GEMM into s.yd,
+        // then the epilogue. (rmsnorm writes s.xn with the pitch of x.)
+        to_bf16_rows(lc, in, ldx, m, w.s.k, w.s.k_pad, s.xb);
+        W8a16Sm90Problem p;
+        p.m = m;
+        p.n_pad = w.s.n_pad;
+        p.k_pad = w.s.k_pad;
+        p.group = w.s.kb;
+        p.w = reinterpret_cast<const int8_t*>(w.w);
+        p.scales = w.scales_bf16;
+        p.x = s.xb;
+        p.ldx = w.s.k_pad;
+        p.d = s.yd;
+        p.ldd = w.s.n_pad;
+        w8a16_gemm_sm90(s.stream, p, s.dev);
+        gemm_finish(lc, w, s.yd, w.s.n_pad, m, e);
+        return;
+    }
+#endif
     gemm(lc, w, in, ldx, m, e);
 }
 
@@ -776,7 +828,14 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     const size_t o_tks = cv.take(topk_scratch_keys(cm.V) * 8);
     const size_t o_cand = cv.take(kTopK * 8);
     const size_t o_bad = cv.take(8);
+    const bool w8a16 = cm.w8a16 && cm.w8a16_n > 0 && R >= kW8a16MinM;
+    const size_t o_xb = w8a16 ? cv.take(size_t(R * cm.w8a16_k) * 2) : 0;
+    const size_t o_yd = w8a16 ? cv.take(size_t(R * cm.w8a16_n) * 4) : 0;
     s->scratch.alloc(cm.dev, cv.off, "session scratch");
+    if (w8a16) {
+        s->xb = s->scratch.get<uint16_t>(o_xb);
+        s->yd = s->scratch.get<float>(o_yd);
+    }
     s->x = s->scratch.get<float>(o_x);
     s->xn = s->scratch.get<float>(o_xn);
     s->q = s->scratch.get<float>(o_q);

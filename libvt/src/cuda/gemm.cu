@@ -318,7 +318,49 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
     }
 }
 
+// xb[i][k] = bf16(x[i][k]), zeros past k; one thread per pair of k.
+__global__ void to_bf16_kernel(const float* x, int64_t ldx, int m, int k, int k_pad, uint32_t* xb) {
+    pdl_launch_dependents();
+    pdl_wait();
+    const int64_t pairs = k_pad / 2;
+    const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t >= int64_t(m) * pairs) return;
+    const int64_t i = t / pairs;
+    const int j = int(t % pairs) * 2;
+    const float* xr = x + i * ldx;
+    const float a = j < k ? xr[j] : 0.0f, b = j + 1 < k ? xr[j + 1] : 0.0f;
+    xb[t] = pack_bf16(a, b);
+}
+
+// The epilogue of d = x · Wᵀ (f32, pitch ldd): one thread per output pair, as gemm_kernel's.
+__global__ void gemm_finish_kernel(const DevLinear w, const float* d, int64_t ldd, int m, const Epilogue e) {
+    pdl_launch_dependents();
+    pdl_wait();
+    const int64_t pairs = w.s.n_pad / 2;
+    const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t >= int64_t(m) * pairs) return;
+    const int i = int(t / pairs);
+    const int n = int(t % pairs) * 2;
+    const float* dr = d + int64_t(i) * ldd + n;
+    epi_pair(e, i, n, w.s.n, dr[0] * w.rowmul[n], dr[1] * w.rowmul[n + 1]);
+}
+
 }  // namespace
+
+void to_bf16_rows(const LaunchCfg& cfg, const float* x, int64_t ldx, int m, int k, int k_pad, uint16_t* xb) {
+    if (m < 1 || k < 1 || k_pad < k || k_pad % 2 != 0) throw Error(VT_STATUS_INTERNAL, "to_bf16_rows: bad shape");
+    const int64_t threads = int64_t(m) * (k_pad / 2);
+    launch(cfg, "to_bf16_rows", to_bf16_kernel, dim3(unsigned((threads + 255) / 256)), dim3(256), 0, x, ldx, m, k,
+           k_pad, reinterpret_cast<uint32_t*>(xb));
+}
+
+void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64_t ldd, int m, const Epilogue& e) {
+    if (m < 1) throw Error(VT_STATUS_INTERNAL, "gemm_finish: m < 1");
+    if (e.argmax) throw Error(VT_STATUS_INTERNAL, "gemm_finish: the argmax epilogue is GEMV-only");
+    const int64_t threads = int64_t(m) * (w.s.n_pad / 2);
+    launch(cfg, "gemm_finish", gemm_finish_kernel, dim3(unsigned((threads + 255) / 256)), dim3(256), 0, w, d, ldd, m,
+           e);
+}
 
 void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const Epilogue& e) {
     if (m < 1) throw Error(VT_STATUS_INTERNAL, "gemm: m < 1");

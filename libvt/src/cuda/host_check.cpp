@@ -1,7 +1,7 @@
 // Host checks of the CUDA backend's bit-level work, runnable on any machine (no GPU, no CUDA
 // toolkit): tests/test_cuda_host.py compiles this file with layout.cpp against the installed
 // libvt and runs it. It checks
-//   * the kernels' weight decoding (device_math.h: INT8 offset binary via PRMT, E4M3 via the
+//   * the kernels' weight decoding (device_math.h: INT8 via XOR + PRMT, E4M3 via the
 //     f32 exponent trick, BF16, f16 scales, 4-bit nibbles) against vt_convert / the integers,
 //     for every code;
 //   * the device layout (layout.cpp): every weight of every dense format and block size,
@@ -40,6 +40,7 @@
 #include "cuda/device_math.h"
 #include "cuda/draw.h"
 #include "cuda/fp8_sm90_plan.h"
+#include "cuda/w8a16_plan.h"
 #include "cuda/layout.h"
 #include "quant.h"
 #include "vt/vt.h"
@@ -68,13 +69,15 @@ uint32_t bits(float f) {
 // ---- Decoding of single codes ------------------------------------------------------------------
 
 void check_codes() {
-    // INT8 offset binary: byte b = q ^ 0x80 at every position of a word.
+    // INT8: the signed byte q at every position of a word, the other three bytes other codes.
     bool ok = true;
+    const auto code = [](int q) { return int8_t(uint8_t(q & 0xFF)); };
     for (int q = -128; q <= 127; ++q) {
-        const uint32_t b = uint32_t(uint8_t(int8_t(q))) ^ 0x80u;
-        const uint32_t w = b | (b << 8) | (b << 16) | (b << 24);
-        ok = ok && int8x_at<0>(w) == float(q) && int8x_at<1>(w) == float(q) && int8x_at<2>(w) == float(q) &&
-             int8x_at<3>(w) == float(q);
+        const int8_t c[4] = {code(q), code(q + 1), code(q + 77), code(q - 5)};
+        uint32_t w = 0;
+        for (int j = 0; j < 4; ++j) w |= uint32_t(uint8_t(c[j])) << (8 * j);
+        ok = ok && int8x_at<0>(w) == float(c[0]) && int8x_at<1>(w) == float(c[1]) &&
+             int8x_at<2>(w) == float(c[2]) && int8x_at<3>(w) == float(c[3]);
     }
     expect(ok, "int8x_at decodes every code at every byte position");
 
@@ -721,6 +724,82 @@ void check_fp8_sm90_plan() {
            "fp8 sm90 plan: SwiGLU is a batch of two into the scratch, bias and product left to the finish pass");
 }
 
+// The sm_90a W8A16 prefill GEMM's host side (w8a16_plan.h): which weights it takes, the
+// problem check, and the BF16 scale table (transposed to [block][row], each f16 scale rounded
+// to the nearest BF16, ties to even, specials kept).
+void check_w8a16() {
+    expect(w8a16_shape_ok(64, 2048, 2560) && w8a16_shape_ok(128, 5632 + 128 - 5632 % 128, 2048) &&
+               w8a16_shape_ok(64, 192, 64) && !w8a16_shape_ok(32, 2048, 2560) && !w8a16_shape_ok(16, 2048, 2560) &&
+               !w8a16_shape_ok(96, 2048, 2560) && !w8a16_shape_ok(64, 2080, 2560) && !w8a16_shape_ok(64, 2048, 2564) &&
+               !w8a16_shape_ok(0, 2048, 2560),
+           "w8a16: blocks of 64 and 128 over whole blocks of K, n_pad a multiple of 8; blocks of 16 / 32 / 96 not");
+    alignas(16) static int8_t w[64];
+    alignas(16) static uint16_t sc[64], x[64];
+    alignas(16) static float d[64];
+    W8a16Sm90Problem p;
+    p.m = 100;
+    p.n_pad = 2560;
+    p.k_pad = 2048;
+    p.group = 64;
+    p.w = w;
+    p.scales = sc;
+    p.x = x;
+    p.ldx = 2048;
+    p.d = d;
+    p.ldd = 2560;
+    bool ok = w8a16_sm90_problem_error(p) == nullptr;
+    const auto refused = [&](W8a16Sm90Problem q, const char* needle) {
+        const char* e = w8a16_sm90_problem_error(q);
+        return e && std::strstr(e, needle);
+    };
+    W8a16Sm90Problem q = p;
+    q.m = 0;
+    ok = ok && refused(q, "m < 1");
+    q = p;
+    q.group = 32;
+    ok = ok && refused(q, "block");
+    q = p;
+    q.x = x + 1;
+    ok = ok && refused(q, "aligned");
+    q = p;
+    q.d = nullptr;
+    ok = ok && refused(q, "null");
+    q = p;
+    q.ldx = 2040;
+    ok = ok && refused(q, "pitch of x");
+    q = p;
+    q.ldd = 2562;
+    ok = ok && refused(q, "pitch of d");
+    expect(ok, "w8a16: the problem check accepts a prefill problem and names each broken field");
+
+    // Scale tables of several shapes from f16 patterns: random normals and subnormals, zeros,
+    // infinities, NaNs, and the two RNE ties of 1 + 2^-8 (-> 1) and 1 + 2^-7 + 2^-8 (-> 1 + 2^-6).
+    std::mt19937 rng(77);
+    for (auto shape : {std::pair<int, int>{64, 1}, {192, 5}, {2560, 32}}) {
+        const int n_pad = shape.first, nkb = shape.second;
+        std::vector<uint16_t> f16(size_t(n_pad) * size_t(nkb)), out(f16.size(), 0xDEAD);
+        for (auto& h : f16) h = uint16_t(rng() & 0xFFFF);
+        f16[0] = 0x3C04;  // 1 + 2^-8
+        f16[1 % f16.size()] = 0x3C0C;  // 1 + 2^-7 + 2^-8
+        f16[f16.size() - 1] = 0x7C00;  // +inf
+        w8a16_scales(f16.data(), n_pad, nkb, out.data());
+        bool good = true;
+        for (int r = 0; r < n_pad; ++r)
+            for (int b = 0; b < nkb; ++b) {
+                const uint16_t h = f16[size_t(r) * size_t(nkb) + size_t(b)];
+                const float v = vt::f16_to_f32(h), o = vt::bf16_to_f32(out[size_t(b) * size_t(n_pad) + size_t(r)]);
+                if (std::isnan(v)) good = good && std::isnan(o);
+                else if (std::isinf(v)) good = good && o == v;
+                else good = good && std::signbit(o) == std::signbit(v) && std::fabs(o - v) <= std::ldexp(std::fabs(v), -8);  // half an ulp of 8 bits
+            }
+        good = good && vt::bf16_to_f32(out[0]) == 1.0f;
+        const size_t at1 = nkb > 1 ? size_t(n_pad) : 1;  // where f16[1] (row 0 block 1, or row 1) landed
+        good = good && vt::bf16_to_f32(out[at1]) == 1.015625f;
+        expect(good, "w8a16 scale table " + std::to_string(n_pad) + " x " + std::to_string(nkb) +
+                         ": [block][row], nearest BF16 with ties to even, zeros / infinities / NaNs kept");
+    }
+}
+
 // Device-side token feedback (decode_ahead.h): when a decode call may launch the next step,
 // and when the next call may use it instead of running its own.
 void check_decode_ahead() {
@@ -879,6 +958,7 @@ int main() {
     check_attention_splits();
     check_epilogue_math();
     check_fp8_sm90_plan();
+    check_w8a16();
     check_decode_ahead();
     check_draw();
     std::printf("%d passed, %d failed\n", g_pass, g_fail);

@@ -50,6 +50,9 @@ struct DevLinear {
     const uint16_t* scales = nullptr;  // [n_pad][nkb] f16, null without block scales
     const uint16_t* mins = nullptr;    // [n_pad][nkb] f16, INT4_MIN only
     const float* rowmul = nullptr;     // [n_pad]
+    // [nkb][n_pad] BF16 block scales for the sm_90a W8A16 prefill GEMM (w8a16_plan.h), only
+    // where that kernel serves this linear (VT_CUDA_PREFILL_GEMM=wgmma), else null.
+    const uint16_t* scales_bf16 = nullptr;
 };
 
 enum EpiKind : int32_t {
@@ -130,6 +133,13 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
 // E4M3 codes are BF16 numbers; INT4_MIN's min term is added per 16 k in FP32), activations as a sum of two BF16 numbers (~16 significant bits),
 // FP32 accumulation, block scales applied per K-block in FP32. No fused norm.
 void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const Epilogue& e);
+
+// The two passes around the sm_90a W8A16 GEMM (cutlass_w8a16_sm90.cu), which computes only
+// d = x · Wᵀ: xb[i][k] = bf16(x[i][k]) (round to nearest even) for k < k, 0 for k <= k < k_pad
+// (xb's row pitch is k_pad); then every output pair of row i < m through the epilogue e, as
+// gemm's: epi(d[i][n] · w.rowmul[n], ...) for n < w.s.n.
+void to_bf16_rows(const LaunchCfg& cfg, const float* x, int64_t ldx, int m, int k, int k_pad, uint16_t* xb);
+void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64_t ldd, int m, const Epilogue& e);
 
 struct AttnArgs {
     const float* q = nullptr;       // [m][nh·hd], RoPE applied, scaled (1/sqrt(hd) or the family's scale)

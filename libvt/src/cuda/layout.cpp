@@ -104,9 +104,9 @@ void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_
                  uint16_t* scales, uint16_t* mins, float* rowmul) {
     const int64_t rowbytes = s.row_bytes();
     const bool four = dev_fmt_4bit(s.fmt);
-    // The byte of a zero weight (pairs of them for 4-bit): q = 0 is 0x80 in the INT8 device
-    // coding, u = 8 (0x88) in INT4's; everything else codes zero as 0.
-    const uint8_t zero = s.fmt == kDevInt8 ? 0x80 : s.fmt == kDevInt4 ? 0x88 : 0;
+    // The byte of a zero weight (pairs of them for 4-bit): u = 8 (0x88) in INT4's device
+    // coding; everything else (INT8's signed q included) codes zero as 0.
+    const uint8_t zero = s.fmt == kDevInt4 ? 0x88 : 0;
     for (int64_t r = r0; r < r1; ++r) {
         const RowSource& src = rows[r];
         uint8_t* wr = w + r * rowbytes;
@@ -136,9 +136,8 @@ void repack_rows(const LinearShape& s, const RowSource* rows, int64_t r0, int64_
             if (s.k & 1) wr[nb - 1] = uint8_t((wr[nb - 1] & 0x0F) | (zero & 0xF0));
             for (int64_t j = nb; j < rowbytes; ++j) wr[j] = zero;
         } else {
-            const uint8_t flip = s.fmt == kDevInt8 ? 0x80 : 0;
-            for (int64_t k = 0; k < s.k; ++k) wr[k] = uint8_t(tile[k * kTileRows + lane] ^ flip);
-            for (int64_t k = s.k; k < s.k_pad; ++k) wr[k] = flip;
+            for (int64_t k = 0; k < s.k; ++k) wr[k] = tile[k * kTileRows + lane];
+            for (int64_t k = s.k; k < s.k_pad; ++k) wr[k] = 0;
         }
         // Real blocks: whole ones, and for 4-bit a short last one.
         const int64_t nb = four ? (int64_t(s.k) + s.kb - 1) / s.kb : s.k / s.kb;

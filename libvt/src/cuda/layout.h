@@ -3,7 +3,7 @@
 // copies them to the device; tests/test_cuda_host.py compiles it with the host checks.
 //
 // Device layout of one linear with n logical output rows and K inputs:
-//   w       [n_pad][row_bytes()] row-major codes: INT8 as q ^ 0x80, FP8 E4M3 as is (1 byte),
+//   w       [n_pad][row_bytes()] row-major codes: INT8 as the signed byte q, FP8 E4M3 as is (1 byte),
 //                                BF16 (2 bytes); the two 4-bit formats two k per byte as the
 //                                CPU stores them (k = 2j in the low nibble of byte j, 2j + 1 in
 //                                the high one; u = q + 8 for INT4, u for INT4_MIN). Rows past n

@@ -287,6 +287,13 @@ bool cudak::fp8_gemm_legacy() {
     fail(VT_STATUS_INVALID_ARGUMENT, "VT_CUDA_FP8_GEMM=%.40s: expected auto (the default) or sm89", v);
 }
 
+bool cudak::prefill_wgmma() {
+    const char* v = std::getenv("VT_CUDA_PREFILL_GEMM");
+    if (!v || !*v || std::strcmp(v, "mma") == 0) return false;
+    if (std::strcmp(v, "wgmma") == 0) return true;
+    fail(VT_STATUS_INVALID_ARGUMENT, "VT_CUDA_PREFILL_GEMM=%.40s: expected mma (the default) or wgmma", v);
+}
+
 bool cuda_available() { return cudak::probe().ok; }
 
 bool cuda_usable(std::string* why) {

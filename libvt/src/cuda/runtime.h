@@ -114,5 +114,12 @@ bool env_on(const char* name, bool dflt);
 // naming the variable and the value.
 bool fp8_gemm_legacy();
 
+// VT_CUDA_PREFILL_GEMM, read when a model is uploaded: true for `wgmma` (the prefill's INT8
+// linears with blocks of 64 or 128 run on the sm_90a W8A16 kernel where the device and the
+// build have it: cutlass_w8a16_sm90.cu), false when unset, empty or `mma` (gemm.cu's kernel
+// for every prefill linear, the default until a GPU has validated and timed the new one). Any
+// other value: VT_STATUS_INVALID_ARGUMENT naming the variable and the value.
+bool prefill_wgmma();
+
 }  // namespace cudak
 }  // namespace vt
