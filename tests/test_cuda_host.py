@@ -135,7 +135,7 @@ def test_w8a16_sm90_problems_are_ones_cutlass_takes(tmp_path):
     assert build.returncode == 0, f"compile failed: {' '.join(cmd)}\n{build.stderr[-4000:]}"
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, f"checks failed:\n{run.stdout}\n{run.stderr}"
-    assert "19 passed, 0 failed" in run.stdout, run.stdout
+    assert "21 passed, 0 failed" in run.stdout, run.stdout
 
 
 def test_backend_line_names_cuda_and_a_reason():

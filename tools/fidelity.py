@@ -4,6 +4,7 @@ SmolLM2-135M (tests/data/smollm2_golden.json) and write docs/fidelity.md.
 
     python tools/fidelity.py [--q8-gguf PATH] [--out docs/fidelity.md]
     python tools/fidelity.py --kv-cache-only     # print just the KV cache section (f32, f16, int8)
+    python tools/fidelity.py --int8-blocks 32,64 # print int8 at those block sizes, writing nothing
 
 Teacher-forced: prompt + the reference's 48 greedy tokens go through one batched pass and
 our argmax is compared with the reference token at every position (12 prompts x 48).
@@ -90,6 +91,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "fidelity.md")
     ap.add_argument("--kv-cache-only", action="store_true",
                     help="measure and print only the KV cache section (f32, f16, int8), writing nothing")
+    ap.add_argument("--int8-blocks", default=None, metavar="B,B",
+                    help="measure and print only int8 at these block sizes (e.g. 32,64), writing nothing")
     args = ap.parse_args()
 
     import pyvt
@@ -100,6 +103,20 @@ def main() -> int:
     n_gen = golden["max_new_tokens"]
     if args.kv_cache_only:
         print("\n".join(kv_cache_section(golden, n_gen)))
+        return 0
+    if args.int8_blocks:
+        for b in (int(x) for x in args.int8_blocks.split(",")):
+            try:
+                with pyvt.load_model(hub.reference(quiet=True), weight_format="int8", block_size=b) as model:
+                    s = score(model, golden, n_gen)
+                    nbytes = model.info["weight_bytes"]
+            except (ValueError, RuntimeError) as e:
+                print(f"int8 block {b}: {e}", flush=True)
+                continue
+            forced = sum(x.forced_agree for x in s) / sum(x.forced_total for x in s)
+            print(f"int8 block {b}: teacher-forced {forced:.4f}, first token "
+                  f"{sum(x.first_token_ok for x in s)}/{n_prompts}, free-running prefix "
+                  f"{np.mean([x.common_prefix for x in s]):.1f}, {nbytes / 1e6:.1f} MB/token", flush=True)
         return 0
     rows = []
     # The BF16 reference folder in each format, then the default model as pyvt loads it

@@ -26,7 +26,7 @@ Phases (docs/cuda.md "Running on a GPU machine"):
   cpu              the CPU suite (pytest -m "not cuda") with the GPU hidden from the process
   prefill          TinyLlama-shape prefill of a 2048-token prompt (issue "Hopper-grade CUDA": >= 100k
                    tokens/s), INT8 blocks of 32 and 64, with VT_CUDA_PREFILL_GEMM=mma (gemm.cu) and
-                   =wgmma (the sm_90a W8A16 kernel takes the blocks of 64)
+                   =wgmma (the sm_90a W8A16 kernel: blocks of 32 in two passes, of 64 in one)
   profile          where a TinyLlama-shape decode step's time goes: ncu's duration and DRAM
                    bytes of every kernel (vt_generate, 128-token prompt), beside the step's
                    measured time without the profiler; the same with VT_CUDA_LEGACY_KERNELS=1

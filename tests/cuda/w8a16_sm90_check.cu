@@ -1,10 +1,11 @@
 // Host-only check of the sm_90a INT8 W8A16 GEMM (libvt/src/cuda/cutlass_w8a16_sm90.cu) without a
 // GPU: for the problems the prefill gives it (the layer linears of the TinyLlama-1.1B,
-// Llama-3.2-1B and Llama-2-7B shapes with blocks of 64 and 128, m from kW8a16MinM to a whole pass,
-// K not a multiple of the K tile), w8a16_sm90_problem_error (w8a16_plan.h) accepts them and so
-// do CUTLASS's own can_implement (TMA alignments, strides, the group size) and its workspace
-// query (none: w8a16_gemm_sm90 plans none); for broken ones (a block of 32, misaligned or null
-// operands, short pitches, m = 0) the plan's check names the fault before CUTLASS is asked. No
+// Llama-3.2-1B and Llama-2-7B shapes with blocks of 16, 32, 64 and 128 — every pass of the
+// smaller ones —, m from kW8a16MinM to a whole pass, K not a multiple of the K tile),
+// w8a16_sm90_problem_error (w8a16_plan.h) accepts them and so do CUTLASS's own can_implement
+// (TMA alignments, strides, the group size) and its workspace query (none: w8a16_gemm_sm90
+// plans none); for broken ones (a block of 48, misaligned or null operands, short pitches,
+// m = 0, overlapping passes) the plan's check names the fault before CUTLASS is asked. No
 // device call is made: the arguments are built with a fixed SM count.
 // tests/test_cuda_host.py compiles this with nvcc and CUTLASS's headers.
 #include "cuda/cutlass_w8a16_sm90.cu"
@@ -40,18 +41,19 @@ int main() {
     alignas(256) static uint16_t sc[256], x[256];
     alignas(256) static float d[256];
     struct Case {
-        int m, n_pad, k_pad, group;
+        int m, n_pad, k_pad, block;
     } good[] = {
-        {64, 2560, 2048, 64},     // TinyLlama QKV, the smallest m
+        {64, 2560, 2048, 32},     // TinyLlama QKV at INT8's default block, the smallest m
         {256, 2048, 2048, 128},   // O, a whole pass
         {256, 11264, 2048, 64},   // gate/up interleaved
-        {100, 2048, 5632, 64},    // down: K = 88 tiles
-        {256, 3072, 2048, 128},   // Llama-3.2-1B QKV
+        {100, 2048, 5632, 32},    // down: K = 88 tiles
+        {256, 3072, 2048, 16},    // Llama-3.2-1B QKV, blocks of 16: four passes
         {256, 16384, 2048, 64},   // its gate/up
         {256, 12288, 4096, 128},  // Llama-2-7B QKV
-        {130, 4096, 11008, 64},   // its down (K = 172 tiles)
+        {130, 4096, 11008, 32},   // its down (K = 172 tiles)
         {1000, 64, 128, 64},      // a small linear, many rows
-        {77, 576, 192, 64},       // K = 3 tiles, m not a multiple of anything
+        {77, 576, 192, 32},       // K = 3 tiles, m not a multiple of anything
+        {100, 320, 2080, 32},     // K = 32.5 tiles: the last group half past K
     };
     int bad = 0, n = 0;
     for (const Case& c : good) {
@@ -59,21 +61,40 @@ int main() {
         p.m = c.m;
         p.n_pad = c.n_pad;
         p.k_pad = c.k_pad;
-        p.group = c.group;
+        p.block = c.block;
         p.w = w;
         p.scales = sc;
         p.x = x;
         p.ldx = c.k_pad;
+        p.x_phase = int64_t(c.m) * c.k_pad;
         p.d = d;
         p.ldd = c.n_pad;
+        p.d_phase = int64_t(c.m) * c.n_pad;
         const char* err = w8a16_sm90_problem_error(p);
-        typename Gemm::Arguments args = make_args(p, 0);
-        args.hw_info.sm_count = 132;
-        const cutlass::Status st = Gemm::can_implement(args);
-        const size_t ws = Gemm::get_workspace_size(args);
-        const bool ok = !err && st == cutlass::Status::kSuccess && ws == 0;
-        std::printf("%s m %d [%d, %d] block %d: plan %s, can_implement %s, workspace %zu\n", ok ? "ok  " : "FAIL", c.m,
-                    c.n_pad, c.k_pad, c.group, err ? err : "ok", cutlass::cutlassGetStatusString(st), ws);
+        // Every pass's arguments as w8a16_gemm_sm90 builds them.
+        const int phases = w8a16_phases(c.block);
+        const size_t table = size_t(w8a16_groups(c.block, c.k_pad)) * size_t(c.n_pad);
+        bool all = phases > 0;
+        const char* status = "ok";
+        size_t ws = 0;
+        for (int b = 0; b < phases; ++b) {
+            W8a16Sm90Problem q = p;
+            q.scales = p.scales + size_t(b) * table;
+            q.x = p.x + b * p.x_phase;
+            q.d = p.d + b * p.d_phase;
+            typename Gemm::Arguments args = make_args(q, 0);
+            args.hw_info.sm_count = 132;
+            const cutlass::Status st = Gemm::can_implement(args);
+            ws += Gemm::get_workspace_size(args);
+            if (st != cutlass::Status::kSuccess) {
+                all = false;
+                status = cutlass::cutlassGetStatusString(st);
+            }
+        }
+        const bool ok = !err && all && ws == 0;
+        std::printf("%s m %d [%d, %d] block %d (%d pass%s): plan %s, can_implement %s, workspace %zu\n",
+                    ok ? "ok  " : "FAIL", c.m, c.n_pad, c.k_pad, c.block, phases, phases == 1 ? "" : "es",
+                    err ? err : "ok", status, ws);
         bad += !ok;
         ++n;
     }
@@ -86,24 +107,29 @@ int main() {
     base.m = 64;
     base.n_pad = 2048;
     base.k_pad = 2048;
-    base.group = 64;
+    base.block = 32;
     base.w = w;
     base.scales = sc;
     base.x = x;
     base.ldx = 2048;
+    base.x_phase = 64 * 2048;
     base.d = d;
     base.ldd = 2048;
-    Bad refused[9] = {{"m < 1", base}, {"block", base}, {"block", base}, {"block", base}, {"null", base},
-                      {"aligned", base}, {"aligned", base}, {"pitch of x", base}, {"pitch of d", base}};
+    base.d_phase = 64 * 2048;
+    Bad refused[10] = {{"m < 1", base}, {"block", base}, {"block", base}, {"block", base}, {"null", base},
+                       {"aligned", base}, {"aligned", base}, {"pitch of x", base}, {"pitch of d", base},
+                       {"between the passes", base}};
     refused[0].p.m = 0;
-    refused[1].p.group = 32;     // INT8's default block: gemm.cu's kernel
-    refused[2].p.group = 16;
-    refused[3].p.k_pad = 2080;   // not whole blocks
+    refused[1].p.block = 48;     // not a block the kernel takes
+    refused[2].p.block = 96;
+    refused[3].p.k_pad = 2080;   // 32.5 blocks of 64
+    refused[3].p.block = 64;
     refused[4].p.scales = nullptr;
     refused[5].p.x = x + 1;
     refused[6].p.d = d + 2;
     refused[7].p.ldx = 2044;
     refused[8].p.ldd = 2050;
+    refused[9].p.x_phase = 63 * 2048;  // the second pass's x would overlap the first
     for (const Bad& b : refused) {
         const char* err = w8a16_sm90_problem_error(b.p);
         const bool ok = err && std::strstr(err, b.why);

@@ -131,9 +131,12 @@ typename Gemm::Arguments make_args(const Fp8Sm90Problem& p, int device) {
     using StrideA = typename Gemm::GemmKernel::StrideA;
     using StrideB = typename Gemm::GemmKernel::StrideB;
     using StrideD = typename Gemm::GemmKernel::StrideD;
-    const StrideA sa = make_stride(int64_t(p.k_pad), Int<1>{}, int64_t(0));
-    const StrideB sb = make_stride(int64_t(p.k_pad), Int<1>{}, p.w_batch_stride);
-    const StrideD sd = make_stride(p.ldd, Int<1>{}, p.d_batch_stride);
+    // One batch: the packed sizes as batch strides rather than 0 (TMA descriptors are built
+    // over all three modes). SwiGLU's pair shares x through a zero batch stride of A.
+    const StrideA sa = make_stride(int64_t(p.k_pad), Int<1>{}, p.batch > 1 ? int64_t(0) : int64_t(p.m) * p.k_pad);
+    const StrideB sb = make_stride(int64_t(p.k_pad), Int<1>{},
+                                   p.batch > 1 ? p.w_batch_stride : int64_t(p.n) * p.k_pad);
+    const StrideD sd = make_stride(p.ldd, Int<1>{}, p.batch > 1 ? p.d_batch_stride : int64_t(p.m) * p.ldd);
     typename Gemm::Arguments args{
         cutlass::gemm::GemmUniversalMode::kGemm,
         {p.m, p.n, p.k_pad, p.batch},

@@ -6,14 +6,15 @@
 //
 // The problem is run transposed, as CUTLASS's mixed-input kernels want the converted operand
 // first and K-major: D' = W · xᵀ with
-//   A' = W      [n_pad][k_pad] signed INT8 codes (layout.h), K-major;
-//   S  = scales [nkb][n_pad]   BF16 block scales, N-major (layout.h `w8a16_scales`);
-//   B' = x      [m][k_pad]     BF16 (zero past K), K-major;
+//   A' = W      [n_pad][k_pad]   signed INT8 codes (layout.h), K-major;
+//   S  = scales [groups][n_pad]  BF16 scales, N-major (w8a16_plan.h `w8a16_scales`);
+//   B' = x      [m][k_pad]       BF16 (zero past K), K-major;
 //   D' = [n_pad] × [m] stored column-major with pitch ldd = y [m][ldd] f32 row-major.
 // Each weight becomes bf16(bf16(q) · s) before the MMA (q is exact in BF16; the product is
 // rounded to BF16): the numerics of a BF16 GEMM over the dequantized weight, ~8 significant
-// bits per product, not the ~16 of gemm.cu's hi + lo split. The group size is the weight's
-// block: 64 or 128 K, whole K tiles of 64 (w8a16_plan.h).
+// bits per product, not the ~16 of gemm.cu's hi + lo split. The scale group is the weight's
+// block where that is a multiple of the 64-wide K tile; blocks of 32 and 16 run as 2 or 4
+// passes, each with its own scales and its own x (w8a16_plan.h), one launch per pass.
 // This file is compiled for sm_90a only and only when the build targets sm_90.
 #include <cuda_runtime.h>
 
@@ -90,15 +91,18 @@ typename Gemm::Arguments make_args(const W8a16Sm90Problem& p, int device) {
     using StrideB = typename Gemm::GemmKernel::StrideB;
     using StrideD = typename Gemm::GemmKernel::StrideD;
     using StrideS = typename CollectiveMainloop::StrideScale;
-    const StrideA sa = make_stride(int64_t(p.k_pad), Int<1>{}, int64_t(0));
-    const StrideB sb = make_stride(int64_t(p.ldx), Int<1>{}, int64_t(0));
-    const StrideD sd = make_stride(Int<1>{}, p.ldd, int64_t(0));
-    const StrideS ss = make_stride(Int<1>{}, int64_t(p.n_pad), int64_t(0));
+    // Batch strides (one batch) are the packed sizes, not 0: TMA descriptors are built over
+    // all three modes.
+    const int groups = w8a16_groups(p.block, p.k_pad);
+    const StrideA sa = make_stride(int64_t(p.k_pad), Int<1>{}, int64_t(p.n_pad) * p.k_pad);
+    const StrideB sb = make_stride(int64_t(p.ldx), Int<1>{}, int64_t(p.m) * p.ldx);
+    const StrideD sd = make_stride(Int<1>{}, p.ldd, int64_t(p.m) * p.ldd);
+    const StrideS ss = make_stride(Int<1>{}, int64_t(p.n_pad), int64_t(groups) * p.n_pad);
     typename Gemm::Arguments args{
         cutlass::gemm::GemmUniversalMode::kGemm,
         {p.n_pad, p.m, p.k_pad, 1},
         {reinterpret_cast<const ElementW*>(p.w), sa, reinterpret_cast<const ElementX*>(p.x), sb,
-         reinterpret_cast<const ElementScale*>(p.scales), ss, p.group},
+         reinterpret_cast<const ElementScale*>(p.scales), ss, w8a16_group(p.block)},
         {{1.0f, 0.0f}, nullptr, sd, p.d, sd}};
     args.hw_info.device_id = device;
     args.hw_info.sm_count = sm_count(device);
@@ -120,10 +124,17 @@ bool w8a16_sm90_supported(int cc_major, int cc_minor) {
 void w8a16_gemm_sm90(cudaStream_t stream, const W8a16Sm90Problem& p, int device) {
     const char* bad = w8a16_sm90_problem_error(p);
     VT_CHECK_ARG(bad == nullptr, "w8a16_gemm_sm90: %s", bad ? bad : "");
-    const typename Gemm::Arguments args = make_args(p, device);
+    const int phases = w8a16_phases(p.block);
+    const size_t table = size_t(w8a16_groups(p.block, p.k_pad)) * size_t(p.n_pad);
     char shape[96];
-    std::snprintf(shape, sizeof shape, "m = %d [%d, %d] block %d", p.m, p.n_pad, p.k_pad, p.group);
-    run_cutlass<Gemm>(args, stream, "INT8 W8A16 GEMM (CUTLASS, sm_90a)", shape);
+    std::snprintf(shape, sizeof shape, "m = %d [%d, %d] block %d", p.m, p.n_pad, p.k_pad, p.block);
+    for (int b = 0; b < phases; ++b) {
+        W8a16Sm90Problem q = p;
+        q.scales = p.scales + size_t(b) * table;
+        q.x = p.x + b * p.x_phase;
+        q.d = p.d + b * p.d_phase;
+        run_cutlass<Gemm>(make_args(q, device), stream, "INT8 W8A16 GEMM (CUTLASS, sm_90a)", shape);
+    }
 }
 
 }  // namespace cudak

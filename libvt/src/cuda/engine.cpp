@@ -104,7 +104,7 @@ void plan_linear(LinearPlan& p, Carve& cv) {
     p.off_s = cv.take(p.s.scale_bytes());
     p.off_m = cv.take(p.s.min_bytes());
     p.off_r = cv.take(p.s.rowmul_bytes());
-    if (p.w8a16) p.off_sb = cv.take(p.s.scale_bytes());
+    if (p.w8a16) p.off_sb = cv.take(w8a16_scale_entries(p.s.kb, p.s.k_pad, p.s.n_pad) * 2);
 }
 
 // Repacks on the host (all threads) and copies to the device.
@@ -123,8 +123,8 @@ void upload_linear(const LinearPlan& p, const DevMem& mem) {
     if (s.has_mins()) check(cudaMemcpy(mem.get(p.off_m), mn.data(), mn.size() * 2, cudaMemcpyHostToDevice), "min upload");
     check(cudaMemcpy(mem.get(p.off_r), rm.data(), rm.size() * 4, cudaMemcpyHostToDevice), "scale upload");
     if (p.w8a16) {
-        std::vector<uint16_t> sb(sc.size());
-        w8a16_scales(sc.data(), s.n_pad, s.nkb, sb.data());
+        std::vector<uint16_t> sb(w8a16_scale_entries(s.kb, s.k_pad, s.n_pad));
+        w8a16_scales(sc.data(), s.n_pad, s.k_pad, s.kb, sb.data());
         check(cudaMemcpy(mem.get(p.off_sb), sb.data(), sb.size() * 2, cudaMemcpyHostToDevice), "scale upload");
         p.dst->scales_bf16 = mem.get<uint16_t>(p.off_sb);
     }
@@ -174,7 +174,7 @@ struct CudaModel final : BackendModel {
     bool batched = true;
     // VT_CUDA_PREFILL_GEMM=wgmma on an sm_90 device with the kernel built: the layer linears
     // that have scales_bf16 run prefill (m >= kW8a16MinM) on the sm_90a W8A16 GEMM; the
-    // largest n_pad and k_pad among them size the sessions' scratch for it.
+    // largest phases · n_pad and phases · k_pad among them size the sessions' scratch for it.
     bool w8a16 = false;
     int64_t w8a16_n = 0, w8a16_k = 0;
     // The batched step's activations, grown to the largest batch seen (one step at a time).
@@ -309,8 +309,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         LinearPlan& p = plans[i];
         p.w8a16 = p.s.fmt == kDevInt8 && w8a16_shape_ok(p.s.kb, p.s.k_pad, p.s.n_pad);
         if (p.w8a16) {
-            cm->w8a16_n = std::max<int64_t>(cm->w8a16_n, p.s.n_pad);
-            cm->w8a16_k = std::max<int64_t>(cm->w8a16_k, p.s.k_pad);
+            const int64_t ph = w8a16_phases(p.s.kb);
+            cm->w8a16_n = std::max<int64_t>(cm->w8a16_n, ph * p.s.n_pad);
+            cm->w8a16_k = std::max<int64_t>(cm->w8a16_k, ph * p.s.k_pad);
         }
     }
     for (LinearPlan& p : plans) plan_linear(p, cv);
@@ -358,8 +359,8 @@ struct CudaSession final : BackendSession {
     float* att = nullptr;     // [R][NH·HD]
     float* mlp = nullptr;     // [R][I]
     float* qkv_raw = nullptr; // [R][QKV] q/k-norm models: the QKV linear's output, device row order
-    uint16_t* xb = nullptr;   // [R][cm->w8a16_k] BF16 inputs of the W8A16 prefill GEMM (cm->w8a16)
-    float* yd = nullptr;      // [R][cm->w8a16_n] its products, before the epilogue pass
+    uint16_t* xb = nullptr;   // [R][cm->w8a16_k] BF16 inputs of the W8A16 prefill GEMM (cm->w8a16), per pass
+    float* yd = nullptr;      // [R][cm->w8a16_n] its products, per pass, before the epilogue pass
     float* tmp = nullptr;     // [R][H]  Gemma: o_proj / down_proj output before its post norm
     float* logits = nullptr;  // [V]
     float* partial = nullptr; // decode attention partials
@@ -505,22 +506,26 @@ void run_linear(CudaSession& s, const DevLinear& w, const float* x, int64_t ldx,
     }
 #if defined(VT_HAVE_CUTLASS_W8A16_SM90)
     if (w.scales_bf16 && s.xb && m >= kW8a16MinM) {
-        // The sm_90a W8A16 GEMM (VT_CUDA_PREFILL_GEMM=wgmma): x to BF16, the GEMM into s.yd,
-        // then the epilogue. (rmsnorm writes s.xn with the pitch of x.)
-        to_bf16_rows(lc, in, ldx, m, w.s.k, w.s.k_pad, s.xb);
+        // The sm_90a W8A16 GEMM (VT_CUDA_PREFILL_GEMM=wgmma): x to BF16 (one copy per pass),
+        // the GEMM's passes into s.yd, then the epilogue, which adds them. (rmsnorm writes s.xn
+        // with the pitch of x.)
+        const int phases = w8a16_phases(w.s.kb);
         W8a16Sm90Problem p;
         p.m = m;
         p.n_pad = w.s.n_pad;
         p.k_pad = w.s.k_pad;
-        p.group = w.s.kb;
+        p.block = w.s.kb;
         p.w = reinterpret_cast<const int8_t*>(w.w);
         p.scales = w.scales_bf16;
         p.x = s.xb;
         p.ldx = w.s.k_pad;
+        p.x_phase = int64_t(m) * p.ldx;
         p.d = s.yd;
         p.ldd = w.s.n_pad;
+        p.d_phase = int64_t(m) * p.ldd;
+        to_bf16_rows(lc, in, ldx, m, w.s.k, w.s.k_pad, phases, w.s.kb, s.xb);
         w8a16_gemm_sm90(s.stream, p, s.dev);
-        gemm_finish(lc, w, s.yd, w.s.n_pad, m, e);
+        gemm_finish(lc, w, s.yd, p.ldd, m, phases, p.d_phase, e);
         return;
     }
 #endif

@@ -318,8 +318,10 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const GemmParams p) {
     }
 }
 
-// xb[i][k] = bf16(x[i][k]), zeros past k; one thread per pair of k.
-__global__ void to_bf16_kernel(const float* x, int64_t ldx, int m, int k, int k_pad, uint32_t* xb) {
+// xb[b][i][k] = bf16(x[i][k]) where (k / kb) % phases == b and k < k, else 0; one thread per
+// pair of k (kb is even: a pair never straddles two blocks), writing it into every pass.
+__global__ void to_bf16_kernel(const float* x, int64_t ldx, int m, int k, int k_pad, int phases, int kb,
+                               uint32_t* xb) {
     pdl_launch_dependents();
     pdl_wait();
     const int64_t pairs = k_pad / 2;
@@ -329,11 +331,15 @@ __global__ void to_bf16_kernel(const float* x, int64_t ldx, int m, int k, int k_
     const int j = int(t % pairs) * 2;
     const float* xr = x + i * ldx;
     const float a = j < k ? xr[j] : 0.0f, b = j + 1 < k ? xr[j + 1] : 0.0f;
-    xb[t] = pack_bf16(a, b);
+    const uint32_t v = pack_bf16(a, b);
+    const int mine = phases > 1 ? (j / kb) % phases : 0;
+    for (int ph = 0; ph < phases; ++ph) xb[int64_t(ph) * m * pairs + t] = ph == mine ? v : 0u;
 }
 
-// The epilogue of d = x · Wᵀ (f32, pitch ldd): one thread per output pair, as gemm_kernel's.
-__global__ void gemm_finish_kernel(const DevLinear w, const float* d, int64_t ldd, int m, const Epilogue e) {
+// The epilogue of d = x · Wᵀ (f32, pitch ldd, the passes' partial products added in pass
+// order): one thread per output pair, as gemm_kernel's.
+__global__ void gemm_finish_kernel(const DevLinear w, const float* d, int64_t ldd, int m, int phases,
+                                   int64_t d_phase, const Epilogue e) {
     pdl_launch_dependents();
     pdl_wait();
     const int64_t pairs = w.s.n_pad / 2;
@@ -342,24 +348,32 @@ __global__ void gemm_finish_kernel(const DevLinear w, const float* d, int64_t ld
     const int i = int(t / pairs);
     const int n = int(t % pairs) * 2;
     const float* dr = d + int64_t(i) * ldd + n;
-    epi_pair(e, i, n, w.s.n, dr[0] * w.rowmul[n], dr[1] * w.rowmul[n + 1]);
+    float v0 = dr[0], v1 = dr[1];
+    for (int ph = 1; ph < phases; ++ph) {
+        v0 += dr[int64_t(ph) * d_phase];
+        v1 += dr[int64_t(ph) * d_phase + 1];
+    }
+    epi_pair(e, i, n, w.s.n, v0 * w.rowmul[n], v1 * w.rowmul[n + 1]);
 }
 
 }  // namespace
 
-void to_bf16_rows(const LaunchCfg& cfg, const float* x, int64_t ldx, int m, int k, int k_pad, uint16_t* xb) {
-    if (m < 1 || k < 1 || k_pad < k || k_pad % 2 != 0) throw Error(VT_STATUS_INTERNAL, "to_bf16_rows: bad shape");
+void to_bf16_rows(const LaunchCfg& cfg, const float* x, int64_t ldx, int m, int k, int k_pad, int phases, int kb,
+                  uint16_t* xb) {
+    if (m < 1 || k < 1 || k_pad < k || k_pad % 2 != 0 || phases < 1 || kb < 2 || kb % 2 != 0)
+        throw Error(VT_STATUS_INTERNAL, "to_bf16_rows: bad shape");
     const int64_t threads = int64_t(m) * (k_pad / 2);
     launch(cfg, "to_bf16_rows", to_bf16_kernel, dim3(unsigned((threads + 255) / 256)), dim3(256), 0, x, ldx, m, k,
-           k_pad, reinterpret_cast<uint32_t*>(xb));
+           k_pad, phases, kb, reinterpret_cast<uint32_t*>(xb));
 }
 
-void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64_t ldd, int m, const Epilogue& e) {
-    if (m < 1) throw Error(VT_STATUS_INTERNAL, "gemm_finish: m < 1");
+void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64_t ldd, int m, int phases,
+                 int64_t d_phase, const Epilogue& e) {
+    if (m < 1 || phases < 1) throw Error(VT_STATUS_INTERNAL, "gemm_finish: m < 1");
     if (e.argmax) throw Error(VT_STATUS_INTERNAL, "gemm_finish: the argmax epilogue is GEMV-only");
     const int64_t threads = int64_t(m) * (w.s.n_pad / 2);
     launch(cfg, "gemm_finish", gemm_finish_kernel, dim3(unsigned((threads + 255) / 256)), dim3(256), 0, w, d, ldd, m,
-           e);
+           phases, d_phase, e);
 }
 
 void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const Epilogue& e) {

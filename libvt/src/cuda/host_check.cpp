@@ -724,15 +724,19 @@ void check_fp8_sm90_plan() {
            "fp8 sm90 plan: SwiGLU is a batch of two into the scratch, bias and product left to the finish pass");
 }
 
-// The sm_90a W8A16 prefill GEMM's host side (w8a16_plan.h): which weights it takes, the
-// problem check, and the BF16 scale table (transposed to [block][row], each f16 scale rounded
-// to the nearest BF16, ties to even, specials kept).
+// The sm_90a W8A16 prefill GEMM's host side (w8a16_plan.h): which weights it takes and in how
+// many passes, the problem check, and the BF16 scale tables (per pass, [group][row], each f16
+// scale rounded to the nearest BF16, ties to even, specials kept, 0 past the last block).
 void check_w8a16() {
-    expect(w8a16_shape_ok(64, 2048, 2560) && w8a16_shape_ok(128, 5632 + 128 - 5632 % 128, 2048) &&
-               w8a16_shape_ok(64, 192, 64) && !w8a16_shape_ok(32, 2048, 2560) && !w8a16_shape_ok(16, 2048, 2560) &&
-               !w8a16_shape_ok(96, 2048, 2560) && !w8a16_shape_ok(64, 2080, 2560) && !w8a16_shape_ok(64, 2048, 2564) &&
+    expect(w8a16_phases(64) == 1 && w8a16_phases(128) == 1 && w8a16_phases(256) == 1 && w8a16_phases(32) == 2 &&
+               w8a16_phases(16) == 4 && w8a16_phases(96) == 0 && w8a16_phases(48) == 0 && w8a16_phases(0) == 0 &&
+               w8a16_group(32) == 64 && w8a16_group(16) == 64 && w8a16_group(128) == 128 &&
+               w8a16_groups(32, 2080) == 33 && w8a16_groups(128, 2048) == 16,
+           "w8a16: blocks of 64 / 128 in one pass (their own groups), 32 in two and 16 in four (groups of 64)");
+    expect(w8a16_shape_ok(64, 2048, 2560) && w8a16_shape_ok(32, 2080, 2560) && w8a16_shape_ok(16, 576, 64) &&
+               !w8a16_shape_ok(96, 2016, 2560) && !w8a16_shape_ok(64, 2080, 2560) && !w8a16_shape_ok(64, 2048, 2564) &&
                !w8a16_shape_ok(0, 2048, 2560),
-           "w8a16: blocks of 64 and 128 over whole blocks of K, n_pad a multiple of 8; blocks of 16 / 32 / 96 not");
+           "w8a16: whole blocks of K, n_pad a multiple of 8, a block the kernel takes");
     alignas(16) static int8_t w[64];
     alignas(16) static uint16_t sc[64], x[64];
     alignas(16) static float d[64];
@@ -740,13 +744,15 @@ void check_w8a16() {
     p.m = 100;
     p.n_pad = 2560;
     p.k_pad = 2048;
-    p.group = 64;
+    p.block = 32;
     p.w = w;
     p.scales = sc;
     p.x = x;
     p.ldx = 2048;
+    p.x_phase = 100 * 2048;
     p.d = d;
     p.ldd = 2560;
+    p.d_phase = 100 * 2560;
     bool ok = w8a16_sm90_problem_error(p) == nullptr;
     const auto refused = [&](W8a16Sm90Problem q, const char* needle) {
         const char* e = w8a16_sm90_problem_error(q);
@@ -756,7 +762,7 @@ void check_w8a16() {
     q.m = 0;
     ok = ok && refused(q, "m < 1");
     q = p;
-    q.group = 32;
+    q.block = 48;
     ok = ok && refused(q, "block");
     q = p;
     q.x = x + 1;
@@ -770,33 +776,56 @@ void check_w8a16() {
     q = p;
     q.ldd = 2562;
     ok = ok && refused(q, "pitch of d");
+    q = p;
+    q.x_phase = 99 * 2048;  // the passes' x would overlap
+    ok = ok && refused(q, "between the passes");
+    q = p;
+    q.d_phase = 100 * 2560 + 2;
+    ok = ok && refused(q, "between the passes");
+    q = p;
+    q.block = 64;
+    q.x_phase = q.d_phase = 0;  // one pass: no distance needed
+    ok = ok && w8a16_sm90_problem_error(q) == nullptr;
     expect(ok, "w8a16: the problem check accepts a prefill problem and names each broken field");
 
-    // Scale tables of several shapes from f16 patterns: random normals and subnormals, zeros,
-    // infinities, NaNs, and the two RNE ties of 1 + 2^-8 (-> 1) and 1 + 2^-7 + 2^-8 (-> 1 + 2^-6).
+    // Scale tables from f16 patterns (random normals and subnormals, zeros, infinities, NaNs, and
+    // the two RNE ties 1 + 2^-8 -> 1 and 1 + 2^-7 + 2^-8 -> 1 + 2^-6), blocks 16 / 32 / 64 / 128,
+    // K not a whole number of groups (a pass's last group past the blocks: 0).
     std::mt19937 rng(77);
-    for (auto shape : {std::pair<int, int>{64, 1}, {192, 5}, {2560, 32}}) {
-        const int n_pad = shape.first, nkb = shape.second;
-        std::vector<uint16_t> f16(size_t(n_pad) * size_t(nkb)), out(f16.size(), 0xDEAD);
+    struct T {
+        int n_pad, k_pad, kb;
+    };
+    for (T t : {T{64, 64, 64}, T{192, 320, 64}, T{2560, 2048, 128}, T{128, 2080, 32}, T{64, 576, 16}, T{64, 48, 16}}) {
+        const int nkb = t.k_pad / t.kb, ph = w8a16_phases(t.kb), groups = w8a16_groups(t.kb, t.k_pad);
+        std::vector<uint16_t> f16(size_t(t.n_pad) * size_t(nkb));
+        std::vector<uint16_t> out(w8a16_scale_entries(t.kb, t.k_pad, t.n_pad), 0xDEAD);
         for (auto& h : f16) h = uint16_t(rng() & 0xFFFF);
-        f16[0] = 0x3C04;  // 1 + 2^-8
-        f16[1 % f16.size()] = 0x3C0C;  // 1 + 2^-7 + 2^-8
-        f16[f16.size() - 1] = 0x7C00;  // +inf
-        w8a16_scales(f16.data(), n_pad, nkb, out.data());
-        bool good = true;
-        for (int r = 0; r < n_pad; ++r)
-            for (int b = 0; b < nkb; ++b) {
-                const uint16_t h = f16[size_t(r) * size_t(nkb) + size_t(b)];
-                const float v = vt::f16_to_f32(h), o = vt::bf16_to_f32(out[size_t(b) * size_t(n_pad) + size_t(r)]);
-                if (std::isnan(v)) good = good && std::isnan(o);
-                else if (std::isinf(v)) good = good && o == v;
-                else good = good && std::signbit(o) == std::signbit(v) && std::fabs(o - v) <= std::ldexp(std::fabs(v), -8);  // half an ulp of 8 bits
-            }
-        good = good && vt::bf16_to_f32(out[0]) == 1.0f;
-        const size_t at1 = nkb > 1 ? size_t(n_pad) : 1;  // where f16[1] (row 0 block 1, or row 1) landed
-        good = good && vt::bf16_to_f32(out[at1]) == 1.015625f;
-        expect(good, "w8a16 scale table " + std::to_string(n_pad) + " x " + std::to_string(nkb) +
-                         ": [block][row], nearest BF16 with ties to even, zeros / infinities / NaNs kept");
+        f16[0] = 0x3C04;                // row 0, block 0: 1 + 2^-8
+        f16[f16.size() - 1] = 0x3C0C;   // the last row's last block: 1 + 2^-7 + 2^-8
+        w8a16_scales(f16.data(), t.n_pad, t.k_pad, t.kb, out.data());
+        bool good = out.size() == size_t(ph) * size_t(groups) * size_t(t.n_pad);
+        for (int b = 0; b < ph; ++b)
+            for (int g = 0; g < groups; ++g)
+                for (int r = 0; r < t.n_pad; ++r) {
+                    const int blk = g * ph + b;
+                    const float o = vt::bf16_to_f32(out[(size_t(b) * size_t(groups) + size_t(g)) * size_t(t.n_pad) + size_t(r)]);
+                    if (blk >= nkb) {
+                        good = good && o == 0.0f;
+                        continue;
+                    }
+                    const float v = vt::f16_to_f32(f16[size_t(r) * size_t(nkb) + size_t(blk)]);
+                    if (std::isnan(v)) good = good && std::isnan(o);
+                    else if (std::isinf(v)) good = good && o == v;
+                    else good = good && std::signbit(o) == std::signbit(v) &&
+                                std::fabs(o - v) <= std::ldexp(std::fabs(v), -8);  // half an ulp of 8 bits
+                }
+        const int lb = nkb - 1;  // the last block: pass lb % ph, group lb / ph
+        good = good && vt::bf16_to_f32(out[0]) == 1.0f &&
+               vt::bf16_to_f32(out[(size_t(lb % ph) * size_t(groups) + size_t(lb / ph)) * size_t(t.n_pad) +
+                                   size_t(t.n_pad - 1)]) == 1.015625f;
+        expect(good, "w8a16 scale tables " + std::to_string(t.n_pad) + " x K " + std::to_string(t.k_pad) + ", block " +
+                         std::to_string(t.kb) + ": " + std::to_string(ph) + " pass(es) of [group][row], nearest BF16 "
+                         "(ties to even), zeros / infinities / NaNs kept, 0 past the last block");
     }
 }
 

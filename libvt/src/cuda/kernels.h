@@ -134,12 +134,16 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
 // FP32 accumulation, block scales applied per K-block in FP32. No fused norm.
 void gemm(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx, int m, const Epilogue& e);
 
-// The two passes around the sm_90a W8A16 GEMM (cutlass_w8a16_sm90.cu), which computes only
-// d = x · Wᵀ: xb[i][k] = bf16(x[i][k]) (round to nearest even) for k < k, 0 for k <= k < k_pad
-// (xb's row pitch is k_pad); then every output pair of row i < m through the epilogue e, as
-// gemm's: epi(d[i][n] · w.rowmul[n], ...) for n < w.s.n.
-void to_bf16_rows(const LaunchCfg& cfg, const float* x, int64_t ldx, int m, int k, int k_pad, uint16_t* xb);
-void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64_t ldd, int m, const Epilogue& e);
+// The launches around the sm_90a W8A16 GEMM (cutlass_w8a16_sm90.cu, w8a16_plan.h), which
+// computes only d = x · Wᵀ, in `phases` passes: to_bf16_rows writes pass b's x,
+// xb[b][i][k] = bf16(x[i][k]) (round to nearest even) where k < k and (k / kb) % phases == b,
+// else 0 (pitch k_pad, passes m · k_pad apart); gemm_finish runs every output pair of row
+// i < m through the epilogue e as gemm's does: epi((Σ_b d[b][i][n]) · w.rowmul[n], ...) for
+// n < w.s.n (passes d_phase elements apart).
+void to_bf16_rows(const LaunchCfg& cfg, const float* x, int64_t ldx, int m, int k, int k_pad, int phases, int kb,
+                  uint16_t* xb);
+void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64_t ldd, int m, int phases,
+                 int64_t d_phase, const Epilogue& e);
 
 struct AttnArgs {
     const float* q = nullptr;       // [m][nh·hd], RoPE applied, scaled (1/sqrt(hd) or the family's scale)
