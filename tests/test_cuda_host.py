@@ -95,47 +95,44 @@ def test_sparse_metadata_order_matches_cutlass_reorder_meta(tmp_path):
     assert " passed, 0 failed" in run.stdout
 
 
+def _run_sm90_check(tmp_path, name: str) -> str:
+    """Builds tests/cuda/NAME.cu (a host-only check that includes one of the sm_90a CUTLASS
+    launchers) with nvcc and CUTLASS's headers, runs it, and returns its output; skips where
+    the headers are not at hand (CI: they live in pip's isolated build environment)."""
+    inc = _cutlass_include()
+    if inc is None or not (inc / "cutlass" / "cutlass.h").is_file():
+        pytest.skip("CUTLASS headers not found (set VT_CUTLASS_INCLUDE or pip install nvidia-cutlass)")
+    src = ROOT / "libvt" / "src"
+    exe = tmp_path / name
+    cmd = [NVCC, "-std=c++17", "-O1", "-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr",
+           "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", "-DNDEBUG", "-isystem", str(inc), f"-I{ROOT / 'libvt' / 'include'}",
+           f"-I{src}", "-o", str(exe), str(ROOT / "tests" / "cuda" / f"{name}.cu")]
+    build = subprocess.run(cmd, capture_output=True, text=True)
+    assert build.returncode == 0, f"compile failed: {' '.join(cmd)}\n{build.stderr[-4000:]}"
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, f"checks failed:\n{run.stdout}\n{run.stderr}"
+    return run.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NVCC is None, reason="needs nvcc (CUTLASS 3.x's headers only compile with it)")
 def test_fp8_sm90_problems_are_implementable(tmp_path):
     """The sm_90a FP8 GEMM (cutlass_fp8_sm90.cu) on the problems fp8_linear plans: CUTLASS's
     own can_implement accepts each and asks for no workspace, checked on the host (nvcc builds
-    the kernel for sm_90a; nothing runs on a GPU). About a minute of nvcc; skipped where the
-    CUTLASS headers are not at hand (CI: they live in pip's isolated build environment)."""
-    inc = _cutlass_include()
-    if inc is None or not (inc / "cutlass" / "cutlass.h").is_file():
-        pytest.skip("CUTLASS headers not found (set VT_CUTLASS_INCLUDE or pip install nvidia-cutlass)")
-    src = ROOT / "libvt" / "src"
-    exe = tmp_path / "fp8_sm90_check"
-    cmd = [NVCC, "-std=c++17", "-O1", "-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr",
-           "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", "-DNDEBUG", "-isystem", str(inc), f"-I{ROOT / 'libvt' / 'include'}",
-           f"-I{src}", "-o", str(exe), str(ROOT / "tests" / "cuda" / "fp8_sm90_check.cu")]
-    build = subprocess.run(cmd, capture_output=True, text=True)
-    assert build.returncode == 0, f"compile failed: {' '.join(cmd)}\n{build.stderr[-4000:]}"
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, f"checks failed:\n{run.stdout}\n{run.stderr}"
-    assert " passed, 0 failed" in run.stdout and "8 passed" in run.stdout, run.stdout
+    the kernel for sm_90a; nothing runs on a GPU). About a minute of nvcc."""
+    out = _run_sm90_check(tmp_path, "fp8_sm90_check")
+    assert " passed, 0 failed" in out and "8 passed" in out, out
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(NVCC is None, reason="needs nvcc (CUTLASS 3.x's headers only compile with it)")
 def test_w8a16_sm90_problems_are_ones_cutlass_takes(tmp_path):
-    """The sm_90a INT8 W8A16 prefill GEMM (VT_CUDA_PREFILL_GEMM=wgmma): the prefill's problems
-    pass w8a16_plan.h's check and CUTLASS's can_implement with no workspace; broken ones are
-    refused by the plan naming the fault. Host-only (no GPU); skipped without CUTLASS headers."""
-    inc = _cutlass_include()
-    if inc is None or not (inc / "cutlass" / "cutlass.h").is_file():
-        pytest.skip("CUTLASS headers not found (set VT_CUTLASS_INCLUDE or pip install nvidia-cutlass)")
-    src = ROOT / "libvt" / "src"
-    exe = tmp_path / "w8a16_sm90_check"
-    cmd = [NVCC, "-std=c++17", "-O1", "-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr",
-           "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1", "-DNDEBUG", "-isystem", str(inc), f"-I{ROOT / 'libvt' / 'include'}",
-           f"-I{src}", "-o", str(exe), str(ROOT / "tests" / "cuda" / "w8a16_sm90_check.cu")]
-    build = subprocess.run(cmd, capture_output=True, text=True)
-    assert build.returncode == 0, f"compile failed: {' '.join(cmd)}\n{build.stderr[-4000:]}"
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, f"checks failed:\n{run.stdout}\n{run.stderr}"
-    assert "21 passed, 0 failed" in run.stdout, run.stdout
+    """The sm_90a mixed-input prefill GEMM (VT_CUDA_PREFILL_GEMM=wgmma): every pass of the
+    prefill's problems (INT8, FP8, 4-bit) passes w8a16_plan.h's check and CUTLASS's
+    can_implement with no workspace; broken ones are refused by the plan naming the fault.
+    Host-only (no GPU); a few minutes of nvcc."""
+    out = _run_sm90_check(tmp_path, "w8a16_sm90_check")
+    assert "27 passed, 0 failed" in out, out
 
 
 def test_backend_line_names_cuda_and_a_reason():

@@ -10,24 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-// The two error paths of cutlass_fp8_sm90.cu, which this program never takes (libvt's own are
-// hidden symbols of libvt.so).
-namespace vt {
-[[noreturn]] void fail(vt_status, const char* fmt, ...) {
-    va_list a;
-    va_start(a, fmt);
-    std::vprintf(fmt, a);
-    va_end(a);
-    std::printf("\n");
-    std::abort();
-}
-namespace cudak {
-[[noreturn]] void launch_failed(const char* what, cudaError_t) {
-    std::printf("launch failed: %s\n", what);
-    std::abort();
-}
-}  // namespace cudak
-}  // namespace vt
+#include "check_stubs.h"
 
 int main() {
     using namespace vt::cudak;

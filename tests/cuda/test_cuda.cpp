@@ -177,6 +177,21 @@ std::vector<float> down_f16(const void* d, size_t n) {
 
 // ---- Linears -------------------------------------------------------------------------------------
 
+// res + x · Wᵀ in float64 over the unpacked weights of p ([n][k]), m rows.
+std::vector<double> residual_ref(const Packed& p, const std::vector<float>& x, const std::vector<float>& res, int m,
+                                 int64_t n, int64_t k) {
+    std::vector<float> wu(size_t(n * k));
+    unpack(p, wu.data());
+    std::vector<double> rref(res.size());
+    for (int i = 0; i < m; ++i)
+        for (int64_t r = 0; r < n; ++r) {
+            double acc = 0.0;
+            for (int64_t c = 0; c < k; ++c) acc += double(wu[size_t(r * k + c)]) * double(x[size_t(i) * k + c]);
+            rref[size_t(i) * n + r] = res[size_t(i) * n + r] + acc;
+        }
+    return rref;
+}
+
 void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     char tag[160];
     std::snprintf(tag, sizeof tag, "%s %s/%d [%lld x %lld] m=%d", m <= kGemvMaxM ? "gemv" : "gemm", fmt_name(f), block,
@@ -209,16 +224,8 @@ void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     expect(err < tol, std::string(tag) + " store+bias+gelu vs CPU", err);
 
     // add into a residual, against the unpacked weights in float64
-    std::vector<float> wu(size_t(n * k));
-    unpack(*p, wu.data());
     std::vector<float> res = randn(size_t(m) * size_t(n));
-    std::vector<double> rref(res.size());
-    for (int i = 0; i < m; ++i)
-        for (int64_t r = 0; r < n; ++r) {
-            double acc = 0.0;
-            for (int64_t c = 0; c < k; ++c) acc += double(wu[size_t(r * k + c)]) * double(x[size_t(i) * k + c]);
-            rref[size_t(i) * n + r] = res[size_t(i) * n + r] + acc;
-        }
+    const std::vector<double> rref = residual_ref(*p, x, res, m, n, k);
     Buf br;
     up(br, res);
     Epilogue ea;
@@ -461,21 +468,37 @@ void test_fp8_hopper_choice() {
 // store + bias + GELU vs vt::linear, residual add vs float64. Tolerance: x, the block scales
 // and each dequantized weight are rounded to BF16 (at most 2^-8 of each, relative), the sums are FP32.
 #if defined(VT_HAVE_CUTLASS_W8A16_SM90)
-void test_w8a16_linear(int32_t block, int64_t n, int64_t k, int m) {
+int w8a16_weight_of(vt_format f) {
+    switch (f) {
+        case VT_FORMAT_INT8_BLOCKED: return kW8a16Int8;
+        case VT_FORMAT_FP8_BLOCKED:
+        case VT_FORMAT_FP8_CHANNEL: return kW8a16Fp8;
+        default: return kW8a16U4;
+    }
+}
+
+void test_w8a16_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     char tag[160];
-    std::snprintf(tag, sizeof tag, "w8a16 sm90a int8/%d [%lld x %lld] m=%d", block, (long long)n, (long long)k, m);
+    std::snprintf(tag, sizeof tag, "w8a16 sm90a %s/%d [%lld x %lld] m=%d", fmt_name(f), block, (long long)n,
+                  (long long)k, m);
     std::vector<float> w = randn(size_t(n * k), 0.05f);
-    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, VT_FORMAT_INT8_BLOCKED, block);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, f, block);
     DevWeight dw;
     upload(*p, rows_plain(*p), n, dw);
     const LinearShape s = dw.d.s;
-    std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb)), sb(w8a16_scale_entries(s.kb, s.k_pad, s.n_pad));
-    check(cudaMemcpy(sc.data(), dw.d.scales, sc.size() * 2, cudaMemcpyDeviceToHost), "download");
-    w8a16_scales(sc.data(), s.n_pad, s.k_pad, s.kb, sb.data());
-    const int phases = w8a16_phases(s.kb);
-    Buf bsb, bx, bb, bxb, bd;
+    const int wt = w8a16_weight_of(f);
+    std::vector<uint16_t> sc(size_t(s.n_pad) * size_t(s.nkb)), mn(sc.size());
+    std::vector<uint16_t> sb(w8a16_scale_entries(s.kb, s.k_pad, s.n_pad)), zb(sb.size());
+    if (s.nkb) check(cudaMemcpy(sc.data(), dw.d.scales, sc.size() * 2, cudaMemcpyDeviceToHost), "download");
+    if (s.has_mins()) check(cudaMemcpy(mn.data(), dw.d.mins, mn.size() * 2, cudaMemcpyDeviceToHost), "download");
+    w8a16_scales(s.nkb ? sc.data() : nullptr, s.n_pad, s.k_pad, s.kb, sb.data());
+    w8a16_zeros(sc.data(), s.has_mins() ? mn.data() : nullptr, s.n_pad, s.k_pad, s.kb, zb.data());
+    const int phases = w8a16_phases(s.kb, s.k_pad);
+    Buf bsb, bzb, bx, bb, bxb, bd;
     up(bsb, sb);
+    up(bzb, zb);
     dw.d.scales_bf16 = bsb.mem.get<uint16_t>();
+    dw.d.zeros_bf16 = wt == kW8a16U4 ? bzb.mem.get<uint16_t>() : nullptr;
     std::vector<float> x = randn(size_t(m) * size_t(k)), bias = randn(size_t(n), 0.1f);
     up(bx, x);
     up(bb, bias);
@@ -488,8 +511,10 @@ void test_w8a16_linear(int32_t block, int64_t n, int64_t k, int m) {
         q.n_pad = s.n_pad;
         q.k_pad = s.k_pad;
         q.block = s.kb;
-        q.w = reinterpret_cast<const int8_t*>(dw.d.w);
+        q.wtype = wt;
+        q.w = dw.d.w;
         q.scales = dw.d.scales_bf16;
+        q.zeros = dw.d.zeros_bf16;
         q.x = bxb.mem.get<uint16_t>();
         q.ldx = s.k_pad;
         q.x_phase = int64_t(m) * s.k_pad;
@@ -499,7 +524,8 @@ void test_w8a16_linear(int32_t block, int64_t n, int64_t k, int m) {
         w8a16_gemm_sm90(nullptr, q, 0);
         gemm_finish(kCfg, dw.d, bd.f(), s.n_pad, m, phases, q.d_phase, e);
     };
-    const double tol = 2e-2;
+    // 4-bit: u · s + z in BF16 loses up to 2^-8 of 15 s, against |w| of a few s.
+    const double tol = wt == kW8a16U4 ? 3e-2 : 2e-2;
 
     vt_linear_options o = vt_linear_default_options();
     o.activation = VT_ACTIVATION_GELU;
@@ -517,16 +543,8 @@ void test_w8a16_linear(int32_t block, int64_t n, int64_t k, int m) {
     const double err = nerr(down(by.f(), ref.size()), to_d(ref));
     expect(err < tol, std::string(tag) + " store+bias+gelu vs CPU", err);
 
-    std::vector<float> wu(size_t(n * k));
-    unpack(*p, wu.data());
     std::vector<float> res = randn(size_t(m) * size_t(n));
-    std::vector<double> rref(res.size());
-    for (int i = 0; i < m; ++i)
-        for (int64_t r = 0; r < n; ++r) {
-            double acc = 0.0;
-            for (int64_t c = 0; c < k; ++c) acc += double(wu[size_t(r * k + c)]) * double(x[size_t(i) * k + c]);
-            rref[size_t(i) * n + r] = res[size_t(i) * n + r] + acc;
-        }
+    const std::vector<double> rref = residual_ref(*p, x, res, m, n, k);
     Buf br;
     up(br, res);
     Epilogue ea;
@@ -549,13 +567,23 @@ void test_w8a16() {
     if (!runs) return;
     for (int32_t block : {16, 32, 64, 128})  // 4, 2, 1, 1 passes
         for (int m : {64, 77, 128, 256, 1000}) {
-            test_w8a16_linear(block, 256, 1024, m);
-            test_w8a16_linear(block, 130, 256, m);  // n_pad 192: a partial 128-row tile of W
+            test_w8a16_linear(VT_FORMAT_INT8_BLOCKED, block, 256, 1024, m);
+            test_w8a16_linear(VT_FORMAT_INT8_BLOCKED, block, 130, 256, m);  // n_pad 192: a partial tile of W
         }
-    test_w8a16_linear(32, 300, 2080, 100);  // K = 65 blocks of 32: the second pass's last group empty
-    test_w8a16_linear(32, 2560, 2048, 256);  // TinyLlama's QKV, O and down shapes at its default block
-    test_w8a16_linear(128, 2048, 2048, 200);
-    test_w8a16_linear(32, 2048, 5632, 256);
+    test_w8a16_linear(VT_FORMAT_INT8_BLOCKED, 32, 300, 2080, 100);  // 65 blocks: pass 2's last group empty
+    test_w8a16_linear(VT_FORMAT_INT8_BLOCKED, 32, 2560, 2048, 256);  // TinyLlama's QKV, O and down shapes
+    test_w8a16_linear(VT_FORMAT_INT8_BLOCKED, 128, 2048, 2048, 200);
+    test_w8a16_linear(VT_FORMAT_INT8_BLOCKED, 32, 2048, 5632, 256);
+    for (int m : {64, 100, 257}) {
+        test_w8a16_linear(VT_FORMAT_FP8_BLOCKED, 16, 256, 1024, m);  // FP8's default: four passes
+        test_w8a16_linear(VT_FORMAT_FP8_CHANNEL, 0, 256, 576, m);    // one scale per row: group = K
+        test_w8a16_linear(VT_FORMAT_FP8_CHANNEL, 0, 130, 100, m);    // K = 100 (k_pad 128)
+        for (vt_format f4 : {VT_FORMAT_INT4_BLOCKED, VT_FORMAT_INT4_MIN_BLOCKED}) {
+            test_w8a16_linear(f4, 32, 256, 1024, m);  // the 4-bit default block: two passes
+            test_w8a16_linear(f4, 64, 130, 333, m);   // odd K (k_pad 384)
+            test_w8a16_linear(f4, 128, 256, 2048, m);
+        }
+    }
 #else
     (void)di;
     expect(!built, "no sm_90a W8A16 kernel in this build: the backend line does not claim one");

@@ -15,45 +15,54 @@
 #include <cstdlib>
 #include <cstring>
 
-// The two error paths of cutlass_w8a16_sm90.cu, which this program never takes (libvt's own
-// are hidden symbols of libvt.so).
-namespace vt {
-[[noreturn]] void fail(vt_status, const char* fmt, ...) {
-    va_list a;
-    va_start(a, fmt);
-    std::vprintf(fmt, a);
-    va_end(a);
-    std::printf("\n");
-    std::abort();
+#include "check_stubs.h"
+
+// Every pass's arguments as w8a16_gemm_sm90 builds them, through CUTLASS's checks.
+template <int WT>
+bool implementable(const vt::cudak::W8a16Sm90Problem& p, size_t* ws, const char** status) {
+    using namespace vt::cudak;
+    using G = typename W8a16<WT>::Gemm;
+    const int phases = w8a16_phases(p.block, p.k_pad);
+    bool all = phases > 0;
+    for (int b = 0; b < phases; ++b) {
+        typename G::Arguments args = make_args<WT>(w8a16_pass(p, b), 0);
+        args.hw_info.sm_count = 132;
+        const cutlass::Status st = G::can_implement(args);
+        *ws += G::get_workspace_size(args);
+        if (st != cutlass::Status::kSuccess) {
+            all = false;
+            *status = cutlass::cutlassGetStatusString(st);
+        }
+    }
+    return all;
 }
-namespace cudak {
-[[noreturn]] void launch_failed(const char* what, cudaError_t) {
-    std::printf("launch failed: %s\n", what);
-    std::abort();
-}
-}  // namespace cudak
-}  // namespace vt
 
 int main() {
     using namespace vt::cudak;
     // Stand-ins for device buffers: only their addresses matter (alignment).
     alignas(256) static int8_t w[256];
-    alignas(256) static uint16_t sc[256], x[256];
+    alignas(256) static uint16_t sc[256], zr[256], x[256];
     alignas(256) static float d[256];
     struct Case {
-        int m, n_pad, k_pad, block;
+        int m, n_pad, k_pad, block, wtype;
     } good[] = {
-        {64, 2560, 2048, 32},     // TinyLlama QKV at INT8's default block, the smallest m
-        {256, 2048, 2048, 128},   // O, a whole pass
-        {256, 11264, 2048, 64},   // gate/up interleaved
-        {100, 2048, 5632, 32},    // down: K = 88 tiles
-        {256, 3072, 2048, 16},    // Llama-3.2-1B QKV, blocks of 16: four passes
-        {256, 16384, 2048, 64},   // its gate/up
-        {256, 12288, 4096, 128},  // Llama-2-7B QKV
-        {130, 4096, 11008, 32},   // its down (K = 172 tiles)
-        {1000, 64, 128, 64},      // a small linear, many rows
-        {77, 576, 192, 32},       // K = 3 tiles, m not a multiple of anything
-        {100, 320, 2080, 32},     // K = 32.5 tiles: the last group half past K
+        {64, 2560, 2048, 32, kW8a16Int8},     // TinyLlama QKV at INT8's default block, the smallest m
+        {256, 2048, 2048, 128, kW8a16Int8},   // O, a whole pass
+        {256, 11264, 2048, 64, kW8a16Int8},   // gate/up interleaved
+        {100, 2048, 5632, 32, kW8a16Int8},    // down: K = 88 tiles
+        {256, 3072, 2048, 16, kW8a16Int8},    // Llama-3.2-1B QKV, blocks of 16: four passes
+        {256, 16384, 2048, 64, kW8a16Int8},   // its gate/up
+        {256, 12288, 4096, 128, kW8a16Int8},  // Llama-2-7B QKV
+        {130, 4096, 11008, 32, kW8a16Int8},   // its down (K = 172 tiles)
+        {1000, 64, 128, 64, kW8a16Int8},      // a small linear, many rows
+        {77, 576, 192, 32, kW8a16Int8},       // K = 3 tiles, m not a multiple of anything
+        {100, 320, 2080, 32, kW8a16Int8},     // K = 32.5 tiles: the last group half past K
+        {256, 2560, 2048, 16, kW8a16Fp8},     // FP8's default block: four passes
+        {100, 2048, 5632, 5632, kW8a16Fp8},   // FP8 per channel: one group of K
+        {64, 192, 128, 128, kW8a16Fp8},       // ... K = 100 padded to 128
+        {256, 2560, 2048, 32, kW8a16U4},      // the 4-bit formats' default block: two passes
+        {100, 2048, 5632, 64, kW8a16U4},
+        {77, 192, 384, 128, kW8a16U4},        // K = 333 padded to 384
     };
     int bad = 0, n = 0;
     for (const Case& c : good) {
@@ -62,8 +71,10 @@ int main() {
         p.n_pad = c.n_pad;
         p.k_pad = c.k_pad;
         p.block = c.block;
+        p.wtype = c.wtype;
         p.w = w;
         p.scales = sc;
+        p.zeros = c.wtype == kW8a16U4 ? zr : nullptr;
         p.x = x;
         p.ldx = c.k_pad;
         p.x_phase = int64_t(c.m) * c.k_pad;
@@ -71,30 +82,17 @@ int main() {
         p.ldd = c.n_pad;
         p.d_phase = int64_t(c.m) * c.n_pad;
         const char* err = w8a16_sm90_problem_error(p);
-        // Every pass's arguments as w8a16_gemm_sm90 builds them.
-        const int phases = w8a16_phases(c.block);
-        const size_t table = size_t(w8a16_groups(c.block, c.k_pad)) * size_t(c.n_pad);
-        bool all = phases > 0;
         const char* status = "ok";
         size_t ws = 0;
-        for (int b = 0; b < phases; ++b) {
-            W8a16Sm90Problem q = p;
-            q.scales = p.scales + size_t(b) * table;
-            q.x = p.x + b * p.x_phase;
-            q.d = p.d + b * p.d_phase;
-            typename Gemm::Arguments args = make_args(q, 0);
-            args.hw_info.sm_count = 132;
-            const cutlass::Status st = Gemm::can_implement(args);
-            ws += Gemm::get_workspace_size(args);
-            if (st != cutlass::Status::kSuccess) {
-                all = false;
-                status = cutlass::cutlassGetStatusString(st);
-            }
-        }
+        const bool all = c.wtype == kW8a16Int8  ? implementable<kW8a16Int8>(p, &ws, &status)
+                         : c.wtype == kW8a16Fp8 ? implementable<kW8a16Fp8>(p, &ws, &status)
+                                                : implementable<kW8a16U4>(p, &ws, &status);
+        const int phases = w8a16_phases(c.block, c.k_pad);
         const bool ok = !err && all && ws == 0;
-        std::printf("%s m %d [%d, %d] block %d (%d pass%s): plan %s, can_implement %s, workspace %zu\n",
-                    ok ? "ok  " : "FAIL", c.m, c.n_pad, c.k_pad, c.block, phases, phases == 1 ? "" : "es",
-                    err ? err : "ok", status, ws);
+        static const char* const kType[] = {"int8", "e4m3", "u4+zero"};
+        std::printf("%s %s m %d [%d, %d] block %d (%d pass%s): plan %s, can_implement %s, workspace %zu\n",
+                    ok ? "ok  " : "FAIL", kType[c.wtype], c.m, c.n_pad, c.k_pad, c.block, phases,
+                    phases == 1 ? "" : "es", err ? err : "ok", status, ws);
         bad += !ok;
         ++n;
     }

@@ -18,7 +18,6 @@
 // strides; CUTLASS adds them to the pointers, valid in the flat device address space).
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdio>
 
 #include <cute/tensor.hpp>
@@ -111,22 +110,6 @@ using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int
                                                         CollectiveEpilogue>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
-// SM counts per device, queried once (the persistent tile scheduler sizes its grid by them).
-constexpr int kMaxDevices = 64;
-std::atomic<int> g_sm_count[kMaxDevices];
-
-int sm_count(int device) {
-    if (device < 0 || device >= kMaxDevices) return 0;
-    int c = g_sm_count[device].load(std::memory_order_relaxed);
-    if (c > 0) return c;
-    if (cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;  // CUTLASS queries it itself
-    }
-    g_sm_count[device].store(c, std::memory_order_relaxed);
-    return c;
-}
-
 typename Gemm::Arguments make_args(const Fp8Sm90Problem& p, int device) {
     using StrideA = typename Gemm::GemmKernel::StrideA;
     using StrideB = typename Gemm::GemmKernel::StrideB;
@@ -156,7 +139,7 @@ typename Gemm::Arguments make_args(const Fp8Sm90Problem& p, int device) {
         {p.gelu},
     };
     args.hw_info.device_id = device;
-    args.hw_info.sm_count = sm_count(device);
+    args.hw_info.sm_count = cutlass_sm_count(device);
     return args;
 }
 

@@ -9,12 +9,30 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+
 #include <cutlass/cutlass.h>
 
 #include "cuda/common.cuh"
 
 namespace vt {
 namespace cudak {
+
+// SM counts per device, queried once (CUTLASS 3.x's persistent tile schedulers size their grids
+// by them; 0 lets CUTLASS query it itself).
+inline int cutlass_sm_count(int device) {
+    constexpr int kMaxDevices = 64;
+    static std::atomic<int> counts[kMaxDevices];
+    if (device < 0 || device >= kMaxDevices) return 0;
+    int c = counts[device].load(std::memory_order_relaxed);
+    if (c > 0) return c;
+    if (cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    counts[device].store(c, std::memory_order_relaxed);
+    return c;
+}
 
 // what: "FP8 GEMM (CUTLASS)"; shape: "m = 17 [256, 576]" (for the can_implement message).
 template <class G>

@@ -18,7 +18,6 @@
 // This file is compiled for sm_90a only and only when the build targets sm_90.
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdio>
 
 #include <cute/tensor.hpp>
@@ -38,14 +37,13 @@ namespace {
 
 using namespace cute;
 
-using ElementW = int8_t;
 using ElementScale = cutlass::bfloat16_t;
 using ElementX = cutlass::bfloat16_t;
 using ElementD = float;
 using LayoutW = cutlass::layout::RowMajor;     // A' = W: [n_pad][k_pad]
 using LayoutX = cutlass::layout::ColumnMajor;  // B' = x: K × m column-major = [m][k_pad]
 using LayoutD = cutlass::layout::ColumnMajor;  // D' = n × m column-major = y [m][ldd]
-constexpr int kAlignW = 16, kAlignX = 8;       // elements: 16-byte TMA rows
+constexpr int kAlignX = 8;                     // elements: 16-byte TMA rows
 constexpr int kAlignD = 4;
 
 using TileShape = Shape<_128, _128, Int<kW8a16TileK>>;
@@ -53,44 +51,61 @@ using ClusterShape = Shape<_1, _1, _1>;
 using MainloopSchedule = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
 using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecializedCooperative;
 
-using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+using W8a16Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float,  // accumulator, compute
     void, LayoutD, kAlignD,                                         // no C operand
     ElementD, LayoutD, kAlignD, EpilogueSchedule>::CollectiveOp;
+// The epilogue's shared memory, left out of the mainloop's stages (a constant here: written as
+// a sizeof inside the class template below, the host compiler misreads nvcc's output of it).
+constexpr int kEpilogueSmem = static_cast<int>(sizeof(typename W8a16Epilogue::SharedStorage));
 
-using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cute::tuple<ElementW, ElementScale>, LayoutW, kAlignW,
-    ElementX, LayoutX, kAlignX, float, TileShape, ClusterShape,
-    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
-        sizeof(typename CollectiveEpilogue::SharedStorage))>,
-    MainloopSchedule>::CollectiveOp;
+// The weight codes as CUTLASS reads them (layout.h's device codes, unchanged): INT8 signed
+// bytes and E4M3 scaled per group; 4-bit unsigned nibbles u (k even in the low nibble, as
+// CUTLASS packs sub-byte elements) scaled and shifted: u · s + z.
+template <int WT>
+struct WeightOf;
+template <>
+struct WeightOf<kW8a16Int8> {
+    using type = int8_t;
+    static constexpr bool zero = false;
+};
+template <>
+struct WeightOf<kW8a16Fp8> {
+    using type = cutlass::float_e4m3_t;
+    static constexpr bool zero = false;
+};
+template <>
+struct WeightOf<kW8a16U4> {
+    using type = cutlass::uint4b_t;
+    static constexpr bool zero = true;
+};
 
-using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
-                                                        CollectiveEpilogue>;
-using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+template <int WT>
+struct W8a16 {
+    using ElementW = typename WeightOf<WT>::type;
+    static constexpr bool kZero = WeightOf<WT>::zero;
+    static constexpr int kAlignW = 128 / cutlass::sizeof_bits<ElementW>::value;  // 16-byte TMA rows
+    using MainloopA = cute::conditional_t<kZero, cute::tuple<ElementW, ElementScale, ElementScale>,
+                                          cute::tuple<ElementW, ElementScale>>;
+    using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+        cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, MainloopA, LayoutW, kAlignW, ElementX, LayoutX, kAlignX,
+        float, TileShape, ClusterShape,
+        cutlass::gemm::collective::StageCountAutoCarveout<kEpilogueSmem>, MainloopSchedule>::CollectiveOp;
+    using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
+                                                            W8a16Epilogue>;
+    using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+};
 
-// SM counts per device, queried once (the persistent tile scheduler sizes its grid by them).
-constexpr int kMaxDevices = 64;
-std::atomic<int> g_sm_count[kMaxDevices];
-
-int sm_count(int device) {
-    if (device < 0 || device >= kMaxDevices) return 0;
-    int c = g_sm_count[device].load(std::memory_order_relaxed);
-    if (c > 0) return c;
-    if (cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;  // CUTLASS queries it itself
-    }
-    g_sm_count[device].store(c, std::memory_order_relaxed);
-    return c;
-}
-
-typename Gemm::Arguments make_args(const W8a16Sm90Problem& p, int device) {
+// One pass's arguments (p.scales, p.zeros, p.x and p.d already that pass's).
+template <int WT>
+typename W8a16<WT>::Gemm::Arguments make_args(const W8a16Sm90Problem& p, int device) {
+    using K = W8a16<WT>;
+    using Gemm = typename K::Gemm;
     using StrideA = typename Gemm::GemmKernel::StrideA;
     using StrideB = typename Gemm::GemmKernel::StrideB;
     using StrideD = typename Gemm::GemmKernel::StrideD;
-    using StrideS = typename CollectiveMainloop::StrideScale;
+    using StrideS = typename K::CollectiveMainloop::StrideScale;
     // Batch strides (one batch) are the packed sizes, not 0: TMA descriptors are built over
     // all three modes.
     const int groups = w8a16_groups(p.block, p.k_pad);
@@ -98,42 +113,58 @@ typename Gemm::Arguments make_args(const W8a16Sm90Problem& p, int device) {
     const StrideB sb = make_stride(int64_t(p.ldx), Int<1>{}, int64_t(p.m) * p.ldx);
     const StrideD sd = make_stride(Int<1>{}, p.ldd, int64_t(p.m) * p.ldd);
     const StrideS ss = make_stride(Int<1>{}, int64_t(p.n_pad), int64_t(groups) * p.n_pad);
-    typename Gemm::Arguments args{
-        cutlass::gemm::GemmUniversalMode::kGemm,
-        {p.n_pad, p.m, p.k_pad, 1},
-        {reinterpret_cast<const ElementW*>(p.w), sa, reinterpret_cast<const ElementX*>(p.x), sb,
-         reinterpret_cast<const ElementScale*>(p.scales), ss, w8a16_group(p.block)},
-        {{1.0f, 0.0f}, nullptr, sd, p.d, sd}};
+    typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
+                                  {p.n_pad, p.m, p.k_pad, 1},
+                                  {},
+                                  {{1.0f, 0.0f}, nullptr, sd, p.d, sd}};
+    args.mainloop.ptr_A = reinterpret_cast<const typename K::ElementW*>(p.w);
+    args.mainloop.dA = sa;
+    args.mainloop.ptr_B = reinterpret_cast<const ElementX*>(p.x);
+    args.mainloop.dB = sb;
+    args.mainloop.ptr_S = reinterpret_cast<const ElementScale*>(p.scales);
+    args.mainloop.dS = ss;
+    args.mainloop.group_size = w8a16_group(p.block, p.k_pad);
+    if constexpr (K::kZero) args.mainloop.ptr_Z = reinterpret_cast<const ElementScale*>(p.zeros);
     args.hw_info.device_id = device;
-    args.hw_info.sm_count = sm_count(device);
+    args.hw_info.sm_count = cutlass_sm_count(device);
     return args;
 }
 
-}  // namespace
+template <int WT>
+void run_passes(cudaStream_t stream, const W8a16Sm90Problem& p, int device) {
+    const int phases = w8a16_phases(p.block, p.k_pad);
+    static const char* const kWhat[] = {"INT8 W8A16 GEMM (CUTLASS, sm_90a)", "FP8 W8A16 GEMM (CUTLASS, sm_90a)",
+                                        "4-bit W4A16 GEMM (CUTLASS, sm_90a)"};
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "m = %d [%d, %d] block %d", p.m, p.n_pad, p.k_pad, p.block);
+    for (int b = 0; b < phases; ++b)
+        run_cutlass<typename W8a16<WT>::Gemm>(make_args<WT>(w8a16_pass(p, b), device), stream, kWhat[WT], shape);
+}
 
-bool w8a16_sm90_supported(int cc_major, int cc_minor) {
-    if (cc_major != 9 || cc_minor != 0) return false;  // sm_90a SASS runs on sm_90 only
+template <int WT>
+bool image_loads() {
     cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, cutlass::device_kernel<GemmKernel>) != cudaSuccess) {
+    if (cudaFuncGetAttributes(&attr, cutlass::device_kernel<typename W8a16<WT>::GemmKernel>) != cudaSuccess) {
         cudaGetLastError();
         return false;
     }
     return true;
 }
 
+}  // namespace
+
+bool w8a16_sm90_supported(int cc_major, int cc_minor) {
+    if (cc_major != 9 || cc_minor != 0) return false;  // sm_90a SASS runs on sm_90 only
+    return image_loads<kW8a16Int8>() && image_loads<kW8a16Fp8>() && image_loads<kW8a16U4>();
+}
+
 void w8a16_gemm_sm90(cudaStream_t stream, const W8a16Sm90Problem& p, int device) {
     const char* bad = w8a16_sm90_problem_error(p);
     VT_CHECK_ARG(bad == nullptr, "w8a16_gemm_sm90: %s", bad ? bad : "");
-    const int phases = w8a16_phases(p.block);
-    const size_t table = size_t(w8a16_groups(p.block, p.k_pad)) * size_t(p.n_pad);
-    char shape[96];
-    std::snprintf(shape, sizeof shape, "m = %d [%d, %d] block %d", p.m, p.n_pad, p.k_pad, p.block);
-    for (int b = 0; b < phases; ++b) {
-        W8a16Sm90Problem q = p;
-        q.scales = p.scales + size_t(b) * table;
-        q.x = p.x + b * p.x_phase;
-        q.d = p.d + b * p.d_phase;
-        run_cutlass<Gemm>(make_args(q, device), stream, "INT8 W8A16 GEMM (CUTLASS, sm_90a)", shape);
+    switch (p.wtype) {
+        case kW8a16Int8: run_passes<kW8a16Int8>(stream, p, device); break;
+        case kW8a16Fp8: run_passes<kW8a16Fp8>(stream, p, device); break;
+        default: run_passes<kW8a16U4>(stream, p, device); break;
     }
 }
 

@@ -94,10 +94,22 @@ struct VecPlan {
 struct LinearPlan {
     LinearShape s;
     std::vector<RowSource> rows;
-    size_t off_w = 0, off_s = 0, off_m = 0, off_r = 0, off_sb = 0;
-    bool w8a16 = false;  // also the BF16 scale table of the sm_90a W8A16 prefill GEMM
+    size_t off_w = 0, off_s = 0, off_m = 0, off_r = 0, off_sb = 0, off_zb = 0;
+    bool w8a16 = false;  // also the BF16 tables of the sm_90a W8A16 prefill GEMM
     DevLinear* dst = nullptr;
 };
+
+// The W8A16 prefill GEMM's reading of a device format (w8a16_plan.h), -1 where it has none.
+int w8a16_weight(int fmt) {
+    switch (fmt) {
+        case kDevInt8: return kW8a16Int8;
+        case kDevFp8:
+        case kDevFp8Channel: return kW8a16Fp8;
+        case kDevInt4:
+        case kDevInt4Min: return kW8a16U4;
+        default: return -1;
+    }
+}
 
 void plan_linear(LinearPlan& p, Carve& cv) {
     p.off_w = cv.take(p.s.w_bytes());
@@ -105,6 +117,8 @@ void plan_linear(LinearPlan& p, Carve& cv) {
     p.off_m = cv.take(p.s.min_bytes());
     p.off_r = cv.take(p.s.rowmul_bytes());
     if (p.w8a16) p.off_sb = cv.take(w8a16_scale_entries(p.s.kb, p.s.k_pad, p.s.n_pad) * 2);
+    if (p.w8a16 && w8a16_weight(p.s.fmt) == kW8a16U4)
+        p.off_zb = cv.take(w8a16_scale_entries(p.s.kb, p.s.k_pad, p.s.n_pad) * 2);
 }
 
 // Repacks on the host (all threads) and copies to the device.
@@ -123,10 +137,15 @@ void upload_linear(const LinearPlan& p, const DevMem& mem) {
     if (s.has_mins()) check(cudaMemcpy(mem.get(p.off_m), mn.data(), mn.size() * 2, cudaMemcpyHostToDevice), "min upload");
     check(cudaMemcpy(mem.get(p.off_r), rm.data(), rm.size() * 4, cudaMemcpyHostToDevice), "scale upload");
     if (p.w8a16) {
-        std::vector<uint16_t> sb(w8a16_scale_entries(s.kb, s.k_pad, s.n_pad));
-        w8a16_scales(sc.data(), s.n_pad, s.k_pad, s.kb, sb.data());
-        check(cudaMemcpy(mem.get(p.off_sb), sb.data(), sb.size() * 2, cudaMemcpyHostToDevice), "scale upload");
+        std::vector<uint16_t> tb(w8a16_scale_entries(s.kb, s.k_pad, s.n_pad));
+        w8a16_scales(s.nkb ? sc.data() : nullptr, s.n_pad, s.k_pad, s.kb, tb.data());
+        check(cudaMemcpy(mem.get(p.off_sb), tb.data(), tb.size() * 2, cudaMemcpyHostToDevice), "scale upload");
         p.dst->scales_bf16 = mem.get<uint16_t>(p.off_sb);
+        if (w8a16_weight(s.fmt) == kW8a16U4) {
+            w8a16_zeros(sc.data(), s.has_mins() ? mn.data() : nullptr, s.n_pad, s.k_pad, s.kb, tb.data());
+            check(cudaMemcpy(mem.get(p.off_zb), tb.data(), tb.size() * 2, cudaMemcpyHostToDevice), "scale upload");
+            p.dst->zeros_bf16 = mem.get<uint16_t>(p.off_zb);
+        }
     }
     p.dst->s = s;
     p.dst->w = mem.get<uint8_t>(p.off_w);
@@ -307,9 +326,10 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     // of it, and its scratch would be [rows][vocabulary]).
     for (size_t i = 0; i + 1 < plans.size() && cm->w8a16; ++i) {
         LinearPlan& p = plans[i];
-        p.w8a16 = p.s.fmt == kDevInt8 && w8a16_shape_ok(p.s.kb, p.s.k_pad, p.s.n_pad);
+        const int wt = w8a16_weight(p.s.fmt);
+        p.w8a16 = wt >= 0 && w8a16_shape_ok(p.s.kb, p.s.k_pad, p.s.n_pad, wt);
         if (p.w8a16) {
-            const int64_t ph = w8a16_phases(p.s.kb);
+            const int64_t ph = w8a16_phases(p.s.kb, p.s.k_pad);
             cm->w8a16_n = std::max<int64_t>(cm->w8a16_n, ph * p.s.n_pad);
             cm->w8a16_k = std::max<int64_t>(cm->w8a16_k, ph * p.s.k_pad);
         }
@@ -509,14 +529,16 @@ void run_linear(CudaSession& s, const DevLinear& w, const float* x, int64_t ldx,
         // The sm_90a W8A16 GEMM (VT_CUDA_PREFILL_GEMM=wgmma): x to BF16 (one copy per pass),
         // the GEMM's passes into s.yd, then the epilogue, which adds them. (rmsnorm writes s.xn
         // with the pitch of x.)
-        const int phases = w8a16_phases(w.s.kb);
+        const int phases = w8a16_phases(w.s.kb, w.s.k_pad);
         W8a16Sm90Problem p;
         p.m = m;
         p.n_pad = w.s.n_pad;
         p.k_pad = w.s.k_pad;
         p.block = w.s.kb;
-        p.w = reinterpret_cast<const int8_t*>(w.w);
+        p.wtype = w8a16_weight(w.s.fmt);
+        p.w = w.w;
         p.scales = w.scales_bf16;
+        p.zeros = w.zeros_bf16;
         p.x = s.xb;
         p.ldx = w.s.k_pad;
         p.x_phase = int64_t(m) * p.ldx;

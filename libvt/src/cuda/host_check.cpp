@@ -728,15 +728,19 @@ void check_fp8_sm90_plan() {
 // many passes, the problem check, and the BF16 scale tables (per pass, [group][row], each f16
 // scale rounded to the nearest BF16, ties to even, specials kept, 0 past the last block).
 void check_w8a16() {
-    expect(w8a16_phases(64) == 1 && w8a16_phases(128) == 1 && w8a16_phases(256) == 1 && w8a16_phases(32) == 2 &&
-               w8a16_phases(16) == 4 && w8a16_phases(96) == 0 && w8a16_phases(48) == 0 && w8a16_phases(0) == 0 &&
-               w8a16_group(32) == 64 && w8a16_group(16) == 64 && w8a16_group(128) == 128 &&
-               w8a16_groups(32, 2080) == 33 && w8a16_groups(128, 2048) == 16,
-           "w8a16: blocks of 64 / 128 in one pass (their own groups), 32 in two and 16 in four (groups of 64)");
+    expect(w8a16_phases(64, 2048) == 1 && w8a16_phases(128, 2048) == 1 && w8a16_phases(256, 2048) == 1 &&
+               w8a16_phases(32, 2048) == 2 && w8a16_phases(16, 2048) == 4 && w8a16_phases(96, 2016) == 0 &&
+               w8a16_phases(48, 2016) == 0 && w8a16_phases(0, 2048) == 0 && w8a16_phases(576, 576) == 1 &&
+               w8a16_phases(32, 32) == 1 && w8a16_group(32, 2048) == 64 && w8a16_group(16, 2048) == 64 &&
+               w8a16_group(128, 2048) == 128 && w8a16_group(576, 576) == 576 && w8a16_groups(32, 2080) == 33 &&
+               w8a16_groups(128, 2048) == 16 && w8a16_groups(128, 128) == 1,
+           "w8a16: blocks of 64 / 128 (and a per-channel scale, one block of K) in one pass as their own groups, "
+           "32 in two and 16 in four (groups of 64)");
     expect(w8a16_shape_ok(64, 2048, 2560) && w8a16_shape_ok(32, 2080, 2560) && w8a16_shape_ok(16, 576, 64) &&
-               !w8a16_shape_ok(96, 2016, 2560) && !w8a16_shape_ok(64, 2080, 2560) && !w8a16_shape_ok(64, 2048, 2564) &&
-               !w8a16_shape_ok(0, 2048, 2560),
-           "w8a16: whole blocks of K, n_pad a multiple of 8, a block the kernel takes");
+               w8a16_shape_ok(128, 128, 192, kW8a16Fp8) && w8a16_shape_ok(32, 384, 64, kW8a16U4) &&
+               !w8a16_shape_ok(16, 400, 64, kW8a16U4) && !w8a16_shape_ok(96, 2016, 2560) &&
+               !w8a16_shape_ok(64, 2080, 2560) && !w8a16_shape_ok(64, 2048, 2564) && !w8a16_shape_ok(0, 2048, 2560),
+           "w8a16: whole blocks of K (4-bit: and of 32), n_pad a multiple of 8, a block the kernel takes");
     alignas(16) static int8_t w[64];
     alignas(16) static uint16_t sc[64], x[64];
     alignas(16) static float d[64];
@@ -786,6 +790,15 @@ void check_w8a16() {
     q.block = 64;
     q.x_phase = q.d_phase = 0;  // one pass: no distance needed
     ok = ok && w8a16_sm90_problem_error(q) == nullptr;
+    q = p;
+    q.wtype = kW8a16U4;  // 4-bit needs its zero tables
+    ok = ok && refused(q, "null");
+    q.zeros = sc;
+    ok = ok && w8a16_sm90_problem_error(q) == nullptr;
+    q.wtype = kW8a16Int8;  // and INT8 has none
+    ok = ok && refused(q, "null");
+    q.wtype = 7;
+    ok = ok && refused(q, "weight type");
     expect(ok, "w8a16: the problem check accepts a prefill problem and names each broken field");
 
     // Scale tables from f16 patterns (random normals and subnormals, zeros, infinities, NaNs, and
@@ -795,14 +808,31 @@ void check_w8a16() {
     struct T {
         int n_pad, k_pad, kb;
     };
-    for (T t : {T{64, 64, 64}, T{192, 320, 64}, T{2560, 2048, 128}, T{128, 2080, 32}, T{64, 576, 16}, T{64, 48, 16}}) {
-        const int nkb = t.k_pad / t.kb, ph = w8a16_phases(t.kb), groups = w8a16_groups(t.kb, t.k_pad);
+    for (T t : {T{64, 64, 64}, T{192, 320, 64}, T{2560, 2048, 128}, T{128, 2080, 32}, T{64, 576, 16}, T{64, 48, 16},
+                T{192, 576, 576}}) {  // (the last: one block of K, FP8's per-channel format)
+        const int nkb = t.k_pad / t.kb, ph = w8a16_phases(t.kb, t.k_pad), groups = w8a16_groups(t.kb, t.k_pad);
         std::vector<uint16_t> f16(size_t(t.n_pad) * size_t(nkb));
         std::vector<uint16_t> out(w8a16_scale_entries(t.kb, t.k_pad, t.n_pad), 0xDEAD);
         for (auto& h : f16) h = uint16_t(rng() & 0xFFFF);
         f16[0] = 0x3C04;                // row 0, block 0: 1 + 2^-8
         f16[f16.size() - 1] = 0x3C0C;   // the last row's last block: 1 + 2^-7 + 2^-8
         w8a16_scales(f16.data(), t.n_pad, t.k_pad, t.kb, out.data());
+        // The 4-bit zero tables from the same values: as mins (INT4_MIN) they come out as the
+        // scales do; as scales (INT4) -8 times them (exact in BF16 once rounded: a power of two).
+        std::vector<uint16_t> zm(out.size()), zs(out.size()), ones(out.size());
+        w8a16_zeros(nullptr, f16.data(), t.n_pad, t.k_pad, t.kb, zm.data());
+        w8a16_zeros(f16.data(), nullptr, t.n_pad, t.k_pad, t.kb, zs.data());
+        w8a16_scales(nullptr, t.n_pad, t.k_pad, t.kb, ones.data());
+        bool zeros_ok = zm == out;
+        for (int b = 0; b < ph; ++b)
+            for (int g = 0; g < groups; ++g)
+                for (int r = 0; r < t.n_pad; ++r) {
+                    const size_t i = (size_t(b) * size_t(groups) + size_t(g)) * size_t(t.n_pad) + size_t(r);
+                    const bool exists = g * ph + b < nkb;
+                    const float o = vt::bf16_to_f32(out[i]), z = vt::bf16_to_f32(zs[i]);
+                    zeros_ok = zeros_ok && (std::isnan(o) ? std::isnan(z) : z == -8.0f * o) &&
+                               vt::bf16_to_f32(ones[i]) == (exists ? 1.0f : 0.0f);
+                }
         bool good = out.size() == size_t(ph) * size_t(groups) * size_t(t.n_pad);
         for (int b = 0; b < ph; ++b)
             for (int g = 0; g < groups; ++g)
@@ -823,6 +853,8 @@ void check_w8a16() {
         good = good && vt::bf16_to_f32(out[0]) == 1.0f &&
                vt::bf16_to_f32(out[(size_t(lb % ph) * size_t(groups) + size_t(lb / ph)) * size_t(t.n_pad) +
                                    size_t(t.n_pad - 1)]) == 1.015625f;
+        expect(zeros_ok, "w8a16 zero tables (INT4_MIN: the mins; INT4: -8 x the scale) and the ones of a "
+                         "per-channel weight, block " + std::to_string(t.kb));
         expect(good, "w8a16 scale tables " + std::to_string(t.n_pad) + " x K " + std::to_string(t.k_pad) + ", block " +
                          std::to_string(t.kb) + ": " + std::to_string(ph) + " pass(es) of [group][row], nearest BF16 "
                          "(ties to even), zeros / infinities / NaNs kept, 0 past the last block");

@@ -50,9 +50,10 @@ struct DevLinear {
     const uint16_t* scales = nullptr;  // [n_pad][nkb] f16, null without block scales
     const uint16_t* mins = nullptr;    // [n_pad][nkb] f16, INT4_MIN only
     const float* rowmul = nullptr;     // [n_pad]
-    // [nkb][n_pad] BF16 block scales for the sm_90a W8A16 prefill GEMM (w8a16_plan.h), only
-    // where that kernel serves this linear (VT_CUDA_PREFILL_GEMM=wgmma), else null.
+    // The BF16 scale (and, 4-bit, zero) tables of the sm_90a W8A16 prefill GEMM (w8a16_plan.h),
+    // only where that kernel serves this linear (VT_CUDA_PREFILL_GEMM=wgmma), else null.
     const uint16_t* scales_bf16 = nullptr;
+    const uint16_t* zeros_bf16 = nullptr;
 };
 
 enum EpiKind : int32_t {
