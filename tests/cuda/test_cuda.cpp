@@ -192,6 +192,42 @@ std::vector<double> residual_ref(const Packed& p, const std::vector<float>& x, c
     return rref;
 }
 
+// The two checks every linear kernel gets, through `run` (which enqueues the linear with the
+// epilogue it is given, x being `x` on the device): store + bias + GELU against the CPU
+// backend's vt::linear, and a residual add against float64 over the unpacked weights.
+template <class Run>
+void check_store_and_add(const std::string& tag, const Packed& p, const std::vector<float>& x,
+                         const std::vector<float>& bias, const Buf& bb, int m, int64_t n, int64_t k, double tol,
+                         Run run) {
+    vt_linear_options o = vt_linear_default_options();
+    o.activation = VT_ACTIVATION_GELU;
+    std::vector<float> ref(size_t(m) * size_t(n));
+    linear(p, x.data(), m, bias.data(), o, ref.data());
+    Buf by;
+    poison(by, ref.size() * 4);
+    Epilogue e;
+    e.kind = kEpiStore;
+    e.out = by.f();
+    e.ld = n;
+    e.bias = bb.f();
+    e.gelu = 1;
+    run(e);
+    const double err = nerr(down(by.f(), ref.size()), to_d(ref));
+    expect(err < tol, tag + " store+bias+gelu vs CPU", err);
+
+    std::vector<float> res = randn(size_t(m) * size_t(n));
+    const std::vector<double> rref = residual_ref(p, x, res, m, n, k);
+    Buf br;
+    up(br, res);
+    Epilogue ea;
+    ea.kind = kEpiAdd;
+    ea.out = br.f();
+    ea.ld = n;
+    run(ea);
+    const double err2 = nerr(down(br.f(), res.size()), rref);
+    expect(err2 < tol, tag + " residual add vs float64", err2);
+}
+
 void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     char tag[160];
     std::snprintf(tag, sizeof tag, "%s %s/%d [%lld x %lld] m=%d", m <= kGemvMaxM ? "gemv" : "gemm", fmt_name(f), block,
@@ -201,41 +237,15 @@ void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     DevWeight dw;
     upload(*p, rows_plain(*p), n, dw);
     std::vector<float> x = randn(size_t(m) * size_t(k)), bias = randn(size_t(n), 0.1f);
-    Buf bx, bb, by;
+    Buf bx, bb;
     up(bx, x);
     up(bb, bias);
 
-    // store + bias + GELU against the CPU backend's vt::linear
-    vt_linear_options o = vt_linear_default_options();
-    o.activation = VT_ACTIVATION_GELU;
-    std::vector<float> ref(size_t(m) * size_t(n));
-    linear(*p, x.data(), m, bias.data(), o, ref.data());
-    poison(by, ref.size() * 4);
-    Epilogue e;
-    e.kind = kEpiStore;
-    e.out = by.f();
-    e.ld = n;
-    e.bias = bb.f();
-    e.gelu = 1;
-    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), k, m, nullptr, 0.0f, e);
-    else gemm(kCfg, dw.d, bx.f(), k, m, e);
     const double tol = m <= kGemvMaxM ? 2e-5 : 3e-4;  // GEMM: activations as bf16 hi + lo
-    const double err = nerr(down(by.f(), ref.size()), to_d(ref));
-    expect(err < tol, std::string(tag) + " store+bias+gelu vs CPU", err);
-
-    // add into a residual, against the unpacked weights in float64
-    std::vector<float> res = randn(size_t(m) * size_t(n));
-    const std::vector<double> rref = residual_ref(*p, x, res, m, n, k);
-    Buf br;
-    up(br, res);
-    Epilogue ea;
-    ea.kind = kEpiAdd;
-    ea.out = br.f();
-    ea.ld = n;
-    if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), k, m, nullptr, 0.0f, ea);
-    else gemm(kCfg, dw.d, bx.f(), k, m, ea);
-    const double err2 = nerr(down(br.f(), res.size()), rref);
-    expect(err2 < tol, std::string(tag) + " residual add vs float64", err2);
+    check_store_and_add(tag, *p, x, bias, bb, m, n, k, tol, [&](const Epilogue& e) {
+        if (m <= kGemvMaxM) gemv(kCfg, dw.d, bx.f(), k, m, nullptr, 0.0f, e);
+        else gemm(kCfg, dw.d, bx.f(), k, m, e);
+    });
 }
 
 // One row through the GEMV with the argmax epilogue (and the RMSNorm prologue when norm):
@@ -527,33 +537,7 @@ void test_w8a16_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) 
     // 4-bit: u · s + z in BF16 loses up to 2^-8 of 15 s, against |w| of a few s.
     const double tol = wt == kW8a16U4 ? 3e-2 : 2e-2;
 
-    vt_linear_options o = vt_linear_default_options();
-    o.activation = VT_ACTIVATION_GELU;
-    std::vector<float> ref(size_t(m) * size_t(n));
-    linear(*p, x.data(), m, bias.data(), o, ref.data());
-    Buf by;
-    poison(by, ref.size() * 4);
-    Epilogue e;
-    e.kind = kEpiStore;
-    e.out = by.f();
-    e.ld = n;
-    e.bias = bb.f();
-    e.gelu = 1;
-    run(e);
-    const double err = nerr(down(by.f(), ref.size()), to_d(ref));
-    expect(err < tol, std::string(tag) + " store+bias+gelu vs CPU", err);
-
-    std::vector<float> res = randn(size_t(m) * size_t(n));
-    const std::vector<double> rref = residual_ref(*p, x, res, m, n, k);
-    Buf br;
-    up(br, res);
-    Epilogue ea;
-    ea.kind = kEpiAdd;
-    ea.out = br.f();
-    ea.ld = n;
-    run(ea);
-    const double err2 = nerr(down(br.f(), res.size()), rref);
-    expect(err2 < tol, std::string(tag) + " residual add vs float64", err2);
+    check_store_and_add(tag, *p, x, bias, bb, m, n, k, tol, run);
 }
 #endif
 
