@@ -516,21 +516,8 @@ void test_w8a16_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) 
     const auto run = [&](const Epilogue& e) {
         poison(bd, size_t(phases) * size_t(m) * size_t(s.n_pad) * 4);
         to_bf16_rows(kCfg, bx.f(), k, m, s.k, s.k_pad, phases, s.kb, bxb.mem.get<uint16_t>());
-        W8a16Sm90Problem q;
-        q.m = m;
-        q.n_pad = s.n_pad;
-        q.k_pad = s.k_pad;
-        q.block = s.kb;
-        q.wtype = wt;
-        q.w = dw.d.w;
-        q.scales = dw.d.scales_bf16;
-        q.zeros = dw.d.zeros_bf16;
-        q.x = bxb.mem.get<uint16_t>();
-        q.ldx = s.k_pad;
-        q.x_phase = int64_t(m) * s.k_pad;
-        q.d = bd.f();
-        q.ldd = s.n_pad;
-        q.d_phase = int64_t(m) * s.n_pad;
+        const W8a16Sm90Problem q = w8a16_problem(m, s.n_pad, s.k_pad, s.kb, wt, dw.d.w, dw.d.scales_bf16,
+                                                 dw.d.zeros_bf16, bxb.mem.get<uint16_t>(), bd.f());
         w8a16_gemm_sm90(nullptr, q, 0);
         gemm_finish(kCfg, dw.d, bd.f(), s.n_pad, m, phases, q.d_phase, e);
     };

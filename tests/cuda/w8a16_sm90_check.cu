@@ -66,21 +66,8 @@ int main() {
     };
     int bad = 0, n = 0;
     for (const Case& c : good) {
-        W8a16Sm90Problem p;
-        p.m = c.m;
-        p.n_pad = c.n_pad;
-        p.k_pad = c.k_pad;
-        p.block = c.block;
-        p.wtype = c.wtype;
-        p.w = w;
-        p.scales = sc;
-        p.zeros = c.wtype == kW8a16U4 ? zr : nullptr;
-        p.x = x;
-        p.ldx = c.k_pad;
-        p.x_phase = int64_t(c.m) * c.k_pad;
-        p.d = d;
-        p.ldd = c.n_pad;
-        p.d_phase = int64_t(c.m) * c.n_pad;
+        const W8a16Sm90Problem p = w8a16_problem(c.m, c.n_pad, c.k_pad, c.block, c.wtype, w, sc,
+                                                 c.wtype == kW8a16U4 ? zr : nullptr, x, d);
         const char* err = w8a16_sm90_problem_error(p);
         const char* status = "ok";
         size_t ws = 0;
@@ -101,19 +88,7 @@ int main() {
         const char* why;
         W8a16Sm90Problem p;
     };
-    W8a16Sm90Problem base;
-    base.m = 64;
-    base.n_pad = 2048;
-    base.k_pad = 2048;
-    base.block = 32;
-    base.w = w;
-    base.scales = sc;
-    base.x = x;
-    base.ldx = 2048;
-    base.x_phase = 64 * 2048;
-    base.d = d;
-    base.ldd = 2048;
-    base.d_phase = 64 * 2048;
+    const W8a16Sm90Problem base = w8a16_problem(64, 2048, 2048, 32, kW8a16Int8, w, sc, nullptr, x, d);
     Bad refused[10] = {{"m < 1", base}, {"block", base}, {"block", base}, {"block", base}, {"null", base},
                        {"aligned", base}, {"aligned", base}, {"pitch of x", base}, {"pitch of d", base},
                        {"between the passes", base}};

@@ -83,10 +83,11 @@ bool fp8_sm90_supported(int cc_major, int cc_minor);
 // problem or the launch fails.
 void fp8_gemm_sm90(cudaStream_t stream, const Fp8Sm90Problem& p, int device);
 
-// ---- INT8 W8A16 on Hopper (cutlass_w8a16_sm90.cu; built when the targets include sm_90:
-// VT_HAVE_CUTLASS_W8A16_SM90). The problem and its checks: w8a16_plan.h (plain C++).
+// ---- 8- and 4-bit weights x BF16 on Hopper, the prefill's GEMM (cutlass_w8a16_sm90.cu; built
+// when the targets include sm_90: VT_HAVE_CUTLASS_W8A16_SM90). The problem, its passes and
+// checks: w8a16_plan.h (plain C++).
 
-// Whether the sm_90a W8A16 kernel can run on device cc_major.cc_minor.
+// Whether the sm_90a mixed-input kernels can run on device cc_major.cc_minor.
 bool w8a16_sm90_supported(int cc_major, int cc_minor);
 // Enqueues y = x · dequant(W)ᵀ (f32, no epilogue) on stream (graph-capturable); throws
 // vt::Error naming what is wrong when the problem is not one it takes, CUTLASS refuses it, or

@@ -1,8 +1,9 @@
-// INT8 blocked-scale weights × BF16 activations for Hopper (sm_90a): CUTLASS 3.x's mixed-input
-// GEMM — TMA loads, the INT8 tile converted to BF16 in registers and multiplied by its block's
-// scale there, warpgroup MMA (wgmma) with FP32 accumulation, warp-specialized and persistent
-// (the "cooperative" schedule: two consumer warpgroups share a 128 × 128 tile). The prefill's
-// W8A16 linears on sm_90 when VT_CUDA_PREFILL_GEMM=wgmma (engine.cpp; docs/cuda.md "Prefill").
+// 8- and 4-bit weights × BF16 activations for Hopper (sm_90a): CUTLASS 3.x's mixed-input GEMM —
+// TMA loads, the weight tile converted to BF16 in registers and scaled there (INT8 / E4M3:
+// q · s; the 4-bit formats' nibbles: u · s + z), warpgroup MMA (wgmma) with FP32 accumulation,
+// warp-specialized and persistent (the "cooperative" schedule: two consumer warpgroups share a
+// 128 × 128 tile). The prefill's linears on sm_90 when VT_CUDA_PREFILL_GEMM=wgmma (engine.cpp;
+// docs/cuda.md "Prefill").
 //
 // The problem is run transposed, as CUTLASS's mixed-input kernels want the converted operand
 // first and K-major: D' = W · xᵀ with

@@ -530,21 +530,8 @@ void run_linear(CudaSession& s, const DevLinear& w, const float* x, int64_t ldx,
         // the GEMM's passes into s.yd, then the epilogue, which adds them. (rmsnorm writes s.xn
         // with the pitch of x.)
         const int phases = w8a16_phases(w.s.kb, w.s.k_pad);
-        W8a16Sm90Problem p;
-        p.m = m;
-        p.n_pad = w.s.n_pad;
-        p.k_pad = w.s.k_pad;
-        p.block = w.s.kb;
-        p.wtype = w8a16_weight(w.s.fmt);
-        p.w = w.w;
-        p.scales = w.scales_bf16;
-        p.zeros = w.zeros_bf16;
-        p.x = s.xb;
-        p.ldx = w.s.k_pad;
-        p.x_phase = int64_t(m) * p.ldx;
-        p.d = s.yd;
-        p.ldd = w.s.n_pad;
-        p.d_phase = int64_t(m) * p.ldd;
+        const W8a16Sm90Problem p = w8a16_problem(m, w.s.n_pad, w.s.k_pad, w.s.kb, w8a16_weight(w.s.fmt), w.w,
+                                                 w.scales_bf16, w.zeros_bf16, s.xb, s.yd);
         to_bf16_rows(lc, in, ldx, m, w.s.k, w.s.k_pad, phases, w.s.kb, s.xb);
         w8a16_gemm_sm90(s.stream, p, s.dev);
         gemm_finish(lc, w, s.yd, p.ldd, m, phases, p.d_phase, e);

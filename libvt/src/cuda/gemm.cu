@@ -369,7 +369,7 @@ void to_bf16_rows(const LaunchCfg& cfg, const float* x, int64_t ldx, int m, int 
 
 void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64_t ldd, int m, int phases,
                  int64_t d_phase, const Epilogue& e) {
-    if (m < 1 || phases < 1) throw Error(VT_STATUS_INTERNAL, "gemm_finish: m < 1");
+    if (m < 1 || phases < 1) fail(VT_STATUS_INTERNAL, "gemm_finish: m %d, passes %d", m, phases);
     if (e.argmax) throw Error(VT_STATUS_INTERNAL, "gemm_finish: the argmax epilogue is GEMV-only");
     const int64_t threads = int64_t(m) * (w.s.n_pad / 2);
     launch(cfg, "gemm_finish", gemm_finish_kernel, dim3(unsigned((threads + 255) / 256)), dim3(256), 0, w, d, ldd, m,

@@ -744,20 +744,9 @@ void check_w8a16() {
     alignas(16) static int8_t w[64];
     alignas(16) static uint16_t sc[64], x[64];
     alignas(16) static float d[64];
-    W8a16Sm90Problem p;
-    p.m = 100;
-    p.n_pad = 2560;
-    p.k_pad = 2048;
-    p.block = 32;
-    p.w = w;
-    p.scales = sc;
-    p.x = x;
-    p.ldx = 2048;
-    p.x_phase = 100 * 2048;
-    p.d = d;
-    p.ldd = 2560;
-    p.d_phase = 100 * 2560;
-    bool ok = w8a16_sm90_problem_error(p) == nullptr;
+    const W8a16Sm90Problem p = w8a16_problem(100, 2560, 2048, 32, kW8a16Int8, w, sc, nullptr, x, d);
+    bool ok = p.ldx == 2048 && p.x_phase == 100 * 2048 && p.ldd == 2560 && p.d_phase == 100 * 2560 &&
+              w8a16_sm90_problem_error(p) == nullptr;
     const auto refused = [&](W8a16Sm90Problem q, const char* needle) {
         const char* e = w8a16_sm90_problem_error(q);
         return e && std::strstr(e, needle);
@@ -800,6 +789,13 @@ void check_w8a16() {
     q.wtype = 7;
     ok = ok && refused(q, "weight type");
     expect(ok, "w8a16: the problem check accepts a prefill problem and names each broken field");
+    std::string err;
+    const bool picks = !prefill_gemm_wgmma(nullptr, &err) && err.empty() && !prefill_gemm_wgmma("", &err) &&
+                       err.empty() && !prefill_gemm_wgmma("mma", &err) && err.empty() &&
+                       prefill_gemm_wgmma("wgmma", &err) && err.empty() && !prefill_gemm_wgmma("bogus", &err) &&
+                       err == "VT_CUDA_PREFILL_GEMM=bogus: expected mma (the default) or wgmma";
+    expect(picks, "VT_CUDA_PREFILL_GEMM: unset / empty / mma the default kernel, wgmma the new one, anything "
+                  "else refused naming the variable and the value");
 
     // Scale tables from f16 patterns (random normals and subnormals, zeros, infinities, NaNs, and
     // the two RNE ties 1 + 2^-8 -> 1 and 1 + 2^-7 + 2^-8 -> 1 + 2^-6), blocks 16 / 32 / 64 / 128,

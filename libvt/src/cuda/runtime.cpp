@@ -3,6 +3,7 @@
 // (libcuda.so.1) itself on first use, so on a machine without a driver or GPU every query
 // here returns a reason instead of failing to load.
 #include "cuda/runtime.h"
+#include "cuda/w8a16_plan.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -288,10 +289,10 @@ bool cudak::fp8_gemm_legacy() {
 }
 
 bool cudak::prefill_wgmma() {
-    const char* v = std::getenv("VT_CUDA_PREFILL_GEMM");
-    if (!v || !*v || std::strcmp(v, "mma") == 0) return false;
-    if (std::strcmp(v, "wgmma") == 0) return true;
-    fail(VT_STATUS_INVALID_ARGUMENT, "VT_CUDA_PREFILL_GEMM=%.40s: expected mma (the default) or wgmma", v);
+    std::string error;
+    const bool wgmma = prefill_gemm_wgmma(std::getenv("VT_CUDA_PREFILL_GEMM"), &error);
+    if (!error.empty()) fail(VT_STATUS_INVALID_ARGUMENT, "%s", error.c_str());
+    return wgmma;
 }
 
 bool cuda_available() { return cudak::probe().ok; }

@@ -5,11 +5,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
 
 #include "half.h"
 
 namespace vt {
 namespace cudak {
+
+// VT_CUDA_PREFILL_GEMM's value (null: unset): true for `wgmma`, false for `mma`, unset or
+// empty; anything else is refused with *error = the one-line message naming it (runtime.cpp's
+// prefill_wgmma throws it).
+inline bool prefill_gemm_wgmma(const char* v, std::string* error) {
+    error->clear();
+    if (!v || !*v || std::strcmp(v, "mma") == 0) return false;
+    if (std::strcmp(v, "wgmma") == 0) return true;
+    *error = "VT_CUDA_PREFILL_GEMM=" + std::string(v).substr(0, 40) + ": expected mma (the default) or wgmma";
+    return false;
+}
 
 // The kernel's K tile. CUTLASS's mixed-input GEMM reads one scale per weight row and *group*
 // of K, a whole number of K tiles, and wants at least four BF16 MMAs (k 16 each) per tile, so
@@ -75,6 +88,28 @@ struct W8a16Sm90Problem {
     int64_t ldd = 0;                  // >= n_pad, a multiple of 4
     int64_t d_phase = 0;              // elements between the passes' d, a multiple of 4
 };
+
+// The problem of m rows through a weight as the engine lays out its scratch: x and d with the
+// weight's pitches (k_pad, n_pad), the passes' copies one after the other (m · pitch apart).
+inline W8a16Sm90Problem w8a16_problem(int m, int n_pad, int k_pad, int block, int wtype, const void* w,
+                                      const uint16_t* scales, const uint16_t* zeros, const uint16_t* x, float* d) {
+    W8a16Sm90Problem p;
+    p.m = m;
+    p.n_pad = n_pad;
+    p.k_pad = k_pad;
+    p.block = block;
+    p.wtype = wtype;
+    p.w = w;
+    p.scales = scales;
+    p.zeros = zeros;
+    p.x = x;
+    p.ldx = k_pad;
+    p.x_phase = int64_t(m) * k_pad;
+    p.d = d;
+    p.ldd = n_pad;
+    p.d_phase = int64_t(m) * n_pad;
+    return p;
+}
 
 // Pass b's problem: its tables, its x, its d (one CUTLASS launch each).
 inline W8a16Sm90Problem w8a16_pass(const W8a16Sm90Problem& p, int b) {
