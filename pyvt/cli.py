@@ -120,7 +120,7 @@ def _add_load_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-seq-len", type=_positive_int, default=None, help="context limit (default: the config's)")
     g.add_argument("--kv-cache", default="f16", choices=["f16", "f32", "int8"],
                    help="KV cache element type (default f16: half of f32's memory; int8: half again, less "
-                        "faithful, CPU only)")
+                        "faithful)")
     g.add_argument("--num-layers", type=_positive_int, default=None, help="load only the first N blocks (testing)")
     g.add_argument("--tokenizer", default=None, metavar="FILE",
                    help="tokenizer.json or tokenizer.model to use (default: found beside the model)")

@@ -200,15 +200,14 @@ def load_model(
     prepacked linears on disk so the next load of the same unchanged checkpoint in the same
     format reads them instead of quantizing again — ``True`` in ``$PYVT_CACHE/packed``, a
     folder, or ``False``; default (``None``): on for checkpoints of at least 256 MB unless
-    ``PYVT_PACKED_CACHE=0`` (docs/api.md, "Packed-weight cache"). ``kv_cache``: the CPU
-    backend's KV cache, ``"f16"`` (default: half the memory and attention's bytes; keys and
+    ``PYVT_PACKED_CACHE=0`` (docs/api.md, "Packed-weight cache"). ``kv_cache``: the
+    sessions' KV cache, ``"f16"`` (default: half the memory and attention's bytes; keys and
     values rounded to f16 when stored, attention computed in f32), ``"f32"``, or ``"int8"``
     (half of f16's bytes: each key and value vector rounded to int8 with its own scale; less
     faithful, see docs/guide.md); a key or value beyond f16's range (|x| > 65504) fails the call
     that would store it, naming ``kv_cache="f32"``.
-    The CUDA backend has ``"f16"`` (default) and ``"f32"``; ``"int8"`` is CPU-only (a
-    ``ValueError`` with ``device="cuda"``); ``model.info["kv_cache"]`` reports the type in use
-    (docs/guide.md, "Numerics").
+    The CUDA backend has all three, with the same codes (its ``"int8"`` not yet run on a
+    GPU); ``model.info["kv_cache"]`` reports the type in use (docs/guide.md, "Numerics").
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str, a path or None, got {type(path).__name__}")

@@ -58,7 +58,7 @@ def plan():
 def test_every_phase_is_planned(plan):
     names = [p["phase"] for p in plan]
     assert names == ["first", "kernels", "models", "gemm", "decode:tinyllama-1.1b", "decode:llama-3.2-1b",
-                     "decode:llama-2-7b", "cpu", "profile", "prefill"]
+                     "decode:llama-2-7b", "cpu", "profile", "prefill", "kvcache"]
 
 
 def test_phases_fit_one_device_command(plan):
@@ -137,6 +137,10 @@ def test_phase_contents(plan):
         assert cpu[sid]["env"] == {"CUDA_VISIBLE_DEVICES": ""}  # device "auto" cannot reach the GPU
     c = cpu["pytest_cpu"]["commands"][0]
     assert "-W default" in c and "not cuda" in c  # the image's newer packages' warnings are no errors there
+    kv = by["kvcache"]
+    for sid, prompt in (("kv_1900", "1900"), ("kv_128", "128")):
+        cmd = kv[sid]["commands"][0]
+        assert "--formats int8,int8/kv-int8" in cmd and f"--prompt-len {prompt}" in cmd and "--device cuda" in cmd
 
 
 def test_inline_python_does_not_run_in_the_source_tree(plan):

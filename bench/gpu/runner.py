@@ -27,6 +27,9 @@ Phases (docs/cuda.md "Running on a GPU machine"):
   prefill          TinyLlama-shape prefill of a 2048-token prompt (issue "Hopper-grade CUDA": >= 100k
                    tokens/s), INT8 blocks of 32 and 64, with VT_CUDA_PREFILL_GEMM=mma (gemm.cu) and
                    =wgmma (the sm_90a W8A16 kernel: blocks of 32 in two passes, of 64 in one)
+  kvcache          the int8 KV cache against the f16 one on the device: TinyLlama-shape decode after
+                   a 1900-token prompt (where the cache's bytes weigh) and after a 128-token one
+                   (where its extra store launch per layer does), --formats int8,int8/kv-int8
   profile          where a TinyLlama-shape decode step's time goes: ncu's duration and DRAM
                    bytes of every kernel (vt_generate, 128-token prompt), beside the step's
                    measured time without the profiler; the same with VT_CUDA_LEGACY_KERNELS=1
@@ -74,6 +77,7 @@ PROFILE_TOKENS = 9
 # checkpoint generation budget per model (tools/make_checkpoint.py, threads = cores)
 CHECKPOINT_S = {"tinyllama-1.1b": 60, "llama-3.2-1b": 60, "llama-2-7b": 120}
 PREFILL_TOKENS = 2048  # the prefill phase's prompt (issue "Hopper-grade CUDA"'s prefill goal)
+KV_LONG_TOKENS = 1900  # the kvcache phase's long prompt (TinyLlama's 2048 positions, 64 generated after it)
 MAX_OUT_FILES = 8  # what the device tool brings back from $OUT
 LOG_CAP_BYTES = 8 << 20  # a log over this keeps its first 1 MiB and last 5 MiB
 OFFLINE_ENV = {  # nothing waits on the network
@@ -275,6 +279,20 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                         log="prefill.log", needs=("pyvt", "gpu"), parser="decode")
 
         return head + [checkpoint_step(ctx, model, "prefill.log"), bench("mma"), bench("wgmma")]
+    if ctx.phase == "kvcache":
+        model = "tinyllama-1.1b"
+        t = (PHASE_BUDGET_S - 20 - 210 - CHECKPOINT_S[model]) // 2
+
+        def bench(prompt: int) -> Step:
+            argv = [py, str(ROOT / "bench/decode.py"), "--device", "cuda", "--models", model,
+                    "--formats", "int8,int8/kv-int8", "--no-llamacpp", "--no-transformers", "--prompt", "random",
+                    "--prompt-len", str(prompt), "--gen-len", "64", "--repeat", "3",
+                    "--cache", str(ctx.models), "--results-dir", str(ctx.out), "--tag", f"kvcache-{prompt}",
+                    "--worker-timeout", str(max(30, (t - 15) // 2)), "--worker-retries", "0"]
+            return Step(f"kv_{prompt}", f"{model}: decode after a {prompt}-token prompt, f16 vs int8 KV cache", t,
+                        argv=argv, log="kvcache.log", needs=("pyvt", "gpu"), parser="decode")
+
+        return head + [checkpoint_step(ctx, model, "kvcache.log"), bench(KV_LONG_TOKENS), bench(128)]
     if ctx.phase == "cpu":
         t = PHASE_BUDGET_S - 20 - 210 - 10
         hidden = {"CUDA_VISIBLE_DEVICES": ""}
@@ -288,7 +306,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                  log="pytest_cpu.log", needs=("pyvt",), parser="pytest"),
         ]
     raise SystemExit(f"unknown phase {ctx.phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, "
-                     "profile, prefill")
+                     "profile, prefill, kvcache")
 
 
 def checkpoint_step(ctx: Ctx, model: str, log: str) -> Step:
@@ -880,7 +898,7 @@ def main(argv: list[str] | None = None) -> int:
         phases = a.args or ["all"]
         if phases == ["all"]:
             phases = ["first", "kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu",
-                      "profile", "prefill"]
+                      "profile", "prefill", "kvcache"]
         p = plan(phases, kw)
         if a.json:
             print(json.dumps(p, indent=1))
@@ -898,9 +916,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(a.args) < 2:
         ap.error("usage: PHASE [MODEL] OUTDIR")
     phase, rest = a.args[0], a.args[1:]
-    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile", "prefill"):
+    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile", "prefill", "kvcache"):
         ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, profile, "
-                 "prefill")
+                 "prefill, kvcache")
     arg = rest[0] if phase == "decode" and len(rest) == 2 else None
     if phase == "decode" and arg not in DECODE_MODELS:
         ap.error(f"usage: decode MODEL OUTDIR, MODEL one of {', '.join(DECODE_MODELS)}")

@@ -569,11 +569,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
 
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
     // when the device cannot take this model (unsupported shape, not enough memory).
-    // (The int8 KV cache is CPU-only: under AUTO such a model goes to the CPU at once, before
-    // the embedding table below is made into the device's f32 copy.)
     const bool want_cuda = opt.device == VT_DEVICE_CUDA ||
-                           (opt.device == VT_DEVICE_AUTO && m->kv_cache_dtype != VT_DTYPE_I8 &&
-                            cuda_device_usable(opt.device_index, nullptr));
+                           (opt.device == VT_DEVICE_AUTO && cuda_device_usable(opt.device_index, nullptr));
     if (want_cuda) {
         // The device kernels look rows up in a plain table: GGUF blocks dequantized (exactly, f32).
         if (m->embed_rows) {

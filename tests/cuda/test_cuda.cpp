@@ -14,8 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend.h"
@@ -672,9 +674,12 @@ struct AttnCase {
 
 // The QKV step: the fused epilogue (RoPE, scale, K/V into the cache), with the q/k/v biases
 // when `bias`; with `qk_norm`, the store epilogue + qkv_norm_rope (Qwen3 / Gemma 3's per-head
-// RMSNorm of q and k before RoPE), against the CPU's ops::rmsnorm_heads + ops::rope.
-void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_norm = false, bool f16 = false,
+// RMSNorm of q and k before RoPE), against the CPU's ops::rmsnorm_heads + ops::rope. kv: the
+// cache, 0 f32, 1 f16, 2 int8 (the staging, then kv_store_i8: codes within one of the CPU's
+// ops::store_i8 of the reference vectors, which round the same way up to the f32 error).
+void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_norm = false, int kv = 0,
               int64_t rot = 0) {
+    const bool f16 = kv == 1, i8 = kv == 2;
     const int64_t h = 128, nh = ac.nh, nkv = ac.nkv, hd = ac.hd, rows = (nh + 2 * nkv) * hd, cap = pos0 + m + 5;
     const float eps = 1e-6f;
     std::vector<float> w = randn(size_t(rows * h), 0.08f);
@@ -725,10 +730,17 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     up(bpos, &p0, 4);
     poison(bq, qref.size() * 4);
     std::vector<float> zeros(kref.size(), 0.0f);
+    Buf bstage, bscales;
     if (f16) {
         const std::vector<uint16_t> hz(kref.size(), 0);
         up(bk, hz);
         up(bv, hz);
+    } else if (i8) {
+        const std::vector<int8_t> z8(kref.size(), 0);
+        up(bk, z8);
+        up(bv, z8);
+        up(bscales, std::vector<float>(size_t(nkv * cap * 2), 0.0f));
+        poison(bstage, size_t(m * 2 * nkv * hd) * 4);
     } else {
         up(bk, zeros);
         up(bv, zeros);
@@ -736,9 +748,13 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
     Epilogue e = qkv_epilogue(bq.f(), nh, nkv, hd, qscale, brope.f(), bpos.mem.get<int32_t>(), bk.f(), bv.f(), cap);
     e.kv_f16 = f16;
     e.rot = int(rot);
+    if (i8) {
+        e.kv_stage = bstage.f();
+        e.kv_scales = bscales.f();
+    }
     Buf bb, braw, bqn, bkn, bbad;
     const unsigned long long none = ~0ull;
-    if (f16) {
+    if (f16 || i8) {
         up(bbad, &none, 8);
         e.kv_bad = bbad.mem.get<unsigned long long>();
     }
@@ -759,11 +775,46 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
         up(bkn, kn);
         qkv_norm_rope(kCfg, braw.f(), rows, m, bqn.f(), bkn.f(), eps, e);
     }
+    if (i8) kv_store_i8(kCfg, bstage.f(), m, e);
     const double tol = m <= kGemvMaxM ? 2e-5 : 3e-4;
     char tag[160];
     std::snprintf(tag, sizeof tag, "qkv+rope%s%s%s nh=%d nkv=%d hd=%d rot=%lld m=%d pos0=%d", bias ? " +bias" : "",
-                  qk_norm ? " +q/k norm" : "", f16 ? " f16 cache" : "", ac.nh, ac.nkv, ac.hd, (long long)rot, m, pos0);
+                  qk_norm ? " +q/k norm" : "", f16 ? " f16 cache" : i8 ? " int8 cache" : "", ac.nh, ac.nkv, ac.hd,
+                  (long long)rot, m, pos0);
     const double eq = nerr(down(bq.f(), qref.size()), qref);
+    if (i8) {
+        // The device's codes and scales against ops::store_i8 of the reference vectors.
+        std::vector<int8_t> kc(kref.size()), vc(vref.size());
+        std::vector<float> sc(size_t(nkv * cap * 2));
+        check(cudaMemcpy(kc.data(), bk.mem.get(), kc.size(), cudaMemcpyDeviceToHost), "download");
+        check(cudaMemcpy(vc.data(), bv.mem.get(), vc.size(), cudaMemcpyDeviceToHost), "download");
+        check(cudaMemcpy(sc.data(), bscales.mem.get(), sc.size() * 4, cudaMemcpyDeviceToHost), "download");
+        unsigned long long bad = 0;
+        check(cudaMemcpy(&bad, bbad.mem.get(), 8, cudaMemcpyDeviceToHost), "download");
+        int worst = 0;
+        double scale_err = 0.0;
+        for (int i = 0; i < m; ++i)
+            for (int64_t kh = 0; kh < nkv; ++kh)
+                for (int which = 0; which < 2; ++which) {
+                    std::vector<float> ref(static_cast<size_t>(hd)), got(static_cast<size_t>(hd));
+                    std::vector<int8_t> want(static_cast<size_t>(hd));
+                    const int64_t p = pos0 + i;
+                    for (int64_t d = 0; d < hd; ++d) {
+                        const size_t at = which ? size_t((kh * cap + p) * hd + d) : size_t((kh * hd + d) * cap + p);
+                        ref[size_t(d)] = float(which ? vref[at] : kref[at]);
+                        got[size_t(d)] = which ? vc[at] : kc[at];
+                    }
+                    float ws = 0.0f;
+                    ops::store_i8(ref.data(), hd, want.data(), 1, &ws);
+                    for (int64_t d = 0; d < hd; ++d)
+                        worst = std::max(worst, std::abs(int(got[size_t(d)]) - int(want[size_t(d)])));
+                    const float gs = sc[size_t((kh * cap + p) * 2 + which)];
+                    scale_err = std::max(scale_err, std::fabs(double(gs) - ws) / std::max(1e-30, double(ws)));
+                }
+        expect(eq < tol && worst <= 1 && scale_err < 10 * tol && bad == none,
+               std::string(tag) + " q, K/V codes (within 1 of ops::store_i8), scales", std::max(eq, scale_err));
+        return;
+    }
     // An f16 cache holds the values rounded to f16 (half an f16 ulp: 2^-12 relative), plus the
     // kernel's own error before rounding.
     const double ek = nerr(f16 ? down_f16(bk.f(), kref.size()) : down(bk.f(), kref.size()), kref);
@@ -781,11 +832,13 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
 
 // The CPU backend's attention (ops::attend_normalized over its head groups, as cpu/engine.cpp
 // runs it) for one query row at position pos: q [nh][hd], caches as on the device (keys
-// [nkv][hd][cap], values [nkv][cap][hd]); the keys are copied into the CPU session's tiles
-// (ops::key_index) first. tests/ops/test_ops.cpp checks it against float64.
+// [nkv][hd][cap], values [nkv][cap][hd]; int8: with the CPU's per-head scales ks, vs
+// [nkv][cap]); the keys are copied into the CPU session's tiles (ops::key_index) first.
+// tests/ops/test_ops.cpp checks it against float64.
 template <class T>
 void attn_cpu(const float* q, const std::vector<T>& kdev, const std::vector<T>& v, int64_t cap,
-              const AttnCase& ac, int64_t pos, double* out, int64_t window = 0, float softcap = 0.0f) {
+              const AttnCase& ac, int64_t pos, double* out, int64_t window = 0, float softcap = 0.0f,
+              const float* ks = nullptr, const float* vs = nullptr) {
     const int64_t hd = ac.hd;
     const int64_t capt = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;
     std::vector<T> kt(size_t(ac.nkv * hd * capt), T(0));
@@ -804,33 +857,75 @@ void attn_cpu(const float* q, const std::vector<T>& kdev, const std::vector<T>& 
             op[g] = o.data() + (u.head0 + g) * hd;
         }
         const int64_t k0 = window > 0 ? std::max<int64_t>(0, pos + 1 - window) : 0;  // cpu/engine.cpp's first_key
-        ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * capt, v.data() + u.kvh * cap * hd, k0, pos + 1, hd,
-                               op, softcap);
+        if constexpr (std::is_same<T, int8_t>::value)
+            ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * capt, v.data() + u.kvh * cap * hd,
+                                   ks + u.kvh * cap, vs + u.kvh * cap, k0, pos + 1, hd, op, softcap);
+        else
+            ops::attend_normalized(qp, u.ng, kt.data() + u.kvh * hd * capt, v.data() + u.kvh * cap * hd, k0, pos + 1,
+                                   hd, op, softcap);
     }
     std::copy(o.begin(), o.end(), out);
 }
 
-// f16: caches of f16 bits against the CPU's attention over the same f16 caches (ops::half).
+// An int8 cache as the CPU's store_kv writes one (ops::store_i8 per key and value vector):
+// codes in the device layout (keys [nkv][hd][cap], values [nkv][cap][hd]), the CPU's scales
+// (ks, vs: [nkv][cap]) and the device's interleaved pairs (sc: [nkv][cap][2]).
+struct I8Cache {
+    std::vector<int8_t> k, v;
+    std::vector<float> ks, vs, sc;
+};
+I8Cache to_i8(const std::vector<float>& kt, const std::vector<float>& v, int64_t nkv, int64_t hd, int64_t cap) {
+    I8Cache c;
+    c.k.resize(kt.size());
+    c.v.resize(v.size());
+    c.ks.resize(size_t(nkv * cap));
+    c.vs.resize(size_t(nkv * cap));
+    c.sc.resize(size_t(2 * nkv * cap));
+    for (int64_t h = 0; h < nkv; ++h)
+        for (int64_t j = 0; j < cap; ++j) {
+            const size_t at = size_t(h * cap + j);
+            std::vector<float> key(static_cast<size_t>(hd));
+            for (int64_t d = 0; d < hd; ++d) key[size_t(d)] = kt[size_t((h * hd + d) * cap + j)];
+            std::vector<int8_t> code(static_cast<size_t>(hd));
+            ops::store_i8(key.data(), hd, code.data(), 1, &c.ks[at]);
+            for (int64_t d = 0; d < hd; ++d) c.k[size_t((h * hd + d) * cap + j)] = code[size_t(d)];
+            ops::store_i8(v.data() + (h * cap + j) * hd, hd, c.v.data() + (h * cap + j) * hd, 1, &c.vs[at]);
+            c.sc[2 * at] = c.ks[at];
+            c.sc[2 * at + 1] = c.vs[at];
+        }
+    return c;
+}
+
+// kv: 0 f32 caches, 1 f16 (caches of f16 bits against the CPU's attention over the same f16
+// caches, ops::half), 2 int8 (codes and scales as ops::store_i8 makes them, against the CPU's
+// attention over the same int8 cache).
 void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window = 0, float softcap = 0.0f,
-                    bool f16 = false) {
+                    int kv = 0) {
+    const bool f16 = kv == 1, i8 = kv == 2;
     const int64_t hd = ac.hd, cap = pos0 + m + 3;
     std::vector<float> kt = randn(size_t(ac.nkv * hd * cap)), v = randn(size_t(ac.nkv * cap * hd));
     std::vector<float> q = randn(size_t(m * ac.nh * hd), 1.0f / std::sqrt(float(hd)) * 2.0f);
     std::vector<double> ref(size_t(m * ac.nh * hd));
     const std::vector<uint16_t> kh = f16 ? to_f16(kt) : std::vector<uint16_t>();
     const std::vector<uint16_t> vh = f16 ? to_f16(v) : std::vector<uint16_t>();
+    const I8Cache c8 = i8 ? to_i8(kt, v, ac.nkv, hd, cap) : I8Cache();
     for (int i = 0; i < m; ++i) {
         const float* qi = q.data() + size_t(i * ac.nh * hd);
         double* ri = ref.data() + size_t(i * ac.nh * hd);
         if (f16) attn_cpu(qi, kh, vh, cap, ac, pos0 + i, ri, window, softcap);
+        else if (i8) attn_cpu(qi, c8.k, c8.v, cap, ac, pos0 + i, ri, window, softcap, c8.ks.data(), c8.vs.data());
         else attn_cpu(qi, kt, v, cap, ac, pos0 + i, ri, window, softcap);
     }
     const int G = ac.nh / ac.nkv, gb = std::min(G, kAttnMaxGroup), units = ac.nkv * ((G + gb - 1) / gb);
-    Buf bq, bk, bv, bo, bpos, bpart, bcnt;
+    Buf bq, bk, bv, bo, bpos, bpart, bcnt, bsc;
     up(bq, q);
     if (f16) {
         up(bk, kh);
         up(bv, vh);
+    } else if (i8) {
+        up(bk, c8.k);
+        up(bv, c8.v);
+        up(bsc, c8.sc);
     } else {
         up(bk, kt);
         up(bv, v);
@@ -855,13 +950,15 @@ void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window 
     a.window = window;
     a.softcap = softcap;
     a.kv_f16 = f16;
+    a.kv_i8 = i8;
+    a.kv_scales = i8 ? bsc.f() : nullptr;
     a.splits = splits;
     a.partial = bpart.f();
     a.counters = bcnt.mem.get<int32_t>();
     char tag[192];
     std::snprintf(tag, sizeof tag, "attention %s nh=%d nkv=%d hd=%d m=%d pos0=%d splits=%d window=%d softcap=%g%s",
                   m == 1 ? "decode" : "prefill", ac.nh, ac.nkv, ac.hd, m, pos0, splits, window, double(softcap),
-                  f16 ? " f16 cache" : "");
+                  f16 ? " f16 cache" : i8 ? " int8 cache" : "");
     if (m == 1) {
         attention_decode(kCfg, a);
         const double e1 = nerr(down(bo.f(), ref.size()), ref);
@@ -879,6 +976,76 @@ void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window 
         const double err = nerr(down(bo.f(), ref.size()), ref);
         expect(err < 1e-5, tag, err);
     }
+}
+
+// kv_store_i8 against ops::store_i8 on the same f32 vectors, bit for bit (codes and scales):
+// random vectors, vectors of exact ties (x · 127 / amax = k + 1/2), an all-zero vector (codes
+// 0, scale 0), and non-finite elements (an infinite key, a NaN value: zeros, scale 0, reported
+// as the smallest layer << 32 | position); head_dim `hd` (40: lanes past the vector idle).
+void test_kv_i8_store(int64_t hd) {
+    const int m = 3, pos0 = 7;
+    const int64_t nkv = 2, cap = 16;
+    std::vector<float> stage = randn(size_t(m * 2 * nkv * hd), 3.0f);
+    // Row 0, key head 1: ties. amax 127 makes inv exactly 1, so x = k + 0.5 rounds to even.
+    float* tie = stage.data() + size_t((0 * 2 + 0) * nkv + 1) * size_t(hd);
+    for (int64_t d = 0; d < hd; ++d) tie[d] = d == 0 ? 127.0f : float(d % 50) - 25.0f + 0.5f;
+    float* zero = stage.data() + size_t((0 * 2 + 1) * nkv + 0) * size_t(hd);  // row 0, value head 0
+    for (int64_t d = 0; d < hd; ++d) zero[d] = 0.0f;
+    stage[size_t((1 * 2 + 0) * nkv + 0) * size_t(hd) + 5] = std::numeric_limits<float>::infinity();  // row 1 (pos 8)
+    stage[size_t((2 * 2 + 1) * nkv + 1) * size_t(hd) + 3] = std::numeric_limits<float>::quiet_NaN();  // row 2 (pos 9)
+    Buf bstage, bk, bv, bsc, bpos, bbad;
+    up(bstage, stage);
+    up(bk, std::vector<int8_t>(size_t(nkv * hd * cap), 99));
+    up(bv, std::vector<int8_t>(size_t(nkv * cap * hd), 99));
+    up(bsc, std::vector<float>(size_t(nkv * cap * 2), -1.0f));
+    const int32_t p0 = pos0;
+    up(bpos, &p0, 4);
+    const unsigned long long none = ~0ull;
+    up(bbad, &none, 8);
+    Epilogue e;
+    e.kind = kEpiQkv;
+    e.nkv = int(nkv);
+    e.hd = int(hd);
+    e.pos = bpos.mem.get<int32_t>();
+    e.kcache = bk.mem.get();
+    e.vcache = bv.mem.get();
+    e.kv_scales = bsc.f();
+    e.cap = cap;
+    e.layer = 5;
+    e.kv_bad = bbad.mem.get<unsigned long long>();
+    kv_store_i8(kCfg, bstage.f(), m, e);
+    std::vector<int8_t> kc(size_t(nkv * hd * cap)), vc(size_t(nkv * cap * hd));
+    std::vector<float> sc(size_t(nkv * cap * 2));
+    unsigned long long bad = 0;
+    check(cudaMemcpy(kc.data(), bk.mem.get(), kc.size(), cudaMemcpyDeviceToHost), "download");
+    check(cudaMemcpy(vc.data(), bv.mem.get(), vc.size(), cudaMemcpyDeviceToHost), "download");
+    check(cudaMemcpy(sc.data(), bsc.f(), sc.size() * 4, cudaMemcpyDeviceToHost), "download");
+    check(cudaMemcpy(&bad, bbad.mem.get(), 8, cudaMemcpyDeviceToHost), "download");
+    bool same = true, untouched = true;
+    for (int i = 0; i < m; ++i)
+        for (int which = 0; which < 2; ++which)
+            for (int64_t h = 0; h < nkv; ++h) {
+                const float* x = stage.data() + size_t((i * 2 + which) * nkv + h) * size_t(hd);
+                std::vector<int8_t> want(static_cast<size_t>(hd));
+                float ws = -2.0f;
+                ops::store_i8(x, hd, want.data(), 1, &ws);
+                const int64_t p = pos0 + i;
+                for (int64_t d = 0; d < hd; ++d) {
+                    const int8_t got = which ? vc[size_t((h * cap + p) * hd + d)] : kc[size_t((h * hd + d) * cap + p)];
+                    same = same && got == want[size_t(d)];
+                }
+                const float gs = sc[size_t((h * cap + p) * 2 + which)];
+                same = same && std::memcmp(&gs, &ws, 4) == 0;
+            }
+    for (int64_t h = 0; h < nkv; ++h)  // positions no row wrote keep their contents
+        for (int64_t p = 0; p < cap; ++p) {
+            if (p >= pos0 && p < pos0 + m) continue;
+            untouched = untouched && sc[size_t((h * cap + p) * 2)] == -1.0f && vc[size_t((h * cap + p) * hd)] == 99 &&
+                        kc[size_t(h * hd * cap + p)] == 99;
+        }
+    expect(same && untouched && bad == ((5ull << 32) | 8ull),
+           "int8 KV cache store hd=" + std::to_string(hd) +
+               ": codes and scales = ops::store_i8 bit for bit (ties, zeros, non-finite reported)");
 }
 
 // The f16 cache's range report: a key or value beyond f16 (|x| >= 65520) is stored as infinity
@@ -1488,8 +1655,21 @@ int main(int argc, char** argv) {
             }
             test_attention(ac, 40, 70, 1, 0, 0.0f, true);
             test_attention(ac, 130, 5, 1, 6, 3.0f, true);
+            // The int8 cache (kv_cache "int8"): the staging + kv_store_i8, the kernels over codes
+            // and per-vector scales.
+            test_qkv(ac, 1, 37, false, false, 2);
+            test_qkv(ac, 20, 11, true, false, 2);
+            test_qkv(ac, 5, 3, false, true, 2);
+            for (int pos : {0, 127, 1000}) {
+                test_attention(ac, 1, pos, 1, 0, 0.0f, 2);
+                test_attention(ac, 1, pos, 7, 0, 0.0f, 2);
+            }
+            test_attention(ac, 40, 70, 1, 0, 0.0f, 2);
+            test_attention(ac, 130, 5, 1, 6, 3.0f, 2);
         }
         test_kv_f16_range();
+        test_kv_i8_store(64);
+        test_kv_i8_store(40);
         // The family features: head_dim other than 64 / 128 (the tiny test models' 8..32,
         // Phi-3's 96, Gemma's 256), q/k/v biases, q/k norms, sliding windows (starting inside
         // a tile and a split), soft-capping.
@@ -1522,6 +1702,10 @@ int main(int argc, char** argv) {
             test_qkv(ac, 20, 11, true, true, true);
             test_attention(ac, 1, 200, 7, 130, 50.0f, true);
             test_attention(ac, 40, 70, 1, 6, 3.0f, true);
+            // The int8 cache at these head dims (4-byte V loads when hd is not a multiple of 8).
+            test_qkv(ac, 20, 11, true, true, 2);
+            test_attention(ac, 1, 200, 7, 130, 50.0f, 2);
+            test_attention(ac, 40, 70, 1, 6, 3.0f, 2);
         }
         test_small_ops();
         test_argmax_wide_vocab();

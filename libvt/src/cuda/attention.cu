@@ -1,6 +1,7 @@
-// Attention over the device KV cache (f16 by default, as the CPU's; f32 with kv_cache "f32":
-// the kernels are compiled for both, T = float or uint16_t f16 bits, converted to f32 on load,
-// all arithmetic in f32): keys transposed [kv_head][hd][cap] so that consecutive threads read
+// Attention over the device KV cache (f16 by default, as the CPU's; f32 with kv_cache "f32";
+// int8 codes with a scale per key and per value (kv_i8.h) with kv_cache "int8": the kernels
+// are compiled for each, T = float, uint16_t f16 bits or int8_t codes, converted to f32 on
+// load, all arithmetic in f32): keys transposed [kv_head][hd][cap] so that consecutive threads read
 // consecutive positions of one dim (coalesced), values row-major [kv_head][cap][hd].
 //
 // head_dim: the kernels are compiled for HDP = 64, 128 and 256 and run any hd that is a
@@ -26,6 +27,8 @@
 //
 // Scores are q·k with q pre-scaled, then soft-capped (cap · tanh(s / cap)) when a.softcap > 0,
 // as the CPU's attend does.
+#include <type_traits>
+
 #include "cuda/common.cuh"
 
 namespace vt {
@@ -92,6 +95,15 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
                               : a.vcache;
     const T* kt = static_cast<const T*>(kbase) + int64_t(kvh) * hd * cap;
     const T* vv = static_cast<const T*>(vbase) + int64_t(kvh) * cap * hd;
+    // An int8 cache: each key's scale multiplies its scores (after the dot products over its
+    // codes), each value's its softmax weight in the weighted sum (p_s; not in the sum l), as
+    // the CPU's attend does.
+    constexpr bool kI8 = std::is_same<T, int8_t>::value;
+    const float2* ksv = nullptr;  // [cap] (key scale, value scale) of this KV head
+    if constexpr (kI8)
+        ksv = reinterpret_cast<const float2*>(BATCH ? kv_layer_scales(a.rows[row].kv, cap, a.layer, a.layers, a.nkv, hd)
+                                                    : a.kv_scales) +
+              int64_t(kvh) * cap;
     const int dt = tid % DW, gp = tid / DW;
     float acc[GPT][DPT];
 #pragma unroll
@@ -102,6 +114,14 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
     for (int j0 = k0; j0 < k1; j0 += kAttnTile) {
         const int j = j0 + tid;
         const bool valid = j < k1;
+        float ksj = 1.0f, vsj = 1.0f;  // int8: key j's and value j's scales, loaded with the keys
+        if constexpr (kI8) {
+            if (valid) {
+                const float2 t = ksv[j];
+                ksj = t.x;
+                vsj = t.y;
+            }
+        }
         float sc[G8];
 #pragma unroll
         for (int g = 0; g < G8; ++g) sc[g] = 0.0f;
@@ -118,6 +138,9 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
                     sc[g] = fmaf(qv.x, x0, fmaf(qv.y, x1, fmaf(qv.z, x2, fmaf(qv.w, x3, sc[g]))));
                 }
             }
+            if constexpr (kI8)
+#pragma unroll
+                for (int g = 0; g < G8; ++g) sc[g] *= ksj;
             if (cap_s > 0.0f)
 #pragma unroll
                 for (int g = 0; g < G8; ++g) sc[g] = softcap_value(sc[g], cap_s);
@@ -143,6 +166,9 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
                         sc[g] = fmaf(qv.x, x[u], fmaf(qv.y, x[u + 1], fmaf(qv.z, x[u + 2], fmaf(qv.w, x[u + 3], sc[g]))));
                     }
             }
+            if constexpr (kI8)
+#pragma unroll
+                for (int g = 0; g < G8; ++g) sc[g] *= ksj;
             if (cap_s > 0.0f)
 #pragma unroll
                 for (int g = 0; g < G8; ++g) sc[g] = softcap_value(sc[g], cap_s);
@@ -166,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, HDP == 256 ? 2 : 3) attn_decode_kern
 #pragma unroll
         for (int g = 0; g < G8; ++g) {
             const float pv = valid && g < ng ? expf(sc[g] - m_s[g]) : 0.0f;
-            p_s[g][tid] = pv;
+            p_s[g][tid] = kI8 ? pv * vsj : pv;
             const float ps = warp_sum(pv);
             if (lane == 0) red[g][warp] = ps;
         }
@@ -386,15 +412,30 @@ __global__ void __launch_bounds__(kThreads) attn_prefill_kernel(const AttnArgs a
     const int64_t cap = a.cap;
     const T* kt = static_cast<const T*>(a.kcache) + int64_t(kvh) * hd * cap;
     const T* vv = static_cast<const T*>(a.vcache) + int64_t(kvh) * cap * hd;
+    // An int8 cache: keys and values staged as their codes times their scales.
+    constexpr bool kI8 = std::is_same<T, int8_t>::value;
+    const float2* ksv = kI8 ? reinterpret_cast<const float2*>(a.kv_scales) + int64_t(kvh) * cap : nullptr;
     for (int j0 = kbeg; j0 < kend; j0 += KT) {
         __syncthreads();
         for (int idx = tid; idx < KT * HDP; idx += kThreads) {  // K^T -> rows, coalesced along j
             const int d = idx / KT, jj = idx - d * KT, j = j0 + jj;
-            k_s[jj][d + 4 * (d >> 6)] = j < kend && d < hd ? kv_get(kt + int64_t(d) * cap + j) : 0.0f;
+            float kv = 0.0f;
+            if (j < kend && d < hd) {
+                kv = kv_get(kt + int64_t(d) * cap + j);
+                if constexpr (kI8) kv *= ksv[j].x;
+            }
+            k_s[jj][d + 4 * (d >> 6)] = kv;
         }
         for (int idx = tid; idx < KT * (HDP / 4); idx += kThreads) {
             const int jj = idx / (HDP / 4), d = 4 * (idx - jj * (HDP / 4)), j = j0 + jj;
-            const float4 v = j < kend && d < hd ? kv_get4(vv + int64_t(j) * hd + d) : make_float4(0.f, 0.f, 0.f, 0.f);
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (j < kend && d < hd) {
+                v = kv_get4(vv + int64_t(j) * hd + d);
+                if constexpr (kI8) {
+                    const float sv = ksv[j].y;
+                    v = make_float4(v.x * sv, v.y * sv, v.z * sv, v.w * sv);
+                }
+            }
             *reinterpret_cast<float4*>(&v_s[jj][d + 4 * (d >> 6)]) = v;
         }
         __syncthreads();
@@ -481,17 +522,27 @@ void launch_decode(const LaunchCfg& cfg, const AttnArgs& a, dim3 grid) {
         }
         return;
     }
-    const bool legacy = legacy_kernels();
-    switch (attn_hdp(a.hd)) {
-        case 64: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<64, T, true>, grid, dim3(kThreads), 0, a)
-                        : launch(cfg, "attention (decode)", attn_decode_kernel<64, T, false>, grid, dim3(kThreads), 0, a);
-            break;
-        case 128: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<128, T, true>, grid, dim3(kThreads), 0, a)
-                        : launch(cfg, "attention (decode)", attn_decode_kernel<128, T, false>, grid, dim3(kThreads), 0, a);
-            break;
-        default: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<256, T, true>, grid, dim3(kThreads), 0, a)
-                        : launch(cfg, "attention (decode)", attn_decode_kernel<256, T, false>, grid, dim3(kThreads), 0, a);
-            break;
+    if constexpr (std::is_same<T, int8_t>::value) {
+        // The int8 cache came after the legacy kernel: the current one whatever
+        // VT_CUDA_LEGACY_KERNELS says (no legacy instantiation for it).
+        switch (attn_hdp(a.hd)) {
+            case 64: launch(cfg, "attention (decode)", attn_decode_kernel<64, T, false>, grid, dim3(kThreads), 0, a); break;
+            case 128: launch(cfg, "attention (decode)", attn_decode_kernel<128, T, false>, grid, dim3(kThreads), 0, a); break;
+            default: launch(cfg, "attention (decode)", attn_decode_kernel<256, T, false>, grid, dim3(kThreads), 0, a); break;
+        }
+    } else {
+        const bool legacy = legacy_kernels();
+        switch (attn_hdp(a.hd)) {
+            case 64: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<64, T, true>, grid, dim3(kThreads), 0, a)
+                            : launch(cfg, "attention (decode)", attn_decode_kernel<64, T, false>, grid, dim3(kThreads), 0, a);
+                break;
+            case 128: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<128, T, true>, grid, dim3(kThreads), 0, a)
+                             : launch(cfg, "attention (decode)", attn_decode_kernel<128, T, false>, grid, dim3(kThreads), 0, a);
+                break;
+            default: legacy ? launch(cfg, "attention (decode)", attn_decode_kernel<256, T, true>, grid, dim3(kThreads), 0, a)
+                            : launch(cfg, "attention (decode)", attn_decode_kernel<256, T, false>, grid, dim3(kThreads), 0, a);
+                break;
+        }
     }
 }
 
@@ -507,7 +558,8 @@ void launch_prefill(const LaunchCfg& cfg, const AttnArgs& a, dim3 grid) {
 void attention_decode(const LaunchCfg& cfg, const AttnArgs& a) {
     const int G = a.nh / a.nkv, gb = G < kAttnMaxGroup ? G : kAttnMaxGroup;
     const dim3 grid(unsigned(a.nkv * ((G + gb - 1) / gb)), unsigned(a.splits), unsigned(a.rows ? a.nrows : 1));
-    if (a.kv_f16) launch_decode<uint16_t>(cfg, a, grid);
+    if (a.kv_i8) launch_decode<int8_t>(cfg, a, grid);
+    else if (a.kv_f16) launch_decode<uint16_t>(cfg, a, grid);
     else launch_decode<float>(cfg, a, grid);
 }
 
@@ -515,7 +567,8 @@ void attention_prefill(const LaunchCfg& cfg, const AttnArgs& a) {
     const int G = a.nh / a.nkv;
     const int qr = attn_max_group(a.hd) / G;
     const dim3 grid(unsigned(a.nkv), unsigned((a.m + qr - 1) / qr));
-    if (a.kv_f16) launch_prefill<uint16_t>(cfg, a, grid);
+    if (a.kv_i8) launch_prefill<int8_t>(cfg, a, grid);
+    else if (a.kv_f16) launch_prefill<uint16_t>(cfg, a, grid);
     else launch_prefill<float>(cfg, a, grid);
 }
 

@@ -118,14 +118,20 @@ __device__ __forceinline__ uint16_t f2h_bits(float f) {
 // A KV cache element as f32 (the cache holds f32 or f16 bits).
 __device__ __forceinline__ float kv_get(const float* p) { return *p; }
 __device__ __forceinline__ float kv_get(const uint16_t* p) { return h2f(*p); }
+__device__ __forceinline__ float kv_get(const int8_t* p) { return float(*p); }  // an int8 code (unscaled)
 // An element already loaded, as f32.
 __device__ __forceinline__ float kv_val(float v) { return v; }
 __device__ __forceinline__ float kv_val(uint16_t v) { return h2f(v); }
+__device__ __forceinline__ float kv_val(int8_t v) { return float(v); }
 // Four consecutive elements (16-byte / 8-byte aligned).
 __device__ __forceinline__ float4 kv_get4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 __device__ __forceinline__ float4 kv_get4(const uint16_t* p) {
     const uint2 u = *reinterpret_cast<const uint2*>(p);
     return make_float4(h2f(uint16_t(u.x)), h2f(uint16_t(u.x >> 16)), h2f(uint16_t(u.y)), h2f(uint16_t(u.y >> 16)));
+}
+__device__ __forceinline__ float4 kv_get4(const int8_t* p) {  // 4-byte aligned; codes, unscaled
+    const uint32_t u = *reinterpret_cast<const uint32_t*>(p);
+    return make_float4(float(int8_t(u)), float(int8_t(u >> 8)), float(int8_t(u >> 16)), float(int8_t(u >> 24)));
 }
 
 // ---- Warp / block reductions -----------------------------------------------------------------

@@ -177,7 +177,12 @@ struct CudaModel final : BackendModel {
     bool gemma = false;                 // GeGLU and the post-attention / post-feedforward norms
     float embed_scale = 0.0f;           // > 0: embeddings times this (Gemma)
     float attn_softcap = 0.0f, final_softcap = 0.0f;  // > 0: soft-capping (Gemma 2)
-    bool kv_f16 = true;                 // the sessions' KV cache: f16 (default) or f32
+    bool kv_f16 = true;                 // the sessions' KV cache: f16 (default), int8 codes with
+    bool kv_i8 = false;                 // f32 scales (kv_i8.h), or f32 (neither)
+    // Caches whose store can fail (f16: beyond its range; int8: not finite), reported
+    // through the sessions' kv_bad word.
+    bool kv_checked() const { return kv_f16 || kv_i8; }
+    int kv_eb() const { return kv_f16 ? 2 : kv_i8 ? 1 : 4; }  // bytes per cache element
 
     std::unique_ptr<BackendSession> new_session(int64_t capacity) const override;
     bool can_pick() const override { return true; }
@@ -203,10 +208,8 @@ struct CudaModel final : BackendModel {
 
 std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index, int32_t kv_dtype) {
     const LlamaConfig& c = m.cfg;
-    if (kv_dtype != VT_DTYPE_F16 && kv_dtype != VT_DTYPE_F32)
-        fail(VT_STATUS_UNSUPPORTED,
-             "the int8 KV cache is not implemented on the CUDA backend (its caches are f16, the default, or f32); "
-             "load the model with device \"cpu\" for it");
+    if (kv_dtype != VT_DTYPE_F16 && kv_dtype != VT_DTYPE_F32 && kv_dtype != VT_DTYPE_I8)
+        fail(VT_STATUS_UNSUPPORTED, "KV cache dtype %d is not one the CUDA backend has (F16, F32, I8)", int(kv_dtype));
     const DeviceInfo& info = device_info(device_index);
     std::unique_ptr<CudaModel> cm(new CudaModel);
     cm->dev = device_index;
@@ -235,6 +238,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->attn_softcap = float(c.attn_softcap);
     cm->final_softcap = float(c.final_softcap);
     cm->kv_f16 = kv_dtype == VT_DTYPE_F16;
+    cm->kv_i8 = kv_dtype == VT_DTYPE_I8;
     cm->ROT = c.rotary_width();
     if (cm->HD % 4 != 0 || cm->HD > kMaxHeadDim)
         fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim a multiple of 4 up to %d; this model has %lld",
@@ -369,7 +373,9 @@ struct CudaSession final : BackendSession {
     int64_t max_tokens = 0;
     int64_t cap = 0;         // KV positions allocated
     int splits = 1;          // decode attention splits (depends on cap)
-    DevMem kv;               // K^T [L][KV][HD][cap] | V [L][KV][cap][HD], f16 or f32 (cm->kv_f16)
+    // K^T [L][KV][HD][cap] | V [L][KV][cap][HD], f16, f32 or int8 (cm->kv_eb()); int8 then
+    // its f32 scales [L][KV][cap][2] (key, value; cuda/kv_layout.h)
+    DevMem kv;
     size_t eb = 2;           // bytes per cache element
 
     DevMem scratch;
@@ -379,6 +385,7 @@ struct CudaSession final : BackendSession {
     float* att = nullptr;     // [R][NH·HD]
     float* mlp = nullptr;     // [R][I]
     float* qkv_raw = nullptr; // [R][QKV] q/k-norm models: the QKV linear's output, device row order
+    float* kv_stage = nullptr; // [R][2][KV][HD] int8 cache: the keys and values before kv_store_i8
     uint16_t* xb = nullptr;   // [R][cm->w8a16_k] BF16 inputs of the W8A16 prefill GEMM (cm->w8a16), per pass
     float* yd = nullptr;      // [R][cm->w8a16_n] its products, per pass, before the epilogue pass
     float* tmp = nullptr;     // [R][H]  Gemma: o_proj / down_proj output before its post norm
@@ -414,6 +421,9 @@ struct CudaSession final : BackendSession {
     void* kcache(int64_t l) const { return kv_layer_k(kv.get(), cap, int(l), int(cm->KV), int(cm->HD), int(eb)); }
     void* vcache(int64_t l) const {
         return kv_layer_v(kv.get(), cap, int(l), int(cm->L), int(cm->KV), int(cm->HD), int(eb));
+    }
+    float* kv_scales(int64_t l) const {  // int8 cache only: layer l's [KV][cap][2]
+        return kv_layer_scales(kv.get(), cap, int(l), int(cm->L), int(cm->KV), int(cm->HD));
     }
     LaunchCfg cfg() const { return LaunchCfg{stream, pdl}; }
 
@@ -474,7 +484,8 @@ int attention_units(const CudaModel& cm) {
 }
 
 // The first n positions of a KV cache of capacity scap (src) into one of capacity dcap (dst):
-// the K^T rows and the V planes, elements of eb bytes, enqueued on `stream`.
+// the K^T rows and the V planes, elements of eb bytes (eb 1, an int8 cache: then the rows of
+// its (key, value) scale pairs), enqueued on `stream`.
 void copy_kv(const CudaModel& c, char* dst, int64_t dcap, const char* src, int64_t scap, int64_t n, size_t eb,
              cudaStream_t stream, const char* what) {
     const size_t rows_k = size_t(c.L * c.KV * c.HD), rows_v = size_t(c.L * c.KV);
@@ -485,6 +496,14 @@ void copy_kv(const CudaModel& c, char* dst, int64_t dcap, const char* src, int64
                             src + rows_k * size_t(scap) * eb, size_t(scap * c.HD) * eb, size_t(n * c.HD) * eb, rows_v,
                             cudaMemcpyDeviceToDevice, stream),
           what);
+    if (eb == 1) {  // [L][KV] rows of (key, value) f32 scale pairs after both planes
+        const char* ss = reinterpret_cast<const char*>(kv_layer_scales(const_cast<char*>(src), scap, 0, int(c.L),
+                                                                       int(c.KV), int(c.HD)));
+        char* ds = reinterpret_cast<char*>(kv_layer_scales(dst, dcap, 0, int(c.L), int(c.KV), int(c.HD)));
+        check(cudaMemcpy2DAsync(ds, size_t(dcap) * 8, ss, size_t(scap) * 8, size_t(n) * 8, rows_v,
+                                cudaMemcpyDeviceToDevice, stream),
+              what);
+    }
 }
 
 // Grows the KV cache to hold `needed` positions (keeping the first `len`); invalidates the
@@ -494,9 +513,8 @@ void ensure_kv(CudaSession& s, int64_t needed, int64_t len) {
     s.settle();  // (a step launched ahead only ever writes below cap; the old cache is freed here)
     const CudaModel& c = *s.cm;
     const int64_t cap = std::min(s.max_tokens, std::max({needed, 2 * s.cap, kInitialCap}));
-    const size_t per_pos = size_t(c.L * c.KV * c.HD) * s.eb;  // bytes of K (or V) per position
     DevMem nk;
-    nk.alloc(s.dev, 2 * per_pos * size_t(cap), "the KV cache");
+    nk.alloc(s.dev, size_t(kv_cache_bytes(cap, int(c.L), int(c.KV), int(c.HD), int(s.eb))), "the KV cache");
     if (len > 0) {
         copy_kv(c, nk.get<char>(), cap, s.kv.get<char>(), s.cap, len, s.eb, s.stream, "KV cache growth");
         check(cudaStreamSynchronize(s.stream), "KV cache growth");
@@ -575,7 +593,7 @@ Epilogue qkv_epilogue(const CudaModel& c, int64_t l, float* q, const int32_t* po
     eq.pos = pos;
     eq.kv_f16 = c.kv_f16;
     eq.layer = int32_t(l);
-    eq.kv_bad = c.kv_f16 ? kv_bad : nullptr;
+    eq.kv_bad = c.kv_checked() ? kv_bad : nullptr;
     return eq;
 }
 
@@ -586,6 +604,7 @@ AttnArgs attn_args(const CudaModel& c, int64_t l, const float* q, float* out, co
     AttnArgs a;
     a.q = q;
     a.kv_f16 = c.kv_f16;
+    a.kv_i8 = c.kv_i8;
     a.out = out;
     a.pos = pos;
     a.nh = int(c.NH);
@@ -609,6 +628,10 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
         eq.kcache = s.kcache(l);
         eq.vcache = s.vcache(l);
         eq.cap = s.cap;
+        if (c.kv_i8) {  // keys and values into the staging, then their codes into the cache
+            eq.kv_stage = s.kv_stage;
+            eq.kv_scales = s.kv_scales(l);
+        }
         if (c.qk_norm) {
             // q/k norms need a whole head: the linear stores (bias added), a kernel goes on.
             Epilogue er;
@@ -622,11 +645,13 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
             eq.bias = w.qkv_bias;
             run_linear(s, w.qkv, s.x, c.H, m, w.attn_norm, eq);
         }
+        if (c.kv_i8) kv_store_i8(s.cfg(), s.kv_stage, m, eq);
 
         AttnArgs a = attn_args(c, l, s.q, s.att, pos, m, s.splits, s.partial, s.counters);
         a.kcache = s.kcache(l);
         a.vcache = s.vcache(l);
         a.cap = s.cap;
+        if (c.kv_i8) a.kv_scales = s.kv_scales(l);
         if (m == 1) attention_decode(s.cfg(), a);
         else attention_prefill(s.cfg(), a);
 
@@ -680,22 +705,29 @@ void enqueue_decode(CudaSession& s, int mode, int slot) {
     const CudaModel& c = *s.cm;
     StepParams* st = s.step + slot;
     check(cudaMemcpyAsync(st, s.h_step + slot, sizeof(StepParams), cudaMemcpyHostToDevice, s.stream), "step input copy");
-    if (c.kv_f16) check(cudaMemsetAsync(s.kv_bad, 0xFF, sizeof(unsigned long long), s.stream), "KV range flag reset");
+    if (c.kv_checked())
+        check(cudaMemsetAsync(s.kv_bad, 0xFF, sizeof(unsigned long long), s.stream), "KV range flag reset");
     // The first kernel after a copy: launched without the PDL attribute.
     embed(LaunchCfg{s.stream, false}, c.embed, c.embed_dtype, c.H, &st->token, 1, s.x, c.embed_scale, s.argmax + slot,
           &st->feedback, s.argmax + (1 - slot));
     enqueue_blocks(s, 1, &st->pos, st->rope, st->rope_local);
     enqueue_head(s, 0, mode, slot);
-    if (c.kv_f16)
+    if (c.kv_checked())
         check(cudaMemcpyAsync(s.h_kv_bad + slot, s.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s.stream),
               "result copy");
 }
 
 // After the stream is done with slot `slot`'s forward: an f16 cache that could not hold a key
-// or value fails the call, as the CPU's store_kv does (same message).
+// or value, or an int8 cache given a non-finite one, fails the call, as the CPU's store_kv
+// does (same messages).
 void check_kv_range(const CudaSession& s, int slot) {
     const unsigned long long k = s.h_kv_bad[slot];
-    if (!s.cm->kv_f16 || k == ~0ull) return;
+    if (!s.cm->kv_checked() || k == ~0ull) return;
+    if (s.cm->kv_i8)
+        fail(VT_STATUS_UNSUPPORTED,
+             "layer %lld: a key or value of the token at position %lld is not finite; the int8 KV cache cannot hold "
+             "it (load the model with kv_cache_dtype F32 to see it propagate)",
+             (long long)(k >> 32), (long long)(k & 0xFFFFFFFFull));
     fail(VT_STATUS_UNSUPPORTED,
          "layer %lld: a key or value of the token at position %lld is beyond the range of the f16 KV cache (largest "
          "finite f16: 65504); load the model with kv_cache_dtype F32 (pyvt: kv_cache=\"f32\")",
@@ -829,6 +861,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     const size_t o_att = cv.take(size_t(R * cm.NH * cm.HD) * 4);
     const size_t o_mlp = cv.take(size_t(R * cm.I) * 4);
     const size_t o_raw = cm.qk_norm ? cv.take(size_t(R * (cm.NH + 2 * cm.KV) * cm.HD) * 4) : 0;
+    const size_t o_stage = cm.kv_i8 ? cv.take(size_t(R * 2 * cm.KV * cm.HD) * 4) : 0;
     const size_t o_tmp = cm.gemma ? cv.take(size_t(R * cm.H) * 4) : 0;
     const size_t o_rope_local = cm.rope->inv_freq_local.empty() ? 0 : cv.take(size_t(R * cm.HD) * 4);
     const size_t o_logits = cv.take(size_t(cm.V) * 4);
@@ -856,6 +889,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->att = s->scratch.get<float>(o_att);
     s->mlp = s->scratch.get<float>(o_mlp);
     if (cm.qk_norm) s->qkv_raw = s->scratch.get<float>(o_raw);
+    if (cm.kv_i8) s->kv_stage = s->scratch.get<float>(o_stage);
     if (cm.gemma) s->tmp = s->scratch.get<float>(o_tmp);
     if (!cm.rope->inv_freq_local.empty()) s->rope_local = s->scratch.get<float>(o_rope_local);
     s->logits = s->scratch.get<float>(o_logits);
@@ -869,7 +903,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->topk_scratch = s->scratch.get<unsigned long long>(o_tks);
     s->cand = s->scratch.get<unsigned long long>(o_cand);
     s->kv_bad = s->scratch.get<unsigned long long>(o_bad);
-    s->eb = cm.kv_f16 ? 2 : 4;
+    s->eb = size_t(cm.kv_eb());
     // Counters must start at zero (the attention kernel's last block resets them after use).
     check(cudaMemsetAsync(s->scratch.get(), 0, cv.off, s->stream), "session scratch init");
 
@@ -987,7 +1021,8 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         check(cudaMemcpyAsync(cs.rope_local, rope_local, size_t(m) * size_t(c.HD) * 4, cudaMemcpyHostToDevice,
                               cs.stream),
               "RoPE copy");
-    if (c.kv_f16) check(cudaMemsetAsync(cs.kv_bad, 0xFF, sizeof(unsigned long long), cs.stream), "KV range flag reset");
+    if (c.kv_checked())
+        check(cudaMemsetAsync(cs.kv_bad, 0xFF, sizeof(unsigned long long), cs.stream), "KV range flag reset");
     embed(LaunchCfg{cs.stream, false}, c.embed, c.embed_dtype, c.H, cs.tokens, m, cs.x, c.embed_scale, cs.argmax,
           nullptr, nullptr);
     enqueue_blocks(cs, m, cs.pos, cs.rope, cs.rope_local);
@@ -1016,7 +1051,7 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
         check(cudaMemcpyAsync(host_logits, cs.logits, size_t(c.V) * 4, cudaMemcpyDeviceToHost, cs.stream),
               "logits copy");
     }
-    if (c.kv_f16)
+    if (c.kv_checked())
         check(cudaMemcpyAsync(cs.h_kv_bad, cs.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, cs.stream),
               "result copy");
     // The host buffers (pos, rope) live until the stream is done with them.
@@ -1066,6 +1101,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
                  o_log = cv.take(size_t(n * V) * 4), o_tok = cv.take(size_t(n) * 4), o_pos = cv.take(size_t(n) * 4),
                  o_rope = cv.take(size_t(n * HD) * 4), o_rl = local ? cv.take(size_t(n * HD) * 4) : 0,
                  o_rows = cv.take(size_t(n) * sizeof(KvRow)),
+                 o_stage = kv_i8 ? cv.take(size_t(n * 2 * KV * HD) * 4) : 0,
                  o_part = cv.take(size_t(n) * size_t(units) * size_t(splits) * kAttnMaxGroup * size_t(HD + 2) * 4);
     if (batch_mem.bytes() < cv.off) {
         DevMem fresh;
@@ -1088,6 +1124,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
     int32_t* d_pos = batch_mem.get<int32_t>(o_pos);
     float* d_rope = batch_mem.get<float>(o_rope);
     float* d_rl = local ? batch_mem.get<float>(o_rl) : nullptr;
+    float* d_stage = kv_i8 ? batch_mem.get<float>(o_stage) : nullptr;
 
     // RoPE as a single decode step computes it (the session layer sets rope_seq_len = pos + 1).
     std::vector<int32_t> h_pos(static_cast<size_t>(n));
@@ -1109,7 +1146,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
     if (local)
         check(cudaMemcpyAsync(d_rl, h_rope.data() + n * HD, size_t(n * HD) * 4, cudaMemcpyHostToDevice, st),
               "RoPE copy");
-    if (kv_f16) check(cudaMemsetAsync(s0.kv_bad, 0xFF, sizeof(unsigned long long), st), "KV range flag reset");
+    if (kv_checked()) check(cudaMemsetAsync(s0.kv_bad, 0xFF, sizeof(unsigned long long), st), "KV range flag reset");
     cudak::embed(LaunchCfg{st, false}, embed, embed_dtype, H, d_tok, int(n), x, embed_scale, nullptr);
 
     // x_in [n][ldx] · Wᵀ (fused RMSNorm with `norm`) with epilogue e, in GEMVs of <= 8 rows.
@@ -1141,7 +1178,9 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
         Epilogue eq = qkv_epilogue(*this, l, q, d_pos, d_rope, d_rl, s0.kv_bad);
         eq.rows = d_rows;
         eq.layers = int32_t(L);
+        eq.kv_stage = d_stage;  // int8 cache (else null): then kv_store_i8 into each row's cache
         qkv_norm_rope(lc, raw, QKV, int(n), qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps, eq);
+        if (kv_i8) kv_store_i8(lc, d_stage, int(n), eq);
         // Splits: the largest of the rows' (a split past a row's keys does nothing).
         AttnArgs a = attn_args(*this, l, q, att, d_pos, 1, splits, d_part, d_cnt);
         a.rows = d_rows;
@@ -1168,7 +1207,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
         linear(lm_head, x, H, final_norm, el);
         check(cudaMemcpyAsync(logits, lg, size_t(n * V) * 4, cudaMemcpyDeviceToHost, st), "logits copy");
     }
-    if (kv_f16)
+    if (kv_checked())
         check(cudaMemcpyAsync(s0.h_kv_bad, s0.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
               "result copy");
     // The host buffers (tokens, positions, RoPE) live until the stream is done with them.

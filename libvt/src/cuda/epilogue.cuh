@@ -21,8 +21,14 @@ __device__ __forceinline__ void kv_put(const Epilogue& e, void* cache, int64_t a
         atomicMin(e.kv_bad, (static_cast<unsigned long long>(e.layer) << 32) | static_cast<unsigned long long>(pos));
 }
 
+// Row i's key (kv 0) or value (kv 1) vector of KV head kvh in an int8 cache's staging
+// (Epilogue::kv_stage, [m][2][nkv][hd]).
+__device__ __forceinline__ float* kv_stage_at(const Epilogue& e, int i, int kv, int kvh) {
+    return e.kv_stage + ((int64_t(i) * 2 + kv) * e.nkv + kvh) * e.hd;
+}
+
 // Dims d0 and d1 of Q or K head `head` of row i: q scaled into e.out, or k into the cache at
-// `pos`.
+// `pos` (an int8 cache: into the staging).
 __device__ __forceinline__ void qk_out(const Epilogue& e, int i, int head, int d0, int d1, float a, float b,
                                        int64_t pos) {
     const int hd = e.hd;
@@ -30,6 +36,10 @@ __device__ __forceinline__ void qk_out(const Epilogue& e, int i, int head, int d
         float* q = e.out + int64_t(i) * e.ld + int64_t(head) * hd;
         q[d0] = a * e.qscale;
         q[d1] = b * e.qscale;
+    } else if (e.kv_stage) {
+        float* k = kv_stage_at(e, i, 0, head - e.nh);
+        k[d0] = a;
+        k[d1] = b;
     } else {
         const int64_t kt = int64_t(head - e.nh) * hd * e.cap + pos;
         kv_put(e, e.kcache, kt + int64_t(d0) * e.cap, a, pos);
@@ -95,6 +105,12 @@ __device__ __forceinline__ unsigned long long epi_pair(const Epilogue& e, int i,
                 else qk_out(e, i, head, r, r + 1, v0, v1, pos);
             } else {
                 const int r = n - qd - kd, kh = r / hd, d = r - kh * hd;
+                if (e.kv_stage) {  // hd is even: d and d + 1 are in the same head
+                    float* vs = kv_stage_at(e, i, 1, kh) + d;
+                    vs[0] = v0;
+                    vs[1] = v1;
+                    return 0;
+                }
                 const int64_t v = (int64_t(kh) * e.cap + pos) * hd + d;
                 kv_put(e, e.vcache, v, v0, pos);
                 kv_put(e, e.vcache, v + 1, v1, pos);  // hd is even: d and d + 1 are in the same head

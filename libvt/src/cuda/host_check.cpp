@@ -41,6 +41,8 @@
 #include "cuda/draw.h"
 #include "cuda/fp8_sm90_plan.h"
 #include "cuda/w8a16_plan.h"
+#include "cuda/kv_layout.h"
+#include "kv_i8.h"
 #include "cuda/layout.h"
 #include "quant.h"
 #include "vt/vt.h"
@@ -986,6 +988,61 @@ void check_epilogue_math() {
            "gelu_tanh(0) = 0, soft-cap saturates at ±cap");
 }
 
+// The int8 KV cache (kv_i8.h, kv_layout.h): codes round to nearest with ties to even, within
+// half a step of x, ±127 at the largest |x|; the scales region follows both code planes,
+// 8-byte aligned for the attention kernel's (key, value) loads, and ends where
+// kv_cache_bytes says; the other caches' sizes are their two planes.
+void check_kv_i8() {
+    using vt::kv_i8_code;
+    using vt::kv_i8_inv;
+    using vt::kv_i8_scale;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    bool ok = true;
+    for (int trial = 0; trial < 2000 && ok; ++trial) {
+        const int n = 1 + trial % 256;
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float& v : x) v = nd(rng) * (trial % 7 == 0 ? 1e-30f : trial % 11 == 0 ? 1e30f : 1.0f);
+        float amax = 0.0f;
+        for (float v : x) amax = std::max(amax, std::fabs(v));
+        if (amax == 0.0f) continue;
+        const float inv = kv_i8_inv(amax), scale = kv_i8_scale(amax);
+        for (int i = 0; i < n; ++i) {
+            const int8_t q = kv_i8_code(x[size_t(i)], inv);
+            ok = ok && q != -128;
+            // |q - x · inv| <= 1/2 (the rounding), so |q · scale - x| <= scale / 2 up to f32 error
+            ok = ok && std::fabs(double(q) - double(x[size_t(i)]) * double(inv)) <= 0.5 + 1e-5;
+            if (std::fabs(x[size_t(i)]) == amax) ok = ok && std::abs(int(q)) == 127;
+        }
+        ok = ok && std::fabs(double(scale) * 127.0 - amax) <= 1e-6 * amax;
+    }
+    expect(ok, "int8 KV codes: within half a step, never -128, the largest |x| at ±127");
+    // amax 127: inv 1 exactly, so k + 1/2 rounds to the even neighbour.
+    bool ties = kv_i8_inv(127.0f) == 1.0f;
+    for (int k = -126; k < 126 && ties; ++k) {
+        const int8_t q = kv_i8_code(float(k) + 0.5f, 1.0f);
+        ties = q == ((k % 2 == 0) ? k : k + 1);
+    }
+    expect(ties, "int8 KV codes: ties to even");
+
+    bool lay = true;
+    for (int layers : {1, 2, 22})
+        for (int nkv : {1, 4, 32})
+            for (int hd : {4, 8, 12, 64, 96, 128, 256})
+                for (int64_t cap : {int64_t(1), int64_t(7), int64_t(512), int64_t(4096)}) {
+                    char* base = nullptr;
+                    const int64_t plane = int64_t(layers) * nkv * hd * cap;  // codes of K (or V)
+                    const char* s0 = reinterpret_cast<const char*>(kv_layer_scales(base, cap, 0, layers, nkv, hd));
+                    const char* sl = reinterpret_cast<const char*>(kv_layer_scales(base, cap, layers - 1, layers, nkv, hd));
+                    lay = lay && s0 - base == 2 * plane && (s0 - base) % 8 == 0 &&
+                          kv_layer_v(base, cap, 0, layers, nkv, hd, 1) - base == plane &&
+                          (sl - base) + int64_t(nkv) * cap * 8 == kv_cache_bytes(cap, layers, nkv, hd, 1) &&
+                          kv_cache_bytes(cap, layers, nkv, hd, 2) == 4 * plane &&
+                          kv_cache_bytes(cap, layers, nkv, hd, 4) == 8 * plane;
+                }
+    expect(lay, "KV cache layout: int8 scales after both planes, 8-byte aligned, sizes");
+}
+
 }  // namespace
 
 int main() {
@@ -1018,6 +1075,7 @@ int main() {
     check_w8a16();
     check_decode_ahead();
     check_draw();
+    check_kv_i8();
     std::printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 
 #include "cuda/device_math.h"
 #include "cuda/draw.h"
+#include "cuda/kv_layout.h"
 #include "cuda/layout.h"
 
 namespace vt {
@@ -71,21 +72,6 @@ enum GateAct : int32_t {
 
 // What happens to the outputs of a linear. Rows are handled in pairs (2j, 2j+1): the row
 // orders of layout.h put the two inputs of every fused op side by side.
-// One row's KV cache in a batched decode step (CudaModel::decode_batch): its session's whole
-// cache, K^T [layers][nkv][hd][cap] then V [layers][nkv][cap][hd] (CudaSession's layout),
-// elements of eb bytes.
-struct KvRow {
-    void* kv = nullptr;
-    int64_t cap = 0;
-};
-// Layer l's K and V of a cache laid out so.
-VT_HD char* kv_layer_k(void* kv, int64_t cap, int l, int nkv, int hd, int eb) {
-    return static_cast<char*>(kv) + int64_t(l) * nkv * hd * cap * eb;
-}
-VT_HD char* kv_layer_v(void* kv, int64_t cap, int l, int layers, int nkv, int hd, int eb) {
-    return static_cast<char*>(kv) + (int64_t(layers) * nkv * hd * cap + int64_t(l) * nkv * cap * hd) * eb;
-}
-
 struct Epilogue {
     int32_t kind = kEpiStore;
     int32_t gelu = 0;                      // kEpiStore: exact GELU after the bias
@@ -113,6 +99,11 @@ struct Epilogue {
     int32_t kv_f16 = 0;
     int32_t layer = 0;
     unsigned long long* kv_bad = nullptr;
+    // An int8 cache (kv_i8.h): keys and values go to kv_stage [m][2][nkv][hd] f32 instead (row
+    // i's K heads, then its V heads, after RoPE), and kv_store_i8 then writes their codes and
+    // scales into the cache. kv_scales: this layer's scales [nkv][cap][2] (one cache).
+    float* kv_stage = nullptr;
+    float* kv_scales = nullptr;
     // qkv_norm_rope of a batched decode step: row i is one token of its own session, at
     // position pos[i], into rows[i]'s cache (layer `layer` of `layers`); kcache / vcache / cap
     // unused. Null: one cache, rows at *pos + i.
@@ -148,9 +139,14 @@ void gemm_finish(const LaunchCfg& cfg, const DevLinear& w, const float* d, int64
 
 struct AttnArgs {
     const float* q = nullptr;       // [m][nh·hd], RoPE applied, scaled (1/sqrt(hd) or the family's scale)
-    const void* kcache = nullptr;   // [nkv][hd][cap] (this layer), f32 or f16 (kv_f16)
+    const void* kcache = nullptr;   // [nkv][hd][cap] (this layer), f32, f16 (kv_f16) or int8 (kv_i8)
     const void* vcache = nullptr;   // [nkv][cap][hd]
     int32_t kv_f16 = 0;
+    // An int8 cache (kv_i8 set, kv_f16 not): key j of KV head h is its codes times
+    // kv_scales[2 (h·cap + j)], value j its codes times kv_scales[2 (h·cap + j) + 1] (this
+    // layer's scales; a batched step's come from rows).
+    int32_t kv_i8 = 0;
+    const float* kv_scales = nullptr;
     int64_t cap = 0;
     float* out = nullptr;           // [m][nh·hd]
     const int32_t* pos = nullptr;   // device int: position of row 0 (keys 0 .. pos + i)
@@ -202,6 +198,14 @@ void add_rmsnorm(const LaunchCfg& cfg, float* x, const float* t, const float* w,
 // e.out, k and v into the cache at position *e.pos + i (the fields of a kEpiQkv Epilogue).
 void qkv_norm_rope(const LaunchCfg& cfg, const float* raw, int64_t ldr, int m, const float* q_norm,
                    const float* k_norm, float eps, const Epilogue& e);
+
+// The int8 cache's store (Epilogue::kv_stage): each of row i's 2 · nkv key and value vectors
+// in stage [m][2][nkv][hd] (f32) into the cache as kv_i8.h's codes and scale, at position
+// *e.pos + i (or, a batched step, e.pos[i] of e.rows[i]'s cache, layer e.layer of e.layers),
+// into e.kcache / e.vcache / e.kv_scales (cap e.cap). A vector with a non-finite
+// element is stored as zeros with scale 0 and reported as the f16 cache's overflow is:
+// atomicMin of (layer << 32 | position) into *e.kv_bad, when that is not null.
+void kv_store_i8(const LaunchCfg& cfg, const float* stage, int m, const Epilogue& e);
 
 // y[i] = silu(g[i]) · u[i], n values.
 void silu_mul(const LaunchCfg& cfg, const float* g, const float* u, int64_t n, float* y);

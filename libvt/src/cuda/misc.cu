@@ -5,6 +5,7 @@
 #include "cuda/draw.h"
 #include "cuda/epilogue.cuh"
 #include "cuda/runtime.h"
+#include "kv_i8.h"
 
 namespace vt {
 namespace cudak {
@@ -74,16 +75,21 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
     const float* row = raw + int64_t(i) * ldr;
     const int64_t pos = e0.rows ? int64_t(e0.pos[i]) : int64_t(*e0.pos) + i;
     Epilogue e = e0;
-    if (e0.rows) {  // a batched decode step: this row's session's cache
+    if (e0.rows && !e0.kv_stage) {  // a batched decode step: this row's session's cache
         const KvRow kr = e0.rows[i];
         const int eb = e0.kv_f16 ? 2 : 4;
         e.kcache = kv_layer_k(kr.kv, kr.cap, e0.layer, e0.nkv, e0.hd, eb);
         e.vcache = kv_layer_v(kr.kv, kr.cap, e0.layer, e0.layers, e0.nkv, e0.hd, eb);
         e.cap = kr.cap;
     }
-    if (hh >= e.nh + e.nkv) {  // a V head: into the cache as it is
+    if (hh >= e.nh + e.nkv) {  // a V head: into the cache as it is (an int8 cache: the staging)
         const int vh = hh - e.nh - e.nkv;
         const float* src = row + int64_t(e.nh + e.nkv) * hd + int64_t(vh) * hd;
+        if (e.kv_stage) {
+            float* dst = kv_stage_at(e, i, 1, vh);
+            for (int d = lane; d < hd; d += 32) dst[d] = src[d];
+            return;
+        }
         const int64_t dst = (int64_t(vh) * e.cap + pos) * hd;
         for (int d = lane; d < hd; d += 32) kv_put(e, e.vcache, dst + d, src[d], pos);
         return;
@@ -108,6 +114,55 @@ __global__ void __launch_bounds__(kNormRopeWarps * 32) qkv_norm_rope_kernel(cons
         rope_pair_out(e, i, hh, j, (src[2 * j] * r) * w[j], (src[2 * j + 1] * r) * w[j + rhalf], rope, pos);
     for (int d = rot + 2 * lane; d < hd; d += 64)  // partial rotary: the other dims as they are
         qk_out(e, i, hh, d, d + 1, (src[d] * r) * w[d], (src[d + 1] * r) * w[d + 1], pos);
+}
+
+// One warp per key or value vector of a row (kv_store_i8): kv_i8.h's codes and scale, the
+// same as the CPU's ops::store_i8 for the same f32 values.
+constexpr int kKvStoreWarps = 8;
+__global__ void __launch_bounds__(kKvStoreWarps * 32) kv_store_i8_kernel(const float* stage, const Epilogue e0) {
+    pdl_launch_dependents();
+    pdl_wait();
+    const int lane = threadIdx.x & 31;
+    const int vec = int(blockIdx.y) * kKvStoreWarps + int(threadIdx.x >> 5);  // [2][nkv]: K heads, then V heads
+    const int i = blockIdx.x, hd = e0.hd, nkv = e0.nkv;
+    if (vec >= 2 * nkv) return;
+    const bool is_v = vec >= nkv;
+    const int kvh = is_v ? vec - nkv : vec;
+    const int64_t pos = e0.rows ? int64_t(e0.pos[i]) : int64_t(*e0.pos) + i;
+    int64_t cap = e0.cap;
+    int8_t* kc = static_cast<int8_t*>(e0.kcache);
+    int8_t* vc = static_cast<int8_t*>(e0.vcache);
+    float* sc = e0.kv_scales;
+    if (e0.rows) {  // a batched decode step: this row's session's cache
+        const KvRow kr = e0.rows[i];
+        cap = kr.cap;
+        kc = reinterpret_cast<int8_t*>(kv_layer_k(kr.kv, cap, e0.layer, nkv, hd, 1));
+        vc = reinterpret_cast<int8_t*>(kv_layer_v(kr.kv, cap, e0.layer, e0.layers, nkv, hd, 1));
+        sc = kv_layer_scales(kr.kv, cap, e0.layer, e0.layers, nkv, hd);
+    }
+    const float* src = stage + ((int64_t(i) * 2 + (is_v ? 1 : 0)) * nkv + kvh) * hd;
+    float amax = 0.0f;
+    bool finite = true;
+    for (int d = lane; d < hd; d += 32) {
+        const float v = src[d];
+        finite = finite && isfinite(v);
+        amax = fmaxf(amax, fabsf(v));
+    }
+    amax = warp_max(amax);
+    finite = __all_sync(0xFFFFFFFFu, finite);
+    const bool zero = !finite || amax == 0.0f;
+    const float inv = zero ? 0.0f : kv_i8_inv(amax);
+    // Keys transposed [nkv][hd][cap], values [nkv][cap][hd] (as the other caches).
+    for (int d = lane; d < hd; d += 32) {
+        const int8_t q = zero ? int8_t(0) : kv_i8_code(src[d], inv);
+        if (is_v) vc[(int64_t(kvh) * cap + pos) * hd + d] = q;
+        else kc[(int64_t(kvh) * hd + d) * cap + pos] = q;
+    }
+    if (lane == 0) {
+        sc[(int64_t(kvh) * cap + pos) * 2 + (is_v ? 1 : 0)] = zero ? 0.0f : kv_i8_scale(amax);
+        if (!finite && e0.kv_bad)
+            atomicMin(e0.kv_bad, (static_cast<unsigned long long>(e0.layer) << 32) | static_cast<unsigned long long>(pos));
+    }
 }
 
 __global__ void __launch_bounds__(256) silu_mul_kernel(const float* g, const float* u, int64_t n, float* y) {
@@ -199,6 +254,12 @@ void qkv_norm_rope(const LaunchCfg& cfg, const float* raw, int64_t ldr, int m, c
     const int heads = e.nh + 2 * e.nkv;
     launch(cfg, "q/k norm + RoPE", qkv_norm_rope_kernel, dim3(unsigned(m), unsigned((heads + kNormRopeWarps - 1) / kNormRopeWarps)),
            dim3(kNormRopeWarps * 32), 0, raw, ldr, q_norm, k_norm, eps, e);
+}
+
+void kv_store_i8(const LaunchCfg& cfg, const float* stage, int m, const Epilogue& e) {
+    launch(cfg, "int8 KV cache store", kv_store_i8_kernel,
+           dim3(unsigned(m), unsigned((2 * e.nkv + kKvStoreWarps - 1) / kKvStoreWarps)), dim3(kKvStoreWarps * 32), 0,
+           stage, e);
 }
 
 void rmsnorm(const LaunchCfg& cfg, const float* x, const float* w, float eps, int64_t h, int m, float* out) {

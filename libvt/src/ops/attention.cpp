@@ -10,6 +10,7 @@
 #endif
 
 #include "half.h"
+#include "kv_i8.h"
 #include "cpu_features.h"
 #include "ops/cpu_clones.h"
 #include "ops/exp_nonpos.h"
@@ -512,13 +513,9 @@ bool store_i8(const float* src, int64_t n, int8_t* dst, int64_t stride, float* s
         *scale = 0.0f;
         return finite;
     }
-    const float inv = 127.0f / amax;
-    for (int64_t i = 0; i < n; ++i) {
-        // |src| <= amax, so |q| <= 127 up to rounding of inv: clamped all the same.
-        const float r = std::nearbyint(src[i] * inv);
-        dst[i * stride] = int8_t(std::max(-127.0f, std::min(127.0f, r)));
-    }
-    *scale = amax / 127.0f;
+    const float inv = kv_i8_inv(amax);  // kv_i8.h: the CUDA backend's codes are the same
+    for (int64_t i = 0; i < n; ++i) dst[i * stride] = kv_i8_code(src[i], inv);
+    *scale = kv_i8_scale(amax);
     return true;
 }
 
