@@ -264,35 +264,31 @@ def phase_steps(ctx: Ctx) -> list[Step]:
             Step("ncu_legacy", "the same with VT_CUDA_LEGACY_KERNELS=1", t_ncu, argv=ncu("ncu_legacy.csv"),
                  env=legacy, log="profile.log", needs=("build", "gpu"), parser="ncu"),
         ]
-    if ctx.phase == "prefill":
+    if ctx.phase in ("prefill", "kvcache"):
+        # Two TinyLlama-shape bench/decode.py runs after one checkpoint: the prefill GEMMs, or
+        # the KV cache types after a long and a short prompt.
         model = "tinyllama-1.1b"
         t = (PHASE_BUDGET_S - 20 - 210 - CHECKPOINT_S[model]) // 2
+        log = f"{ctx.phase}.log"
 
-        def bench(kernel: str) -> Step:
+        def bench(sid: str, title: str, formats: str, prompt: int, gen: int, tag: str,
+                  env: dict[str, str] | None = None) -> Step:
             argv = [py, str(ROOT / "bench/decode.py"), "--device", "cuda", "--models", model,
-                    "--formats", "int8,int8/b64", "--no-llamacpp", "--no-transformers", "--prompt", "random",
-                    "--prompt-len", str(PREFILL_TOKENS), "--gen-len", "16", "--repeat", "3",
-                    "--cache", str(ctx.models), "--results-dir", str(ctx.out), "--tag", f"prefill-{kernel}",
+                    "--formats", formats, "--no-llamacpp", "--no-transformers", "--prompt", "random",
+                    "--prompt-len", str(prompt), "--gen-len", str(gen), "--repeat", "3",
+                    "--cache", str(ctx.models), "--results-dir", str(ctx.out), "--tag", tag,
                     "--worker-timeout", str(max(30, (t - 15) // 2)), "--worker-retries", "0"]
-            return Step(f"prefill_{kernel}", f"{model}: a {PREFILL_TOKENS}-token prefill, int8 blocks 32 and 64, "
-                        f"VT_CUDA_PREFILL_GEMM={kernel}", t, argv=argv, env={"VT_CUDA_PREFILL_GEMM": kernel},
-                        log="prefill.log", needs=("pyvt", "gpu"), parser="decode")
+            return Step(sid, f"{model}: {title}", t, argv=argv, env=env or {}, log=log, needs=("pyvt", "gpu"),
+                        parser="decode")
 
-        return head + [checkpoint_step(ctx, model, "prefill.log"), bench("mma"), bench("wgmma")]
-    if ctx.phase == "kvcache":
-        model = "tinyllama-1.1b"
-        t = (PHASE_BUDGET_S - 20 - 210 - CHECKPOINT_S[model]) // 2
-
-        def bench(prompt: int) -> Step:
-            argv = [py, str(ROOT / "bench/decode.py"), "--device", "cuda", "--models", model,
-                    "--formats", "int8,int8/kv-int8", "--no-llamacpp", "--no-transformers", "--prompt", "random",
-                    "--prompt-len", str(prompt), "--gen-len", "64", "--repeat", "3",
-                    "--cache", str(ctx.models), "--results-dir", str(ctx.out), "--tag", f"kvcache-{prompt}",
-                    "--worker-timeout", str(max(30, (t - 15) // 2)), "--worker-retries", "0"]
-            return Step(f"kv_{prompt}", f"{model}: decode after a {prompt}-token prompt, f16 vs int8 KV cache", t,
-                        argv=argv, log="kvcache.log", needs=("pyvt", "gpu"), parser="decode")
-
-        return head + [checkpoint_step(ctx, model, "kvcache.log"), bench(KV_LONG_TOKENS), bench(128)]
+        if ctx.phase == "prefill":
+            runs = [bench(f"prefill_{k}", f"a {PREFILL_TOKENS}-token prefill, int8 blocks 32 and 64, "
+                          f"VT_CUDA_PREFILL_GEMM={k}", "int8,int8/b64", PREFILL_TOKENS, 16, f"prefill-{k}",
+                          {"VT_CUDA_PREFILL_GEMM": k}) for k in ("mma", "wgmma")]
+        else:
+            runs = [bench(f"kv_{n}", f"decode after a {n}-token prompt, f16 vs int8 KV cache", "int8,int8/kv-int8",
+                          n, 64, f"kvcache-{n}") for n in (KV_LONG_TOKENS, 128)]
+        return head + [checkpoint_step(ctx, model, log), *runs]
     if ctx.phase == "cpu":
         t = PHASE_BUDGET_S - 20 - 210 - 10
         hidden = {"CUDA_VISIBLE_DEVICES": ""}
