@@ -1,9 +1,11 @@
 /*
  * vt_generate — generate token ids with libvt from C.
  *
- *   vt_generate MODEL_PATH [n_tokens] [token ids...]   greedy generation, ids on stdout
- *   vt_generate --self-test                            builds a tiny random Llama checkpoint
- *                                                      in a temp folder and checks the API
+ *   vt_generate [--format F] MODEL_PATH [n_tokens] [token ids...]
+ *                                  greedy generation, ids on stdout; F the weight format:
+ *                                  auto (default), int8, fp8, fp8-channel, bf16, int4, int4-min
+ *   vt_generate --self-test        builds a tiny random Llama checkpoint in a temp folder and
+ *                                  checks the API
  *
  * MODEL_PATH is a folder (config.json + model.safetensors or a sharded set), a .safetensors
  * file or an index .json. Without token ids the prompt is the model's BOS token (or 0).
@@ -21,7 +23,20 @@
 
 /* ---- Normal mode ------------------------------------------------------------------- */
 
-static int run_generate(int argc, char** argv) {
+/* vt_format of a --format name, or -1. */
+static int format_named(const char* name) {
+    static const struct {
+        const char* name;
+        int format;
+    } names[] = {{"auto", VT_FORMAT_AUTO},   {"int8", VT_FORMAT_INT8_BLOCKED}, {"fp8", VT_FORMAT_FP8_BLOCKED},
+                 {"fp8-channel", VT_FORMAT_FP8_CHANNEL}, {"bf16", VT_FORMAT_BF16}, {"int4", VT_FORMAT_INT4_BLOCKED},
+                 {"int4-min", VT_FORMAT_INT4_MIN_BLOCKED}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+        if (strcmp(name, names[i].name) == 0) return names[i].format;
+    return -1;
+}
+
+static int run_generate(int argc, char** argv, int format) {
     const char* path = argv[1];
     int64_t n_tokens = argc > 2 ? atoll(argv[2]) : 16;
     if (n_tokens < 0 || n_tokens > 1000000) {
@@ -30,6 +45,7 @@ static int run_generate(int argc, char** argv) {
     }
     vt_model* model = NULL;
     vt_model_options mopt = vt_model_default_options();
+    mopt.weight_format = format;
     if (vt_model_load(path, &mopt, &model) != VT_OK) {
         fprintf(stderr, "error: %s\n", vt_last_error());
         return 1;
@@ -306,9 +322,22 @@ static int self_test(void) {
 
 int main(int argc, char** argv) {
     if (argc == 2 && strcmp(argv[1], "--self-test") == 0) return self_test();
+    int format = VT_FORMAT_AUTO;
+    if (argc >= 3 && strcmp(argv[1], "--format") == 0) {
+        format = format_named(argv[2]);
+        if (format < 0) {
+            fprintf(stderr, "error: --format %s is not auto, int8, fp8, fp8-channel, bf16, int4 or int4-min\n",
+                    argv[2]);
+            return 2;
+        }
+        argv[2] = argv[0];  /* the rest as if the options were not there */
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: %s MODEL_PATH [n_tokens] [token ids...]\n       %s --self-test\n", argv[0], argv[0]);
+        fprintf(stderr, "usage: %s [--format F] MODEL_PATH [n_tokens] [token ids...]\n       %s --self-test\n",
+                argv[0], argv[0]);
         return 2;
     }
-    return run_generate(argc, argv);
+    return run_generate(argc, argv, format);
 }

@@ -643,7 +643,8 @@ def test_ab_env_alternates_and_reports_medians(tmp_path):
     (work / "build" / "examples").mkdir(parents=True)
     (work / "models" / "tinyllama-1.1b").mkdir(parents=True)
     gen = work / "build" / "examples" / "vt_generate"
-    gen.write_text('#!/bin/sh\necho "128 prompt tokens, 128 generated (length); prefill 5.0 ms, '
+    args = tmp_path / "args"
+    gen.write_text(f'#!/bin/sh\necho "$@" >> {args}\necho "128 prompt tokens, 128 generated (length); prefill 5.0 ms, '
                    'decode 0.$((8 + ${VT_X:-0})) ms/token"\n')
     gen.chmod(0o755)
     ab = str(REPO / "bench" / "gpu" / "ab_env.sh")
@@ -655,6 +656,14 @@ def test_ab_env_alternates_and_reports_medians(tmp_path):
     assert runs == ["VT_X=0", "VT_X=1"] * 3  # alternating
     assert "VT_X=0 median 0.8 ms/token over 3 runs" in r.stdout
     assert "VT_X=1 median 0.9 ms/token over 3 runs" in r.stdout
+    model = str(work / "models" / "tinyllama-1.1b")
+    assert args.read_text().splitlines() == [f"--format auto {model} 128"] * 6
+    # the weight format (7th argument) reaches vt_generate --format
+    args.unlink()
+    r = subprocess.run(["bash", ab, "VT_X", "0", "1", "", "64", "1", "int4"], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert args.read_text().splitlines() == [f"--format int4 {model} 64"] * 2
     # Bad input: one line naming what is missing or wrong.
     gen.write_text("#!/bin/sh\necho no timing here\n")
     r = subprocess.run(["bash", ab, "VT_X", "0", "1"], capture_output=True, text=True, env=env, timeout=60)

@@ -232,8 +232,9 @@ void check_store_and_add(const std::string& tag, const Packed& p, const std::vec
 
 void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     char tag[160];
-    std::snprintf(tag, sizeof tag, "%s %s/%d [%lld x %lld] m=%d", m <= kGemvMaxM ? "gemv" : "gemm", fmt_name(f), block,
-                  (long long)n, (long long)k, m);
+    const bool four = int4_four_rows() && m == 1 && (f == VT_FORMAT_INT4_BLOCKED || f == VT_FORMAT_INT4_MIN_BLOCKED);
+    std::snprintf(tag, sizeof tag, "%s %s/%d [%lld x %lld] m=%d%s", m <= kGemvMaxM ? "gemv" : "gemm", fmt_name(f),
+                  block, (long long)n, (long long)k, m, four ? " [4 rows per warp]" : "");
     std::vector<float> w = randn(size_t(n * k), 0.05f);
     auto p = prepack(w.data(), VT_DTYPE_F32, n, k, f, block);
     DevWeight dw;
@@ -271,23 +272,30 @@ std::vector<float> gemv_argmax(const DevWeight& dw, const std::vector<float>& x,
     return y;
 }
 
-void test_gemv_norm_and_argmax() {
+void test_gemv_norm_and_argmax(vt_format f = VT_FORMAT_INT8_BLOCKED) {
     const int64_t n = 1000, k = 576;
     std::vector<float> w = randn(size_t(n * k), 0.05f);
-    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, VT_FORMAT_INT8_BLOCKED, 32);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, f, 32);
     DevWeight dw;
     upload(*p, rows_plain(*p), n, dw);
     std::vector<float> x = randn(size_t(k), 3.0f), nw = randn(size_t(k), 0.2f);
     for (auto& v : nw) v += 1.0f;
-    // CPU: norm then linear
-    std::vector<float> xn(static_cast<size_t>(k)), xc = x;
+    // CPU: the norm, then the packed weights (as vt_packed_unpack gives them) times it in double
+    std::vector<float> xn(static_cast<size_t>(k)), xc = x, wu(size_t(n * k));
     ops::add_rmsnorm(xc.data(), nullptr, nw.data(), 1e-5f, k, xn.data());
-    std::vector<float> ref(static_cast<size_t>(n));
-    linear(*p, xn.data(), 1, nullptr, vt_linear_default_options(), ref.data());
+    unpack(*p, wu.data());
+    std::vector<double> ref(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+        double acc = 0;
+        for (int64_t c = 0; c < k; ++c) acc += double(wu[size_t(r * k + c)]) * xn[size_t(c)];
+        ref[size_t(r)] = acc;
+    }
     unsigned long long key = 0;
     const std::vector<float> y = gemv_argmax(dw, x, &nw, n, k, &key);
-    expect(nerr(y, to_d(ref)) < 2e-5, "gemv fused RMSNorm prologue vs CPU norm + linear", nerr(y, to_d(ref)));
-    expect(key && int64_t(rank_key_index(key)) == argmax(y.data(), n), "gemv argmax epilogue = argmax of its output");
+    const bool four = int4_four_rows() && (f == VT_FORMAT_INT4_BLOCKED || f == VT_FORMAT_INT4_MIN_BLOCKED);
+    const std::string tag = std::string("gemv ") + fmt_name(f) + (four ? " [4 rows per warp]" : "");
+    expect(nerr(y, ref) < 2e-5, tag + ": fused RMSNorm prologue vs CPU norm + the weights in double", nerr(y, ref));
+    expect(key && int64_t(rank_key_index(key)) == argmax(y.data(), n), tag + ": argmax epilogue = argmax of its output");
 }
 
 // The gated MLP epilogue: SwiGLU (with the gate/up biases of Llama's mlp_bias when `bias`) or
@@ -1621,6 +1629,21 @@ int main(int argc, char** argv) {
             test_linear(f, 32, 40, 37, 20);
         }
         test_gemv_norm_and_argmax();
+        // The 4-bit GEMV with four rows per warp (VT_CUDA_INT4_FOUR_ROWS; m = 1, m > 1 keeps
+        // two): the same cases (block sizes, K past a staging chunk, odd K), the gated
+        // epilogue's pairs, the fused norm and the argmax over both of a warp's row pairs.
+        const bool four_rows_env = int4_four_rows();
+        set_int4_four_rows(true);
+        for (vt_format f : {VT_FORMAT_INT4_BLOCKED, VT_FORMAT_INT4_MIN_BLOCKED}) {
+            for (int m : {1, 3}) test_linear(f, 0, 300, 576, m);
+            for (int32_t block : {16, 64, 128}) test_linear(f, block, 130, 1024, 1);
+            test_linear(f, 32, 64, 11008, 1);
+            test_linear(f, 32, 64, 5632, 1);
+            test_linear(f, 128, 40, 333, 1);
+            for (int m : {1, 3}) test_swiglu(f, m);
+            test_gemv_norm_and_argmax(f);
+        }
+        set_int4_four_rows(four_rows_env);
         for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_BF16, VT_FORMAT_INT4_BLOCKED,
                             VT_FORMAT_INT4_MIN_BLOCKED})
             for (int m : {1, 3, 8, 33}) {

@@ -32,6 +32,10 @@
 // than at 8 bits (the staged x covers twice the K per chunk), but as many bytes for m = 1.
 // Blocks of 4 warps (8 rows, a "row group"). VT_CUDA_LEGACY_KERNELS=1 runs the kernel as before
 // 2026-11-26 (one row group per block, a separate RMSNorm pass, scalar staging).
+// VT_CUDA_INT4_FOUR_ROWS=1 (2026-11-27, opt-in until timed on a GPU): the 4-bit formats at
+// m = 1 give each warp 4 rows with half as many chunks of each in flight (16-row groups): at
+// K = 2048 a two-row 4-bit iteration found half its chunks past the end of the rows, so it
+// moved half the bytes of an 8-bit one in the same time.
 #include <atomic>
 #include <type_traits>
 
@@ -43,7 +47,9 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
-constexpr int kRowsPerBlock = kWarps * 2;
+// A warp takes RPW rows (2; the 4-bit formats at m = 1 take 4 with VT_CUDA_INT4_FOUR_ROWS):
+// a block's row group is kWarps · RPW rows.
+constexpr int rows_per_block(int rpw) { return kWarps * rpw; }
 constexpr int kSmemFloats = 8192;  // 32 KB of staged activations
 // At least 3 blocks per SM for the current kernels (a cap of 168 registers): without it ptxas
 // gave INT4_MIN m = 1 203; with 4 (128) every variant spilled.
@@ -56,7 +62,7 @@ struct GemvParams {
     int32_t m;
     int32_t x_vec4;  // x rows are 16-byte aligned: the stagings use float4 loads
     int32_t nw_vec4; // norm_w is 16-byte aligned
-    int32_t nrg;     // row groups (kRowsPerBlock rows each): n_pad / kRowsPerBlock
+    int32_t nrg;     // row groups (rows_per_block(RPW) rows each): n_pad / rows_per_block(RPW)
     int32_t evict_first;  // weights and scales streamed with an L2 evict-first policy (l2_evict_first())
     const float* norm_w;
     float eps;
@@ -77,11 +83,12 @@ struct FmtTraits {
 // The loop's shape for a format and m (the host reads KC: a block may take several row groups
 // only if all of K fits one staging). U: chunks per lane and row per iteration, 4 (2 for m = 8),
 // fewer where one iteration's x would not fit the staging buffer (4-bit chunks cover 32 k);
-// IC: chunks per iteration (per row); KC: k staged at a time, a multiple of IC chunks.
-template <int FMT, int M>
+// IC: chunks per iteration (per row); KC: k staged at a time, a multiple of IC chunks. With
+// four rows per warp (RPW 4) half as many chunks per row, so as many loads are in flight.
+template <int FMT, int M, int RPW = 2>
 struct GemvTile {
     static constexpr int EPC = FmtTraits<FMT>::kEpc;
-    static constexpr int U0 = M >= 8 ? 2 : 4, UF = kSmemFloats / (M * 32 * EPC);
+    static constexpr int U0 = (M >= 8 ? 2 : 4) * 2 / RPW, UF = kSmemFloats / (M * 32 * EPC);
     static constexpr int U = UF < 1 ? 1 : UF < U0 ? UF : U0;
     static constexpr int IC = 32 * U;
     static constexpr int KC = IC * EPC * (kSmemFloats / (M * IC * EPC) > 0 ? kSmemFloats / (M * IC * EPC) : 1);
@@ -147,13 +154,15 @@ __device__ __forceinline__ uint32_t ld_half_pair(const uint16_t* row, int c, boo
     return v | (v << 16);
 }
 
-// LEGACY: x staged as before 2026-11-26 (VT_CUDA_LEGACY_KERNELS=1, see kernels.h).
-template <int FMT, int M, bool LEGACY>
+// LEGACY: x staged as before 2026-11-26 (VT_CUDA_LEGACY_KERNELS=1, see kernels.h). RPW: rows
+// per warp (2; 4 for the 4-bit formats with VT_CUDA_INT4_FOUR_ROWS, see launch_fmt).
+template <int FMT, int M, bool LEGACY, int RPW = 2>
 __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_kernel(const GemvParams p) {
     using T = FmtTraits<FMT>;
     using Sc = typename T::Sc;
     constexpr int EPC = T::kEpc, UPC = EPC / 4;
-    using Tile = GemvTile<FMT, M>;
+    static_assert(RPW == 2 || RPW == 4, "rows per warp");
+    using Tile = GemvTile<FMT, M, RPW>;
     constexpr int U = Tile::U, IC = Tile::IC, KC = Tile::KC;
     static_assert(M * KC <= kSmemFloats, "staging buffer too small");
     constexpr int KH = KC / 32;        // 4-bit: chunks per stage, i.e. halves of each parity
@@ -173,7 +182,7 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
     const int kb_shift = (T::kScales && !kb16) ? __ffs(s.kb / EPC) - 1 : 0;
     const uint64_t pol = l2_policy(p.evict_first != 0);
 
-    // Iterations: a row group (the block's kRowsPerBlock rows, 2 per warp) takes ipr iterations
+    // Iterations: a row group (the block's rows_per_block(RPW) rows, RPW per warp) takes ipr iterations
     // of IC chunks per row; the block takes row groups blockIdx.x, blockIdx.x + gridDim.x, ...
     // as one sequence of iterations, so the next group's weights are in flight while this
     // one's last chunks are computed and its results stored. The host launches fewer blocks
@@ -182,31 +191,29 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
     const int ipr = (nchunks + IC - 1) / IC;
     const int ngroups = (p.nrg - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x);
     const int niter = ngroups * ipr;
-    auto group_row0 = [&](int t) { return ((int(blockIdx.x) + (t / ipr) * int(gridDim.x)) * kWarps + warp) * 2; };
+    auto group_row0 = [&](int t) { return ((int(blockIdx.x) + (t / ipr) * int(gridDim.x)) * kWarps + warp) * RPW; };
 
-    uint4 wa[2][U], wb[2][U];
-    Sc sa[2][U], sb[2][U];
-    uint32_t ma[2][U], mb[2][U];  // INT4_MIN: f16 pairs of the halves' mins (unused otherwise)
+    uint4 wa[RPW][U], wb[RPW][U];
+    Sc sa[RPW][U], sb[RPW][U];
+    uint32_t ma[RPW][U], mb[RPW][U];  // INT4_MIN: f16 pairs of the halves' mins (unused otherwise)
     // The weights (and scales, mins) of iteration t.
-    auto load = [&](uint4 (&w)[2][U], Sc (&sc)[2][U], uint32_t (&mn)[2][U], int t) {
+    auto load = [&](uint4 (&w)[RPW][U], Sc (&sc)[RPW][U], uint32_t (&mn)[RPW][U], int t) {
         const int row0 = group_row0(t), c0 = (t % ipr) * IC;
-        const uint8_t* wrow[2] = {p.w.w + int64_t(row0) * rowbytes, p.w.w + int64_t(row0 + 1) * rowbytes};
-        const uint16_t* srow[2] = {nullptr, nullptr};
-        const uint16_t* mrow[2] = {nullptr, nullptr};
-        if constexpr (T::kScales) {
-            srow[0] = p.w.scales + int64_t(row0) * s.nkb;
-            srow[1] = srow[0] + s.nkb;
-        }
-        if constexpr (T::kMins) {
-            mrow[0] = p.w.mins + int64_t(row0) * s.nkb;
-            mrow[1] = mrow[0] + s.nkb;
+        const uint8_t* wrow[RPW];
+        const uint16_t* srow[RPW];
+        const uint16_t* mrow[RPW];
+#pragma unroll
+        for (int r = 0; r < RPW; ++r) {
+            wrow[r] = p.w.w + int64_t(row0 + r) * rowbytes;
+            srow[r] = T::kScales ? p.w.scales + int64_t(row0 + r) * s.nkb : nullptr;
+            mrow[r] = T::kMins ? p.w.mins + int64_t(row0 + r) * s.nkb : nullptr;
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int c = c0 + u * 32 + lane;
             const bool ok = c < nchunks;
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
+            for (int r = 0; r < RPW; ++r) {
                 w[r][u] = ok ? ld_stream16(wrow[r] + int64_t(c) * 16, pol) : make_uint4(0, 0, 0, 0);
                 if constexpr (T::kFour) {
                     sc[r][u] = ok ? ld_half_pair(srow[r], c, kb16, kb_shift, pol) : 0u;
@@ -393,13 +400,14 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
         else stage_batched(k0);
     };
 
-    float acc[2][M];
+    float acc[RPW][M];
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+    for (int r = 0; r < RPW; ++r)
 #pragma unroll
         for (int mi = 0; mi < M; ++mi) acc[r][mi] = 0.0f;
 
-    auto compute = [&](const uint4 (&w)[2][U], const Sc (&sc)[2][U], const uint32_t (&mn)[2][U], int c0, int cbase) {
+    auto compute = [&](const uint4 (&w)[RPW][U], const Sc (&sc)[RPW][U], const uint32_t (&mn)[RPW][U], int c0,
+                       int cbase) {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             const int c = c0 + u * 32 + lane;
@@ -408,26 +416,26 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
             if constexpr (T::kFour) {
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {  // the chunk's two halves of 16 weights
-                    float part[2][M];
+                    float part[RPW][M];
 #pragma unroll
-                    for (int r = 0; r < 2; ++r)
+                    for (int r = 0; r < RPW; ++r)
 #pragma unroll
                         for (int mi = 0; mi < M; ++mi) part[r][mi] = 0.0f;
 #pragma unroll
                     for (int j = 2 * h; j < 2 * h + 2; ++j) {  // word j: x units 2j, 2j + 1
-                        float f[2][8];  // decoded once, used by every input row
-                        decode8<FMT == kDevInt4 ? 8 : 0>((&w[0][u].x)[j], f[0]);
-                        decode8<FMT == kDevInt4 ? 8 : 0>((&w[1][u].x)[j], f[1]);
+                        float f[RPW][8];  // decoded once, used by every input row
+#pragma unroll
+                        for (int r = 0; r < RPW; ++r) decode8<FMT == kDevInt4 ? 8 : 0>((&w[r][u].x)[j], f[r]);
 #pragma unroll
                         for (int mi = 0; mi < M; ++mi) {
                             const float4 xa = xs[mi * (KC / 4) + xs_unit(cr, 2 * j, UPC)];
                             const float4 xb = xs[mi * (KC / 4) + xs_unit(cr, 2 * j + 1, UPC)];
-                            part[0][mi] = dot8(f[0], xa, xb, part[0][mi]);
-                            part[1][mi] = dot8(f[1], xa, xb, part[1][mi]);
+#pragma unroll
+                            for (int r = 0; r < RPW; ++r) part[r][mi] = dot8(f[r], xa, xb, part[r][mi]);
                         }
                     }
 #pragma unroll
-                    for (int r = 0; r < 2; ++r) {
+                    for (int r = 0; r < RPW; ++r) {
                         const float scale = h2f(uint16_t(sc[r][u] >> (16 * h)));
 #pragma unroll
                         for (int mi = 0; mi < M; ++mi) acc[r][mi] = fmaf(part[r][mi], scale, acc[r][mi]);
@@ -440,9 +448,9 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
                     }
                 }
             } else {
-                float part[2][M];
+                float part[RPW][M];
 #pragma unroll
-                for (int r = 0; r < 2; ++r)
+                for (int r = 0; r < RPW; ++r)
 #pragma unroll
                     for (int mi = 0; mi < M; ++mi) part[r][mi] = T::kScales ? 0.0f : acc[r][mi];
 #pragma unroll
@@ -451,12 +459,12 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
 #pragma unroll
                     for (int mi = 0; mi < M; ++mi) xv[mi] = xs[mi * (KC / 4) + xs_unit(cr, j, UPC)];
 #pragma unroll
-                    for (int r = 0; r < 2; ++r)
+                    for (int r = 0; r < RPW; ++r)
 #pragma unroll
                         for (int mi = 0; mi < M; ++mi) part[r][mi] = dot4<FMT>(w[r][u], j, xv[mi], part[r][mi]);
                 }
 #pragma unroll
-                for (int r = 0; r < 2; ++r) {
+                for (int r = 0; r < RPW; ++r) {
                     if constexpr (T::kScales) {
                         const float scale = h2f(sc[r][u]);
 #pragma unroll
@@ -476,10 +484,12 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
     auto finish = [&](int t) {
         const int row0 = group_row0(t);
 #pragma unroll
-        for (int r = 0; r < 2; ++r)
+        for (int r = 0; r < RPW; ++r)
 #pragma unroll
             for (int mi = 0; mi < M; ++mi) acc[r][mi] = warp_sum(acc[r][mi]);
-        const float rm0 = p.w.rowmul[row0], rm1 = p.w.rowmul[row0 + 1];
+        float rm[RPW];
+#pragma unroll
+        for (int r = 0; r < RPW; ++r) rm[r] = p.w.rowmul[row0 + r];
 #pragma unroll
         for (int mi = 0; mi < M; ++mi) {
             if (lane == mi && mi < p.m) {
@@ -490,14 +500,17 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
                     for (int w = 0; w < kWarps; ++w) t2 += red[w][mi];
                     rs = 1.0f / sqrtf(t2 / float(s.k) + p.eps);
                 }
-                const float v0 = (acc[0][mi] * rs * s.post) * rm0;
-                const float v1 = (acc[1][mi] * rs * s.post) * rm1;
-                const unsigned long long k = epi_pair(p.e, mi, row0, s.n, v0, v1);
-                best = k > best ? k : best;
+#pragma unroll
+                for (int q = 0; q < RPW; q += 2) {  // the warp's row pairs, each one epilogue call
+                    const float v0 = (acc[q][mi] * rs * s.post) * rm[q];
+                    const float v1 = (acc[q + 1][mi] * rs * s.post) * rm[q + 1];
+                    const unsigned long long k = epi_pair(p.e, mi, row0 + q, s.n, v0, v1);
+                    best = k > best ? k : best;
+                }
             }
         }
 #pragma unroll
-        for (int r = 0; r < 2; ++r)
+        for (int r = 0; r < RPW; ++r)
 #pragma unroll
             for (int mi = 0; mi < M; ++mi) acc[r][mi] = 0.0f;
     };
@@ -540,7 +553,7 @@ __global__ void __launch_bounds__(kThreads, LEGACY ? 1 : kGemvMinBlocks) gemv_ke
 
 // Blocks of this kernel resident on the current device at once (SMs × blocks per SM), found
 // once per device; 0 if the runtime cannot say.
-template <int FMT, int M, bool LEGACY>
+template <int FMT, int M, bool LEGACY, int RPW>
 int resident_blocks() {
     constexpr int kDevs = 64;
     static std::atomic<int> cache[kDevs];
@@ -552,7 +565,7 @@ int resident_blocks() {
     }
     int sms = 0, per_sm = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_kernel<FMT, M, LEGACY>, kThreads, 0) !=
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_kernel<FMT, M, LEGACY, RPW>, kThreads, 0) !=
             cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
@@ -562,21 +575,34 @@ int resident_blocks() {
     return n;
 }
 
-template <int FMT, int M, bool LEGACY>
-void launch_m(const LaunchCfg& cfg, const GemvParams& p) {
+template <int FMT, int M, bool LEGACY, int RPW = 2>
+void launch_m(const LaunchCfg& cfg, GemvParams p) {
     // One block per row group, or (all of K in one staging) at most as many as are resident
     // at once, each taking several groups: x is staged and normalized once per block, and the
-    // weight stream of a block does not stop between its groups.
+    // weight stream of a block does not stop between its groups. (n_pad is a multiple of
+    // kRowPad = 64: whole groups of 8 or 16 rows.)
+    p.nrg = int32_t(p.w.s.n_pad / rows_per_block(RPW));
     int blocks = p.nrg;
-    if (!LEGACY && p.w.s.k_pad <= GemvTile<FMT, M>::KC) {
-        const int r = resident_blocks<FMT, M, LEGACY>();
+    if (!LEGACY && p.w.s.k_pad <= GemvTile<FMT, M, RPW>::KC) {
+        const int r = resident_blocks<FMT, M, LEGACY, RPW>();
         if (r > 0 && r < blocks) blocks = r;
     }
-    launch(cfg, "gemv", gemv_kernel<FMT, M, LEGACY>, dim3(unsigned(blocks)), dim3(kThreads), 0, p);
+    launch(cfg, "gemv", gemv_kernel<FMT, M, LEGACY, RPW>, dim3(unsigned(blocks)), dim3(kThreads), 0, p);
 }
 
 template <int FMT>
 void launch_fmt(const LaunchCfg& cfg, const GemvParams& p) {
+    if constexpr (FmtTraits<FMT>::kFour) {
+        // VT_CUDA_INT4_FOUR_ROWS: four rows per warp at m = 1 (single-session decode), two
+        // chunks of each per lane and iteration — as many bytes per iteration as 8-bit weights
+        // move (at K = 2048 a 4-bit iteration of two rows found only half its chunks inside the
+        // rows). m = 4 with four rows spilled (INT4_MIN 248 bytes on sm_90): m > 1 keeps two.
+        // Opt-in until a GPU has timed it against the two-row form (issue 15; docs/cuda.md).
+        if (p.m <= 1 && !legacy_kernels() && int4_four_rows()) {
+            launch_m<FMT, 1, false, 4>(cfg, p);
+            return;
+        }
+    }
     if (legacy_kernels()) {
         if (p.m <= 1) launch_m<FMT, 1, true>(cfg, p);
         else if (p.m <= 4) launch_m<FMT, 4, true>(cfg, p);
@@ -600,7 +626,6 @@ void gemv(const LaunchCfg& cfg, const DevLinear& w, const float* x, int64_t ldx,
     p.m = m;
     p.x_vec4 = (ldx % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0);
     p.nw_vec4 = reinterpret_cast<uintptr_t>(norm_w) % 16 == 0;
-    p.nrg = int32_t(w.s.n_pad / kRowsPerBlock);
     p.evict_first = l2_evict_first() ? 1 : 0;
     p.norm_w = norm_w;
     p.eps = eps;

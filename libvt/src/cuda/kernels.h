@@ -41,6 +41,10 @@ bool legacy_kernels();
 // (and their scales) with an L2 evict-first cache policy, so a token's weights, read once,
 // do not push the KV cache and the activations out of L2; 0 gives them the normal policy.
 bool l2_evict_first();
+// VT_CUDA_INT4_FOUR_ROWS (read once per process, default off): the 4-bit GEMVs at m = 1 give
+// each warp four rows instead of two (gemv.cu), kept opt-in until a GPU has timed both.
+bool int4_four_rows();
+void set_int4_four_rows(bool on);  // vt_cuda_test: both forms in one process
 // Keys a decode attention split holds a multiple of, for the kernels in use.
 inline int attn_split_keys() { return legacy_kernels() ? kAttnTile : kAttnSplitKeys; }
 

@@ -5,6 +5,7 @@
 #include "cuda/runtime.h"
 #include "cuda/w8a16_plan.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -280,6 +281,22 @@ bool cudak::l2_evict_first() {
     static const bool on = env_on("VT_CUDA_L2_EVICT_FIRST", true);
     return on;
 }
+
+namespace {
+std::atomic<int> g_int4_four_rows{-1};  // -1: not read yet
+}
+
+bool cudak::int4_four_rows() {
+    int v = g_int4_four_rows.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = env_on("VT_CUDA_INT4_FOUR_ROWS", false) ? 1 : 0;
+        int unread = -1;
+        if (!g_int4_four_rows.compare_exchange_strong(unread, v)) v = unread;  // a setter won
+    }
+    return v == 1;
+}
+
+void cudak::set_int4_four_rows(bool on) { g_int4_four_rows.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 bool cudak::fp8_gemm_legacy() {
     const char* v = std::getenv("VT_CUDA_FP8_GEMM");
