@@ -680,6 +680,35 @@ struct AttnCase {
     int nh, nkv, hd;
 };
 
+// An int8 cache as the CPU's store_kv writes one (ops::store_i8 per key and value vector):
+// codes in the device layout (keys [nkv][hd][cap], values [nkv][cap][hd]), the CPU's scales
+// (ks, vs: [nkv][cap]) and the device's interleaved pairs (sc: [nkv][cap][2]).
+struct I8Cache {
+    std::vector<int8_t> k, v;
+    std::vector<float> ks, vs, sc;
+};
+I8Cache to_i8(const std::vector<float>& kt, const std::vector<float>& v, int64_t nkv, int64_t hd, int64_t cap) {
+    I8Cache c;
+    c.k.resize(kt.size());
+    c.v.resize(v.size());
+    c.ks.resize(size_t(nkv * cap));
+    c.vs.resize(size_t(nkv * cap));
+    c.sc.resize(size_t(2 * nkv * cap));
+    for (int64_t h = 0; h < nkv; ++h)
+        for (int64_t j = 0; j < cap; ++j) {
+            const size_t at = size_t(h * cap + j);
+            std::vector<float> key(static_cast<size_t>(hd));
+            for (int64_t d = 0; d < hd; ++d) key[size_t(d)] = kt[size_t((h * hd + d) * cap + j)];
+            std::vector<int8_t> code(static_cast<size_t>(hd));
+            ops::store_i8(key.data(), hd, code.data(), 1, &c.ks[at]);
+            for (int64_t d = 0; d < hd; ++d) c.k[size_t((h * hd + d) * cap + j)] = code[size_t(d)];
+            ops::store_i8(v.data() + (h * cap + j) * hd, hd, c.v.data() + (h * cap + j) * hd, 1, &c.vs[at]);
+            c.sc[2 * at] = c.ks[at];
+            c.sc[2 * at + 1] = c.vs[at];
+        }
+    return c;
+}
+
 // The QKV step: the fused epilogue (RoPE, scale, K/V into the cache), with the q/k/v biases
 // when `bias`; with `qk_norm`, the store epilogue + qkv_norm_rope (Qwen3 / Gemma 3's per-head
 // RMSNorm of q and k before RoPE), against the CPU's ops::rmsnorm_heads + ops::rope. kv: the
@@ -791,34 +820,23 @@ void test_qkv(const AttnCase& ac, int m, int pos0, bool bias = false, bool qk_no
                   (long long)rot, m, pos0);
     const double eq = nerr(down(bq.f(), qref.size()), qref);
     if (i8) {
-        // The device's codes and scales against ops::store_i8 of the reference vectors.
+        // The device's codes and scales against ops::store_i8 of the reference vectors (to_i8;
+        // positions no row wrote: zeros in both).
+        const I8Cache want = to_i8(std::vector<float>(kref.begin(), kref.end()),
+                                   std::vector<float>(vref.begin(), vref.end()), nkv, hd, cap);
         std::vector<int8_t> kc(kref.size()), vc(vref.size());
-        std::vector<float> sc(size_t(nkv * cap * 2));
+        std::vector<float> sc(want.sc.size());
         check(cudaMemcpy(kc.data(), bk.mem.get(), kc.size(), cudaMemcpyDeviceToHost), "download");
         check(cudaMemcpy(vc.data(), bv.mem.get(), vc.size(), cudaMemcpyDeviceToHost), "download");
         check(cudaMemcpy(sc.data(), bscales.mem.get(), sc.size() * 4, cudaMemcpyDeviceToHost), "download");
         unsigned long long bad = 0;
         check(cudaMemcpy(&bad, bbad.mem.get(), 8, cudaMemcpyDeviceToHost), "download");
         int worst = 0;
+        for (size_t j = 0; j < kc.size(); ++j) worst = std::max(worst, std::abs(int(kc[j]) - int(want.k[j])));
+        for (size_t j = 0; j < vc.size(); ++j) worst = std::max(worst, std::abs(int(vc[j]) - int(want.v[j])));
         double scale_err = 0.0;
-        for (int i = 0; i < m; ++i)
-            for (int64_t kh = 0; kh < nkv; ++kh)
-                for (int which = 0; which < 2; ++which) {
-                    std::vector<float> ref(static_cast<size_t>(hd)), got(static_cast<size_t>(hd));
-                    std::vector<int8_t> want(static_cast<size_t>(hd));
-                    const int64_t p = pos0 + i;
-                    for (int64_t d = 0; d < hd; ++d) {
-                        const size_t at = which ? size_t((kh * cap + p) * hd + d) : size_t((kh * hd + d) * cap + p);
-                        ref[size_t(d)] = float(which ? vref[at] : kref[at]);
-                        got[size_t(d)] = which ? vc[at] : kc[at];
-                    }
-                    float ws = 0.0f;
-                    ops::store_i8(ref.data(), hd, want.data(), 1, &ws);
-                    for (int64_t d = 0; d < hd; ++d)
-                        worst = std::max(worst, std::abs(int(got[size_t(d)]) - int(want[size_t(d)])));
-                    const float gs = sc[size_t((kh * cap + p) * 2 + which)];
-                    scale_err = std::max(scale_err, std::fabs(double(gs) - ws) / std::max(1e-30, double(ws)));
-                }
+        for (size_t j = 0; j < sc.size(); ++j)
+            scale_err = std::max(scale_err, std::fabs(double(sc[j]) - want.sc[j]) / std::max(1e-30, double(want.sc[j])));
         expect(eq < tol && worst <= 1 && scale_err < 10 * tol && bad == none,
                std::string(tag) + " q, K/V codes (within 1 of ops::store_i8), scales", std::max(eq, scale_err));
         return;
@@ -873,35 +891,6 @@ void attn_cpu(const float* q, const std::vector<T>& kdev, const std::vector<T>& 
                                    hd, op, softcap);
     }
     std::copy(o.begin(), o.end(), out);
-}
-
-// An int8 cache as the CPU's store_kv writes one (ops::store_i8 per key and value vector):
-// codes in the device layout (keys [nkv][hd][cap], values [nkv][cap][hd]), the CPU's scales
-// (ks, vs: [nkv][cap]) and the device's interleaved pairs (sc: [nkv][cap][2]).
-struct I8Cache {
-    std::vector<int8_t> k, v;
-    std::vector<float> ks, vs, sc;
-};
-I8Cache to_i8(const std::vector<float>& kt, const std::vector<float>& v, int64_t nkv, int64_t hd, int64_t cap) {
-    I8Cache c;
-    c.k.resize(kt.size());
-    c.v.resize(v.size());
-    c.ks.resize(size_t(nkv * cap));
-    c.vs.resize(size_t(nkv * cap));
-    c.sc.resize(size_t(2 * nkv * cap));
-    for (int64_t h = 0; h < nkv; ++h)
-        for (int64_t j = 0; j < cap; ++j) {
-            const size_t at = size_t(h * cap + j);
-            std::vector<float> key(static_cast<size_t>(hd));
-            for (int64_t d = 0; d < hd; ++d) key[size_t(d)] = kt[size_t((h * hd + d) * cap + j)];
-            std::vector<int8_t> code(static_cast<size_t>(hd));
-            ops::store_i8(key.data(), hd, code.data(), 1, &c.ks[at]);
-            for (int64_t d = 0; d < hd; ++d) c.k[size_t((h * hd + d) * cap + j)] = code[size_t(d)];
-            ops::store_i8(v.data() + (h * cap + j) * hd, hd, c.v.data() + (h * cap + j) * hd, 1, &c.vs[at]);
-            c.sc[2 * at] = c.ks[at];
-            c.sc[2 * at + 1] = c.vs[at];
-        }
-    return c;
 }
 
 // kv: 0 f32 caches, 1 f16 (caches of f16 bits against the CPU's attention over the same f16

@@ -177,12 +177,15 @@ struct CudaModel final : BackendModel {
     bool gemma = false;                 // GeGLU and the post-attention / post-feedforward norms
     float embed_scale = 0.0f;           // > 0: embeddings times this (Gemma)
     float attn_softcap = 0.0f, final_softcap = 0.0f;  // > 0: soft-capping (Gemma 2)
-    bool kv_f16 = true;                 // the sessions' KV cache: f16 (default), int8 codes with
-    bool kv_i8 = false;                 // f32 scales (kv_i8.h), or f32 (neither)
+    // The sessions' KV cache: VT_DTYPE_F16 (default), I8 (int8 codes with f32 scales, kv_i8.h)
+    // or F32.
+    int32_t kv_dtype = VT_DTYPE_F16;
+    bool kv_f16() const { return kv_dtype == VT_DTYPE_F16; }
+    bool kv_i8() const { return kv_dtype == VT_DTYPE_I8; }
     // Caches whose store can fail (f16: beyond its range; int8: not finite), reported
     // through the sessions' kv_bad word.
-    bool kv_checked() const { return kv_f16 || kv_i8; }
-    int kv_eb() const { return kv_f16 ? 2 : kv_i8 ? 1 : 4; }  // bytes per cache element
+    bool kv_checked() const { return kv_f16() || kv_i8(); }
+    int kv_eb() const { return kv_f16() ? 2 : kv_i8() ? 1 : 4; }  // bytes per cache element
 
     std::unique_ptr<BackendSession> new_session(int64_t capacity) const override;
     bool can_pick() const override { return true; }
@@ -237,8 +240,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->embed_scale = c.embed_scale;
     cm->attn_softcap = float(c.attn_softcap);
     cm->final_softcap = float(c.final_softcap);
-    cm->kv_f16 = kv_dtype == VT_DTYPE_F16;
-    cm->kv_i8 = kv_dtype == VT_DTYPE_I8;
+    cm->kv_dtype = kv_dtype;
     cm->ROT = c.rotary_width();
     if (cm->HD % 4 != 0 || cm->HD > kMaxHeadDim)
         fail(VT_STATUS_UNSUPPORTED, "the CUDA backend supports head_dim a multiple of 4 up to %d; this model has %lld",
@@ -591,7 +593,7 @@ Epilogue qkv_epilogue(const CudaModel& c, int64_t l, float* q, const int32_t* po
     eq.qscale = c.qscale;
     eq.rope = c.layers[size_t(l)].local_rope ? rope_local : rope;
     eq.pos = pos;
-    eq.kv_f16 = c.kv_f16;
+    eq.kv_f16 = c.kv_f16();
     eq.layer = int32_t(l);
     eq.kv_bad = c.kv_checked() ? kv_bad : nullptr;
     return eq;
@@ -603,8 +605,8 @@ AttnArgs attn_args(const CudaModel& c, int64_t l, const float* q, float* out, co
                    float* partial, int32_t* counters) {
     AttnArgs a;
     a.q = q;
-    a.kv_f16 = c.kv_f16;
-    a.kv_i8 = c.kv_i8;
+    a.kv_f16 = c.kv_f16();
+    a.kv_i8 = c.kv_i8();
     a.out = out;
     a.pos = pos;
     a.nh = int(c.NH);
@@ -628,7 +630,7 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
         eq.kcache = s.kcache(l);
         eq.vcache = s.vcache(l);
         eq.cap = s.cap;
-        if (c.kv_i8) {  // keys and values into the staging, then their codes into the cache
+        if (c.kv_i8()) {  // keys and values into the staging, then their codes into the cache
             eq.kv_stage = s.kv_stage;
             eq.kv_scales = s.kv_scales(l);
         }
@@ -645,13 +647,13 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
             eq.bias = w.qkv_bias;
             run_linear(s, w.qkv, s.x, c.H, m, w.attn_norm, eq);
         }
-        if (c.kv_i8) kv_store_i8(s.cfg(), s.kv_stage, m, eq);
+        if (c.kv_i8()) kv_store_i8(s.cfg(), s.kv_stage, m, eq);
 
         AttnArgs a = attn_args(c, l, s.q, s.att, pos, m, s.splits, s.partial, s.counters);
         a.kcache = s.kcache(l);
         a.vcache = s.vcache(l);
         a.cap = s.cap;
-        if (c.kv_i8) a.kv_scales = s.kv_scales(l);
+        if (c.kv_i8()) a.kv_scales = s.kv_scales(l);
         if (m == 1) attention_decode(s.cfg(), a);
         else attention_prefill(s.cfg(), a);
 
@@ -723,7 +725,7 @@ void enqueue_decode(CudaSession& s, int mode, int slot) {
 void check_kv_range(const CudaSession& s, int slot) {
     const unsigned long long k = s.h_kv_bad[slot];
     if (!s.cm->kv_checked() || k == ~0ull) return;
-    if (s.cm->kv_i8)
+    if (s.cm->kv_i8())
         fail(VT_STATUS_UNSUPPORTED,
              "layer %lld: a key or value of the token at position %lld is not finite; the int8 KV cache cannot hold "
              "it (load the model with kv_cache_dtype F32 to see it propagate)",
@@ -861,7 +863,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     const size_t o_att = cv.take(size_t(R * cm.NH * cm.HD) * 4);
     const size_t o_mlp = cv.take(size_t(R * cm.I) * 4);
     const size_t o_raw = cm.qk_norm ? cv.take(size_t(R * (cm.NH + 2 * cm.KV) * cm.HD) * 4) : 0;
-    const size_t o_stage = cm.kv_i8 ? cv.take(size_t(R * 2 * cm.KV * cm.HD) * 4) : 0;
+    const size_t o_stage = cm.kv_i8() ? cv.take(size_t(R * 2 * cm.KV * cm.HD) * 4) : 0;
     const size_t o_tmp = cm.gemma ? cv.take(size_t(R * cm.H) * 4) : 0;
     const size_t o_rope_local = cm.rope->inv_freq_local.empty() ? 0 : cv.take(size_t(R * cm.HD) * 4);
     const size_t o_logits = cv.take(size_t(cm.V) * 4);
@@ -889,7 +891,7 @@ std::unique_ptr<BackendSession> CudaModel::new_session(int64_t max_tokens) const
     s->att = s->scratch.get<float>(o_att);
     s->mlp = s->scratch.get<float>(o_mlp);
     if (cm.qk_norm) s->qkv_raw = s->scratch.get<float>(o_raw);
-    if (cm.kv_i8) s->kv_stage = s->scratch.get<float>(o_stage);
+    if (cm.kv_i8()) s->kv_stage = s->scratch.get<float>(o_stage);
     if (cm.gemma) s->tmp = s->scratch.get<float>(o_tmp);
     if (!cm.rope->inv_freq_local.empty()) s->rope_local = s->scratch.get<float>(o_rope_local);
     s->logits = s->scratch.get<float>(o_logits);
@@ -1101,7 +1103,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
                  o_log = cv.take(size_t(n * V) * 4), o_tok = cv.take(size_t(n) * 4), o_pos = cv.take(size_t(n) * 4),
                  o_rope = cv.take(size_t(n * HD) * 4), o_rl = local ? cv.take(size_t(n * HD) * 4) : 0,
                  o_rows = cv.take(size_t(n) * sizeof(KvRow)),
-                 o_stage = kv_i8 ? cv.take(size_t(n * 2 * KV * HD) * 4) : 0,
+                 o_stage = kv_i8() ? cv.take(size_t(n * 2 * KV * HD) * 4) : 0,
                  o_part = cv.take(size_t(n) * size_t(units) * size_t(splits) * kAttnMaxGroup * size_t(HD + 2) * 4);
     if (batch_mem.bytes() < cv.off) {
         DevMem fresh;
@@ -1124,7 +1126,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
     int32_t* d_pos = batch_mem.get<int32_t>(o_pos);
     float* d_rope = batch_mem.get<float>(o_rope);
     float* d_rl = local ? batch_mem.get<float>(o_rl) : nullptr;
-    float* d_stage = kv_i8 ? batch_mem.get<float>(o_stage) : nullptr;
+    float* d_stage = kv_i8() ? batch_mem.get<float>(o_stage) : nullptr;
 
     // RoPE as a single decode step computes it (the session layer sets rope_seq_len = pos + 1).
     std::vector<int32_t> h_pos(static_cast<size_t>(n));
@@ -1180,7 +1182,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
         eq.layers = int32_t(L);
         eq.kv_stage = d_stage;  // int8 cache (else null): then kv_store_i8 into each row's cache
         qkv_norm_rope(lc, raw, QKV, int(n), qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps, eq);
-        if (kv_i8) kv_store_i8(lc, d_stage, int(n), eq);
+        if (kv_i8()) kv_store_i8(lc, d_stage, int(n), eq);
         // Splits: the largest of the rows' (a split past a row's keys does nothing).
         AttnArgs a = attn_args(*this, l, q, att, d_pos, 1, splits, d_part, d_cnt);
         a.rows = d_rows;
