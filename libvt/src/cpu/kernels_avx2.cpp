@@ -844,9 +844,6 @@ void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pa
     if constexpr (Kind == kInt8Blocked) {
         for (int64_t j = 0; j < np; ++j) {
             const int64_t k = k0 + 2 * j;
-            // The next chunk of this weight stream (tiles are contiguous), one line per two
-            // pairs: it arrives while the rows of this chunk are multiplied.
-            if ((j & 1) == 0) prefetch_t0(tile + k * L + kGemmKc * L);
             const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + k * L));
             const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + (k + 1) * L));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
@@ -860,7 +857,6 @@ void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pa
         const __m128i m4 = _mm_set1_epi8(0x0F), off = _mm_set1_epi8(Kind == kInt4Min ? 0 : 8);
         const uint8_t* q = tile + (k0 / 2) * L;
         for (int64_t j = 0; j < have; ++j) {
-            if ((j & 3) == 0) prefetch_t0(q + j * L + kGemmKc / 2 * L);
             const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * L));
             const __m128i lo = _mm_sub_epi8(_mm_and_si128(b, m4), off);
             const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), m4), off);
@@ -997,7 +993,6 @@ void quad_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, uint8_t* pan
     const __m128i m4 = _mm_set1_epi8(0x0F), zero = _mm_setzero_si128();
     const uint8_t* q = tile + p0 * L;
     for (int64_t j = 0; j < np; j += 2) {  // the quad of pairs j, j + 1
-        if ((j & 3) == 0) prefetch_t0(q + j * L + kGemmKc / 2 * L);
         const __m128i r0 = j < have ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * L)) : zero;
         const __m128i r1 = j + 1 < have ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + (j + 1) * L)) : zero;
         const __m128i l0 = _mm_and_si128(r0, m4), h0 = _mm_and_si128(_mm_srli_epi16(r0, 4), m4);
@@ -1034,6 +1029,64 @@ using MicroQ4Fn = void (*)(const int8_t*, int64_t, const float*, const float*, i
                            int64_t, float*, int64_t);
 constexpr MicroQ4Fn kMicroQ4[MRI] = {micro_q4<1>, micro_q4<2>, micro_q4<3>, micro_q4<4>, micro_q4<5>, micro_q4<6>};
 
+// The lines of the chunk that follows one in a thread's weight stream (the same tile's next
+// K chunk, else the next tile's first; for swiglu the gate's and the up weight's tiles
+// alternate): its codes and its f16 scales (and mins), which sit at the end of their tile,
+// away from the codes. gemm_int16 requests them while the rows of the current chunk are
+// multiplied, a share before each row group: packing the chunk then reads L1, where asking
+// for the whole next chunk during the packing (the earlier scheme) queued its misses behind
+// the packing's own, and the first read of each chunk's scales missed to DRAM (a perf
+// annotate of the 16-row SmolLM2 step put ~19 % of gemm_avx2's own time on that load).
+struct NextChunk {
+    const uint8_t* codes = nullptr;
+    int64_t code_bytes = 0;
+    const uint8_t* scales = nullptr;  // and, int4-min, the mins at the same offset from min_off
+    const uint8_t* mins = nullptr;
+    int64_t scale_bytes = 0;
+
+    // Codes lines [share0, share1) of rows [i0, i0 + rows) of m; the scales with the first.
+    void request(int64_t i0, int64_t rows, int64_t m) const {
+        if (codes == nullptr) return;
+        if (i0 == 0) {
+            for (int64_t o = 0; o < scale_bytes; o += 64) prefetch_t0(scales + o);
+            prefetch_t0(scales + scale_bytes - 1);
+            if (mins != nullptr) {
+                for (int64_t o = 0; o < scale_bytes; o += 64) prefetch_t0(mins + o);
+                prefetch_t0(mins + scale_bytes - 1);
+            }
+        }
+        const int64_t e = (i0 + rows) * code_bytes / m;
+        for (int64_t o = (i0 * code_bytes / m) & ~int64_t(63); o < e; o += 64) prefetch_t0(codes + o);
+    }
+};
+
+// The chunk after (v, b0) of gemm_int16's tile group [jt, jt + nt) within [jt, t1).
+template <int Kind>
+NextChunk next_chunk(const LinearJob& job, int64_t jt, int64_t nt, int64_t t1, int64_t v, int64_t b0, int64_t bpc) {
+    const bool swiglu = gated(job.act);
+    const int64_t per = swiglu ? 2 : 1, nkb = num_kblocks(job.w);
+    int64_t nv = v, nb0 = b0 + bpc, t = 0;
+    if (nb0 >= nkb) nb0 = 0, ++nv;
+    const DenseW* w = &job.w;
+    if (nv < nt * per) {
+        w = (swiglu && (nv & 1)) ? &job.w2 : &job.w;
+        t = jt + nv / per;
+    } else {
+        t = jt + nt;  // the next group's first tile
+    }
+    NextChunk n;
+    if (t >= t1) return n;
+    const int64_t nb = min64(bpc, nkb - nb0);
+    const int64_t per_k = Kind == kInt8Blocked ? L : L / 2;  // code bytes per k of a tile
+    const uint8_t* tile = w->tiles + t * w->tile_bytes;
+    n.codes = tile + nb0 * w->kb * per_k;
+    n.code_bytes = min64(nb * w->kb, w->in - nb0 * w->kb) * per_k;  // a short last block
+    n.scales = tile + w->scale_off + nb0 * L * 2;
+    n.mins = Kind == kInt4Min ? tile + w->min_off + nb0 * L * 2 : nullptr;
+    n.scale_bytes = nb * L * 2;
+    return n;
+}
+
 // Scratch: the panel (kGemmKc int16 pairs per tile at most, its scales and mins) fits in the
 // kGemmPanelFloats the float GEMM uses; the accumulator follows it as there.
 template <int Kind>
@@ -1063,10 +1116,12 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
             const DenseW& w = (swiglu && (v & 1)) ? job.w2 : job.w;
             for (int64_t b0 = 0; b0 < nkb; b0 += bpc) {
                 const int64_t nb = min64(bpc, nkb - b0);
+                const NextChunk next = next_chunk<Kind>(job, jt, nt, t1, v, b0, bpc);
                 if (q4) {
                     quad_panel(w, jt + v / per, b0, nb, pan8);
                     panel_scales<Kind>(w, jt + v / per, b0, nb, sc);
                     row_groups(m, MRI, [&](int64_t i0, int64_t mr) {
+                        next.request(i0, mr, m);
                         kMicroQ4[mr - 1](job.xb + i0 * job.xb_ld + b0 * kb, job.xb_ld, job.xqs + i0 * nkb + b0,
                                          job.xqsum + i0 * nkb + b0, nkb, pan8, sc, nb, acc + i0 * W + v * L, W);
                     });
@@ -1074,6 +1129,7 @@ void gemm_int16(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
                 }
                 int16_panel<Kind>(w, jt + v / per, b0, nb, pan, sc);
                 row_groups(m, MRI, [&](int64_t i0, int64_t mr) {
+                    next.request(i0, mr, m);
                     micro[mr - 1](job.xq + i0 * job.xq_ld + b0 * kb, job.xq_ld, job.xqs + i0 * nkb + b0,
                                   Min ? job.xqsum + i0 * nkb + b0 : nullptr, nkb, pan, sc, nb, kb,
                                   acc + i0 * W + v * L, W);
