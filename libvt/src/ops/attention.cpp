@@ -75,6 +75,9 @@ __attribute__((target("avx,f16c"))) inline void cvt_h8(v8& out, const half* p) {
 __attribute__((target("avx512f"))) inline void cvt_h16(v16& out, const half* p) {
     out = (v16)_mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
+// *p in every lane, as one broadcast load (a splat of p[g][j] for three heads at once let
+// GCC's SLP vectorizer load the three as a vector and shuffle them apart).
+__attribute__((target("avx"))) inline void splat8(v8& out, const float* p) { out = (v8)_mm256_broadcast_ss(p); }
 // The same for 8 / 16 int8 elements (sign-extended to int32, then converted: exact).
 __attribute__((target("avx2"))) inline void cvt_b8(v8& out, const int8_t* p) {
     out = (v8)_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
@@ -255,10 +258,29 @@ VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const T* v, int
     for (int g = 0; g < NG; ++g)
         for (int h = 0; h < HV; ++h) a[g][h] = *reinterpret_cast<const U*>(acc + g * hd + N * h);
     for (int64_t j = 0; j < nb; ++j) {
-        V vv[HV];
         // This pass's columns of the value row kKeyBlock keys on (see scores_block).
         for (int64_t o = 0; o < int64_t(N * HV * sizeof(T)); o += 64)
             __builtin_prefetch(reinterpret_cast<const char*>(v + (j + kKeyBlock) * hd) + o, 0, 2);
+#if defined(__x86_64__) && defined(__GNUC__)
+        if constexpr (I == kAvx2) {
+            // AVX2: the weights first, then each value vector just before its NG products:
+            // 3 heads x 4 vectors is then 12 accumulators + 3 weights + 1 value = 16 registers.
+            // Loading the 4 values first (17) made GCC keep one accumulator on the stack, a
+            // store-to-load round trip in every key's chain: that loop ran at about half the FMA
+            // rate (perf annotate of SmolLM2's decode, 2026-11-27). The weights as broadcast
+            // loads: GCC's SLP vectorizer loaded three splats' floats as one vector and
+            // shuffled them apart (and spilled again).
+            V pj[NG];
+            for (int g = 0; g < NG; ++g) splat8(pj[g], &p[g][j]);
+            for (int h = 0; h < HV; ++h) {
+                V vv;
+                load<I>(vv, v + j * hd + N * h);
+                for (int g = 0; g < NG; ++g) a[g][h] += pj[g] * vv;
+            }
+            continue;
+        }
+#endif
+        V vv[HV];
         for (int h = 0; h < HV; ++h) load<I>(vv[h], v + j * hd + N * h);
         for (int g = 0; g < NG; ++g) {
             const V pj = VT_SPLAT(V, p[g][j]);
