@@ -268,13 +268,17 @@ def _build_parser() -> _Parser:
     p.add_argument("--force", action="store_true", help="fetch and convert the default model again even when cached")
 
     ls = sub.add_parser("list", parents=[common], help="list cached models",
-                        description="The models pyvt has cached: the default model, converted GGUF files and "
-                                    "the model repositories in the Hugging Face cache (name, size, where).")
+                        description="The models pyvt has cached: the default model, converted GGUF files, "
+                                    "the model repositories in the Hugging Face cache, and the packed-weight "
+                                    "cache's files (packed/FILE: format, checkpoint, stale or not) — name, size, "
+                                    "where.")
     ls.add_argument("--json", action="store_true", help="print as JSON")
 
     rm = sub.add_parser("rm", parents=[common], help="delete a cached model",
                         description="Delete a cached model by the name `pyvt list` shows (the default model, "
-                                    "gguf/NAME, or a Hugging Face id with all its cached revisions).")
+                                    "gguf/NAME, or a Hugging Face id with all its cached revisions), with the "
+                                    "packed-weight cache files made from it; packed/FILE deletes one such file, "
+                                    "`packed` all of them.")
     rm.add_argument("model", help="a name from `pyvt list`")
 
     cv = sub.add_parser("convert", parents=[common],

@@ -53,6 +53,10 @@ ALLOW_PATTERNS = [
 #: Where converted GGUF files go, under :func:`pyvt.hub.cache_dir`.
 GGUF_DIR = "gguf"
 
+#: The packed-weight cache's default folder (``load_model(packed_cache=True)``), under
+#: :func:`pyvt.hub.cache_dir`; ``pyvt rm packed`` empties it.
+PACKED_DIR = "packed"
+
 _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?"
 _HUB_ID = re.compile(rf"^(?P<repo>{_PART}/{_PART})(?:@(?P<rev>[A-Za-z0-9._/-]{{1,200}}))?(?::(?P<file>[^:@]+\.gguf))?$")
 
@@ -254,8 +258,8 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
 class CachedModel:
     """One entry of ``pyvt list``."""
 
-    name: str          # what `pyvt rm` / `-m` take
-    kind: str          # "default", "gguf" or "hf"
+    name: str          # what `pyvt rm` takes (and `-m`, but for "packed" entries)
+    kind: str          # "default", "reference", "gguf", "hf" or "packed" (prepacked weights)
     path: str          # where it lies
     size_bytes: int
     source: str        # where it came from
@@ -279,14 +283,110 @@ def _hf_cache():
     except ImportError:  # pragma: no cover
         return None
     try:
-        return hf.scan_cache_dir()
+        # The folder as huggingface_hub.constants has it now (what snapshot_download uses),
+        # not as scan_cache_dir's module captured it when first imported.
+        return hf.scan_cache_dir(hf.constants.HF_HUB_CACHE)
     except hf.CacheNotFound:
         return None
 
 
+_VTPACK_MAGIC = b"VTPACK\n\x1a"
+_FORMAT_NAMES = {1: "fp8-channel", 2: "fp8", 3: "int8", 6: "bf16", 7: "int4", 8: "int4-min"}  # vt_format
+
+
+@dataclass(frozen=True)
+class _Pack:
+    """What a packed-weight cache file says of itself (libvt/src/packed_cache.cpp's key)."""
+
+    files: tuple[str, ...]   # the checkpoint's SafeTensors files (real paths)
+    current: bool            # every one (and config.json) as it was when packed
+    description: str
+
+
+def _pack_identity(path: str) -> str:
+    """A file's "size mtime inode" as libvt's packed cache writes it ("-" when absent)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_size} {st.st_mtime_ns // 10**9}.{st.st_mtime_ns % 10**9} {st.st_ino}"
+
+
+def _read_pack(path: Path) -> _Pack | None:
+    """The key of a ``.vtpack`` file: magic, version, header length, then the key string
+    "vtpack V|FILE IDENTITY|...|config.json IDENTITY|generation_config.json IDENTITY|format F
+    block B layers L". None when the file is not one or its key does not parse."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+            if len(head) < 24 or head[:8] != _VTPACK_MAGIC:
+                return None
+            n = int.from_bytes(head[20:24], "little")
+            if n > (1 << 20):
+                return None
+            key = f.read(n).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    parts = key.split("|")
+    m = re.fullmatch(r"format (\d+) block (\d+) layers (\d+)", parts[-1]) if len(parts) >= 4 else None
+    if not m or not parts[0].startswith("vtpack "):
+        return None
+    files, current = [], True
+    for item in parts[1:-1]:
+        name, _, ident = item.partition(" ")
+        if name in ("config.json", "generation_config.json") and files:  # "NAME IDENTITY" or "NAME -"
+            # Beside the weights, where libvt looked, unless the weights were symlinks into
+            # elsewhere (a Hugging Face snapshot's blobs): then the folder is not in the key.
+            beside = os.path.join(os.path.dirname(files[0]), name)
+            if os.path.exists(beside) or ident == "-":
+                current = current and _pack_identity(beside) == ident
+            continue
+        fields = item.rsplit(" ", 3)  # a checkpoint file (a real, absolute path) and its identity
+        if len(fields) != 4 or not os.path.isabs(fields[0]):
+            return None
+        files.append(fields[0])
+        current = current and _pack_identity(fields[0]) == " ".join(fields[1:])
+    if not files:
+        return None
+    fmt = _FORMAT_NAMES.get(int(m.group(1)), f"format {m.group(1)}")
+    layers = int(m.group(3))
+    what = f"{fmt} weights, block {m.group(2)}" + (f", {layers} layers" if layers else "")
+    state = "" if current else "; stale: the checkpoint changed or is gone, never read again"
+    return _Pack(tuple(files), current, f"{what} of {os.path.dirname(files[0])} ({parts[0]}{state})")
+
+
+def _packed_models() -> list[CachedModel]:
+    """The packed-weight cache's files, one entry each (``packed/FILE``)."""
+    out: list[CachedModel] = []
+    pdir = hub.cache_dir() / PACKED_DIR
+    if not pdir.is_dir():
+        return out
+    for f in sorted(pdir.glob("*.vtpack")):
+        try:
+            size = f.stat().st_size
+        except OSError:
+            continue
+        info = _read_pack(f)
+        src = info.description if info else "not a packed-weight file libvt can read (safe to remove)"
+        out.append(CachedModel(f"{PACKED_DIR}/{f.name}", "packed", str(f), size, src))
+    return out
+
+
+def _packs_of(folder: str) -> list[Path]:
+    """The packed-weight cache files made from checkpoint files inside ``folder``."""
+    root = os.path.realpath(folder)
+    found = []
+    for m in _packed_models():
+        info = _read_pack(Path(m.path))
+        if info and all(os.path.realpath(os.path.dirname(p)).startswith(root.rstrip(os.sep) + os.sep)
+                        or os.path.realpath(os.path.dirname(p)) == root for p in info.files):
+            found.append(Path(m.path))
+    return found
+
+
 def list_models() -> list[CachedModel]:
-    """What pyvt has cached: the default model, converted GGUF files, and the model
-    repositories in the Hugging Face cache."""
+    """What pyvt has cached: the default model, converted GGUF files, the model
+    repositories in the Hugging Face cache, and the packed-weight cache's files."""
     out: list[CachedModel] = []
     default = hub.default_model_path()
     if hub.is_complete(default):
@@ -314,15 +414,30 @@ def list_models() -> list[CachedModel]:
             revs = ",".join(sorted(r.commit_hash[:8] for r in repo.revisions))
             out.append(CachedModel(repo.repo_id, "hf", str(repo.repo_path), int(repo.size_on_disk),
                                    f"Hugging Face hub (revisions {revs})"))
+    out.extend(_packed_models())
     return out
 
 
 def remove_model(name: str) -> list[str]:
-    """Delete a cached model by the name :func:`list_models` gives; returns the paths removed.
-    Raises FileNotFoundError (naming close names) when nothing of that name is cached."""
+    """Delete a cached model by the name :func:`list_models` gives, with the packed-weight
+    cache files made from it; ``"packed"`` deletes every packed-weight cache file. Returns
+    the paths removed. Raises FileNotFoundError (naming close names) when nothing of that name
+    is cached."""
+    if name == PACKED_DIR:
+        removed = []
+        for m in _packed_models():
+            Path(m.path).unlink(missing_ok=True)
+            removed.append(m.path)
+        if not removed:
+            raise FileNotFoundError(f"no packed-weight cache files in {hub.cache_dir() / PACKED_DIR}")
+        return removed
     for m in list_models():
         if m.name != name:
             continue
+        if m.kind == "packed":
+            Path(m.path).unlink(missing_ok=True)
+            return [m.path]
+        packs = _packs_of(m.path)
         if m.kind == "hf":
             info = _hf_cache()
             repo = next(r for r in info.repos if r.repo_id == name and r.repo_type == "model")
@@ -330,7 +445,9 @@ def remove_model(name: str) -> list[str]:
             shutil.rmtree(repo.repo_path, ignore_errors=True)  # refs and empty folders left behind
         else:
             shutil.rmtree(m.path)
-        return [m.path]
+        for p in packs:
+            p.unlink(missing_ok=True)
+        return [m.path] + [str(p) for p in packs]
     import difflib
 
     names = [m.name for m in list_models()]

@@ -139,3 +139,40 @@ def test_concurrent_first_loads_leave_one_complete_file(model_copy, tmp_path):
     assert all(np.array_equal(o, outs[0]) for o in outs)
     assert len(_vtpacks(cache)) == 1 and not [p for p in cache.iterdir() if ".tmp." in p.name]
     np.testing.assert_array_equal(_logits(model_copy, cache), outs[0])
+
+
+def _fnv1a_hex(s: str) -> str:
+    h = 1469598103934665603
+    for c in s.encode():
+        h = ((h ^ c) * 1099511628211) % (1 << 64)
+    return f"{h:016x}"
+
+
+def test_files_of_an_earlier_cache_version_are_removed_when_the_load_writes(model_copy, tmp_path):
+    """A file libvt of an earlier cache version wrote for the same load is never read again
+    (the version is part of its name): the load that writes this version's file removes it;
+    files of other checkpoints stay."""
+    from pyvt.resolve import _read_pack
+
+    cache = tmp_path / "cache"
+    _logits(model_copy, cache)
+    (name,) = _vtpacks(cache)
+    with open(cache / name, "rb") as f:
+        f.seek(20)
+        key = f.read(int.from_bytes(f.read(4), "little")).decode()
+    parts = key.split("|")
+    version = int(parts[0].split()[1])
+    assert version >= 2 and _read_pack(cache / name).current
+    paths = "".join("|" + p.rsplit(" ", 3)[0] for p in parts[1:-1] if p.startswith("/"))
+    assert name.startswith(_fnv1a_hex(f"vtpack {version}{paths}|{parts[-1]}") + "-")  # the naming this test mirrors
+    old = cache / (_fnv1a_hex(f"vtpack {version - 1}{paths}|{parts[-1]}") + "-0123456789abcdef.vtpack")
+    other = cache / (_fnv1a_hex(f"vtpack {version - 1}|/elsewhere/model.safetensors|{parts[-1]}") + "-0.vtpack")
+    old.write_bytes(b"VTPACK\n\x1a" + bytes(64))
+    other.write_bytes(b"VTPACK\n\x1a" + bytes(64))
+    _logits(model_copy, cache)  # a hit: nothing is written, nothing removed
+    assert old.exists()
+    os.utime(model_copy / "model.safetensors")  # stale: the next load packs and writes
+    assert not _read_pack(cache / name).current
+    _logits(model_copy, cache)
+    now = _vtpacks(cache)
+    assert not old.exists() and other.exists() and name not in now and len(now) == 2

@@ -240,3 +240,38 @@ def test_cli_pull_list_generate_rm(caches, tiny):
     assert r.returncode == 1 and "no cached model named 'acme/tiny-llama'" in r.stderr
     r = _cli("list", env=env)
     assert r.returncode == 0 and r.stdout == "" and "no cached models" in r.stderr
+
+
+def test_list_and_rm_packed_weights(caches, tiny, tmp_path):
+    """`pyvt list` shows the packed-weight cache's files (format, checkpoint, stale or not);
+    removing a model removes the packed files made from it; `packed` removes them all."""
+    pyvt_cache, hf_cache = caches
+    _, folder = tiny
+    put_in_hf_cache(hf_cache, "acme/tiny-llama", {f.name: f for f in folder.iterdir() if f.is_file()})
+    snap = resolve.resolve_model("acme/tiny-llama")
+    local = tmp_path / "local"
+    shutil.copytree(folder, local)
+    pyvt.load_model(snap, weight_format="int8", packed_cache=True).close()
+    pyvt.load_model(local, weight_format="int4", packed_cache=True).close()
+    packs = {m.name: m for m in resolve.list_models() if m.kind == "packed"}
+    assert len(packs) == 2 and all(n.startswith("packed/") and n.endswith(".vtpack") for n in packs)
+    (hf_pack,) = [m for m in packs.values() if "int8 weights, block 32" in m.source]
+    (local_pack,) = [m for m in packs.values() if "int4 weights, block 32" in m.source]
+    assert f"of {local.resolve()} (vtpack " in local_pack.source and "stale" not in local_pack.source
+    assert str((hf_cache / "models--acme--tiny-llama").resolve()) in hf_pack.source
+    assert all(m.size_bytes == Path(m.path).stat().st_size > 0 for m in packs.values())
+    os.utime(local / "model.safetensors")  # the checkpoint changed: its packed file is stale
+    (local_pack,) = [m for m in resolve.list_models() if m.name == local_pack.name]
+    assert "stale: the checkpoint changed or is gone" in local_pack.source
+    garbage = pyvt_cache / "packed" / "0000-0000.vtpack"
+    garbage.write_bytes(b"not a pack")
+    (g,) = [m for m in resolve.list_models() if m.name == "packed/0000-0000.vtpack"]
+    assert "not a packed-weight file" in g.source
+    assert resolve.remove_model("packed/0000-0000.vtpack") == [str(garbage)] and not garbage.exists()
+    removed = resolve.remove_model("acme/tiny-llama")  # the model and the packed file made from it
+    assert removed[1:] == [hf_pack.path] and not Path(hf_pack.path).exists()
+    assert [m.name for m in resolve.list_models()] == [local_pack.name]
+    assert resolve.remove_model("packed") == [local_pack.path]
+    assert resolve.list_models() == []
+    with pytest.raises(FileNotFoundError, match="no packed-weight cache files"):
+        resolve.remove_model("packed")

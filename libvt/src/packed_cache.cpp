@@ -1,6 +1,7 @@
 // The packed-weight cache (packed_cache.h).
 #include "packed_cache.h"
 
+#include <algorithm>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -168,10 +169,10 @@ PackedCache::PackedCache(const std::string& dir, const Checkpoint& ck, vt_format
                          int64_t layers)
     : dir_(dir) {
     if (dir_.empty()) return;
-    std::string src = "vtpack " + std::to_string(kVersion);
-    std::string key = src;
+    std::string paths;  // what names the load, but the cache version
+    std::string key = "vtpack " + std::to_string(kVersion);
     for (const auto& f : ck.files()) {
-        src += "|" + real_path(f->path());
+        paths += "|" + real_path(f->path());
         key += "|" + real_path(f->path()) + " " + identity(f->path());
     }
     const std::string cfg_dir = ck.dir().empty() ? dirname_of(ck.files()[0]->path()) : ck.dir();
@@ -179,9 +180,12 @@ PackedCache::PackedCache(const std::string& dir, const Checkpoint& ck, vt_format
         key += "|" + std::string(name) + " " + identity(join_path(cfg_dir, name));
     const std::string opts = "|format " + std::to_string(int(format)) + " block " + std::to_string(block) + " layers " +
                              std::to_string((long long)layers);
-    src += opts;
+    paths += opts;
     key_ = key + opts;
-    source_ = hex(fnv1a(src));
+    source_ = hex(fnv1a("vtpack " + std::to_string(kVersion) + paths));
+    // The same load's files of earlier cache versions: never read by this libvt, removed with
+    // the stale ones when this load writes its file.
+    for (uint32_t v = 1; v < kVersion; ++v) old_sources_.push_back(hex(fnv1a("vtpack " + std::to_string(v) + paths)));
     path_ = join_path(dir_, source_ + "-" + hex(fnv1a(key_)) + ".vtpack");
     enabled_ = true;
     hit_ = open_existing();
@@ -397,7 +401,8 @@ void PackedCache::write_file() {
         const std::string mine = path_.substr(path_.rfind('/') + 1);
         while (dirent* ent = ::readdir(d)) {
             const std::string n = ent->d_name;
-            if (n == mine || n.compare(0, source_.size() + 1, source_ + "-") != 0) continue;
+            const auto of = [&](const std::string& src) { return n.compare(0, src.size() + 1, src + "-") == 0; };
+            if (n == mine || !(of(source_) || std::any_of(old_sources_.begin(), old_sources_.end(), of))) continue;
             const std::string full = join_path(dir_, n);
             if (n.find(".tmp.") != std::string::npos) {
                 struct stat st;

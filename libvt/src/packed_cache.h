@@ -6,7 +6,8 @@
 // where <source> hashes what names the load (the checkpoint's real path, format, block size,
 // layers) and <key> everything the packed bytes depend on (libvt's cache version, every
 // checkpoint file's size, mtime and inode, config.json and generation_config.json). A load
-// whose key differs writes a new file and removes the other files of the same source (stale).
+// whose key differs writes a new file and removes the other files of the same source (stale),
+// and those of the same load under earlier cache versions (which this libvt never reads).
 //
 // Safety: the file is written to a unique temporary name, then renamed into place
 // (concurrent writers each rename a complete file: the last one wins, readers never see half a
@@ -54,6 +55,7 @@ private:
     void write_file();
 
     std::string dir_, source_, key_, path_;
+    std::vector<std::string> old_sources_;  // this load's <source> under earlier cache versions
     bool enabled_ = false, hit_ = false, missed_ = false;
     int fd_ = -1;
     std::vector<Entry> entries_;                                // of the file read (hit)
