@@ -58,7 +58,7 @@ def plan():
 def test_every_phase_is_planned(plan):
     names = [p["phase"] for p in plan]
     assert names == ["first", "kernels", "models", "gemm", "decode:tinyllama-1.1b", "decode:llama-3.2-1b",
-                     "decode:llama-2-7b", "cpu", "profile", "prefill", "kvcache"]
+                     "decode:llama-2-7b", "cpu", "profile", "prefill", "kvcache", "switches"]
 
 
 def test_phases_fit_one_device_command(plan):
@@ -141,6 +141,15 @@ def test_phase_contents(plan):
     for sid, prompt in (("kv_1900", "1900"), ("kv_128", "128")):
         cmd = kv[sid]["commands"][0]
         assert "--formats int8,int8/kv-int8" in cmd and f"--prompt-len {prompt}" in cmd and "--device cuda" in cmd
+    sw = by["switches"]
+    assert list(sw) == ["env", "build", "checkpoint", "ab_int4_four_rows", "ab_feedback", "ab_l2_evict_first"]
+    for sid, var, fmt in (("ab_int4_four_rows", "VT_CUDA_INT4_FOUR_ROWS", "int4"),
+                          ("ab_feedback", "VT_CUDA_FEEDBACK", "int8"),
+                          ("ab_l2_evict_first", "VT_CUDA_L2_EVICT_FIRST", "int8")):
+        cmd = sw[sid]["commands"][0]
+        assert cmd.startswith("bash ") and "bench/gpu/ab_env.sh" in cmd
+        assert cmd.endswith(f"{var} 0 1 /tmp/vt-gpu/models/tinyllama-1.1b 128 4 {fmt}"), cmd
+        assert sw[sid]["env"] == {"VT_GPU_WORK": "/tmp/vt-gpu"}  # where the build put vt_generate
 
 
 def test_inline_python_does_not_run_in_the_source_tree(plan):
@@ -676,3 +685,35 @@ def test_ab_env_alternates_and_reports_medians(tmp_path):
     assert r.returncode == 2 and "run a phase first" in r.stderr
     r = subprocess.run(["bash", ab, "VT_X"], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 2 and "ab_env.sh VAR A B" in r.stderr
+
+
+def test_parse_ab_env(report):
+    text = """run 1 VT_X=0 decode 0.91 ms/token
+run 1 VT_X=1 decode 0.85 ms/token
+run 2 VT_X=0 decode 0.93 ms/token
+run 2 VT_X=1 decode 0.84 ms/token
+VT_X=0 median 0.92 ms/token over 2 runs (0.91 0.93)
+VT_X=1 median 0.845 ms/token over 2 runs (0.85 0.84)
+"""
+    r = report.parse_ab_env(text)
+    assert r == {"variable": "VT_X", "medians": {"0": 0.92, "1": 0.845}, "pairs": 2,
+                 "runs": {"0": [0.91, 0.93], "1": [0.85, 0.84]}, "ratio": 0.918}
+    # cut short before the medians: the runs so far; nothing at all: nothing
+    assert report.parse_ab_env(text.split("VT_X=0 median")[0]) == {"runs": 4}
+    assert report.parse_ab_env("VT_X=1 run 1 failed: no GPU") == {}
+
+
+def test_runner_summarizes_an_ab_step(tmp_path):
+    out, work = tmp_path / "out", tmp_path / "work"
+    steps = """
+    runner.Step("ab_x", "an A/B", 20, argv=[py, "-c", "print('run 1 VT_X=0 decode 1.0 ms/token'); "
+                "print('run 1 VT_X=1 decode 0.9 ms/token'); print('VT_X=0 median 1.0 ms/token over 1 runs (1.0)'); "
+                "print('VT_X=1 median 0.9 ms/token over 1 runs (0.9)')"], log="switches.log", parser="ab_env"),
+"""
+    r = subprocess.run([sys.executable, "-c", _fake_phase_code(out, work, steps)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    st = {x["id"]: x for x in json.loads((out / "summary.json").read_text())["steps"]}
+    assert st["ab_x"]["status"] == "pass"
+    assert st["ab_x"]["detail"] == "VT_X=0: 1.0 ms/token; VT_X=1: 0.9 ms/token (=1 / =0: 0.9)"
+    assert "VT_X=1: 0.9 ms/token" in (out / "summary.md").read_text()

@@ -157,6 +157,20 @@ def parse_generate(text: str) -> dict[str, Any]:
             "prefill_ms": float(pre), "decode_ms_per_token": float(dec)}
 
 
+def parse_ab_env(text: str) -> dict[str, Any]:
+    """bench/gpu/ab_env.sh's output: each run's line and the two medians (ms per token)."""
+    med = re.findall(r"^(\w+)=(\S+) median ([0-9.]+) ms/token over (\d+) runs", text, re.M)
+    runs = re.findall(r"^run (\d+) (\w+)=(\S+) decode ([0-9.]+) ms/token", text, re.M)
+    if not med:
+        return {"runs": len(runs)} if runs else {}
+    medians = {v: float(ms) for _, v, ms, _ in med}
+    out: dict[str, Any] = {"variable": med[0][0], "medians": medians, "pairs": int(med[0][3]),
+                           "runs": {v: [float(ms) for _, _, vv, ms in runs if vv == v] for v in medians}}
+    if medians.get("0") and "1" in medians:
+        out["ratio"] = round(medians["1"] / medians["0"], 3)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Benchmark results
 # --------------------------------------------------------------------------------------------

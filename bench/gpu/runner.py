@@ -30,6 +30,10 @@ Phases (docs/cuda.md "Running on a GPU machine"):
   kvcache          the int8 KV cache against the f16 one on the device: TinyLlama-shape decode after
                    a 1900-token prompt (where the cache's bytes weigh) and after a 128-token one
                    (where its extra store launch per layer does), --formats int8,int8/kv-int8
+  switches         A/Bs of the opt-in decode switches no GPU has timed (bench/gpu/ab_env.sh:
+                   vt_generate on a TinyLlama-shape checkpoint, the two settings alternating, 4
+                   pairs each): VT_CUDA_INT4_FOUR_ROWS with int4 weights, VT_CUDA_FEEDBACK and
+                   VT_CUDA_L2_EVICT_FIRST with int8
   profile          where a TinyLlama-shape decode step's time goes: ncu's duration and DRAM
                    bytes of every kernel (vt_generate, 128-token prompt), beside the step's
                    measured time without the profiler; the same with VT_CUDA_LEGACY_KERNELS=1
@@ -77,6 +81,9 @@ PROFILE_TOKENS = 9
 # checkpoint generation budget per model (tools/make_checkpoint.py, threads = cores)
 CHECKPOINT_S = {"tinyllama-1.1b": 60, "llama-3.2-1b": 60, "llama-2-7b": 120}
 PREFILL_TOKENS = 2048  # the prefill phase's prompt (issue "Hopper-grade CUDA"'s prefill goal)
+# The switches phase: (variable, weight format) pairs ab_env.sh times off against on.
+SWITCHES = (("VT_CUDA_INT4_FOUR_ROWS", "int4"), ("VT_CUDA_FEEDBACK", "int8"), ("VT_CUDA_L2_EVICT_FIRST", "int8"))
+SWITCH_PAIRS = 4
 KV_LONG_TOKENS = 1900  # the kvcache phase's long prompt (TinyLlama's 2048 positions, 64 generated after it)
 MAX_OUT_FILES = 8  # what the device tool brings back from $OUT
 LOG_CAP_BYTES = 8 << 20  # a log over this keeps its first 1 MiB and last 5 MiB
@@ -289,6 +296,19 @@ def phase_steps(ctx: Ctx) -> list[Step]:
             runs = [bench(f"kv_{n}", f"decode after a {n}-token prompt, f16 vs int8 KV cache", "int8,int8/kv-int8",
                           n, 64, f"kvcache-{n}") for n in (KV_LONG_TOKENS, 128)]
         return head + [checkpoint_step(ctx, model, log), *runs]
+    if ctx.phase == "switches":
+        # vt_generate (the C API) loads and quantizes the checkpoint in each run (~3-5 s on an
+        # H100) and decodes 128 tokens: 8 runs a switch.
+        head[1].timeout = 150
+        model = "tinyllama-1.1b"
+        t = (PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model]) // len(SWITCHES)
+        return head + [checkpoint_step(ctx, model, "switches.log")] + [
+            Step(f"ab_{var[len('VT_CUDA_'):].lower()}", f"{model} {fmt}: decode with {var}=0 vs =1, "
+                 f"{SWITCH_PAIRS} alternating pairs", t,
+                 argv=["bash", str(ROOT / "bench/gpu/ab_env.sh"), var, "0", "1", str(ctx.models / model), "128",
+                       str(SWITCH_PAIRS), fmt],
+                 env={"VT_GPU_WORK": str(ctx.work)}, log="switches.log", needs=("build", "gpu"), parser="ab_env")
+            for var, fmt in SWITCHES]
     if ctx.phase == "cpu":
         t = PHASE_BUDGET_S - 20 - 210 - 10
         hidden = {"CUDA_VISIBLE_DEVICES": ""}
@@ -302,7 +322,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                  log="pytest_cpu.log", needs=("pyvt",), parser="pytest"),
         ]
     raise SystemExit(f"unknown phase {ctx.phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, "
-                     "profile, prefill, kvcache")
+                     "profile, prefill, kvcache, switches")
 
 
 def checkpoint_step(ctx: Ctx, model: str, log: str) -> Step:
@@ -718,6 +738,8 @@ def parse_step(ctx: Ctx, step: Step) -> dict[str, Any]:
         with gzip.open(ctx.out / f"{step.id}.csv.gz", "wt") as z:
             z.write(text)
         return report.ncu_rows(text, PROFILE_TOKENS - 1)
+    if step.parser == "ab_env":
+        return report.parse_ab_env(text)
     if step.parser == "gemm":
         files = sorted(ctx.out.glob("gemm-*.json"), key=lambda p: p.stat().st_mtime)
         return {"rows": report.gemm_rows(files[-1]), "file": files[-1].name} if files else {}
@@ -783,6 +805,9 @@ def run_step(ctx: Ctx, step: Step, rec: dict[str, Any]) -> None:
         if step.parser == "generate" and r.get("decode_ms_per_token") is not None:
             rec["detail"] = (f"decode {r['decode_ms_per_token']} ms/token, prefill {r['prefill_ms']} ms "
                              f"(vt_generate, no profiler)")
+        if step.parser == "ab_env" and r.get("medians"):
+            rec["detail"] = "; ".join(f"{r['variable']}={v}: {ms} ms/token" for v, ms in r["medians"].items()) + (
+                f" (=1 / =0: {r['ratio']})" if r.get("ratio") is not None else "")
         if step.parser == "sanitizer" and r.get("errors") is not None:
             rec["detail"] = f"{r['errors']} errors" + (f", {r['leaked_bytes']} bytes leaked" if r.get("leaked_bytes") else "")
         if rec.get("status") == "pass" and step.parser == "sanitizer" and r.get("errors"):
@@ -894,7 +919,7 @@ def main(argv: list[str] | None = None) -> int:
         phases = a.args or ["all"]
         if phases == ["all"]:
             phases = ["first", "kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu",
-                      "profile", "prefill", "kvcache"]
+                      "profile", "prefill", "kvcache", "switches"]
         p = plan(phases, kw)
         if a.json:
             print(json.dumps(p, indent=1))
@@ -912,9 +937,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(a.args) < 2:
         ap.error("usage: PHASE [MODEL] OUTDIR")
     phase, rest = a.args[0], a.args[1:]
-    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile", "prefill", "kvcache"):
+    if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile", "prefill", "kvcache",
+                     "switches"):
         ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, profile, "
-                 "prefill, kvcache")
+                 "prefill, kvcache, switches")
     arg = rest[0] if phase == "decode" and len(rest) == 2 else None
     if phase == "decode" and arg not in DECODE_MODELS:
         ap.error(f"usage: decode MODEL OUTDIR, MODEL one of {', '.join(DECODE_MODELS)}")
