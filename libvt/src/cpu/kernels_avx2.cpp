@@ -1044,7 +1044,8 @@ struct NextChunk {
     const uint8_t* mins = nullptr;
     int64_t scale_bytes = 0;
 
-    // Codes lines [share0, share1) of rows [i0, i0 + rows) of m; the scales with the first.
+    // The lines of the codes that rows [i0, i0 + rows) of m stand for (their share of the
+    // group's compute), and with the first group all of the scales.
     void request(int64_t i0, int64_t rows, int64_t m) const {
         if (codes == nullptr) return;
         if (i0 == 0) {

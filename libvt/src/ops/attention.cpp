@@ -266,8 +266,8 @@ VT_INLINE void pv_block(const float (*p)[kKeyBlock], int64_t nb, const T* v, int
             // AVX2: the weights first, then each value vector just before its NG products:
             // 3 heads x 4 vectors is then 12 accumulators + 3 weights + 1 value = 16 registers.
             // Loading the 4 values first (17) made GCC keep one accumulator on the stack, a
-            // store-to-load round trip in every key's chain: that loop ran at about half the FMA
-            // rate (perf annotate of SmolLM2's decode, 2026-11-27). The weights as broadcast
+            // store-to-load round trip in every key's chain (perf annotate of SmolLM2's decode put
+            // a third of attend_avx2's samples there, 2026-11-27). The weights as broadcast
             // loads: GCC's SLP vectorizer loaded three splats' floats as one vector and
             // shuffled them apart (and spilled again).
             V pj[NG];
