@@ -291,7 +291,6 @@ def _hf_cache():
 
 
 _VTPACK_MAGIC = b"VTPACK\n\x1a"
-_FORMAT_NAMES = {1: "fp8-channel", 2: "fp8", 3: "int8", 6: "bf16", 7: "int4", 8: "int4-min"}  # vt_format
 
 
 @dataclass(frozen=True)
@@ -348,6 +347,8 @@ def _read_pack(path: Path) -> _Pack | None:
         current = current and _pack_identity(fields[0]) == " ".join(fields[1:])
     if not files:
         return None
+    from ._model import _FORMAT_NAMES  # vt_format numbers -> weight_format names
+
     fmt = _FORMAT_NAMES.get(int(m.group(1)), f"format {m.group(1)}")
     layers = int(m.group(3))
     what = f"{fmt} weights, block {m.group(2)}" + (f", {layers} layers" if layers else "")
@@ -355,9 +356,10 @@ def _read_pack(path: Path) -> _Pack | None:
     return _Pack(tuple(files), current, f"{what} of {os.path.dirname(files[0])} ({parts[0]}{state})")
 
 
-def _packed_models() -> list[CachedModel]:
-    """The packed-weight cache's files, one entry each (``packed/FILE``)."""
-    out: list[CachedModel] = []
+def _packed() -> list[tuple[CachedModel, _Pack | None]]:
+    """The packed-weight cache's files, one entry each (``packed/FILE``), with what each says
+    of itself (None: not a pack)."""
+    out: list[tuple[CachedModel, _Pack | None]] = []
     pdir = hub.cache_dir() / PACKED_DIR
     if not pdir.is_dir():
         return out
@@ -368,20 +370,15 @@ def _packed_models() -> list[CachedModel]:
             continue
         info = _read_pack(f)
         src = info.description if info else "not a packed-weight file libvt can read (safe to remove)"
-        out.append(CachedModel(f"{PACKED_DIR}/{f.name}", "packed", str(f), size, src))
+        out.append((CachedModel(f"{PACKED_DIR}/{f.name}", "packed", str(f), size, src), info))
     return out
 
 
-def _packs_of(folder: str) -> list[Path]:
+def _packs_of(folder: str, packed: list[tuple[CachedModel, _Pack | None]]) -> list[Path]:
     """The packed-weight cache files made from checkpoint files inside ``folder``."""
     root = os.path.realpath(folder)
-    found = []
-    for m in _packed_models():
-        info = _read_pack(Path(m.path))
-        if info and all(os.path.realpath(os.path.dirname(p)).startswith(root.rstrip(os.sep) + os.sep)
-                        or os.path.realpath(os.path.dirname(p)) == root for p in info.files):
-            found.append(Path(m.path))
-    return found
+    return [Path(m.path) for m, info in packed
+            if info and all(os.path.commonpath([root, os.path.realpath(p)]) == root for p in info.files)]
 
 
 def list_models() -> list[CachedModel]:
@@ -414,7 +411,7 @@ def list_models() -> list[CachedModel]:
             revs = ",".join(sorted(r.commit_hash[:8] for r in repo.revisions))
             out.append(CachedModel(repo.repo_id, "hf", str(repo.repo_path), int(repo.size_on_disk),
                                    f"Hugging Face hub (revisions {revs})"))
-    out.extend(_packed_models())
+    out.extend(m for m, _ in _packed())
     return out
 
 
@@ -425,7 +422,7 @@ def remove_model(name: str) -> list[str]:
     is cached."""
     if name == PACKED_DIR:
         removed = []
-        for m in _packed_models():
+        for m, _ in _packed():
             Path(m.path).unlink(missing_ok=True)
             removed.append(m.path)
         if not removed:
@@ -437,7 +434,7 @@ def remove_model(name: str) -> list[str]:
         if m.kind == "packed":
             Path(m.path).unlink(missing_ok=True)
             return [m.path]
-        packs = _packs_of(m.path)
+        packs = _packs_of(m.path, _packed())
         if m.kind == "hf":
             info = _hf_cache()
             repo = next(r for r in info.repos if r.repo_id == name and r.repo_type == "model")
