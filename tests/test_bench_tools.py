@@ -537,6 +537,11 @@ def test_decode_bench_merges_rounds():
     assert mod.merge_rounds(one) is one[0]  # one round: as it was
     with pytest.raises(SystemExit):
         mod.parse_args(["--rounds", "0"])
+    assert mod.parse_args([]).llamacpp_quants == ["Q8_0", "Q4_1", "Q4_0"]
+    assert mod.parse_args(["--llamacpp-quants", "Q8_0"]).llamacpp_quants == ["Q8_0"]
+    for bad in ("Q5_K", ","):
+        with pytest.raises(SystemExit):
+            mod.parse_args(["--llamacpp-quants", bad])
 
 
 def test_decode_bench_reexports_a_stale_gguf(tiny, tmp_path):
