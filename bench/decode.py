@@ -918,9 +918,14 @@ def render_table(rows: list[dict[str, Any]], markdown: bool) -> str:
     return "\n".join(out)
 
 
-def goals(rows: list[dict[str, Any]]) -> list[str]:
-    """The issue's goals, checked on the default pyvt format (int8); and each FORMAT/kv-TYPE
-    row against its FORMAT row (same model, threads and contention)."""
+#: Issue 19's int8 decode goals as fractions of the bandwidth floor (quiet, 2 threads).
+FLOOR_GOALS = {"smollm2-135m": 0.70, "tinyllama-1.1b": 0.75}
+
+
+def goals(rows: list[dict[str, Any]], device: str = "cpu") -> list[str]:
+    """The issue's goals, checked on the default pyvt format (int8) — the floor fractions on
+    the CPU at 2 threads only —; and each FORMAT/kv-TYPE row against its FORMAT row (same
+    model, threads and contention)."""
     out = []
     for r in rows:
         if r["engine"] == "pyvt" and "/kv-" in str(r["format"]) and r.get("status") == "ok":
@@ -940,19 +945,25 @@ def goals(rows: list[dict[str, Any]]) -> list[str]:
         if r["engine"] != "pyvt" or r["format"] != "int8" or r.get("status") != "ok":
             continue
         checks = []
-        if r.get("decode_vs_llamacpp_q8") is not None:
-            checks.append(f"decode {r['decode_vs_llamacpp_q8']:.2f}x llama.cpp Q8_0 (goal >= 1.0): "
-                          + ("MET" if r["decode_vs_llamacpp_q8"] >= 1.0 else "MISSED"))
-        if r.get("prefill_vs_llamacpp_q8") is not None:
-            checks.append(f"prefill {r['prefill_vs_llamacpp_q8']:.2f}x llama.cpp Q8_0 (goal >= 1.0): "
-                          + ("MET" if r["prefill_vs_llamacpp_q8"] >= 1.0 else "MISSED"))
+        mode = r.get("contention", "none")
+        # Issue 19: quiet, >= 1.3x llama.cpp Q8_0 as a median over runs (one run's ratio is one
+        # sample of it); beside any neighbour load, >= 1.0x.
+        want = 1.3 if mode == "none" else 1.0
+        for what, key in (("decode", "decode_vs_llamacpp_q8"), ("prefill", "prefill_vs_llamacpp_q8")):
+            if r.get(key) is not None:
+                checks.append(f"{what} {r[key]:.2f}x llama.cpp Q8_0 (goal >= {want}): "
+                              + ("MET" if r[key] >= want else "MISSED"))
+        floor_goal = FLOOR_GOALS.get(r["model"])
+        if (device == "cpu" and r["threads"] == 2 and mode == "none" and floor_goal is not None
+                and r.get("floor_fraction") is not None):
+            checks.append(f"{r['floor_fraction']:.2f} of the bandwidth floor (goal >= {floor_goal}): "
+                          + ("MET" if r["floor_fraction"] >= floor_goal else "MISSED"))
         if r.get("decode_vs_hf") is not None:
             checks.append(f"decode {r['decode_vs_hf']:.2f}x transformers (goal >= 4): "
                           + ("MET" if r["decode_vs_hf"] >= 4.0 else "MISSED"))
         if r.get("prefill_vs_hf") is not None:
             checks.append(f"prefill {r['prefill_vs_hf']:.2f}x transformers (goal: close to 1)")
         if checks:
-            mode = r.get("contention", "none")
             beside = "" if mode == "none" else f", beside {mode}"
             out.append(f"{r['model']} int8, {r['threads']} thread(s){beside}: " + "; ".join(checks))
     return out
@@ -1187,7 +1198,7 @@ def main(argv: list[str] | None = None) -> int:
     env["duration_s"] = round((_dt.datetime.now() - started).total_seconds(), 1)
 
     table = render_table(rows, markdown=False)
-    g = goals(rows)
+    g = goals(rows, args.device)
     print()
     print(table)
     print()

@@ -513,6 +513,29 @@ def test_decode_bench_kv_cache_rows():
     assert not any("int4/kv-int8" in x or "1 thread(s)" in x for x in lines)  # no f16 row to compare with
 
 
+def test_decode_bench_goal_lines():
+    """bench/decode.py's goal lines follow issue 19: quiet >= 1.3x llama.cpp Q8_0, beside a
+    neighbour load >= 1.0x, and (CPU, 2 threads, quiet) the model's fraction of the floor."""
+    mod = _bench_module("decode")
+
+    def row(engine, fmt, dec, mode="none", model="smollm2-135m", frac=None):
+        return {"model": model, "engine": engine, "format": fmt, "threads": 2, "status": "ok",
+                "decode_tok_s": dec, "prefill_tok_s": dec * 5, "contention": mode, "floor_fraction": frac}
+
+    rows = [row("pyvt", "int8", 120.0, frac=0.69), row("llama.cpp", "Q8_0", 100.0),
+            row("pyvt", "int8", 30.0, "spin", frac=0.2), row("llama.cpp", "Q8_0", 20.0, "spin"),
+            row("pyvt", "int8", 30.0, model="tinyllama-1.1b", frac=0.8),
+            row("llama.cpp", "Q8_0", 20.0, model="tinyllama-1.1b")]
+    mod.add_ratios(rows)
+    quiet, spin, tiny = mod.goals(rows)
+    assert "decode 1.20x llama.cpp Q8_0 (goal >= 1.3): MISSED" in quiet
+    assert "0.69 of the bandwidth floor (goal >= 0.7): MISSED" in quiet
+    assert "beside spin" in spin and "decode 1.50x llama.cpp Q8_0 (goal >= 1.0): MET" in spin
+    assert "floor" not in spin  # the floor goals are quiet ones
+    assert "decode 1.50x llama.cpp Q8_0 (goal >= 1.3): MET" in tiny and "0.80 of the bandwidth floor (goal >= 0.75): MET" in tiny
+    assert not any("floor" in x for x in mod.goals(rows, "cuda"))
+
+
 def test_decode_bench_merges_rounds():
     """bench/decode.py --rounds: a job's rounds become one row per thread count whose timing
     lists hold every round's values (medians over all of them); a failed round makes the row
