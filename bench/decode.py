@@ -956,7 +956,8 @@ def goals(rows: list[dict[str, Any]], device: str = "cpu") -> list[str]:
         floor_goal = FLOOR_GOALS.get(r["model"])
         if (device == "cpu" and r["threads"] == 2 and mode == "none" and floor_goal is not None
                 and r.get("floor_fraction") is not None):
-            checks.append(f"{r['floor_fraction']:.2f} of the bandwidth floor (goal >= {floor_goal}): "
+            # three digits: 0.697 printed as 0.70 beside "MISSED" would read as a contradiction
+            checks.append(f"{r['floor_fraction']:.3f} of the bandwidth floor (goal >= {floor_goal}): "
                           + ("MET" if r["floor_fraction"] >= floor_goal else "MISSED"))
         if r.get("decode_vs_hf") is not None:
             checks.append(f"decode {r['decode_vs_hf']:.2f}x transformers (goal >= 4): "

@@ -529,10 +529,10 @@ def test_decode_bench_goal_lines():
     mod.add_ratios(rows)
     quiet, spin, tiny = mod.goals(rows)
     assert "decode 1.20x llama.cpp Q8_0 (goal >= 1.3): MISSED" in quiet
-    assert "0.69 of the bandwidth floor (goal >= 0.7): MISSED" in quiet
+    assert "0.690 of the bandwidth floor (goal >= 0.7): MISSED" in quiet
     assert "beside spin" in spin and "decode 1.50x llama.cpp Q8_0 (goal >= 1.0): MET" in spin
     assert "floor" not in spin  # the floor goals are quiet ones
-    assert "decode 1.50x llama.cpp Q8_0 (goal >= 1.3): MET" in tiny and "0.80 of the bandwidth floor (goal >= 0.75): MET" in tiny
+    assert "decode 1.50x llama.cpp Q8_0 (goal >= 1.3): MET" in tiny and "0.800 of the bandwidth floor (goal >= 0.75): MET" in tiny
     assert not any("floor" in x for x in mod.goals(rows, "cuda"))
 
 
