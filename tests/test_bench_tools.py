@@ -581,3 +581,39 @@ def test_decode_bench_reexports_a_stale_gguf(tiny, tmp_path):
     dst.write_bytes(b"GGUF" + b"\0" * 8)  # truncated: unreadable, exported again
     mod.export_q8_0(tiny, dst, "gpt-2")
     assert ge.read_metadata(dst)[ge.EXPORT_KEY] == ge.EXPORT_VERSION
+
+
+def test_runs_summary_pools_runs_of_one_workload(tmp_path, capsys):
+    """bench/runs.py: medians and ranges over decode runs, each ratio taken within its own run;
+    a run of another workload is named and left out, a file that is not a results file is an
+    error naming it."""
+    mod = _bench_module("runs")
+
+    def run(name, i8, q8, i4, q4, frac, bw, prompt=512):
+        def row(engine, fmt, dec):
+            return {"model": "m", "engine": engine, "format": fmt, "threads": 2, "status": "ok",
+                    "contention": "none", "decode_tok_s": dec, "prefill_tok_s": dec * 4,
+                    "floor_fraction": frac if (engine, fmt) == ("pyvt", "int8") else None}
+        data = {"env": {"settings": {"device": "cpu", "prompt_len": prompt, "gen_len": 128},
+                        "bandwidth": [{"threads": 2, "gb_s": bw}]},
+                "rows": [row("pyvt", "int8", i8), row("llama.cpp", "Q8_0", q8), row("pyvt", "int4", i4),
+                         row("llama.cpp", "Q4_0", q4)]}
+        path = tmp_path / name
+        path.write_text(json.dumps(data))
+        return path
+
+    files = [run("a.json", 100, 50, 150, 100, 0.69, 30), run("b.json", 120, 80, 150, 75, 0.75, 32),
+             run("c.json", 90, 60, 117, 90, 0.60, 35), run("d.json", 1, 1, 1, 1, 0.1, 1, prompt=128)]
+    assert mod.main([str(f) for f in files]) == 0
+    out = capsys.readouterr().out
+    assert "3 run(s), device cpu, prompt 512, gen 128" in out
+    assert "left out (another workload): d.json (device cpu, prompt 128, gen 128)" in out
+    assert "| m | int8 of floor | 3 | 0.690 | 0.600-0.750 |" in out
+    assert "| m | int8 decode vs llama.cpp Q8_0 | 3 | 1.50 | 1.50-2.00 |" in out
+    assert "| m | int4 decode vs pyvt int8 | 3 | 1.30 | 1.25-1.50 |" in out
+    assert "| m | int4 decode vs llama.cpp Q4_0 | 3 | 1.50 | 1.30-2.00 |" in out
+    assert "| m | read GB/s at the start | 3 | 32.00 | 30.00-35.00 |" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    assert mod.main([str(files[0]), str(bad)]) == 2
+    assert "bad.json: not a bench/decode.py results file" in capsys.readouterr().err
