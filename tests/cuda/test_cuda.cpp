@@ -232,7 +232,8 @@ void check_store_and_add(const std::string& tag, const Packed& p, const std::vec
 
 void test_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) {
     char tag[160];
-    const bool four = int4_four_rows() && m == 1 && (f == VT_FORMAT_INT4_BLOCKED || f == VT_FORMAT_INT4_MIN_BLOCKED);
+    const bool four = int4_four_rows() && !legacy_kernels() && m == 1 &&
+                      (f == VT_FORMAT_INT4_BLOCKED || f == VT_FORMAT_INT4_MIN_BLOCKED);
     std::snprintf(tag, sizeof tag, "%s %s/%d [%lld x %lld] m=%d%s", m <= kGemvMaxM ? "gemv" : "gemm", fmt_name(f),
                   block, (long long)n, (long long)k, m, four ? " [4 rows per warp]" : "");
     std::vector<float> w = randn(size_t(n * k), 0.05f);
@@ -272,6 +273,32 @@ std::vector<float> gemv_argmax(const DevWeight& dw, const std::vector<float>& x,
     return y;
 }
 
+// The 4-bit GEMV with four rows per warp against two (m = 1): a lane visits the same chunks in
+// the same order with the same fmaf sequence, reduction and epilogue in both, so the outputs
+// must agree bit for bit — at shapes where a block takes several row groups (n >> the
+// resident blocks), K spans two stagings, and n is not a multiple of 16.
+void test_int4_four_rows_bitwise(vt_format f, int64_t n, int64_t k) {
+    if (legacy_kernels()) return;  // the legacy kernels have one form only
+    std::vector<float> w = randn(size_t(n * k), 0.05f);
+    auto p = prepack(w.data(), VT_DTYPE_F32, n, k, f, 32);
+    DevWeight dw;
+    upload(*p, rows_plain(*p), n, dw);
+    const std::vector<float> x = randn(size_t(k));
+    std::vector<float> y[2];
+    unsigned long long key[2] = {0, 0};
+    const bool env = int4_four_rows();
+    for (int four = 0; four < 2; ++four) {
+        set_int4_four_rows(four == 1);
+        y[four] = gemv_argmax(dw, x, nullptr, n, k, &key[four]);
+    }
+    set_int4_four_rows(env);
+    const bool same = std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float)) == 0;
+    char tag[160];
+    std::snprintf(tag, sizeof tag, "gemv %s [%lld x %lld] 4 rows per warp = 2 rows per warp, bit for bit", fmt_name(f),
+                  (long long)n, (long long)k);
+    expect(same && key[0] == key[1], tag, nerr(y[1], std::vector<double>(y[0].begin(), y[0].end())));
+}
+
 void test_gemv_norm_and_argmax(vt_format f = VT_FORMAT_INT8_BLOCKED) {
     const int64_t n = 1000, k = 576;
     std::vector<float> w = randn(size_t(n * k), 0.05f);
@@ -292,7 +319,7 @@ void test_gemv_norm_and_argmax(vt_format f = VT_FORMAT_INT8_BLOCKED) {
     }
     unsigned long long key = 0;
     const std::vector<float> y = gemv_argmax(dw, x, &nw, n, k, &key);
-    const bool four = int4_four_rows() && (f == VT_FORMAT_INT4_BLOCKED || f == VT_FORMAT_INT4_MIN_BLOCKED);
+    const bool four = int4_four_rows() && !legacy_kernels() && (f == VT_FORMAT_INT4_BLOCKED || f == VT_FORMAT_INT4_MIN_BLOCKED);
     const std::string tag = std::string("gemv ") + fmt_name(f) + (four ? " [4 rows per warp]" : "");
     expect(nerr(y, ref) < 2e-5, tag + ": fused RMSNorm prologue vs CPU norm + the weights in double", nerr(y, ref));
     expect(key && int64_t(rank_key_index(key)) == argmax(y.data(), n), tag + ": argmax epilogue = argmax of its output");
@@ -1631,6 +1658,8 @@ int main(int argc, char** argv) {
             test_linear(f, 128, 40, 333, 1);
             for (int m : {1, 3}) test_swiglu(f, m);
             test_gemv_norm_and_argmax(f);
+            for (auto nk : {std::pair<int64_t, int64_t>{2048, 2048}, {5632, 2048}, {49160, 576}, {2048, 11008}})
+                test_int4_four_rows_bitwise(f, nk.first, nk.second);
         }
         set_int4_four_rows(four_rows_env);
         for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_BF16, VT_FORMAT_INT4_BLOCKED,
