@@ -1003,8 +1003,8 @@ void test_attention(const AttnCase& ac, int m, int pos0, int splits, int window 
 }
 
 // kv_store_i8 against ops::store_i8 on the same f32 vectors, bit for bit (codes and scales):
-// random vectors, vectors of exact ties (x · 127 / amax = k + 1/2), an all-zero vector (codes
-// 0, scale 0), and non-finite elements (an infinite key, a NaN value: zeros, scale 0, reported
+// random vectors, vectors of exact ties (x · 127 / amax = k + 1/2), an all-zero vector and one
+// below kKvI8MinAmax (codes 0, scale 0), and non-finite elements (an infinite key, a NaN value: zeros, scale 0, reported
 // as the smallest layer << 32 | position); head_dim `hd` (40: lanes past the vector idle).
 void test_kv_i8_store(int64_t hd) {
     const int m = 3, pos0 = 7;
@@ -1015,6 +1015,10 @@ void test_kv_i8_store(int64_t hd) {
     for (int64_t d = 0; d < hd; ++d) tie[d] = d == 0 ? 127.0f : float(d % 50) - 25.0f + 0.5f;
     float* zero = stage.data() + size_t((0 * 2 + 1) * nkv + 0) * size_t(hd);  // row 0, value head 0
     for (int64_t d = 0; d < hd; ++d) zero[d] = 0.0f;
+    // Row 1, value head 1: a vector below kKvI8MinAmax (a finite 127 / amax is impossible at
+    // 1e-37): zeros, scale 0, as a zero vector.
+    float* tiny = stage.data() + size_t((1 * 2 + 1) * nkv + 1) * size_t(hd);
+    for (int64_t d = 0; d < hd; ++d) tiny[d] = d == 2 ? -1e-37f : 0.0f;
     stage[size_t((1 * 2 + 0) * nkv + 0) * size_t(hd) + 5] = std::numeric_limits<float>::infinity();  // row 1 (pos 8)
     stage[size_t((2 * 2 + 1) * nkv + 1) * size_t(hd) + 3] = std::numeric_limits<float>::quiet_NaN();  // row 2 (pos 9)
     Buf bstage, bk, bv, bsc, bpos, bbad;

@@ -343,13 +343,19 @@ void test_store_i8(int64_t n, int64_t stride) {
     std::vector<float> z(size_t(n), 0.0f);
     const bool zero_ok = ops::store_i8(z.data(), n, got.data(), stride, &scale) && scale == 0.0f &&
                          got[0] == 0 && got[size_t((n - 1) * stride)] == 0;
+    // A vector too small for a finite 127 / amax (here 1e-37 and a zero): zeros, scale 0 —
+    // not a NaN code for the zero and ±127 for the rest.
+    std::vector<float> tiny(size_t(n), 0.0f);
+    tiny[size_t(n - 1)] = -1e-37f;
+    const bool tiny_ok = ops::store_i8(tiny.data(), n, got.data(), stride, &scale) && scale == 0.0f &&
+                         got[0] == 0 && got[size_t((n - 1) * stride)] == 0;
     x[size_t(n / 2)] = NAN;
     const bool nan_refused = !ops::store_i8(x.data(), n, got.data(), stride, &scale) && got[size_t(n / 2 * stride)] == 0;
     x[size_t(n / 2)] = -INFINITY;
     const bool inf_refused = !ops::store_i8(x.data(), n, got.data(), stride, &scale);
-    expect(ok && top && err < 1e-6 && zero_ok && nan_refused && inf_refused,
+    expect(ok && top && err < 1e-6 && zero_ok && tiny_ok && nan_refused && inf_refused,
            "store_i8 n=" + std::to_string(n) + " stride=" + std::to_string(stride) +
-               " (scale, rounding, range, zeros, NaN / inf refused)",
+               " (scale, rounding, range, zeros, a vector below 1e-30 as zeros, NaN / inf refused)",
            err);
 }
 

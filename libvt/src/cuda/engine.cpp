@@ -985,6 +985,10 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
             } catch (const Error&) {
                 // Only a head start: this call is whole without it. What failed (a graph capture
                 // out of memory, say) fails again, with its message, when a call runs that slot.
+                // It may have failed after its graph was launched (the event record): wait for
+                // the stream, so that no untracked step still reads h_step[1 - slot] when the
+                // next call rewrites it.
+                cudaStreamSynchronize(cs.stream);
                 cudaGetLastError();
             }
         }

@@ -1024,6 +1024,12 @@ void check_kv_i8() {
         ties = q == ((k % 2 == 0) ? k : k + 1);
     }
     expect(ties, "int8 KV codes: ties to even");
+    // Vectors too small for a finite 127 / amax are stored as zeros (the device's kv_store_i8
+    // and ops::store_i8 both ask kv_i8_storable): the threshold's multiplier is finite.
+    expect(!vt::kv_i8_storable(0.0f) && !vt::kv_i8_storable(1e-37f) && !vt::kv_i8_storable(NAN) &&
+               vt::kv_i8_storable(vt::kKvI8MinAmax) && std::isfinite(kv_i8_inv(vt::kKvI8MinAmax)) &&
+               kv_i8_code(0.0f, kv_i8_inv(vt::kKvI8MinAmax)) == 0,
+           "int8 KV codes: a vector below kKvI8MinAmax is stored as zeros; at it the multiplier is finite");
 
     bool lay = true;
     for (int layers : {1, 2, 22})

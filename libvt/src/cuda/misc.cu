@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(kKvStoreWarps * 32) kv_store_i8_kernel(const f
     }
     amax = warp_max(amax);
     finite = __all_sync(0xFFFFFFFFu, finite);
-    const bool zero = !finite || amax == 0.0f;
+    const bool zero = !finite || !kv_i8_storable(amax);
     const float inv = zero ? 0.0f : kv_i8_inv(amax);
     // Keys transposed [nkv][hd][cap], values [nkv][cap][hd] (as the other caches).
     for (int d = lane; d < hd; d += 32) {

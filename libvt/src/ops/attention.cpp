@@ -530,7 +530,7 @@ bool store_i8(const float* src, int64_t n, int8_t* dst, int64_t stride, float* s
         finite = finite && std::isfinite(src[i]);
         amax = std::max(amax, std::fabs(src[i]));
     }
-    if (!finite || amax == 0.0f) {
+    if (!finite || !kv_i8_storable(amax)) {
         for (int64_t i = 0; i < n; ++i) dst[i * stride] = 0;
         *scale = 0.0f;
         return finite;
