@@ -593,7 +593,8 @@ VT_API vt_status vt_session_decode(vt_session* session, int32_t token,
  * session i). The sessions must be distinct, all on the same model, each with room for
  * one more position. Everything is checked before any session changes; on error none
  * has. The caller must not use these sessions from other threads during the call.
- * On a CUDA model the steps currently run one session after the other. */
+ * On a CUDA model the rows run as one batched step (VT_CUDA_BATCH=0: one session after
+ * the other, where a failure in a later session leaves the earlier ones advanced). */
 VT_API vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
                                          const vt_sample_options* sampling, int32_t* next_tokens,
                                          float* logits);

@@ -220,7 +220,12 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->batched = env_on("VT_CUDA_BATCH", true);
     const bool want_w8a16 = prefill_wgmma();  // a bad value is an error in every build
 #if defined(VT_HAVE_CUTLASS_W8A16_SM90)
-    cm->w8a16 = want_w8a16 && w8a16_sm90_supported(info.cc_major, info.cc_minor);
+    if (want_w8a16) {
+        // The kernel image check (cudaFuncGetAttributes) runs on the current device: make it
+        // the model's, as the FP8 GEMM's check does.
+        DeviceGuard g(device_index);
+        cm->w8a16 = w8a16_sm90_supported(info.cc_major, info.cc_minor);
+    }
 #else
     (void)want_w8a16;
 #endif
@@ -1144,78 +1149,89 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
     }
     const cudaStream_t st = s0.stream;
     const LaunchCfg lc = s0.cfg();
-    check(cudaMemcpyAsync(d_tok, tokens, size_t(n) * 4, cudaMemcpyHostToDevice, st), "token copy");
-    check(cudaMemcpyAsync(d_pos, h_pos.data(), size_t(n) * 4, cudaMemcpyHostToDevice, st), "position copy");
-    check(cudaMemcpyAsync(d_rows, h_rows.data(), size_t(n) * sizeof(KvRow), cudaMemcpyHostToDevice, st),
-          "KV cache table copy");
-    check(cudaMemcpyAsync(d_rope, h_rope.data(), size_t(n * HD) * 4, cudaMemcpyHostToDevice, st), "RoPE copy");
-    if (local)
-        check(cudaMemcpyAsync(d_rl, h_rope.data() + n * HD, size_t(n * HD) * 4, cudaMemcpyHostToDevice, st),
-              "RoPE copy");
-    if (kv_checked()) check(cudaMemsetAsync(s0.kv_bad, 0xFF, sizeof(unsigned long long), st), "KV range flag reset");
-    cudak::embed(LaunchCfg{st, false}, embed, embed_dtype, H, d_tok, int(n), x, embed_scale, nullptr);
+    try {
+        check(cudaMemcpyAsync(d_tok, tokens, size_t(n) * 4, cudaMemcpyHostToDevice, st), "token copy");
+        check(cudaMemcpyAsync(d_pos, h_pos.data(), size_t(n) * 4, cudaMemcpyHostToDevice, st), "position copy");
+        check(cudaMemcpyAsync(d_rows, h_rows.data(), size_t(n) * sizeof(KvRow), cudaMemcpyHostToDevice, st),
+              "KV cache table copy");
+        check(cudaMemcpyAsync(d_rope, h_rope.data(), size_t(n * HD) * 4, cudaMemcpyHostToDevice, st), "RoPE copy");
+        if (local)
+            check(cudaMemcpyAsync(d_rl, h_rope.data() + n * HD, size_t(n * HD) * 4, cudaMemcpyHostToDevice,
+                                  st),
+                  "RoPE copy");
+        if (kv_checked())
+            check(cudaMemsetAsync(s0.kv_bad, 0xFF, sizeof(unsigned long long), st), "KV range flag reset");
+        cudak::embed(LaunchCfg{st, false}, embed, embed_dtype, H, d_tok, int(n), x, embed_scale, nullptr);
 
-    // x_in [n][ldx] · Wᵀ (fused RMSNorm with `norm`) with epilogue e, in GEMVs of <= 8 rows.
-    const auto linear = [&](const DevLinear& w, const float* xin, int64_t ldx, const float* norm, Epilogue e) {
-        float* out0 = e.out;
-        for (int64_t r0 = 0; r0 < n; r0 += kGemvMaxM) {
-            e.out = out0 + r0 * e.ld;
-            gemv(lc, w, xin + r0 * ldx, ldx, int(std::min<int64_t>(kGemvMaxM, n - r0)), norm, eps, e);
+        // x_in [n][ldx] · Wᵀ (fused RMSNorm with `norm`) with epilogue e, in GEMVs of <= 8 rows.
+        const auto linear = [&](const DevLinear& w, const float* xin, int64_t ldx, const float* norm, Epilogue e) {
+            float* out0 = e.out;
+            for (int64_t r0 = 0; r0 < n; r0 += kGemvMaxM) {
+                e.out = out0 + r0 * e.ld;
+                gemv(lc, w, xin + r0 * ldx, ldx, int(std::min<int64_t>(kGemvMaxM, n - r0)), norm, eps, e);
+            }
+        };
+        const auto to_residual = [&](const DevLinear& w, const float* in, int64_t ldin, const float* bias,
+                                     const float* post_norm) {
+            Epilogue e;
+            e.kind = post_norm ? kEpiStore : kEpiAdd;
+            e.out = post_norm ? tmp : x;
+            e.ld = H;
+            e.bias = bias;
+            linear(w, in, ldin, nullptr, e);
+            if (post_norm) add_rmsnorm(lc, x, tmp, post_norm, eps, H, int(n));
+        };
+        for (int64_t l = 0; l < L; ++l) {
+            const CudaLayer& w = layers[size_t(l)];
+            Epilogue er;
+            er.kind = kEpiStore;
+            er.out = raw;
+            er.ld = QKV;
+            er.bias = w.qkv_bias;
+            linear(w.qkv, x, H, w.attn_norm, er);
+            Epilogue eq = qkv_epilogue(*this, l, q, d_pos, d_rope, d_rl, s0.kv_bad);
+            eq.rows = d_rows;
+            eq.layers = int32_t(L);
+            eq.kv_stage = d_stage;  // int8 cache (else null): then kv_store_i8 into each row's cache
+            qkv_norm_rope(lc, raw, QKV, int(n), qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps, eq);
+            if (kv_i8()) kv_store_i8(lc, d_stage, int(n), eq);
+            // Splits: the largest of the rows' (a split past a row's keys does nothing).
+            AttnArgs a = attn_args(*this, l, q, att, d_pos, 1, splits, d_part, d_cnt);
+            a.rows = d_rows;
+            a.nrows = int32_t(n);
+            a.layer = int32_t(l);
+            a.layers = int32_t(L);
+            attention_decode(lc, a);
+            to_residual(w.o, att, QD, w.o_bias, w.post_attn_norm);
+            Epilogue eg;
+            eg.kind = kEpiSwiglu;
+            eg.act = gemma ? kActGeluTanh : kActSilu;
+            eg.out = mlp;
+            eg.ld = I;
+            eg.bias = w.gu_bias;
+            linear(w.gu, x, H, w.mlp_norm, eg);
+            to_residual(w.down, mlp, I, w.down_bias, w.post_mlp_norm);
         }
-    };
-    const auto to_residual = [&](const DevLinear& w, const float* in, int64_t ldin, const float* bias,
-                                 const float* post_norm) {
-        Epilogue e;
-        e.kind = post_norm ? kEpiStore : kEpiAdd;
-        e.out = post_norm ? tmp : x;
-        e.ld = H;
-        e.bias = bias;
-        linear(w, in, ldin, nullptr, e);
-        if (post_norm) add_rmsnorm(lc, x, tmp, post_norm, eps, H, int(n));
-    };
-    for (int64_t l = 0; l < L; ++l) {
-        const CudaLayer& w = layers[size_t(l)];
-        Epilogue er;
-        er.kind = kEpiStore;
-        er.out = raw;
-        er.ld = QKV;
-        er.bias = w.qkv_bias;
-        linear(w.qkv, x, H, w.attn_norm, er);
-        Epilogue eq = qkv_epilogue(*this, l, q, d_pos, d_rope, d_rl, s0.kv_bad);
-        eq.rows = d_rows;
-        eq.layers = int32_t(L);
-        eq.kv_stage = d_stage;  // int8 cache (else null): then kv_store_i8 into each row's cache
-        qkv_norm_rope(lc, raw, QKV, int(n), qk_norm ? w.q_norm : nullptr, qk_norm ? w.k_norm : nullptr, eps, eq);
-        if (kv_i8()) kv_store_i8(lc, d_stage, int(n), eq);
-        // Splits: the largest of the rows' (a split past a row's keys does nothing).
-        AttnArgs a = attn_args(*this, l, q, att, d_pos, 1, splits, d_part, d_cnt);
-        a.rows = d_rows;
-        a.nrows = int32_t(n);
-        a.layer = int32_t(l);
-        a.layers = int32_t(L);
-        attention_decode(lc, a);
-        to_residual(w.o, att, QD, w.o_bias, w.post_attn_norm);
-        Epilogue eg;
-        eg.kind = kEpiSwiglu;
-        eg.act = gemma ? kActGeluTanh : kActSilu;
-        eg.out = mlp;
-        eg.ld = I;
-        eg.bias = w.gu_bias;
-        linear(w.gu, x, H, w.mlp_norm, eg);
-        to_residual(w.down, mlp, I, w.down_bias, w.post_mlp_norm);
+        if (logits) {
+            Epilogue el;
+            el.kind = kEpiStore;
+            el.out = lg;
+            el.ld = V;
+            el.softcap = final_softcap;
+            linear(lm_head, x, H, final_norm, el);
+            check(cudaMemcpyAsync(logits, lg, size_t(n * V) * 4, cudaMemcpyDeviceToHost, st), "logits copy");
+        }
+        if (kv_checked())
+            check(cudaMemcpyAsync(s0.h_kv_bad, s0.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
+                  "result copy");
+    } catch (...) {
+        // What was queued before the throw still writes the rows' caches and reads the shared
+        // scratch (d_rows, the counters, batch_mem): wait for it before the lock goes and a
+        // row's own stream or the next batch touches either.
+        cudaStreamSynchronize(st);
+        cudaGetLastError();
+        throw;
     }
-    if (logits) {
-        Epilogue el;
-        el.kind = kEpiStore;
-        el.out = lg;
-        el.ld = V;
-        el.softcap = final_softcap;
-        linear(lm_head, x, H, final_norm, el);
-        check(cudaMemcpyAsync(logits, lg, size_t(n * V) * 4, cudaMemcpyDeviceToHost, st), "logits copy");
-    }
-    if (kv_checked())
-        check(cudaMemcpyAsync(s0.h_kv_bad, s0.kv_bad, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
-              "result copy");
     // The host buffers (tokens, positions, RoPE) live until the stream is done with them.
     check(cudaStreamSynchronize(st), "batched decode");
     check_kv_range(s0, 0);

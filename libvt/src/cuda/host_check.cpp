@@ -741,8 +741,10 @@ void check_w8a16() {
     expect(w8a16_shape_ok(64, 2048, 2560) && w8a16_shape_ok(32, 2080, 2560) && w8a16_shape_ok(16, 576, 64) &&
                w8a16_shape_ok(128, 128, 192, kW8a16Fp8) && w8a16_shape_ok(32, 384, 64, kW8a16U4) &&
                !w8a16_shape_ok(16, 400, 64, kW8a16U4) && !w8a16_shape_ok(96, 2016, 2560) &&
-               !w8a16_shape_ok(64, 2080, 2560) && !w8a16_shape_ok(64, 2048, 2564) && !w8a16_shape_ok(0, 2048, 2560),
-           "w8a16: whole blocks of K (4-bit: and of 32), n_pad a multiple of 8, a block the kernel takes");
+               !w8a16_shape_ok(64, 2080, 2560) && !w8a16_shape_ok(64, 2048, 2564) && !w8a16_shape_ok(0, 2048, 2560) &&
+               w8a16_shape_ok(48, 48, 64) && !w8a16_shape_ok(40, 40, 64),
+           "w8a16: whole blocks of K, K a multiple of 16 (4-bit: 32) even with one scale per row, n_pad a "
+           "multiple of 8, a block the kernel takes");
     alignas(16) static int8_t w[64];
     alignas(16) static uint16_t sc[64], x[64];
     alignas(16) static float d[64];

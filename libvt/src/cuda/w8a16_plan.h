@@ -57,11 +57,13 @@ inline int w8a16_groups(int kb, int k_pad) {
 }
 
 // Whether a weight of this shape can run on the kernel: a block it takes, K padded to whole
-// blocks (and to 32 for the 4-bit formats' 16-byte rows), rows padded to 8 (16-byte TMA rows
-// of the BF16 tables).
+// blocks and to 16-byte TMA rows of the weights (16 for the 8-bit formats, 32 for the 4-bit
+// ones: with one scale per row the block alone does not say so), rows padded to 8 (16-byte
+// TMA rows of the BF16 tables). A shape that fails here takes the mma path; CUTLASS's own
+// check failing later would stop the prefill instead.
 inline bool w8a16_shape_ok(int kb, int k_pad, int n_pad, int wtype = kW8a16Int8) {
     return w8a16_phases(kb, k_pad) > 0 && k_pad > 0 && k_pad % kb == 0 && n_pad % 8 == 0 && n_pad > 0 &&
-           (wtype != kW8a16U4 || k_pad % 32 == 0);
+           k_pad % (wtype == kW8a16U4 ? 32 : 16) == 0;
 }
 
 // Entries of a weight's scale tables (all passes), and of its zero tables (4-bit): phases ·
