@@ -617,3 +617,5 @@ def test_runs_summary_pools_runs_of_one_workload(tmp_path, capsys):
     bad.write_text("[1, 2]")
     assert mod.main([str(files[0]), str(bad)]) == 2
     assert "bad.json: not a bench/decode.py results file" in capsys.readouterr().err
+    assert mod.main(["--prompt-len", "64", str(files[0])]) == 2  # no run of that workload
+    assert "error: no run of device cpu, prompt 64, gen 128 among the files" in capsys.readouterr().err

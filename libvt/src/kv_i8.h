@@ -2,9 +2,9 @@
 // backend (cuda/misc.cu, kv_store_i8), so that both caches hold the same codes and scales for
 // the same keys and values. A key or value vector x of n elements (one KV head, one position)
 // is stored as codes q_i = round(x_i · 127 / amax) (to nearest, ties to even; clamped to
-// ±127) with one f32 scale amax / 127, amax = max |x_i|; all zeros when amax is 0 (or below
-// kKvI8MinAmax). A vector
-// with a non-finite element has no scale: the caller stores zeros and refuses to go on.
+// ±127) with one f32 scale amax / 127, amax = max |x_i|; all zeros when amax is 0 or below
+// kKvI8MinAmax. A vector with a non-finite element has no scale: the caller stores zeros and
+// refuses to go on.
 // Inline and free of the rest of libvt: the ops build alone (tests/test_ops_cpu.py) and the
 // host checks (cuda/host_check.cpp) compile it with an ordinary C++ compiler.
 #pragma once
