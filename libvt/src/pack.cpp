@@ -23,9 +23,6 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>  // baseline on x86-64: no ISA dispatch needed
 #endif
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 int64_t vt_packed::nbytes() const {
     if (dense())
@@ -34,22 +31,6 @@ int64_t vt_packed::nbytes() const {
 }
 
 namespace vt {
-
-void* alloc_weights(size_t bytes) {
-    constexpr size_t kHuge = size_t(2) << 20;
-    void* p;
-    if (bytes >= 2 * kHuge) {
-        size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-        p = std::aligned_alloc(kHuge, rounded);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (p) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
-#endif
-    } else {
-        p = std::aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
-    }
-    if (!p) throw std::bad_alloc();
-    return p;
-}
 
 namespace {
 

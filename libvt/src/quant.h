@@ -8,13 +8,9 @@
 
 #include "common.h"
 #include "backend.h"
+#include "memory.h"
 
 namespace vt {
-// Uninitialized memory for packed weights (pack.cpp): 64-byte aligned; buffers of several MB
-// are 2 MB aligned and advised as transparent huge pages (fewer page faults while packing,
-// fewer TLB misses while the GEMV streams them). Throws std::bad_alloc. Free with std::free.
-void* alloc_weights(size_t bytes);
-
 // Owning, *uninitialized* array: packing a 1 GB model must not first zero 1 GB on one
 // thread (std::vector value-initializes); the packing threads touch the pages.
 template <class T>
@@ -23,9 +19,9 @@ public:
     RawBuf() = default;
     RawBuf(const RawBuf&) = delete;
     RawBuf& operator=(const RawBuf&) = delete;
-    ~RawBuf() { std::free(p_); }
+    ~RawBuf() { free_weights(p_); }
     void allocate(size_t n) {
-        std::free(p_);
+        free_weights(p_);
         p_ = nullptr;
         n_ = 0;
         if (n > (SIZE_MAX - (4u << 20)) / sizeof(T)) throw std::bad_alloc();

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "family.h"
+#include "memory.h"
 #include "ops/attention.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
@@ -35,6 +36,15 @@ struct FreeDeleter {
 };
 // 64-byte aligned, uninitialized (a std::vector would zero-fill the whole KV cache).
 using ByteArray = std::unique_ptr<uint8_t[], FreeDeleter>;
+
+// A KV cache array: from 4 MB on, on transparent huge pages (decode attention streams it
+// as the GEMVs stream the weights; alloc_huge_pages), smaller ones 64-byte aligned.
+ByteArray kv_array(size_t bytes) {
+    if (bytes < (size_t(4) << 20)) return ByteArray(AlignedAllocator<uint8_t>().allocate(bytes));
+    void* p = alloc_huge_pages(bytes);
+    if (!p) throw std::bad_alloc();
+    return ByteArray(static_cast<uint8_t*>(p));
+}
 
 // One session's KV cache and preallocated scratch. P = positions the session may hold,
 // R = scratch rows.
@@ -275,8 +285,8 @@ void ensure_kv(CpuSession& s, int64_t needed) {
     cap = std::min(cap, s.max_tokens);
     cap = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;  // whole key tiles
     const int64_t eb = s.elem_bytes();
-    ByteArray kt(AlignedAllocator<uint8_t>().allocate(size_t(L * KV * HD * cap * eb)));
-    ByteArray v(AlignedAllocator<uint8_t>().allocate(size_t(L * KV * cap * HD * eb)));
+    ByteArray kt = kv_array(size_t(L * KV * HD * cap * eb));
+    ByteArray v = kv_array(size_t(L * KV * cap * HD * eb));
     if (s.len > 0) {
         // A KV head's keys are whole tiles: the ones in use move as one run.
         const int64_t tiles = (s.len + ops::kKeyTile - 1) / ops::kKeyTile;
