@@ -16,17 +16,13 @@
 #include <vector>
 
 #include "memory.h"
+#include "selftest.h"
 
 using namespace vt;
 
 namespace {
 
-int g_pass = 0, g_fail = 0;
-
-void expect(bool ok, const std::string& what) {
-    ok ? ++g_pass : ++g_fail;
-    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
-}
+using selftest::expect;
 
 struct Buf {
     unsigned char* p;
@@ -146,6 +142,5 @@ int main() {
     test_sequence();
     test_threads();
     test_huge_pages();
-    std::printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return selftest::finish();
 }

@@ -13,18 +13,14 @@
 #include <thread>
 #include <vector>
 
+#include "selftest.h"
 #include "threadpool.h"
 
 using namespace vt;
 
 namespace {
 
-int g_pass = 0, g_fail = 0;
-
-void expect(bool ok, const std::string& what) {
-    ok ? ++g_pass : ++g_fail;
-    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
-}
+using selftest::expect;
 
 // Busy work of about `ns` nanoseconds (sleeping would hand the core to the other threads,
 // which is not what a slow share of a memory stream does).
@@ -182,6 +178,5 @@ int main() {
     test_exception<false>();
     test_nested();
     test_concurrent_resize();
-    std::printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return selftest::finish();
 }
