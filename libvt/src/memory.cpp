@@ -19,11 +19,11 @@ constexpr size_t kHuge = size_t(2) << 20;
 // Buffers below kArenaMax share chunks of kChunk bytes. A small model's linears are all small
 // (SmolLM2-135M's largest, gate and up, is 885 KB): each in its own malloc'd run of 4 KB pages,
 // SmolLM2's direct decode loop ran 5-7 % slower than from the arena (2-core EPYC VM,
-// 2026-11-27, 10 alternating rounds; through generate() within noise: docs/performance.md). A buffer never moves and its
-// space is not reused: a chunk is freed when its last buffer is (a closed model gives its
-// memory back), and the chunk being filled stays only while it holds a buffer. So temporaries
-// must not come from here — a temporary between two packed linears would leave a hole for the
-// model's lifetime.
+// 2026-11-27, 10 alternating rounds; through generate() within noise: docs/performance.md).
+// A buffer never moves and its space is not reused: a chunk is freed when its last buffer is
+// (a closed model gives its memory back), and the chunk being filled stays only while it holds
+// a buffer. So temporaries must not come from here — a temporary between two packed linears
+// would leave a hole for the model's lifetime.
 constexpr size_t kArenaMax = size_t(4) << 20;
 constexpr size_t kChunk = size_t(16) << 20;
 
