@@ -21,6 +21,7 @@ CHECKS = ("the arena starts empty",
           "4 threads allocating and freeing at once: no buffer overlaps another",
           "after the threads, every chunk is given back",
           "alloc_huge_pages is 2 MB aligned",
+          "alloc_buffer: 64-byte aligned below 4 MB",
           "alloc_weights that cannot be met throws std::bad_alloc")
 
 

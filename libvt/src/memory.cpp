@@ -104,6 +104,11 @@ void* alloc_huge_pages(size_t bytes) {
     return p;
 }
 
+void* alloc_buffer(size_t bytes) {
+    if (bytes >= kArenaMax) return alloc_huge_pages(bytes);
+    return std::aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+}
+
 void* alloc_weights(size_t bytes) {
     void* p = bytes >= kArenaMax ? alloc_huge_pages(bytes) : arena().alloc(bytes ? bytes : 1);
     if (!p) throw std::bad_alloc();

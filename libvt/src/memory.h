@@ -14,6 +14,11 @@ namespace vt {
 // pages. Null when out of memory (or bytes is absurd). Free with std::free.
 void* alloc_huge_pages(size_t bytes);
 
+// A buffer of its own (never from the arena: one that is freed while packed weights live, a
+// temporary or a KV cache that grows, would leave a hole there): from 4 MB on alloc_huge_pages,
+// smaller ones 64-byte aligned. Uninitialized; null when out of memory. Free with std::free.
+void* alloc_buffer(size_t bytes);
+
 // Uninitialized memory for packed weights, 64-byte aligned, on huge pages: from 4 MB on in its
 // own alloc_huge_pages run, smaller buffers from shared 16 MB arena chunks, one after the other
 // in the order they are asked for (a model's linears are packed in the order decode reads

@@ -244,13 +244,10 @@ public:
             const size_t esize = vt_dtype_size(ts[0]->dtype);
             // Uninitialized (fully overwritten below), and not alloc_weights: a temporary among
             // the packed weights would leave a hole in their arena for the model's lifetime.
-            // From 4 MB on in a run of its own, as alloc_weights did before the arena: from
-            // glibc's heap, the TinyLlama shape's load peaked 50-85 MB higher.
-            const size_t n = size_t(rows * cols) * esize;
+            // alloc_buffer puts one of 4 MB or more in a run of its own, as alloc_weights did
+            // before the arena: from glibc's heap, the TinyLlama shape's load peaked 50-85 MB higher.
             std::unique_ptr<uint8_t, decltype(&std::free)> buf(
-                static_cast<uint8_t*>(n >= (size_t(4) << 20) ? alloc_huge_pages(n)
-                                                             : std::aligned_alloc(64, (n + 63) / 64 * 64)),
-                &std::free);
+                static_cast<uint8_t*>(alloc_buffer(size_t(rows * cols) * esize)), &std::free);
             if (!buf) throw std::bad_alloc();
             size_t off = 0;
             for (const TensorView* t : ts) {

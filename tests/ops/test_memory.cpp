@@ -126,6 +126,13 @@ void test_huge_pages() {
     expect(p != nullptr && reinterpret_cast<uintptr_t>(p) % (2 << 20) == 0, "alloc_huge_pages is 2 MB aligned");
     if (p) std::memset(p, 1, 4 << 20);  // rounded up to whole 2 MB pages: 4 MB are usable
     std::free(p);
+    void* small = alloc_buffer(1000);
+    void* large = alloc_buffer(size_t(5) << 20);
+    expect(small && large && reinterpret_cast<uintptr_t>(small) % 64 == 0 &&
+               reinterpret_cast<uintptr_t>(large) % (2 << 20) == 0 && weight_arena_stats().buffers == 0,
+           "alloc_buffer: 64-byte aligned below 4 MB, 2 MB aligned from 4 MB, never from the arena");
+    std::free(small);
+    std::free(large);
     expect(alloc_huge_pages(SIZE_MAX - 1) == nullptr, "alloc_huge_pages of an absurd size is null, not a wrap");
     bool threw = false;
     try {

@@ -38,10 +38,9 @@ struct FreeDeleter {
 using ByteArray = std::unique_ptr<uint8_t[], FreeDeleter>;
 
 // A KV cache array: from 4 MB on, on transparent huge pages (decode attention streams it
-// as the GEMVs stream the weights; alloc_huge_pages), smaller ones 64-byte aligned.
+// as the GEMVs stream the weights; memory.h's alloc_buffer).
 ByteArray kv_array(size_t bytes) {
-    if (bytes < (size_t(4) << 20)) return ByteArray(AlignedAllocator<uint8_t>().allocate(bytes));
-    void* p = alloc_huge_pages(bytes);
+    void* p = alloc_buffer(bytes);
     if (!p) throw std::bad_alloc();
     return ByteArray(static_cast<uint8_t*>(p));
 }
