@@ -121,8 +121,10 @@ def test_float64_reference(from_golden, golden, name):
 # (a few f32 keys and values lie next to an f16 rounding boundary that float64 falls on the
 # other side of; 15 to 40 times that against the exact one); int8 2e-7 .. 3.3e-6 (9e-4 ..
 # 5.8e-3 against the exact one; its bound is int8's, tests/test_model.py: a code that rounds
-# the other way on an f32-vs-f64 difference moves a logit more than an f16 step does).
-KV_BOUNDS = {"f16": 3e-5, "int8": 5e-3}
+# the other way on an f32-vs-f64 difference moves a logit more than an f16 step does). On an
+# AVX-512 CPU (2026-11-27), whose f32 sums run in another order, f16 reached 3.7e-5 (qwen2-tied's
+# decode rows, against 2.2e-4 from the exact one): hence 6e-5.
+KV_BOUNDS = {"f16": 6e-5, "int8": 5e-3}
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -21,6 +21,7 @@ from pyvt import _model, ops
 
 import llama_ref as R
 import textgen_models as TM
+from int16_ref import exact_batch_kv_cache
 
 
 
@@ -394,7 +395,8 @@ import numpy as np
 import pyvt
 from pyvt import ops
 
-m = pyvt.load_model(sys.argv[1], weight_format="int8", progress=False)
+# argv[3]: the KV cache in which 8 rows alone equal the same rows of 96 (tests/int16_ref.py)
+m = pyvt.load_model(sys.argv[1], weight_format="int8", progress=False, kv_cache=sys.argv[3])
 ids = list(range(5, 5 + 96))
 ops.set_num_threads(2)
 ref = m.logits(ids)
@@ -424,7 +426,8 @@ def reload():
     n = 0
     while not stop.is_set():
         try:
-            with pyvt.load_model(sys.argv[1], weight_format="int8", progress=False, threads=1 + n % 3) as m2:
+            with pyvt.load_model(sys.argv[1], weight_format="int8", progress=False, threads=1 + n % 3,
+                                kv_cache=sys.argv[3]) as m2:
                 if not np.allclose(m2.logits(ids[:8]), ref[:8], rtol=1e-4, atol=1e-4):
                     errors.append("a model loaded with threads=N differs")
         except BaseException as e:
@@ -451,8 +454,8 @@ def test_thread_count_changes_while_other_threads_generate(rand_dir, tmp_path):
     # Was a use-after-free: the pool was deleted under a running region (segfault or
     # deadlock). Run in a child so a crash is a failed test, with a timeout for a deadlock.
     # cwd: not the repository root, whose pyvt/ (sources, no extensions) would shadow the install
-    p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "5"], capture_output=True, text=True,
-                       timeout=60, cwd=tmp_path)
+    p = subprocess.run([sys.executable, "-c", _FLIP_SCRIPT, str(rand_dir), "5", exact_batch_kv_cache()],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stdout[-500:]} {p.stderr[-1500:]}"
     stats = dict(kv.split("=") for kv in p.stdout.split()[:4])
     assert int(stats["calls"]) >= 3 and int(stats["flips"]) >= 100 and int(stats["loads"]) >= 3, p.stdout
