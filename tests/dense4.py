@@ -87,7 +87,7 @@ def check_every_isa_level(tmp_path, prepack: str, linear: str, swiglu: str, *, s
             assert np.array_equal(res[f"w{out}"], packed[out])  # packing is ISA-independent
             for m in ISA_MS:
                 x = res[f"x{out}_{m}"]
-                if int16_gemm_applies(fmt, m, lvl):  # the AVX2 integer GEMM's rounding of x
+                if int16_gemm_applies(fmt, m, lvl, block):  # the AVX2 integer GEMM's rounding of x
                     x = round_x16(x, block, fmt)
                 x = x.astype(np.float64)
                 g = x @ wd.T
@@ -128,7 +128,7 @@ def check_cuda_matches_cpu(prepack: str, linear: str, swiglu: str, *, shift: flo
                 tol = 2e-5 if m <= 8 else 3e-4
                 if int16_gemm_applies("int4-min", m) and "min" in prepack:  # the CPU rounds x to int16 (AVX2)
                     tol = max(tol, 1e-4)
-                elif int16_gemm_applies("int4", m):  # to one byte per block of 32: ~1/250 of its largest |x|
+                elif int16_gemm_applies("int4", m, kb=block):  # to one byte per block of 32: ~1/250 of its largest |x|
                     tol = max(tol, 1e-2)
                 x = rng.standard_normal((m, k)).astype(np.float32)
                 G, U = mag(x, wd, b), mag(x, ud, c)

@@ -98,7 +98,7 @@ def test_linears_match_float64_reference(out, k, block):
         wd, ud = p.unpack().astype(np.float64), q.unpack().astype(np.float64)
         for m in MS:
             x = rng.standard_normal((m, k)).astype(np.float32)
-            xr = round_x16(x, block, "int4") if int16_gemm_applies("int4", m) else x  # the x the kernel multiplies
+            xr = round_x16(x, block, "int4") if int16_gemm_applies("int4", m, kb=block) else x  # the x the kernel multiplies
             g = xr.astype(np.float64) @ wd.T
             G, U = mag(x, wd, bias), mag(x, ud)
             assert rel_err(ops.linear_int4(x, p, bias), g + bias, G) < 2e-6, m
@@ -109,7 +109,7 @@ def test_linears_match_float64_reference(out, k, block):
             assert rel_err(ops.linear_swiglu_int4(x, p, q, (bias, None)), ref, G * U) < 4e-6, m
             s = (np.abs(x).max(1, keepdims=True) / np.float32(127)).astype(np.float32)
             xq = (np.clip(np.rint(x / s), -127, 127) * s).astype(np.float32)  # f32 math, as libvt
-            xq = (round_x16(xq, block, "int4") if int16_gemm_applies("int4", m) else xq).astype(np.float64)
+            xq = (round_x16(xq, block, "int4") if int16_gemm_applies("int4", m, kb=block) else xq).astype(np.float64)
             assert rel_err(ops.linear_int4(x, p, w4a8=True), xq @ wd.T, mag(xq, wd)) < 2e-6, m
         assert ops.linear_int4(x[0], p).shape == (out,)
 

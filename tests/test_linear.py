@@ -92,11 +92,11 @@ def test_w8a16_matches_quantized_math(fmt):
                 x = rng.standard_normal((m, k)).astype(np.float32)
                 y = W8A16[fmt](x, p, bias)
                 assert y.shape == (m, out) and y.dtype == np.float32
-                xr = round_x16(x, p.block_size, fmt) if int16_gemm_applies(fmt, m) else x
+                xr = round_x16(x, p.block_size, fmt) if int16_gemm_applies(fmt, m, kb=p.block_size) else x
                 assert rel_err(y, ref_linear(xr, wd, bias)) < 2e-6 * max(1.0, math.sqrt(k) / 8), (fmt, out, k, m)
             y1 = W8A16[fmt](x[0], p)
             assert y1.shape == (out,)
-            x1 = round_x16(x[:1], p.block_size, fmt) if int16_gemm_applies(fmt, 1) else x[:1]
+            x1 = round_x16(x[:1], p.block_size, fmt) if int16_gemm_applies(fmt, 1, kb=p.block_size) else x[:1]
             assert rel_err(y1, ref_linear(x1, wd)[0]) < 1e-5
 
 
@@ -183,7 +183,7 @@ def test_block_sizes(fmt, block):
     x = rng.standard_normal((3, 256)).astype(np.float32)
     with PREPACK[fmt](w, block_size=block) as p:
         assert p.block_size == block
-        xr = round_x16(x, block, fmt) if int16_gemm_applies(fmt, 3) else x
+        xr = round_x16(x, block, fmt) if int16_gemm_applies(fmt, 3, kb=block) else x
         assert rel_err(W8A16[fmt](x, p), ref_linear(xr, p.unpack())) < 1e-5
         # f16 scales (2 bytes per block) + 16-row tiles + one f32 per row
         tiles = -(-33 // 16)
@@ -209,7 +209,7 @@ def test_scale_edge_cases_zero_and_tiny_and_huge():
                 assert np.linalg.norm(dr - wr) <= 0.1 * np.linalg.norm(wr)
             y = W8A16[fmt](x, p)
             assert np.isfinite(y).all()
-            xr = round_x16(x, p.block_size, fmt) if int16_gemm_applies(fmt, 2) else x
+            xr = round_x16(x, p.block_size, fmt) if int16_gemm_applies(fmt, 2, kb=p.block_size) else x
             assert rel_err(y[:, 5:], ref_linear(xr, wd)[:, 5:]) < 1e-5
 
 

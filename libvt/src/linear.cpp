@@ -55,13 +55,20 @@ T* thread_buffer(size_t n) {
 // Per-thread GEMM scratch.
 float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 
-// AVX2 with int8 / int4 / int4-min weights (w2: swiglu's up weight, or null): the integer
-// kernels, which take x rounded to int16 (round_x_int16; int4: to one byte's range) and no
-// float block sums.
+// The integer kernels of kernels_avx2.cpp, which take x rounded to int16 (round_x_int16;
+// int4: to one byte's range) and no float block sums, for int8 / int4 / int4-min weights (w2:
+// swiglu's up weight, or null): on AVX2 CPUs, and for int4 with K-blocks of 32 on AVX-512
+// CPUs too, where its byte GEMV beats the f32 one, which widens every nibble to f32 (SmolLM2
+// int4 decode 1.21-1.25x faster, prefill as fast or faster; docs/performance.md, "4-bit on
+// AVX-512"). int8 and int4-min keep the f32 kernels there: the integer GEMM prefilled them
+// 28-50 % slower. A format takes one path for every m, so a row gets the same bits alone or
+// in a batch.
 bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 #if defined(VT_HAVE_X86_KERNELS)
     // w2 of another kind could want x rounded or split otherwise (int4's bytes, int4-min's int16).
-    return cpu_level() == 1 && cpu::int16_gemm_ok(w) && (w2 == nullptr || w2->kind == w.kind);
+    const int level = cpu_level();
+    const bool avx512_int4 = level == 2 && w.kind == cpu::kInt4Blocked && w.kb == 32;
+    return (level == 1 || avx512_int4) && cpu::int16_gemm_ok(w) && (w2 == nullptr || w2->kind == w.kind);
 #else
     (void)w;
     (void)w2;
@@ -105,12 +112,14 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj) {
 #endif
 
 void run_dense(const cpu::LinearJob& job) {
-    const int level = cpu_level();
+    int level = cpu_level();
     const int64_t nt = job.w.ntiles;
     cpu::LinearJob gj = job;
 #if defined(VT_HAVE_X86_KERNELS)
-    if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr))
+    if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr)) {
+        level = 1;  // the AVX2 integer kernels, at the AVX-512 level too
         round_x_int16(job, job.m <= cpu::gemv_max_m(level), gj);
+    }
 #endif
     if (job.m <= cpu::gemv_max_m(level)) {
         // Memory-bound: balanced (threadpool.h).
