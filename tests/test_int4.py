@@ -185,6 +185,49 @@ def test_every_isa_level_matches_the_reference(tmp_path):
                           tol_linear=2e-6, tol_swiglu=4e-6)
 
 
+_SAME_BITS_SCRIPT = r"""
+import sys
+import numpy as np
+from pyvt import ops
+rng = np.random.default_rng(5)
+res = {}
+for out, k in ((16, 32), (17, 33), (300, 545), (1536, 576), (40, 7), (33, 1000), (64, 2048), (31, 95)):
+    w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    u = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(out).astype(np.float32)
+    with ops.prepack_int4_blocked(w) as p, ops.prepack_int4_blocked(u) as q:
+        for m in (1, 2, 3, 4, 5, 9):
+            x = (rng.standard_normal((m, k)) * 10.0 ** rng.uniform(-3, 3)).astype(np.float32)
+            res[f"l{out}_{k}_{m}"] = ops.linear_int4(x, p, b)
+            res[f"g{out}_{k}_{m}"] = ops.linear_int4(x, p, b, gelu=True)
+            res[f"s{out}_{k}_{m}"] = ops.linear_swiglu_int4(x, p, q, (b, None))
+np.savez(sys.argv[1], isa=ops.cpu_isa(), **res)
+"""
+
+
+def test_avx512_gives_the_avx2_bits(tmp_path):
+    """int4 (block 32) on an AVX-512 CPU runs AVX2's integer kernels, its GEMV with VNNI + VBMI
+    where the CPU has them (kernels_avx2.cpp, gemv_int4_vnni): every linear, GELU and SwiGLU,
+    m = 1-4 (the GEMV) and 5, 9 (the GEMM), short and odd K-blocks, equal to the AVX2 level's
+    bit for bit, so a model decodes the same tokens on both."""
+    import subprocess
+
+    if ops.cpu_isa() != "avx512":
+        pytest.skip(f"this CPU has {ops.cpu_isa()}, not AVX-512")
+    got = {}
+    for isa in ("avx512", "avx2"):
+        path = tmp_path / f"{isa}.npz"
+        r = subprocess.run([sys.executable, "-c", _SAME_BITS_SCRIPT, str(path)], env=dict(os.environ, VT_ISA=isa),
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        with np.load(path) as z:
+            got[isa] = {key: z[key] for key in z.files}
+        assert str(got[isa].pop("isa")) == isa
+    assert len(got["avx512"]) == 8 * 6 * 3
+    for key, want in got["avx2"].items():
+        assert np.array_equal(got["avx512"][key], want, equal_nan=True), key
+
+
 # ---- a model with int4 layers ----------------------------------------------------------
 
 @pytest.mark.parametrize("tie", [False, True])

@@ -116,9 +116,12 @@ void run_dense(const cpu::LinearJob& job) {
     const int64_t nt = job.w.ntiles;
     cpu::LinearJob gj = job;
 #if defined(VT_HAVE_X86_KERNELS)
+    bool vnni4 = false;  // int4's GEMV with VNNI + VBMI (same bits as the AVX2 one, x as bytes)
     if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr)) {
+        const CpuFeatures& f = cpu_features();
+        vnni4 = level == 2 && job.m <= cpu::kGemvMaxM && f.avx512vnni && f.avx512vbmi;
         level = 1;  // the AVX2 integer kernels, at the AVX-512 level too
-        round_x_int16(job, job.m <= cpu::gemv_max_m(level), gj);
+        round_x_int16(job, job.m <= cpu::gemv_max_m(level) && !vnni4, gj);
     }
 #endif
     if (job.m <= cpu::gemv_max_m(level)) {
@@ -127,7 +130,10 @@ void run_dense(const cpu::LinearJob& job) {
             switch (level) {
 #if defined(VT_HAVE_X86_KERNELS)
                 case 2: cpu::gemv_avx512(gj, t0, t1); break;
-                case 1: cpu::gemv_avx2(gj, t0, t1); break;
+                case 1:
+                    if (vnni4) cpu::gemv_int4_vnni(gj, t0, t1);
+                    else cpu::gemv_avx2(gj, t0, t1);
+                    break;
 #endif
                 default: cpu::gemv_generic(gj, t0, t1); break;
             }

@@ -161,6 +161,10 @@ void gemm_generic(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
 void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
 void gemv_avx512(const LinearJob& job, int64_t t0, int64_t t1);
+// int4 (kInt4Blocked, kb = 32) GEMV, m <= kGemvMaxM, on x as bytes (LinearJob::xb, xqs, xqsum)
+// with AVX-512 VNNI + VBMI (call only where cpu_features() has avx512vnni and avx512vbmi): the
+// same bits as gemv_avx2's integer int4 GEMV (kernels_avx2.cpp).
+void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
 
 // ---- 2:4 sparse (integer) linears ------------------------------------------------------

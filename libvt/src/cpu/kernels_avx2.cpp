@@ -1,4 +1,6 @@
-// AVX2 + FMA + F16C kernels. Compiled with those flags; called only when cpu_level() == 1.
+// AVX2 + FMA + F16C kernels. Compiled with those flags; called when cpu_level() == 1, and for
+// int4 at cpu_level() == 2 too (linear.cpp, integer_kernels), where gemv_int4_vnni, below, also
+// uses AVX-512 VNNI + VBMI (target attributes of its own).
 // A tile's 16 rows at one k are two ymm (rows 0-7, 8-15); otherwise the same scheme as
 // kernels_avx512.cpp, with a 6 x 16 GEMM microkernel (12 accumulators of 16 registers).
 
@@ -655,6 +657,113 @@ void gemv_range_int(const LinearJob& job, int64_t t0, int64_t t1) {
     }
 }
 
+// ---- int4 GEMV with AVX-512 VNNI + VBMI (AVX-512 CPUs that have both) -------------------
+//
+// gemv_tile_i4a8's block sums, 64 weights per instruction: two 16-byte rows of a tile (pairs p
+// and p + 1 of 16 rows, 32 bytes) become, for each row r, the dword (u_2p, u_2p+1, u_2p+2,
+// u_2p+3) — one vpermb puts row r's two bytes side by side, one vpmultishiftqb moves each
+// nibble to a byte of its own, a mask clears the high halves — and vpdpbusd multiplies them by
+// x's four bytes of those k (LinearJob::xb, broadcast) into one int32 lane per row. The block
+// sums are the same exact integers as gemv_tile_i4a8's, and the f32 steps after them the same
+// operations in the same order on each row (16 lanes at once rather than 8), so this GEMV, the
+// AVX2 one and the AVX2 GEMM give a row the same bits (tests/test_int4.py,
+// test_avx512_gives_the_avx2_bits). Compiled here, with AVX-512 targets of its own, to share the
+// AVX2 epilogue. SmolLM2's gate/up shape in cache, one thread: 19.9 us per call against the
+// AVX2 GEMV's 23.7 (bench/results/int4-avx512-integer-ab-vm-20261127.md).
+#define VT_VNNI4_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512vnni")))
+
+// The dwords (u_2p .. u_2p+3) of the 16 rows from v's 32 bytes (pairs p, p + 1). The maskz
+// forms: GCC 12's unmasked ones read an undefined register it warns about.
+VT_VNNI4_TARGET inline __m512i nibbles_vnni(__m512i v, __m512i perm, __m512i shifts, __m512i nib) {
+    const __m512i side = _mm512_maskz_permutexvar_epi8(~0ull, perm, v);
+    return _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, shifts, side), nib);
+}
+
+template <int R>
+VT_VNNI4_TARGET inline void gemv_tile_i4a8_vnni(const DenseW& w, int64_t t, const int8_t* xb, int64_t ldb,
+                                                const float* xs, const float* xsum, int64_t nkb, V2* out) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const int64_t kbh = w.kb / 2, np_all = (w.in + 1) / 2;
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    // dword r <- (byte r, byte 16 + r): row r of pair p, row r of pair p + 1
+    const __m512i perm = _mm512_setr_epi32(0x1000, 0x1101, 0x1202, 0x1303, 0x1404, 0x1505, 0x1606, 0x1707, 0x1808,
+                                           0x1909, 0x1A0A, 0x1B0B, 0x1C0C, 0x1D0D, 0x1E0E, 0x1F0F);
+    // per qword (rows r, r + 1): the nibbles at bits 0, 4, 8, 12 and 32, 36, 40, 44, one per byte
+    const __m512i shifts = _mm512_set1_epi64(0x2C2824200C080400LL);
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    __m512 f[R];
+    for (int i = 0; i < R; ++i) f[i] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nkb; ++b) {
+        const int64_t p0 = b * kbh, p1 = min64(p0 + kbh, np_all);
+        // C chains per row against vpdpbusd's latency (measured no faster than one, nor slower),
+        // added at the block's end: integers, so in any order.
+        constexpr int C = 4;
+        __m512i acc[R][C];
+        for (int i = 0; i < R; ++i)
+            for (int c = 0; c < C; ++c) acc[i][c] = _mm512_setzero_si512();
+        const uint8_t* q = tile + p0 * L;
+        for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w.tile_bytes);
+        int64_t p = p0;
+        if (p1 - p0 == 16) {  // a whole block: 8 steps of two pairs, unrolled
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; ++j) {
+                const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, tile + (p + 2 * j) * L);  // 32 bytes
+                const __m512i u = nibbles_vnni(v, perm, shifts, nib);
+                for (int i = 0; i < R; ++i)
+                    acc[i][j % C] = _mm512_dpbusd_epi32(acc[i][j % C], u,
+                                                        _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * (p + 2 * j))));
+            }
+            p = p1;
+        }
+        for (; p + 2 <= p1; p += 2) {
+            const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, tile + p * L);  // 32 bytes, zero above
+            const __m512i u = nibbles_vnni(v, perm, shifts, nib);
+            for (int i = 0; i < R; ++i)
+                acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], u, _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * p)));
+        }
+        if (p < p1) {  // a short block's last pair alone: x's bytes of the next pair read as zero
+            const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFull, tile + p * L);  // 16 bytes, zero above
+            const __m512i u = nibbles_vnni(v, perm, shifts, nib);
+            for (int i = 0; i < R; ++i) {
+                uint16_t x2;
+                std::memcpy(&x2, xb + i * ldb + 2 * p, sizeof x2);
+                acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], u, _mm512_set1_epi32(x2));
+            }
+        }
+        for (int i = 0; i < R; ++i)
+            for (int c = 1; c < C; ++c) acc[i][0] = _mm512_add_epi32(acc[i][0], acc[i][c]);
+        // From here on gemv_tile_i4a8's steps, on all 16 rows at once (the same operations on
+        // each lane: the same bits).
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        const __m512 s = _mm512_mul_ps(
+            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
+        for (int i = 0; i < R; ++i) {
+            const __m512i m8 = _mm512_set1_epi32(8 * static_cast<int32_t>(xsum[i * nkb + b]));  // q = u - 8
+            const __m512 x8 = _mm512_set1_ps(xs[i * nkb + b]);
+            const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(acc[i][0], m8));
+            f[i] = _mm512_fmadd_ps(sum, _mm512_mul_ps(s, x8), f[i]);
+        }
+    }
+    for (int i = 0; i < R; ++i) {
+        const __m512i fi = _mm512_castps_si512(f[i]);
+        out[i] = {_mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 0)),
+                  _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 1))};
+    }
+}
+
+template <int R>
+VT_VNNI4_TARGET inline void gemv_range_i4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t out = job.w.out, nkb = num_kblocks(job.w);
+    const bool swiglu = gated(job.act);
+    for (int64_t t = t0; t < t1; ++t) {
+        V2 g[R], u[R];
+        gemv_tile_i4a8_vnni<R>(job.w, t, job.xb, job.xb_ld, job.xqs, job.xqsum, nkb, g);
+        if (swiglu) gemv_tile_i4a8_vnni<R>(job.w2, t, job.xb, job.xb_ld, job.xqs, job.xqsum, nkb, u);
+        for (int i = 0; i < R; ++i) epilogue(job, t, g[i], swiglu ? u[i] : g[i], job.y + i * out);
+    }
+}
+
 // ---- GEMM --------------------------------------------------------------------------------
 
 constexpr int MR = 6;
@@ -1283,6 +1392,15 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
         case kInt4Blocked: gemv_kind<kInt4Blocked>(job, t0, t1); break;
         case kInt4Min: gemv_kind<kInt4Min>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
+    }
+}
+
+VT_VNNI4_TARGET void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    switch (job.m) {
+        case 1: gemv_range_i4_vnni<1>(job, t0, t1); break;
+        case 2: gemv_range_i4_vnni<2>(job, t0, t1); break;
+        case 3: gemv_range_i4_vnni<3>(job, t0, t1); break;
+        default: gemv_range_i4_vnni<4>(job, t0, t1); break;
     }
 }
 
