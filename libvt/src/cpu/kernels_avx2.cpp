@@ -696,31 +696,17 @@ VT_VNNI4_TARGET inline void gemv_tile_i4a8_vnni(const DenseW& w, int64_t t, cons
     for (int i = 0; i < R; ++i) f[i] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nkb; ++b) {
         const int64_t p0 = b * kbh, p1 = min64(p0 + kbh, np_all);
-        // C chains per row against vpdpbusd's latency (measured no faster than one, nor slower),
-        // added at the block's end: integers, so in any order.
-        constexpr int C = 4;
-        __m512i acc[R][C];
-        for (int i = 0; i < R; ++i)
-            for (int c = 0; c < C; ++c) acc[i][c] = _mm512_setzero_si512();
+        __m512i acc[R];
+        for (int i = 0; i < R; ++i) acc[i] = _mm512_setzero_si512();
         const uint8_t* q = tile + p0 * L;
         for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w.tile_bytes);
         int64_t p = p0;
-        if (p1 - p0 == 16) {  // a whole block: 8 steps of two pairs, unrolled
 #pragma GCC unroll 8
-            for (int j = 0; j < 8; ++j) {
-                const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, tile + (p + 2 * j) * L);  // 32 bytes
-                const __m512i u = nibbles_vnni(v, perm, shifts, nib);
-                for (int i = 0; i < R; ++i)
-                    acc[i][j % C] = _mm512_dpbusd_epi32(acc[i][j % C], u,
-                                                        _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * (p + 2 * j))));
-            }
-            p = p1;
-        }
         for (; p + 2 <= p1; p += 2) {
             const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, tile + p * L);  // 32 bytes, zero above
             const __m512i u = nibbles_vnni(v, perm, shifts, nib);
             for (int i = 0; i < R; ++i)
-                acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], u, _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * p)));
+                acc[i] = _mm512_dpbusd_epi32(acc[i], u, _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * p)));
         }
         if (p < p1) {  // a short block's last pair alone: x's bytes of the next pair read as zero
             const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFull, tile + p * L);  // 16 bytes, zero above
@@ -728,11 +714,9 @@ VT_VNNI4_TARGET inline void gemv_tile_i4a8_vnni(const DenseW& w, int64_t t, cons
             for (int i = 0; i < R; ++i) {
                 uint16_t x2;
                 std::memcpy(&x2, xb + i * ldb + 2 * p, sizeof x2);
-                acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], u, _mm512_set1_epi32(x2));
+                acc[i] = _mm512_dpbusd_epi32(acc[i], u, _mm512_set1_epi32(x2));
             }
         }
-        for (int i = 0; i < R; ++i)
-            for (int c = 1; c < C; ++c) acc[i][0] = _mm512_add_epi32(acc[i][0], acc[i][c]);
         // From here on gemv_tile_i4a8's steps, on all 16 rows at once (the same operations on
         // each lane: the same bits).
         if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
@@ -741,7 +725,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i4a8_vnni(const DenseW& w, int64_t t, cons
         for (int i = 0; i < R; ++i) {
             const __m512i m8 = _mm512_set1_epi32(8 * static_cast<int32_t>(xsum[i * nkb + b]));  // q = u - 8
             const __m512 x8 = _mm512_set1_ps(xs[i * nkb + b]);
-            const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(acc[i][0], m8));
+            const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(acc[i], m8));
             f[i] = _mm512_fmadd_ps(sum, _mm512_mul_ps(s, x8), f[i]);
         }
     }
