@@ -485,6 +485,49 @@ def test_isa_levels_agree(tmp_path):
         pytest.skip(f"this CPU only has {native}: {levels} compared")
 
 
+_PREFETCH_SCRIPT = r"""
+import sys
+import numpy as np
+from pyvt import ops
+rng = np.random.default_rng(23)
+k = 1088
+w = (rng.standard_normal((200, k)) * 0.05).astype(np.float32)
+u = (rng.standard_normal((200, k)) * 0.05).astype(np.float32)
+res = {}
+for name, pk, lin in (("int8", ops.prepack_int8_blocked, ops.linear_int8_w8a16),
+                      ("fp8", ops.prepack_fp8_blocked, ops.linear_fp8_w8a16),
+                      ("fp8c", ops.prepack_fp8, ops.linear_fp8_w8a16),
+                      ("int4", ops.prepack_int4_blocked, ops.linear_int4),
+                      ("int4m", ops.prepack_int4_min_blocked, ops.linear_int4_min)):
+    with pk(w) as p:
+        for m in (1, 3, 6, 17):
+            res[f"{name}{m}"] = lin(rng.standard_normal((m, k)).astype(np.float32), p)
+with ops.prepack_int4_blocked(w) as p, ops.prepack_int4_blocked(u) as q:
+    res["swiglu4"] = ops.linear_swiglu_int4(rng.standard_normal((2, k)).astype(np.float32), p, q)
+np.savez(sys.argv[1], **res)
+"""
+
+
+def test_prefetch_hint_changes_no_bits(tmp_path):
+    """VT_PREFETCH (the GEMVs' prefetch of the next tile into L1 or L2, cpu_features.h) only
+    moves data: every format's linear, m 1-17, gives the same bits either way; a value that is
+    neither l1 nor l2 is named in one line on stderr and left at the CPU's default."""
+    got = {}
+    for hint in ("l1", "l2", "bogus"):
+        path = tmp_path / f"{hint}.npz"
+        r = subprocess.run([sys.executable, "-c", _PREFETCH_SCRIPT, str(path)], env=dict(os.environ, VT_PREFETCH=hint),
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        warned = "VT_PREFETCH=bogus is neither l1 nor l2; ignored" in r.stderr
+        assert warned == (hint == "bogus"), r.stderr
+        with np.load(path) as z:
+            got[hint] = {key: z[key] for key in z.files}
+    assert len(got["l1"]) == 5 * 4 + 1
+    for hint in ("l2", "bogus"):
+        for key, want in got["l1"].items():
+            assert np.array_equal(got[hint][key], want, equal_nan=True), (hint, key)
+
+
 @pytest.mark.parametrize("fmt", ["int8", "int4", "int4-min"])
 def test_a_row_alone_equals_the_row_in_a_batch(fmt):
     """On AVX2 the integer GEMV (m <= 4) and GEMM (m > 4) give a row the same bits, linear and

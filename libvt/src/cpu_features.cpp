@@ -1,6 +1,7 @@
 #include "cpu_features.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -23,6 +24,7 @@ CpuFeatures detect() {
     unsigned a, b, c, d;
     if (!__get_cpuid(0, &a, &b, &c, &d)) return f;
     unsigned max_leaf = a;
+    f.intel = b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;  // "Genu" "ineI" "ntel"
     if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
     bool osxsave = c & (1u << 27);
     bool avx = c & (1u << 28);
@@ -87,6 +89,18 @@ const CpuFeatures& cpu_features() {
 int cpu_level() {
     static const int level = detect_level(cpu_features());
     return level;
+}
+
+bool prefetch_to_l2() {
+    static const bool l2 = [] {
+        if (const char* env = std::getenv("VT_PREFETCH")) {
+            if (!std::strcmp(env, "l1")) return false;
+            if (!std::strcmp(env, "l2")) return true;
+            std::fprintf(stderr, "libvt: VT_PREFETCH=%s is neither l1 nor l2; ignored\n", env);
+        }
+        return cpu_features().intel;
+    }();
+    return l2;
 }
 
 const char* cpu_level_name() {

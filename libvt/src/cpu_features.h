@@ -8,6 +8,7 @@ struct CpuFeatures {
     bool avx2 = false, fma = false, f16c = false;
     bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
     bool avx512vnni = false, avx512bf16 = false, avx512vbmi = false;
+    bool intel = false;  // cpuid vendor "GenuineIntel"
 };
 
 const CpuFeatures& cpu_features();
@@ -16,5 +17,10 @@ const CpuFeatures& cpu_features();
 // VT_ISA=generic|avx2|avx512 in the environment lowers it (never raises it).
 int cpu_level();
 const char* cpu_level_name();  // "generic", "avx2", "avx512"
+
+// Whether the CPU GEMVs prefetch the next tile's weights into L2 (prefetcht1) rather than
+// into L1 (prefetcht0): on Intel CPUs, where L1 prefetches hold the core's few line-fill
+// buffers while they wait on DRAM, else L1. VT_PREFETCH=l1|l2 overrides it (read once).
+bool prefetch_to_l2();
 
 }  // namespace vt

@@ -36,6 +36,7 @@ cpu::DenseW dense_view(const Packed& p) {
     v.min_off = p.min_off;
     v.tiles = p.tiles.data();
     v.rowmul = p.rowmul.data();
+    v.prefetch_l2 = prefetch_to_l2();
     return v;
 }
 

@@ -51,6 +51,7 @@ struct DenseW {
     int64_t min_off = 0;      // f16 block mins (kInt4Min only)
     const uint8_t* tiles = nullptr;
     const float* rowmul = nullptr;  // [ntiles * 16]
+    bool prefetch_l2 = false;       // the GEMVs prefetch the next tile into L2, not L1 (prefetch_to_l2)
 };
 
 struct LinearJob {

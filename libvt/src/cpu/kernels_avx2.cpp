@@ -146,8 +146,10 @@ inline void epilogue(const LinearJob& job, int64_t t, V2 g, V2 u, float* yrow) {
 
 // Asks for the same 64-byte line of the next tile (see kernels_avx512.cpp: the hardware
 // prefetchers alone leave the GEMV far below the DRAM bandwidth).
-inline void prefetch_next_tile(const uint8_t* line, int64_t tile_bytes) {
-    _mm_prefetch(reinterpret_cast<const char*>(line + tile_bytes), _MM_HINT_T0);
+inline void prefetch_next_tile(const uint8_t* line, const DenseW& w) {
+    const char* p = reinterpret_cast<const char*>(line + w.tile_bytes);
+    if (w.prefetch_l2) _mm_prefetch(p, _MM_HINT_T1);
+    else _mm_prefetch(p, _MM_HINT_T0);
 }
 
 // ---- INT4_BLOCKED (quant.h): one 16-byte load is k and k + 1 of the tile's 16 rows; the
@@ -213,7 +215,7 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
         const uint8_t* q = tile + (k0 / 2) * L;
         const float* xk = x + k0;
         for (int64_t j = 0; j < np; ++j) {
-            if (((j * L) & 63) == 0) prefetch_next_tile(q + j * L, w.tile_bytes);
+            if (((j * L) & 63) == 0) prefetch_next_tile(q + j * L, w);
             V2 lo, hi;
             dec_int4_pair<Min>(q + j * L, lut, lo, hi);
 #pragma GCC unroll 4
@@ -226,14 +228,14 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
             const V2 lo = dec_int4<Min>(q, 2 * np, lut);
             for (int i = 0; i < M; ++i) fma2(part[0][i], lo, _mm256_set1_ps(*(xk + i * in + 2 * np)));
         }
-        if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w.tile_bytes);
+        if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w);
         const V2 s = load_f16x16(sc + bi * L);
         for (int i = 0; i < M; ++i) {
             acc[i].lo = _mm256_fmadd_ps(_mm256_add_ps(part[0][i].lo, part[1][i].lo), s.lo, acc[i].lo);
             acc[i].hi = _mm256_fmadd_ps(_mm256_add_ps(part[0][i].hi, part[1][i].hi), s.hi, acc[i].hi);
         }
         if constexpr (Min) {
-            if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + bi * L), w.tile_bytes);
+            if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + bi * L), w);
             const V2 mv = load_f16x16(mn + bi * L);
             for (int i = 0; i < M; ++i) {
                 const __m256 xs = _mm256_set1_ps(*(xsum + i * nkb + bi));
@@ -267,7 +269,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
             const uint8_t* q = tile + k0 * L;
             const float* xk = x + k0;
             for (int64_t k = 0; k < kb; k += C) {
-                if (((k * L) & 63) == 0) prefetch_next_tile(q + k * L, w.tile_bytes);
+                if (((k * L) & 63) == 0) prefetch_next_tile(q + k * L, w);
 #pragma GCC unroll 2
                 for (int c = 0; c < C; ++c) {
                     const V2 wv = dec<Kind>(q + (k + c) * L);
@@ -279,7 +281,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
                     }
                 }
             }
-            if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w.tile_bytes);
+            if (((bi * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + bi * L), w);
             const V2 s = load_f16x16(sc + bi * L);
             for (int i = 0; i < M; ++i) {
                 V2 sum = part[0][i];
@@ -293,7 +295,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
         }
     } else {
         for (int64_t k = 0; k < in; ++k) {
-            if (((k * L * EB) & 63) == 0) prefetch_next_tile(tile + k * L * EB, w.tile_bytes);
+            if (((k * L * EB) & 63) == 0) prefetch_next_tile(tile + k * L * EB, w);
             const V2 wv = dec<Kind>(tile + k * L * EB);
             for (int i = 0; i < M; ++i) {
                 const __m256 xv = _mm256_set1_ps(*(x + i * in + k));
@@ -408,7 +410,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             };
             if (c1 - c0 == 16) {  // whole chunks unrolled: the loop's own instructions cost ~40 %
                 const uint8_t* q = tile + c0 * L;
-                for (int e = 0; e < 4; ++e) prefetch_next_tile(q + 64 * e, w.tile_bytes);  // the chunk's lines
+                for (int e = 0; e < 4; ++e) prefetch_next_tile(q + 64 * e, w);  // the chunk's lines
 #pragma GCC unroll 4
                 for (int e = 0; e < 4; ++e) {  // 4 pairs: c0 + 4e ..
                     __m256i xv[R];
@@ -446,7 +448,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                     else shi[i] = _mm256_add_epi32(shi[i], r);
                 }
         }
-        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
         // Scale (and min) times rowmul first, as the GEMM's panel does: the GEMV then gives the
         // GEMM's results bit for bit, so a row decoded alone equals the same row in a batch.
         V2 s = load_f16x16(sc + b * L);
@@ -501,7 +503,7 @@ inline void gemv_tile_i4a8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
             if (c1 - c0 == 16 && (c0 & 7) == 0) {  // whole chunks (two groups of 8 pairs), unrolled
                 const uint8_t* q = tile + c0 * L;
-                for (int e = 0; e < 4; ++e) prefetch_next_tile(q + 64 * e, w.tile_bytes);
+                for (int e = 0; e < 4; ++e) prefetch_next_tile(q + 64 * e, w);
 #pragma GCC unroll 2
                 for (int h = 0; h < 2; ++h) {  // a group of 8 pairs: c0 + 8h ..
                     __m256i xv[R];
@@ -543,7 +545,7 @@ inline void gemv_tile_i4a8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                     else shi[i] = _mm256_add_epi32(shi[i], r);
                 }
         }
-        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
         V2 s = load_f16x16(sc + b * L);  // times rowmul first, as gemv_tile_i4x8 (the GEMM's bits)
         s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};
         for (int i = 0; i < R; ++i) {
@@ -600,16 +602,16 @@ inline void gemv_tile_i8x16(const DenseW& w, int64_t t, const int16_t* xq, int64
         if (kbh == 16) {  // kb = 32, unrolled whole
 #pragma GCC unroll 16
             for (int j = 0; j < 16; ++j) {
-                if ((j & 1) == 0) prefetch_next_tile(q + 2 * j * L, w.tile_bytes);
+                if ((j & 1) == 0) prefetch_next_tile(q + 2 * j * L, w);
                 pair(j);
             }
         } else {
             for (int64_t j = 0; j < kbh; ++j) {
-                if ((j & 1) == 0) prefetch_next_tile(q + 2 * j * L, w.tile_bytes);
+                if ((j & 1) == 0) prefetch_next_tile(q + 2 * j * L, w);
                 pair(j);
             }
         }
-        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
         V2 s = load_f16x16(sc + b * L);
         s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};  // as the GEMM's panel: same bits
         for (int i = 0; i < R; ++i) {
@@ -699,7 +701,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i4a8_vnni(const DenseW& w, int64_t t, cons
         __m512i acc[R];
         for (int i = 0; i < R; ++i) acc[i] = _mm512_setzero_si512();
         const uint8_t* q = tile + p0 * L;
-        for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w.tile_bytes);
+        for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w);
         int64_t p = p0;
 #pragma GCC unroll 8
         for (; p + 2 <= p1; p += 2) {
@@ -719,7 +721,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i4a8_vnni(const DenseW& w, int64_t t, cons
         }
         // From here on gemv_tile_i4a8's steps, on all 16 rows at once (the same operations on
         // each lane: the same bits).
-        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
         const __m512 s = _mm512_mul_ps(
             _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
         for (int i = 0; i < R; ++i) {

@@ -22,10 +22,16 @@ constexpr int L = 16;
 // half the DRAM bandwidth (measured: SmolLM2 decode 13.2 -> 5.0 ms/token on one Zen 4 core).
 // So for every 64-byte line it reads, it asks for the same line of the next tile: a
 // distance of one tile (16·K bytes + scales), which measured best against fixed distances
-// of 8, 12 and 32 KiB and against an L2-only hint (bench/linear.py, bench/decode.py).
+// of 8, 12 and 32 KiB and against an L2-only hint (bench/linear.py, bench/decode.py) on Zen 4.
+// On Intel the L2 hint streams faster (w.prefetch_l2, cpu_features.h; an L1 prefetch holds
+// one of the core's few line-fill buffers until DRAM answers): a TinyLlama-shape int8 GEMV
+// from DRAM, 2 threads of a Xeon (Emerald Rapids) VM, 26.5-27.7 -> 29-31 GB/s, where
+// distances of 4-16 KiB or two tiles with either hint gained nothing more (2026-11-28).
 // A prefetch past the end of the weights is harmless (prefetches never fault).
-inline void prefetch_next_tile(const uint8_t* line, int64_t tile_bytes) {
-    _mm_prefetch(reinterpret_cast<const char*>(line + tile_bytes), _MM_HINT_T0);
+inline void prefetch_next_tile(const uint8_t* line, const DenseW& w) {
+    const char* p = reinterpret_cast<const char*>(line + w.tile_bytes);
+    if (w.prefetch_l2) _mm_prefetch(p, _MM_HINT_T1);
+    else _mm_prefetch(p, _MM_HINT_T0);
 }
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -189,7 +195,7 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
         const float* xk = x + k0;
         int64_t j = 0;
         for (; j + P <= np; j += P) {
-            if (((j * L) & 63) == 0) prefetch_next_tile(q + j * L, w.tile_bytes);
+            if (((j * L) & 63) == 0) prefetch_next_tile(q + j * L, w);
 #pragma GCC unroll 2
             for (int c = 0; c < P; ++c) {
                 const __m512i v = int4_bytes(q + (j + c) * L);
@@ -218,7 +224,7 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
             for (int i = 0; i < M; ++i)
                 part[0][i] = _mm512_fmadd_ps(lo, _mm512_set1_ps(xk[i * in + 2 * np]), part[0][i]);
         }
-        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
         const __m512 s = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L)));
         for (int i = 0; i < M; ++i) {
             __m512 sum = part[0][i];
@@ -226,7 +232,7 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
             acc[i] = _mm512_fmadd_ps(sum, s, acc[i]);
         }
         if constexpr (Min) {
-            if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w.tile_bytes);
+            if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w);
             const __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + b * L)));
             for (int i = 0; i < M; ++i) acc[i] = _mm512_fmadd_ps(mv, _mm512_set1_ps(xsum[i * nkb + b]), acc[i]);
         }
@@ -261,7 +267,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
             const uint8_t* q = tile + k0 * L;
             const float* xk = x + k0;
             for (int64_t k = 0; k < kb; k += C) {
-                if (((k * L) & 63) == 0) prefetch_next_tile(q + k * L, w.tile_bytes);
+                if (((k * L) & 63) == 0) prefetch_next_tile(q + k * L, w);
 #pragma GCC unroll 4
                 for (int c = 0; c < C; ++c) {
                     const __m512 wv = decv<Kind, Den>(q + (k + c) * L);
@@ -272,7 +278,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
             }
             // The next tile's scales too (they sit after its weights, one 64-byte line
             // per 2 blocks): unprefetched, they cost fp8-16 about a tenth of its speed.
-            if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w.tile_bytes);
+            if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
             __m512 s = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L)));
             if constexpr (Den && Kind == kFp8Blocked) s = _mm512_mul_ps(s, _mm512_set1_ps(kDenScale));
             for (int i = 0; i < M; ++i) {
@@ -288,7 +294,7 @@ inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* x
         int64_t k = 0;
         for (; k + C <= in; k += C) {
             for (int64_t o = k * L * EB; o < (k + C) * L * EB; o += L * EB)
-                if ((o & 63) == 0) prefetch_next_tile(tile + o, w.tile_bytes);
+                if ((o & 63) == 0) prefetch_next_tile(tile + o, w);
 #pragma GCC unroll 4
             for (int c = 0; c < C; ++c) {
                 const __m512 wv = decv<Kind, Den>(tile + (k + c) * L * EB);
