@@ -1039,6 +1039,12 @@ def cpu_isa():
     return m.group(1) if m else "generic"
 
 
+def cpu_vnni():
+    """True when the CPU runs at the AVX-512 level with VNNI and VBMI, whose 4-bit kernels
+    (int4's GEMV, int4-min's linears) then run: backend_info() names them."""
+    return bool(re.search(r"^cpu: available \(.*avx512,.*, VNNI\+VBMI\)", backend_info(), re.M))
+
+
 def cuda_available():
     """True when libvt was built with CUDA and a device can be used."""
     return bool(vt_cuda_available())

@@ -44,7 +44,7 @@ Sampling
 
 Library
     ``set_num_threads``, ``get_num_threads``, ``parallel_regions`` (a diagnostic: regions run on
-    the worker threads so far), ``version``, ``backend_info``, ``cpu_isa``, ``cuda_available``.
+    the worker threads so far), ``version``, ``backend_info``, ``cpu_isa``, ``cpu_vnni``, ``cuda_available``.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from ._ops import (
     backend_info,
     convert,
     cpu_isa,
+    cpu_vnni,
     cuda_available,
     fp8_e4m3_decode,
     fp8_e4m3_encode,
@@ -107,6 +108,7 @@ __all__ = [
     "backend_info",
     "convert",
     "cpu_isa",
+    "cpu_vnni",
     "cuda_available",
     "fp8_e4m3_decode",
     "fp8_e4m3_encode",

@@ -189,41 +189,54 @@ _SAME_BITS_SCRIPT = r"""
 import sys
 import numpy as np
 from pyvt import ops
+fmt = sys.argv[2]
+pk = ops.prepack_int4_blocked if fmt == "int4" else ops.prepack_int4_min_blocked
+lin = ops.linear_int4 if fmt == "int4" else ops.linear_int4_min
+sw = ops.linear_swiglu_int4 if fmt == "int4" else ops.linear_swiglu_int4_min
+ms = (1, 2, 3, 4, 5, 9) if fmt == "int4" else (1, 2, 4, 5, 6, 7, 13)
 rng = np.random.default_rng(5)
 res = {}
-for out, k in ((16, 32), (17, 33), (300, 545), (1536, 576), (40, 7), (33, 1000), (64, 2048), (31, 95)):
+for out, k, kb in ((16, 32, 32), (17, 33, 32), (300, 545, 32), (1536, 576, 32), (40, 7, 32), (33, 1000, 32),
+                   (64, 2048, 32), (31, 95, 32), (48, 200, 16), (40, 300, 128)):
+    if fmt == "int4" and kb != 32:
+        continue  # int4 with other blocks keeps the f32 kernels on AVX-512
     w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
     u = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
     b = rng.standard_normal(out).astype(np.float32)
-    with ops.prepack_int4_blocked(w) as p, ops.prepack_int4_blocked(u) as q:
-        for m in (1, 2, 3, 4, 5, 9):
+    with pk(w, kb) as p, pk(u, kb) as q:
+        for m in ms:
             x = (rng.standard_normal((m, k)) * 10.0 ** rng.uniform(-3, 3)).astype(np.float32)
-            res[f"l{out}_{k}_{m}"] = ops.linear_int4(x, p, b)
-            res[f"g{out}_{k}_{m}"] = ops.linear_int4(x, p, b, gelu=True)
-            res[f"s{out}_{k}_{m}"] = ops.linear_swiglu_int4(x, p, q, (b, None))
+            res[f"l{out}_{k}_{m}"] = lin(x, p, b)
+            res[f"g{out}_{k}_{m}"] = lin(x, p, b, gelu=True)
+            res[f"s{out}_{k}_{m}"] = sw(x, p, q, (b, None))
 np.savez(sys.argv[1], isa=ops.cpu_isa(), **res)
 """
 
 
-def test_avx512_gives_the_avx2_bits(tmp_path):
+@pytest.mark.parametrize("fmt", ["int4", "int4-min"])
+def test_avx512_gives_the_avx2_bits(tmp_path, fmt):
     """int4 (block 32) on an AVX-512 CPU runs AVX2's integer kernels, its GEMV with VNNI + VBMI
-    where the CPU has them (kernels_avx2.cpp, gemv_int4_vnni): every linear, GELU and SwiGLU,
-    m = 1-4 (the GEMV) and 5, 9 (the GEMM), short and odd K-blocks, equal to the AVX2 level's
-    bit for bit, so a model decodes the same tokens on both."""
+    where the CPU has them (kernels_avx2.cpp, gemv_int4_vnni); int4-min, on a CPU with VNNI +
+    VBMI, runs linear_int4_min_vnni for every m: every linear, GELU and SwiGLU, the GEMV's m
+    and the GEMM's (int4-min: groups of 6 rows and their remainders), short and odd K-blocks
+    (int4-min: blocks of 16 and 128 too), equal to the AVX2 level's bit for bit, so a model
+    decodes the same tokens on both."""
     import subprocess
 
     if ops.cpu_isa() != "avx512":
         pytest.skip(f"this CPU has {ops.cpu_isa()}, not AVX-512")
+    if fmt == "int4-min" and not ops.cpu_vnni():
+        pytest.skip("this AVX-512 CPU lacks VNNI or VBMI: int4-min keeps the f32 kernels")
     got = {}
     for isa in ("avx512", "avx2"):
         path = tmp_path / f"{isa}.npz"
-        r = subprocess.run([sys.executable, "-c", _SAME_BITS_SCRIPT, str(path)], env=dict(os.environ, VT_ISA=isa),
+        r = subprocess.run([sys.executable, "-c", _SAME_BITS_SCRIPT, str(path), fmt], env=dict(os.environ, VT_ISA=isa),
                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         with np.load(path) as z:
             got[isa] = {key: z[key] for key in z.files}
         assert str(got[isa].pop("isa")) == isa
-    assert len(got["avx512"]) == 8 * 6 * 3
+    assert len(got["avx512"]) == (8 * 6 * 3 if fmt == "int4" else 10 * 7 * 3)
     for key, want in got["avx2"].items():
         assert np.array_equal(got["avx512"][key], want, equal_nan=True), key
 

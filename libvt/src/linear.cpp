@@ -64,12 +64,26 @@ float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 // AVX-512"). int8 and int4-min keep the f32 kernels there: the integer GEMM prefilled them
 // 28-50 % slower. A format takes one path for every m, so a row gets the same bits alone or
 // in a batch.
+// int4-min on an AVX-512 CPU with VNNI + VBMI: cpu::linear_int4_min_vnni for every m, the AVX2
+// integer kernels' bits (x rounded to int16) at about twice the f32 GEMV's speed (docs/guide.md,
+// "Numerics").
+bool int4_min_vnni(const cpu::DenseW& w) {
+#if defined(VT_HAVE_X86_KERNELS)
+    const CpuFeatures& f = cpu_features();
+    return cpu_level() == 2 && w.kind == cpu::kInt4Min && f.avx512vnni && f.avx512vbmi;
+#else
+    (void)w;
+    return false;
+#endif
+}
+
 bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 #if defined(VT_HAVE_X86_KERNELS)
     // w2 of another kind could want x rounded or split otherwise (int4's bytes, int4-min's int16).
     const int level = cpu_level();
     const bool avx512_int4 = level == 2 && w.kind == cpu::kInt4Blocked && w.kb == 32;
-    return (level == 1 || avx512_int4) && cpu::int16_gemm_ok(w) && (w2 == nullptr || w2->kind == w.kind);
+    return (level == 1 || avx512_int4 || int4_min_vnni(w)) && cpu::int16_gemm_ok(w) &&
+           (w2 == nullptr || w2->kind == w.kind);
 #else
     (void)w;
     (void)w2;
@@ -80,7 +94,7 @@ bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 #if defined(VT_HAVE_X86_KERNELS)
 // x rounded to int16 per K-block once, for every thread (cpu/kernels.h, LinearJob::xq), with
 // the block sums of the 4-bit kinds; split into bytes for the 4-bit GEMV (split).
-void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj) {
+void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bool bytes16 = false) {
     const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
     const bool four = cpu::int4_kind(job.w);
     int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
@@ -102,6 +116,14 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj) {
         gj.xb = xb;
         gj.xb_ld = ld;
     }
+    if (bytes16) {  // int4-min's VNNI kernel: h and l bytes in k order
+        int8_t* xh = thread_buffer<int8_t, 1>(static_cast<size_t>(job.m * ld));
+        int8_t* xl = thread_buffer<int8_t, 2>(static_cast<size_t>(job.m * ld));
+        cpu::split_x16_bytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld);
+        gj.xb = xh;
+        gj.xbl = xl;
+        gj.xb_ld = ld;
+    }
     if (four && split) {
         int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
         if (job.w.kind == cpu::kInt4Blocked) cpu::split_x8_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
@@ -120,6 +142,15 @@ void run_dense(const cpu::LinearJob& job) {
     bool vnni4 = false;  // int4's GEMV with VNNI + VBMI (same bits as the AVX2 one, x as bytes)
     if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr)) {
         const CpuFeatures& f = cpu_features();
+        if (int4_min_vnni(job.w)) {  // every m (same bits as the AVX2 integer kernels)
+            round_x_int16(job, false, gj, true);
+            const int64_t nt_all = job.w.ntiles;
+            if (job.m <= cpu::kGemvMaxM)
+                parallel_for_balanced(nt_all, 1, [&](int64_t t0, int64_t t1, int) { cpu::linear_int4_min_vnni(gj, t0, t1); });
+            else
+                parallel_for(nt_all, 1, [&](int64_t t0, int64_t t1, int) { cpu::linear_int4_min_vnni(gj, t0, t1); });
+            return;
+        }
         vnni4 = level == 2 && job.m <= cpu::kGemvMaxM && f.avx512vnni && f.avx512vbmi;
         level = 1;  // the AVX2 integer kernels, at the AVX-512 level too
         round_x_int16(job, job.m <= cpu::gemv_max_m(level) && !vnni4, gj);

@@ -88,6 +88,9 @@ struct LinearJob {
     // narrow_x8_avx2. Null: the int16 GEMM.
     const int8_t* xb = nullptr;
     int64_t xb_ld = 0;  // row stride of xb (bytes)
+    // int4-min with AVX-512 VNNI + VBMI (linear_int4_min_vnni): xq split into signed bytes in k
+    // order, xq = 256 h + l, h in xb and l in xbl (split_x16_bytes_avx2; row stride xb_ld).
+    const int8_t* xbl = nullptr;
 };
 
 // The AVX2 integer GEMM multiplies 8- or 4-bit weights widened to int16 by int16 activations
@@ -132,6 +135,9 @@ void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t
 void split_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);
 // xb[i * ldb + k] = xq[i * ld + k] for k < n, rows i < m (values within a byte: kXq8Max).
 void narrow_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xb, int64_t ldb);
+// xh[i * ldb + k] = h, xl[i * ldb + k] = l with xq[i * ld + k] = 256 h + l, h = (xq + 128) >> 8,
+// for k < n, rows i < m (|xq| <= kXq16Max: both within a signed byte).
+void split_x16_bytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb);
 
 // K-blocks per row of a blocked weight (the last may be short).
 inline int64_t num_kblocks(const DenseW& w) { return (w.in + w.kb - 1) / w.kb; }
@@ -166,6 +172,10 @@ void gemv_avx512(const LinearJob& job, int64_t t0, int64_t t1);
 // with AVX-512 VNNI + VBMI (call only where cpu_features() has avx512vnni and avx512vbmi): the
 // same bits as gemv_avx2's integer int4 GEMV (kernels_avx2.cpp).
 void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
+// int4-min (int16_gemm_ok) linear for any m, on x split into bytes (LinearJob::xb, xbl, xqs,
+// xqsum) with AVX-512 VNNI + VBMI (same condition): the same bits as the AVX2 integer GEMV and
+// GEMM, for a row alone or in a batch (kernels_avx2.cpp).
+void linear_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
 
 // ---- 2:4 sparse (integer) linears ------------------------------------------------------

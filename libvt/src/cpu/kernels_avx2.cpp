@@ -750,6 +750,94 @@ VT_VNNI4_TARGET inline void gemv_range_i4_vnni(const LinearJob& job, int64_t t0,
     }
 }
 
+// ---- int4-min with AVX-512 VNNI + VBMI, GEMV and GEMM -------------------------------------
+//
+// gemv_tile_i4x8's block sums, 64 weights per two vpdpbusd: the nibble dwords of
+// gemv_tile_i4a8_vnni (u unsigned, 0-15) times x's high bytes h into one sum and its low bytes l
+// into another (xq = 256 h + l, split_x16_bytes_avx2: both signed bytes, as vpdpbusd's second
+// operand wants), joined l + 256 h in int32 once per block (|sums| <= 512 * 15 * 128: exact).
+// That is the exact block sum of u * q gemv_tile_i4x8 and the AVX2 integer GEMM compute, and the
+// f32 steps after it are theirs, in the same order on each lane: a row gets the AVX2 bits, alone
+// or in a batch. The GEMM is the same kernel on groups of up to 8 rows (a tile's nibbles decoded
+// once per group; 16 vpdpbusd per 64 weights against 3 instructions of decoding). SmolLM2's
+// 512-token prefill: groups of 6 rows 551-552 ms, 8 rows 493-516, 12 rows 498-511 (2 rounds
+// each, alternating), AVX-512's f32 GEMM 500-527.
+template <int R>
+VT_VNNI4_TARGET inline void gemv_tile_i4x8_vnni(const DenseW& w, int64_t t, const int8_t* xh, const int8_t* xl,
+                                                int64_t ldb, const float* xs, const float* xsum, int64_t nkb,
+                                                V2* out) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const int64_t kbh = w.kb / 2, np_all = (w.in + 1) / 2;
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    const __m512i perm = _mm512_setr_epi32(0x1000, 0x1101, 0x1202, 0x1303, 0x1404, 0x1505, 0x1606, 0x1707, 0x1808,
+                                           0x1909, 0x1A0A, 0x1B0B, 0x1C0C, 0x1D0D, 0x1E0E, 0x1F0F);
+    const __m512i shifts = _mm512_set1_epi64(0x2C2824200C080400LL);
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    __m512 f[R];
+    for (int i = 0; i < R; ++i) f[i] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nkb; ++b) {
+        const int64_t p0 = b * kbh, p1 = min64(p0 + kbh, np_all);
+        __m512i ah[R], al[R];
+        for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm512_setzero_si512();
+        const uint8_t* q = tile + p0 * L;
+        for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w);
+        int64_t p = p0;
+#pragma GCC unroll 4
+        for (; p + 2 <= p1; p += 2) {
+            const __m512i u = nibbles_vnni(_mm512_maskz_loadu_epi8(0xFFFFFFFFull, tile + p * L), perm, shifts, nib);
+            for (int i = 0; i < R; ++i) {
+                ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(load_i32(xh + i * ldb + 2 * p)));
+                al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(load_i32(xl + i * ldb + 2 * p)));
+            }
+        }
+        if (p < p1) {  // a short block's last pair alone: x's bytes of the next pair read as zero
+            const __m512i u = nibbles_vnni(_mm512_maskz_loadu_epi8(0xFFFFull, tile + p * L), perm, shifts, nib);
+            for (int i = 0; i < R; ++i) {
+                uint16_t h2, l2;
+                std::memcpy(&h2, xh + i * ldb + 2 * p, sizeof h2);
+                std::memcpy(&l2, xl + i * ldb + 2 * p, sizeof l2);
+                ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(h2));
+                al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(l2));
+            }
+        }
+        // gemv_tile_i4x8's steps from here, on all 16 rows at once.
+        if (((b * L * 2) & 63) == 0) {
+            prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
+            prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w);
+        }
+        const __m512 s = _mm512_mul_ps(
+            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
+        const __m512 mv = _mm512_mul_ps(
+            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + b * L))), rm);
+        for (int i = 0; i < R; ++i) {
+            const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
+            const __m512i sum = _mm512_add_epi32(al[i], _mm512_maskz_slli_epi32(0xFFFF, ah[i], 8));
+            f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, _mm512_set1_ps(xsv)), f[i]);
+            f[i] = _mm512_fmadd_ps(mv, _mm512_set1_ps(sq * xsv), f[i]);
+        }
+    }
+    for (int i = 0; i < R; ++i) {
+        const __m512i fi = _mm512_castps_si512(f[i]);
+        out[i] = {_mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 0)),
+                  _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 1))};
+    }
+}
+
+template <int R>
+VT_VNNI4_TARGET inline void tile_rows_i4x8_vnni(const LinearJob& job, int64_t t, int64_t i0, int64_t nkb) {
+    const int64_t out = job.w.out, ld = job.xb_ld;
+    const bool swiglu = gated(job.act);
+    V2 g[R], u[R];
+    gemv_tile_i4x8_vnni<R>(job.w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
+                           job.xqsum + i0 * nkb, nkb, g);
+    if (swiglu)
+        gemv_tile_i4x8_vnni<R>(job.w2, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
+                               job.xqsum + i0 * nkb, nkb, u);
+    for (int i = 0; i < R; ++i) epilogue(job, t, g[i], swiglu ? u[i] : g[i], job.y + (i0 + i) * out);
+}
+
 // ---- GEMM --------------------------------------------------------------------------------
 
 constexpr int MR = 6;
@@ -1362,6 +1450,30 @@ void narrow_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t*
     }
 }
 
+void split_x16_bytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb) {
+    const __m256i c128 = _mm256_set1_epi16(128);
+    for (int64_t i = 0; i < m; ++i) {
+        const int16_t* q = xq + i * ld;
+        int8_t* dh = xh + i * ldb;
+        int8_t* dl = xl + i * ldb;
+        int64_t k = 0;
+        for (; k + 16 <= n; k += 16) {  // h = (q + 128) >> 8, l = q - 256 h, both in [-128, 127]
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + k));
+            const __m256i h = _mm256_srai_epi16(_mm256_add_epi16(v, c128), 8);
+            const __m256i l = _mm256_sub_epi16(v, _mm256_slli_epi16(h, 8));
+            const __m128i hb = _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+            const __m128i lb = _mm_packs_epi16(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dh + k), hb);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dl + k), lb);
+        }
+        for (; k < n; ++k) {
+            const int32_t h = (q[k] + 128) >> 8;
+            dh[k] = static_cast<int8_t>(h);
+            dl[k] = static_cast<int8_t>(q[k] - 256 * h);
+        }
+    }
+}
+
 void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
     if (job.xq != nullptr && int16_gemm_ok(job.w)) {
         switch (job.w.kind) {
@@ -1379,6 +1491,23 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
         case kInt4Min: gemv_kind<kInt4Min>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
     }
+}
+
+VT_VNNI4_TARGET void linear_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t nkb = num_kblocks(job.w);
+    for (int64_t t = t0; t < t1; ++t)
+        for (int64_t i0 = 0; i0 < job.m; i0 += 8) {
+            switch (min64(8, job.m - i0)) {
+                case 1: tile_rows_i4x8_vnni<1>(job, t, i0, nkb); break;
+                case 2: tile_rows_i4x8_vnni<2>(job, t, i0, nkb); break;
+                case 3: tile_rows_i4x8_vnni<3>(job, t, i0, nkb); break;
+                case 4: tile_rows_i4x8_vnni<4>(job, t, i0, nkb); break;
+                case 5: tile_rows_i4x8_vnni<5>(job, t, i0, nkb); break;
+                case 6: tile_rows_i4x8_vnni<6>(job, t, i0, nkb); break;
+                case 7: tile_rows_i4x8_vnni<7>(job, t, i0, nkb); break;
+                default: tile_rows_i4x8_vnni<8>(job, t, i0, nkb); break;
+            }
+        }
 }
 
 VT_VNNI4_TARGET void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
