@@ -190,14 +190,18 @@ import sys
 import numpy as np
 from pyvt import ops
 fmt = sys.argv[2]
-pk = ops.prepack_int4_blocked if fmt == "int4" else ops.prepack_int4_min_blocked
-lin = ops.linear_int4 if fmt == "int4" else ops.linear_int4_min
-sw = ops.linear_swiglu_int4 if fmt == "int4" else ops.linear_swiglu_int4_min
+pk = {"int4": ops.prepack_int4_blocked, "int4-min": ops.prepack_int4_min_blocked, "int8": ops.prepack_int8_blocked}[fmt]
+lin = {"int4": ops.linear_int4, "int4-min": ops.linear_int4_min, "int8": ops.linear_int8_w8a16}[fmt]
+sw = {"int4": ops.linear_swiglu_int4, "int4-min": ops.linear_swiglu_int4_min}.get(fmt)
 ms = (1, 2, 3, 4, 5, 9) if fmt == "int4" else (1, 2, 4, 5, 6, 7, 13)
 rng = np.random.default_rng(5)
 res = {}
-for out, k, kb in ((16, 32, 32), (17, 33, 32), (300, 545, 32), (1536, 576, 32), (40, 7, 32), (33, 1000, 32),
-                   (64, 2048, 32), (31, 95, 32), (48, 200, 16), (40, 300, 128)):
+shapes = ((16, 32, 32), (17, 33, 32), (300, 545, 32), (1536, 576, 32), (40, 7, 32), (33, 1000, 32),
+          (64, 2048, 32), (31, 95, 32), (48, 200, 16), (40, 300, 128))
+if fmt == "int8":  # K a multiple of the block
+    shapes = ((16, 32, 32), (17, 64, 32), (300, 544, 32), (1536, 576, 32), (33, 1024, 64), (64, 2048, 32),
+              (31, 96, 16), (48, 208, 16), (40, 256, 128))
+for out, k, kb in shapes:
     if fmt == "int4" and kb != 32:
         continue  # int4 with other blocks keeps the f32 kernels on AVX-512
     w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
@@ -207,26 +211,29 @@ for out, k, kb in ((16, 32, 32), (17, 33, 32), (300, 545, 32), (1536, 576, 32), 
         for m in ms:
             x = (rng.standard_normal((m, k)) * 10.0 ** rng.uniform(-3, 3)).astype(np.float32)
             res[f"l{out}_{k}_{m}"] = lin(x, p, b)
-            res[f"g{out}_{k}_{m}"] = lin(x, p, b, gelu=True)
-            res[f"s{out}_{k}_{m}"] = sw(x, p, q, (b, None))
+            if sw:
+                res[f"g{out}_{k}_{m}"] = lin(x, p, b, gelu=True)
+                res[f"s{out}_{k}_{m}"] = sw(x, p, q, (b, None))
+            else:
+                res[f"n{out}_{k}_{m}"] = lin(x[:, ::-1].copy(), p)
 np.savez(sys.argv[1], isa=ops.cpu_isa(), **res)
 """
 
 
-@pytest.mark.parametrize("fmt", ["int4", "int4-min"])
+@pytest.mark.parametrize("fmt", ["int4", "int4-min", "int8"])
 def test_avx512_gives_the_avx2_bits(tmp_path, fmt):
     """int4 (block 32) on an AVX-512 CPU runs AVX2's integer kernels, its GEMV with VNNI + VBMI
-    where the CPU has them (kernels_avx2.cpp, gemv_int4_vnni); int4-min, on a CPU with VNNI +
-    VBMI, runs linear_int4_min_vnni for every m: every linear, GELU and SwiGLU, the GEMV's m
-    and the GEMM's (int4-min: groups of 6 rows and their remainders), short and odd K-blocks
-    (int4-min: blocks of 16 and 128 too), equal to the AVX2 level's bit for bit, so a model
-    decodes the same tokens on both."""
+    where the CPU has them (kernels_avx2.cpp, gemv_int4_vnni); int4-min and int8, on a CPU with
+    VNNI + VBMI, run linear_int4_min_vnni / linear_int8_vnni for every m: every linear (4-bit:
+    GELU and SwiGLU too), the GEMV's m and the GEMM's (groups of 8 rows and their remainders),
+    short and odd K-blocks for the 4-bit formats, blocks of 16-128, equal to the AVX2 level's
+    bit for bit, so a model decodes the same tokens on both."""
     import subprocess
 
     if ops.cpu_isa() != "avx512":
         pytest.skip(f"this CPU has {ops.cpu_isa()}, not AVX-512")
-    if fmt == "int4-min" and not ops.cpu_vnni():
-        pytest.skip("this AVX-512 CPU lacks VNNI or VBMI: int4-min keeps the f32 kernels")
+    if fmt != "int4" and not ops.cpu_vnni():
+        pytest.skip(f"this AVX-512 CPU lacks VNNI or VBMI: {fmt} keeps the f32 kernels")
     got = {}
     for isa in ("avx512", "avx2"):
         path = tmp_path / f"{isa}.npz"
@@ -236,7 +243,7 @@ def test_avx512_gives_the_avx2_bits(tmp_path, fmt):
         with np.load(path) as z:
             got[isa] = {key: z[key] for key in z.files}
         assert str(got[isa].pop("isa")) == isa
-    assert len(got["avx512"]) == (8 * 6 * 3 if fmt == "int4" else 10 * 7 * 3)
+    assert len(got["avx512"]) == {"int4": 8 * 6 * 3, "int4-min": 10 * 7 * 3, "int8": 9 * 7 * 2}[fmt]
     for key, want in got["avx2"].items():
         assert np.array_equal(got["avx512"][key], want, equal_nan=True), key
 

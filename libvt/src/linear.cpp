@@ -61,16 +61,17 @@ float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 // swiglu's up weight, or null): on AVX2 CPUs, and for int4 with K-blocks of 32 on AVX-512
 // CPUs too, where its byte GEMV beats the f32 one, which widens every nibble to f32 (SmolLM2
 // int4 decode 1.21-1.25x faster, prefill as fast or faster; docs/performance.md, "4-bit on
-// AVX-512"). int8 and int4-min keep the f32 kernels there: the integer GEMM prefilled them
-// 28-50 % slower. A format takes one path for every m, so a row gets the same bits alone or
-// in a batch.
-// int4-min on an AVX-512 CPU with VNNI + VBMI: cpu::linear_int4_min_vnni for every m, the AVX2
-// integer kernels' bits (x rounded to int16) at about twice the f32 GEMV's speed (docs/guide.md,
-// "Numerics").
-bool int4_min_vnni(const cpu::DenseW& w) {
+// AVX-512"); int8 and int4-min, where the CPU has VNNI + VBMI, take their own kernels
+// (vnni_linear), else the f32 ones (AVX2's integer GEMM prefilled them 28-50 % slower). A
+// format takes one path for every m, so a row gets the same bits alone or in a batch.
+// int4-min and int8 on an AVX-512 CPU with VNNI + VBMI: cpu::linear_int4_min_vnni /
+// linear_int8_vnni for every m, the AVX2 integer kernels' bits (x rounded to int16), faster
+// than the f32 GEMVs (docs/guide.md, "Numerics").
+bool vnni_linear(const cpu::DenseW& w) {
 #if defined(VT_HAVE_X86_KERNELS)
     const CpuFeatures& f = cpu_features();
-    return cpu_level() == 2 && w.kind == cpu::kInt4Min && f.avx512vnni && f.avx512vbmi;
+    return cpu_level() == 2 && (w.kind == cpu::kInt4Min || w.kind == cpu::kInt8Blocked) && f.avx512vnni &&
+           f.avx512vbmi;
 #else
     (void)w;
     return false;
@@ -82,7 +83,7 @@ bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
     // w2 of another kind could want x rounded or split otherwise (int4's bytes, int4-min's int16).
     const int level = cpu_level();
     const bool avx512_int4 = level == 2 && w.kind == cpu::kInt4Blocked && w.kb == 32;
-    return (level == 1 || avx512_int4 || int4_min_vnni(w)) && cpu::int16_gemm_ok(w) &&
+    return (level == 1 || avx512_int4 || vnni_linear(w)) && cpu::int16_gemm_ok(w) &&
            (w2 == nullptr || w2->kind == w.kind);
 #else
     (void)w;
@@ -95,6 +96,7 @@ bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 // x rounded to int16 per K-block once, for every thread (cpu/kernels.h, LinearJob::xq), with
 // the block sums of the 4-bit kinds; split into bytes for the 4-bit GEMV (split).
 void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bool bytes16 = false) {
+    // bytes16: x split into two bytes per k for linear_int4_min_vnni (signed) / linear_int8_vnni (unsigned)
     const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
     const bool four = cpu::int4_kind(job.w);
     int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
@@ -119,7 +121,8 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     if (bytes16) {  // int4-min's VNNI kernel: h and l bytes in k order
         int8_t* xh = thread_buffer<int8_t, 1>(static_cast<size_t>(job.m * ld));
         int8_t* xl = thread_buffer<int8_t, 2>(static_cast<size_t>(job.m * ld));
-        cpu::split_x16_bytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld);
+        if (job.w.kind == cpu::kInt8Blocked) cpu::split_x16_ubytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld);
+        else cpu::split_x16_bytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld);
         gj.xb = xh;
         gj.xbl = xl;
         gj.xb_ld = ld;
@@ -142,13 +145,15 @@ void run_dense(const cpu::LinearJob& job) {
     bool vnni4 = false;  // int4's GEMV with VNNI + VBMI (same bits as the AVX2 one, x as bytes)
     if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr)) {
         const CpuFeatures& f = cpu_features();
-        if (int4_min_vnni(job.w)) {  // every m (same bits as the AVX2 integer kernels)
+        if (vnni_linear(job.w)) {  // every m (same bits as the AVX2 integer kernels)
             round_x_int16(job, false, gj, true);
             const int64_t nt_all = job.w.ntiles;
-            if (job.m <= cpu::kGemvMaxM)
-                parallel_for_balanced(nt_all, 1, [&](int64_t t0, int64_t t1, int) { cpu::linear_int4_min_vnni(gj, t0, t1); });
-            else
-                parallel_for(nt_all, 1, [&](int64_t t0, int64_t t1, int) { cpu::linear_int4_min_vnni(gj, t0, t1); });
+            const auto run = [&](int64_t t0, int64_t t1, int) {
+                if (job.w.kind == cpu::kInt8Blocked) cpu::linear_int8_vnni(gj, t0, t1);
+                else cpu::linear_int4_min_vnni(gj, t0, t1);
+            };
+            if (job.m <= cpu::kGemvMaxM) parallel_for_balanced(nt_all, 1, run);
+            else parallel_for(nt_all, 1, run);
             return;
         }
         vnni4 = level == 2 && job.m <= cpu::kGemvMaxM && f.avx512vnni && f.avx512vbmi;

@@ -825,17 +825,99 @@ VT_VNNI4_TARGET inline void gemv_tile_i4x8_vnni(const DenseW& w, int64_t t, cons
     }
 }
 
+// ---- int8 with AVX-512 VNNI + VBMI, GEMV and GEMM -----------------------------------------
+//
+// gemv_tile_i8x16's block sums with vpdpbusd, which multiplies unsigned bytes by signed ones: x
+// is split as xq + 32768 = 256 H + L (H, L unsigned bytes, split_x16_ubytes_avx2), so a block's
+// sum of w * q is 256 * sum(w H) + sum(w L) - 32768 * sum(w), three vpdpbusd sums (the last with
+// bytes of 1, shared by the rows), combined in int32 modulo 2^32 — exact, as the true sum fits
+// (kb * 127 * 32639 < 2^31). A 64-byte line of the tile (k .. k + 3 of its 16 rows) becomes the
+// 16 rows' dwords of those 4 k by one vpermb. The f32 steps after the sums are
+// gemv_tile_i8x16's, in the same order on each lane: a row gets the AVX2 bits, alone or in a
+// batch (the GEMM is this kernel on groups of up to 8 rows).
 template <int R>
-VT_VNNI4_TARGET inline void tile_rows_i4x8_vnni(const LinearJob& job, int64_t t, int64_t i0, int64_t nkb) {
+VT_VNNI4_TARGET inline void gemv_tile_i8_vnni(const DenseW& w, int64_t t, const int8_t* xh, const int8_t* xl,
+                                              int64_t ldb, const float* xs, int64_t nkb, V2* out) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const int64_t kb = w.kb;  // 16, 32, 64 or 128, dividing in (prepack)
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    // output byte 4r + j <- input byte 16j + r: row r's weights at k + j, j < 4
+    alignas(64) static constexpr uint8_t kTranspose[64] = {
+        0, 16, 32, 48, 1, 17, 33, 49, 2, 18, 34, 50, 3, 19, 35, 51, 4, 20, 36, 52, 5, 21, 37, 53,
+        6, 22, 38, 54, 7, 23, 39, 55, 8, 24, 40, 56, 9, 25, 41, 57, 10, 26, 42, 58, 11, 27, 43, 59,
+        12, 28, 44, 60, 13, 29, 45, 61, 14, 30, 46, 62, 15, 31, 47, 63};
+    const __m512i perm = _mm512_load_si512(kTranspose);
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512 f[R];
+    for (int i = 0; i < R; ++i) f[i] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nkb; ++b) {
+        __m512i ah[R], al[R], sw = _mm512_setzero_si512();
+        for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm512_setzero_si512();
+        const uint8_t* q = tile + b * kb * L;
+        const int64_t k0 = b * kb;
+#pragma GCC unroll 4
+        for (int64_t k = 0; k < kb; k += 4) {
+            prefetch_next_tile(q + k * L, w);
+            const __m512i wv = _mm512_maskz_permutexvar_epi8(~0ull, perm, _mm512_loadu_si512(q + k * L));
+            sw = _mm512_dpbusd_epi32(sw, ones, wv);
+            for (int i = 0; i < R; ++i) {
+                ah[i] = _mm512_dpbusd_epi32(ah[i], _mm512_set1_epi32(load_i32(xh + i * ldb + k0 + k)), wv);
+                al[i] = _mm512_dpbusd_epi32(al[i], _mm512_set1_epi32(load_i32(xl + i * ldb + k0 + k)), wv);
+            }
+        }
+        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
+        const __m512 s = _mm512_mul_ps(
+            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
+        const __m512i off = _mm512_maskz_slli_epi32(0xFFFF, sw, 15);  // 32768 * sum(w)
+        for (int i = 0; i < R; ++i) {
+            const __m512i sum =
+                _mm512_sub_epi32(_mm512_add_epi32(_mm512_maskz_slli_epi32(0xFFFF, ah[i], 8), al[i]), off);
+            f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, _mm512_set1_ps(xs[i * nkb + b])),
+                                   f[i]);
+        }
+    }
+    for (int i = 0; i < R; ++i) {
+        const __m512i fi = _mm512_castps_si512(f[i]);
+        out[i] = {_mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 0)),
+                  _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 1))};
+    }
+}
+
+// Rows i0 .. i0 + R - 1 of x against tile t, either VNNI kernel, and their epilogue.
+template <int Kind, int R>
+VT_VNNI4_TARGET inline void tile_rows_vnni(const LinearJob& job, int64_t t, int64_t i0, int64_t nkb) {
     const int64_t out = job.w.out, ld = job.xb_ld;
     const bool swiglu = gated(job.act);
     V2 g[R], u[R];
-    gemv_tile_i4x8_vnni<R>(job.w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
-                           job.xqsum + i0 * nkb, nkb, g);
-    if (swiglu)
-        gemv_tile_i4x8_vnni<R>(job.w2, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
-                               job.xqsum + i0 * nkb, nkb, u);
+    const auto tile = [&](const DenseW& w, V2* o) {
+        if constexpr (Kind == kInt8Blocked)
+            gemv_tile_i8_vnni<R>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb, nkb, o);
+        else
+            gemv_tile_i4x8_vnni<R>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
+                                   job.xqsum + i0 * nkb, nkb, o);
+    };
+    tile(job.w, g);
+    if (swiglu) tile(job.w2, u);
     for (int i = 0; i < R; ++i) epilogue(job, t, g[i], swiglu ? u[i] : g[i], job.y + (i0 + i) * out);
+}
+
+template <int Kind>
+VT_VNNI4_TARGET inline void linear_rows_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t nkb = num_kblocks(job.w);
+    for (int64_t t = t0; t < t1; ++t)
+        for (int64_t i0 = 0; i0 < job.m; i0 += 8) {
+            switch (min64(8, job.m - i0)) {
+                case 1: tile_rows_vnni<Kind, 1>(job, t, i0, nkb); break;
+                case 2: tile_rows_vnni<Kind, 2>(job, t, i0, nkb); break;
+                case 3: tile_rows_vnni<Kind, 3>(job, t, i0, nkb); break;
+                case 4: tile_rows_vnni<Kind, 4>(job, t, i0, nkb); break;
+                case 5: tile_rows_vnni<Kind, 5>(job, t, i0, nkb); break;
+                case 6: tile_rows_vnni<Kind, 6>(job, t, i0, nkb); break;
+                case 7: tile_rows_vnni<Kind, 7>(job, t, i0, nkb); break;
+                default: tile_rows_vnni<Kind, 8>(job, t, i0, nkb); break;
+            }
+        }
 }
 
 // ---- GEMM --------------------------------------------------------------------------------
@@ -1474,6 +1556,29 @@ void split_x16_bytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, i
     }
 }
 
+void split_x16_ubytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb) {
+    const __m256i flip = _mm256_set1_epi16(static_cast<short>(0x8000)), lo = _mm256_set1_epi16(0xFF);
+    for (int64_t i = 0; i < m; ++i) {
+        const int16_t* q = xq + i * ld;
+        int8_t* dh = xh + i * ldb;
+        int8_t* dl = xl + i * ldb;
+        int64_t k = 0;
+        for (; k + 16 <= n; k += 16) {  // u = q + 32768 = 256 H + L
+            const __m256i u = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + k)), flip);
+            const __m256i h = _mm256_srli_epi16(u, 8), l = _mm256_and_si256(u, lo);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dh + k),
+                             _mm_packus_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dl + k),
+                             _mm_packus_epi16(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1)));
+        }
+        for (; k < n; ++k) {
+            const uint16_t u = static_cast<uint16_t>(static_cast<uint16_t>(q[k]) ^ 0x8000u);
+            dh[k] = static_cast<int8_t>(static_cast<uint8_t>(u >> 8));
+            dl[k] = static_cast<int8_t>(static_cast<uint8_t>(u & 0xFF));
+        }
+    }
+}
+
 void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
     if (job.xq != nullptr && int16_gemm_ok(job.w)) {
         switch (job.w.kind) {
@@ -1494,20 +1599,11 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
 }
 
 VT_VNNI4_TARGET void linear_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
-    const int64_t nkb = num_kblocks(job.w);
-    for (int64_t t = t0; t < t1; ++t)
-        for (int64_t i0 = 0; i0 < job.m; i0 += 8) {
-            switch (min64(8, job.m - i0)) {
-                case 1: tile_rows_i4x8_vnni<1>(job, t, i0, nkb); break;
-                case 2: tile_rows_i4x8_vnni<2>(job, t, i0, nkb); break;
-                case 3: tile_rows_i4x8_vnni<3>(job, t, i0, nkb); break;
-                case 4: tile_rows_i4x8_vnni<4>(job, t, i0, nkb); break;
-                case 5: tile_rows_i4x8_vnni<5>(job, t, i0, nkb); break;
-                case 6: tile_rows_i4x8_vnni<6>(job, t, i0, nkb); break;
-                case 7: tile_rows_i4x8_vnni<7>(job, t, i0, nkb); break;
-                default: tile_rows_i4x8_vnni<8>(job, t, i0, nkb); break;
-            }
-        }
+    linear_rows_vnni<kInt4Min>(job, t0, t1);
+}
+
+VT_VNNI4_TARGET void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    linear_rows_vnni<kInt8Blocked>(job, t0, t1);
 }
 
 VT_VNNI4_TARGET void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
