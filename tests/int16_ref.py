@@ -34,6 +34,19 @@ exec(X16_SCRIPT)
 INT16_FORMATS = ("int8", "int4", "int4-min")
 
 
+def cpu_has_vnni() -> bool:
+    """Whether this CPU has AVX-512 VNNI and VBMI, whatever VT_ISA says in this process (a child
+    run with VT_ISA=avx512 uses them): /proc/cpuinfo, else what this process reports."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), None)
+    except OSError:
+        flags = None
+    if flags is None:
+        return ops.cpu_vnni()
+    return "avx512_vnni" in flags and "avx512vbmi" in flags
+
+
 def int16_gemm_applies(fmt: str, m: int, isa: str | None = None, kb: int = 32) -> bool:
     """Whether a linear of format fmt over m rows with K-blocks of kb rounds x as round_x16 does
     (at CPU level isa, default the one in use): every integer format on AVX2, int4 with kb = 32
@@ -41,8 +54,10 @@ def int16_gemm_applies(fmt: str, m: int, isa: str | None = None, kb: int = 32) -
     integer_kernels; ops.cpu_vnni() tells, for this CPU). Every block size the tests use is
     even and <= 512."""
     del m  # every number of rows: the GEMV (m <= 4) and the GEMM alike
-    isa = isa or ops.cpu_isa()
-    avx512 = isa == "avx512" and ((fmt == "int4" and kb == 32) or (fmt in ("int4-min", "int8") and ops.cpu_vnni()))
+    # a process of this level has the VNNI + VBMI kernels? (VT_ISA=avx512-novnni: not)
+    vnni = ops.cpu_vnni() if isa is None else (isa == "avx512" and cpu_has_vnni())
+    isa = "avx512" if isa == "avx512-novnni" else (isa or ops.cpu_isa())
+    avx512 = isa == "avx512" and ((fmt == "int4" and kb == 32) or (fmt in ("int4-min", "int8") and vnni))
     return fmt in INT16_FORMATS and (isa == "avx2" or avx512)
 
 

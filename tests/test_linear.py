@@ -472,9 +472,11 @@ def test_isa_levels_agree(tmp_path):
     native = ops.cpu_isa()
     order = ["generic", "avx2", "avx512"]
     levels = order[: order.index(native) + 1]
+    if ops.cpu_vnni():
+        levels.append("avx512-novnni")  # the f32 kernels CPUs without VNNI + VBMI run
     results = {lvl: _run_isa(lvl, tmp_path / f"{lvl}.npz") for lvl in levels}
     for lvl in levels:
-        assert str(results[lvl].pop("isa")) == lvl  # VT_ISA lowered the level as asked
+        assert str(results[lvl].pop("isa")) == lvl.split("-")[0]  # VT_ISA lowered the level as asked
     base = results["generic"]
     for lvl in levels[1:]:
         for key, ref in base.items():

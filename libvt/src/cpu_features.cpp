@@ -69,7 +69,7 @@ int detect_level(const CpuFeatures& f) {
         int cap = level;
         if (!std::strcmp(env, "generic")) cap = 0;
         else if (!std::strcmp(env, "avx2")) cap = 1;
-        else if (!std::strcmp(env, "avx512")) cap = 2;
+        else if (!std::strcmp(env, "avx512") || !std::strcmp(env, "avx512-novnni")) cap = 2;
         if (cap < level) level = cap;  // lowering only: never enable what the CPU lacks
     }
     return level;
@@ -82,7 +82,14 @@ int detect_level(const CpuFeatures& f) {
 }  // namespace
 
 const CpuFeatures& cpu_features() {
-    static const CpuFeatures f = detect();
+    static const CpuFeatures f = [] {
+        CpuFeatures d = detect();
+        // VT_ISA=avx512-novnni: the AVX-512 level without the VNNI + VBMI kernels (as on CPUs
+        // that lack them), so their f32 replacements can be checked on a CPU that has them.
+        if (const char* env = std::getenv("VT_ISA"); env && !std::strcmp(env, "avx512-novnni"))
+            d.avx512vnni = d.avx512vbmi = false;
+        return d;
+    }();
     return f;
 }
 

@@ -14,7 +14,8 @@ struct CpuFeatures {
 const CpuFeatures& cpu_features();
 
 // The kernel level in use: 0 generic, 1 AVX2+FMA+F16C, 2 AVX-512 (F/BW/VL/DQ).
-// VT_ISA=generic|avx2|avx512 in the environment lowers it (never raises it).
+// VT_ISA=generic|avx2|avx512 in the environment lowers it (never raises it); avx512-novnni
+// also hides VNNI and VBMI from cpu_features().
 int cpu_level();
 const char* cpu_level_name();  // "generic", "avx2", "avx512"
 
