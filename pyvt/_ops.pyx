@@ -1040,8 +1040,8 @@ def cpu_isa():
 
 
 def cpu_vnni():
-    """True when the CPU runs at the AVX-512 level with VNNI and VBMI, whose 4-bit kernels
-    (int4's GEMV, int4-min's linears) then run: backend_info() names them."""
+    """True when the CPU runs at the AVX-512 level with VNNI and VBMI, whose kernels (int4's
+    GEMV, the int8 and int4-min linears) then run: backend_info() names them."""
     return bool(re.search(r"^cpu: available \(.*avx512,.*, VNNI\+VBMI\)", backend_info(), re.M))
 
 

@@ -56,14 +56,6 @@ T* thread_buffer(size_t n) {
 // Per-thread GEMM scratch.
 float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 
-// The integer kernels of kernels_avx2.cpp, which take x rounded to int16 (round_x_int16;
-// int4: to one byte's range) and no float block sums, for int8 / int4 / int4-min weights (w2:
-// swiglu's up weight, or null): on AVX2 CPUs, and for int4 with K-blocks of 32 on AVX-512
-// CPUs too, where its byte GEMV beats the f32 one, which widens every nibble to f32 (SmolLM2
-// int4 decode 1.21-1.25x faster, prefill as fast or faster; docs/performance.md, "4-bit on
-// AVX-512"); int8 and int4-min, where the CPU has VNNI + VBMI, take their own kernels
-// (vnni_linear), else the f32 ones (AVX2's integer GEMM prefilled them 28-50 % slower). A
-// format takes one path for every m, so a row gets the same bits alone or in a batch.
 // int4-min and int8 on an AVX-512 CPU with VNNI + VBMI: cpu::linear_int4_min_vnni /
 // linear_int8_vnni for every m, the AVX2 integer kernels' bits (x rounded to int16), faster
 // than the f32 GEMVs (docs/guide.md, "Numerics").
@@ -78,6 +70,14 @@ bool vnni_linear(const cpu::DenseW& w) {
 #endif
 }
 
+// The integer kernels of kernels_avx2.cpp, which take x rounded to int16 (round_x_int16;
+// int4: to one byte's range) and no float block sums, for int8 / int4 / int4-min weights (w2:
+// swiglu's up weight, or null): on AVX2 CPUs, and for int4 with K-blocks of 32 on AVX-512
+// CPUs too, where its byte GEMV beats the f32 one, which widens every nibble to f32 (SmolLM2
+// int4 decode 1.21-1.25x faster, prefill as fast or faster; docs/performance.md, "4-bit on
+// AVX-512"); int8 and int4-min, where the CPU has VNNI + VBMI, take their own kernels
+// (vnni_linear), else the f32 ones (AVX2's integer GEMM prefilled them 28-50 % slower). A
+// format takes one path for every m, so a row gets the same bits alone or in a batch.
 bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 #if defined(VT_HAVE_X86_KERNELS)
     // w2 of another kind could want x rounded or split otherwise (int4's bytes, int4-min's int16).
@@ -118,7 +118,7 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
         gj.xb = xb;
         gj.xb_ld = ld;
     }
-    if (bytes16) {  // int4-min's VNNI kernel: h and l bytes in k order
+    if (bytes16) {  // the VNNI kernels' two bytes per k, in k order
         int8_t* xh = thread_buffer<int8_t, 1>(static_cast<size_t>(job.m * ld));
         int8_t* xl = thread_buffer<int8_t, 2>(static_cast<size_t>(job.m * ld));
         if (job.w.kind == cpu::kInt8Blocked) cpu::split_x16_ubytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld);
