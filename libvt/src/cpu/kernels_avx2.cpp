@@ -674,61 +674,99 @@ void gemv_range_int(const LinearJob& job, int64_t t0, int64_t t1) {
 // AVX2 GEMV's 23.7 (bench/results/int4-avx512-integer-ab-vm-20261127.md).
 #define VT_VNNI4_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512vnni")))
 
-// The dwords (u_2p .. u_2p+3) of the 16 rows from v's 32 bytes (pairs p, p + 1). The maskz
-// forms: GCC 12's unmasked ones read an undefined register it warns about.
-VT_VNNI4_TARGET inline __m512i nibbles_vnni(__m512i v, __m512i perm, __m512i shifts, __m512i nib) {
-    const __m512i side = _mm512_maskz_permutexvar_epi8(~0ull, perm, v);
-    return _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, shifts, side), nib);
-}
+// The dwords (u_2p .. u_2p+3) of the 16 rows from the 32 bytes at p (pairs p, p + 1; the
+// bytes past `bytes` read as zero). Made once per tile, outside the loops. The maskz forms:
+// GCC 12's unmasked ones read an undefined register it warns about.
+struct VnniNibbles {
+    // dword r <- (byte r, byte 16 + r): row r of pair p, row r of pair p + 1
+    __m512i perm;
+    // per qword (rows r, r + 1): the nibbles at bits 0, 4, 8, 12 and 32, 36, 40, 44, one per byte
+    __m512i shifts;
+    __m512i nib;
+    VT_VNNI4_TARGET VnniNibbles()
+        : perm(_mm512_setr_epi32(0x1000, 0x1101, 0x1202, 0x1303, 0x1404, 0x1505, 0x1606, 0x1707, 0x1808, 0x1909,
+                                 0x1A0A, 0x1B0B, 0x1C0C, 0x1D0D, 0x1E0E, 0x1F0F)),
+          shifts(_mm512_set1_epi64(0x2C2824200C080400LL)),
+          nib(_mm512_set1_epi8(0x0F)) {}
+    VT_VNNI4_TARGET __m512i operator()(const uint8_t* p, __mmask64 bytes) const {
+        const __m512i side = _mm512_maskz_permutexvar_epi8(~0ull, perm, _mm512_maskz_loadu_epi8(bytes, p));
+        return _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, shifts, side), nib);
+    }
+};
 
-template <int R>
-VT_VNNI4_TARGET inline void gemv_tile_i4a8_vnni(const DenseW& w, int64_t t, const int8_t* xb, int64_t ldb,
-                                                const float* xs, const float* xsum, int64_t nkb, V2* out) {
+// Min = false: int4, x as one signed byte per k (xb; xl unused), q = u - 8 through xsum.
+// Min = true: int4-min, gemv_tile_i4x8's block sums, 64 weights per two vpdpbusd: the nibble
+// dwords times x's high bytes h into one sum and its low bytes l into another (xq = 256 h + l,
+// split_x16_bytes_avx2: both signed bytes, as vpdpbusd's second operand wants), joined
+// l + 256 h in int32 once per block (|sums| <= 512 * 15 * 128: exact) — the exact block sum of
+// u * q that gemv_tile_i4x8 and the AVX2 integer GEMM compute; the f32 steps after it are
+// theirs, in the same order on each lane: a row gets the AVX2 bits, alone or in a batch. Its
+// GEMM is this kernel on groups of up to 8 rows (linear_rows_vnni: a tile's nibbles decoded once
+// per group; 16 vpdpbusd per 64 weights against 3 instructions of decoding). SmolLM2's
+// 512-token prefill: groups of 6 rows 551-552 ms, 8 rows 493-516, 12 rows 498-511 (2 rounds
+// each, alternating), AVX-512's f32 GEMM 500-527.
+template <int R, bool Min>
+VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const int8_t* xb, const int8_t* xl,
+                                              int64_t ldb, const float* xs, const float* xsum, int64_t nkb, V2* out) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);  // Min only
     const int64_t kbh = w.kb / 2, np_all = (w.in + 1) / 2;
     const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
-    // dword r <- (byte r, byte 16 + r): row r of pair p, row r of pair p + 1
-    const __m512i perm = _mm512_setr_epi32(0x1000, 0x1101, 0x1202, 0x1303, 0x1404, 0x1505, 0x1606, 0x1707, 0x1808,
-                                           0x1909, 0x1A0A, 0x1B0B, 0x1C0C, 0x1D0D, 0x1E0E, 0x1F0F);
-    // per qword (rows r, r + 1): the nibbles at bits 0, 4, 8, 12 and 32, 36, 40, 44, one per byte
-    const __m512i shifts = _mm512_set1_epi64(0x2C2824200C080400LL);
-    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const VnniNibbles nibbles;
     __m512 f[R];
     for (int i = 0; i < R; ++i) f[i] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nkb; ++b) {
         const int64_t p0 = b * kbh, p1 = min64(p0 + kbh, np_all);
-        __m512i acc[R];
-        for (int i = 0; i < R; ++i) acc[i] = _mm512_setzero_si512();
+        __m512i ah[R], al[R];  // sums with x's bytes (Min: its high bytes), and its low bytes
+        for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm512_setzero_si512();
         const uint8_t* q = tile + p0 * L;
         for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w);
         int64_t p = p0;
 #pragma GCC unroll 8
         for (; p + 2 <= p1; p += 2) {
-            const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, tile + p * L);  // 32 bytes, zero above
-            const __m512i u = nibbles_vnni(v, perm, shifts, nib);
-            for (int i = 0; i < R; ++i)
-                acc[i] = _mm512_dpbusd_epi32(acc[i], u, _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * p)));
-        }
-        if (p < p1) {  // a short block's last pair alone: x's bytes of the next pair read as zero
-            const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFull, tile + p * L);  // 16 bytes, zero above
-            const __m512i u = nibbles_vnni(v, perm, shifts, nib);
+            const __m512i u = nibbles(tile + p * L, 0xFFFFFFFFull);  // 32 bytes
             for (int i = 0; i < R; ++i) {
-                uint16_t x2;
-                std::memcpy(&x2, xb + i * ldb + 2 * p, sizeof x2);
-                acc[i] = _mm512_dpbusd_epi32(acc[i], u, _mm512_set1_epi32(x2));
+                ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * p)));
+                if constexpr (Min)
+                    al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(load_i32(xl + i * ldb + 2 * p)));
             }
         }
-        // From here on gemv_tile_i4a8's steps, on all 16 rows at once (the same operations on
-        // each lane: the same bits).
-        if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
+        if (p < p1) {  // a short block's last pair alone: x's bytes of the next pair read as zero
+            const __m512i u = nibbles(tile + p * L, 0xFFFFull);  // 16 bytes, zero above
+            for (int i = 0; i < R; ++i) {
+                uint16_t h2, l2 = 0;
+                std::memcpy(&h2, xb + i * ldb + 2 * p, sizeof h2);
+                if constexpr (Min) std::memcpy(&l2, xl + i * ldb + 2 * p, sizeof l2);
+                ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(h2));
+                if constexpr (Min) al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(l2));
+            }
+        }
+        // From here on gemv_tile_i4a8's (Min: gemv_tile_i4x8's) steps, on all 16 rows at once
+        // (the same operations on each lane: the same bits).
+        if (((b * L * 2) & 63) == 0) {
+            prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
+            if constexpr (Min) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w);
+        }
         const __m512 s = _mm512_mul_ps(
             _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
-        for (int i = 0; i < R; ++i) {
-            const __m512i m8 = _mm512_set1_epi32(8 * static_cast<int32_t>(xsum[i * nkb + b]));  // q = u - 8
-            const __m512 x8 = _mm512_set1_ps(xs[i * nkb + b]);
-            const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(acc[i], m8));
-            f[i] = _mm512_fmadd_ps(sum, _mm512_mul_ps(s, x8), f[i]);
+        if constexpr (Min) {
+            const __m512 mv = _mm512_mul_ps(
+                _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + b * L))), rm);
+            for (int i = 0; i < R; ++i) {
+                const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
+                const __m512i sum = _mm512_add_epi32(al[i], _mm512_maskz_slli_epi32(0xFFFF, ah[i], 8));
+                f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, _mm512_set1_ps(xsv)),
+                                       f[i]);
+                f[i] = _mm512_fmadd_ps(mv, _mm512_set1_ps(sq * xsv), f[i]);
+            }
+        } else {
+            for (int i = 0; i < R; ++i) {
+                const __m512i m8 = _mm512_set1_epi32(8 * static_cast<int32_t>(xsum[i * nkb + b]));  // q = u - 8
+                const __m512 x8 = _mm512_set1_ps(xs[i * nkb + b]);
+                const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(ah[i], m8));
+                f[i] = _mm512_fmadd_ps(sum, _mm512_mul_ps(s, x8), f[i]);
+            }
         }
     }
     for (int i = 0; i < R; ++i) {
@@ -744,84 +782,9 @@ VT_VNNI4_TARGET inline void gemv_range_i4_vnni(const LinearJob& job, int64_t t0,
     const bool swiglu = gated(job.act);
     for (int64_t t = t0; t < t1; ++t) {
         V2 g[R], u[R];
-        gemv_tile_i4a8_vnni<R>(job.w, t, job.xb, job.xb_ld, job.xqs, job.xqsum, nkb, g);
-        if (swiglu) gemv_tile_i4a8_vnni<R>(job.w2, t, job.xb, job.xb_ld, job.xqs, job.xqsum, nkb, u);
+        gemv_tile_i4_vnni<R, false>(job.w, t, job.xb, nullptr, job.xb_ld, job.xqs, job.xqsum, nkb, g);
+        if (swiglu) gemv_tile_i4_vnni<R, false>(job.w2, t, job.xb, nullptr, job.xb_ld, job.xqs, job.xqsum, nkb, u);
         for (int i = 0; i < R; ++i) epilogue(job, t, g[i], swiglu ? u[i] : g[i], job.y + i * out);
-    }
-}
-
-// ---- int4-min with AVX-512 VNNI + VBMI, GEMV and GEMM -------------------------------------
-//
-// gemv_tile_i4x8's block sums, 64 weights per two vpdpbusd: the nibble dwords of
-// gemv_tile_i4a8_vnni (u unsigned, 0-15) times x's high bytes h into one sum and its low bytes l
-// into another (xq = 256 h + l, split_x16_bytes_avx2: both signed bytes, as vpdpbusd's second
-// operand wants), joined l + 256 h in int32 once per block (|sums| <= 512 * 15 * 128: exact).
-// That is the exact block sum of u * q gemv_tile_i4x8 and the AVX2 integer GEMM compute, and the
-// f32 steps after it are theirs, in the same order on each lane: a row gets the AVX2 bits, alone
-// or in a batch. The GEMM is the same kernel on groups of up to 8 rows (a tile's nibbles decoded
-// once per group; 16 vpdpbusd per 64 weights against 3 instructions of decoding). SmolLM2's
-// 512-token prefill: groups of 6 rows 551-552 ms, 8 rows 493-516, 12 rows 498-511 (2 rounds
-// each, alternating), AVX-512's f32 GEMM 500-527.
-template <int R>
-VT_VNNI4_TARGET inline void gemv_tile_i4x8_vnni(const DenseW& w, int64_t t, const int8_t* xh, const int8_t* xl,
-                                                int64_t ldb, const float* xs, const float* xsum, int64_t nkb,
-                                                V2* out) {
-    const uint8_t* tile = w.tiles + t * w.tile_bytes;
-    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
-    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
-    const int64_t kbh = w.kb / 2, np_all = (w.in + 1) / 2;
-    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
-    const __m512i perm = _mm512_setr_epi32(0x1000, 0x1101, 0x1202, 0x1303, 0x1404, 0x1505, 0x1606, 0x1707, 0x1808,
-                                           0x1909, 0x1A0A, 0x1B0B, 0x1C0C, 0x1D0D, 0x1E0E, 0x1F0F);
-    const __m512i shifts = _mm512_set1_epi64(0x2C2824200C080400LL);
-    const __m512i nib = _mm512_set1_epi8(0x0F);
-    __m512 f[R];
-    for (int i = 0; i < R; ++i) f[i] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nkb; ++b) {
-        const int64_t p0 = b * kbh, p1 = min64(p0 + kbh, np_all);
-        __m512i ah[R], al[R];
-        for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm512_setzero_si512();
-        const uint8_t* q = tile + p0 * L;
-        for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w);
-        int64_t p = p0;
-#pragma GCC unroll 4
-        for (; p + 2 <= p1; p += 2) {
-            const __m512i u = nibbles_vnni(_mm512_maskz_loadu_epi8(0xFFFFFFFFull, tile + p * L), perm, shifts, nib);
-            for (int i = 0; i < R; ++i) {
-                ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(load_i32(xh + i * ldb + 2 * p)));
-                al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(load_i32(xl + i * ldb + 2 * p)));
-            }
-        }
-        if (p < p1) {  // a short block's last pair alone: x's bytes of the next pair read as zero
-            const __m512i u = nibbles_vnni(_mm512_maskz_loadu_epi8(0xFFFFull, tile + p * L), perm, shifts, nib);
-            for (int i = 0; i < R; ++i) {
-                uint16_t h2, l2;
-                std::memcpy(&h2, xh + i * ldb + 2 * p, sizeof h2);
-                std::memcpy(&l2, xl + i * ldb + 2 * p, sizeof l2);
-                ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(h2));
-                al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(l2));
-            }
-        }
-        // gemv_tile_i4x8's steps from here, on all 16 rows at once.
-        if (((b * L * 2) & 63) == 0) {
-            prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
-            prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w);
-        }
-        const __m512 s = _mm512_mul_ps(
-            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
-        const __m512 mv = _mm512_mul_ps(
-            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + b * L))), rm);
-        for (int i = 0; i < R; ++i) {
-            const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
-            const __m512i sum = _mm512_add_epi32(al[i], _mm512_maskz_slli_epi32(0xFFFF, ah[i], 8));
-            f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, _mm512_set1_ps(xsv)), f[i]);
-            f[i] = _mm512_fmadd_ps(mv, _mm512_set1_ps(sq * xsv), f[i]);
-        }
-    }
-    for (int i = 0; i < R; ++i) {
-        const __m512i fi = _mm512_castps_si512(f[i]);
-        out[i] = {_mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 0)),
-                  _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 1))};
     }
 }
 
@@ -873,8 +836,8 @@ VT_VNNI4_TARGET inline void gemv_tile_i8_vnni(const DenseW& w, int64_t t, const 
         for (int i = 0; i < R; ++i) {
             const __m512i sum =
                 _mm512_sub_epi32(_mm512_add_epi32(_mm512_maskz_slli_epi32(0xFFFF, ah[i], 8), al[i]), off);
-            f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, _mm512_set1_ps(xs[i * nkb + b])),
-                                   f[i]);
+            const __m512 x8 = _mm512_set1_ps(xs[i * nkb + b]);
+            f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, x8), f[i]);
         }
     }
     for (int i = 0; i < R; ++i) {
@@ -894,7 +857,7 @@ VT_VNNI4_TARGET inline void tile_rows_vnni(const LinearJob& job, int64_t t, int6
         if constexpr (Kind == kInt8Blocked)
             gemv_tile_i8_vnni<R>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb, nkb, o);
         else
-            gemv_tile_i4x8_vnni<R>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
+            gemv_tile_i4_vnni<R, true>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
                                    job.xqsum + i0 * nkb, nkb, o);
     };
     tile(job.w, g);
