@@ -94,11 +94,8 @@ const char* vt_backend_info(void) {
         const char* arch = "";
 #endif
         int n = vt::num_threads();
-        // VNNI + VBMI: the kernels that use them run (kernels.h: int4's GEMV, the int8 and int4-min linears).
-        const vt::CpuFeatures& f = vt::cpu_features();
-        const bool vnni = vt::cpu_level() == 2 && f.avx512vnni && f.avx512vbmi;
         std::string s = vt::format("cpu: available (%s%s, %d thread%s%s)\n", arch, vt::cpu_level_name(), n,
-                                   n == 1 ? "" : "s", vnni ? ", VNNI+VBMI" : "");
+                                   n == 1 ? "" : "s", vt::cpu_vnni() ? ", VNNI+VBMI" : "");
         s += vt::cuda_backend_line();
         const std::string cl = vt::cutlass_backend_line();
         if (!cl.empty()) s += "\n" + cl;

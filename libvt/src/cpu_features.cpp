@@ -98,6 +98,11 @@ int cpu_level() {
     return level;
 }
 
+bool cpu_vnni() {
+    const CpuFeatures& f = cpu_features();
+    return cpu_level() == 2 && f.avx512vnni && f.avx512vbmi;
+}
+
 bool prefetch_to_l2() {
     static const bool l2 = [] {
         if (const char* env = std::getenv("VT_PREFETCH")) {

@@ -19,6 +19,10 @@ const CpuFeatures& cpu_features();
 int cpu_level();
 const char* cpu_level_name();  // "generic", "avx2", "avx512"
 
+// The AVX-512 level with VNNI and VBMI: the kernels that need both run (int4's GEMV, the int8
+// and int4-min linears, the 2:4 sparse ones).
+bool cpu_vnni();
+
 // Whether the CPU GEMVs prefetch the next tile's weights into L2 (prefetcht1) rather than
 // into L1 (prefetcht0): on Intel CPUs, where L1 prefetches hold the core's few line-fill
 // buffers while they wait on DRAM, else L1. VT_PREFETCH=l1|l2 overrides it (read once).

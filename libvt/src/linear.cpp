@@ -61,9 +61,7 @@ float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 // than the f32 GEMVs (docs/guide.md, "Numerics").
 bool vnni_linear(const cpu::DenseW& w) {
 #if defined(VT_HAVE_X86_KERNELS)
-    const CpuFeatures& f = cpu_features();
-    return cpu_level() == 2 && (w.kind == cpu::kInt4Min || w.kind == cpu::kInt8Blocked) && f.avx512vnni &&
-           f.avx512vbmi;
+    return (w.kind == cpu::kInt4Min || w.kind == cpu::kInt8Blocked) && cpu_vnni();
 #else
     (void)w;
     return false;
@@ -121,8 +119,7 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     if (bytes16) {  // the VNNI kernels' two bytes per k, in k order
         int8_t* xh = thread_buffer<int8_t, 1>(static_cast<size_t>(job.m * ld));
         int8_t* xl = thread_buffer<int8_t, 2>(static_cast<size_t>(job.m * ld));
-        if (job.w.kind == cpu::kInt8Blocked) cpu::split_x16_ubytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld);
-        else cpu::split_x16_bytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld);
+        cpu::split_x16_bytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld, job.w.kind == cpu::kInt8Blocked);
         gj.xb = xh;
         gj.xbl = xl;
         gj.xb_ld = ld;
@@ -144,19 +141,17 @@ void run_dense(const cpu::LinearJob& job) {
 #if defined(VT_HAVE_X86_KERNELS)
     bool vnni4 = false;  // int4's GEMV with VNNI + VBMI (same bits as the AVX2 one, x as bytes)
     if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr)) {
-        const CpuFeatures& f = cpu_features();
         if (vnni_linear(job.w)) {  // every m (same bits as the AVX2 integer kernels)
             round_x_int16(job, false, gj, true);
-            const int64_t nt_all = job.w.ntiles;
             const auto run = [&](int64_t t0, int64_t t1, int) {
                 if (job.w.kind == cpu::kInt8Blocked) cpu::linear_int8_vnni(gj, t0, t1);
                 else cpu::linear_int4_min_vnni(gj, t0, t1);
             };
-            if (job.m <= cpu::kGemvMaxM) parallel_for_balanced(nt_all, 1, run);
-            else parallel_for(nt_all, 1, run);
+            if (job.m <= cpu::kGemvMaxM) parallel_for_balanced(nt, 1, run);
+            else parallel_for(nt, 1, run);
             return;
         }
-        vnni4 = level == 2 && job.m <= cpu::kGemvMaxM && f.avx512vnni && f.avx512vbmi;
+        vnni4 = job.m <= cpu::kGemvMaxM && cpu_vnni();
         level = 1;  // the AVX2 integer kernels, at the AVX-512 level too
         round_x_int16(job, job.m <= cpu::gemv_max_m(level) && !vnni4, gj);
     }
@@ -349,8 +344,7 @@ void run_sparse(const Packed& w, const float* x, int64_t m, const float* bias, f
     job.bias = bias;
     job.y = y;
 #if defined(VT_HAVE_X86_KERNELS)
-    const CpuFeatures& f = cpu_features();
-    if (cpu_level() == 2 && f.avx512vbmi && f.avx512vnni) {
+    if (cpu_vnni()) {
         parallel_for(w.out, 16, [&](int64_t r0, int64_t r1, int) { cpu::sparse_avx512(job, r0, r1); });
         return;
     }

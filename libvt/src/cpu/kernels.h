@@ -90,7 +90,7 @@ struct LinearJob {
     int64_t xb_ld = 0;  // row stride of xb (bytes)
     // int4-min with AVX-512 VNNI + VBMI (linear_int4_min_vnni): xq split into signed bytes in k
     // order, xq = 256 h + l, h in xb and l in xbl (split_x16_bytes_avx2; row stride xb_ld);
-    // int8 likewise (linear_int8_vnni): xq + 32768 = 256 H + L, unsigned (split_x16_ubytes_avx2).
+    // int8 likewise (linear_int8_vnni): xq + 32768 = 256 H + L, unsigned (split_x16_bytes_avx2, biased).
     const int8_t* xbl = nullptr;
 };
 
@@ -136,11 +136,11 @@ void split_x16_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t
 void split_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int32_t* xp, int64_t ldp);
 // xb[i * ldb + k] = xq[i * ld + k] for k < n, rows i < m (values within a byte: kXq8Max).
 void narrow_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xb, int64_t ldb);
-// xh[i * ldb + k] = h, xl[i * ldb + k] = l with xq[i * ld + k] = 256 h + l, h = (xq + 128) >> 8,
-// for k < n, rows i < m (|xq| <= kXq16Max: both within a signed byte).
-void split_x16_bytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb);
-// xq + 32768 = 256 H + L for k < n, rows i < m: H and L as unsigned bytes (stored in int8_t).
-void split_x16_ubytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb);
+// xh[i * ldb + k] = h, xl[i * ldb + k] = l for k < n, rows i < m: signed bytes with
+// xq[i * ld + k] = 256 h + l, h = (xq + 128) >> 8 (|xq| <= kXq16Max: both within a signed byte);
+// with biased, unsigned bytes (stored in int8_t) with xq + 32768 = 256 h + l.
+void split_x16_bytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb,
+                          bool biased);
 
 // K-blocks per row of a blocked weight (the last may be short).
 inline int64_t num_kblocks(const DenseW& w) { return (w.in + w.kb - 1) / w.kb; }
@@ -180,7 +180,7 @@ void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 // GEMM, for a row alone or in a batch (kernels_avx2.cpp).
 void linear_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 // int8 (int16_gemm_ok) linear for any m, likewise, on x split as xq + 32768 = 256 H + L into
-// unsigned bytes (LinearJob::xb = H, xbl = L, split_x16_ubytes_avx2): the AVX2 integer bits.
+// unsigned bytes (LinearJob::xb = H, xbl = L, split_x16_bytes_avx2): the AVX2 integer bits.
 void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
 

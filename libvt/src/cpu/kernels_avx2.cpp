@@ -674,6 +674,18 @@ void gemv_range_int(const LinearJob& job, int64_t t0, int64_t t1) {
 // AVX2 GEMV's 23.7 (bench/results/int4-avx512-integer-ab-vm-20261127.md).
 #define VT_VNNI4_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512vnni")))
 
+// 16 f16 block scales (or mins) times rowmul, as the AVX2 kernels compute them.
+VT_VNNI4_TARGET inline __m512 scaled16(const uint16_t* p, __m512 rm) {
+    return _mm512_mul_ps(_mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), rm);
+}
+
+// A tile's 16 f32 results as the AVX2 epilogue's two halves.
+VT_VNNI4_TARGET inline V2 halves(__m512 f) {
+    const __m512i fi = _mm512_castps_si512(f);
+    return {_mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 0)),
+            _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 1))};
+}
+
 // The dwords (u_2p .. u_2p+3) of the 16 rows from the 32 bytes at p (pairs p, p + 1; the
 // bytes past `bytes` read as zero). Made once per tile, outside the loops. The maskz forms:
 // GCC 12's unmasked ones read an undefined register it warns about.
@@ -748,11 +760,9 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
             prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
             if constexpr (Min) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w);
         }
-        const __m512 s = _mm512_mul_ps(
-            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
+        const __m512 s = scaled16(sc + b * L, rm);
         if constexpr (Min) {
-            const __m512 mv = _mm512_mul_ps(
-                _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn + b * L))), rm);
+            const __m512 mv = scaled16(mn + b * L, rm);
             for (int i = 0; i < R; ++i) {
                 const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
                 const __m512i sum = _mm512_add_epi32(al[i], _mm512_maskz_slli_epi32(0xFFFF, ah[i], 8));
@@ -769,11 +779,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
             }
         }
     }
-    for (int i = 0; i < R; ++i) {
-        const __m512i fi = _mm512_castps_si512(f[i]);
-        out[i] = {_mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 0)),
-                  _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 1))};
-    }
+    for (int i = 0; i < R; ++i) out[i] = halves(f[i]);
 }
 
 template <int R>
@@ -791,7 +797,7 @@ VT_VNNI4_TARGET inline void gemv_range_i4_vnni(const LinearJob& job, int64_t t0,
 // ---- int8 with AVX-512 VNNI + VBMI, GEMV and GEMM -----------------------------------------
 //
 // gemv_tile_i8x16's block sums with vpdpbusd, which multiplies unsigned bytes by signed ones: x
-// is split as xq + 32768 = 256 H + L (H, L unsigned bytes, split_x16_ubytes_avx2), so a block's
+// is split as xq + 32768 = 256 H + L (H, L unsigned bytes, split_x16_bytes_avx2, biased), so a block's
 // sum of w * q is 256 * sum(w H) + sum(w L) - 32768 * sum(w), three vpdpbusd sums (the last with
 // bytes of 1, shared by the rows), combined in int32 modulo 2^32 — exact, as the true sum fits
 // (kb * 127 * 32639 < 2^31). A 64-byte line of the tile (k .. k + 3 of its 16 rows) becomes the
@@ -830,8 +836,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i8_vnni(const DenseW& w, int64_t t, const 
             }
         }
         if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
-        const __m512 s = _mm512_mul_ps(
-            _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc + b * L))), rm);
+        const __m512 s = scaled16(sc + b * L, rm);
         const __m512i off = _mm512_maskz_slli_epi32(0xFFFF, sw, 15);  // 32768 * sum(w)
         for (int i = 0; i < R; ++i) {
             const __m512i sum =
@@ -840,11 +845,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i8_vnni(const DenseW& w, int64_t t, const 
             f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, x8), f[i]);
         }
     }
-    for (int i = 0; i < R; ++i) {
-        const __m512i fi = _mm512_castps_si512(f[i]);
-        out[i] = {_mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 0)),
-                  _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xFF, fi, 1))};
-    }
+    for (int i = 0; i < R; ++i) out[i] = halves(f[i]);
 }
 
 // Rows i0 .. i0 + R - 1 of x against tile t, either VNNI kernel, and their epilogue.
@@ -1495,49 +1496,37 @@ void narrow_x8_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t*
     }
 }
 
-void split_x16_bytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb) {
-    const __m256i c128 = _mm256_set1_epi16(128);
+void split_x16_bytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb,
+                          bool biased) {
+    const __m256i c128 = _mm256_set1_epi16(128), flip = _mm256_set1_epi16(static_cast<short>(0x8000)),
+                  lo = _mm256_set1_epi16(0xFF);
     for (int64_t i = 0; i < m; ++i) {
         const int16_t* q = xq + i * ld;
         int8_t* dh = xh + i * ldb;
         int8_t* dl = xl + i * ldb;
         int64_t k = 0;
-        for (; k + 16 <= n; k += 16) {  // h = (q + 128) >> 8, l = q - 256 h, both in [-128, 127]
+        for (; k + 16 <= n; k += 16) {
             const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + k));
-            const __m256i h = _mm256_srai_epi16(_mm256_add_epi16(v, c128), 8);
-            const __m256i l = _mm256_sub_epi16(v, _mm256_slli_epi16(h, 8));
-            const __m128i hb = _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-            const __m128i lb = _mm_packs_epi16(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+            __m128i hb, lb;
+            if (biased) {  // u = q + 32768 = 256 h + l, h and l in [0, 255]
+                const __m256i u = _mm256_xor_si256(v, flip);
+                const __m256i h = _mm256_srli_epi16(u, 8), l = _mm256_and_si256(u, lo);
+                hb = _mm_packus_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+                lb = _mm_packus_epi16(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+            } else {  // h = (q + 128) >> 8, l = q - 256 h, both in [-128, 127]
+                const __m256i h = _mm256_srai_epi16(_mm256_add_epi16(v, c128), 8);
+                const __m256i l = _mm256_sub_epi16(v, _mm256_slli_epi16(h, 8));
+                hb = _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+                lb = _mm_packs_epi16(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1));
+            }
             _mm_storeu_si128(reinterpret_cast<__m128i*>(dh + k), hb);
             _mm_storeu_si128(reinterpret_cast<__m128i*>(dl + k), lb);
         }
         for (; k < n; ++k) {
-            const int32_t h = (q[k] + 128) >> 8;
-            dh[k] = static_cast<int8_t>(h);
-            dl[k] = static_cast<int8_t>(q[k] - 256 * h);
-        }
-    }
-}
-
-void split_x16_ubytes_avx2(const int16_t* xq, int64_t m, int64_t n, int64_t ld, int8_t* xh, int8_t* xl, int64_t ldb) {
-    const __m256i flip = _mm256_set1_epi16(static_cast<short>(0x8000)), lo = _mm256_set1_epi16(0xFF);
-    for (int64_t i = 0; i < m; ++i) {
-        const int16_t* q = xq + i * ld;
-        int8_t* dh = xh + i * ldb;
-        int8_t* dl = xl + i * ldb;
-        int64_t k = 0;
-        for (; k + 16 <= n; k += 16) {  // u = q + 32768 = 256 H + L
-            const __m256i u = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + k)), flip);
-            const __m256i h = _mm256_srli_epi16(u, 8), l = _mm256_and_si256(u, lo);
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dh + k),
-                             _mm_packus_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dl + k),
-                             _mm_packus_epi16(_mm256_castsi256_si128(l), _mm256_extracti128_si256(l, 1)));
-        }
-        for (; k < n; ++k) {
-            const uint16_t u = static_cast<uint16_t>(static_cast<uint16_t>(q[k]) ^ 0x8000u);
-            dh[k] = static_cast<int8_t>(static_cast<uint8_t>(u >> 8));
-            dl[k] = static_cast<int8_t>(static_cast<uint8_t>(u & 0xFF));
+            const int32_t v = biased ? q[k] + 32768 : q[k];
+            const int32_t h = biased ? v >> 8 : (v + 128) >> 8;
+            dh[k] = static_cast<int8_t>(static_cast<uint8_t>(h));
+            dl[k] = static_cast<int8_t>(static_cast<uint8_t>(v - 256 * h));
         }
     }
 }
