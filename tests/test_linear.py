@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import platform
 import subprocess
 import sys
 
@@ -485,6 +486,21 @@ def test_isa_levels_agree(tmp_path):
             assert rel_err(results[lvl][key], ref) < 2e-6, (lvl, key)
     if len(levels) < 3:
         pytest.skip(f"this CPU only has {native}: {levels} compared")
+
+
+def test_unknown_isa_is_named_and_ignored(tmp_path):
+    """A VT_ISA value that names no level is reported in one line on stderr and the CPU keeps its
+    own level (a typo must not silently benchmark the wrong kernels)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("VT_ISA only chooses among the x86 kernels")
+    r = subprocess.run([sys.executable, "-c", "from pyvt import ops; print(ops.cpu_isa())"],
+                       env=dict(os.environ, VT_ISA="avx-512"), capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    if "VT_ISA" not in os.environ:  # else this process runs at a lowered level
+        assert r.stdout.strip() == ops.cpu_isa()
+    lines = [ln for ln in r.stderr.splitlines() if "VT_ISA" in ln]
+    assert lines == ["libvt: VT_ISA=avx-512 is not one of generic, avx2, avx512, avx512-novnni; ignored"], r.stderr
 
 
 _PREFETCH_SCRIPT = r"""

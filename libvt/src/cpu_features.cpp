@@ -70,6 +70,9 @@ int detect_level(const CpuFeatures& f) {
         if (!std::strcmp(env, "generic")) cap = 0;
         else if (!std::strcmp(env, "avx2")) cap = 1;
         else if (!std::strcmp(env, "avx512") || !std::strcmp(env, "avx512-novnni")) cap = 2;
+        else
+            std::fprintf(stderr, "libvt: VT_ISA=%s is not one of generic, avx2, avx512, avx512-novnni; ignored\n",
+                         env);
         if (cap < level) level = cap;  // lowering only: never enable what the CPU lacks
     }
     return level;
