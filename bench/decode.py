@@ -159,6 +159,10 @@ def machine_info(device: str) -> dict[str, Any]:
         "memory_gib": _mem_gib(),
         "os": platform.platform(),
         "python": platform.python_version(),
+        # what the kernels were told (VT_ISA=avx2 runs AVX2 kernels on an AVX-512 CPU) and what
+        # libvt chose: a result file must say which kernels it timed
+        "vt_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("VT_")},
+        "pyvt_cpu": _pyvt_cpu(),
     }
     if device == "cuda":
         try:
@@ -170,6 +174,16 @@ def machine_info(device: str) -> dict[str, Any]:
         except Exception as e:  # noqa: BLE001
             info["gpu"] = f"unknown ({e})"
     return info
+
+
+def _pyvt_cpu() -> str:
+    """libvt's CPU backend line (instruction set, threads, VNNI), or why it is unknown."""
+    try:
+        from pyvt import ops
+
+        return next((ln for ln in ops.backend_info().splitlines() if ln.startswith("cpu:")), "cpu: ?")
+    except Exception as e:  # noqa: BLE001 - e.g. an editable install that fails to rebuild
+        return f"unknown ({type(e).__name__}: {e})"[:200]
 
 
 def _version(mod: str) -> str:
@@ -1231,6 +1245,8 @@ def render_markdown(env: dict[str, Any], rows: list[dict[str, Any]], g: list[str
         f"* Machine: {m['host']} — {m['cpu']}, {m['cores']} cores (affinity {m.get('affinity')}), "
         f"{m['memory_gib']} GiB RAM; flags {' '.join(m['cpu_flags'])}; {m['os']}"
         + (f"; GPU {m['gpu']}" if m.get("gpu") else ""),
+        f"* pyvt's CPU kernels: {m.get('pyvt_cpu', '?')}; environment: "
+        + (" ".join(f"{k}={val}" for k, val in m.get("vt_env", {}).items()) or "no VT_* variables"),
         "* Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"* Commit: {gi.get('commit') or '(none)'}{' (dirty)' if gi.get('dirty') else ''}",
         f"* Command: `{env['command']}`",

@@ -513,6 +513,21 @@ def test_decode_bench_kv_cache_rows():
     assert not any("int4/kv-int8" in x or "1 thread(s)" in x for x in lines)  # no f16 row to compare with
 
 
+def test_decode_bench_names_the_kernels_it_timed(monkeypatch):
+    """A decode result file names the VT_* settings and libvt's CPU level: a run at VT_ISA=avx2
+    on an AVX-512 CPU must not read as an AVX-512 run."""
+    mod = _bench_module("decode")
+    monkeypatch.setenv("VT_PREFETCH", "l1")
+    info = mod.machine_info("cpu")
+    assert info["vt_env"]["VT_PREFETCH"] == "l1"
+    assert info["pyvt_cpu"].startswith(("cpu: ", "unknown ("))
+    env = {"machine": info, "versions": {}, "git": {}, "date": "d", "command": "c", "bandwidth": [],
+           "duration_s": 1.0, "loadavg_start": [0.0], "loadavg_end": [0.0]}
+    args = mod.parse_args(["--no-save"])
+    text = mod.render_markdown(env, [], [], args)
+    assert f"* pyvt's CPU kernels: {info['pyvt_cpu']}; environment: " in text and "VT_PREFETCH=l1" in text
+
+
 def test_decode_bench_goal_lines():
     """bench/decode.py's goal lines follow issue 19: quiet >= 1.3x llama.cpp Q8_0, beside a
     neighbour load >= 1.0x, and (CPU, 2 threads, quiet) the model's fraction of the floor."""
