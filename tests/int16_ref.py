@@ -63,10 +63,11 @@ def int16_gemm_applies(fmt: str, m: int, isa: str | None = None, kb: int = 32) -
 
 def exact_batch_kv_cache() -> str:
     """The KV cache for tests that demand a batched (or chunk-prefilled) sequence equal its lone
-    run token for token. On AVX2 the integer linears give a row the same bits alone or in a
-    batch (the GEMV scales as the GEMM does), so the default f16 cache is checked there. Where
-    the f32 GEMV and GEMM round differently (AVX-512, generic), keys and values differ by float
-    rounding, which the f16 cache's rounding can magnify into another token at a near-tie
-    (measured before the linears were made exact: 1 run in ~10 of
-    test_engine::test_concurrent_requests_equal_their_single_runs): f32 there."""
-    return "f16" if ops.cpu_isa() == "avx2" else "f32"
+    run token for token (their models are int8). Where the int8 linears give a row the same bits
+    alone or in a batch — AVX2, and AVX-512 with VNNI + VBMI (the GEMV scales as the GEMM does) —
+    the default f16 cache is checked (on the VNNI Xeon: 10 runs of test_engine and
+    test_structured, 2026-11-28). Where the f32 GEMV and GEMM round differently (AVX-512 without
+    VNNI, generic), keys and values differ by float rounding, which the f16 cache's rounding can
+    magnify into another token at a near-tie (measured before the linears were made exact: 1 run
+    in ~10 of test_engine::test_concurrent_requests_equal_their_single_runs): f32 there."""
+    return "f16" if ops.cpu_isa() == "avx2" or ops.cpu_vnni() else "f32"
