@@ -119,9 +119,12 @@ def prepare(model: "ModelHandle", prompt: Any, opts: GenerateOpts, what: str = "
     if isinstance(prompt, str):
         # No tokenizer turns more than this many characters into max_seq_len tokens (a
         # normalizer may fold a few characters into one: the factor 4). A 40 MB prompt is
-        # refused (or, with truncate_prompt, cut) before minutes of tokenizing.
-        limit = model.max_seq_len * model.tokenizer.max_token_chars * 4 + 1024
-        if len(prompt) > limit:
+        # refused (or, with truncate_prompt, cut) before minutes of tokenizing. max_token_chars
+        # is at least 1, so a prompt within max_seq_len * 4 + 1024 characters passes without
+        # it: its first reading walks the whole vocabulary (~30 ms of the first call's time to
+        # first token with SmolLM2's 49k tokens).
+        if len(prompt) > model.max_seq_len * 4 + 1024 and len(prompt) > (
+                limit := model.max_seq_len * model.tokenizer.max_token_chars * 4 + 1024):
             if not opts.truncate_prompt:
                 raise ValueError(
                     f"{what} has {len(prompt)} characters, more than the model's context (max_seq_len="

@@ -221,6 +221,18 @@ def test_a_huge_prompt_is_refused_before_tokenizing(tiny, monkeypatch):
     assert max(calls) < 40_000_000
 
 
+def test_a_prompt_within_the_context_skips_the_vocabulary_walk(tiny, monkeypatch):
+    """max_token_chars walks the whole vocabulary on first use (~30 ms of a first call for a
+    49k vocabulary): a prompt shorter than max_seq_len * 4 + 1024 characters cannot be too long
+    and does not ask for it; a longer one does."""
+    asked = []
+    monkeypatch.setattr(type(tiny.tokenizer), "max_token_chars", property(lambda self: asked.append(1) or 64))
+    pyvt.generate(tiny, "word " * ((tiny.max_seq_len * 4 + 1024) // 5), max_new_tokens=1, truncate_prompt=True)
+    assert asked == []
+    pyvt.generate(tiny, "word " * (tiny.max_seq_len + 300), max_new_tokens=1, truncate_prompt=True)
+    assert asked
+
+
 def test_max_new_tokens_beyond_the_context_allocates_for_the_context(tiny):
     ids = tiny.encode("Once upon a time")
     out, stats = tiny._native.generate(ids, max_new_tokens=2**31 - 1, stop_on_eos=False)
