@@ -706,6 +706,17 @@ struct VnniNibbles {
     }
 };
 
+// The nibble dwords u of pairs p, p + 1 (32 bytes) times x's bytes of rows i < R (ah: x's
+// bytes, Min: its high bytes; al: its low bytes).
+template <int R, bool Min>
+VT_VNNI4_TARGET inline void i4_vnni_pairs(__m512i u, const int8_t* xb, const int8_t* xl, int64_t ldb, int64_t p,
+                                          __m512i* ah, __m512i* al) {
+    for (int i = 0; i < R; ++i) {
+        ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * p)));
+        if constexpr (Min) al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(load_i32(xl + i * ldb + 2 * p)));
+    }
+}
+
 // Min = false: int4, x as one signed byte per k (xb; xl unused), q = u - 8 through xsum.
 // Min = true: int4-min, gemv_tile_i4x8's block sums, 64 weights per two vpdpbusd: the nibble
 // dwords times x's high bytes h into one sum and its low bytes l into another (xq = 256 h + l,
@@ -733,17 +744,17 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
         __m512i ah[R], al[R];  // sums with x's bytes (Min: its high bytes), and its low bytes
         for (int i = 0; i < R; ++i) ah[i] = al[i] = _mm512_setzero_si512();
         const uint8_t* q = tile + p0 * L;
-        for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w);
         int64_t p = p0;
+        if (p1 - p0 == 16) {  // a whole block of 32, the usual size: constant trip counts
+            for (int e = 0; e < 4; ++e) prefetch_next_tile(q + 64 * e, w);
 #pragma GCC unroll 8
-        for (; p + 2 <= p1; p += 2) {
-            const __m512i u = nibbles(tile + p * L, 0xFFFFFFFFull);  // 32 bytes
-            for (int i = 0; i < R; ++i) {
-                ah[i] = _mm512_dpbusd_epi32(ah[i], u, _mm512_set1_epi32(load_i32(xb + i * ldb + 2 * p)));
-                if constexpr (Min)
-                    al[i] = _mm512_dpbusd_epi32(al[i], u, _mm512_set1_epi32(load_i32(xl + i * ldb + 2 * p)));
-            }
+            for (int j = 0; j < 8; ++j) i4_vnni_pairs<R, Min>(nibbles(q + 2 * j * L, ~0u), xb, xl, ldb, p0 + 2 * j, ah, al);
+            p = p1;
+        } else {
+            for (int64_t e = 0; e < (p1 - p0) * L; e += 64) prefetch_next_tile(q + e, w);
         }
+#pragma GCC unroll 8
+        for (; p + 2 <= p1; p += 2) i4_vnni_pairs<R, Min>(nibbles(tile + p * L, ~0u), xb, xl, ldb, p, ah, al);
         if (p < p1) {  // a short block's last pair alone: x's bytes of the next pair read as zero
             const __m512i u = nibbles(tile + p * L, 0xFFFFull);  // 16 bytes, zero above
             for (int i = 0; i < R; ++i) {
