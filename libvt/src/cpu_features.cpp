@@ -60,22 +60,36 @@ CpuFeatures detect() {
 CpuFeatures detect() { return CpuFeatures{}; }
 #endif
 
+#if defined(VT_HAVE_X86_KERNELS)
+// VT_ISA, read once: the highest level it allows (2: any) and whether it hides VNNI + VBMI
+// (x86 only: it chooses among the x86 kernels).
+struct IsaCap {
+    int level = 2;
+    bool novnni = false;
+};
+const IsaCap& isa_cap() {
+    static const IsaCap cap = [] {
+        IsaCap c;
+        const char* env = std::getenv("VT_ISA");
+        if (!env) return c;
+        if (!std::strcmp(env, "generic")) c.level = 0;
+        else if (!std::strcmp(env, "avx2")) c.level = 1;
+        else if (!std::strcmp(env, "avx512-novnni")) c.novnni = true;
+        else if (std::strcmp(env, "avx512") != 0)
+            std::fprintf(stderr, "libvt: VT_ISA=%s is not one of generic, avx2, avx512, avx512-novnni; ignored\n",
+                         env);
+        return c;
+    }();
+    return cap;
+}
+#endif
+
 int detect_level(const CpuFeatures& f) {
 #if defined(VT_HAVE_X86_KERNELS)
     int level = 0;
     if (f.avx2 && f.fma && f.f16c) level = 1;
     if (level == 1 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq) level = 2;
-    if (const char* env = std::getenv("VT_ISA")) {
-        int cap = level;
-        if (!std::strcmp(env, "generic")) cap = 0;
-        else if (!std::strcmp(env, "avx2")) cap = 1;
-        else if (!std::strcmp(env, "avx512") || !std::strcmp(env, "avx512-novnni")) cap = 2;
-        else
-            std::fprintf(stderr, "libvt: VT_ISA=%s is not one of generic, avx2, avx512, avx512-novnni; ignored\n",
-                         env);
-        if (cap < level) level = cap;  // lowering only: never enable what the CPU lacks
-    }
-    return level;
+    return level < isa_cap().level ? level : isa_cap().level;  // lowering only: never enable what the CPU lacks
 #else
     (void)f;
     return 0;
@@ -89,8 +103,9 @@ const CpuFeatures& cpu_features() {
         CpuFeatures d = detect();
         // VT_ISA=avx512-novnni: the AVX-512 level without the VNNI + VBMI kernels (as on CPUs
         // that lack them), so their f32 replacements can be checked on a CPU that has them.
-        if (const char* env = std::getenv("VT_ISA"); env && !std::strcmp(env, "avx512-novnni"))
-            d.avx512vnni = d.avx512vbmi = false;
+#if defined(VT_HAVE_X86_KERNELS)
+        if (isa_cap().novnni) d.avx512vnni = d.avx512vbmi = false;
+#endif
         return d;
     }();
     return f;

@@ -793,18 +793,6 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
     for (int i = 0; i < R; ++i) out[i] = halves(f[i]);
 }
 
-template <int R>
-VT_VNNI4_TARGET inline void gemv_range_i4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
-    const int64_t out = job.w.out, nkb = num_kblocks(job.w);
-    const bool swiglu = gated(job.act);
-    for (int64_t t = t0; t < t1; ++t) {
-        V2 g[R], u[R];
-        gemv_tile_i4_vnni<R, false>(job.w, t, job.xb, nullptr, job.xb_ld, job.xqs, job.xqsum, nkb, g);
-        if (swiglu) gemv_tile_i4_vnni<R, false>(job.w2, t, job.xb, nullptr, job.xb_ld, job.xqs, job.xqsum, nkb, u);
-        for (int i = 0; i < R; ++i) epilogue(job, t, g[i], swiglu ? u[i] : g[i], job.y + i * out);
-    }
-}
-
 // ---- int8 with AVX-512 VNNI + VBMI, GEMV and GEMM -----------------------------------------
 //
 // gemv_tile_i8x16's block sums with vpdpbusd, which multiplies unsigned bytes by signed ones: x
@@ -859,7 +847,8 @@ VT_VNNI4_TARGET inline void gemv_tile_i8_vnni(const DenseW& w, int64_t t, const 
     for (int i = 0; i < R; ++i) out[i] = halves(f[i]);
 }
 
-// Rows i0 .. i0 + R - 1 of x against tile t, either VNNI kernel, and their epilogue.
+// Rows i0 .. i0 + R - 1 of x against tile t, any VNNI kernel (int4: x as one byte per k, no
+// low bytes), and their epilogue.
 template <int Kind, int R>
 VT_VNNI4_TARGET inline void tile_rows_vnni(const LinearJob& job, int64_t t, int64_t i0, int64_t nkb) {
     const int64_t out = job.w.out, ld = job.xb_ld;
@@ -868,9 +857,12 @@ VT_VNNI4_TARGET inline void tile_rows_vnni(const LinearJob& job, int64_t t, int6
     const auto tile = [&](const DenseW& w, V2* o) {
         if constexpr (Kind == kInt8Blocked)
             gemv_tile_i8_vnni<R>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb, nkb, o);
+        else if constexpr (Kind == kInt4Blocked)
+            gemv_tile_i4_vnni<R, false>(w, t, job.xb + i0 * ld, nullptr, ld, job.xqs + i0 * nkb,
+                                        job.xqsum + i0 * nkb, nkb, o);
         else
             gemv_tile_i4_vnni<R, true>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
-                                   job.xqsum + i0 * nkb, nkb, o);
+                                       job.xqsum + i0 * nkb, nkb, o);
     };
     tile(job.w, g);
     if (swiglu) tile(job.w2, u);
@@ -1570,12 +1562,7 @@ VT_VNNI4_TARGET void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t 
 }
 
 VT_VNNI4_TARGET void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
-    switch (job.m) {
-        case 1: gemv_range_i4_vnni<1>(job, t0, t1); break;
-        case 2: gemv_range_i4_vnni<2>(job, t0, t1); break;
-        case 3: gemv_range_i4_vnni<3>(job, t0, t1); break;
-        default: gemv_range_i4_vnni<4>(job, t0, t1); break;
-    }
+    linear_rows_vnni<kInt4Blocked>(job, t0, t1);  // m <= kGemvMaxM: one group of rows
 }
 
 void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
