@@ -511,6 +511,41 @@ cdef class Session:
         _check(st)
         return int(nxt), out
 
+    def truncate(self, n):
+        """Keep the first n cached positions (0 <= n <= length), as if reset and prefilled
+        with them (sampling step 0, penalty history = those tokens as inputs)."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise ValueError(f"n must be an integer, got {n!r}")
+        cdef int64_t nn = n
+        self._enter()
+        try:
+            _check(vt_session_truncate(self._s, nn))
+        finally:
+            self._busy = False
+
+    def verify(self, tokens, temperature=0.0, top_k=0, top_p=1.0, seed=42, **penalties):
+        """Speculative decoding's step (vt_session_verify): tokens[0] is the input a decode
+        call would take, tokens[1:] a draft of what follows. One batched pass; returns the
+        tokens the model chooses, position by position, up to and including the first that
+        differs from the draft (a list of 1 .. len(tokens) ids). The session keeps the inputs
+        those choices confirmed."""
+        arr = _token_array(tokens, self._vocab)
+        cdef int64_t n = arr.shape[0]
+        if n < 1 or n > VT_MAX_VERIFY:
+            raise ValueError(f"verify takes 1 to {VT_MAX_VERIFY} tokens, got {n}")
+        cdef vt_sample_options so = _sampling(temperature, top_k, top_p, seed, penalties)
+        cdef int32_t[::1] tv = arr
+        out = np.empty(n, dtype=np.int32)
+        cdef int32_t[::1] ov = out
+        cdef int64_t n_out = 0
+        cdef vt_status st
+        self._enter()  # nothing between here and _busy = False can raise: a C call, no Python
+        with nogil:
+            st = vt_session_verify(self._s, &tv[0], n, &so, &ov[0], &n_out)
+        self._busy = False
+        _check(st)
+        return out[:n_out].tolist()
+
 
 def decode_batch(sessions, tokens, sampling, want_logits=False):
     """One vt_session_decode_batch call: sessions[i] takes tokens[i] and chooses its next

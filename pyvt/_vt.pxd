@@ -229,6 +229,10 @@ cdef extern from "vt/vt.h" nogil:
     vt_status vt_session_decode(vt_session* session, int32_t token,
                                 const vt_sample_options* sampling, int32_t* next_token,
                                 float* logits)
+    vt_status vt_session_truncate(vt_session* session, int64_t n)
+    int VT_MAX_VERIFY
+    vt_status vt_session_verify(vt_session* session, const int32_t* tokens, int64_t n,
+                                const vt_sample_options* sampling, int32_t* out_tokens, int64_t* n_out)
     int VT_MAX_BATCH
     vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
                                       const vt_sample_options* sampling, int32_t* next_tokens,

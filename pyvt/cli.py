@@ -141,6 +141,9 @@ def _add_sampling_args(p: argparse.ArgumentParser, max_new_tokens: int) -> None:
     g.add_argument("--stop", action="append", default=[], metavar="TEXT",
                    help="stop before TEXT (repeatable; escapes like \\n are understood)")
     g.add_argument("--ignore-eos", action="store_true", help="do not stop at end-of-sequence tokens")
+    g.add_argument("--prompt-lookup", type=int, default=0, metavar="N",
+                   help="speculative decoding: check up to N tokens copied from earlier in the text per "
+                        "step (0 = off, default; the same tokens, faster where the output repeats its input)")
     g.add_argument("--truncate-prompt", action="store_true",
                    help="drop the oldest prompt tokens when prompt + max tokens exceed the context")
 
@@ -350,7 +353,7 @@ def _gen_opts(args: argparse.Namespace, **extra: Any):
             top_p=args.top_p, min_p=args.min_p, seed=seed, stop_on_eos=not args.ignore_eos,
             stop=tuple(_unescape(s) for s in args.stop), repetition_penalty=args.repetition_penalty,
             frequency_penalty=args.frequency_penalty, presence_penalty=args.presence_penalty,
-            truncate_prompt=args.truncate_prompt, **extra)
+            truncate_prompt=args.truncate_prompt, prompt_lookup_num_tokens=args.prompt_lookup, **extra)
     except ValueError as e:
         raise _UsageError(str(e)) from None
 
@@ -411,6 +414,8 @@ def _stats_line(model: Any, res: Any) -> str:
     tok_s = 1e3 / res.ms_per_token if res.ms_per_token > 0 else float("nan")
     pre_s = res.prompt_tokens / (res.prefill_ms / 1e3) if res.prefill_ms > 0 else float("nan")
     seed = f"; seed {res.seed}" if res.seed is not None else ""
+    if res.draft_tokens:
+        seed += f"; prompt lookup: {res.accepted_draft_tokens} of {res.draft_tokens} drafted tokens accepted"
     return (f"[{model.info['weight_format']} on {model.info['device']}] prompt {res.prompt_tokens} tokens "
             f"in {res.prefill_ms:.1f} ms ({pre_s:.0f} tok/s), first token after {res.time_to_first_token_ms:.1f} ms; "
             f"generated {n} tokens, {res.ms_per_token:.2f} ms/token ({tok_s:.1f} tok/s); "

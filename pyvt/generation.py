@@ -39,6 +39,7 @@ from .model import ModelHandle, as_token_array
 from .ops import argmax, sample
 from .options import GenerateOpts, GenerateResult, StreamPiece, TokenLogprob, default_generate_opts, is_int
 from .stream import CONTEXT_TOKENS, IncrementalDecoder, StopMatcher
+from .speculative import DraftLength, PromptLookup
 from .structured import JsonConstraint, JsonGrammar, compile_json_grammar, grammar_tokenizer
 
 __all__ = ["Stream", "generate", "stream", "text_completion"]
@@ -205,6 +206,14 @@ class _Sequence:
                              top_p=float(opts.top_p), seed=prep.seed, min_p=float(opts.min_p), **penalties)
         self._penalties = penalties if opts._has_penalties else None
         self._greedy = dict(temperature=0.0, top_k=0, top_p=1.0, seed=0)
+        # Speculative decoding by prompt lookup (pyvt.speculative), where the native chooser
+        # picks every token (no logits row wanted).
+        self.lookup: PromptLookup | None = None
+        self.draft_len: DraftLength | None = None
+        self.drafted = self.confirmed = 0
+        if opts.prompt_lookup_num_tokens > 0 and not self.need_logits:
+            self.lookup = PromptLookup(prep.ids.tolist())
+            self.draft_len = DraftLength(int(opts.prompt_lookup_num_tokens))
 
     # ---- choosing ----------------------------------------------------------------------
 
@@ -285,6 +294,21 @@ class _Sequence:
         nxt, _ = sess.decode(tok, **self.sampling)
         return nxt, None
 
+    def speculate(self, sess: "_model.Session", tok: int) -> list[int]:
+        """One verify call: ``tok`` and a prompt-lookup draft -> the tokens the model chose
+        (1 .. draft + 1 of them; plain decode's one when there is no draft)."""
+        assert self.lookup is not None and self.draft_len is not None
+        # No more drafted tokens than this sequence may still take after the next one.
+        room = self.opts.max_new_tokens - len(self.tokens) - 1
+        draft = self.lookup.draft(min(self.draft_len.next(), room))
+        if not draft:
+            return [self.decode(sess, tok)[0]]
+        chosen = sess.verify([tok] + draft, **self.sampling)
+        self.draft_len.update(len(draft), len(chosen) - 1)
+        self.drafted += len(draft)
+        self.confirmed += len(chosen) - 1
+        return chosen
+
     # ---- batched decode (text_completion): the same choice as decode(), split in two -----
 
     def batch_options(self) -> dict[str, Any]:
@@ -310,6 +334,8 @@ class _Sequence:
             self.logprobs.append(lp)
         self._z = None
         self.tokens.append(tok)
+        if self.lookup is not None:
+            self.lookup.push((tok,))
         if self.constraint is not None and tok not in self.eos:
             self.constraint.advance(tok)
         text = ""
@@ -351,9 +377,12 @@ def _make_result(prep: Prepared, seq: _Sequence, prefill_s: float, decode_s: flo
         logprobs=tuple(seq.logprobs) if seq.want_logprobs else None,
         prompt_logprobs=tuple(seq.prompt_logprobs) if seq.prompt_logprobs is not None else None,
         truncated_prompt_tokens=prep.truncated,
+        draft_tokens=seq.drafted,
+        accepted_draft_tokens=seq.confirmed,
     )
-    _log.debug("generated %d tokens (prompt %d) in %.1f ms prefill + %.2f ms/token; finish: %s",
-               len(seq.tokens), n_prompt, result.prefill_ms, result.ms_per_token, result.finish_reason)
+    _log.debug("generated %d tokens (prompt %d) in %.1f ms prefill + %.2f ms/token; finish: %s; "
+               "drafted %d, accepted %d", len(seq.tokens), n_prompt, result.prefill_ms, result.ms_per_token,
+               result.finish_reason, seq.drafted, seq.confirmed)
     return result
 
 
@@ -380,6 +409,10 @@ class _Run:
         if self.cache is None or sess.closed:
             sess.close()
             return
+        # A verify call may have run positions past the token the sequence ended at.
+        kept = len(prep.ids) + len(seq.tokens) - 1
+        if sess.length > kept:
+            sess.truncate(kept)
         ids = np.concatenate([prep.ids, np.asarray(seq.tokens, dtype=np.int32)])[:sess.length]
         self.cache.insert(ids, sess)
 
@@ -395,11 +428,12 @@ class _Run:
         ttft_s = [0.0] * n
         live: list[int] = []
 
-        def accept(i: int) -> Iterator[tuple[int, StreamPiece]]:
+        def accept(i: int, last: bool = True) -> Iterator[tuple[int, StreamPiece]]:
             seq = seqs[i]
             piece = seq.accept(toks[i], raws[i])
             if seq.finish is None:
-                live.append(i)
+                if last:  # (a verify call's earlier tokens: more of this row follow)
+                    live.append(i)
                 yield i, piece
                 return
             sess, sessions[i] = sessions[i], None
@@ -429,6 +463,17 @@ class _Run:
             while live:
                 rows, live[:] = list(live), []
                 td = time.perf_counter()
+                if len(rows) == 1 and seqs[rows[0]].lookup is not None:
+                    i = rows[0]
+                    chosen = seqs[i].speculate(sessions[i], toks[i])
+                    decode_s[i] += time.perf_counter() - td
+                    for j, tok in enumerate(chosen):
+                        toks[i], raws[i] = tok, None
+                        n_decode[i] += 1
+                        yield from accept(i, last=j + 1 == len(chosen))
+                        if seqs[i].finish is not None:
+                            break
+                    continue
                 if len(rows) == 1:
                     i = rows[0]
                     toks[i], raws[i] = seqs[i].decode(sessions[i], toks[i])

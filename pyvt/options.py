@@ -115,6 +115,18 @@ class GenerateOpts:
       unconstrained distribution (as documented above: the mask is not applied).
     * ``json_object`` — any JSON object (``{"type": "object"}``); not with ``json_schema``.
 
+    Speed
+
+    * ``prompt_lookup_num_tokens`` — speculative decoding by prompt lookup (0 = off, up to
+      63; as Hugging Face's option of that name): when the sequence's last tokens occurred
+      before, up to this many tokens that followed them are checked by the model in one
+      batched pass, and every one it would have chosen itself is kept (:mod:`pyvt.speculative`).
+      The tokens are plain decoding's — greedy or sampled, same seed — up to the float
+      rounding of a batched pass; it pays where the output repeats its input (editing code,
+      quoting, summarizing) and costs a little elsewhere. Used by a lone sequence
+      (``generate``, ``stream``, a batch's last live sequence) without logprobs, ``echo`` or
+      structured output; otherwise ignored.
+
     Context
 
     * ``truncate_prompt`` — when prompt + ``max_new_tokens`` exceeds the model's context,
@@ -139,6 +151,7 @@ class GenerateOpts:
     truncate_prompt: bool = False
     json_schema: str | None = None
     json_object: bool = False
+    prompt_lookup_num_tokens: int = 0
 
     def __post_init__(self) -> None:
         if not is_int(self.max_new_tokens) or self.max_new_tokens < 0:
@@ -179,6 +192,9 @@ class GenerateOpts:
                 raise ValueError(f"{name} must be a finite number (0 = off), got {getattr(self, name)!r}")
         if not is_real(self.min_p) or not (0.0 <= self.min_p <= 1.0):
             raise ValueError(f"min_p must be in [0, 1] (0 = off), got {self.min_p!r}")
+        if not is_int(self.prompt_lookup_num_tokens) or not (0 <= self.prompt_lookup_num_tokens <= 63):
+            raise ValueError(f"prompt_lookup_num_tokens must be an integer in [0, 63] (0 = off), got "
+                             f"{self.prompt_lookup_num_tokens!r}")
         if not is_int(self.top_logprobs) or not (0 <= self.top_logprobs <= MAX_TOP_LOGPROBS):
             raise ValueError(f"top_logprobs must be an integer in [0, {MAX_TOP_LOGPROBS}], got "
                              f"{self.top_logprobs!r}")
@@ -258,6 +274,8 @@ class GenerateResult:
     ``stop_sequence`` the stop string that matched. ``seed`` is the sampler seed used (the
     random one when ``GenerateOpts.seed`` was ``None``). ``logprobs`` (one entry per
     generated token) and ``prompt_logprobs`` (``echo``) are ``None`` unless asked for.
+    ``draft_tokens`` / ``accepted_draft_tokens``: with ``prompt_lookup_num_tokens``, the
+    drafted tokens the model checked and those it confirmed (0 otherwise).
     """
 
     tokens: tuple[int, ...]
@@ -273,6 +291,8 @@ class GenerateResult:
     logprobs: tuple[TokenLogprob, ...] | None = None
     prompt_logprobs: tuple[TokenLogprob, ...] | None = None
     truncated_prompt_tokens: int = 0
+    draft_tokens: int = 0
+    accepted_draft_tokens: int = 0
 
     @property
     def generated_tokens(self) -> int:

@@ -95,6 +95,13 @@ def test_generate_streams_text_to_stdout_and_stats_to_stderr(cwd, model_dir):
     p = run("generate", "-m", model_dir, "-n", "3", "--no-prompt", "-", stdin=PROMPT, cwd=cwd)
     assert p.returncode == 0 and "finish: length" in p.stderr and p.stdout.startswith(" Hi")
 
+    # speculative decoding: the same text, the draft counts in the stats line
+    p = run("generate", "-m", model_dir, "--weight-format", "bf16", "--prompt-lookup", "4", PROMPT, cwd=cwd)
+    assert p.returncode == 0 and p.stdout == PROMPT + TEXT + "\n", p.stderr
+    assert "finish: eos" in p.stderr
+    one_line_error(run("generate", "-m", model_dir, "--prompt-lookup", "64", "x", cwd=cwd), 2,
+                   "prompt_lookup_num_tokens", "64")
+
 
 def test_generate_json_and_chat_mode(cwd, model_dir):
     p = run("generate", "-m", model_dir, "--json", "--logprobs", "2", PROMPT, cwd=cwd)

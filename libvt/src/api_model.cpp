@@ -130,6 +130,23 @@ VT_API vt_status vt_session_decode(vt_session* session, int32_t token, const vt_
     });
 }
 
+VT_API vt_status vt_session_truncate(vt_session* session, int64_t n) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(session != nullptr, "session is NULL");
+        vt::truncate(*session, n);
+    });
+}
+
+VT_API vt_status vt_session_verify(vt_session* session, const int32_t* tokens, int64_t n,
+                                   const vt_sample_options* sampling, int32_t* out_tokens, int64_t* n_out) {
+    return vt::guard([&] {
+        VT_CHECK_ARG(session != nullptr, "session is NULL");
+        VT_CHECK_ARG(n_out != nullptr, "n_out is NULL");
+        const vt_sample_options so = vt::read_options(sampling, vt_sample_default_options(), "sampling options");
+        *n_out = vt::verify(*session, tokens, n, sampling ? &so : nullptr, out_tokens);
+    });
+}
+
 VT_API vt_status vt_session_decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
                                          const vt_sample_options* sampling, int32_t* next_tokens, float* logits) {
     return vt::guard([&] {

@@ -177,6 +177,45 @@ void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int
     decode_step(s, token, sampling, next_token, logits);
 }
 
+void truncate(vt_session& s, int64_t n) {
+    VT_CHECK_ARG(n >= 0 && n <= s.len, "n = %lld is outside [0, session length %lld]", (long long)n, (long long)s.len);
+    s.len = n;
+    s.step = 0;
+    s.ids.resize(size_t(n));
+    s.history.clear();
+    s.history.add_inputs(s.ids.data(), n);
+}
+
+int64_t verify(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling,
+               int32_t* out_tokens) {
+    VT_CHECK_ARG(tokens != nullptr, "tokens is NULL");
+    VT_CHECK_ARG(out_tokens != nullptr, "out_tokens is NULL");
+    VT_CHECK_ARG(n >= 1 && n <= VT_MAX_VERIFY, "verify takes 1 to %d tokens (n = %lld)", VT_MAX_VERIFY,
+                 (long long)n);
+    if (sampling) check_sample_options(*sampling);
+    check_room(s, n);
+    check_array(tokens, n, sizeof(int32_t), "tokens");
+    check_array(out_tokens, n, sizeof(int32_t), "out_tokens");
+    check_tokens(*s.model, tokens, n);
+    const int64_t V = s.model->cfg.vocab_size;
+    float* rows = host_row(s, n * V);
+    s.ids.reserve(s.ids.size() + size_t(n));  // may throw: before anything changes
+    s.backend->reserve(s.len, s.len + n);
+    s.backend->rope_seq_len = s.len + n;
+    s.backend->forward(tokens, n, s.len, Logits::All, rows, Pick::None, nullptr);
+    // Row i's pick sees the history a decode call at its position would: the inputs up to
+    // tokens[i] (every earlier draft token was confirmed) and the picks before it.
+    int64_t i = 0;
+    for (;; ++i) {
+        s.len += 1;
+        s.ids.push_back(tokens[i]);
+        s.history.add_inputs(tokens + i, 1);
+        out_tokens[i] = choose_token(s, rows + i * V, sampling);
+        if (i + 1 == n || out_tokens[i] != tokens[i + 1]) break;
+    }
+    return i + 1;
+}
+
 void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens, const vt_sample_options* sampling,
                   int32_t* next_tokens, float* logits) {
     VT_CHECK_ARG(sessions != nullptr, "sessions is NULL");

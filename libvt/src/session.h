@@ -47,6 +47,10 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
              int32_t* next_token, float* logits, vt_logits_mode mode);
 void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int32_t* next_token,
             float* logits);
+// See vt_session_truncate / vt_session_verify.
+void truncate(vt_session& s, int64_t n);
+int64_t verify(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling,
+               int32_t* out_tokens);
 // See vt_session_decode_batch.
 void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens, const vt_sample_options* sampling,
                   int32_t* next_tokens, float* logits);

@@ -139,6 +139,39 @@ static void test_session_calls(vt_model* m, int64_t vocab, int64_t max_seq) {
         CHECK(vt_session_length(s2) == 3, "refused copies change nothing");
         CHECK(vt_session_copy_prefix(s2, s, 2) == VT_OK && vt_session_length(s2) == 2, "copy 2 of s's 4 positions");
         CHECK(vt_session_decode(s2, 3, NULL, &tok, NULL) == VT_OK && vt_session_length(s2) == 3, "decode after a copy");
+        /* verify / truncate: NULLs, n out of range, ids, room; refused calls change nothing */
+        {
+            int32_t vin[3] = {1, 2, 3}, vout[3] = {-1, -1, -1};
+            int64_t nout = -1;
+            REFUSED(vt_session_verify(NULL, vin, 3, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s2, NULL, 3, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s2, vin, 3, NULL, NULL, &nout), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s2, vin, 3, NULL, vout, NULL), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s2, vin, 0, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s2, vin, -1, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s2, vin, VT_MAX_VERIFY + 1, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s2, vin, INT64_MAX, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_verify(s, vin, 1, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT); /* s full */
+            vin[2] = (int32_t)vocab;
+            REFUSED(vt_session_verify(s2, vin, 3, NULL, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            CHECK(strstr(vt_last_error(), "tokens[2]") != NULL, "the message names the position");
+            vin[2] = 3;
+            {
+                vt_sample_options o = vt_sample_default_options();
+                o.temperature = -1.0f;
+                REFUSED(vt_session_verify(s2, vin, 3, &o, vout, &nout), VT_STATUS_INVALID_ARGUMENT);
+            }
+            CHECK(vt_session_length(s2) == 3 && vout[0] == -1 && nout == -1, "refused verifies change nothing");
+            CHECK(vt_session_verify(s2, vin, 3, NULL, vout, &nout) == VT_OK && nout >= 1 && nout <= 3 &&
+                      vt_session_length(s2) == 3 + nout,
+                  "a verify keeps the inputs its choices confirmed");
+            REFUSED(vt_session_truncate(NULL, 1), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_truncate(s2, -1), VT_STATUS_INVALID_ARGUMENT);
+            REFUSED(vt_session_truncate(s2, vt_session_length(s2) + 1), VT_STATUS_INVALID_ARGUMENT);
+            CHECK(vt_session_truncate(s2, 2) == VT_OK && vt_session_length(s2) == 2, "truncate to 2 positions");
+            CHECK(vt_session_decode(s2, 3, NULL, &tok, NULL) == VT_OK && vt_session_length(s2) == 3,
+                  "decode after a truncate");
+        }
         vt_session_free(s2);
     }
     REFUSED(vt_session_reset(NULL), VT_STATUS_INVALID_ARGUMENT);

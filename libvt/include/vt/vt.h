@@ -580,6 +580,31 @@ VT_API vt_status vt_session_decode(vt_session* session, int32_t token,
                                    const vt_sample_options* sampling, int32_t* next_token,
                                    float* logits);
 
+/* Forget the cached positions from n on (0 <= n <= length): the session then holds the first n
+ * positions as if it had been reset and prefilled with them, without running the model (as
+ * vt_session_copy_prefix: its sampling step restarts at 0 and its penalty history holds those
+ * n tokens as inputs). The positions dropped are overwritten by the next tokens run. */
+VT_API vt_status vt_session_truncate(vt_session* session, int64_t n);
+
+/* The most tokens one vt_session_verify call takes (the input and up to 63 drafted ones). */
+#define VT_MAX_VERIFY 64
+
+/* Speculative decoding's step: check a draft of the tokens expected next in one batched pass.
+ * tokens[0] is the token a vt_session_decode call would take as input; tokens[1 .. n) are a
+ * draft of what follows it (from any source: a prompt lookup, a smaller model). All n run
+ * through the model as one pass (1 <= n <= VT_MAX_VERIFY; the cache must have room for n);
+ * then, row by row, the session's chooser picks the token each position gives -- with
+ * `sampling` (NULL = greedy), the penalties over the history up to that row and the session's
+ * own sampling step, so each pick is the one a vt_session_decode call at that position would
+ * make (up to the float rounding of batched GEMMs) -- and stops at the first pick that differs
+ * from the draft. out_tokens[n] receives the picks c_0 .. c_a, *n_out = a + 1: the draft's
+ * first a tokens were confirmed and c_a is the model's own next token. The session keeps
+ * tokens[0 .. a] (its length grows by a + 1), the same state as a + 1 decode calls that chose
+ * c_0 .. c_{a-1}; the cache positions of the rejected rows are dropped. On error nothing is
+ * appended. */
+VT_API vt_status vt_session_verify(vt_session* session, const int32_t* tokens, int64_t n,
+                                   const vt_sample_options* sampling, int32_t* out_tokens, int64_t* n_out);
+
 /* The largest batch vt_session_decode_batch takes. */
 #define VT_MAX_BATCH 64
 
