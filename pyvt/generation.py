@@ -39,7 +39,7 @@ from .model import ModelHandle, as_token_array
 from .ops import argmax, sample
 from .options import GenerateOpts, GenerateResult, StreamPiece, TokenLogprob, default_generate_opts, is_int
 from .stream import CONTEXT_TOKENS, IncrementalDecoder, StopMatcher
-from .speculative import DraftLength, PromptLookup
+from .speculative import DraftPolicy, PromptLookup
 from .structured import JsonConstraint, JsonGrammar, compile_json_grammar, grammar_tokenizer
 
 __all__ = ["Stream", "generate", "stream", "text_completion"]
@@ -209,11 +209,11 @@ class _Sequence:
         # Speculative decoding by prompt lookup (pyvt.speculative), where the native chooser
         # picks every token (no logits row wanted).
         self.lookup: PromptLookup | None = None
-        self.draft_len: DraftLength | None = None
+        self.policy: DraftPolicy | None = None
         self.drafted = self.confirmed = 0
         if opts.prompt_lookup_num_tokens > 0 and not self.need_logits:
             self.lookup = PromptLookup(prep.ids.tolist())
-            self.draft_len = DraftLength(int(opts.prompt_lookup_num_tokens))
+            self.policy = DraftPolicy(int(opts.prompt_lookup_num_tokens))
 
     # ---- choosing ----------------------------------------------------------------------
 
@@ -295,16 +295,25 @@ class _Sequence:
         return nxt, None
 
     def speculate(self, sess: "_model.Session", tok: int) -> list[int]:
-        """One verify call: ``tok`` and a prompt-lookup draft -> the tokens the model chose
-        (1 .. draft + 1 of them; plain decode's one when there is no draft)."""
-        assert self.lookup is not None and self.draft_len is not None
+        """One step with a prompt-lookup draft: ``tok`` and the draft in one verify call ->
+        the tokens the model chose (1 .. draft + 1 of them); a plain decode step when there is
+        no match or the policy says a draft would not pay."""
+        lookup, policy = self.lookup, self.policy
+        assert lookup is not None and policy is not None
+        m = lookup.match()
         # No more drafted tokens than this sequence may still take after the next one.
         room = self.opts.max_new_tokens - len(self.tokens) - 1
-        draft = self.lookup.draft(min(self.draft_len.next(), room))
+        k = min(policy.choose(m[0]), room) if m is not None else 0
+        draft = lookup.seq[m[1]:m[1] + k] if m is not None and k > 0 else []
+        t0 = time.perf_counter()
         if not draft:
-            return [self.decode(sess, tok)[0]]
+            nxt = self.decode(sess, tok)[0]
+            policy.timed(1, time.perf_counter() - t0)
+            return [nxt]
         chosen = sess.verify([tok] + draft, **self.sampling)
-        self.draft_len.update(len(draft), len(chosen) - 1)
+        policy.timed(1 + len(draft), time.perf_counter() - t0)
+        assert m is not None
+        policy.update(m[0], len(draft), len(chosen) - 1)
         self.drafted += len(draft)
         self.confirmed += len(chosen) - 1
         return chosen

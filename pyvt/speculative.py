@@ -12,16 +12,15 @@ a batched pass; a wrong draft costs time, never a different token.
 
 A verify pass of k + 1 rows costs more than one decode step (on 2 CPU cores, ~1.3-2× for
 k = 3-4: the linears' arithmetic grows with the rows while their weight traffic does not), so
-the draft length adapts (:class:`DraftLength`): as Hugging Face's assisted generation, +2 after
-a draft accepted whole, -1 after one that was not, and a few steps without a draft after a
-one-token draft was rejected.
+each step's draft length weighs the tokens a draft is expected to bring against that cost
+(:class:`DraftPolicy`), both measured as the sequence goes.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-__all__ = ["DraftLength", "PromptLookup"]
+__all__ = ["DraftPolicy", "PromptLookup"]
 
 #: The longest draft one verify call takes (vt.h VT_MAX_VERIFY - 1).
 MAX_DRAFT = 63
@@ -56,48 +55,83 @@ class PromptLookup:
                 self._index[n - lo][tuple(seq[j - n:j])] = j
         self._next = max(self._next, len(seq))
 
-    def draft(self, k: int) -> list[int]:
+    def match(self) -> tuple[int, int] | None:
+        """(n, j): the longest n-gram ending the sequence that occurred before, and the
+        position right after its latest earlier occurrence; None when none did."""
         seq = self.seq
-        if k <= 0 or not seq:
-            return []
         for n in range(min(self.max_ngram, len(seq)), self.min_ngram - 1, -1):
             j = self._index[n - self.min_ngram].get(tuple(seq[-n:]))
             if j is not None:
-                return seq[j:j + k]
-        return []
+                return n, j
+        return None
+
+    def draft(self, k: int) -> list[int]:
+        """Up to k tokens that followed the match (``[]`` when there is none)."""
+        m = self.match() if k > 0 else None
+        return [] if m is None else self.seq[m[1]:m[1] + k]
 
 
-class DraftLength:
-    """The adaptive draft length. As Hugging Face's assisted generation: it starts at
-    ``limit``, +2 (up to ``limit``) after a draft the model accepted whole, -1 (down to 1)
-    after one it did not. And since a verify pass costs more than a decode step even when the
-    draft is one token: after a rejected draft of one token, the next 1, 2, 4 ... 16 steps
-    (doubling while rejections go on; reset by any accepted token) decode without a draft."""
+class DraftPolicy:
+    """How many drafted tokens one step checks, from what drafting has been worth so far.
 
-    MAX_BACKOFF = 16
+    A verify pass of 1 + k rows costs about ``1 + beta * k`` decode steps and yields on average
+    ``(1 - a**(k + 1)) / (1 - a)`` tokens when each drafted token is right with probability
+    ``a`` (given that the ones before it were). ``a`` is estimated for each match length n
+    (a 3-token match predicts better than a 1-token one) from this sequence's verify calls,
+    older ones weighing less; ``beta`` from the times of its decode steps and verify passes
+    (on 2 CPU cores ~0.2-0.4: the linears' arithmetic grows with the rows; on a GPU a few
+    rows cost about one). ``choose(n)`` is the k <= limit with the most tokens per unit of
+    time, 0 (decode without a draft) when none beats a plain step; every ``PROBE``-th such
+    step for a match length checks a one-token draft anyway, so that its estimate can
+    recover when the output turns to copying."""
+
+    PROBE = 8
+    DECAY = 0.7           # weight of the evidence before each verify call
+    PRIOR = (1.0, 2.0)    # accepted, checked: a = 0.5 before any evidence (n >= 2)
+    PRIOR1 = (1.0, 3.0)   # a = 1/3 for a one-token match
+    BETA0 = 0.3           # the cost of a row before any timing
 
     def __init__(self, limit: int):
         self.limit = limit
-        self.k = limit
-        self._backoff = 0
-        self._skip = 0
+        self._stats: dict[int, list[float]] = {}
+        self._skips: dict[int, int] = {}
+        self.beta = self.BETA0
+        self._t_step: float | None = None
 
-    def next(self) -> int:
-        """The length of this step's draft (0: decode without one)."""
-        if self._skip > 0:
-            self._skip -= 1
-            return 0
-        return self.k
+    def _prior(self, n: int) -> tuple[float, float]:
+        return self.PRIOR1 if n == 1 else self.PRIOR
 
-    def update(self, drafted: int, accepted: int) -> None:
-        if drafted == 0:
-            return
-        if accepted > 0:
-            self._backoff = 0
-        if accepted == drafted:
-            self.k = min(self.limit, self.k + 2)
-            return
-        if drafted == 1:
-            self._backoff = min(self.MAX_BACKOFF, max(1, 2 * self._backoff))
-            self._skip = self._backoff
-        self.k = max(1, self.k - 1)
+    def accept_rate(self, n: int) -> float:
+        acc, checked = self._stats.get(n, self._prior(n))
+        return acc / checked
+
+    def choose(self, n: int) -> int:
+        a = min(self.accept_rate(n), 0.999)
+        best_k, best = 0, 1.0
+        gain, p = 1.0, 1.0
+        for k in range(1, self.limit + 1):
+            p *= a
+            gain += p                       # expected tokens of a (1 + k)-row pass
+            rate = gain / (1.0 + self.beta * k)
+            if rate > best * 1.0001:
+                best_k, best = k, rate
+        if best_k > 0:
+            self._skips[n] = 0
+            return best_k
+        skips = self._skips.get(n, 0) + 1
+        self._skips[n] = 0 if skips >= self.PROBE else skips
+        return 1 if skips >= self.PROBE else 0
+
+    def update(self, n: int, drafted: int, accepted: int) -> None:
+        """A verify call of a draft after a match of n tokens: ``accepted`` of ``drafted``."""
+        acc, checked = self._stats.get(n, self._prior(n))
+        checked_now = accepted + (1 if accepted < drafted else 0)
+        self._stats[n] = [acc * self.DECAY + accepted, checked * self.DECAY + checked_now]
+
+    def timed(self, rows: int, seconds: float) -> None:
+        """A decode step (rows = 1) or a verify pass of ``rows`` rows took ``seconds``."""
+        if rows == 1:
+            self._t_step = seconds if self._t_step is None else 0.7 * self._t_step + 0.3 * seconds
+        elif self._t_step:
+            b = (seconds / self._t_step - 1.0) / (rows - 1)
+            self.beta = min(3.0, max(0.005, 0.7 * self.beta + 0.3 * b))

@@ -131,6 +131,35 @@ def test_decode_logits_match_cpu_step_by_step(ckpt):
                 tc = tc2
 
 
+@pytest.mark.parametrize("draft", ["true", "wrong"])
+def test_verify_keeps_the_tokens_of_decode(ckpt, draft):
+    """vt_session_verify on the device (speculative decoding): after a decode step (whose next
+    position may already run ahead on the device), a verify of the last token and a draft
+    gives decode's tokens and keeps the confirmed positions only."""
+    folder, _, _ = ckpt("gqa-hd64")
+    with _model.Model(str(folder), device="cpu") as c, _model.Model(str(folder), device="cuda") as g:
+        with g.new_session() as s:
+            t, _ = s.prefill(PROMPT[:7])
+            ref = [t]
+            for _ in range(24):
+                t, _ = s.decode(t)
+                ref.append(t)
+        with g.new_session() as s:
+            t, _ = s.prefill(PROMPT[:7])
+            out = [t, s.decode(t)[0]]
+            while len(out) < len(ref):
+                d = ref[len(out):len(out) + 4] if draft == "true" else [3, 4, 5]
+                chosen = s.verify([out[-1]] + d)
+                assert 1 <= len(chosen) <= len(d) + 1 and chosen[:-1] == d[:len(chosen) - 1]
+                out += chosen
+                assert s.length == 7 + len(out) - 1
+            i = _first_divergence(ref, out)
+            if i is not None:  # the batched pass's rounding may flip a near-tie only
+                with c.new_session() as sc:
+                    _, last = sc.prefill(PROMPT[:7] + ref[:i], logits="last")
+                assert abs(float(last[ref[i]] - last[out[i]])) < 0.02, f"tokens differ at {i}, not a near-tie"
+
+
 def test_graph_replay_equals_eager(ckpt, monkeypatch):
     folder, _, _ = ckpt("gqa8-hd128")
     with _model.Model(str(folder), device="cuda") as g:

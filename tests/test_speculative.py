@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pyvt
-from pyvt.speculative import DraftLength, PromptLookup
+from pyvt.speculative import DraftPolicy, PromptLookup
 
 from int16_ref import exact_batch_kv_cache
 
@@ -54,27 +54,33 @@ def test_lookup_index_grows_token_by_token_as_if_built_at_once():
         PromptLookup([1], max_ngram=1, min_ngram=2)
 
 
-def test_draft_length_adapts_and_backs_off():
-    d = DraftLength(5)
-    assert d.next() == 5
-    d.update(5, 2)
-    assert d.next() == 4
-    d.update(4, 4)
-    assert d.next() == 5                    # +2, capped at the limit
-    for _ in range(5):
-        d.update(d.next(), 0)
-    assert d.k == 1
-    # rejected one-token drafts: 1, 2, 4 ... steps without a draft
-    d = DraftLength(1)
-    d.update(1, 0)
-    assert [d.next() for _ in range(2)] == [0, 1]
-    d.update(1, 0)
-    assert [d.next() for _ in range(3)] == [0, 0, 1]
-    d.update(1, 1)                          # an accepted token resets the backoff
-    d.update(1, 0)
-    assert [d.next() for _ in range(2)] == [0, 1]
-    d.update(0, 0)                          # no draft: nothing changes
-    assert d.next() == 1
+def test_draft_policy_weighs_expected_tokens_against_the_cost_of_rows():
+    p = DraftPolicy(8)
+    assert p.accept_rate(3) == 0.5 and p.beta == DraftPolicy.BETA0
+    assert p.choose(3) == 1                 # a = 0.5, beta = 0.3: one row pays, two do not
+    for _ in range(6):
+        p.update(3, 4, 4)                   # 3-token matches: every draft confirmed
+    assert p.accept_rate(3) > 0.9
+    k3 = p.choose(3)
+    assert 4 <= k3 <= 8
+    for _ in range(6):
+        p.update(1, 2, 0)                   # 1-token matches: nothing confirmed
+    assert p.accept_rate(1) < 0.1
+    # no draft after a 1-token match, but a one-token probe every PROBE-th time
+    picks = [p.choose(1) for _ in range(2 * DraftPolicy.PROBE)]
+    assert picks.count(1) == 2 and picks.count(0) == 2 * DraftPolicy.PROBE - 2
+    assert p.choose(3) == k3                # the other match length keeps its own estimate
+    # cheap rows (a GPU): longer drafts; costly rows: shorter or none
+    p.timed(1, 0.010)
+    for _ in range(20):
+        p.timed(5, 0.0102)
+    assert p.beta < 0.02 and p.choose(3) == 8
+    for _ in range(20):
+        p.timed(5, 0.060)
+    assert p.beta > 1.0 and p.choose(3) < k3
+    q = DraftPolicy(4)
+    q.timed(3, 1.0)                         # a verify before any plain step: no estimate yet
+    assert q.beta == DraftPolicy.BETA0
 
 
 # ---- Session.verify / truncate --------------------------------------------------------------
