@@ -313,6 +313,9 @@ def _build_parser() -> _Parser:
                     help="most prompt tokens prefilled between two decode steps (default 256)")
     sv.add_argument("--prefix-cache-mb", type=_nonneg_int, default=256,
                     help="memory for reusing the KV cache of shared prompt prefixes (default 256; 0 = off)")
+    sv.add_argument("--prompt-lookup", type=_nonneg_int, default=0, metavar="N",
+                    help="speculative decoding by prompt lookup for a request decoding alone: up to N drafted "
+                         "tokens per step (0 = off, default; the same tokens; docs/serve.md)")
     sv.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
                     help="uvicorn's log level (default info)")
     _add_chat_template_arg(sv)
@@ -1044,6 +1047,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from .server import serve
     except ImportError as e:
         raise _UsageError(str(e)) from None
+    if args.prompt_lookup > 63:
+        raise _UsageError(f"--prompt-lookup must be in [0, 63] (0 = off), got {args.prompt_lookup}")
     template = _chat_template(args)
     with _load(args, args.model) as model:
         print(f"pyvt serve: {model.path.name} on http://{args.host}:{args.port}/v1 "
@@ -1052,7 +1057,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         serve(model, host=args.host, port=args.port, model_name=args.served_model_name, api_key=args.api_key,
               chat_template=template, log_level=args.log_level, max_batch=args.max_batch,
               max_queue=args.max_queue, prefill_chunk=args.prefill_chunk,
-              prefix_cache_bytes=args.prefix_cache_mb << 20)
+              prefix_cache_bytes=args.prefix_cache_mb << 20, prompt_lookup=args.prompt_lookup)
     return EXIT_OK
 
 

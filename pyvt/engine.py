@@ -43,6 +43,7 @@ from . import _model
 from .generation import Prepared, _make_result, _Sequence, check_model, prepare, resolve_opts
 from .model import ModelHandle
 from .options import GenerateOpts, GenerateResult, StreamPiece
+from .speculative import MAX_DRAFT
 
 __all__ = ["AsyncEngine", "Engine", "EngineClosed", "EngineStats", "PrefixCache", "QueueFull", "Run"]
 
@@ -245,22 +246,29 @@ class Engine:
       :class:`QueueFull` (the server answers 429 with ``Retry-After``).
     * ``prefill_chunk`` — most prompt tokens prefilled between two decode steps.
     * ``prefix_cache_bytes`` — the prefix cache's budget (0: no prefix cache).
+    * ``prompt_lookup`` — speculative decoding by prompt lookup for a request that decodes
+      alone (no other running): up to this many drafted tokens per step, as
+      ``GenerateOpts.prompt_lookup_num_tokens`` (which a request may also set itself); 0 = off.
+      Several running requests decode as one batch instead.
 
     The engine does not own the model: close the engine before the model.
     """
 
     def __init__(self, model: ModelHandle, *, max_batch: int = 32, max_queue: int = 256,
-                 prefill_chunk: int = 256, prefix_cache_bytes: int = 256 << 20, prefix_min_tokens: int = 16):
+                 prefill_chunk: int = 256, prefix_cache_bytes: int = 256 << 20, prefix_min_tokens: int = 16,
+                 prompt_lookup: int = 0):
         self.model = check_model(model)
         for name, v, lo, hi in (("max_batch", max_batch, 1, MAX_BATCH), ("max_queue", max_queue, 0, 1 << 20),
                                 ("prefill_chunk", prefill_chunk, 1, 1 << 20),
                                 ("prefix_cache_bytes", prefix_cache_bytes, 0, 1 << 50),
-                                ("prefix_min_tokens", prefix_min_tokens, 1, 1 << 20)):
+                                ("prefix_min_tokens", prefix_min_tokens, 1, 1 << 20),
+                                ("prompt_lookup", prompt_lookup, 0, MAX_DRAFT)):
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
         self.max_batch = max_batch
         self.max_queue = max_queue
         self.prefill_chunk = prefill_chunk
+        self.prompt_lookup = prompt_lookup
         self.cache = PrefixCache(prefix_cache_bytes, kv_bytes_per_token(self.model.info), prefix_min_tokens) \
             if prefix_cache_bytes > 0 else None
         self._cond = threading.Condition()
@@ -410,6 +418,10 @@ class Engine:
         sess, r.session = r.session, None
         if sess is not None:
             n = sess.length
+            kept = r.done_tokens + len(r.seq.tokens) - 1
+            if r.seq.tokens and n > kept and not sess.closed:
+                sess.truncate(kept)   # a verify call ran positions past the sequence's end
+                n = kept
             if self.cache is not None and n > 0 and not sess.closed:
                 ids = np.concatenate([r.prep.ids[:r.done_tokens], np.asarray(r.seq.tokens, dtype=np.int32)])[:n]
                 if len(ids) == n:
@@ -523,6 +535,8 @@ class Engine:
         for g0 in range(0, len(rows), MAX_BATCH):
             group = rows[g0:g0 + MAX_BATCH]
             td = time.perf_counter()
+            if len(group) == 1 and self._speculate(group[0], td):
+                continue
             try:
                 if len(group) == 1:
                     r = group[0]
@@ -544,6 +558,28 @@ class Engine:
                 if not r.stopped:
                     self._accept(r)
 
+
+    def _speculate(self, r: Request, td: float) -> bool:
+        """A lone request's step with a prompt-lookup draft (pyvt.speculative): False when it
+        does not use one (no lookup asked for, or its steps need their logits rows)."""
+        seq = r.seq
+        if seq.lookup is None and self.prompt_lookup > 0:
+            seq.start_lookup(self.prompt_lookup)
+        if seq.lookup is None:
+            return False
+        try:
+            chosen = seq.speculate(r.session, r.tok)
+        except Exception as e:
+            self._end(r, e)
+            return True
+        r.decode_s += time.perf_counter() - td
+        for tok in chosen:
+            r.tok, r.raw = tok, None
+            r.n_decode += 1
+            if r.stopped or r.finished:
+                break
+            self._accept(r)
+        return True
 
 # ==========================================================================================
 # asyncio

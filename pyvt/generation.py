@@ -211,9 +211,8 @@ class _Sequence:
         self.lookup: PromptLookup | None = None
         self.policy: DraftPolicy | None = None
         self.drafted = self.confirmed = 0
-        if opts.prompt_lookup_num_tokens > 0 and not self.need_logits:
-            self.lookup = PromptLookup(prep.ids.tolist())
-            self.policy = DraftPolicy(int(opts.prompt_lookup_num_tokens))
+        if opts.prompt_lookup_num_tokens > 0:
+            self.start_lookup(int(opts.prompt_lookup_num_tokens))
 
     # ---- choosing ----------------------------------------------------------------------
 
@@ -293,6 +292,15 @@ class _Sequence:
             return (self.choose(raw) if self.python_pick else nxt), raw
         nxt, _ = sess.decode(tok, **self.sampling)
         return nxt, None
+
+    def start_lookup(self, limit: int) -> None:
+        """Speculative decoding by prompt lookup from here on, with drafts of up to ``limit``
+        tokens, unless this sequence's steps need their logits rows (logprobs, echo, a
+        grammar): then nothing changes."""
+        if self.need_logits or self.lookup is not None:
+            return
+        self.lookup = PromptLookup(self.prep.ids.tolist() + self.tokens)
+        self.policy = DraftPolicy(limit)
 
     def speculate(self, sess: "_model.Session", tok: int) -> list[int]:
         """One step with a prompt-lookup draft: ``tok`` and the draft in one verify call ->

@@ -349,3 +349,35 @@ def test_single_streams_share_a_prefix_cache_like_the_chat_repl(model):
         assert cache.hits == 2 and len(cache) >= 1
     finally:
         cache.clear()
+
+
+def test_prompt_lookup_in_the_engine_keeps_the_tokens_and_the_prefix_cache(model):
+    """Engine(prompt_lookup=N): a request decoding alone checks prompt-lookup drafts
+    (pyvt.speculative) and gives plain decoding's tokens; its session goes to the prefix cache
+    holding exactly its prompt and tokens (a verify pass may have run past its last token),
+    so the next turn reuses it and still answers as a fresh run; requests running together
+    decode as one batch, as without it."""
+    code = "def area(w, h):\n    return w * h\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
+    turn1 = [{"role": "user", "content": "Repeat this code exactly:\n\n" + code}]
+
+    async def main():
+        eng = AsyncEngine(model, max_batch=4, prompt_lookup=5)
+        try:
+            r1 = await eng.chat(turn1, max_new_tokens=30)
+            turn2 = turn1 + [r1.message, {"role": "user", "content": "Now repeat it once more."}]
+            r2 = await eng.chat(turn2, max_new_tokens=30)
+            together = await asyncio.gather(*(eng.chat(d, max_new_tokens=12) for d in DIALOGS[:3]))
+            return r1, r2, turn2, together, eng.stats()
+        finally:
+            await eng.aclose()
+
+    r1, r2, turn2, together, stats = _run(main())
+    assert r1.tokens == pyvt.chat(model, turn1, max_new_tokens=30).tokens
+    assert r1.accepted_draft_tokens > 0 and r1.finish_reason == "length"
+    assert r2.tokens == pyvt.chat(model, turn2, max_new_tokens=30).tokens
+    assert stats.prefix_cache_hits >= 1
+    assert stats.prefix_cache_tokens_reused >= len(_chat_prompt(model, turn1, None)) + len(r1.tokens) - 1
+    for d, r in zip(DIALOGS[:3], together):
+        assert r.tokens == pyvt.chat(model, d, max_new_tokens=12).tokens
+    with pytest.raises(ValueError, match="prompt_lookup"):
+        Engine(model, prompt_lookup=64)
