@@ -108,6 +108,11 @@ using ops::kMaxGroup;
 
 constexpr int64_t kQueryBlock = 16;   // prefill queries per attention task
 constexpr int64_t kMaxSplits = 16;    // decode: key-range splits per head group
+// Passes of at most this many rows of one session (speculative decoding's verify, a short
+// prompt) attend as decode rows do: each row's keys split across tasks as needed, so a few
+// KV heads still keep every thread busy (prefill's tasks are query blocks × head groups:
+// SmolLM2's 3 KV heads are 3 tasks for 2 threads).
+constexpr int64_t kDecodeAttentionRows = 16;
 
 // Work below this many multiply-adds runs on the calling thread: a parallel region costs
 // microseconds, about what 30k MACs take on one core.
@@ -438,7 +443,9 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         // row's runs that row alone through attention, o_proj and the MLP.
         const int64_t f = l + 1 < c.num_layers ? 0 : std::min(r0, m), n = m - f;
         if (n == 0) break;
-        const bool decode = p.sess || m == 1;  // (batched decode: r0 = 0, so f = 0)
+        // (batched decode: r0 = 0, so f = 0; a short pass's last block, when it wants the
+        // last row only, runs that row alone through prefill's attention)
+        const bool decode = p.sess || m == 1 || (m <= kDecodeAttentionRows && f == 0);
         switch (s.kv_dtype) {
             case VT_DTYPE_F16:
                 decode ? attention_decode<ops::half>(p, l) : attention_prefill<ops::half>(s, l, f, m, p.pos0);
@@ -527,6 +534,7 @@ void CpuSession::forward(const int32_t* tokens, int64_t n, int64_t pos, Logits o
     len = pos;  // the session layer's length: what ensure_kv keeps when it grows
     ensure_kv(*this, pos + n);
     ensure_rows(*this, n);
+    if (n <= kDecodeAttentionRows) ensure_part(*this, n);
     const Pass p{*this, tokens, n, pos, nullptr, nullptr};
     if (out == Logits::All) run(p, 0, logits);
     else if (out == Logits::Last) run(p, n - 1, logits);
