@@ -235,6 +235,8 @@ class EngineStats:
     prefix_cache_entries: int = 0
     prefix_cache_bytes: int = 0
     prefix_cache_evictions: int = 0
+    draft_tokens: int = 0            # prompt lookup: drafted tokens checked
+    accepted_draft_tokens: int = 0   # ... and those the model confirmed
     batch_sizes: dict[int, int] = field(default_factory=dict)
 
 
@@ -567,12 +569,16 @@ class Engine:
             seq.start_lookup(self.prompt_lookup)
         if seq.lookup is None:
             return False
+        drafted0, confirmed0 = seq.drafted, seq.confirmed
         try:
             chosen = seq.speculate(r.session, r.tok)
         except Exception as e:
             self._end(r, e)
             return True
         r.decode_s += time.perf_counter() - td
+        with self._cond:
+            self._stats.draft_tokens += seq.drafted - drafted0
+            self._stats.accepted_draft_tokens += seq.confirmed - confirmed0
         for tok in chosen:
             r.tok, r.raw = tok, None
             r.n_decode += 1

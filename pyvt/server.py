@@ -185,6 +185,11 @@ class _EngineCollector:
         yield CounterMetricFamily("pyvt_prompt_tokens", "Prompt tokens admitted", value=s.prompt_tokens)
         yield CounterMetricFamily("pyvt_generation_tokens", "Tokens generated", value=s.generated_tokens)
         yield CounterMetricFamily("pyvt_decode_steps", "Batched decode steps run", value=s.decode_steps)
+        yield CounterMetricFamily("pyvt_speculative_draft_tokens",
+                                  "Prompt-lookup tokens drafted and checked (serve --prompt-lookup)",
+                                  value=s.draft_tokens)
+        yield CounterMetricFamily("pyvt_speculative_accepted_tokens", "Drafted tokens the model confirmed",
+                                  value=s.accepted_draft_tokens)
         yield CounterMetricFamily("pyvt_engine_requests_rejected", "Requests refused: queue full",
                                   value=s.requests_rejected)
         yield CounterMetricFamily("pyvt_engine_requests_cancelled", "Requests cancelled (client gone)",

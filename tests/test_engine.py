@@ -377,6 +377,8 @@ def test_prompt_lookup_in_the_engine_keeps_the_tokens_and_the_prefix_cache(model
     assert r2.tokens == pyvt.chat(model, turn2, max_new_tokens=30).tokens
     assert stats.prefix_cache_hits >= 1
     assert stats.prefix_cache_tokens_reused >= len(_chat_prompt(model, turn1, None)) + len(r1.tokens) - 1
+    assert stats.draft_tokens >= r1.draft_tokens + r2.draft_tokens
+    assert stats.accepted_draft_tokens >= r1.accepted_draft_tokens + r2.accepted_draft_tokens > 0
     for d, r in zip(DIALOGS[:3], together):
         assert r.tokens == pyvt.chat(model, d, max_new_tokens=12).tokens
     with pytest.raises(ValueError, match="prompt_lookup"):

@@ -283,7 +283,8 @@ def test_metrics(server):
     text = httpx.get(server.base + "/metrics").text
     for name in ("pyvt_requests_total", "pyvt_queue_depth", "pyvt_running_requests", "pyvt_prompt_tokens_total",
                  "pyvt_generation_tokens_total", "pyvt_time_to_first_token_seconds_bucket",
-                 "pyvt_inter_token_latency_seconds_bucket", "pyvt_prefix_cache_hit_rate"):
+                 "pyvt_inter_token_latency_seconds_bucket", "pyvt_prefix_cache_hit_rate",
+                 "pyvt_speculative_draft_tokens_total", "pyvt_speculative_accepted_tokens_total"):
         assert name in text, name
     assert server.metric("pyvt_generation_tokens_total") > 0
     # Requests are counted by path and status, refused ones (401) included; /health is not.
@@ -292,6 +293,24 @@ def test_metrics(server):
     assert float(counted['endpoint="/v1/chat/completions",status="401"']) >= 1, counted
     assert not any("/health" in k for k in counted), counted
 
+
+def test_prompt_lookup_server_answers_as_without(default_model_dir, tmp_path):
+    """pyvt serve --prompt-lookup: a lone request's reply is the one a plain server gives (the
+    model's own greedy choices), and the drafted / confirmed counters move."""
+    msgs = [{"role": "user", "content": "Repeat this exactly: one two three four five six seven eight nine ten"}]
+    replies = {}
+    for extra in ((), ("--prompt-lookup", "5")):
+        s = Server(default_model_dir, tmp_path, *extra)
+        try:
+            r = s.client().chat.completions.create(model="smol", messages=msgs, max_tokens=40, temperature=0)
+            replies[extra] = r.choices[0].message.content
+            if extra:
+                assert s.metric("pyvt_speculative_accepted_tokens_total") > 0
+                assert s.metric("pyvt_speculative_draft_tokens_total") >= \
+                    s.metric("pyvt_speculative_accepted_tokens_total")
+        finally:
+            assert s.stop() == 0
+    assert replies[()] == replies[("--prompt-lookup", "5")] and replies[()]
 
 def test_full_queue_answers_429_then_recovers(default_model_dir, tmp_path):
     s = Server(default_model_dir, tmp_path, "--max-batch", "1", "--max-queue", "1")
