@@ -560,7 +560,6 @@ class Engine:
                 if not r.stopped:
                     self._accept(r)
 
-
     def _speculate(self, r: Request, td: float) -> bool:
         """A lone request's step with a prompt-lookup draft (pyvt.speculative): False when it
         does not use one (no lookup asked for, or its steps need their logits rows)."""
@@ -580,12 +579,13 @@ class Engine:
             self._stats.draft_tokens += seq.drafted - drafted0
             self._stats.accepted_draft_tokens += seq.confirmed - confirmed0
         for tok in chosen:
-            r.tok, r.raw = tok, None
-            r.n_decode += 1
             if r.stopped or r.finished:
                 break
+            r.tok, r.raw = tok, None
+            r.n_decode += 1
             self._accept(r)
         return True
+
 
 # ==========================================================================================
 # asyncio
