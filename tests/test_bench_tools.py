@@ -634,3 +634,22 @@ def test_runs_summary_pools_runs_of_one_workload(tmp_path, capsys):
     assert "bad.json: not a bench/decode.py results file" in capsys.readouterr().err
     assert mod.main(["--prompt-len", "64", str(files[0])]) == 2  # no run of that workload
     assert "error: no run of device cpu, prompt 64, gen 128 among the files" in capsys.readouterr().err
+
+
+def test_speculative_bench_pyvt_worker(default_model_dir):
+    """bench/speculative.py's pyvt worker: per task, decode rates of both modes, the tokens of
+    each (equal: prompt lookup keeps plain decoding's tokens) and the draft counts; unknown
+    engines and tasks are refused by name."""
+    mod = _bench_module("speculative")
+    ids = {"repeat": [int(t) for t in range(100, 140)] * 2, "poem": [int(t) for t in range(200, 230)]}
+    out = mod.worker_pyvt(dict(gguf=str(default_model_dir), ids=ids, gen_len=24, threads=2, repeat=1,
+                               lookup_tokens=5))
+    assert set(out["tasks"]) == {"repeat", "poem"}
+    for rec in out["tasks"].values():
+        assert len(rec["plain"]) == len(rec["lookup"]) == 1 and rec["plain"][0] > 0 and rec["lookup"][0] > 0
+        assert rec["plain_tokens"] == rec["lookup_tokens"]
+        assert 0 <= rec["accepted"] <= rec["drafted"]
+    for bad in (["--engines", "vllm"], ["--tasks", "sonnet"]):
+        with pytest.raises(SystemExit) as e:
+            mod.main(bad + ["--no-save"])
+        assert e.value.code == 2
