@@ -187,6 +187,15 @@ def test_streamed_pieces_are_the_same_with_prompt_lookup(model):
     assert fast == plain
 
 
+def test_a_stream_left_inside_a_verify_calls_tokens_stops_cleanly(model):
+    """Leaving the loop between two pieces of one verify call's tokens frees the session; the
+    model goes on serving."""
+    with pyvt.stream(model, TEXT + "\n" + TEXT, max_new_tokens=40, prompt_lookup_num_tokens=6) as st:
+        got = [p.token for _, p in zip(range(5), st)]
+    assert len(got) == 5 and st.result is None
+    assert pyvt.generate(model, TEXT, max_new_tokens=5).tokens == pyvt.generate(
+        model, TEXT, max_new_tokens=5, prompt_lookup_num_tokens=6).tokens
+
 def test_prompt_lookup_is_ignored_where_logits_are_wanted(model):
     r = pyvt.chat(model, DIALOG, max_new_tokens=12, logprobs=True, prompt_lookup_num_tokens=5)
     assert r.draft_tokens == 0 and len(r.logprobs) == len(r.tokens)
