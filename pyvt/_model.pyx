@@ -76,6 +76,7 @@ def _token_array(tokens, int64_t vocab):
 
 
 MAX_BATCH = VT_MAX_BATCH
+MAX_VERIFY = VT_MAX_VERIFY
 
 
 _PENALTY_DEFAULTS = {"min_p": 0.0, "repetition_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0}

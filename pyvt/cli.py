@@ -1047,8 +1047,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from .server import serve
     except ImportError as e:
         raise _UsageError(str(e)) from None
-    if args.prompt_lookup > 63:
-        raise _UsageError(f"--prompt-lookup must be in [0, 63] (0 = off), got {args.prompt_lookup}")
+    from .speculative import MAX_DRAFT
+
+    if args.prompt_lookup > MAX_DRAFT:  # (before the model loads)
+        raise _UsageError(f"--prompt-lookup must be in [0, {MAX_DRAFT}] (0 = off), got {args.prompt_lookup}")
     template = _chat_template(args)
     with _load(args, args.model) as model:
         print(f"pyvt serve: {model.path.name} on http://{args.host}:{args.port}/v1 "

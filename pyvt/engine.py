@@ -419,11 +419,8 @@ class Engine:
         r.finished = True
         sess, r.session = r.session, None
         if sess is not None:
+            r.seq.drop_unused_positions(sess, r.done_tokens)
             n = sess.length
-            kept = r.done_tokens + len(r.seq.tokens) - 1
-            if r.seq.tokens and n > kept and not sess.closed:
-                sess.truncate(kept)   # a verify call ran positions past the sequence's end
-                n = kept
             if self.cache is not None and n > 0 and not sess.closed:
                 ids = np.concatenate([r.prep.ids[:r.done_tokens], np.asarray(r.seq.tokens, dtype=np.int32)])[:n]
                 if len(ids) == n:

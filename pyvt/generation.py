@@ -312,7 +312,7 @@ class _Sequence:
         # No more drafted tokens than this sequence may still take after the next one.
         room = self.opts.max_new_tokens - len(self.tokens) - 1
         k = min(policy.choose(m[0]), room) if m is not None else 0
-        draft = lookup.seq[m[1]:m[1] + k] if m is not None and k > 0 else []
+        draft = lookup.draft(k, m) if m is not None else []
         t0 = time.perf_counter()
         if not draft:
             nxt = self.decode(sess, tok)[0]
@@ -325,6 +325,14 @@ class _Sequence:
         self.drafted += len(draft)
         self.confirmed += len(chosen) - 1
         return chosen
+
+    def drop_unused_positions(self, sess: "_model.Session", prompt_positions: int) -> None:
+        """Before ``sess`` goes to a prefix cache: a verify call may have run positions past
+        the token this sequence ended at; keep those of the prompt and of every generated
+        token but the last (which was never an input)."""
+        kept = prompt_positions + len(self.tokens) - 1
+        if self.tokens and not sess.closed and sess.length > kept:
+            sess.truncate(kept)
 
     # ---- batched decode (text_completion): the same choice as decode(), split in two -----
 
@@ -426,10 +434,7 @@ class _Run:
         if self.cache is None or sess.closed:
             sess.close()
             return
-        # A verify call may have run positions past the token the sequence ended at.
-        kept = len(prep.ids) + len(seq.tokens) - 1
-        if sess.length > kept:
-            sess.truncate(kept)
+        seq.drop_unused_positions(sess, len(prep.ids))
         ids = np.concatenate([prep.ids, np.asarray(seq.tokens, dtype=np.int32)])[:sess.length]
         self.cache.insert(ids, sess)
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .speculative import MAX_DRAFT
+
 __all__ = [
     "GenerateOpts",
     "GenerateResult",
@@ -192,8 +194,8 @@ class GenerateOpts:
                 raise ValueError(f"{name} must be a finite number (0 = off), got {getattr(self, name)!r}")
         if not is_real(self.min_p) or not (0.0 <= self.min_p <= 1.0):
             raise ValueError(f"min_p must be in [0, 1] (0 = off), got {self.min_p!r}")
-        if not is_int(self.prompt_lookup_num_tokens) or not (0 <= self.prompt_lookup_num_tokens <= 63):
-            raise ValueError(f"prompt_lookup_num_tokens must be an integer in [0, 63] (0 = off), got "
+        if not is_int(self.prompt_lookup_num_tokens) or not (0 <= self.prompt_lookup_num_tokens <= MAX_DRAFT):
+            raise ValueError(f"prompt_lookup_num_tokens must be an integer in [0, {MAX_DRAFT}] (0 = off), got "
                              f"{self.prompt_lookup_num_tokens!r}")
         if not is_int(self.top_logprobs) or not (0 <= self.top_logprobs <= MAX_TOP_LOGPROBS):
             raise ValueError(f"top_logprobs must be an integer in [0, {MAX_TOP_LOGPROBS}], got "

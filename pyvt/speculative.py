@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from . import _model
+
 __all__ = ["DraftPolicy", "PromptLookup"]
 
-#: The longest draft one verify call takes (vt.h VT_MAX_VERIFY - 1).
-MAX_DRAFT = 63
+#: The longest draft one verify call takes (vt.h VT_MAX_VERIFY, less the input token).
+MAX_DRAFT = int(_model.MAX_VERIFY) - 1
 
 
 class PromptLookup:
@@ -65,9 +67,10 @@ class PromptLookup:
                 return n, j
         return None
 
-    def draft(self, k: int) -> list[int]:
-        """Up to k tokens that followed the match (``[]`` when there is none)."""
-        m = self.match() if k > 0 else None
+    def draft(self, k: int, match: tuple[int, int] | None = None) -> list[int]:
+        """Up to k tokens that followed ``match`` (default: :meth:`match`'s; ``[]`` when
+        there is none)."""
+        m = (match or self.match()) if k > 0 else None
         return [] if m is None else self.seq[m[1]:m[1] + k]
 
 
@@ -93,7 +96,7 @@ class DraftPolicy:
 
     def __init__(self, limit: int):
         self.limit = limit
-        self._stats: dict[int, list[float]] = {}
+        self._stats: dict[int, tuple[float, float]] = {}
         self._skips: dict[int, int] = {}
         self.beta = self.BETA0
         self._t_step: float | None = None
@@ -126,7 +129,7 @@ class DraftPolicy:
         """A verify call of a draft after a match of n tokens: ``accepted`` of ``drafted``."""
         acc, checked = self._stats.get(n, self._prior(n))
         checked_now = accepted + (1 if accepted < drafted else 0)
-        self._stats[n] = [acc * self.DECAY + accepted, checked * self.DECAY + checked_now]
+        self._stats[n] = (acc * self.DECAY + accepted, checked * self.DECAY + checked_now)
 
     def timed(self, rows: int, seconds: float) -> None:
         """A decode step (rows = 1) or a verify pass of ``rows`` rows took ``seconds``."""

@@ -101,6 +101,10 @@ def test_generate_streams_text_to_stdout_and_stats_to_stderr(cwd, model_dir):
     assert "finish: eos" in p.stderr
     one_line_error(run("generate", "-m", model_dir, "--prompt-lookup", "64", "x", cwd=cwd), 2,
                    "prompt_lookup_num_tokens", "64")
+    # serve: refused before the model loads (without the serve extra, that is named first)
+    p = run("serve", "-m", model_dir, "--prompt-lookup", "64", cwd=cwd)
+    if "pip install" not in p.stderr:
+        one_line_error(p, 2, "--prompt-lookup", "64")
 
 
 def test_generate_json_and_chat_mode(cwd, model_dir):

@@ -28,6 +28,22 @@ float* host_row(vt_session& s, int64_t floats) {
     return s.logits.data();
 }
 
+// tokens[n] ran at the session's next positions: its length, ids and penalty history grow.
+void note_inputs(vt_session& s, const int32_t* tokens, int64_t n) {
+    s.len += n;
+    s.ids.insert(s.ids.end(), tokens, tokens + n);
+    s.history.add_inputs(tokens, n);
+}
+
+// The session holds its first n ids' positions, as if reset and prefilled with them.
+void restart_at(vt_session& s, int64_t n) {
+    s.ids.resize(size_t(n));
+    s.step = 0;
+    s.history.clear();
+    s.history.add_inputs(s.ids.data(), n);
+    s.len = n;
+}
+
 void note_choice(vt_session& s, int32_t token) {
     s.history.add_chosen(token);
     ++s.step;
@@ -81,9 +97,7 @@ void decode_step(vt_session& s, int32_t token, const vt_sample_options* sampling
     if (!out && next_token && pick == Pick::None) out = host_row(s, V);
     s.backend->rope_seq_len = s.len + 1;
     s.backend->forward(&token, 1, s.len, out ? Logits::Last : Logits::None, out, pick, &s.picked);
-    s.len += 1;
-    s.ids.push_back(token);
-    s.history.add_inputs(&token, 1);
+    note_inputs(s, &token, 1);
     if (next_token) *next_token = pick != Pick::None ? choose_picked(s, pick, sampling) : choose_token(s, out, sampling);
 }
 
@@ -127,8 +141,7 @@ void copy_prefix(vt_session& dst, const vt_session& src, int64_t n) {
     dst.ids.reserve(size_t(n));  // may throw: before the cache changes
     dst.backend->copy_prefix(*src.backend, n);  // throws: dst stays empty (len 0 above)
     dst.ids.assign(src.ids.begin(), src.ids.begin() + n);
-    dst.history.add_inputs(dst.ids.data(), n);
-    dst.len = n;
+    restart_at(dst, n);
 }
 
 void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling, int32_t* next_token,
@@ -161,9 +174,7 @@ void prefill(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_op
         else
             s.backend->forward(tokens + c0, m, s.len + c0, Logits::None, nullptr, Pick::None, nullptr);
     }
-    s.len += n;
-    s.ids.insert(s.ids.end(), tokens, tokens + n);
-    s.history.add_inputs(tokens, n);
+    note_inputs(s, tokens, n);
     if (!next_token) return;
     if (pick != Pick::None) *next_token = choose_picked(s, pick, sampling);
     else *next_token = choose_token(s, mode == VT_LOGITS_ALL ? logits + (n - 1) * V : last, sampling);
@@ -179,11 +190,7 @@ void decode(vt_session& s, int32_t token, const vt_sample_options* sampling, int
 
 void truncate(vt_session& s, int64_t n) {
     VT_CHECK_ARG(n >= 0 && n <= s.len, "n = %lld is outside [0, session length %lld]", (long long)n, (long long)s.len);
-    s.len = n;
-    s.step = 0;
-    s.ids.resize(size_t(n));
-    s.history.clear();
-    s.history.add_inputs(s.ids.data(), n);
+    restart_at(s, n);
 }
 
 int64_t verify(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_options* sampling,
@@ -207,9 +214,7 @@ int64_t verify(vt_session& s, const int32_t* tokens, int64_t n, const vt_sample_
     // tokens[i] (every earlier draft token was confirmed) and the picks before it.
     int64_t i = 0;
     for (;; ++i) {
-        s.len += 1;
-        s.ids.push_back(tokens[i]);
-        s.history.add_inputs(tokens + i, 1);
+        note_inputs(s, tokens + i, 1);
         out_tokens[i] = choose_token(s, rows + i * V, sampling);
         if (i + 1 == n || out_tokens[i] != tokens[i + 1]) break;
     }
@@ -255,9 +260,7 @@ void decode_batch(vt_session* const* sessions, int64_t n, const int32_t* tokens,
     B.decode_batch(bs, n, tokens, pos, out);
     for (int64_t i = 0; i < n; ++i) {
         vt_session& si = *sessions[i];
-        si.len += 1;
-        si.ids.push_back(tokens[i]);
-        si.history.add_inputs(tokens + i, 1);
+        note_inputs(si, tokens + i, 1);
         if (next_tokens) next_tokens[i] = choose_token(si, out + i * V, sampling ? sampling + i : nullptr);
     }
 }
