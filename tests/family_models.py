@@ -65,6 +65,14 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "qwen2-yarn": ("Qwen2Config", dict(rope_parameters={"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
                                                         "original_max_position_embeddings": 32})),
     "phi3-window8": ("Phi3Config", dict(pad_token_id=ENDOFTEXT, sliding_window=8, num_key_value_heads=4)),
+    # Mixture of experts: Mixtral (experts intermediate_size wide, always renormalized), Qwen3-MoE
+    # (q/k norms, norm_topk_prob, a dense layer listed in mlp_only_layers), Qwen2-MoE (qkv bias,
+    # the sigmoid-gated shared expert, top weights not renormalized).
+    "mixtral": ("MixtralConfig", dict(num_local_experts=4, num_experts_per_tok=2, sliding_window=None)),
+    "qwen3-moe": ("Qwen3MoeConfig", dict(num_experts=8, num_experts_per_tok=3, moe_intermediate_size=32,
+                                         norm_topk_prob=True, head_dim=32, num_hidden_layers=3, mlp_only_layers=[1])),
+    "qwen2-moe-shared": ("Qwen2MoeConfig", dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                                shared_expert_intermediate_size=64)),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -89,6 +97,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
     "phi3-partial-rotary": ("Phi3", ["fused-qkv", "fused-gate-up", "rotary-dim 8"]),
     "phi3-window8": ("Phi3", ["fused-qkv", "fused-gate-up", "sliding-window 8 (every layer)"]),
+    "mixtral": ("Mixtral", ["moe 4 experts top-2", "norm-topk"]),
+    "qwen3-moe": ("Qwen3MoE", ["qk-norm", "moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "head-dim 32"]),
+    "qwen2-moe-shared": ("Qwen2MoE", ["qkv-bias", "moe 4 experts top-2", "shared-expert 64"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -148,18 +159,58 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
-    if cfg["model_type"] in ("mistral", "phi3"):
+    if cfg["model_type"] in ("mistral", "phi3", "mixtral"):
         return [w] * n
-    if cfg["model_type"] in ("qwen2", "qwen3") and cfg.get("use_sliding_window"):
+    if cfg["model_type"] in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe") and cfg.get("use_sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
                                            for i in range(n)]
         return [w if t == "sliding_attention" else 0 for t in types]
     return [0] * n
 
 
+def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The tensors of a checkpoint file from transformers' in-memory weights: transformers >= 5
+    holds a MoE layer's experts as two 3-D tensors (mlp.experts.gate_up_proj [E, 2·I, H], gate
+    rows first; mlp.experts.down_proj [E, H, I]) and save_pretrained writes them one expert at
+    a time, as the Hub's checkpoints are (Qwen: mlp.experts.N.{gate,up,down}_proj.weight;
+    Mixtral: block_sparse_moe.experts.N.{w1,w3,w2}.weight and block_sparse_moe.gate)."""
+    mixtral = cfg["model_type"] == "mixtral"
+    out: dict[str, np.ndarray] = {}
+    for name, x in w.items():
+        if name.endswith("mlp.experts.gate_up_proj") or name.endswith("mlp.experts.down_proj"):
+            p = name[:-len("mlp.experts.gate_up_proj" if name.endswith("gate_up_proj") else "mlp.experts.down_proj")]
+            ep = p + ("block_sparse_moe.experts." if mixtral else "mlp.experts.")
+            for e in range(x.shape[0]):
+                if name.endswith("gate_up_proj"):
+                    gate, up = np.split(x[e], 2)
+                    out[ep + f"{e}." + ("w1.weight" if mixtral else "gate_proj.weight")] = np.ascontiguousarray(gate)
+                    out[ep + f"{e}." + ("w3.weight" if mixtral else "up_proj.weight")] = np.ascontiguousarray(up)
+                else:
+                    out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
+        elif mixtral and name.endswith("mlp.gate.weight"):
+            out[name.replace("mlp.gate.weight", "block_sparse_moe.gate.weight")] = x
+        else:
+            out[name] = x
+    return out
+
+
+def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
+    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe"):
+        return None
+    return {"experts_per_tok": cfg["num_experts_per_tok"],
+            "norm_topk": cfg["model_type"] == "mixtral" or bool(cfg.get("norm_topk_prob"))}
+
+
 def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Phi-3's fused qkv_proj / gate_up_proj split into Llama's tensors (for llama_ref)."""
-    out = dict(w)
+    """Phi-3's fused qkv_proj / gate_up_proj split into Llama's tensors, Mixtral's
+    block_sparse_moe named as Qwen-MoE's mlp, the experts one by one (for llama_ref)."""
+    out = {}
+    for name, x in to_checkpoint(w, cfg).items():
+        if ".block_sparse_moe." in name:
+            name = name.replace(".block_sparse_moe.", ".mlp.")
+            name = name.replace(".w1.", ".gate_proj.").replace(".w3.", ".up_proj.").replace(".w2.", ".down_proj.")
+        out[name] = x
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
     q, kv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
     for name in list(out):
@@ -201,8 +252,8 @@ def random_weights(shapes: dict[str, list[int]], seed: int) -> dict[str, np.ndar
             a = rng.standard_normal(shape)
         else:
             gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \
-                else 0.5 if name.endswith(("o_proj.weight", "down_proj.weight")) else 1.0
-            a = rng.standard_normal(shape) * gain / math.sqrt(shape[1])
+                else 0.5 if name.endswith(("o_proj.weight", "down_proj.weight", "experts.down_proj")) else 1.0
+            a = rng.standard_normal(shape) * gain / math.sqrt(shape[-1])  # (fan-in: the last dim)
         w[name] = R.round_to(a.astype(np.float32), "BF16")
     return w
 
@@ -241,7 +292,7 @@ def write_from_golden(folder: Path, name: str, golden: dict[str, Any]) -> dict[s
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(g["config"], indent=2))
     w = random_weights(g["shapes"], g["seed"])
-    R.write_safetensors(folder / "model.safetensors", w, "BF16")
+    R.write_safetensors(folder / "model.safetensors", to_checkpoint(w, g["config"]), "BF16")
     write_tokenizer(folder)
     return w
 
@@ -269,4 +320,14 @@ def build_transformers(name: str, folder: Path | None = None):
     if folder is not None:
         model.save_pretrained(str(folder), safe_serialization=True)
         write_tokenizer(folder)
+        # What write_from_golden writes with numpy is what transformers saved, tensor for tensor.
+        from safetensors.numpy import load_file
+        saved = {}
+        for f in sorted(folder.glob("*.safetensors")):
+            saved.update(load_file(str(f)))
+        mine = to_checkpoint(w, config_json(config))
+        assert sorted(saved) == sorted(k for k in mine if not (tied and k == "lm_head.weight")), \
+            (sorted(set(saved) ^ set(mine)))
+        for k, v in saved.items():
+            np.testing.assert_array_equal(v.astype(np.float32), mine[k], err_msg=k)
     return model, config_json(config), w, shapes

@@ -294,7 +294,7 @@ def _round_kv_int8(a: np.ndarray) -> np.ndarray:
 
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
-                     kv_cache: str = "f32", round_x=None) -> np.ndarray:
+                     kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -318,7 +318,13 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     float64.
 
     `round_x`: applied to the input of every layer linear (not lm_head), for kernels that
-    multiply a rounded x (tests/int16_ref.py)."""
+    multiply a rounded x (tests/int16_ref.py).
+
+    `moe` ({"experts_per_tok", "norm_topk"}): a layer with `mlp.gate.weight` (the router,
+    [experts, hidden]) computes Mixtral's / Qwen-MoE's sparse MLP instead of the dense one:
+    softmax of the router logits, the top experts_per_tok experts (`mlp.experts.E.*_proj`),
+    their weights renormalized to sum 1 when norm_topk, plus Qwen2-MoE's shared expert
+    (`mlp.shared_expert.*_proj`) times sigmoid(`mlp.shared_expert_gate` · x) when present."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
@@ -383,6 +389,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             continue
         x = x + lin(o, p + "self_attn.o_proj")
         h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
+        if p + "mlp.gate.weight" in W:
+            x = x + _moe(W, p + "mlp.", h, lin, moe or {})
+            continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")
         x = x + lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj")
@@ -393,6 +402,30 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     if gemma2 and gemma2["final_softcap"]:
         logits = gemma2["final_softcap"] * np.tanh(logits / gemma2["final_softcap"])
     return logits
+
+
+def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, Any]) -> np.ndarray:
+    """The sparse MLP of reference_logits (`moe`'s docstring there) on rows h."""
+    def swiglu(x: np.ndarray, q: str) -> np.ndarray:
+        g = lin(x, q + "gate_proj")
+        return lin(g / (1.0 + np.exp(-g)) * lin(x, q + "up_proj"), q + "down_proj")
+
+    k = moe["experts_per_tok"]
+    z = h @ W[p + "gate.weight"].T
+    prob = np.exp(z - z.max(axis=-1, keepdims=True))
+    prob /= prob.sum(axis=-1, keepdims=True)
+    top = np.argsort(-prob, axis=-1, kind="stable")[:, :k]
+    wt = np.take_along_axis(prob, top, axis=-1)
+    if moe.get("norm_topk"):
+        wt = wt / wt.sum(axis=-1, keepdims=True)
+    y = np.zeros_like(h)
+    for e in np.unique(top):
+        rows, slot = np.nonzero(top == e)
+        y[rows] += wt[rows, slot][:, None] * swiglu(h[rows], f"{p}experts.{e}.")
+    if p + "shared_expert_gate.weight" in W:
+        gate = 1.0 / (1.0 + np.exp(-(h @ W[p + "shared_expert_gate.weight"].T)))
+        y += gate * swiglu(h, p + "shared_expert.")
+    return y
 
 
 LINEAR_SUFFIXES = ("q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight",

@@ -111,7 +111,8 @@ def test_float64_reference(from_golden, golden, name):
     g = golden["cases"][name]
     cfg = g["config"]
     seq = g["sequence"]
-    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg))
+    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg),
+                             moe=F.moe_params(cfg))
     assert rel_err(ref[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-5
     with load(folder, weight_format="bf16") as m:
         assert rel_err(m.logits(seq), ref) < 1e-5
@@ -140,8 +141,9 @@ def test_rounded_kv_cache_against_the_reference_rounding_keys_and_values(from_go
     cfg = g["config"]
     seq = g["sequence"]
     args = (F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg))
-    ref = R.reference_logits(*args, kv_cache=kv_cache)
-    exact = R.reference_logits(*args)
+    moe = F.moe_params(cfg)
+    ref = R.reference_logits(*args, kv_cache=kv_cache, moe=moe)
+    exact = R.reference_logits(*args, moe=moe)
     with load(folder, weight_format="bf16", kv_cache=kv_cache) as m:
         got = m.logits(seq)
         with m.new_session() as s:
@@ -154,7 +156,8 @@ def test_rounded_kv_cache_against_the_reference_rounding_keys_and_values(from_go
         # over keys cached with the short ones (transformers' cached generation does the same),
         # which no one-pass reference computes: the rows before the switch against a reference
         # of that prefix (short factors throughout).
-        step, step_ref = step[:orig - 4], R.reference_logits(*args[:2], seq[:orig], *args[3:], kv_cache=kv_cache)[4:]
+        step, step_ref = step[:orig - 4], R.reference_logits(*args[:2], seq[:orig], *args[3:], kv_cache=kv_cache,
+                                                                      moe=moe)[4:]
     for e in (rel_err(got, ref), rel_err(step, step_ref)):
         assert e < KV_BOUNDS[kv_cache] and e < rel_err(got, exact) / 4
 
@@ -362,7 +365,7 @@ def refused(folder) -> str:
     ("GemmaForCausalLM", "gemma", ["x·(1+w)", "GeGLU"]),
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("PhiForCausalLM", "phi", ["partial rotary"]),
-    ("MixtralForCausalLM", "mixtral", ["mixture-of-experts"]),
+    ("OlmoeForCausalLM", "olmoe", ["mixture-of-experts"]),
     ("FalconForCausalLM", "falcon", []),
 ])
 def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_type, words):
@@ -375,7 +378,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     msg = refused(tmp_path)
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
-            "Gemma2ForCausalLM, Gemma3ForCausalLM") in msg
+            "Gemma2ForCausalLM, Gemma3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -407,6 +410,97 @@ def test_missing_qwen3_norms_and_bad_layer_types_are_named(from_golden, tmp_path
     cfg.update(layer_types=None, hidden_act="gelu")
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     assert 'hidden_act "gelu" is not supported for Qwen3' in refused(tmp_path)
+
+
+def test_moe_checkpoints_that_do_not_fit_are_named(from_golden, tmp_path):
+    """Mixture-of-experts: each inconsistency between config.json and the experts in the file
+    is one line naming the field or tensor, before anything is packed."""
+    folder, w = from_golden("qwen3-moe")
+    base = json.loads((folder / "config.json").read_text())
+    tensors = F.to_checkpoint(w, base)
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+
+    def with_config(**kw):
+        cfg = dict(base)
+        cfg.update(kw)
+        (tmp_path / "config.json").write_text(json.dumps({k: v for k, v in cfg.items() if v is not None}))
+        return refused(tmp_path)
+
+    assert 'field "num_experts_per_tok" = 9 is more than the 8 experts' in with_config(num_experts_per_tok=9)
+    assert 'field "num_experts_per_tok" is missing' in with_config(num_experts_per_tok=None)
+    msg = with_config(num_local_experts=10)  # the file holds 8
+    assert "missing 12 tensors: model.layers.{0,2}.mlp.experts.8.down_proj.weight" in msg
+    msg = with_config(moe_intermediate_size=64)
+    assert "8 experts of width 64" in msg and "model.layers.0.mlp.experts.0.gate_proj.weight is [32, 64], expected [64, 64]" in msg
+    # A config naming a million experts over a small file is refused by count, not by building a million names.
+    assert "mixture-of-experts layers of 65536 experts need" in with_config(num_local_experts=65536)
+    # An expert missing from the file; the dense layer listed in mlp_only_layers has no experts.
+    (tmp_path / "config.json").write_text(json.dumps(base))
+    R.write_safetensors(tmp_path / "model.safetensors",
+                        {k: v for k, v in tensors.items() if k != "model.layers.2.mlp.experts.5.up_proj.weight"}, "BF16")
+    assert "missing 1 tensors: model.layers.2.mlp.experts.5.up_proj.weight" in refused(tmp_path)
+    R.write_safetensors(tmp_path / "model.safetensors", tensors, "BF16")
+    msg = with_config(mlp_only_layers=[])  # layer 1 is dense in the file
+    assert "model.layers.1.mlp.experts.0.gate_proj.weight" in msg and "unexpected 3 tensors: model.layers.1.mlp." in msg
+    # A Mistral checkpoint labelled Mixtral: no experts anywhere.
+    mistral, _ = from_golden("mistral")
+    for f in mistral.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    cfg = json.loads((mistral / "config.json").read_text())
+    cfg.update(architectures=["MixtralForCausalLM"], model_type="mixtral", num_experts_per_tok=2)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    msg = refused(tmp_path)
+    assert "not a Mixtral checkpoint" in msg and "model.layers.0.block_sparse_moe.experts.0.w1.weight" in msg
+
+
+def test_moe_bytes_per_token_count_the_active_experts(from_golden):
+    """weight_bytes (what a decoded token reads: the bandwidth floor) counts top-k of the
+    experts; total_bytes holds all of them."""
+    folder, _ = from_golden("qwen3-moe")
+    with load(folder, weight_format="int8") as m:
+        info = m.info
+    cfg = json.loads((folder / "config.json").read_text())
+    H, I, E, k = cfg["hidden_size"], cfg["moe_intermediate_size"], cfg["num_local_experts"], cfg["num_experts_per_tok"]
+    expert = 3 * I * H * (1 + 4 / 32)  # int8 blocked-32: one f32 scale per 32 weights
+    idle = 2 * (E - k) * expert  # the two MoE layers' experts a token does not use
+    assert info["total_bytes"] - info["weight_bytes"] >= idle
+    assert info["total_bytes"] - info["weight_bytes"] < idle + 4 * 1024 * 1024
+
+
+def test_moe_experts_go_through_the_packed_cache(from_golden, tmp_path):
+    """Every expert (and the shared one) is a linear of the packed-weight cache: the second
+    load reads the file the first wrote and computes the same logits."""
+    folder, _ = from_golden("qwen2-moe-shared")
+    g_seq = list(range(40, 72))
+    cache = tmp_path / "cache"
+    with load(folder, weight_format="int8", packed_cache_dir=str(cache)) as m:
+        first = m.logits(g_seq)
+    files = sorted(cache.glob("*.vtpack"))
+    assert len(files) == 1
+    stamp = files[0].stat().st_mtime_ns
+    # 2 MoE layers x (4 experts + the shared one) x 3 linears + 2 x (qkv, o) + lm_head
+    assert files[0].stat().st_size > 2 * 5 * 3 * 32 * 64
+    # An expert's bytes change behind the cache's back (same size, mtime and inode: the cache
+    # key): the load that reads the cache still computes with the packed copy of the old ones.
+    st = folder / "model.safetensors"
+    with open(st, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        hdr = json.loads(f.read(n))
+    start, end = hdr["model.layers.0.mlp.experts.2.down_proj.weight"]["data_offsets"]
+    before, original = os.stat(st), st.read_bytes()
+    try:
+        with open(st, "r+b") as f:
+            f.seek(8 + n + start)
+            f.write(bytes(b ^ 0x55 for b in original[8 + n + start:8 + n + end]))
+        os.utime(st, ns=(before.st_atime_ns, before.st_mtime_ns))
+        with load(folder, weight_format="int8", packed_cache_dir=str(cache)) as m:
+            np.testing.assert_array_equal(m.logits(g_seq), first)
+        with load(folder, weight_format="int8") as m:  # (the expert is used: without the cache it differs)
+            assert not np.array_equal(m.logits(g_seq), first)
+    finally:
+        st.write_bytes(original)
+    assert files[0].stat().st_mtime_ns == stamp
 
 
 @pytest.mark.parametrize("name, field, value, words", [

@@ -6,7 +6,8 @@ logits of a few of those positions, and 32 greedy tokens after family_models.PRO
 tests/test_families.py rebuilds the same checkpoints with numpy and checks pyvt against
 these without torch.
 
-    python tools/make_family_golden.py          (needs torch and transformers)
+    python tools/make_family_golden.py [CASE ...]   (needs torch and transformers; names: only those
+                                                   cases are made again, the others kept)
 """
 
 from __future__ import annotations
@@ -29,9 +30,15 @@ LOGIT_ROWS = [0, 9, SEQ_LEN - 1]  # the first, one past every window, the last
 
 def main() -> None:
     import torch
+    import transformers
 
-    cases = {}
-    for name in sorted(F.CASES):
+    # Names on the command line: only those cases are (re)made, the others kept as they are.
+    only = sys.argv[1:]
+    unknown = sorted(set(only) - set(F.CASES))
+    if unknown:
+        sys.exit(f"unknown cases: {', '.join(unknown)} (known: {', '.join(sorted(F.CASES))})")
+    cases = F.load_golden()["cases"] if only and F.GOLDEN.exists() else {}
+    for name in sorted(only or F.CASES):
         with tempfile.TemporaryDirectory() as d:
             model, cfg, w, shapes = F.build_transformers(name, Path(d))
         seed = F.seed_of(name)
@@ -56,11 +63,11 @@ def main() -> None:
             "greedy": toks[len(F.PROMPT):],
             "greedy_margins": margins,
         }
+        cases[name]["made_with"] = f"transformers {transformers.__version__}, torch {torch.__version__}"
         print(f"{name}: greedy {cases[name]['greedy'][:8]}..., min margin {min(margins):.3g}")
-    import transformers
-
     out = {"generated_by": "tools/make_family_golden.py", "transformers": transformers.__version__,
            "torch": torch.__version__, "cases": cases}
+    out["cases"] = dict(sorted(cases.items()))
     F.GOLDEN.write_text(json.dumps(out, separators=(",", ":")) + "\n")
     print(f"wrote {F.GOLDEN} ({F.GOLDEN.stat().st_size} bytes)")
 

@@ -335,6 +335,63 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         }
 }
 
+// The mixture-of-experts fields of a family with a router: which of the L layers are MoE,
+// the number of experts (config.json, else counted in the checkpoint's first MoE layer), the
+// top k, renormalization, and the expert / shared widths (config.json, else from the first
+// MoE layer's tensors; Mixtral's experts are intermediate_size wide).
+void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int64_t L) {
+    c.layer_moe.assign(size_t(std::max<int64_t>(L, 0)), 0);
+    if (!F.router) return;
+    const int64_t step = c.decoder_sparse_step > 0 ? c.decoder_sparse_step : 1;
+    int64_t first = -1;
+    for (int64_t l = 0; l < L; ++l) {
+        const bool dense = (l + 1) % step != 0 ||
+                           std::find(c.mlp_only_layers.begin(), c.mlp_only_layers.end(), l) != c.mlp_only_layers.end();
+        c.layer_moe[size_t(l)] = !dense;
+        if (!dense && first < 0) first = l;
+    }
+    const std::string src = c.from_file ? c.path : std::string("the defaults (no config.json)");
+    const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
+    c.num_experts = c.num_experts_field;
+    if (c.num_experts < 0) {  // count the experts of the first MoE layer
+        const std::string ep = p + F.expert_prefix;
+        int64_t n = 0;
+        while (n < 65536 && ck.find(ep + std::to_string(n) + "." + F.expert_tensors[0])) ++n;
+        c.num_experts = n;
+    }
+    if (c.num_experts == 0 && c.num_experts_field < 0)
+        fail(VT_STATUS_UNSUPPORTED, "not a %s checkpoint this engine can run: %s has no num_experts and %s has no "
+             "%s0.%s (a mixture-of-experts model needs its experts)", F.name, src.c_str(), ck.files()[0]->path().c_str(),
+             (p + F.expert_prefix).c_str(), F.expert_tensors[0]);
+    if (c.num_experts == 0) {  // num_experts 0 in config.json: every layer dense (as transformers)
+        std::fill(c.layer_moe.begin(), c.layer_moe.end(), 0);
+        return;
+    }
+    if (first < 0) return;  // every layer listed in mlp_only_layers
+    if (c.experts_per_tok_field < 0)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_experts_per_tok\" is missing (the experts each token uses)",
+             src.c_str());
+    c.experts_per_tok = c.experts_per_tok_field;
+    if (c.experts_per_tok > c.num_experts)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_experts_per_tok\" = %lld is more than the %lld experts",
+             src.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
+    c.norm_topk = F.config_norm_topk ? c.norm_topk_prob_field == 1 : true;
+    auto rows_of = [&](const std::string& name) -> int64_t {
+        const TensorView* t = ck.find(name);
+        return t && t->shape.size() == 2 ? t->shape[0] : -1;
+    };
+    if (!F.config_norm_topk && c.intermediate_size > 0) c.moe_intermediate = c.intermediate_size;  // Mixtral
+    else if (c.moe_intermediate_field > 0) c.moe_intermediate = c.moe_intermediate_field;
+    else c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
+    if (F.shared_prefix) {
+        c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
+                                                                 : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
+    }
+    if (c.moe_intermediate <= 0)
+        fail(VT_STATUS_FORMAT_ERROR, "cannot infer the experts' width from %s (no moe_intermediate_size, no %s)",
+             src.c_str(), (p + F.expert_prefix + "0." + F.expert_tensors[0]).c_str());
+}
+
 void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     const ModelFamily* fam = family_of(c);
     if (!fam) fail(VT_STATUS_UNSUPPORTED, "%s: %s", c.path.c_str(), unsupported_family_reason(c).c_str());
@@ -362,6 +419,16 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
              c.num_layers > 0 ? "config.json's num_hidden_layers" : "the highest model.layers.N + 1",
              (long long)L * T_COUNT, (long long)have);
     resolve_features(F, c, L);
+    resolve_moe(ck, F, c, L);
+    // (the same bound for the expert tensors a config's num_experts names)
+    int64_t moe_layers = 0;
+    for (uint8_t x : c.layer_moe) moe_layers += x;
+    if (moe_layers > 0 && moe_layers * (3 * c.num_experts + 5) > 4 * have + 64)
+        fail(VT_STATUS_UNSUPPORTED,
+             "not a %s checkpoint this engine can run: %s; %lld mixture-of-experts layers of %lld experts need %lld "
+             "expert tensors, but the checkpoint holds %lld tensors in all",
+             F.name, ck.files()[0]->path().c_str(), (long long)moe_layers, (long long)c.num_experts,
+             (long long)(moe_layers * 3 * c.num_experts), (long long)have);
     const bool has_lm_head = ck.find(F.lm_head) != nullptr;
     if (c.tie_word_embeddings < 0) c.tie_word_embeddings = has_lm_head ? 0 : 1;
     const bool tied = c.tie_word_embeddings == 1;
@@ -371,15 +438,20 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     expected.insert(F.embed);
     expected.insert(F.final_norm);
     if (!tied) expected.insert(F.lm_head);
-    for (int64_t l = 0; l < L; ++l)
+    for (int64_t l = 0; l < L; ++l) {
         for (int k = 0; k < T_COUNT; ++k)
-            if (layer_tensor_expected(c, LayerTensor(k))) expected.insert(layer_name(l, k));
+            if (layer_tensor_expected(c, LayerTensor(k), l)) expected.insert(layer_name(l, k));
+        for (const MoeTensor& t : moe_layer_tensors(c, l)) expected.insert(t.name);
+    }
     // The matrices (embedding, lm_head, the layers' linears) may also be GGUF blocks kept as
     // they are (ggml_import.h); norms and biases are float.
     std::set<std::string> matrices = {F.embed, F.lm_head};
-    for (int64_t l = 0; l < L; ++l)
+    for (int64_t l = 0; l < L; ++l) {
         for (int k = T_Q; k <= T_DOWN; ++k)
-            if (layer_tensor_expected(c, LayerTensor(k))) matrices.insert(layer_name(l, k));
+            if (layer_tensor_expected(c, LayerTensor(k), l)) matrices.insert(layer_name(l, k));
+        for (const MoeTensor& t : moe_layer_tensors(c, l))
+            if (t.matrix) matrices.insert(t.name);
+    }
     std::vector<std::string> missing, unexpected, bad_dtype;
     for (const auto& name : expected) {
         const TensorView* t = ck.find(name);
@@ -438,7 +510,10 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     // inferences below are not made from them.)
     const TensorView* q0 = ck.find(layer_name(0, T_Q));
     const TensorView* k0 = F.fused_qkv ? q0 : ck.find(layer_name(0, T_K));
-    const TensorView* g0 = ck.find(layer_name(0, T_GATE));
+    // (the first dense layer's gate_proj; an MoE model whose layers are all MoE has none)
+    const TensorView* g0 = nullptr;
+    for (int64_t l = 0; l < L && !g0; ++l)
+        if (!c.moe_layer(l)) g0 = ck.find(layer_name(l, T_GATE));
     std::vector<std::string> problems;
     auto dim = [](const TensorView* t, size_t i) -> int64_t { return t->shape.size() == 2 ? t->shape[i] : -1; };
     if (c.hidden_size < 0) c.hidden_size = dim(emb, 1);
@@ -459,7 +534,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
         else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
     }
-    if (c.intermediate_size < 0) c.intermediate_size = F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, 0);
+    if (c.intermediate_size < 0)
+        c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
@@ -472,7 +548,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.intermediate_size <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "cannot infer the attention heads / MLP size from %s (q_proj %s, k_proj %s, "
              "gate_proj %s with head_dim %lld)", src.c_str(), q0->shape_str().c_str(), k0->shape_str().c_str(),
-             g0->shape_str().c_str(), (long long)c.head_dim);
+             g0 ? g0->shape_str().c_str() : "(none: every layer is MoE)", (long long)c.head_dim);
     if (c.head_dim % 2 != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
              (long long)c.head_dim);
@@ -499,7 +575,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
             {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
-            if (layer_tensor_expected(c, LayerTensor(k))) want(layer_name(l, k), shapes[k]);
+            if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
+        for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, {t.rows, t.cols});
     }
     if (!problems.empty()) {
         std::string list;
@@ -507,9 +584,12 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         if (problems.size() > 8) list += format("; ... (%zu more)", problems.size() - 8);
         fail(VT_STATUS_FORMAT_ERROR,
              "tensor shapes in %s do not match %s (hidden_size %lld, intermediate_size %lld, vocab_size %lld, "
-             "num_attention_heads %lld, num_key_value_heads %lld, head_dim %lld): %s",
+             "num_attention_heads %lld, num_key_value_heads %lld, head_dim %lld%s): %s",
              ck.files()[0]->path().c_str(), src.c_str(), (long long)H, (long long)I, (long long)V,
-             (long long)c.num_heads, (long long)c.num_kv_heads, (long long)c.head_dim, list.c_str());
+             (long long)c.num_heads, (long long)c.num_kv_heads, (long long)c.head_dim,
+             c.num_experts > 0 ? format(", %lld experts of width %lld, shared expert %lld", (long long)c.num_experts,
+                                        (long long)c.moe_intermediate, (long long)c.shared_intermediate).c_str() : "",
+             list.c_str());
     }
     *file_layers = L;
 }
@@ -667,7 +747,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.attention_bias_field = r.boolean(root, "attention_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");
         c.use_sliding_window = r.boolean(root, "use_sliding_window");
-        c.sliding_window = r.integer(root, "sliding_window", 1, int64_t(1) << 40);
+        // (0 or null: no window — Qwen2MoeConfig writes 0 when use_sliding_window is false)
+        c.sliding_window = r.integer(root, "sliding_window", 0, int64_t(1) << 40);
         if (const json::Value* sw = root.find("sliding_window"); sw && sw->is_null()) c.sliding_window = 0;
         c.max_window_layers = r.integer(root, "max_window_layers", 0, 100000);
         c.query_pre_attn_scalar = r.positive(root, "query_pre_attn_scalar");
@@ -704,6 +785,21 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.rope_local_theta < 0) c.rope_local_theta = r.positive(root, "rope_local_base_freq");
         c.sliding_window_pattern = r.integer(root, "sliding_window_pattern", 1, 100000);
         c.use_bidirectional_attention = r.boolean(root, "use_bidirectional_attention");
+        c.num_experts_field = r.integer(root, "num_experts", 0, 65536);
+        if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "num_local_experts", 0, 65536);
+        c.experts_per_tok_field = r.integer(root, "num_experts_per_tok", 1, 65536);
+        c.moe_intermediate_field = r.integer(root, "moe_intermediate_size", 1, kMaxDim);
+        c.shared_intermediate_field = r.integer(root, "shared_expert_intermediate_size", 0, kMaxDim);
+        c.norm_topk_prob_field = r.boolean(root, "norm_topk_prob");
+        c.decoder_sparse_step = r.integer(root, "decoder_sparse_step", 1, 100000);
+        if (const json::Value* ml = r.get(root, "mlp_only_layers")) {
+            if (!ml->is_array()) r.bad("mlp_only_layers", *ml, "a list of layer indices");
+            for (const auto& e : ml->arr) {
+                if (!e.is_number() || e.d < 0 || e.d > 100000 || e.d != double(int64_t(e.d)))
+                    r.bad("mlp_only_layers", *ml, "a list of layer indices");
+                c.mlp_only_layers.push_back(int64_t(e.d));
+            }
+        }
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

@@ -3,6 +3,7 @@
 // resolve_config is the one place a config is completed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -72,6 +73,14 @@ struct LlamaConfig {
     int64_t sliding_window_pattern = -1;   // Gemma 2/3 without layer_types
     int use_bidirectional_attention = -1;  // Gemma 3 (true: refused)
     double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention
+    // Mixture of experts (config.json; -1 / empty: absent).
+    int64_t num_experts_field = -1;         // num_experts (Qwen) / num_local_experts (Mixtral)
+    int64_t experts_per_tok_field = -1;     // num_experts_per_tok
+    int64_t moe_intermediate_field = -1;    // moe_intermediate_size (Qwen; Mixtral: intermediate_size)
+    int64_t shared_intermediate_field = -1; // shared_expert_intermediate_size (Qwen2-MoE)
+    int norm_topk_prob_field = -1;          // norm_topk_prob (Qwen)
+    int64_t decoder_sparse_step = -1;       // Qwen: layer l is MoE when (l + 1) % step == 0 ...
+    std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     const ModelFamily* family = nullptr;
@@ -91,6 +100,25 @@ struct LlamaConfig {
     float embed_scale = 0;
     // [blocks] 1 where the layer rotates with rope_local_theta (Gemma 3's sliding layers).
     std::vector<uint8_t> layer_local_rope;
+    // Mixture of experts (resolved; 0 experts = a dense model): each token's MLP is the sum of
+    // its top experts_per_tok experts (softmax over the router's logits, in float32; the top
+    // weights renormalized to sum 1 when norm_topk), each a SwiGLU MLP of width
+    // moe_intermediate, plus a shared expert of width shared_intermediate (0: none) scaled by
+    // sigmoid(shared_gate · x).
+    int64_t num_experts = 0;
+    int64_t experts_per_tok = 0;
+    int64_t moe_intermediate = 0;
+    int64_t shared_intermediate = 0;
+    bool norm_topk = false;
+    std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
+    bool moe_layer(int64_t l) const { return l >= 0 && size_t(l) < layer_moe.size() && layer_moe[size_t(l)]; }
+    // The widest MLP row of any layer (dense, expert, shared): scratch sizes.
+    int64_t mlp_width() const {
+        int64_t w = std::max(moe_intermediate, shared_intermediate);
+        for (size_t l = 0; l < layer_moe.size(); ++l)
+            if (!layer_moe[l]) return std::max(w, intermediate_size);
+        return layer_moe.empty() ? std::max(w, intermediate_size) : w;
+    }
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

@@ -18,6 +18,9 @@ namespace {
      "mlp.up_proj.bias", "mlp.down_proj.bias", "self_attn.q_norm.weight", "self_attn.k_norm.weight", nullptr,  \
      nullptr}
 
+// The trailing fields of a dense family (no router, no experts).
+#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false
+
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
 const ModelFamily kFamilies[] = {
@@ -30,6 +33,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
+        VT_DENSE,
     },
     {
         "Mistral", "MistralForCausalLM", "mistral",
@@ -40,6 +44,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/4096 * 32,
+        VT_DENSE,
     },
     {
         "Qwen2", "Qwen2ForCausalLM", "qwen2",
@@ -50,6 +55,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
+        VT_DENSE,
     },
     {
         "Qwen3", "Qwen3ForCausalLM", "qwen3",
@@ -60,6 +66,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
+        VT_DENSE,
     },
     {
         "Phi3", "Phi3ForCausalLM", "phi3",
@@ -73,6 +80,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/96, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/4096,
+        VT_DENSE,
     },
     {
         "Gemma2", "Gemma2ForCausalLM", "gemma2",
@@ -87,6 +95,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/true, /*window pattern=*/2, /*softcaps=*/50.0, 30.0, /*local rope=*/false,
         /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/8192,
+        VT_DENSE,
     },
     {
         "Gemma3", "Gemma3ForCausalLM", "gemma3_text",
@@ -103,10 +112,48 @@ const ModelFamily kFamilies[] = {
         /*gemma=*/true, /*window pattern=*/6, /*softcaps=*/0.0, 0.0, /*local rope=*/true,
         /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
+        VT_DENSE,
+    },
+    {
+        "Mixtral", "MixtralForCausalLM", "mixtral",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/1000000.0, /*max positions=*/131072,
+        "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false,
+    },
+    {
+        "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::QKV_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true,
+    },
+    {
+        "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true,
     },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
+#undef VT_DENSE
 
 // Families transformers has that this engine does not run, with what they would need.
 struct Unsupported {
@@ -118,9 +165,9 @@ const Unsupported kUnsupported[] = {
     {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
-    {"mixtral", "a mixture-of-experts MLP (block_sparse_moe)"},
-    {"qwen2_moe", "a mixture-of-experts MLP"},
-    {"qwen3_moe", "a mixture-of-experts MLP"},
+    {"olmoe", "OLMoE's full-width q/k norms beside its mixture-of-experts MLP"},
+    {"deepseek_v3", "multi-head latent attention and grouped expert routing"},
+    {"gpt_oss", "attention sinks, clamped SwiGLU with biases and MXFP4 experts"},
 };
 
 std::string lower(std::string s) {
@@ -170,16 +217,43 @@ std::string layer_tensor_name(const ModelFamily& f, int64_t layer, LayerTensor w
     return f.layer_prefix + std::to_string(layer) + "." + f.layer_tensors[which];
 }
 
-bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which) {
+std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
+    std::vector<MoeTensor> out;
+    if (!c.family || !c.family->router || !c.moe_layer(layer)) return out;
+    const ModelFamily& f = *c.family;
+    const std::string p = f.layer_prefix + std::to_string(layer) + ".";
+    const int64_t H = c.hidden_size, E = c.num_experts, I = c.moe_intermediate;
+    out.push_back({p + f.router, E, H, false});
+    for (int64_t e = 0; e < E; ++e) {
+        const std::string ep = p + f.expert_prefix + std::to_string(e) + ".";
+        out.push_back({ep + f.expert_tensors[0], I, H, true});
+        out.push_back({ep + f.expert_tensors[1], I, H, true});
+        out.push_back({ep + f.expert_tensors[2], H, I, true});
+    }
+    if (f.shared_prefix && c.shared_intermediate > 0) {
+        const int64_t S = c.shared_intermediate;
+        const std::string sp = p + f.shared_prefix;
+        out.push_back({sp + "gate_proj.weight", S, H, true});
+        out.push_back({sp + "up_proj.weight", S, H, true});
+        out.push_back({sp + "down_proj.weight", H, S, true});
+        out.push_back({p + f.shared_gate, 1, H, false});
+    }
+    return out;
+}
+
+bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t layer) {
     if (c.family && !c.family->layer_tensors[which]) return false;  // fused into another
     switch (which) {
+        case T_GATE:
+        case T_UP:
+        case T_DOWN: return !c.moe_layer(layer);
         case T_Q_BIAS:
         case T_K_BIAS:
         case T_V_BIAS: return c.qkv_bias;
         case T_O_BIAS: return c.o_bias;
         case T_GATE_BIAS:
         case T_UP_BIAS:
-        case T_DOWN_BIAS: return c.mlp_bias;
+        case T_DOWN_BIAS: return c.mlp_bias && !c.moe_layer(layer);
         case T_Q_NORM:
         case T_K_NORM: return c.qk_norm;
         case T_POST_ATTN_NORM:
@@ -222,6 +296,15 @@ std::string feature_list(const LlamaConfig& c) {
     }
     if (c.attn_softcap > 0) add(format("attn-softcap %g", c.attn_softcap));
     if (c.final_softcap > 0) add(format("final-softcap %g", c.final_softcap));
+    if (c.num_experts > 0) {
+        int64_t n = 0;
+        for (uint8_t x : c.layer_moe) n += x;
+        std::string moe = format("moe %lld experts top-%lld", (long long)c.num_experts, (long long)c.experts_per_tok);
+        if (n != int64_t(c.layer_moe.size())) moe += format(" (%lld of %zu layers)", (long long)n, c.layer_moe.size());
+        add(moe);
+        if (c.norm_topk) add("norm-topk");
+        if (c.shared_intermediate > 0) add(format("shared-expert %lld", (long long)c.shared_intermediate));
+    }
     if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim) add(format("rotary-dim %lld", (long long)c.rotary_dim));
     if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size)
         add(format("head-dim %lld", (long long)c.head_dim));

@@ -6,12 +6,14 @@
 // (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// Gemma 1, multimodal Gemma 3, Phi-1/2 and the mixture-of-experts families are not rows: the loader
+// Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
+// fields at the end). Gemma 1, multimodal Gemma 3 and Phi-1/2 are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace vt {
 
@@ -79,7 +81,31 @@ struct ModelFamily {
     double default_eps_with_config;      // config.json without rms_norm_eps (transformers' default)
     double default_rope_theta;
     int64_t default_max_positions;
+    // Mixture-of-experts MLP (Mixtral, Qwen2-MoE, Qwen3-MoE): null router = a dense MLP.
+    // Names are layer-relative (layer_prefix + N + "." + name): the router ([num_experts, H]),
+    // each expert's gate / up / down (expert_prefix + E + "." + expert_tensors[k]); Qwen2-MoE's
+    // shared expert (shared_prefix + gate_proj / up_proj / down_proj) and its gate ([1, H],
+    // sigmoid). Which layers are MoE: decoder_sparse_step and mlp_only_layers (config.json,
+    // Qwen); the others have the dense tensors (T_GATE, T_UP, T_DOWN).
+    const char* router;
+    const char* expert_prefix;
+    const char* expert_tensors[3];  // gate, up, down
+    const char* shared_prefix;      // null: no shared expert
+    const char* shared_gate;
+    // true: the top-k routing weights are renormalized to sum to 1 when config.json's
+    // norm_topk_prob is (Qwen); false: always (Mixtral).
+    bool config_norm_topk;
 };
+
+// The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
+// experts' gate / up / down, then the shared expert's gate / up / down and its gate; shapes
+// [rows, cols] ([1, H] for the shared gate).
+struct MoeTensor {
+    std::string name;
+    int64_t rows, cols;
+    bool matrix;  // packed as a linear (the router and the shared gate stay float32)
+};
+std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 
 // The family a config declares (architectures / model_type; a config that says nothing is
 // taken as Llama), or nullptr when no row of the table matches.
@@ -96,8 +122,9 @@ const ModelFamily& llama_family();
 // layer_prefix + layer + "." + layer_tensors[which].
 std::string layer_tensor_name(const ModelFamily& f, int64_t layer, LayerTensor which);
 
-// Whether a checkpoint of config c (its features resolved) has layer tensor `which`.
-bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which);
+// Whether layer `layer` of a checkpoint of config c (its features resolved) has layer tensor
+// `which` (an MoE layer has no dense gate / up / down).
+bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t layer);
 
 // The variant features of a resolved config, for vt_model_info and messages:
 // "qkv-bias, qk-norm, sliding-window 4096 (layers 2..3)"; "" for a plain Llama.

@@ -323,6 +323,14 @@ void vt::ModelWeights::embed_row(int32_t token, float* out) const {
 
 namespace vt {
 
+// A layer's experts and its shared expert (those that exist).
+static std::vector<LayerWeights::Expert*> expert_list(LayerWeights& w) {
+    std::vector<LayerWeights::Expert*> out;
+    for (auto& e : w.experts) out.push_back(&e);
+    if (w.shared.gate) out.push_back(&w.shared);
+    return out;
+}
+
 // Frees the host's packed linears of a model whose sessions run on CUDA; their bytes.
 static int64_t release_host_linears(vt_model& m) {
     int64_t freed = 0;
@@ -337,6 +345,11 @@ static int64_t release_host_linears(vt_model& m) {
         drop(w.gate);
         drop(w.up);
         drop(w.down);
+        for (LayerWeights::Expert* e : expert_list(w)) {
+            drop(e->gate);
+            drop(e->up);
+            drop(e->down);
+        }
     }
     drop(m.lm_head);
     return freed;
@@ -409,7 +422,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
 
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
-    auto present = [&](int which) { return layer_tensor_expected(cfg, LayerTensor(which)); };
+    auto present_in = [&](int which, int64_t layer) { return layer_tensor_expected(cfg, LayerTensor(which), layer); };
 
     Loader ld(*ck, opt);
     // The packed-weight cache (packed_cache.h): on a hit the linears are read, not packed.
@@ -421,9 +434,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     const TensorView& emb = ld.tensor(F.embed);
     int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor(F.final_norm).nbytes);
     if (!tied) total += int64_t(ld.tensor(F.lm_head).nbytes);
-    for (int64_t l = 0; l < L; ++l)
+    for (int64_t l = 0; l < L; ++l) {
         for (int k = 0; k < T_COUNT; ++k)
-            if (present(k)) total += int64_t(ld.tensor(layer_name(l, k)).nbytes);
+            if (present_in(k, l)) total += int64_t(ld.tensor(layer_name(l, k)).nbytes);
+        for (const MoeTensor& x : moe_layer_tensors(cfg, l)) total += int64_t(ld.tensor(x.name).nbytes);
+    }
     ld.set_total(total);
     ld.progress(0);
 
@@ -453,6 +468,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     for (int64_t l = 0; l < L; ++l) {
         LayerWeights& w = m->layers[size_t(l)];
         auto t = [&](int which) -> const TensorView& { return ld.tensor(layer_name(l, which)); };
+        auto present = [&](int which) { return present_in(which, l); };
         w.attn_norm = ld.to_f32_vec(t(T_ATTN_NORM));
         w.mlp_norm = ld.to_f32_vec(t(T_MLP_NORM));
         ld.progress(int64_t(t(T_ATTN_NORM).nbytes + t(T_MLP_NORM).nbytes));
@@ -476,7 +492,42 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         }
         w.o = one("o", T_O);
         ld.progress(int64_t(t(T_O).nbytes));
-        if (F.fused_gate_up) {  // gate rows, then up rows
+        if (cfg.moe_layer(l)) {
+            // The router and the shared gate in float32; each expert's gate / up as a pair
+            // (one format, as below), its down alone.
+            const std::vector<MoeTensor> mt = moe_layer_tensors(cfg, l);
+            size_t i = 0;
+            auto next = [&]() -> const TensorView& { return ld.tensor(mt[i++].name); };
+            auto expert = [&](const std::string& name, LayerWeights::Expert& e) {
+                const TensorView& g = next();
+                const TensorView& u = next();
+                const TensorView& d = next();
+                const std::vector<const TensorView*> gu = {&g, &u};
+                const bool keep = ld.native(gu);
+                const vt_format gf = ld.format_of(gu, fmt);
+                const int32_t gbk = ld.block_of(gu, blk);
+                e.gate = cached(ln + name + ".gate", g.shape[0], g.shape[1], gf, gbk,
+                                [&] { return ld.pack_concat({&g}, fmt, blk, keep); });
+                e.up = cached(ln + name + ".up", u.shape[0], u.shape[1], gf, gbk,
+                              [&] { return ld.pack_concat({&u}, fmt, blk, keep); });
+                e.down = cached(ln + name + ".down", d.shape[0], d.shape[1], ld.format_of({&d}, fmt),
+                                ld.block_of({&d}, blk), [&] { return ld.pack_tensor(d, fmt, blk); });
+                ld.progress(int64_t(g.nbytes + u.nbytes + d.nbytes));
+                for (const TensorView* x : {&g, &u, &d}) ck->release(*x);
+            };
+            const TensorView& router = next();
+            w.router = ld.to_f32_vec(router);
+            ld.progress(int64_t(router.nbytes));
+            w.experts.resize(size_t(cfg.num_experts));
+            for (int64_t e = 0; e < cfg.num_experts; ++e) expert("experts." + std::to_string((long long)e), w.experts[size_t(e)]);
+            if (i < mt.size()) {
+                expert("shared", w.shared);
+                const TensorView& sg = next();
+                w.shared_gate = ld.to_f32_vec(sg);
+                ld.progress(int64_t(sg.nbytes));
+            }
+            ck->release(router);
+        } else if (F.fused_gate_up) {  // gate rows, then up rows
             const int64_t I = cfg.intermediate_size, K = t(T_GATE).shape[1];
             const vt_format gf = ld.format_of({&t(T_GATE)}, fmt);
             const int32_t gb = ld.block_of({&t(T_GATE)}, blk);
@@ -501,8 +552,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             w.up = half("up", T_UP);
             ld.progress(int64_t(t(T_UP).nbytes));
         }
-        w.down = one("down", T_DOWN);
-        ld.progress(int64_t(t(T_DOWN).nbytes));
+        if (!cfg.moe_layer(l)) {
+            w.down = one("down", T_DOWN);
+            ld.progress(int64_t(t(T_DOWN).nbytes));
+        }
         // The family's small f32 tensors: biases, q/k norms.
         auto small = [&](int which, AlignedVec<float>& out) {
             if (!present(which)) return;
@@ -563,9 +616,22 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     if (tied) ck->release(emb);
 
+    // Bytes read per decoded token: an MoE layer reads its router, its shared expert and
+    // experts_per_tok of its experts (their average size); the others stay in memory.
     int64_t wb = m->lm_head->nbytes() + int64_t(m->final_norm.size() * sizeof(float));
-    for (const auto& w : m->layers) {
-        wb += w.qkv->nbytes() + w.o->nbytes() + w.gate->nbytes() + w.up->nbytes() + w.down->nbytes();
+    int64_t idle_experts = 0;
+    for (auto& w : m->layers) {
+        wb += w.qkv->nbytes() + w.o->nbytes();
+        if (w.gate) wb += w.gate->nbytes() + w.up->nbytes() + w.down->nbytes();
+        int64_t eb = 0;
+        for (const auto& e : w.experts) eb += e.gate->nbytes() + e.up->nbytes() + e.down->nbytes();
+        if (!w.experts.empty()) {
+            const int64_t active = eb / int64_t(w.experts.size()) * cfg.experts_per_tok;
+            wb += active;
+            idle_experts += eb - active;
+        }
+        if (w.shared.gate) wb += w.shared.gate->nbytes() + w.shared.up->nbytes() + w.shared.down->nbytes();
+        wb += int64_t((w.router.size() + w.shared_gate.size()) * sizeof(float));
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
                        w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +
                        w.k_norm.size() + w.post_attn_norm.size() + w.post_mlp_norm.size()) * sizeof(float));
@@ -574,7 +640,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     ck->check_unchanged(true);
     pc.finish();  // after the check: a file that changed during the load is never cached
     m->weight_bytes = wb;
-    m->total_bytes = wb + int64_t(m->embed.size()) + (m->embed_pack ? m->embed_pack->nbytes() : 0) +
+    m->total_bytes = wb + idle_experts + int64_t(m->embed.size()) + (m->embed_pack ? m->embed_pack->nbytes() : 0) +
                      int64_t(m->inv_freq.size() * sizeof(float)) + int64_t(sizeof(vt_model));
 
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU

@@ -34,6 +34,15 @@ struct LayerWeights {
     AlignedVec<float> k_norm;     // [HD] per-head RMSNorm of k before RoPE
     AlignedVec<float> post_attn_norm;  // [H] Gemma 2: RMSNorm of the attention output
     AlignedVec<float> post_mlp_norm;   // [H] Gemma 2: RMSNorm of the MLP output
+    // Mixture of experts (LlamaConfig::moe_layer; gate / up / down above are then null).
+    struct Expert {
+        std::unique_ptr<Packed> gate, up;  // [I_e, H]
+        std::unique_ptr<Packed> down;      // [H, I_e]
+    };
+    AlignedVec<float> router;        // [E, H] float32: the expert choice is a comparison
+    std::vector<Expert> experts;     // [E]
+    Expert shared;                   // Qwen2-MoE's shared expert (null when none)
+    AlignedVec<float> shared_gate;   // [H]
 };
 
 // The bias a linear adds: null when the model has none.

@@ -95,6 +95,16 @@ struct CpuSession final : BackendSession {
     AlignedVec<float> rope;   // [R, HD]     cos | sin of each token's position
     AlignedVec<float> rope_local;  // [R, HD] the same with Gemma 3's local base (else empty)
     AlignedVec<float> part;   // decode attention's per-split partial results (per row)
+    // Mixture of experts (else empty): the rows an expert takes gathered, its output, the
+    // router's probabilities, each row's chosen experts and weights, the rows per expert.
+    AlignedVec<float> moe_x;        // [R, H]
+    AlignedVec<float> moe_y;        // [R, H]
+    AlignedVec<float> moe_prob;     // [R, E]
+    std::vector<int32_t> moe_pick;  // [R, k] expert ids
+    std::vector<float> moe_wt;      // [R, k] their weights
+    std::vector<int32_t> moe_rows;  // [R·k] row·k + slot, grouped by expert
+    std::vector<int32_t> moe_first; // [E + 1] each expert's start in moe_rows
+    std::vector<int32_t> moe_fill;  // [E] cursors while grouping
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -325,7 +335,18 @@ void ensure_rows(CpuSession& s, int64_t rows) {
     grow(s.xn, rows * H);
     grow(s.qkv, rows * QKV);
     grow(s.att, rows * NH * HD);
-    grow(s.mlp, rows * c.intermediate_size);
+    grow(s.mlp, rows * c.mlp_width());
+    if (c.num_experts > 0) {
+        const int64_t k = c.experts_per_tok;
+        grow(s.moe_x, rows * H);
+        grow(s.moe_y, rows * H);
+        grow(s.moe_prob, rows * c.num_experts);
+        s.moe_pick.assign(size_t(rows * k), 0);
+        s.moe_wt.assign(size_t(rows * k), 0.0f);
+        s.moe_rows.assign(size_t(rows * k), 0);
+        s.moe_first.assign(size_t(c.num_experts + 1), 0);
+        s.moe_fill.assign(size_t(c.num_experts), 0);
+    }
     grow(s.tmp, rows * H);
     grow(s.rope, rows * HD);
     grow(s.rope_local, s.model->inv_freq_local.empty() ? 0 : rows * HD);
@@ -376,6 +397,102 @@ void store_kv(CpuSession& s, int64_t l, int64_t pos, const float* kv) {
     }
 }
 
+// x · w over n floats, in float32 with 8 partial sums (the router's logits).
+inline float dot_f32(const float* x, const float* w, int64_t n) {
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; ++j) acc[j] += x[i + j] * w[i + j];
+    for (; i < n; ++i) acc[i % 8] += x[i] * w[i];
+    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+// A SwiGLU expert on n rows of x ([n, H]) -> y ([n, H]); s.mlp is its scratch.
+void expert_mlp(CpuSession& s, const LayerWeights::Expert& e, const float* x, int64_t n, float* y) {
+    const vt_linear_options lopt = vt_linear_default_options();
+    linear_swiglu(*e.gate, *e.up, x, n, nullptr, nullptr, lopt, s.mlp.data());
+    linear(*e.down, s.mlp.data(), n, nullptr, lopt, y);
+}
+
+// The mixture-of-experts MLP of layer w on n rows of xn ([n, H]) -> out ([n, H]), as
+// transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
+// logits in float32, each row's top k experts (ties: the lower index), their weights
+// renormalized to sum 1 when norm_topk, out = sum of weight · expert(x) in expert order;
+// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x). Each expert runs once over the rows
+// that chose it (gathered), so a prefill chunk reads each expert's weights once.
+void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, float* out) {
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t H = c.hidden_size, E = c.num_experts, k = c.experts_per_tok;
+    float* prob = s.moe_prob.data();
+    const int64_t macs = n * E * H;
+    parallel_for(n * E, macs < kParallelMacs ? n * E : std::max<int64_t>(1, 4096 / H), [&](int64_t b, int64_t e, int) {
+        for (int64_t t = b; t < e; ++t) prob[t] = dot_f32(xn + (t / E) * H, w.router.data() + (t % E) * H, H);
+    });
+    int32_t* pick = s.moe_pick.data();
+    float* wt = s.moe_wt.data();
+    int32_t* first = s.moe_first.data();
+    std::fill(first, first + E + 1, 0);
+    for (int64_t i = 0; i < n; ++i) {
+        float* p = prob + i * E;
+        float mx = p[0];
+        for (int64_t e = 1; e < E; ++e) mx = std::max(mx, p[e]);
+        float sum = 0.0f;
+        for (int64_t e = 0; e < E; ++e) sum += (p[e] = std::exp(p[e] - mx));
+        const float inv = 1.0f / sum;
+        for (int64_t e = 0; e < E; ++e) p[e] *= inv;
+        float top = 0.0f;
+        for (int64_t j = 0; j < k; ++j) {  // k passes of argmax over the experts not yet taken
+            int64_t best = -1;
+            for (int64_t e = 0; e < E; ++e) {
+                if (best >= 0 && !(p[e] > p[best])) continue;
+                bool taken = false;
+                for (int64_t q = 0; q < j; ++q) taken |= pick[i * k + q] == e;
+                if (!taken) best = e;
+            }
+            pick[i * k + j] = int32_t(best);
+            wt[i * k + j] = p[best];
+            top += p[best];
+            ++first[best + 1];
+        }
+        if (c.norm_topk)
+            for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= top;
+    }
+    for (int64_t e = 0; e < E; ++e) first[e + 1] += first[e];
+    int32_t* fill = s.moe_fill.data();
+    std::copy(first, first + E, fill);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < k; ++j) s.moe_rows[size_t(fill[pick[i * k + j]]++)] = int32_t(i * k + j);
+
+    std::fill(out, out + n * H, 0.0f);
+    for (int64_t e = 0; e < E; ++e) {
+        const int64_t cnt = first[e + 1] - first[e];
+        if (cnt == 0) continue;
+        const int32_t* sel = s.moe_rows.data() + first[e];
+        const float* x = xn;
+        if (n > 1) {  // the rows that chose expert e, gathered
+            for (int64_t r = 0; r < cnt; ++r)
+                std::memcpy(s.moe_x.data() + r * H, xn + (sel[r] / k) * H, size_t(H) * sizeof(float));
+            x = s.moe_x.data();
+        }
+        expert_mlp(s, w.experts[size_t(e)], x, cnt, s.moe_y.data());
+        for (int64_t r = 0; r < cnt; ++r) {
+            const float g = wt[sel[r]];
+            float* o = out + (sel[r] / k) * H;
+            const float* y = s.moe_y.data() + r * H;
+            for (int64_t h = 0; h < H; ++h) o[h] += g * y[h];
+        }
+    }
+    if (w.shared.gate) {
+        expert_mlp(s, w.shared, xn, n, s.moe_y.data());
+        for (int64_t i = 0; i < n; ++i) {
+            const float g = 1.0f / (1.0f + std::exp(-dot_f32(xn + i * H, w.shared_gate.data(), H)));
+            float* o = out + i * H;
+            const float* y = s.moe_y.data() + i * H;
+            for (int64_t h = 0; h < H; ++h) o[h] += g * y[h];
+        }
+    }
+}
+
 // Runs the rows of the pass through the model, appending their K/V to their sessions'
 // caches. When logits_out is not null, rows [r0, m) get final norm + lm_head into
 // logits_out ([m - r0, V]). Sessions' lengths are the caller's to advance.
@@ -392,7 +509,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool gemma = c.family && c.family->gemma_block;
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
     const float qscale = gemma ? float(std::pow(c.query_pre_attn_scalar, -0.5)) : 1.0f / std::sqrt(float(HD));
-    const int64_t I = c.intermediate_size;
+    const int64_t mlp_width = c.mlp_width();
     const vt_linear_options lopt = vt_linear_default_options();
     const int64_t row_grain = std::max<int64_t>(1, 8192 / H);  // per-row ops: ~8k floats per task
 
@@ -459,7 +576,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         float* const xf = x + f * H;
         float* const xnf = xn + f * H;
         float* const tmp = s.tmp.data() + f * H;
-        float* const mlp = s.mlp.data() + f * I;
+        float* const mlp = s.mlp.data() + f * mlp_width;
         linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
@@ -467,11 +584,15 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 ops::add_rmsnorm(xf + i * H, tmp + i * H, w.mlp_norm.data(), eps, H, xnf + i * H);
             }
         });
-        if (gemma)  // GeGLU: gelu_tanh(gate) ⊙ up
-            linear_geglu_tanh(*w.gate, *w.up, xnf, n, nullptr, nullptr, lopt, mlp);
-        else
-            linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);
-        linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
+        if (c.moe_layer(l)) {
+            moe_mlp(s, w, xnf, n, tmp);
+        } else {
+            if (gemma)  // GeGLU: gelu_tanh(gate) ⊙ up
+                linear_geglu_tanh(*w.gate, *w.up, xnf, n, nullptr, nullptr, lopt, mlp);
+            else
+                linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);
+            linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
+        }
         if (gemma)
             parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
                 for (int64_t i = b; i < e; ++i) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_mlp_norm.data(), eps);

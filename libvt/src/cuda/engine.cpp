@@ -211,6 +211,10 @@ struct CudaModel final : BackendModel {
 
 std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index, int32_t kv_dtype) {
     const LlamaConfig& c = m.cfg;
+    // (device="auto" then runs the model on the CPU)
+    if (c.num_experts > 0)
+        fail(VT_STATUS_UNSUPPORTED, "%s: mixture-of-experts models run on the CPU backend only (the CUDA backend has "
+             "no expert routing yet)", c.family ? c.family->name : "this model");
     if (kv_dtype != VT_DTYPE_F16 && kv_dtype != VT_DTYPE_F32 && kv_dtype != VT_DTYPE_I8)
         fail(VT_STATUS_UNSUPPORTED, "KV cache dtype %d is not one the CUDA backend has (F16, F32, I8)", int(kv_dtype));
     const DeviceInfo& info = device_info(device_index);
