@@ -1,9 +1,11 @@
-"""Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral), `qwen2`, `qwen3`, `gemma2`,
-`gemma3` or `phi3` architecture into a Hugging Face-style checkpoint folder.
+"""Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
+`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `qwen2moe` or `qwen3moe` architecture into a
+Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
-                                  Gemma2ForCausalLM / Gemma3ForCausalLM / Phi3ForCausalLM, every
+                                  Gemma2ForCausalLM / Gemma3ForCausalLM / Phi3ForCausalLM /
+                                  MixtralForCausalLM / Qwen2MoeForCausalLM / Qwen3MoeForCausalLM, every
                                   field from the GGUF metadata (and llama.cpp's rules for the
                                   few it does not store: `_family_config`)
         generation_config.json    BOS/EOS/PAD ids
@@ -25,6 +27,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
   Hugging Face's `qkv_proj` and `gate_up_proj` as they are.
+* A mixture-of-experts block stacks its experts ([experts, rows, cols] `ffn_*_exps`); Hugging
+  Face checkpoints hold one tensor per expert, written here one slice at a time (a Q8_0 /
+  Q4_0 / Q4_1 expert keeps its blocks: each expert is whole rows of them). Qwen2-MoE's shared
+  expert gate is [hidden] in GGUF and [1, hidden] in Hugging Face.
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -136,7 +142,35 @@ _ARCHS = {
     "gemma3": _Arch("Gemma3ForCausalLM", "gemma3_text", False, _GEMMA_NORMS + _QK_NORMS, norm_shift=1.0,
                     names=_GEMMA_NAMES),
     "phi3": _Arch("Phi3ForCausalLM", "phi3", False, fused=True, names=_PHI3_NAMES),
+    # Mixture of experts (every block: a router and the experts stacked in 3-D tensors; the
+    # dense ffn_gate / ffn_up / ffn_down are absent). A `llama` file with expert_count > 0 is
+    # Mixtral (_MIXTRAL).
+    "qwen2moe": _Arch("Qwen2MoeForCausalLM", "qwen2_moe", False, _QKV_BIASES, ("attn_output.bias",)),
+    "qwen3moe": _Arch("Qwen3MoeForCausalLM", "qwen3_moe", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",)),
 }
+_MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe")
+
+# The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
+_EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
+_SHARED = ("ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight")
+
+
+def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool) -> str:
+    """The Hugging Face name of MoE block tensor `t` of `layer` (one expert of a stacked
+    *_exps tensor)."""
+    p = f"model.layers.{layer}."
+    if t == "ffn_gate_inp.weight":
+        return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.gate.weight")
+    if t in _EXPERTS:
+        k = _EXPERTS.index(t)
+        if mixtral:
+            return p + f"block_sparse_moe.experts.{expert}." + ("w1", "w3", "w2")[k] + ".weight"
+        return p + f"mlp.experts.{expert}." + ("gate_proj", "up_proj", "down_proj")[k] + ".weight"
+    if t == "ffn_gate_inp_shexp.weight":
+        return p + "mlp.shared_expert_gate.weight"
+    return p + "mlp.shared_expert." + {"ffn_gate_shexp.weight": "gate_proj", "ffn_up_shexp.weight": "up_proj",
+                                       "ffn_down_shexp.weight": "down_proj"}[t] + ".weight"
 
 
 def _common_block(a: _Arch) -> tuple:
@@ -147,9 +181,21 @@ def _common_block(a: _Arch) -> tuple:
             "attn_output.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
 
 
-def hf_tensor_name(gguf_name: str, arch: str = "llama") -> str | None:
+def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
+    """The tensors every block of architecture `a` has (MoE: the router and stacked experts
+    instead of the dense MLP; `shared`: Qwen2-MoE's shared expert)."""
+    common = _common_block(a)
+    if not moe:
+        return common + a.required
+    dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
+    return (tuple(t for t in common if t not in dense) + a.required + ("ffn_gate_inp.weight",) + _EXPERTS
+            + (_SHARED if shared else ()))
+
+
+def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> str | None:
     """The Hugging Face name of a GGUF tensor of architecture `arch` (general.architecture),
-    or None if that architecture has no such tensor."""
+    or None if that architecture has no such tensor. (`moe`: a MoE block's router and shared
+    expert; the stacked experts have one name per expert: _moe_hf_name.)"""
     if gguf_name in _GLOBAL_NAMES:
         return _GLOBAL_NAMES[gguf_name]
     a = _ARCHS.get(arch)
@@ -157,6 +203,10 @@ def hf_tensor_name(gguf_name: str, arch: str = "llama") -> str | None:
     if a is None or not m:
         return None
     t = m.group(2)
+    if moe and t in ("ffn_gate_inp.weight",) + _SHARED:
+        return _moe_hf_name(t, int(m.group(1)), None, arch == "llama")
+    if moe and t in _EXPERTS:
+        return None
     if t not in _common_block(a) + a.required + a.optional:
         return None
     name = a.names.get(t) or _BLOCK_NAMES.get(t)
@@ -378,8 +428,18 @@ def _hparams(meta: dict, p: str) -> dict:
             raise ValueError(f"{p}: {arch}.{k} = {v!r} is not a positive integer")
         return int(v)
 
-    if meta_value(meta, f"{arch}.expert_count", "int", p, 0):
-        raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported")
+    n_expert = meta_value(meta, f"{arch}.expert_count", "int", p, 0)
+    if n_expert and arch not in _MOE_ARCHS:
+        raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
+                         f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
+    if arch in ("qwen2moe", "qwen3moe") and not n_expert:
+        raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
+    moe = {}
+    if n_expert:
+        used = need_int("expert_used_count")
+        if used > n_expert:
+            raise ValueError(f"{p}: {arch}.expert_used_count = {used} is more than the {n_expert} experts")
+        moe = dict(n_expert=int(n_expert), n_used=used)
     hidden = need_int("embedding_length")
     n_layers = need_int("block_count")
     n_head = need_int("attention.head_count")
@@ -399,8 +459,12 @@ def _hparams(meta: dict, p: str) -> dict:
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
         theta = float(theta)
+    if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
+        moe["ffn_exp"] = ffn if arch == "llama" else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None)
+        if arch == "qwen2moe":
+            moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
-                head_dim=head_dim, eps=eps, theta=theta)
+                head_dim=head_dim, eps=eps, theta=theta, moe=moe)
 
 
 def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool]:
@@ -418,7 +482,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     for n in factors:
         if g.tensors[n].shape != (head_dim // 2,):
             raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, expected [{head_dim // 2}]")
-    unknown = [n for n in names if hf_tensor_name(n, arch) is None and n not in _SKIPPED and n not in factors]
+    moe = hp["moe"]
+    block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
+    unknown = [n for n in names if n not in _SKIPPED and n not in factors and n not in _GLOBAL_NAMES
+               and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
     if unknown:
         raise ValueError(f"{p}: tensors a {arch} model does not have: {', '.join(unknown[:10])}"
                          + (f" (and {len(unknown) - 10} more)" if len(unknown) > 10 else ""))
@@ -444,9 +511,17 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_output.bias": (hidden,), "attn_q_norm.weight": (head_dim,), "attn_k_norm.weight": (head_dim,),
         "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
     }
+    if moe:
+        E, fe = moe["n_expert"], moe["ffn_exp"]
+        shapes.update({"ffn_gate_inp.weight": (E, hidden), "ffn_gate_exps.weight": (E, fe, hidden),
+                       "ffn_up_exps.weight": (E, fe, hidden), "ffn_down_exps.weight": (E, hidden, fe)})
+        if "ffn_shexp" in moe:
+            fs = moe["ffn_shexp"]
+            shapes.update({"ffn_gate_inp_shexp.weight": (hidden,), "ffn_gate_shexp.weight": (fs, hidden),
+                           "ffn_up_shexp.weight": (fs, hidden), "ffn_down_shexp.weight": (hidden, fs)})
     for i in range(n_layers):
         b = f"blk.{i}."
-        expected.update({b + t: shapes[t] for t in _common_block(a) + a.required})
+        expected.update({b + t: shapes[t] for t in _block_tensors(a, bool(moe), "ffn_shexp" in moe)})
         expected.update({b + t: shapes[t] for t in a.optional if b + t in g.tensors})
     missing = [n for n in expected if n not in g.tensors]
     if missing:
@@ -513,7 +588,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     pad_id = meta.get("tokenizer.ggml.padding_token_id")
     pad_id = pad_id if isinstance(pad_id, int) and 0 <= pad_id < vocab_size else None
     eos_value = eos_ids[0] if len(eos_ids) == 1 else (eos_ids or None)
-    architecture, model_type = _ARCHS[hp["arch"]][:2]
+    architecture, model_type = (_MIXTRAL if hp["arch"] == "llama" and hp["moe"] else _ARCHS[hp["arch"]])[:2]
     if hp["arch"] in ("gemma2", "gemma3", "phi3"):
         config = _family_config(meta, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype, g.path)
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
@@ -549,9 +624,22 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     }
     gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
     if hp["arch"] != "llama":  # Qwen2Config / Qwen3Config fields
-        for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if hp["arch"] == "qwen2" else ()):
+        qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
+        for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
         config.update(use_sliding_window=False, sliding_window=None, max_window_layers=hp["n_layers"])
+    moe = hp["moe"]
+    if moe and hp["arch"] == "llama":  # MixtralConfig: the experts are intermediate_size wide
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
+            del config[k]
+        config.update(num_local_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"], sliding_window=None,
+                      intermediate_size=moe["ffn_exp"])
+    elif moe:  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
+        config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                      moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
+                      decoder_sparse_step=1, mlp_only_layers=[])
+        if "ffn_shexp" in moe:
+            config["shared_expert_intermediate_size"] = moe["ffn_shexp"]
     if pad_id is not None:
         config["pad_token_id"] = pad_id
         gen_config["pad_token_id"] = pad_id
@@ -657,40 +745,89 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
             "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "post_ffw_norm.weight")]
     order += ["output_norm.weight", "output.weight"]
-    order = [n for n in order if n in g.tensors]
+    moe = hp["moe"]
+    if moe:  # a MoE block: the router, each expert's gate / up / down, the shared expert
+        order = []
+        for i in range(hp["n_layers"]):
+            b = f"blk.{i}."
+            order += [b + s for s in (
+                "attn_norm.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias", "attn_v.weight",
+                "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_q_norm.weight", "attn_k_norm.weight",
+                "ffn_norm.weight", "ffn_gate_inp.weight")]
+            order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
+            order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
+                                      "ffn_gate_inp_shexp.weight")]
+        order = ["token_embd.weight"] + order + ["output_norm.weight", "output.weight"]
+    mixtral = bool(moe) and arch == "llama"
+    order = [n if isinstance(n, tuple) else (n, None) for n in order]
+    order = [(n, e) for n, e in order if n in g.tensors]
 
-    def kept(name: str) -> bool:
+    def layer_of(name: str) -> int:
+        return int(_BLOCK_RE.match(name).group(1))
+
+    def out_name(name: str, e: int | None) -> str:
+        t = name.split(".", 2)[2] if name.startswith("blk.") else ""
+        if moe and (e is not None or t in ("ffn_gate_inp.weight",) + _SHARED):
+            return _moe_hf_name(t, layer_of(name), e, mixtral)
+        return hf_tensor_name(name, arch)
+
+    def out_shape(name: str, e: int | None) -> tuple:
+        shape = tuple(g.tensors[name].shape)
+        if e is not None:
+            return shape[1:]
+        return (1,) + shape if name.endswith("ffn_gate_inp_shexp.weight") else shape
+
+    def kept(name: str, e: int | None = None) -> bool:
         info = g.tensors[name]
-        return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(info.shape) == 2
-                and info.shape[1] % 32 == 0)
+        shape = out_shape(name, e)
+        # (the router and the shared expert's gate stay float: libvt compares the router's logits)
+        return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(shape) == 2 and shape[1] % 32 == 0
+                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")))
 
-    def raw_producer(name: str):
+    def expert_bytes(name: str, e: int) -> tuple[int, int]:
+        per = g.tensors[name].nbytes // g.tensors[name].shape[0]
+        return e * per, (e + 1) * per
+
+    def raw_producer(name: str, e: int | None = None):
         # Whole rows of blocks; a row permutation (Q/K) moves rows, never splits a block.
         info = g.tensors[name]
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
         heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
-        rows = info.shape[0]
+        rows = out_shape(name, e)[0]
 
         def produce():
-            raw = g.raw(name).reshape(rows, info.nbytes // rows)
+            raw = g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name)
+            raw = raw.reshape(rows, raw.size // rows)
             yield unpermute_qk(raw, heads) if heads is not None else raw
         return produce
 
-    def producer(name: str, st_dtype: str = st_dtype):
+    def producer(name: str, st_dtype: str = st_dtype, expert: int | None = None):
         info = g.tensors[name]
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
         heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
 
         unshift = shift if name.endswith("norm.weight") else 0.0
+        label = name if expert is None else f"{name} (expert {expert})"
 
         def check(x):
             if not np.isfinite(x).all():
-                raise ValueError(f"{p}: tensor {name} has non-finite values")
+                raise ValueError(f"{p}: tensor {label} has non-finite values")
             if unshift:  # Gemma: stored as w + 1
                 x = np.asarray(x, np.float32) - np.float32(unshift)
             return _encode(x, st_dtype)
 
         def produce():
+            if expert is not None:  # one expert of a stacked [experts, rows, cols] tensor
+                shape = out_shape(name, expert)
+                try:
+                    x = dequantize(g.raw(name, *expert_bytes(name, expert)), info.ggml_type, shape)
+                except ValueError as err:
+                    raise ValueError(f"{p}: tensor {label!r}: {err}") from None
+                yield check(x)
+                return
+            if name.endswith("ffn_gate_inp_shexp.weight"):  # [hidden] in GGUF, [1, hidden] in HF
+                yield check(g.dequantize(name).reshape(1, -1))
+                return
             if heads is not None or len(info.shape) != 2:
                 x = g.dequantize(name)
                 yield check(unpermute_qk(x, heads) if heads is not None else x)
@@ -709,13 +846,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 yield check(x)
         return produce
 
-    n_kept = sum(kept(n) for n in order)
+    n_kept = sum(kept(n, e) for n, e in order)
     summary: dict = {"kept": {}, "dequantized": {}}
-    for n in order:
+    for n, e in order:
         t = g.tensors[n].ggml_type
         if t in (GGMLType.F32, GGMLType.F16, GGMLType.BF16):
             continue
-        d = summary["kept" if kept(n) else "dequantized"]
+        d = summary["kept" if kept(n, e) else "dequantized"]
         name = GGML_TYPES[t][0]
         d[name] = d.get(name, 0) + 1
     if n_kept:
@@ -723,22 +860,22 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     else:
         say(f"converting {len(order)} tensors to {st_dtype}")
     items = []
-    for n in order:
-        if kept(n):
-            items.append((hf_tensor_name(n, arch), BLOCK_DTYPES[g.tensors[n].ggml_type][0], g.tensors[n].shape,
-                          raw_producer(n)))
+    for n, e in order:
+        if kept(n, e):
+            items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
+                          raw_producer(n, e)))
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
             d = _LOSSLESS[g.tensors[n].ggml_type]
-            items.append((hf_tensor_name(n, arch), d, g.tensors[n].shape, producer(n, d)))
+            items.append((out_name(n, e), d, out_shape(n, e), producer(n, d, expert=e)))
         else:
-            items.append((hf_tensor_name(n, arch), st_dtype, g.tensors[n].shape, producer(n)))
+            items.append((out_name(n, e), st_dtype, out_shape(n, e), producer(n, expert=e)))
     write_safetensors(path, items, {"format": "pt" if not n_kept else "pyvt"})
     return summary
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
-    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3` or
-    `phi3`) to a Hugging Face-style folder; returns `out_dir`.
+    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
+    `qwen2moe` or `qwen3moe`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors

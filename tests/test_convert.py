@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import gguf_writer as gw
+import llama_ref as R
 
 from pyvt import convert, gguf, hub
 
@@ -1288,3 +1289,172 @@ def test_merges_from_scores_are_bounded(tmp_path):
     with pytest.raises(ValueError, match=r"x\.gguf: tokenizer\.ggml\.tokens: recovering the SentencePiece merges"):
         gguf_tokenizer._merges_from_scores(big, [-float(i) for i in range(3001)], "x.gguf")
     assert time.perf_counter() - t < 2.0
+
+
+# ---- mixture-of-experts GGUFs ----------------------------------------------------------------
+
+def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None):
+    """Golden case `name` (tests/family_models.py) written as llama.cpp writes a MoE `arch`
+    (`llama` = Mixtral, `qwen2moe`, `qwen3moe`): each block's experts stacked into
+    ffn_{gate,up,down}_exps [experts, rows, cols], the router ffn_gate_inp and Qwen2-MoE's
+    shared-expert gate ([hidden]) in F32, Mixtral's Q/K rows permuted. `keep_layers`: only
+    those layers (renumbered from 0; llama.cpp's MoE files have experts in every layer).
+    Returns (GGUF path, the Hugging Face folder of the same weights)."""
+    import family_models as F
+
+    golden = F.load_golden()
+    g = golden["cases"][name]
+    cfg = dict(g["config"])
+    w = F.to_checkpoint(F.random_weights(g["shapes"], g["seed"]), cfg)
+    if keep_layers is not None:
+        renamed = {}
+        for k, v in w.items():
+            if k.startswith("model.layers."):
+                _, _, i, rest = k.split(".", 3)
+                if int(i) not in keep_layers:
+                    continue
+                k = f"model.layers.{keep_layers.index(int(i))}.{rest}"
+            renamed[k] = v
+        w = renamed
+        cfg.update(num_hidden_layers=len(keep_layers), mlp_only_layers=[])
+    ref = tmp_path / f"{name}-hf"
+    ref.mkdir()
+    (ref / "config.json").write_text(json.dumps(cfg))
+    R.write_safetensors(ref / "model.safetensors", w, "BF16")
+    F.write_tokenizer(ref)
+    n_layers, H = cfg["num_hidden_layers"], cfg["hidden_size"]
+    E = cfg.get("num_experts") or cfg["num_local_experts"]
+    mixtral = arch == "llama"
+    hd = cfg.get("head_dim") or H // cfg["num_attention_heads"]
+    tensors = []
+
+    def add(gname, x, ty=None):
+        ty = ty if ty is not None else (gw.F32 if x.ndim == 1 else qtype)
+        tensors.append((gname, ty, x.shape, gw.QUANTIZERS[ty](x)))
+
+    for k in ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"):
+        if k in w:
+            add(_gguf_name(k, arch), w[k])
+    for i in range(n_layers):
+        p = f"model.layers.{i}."
+        for rest, gname in (("input_layernorm.weight", "attn_norm.weight"),
+                            ("post_attention_layernorm.weight", "ffn_norm.weight"),
+                            ("self_attn.q_proj.weight", "attn_q.weight"), ("self_attn.k_proj.weight", "attn_k.weight"),
+                            ("self_attn.v_proj.weight", "attn_v.weight"),
+                            ("self_attn.o_proj.weight", "attn_output.weight"),
+                            ("self_attn.q_proj.bias", "attn_q.bias"), ("self_attn.k_proj.bias", "attn_k.bias"),
+                            ("self_attn.v_proj.bias", "attn_v.bias"),
+                            ("self_attn.q_norm.weight", "attn_q_norm.weight"),
+                            ("self_attn.k_norm.weight", "attn_k_norm.weight")):
+            if p + rest not in w:
+                continue
+            x = w[p + rest]
+            if mixtral and rest in ("self_attn.q_proj.weight", "self_attn.k_proj.weight"):
+                heads = cfg["num_attention_heads"] if "q_proj" in rest else cfg["num_key_value_heads"]
+                x = convert.permute_qk(x, heads)
+            add(f"blk.{i}.{gname}", x)
+        mp = p + ("block_sparse_moe." if mixtral else "mlp.")
+        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
+        names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
+        for gname, hname in zip(("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight"), names):
+            add(f"blk.{i}.{gname}", np.stack([w[f"{mp}experts.{e}.{hname}.weight"] for e in range(E)]))
+        if p + "mlp.shared_expert_gate.weight" in w:
+            add(f"blk.{i}.ffn_gate_inp_shexp.weight", w[p + "mlp.shared_expert_gate.weight"].reshape(-1))
+            for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
+                                 ("ffn_down_shexp.weight", "down_proj")):
+                add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_expert.{hname}.weight"])
+    md = {
+        "general.architecture": arch,
+        f"{arch}.block_count": gw.Val(gw.UINT32, n_layers),
+        f"{arch}.context_length": gw.Val(gw.UINT32, cfg["max_position_embeddings"]),
+        f"{arch}.embedding_length": gw.Val(gw.UINT32, H),
+        f"{arch}.feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
+        f"{arch}.attention.head_count": gw.Val(gw.UINT32, cfg["num_attention_heads"]),
+        f"{arch}.attention.head_count_kv": gw.Val(gw.UINT32, cfg["num_key_value_heads"]),
+        f"{arch}.attention.key_length": gw.Val(gw.UINT32, hd),
+        f"{arch}.attention.value_length": gw.Val(gw.UINT32, hd),
+        f"{arch}.attention.layer_norm_rms_epsilon": float(cfg["rms_norm_eps"]),
+        f"{arch}.rope.freq_base": float((cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0)),
+        f"{arch}.expert_count": gw.Val(gw.UINT32, E),
+        f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg["num_experts_per_tok"]),
+        **tokenizer_meta(),
+    }
+    if not mixtral:
+        md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
+    if cfg.get("shared_expert_intermediate_size"):
+        md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, cfg["shared_expert_intermediate_size"])
+    md.update(meta or {})
+    path = tmp_path / f"{name}.gguf"
+    gw.write_gguf(path, md, tensors)
+    return path, ref
+
+
+MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2])]
+
+
+@pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
+def test_convert_moe(tmp_path, name, arch, layers):
+    """llama.cpp's MoE GGUFs (Mixtral as `llama` with expert_count, `qwen2moe`, `qwen3moe`):
+    the stacked experts written one by one under Hugging Face's names, the router and the
+    shared expert's gate float, the family's config (qwen3moe renormalizes its top weights,
+    qwen2moe does not, as llama.cpp computes them); pyvt computes what it computes from the
+    same weights in a Hugging Face folder."""
+    from pyvt import _model
+
+    path, ref = moe_gguf(tmp_path, name, arch, keep_layers=layers)
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg, want = json.loads((out / "config.json").read_text()), json.loads((ref / "config.json").read_text())
+    assert cfg["architectures"] == want["architectures"]
+    assert cfg.get("num_experts", cfg.get("num_local_experts")) == want.get("num_experts", want.get("num_local_experts"))
+    assert cfg["num_experts_per_tok"] == want["num_experts_per_tok"]
+    if arch != "llama":
+        assert cfg["norm_topk_prob"] == (arch == "qwen3moe") == bool(want.get("norm_topk_prob"))
+        assert cfg["moe_intermediate_size"] == want["moe_intermediate_size"]
+    st, src = read_safetensors(out / "model.safetensors"), read_safetensors(ref / "model.safetensors")
+    assert set(st) == set(src)
+    for k, v in src.items():
+        np.testing.assert_array_equal(st[k], v, err_msg=k)
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 2
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        assert m.info["family"] == r.info["family"] and m.info["features"] == r.info["features"]
+        np.testing.assert_array_equal(m.logits(seq), r.logits(seq))
+
+
+def test_moe_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
+    """A Q8_0 qwen2moe GGUF loaded as it is: every expert's blocks kept (sliced from the
+    stacked tensors), the router float; the logits of the folder of its dequantized weights."""
+    import pyvt
+
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = moe_gguf(tmp_path, "qwen2-moe-shared", "qwen2moe", qtype=gw.Q8_0)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    kept = convert.convert_gguf(path, tmp_path / "kept", keep_blocks=True)
+    summary = json.loads((kept / "pyvt_blocks.json").read_text())
+    # 2 layers x (4 experts x 3 + the shared expert's 3 + q, k, v, o) + the embedding + lm_head
+    assert summary["kept"] == {"Q8_0": 2 * (4 * 3 + 3 + 4) + 2} and summary["dequantized"] == {}
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+    with pyvt.load_model(path, progress=False, kv_cache="f32") as m, \
+            pyvt.load_model(plain, weight_format="int8", progress=False, kv_cache="f32") as r:
+        assert m.info["weight_format"] == "int8" and m.info["family"] == "Qwen2MoE"
+        got, exp = m.logits(seq), r.logits(seq)
+    assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
+
+
+@pytest.mark.parametrize("meta, words", [
+    ({"qwen3moe.expert_used_count": gw.Val(gw.UINT32, 9)}, "qwen3moe.expert_used_count = 9 is more than the 8 experts"),
+    ({"qwen3moe.expert_count": gw.Val(gw.UINT32, 16)}, "blk.0.ffn_gate_inp.weight has shape [8, 64], expected [16, 64]"),
+    ({"qwen3moe.expert_feed_forward_length": gw.Val(gw.UINT32, 64)},
+     "blk.0.ffn_gate_exps.weight has shape [8, 32, 64], expected [8, 64, 64]"),
+])
+def test_moe_gguf_that_does_not_fit_is_named(tmp_path, meta, words):
+    path, _ = moe_gguf(tmp_path, "qwen3-moe", "qwen3moe", keep_layers=[0, 2], meta=meta)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value)
+
+
+def test_moe_gguf_of_an_unsupported_architecture_is_named(tmp_path):
+    path, _ = family_gguf(tmp_path, "gemma2", "gemma2", meta={"gemma2.expert_count": gw.Val(gw.UINT32, 4)})
+    with pytest.raises(ValueError, match="mixture-of-experts gemma2 models are not supported"):
+        convert.convert_gguf(path, tmp_path / "out")

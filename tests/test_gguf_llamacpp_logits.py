@@ -3,7 +3,8 @@
 tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-python) holds
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
-converter writes gemma2 / gemma3 / phi3, and make_tiny_llama's llama / qwen2 / qwen3 models
+converter writes gemma2 / gemma3 / phi3 and the mixture-of-experts llama (Mixtral) / qwen2moe /
+qwen3moe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
 
@@ -14,6 +15,11 @@ float16 inputs (GGML_GELU_FP16 in ggml-cpu/vec.h), where pyvt and transformers c
 float32 (pyvt's Gemma logits match transformers' to 3e-7: tests/test_families.py). Phi-3's
 sliding window: llama.cpp turns it off at load (its warning: "Phi SWA is currently disabled"),
 transformers and pyvt honour it, so phi3-window8 is compared before the window only.
+The MoE cases (added 2026-11-28, the same llama-cpp-python): mixtral 6.0e-7, qwen2-moe-shared
+5.0e-7, qwen3-moe 5.0e-7, argmax equal at all 60 positions — llama.cpp's routing (softmax,
+top-k, renormalized for Mixtral and qwen3moe and not for qwen2moe, the sigmoid-gated shared
+expert) is pyvt's. (Regenerating the file moved the older cases' logits by up to 1.2e-4 of the
+largest — llama.cpp's threads sum in another order — so their stored values were kept.)
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ CASES = sorted(DATA["cases"])
 # Largest |pyvt - llama.cpp| / largest |llama.cpp logit| allowed (measured values in the docstring).
 TOL = {"gemma": 2e-3, "other": 1e-5}
 WINDOWS = {"phi3-window8": 8}  # rows at or past the window are not compared (see the docstring)
+MOE_LAYERS = {"qwen3-moe": [0, 2]}  # the MoE layers of a case with a dense one
 
 
 def build_case(folder: Path, spec) -> Path:
@@ -54,13 +61,17 @@ def build_case(folder: Path, spec) -> Path:
     pad = rows - len(toks)
     meta = {"tokenizer.ggml.tokens": toks + [f"<unused_{i}>" for i in range(pad)],
             "tokenizer.ggml.token_type": gw.Val(gw.ARRAY, types + [5] * pad, gw.INT32)}
+    if kind == "moe":  # (llama.cpp's MoE files have experts in every block: qwen3-moe's dense one goes)
+        path, _ = T.moe_gguf(folder, name, arg, meta=meta, keep_layers=MOE_LAYERS.get(name))
+        return path
     path, _ = T.family_gguf(folder, name, arg, meta=meta)
     return path
 
 
 def test_every_architecture_is_covered():
-    archs = {c["spec"][2] if c["spec"][0] == "family" else c["spec"][1] for c in DATA["cases"].values()}
-    assert archs >= {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"}
+    archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
+    assert archs >= {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe"}
+    assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
 
 
 @pytest.mark.parametrize("name", CASES)
