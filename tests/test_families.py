@@ -468,6 +468,28 @@ def test_moe_bytes_per_token_count_the_active_experts(from_golden):
     assert info["total_bytes"] - info["weight_bytes"] < idle + 4 * 1024 * 1024
 
 
+@pytest.mark.parametrize("name", ["mixtral", "qwen2-moe-shared"])
+def test_moe_speculative_verify_keeps_the_tokens_of_decode(from_golden, name):
+    """A verify pass (several rows through the experts at once, grouped by expert) accepts a
+    true draft whole and picks what token-by-token decoding picks."""
+    folder, _ = from_golden(name)
+    with load(folder, weight_format="int8") as m:
+        with m.new_session() as s:
+            tok, _ = s.prefill(PROMPT)
+            ref = [tok]
+            for _ in range(19):
+                ref.append(s.decode(ref[-1])[0])
+        with m.new_session() as s:
+            tok, _ = s.prefill(PROMPT)
+            out = [tok]
+            while len(out) < len(ref):
+                draft = ref[len(out):len(out) + 4]
+                chosen = s.verify([out[-1]] + draft)
+                assert chosen[:len(draft)] == draft  # a true draft is accepted whole
+                out += chosen
+    assert out[:len(ref)] == ref
+
+
 def test_moe_experts_go_through_the_packed_cache(from_golden, tmp_path):
     """Every expert (and the shared one) is a linear of the packed-weight cache: the second
     load reads the file the first wrote and computes the same logits."""
