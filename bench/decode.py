@@ -23,6 +23,13 @@ Decode at batch 1 is memory-bound: every row also reports the weight bytes read 
 the floor ``bytes / bandwidth`` (bandwidth measured in this run, at the same thread count)
 and the fraction of that floor reached (floor ms / measured ms; 1.0 = at the floor).
 
+Mixture-of-experts shapes (``qwen3-30b-a3b-4l``: Qwen3-30B-A3B's layer shape, 4 layers; its
+GGUFs are llama.cpp's ``qwen3moe``) run the same way; the bytes read per token count the
+experts a token uses, not all of them: pyvt's ``weight_bytes`` (k experts per MoE layer),
+llama.cpp's ``expert_used_count / expert_count`` of each ``*_exps`` tensor
+(``gguf_export.decode_bytes_per_token``), transformers' parameters likewise. (Random weights
+route each token to its own experts, so a prefill of 512 tokens touches nearly every expert.)
+
 Results: a table on stdout, and ``bench/results/decode-<host>-<date>.{json,md}`` with the
 machine, versions, git commit, settings and the exact command.
 
@@ -443,6 +450,9 @@ def prepare_model(name: str, args: argparse.Namespace, want_llamacpp: bool) -> d
     out["config"] = {k: cfg.get(k) for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
                                              "num_key_value_heads", "intermediate_size", "vocab_size",
                                              "tie_word_embeddings")}
+    if cfg.get("num_experts"):  # a mixture of experts: its routing beside the dense fields
+        out["config"].update({k: cfg.get(k) for k in ("model_type", "num_experts", "num_experts_per_tok",
+                                                      "moe_intermediate_size", "head_dim")})
     if want_llamacpp:
         try:
             if spec.get("q4_1"):
@@ -582,26 +592,32 @@ def _regions_per_token(pyvt: Any, run_once: Any, ids: list[int], gen_len: int) -
 def worker_hf(spec: dict[str, Any]) -> list[dict[str, Any]]:
     import torch
     import transformers
-    from transformers import LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, LlamaForCausalLM
 
     cuda = spec["device"] == "cuda"
     dtype = torch.bfloat16 if cuda else torch.float32
+    cfg = json.loads((Path(spec["path"]) / "config.json").read_text())
+    cls = LlamaForCausalLM if cfg.get("model_type", "llama") == "llama" else AutoModelForCausalLM
     t0 = time.perf_counter()
     try:
-        model = LlamaForCausalLM.from_pretrained(spec["path"], dtype=dtype)
+        model = cls.from_pretrained(spec["path"], dtype=dtype)
     except TypeError:
-        model = LlamaForCausalLM.from_pretrained(spec["path"], torch_dtype=dtype)
+        model = cls.from_pretrained(spec["path"], torch_dtype=dtype)
     model.eval()
     dev = torch.device("cuda" if cuda else "cpu")
     model.to(dev)
     load_s = time.perf_counter() - t0
     # Bytes one decode step reads: all parameters, minus the embedding table when lm_head is a
     # separate matrix (only one row of the table is gathered). parameters() lists a tied
-    # tensor once.
+    # tensor once. Of a mixture of experts' expert weights, a token reads k of E.
     esz = 2 if cuda else 4
-    wbytes = sum(p.numel() for p in model.parameters()) * esz
+    n_exp, k_exp = int(cfg.get("num_experts") or 0), int(cfg.get("num_experts_per_tok") or 0)
+    wbytes = 0.0
+    for pname, p in model.named_parameters():
+        share = k_exp / n_exp if n_exp and k_exp and ".experts." in pname else 1.0
+        wbytes += p.numel() * esz * share
     if not model.config.tie_word_embeddings:
-        wbytes -= model.model.embed_tokens.weight.numel() * esz
+        wbytes -= model.get_input_embeddings().weight.numel() * esz
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     import inspect
 
@@ -1272,7 +1288,8 @@ def render_markdown(env: dict[str, Any], rows: list[dict[str, Any]], g: list[str
         render_table(rows, markdown=True),
         "",
         "Columns: *MB/tok* = weight bytes one decode step reads (pyvt: `model.info['weight_bytes']`; llama.cpp: the "
-        "GGUF's tensors without the embedding table unless tied; transformers: parameters × dtype size, likewise); "
+        "GGUF's tensors without the embedding table unless tied; transformers: parameters × dtype size, likewise; "
+        "of a mixture of experts' expert tensors, the share of the experts a token uses); "
         "*floor ms* = MB/tok ÷ the read bandwidth at the same thread count; *of floor* = floor ms ÷ measured ms/token "
         "(1.0 = at the bandwidth floor); ratios are tok/s ÷ the baseline's tok/s at the same thread count; *agree* = "
         "length of the common prefix of the first 32 greedy tokens with transformers (a sanity check; quantized "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export a Hugging Face-style Llama folder to a llama.cpp-loadable GGUF (v3).
+"""Export a Hugging Face-style Llama (or Qwen3-MoE) folder to a llama.cpp-loadable GGUF (v3).
 
 Bench-only tool (llama.cpp is a baseline in ``bench/decode.py``, never a pyvt dependency).
 Input: ``config.json`` + safetensors (one file, shards, or an index; BF16/F16/F32) +
@@ -17,6 +17,22 @@ checkpoints of ``tools/make_checkpoint.py``). Output, in llama.cpp's conventions
   expects (:func:`permute_qk`; :func:`unpermute_qk` is its inverse);
 * ``llama.*`` hyper-parameters and a ``gpt2``-type vocabulary (tokens padded to the model's
   vocab size with unused ``[PAD<i>]`` entries, merges, bos/eos ids).
+
+A Qwen3-MoE folder (``model_type`` ``qwen3_moe``, as tools/make_checkpoint.py's MoE shapes
+write) becomes llama.cpp's ``qwen3moe`` architecture, as convert_hf_to_gguf.py's
+``Qwen3MoeModel`` writes it:
+
+* ``qwen3moe.*`` hyper-parameters, with ``expert_count``, ``expert_used_count``,
+  ``expert_feed_forward_length`` and ``attention.key_length`` / ``value_length`` (head_dim);
+* per block ``attn_q_norm`` / ``attn_k_norm`` (F32), the router ``ffn_gate_inp`` (F32: llama.cpp's
+  converter and quantizer keep it so), and the experts stacked into 3-D tensors
+  ``ffn_gate_exps`` / ``ffn_up_exps`` [experts, moe_intermediate, hidden] and ``ffn_down_exps``
+  [experts, hidden, moe_intermediate] (numpy order), in the weight type;
+* Q and K rows as they are: qwen3 / qwen3moe use NEOX (rotate-half) rope, no permutation.
+
+llama.cpp's qwen3moe always renormalizes the top-k weights and has every layer sparse, so a
+config with ``norm_topk_prob`` false, ``mlp_only_layers`` or ``decoder_sparse_step`` > 1 is
+refused rather than exported into a file that computes something else.
 
 For SmolLM2-135M the like-for-like Q8_0 baseline is better made by requantizing the shipped
 Q4_1 GGUF with llama.cpp itself (:func:`requantize_with_llamacpp`); this exporter is for the
@@ -391,6 +407,26 @@ def gpt2_vocab(tokenizer_json: Path, n_vocab: int) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
+def _moe_arch(cfg: dict[str, Any]) -> str | None:
+    """The llama.cpp architecture of a Qwen3-MoE config this exporter can write (qwen3moe), None
+    for a dense one; raises for a mixture of experts llama.cpp's qwen3moe would compute
+    differently."""
+    mt = cfg.get("model_type")
+    if mt != "qwen3_moe":
+        if cfg.get("num_experts") or cfg.get("num_local_experts"):
+            raise ValueError(f"model_type {mt!r}: only qwen3_moe mixtures of experts can be exported")
+        return None
+    if not bool(cfg.get("norm_topk_prob", False)):
+        raise ValueError("qwen3_moe with norm_topk_prob false: llama.cpp's qwen3moe always renormalizes")
+    if cfg.get("mlp_only_layers") or int(cfg.get("decoder_sparse_step") or 1) != 1:
+        raise ValueError("qwen3_moe with dense layers (mlp_only_layers / decoder_sparse_step): llama.cpp's "
+                         "qwen3moe has every layer sparse")
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    if str(rs.get("rope_type", rs.get("type", "default")) or "default").lower() != "default":
+        raise ValueError(f"qwen3_moe with rope scaling {rs!r}: not exported")
+    return "qwen3moe"
+
+
 def _first_int(v: Any) -> int | None:
     if isinstance(v, list):
         v = v[0] if v else None
@@ -433,25 +469,39 @@ def export_gguf(
     tied = bool(cfg.get("tie_word_embeddings", False)) or "lm_head.weight" not in st
     rs = cfg.get("rope_scaling") or {}
     theta = float(cfg.get("rope_theta", rs.get("rope_theta", 10000.0)) or 10000.0)
+    moe = _moe_arch(cfg)
+    a = moe or "llama"  # the metadata keys' prefix
+    if moe:
+        n_exp = int(cfg["num_experts"])
+        n_used = int(cfg["num_experts_per_tok"])
+        moe_inter = int(cfg["moe_intermediate_size"])
+        if not 0 < n_used <= n_exp:
+            raise ValueError(f"num_experts_per_tok {n_used} with {n_exp} experts")
+        if "rope_theta" not in cfg:  # transformers 5 keeps it in rope_parameters
+            theta = float((cfg.get("rope_parameters") or {}).get("rope_theta", theta))
 
     w = GGUFWriter()
-    w.add_str("general.architecture", "llama")
+    w.add_str("general.architecture", a)
     w.add_u32(EXPORT_KEY, EXPORT_VERSION)
     w.add_str("general.type", "model")
     w.add_str("general.name", name or cfg.get("_name_or_path") or folder.name)
-    w.add_u32("llama.vocab_size", vocab)
-    w.add_u32("llama.context_length", int(cfg.get("max_position_embeddings", 2048)))
-    w.add_u32("llama.embedding_length", h)
-    w.add_u32("llama.block_count", nl)
-    w.add_u32("llama.feed_forward_length", inter)
-    w.add_u32("llama.rope.dimension_count", hd)
-    w.add_u32("llama.attention.head_count", nh)
-    w.add_u32("llama.attention.head_count_kv", nkv)
-    if hd != h // nh:
-        w.add_u32("llama.attention.key_length", hd)
-        w.add_u32("llama.attention.value_length", hd)
-    w.add_f32("llama.attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-5)))
-    w.add_f32("llama.rope.freq_base", theta)
+    w.add_u32(f"{a}.vocab_size", vocab)
+    w.add_u32(f"{a}.context_length", int(cfg.get("max_position_embeddings", 2048)))
+    w.add_u32(f"{a}.embedding_length", h)
+    w.add_u32(f"{a}.block_count", nl)
+    w.add_u32(f"{a}.feed_forward_length", inter)
+    if moe:
+        w.add_u32(f"{a}.expert_count", n_exp)
+        w.add_u32(f"{a}.expert_used_count", n_used)
+        w.add_u32(f"{a}.expert_feed_forward_length", moe_inter)
+    w.add_u32(f"{a}.rope.dimension_count", hd)
+    w.add_u32(f"{a}.attention.head_count", nh)
+    w.add_u32(f"{a}.attention.head_count_kv", nkv)
+    if hd != h // nh or moe:  # llama.cpp's default head size is hidden / heads
+        w.add_u32(f"{a}.attention.key_length", hd)
+        w.add_u32(f"{a}.attention.value_length", hd)
+    w.add_f32(f"{a}.attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-5)))
+    w.add_f32(f"{a}.rope.freq_base", theta)
     w.add_u32("general.file_type", FILE_TYPES[qtype])
     w.add_u32("general.quantization_version", 2)
 
@@ -485,6 +535,16 @@ def export_gguf(
 
     rows_per_chunk = lambda cols: max(1, (1 << 22) // max(cols, 1))  # noqa: E731
 
+    def encode(x: np.ndarray, qt: str) -> np.ndarray:
+        if qt == "q8_0":
+            return quantize_q8_0(x)
+        if qt == "f16":
+            return x.astype("<f2")
+        if qt == "bf16":
+            u = np.ascontiguousarray(x, np.float32).view(np.uint32)
+            return ((u + (0x7FFF + ((u >> 16) & 1))) >> 16).astype("<u2")
+        return x.astype("<f4")
+
     def weight(hf_name: str, qt: str, perm_heads: int | None = None):
         shape = st.shape(hf_name)
         if len(shape) == 2 and qt == "q8_0" and shape[1] % 32:
@@ -501,18 +561,27 @@ def export_gguf(
                 getter = lambda a, b: st.get(hf_name, (a, b))  # noqa: E731
             step = rows_per_chunk(shape[1])
             for a in range(0, shape[0], step):
-                x = getter(a, min(a + step, shape[0]))
-                if qt == "q8_0":
-                    yield quantize_q8_0(x)
-                elif qt == "f16":
-                    yield x.astype("<f2")
-                elif qt == "bf16":
-                    u = np.ascontiguousarray(x, np.float32).view(np.uint32)
-                    yield ((u + (0x7FFF + ((u >> 16) & 1))) >> 16).astype("<u2")
-                else:
-                    yield x.astype("<f4")
+                yield encode(getter(a, min(a + step, shape[0])), qt)
 
         return shape, (qt if len(shape) == 2 else "f32"), data
+
+    def experts(gname: str, hf_names: list[str], qt: str) -> None:
+        """The experts' 2-D matrices stacked into one 3-D tensor [experts, rows, cols] (what
+        convert_hf_to_gguf does with torch.stack), streamed expert by expert."""
+        shapes = {st.shape(n) for n in hf_names}
+        if len(shapes) != 1 or len(next(iter(shapes))) != 2:
+            raise ValueError(f"{gname}: the experts' matrices differ in shape or are not 2-D: {sorted(shapes)}")
+        rows, cols = next(iter(shapes))
+        if qt == "q8_0" and cols % 32:
+            qt = "f16"
+
+        def data():
+            step = rows_per_chunk(cols)
+            for n in hf_names:
+                for r in range(0, rows, step):
+                    yield encode(st.get(n, (r, min(r + step, rows))), qt)
+
+        w.add_tensor(gname, (len(hf_names), rows, cols), qt, data)
 
     def add(gname: str, hf_name: str, perm_heads: int | None = None, qt: str | None = None):
         shape, qt2, data = weight(hf_name, qt or qtype, perm_heads)
@@ -525,6 +594,22 @@ def export_gguf(
     for i in range(nl):
         p = f"model.layers.{i}."
         b = f"blk.{i}."
+        if moe:
+            add(b + "attn_norm.weight", p + "input_layernorm.weight")
+            add(b + "attn_q.weight", p + "self_attn.q_proj.weight")  # NEOX rope: rows as they are
+            add(b + "attn_k.weight", p + "self_attn.k_proj.weight")
+            add(b + "attn_v.weight", p + "self_attn.v_proj.weight")
+            add(b + "attn_output.weight", p + "self_attn.o_proj.weight")
+            add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight")
+            add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight")
+            add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight")
+            if st.shape(p + "mlp.gate.weight") != (n_exp, h):
+                raise ValueError(f"{p}mlp.gate.weight has shape {st.shape(p + 'mlp.gate.weight')}, "
+                                 f"expected ({n_exp}, {h})")
+            add(b + "ffn_gate_inp.weight", p + "mlp.gate.weight", qt="f32")
+            for g, hf in (("gate", "gate_proj"), ("up", "up_proj"), ("down", "down_proj")):
+                experts(f"{b}ffn_{g}_exps.weight", [f"{p}mlp.experts.{e}.{hf}.weight" for e in range(n_exp)], qtype)
+            continue
         add(b + "attn_norm.weight", p + "input_layernorm.weight")
         add(b + "attn_q.weight", p + "self_attn.q_proj.weight", perm_heads=nh)
         add(b + "attn_k.weight", p + "self_attn.k_proj.weight", perm_heads=nkv)
@@ -636,14 +721,24 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
 
 def decode_bytes_per_token(path: str | os.PathLike) -> int:
     """Weight bytes a llama.cpp decode step reads: every tensor except the embedding table
-    (one row of it is gathered), unless the table doubles as the output projection (tied)."""
-    tabs = read_tensor_table(path)
+    (one row of it is gathered), unless the table doubles as the output projection (tied).
+    Of a mixture of experts' stacked ``*_exps`` tensors a token reads ``expert_used_count``
+    of the ``expert_count`` experts (the router, ``ffn_gate_inp``, is read whole)."""
+    meta, tabs = _read_header(path)
+    arch = meta.get("general.architecture", "llama")
+    n_exp = int(meta.get(f"{arch}.expert_count") or 0)
+    n_used = int(meta.get(f"{arch}.expert_used_count") or 0)
     names = {t["name"] for t in tabs}
     total = 0
     for t in tabs:
         if t["name"] == "token_embd.weight" and "output.weight" in names:
             continue
-        total += t["nbytes"] or 0
+        nb = t["nbytes"] or 0
+        if n_exp and t["name"].endswith("_exps.weight"):
+            if len(t["shape"]) != 3 or t["shape"][0] != n_exp:
+                raise ValueError(f"{path}: {t['name']} has shape {t['shape']}, not [{n_exp}, ...]")
+            nb = nb // n_exp * min(n_used or n_exp, n_exp)
+        total += nb
     return total
 
 

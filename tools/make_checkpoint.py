@@ -3,7 +3,8 @@
 
 Each checkpoint is a Hugging Face-style folder::
 
-    <out>/<shape>/config.json              LlamaForCausalLM config
+    <out>/<shape>/config.json              LlamaForCausalLM config (Qwen3MoeForCausalLM for
+                                           the qwen3_moe shapes)
     <out>/<shape>/model.safetensors        BF16 weights, ~N(0, 0.02), norm weights 1
     <out>/<shape>/tokenizer.json           a small byte-level BPE (vocab <= the model's)
     <out>/<shape>/tokenizer_config.json
@@ -14,6 +15,15 @@ tensor, keyed by the seed and the tensor name) and streamed to disk, so even the
 needs only a few hundred MB of RAM. The safetensors file is written here with numpy alone
 (8-byte little-endian header length, JSON header, raw data); BF16 is float32 rounded to
 nearest-even and truncated to its upper 16 bits.
+
+Mixture-of-experts shapes (``model_type="qwen3_moe"`` in the shape dict: Qwen3-MoE, every
+layer sparse) are stored as Hugging Face checkpoints store them: ``self_attn.{q,k}_norm``,
+the router ``mlp.gate.weight`` [experts, hidden] and the experts one by one,
+``mlp.experts.E.{gate,up,down}_proj.weight``. The router is drawn with its own standard
+deviation, ``router_std`` (default ``1 / sqrt(hidden)``: a unit-RMS input, which is what the
+post-attention RMSNorm with weight 1 hands it, gets router logits ~ N(0, 1), so the softmax
+is neither uniform nor one-hot and the top-k choice is clear-cut rather than a string of
+near-ties); every other matrix uses ``std``. Dense shapes are written exactly as before.
 
 Usage::
 
@@ -32,6 +42,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -47,6 +58,8 @@ __all__ = [
     "DEFAULT_OUT",
     "make_checkpoint",
     "llama_config",
+    "qwen3_moe_config",
+    "is_moe",
     "tensor_specs",
     "write_safetensors",
     "make_tokenizer",
@@ -142,11 +155,59 @@ SHAPES: dict[str, dict[str, Any]] = {
         rms_norm_eps=1e-5,
         max_position_embeddings=1024,
     ),
+    # Qwen/Qwen3-30B-A3B's per-layer shape with 4 of its 48 layers: 128 experts, 8 per token,
+    # every layer sparse (intermediate_size is in the config but unused). ~3.1B params, of
+    # which ~0.5B are read per decoded token (attention, router, 8 experts, lm_head).
+    "qwen3-30b-a3b-4l": dict(
+        model_type="qwen3_moe",
+        hidden_size=2048,
+        num_hidden_layers=4,
+        num_attention_heads=32,
+        num_key_value_heads=4,
+        head_dim=128,
+        num_experts=128,
+        num_experts_per_tok=8,
+        moe_intermediate_size=768,
+        intermediate_size=6144,
+        norm_topk_prob=True,
+        vocab_size=151936,
+        tie_word_embeddings=False,
+        rope_theta=1000000.0,
+        rms_norm_eps=1e-6,
+        max_position_embeddings=40960,
+    ),
+    # A ~1 MB Qwen3-MoE for unit tests (tests/test_bench_moe.py).
+    "tiny-qwen3-moe": dict(
+        model_type="qwen3_moe",
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        num_experts=8,
+        num_experts_per_tok=2,
+        moe_intermediate_size=32,
+        intermediate_size=128,
+        norm_topk_prob=True,
+        vocab_size=512,
+        tie_word_embeddings=False,
+        rope_theta=1000000.0,
+        rms_norm_eps=1e-6,
+        max_position_embeddings=1024,
+    ),
 }
 
 
+def is_moe(cfg_or_shape: dict[str, Any]) -> bool:
+    """Whether a shape or config is a mixture of experts (qwen3_moe)."""
+    return cfg_or_shape.get("model_type") == "qwen3_moe"
+
+
 def llama_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
-    """A complete ``config.json`` dict for a shape."""
+    """A complete ``config.json`` dict for a shape (a Qwen3-MoE one for a qwen3_moe shape:
+    :func:`qwen3_moe_config`)."""
+    if is_moe(shape):
+        return qwen3_moe_config(shape, name)
     s = dict(shape)
     hidden = int(s["hidden_size"])
     heads = int(s["num_attention_heads"])
@@ -182,11 +243,63 @@ def llama_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
     return cfg
 
 
-def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
-    """(name, shape, init) for every tensor of a Llama checkpoint, in file order.
+def qwen3_moe_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
+    """A complete Qwen3MoeForCausalLM ``config.json`` dict (transformers' Qwen3MoeConfig
+    fields) for a ``model_type="qwen3_moe"`` shape. Every layer is sparse."""
+    s = dict(shape)
+    hidden = int(s["hidden_size"])
+    heads = int(s["num_attention_heads"])
+    layers = int(s["num_hidden_layers"])
+    head_dim = int(s.get("head_dim") or hidden // heads)
+    router_std = float(s.get("router_std") or 1.0 / math.sqrt(hidden))
+    return {
+        "architectures": ["Qwen3MoeForCausalLM"],
+        "model_type": "qwen3_moe",
+        "hidden_size": hidden,
+        "intermediate_size": int(s["intermediate_size"]),
+        "moe_intermediate_size": int(s["moe_intermediate_size"]),
+        "num_experts": int(s["num_experts"]),
+        "num_experts_per_tok": int(s["num_experts_per_tok"]),
+        "norm_topk_prob": bool(s.get("norm_topk_prob", True)),
+        "decoder_sparse_step": 1,
+        "mlp_only_layers": [],
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": int(s.get("num_key_value_heads", heads)),
+        "head_dim": head_dim,
+        "hidden_act": "silu",
+        "max_position_embeddings": int(s.get("max_position_embeddings", 40960)),
+        "max_window_layers": layers,
+        "rms_norm_eps": float(s.get("rms_norm_eps", 1e-6)),
+        "rope_theta": float(s.get("rope_theta", 1000000.0)),
+        "rope_scaling": None,
+        "sliding_window": None,
+        "use_sliding_window": False,
+        "tie_word_embeddings": bool(s.get("tie_word_embeddings", False)),
+        "vocab_size": int(s["vocab_size"]),
+        # the ids of make_tokenizer's <s> and </s> (a real Qwen3 uses 151643 / 151645)
+        "bos_token_id": int(s.get("bos_token_id", 1)),
+        "eos_token_id": s.get("eos_token_id", 2),
+        "attention_bias": False,
+        "attention_dropout": 0.0,
+        "initializer_range": 0.02,
+        "output_router_logits": False,
+        "router_aux_loss_coef": 0.001,
+        "use_cache": True,
+        "torch_dtype": "bfloat16",
+        "_name_or_path": f"pyvt-random/{name}",
+        "_pyvt_random_checkpoint": {"shape": name, "format_version": FORMAT_VERSION, "router_std": router_std},
+    }
 
-    init is "normal" (N(0, 0.02)) or "ones" (RMSNorm weights).
+
+def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
+    """(name, shape, init) for every tensor of a Llama (or Qwen3-MoE) checkpoint, in file order.
+
+    init is "normal" (N(0, std)), "ones" (RMSNorm weights) or "router" (a MoE router:
+    N(0, router_std), see the module's docstring).
     """
+    if is_moe(cfg):
+        return _qwen3_moe_specs(cfg)
     h = cfg["hidden_size"]
     inter = cfg["intermediate_size"]
     nh = cfg["num_attention_heads"]
@@ -207,6 +320,41 @@ def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
             (p + "mlp.up_proj.weight", (inter, h), "normal"),
             (p + "mlp.down_proj.weight", (h, inter), "normal"),
         ]
+    specs.append(("model.norm.weight", (h,), "ones"))
+    if not cfg["tie_word_embeddings"]:
+        specs.append(("lm_head.weight", (v, h), "normal"))
+    return specs
+
+
+def _qwen3_moe_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
+    h = cfg["hidden_size"]
+    nh = cfg["num_attention_heads"]
+    nkv = cfg["num_key_value_heads"]
+    hd = cfg["head_dim"]
+    v = cfg["vocab_size"]
+    ne = cfg["num_experts"]
+    mi = cfg["moe_intermediate_size"]
+    specs: list[tuple[str, tuple[int, ...], str]] = [("model.embed_tokens.weight", (v, h), "normal")]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        specs += [
+            (p + "input_layernorm.weight", (h,), "ones"),
+            (p + "self_attn.q_proj.weight", (nh * hd, h), "normal"),
+            (p + "self_attn.k_proj.weight", (nkv * hd, h), "normal"),
+            (p + "self_attn.v_proj.weight", (nkv * hd, h), "normal"),
+            (p + "self_attn.o_proj.weight", (h, nh * hd), "normal"),
+            (p + "self_attn.q_norm.weight", (hd,), "ones"),
+            (p + "self_attn.k_norm.weight", (hd,), "ones"),
+            (p + "post_attention_layernorm.weight", (h,), "ones"),
+            (p + "mlp.gate.weight", (ne, h), "router"),
+        ]
+        for e in range(ne):
+            q = f"{p}mlp.experts.{e}."
+            specs += [
+                (q + "gate_proj.weight", (mi, h), "normal"),
+                (q + "up_proj.weight", (mi, h), "normal"),
+                (q + "down_proj.weight", (h, mi), "normal"),
+            ]
     specs.append(("model.norm.weight", (h,), "ones"))
     if not cfg["tie_word_embeddings"]:
         specs.append(("lm_head.weight", (v, h), "normal"))
@@ -423,8 +571,14 @@ def make_checkpoint(
     jobs = max(1, int(jobs or min(os.cpu_count() or 1, 16)))
     pool = ThreadPoolExecutor(jobs) if jobs > 1 else None
     try:
-        streams = _prefetched([lambda n=n, s=s, init=init: _tensor_stream(n, s, init, seed, std)
-                               for n, s, init in specs], pool, 2 * jobs)
+        router_std = float(cfg.get("_pyvt_random_checkpoint", {}).get("router_std", std))
+
+        def factory(n: str, s: tuple[int, ...], init: str) -> Callable[[], Iterator[np.ndarray]]:
+            if init == "router":
+                return lambda: _tensor_stream(n, s, "normal", seed, router_std)
+            return lambda: _tensor_stream(n, s, init, seed, std)
+
+        streams = _prefetched([factory(n, s, init) for n, s, init in specs], pool, 2 * jobs)
         write_safetensors(
             folder / "model.safetensors",
             [(n, s, "BF16", st) for (n, s, _), st in zip(specs, streams)],
@@ -471,9 +625,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.list or not args.shapes:
         for k, s in SHAPES.items():
             cfg = llama_config(s, k)
+            mlp = (f"{cfg['num_experts']} experts top-{cfg['num_experts_per_tok']} of inter "
+                   f"{cfg['moe_intermediate_size']}" if is_moe(cfg) else f"inter {cfg['intermediate_size']}")
             print(f"{k:16s} {param_count(cfg) / 1e6:9.1f}M params  hidden {cfg['hidden_size']}, "
                   f"{cfg['num_hidden_layers']} layers, {cfg['num_attention_heads']}/{cfg['num_key_value_heads']} heads, "
-                  f"inter {cfg['intermediate_size']}, vocab {cfg['vocab_size']}, "
+                  f"{mlp}, vocab {cfg['vocab_size']}, "
                   f"{'tied' if cfg['tie_word_embeddings'] else 'untied'}")
         return 0
     for s in args.shapes:
