@@ -73,6 +73,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                          norm_topk_prob=True, head_dim=32, num_hidden_layers=3, mlp_only_layers=[1])),
     "qwen2-moe-shared": ("Qwen2MoeConfig", dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                                                 shared_expert_intermediate_size=64)),
+    # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
+    # layers slide (transformers' default layer_types).
+    "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
+    "smollm3-window-bias": ("SmolLM3Config", dict(num_hidden_layers=4, no_rope_layers=[1, 0, 1, 1], use_sliding_window=True,
+                                                  sliding_window=6, attention_bias=True, mlp_bias=True,
+                                                  tie_word_embeddings=False, pad_token_id=ENDOFTEXT)),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -100,6 +106,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "mixtral": ("Mixtral", ["moe 4 experts top-2", "norm-topk"]),
     "qwen3-moe": ("Qwen3MoE", ["qk-norm", "moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "head-dim 32"]),
     "qwen2-moe-shared": ("Qwen2MoE", ["qkv-bias", "moe 4 experts top-2", "shared-expert 64"]),
+    "smollm3": ("SmolLM3", ["no-rope layer 3"]),
+    "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -161,7 +169,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral"):
         return [w] * n
-    if cfg["model_type"] in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe") and cfg.get("use_sliding_window"):
+    if cfg["model_type"] in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "smollm3") and cfg.get("use_sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
                                            for i in range(n)]
         return [w if t == "sliding_attention" else 0 for t in types]
@@ -192,6 +200,13 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
         else:
             out[name] = x
     return out
+
+
+def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
+    """llama_ref's `nope` argument: the layers that attend without RoPE (SmolLM3), else None."""
+    if cfg["model_type"] != "smollm3":
+        return None
+    return [not v for v in cfg["no_rope_layers"]]
 
 
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:

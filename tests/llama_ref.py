@@ -294,7 +294,8 @@ def _round_kv_int8(a: np.ndarray) -> np.ndarray:
 
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
-                     kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None) -> np.ndarray:
+                     kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
+                     nope: list[bool] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -319,6 +320,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `round_x`: applied to the input of every layer linear (not lm_head), for kernels that
     multiply a rounded x (tests/int16_ref.py).
+
+    `nope[layer]` true: that layer attends without RoPE (SmolLM3's NoPE layers).
 
     `moe` ({"experts_per_tok", "norm_topk"}): a layer with `mlp.gate.weight` (the router,
     [experts, hidden]) computes Mixtral's / Qwen-MoE's sparse MLP instead of the dense one:
@@ -364,7 +367,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if p + "self_attn.q_norm.weight" in W:
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
-        if gemma2 and gemma2.get("local") and gemma2["local"][i]:
+        if nope and nope[i]:
+            pass
+        elif gemma2 and gemma2.get("local") and gemma2["local"][i]:
             q, k = _rope(q, cos_l, sin_l), _rope(k, cos_l, sin_l)
         else:
             q, k = _rope(q, cos, sin), _rope(k, cos, sin)

@@ -446,7 +446,9 @@ def test_errors_leave_the_session_usable(ckpt):
 
 # bf16 for every case; the 8- and 4-bit GEMVs / GEMMs (same epilogues, other weight decoding)
 # on a biased, a q/k-normed and a Gemma case (the GPU check's time budget).
-FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES)] + [
+# (The mixture-of-experts cases run on the CPU only: test_moe_models_are_refused_on_the_device.)
+MOE_CASES = [name for name in sorted(F.CASES) if F.moe_params(F.load_golden()["cases"][name]["config"])]
+FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES) if name not in MOE_CASES] + [
     (name, fmt) for fmt in ("int8", "int4") for name in ("llama-bias-hd24", "qwen3-bias-hd8", "gemma2")] + [
     (name, fmt) for fmt in ("fp8", "fp8-channel", "int4-min") for name in ("qwen3-bias-hd8", "gemma2")]
 
@@ -491,7 +493,21 @@ def test_families_match_cpu(family, name, fmt):
         _assert_same_or_near_tie(c, F.PROMPT, tc, tg, margin=0.02)
 
 
-@pytest.mark.parametrize("name", ["llama-bias-hd24", "qwen3-bias-hd8", "gemma2", "gemma3"])
+def test_moe_models_are_refused_on_the_device(family):
+    """device="cuda" refuses a mixture-of-experts model in one line naming why; "auto" runs it
+    on the CPU."""
+    assert MOE_CASES
+    for name in MOE_CASES:
+        folder, seq = family(name)
+        with pytest.raises(ValueError, match="mixture-of-experts models run on the CPU backend only"):
+            _model.Model(str(folder), weight_format="bf16", device="cuda")
+        with _model.Model(str(folder), weight_format="bf16", device="auto", kv_cache="f32") as a, \
+                _model.Model(str(folder), weight_format="bf16", device="cpu", kv_cache="f32") as c:
+            assert a.info["device"] == "cpu"
+            np.testing.assert_array_equal(a.logits(seq[:12]), c.logits(seq[:12]))
+
+
+@pytest.mark.parametrize("name", ["llama-bias-hd24", "qwen3-bias-hd8", "gemma2", "gemma3", "smollm3-window-bias"])
 def test_family_batched_decode_and_copy_prefix(family, name):
     """What the serving engine does with a CUDA model: vt_session_decode_batch over two
     sessions at different positions (past the windows) gives each the logits of its own

@@ -295,6 +295,16 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                  c.path.c_str());
     }
     if (F.local_rope && c.rope_local_theta < 0) c.rope_local_theta = 10000.0;  // Gemma3TextConfig's default
+    // SmolLM3: no_rope_layers (1 = rotate), else every no_rope_layer_interval-th layer is NoPE.
+    c.layer_nope.assign(size_t(std::max<int64_t>(L, 0)), 0);
+    if (F.nope_layers) {
+        if (!c.no_rope_layers.empty() && int64_t(c.no_rope_layers.size()) < L)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: no_rope_layers lists %zu layers, but the model has %lld", c.path.c_str(),
+                 c.no_rope_layers.size(), (long long)L);
+        const int64_t every = c.no_rope_layer_interval > 0 ? c.no_rope_layer_interval : 4;  // SmolLM3Config's
+        for (int64_t l = 0; l < L; ++l)
+            c.layer_nope[size_t(l)] = c.no_rope_layers.empty() ? (l + 1) % every == 0 : c.no_rope_layers[size_t(l)] == 0;
+    }
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
@@ -318,6 +328,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                          "sliding_attention)", c.path.c_str(), (long long)l, t.c_str(), F.name);
                 if (t == "sliding_attention") c.layer_window[size_t(l)] = window;
             }
+        } else if (F.nope_layers) {  // SmolLM3Config: the NoPE layers slide
+            for (int64_t l = 0; l < L; ++l)
+                if (c.layer_nope[size_t(l)]) c.layer_window[size_t(l)] = window;
         } else {
             const int64_t first = c.max_window_layers < 0 ? 28 : c.max_window_layers;  // Qwen2Config's default
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
@@ -792,6 +805,14 @@ LlamaConfig read_config(const std::string& dir) {
         c.shared_intermediate_field = r.integer(root, "shared_expert_intermediate_size", 0, kMaxDim);
         c.norm_topk_prob_field = r.boolean(root, "norm_topk_prob");
         c.decoder_sparse_step = r.integer(root, "decoder_sparse_step", 1, 100000);
+        c.no_rope_layer_interval = r.integer(root, "no_rope_layer_interval", 1, 100000);
+        if (const json::Value* nr = r.get(root, "no_rope_layers")) {
+            if (!nr->is_array()) r.bad("no_rope_layers", *nr, "a list of 0 / 1 per layer");
+            for (const auto& e : nr->arr) {
+                if (!e.is_number() || (e.d != 0 && e.d != 1)) r.bad("no_rope_layers", *nr, "a list of 0 / 1 per layer");
+                c.no_rope_layers.push_back(int64_t(e.d));
+            }
+        }
         if (const json::Value* ml = r.get(root, "mlp_only_layers")) {
             if (!ml->is_array()) r.bad("mlp_only_layers", *ml, "a list of layer indices");
             for (const auto& e : ml->arr) {

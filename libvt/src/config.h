@@ -81,6 +81,8 @@ struct LlamaConfig {
     int norm_topk_prob_field = -1;          // norm_topk_prob (Qwen)
     int64_t decoder_sparse_step = -1;       // Qwen: layer l is MoE when (l + 1) % step == 0 ...
     std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
+    std::vector<int64_t> no_rope_layers;    // SmolLM3: 1 = the layer rotates, 0 = NoPE (empty: absent)
+    int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     const ModelFamily* family = nullptr;
@@ -100,6 +102,8 @@ struct LlamaConfig {
     float embed_scale = 0;
     // [blocks] 1 where the layer rotates with rope_local_theta (Gemma 3's sliding layers).
     std::vector<uint8_t> layer_local_rope;
+    // [blocks] 1 where the layer attends without RoPE (SmolLM3's NoPE layers; q is still scaled).
+    std::vector<uint8_t> layer_nope;
     // Mixture of experts (resolved; 0 experts = a dense model): each token's MLP is the sum of
     // its top experts_per_tok experts (softmax over the router's logits, in float32; the top
     // weights renormalized to sum 1 when norm_topk), each a SwiGLU MLP of width

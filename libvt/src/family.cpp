@@ -19,7 +19,7 @@ namespace {
      nullptr}
 
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false
+#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -115,6 +115,17 @@ const ModelFamily kFamilies[] = {
         VT_DENSE,
     },
     {
+        "SmolLM3", "SmolLM3ForCausalLM", "smollm3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/2000000.0, /*max positions=*/32768,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true,
+    },
+    {
         "Mixtral", "MixtralForCausalLM", "mixtral",
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
@@ -124,7 +135,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -136,7 +147,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true,
+        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -148,7 +159,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false,
     },
 };
 
@@ -264,18 +275,24 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
 
 namespace {
 
-// "layers 2..5", "layers 1, 3, 5", "every layer", "13 of 26 layers" — the layers with a window.
+// "layers 2..5", "layers 1,3,5", "every layer", "13 of 26 layers": the layers `on` of n.
+std::string layer_set(const std::vector<int64_t>& on, size_t n) {
+    if (on.size() == n) return "every layer";
+    if (on.size() > 1 && on.back() - on.front() + 1 == int64_t(on.size()))
+        return format("layers %lld..%lld", (long long)on.front(), (long long)on.back());
+    if (on.size() > 6) return format("%zu of %zu layers", on.size(), n);
+    std::string s = on.size() == 1 ? "layer " : "layers ";
+    // (",", no space: the feature list itself is ", "-separated)
+    for (size_t i = 0; i < on.size(); ++i) s += (i ? "," : "") + std::to_string(on[i]);
+    return s;
+}
+
+// The layers with a window.
 std::string window_layers(const LlamaConfig& c) {
     std::vector<int64_t> on;
     for (size_t l = 0; l < c.layer_window.size(); ++l)
         if (c.layer_window[l] > 0) on.push_back(int64_t(l));
-    if (on.size() == c.layer_window.size()) return "every layer";
-    if (on.size() > 1 && on.back() - on.front() + 1 == int64_t(on.size()))
-        return format("layers %lld..%lld", (long long)on.front(), (long long)on.back());
-    if (on.size() > 6) return format("%zu of %zu layers", on.size(), c.layer_window.size());
-    std::string s = on.size() == 1 ? "layer " : "layers ";
-    for (size_t i = 0; i < on.size(); ++i) s += (i ? ", " : "") + std::to_string(on[i]);
-    return s;
+    return layer_set(on, c.layer_window.size());
 }
 
 }  // namespace
@@ -296,6 +313,12 @@ std::string feature_list(const LlamaConfig& c) {
     }
     if (c.attn_softcap > 0) add(format("attn-softcap %g", c.attn_softcap));
     if (c.final_softcap > 0) add(format("final-softcap %g", c.final_softcap));
+    if (c.family && c.family->nope_layers) {
+        std::vector<int64_t> on;
+        for (size_t l = 0; l < c.layer_nope.size(); ++l)
+            if (c.layer_nope[l]) on.push_back(int64_t(l));
+        add("no-rope " + layer_set(on, c.layer_nope.size()));
+    }
     if (c.num_experts > 0) {
         int64_t n = 0;
         for (uint8_t x : c.layer_moe) n += x;

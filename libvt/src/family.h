@@ -6,7 +6,7 @@
 // (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
+// SmolLM3 (Llama with NoPE layers). Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
 // fields at the end). Gemma 1, multimodal Gemma 3 and Phi-1/2 are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
@@ -95,6 +95,10 @@ struct ModelFamily {
     // true: the top-k routing weights are renormalized to sum to 1 when config.json's
     // norm_topk_prob is (Qwen); false: always (Mixtral).
     bool config_norm_topk;
+    // SmolLM3: some layers attend without RoPE (config.json's no_rope_layers: 1 = rotate, 0 =
+    // not; else every no_rope_layer_interval-th layer, default 4, is a NoPE layer); with
+    // use_sliding_window and no layer_types, the NoPE layers slide.
+    bool nope_layers;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

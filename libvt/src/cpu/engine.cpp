@@ -540,6 +540,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
 
         linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
         const float* rope_table = c.layer_local_rope[size_t(l)] ? s.rope_local.data() : s.rope.data();
+        const bool nope = size_t(l) < c.layer_nope.size() && c.layer_nope[size_t(l)];
         // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
         // then K/V into the cache.
         parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
@@ -550,8 +551,12 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                     ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
                 }
-                ops::rope(row, NH, HD, cs, qscale, ROT);
-                ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
+                if (nope) {  // SmolLM3's NoPE layers: q scaled, q and k not rotated
+                    for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
+                } else {
+                    ops::rope(row, NH, HD, cs, qscale, ROT);
+                    ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
+                }
                 store_kv(p.row(i), l, p.pos(i), row + NH * HD);
             }
         });

@@ -81,6 +81,7 @@ struct CudaLayer {
     const float* post_mlp_norm = nullptr;   // [H] (Gemma)
     int32_t window = 0;                     // sliding window (0: all keys)
     bool local_rope = false;                // rotates with the local RoPE base (Gemma 3)
+    bool no_rope = false;                   // attends without RoPE (SmolLM3's NoPE layers)
 };
 
 // A vector to upload with the weights: its host values and where its device address goes.
@@ -170,6 +171,9 @@ struct CudaModel final : BackendModel {
     int64_t H = 0, I = 0, V = 0, NH = 0, KV = 0, HD = 0, L = 0;
     int64_t ROT = 0;  // the dims RoPE rotates (partial rotary embeddings: < HD)
     float eps = 0.0f, qscale = 1.0f;
+    // SmolLM3's NoPE layers: RoPE rows of the identity rotation (cos 1, sin 0), one per row a
+    // pass or a batched step can have; the QKV epilogue reads them instead of the step's.
+    const float* rope_none = nullptr;  // [max(kChunk, VT_MAX_BATCH)][HD], else null
     // The RoPE tables (the host computes the angles): the model's own, which outlives its
     // backend (vt_model owns both) — frequencies, Gemma 3's local ones, LongRoPE's choice, scale.
     const ModelWeights* rope = nullptr;
@@ -329,6 +333,14 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         const int64_t win = c.layer_window[size_t(l)];
         d.window = win > 0 && win < (int64_t(1) << 31) ? int32_t(win) : 0;
         d.local_rope = !m.inv_freq_local.empty() && c.layer_local_rope[size_t(l)];
+        d.no_rope = size_t(l) < c.layer_nope.size() && c.layer_nope[size_t(l)];
+    }
+    if (std::any_of(cm->layers.begin(), cm->layers.end(), [](const CudaLayer& d) { return d.no_rope; })) {
+        const int64_t rows = std::max<int64_t>(kChunk, VT_MAX_BATCH);
+        std::vector<float> id(size_t(rows * cm->HD), 0.0f);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t k = 0; k < cm->ROT / 2; ++k) id[size_t(r * cm->HD + k)] = 1.0f;
+        add_vec(std::move(id), &cm->rope_none);
     }
     {
         LinearPlan p;
@@ -600,7 +612,7 @@ Epilogue qkv_epilogue(const CudaModel& c, int64_t l, float* q, const int32_t* po
     eq.hd = int(c.HD);
     eq.rot = int(c.ROT);
     eq.qscale = c.qscale;
-    eq.rope = c.layers[size_t(l)].local_rope ? rope_local : rope;
+    eq.rope = c.layers[size_t(l)].no_rope ? c.rope_none : c.layers[size_t(l)].local_rope ? rope_local : rope;
     eq.pos = pos;
     eq.kv_f16 = c.kv_f16();
     eq.layer = int32_t(l);
