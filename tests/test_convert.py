@@ -791,6 +791,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             continue
         if arch.startswith("gemma") and hf_name.endswith("norm.weight"):
             x = x + np.float32(1.0)
+        if arch == "smollm3" and hf_name.endswith(("q_proj.weight", "k_proj.weight")):  # llama's row order
+            x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
         ty = gw.F32 if x.ndim == 1 else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
@@ -823,6 +825,11 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             cfg["layer_types"] = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n_layers)]
             cfg["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
                                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    elif arch == "smollm3":  # llama.cpp: every 4th layer NoPE (no key stores it)
+        md["smollm3.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        md["smollm3.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md["smollm3.attention.value_length"] = gw.Val(gw.UINT32, hd)
+        assert cfg["no_rope_layers"] == [int((i + 1) % 4 != 0) for i in range(n_layers)]
     else:  # phi3
         md["phi3.rope.freq_base"] = 10000.0
         md["phi3.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
@@ -846,7 +853,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
 
 
 FAMILY_GGUFS = [("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3"),
-                ("phi3-longrope", "phi3")]
+                ("phi3-longrope", "phi3"), ("smollm3", "smollm3")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -862,6 +869,8 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     for k in ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
               "num_key_value_heads", "sliding_window", "tie_word_embeddings", "vocab_size"):
         assert cfg[k] == want[k], k
+    if arch == "smollm3":
+        assert cfg["no_rope_layers"] == want["no_rope_layers"] == [1, 1, 1, 0]
     if arch.startswith("gemma"):
         assert cfg["query_pre_attn_scalar"] == cfg["head_dim"] == want["head_dim"]
         assert cfg["layer_types"] == want["layer_types"]
