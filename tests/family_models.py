@@ -76,6 +76,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
+    # Granite (IBM Granite 3.x dense): Llama with four multipliers (embeddings, attention scores,
+    # the residual branches, 1 / logits).
+    "granite": ("GraniteConfig", dict(embedding_multiplier=6.0, attention_multiplier=0.0625, residual_multiplier=0.375,
+                                      logits_scaling=2.5, attention_bias=True, tie_word_embeddings=False)),
     "smollm3-window-bias": ("SmolLM3Config", dict(num_hidden_layers=4, no_rope_layers=[1, 0, 1, 1], use_sliding_window=True,
                                                   sliding_window=6, attention_bias=True, mlp_bias=True,
                                                   tie_word_embeddings=False, pad_token_id=ENDOFTEXT)),
@@ -107,6 +111,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "qwen3-moe": ("Qwen3MoE", ["qk-norm", "moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "head-dim 32"]),
     "qwen2-moe-shared": ("Qwen2MoE", ["qkv-bias", "moe 4 experts top-2", "shared-expert 64"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
+    "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
+                            "residual-multiplier 0.375", "logits-scaling 2.5"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
 }
 
@@ -200,6 +206,14 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
         else:
             out[name] = x
     return out
+
+
+def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
+    """llama_ref's `granite` argument for a Granite config.json, else None."""
+    if cfg["model_type"] != "granite":
+        return None
+    return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",
+                                "logits_scaling")}
 
 
 def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:

@@ -295,7 +295,7 @@ def _round_kv_int8(a: np.ndarray) -> np.ndarray:
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
                      kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
-                     nope: list[bool] | None = None) -> np.ndarray:
+                     nope: list[bool] | None = None, granite: dict[str, float] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -323,6 +323,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `nope[layer]` true: that layer attends without RoPE (SmolLM3's NoPE layers).
 
+    `granite` ({"embedding_multiplier", "attention_multiplier", "residual_multiplier",
+    "logits_scaling"}): GraniteForCausalLM's multipliers — embeddings times the first, scores
+    times the second (instead of 1/sqrt(head_dim)), each residual branch (attention, MLP) times
+    the third before its add, the logits divided by the last.
+
     `moe` ({"experts_per_tok", "norm_topk"}): a layer with `mlp.gate.weight` (the router,
     [experts, hidden]) computes Mixtral's / Qwen-MoE's sparse MLP instead of the dense one:
     softmax of the router logits, the top experts_per_tok experts (`mlp.experts.E.*_proj`),
@@ -337,6 +342,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     if gemma2:
         x = x * float(np.float32(math.sqrt(cfg.hidden)))
     scale = gemma2["query_pre_attn_scalar"] ** -0.5 if gemma2 else 1.0 / math.sqrt(hd)
+    rmul = 1.0
+    if granite:
+        x = x * granite["embedding_multiplier"]
+        scale, rmul = granite["attention_multiplier"], granite["residual_multiplier"]
     cap = gemma2["attn_softcap"] if gemma2 else 0.0
     ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg, seq_len=n).astype(np.float64)[None, :]
     cos, sin = np.cos(ang), np.sin(ang)
@@ -392,20 +401,22 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             y = lin(_gelu_tanh(lin(h, p + "mlp.gate_proj")) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
             x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
             continue
-        x = x + lin(o, p + "self_attn.o_proj")
+        x = x + lin(o, p + "self_attn.o_proj") * rmul
         h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
         if p + "mlp.gate.weight" in W:
             x = x + _moe(W, p + "mlp.", h, lin, moe or {})
             continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")
-        x = x + lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj")
+        x = x + lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj") * rmul
     x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
     # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).
     head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
     logits = x @ head.T
     if gemma2 and gemma2["final_softcap"]:
         logits = gemma2["final_softcap"] * np.tanh(logits / gemma2["final_softcap"])
+    if granite:
+        logits = logits / granite["logits_scaling"]
     return logits
 
 

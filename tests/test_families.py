@@ -112,7 +112,7 @@ def test_float64_reference(from_golden, golden, name):
     cfg = g["config"]
     seq = g["sequence"]
     ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg),
-                             moe=F.moe_params(cfg), nope=F.nope_layers(cfg))
+                             moe=F.moe_params(cfg), nope=F.nope_layers(cfg), granite=F.granite_params(cfg))
     assert rel_err(ref[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-5
     with load(folder, weight_format="bf16") as m:
         assert rel_err(m.logits(seq), ref) < 1e-5
@@ -145,7 +145,7 @@ def test_rounded_kv_cache_against_the_reference_rounding_keys_and_values(from_go
     cfg = g["config"]
     seq = g["sequence"]
     args = (F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg))
-    extra = dict(moe=F.moe_params(cfg), nope=F.nope_layers(cfg))
+    extra = dict(moe=F.moe_params(cfg), nope=F.nope_layers(cfg), granite=F.granite_params(cfg))
     ref = R.reference_logits(*args, kv_cache=kv_cache, **extra)
     exact = R.reference_logits(*args, **extra)
     with load(folder, weight_format="bf16", kv_cache=kv_cache) as m:
@@ -385,7 +385,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     msg = refused(tmp_path)
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
-            "Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+            "Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
             "Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
@@ -558,10 +558,14 @@ def test_moe_experts_go_through_the_packed_cache(from_golden, tmp_path):
     ("gemma2", "attn_logit_softcapping", 1e-300, "is out of range"),
     ("gemma2", "final_logit_softcapping", 1e300, "is out of range"),
     ("gemma2", "final_logit_softcapping", 1e-300, "is out of range"),
+    ("granite", "logits_scaling", 1e300, "is out of range"),
+    ("granite", "residual_multiplier", 1e300, "is out of range"),
+    ("granite", "attention_multiplier", 1e-300, "is out of range"),
+    ("granite", "embedding_multiplier", 1e300, "is out of range"),
 ])
 def test_gemma_constants_outside_float32_are_refused(from_golden, tmp_path, name, field, value, words):
-    # Issue 20's float32 class for Gemma's fields: each loaded and gave NaN logits (or all-zero
-    # ones: token 0 forever) before.
+    # Issue 20's float32 class for Gemma's fields (and Granite's multipliers): each loaded and
+    # gave NaN logits (or all-zero ones: token 0 forever) before.
     folder, _ = from_golden(name)
     for f in folder.iterdir():
         (tmp_path / f.name).write_bytes(f.read_bytes())
@@ -570,7 +574,9 @@ def test_gemma_constants_outside_float32_are_refused(from_golden, tmp_path, name
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
     assert f'config.json: field "{field}" = {value:g}' in msg and words in msg and "\n" not in msg
-    cfg[field] = {"query_pre_attn_scalar": 1e-40, "attn_logit_softcapping": 1e38, "final_logit_softcapping": 1e-37}[field]
+    cfg[field] = {"query_pre_attn_scalar": 1e-40, "attn_logit_softcapping": 1e38, "final_logit_softcapping": 1e-37,
+                  "logits_scaling": 1e30, "residual_multiplier": 1e-30, "attention_multiplier": 1e-30,
+                  "embedding_multiplier": 1e-20}[field]
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     with load(tmp_path, weight_format="bf16") as m:  # the edges of the range still load, and compute
         assert np.isfinite(m.logits(PROMPT)).all()

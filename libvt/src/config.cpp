@@ -295,6 +295,12 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                  c.path.c_str());
     }
     if (F.local_rope && c.rope_local_theta < 0) c.rope_local_theta = 10000.0;  // Gemma3TextConfig's default
+    if (F.multipliers) {  // GraniteConfig's defaults: 1 each
+        c.embed_scale = float(c.embedding_multiplier > 0 ? c.embedding_multiplier : 1.0);
+        c.attn_scale = c.attention_multiplier > 0 ? c.attention_multiplier : 1.0;
+        c.residual_scale = float(c.residual_multiplier > 0 ? c.residual_multiplier : 1.0);
+        c.logits_scaling = c.logits_scaling_field > 0 ? c.logits_scaling_field : 1.0;
+    }
     // SmolLM3: no_rope_layers (1 = rotate), else every no_rope_layer_interval-th layer is NoPE.
     c.layer_nope.assign(size_t(std::max<int64_t>(L, 0)), 0);
     if (F.nope_layers) {
@@ -699,6 +705,15 @@ void check_float32(const LlamaConfig& c) {
         if (c.final_softcap > 0 && (!f32_ok(c.final_softcap) || float(c.final_softcap) < 1.17549435e-38f))
             refuse("final_logit_softcapping", c.final_softcap, range);
     }
+    if (c.family && c.family->multipliers) {  // Granite: each a finite positive float32
+        // (as config.json says them: two are kept as float32 already)
+        auto given = [](double v) { return v > 0 ? v : 1.0; };
+        for (auto [field, v] : {std::pair<const char*, double>{"embedding_multiplier", given(c.embedding_multiplier)},
+                                {"attention_multiplier", c.attn_scale},
+                                {"residual_multiplier", given(c.residual_multiplier)},
+                                {"logits_scaling", c.logits_scaling}})
+            if (!f32_ok(v) || float(v) < 1.17549435e-38f) refuse(field, v, range);
+    }
     const std::vector<float> inv = ops::rope_inv_freq(c);
     for (size_t k = 0; k < inv.size(); ++k)
         if (!(std::isfinite(inv[k]) && inv[k] > 0.0f)) {
@@ -806,6 +821,10 @@ LlamaConfig read_config(const std::string& dir) {
         c.norm_topk_prob_field = r.boolean(root, "norm_topk_prob");
         c.decoder_sparse_step = r.integer(root, "decoder_sparse_step", 1, 100000);
         c.no_rope_layer_interval = r.integer(root, "no_rope_layer_interval", 1, 100000);
+        c.embedding_multiplier = r.positive(root, "embedding_multiplier");
+        c.attention_multiplier = r.positive(root, "attention_multiplier");
+        c.residual_multiplier = r.positive(root, "residual_multiplier");
+        c.logits_scaling_field = r.positive(root, "logits_scaling");
         if (const json::Value* nr = r.get(root, "no_rope_layers")) {
             if (!nr->is_array()) r.bad("no_rope_layers", *nr, "a list of 0 / 1 per layer");
             for (const auto& e : nr->arr) {

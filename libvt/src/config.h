@@ -83,6 +83,8 @@ struct LlamaConfig {
     std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
     std::vector<int64_t> no_rope_layers;    // SmolLM3: 1 = the layer rotates, 0 = NoPE (empty: absent)
     int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
+    double embedding_multiplier = -1, attention_multiplier = -1;  // Granite (-1: absent)
+    double residual_multiplier = -1, logits_scaling_field = -1;
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     const ModelFamily* family = nullptr;
@@ -102,6 +104,12 @@ struct LlamaConfig {
     float embed_scale = 0;
     // [blocks] 1 where the layer rotates with rope_local_theta (Gemma 3's sliding layers).
     std::vector<uint8_t> layer_local_rope;
+    // Granite (resolved; others: 0 / 1 / 1): scores are q·k · attn_scale when > 0; each residual
+    // branch (attention output, MLP output) is multiplied by residual_scale before its add; the
+    // logits are divided by logits_scaling. (Its embedding multiplier is embed_scale.)
+    double attn_scale = 0;
+    float residual_scale = 1.0f;
+    double logits_scaling = 1.0;
     // [blocks] 1 where the layer attends without RoPE (SmolLM3's NoPE layers; q is still scaled).
     std::vector<uint8_t> layer_nope;
     // Mixture of experts (resolved; 0 experts = a dense model): each token's MLP is the sum of

@@ -19,7 +19,7 @@ namespace {
      nullptr}
 
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false
+#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -123,7 +123,18 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false,
+    },
+    {
+        "Granite", "GraniteForCausalLM", "granite",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -135,7 +146,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -147,7 +158,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false,
+        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -159,7 +170,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false,
     },
 };
 
@@ -177,6 +188,7 @@ const Unsupported kUnsupported[] = {
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
     {"olmoe", "OLMoE's full-width q/k norms beside its mixture-of-experts MLP"},
+    {"granitemoe", "Granite's multipliers with a mixture-of-experts MLP of fused input_linear / output_linear experts"},
     {"deepseek_v3", "multi-head latent attention and grouped expert routing"},
     {"gpt_oss", "attention sinks, clamped SwiGLU with biases and MXFP4 experts"},
 };
@@ -313,6 +325,12 @@ std::string feature_list(const LlamaConfig& c) {
     }
     if (c.attn_softcap > 0) add(format("attn-softcap %g", c.attn_softcap));
     if (c.final_softcap > 0) add(format("final-softcap %g", c.final_softcap));
+    if (c.family && c.family->multipliers) {
+        add(format("embedding-multiplier %g", double(c.embed_scale)));
+        add(format("attention-multiplier %g", c.attn_scale));
+        add(format("residual-multiplier %g", double(c.residual_scale)));
+        add(format("logits-scaling %g", c.logits_scaling));
+    }
     if (c.family && c.family->nope_layers) {
         std::vector<int64_t> on;
         for (size_t l = 0; l < c.layer_nope.size(); ++l)

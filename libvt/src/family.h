@@ -6,7 +6,7 @@
 // (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// SmolLM3 (Llama with NoPE layers). Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
+// SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers). Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
 // fields at the end). Gemma 1, multimodal Gemma 3 and Phi-1/2 are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
@@ -99,6 +99,10 @@ struct ModelFamily {
     // not; else every no_rope_layer_interval-th layer, default 4, is a NoPE layer); with
     // use_sliding_window and no layer_types, the NoPE layers slide.
     bool nope_layers;
+    // Granite: config.json's embedding_multiplier (embeddings), attention_multiplier (scores,
+    // instead of 1/sqrt(head_dim)), residual_multiplier (each residual branch before its add)
+    // and logits_scaling (logits divided by it); each 1 when left out (GraniteConfig).
+    bool multipliers;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

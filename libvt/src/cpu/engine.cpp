@@ -508,7 +508,11 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const float eps = float(c.rms_norm_eps);
     const bool gemma = c.family && c.family->gemma_block;
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
-    const float qscale = gemma ? float(std::pow(c.query_pre_attn_scalar, -0.5)) : 1.0f / std::sqrt(float(HD));
+    // (Granite: attention_multiplier)
+    const float qscale = c.attn_scale > 0 ? float(c.attn_scale)
+                         : gemma      ? float(std::pow(c.query_pre_attn_scalar, -0.5))
+                                      : 1.0f / std::sqrt(float(HD));
+    const float rscale = c.residual_scale;  // Granite: residual_multiplier (1 elsewhere)
     const int64_t mlp_width = c.mlp_width();
     const vt_linear_options lopt = vt_linear_default_options();
     const int64_t row_grain = std::max<int64_t>(1, 8192 / H);  // per-row ops: ~8k floats per task
@@ -586,6 +590,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 if (gemma) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_attn_norm.data(), eps);
+                if (rscale != 1.0f)
+                    for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
                 ops::add_rmsnorm(xf + i * H, tmp + i * H, w.mlp_norm.data(), eps, H, xnf + i * H);
             }
         });
@@ -604,11 +610,22 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
             });
         const float* next_norm = l + 1 < c.num_layers ? M.layers[size_t(l + 1)].attn_norm.data() : M.final_norm.data();
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
-            for (int64_t i = b; i < e; ++i) ops::add_rmsnorm(xf + i * H, tmp + i * H, next_norm, eps, H, xnf + i * H);
+            for (int64_t i = b; i < e; ++i) {
+                if (rscale != 1.0f)
+                    for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
+                ops::add_rmsnorm(xf + i * H, tmp + i * H, next_norm, eps, H, xnf + i * H);
+            }
         });
     }
     if (logits_out && r0 < m) {
         linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);
+        if (c.logits_scaling != 1.0) {  // Granite: logits / logits_scaling
+            const float d = float(c.logits_scaling);
+            const int64_t n = (m - r0) * c.vocab_size;
+            parallel_for(n, 65536, [&](int64_t b, int64_t e, int) {
+                for (int64_t k = b; k < e; ++k) logits_out[k] /= d;
+            });
+        }
         if (c.final_softcap > 0) {  // Gemma 2: cap · tanh(logit / cap)
             const float cap = float(c.final_softcap);
             const int64_t n = (m - r0) * c.vocab_size;

@@ -219,6 +219,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     if (c.num_experts > 0)
         fail(VT_STATUS_UNSUPPORTED, "%s: mixture-of-experts models run on the CPU backend only (the CUDA backend has "
              "no expert routing yet)", c.family ? c.family->name : "this model");
+    if (c.family && c.family->multipliers)
+        fail(VT_STATUS_UNSUPPORTED, "%s: its multipliers (residual_multiplier, logits_scaling, attention_multiplier) "
+             "run on the CPU backend only (the CUDA kernels' epilogues have no such scales yet)", c.family->name);
     if (kv_dtype != VT_DTYPE_F16 && kv_dtype != VT_DTYPE_F32 && kv_dtype != VT_DTYPE_I8)
         fail(VT_STATUS_UNSUPPORTED, "KV cache dtype %d is not one the CUDA backend has (F16, F32, I8)", int(kv_dtype));
     const DeviceInfo& info = device_info(device_index);
