@@ -1,6 +1,6 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
-`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `qwen2moe` or `qwen3moe` architecture
-into a Hugging Face-style checkpoint folder.
+`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `qwen2moe` or `qwen3moe`
+architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -145,6 +145,8 @@ _ARCHS = {
     # SmolLM3: llama's tensors (Q/K rows permuted), every 4th layer without RoPE (llama.cpp's
     # rule: no key stores it).
     "smollm3": _Arch("SmolLM3ForCausalLM", "smollm3", True, optional=_QKV_BIASES + ("attn_output.bias",)),
+    # Granite: llama's tensors with four multipliers in the metadata (_hf_configs).
+    "granite": _Arch("GraniteForCausalLM", "granite", True, optional=_QKV_BIASES + ("attn_output.bias",)),
     # Mixture of experts (every block: a router and the experts stacked in 3-D tensors; the
     # dense ffn_gate / ffn_up / ffn_down are absent). A `llama` file with expert_count > 0 is
     # Mixtral (_MIXTRAL).
@@ -626,7 +628,16 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         "vocab_size": vocab_size,
     }
     gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
-    if hp["arch"] == "smollm3":  # SmolLM3Config: llama.cpp rotates every layer but each 4th
+    if hp["arch"] == "granite":  # GraniteConfig's multipliers, as llama.cpp applies the keys
+        # (no attention.scale: llama.cpp scales scores by 1/sqrt(head_dim), GraniteConfig's default is 1)
+        config.update(
+            embedding_multiplier=_f32(_real(meta, "granite.embedding_scale", 1.0, 0.0, 1e30, g.path)),
+            attention_multiplier=_f32(_real(meta, "granite.attention.scale", 1.0 / math.sqrt(hp["head_dim"]), 0.0,
+                                            1e30, g.path)),
+            residual_multiplier=_f32(_real(meta, "granite.residual_scale", 1.0, 0.0, 1e30, g.path)),
+            logits_scaling=_f32(_real(meta, "granite.logit_scale", 1.0, 0.0, 1e30, g.path)))
+        del config["pretraining_tp"]
+    elif hp["arch"] == "smollm3":  # SmolLM3Config: llama.cpp rotates every layer but each 4th
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
@@ -882,7 +893,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
-    `smollm3`, `qwen2moe` or `qwen3moe`) to a Hugging Face-style folder; returns `out_dir`.
+    `smollm3`, `granite`, `qwen2moe` or `qwen3moe`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
