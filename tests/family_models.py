@@ -80,6 +80,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # the residual branches, 1 / logits).
     "granite": ("GraniteConfig", dict(embedding_multiplier=6.0, attention_multiplier=0.0625, residual_multiplier=0.375,
                                       logits_scaling=2.5, attention_bias=True, tie_word_embeddings=False)),
+    # OLMo 2: the post-norm block (no norm before attention / MLP), q/k norms over the whole projection.
+    "olmo2": ("Olmo2Config", dict(num_hidden_layers=3, pad_token_id=ENDOFTEXT)),
     "smollm3-window-bias": ("SmolLM3Config", dict(num_hidden_layers=4, no_rope_layers=[1, 0, 1, 1], use_sliding_window=True,
                                                   sliding_window=6, attention_bias=True, mlp_bias=True,
                                                   tie_word_embeddings=False, pad_token_id=ENDOFTEXT)),
@@ -111,6 +113,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "qwen3-moe": ("Qwen3MoE", ["qk-norm", "moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "head-dim 32"]),
     "qwen2-moe-shared": ("Qwen2MoE", ["qkv-bias", "moe 4 experts top-2", "shared-expert 64"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
+    "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
                             "residual-multiplier 0.375", "logits-scaling 2.5"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
@@ -206,6 +209,13 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
         else:
             out[name] = x
     return out
+
+
+def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
+    """llama_ref.reference_logits' keyword arguments of the families beyond its positional
+    ones: moe, nope, granite, olmo2."""
+    return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
+                olmo2=cfg["model_type"] == "olmo2")
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:

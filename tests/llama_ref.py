@@ -295,7 +295,8 @@ def _round_kv_int8(a: np.ndarray) -> np.ndarray:
 def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
                      kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
-                     nope: list[bool] | None = None, granite: dict[str, float] | None = None) -> np.ndarray:
+                     nope: list[bool] | None = None, granite: dict[str, float] | None = None,
+                     olmo2: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -322,6 +323,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     multiply a rounded x (tests/int16_ref.py).
 
     `nope[layer]` true: that layer attends without RoPE (SmolLM3's NoPE layers).
+
+    `olmo2`: Olmo2ForCausalLM's block instead — no norm before attention or the MLP, their
+    outputs RMSNormed (post_attention_layernorm, post_feedforward_layernorm) before the residual
+    add, q and k RMSNormed over the whole projection (q_norm [heads·head_dim]) before RoPE.
 
     `granite` ({"embedding_multiplier", "attention_multiplier", "residual_multiplier",
     "logits_scaling"}): GraniteForCausalLM's multipliers — embeddings times the first, scores
@@ -369,11 +374,16 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         mask = causal
         if windows and windows[i] > 0:
             mask = np.where(ij >= windows[i], -np.inf, causal)
-        h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
-        q = lin(h, p + "self_attn.q_proj").reshape(n, nh, hd)
-        k = lin(h, p + "self_attn.k_proj").reshape(n, kv, hd)
-        v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
-        if p + "self_attn.q_norm.weight" in W:
+        if olmo2:
+            q = _rmsnorm(lin(x, p + "self_attn.q_proj"), W[p + "self_attn.q_norm.weight"], cfg.eps).reshape(n, nh, hd)
+            k = _rmsnorm(lin(x, p + "self_attn.k_proj"), W[p + "self_attn.k_norm.weight"], cfg.eps).reshape(n, kv, hd)
+            v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
+        else:
+            h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
+            q = lin(h, p + "self_attn.q_proj").reshape(n, nh, hd)
+            k = lin(h, p + "self_attn.k_proj").reshape(n, kv, hd)
+            v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
+        if p + "self_attn.q_norm.weight" in W and not olmo2:
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         if nope and nope[i]:
@@ -399,6 +409,12 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
             h = _rmsnorm(x, W[p + "pre_feedforward_layernorm.weight"], cfg.eps)
             y = lin(_gelu_tanh(lin(h, p + "mlp.gate_proj")) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+            x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
+            continue
+        if olmo2:
+            x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
+            g = lin(x, p + "mlp.gate_proj")
+            y = lin(g / (1.0 + np.exp(-g)) * lin(x, p + "mlp.up_proj"), p + "mlp.down_proj")
             x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
             continue
         x = x + lin(o, p + "self_attn.o_proj") * rmul

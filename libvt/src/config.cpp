@@ -592,7 +592,9 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
-            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H}, {c.head_dim}, {c.head_dim}, {H}, {H}};
+            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
+            // (OLMo 2's q/k norms span the whole projection)
+            {F.post_norm_only ? QD : c.head_dim}, {F.post_norm_only ? KVD : c.head_dim}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
         for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, {t.rows, t.cols});

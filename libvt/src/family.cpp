@@ -19,7 +19,7 @@ namespace {
      nullptr}
 
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false
+#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -123,7 +123,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -134,7 +134,24 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false,
+    },
+    {
+        "OLMo2", "Olmo2ForCausalLM", "olmo2",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         nullptr, nullptr, "self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias",
+         "self_attn.o_proj.bias", nullptr, nullptr, nullptr, "self_attn.q_norm.weight", "self_attn.k_norm.weight",
+         "post_attention_layernorm.weight", "post_feedforward_layernorm.weight"},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
+        /*multipliers=*/false, /*post norm only=*/true,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -146,7 +163,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -158,7 +175,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false,
+        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -170,7 +187,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false,
     },
 };
 
@@ -280,7 +297,7 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
         case T_Q_NORM:
         case T_K_NORM: return c.qk_norm;
         case T_POST_ATTN_NORM:
-        case T_POST_MLP_NORM: return c.family && c.family->gemma_block;
+        case T_POST_MLP_NORM: return c.family && (c.family->gemma_block || c.family->post_norm_only);
         default: return which < kRequiredTensors;
     }
 }
@@ -314,7 +331,8 @@ std::string feature_list(const LlamaConfig& c) {
     auto add = [&](const std::string& f) { s += (s.empty() ? "" : ", ") + f; };
     if (c.qkv_bias) add(c.o_bias ? "attention-bias" : "qkv-bias");
     if (c.mlp_bias) add("mlp-bias");
-    if (c.qk_norm) add("qk-norm");
+    if (c.qk_norm) add(c.family && c.family->post_norm_only ? "qk-norm-full" : "qk-norm");
+    if (c.family && c.family->post_norm_only) add("post-norm");
     if (c.family && c.family->fused_qkv) add("fused-qkv");
     if (c.family && c.family->fused_gate_up) add("fused-gate-up");
     if (c.family && c.family->gemma_block) {

@@ -6,7 +6,7 @@
 // (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers). Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
+// SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm block). Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
 // fields at the end). Gemma 1, multimodal Gemma 3 and Phi-1/2 are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
@@ -103,6 +103,10 @@ struct ModelFamily {
     // instead of 1/sqrt(head_dim)), residual_multiplier (each residual branch before its add)
     // and logits_scaling (logits divided by it); each 1 when left out (GraniteConfig).
     bool multipliers;
+    // OLMo 2: no norm before attention or the MLP; their outputs are RMSNormed before the
+    // residual add (post_attention_layernorm, post_feedforward_layernorm: T_POST_*); q and k
+    // are RMSNormed over the whole projection (weights [NH·HD], [KV·HD]), not per head.
+    bool post_norm_only;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

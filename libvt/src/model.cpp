@@ -469,9 +469,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         LayerWeights& w = m->layers[size_t(l)];
         auto t = [&](int which) -> const TensorView& { return ld.tensor(layer_name(l, which)); };
         auto present = [&](int which) { return present_in(which, l); };
-        w.attn_norm = ld.to_f32_vec(t(T_ATTN_NORM));
-        w.mlp_norm = ld.to_f32_vec(t(T_MLP_NORM));
-        ld.progress(int64_t(t(T_ATTN_NORM).nbytes + t(T_MLP_NORM).nbytes));
+        for (auto [which, out] : {std::pair<int, AlignedVec<float>*>{T_ATTN_NORM, &w.attn_norm}, {T_MLP_NORM, &w.mlp_norm}})
+            if (present(which)) {  // (OLMo 2 has neither: its norms come after)
+                *out = ld.to_f32_vec(t(which));
+                ld.progress(int64_t(t(which).nbytes));
+            }
         const std::string ln = "layers." + std::to_string((long long)l) + ".";
         const vt_format fmt = m->format;
         const int32_t blk = m->block_size;

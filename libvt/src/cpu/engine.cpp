@@ -529,13 +529,26 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         ops::rope_angles(M.rope_freqs(seq), pos, ROT, s.rope.data() + i * HD, M.rope_scale);
         if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, ROT, s.rope_local.data() + i * HD);
     }
-    const float* norm0 = M.layers[0].attn_norm.data();
+    // OLMo 2: no norm before attention or the MLP, the outputs normed before the adds.
+    const bool post_only = c.family && c.family->post_norm_only;
+    const bool post = gemma || post_only;  // the attention / MLP outputs normed before the add
+    // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm.
+    auto add_next = [&](float* xr, const float* t, const float* norm, float* xnr) {
+        if (norm) {
+            ops::add_rmsnorm(xr, t, norm, eps, H, xnr);
+            return;
+        }
+        if (t)
+            for (int64_t h = 0; h < H; ++h) xr[h] += t[h];
+        std::memcpy(xnr, xr, size_t(H) * sizeof(float));
+    };
+    const float* norm0 = post_only ? nullptr : M.layers[0].attn_norm.data();
     parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
             M.embed_row(tokens[i], x + i * H);
             if (c.embed_scale > 0)
                 for (int64_t h = 0; h < H; ++h) x[i * H + h] *= c.embed_scale;
-            ops::add_rmsnorm(x + i * H, nullptr, norm0, eps, H, xn + i * H);
+            add_next(x + i * H, nullptr, norm0, xn + i * H);
         }
     });
 
@@ -551,7 +564,10 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
                 const float* cs = rope_table + i * HD;
-                if (c.qk_norm) {
+                if (c.qk_norm && post_only) {  // OLMo 2: over the whole q and the whole k
+                    ops::rmsnorm_heads(row, 1, NH * HD, w.q_norm.data(), eps);
+                    ops::rmsnorm_heads(row + NH * HD, 1, KV * HD, w.k_norm.data(), eps);
+                } else if (c.qk_norm) {
                     ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
                 }
@@ -589,10 +605,10 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
-                if (gemma) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_attn_norm.data(), eps);
+                if (post) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_attn_norm.data(), eps);
                 if (rscale != 1.0f)
                     for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
-                ops::add_rmsnorm(xf + i * H, tmp + i * H, w.mlp_norm.data(), eps, H, xnf + i * H);
+                add_next(xf + i * H, tmp + i * H, post_only ? nullptr : w.mlp_norm.data(), xnf + i * H);
             }
         });
         if (c.moe_layer(l)) {
@@ -604,16 +620,18 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);
             linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
         }
-        if (gemma)
+        if (post)
             parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
                 for (int64_t i = b; i < e; ++i) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_mlp_norm.data(), eps);
             });
-        const float* next_norm = l + 1 < c.num_layers ? M.layers[size_t(l + 1)].attn_norm.data() : M.final_norm.data();
+        const float* next_norm = l + 1 >= c.num_layers ? M.final_norm.data()
+                                 : post_only         ? nullptr
+                                                     : M.layers[size_t(l + 1)].attn_norm.data();
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 if (rscale != 1.0f)
                     for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
-                ops::add_rmsnorm(xf + i * H, tmp + i * H, next_norm, eps, H, xnf + i * H);
+                add_next(xf + i * H, tmp + i * H, next_norm, xnf + i * H);
             }
         });
     }
