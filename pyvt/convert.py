@@ -1,6 +1,6 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
-`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `qwen2moe` or `qwen3moe`
-architecture into a Hugging Face-style checkpoint folder.
+`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`, `qwen2moe` or
+`qwen3moe` architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -132,6 +132,7 @@ class _Arch(NamedTuple):
     norm_shift: float = 0.0  # norms stored as w + norm_shift (Gemma: 1)
     fused: bool = False      # attn_qkv and a gate|up ffn_up instead of q/k/v and gate/up (Phi-3)
     names: dict = {}         # block names that differ from Llama's
+    post_norm: bool = False  # no attn_norm / ffn_norm, q/k norms over the whole projection (OLMo 2)
 
 
 _ARCHS = {
@@ -145,6 +146,10 @@ _ARCHS = {
     # SmolLM3: llama's tensors (Q/K rows permuted), every 4th layer without RoPE (llama.cpp's
     # rule: no key stores it).
     "smollm3": _Arch("SmolLM3ForCausalLM", "smollm3", True, optional=_QKV_BIASES + ("attn_output.bias",)),
+    # OLMo 2: the post-norm block (post_attention_norm, post_ffw_norm; no attn_norm / ffn_norm).
+    "olmo2": _Arch("Olmo2ForCausalLM", "olmo2", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True,
+                   names={"post_attention_norm.weight": "post_attention_layernorm.weight",
+                          "post_ffw_norm.weight": "post_feedforward_layernorm.weight"}),
     # Granite: llama's tensors with four multipliers in the metadata (_hf_configs).
     "granite": _Arch("GraniteForCausalLM", "granite", True, optional=_QKV_BIASES + ("attn_output.bias",)),
     # Mixture of experts (every block: a router and the experts stacked in 3-D tensors; the
@@ -182,8 +187,9 @@ def _common_block(a: _Arch) -> tuple:
     if a.fused:
         return ("attn_norm.weight", "ffn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_up.weight",
                 "ffn_down.weight")
-    return ("attn_norm.weight", "ffn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
-            "attn_output.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
+    norms = () if a.post_norm else ("attn_norm.weight", "ffn_norm.weight")
+    return norms + ("attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight", "ffn_gate.weight",
+                    "ffn_up.weight", "ffn_down.weight")
 
 
 def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
@@ -513,7 +519,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "ffn_gate.weight": (ffn, hidden), "ffn_up.weight": (2 * ffn if a.fused else ffn, hidden),
         "ffn_down.weight": (hidden, ffn),
         "attn_q.bias": (n_head * head_dim,), "attn_k.bias": (n_kv * head_dim,), "attn_v.bias": (n_kv * head_dim,),
-        "attn_output.bias": (hidden,), "attn_q_norm.weight": (head_dim,), "attn_k_norm.weight": (head_dim,),
+        "attn_output.bias": (hidden,),
+        # (OLMo 2's q/k norms span the whole projection)
+        "attn_q_norm.weight": (n_head * head_dim if a.post_norm else head_dim,),
+        "attn_k_norm.weight": (n_kv * head_dim if a.post_norm else head_dim,),
         "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
     }
     if moe:
@@ -628,7 +637,13 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         "vocab_size": vocab_size,
     }
     gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
-    if hp["arch"] == "granite":  # GraniteConfig's multipliers, as llama.cpp applies the keys
+    if hp["arch"] == "olmo2":  # Olmo2Config; a sliding window is OLMo 3's, which pyvt does not run
+        if _window(meta, "olmo2.attention.sliding_window", None, g.path):
+            raise ValueError(f"{g.path}: olmo2.attention.sliding_window: an OLMo 3 file (sliding-window layers with "
+                             "their own RoPE) is not supported; OLMo 2 files have no window")
+        for k in ("mlp_bias", "pretraining_tp"):
+            del config[k]
+    elif hp["arch"] == "granite":  # GraniteConfig's multipliers, as llama.cpp applies the keys
         # (no attention.scale: llama.cpp scales scores by 1/sqrt(head_dim), GraniteConfig's default is 1)
         config.update(
             embedding_multiplier=_f32(_real(meta, "granite.embedding_scale", 1.0, 0.0, 1e30, g.path)),
@@ -893,7 +908,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
-    `smollm3`, `granite`, `qwen2moe` or `qwen3moe`) to a Hugging Face-style folder; returns `out_dir`.
+    `smollm3`, `granite`, `olmo2`, `qwen2moe` or `qwen3moe`) to a Hugging Face-style folder; returns
+    `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors

@@ -770,7 +770,8 @@ def _gguf_name(hf: str, arch: str) -> str:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
     if rest == "post_attention_layernorm.weight":  # Gemma's own norm; Llama's / Phi-3's pre-MLP norm
-        return f"blk.{i}." + ("post_attention_norm.weight" if arch.startswith("gemma") else "ffn_norm.weight")
+        return f"blk.{i}." + ("post_attention_norm.weight" if arch.startswith("gemma") or arch == "olmo2"
+                              else "ffn_norm.weight")
     return f"blk.{i}." + _HF_TO_GGUF[rest]
 
 
@@ -828,6 +829,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             cfg["layer_types"] = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n_layers)]
             cfg["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
                                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    elif arch == "olmo2":
+        md["olmo2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
     elif arch == "granite":
         md["granite.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md["granite.attention.key_length"] = gw.Val(gw.UINT32, hd)
@@ -864,7 +867,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
 
 
 FAMILY_GGUFS = [("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3"),
-                ("phi3-longrope", "phi3"), ("smollm3", "smollm3"), ("granite", "granite")]
+                ("phi3-longrope", "phi3"), ("smollm3", "smollm3"), ("granite", "granite"),
+                ("olmo2", "olmo2")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1480,4 +1484,12 @@ def test_moe_gguf_that_does_not_fit_is_named(tmp_path, meta, words):
 def test_moe_gguf_of_an_unsupported_architecture_is_named(tmp_path):
     path, _ = family_gguf(tmp_path, "gemma2", "gemma2", meta={"gemma2.expert_count": gw.Val(gw.UINT32, 4)})
     with pytest.raises(ValueError, match="mixture-of-experts gemma2 models are not supported"):
+        convert.convert_gguf(path, tmp_path / "out")
+
+
+def test_olmo3_gguf_with_a_window_is_named(tmp_path):
+    """llama.cpp writes OLMo 3 as `olmo2` with a sliding window (its own RoPE on those layers):
+    refused naming the key, not converted into an OLMo 2 that computes something else."""
+    path, _ = family_gguf(tmp_path, "olmo2", "olmo2", meta={"olmo2.attention.sliding_window": gw.Val(gw.UINT32, 4096)})
+    with pytest.raises(ValueError, match="olmo2.attention.sliding_window: an OLMo 3 file"):
         convert.convert_gguf(path, tmp_path / "out")
