@@ -920,15 +920,21 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
 def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
     """A Q8_0 gemma3 GGUF loaded as it is (load_model(path.gguf)): blocks kept, the F32 norms
     shifted back, the same logits as the folder of its dequantized weights."""
-    import pyvt
-
     monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
     path, _ = family_gguf(tmp_path, "gemma3", "gemma3", qtype=gw.Q8_0)
     plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    _assert_loads_as_its_dequantized_folder(path, plain, "Gemma3")
+
+
+def _assert_loads_as_its_dequantized_folder(path, plain, family):
+    """load_model(path.gguf) (blocks kept) computes what the folder of its dequantized weights
+    packed as int8 computes."""
+    import pyvt
+
     seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
     with pyvt.load_model(path, progress=False, kv_cache="f32") as m, \
             pyvt.load_model(plain, weight_format="int8", progress=False, kv_cache="f32") as r:
-        assert m.info["weight_format"] == "int8" and m.info["family"] == "Gemma3"
+        assert m.info["weight_format"] == "int8" and m.info["family"] == family
         got, exp = m.logits(seq), r.logits(seq)
     assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
 
@@ -1451,8 +1457,6 @@ def test_convert_moe(tmp_path, name, arch, layers):
 def test_moe_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
     """A Q8_0 qwen2moe GGUF loaded as it is: every expert's blocks kept (sliced from the
     stacked tensors), the router float; the logits of the folder of its dequantized weights."""
-    import pyvt
-
     monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
     path, _ = moe_gguf(tmp_path, "qwen2-moe-shared", "qwen2moe", qtype=gw.Q8_0)
     plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
@@ -1460,12 +1464,7 @@ def test_moe_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
     summary = json.loads((kept / "pyvt_blocks.json").read_text())
     # 2 layers x (4 experts x 3 + the shared expert's 3 + q, k, v, o) + the embedding + lm_head
     assert summary["kept"] == {"Q8_0": 2 * (4 * 3 + 3 + 4) + 2} and summary["dequantized"] == {}
-    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
-    with pyvt.load_model(path, progress=False, kv_cache="f32") as m, \
-            pyvt.load_model(plain, weight_format="int8", progress=False, kv_cache="f32") as r:
-        assert m.info["weight_format"] == "int8" and m.info["family"] == "Qwen2MoE"
-        got, exp = m.logits(seq), r.logits(seq)
-    assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
+    _assert_loads_as_its_dequantized_folder(path, plain, "Qwen2MoE")
 
 
 @pytest.mark.parametrize("meta, words", [

@@ -594,15 +594,17 @@ def export_gguf(
     for i in range(nl):
         p = f"model.layers.{i}."
         b = f"blk.{i}."
+        add(b + "attn_norm.weight", p + "input_layernorm.weight")
+        # (qwen3moe's NEOX rope: Q/K rows as they are; llama's are permuted)
+        add(b + "attn_q.weight", p + "self_attn.q_proj.weight", perm_heads=None if moe else nh)
+        add(b + "attn_k.weight", p + "self_attn.k_proj.weight", perm_heads=None if moe else nkv)
+        add(b + "attn_v.weight", p + "self_attn.v_proj.weight")
+        add(b + "attn_output.weight", p + "self_attn.o_proj.weight")
         if moe:
-            add(b + "attn_norm.weight", p + "input_layernorm.weight")
-            add(b + "attn_q.weight", p + "self_attn.q_proj.weight")  # NEOX rope: rows as they are
-            add(b + "attn_k.weight", p + "self_attn.k_proj.weight")
-            add(b + "attn_v.weight", p + "self_attn.v_proj.weight")
-            add(b + "attn_output.weight", p + "self_attn.o_proj.weight")
             add(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight")
             add(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight")
-            add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight")
+        add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight")
+        if moe:
             if st.shape(p + "mlp.gate.weight") != (n_exp, h):
                 raise ValueError(f"{p}mlp.gate.weight has shape {st.shape(p + 'mlp.gate.weight')}, "
                                  f"expected ({n_exp}, {h})")
@@ -610,12 +612,6 @@ def export_gguf(
             for g, hf in (("gate", "gate_proj"), ("up", "up_proj"), ("down", "down_proj")):
                 experts(f"{b}ffn_{g}_exps.weight", [f"{p}mlp.experts.{e}.{hf}.weight" for e in range(n_exp)], qtype)
             continue
-        add(b + "attn_norm.weight", p + "input_layernorm.weight")
-        add(b + "attn_q.weight", p + "self_attn.q_proj.weight", perm_heads=nh)
-        add(b + "attn_k.weight", p + "self_attn.k_proj.weight", perm_heads=nkv)
-        add(b + "attn_v.weight", p + "self_attn.v_proj.weight")
-        add(b + "attn_output.weight", p + "self_attn.o_proj.weight")
-        add(b + "ffn_norm.weight", p + "post_attention_layernorm.weight")
         add(b + "ffn_gate.weight", p + "mlp.gate_proj.weight")
         add(b + "ffn_up.weight", p + "mlp.up_proj.weight")
         add(b + "ffn_down.weight", p + "mlp.down_proj.weight")

@@ -296,17 +296,21 @@ def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
     """(name, shape, init) for every tensor of a Llama (or Qwen3-MoE) checkpoint, in file order.
 
     init is "normal" (N(0, std)), "ones" (RMSNorm weights) or "router" (a MoE router:
-    N(0, router_std), see the module's docstring).
+    N(0, router_std), see the module's docstring). A Qwen3-MoE layer has q/k norms after o_proj
+    and its router and experts (mlp.experts.E.*) instead of the dense MLP.
     """
-    if is_moe(cfg):
-        return _qwen3_moe_specs(cfg)
+    moe = is_moe(cfg)
     h = cfg["hidden_size"]
-    inter = cfg["intermediate_size"]
     nh = cfg["num_attention_heads"]
     nkv = cfg["num_key_value_heads"]
     hd = cfg["head_dim"]
     v = cfg["vocab_size"]
     specs: list[tuple[str, tuple[int, ...], str]] = [("model.embed_tokens.weight", (v, h), "normal")]
+
+    def swiglu(q: str, inter: int) -> list[tuple[str, tuple[int, ...], str]]:
+        return [(q + "gate_proj.weight", (inter, h), "normal"), (q + "up_proj.weight", (inter, h), "normal"),
+                (q + "down_proj.weight", (h, inter), "normal")]
+
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         specs += [
@@ -315,46 +319,16 @@ def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
             (p + "self_attn.k_proj.weight", (nkv * hd, h), "normal"),
             (p + "self_attn.v_proj.weight", (nkv * hd, h), "normal"),
             (p + "self_attn.o_proj.weight", (h, nh * hd), "normal"),
-            (p + "post_attention_layernorm.weight", (h,), "ones"),
-            (p + "mlp.gate_proj.weight", (inter, h), "normal"),
-            (p + "mlp.up_proj.weight", (inter, h), "normal"),
-            (p + "mlp.down_proj.weight", (h, inter), "normal"),
         ]
-    specs.append(("model.norm.weight", (h,), "ones"))
-    if not cfg["tie_word_embeddings"]:
-        specs.append(("lm_head.weight", (v, h), "normal"))
-    return specs
-
-
-def _qwen3_moe_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
-    h = cfg["hidden_size"]
-    nh = cfg["num_attention_heads"]
-    nkv = cfg["num_key_value_heads"]
-    hd = cfg["head_dim"]
-    v = cfg["vocab_size"]
-    ne = cfg["num_experts"]
-    mi = cfg["moe_intermediate_size"]
-    specs: list[tuple[str, tuple[int, ...], str]] = [("model.embed_tokens.weight", (v, h), "normal")]
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}."
-        specs += [
-            (p + "input_layernorm.weight", (h,), "ones"),
-            (p + "self_attn.q_proj.weight", (nh * hd, h), "normal"),
-            (p + "self_attn.k_proj.weight", (nkv * hd, h), "normal"),
-            (p + "self_attn.v_proj.weight", (nkv * hd, h), "normal"),
-            (p + "self_attn.o_proj.weight", (h, nh * hd), "normal"),
-            (p + "self_attn.q_norm.weight", (hd,), "ones"),
-            (p + "self_attn.k_norm.weight", (hd,), "ones"),
-            (p + "post_attention_layernorm.weight", (h,), "ones"),
-            (p + "mlp.gate.weight", (ne, h), "router"),
-        ]
-        for e in range(ne):
-            q = f"{p}mlp.experts.{e}."
-            specs += [
-                (q + "gate_proj.weight", (mi, h), "normal"),
-                (q + "up_proj.weight", (mi, h), "normal"),
-                (q + "down_proj.weight", (h, mi), "normal"),
-            ]
+        if moe:
+            specs += [(p + "self_attn.q_norm.weight", (hd,), "ones"), (p + "self_attn.k_norm.weight", (hd,), "ones")]
+        specs.append((p + "post_attention_layernorm.weight", (h,), "ones"))
+        if moe:
+            specs.append((p + "mlp.gate.weight", (cfg["num_experts"], h), "router"))
+            for e in range(cfg["num_experts"]):
+                specs += swiglu(f"{p}mlp.experts.{e}.", cfg["moe_intermediate_size"])
+        else:
+            specs += swiglu(p + "mlp.", cfg["intermediate_size"])
     specs.append(("model.norm.weight", (h,), "ones"))
     if not cfg["tie_word_embeddings"]:
         specs.append(("lm_head.weight", (v, h), "normal"))
