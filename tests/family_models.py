@@ -80,6 +80,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # the residual branches, 1 / logits).
     "granite": ("GraniteConfig", dict(embedding_multiplier=6.0, attention_multiplier=0.0625, residual_multiplier=0.375,
                                       logits_scaling=2.5, attention_bias=True, tie_word_embeddings=False)),
+    # GraniteMoE (granite-3.x-1b-a400m / 3b-a800m): Granite's multipliers with experts stacked in
+    # two 3-D tensors (input_linear gate|up, output_linear), softmax over the top-k logits.
+    "granitemoe": ("GraniteMoeConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+                                            embedding_multiplier=3.0, attention_multiplier=0.125,
+                                            residual_multiplier=0.5, logits_scaling=2.0, tie_word_embeddings=False)),
     # OLMo 2: the post-norm block (no norm before attention / MLP), q/k norms over the whole projection.
     "olmo2": ("Olmo2Config", dict(num_hidden_layers=3, pad_token_id=ENDOFTEXT)),
     "smollm3-window-bias": ("SmolLM3Config", dict(num_hidden_layers=4, no_rope_layers=[1, 0, 1, 1], use_sliding_window=True,
@@ -114,6 +119,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "qwen2-moe-shared": ("Qwen2MoE", ["qkv-bias", "moe 4 experts top-2", "shared-expert 64"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
+    "granitemoe": ("GraniteMoE", ["embedding-multiplier 3", "attention-multiplier 0.125", "residual-multiplier 0.5",
+                                  "logits-scaling 2", "moe 4 experts top-2", "norm-topk"]),
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
                             "residual-multiplier 0.375", "logits-scaling 2.5"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
@@ -193,6 +200,16 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     Mixtral: block_sparse_moe.experts.N.{w1,w3,w2}.weight and block_sparse_moe.gate)."""
     mixtral = cfg["model_type"] == "mixtral"
     out: dict[str, np.ndarray] = {}
+    if cfg["model_type"] == "granitemoe":  # stacked as they are, under their file names
+        ren = {"block_sparse_moe.router.weight": "block_sparse_moe.router.layer.weight",
+               "block_sparse_moe.experts.gate_up_proj": "block_sparse_moe.input_linear.weight",
+               "block_sparse_moe.experts.down_proj": "block_sparse_moe.output_linear.weight"}
+        for name, x in w.items():
+            for a, b in ren.items():
+                if name.endswith(a):
+                    name = name[:-len(a)] + b
+            out[name] = x
+        return out
     for name, x in w.items():
         if name.endswith("mlp.experts.gate_up_proj") or name.endswith("mlp.experts.down_proj"):
             p = name[:-len("mlp.experts.gate_up_proj" if name.endswith("gate_up_proj") else "mlp.experts.down_proj")]
@@ -220,7 +237,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
     """llama_ref's `granite` argument for a Granite config.json, else None."""
-    if cfg["model_type"] != "granite":
+    if cfg["model_type"] not in ("granite", "granitemoe"):
         return None
     return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",
                                 "logits_scaling")}
@@ -235,10 +252,10 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
 
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
-    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe"):
+    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe"):
         return None
     return {"experts_per_tok": cfg["num_experts_per_tok"],
-            "norm_topk": cfg["model_type"] == "mixtral" or bool(cfg.get("norm_topk_prob"))}
+            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe") or bool(cfg.get("norm_topk_prob"))}
 
 
 def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -246,6 +263,19 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
     block_sparse_moe named as Qwen-MoE's mlp, the experts one by one (for llama_ref)."""
     out = {}
     for name, x in to_checkpoint(w, cfg).items():
+        if name.endswith("block_sparse_moe.input_linear.weight"):  # GraniteMoE: one tensor per expert
+            p = name[:-len("block_sparse_moe.input_linear.weight")]
+            for e in range(x.shape[0]):
+                out[f"{p}mlp.experts.{e}.gate_proj.weight"], out[f"{p}mlp.experts.{e}.up_proj.weight"] = np.split(x[e], 2)
+            continue
+        if name.endswith("block_sparse_moe.output_linear.weight"):
+            p = name[:-len("block_sparse_moe.output_linear.weight")]
+            for e in range(x.shape[0]):
+                out[f"{p}mlp.experts.{e}.down_proj.weight"] = x[e]
+            continue
+        if name.endswith("block_sparse_moe.router.layer.weight"):
+            out[name.replace("block_sparse_moe.router.layer.weight", "mlp.gate.weight")] = x
+            continue
         if ".block_sparse_moe." in name:
             name = name.replace(".block_sparse_moe.", ".mlp.")
             name = name.replace(".w1.", ".gate_proj.").replace(".w3.", ".up_proj.").replace(".w2.", ".down_proj.")

@@ -420,7 +420,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         x = x + lin(o, p + "self_attn.o_proj") * rmul
         h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
         if p + "mlp.gate.weight" in W:
-            x = x + _moe(W, p + "mlp.", h, lin, moe or {})
+            x = x + _moe(W, p + "mlp.", h, lin, moe or {}) * rmul
             continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")

@@ -389,7 +389,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
-            "MixtralForCausalLM, Qwen2MoeForCausalLM, "
+            "GraniteMoeForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
             "Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
@@ -494,6 +494,19 @@ def test_olmo2_per_head_qk_norms_are_named(from_golden, tmp_path):
     R.write_safetensors(tmp_path / "model.safetensors", bad, "BF16")
     msg = refused(tmp_path)
     assert f"model.layers.0.self_attn.q_norm.weight is [{hd}], expected [{cfg['hidden_size']}]" in msg
+
+
+def test_granitemoe_stacked_experts_that_do_not_fit_are_named(from_golden, tmp_path):
+    folder, _ = from_golden("granitemoe")
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    cfg = json.loads((folder / "config.json").read_text())
+    for change, words in (({"num_local_experts": 5}, "model.layers.0.block_sparse_moe.input_linear.weight is [4, 64, 64], "
+                                                     "expected [5, 64, 64]"),
+                          ({"intermediate_size": 48}, "block_sparse_moe.output_linear.weight is [4, 64, 32], expected "
+                                                      "[4, 64, 48]")):
+        (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **change)))
+        assert words in refused(tmp_path)
 
 
 def test_moe_bytes_per_token_count_the_active_experts(from_golden):

@@ -372,7 +372,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const std::string src = c.from_file ? c.path : std::string("the defaults (no config.json)");
     const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
     c.num_experts = c.num_experts_field;
-    if (c.num_experts < 0) {  // count the experts of the first MoE layer
+    if (c.num_experts < 0 && F.fused_experts) {  // the leading dim of the stacked experts
+        const TensorView* t = ck.find(p + F.expert_tensors[0]);
+        c.num_experts = t && t->shape.size() == 3 ? t->shape[0] : 0;
+    } else if (c.num_experts < 0) {  // count the experts of the first MoE layer
         const std::string ep = p + F.expert_prefix;
         int64_t n = 0;
         while (n < 65536 && ck.find(ep + std::to_string(n) + "." + F.expert_tensors[0])) ++n;
@@ -380,8 +383,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     }
     if (c.num_experts == 0 && c.num_experts_field < 0)
         fail(VT_STATUS_UNSUPPORTED, "not a %s checkpoint this engine can run: %s has no num_experts and %s has no "
-             "%s0.%s (a mixture-of-experts model needs its experts)", F.name, src.c_str(), ck.files()[0]->path().c_str(),
-             (p + F.expert_prefix).c_str(), F.expert_tensors[0]);
+             "%s (a mixture-of-experts model needs its experts)", F.name, src.c_str(), ck.files()[0]->path().c_str(),
+             (F.fused_experts ? p + F.expert_tensors[0] : p + F.expert_prefix + "0." + F.expert_tensors[0]).c_str());
     if (c.num_experts == 0) {  // num_experts 0 in config.json: every layer dense (as transformers)
         std::fill(c.layer_moe.begin(), c.layer_moe.end(), 0);
         return;
@@ -401,14 +404,14 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     };
     if (!F.config_norm_topk && c.intermediate_size > 0) c.moe_intermediate = c.intermediate_size;  // Mixtral
     else if (c.moe_intermediate_field > 0) c.moe_intermediate = c.moe_intermediate_field;
-    else c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
+    else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
     if (F.shared_prefix) {
         c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
                                                                  : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
     }
     if (c.moe_intermediate <= 0)
-        fail(VT_STATUS_FORMAT_ERROR, "cannot infer the experts' width from %s (no moe_intermediate_size, no %s)",
-             src.c_str(), (p + F.expert_prefix + "0." + F.expert_tensors[0]).c_str());
+        fail(VT_STATUS_FORMAT_ERROR, "cannot infer the experts' width from %s (no %s)", src.c_str(),
+             F.fused_experts ? "intermediate_size" : "moe_intermediate_size, no expert 0 tensors");
 }
 
 void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
@@ -597,7 +600,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             {F.post_norm_only ? QD : c.head_dim}, {F.post_norm_only ? KVD : c.head_dim}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
-        for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, {t.rows, t.cols});
+        for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, t.shape());
     }
     if (!problems.empty()) {
         std::string list;

@@ -19,7 +19,7 @@ namespace {
      nullptr}
 
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false
+#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -123,7 +123,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -134,7 +134,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false,
     },
     {
         "OLMo2", "Olmo2ForCausalLM", "olmo2",
@@ -151,7 +151,22 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
-        /*multipliers=*/false, /*post norm only=*/true,
+        /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
+    },
+    {
+        "GraniteMoE", "GraniteMoeForCausalLM", "granitemoe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        // (softmax over the top-k logits: the renormalized top-k of the softmax)
+        "block_sparse_moe.router.layer.weight", nullptr,
+        {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
+        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -163,7 +178,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -175,7 +190,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false,
+        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -187,7 +202,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
     },
 };
 
@@ -205,7 +220,7 @@ const Unsupported kUnsupported[] = {
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
     {"olmoe", "OLMoE's full-width q/k norms beside its mixture-of-experts MLP"},
-    {"granitemoe", "Granite's multipliers with a mixture-of-experts MLP of fused input_linear / output_linear experts"},
+    {"granitemoeshared", "GraniteMoE's shared expert (shared_mlp) beside its routed ones"},
     {"deepseek_v3", "multi-head latent attention and grouped expert routing"},
     {"gpt_oss", "attention sinks, clamped SwiGLU with biases and MXFP4 experts"},
 };
@@ -264,6 +279,11 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
     const std::string p = f.layer_prefix + std::to_string(layer) + ".";
     const int64_t H = c.hidden_size, E = c.num_experts, I = c.moe_intermediate;
     out.push_back({p + f.router, E, H, false});
+    if (f.fused_experts) {  // GraniteMoE: [E, 2·I, H] gate|up and [E, H, I] down
+        out.push_back({p + f.expert_tensors[0], 2 * I, H, true, E});
+        out.push_back({p + f.expert_tensors[2], H, I, true, E});
+        return out;
+    }
     for (int64_t e = 0; e < E; ++e) {
         const std::string ep = p + f.expert_prefix + std::to_string(e) + ".";
         out.push_back({ep + f.expert_tensors[0], I, H, true});

@@ -107,6 +107,10 @@ struct ModelFamily {
     // residual add (post_attention_layernorm, post_feedforward_layernorm: T_POST_*); q and k
     // are RMSNormed over the whole projection (weights [NH·HD], [KV·HD]), not per head.
     bool post_norm_only;
+    // GraniteMoE: the experts stacked in two 3-D tensors, expert_tensors[0] [E, 2·I, H] (gate
+    // rows, then up rows, per expert) and expert_tensors[2] [E, H, I] (down), named
+    // layer-relative without an expert prefix.
+    bool fused_experts;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
@@ -116,6 +120,10 @@ struct MoeTensor {
     std::string name;
     int64_t rows, cols;
     bool matrix;  // packed as a linear (the router and the shared gate stay float32)
+    int64_t experts = 0;  // > 0: a 3-D tensor [experts, rows, cols] (GraniteMoE's fused experts)
+    std::vector<int64_t> shape() const {
+        return experts > 0 ? std::vector<int64_t>{experts, rows, cols} : std::vector<int64_t>{rows, cols};
+    }
 };
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 

@@ -521,7 +521,28 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             w.router = ld.to_f32_vec(router);
             ld.progress(int64_t(router.nbytes));
             w.experts.resize(size_t(cfg.num_experts));
-            for (int64_t e = 0; e < cfg.num_experts; ++e) expert("experts." + std::to_string((long long)e), w.experts[size_t(e)]);
+            if (F.fused_experts) {  // GraniteMoE: each expert's rows of the two stacked tensors
+                const TensorView& in3 = next();
+                const TensorView& out3 = next();
+                const int64_t E = cfg.num_experts, I = cfg.moe_intermediate, Hd = cfg.hidden_size;
+                TensorView in2 = in3, out2 = out3;  // the same bytes as [E·2I, H] and [E·H, I]
+                in2.shape = {E * 2 * I, Hd};
+                out2.shape = {E * Hd, I};
+                const vt_format gf = ld.format_of({&in2}, fmt), df = ld.format_of({&out2}, fmt);
+                const int32_t gb = ld.block_of({&in2}, blk), db = ld.block_of({&out2}, blk);
+                for (int64_t e = 0; e < E; ++e) {
+                    LayerWeights::Expert& x = w.experts[size_t(e)];
+                    const std::string en = ln + "experts." + std::to_string((long long)e);
+                    x.gate = cached(en + ".gate", I, Hd, gf, gb, [&] { return ld.pack_rows(in2, e * 2 * I, I, fmt, blk); });
+                    x.up = cached(en + ".up", I, Hd, gf, gb, [&] { return ld.pack_rows(in2, e * 2 * I + I, I, fmt, blk); });
+                    x.down = cached(en + ".down", Hd, I, df, db, [&] { return ld.pack_rows(out2, e * Hd, Hd, fmt, blk); });
+                }
+                ld.progress(int64_t(in3.nbytes + out3.nbytes));
+                ck->release(in3);
+                ck->release(out3);
+            }
+            for (int64_t e = 0; e < cfg.num_experts && !F.fused_experts; ++e)
+                expert("experts." + std::to_string((long long)e), w.experts[size_t(e)]);
             if (i < mt.size()) {
                 expert("shared", w.shared);
                 const TensorView& sg = next();
