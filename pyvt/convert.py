@@ -1,6 +1,6 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
-`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`, `qwen2moe` or
-`qwen3moe` architecture into a Hugging Face-style checkpoint folder.
+`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`, `qwen2moe`,
+`qwen3moe` or `granitemoe` architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -152,6 +152,10 @@ _ARCHS = {
                           "post_ffw_norm.weight": "post_feedforward_layernorm.weight"}),
     # Granite: llama's tensors with four multipliers in the metadata (_hf_configs).
     "granite": _Arch("GraniteForCausalLM", "granite", True, optional=_QKV_BIASES + ("attn_output.bias",)),
+    # GraniteMoE: granite's keys, experts as the MoE files have them; the folder stacks each
+    # block's gate|up experts into input_linear [E, 2I, H] and its down experts into
+    # output_linear [E, H, I], as GraniteMoeForCausalLM's checkpoints hold them.
+    "granitemoe": _Arch("GraniteMoeForCausalLM", "granitemoe", True, optional=_QKV_BIASES + ("attn_output.bias",)),
     # Mixture of experts (every block: a router and the experts stacked in 3-D tensors; the
     # dense ffn_gate / ffn_up / ffn_down are absent). A `llama` file with expert_count > 0 is
     # Mixtral (_MIXTRAL).
@@ -159,7 +163,7 @@ _ARCHS = {
     "qwen3moe": _Arch("Qwen3MoeForCausalLM", "qwen3_moe", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",)),
 }
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe")
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe")
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
@@ -443,7 +447,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe") and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe") and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -471,7 +475,8 @@ def _hparams(meta: dict, p: str) -> dict:
     if float(theta).is_integer():
         theta = float(theta)
     if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
-        moe["ffn_exp"] = ffn if arch == "llama" else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None)
+        moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe")
+                          else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
@@ -643,15 +648,18 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                              "their own RoPE) is not supported; OLMo 2 files have no window")
         for k in ("mlp_bias", "pretraining_tp"):
             del config[k]
-    elif hp["arch"] == "granite":  # GraniteConfig's multipliers, as llama.cpp applies the keys
+    elif hp["arch"] in ("granite", "granitemoe"):  # GraniteConfig's multipliers, as llama.cpp applies the keys
         # (no attention.scale: llama.cpp scales scores by 1/sqrt(head_dim), GraniteConfig's default is 1)
         config.update(
-            embedding_multiplier=_f32(_real(meta, "granite.embedding_scale", 1.0, 0.0, 1e30, g.path)),
-            attention_multiplier=_f32(_real(meta, "granite.attention.scale", 1.0 / math.sqrt(hp["head_dim"]), 0.0,
-                                            1e30, g.path)),
-            residual_multiplier=_f32(_real(meta, "granite.residual_scale", 1.0, 0.0, 1e30, g.path)),
-            logits_scaling=_f32(_real(meta, "granite.logit_scale", 1.0, 0.0, 1e30, g.path)))
+            embedding_multiplier=_f32(_real(meta, f"{hp['arch']}.embedding_scale", 1.0, 0.0, 1e30, g.path)),
+            attention_multiplier=_f32(_real(meta, f"{hp['arch']}.attention.scale", 1.0 / math.sqrt(hp["head_dim"]),
+                                            0.0, 1e30, g.path)),
+            residual_multiplier=_f32(_real(meta, f"{hp['arch']}.residual_scale", 1.0, 0.0, 1e30, g.path)),
+            logits_scaling=_f32(_real(meta, f"{hp['arch']}.logit_scale", 1.0, 0.0, 1e30, g.path)))
         del config["pretraining_tp"]
+        if hp["moe"]:  # GraniteMoeConfig: experts intermediate_size wide, softmax over the top-k
+            config.update(num_local_experts=hp["moe"]["n_expert"], num_experts_per_tok=hp["moe"]["n_used"],
+                          intermediate_size=hp["moe"]["ffn_exp"])
     elif hp["arch"] == "smollm3":  # SmolLM3Config: llama.cpp rotates every layer but each 4th
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
@@ -667,7 +675,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             del config[k]
         config.update(num_local_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"], sliding_window=None,
                       intermediate_size=moe["ffn_exp"])
-    elif moe:  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
+    elif moe and hp["arch"] != "granitemoe":  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
                       decoder_sparse_step=1, mlp_only_layers=[])
@@ -787,7 +795,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 "attn_norm.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias", "attn_v.weight",
                 "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_q_norm.weight", "attn_k_norm.weight",
                 "ffn_norm.weight", "ffn_gate_inp.weight")]
-            order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
+            if arch == "granitemoe":  # stacked as the folder holds them (input_linear, output_linear)
+                order += [(b + "ffn_gate_exps.weight", "in"), (b + "ffn_down_exps.weight", "out")]
+            else:
+                order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
             order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
                                       "ffn_gate_inp_shexp.weight")]
         order = ["token_embd.weight"] + order + ["output_norm.weight", "output.weight"]
@@ -798,23 +809,38 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     def layer_of(name: str) -> int:
         return int(_BLOCK_RE.match(name).group(1))
 
-    def out_name(name: str, e: int | None) -> str:
+    def out_name(name: str, e) -> str:
         t = name.split(".", 2)[2] if name.startswith("blk.") else ""
+        if e in ("in", "out"):
+            return f"model.layers.{layer_of(name)}.block_sparse_moe." + ("input_linear.weight" if e == "in"
+                                                                           else "output_linear.weight")
+        if arch == "granitemoe" and t == "ffn_gate_inp.weight":
+            return f"model.layers.{layer_of(name)}.block_sparse_moe.router.layer.weight"
         if moe and (e is not None or t in ("ffn_gate_inp.weight",) + _SHARED):
             return _moe_hf_name(t, layer_of(name), e, mixtral)
         return hf_tensor_name(name, arch)
 
-    def out_shape(name: str, e: int | None) -> tuple:
+    def up_of(name: str) -> str:  # the up experts beside a gate experts tensor
+        return name.replace("ffn_gate_exps", "ffn_up_exps")
+
+    def out_shape(name: str, e) -> tuple:
         shape = tuple(g.tensors[name].shape)
+        if e == "in":  # [E, I, H] gate and up -> [E, 2I, H]
+            return (shape[0], 2 * shape[1], shape[2])
+        if e == "out":
+            return shape
         if e is not None:
             return shape[1:]
         return (1,) + shape if name.endswith("ffn_gate_inp_shexp.weight") else shape
 
-    def kept(name: str, e: int | None = None) -> bool:
+    def kept(name: str, e=None) -> bool:
         info = g.tensors[name]
         shape = out_shape(name, e)
+        if e == "in" and g.tensors[up_of(name)].ggml_type != info.ggml_type:
+            return False  # (one block type for the stacked gate|up)
         # (the router and the shared expert's gate stay float: libvt compares the router's logits)
-        return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(shape) == 2 and shape[1] % 32 == 0
+        return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(shape) in (2, 3) and shape[-1] % 32 == 0
+                and (len(shape) == 2 or e in ("in", "out"))
                 and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")))
 
     def expert_bytes(name: str, e: int) -> tuple[int, int]:
@@ -829,6 +855,14 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         rows = out_shape(name, e)[0]
 
         def produce():
+            if e == "in":  # expert by expert: its gate rows, then its up rows
+                for x in range(info.shape[0]):
+                    yield g.raw(name, *expert_bytes(name, x))
+                    yield g.raw(up_of(name), *expert_bytes(up_of(name), x))
+                return
+            if e == "out":
+                yield g.raw(name)
+                return
             raw = g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name)
             raw = raw.reshape(rows, raw.size // rows)
             yield unpermute_qk(raw, heads) if heads is not None else raw
@@ -850,6 +884,15 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return _encode(x, st_dtype)
 
         def produce():
+            if expert == "in":  # expert by expert: its gate rows, then its up rows
+                for x in range(info.shape[0]):
+                    for t in (name, up_of(name)):
+                        ti = g.tensors[t]
+                        yield check(dequantize(g.raw(t, *expert_bytes(t, x)), ti.ggml_type, tuple(ti.shape[1:])))
+                return
+            if expert == "out":
+                yield check(g.dequantize(name))
+                return
             if expert is not None:  # one expert of a stacked [experts, rows, cols] tensor
                 shape = out_shape(name, expert)
                 try:
@@ -908,8 +951,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
-    `smollm3`, `granite`, `olmo2`, `qwen2moe` or `qwen3moe`) to a Hugging Face-style folder; returns
-    `out_dir`.
+    `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe` or `granitemoe`) to a Hugging Face-style
+    folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors

@@ -1358,6 +1358,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
     n_layers, H = cfg["num_hidden_layers"], cfg["hidden_size"]
     E = cfg.get("num_experts") or cfg["num_local_experts"]
     mixtral = arch == "llama"
+    granite = arch == "granitemoe"  # (Q/K rows permuted as llama's; experts stacked in the folder)
     hd = cfg.get("head_dim") or H // cfg["num_attention_heads"]
     tensors = []
 
@@ -1382,10 +1383,18 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
             if p + rest not in w:
                 continue
             x = w[p + rest]
-            if mixtral and rest in ("self_attn.q_proj.weight", "self_attn.k_proj.weight"):
+            if (mixtral or granite) and rest in ("self_attn.q_proj.weight", "self_attn.k_proj.weight"):
                 heads = cfg["num_attention_heads"] if "q_proj" in rest else cfg["num_key_value_heads"]
                 x = convert.permute_qk(x, heads)
             add(f"blk.{i}.{gname}", x)
+        if granite:
+            add(f"blk.{i}.ffn_gate_inp.weight", w[p + "block_sparse_moe.router.layer.weight"], gw.F32)
+            stacked = w[p + "block_sparse_moe.input_linear.weight"]
+            gate, up = np.split(stacked, 2, axis=1)
+            add(f"blk.{i}.ffn_gate_exps.weight", np.ascontiguousarray(gate))
+            add(f"blk.{i}.ffn_up_exps.weight", np.ascontiguousarray(up))
+            add(f"blk.{i}.ffn_down_exps.weight", w[p + "block_sparse_moe.output_linear.weight"])
+            continue
         mp = p + ("block_sparse_moe." if mixtral else "mlp.")
         add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
         names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
@@ -1412,7 +1421,11 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
         f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg["num_experts_per_tok"]),
         **tokenizer_meta(),
     }
-    if not mixtral:
+    if granite:
+        for key, field in (("embedding_scale", "embedding_multiplier"), ("attention.scale", "attention_multiplier"),
+                           ("residual_scale", "residual_multiplier"), ("logit_scale", "logits_scaling")):
+            md[f"granitemoe.{key}"] = float(cfg[field])
+    elif not mixtral:
         md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
     if cfg.get("shared_expert_intermediate_size"):
         md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, cfg["shared_expert_intermediate_size"])
@@ -1422,7 +1435,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
     return path, ref
 
 
-MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2])]
+MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2]),
+             ("granitemoe", "granitemoe", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -1440,7 +1454,7 @@ def test_convert_moe(tmp_path, name, arch, layers):
     assert cfg["architectures"] == want["architectures"]
     assert cfg.get("num_experts", cfg.get("num_local_experts")) == want.get("num_experts", want.get("num_local_experts"))
     assert cfg["num_experts_per_tok"] == want["num_experts_per_tok"]
-    if arch != "llama":
+    if arch in ("qwen2moe", "qwen3moe"):
         assert cfg["norm_topk_prob"] == (arch == "qwen3moe") == bool(want.get("norm_topk_prob"))
         assert cfg["moe_intermediate_size"] == want["moe_intermediate_size"]
     st, src = read_safetensors(out / "model.safetensors"), read_safetensors(ref / "model.safetensors")
@@ -1492,3 +1506,18 @@ def test_olmo3_gguf_with_a_window_is_named(tmp_path):
     path, _ = family_gguf(tmp_path, "olmo2", "olmo2", meta={"olmo2.attention.sliding_window": gw.Val(gw.UINT32, 4096)})
     with pytest.raises(ValueError, match="olmo2.attention.sliding_window: an OLMo 3 file"):
         convert.convert_gguf(path, tmp_path / "out")
+
+
+def test_granitemoe_gguf_loads_with_its_stacked_blocks(tmp_path, monkeypatch):
+    """A Q8_0 granitemoe GGUF loaded as it is: each block's gate|up experts stacked into one
+    3-D block tensor (input_linear), the down experts kept as theirs (output_linear), each
+    expert's rows packed from those blocks; the logits of the folder of its dequantized weights."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = moe_gguf(tmp_path, "granitemoe", "granitemoe", qtype=gw.Q8_0)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    kept = convert.convert_gguf(path, tmp_path / "kept", keep_blocks=True)
+    st = json.loads((kept / "model.safetensors").read_bytes()[8:8 + int.from_bytes(
+        (kept / "model.safetensors").read_bytes()[:8], "little")])
+    assert st["model.layers.0.block_sparse_moe.input_linear.weight"]["dtype"] == "GGML_Q8_0"
+    assert st["model.layers.0.block_sparse_moe.input_linear.weight"]["shape"] == [4, 64, 64]
+    _assert_loads_as_its_dequantized_folder(path, plain, "GraniteMoE")

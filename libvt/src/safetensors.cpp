@@ -331,9 +331,10 @@ void SafeTensorsFile::read_header(size_t file_index) {
         const uint64_t span = uint64_t(en - b);
         uint64_t elems = numel;  // elements of d->size bytes
         if (d->ggml >= 0) {
-            if (t.shape.size() != 2 || t.shape[1] % kGgmlBlock != 0)
-                fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: a %s tensor must be 2-D with a multiple of %d columns, "
-                     "not %s", p, n, d->name, kGgmlBlock, t.shape_str().c_str());
+            // (3-D: experts stacked, [experts, rows, cols] — GraniteMoE's input_linear / output_linear)
+            if ((t.shape.size() != 2 && t.shape.size() != 3) || t.shape.back() % kGgmlBlock != 0)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: a %s tensor must be 2-D (or 3-D: stacked experts) with a "
+                     "multiple of %d columns, not %s", p, n, d->name, kGgmlBlock, t.shape_str().c_str());
             elems = numel / kGgmlBlock;
         }
         if (overflow || elems > (uint64_t(1) << 62) / d->size || elems * d->size != span)
