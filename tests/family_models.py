@@ -85,6 +85,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "granitemoe": ("GraniteMoeConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
                                             embedding_multiplier=3.0, attention_multiplier=0.125,
                                             residual_multiplier=0.5, logits_scaling=2.0, tie_word_embeddings=False)),
+    # OLMoE: full-width q/k norms in the pre-norm block, 8 experts top 2 (weights as they are);
+    # the second with norm_topk_prob and clip_qkv (q, k, v clamped).
+    "olmoe": ("OlmoeConfig", dict(num_experts=8, num_experts_per_tok=2, intermediate_size=32)),
+    "olmoe-clip-norm": ("OlmoeConfig", dict(num_experts=4, num_experts_per_tok=2, intermediate_size=32,
+                                            norm_topk_prob=True, clip_qkv=1.5)),
     # OLMo 2: the post-norm block (no norm before attention / MLP), q/k norms over the whole projection.
     "olmo2": ("Olmo2Config", dict(num_hidden_layers=3, pad_token_id=ENDOFTEXT)),
     "smollm3-window-bias": ("SmolLM3Config", dict(num_hidden_layers=4, no_rope_layers=[1, 0, 1, 1], use_sliding_window=True,
@@ -119,6 +124,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "qwen2-moe-shared": ("Qwen2MoE", ["qkv-bias", "moe 4 experts top-2", "shared-expert 64"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
+    "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
+    "olmoe-clip-norm": ("OLMoE", ["qk-norm-full", "clip-qkv 1.5", "moe 4 experts top-2", "norm-topk"]),
     "granitemoe": ("GraniteMoE", ["embedding-multiplier 3", "attention-multiplier 0.125", "residual-multiplier 0.5",
                                   "logits-scaling 2", "moe 4 experts top-2", "norm-topk"]),
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
@@ -232,7 +239,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     """llama_ref.reference_logits' keyword arguments of the families beyond its positional
     ones: moe, nope, granite, olmo2."""
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
-                olmo2=cfg["model_type"] == "olmo2")
+                olmo2=cfg["model_type"] == "olmo2", qk_full=cfg["model_type"] == "olmoe",
+                clip_qkv=float(cfg.get("clip_qkv") or 0.0))
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
@@ -252,7 +260,7 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
 
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
-    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe"):
+    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "olmoe"):
         return None
     return {"experts_per_tok": cfg["num_experts_per_tok"],
             "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe") or bool(cfg.get("norm_topk_prob"))}

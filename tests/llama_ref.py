@@ -296,7 +296,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
                      kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
                      nope: list[bool] | None = None, granite: dict[str, float] | None = None,
-                     olmo2: bool = False) -> np.ndarray:
+                     olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -327,6 +327,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     `olmo2`: Olmo2ForCausalLM's block instead — no norm before attention or the MLP, their
     outputs RMSNormed (post_attention_layernorm, post_feedforward_layernorm) before the residual
     add, q and k RMSNormed over the whole projection (q_norm [heads·head_dim]) before RoPE.
+
+    `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
+    `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
 
     `granite` ({"embedding_multiplier", "attention_multiplier", "residual_multiplier",
     "logits_scaling"}): GraniteForCausalLM's multipliers — embeddings times the first, scores
@@ -380,10 +383,15 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
         else:
             h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
-            q = lin(h, p + "self_attn.q_proj").reshape(n, nh, hd)
-            k = lin(h, p + "self_attn.k_proj").reshape(n, kv, hd)
+            q, k = lin(h, p + "self_attn.q_proj"), lin(h, p + "self_attn.k_proj")
+            if qk_full:
+                q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
+                k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
+            q, k = q.reshape(n, nh, hd), k.reshape(n, kv, hd)
             v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
-        if p + "self_attn.q_norm.weight" in W and not olmo2:
+        if clip_qkv:
+            q, k, v = (np.clip(a, -clip_qkv, clip_qkv) for a in (q, k, v))
+        if p + "self_attn.q_norm.weight" in W and not (olmo2 or qk_full):
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         if nope and nope[i]:

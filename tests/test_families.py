@@ -375,7 +375,7 @@ def refused(folder) -> str:
     ("GemmaForCausalLM", "gemma", ["x·(1+w)", "GeGLU"]),
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("PhiForCausalLM", "phi", ["partial rotary"]),
-    ("OlmoeForCausalLM", "olmoe", ["mixture-of-experts"]),
+    ("GptOssForCausalLM", "gpt_oss", ["attention sinks"]),
     ("FalconForCausalLM", "falcon", []),
 ])
 def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_type, words):
@@ -389,7 +389,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
-            "GraniteMoeForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+            "GraniteMoeForCausalLM, OlmoeForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
             "Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
@@ -506,6 +506,16 @@ def test_granitemoe_stacked_experts_that_do_not_fit_are_named(from_golden, tmp_p
                           ({"intermediate_size": 48}, "block_sparse_moe.output_linear.weight is [4, 64, 32], expected "
                                                       "[4, 64, 48]")):
         (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **change)))
+        assert words in refused(tmp_path)
+
+
+def test_olmoe_clip_qkv_out_of_range_is_named(from_golden, tmp_path):
+    folder, _ = from_golden("olmoe-clip-norm")
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    cfg = json.loads((folder / "config.json").read_text())
+    for value, words in ((-1.5, 'field "clip_qkv"'), (1e300, 'field "clip_qkv" = 1e+300 is not a finite float32')):
+        (tmp_path / "config.json").write_text(json.dumps(dict(cfg, clip_qkv=value)))
         assert words in refused(tmp_path)
 
 

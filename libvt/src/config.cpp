@@ -596,8 +596,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
             {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
-            // (OLMo 2's q/k norms span the whole projection)
-            {F.post_norm_only ? QD : c.head_dim}, {F.post_norm_only ? KVD : c.head_dim}, {H}, {H}};
+            // (OLMo 2's and OLMoE's q/k norms span the whole projection)
+            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
         for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, t.shape());
@@ -830,6 +830,12 @@ LlamaConfig read_config(const std::string& dir) {
         c.attention_multiplier = r.positive(root, "attention_multiplier");
         c.residual_multiplier = r.positive(root, "residual_multiplier");
         c.logits_scaling_field = r.positive(root, "logits_scaling");
+        if (const json::Value* cq = root.find("clip_qkv"); cq && !cq->is_null()) {
+            c.clip_qkv = r.positive(root, "clip_qkv");
+            if (!std::isfinite(float(c.clip_qkv)))
+                fail(VT_STATUS_FORMAT_ERROR, "%s: field \"clip_qkv\" = %g is not a finite float32", path.c_str(),
+                     c.clip_qkv);
+        }
         if (const json::Value* nr = r.get(root, "no_rope_layers")) {
             if (!nr->is_array()) r.bad("no_rope_layers", *nr, "a list of 0 / 1 per layer");
             for (const auto& e : nr->arr) {

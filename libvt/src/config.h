@@ -85,6 +85,7 @@ struct LlamaConfig {
     int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
     double embedding_multiplier = -1, attention_multiplier = -1;  // Granite (-1: absent)
     double residual_multiplier = -1, logits_scaling_field = -1;
+    double clip_qkv = 0;  // OLMoE: q, k and v clamped to [-clip_qkv, clip_qkv] after the q/k norms (0: none)
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     const ModelFamily* family = nullptr;

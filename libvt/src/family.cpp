@@ -19,7 +19,7 @@ namespace {
      nullptr}
 
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false
+#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -123,7 +123,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -134,7 +134,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
     },
     {
         "OLMo2", "Olmo2ForCausalLM", "olmo2",
@@ -151,7 +151,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
-        /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
+        /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false, /*qk norm full=*/true,
     },
     {
         "GraniteMoE", "GraniteMoeForCausalLM", "granitemoe",
@@ -166,7 +166,20 @@ const ModelFamily kFamilies[] = {
         "block_sparse_moe.router.layer.weight", nullptr,
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
-        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true,
+        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
+    },
+    {
+        "OLMoE", "OlmoeForCausalLM", "olmoe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/4096,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false,
+        /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/true,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -178,7 +191,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -190,7 +203,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -202,7 +215,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
     },
 };
 
@@ -219,7 +232,6 @@ const Unsupported kUnsupported[] = {
     {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
-    {"olmoe", "OLMoE's full-width q/k norms beside its mixture-of-experts MLP"},
     {"granitemoeshared", "GraniteMoE's shared expert (shared_mlp) beside its routed ones"},
     {"deepseek_v3", "multi-head latent attention and grouped expert routing"},
     {"gpt_oss", "attention sinks, clamped SwiGLU with biases and MXFP4 experts"},
@@ -351,7 +363,8 @@ std::string feature_list(const LlamaConfig& c) {
     auto add = [&](const std::string& f) { s += (s.empty() ? "" : ", ") + f; };
     if (c.qkv_bias) add(c.o_bias ? "attention-bias" : "qkv-bias");
     if (c.mlp_bias) add("mlp-bias");
-    if (c.qk_norm) add(c.family && c.family->post_norm_only ? "qk-norm-full" : "qk-norm");
+    if (c.qk_norm) add(c.family && c.family->qk_norm_full ? "qk-norm-full" : "qk-norm");
+    if (c.clip_qkv > 0) add(format("clip-qkv %g", c.clip_qkv));
     if (c.family && c.family->post_norm_only) add("post-norm");
     if (c.family && c.family->fused_qkv) add("fused-qkv");
     if (c.family && c.family->fused_gate_up) add("fused-gate-up");

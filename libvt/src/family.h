@@ -104,13 +104,15 @@ struct ModelFamily {
     // and logits_scaling (logits divided by it); each 1 when left out (GraniteConfig).
     bool multipliers;
     // OLMo 2: no norm before attention or the MLP; their outputs are RMSNormed before the
-    // residual add (post_attention_layernorm, post_feedforward_layernorm: T_POST_*); q and k
-    // are RMSNormed over the whole projection (weights [NH·HD], [KV·HD]), not per head.
+    // residual add (post_attention_layernorm, post_feedforward_layernorm: T_POST_*).
     bool post_norm_only;
     // GraniteMoE: the experts stacked in two 3-D tensors, expert_tensors[0] [E, 2·I, H] (gate
     // rows, then up rows, per expert) and expert_tensors[2] [E, H, I] (down), named
     // layer-relative without an expert prefix.
     bool fused_experts;
+    // OLMo 2, OLMoE: q and k RMSNormed over the whole projection (weights [NH·HD], [KV·HD]),
+    // not per head (qk_norm must be set too).
+    bool qk_norm_full;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -522,7 +522,7 @@ typedef struct vt_model_info {
                                   * MoE layer: router, shared expert, k average experts)     */
     int64_t total_bytes;       /* all memory held by the model                               */
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Gemma2",
-     * "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "Mixtral", "Qwen2MoE", "Qwen3MoE". */
+     * "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "OLMoE", "Mixtral", "Qwen2MoE", "Qwen3MoE". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -532,7 +532,7 @@ typedef struct vt_model_info {
      * "moe E experts top-K" (+ " (M of N layers)" when some layers are dense), "norm-topk",
      * "shared-expert I", "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
-     * "logits-scaling S" (Granite), "qk-norm-full" and "post-norm" (OLMo 2). */
+     * "logits-scaling S" (Granite), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE). */
     char features[256];
     int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
 } vt_model_info;

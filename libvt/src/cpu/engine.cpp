@@ -564,12 +564,16 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
                 const float* cs = rope_table + i * HD;
-                if (c.qk_norm && post_only) {  // OLMo 2: over the whole q and the whole k
+                if (c.qk_norm && c.family->qk_norm_full) {  // OLMo 2, OLMoE: over the whole q and the whole k
                     ops::rmsnorm_heads(row, 1, NH * HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, 1, KV * HD, w.k_norm.data(), eps);
                 } else if (c.qk_norm) {
                     ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
+                }
+                if (c.clip_qkv > 0) {  // OLMoE's clip_qkv: q, k and v clamped
+                    const float cl = float(c.clip_qkv);
+                    for (int64_t d = 0; d < QKV; ++d) row[d] = std::min(cl, std::max(-cl, row[d]));
                 }
                 if (nope) {  // SmolLM3's NoPE layers: q scaled, q and k not rotated
                     for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;

@@ -219,10 +219,10 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     if (c.num_experts > 0)
         fail(VT_STATUS_UNSUPPORTED, "%s: mixture-of-experts models run on the CPU backend only (the CUDA backend has "
              "no expert routing yet)", c.family ? c.family->name : "this model");
-    if (c.family && c.family->post_norm_only)
-        fail(VT_STATUS_UNSUPPORTED, "%s: its post-norm block (no norm before attention or the MLP, q/k norms over the "
-             "whole projection) runs on the CPU backend only (the CUDA kernels fuse a pre-norm into every block)",
-             c.family->name);
+    if (c.family && (c.family->post_norm_only || c.family->qk_norm_full || c.clip_qkv > 0))
+        fail(VT_STATUS_UNSUPPORTED, "%s: its block (q/k norms over the whole projection, OLMo 2's post norms, "
+             "clip_qkv) runs on the CPU backend only (the CUDA kernels norm q and k per head and fuse a pre-norm into "
+             "every block)", c.family ? c.family->name : "this model");
     if (c.family && c.family->multipliers)
         fail(VT_STATUS_UNSUPPORTED, "%s: its multipliers (residual_multiplier, logits_scaling, attention_multiplier) "
              "run on the CPU backend only (the CUDA kernels' epilogues have no such scales yet)", c.family->name);
