@@ -1,6 +1,6 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`, `qwen2moe`,
-`qwen3moe` or `granitemoe` architecture into a Hugging Face-style checkpoint folder.
+`qwen3moe`, `granitemoe` or `olmoe` architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -132,7 +132,8 @@ class _Arch(NamedTuple):
     norm_shift: float = 0.0  # norms stored as w + norm_shift (Gemma: 1)
     fused: bool = False      # attn_qkv and a gate|up ffn_up instead of q/k/v and gate/up (Phi-3)
     names: dict = {}         # block names that differ from Llama's
-    post_norm: bool = False  # no attn_norm / ffn_norm, q/k norms over the whole projection (OLMo 2)
+    post_norm: bool = False  # no attn_norm / ffn_norm (OLMo 2)
+    qk_full: bool = False    # q/k norms over the whole projection (OLMo 2, OLMoE)
 
 
 _ARCHS = {
@@ -147,7 +148,7 @@ _ARCHS = {
     # rule: no key stores it).
     "smollm3": _Arch("SmolLM3ForCausalLM", "smollm3", True, optional=_QKV_BIASES + ("attn_output.bias",)),
     # OLMo 2: the post-norm block (post_attention_norm, post_ffw_norm; no attn_norm / ffn_norm).
-    "olmo2": _Arch("Olmo2ForCausalLM", "olmo2", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True,
+    "olmo2": _Arch("Olmo2ForCausalLM", "olmo2", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True, qk_full=True,
                    names={"post_attention_norm.weight": "post_attention_layernorm.weight",
                           "post_ffw_norm.weight": "post_feedforward_layernorm.weight"}),
     # Granite: llama's tensors with four multipliers in the metadata (_hf_configs).
@@ -161,9 +162,12 @@ _ARCHS = {
     # Mixtral (_MIXTRAL).
     "qwen2moe": _Arch("Qwen2MoeForCausalLM", "qwen2_moe", False, _QKV_BIASES, ("attn_output.bias",)),
     "qwen3moe": _Arch("Qwen3MoeForCausalLM", "qwen3_moe", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",)),
+    # OLMoE: q/k norms over the whole projection, experts feed_forward_length wide, top weights
+    # as they are (llama.cpp's norm_w false), attention.clamp_kqv = clip_qkv.
+    "olmoe": _Arch("OlmoeForCausalLM", "olmoe", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",), qk_full=True),
 }
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe")
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe")
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
@@ -447,7 +451,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe", "granitemoe") and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe") and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -475,7 +479,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if float(theta).is_integer():
         theta = float(theta)
     if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
-        moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe")
+        moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe")
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
@@ -526,8 +530,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_q.bias": (n_head * head_dim,), "attn_k.bias": (n_kv * head_dim,), "attn_v.bias": (n_kv * head_dim,),
         "attn_output.bias": (hidden,),
         # (OLMo 2's q/k norms span the whole projection)
-        "attn_q_norm.weight": (n_head * head_dim if a.post_norm else head_dim,),
-        "attn_k_norm.weight": (n_kv * head_dim if a.post_norm else head_dim,),
+        "attn_q_norm.weight": (n_head * head_dim if a.qk_full else head_dim,),
+        "attn_k_norm.weight": (n_kv * head_dim if a.qk_full else head_dim,),
         "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
     }
     if moe:
@@ -675,6 +679,13 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             del config[k]
         config.update(num_local_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"], sliding_window=None,
                       intermediate_size=moe["ffn_exp"])
+    elif moe and hp["arch"] == "olmoe":  # OlmoeConfig: experts intermediate_size wide
+        config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"], intermediate_size=moe["ffn_exp"],
+                      norm_topk_prob=False,
+                      clip_qkv=_f32(_real(meta, "olmoe.attention.clamp_kqv", 0.0, 0.0, 1e30, g.path, open_lo=False))
+                      or None)
+        for k in ("mlp_bias", "pretraining_tp", "use_sliding_window", "sliding_window", "max_window_layers"):
+            config.pop(k, None)
     elif moe and hp["arch"] != "granitemoe":  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
@@ -951,8 +962,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
-    `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe` or `granitemoe`) to a Hugging Face-style
-    folder; returns `out_dir`.
+    `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe` or `olmoe`) to a Hugging
+    Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors

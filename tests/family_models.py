@@ -85,9 +85,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "granitemoe": ("GraniteMoeConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
                                             embedding_multiplier=3.0, attention_multiplier=0.125,
                                             residual_multiplier=0.5, logits_scaling=2.0, tie_word_embeddings=False)),
-    # OLMoE: full-width q/k norms in the pre-norm block, 8 experts top 2 (weights as they are);
-    # the second with norm_topk_prob and clip_qkv (q, k, v clamped).
-    "olmoe": ("OlmoeConfig", dict(num_experts=8, num_experts_per_tok=2, intermediate_size=32)),
+    # OLMoE: full-width q/k norms in the pre-norm block, 8 experts top 2 (weights as they are),
+    # MHA as OLMoE-1B-7B (llama.cpp's olmoe needs k_norm hidden wide); the second with GQA,
+    # norm_topk_prob and clip_qkv (q, k, v clamped).
+    "olmoe": ("OlmoeConfig", dict(num_experts=8, num_experts_per_tok=2, intermediate_size=32, num_key_value_heads=4)),
     "olmoe-clip-norm": ("OlmoeConfig", dict(num_experts=4, num_experts_per_tok=2, intermediate_size=32,
                                             norm_topk_prob=True, clip_qkv=1.5)),
     # OLMo 2: the post-norm block (no norm before attention / MLP), q/k norms over the whole projection.

@@ -1425,7 +1425,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
         for key, field in (("embedding_scale", "embedding_multiplier"), ("attention.scale", "attention_multiplier"),
                            ("residual_scale", "residual_multiplier"), ("logit_scale", "logits_scaling")):
             md[f"granitemoe.{key}"] = float(cfg[field])
-    elif not mixtral:
+    elif not mixtral and arch != "olmoe":
         md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
     if cfg.get("shared_expert_intermediate_size"):
         md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, cfg["shared_expert_intermediate_size"])
@@ -1436,7 +1436,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
 
 
 MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2]),
-             ("granitemoe", "granitemoe", None)]
+             ("granitemoe", "granitemoe", None), ("olmoe", "olmoe", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
