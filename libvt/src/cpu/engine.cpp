@@ -532,6 +532,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     // OLMo 2: no norm before attention or the MLP, the outputs normed before the adds.
     const bool post_only = c.family && c.family->post_norm_only;
     const bool post = gemma || post_only;  // the attention / MLP outputs normed before the add
+    const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm.
     auto add_next = [&](float* xr, const float* t, const float* norm, float* xnr) {
         if (norm) {
@@ -564,7 +565,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
                 const float* cs = rope_table + i * HD;
-                if (c.qk_norm && c.family->qk_norm_full) {  // OLMo 2, OLMoE: over the whole q and the whole k
+                if (c.qk_norm && qk_full) {  // OLMo 2, OLMoE: over the whole q and the whole k
                     ops::rmsnorm_heads(row, 1, NH * HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, 1, KV * HD, w.k_norm.data(), eps);
                 } else if (c.qk_norm) {
