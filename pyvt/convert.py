@@ -788,31 +788,26 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     arch = hp["arch"]
     permuted = _ARCHS[arch].permuted
     shift = _ARCHS[arch].norm_shift
-    order = ["token_embd.weight"]
+    moe = hp["moe"]
+    order: list = ["token_embd.weight"]
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
             "attn_norm.weight", "attn_qkv.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias",
-            "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
-            "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "post_ffw_norm.weight")]
+            "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight")]
+        if not moe:
+            order += [b + s for s in ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "post_ffw_norm.weight")]
+            continue
+        # a MoE block: the router, each expert's gate / up / down, the shared expert
+        order.append(b + "ffn_gate_inp.weight")
+        if arch == "granitemoe":  # stacked as the folder holds them (input_linear, output_linear)
+            order += [(b + "ffn_gate_exps.weight", "in"), (b + "ffn_down_exps.weight", "out")]
+        else:
+            order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
+        order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
+                                  "ffn_gate_inp_shexp.weight")]
     order += ["output_norm.weight", "output.weight"]
-    moe = hp["moe"]
-    if moe:  # a MoE block: the router, each expert's gate / up / down, the shared expert
-        order = []
-        for i in range(hp["n_layers"]):
-            b = f"blk.{i}."
-            order += [b + s for s in (
-                "attn_norm.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias", "attn_v.weight",
-                "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_q_norm.weight", "attn_k_norm.weight",
-                "ffn_norm.weight", "ffn_gate_inp.weight")]
-            if arch == "granitemoe":  # stacked as the folder holds them (input_linear, output_linear)
-                order += [(b + "ffn_gate_exps.weight", "in"), (b + "ffn_down_exps.weight", "out")]
-            else:
-                order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
-            order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
-                                      "ffn_gate_inp_shexp.weight")]
-        order = ["token_embd.weight"] + order + ["output_norm.weight", "output.weight"]
     mixtral = bool(moe) and arch == "llama"
     order = [n if isinstance(n, tuple) else (n, None) for n in order]
     order = [(n, e) for n, e in order if n in g.tensors]

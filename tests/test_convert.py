@@ -775,6 +775,22 @@ def _gguf_name(hf: str, arch: str) -> str:
     return f"blk.{i}." + _HF_TO_GGUF[rest]
 
 
+def _gguf_meta(arch: str, cfg: dict) -> dict:
+    """The hyperparameters every llama.cpp file of `arch` stores, from a config.json, and the
+    byte-level test vocabulary."""
+    return {
+        "general.architecture": arch,
+        f"{arch}.block_count": gw.Val(gw.UINT32, cfg["num_hidden_layers"]),
+        f"{arch}.context_length": gw.Val(gw.UINT32, cfg["max_position_embeddings"]),
+        f"{arch}.embedding_length": gw.Val(gw.UINT32, cfg["hidden_size"]),
+        f"{arch}.feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
+        f"{arch}.attention.head_count": gw.Val(gw.UINT32, cfg["num_attention_heads"]),
+        f"{arch}.attention.head_count_kv": gw.Val(gw.UINT32, cfg["num_key_value_heads"]),
+        f"{arch}.attention.layer_norm_rms_epsilon": float(cfg["rms_norm_eps"]),
+        **tokenizer_meta(),
+    }
+
+
 def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra_tensors=()):
     """Case `name` of tests/family_models.py written as llama.cpp's converter writes `arch`
     (Gemma norms as w + 1, Phi-3's fused tensors as they are, no Q/K permutation, no
@@ -801,17 +817,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
     n_layers, hd = cfg["num_hidden_layers"], cfg["head_dim"] if "head_dim" in cfg else cfg["hidden_size"] // cfg["num_attention_heads"]
-    md = {
-        "general.architecture": arch,
-        f"{arch}.block_count": gw.Val(gw.UINT32, n_layers),
-        f"{arch}.context_length": gw.Val(gw.UINT32, cfg["max_position_embeddings"]),
-        f"{arch}.embedding_length": gw.Val(gw.UINT32, cfg["hidden_size"]),
-        f"{arch}.feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
-        f"{arch}.attention.head_count": gw.Val(gw.UINT32, cfg["num_attention_heads"]),
-        f"{arch}.attention.head_count_kv": gw.Val(gw.UINT32, cfg["num_key_value_heads"]),
-        f"{arch}.attention.layer_norm_rms_epsilon": float(cfg["rms_norm_eps"]),
-        **tokenizer_meta(),
-    }
+    md = _gguf_meta(arch, cfg)
     if arch.startswith("gemma"):
         md[f"{arch}.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md[f"{arch}.attention.value_length"] = gw.Val(gw.UINT32, hd)
@@ -1406,20 +1412,12 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
                                  ("ffn_down_shexp.weight", "down_proj")):
                 add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_expert.{hname}.weight"])
     md = {
-        "general.architecture": arch,
-        f"{arch}.block_count": gw.Val(gw.UINT32, n_layers),
-        f"{arch}.context_length": gw.Val(gw.UINT32, cfg["max_position_embeddings"]),
-        f"{arch}.embedding_length": gw.Val(gw.UINT32, H),
-        f"{arch}.feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
-        f"{arch}.attention.head_count": gw.Val(gw.UINT32, cfg["num_attention_heads"]),
-        f"{arch}.attention.head_count_kv": gw.Val(gw.UINT32, cfg["num_key_value_heads"]),
+        **_gguf_meta(arch, cfg),
         f"{arch}.attention.key_length": gw.Val(gw.UINT32, hd),
         f"{arch}.attention.value_length": gw.Val(gw.UINT32, hd),
-        f"{arch}.attention.layer_norm_rms_epsilon": float(cfg["rms_norm_eps"]),
         f"{arch}.rope.freq_base": float((cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0)),
         f"{arch}.expert_count": gw.Val(gw.UINT32, E),
         f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg["num_experts_per_tok"]),
-        **tokenizer_meta(),
     }
     if granite:
         for key, field in (("embedding_scale", "embedding_multiplier"), ("attention.scale", "attention_multiplier"),

@@ -365,6 +365,14 @@ def test_matches_transformers(hf_case, golden, name):
 
 # ---- refusals ---------------------------------------------------------------------------
 
+def copy_case(from_golden, name, dst) -> dict:
+    """Case `name`'s folder copied into dst (to edit); its config.json as a dict."""
+    folder, _ = from_golden(name)
+    for f in folder.iterdir():
+        (dst / f.name).write_bytes(f.read_bytes())
+    return json.loads((folder / "config.json").read_text())
+
+
 def refused(folder) -> str:
     with pytest.raises(ValueError) as e:
         load(folder)
@@ -379,10 +387,7 @@ def refused(folder) -> str:
     ("FalconForCausalLM", "falcon", []),
 ])
 def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_type, words):
-    folder, _ = from_golden("mistral")
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = copy_case(from_golden, "mistral", tmp_path)
     cfg.update(architectures=[arch], model_type=model_type)
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
@@ -397,10 +402,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
 
 
 def test_bias_tensors_without_attention_bias_name_the_field(from_golden, tmp_path):
-    folder, _ = from_golden("llama-bias-hd24")
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = copy_case(from_golden, "llama-bias-hd24", tmp_path)
     cfg["attention_bias"] = False
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
@@ -427,11 +429,9 @@ def test_missing_qwen3_norms_and_bad_layer_types_are_named(from_golden, tmp_path
 def test_moe_checkpoints_that_do_not_fit_are_named(from_golden, tmp_path):
     """Mixture-of-experts: each inconsistency between config.json and the experts in the file
     is one line naming the field or tensor, before anything is packed."""
-    folder, w = from_golden("qwen3-moe")
-    base = json.loads((folder / "config.json").read_text())
+    _, w = from_golden("qwen3-moe")
+    base = copy_case(from_golden, "qwen3-moe", tmp_path)
     tensors = F.to_checkpoint(w, base)
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
 
     def with_config(**kw):
         cfg = dict(base)
@@ -456,10 +456,7 @@ def test_moe_checkpoints_that_do_not_fit_are_named(from_golden, tmp_path):
     msg = with_config(mlp_only_layers=[])  # layer 1 is dense in the file
     assert "model.layers.1.mlp.experts.0.gate_proj.weight" in msg and "unexpected 3 tensors: model.layers.1.mlp." in msg
     # A Mistral checkpoint labelled Mixtral: no experts anywhere.
-    mistral, _ = from_golden("mistral")
-    for f in mistral.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((mistral / "config.json").read_text())
+    cfg = copy_case(from_golden, "mistral", tmp_path)
     cfg.update(architectures=["MixtralForCausalLM"], model_type="mixtral", num_experts_per_tok=2)
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
@@ -467,10 +464,7 @@ def test_moe_checkpoints_that_do_not_fit_are_named(from_golden, tmp_path):
 
 
 def test_smollm3_no_rope_layers_that_do_not_fit_are_named(from_golden, tmp_path):
-    folder, _ = from_golden("smollm3-window-bias")
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = copy_case(from_golden, "smollm3-window-bias", tmp_path)
     for value, words in (([1, 0, 1], "no_rope_layers lists 3 layers, but the model has 4"),
                          ([1, 0, 2, 1], 'field "no_rope_layers" must be a list of 0 / 1 per layer'),
                          ("all", 'field "no_rope_layers" must be a list of 0 / 1 per layer')):
@@ -497,10 +491,7 @@ def test_olmo2_per_head_qk_norms_are_named(from_golden, tmp_path):
 
 
 def test_granitemoe_stacked_experts_that_do_not_fit_are_named(from_golden, tmp_path):
-    folder, _ = from_golden("granitemoe")
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = copy_case(from_golden, "granitemoe", tmp_path)
     for change, words in (({"num_local_experts": 5}, "model.layers.0.block_sparse_moe.input_linear.weight is [4, 64, 64], "
                                                      "expected [5, 64, 64]"),
                           ({"intermediate_size": 48}, "block_sparse_moe.output_linear.weight is [4, 64, 32], expected "
@@ -510,10 +501,7 @@ def test_granitemoe_stacked_experts_that_do_not_fit_are_named(from_golden, tmp_p
 
 
 def test_olmoe_clip_qkv_out_of_range_is_named(from_golden, tmp_path):
-    folder, _ = from_golden("olmoe-clip-norm")
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = copy_case(from_golden, "olmoe-clip-norm", tmp_path)
     for value, words in ((-1.5, 'field "clip_qkv"'), (1e300, 'field "clip_qkv" = 1e+300 is not a finite float32')):
         (tmp_path / "config.json").write_text(json.dumps(dict(cfg, clip_qkv=value)))
         assert words in refused(tmp_path)
@@ -606,10 +594,7 @@ def test_moe_experts_go_through_the_packed_cache(from_golden, tmp_path):
 def test_gemma_constants_outside_float32_are_refused(from_golden, tmp_path, name, field, value, words):
     # Issue 20's float32 class for Gemma's fields (and Granite's multipliers): each loaded and
     # gave NaN logits (or all-zero ones: token 0 forever) before.
-    folder, _ = from_golden(name)
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = copy_case(from_golden, name, tmp_path)
     cfg[field] = value
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
@@ -648,10 +633,7 @@ def test_qwen2_without_layer_types_uses_max_window_layers(from_golden, golden, t
     (-0.5, 'field "rope_parameters.partial_rotary_factor" must be a number in (0, 1]'),
 ])
 def test_partial_rotary_factors_that_give_no_even_dims_are_refused(from_golden, tmp_path, factor, words):
-    folder, _ = from_golden("phi3-partial-rotary")
-    for f in folder.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    cfg = json.loads((folder / "config.json").read_text())
+    cfg = copy_case(from_golden, "phi3-partial-rotary", tmp_path)
     cfg["rope_parameters"]["partial_rotary_factor"] = factor
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)

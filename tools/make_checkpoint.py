@@ -176,26 +176,13 @@ SHAPES: dict[str, dict[str, Any]] = {
         rms_norm_eps=1e-6,
         max_position_embeddings=40960,
     ),
-    # A ~1 MB Qwen3-MoE for unit tests (tests/test_bench_moe.py).
-    "tiny-qwen3-moe": dict(
-        model_type="qwen3_moe",
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        num_experts=8,
-        num_experts_per_tok=2,
-        moe_intermediate_size=32,
-        intermediate_size=128,
-        norm_topk_prob=True,
-        vocab_size=512,
-        tie_word_embeddings=False,
-        rope_theta=1000000.0,
-        rms_norm_eps=1e-6,
-        max_position_embeddings=1024,
-    ),
 }
+
+
+# A ~1 MB Qwen3-MoE for unit tests (tests/test_bench_moe.py): the "tiny" shape with 8 experts.
+SHAPES["tiny-qwen3-moe"] = dict(SHAPES["tiny"], model_type="qwen3_moe", head_dim=16, num_experts=8,
+                                num_experts_per_tok=2, moe_intermediate_size=32, norm_topk_prob=True,
+                                rope_theta=1000000.0, rms_norm_eps=1e-6)
 
 
 def is_moe(cfg_or_shape: dict[str, Any]) -> bool:
@@ -245,51 +232,34 @@ def llama_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
 
 def qwen3_moe_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
     """A complete Qwen3MoeForCausalLM ``config.json`` dict (transformers' Qwen3MoeConfig
-    fields) for a ``model_type="qwen3_moe"`` shape. Every layer is sparse."""
-    s = dict(shape)
-    hidden = int(s["hidden_size"])
-    heads = int(s["num_attention_heads"])
-    layers = int(s["num_hidden_layers"])
-    head_dim = int(s.get("head_dim") or hidden // heads)
-    router_std = float(s.get("router_std") or 1.0 / math.sqrt(hidden))
-    return {
+    fields) for a ``model_type="qwen3_moe"`` shape: the Llama one's common fields (with
+    Qwen3-MoE's defaults) and the experts'. Every layer is sparse."""
+    s = {"max_position_embeddings": 40960, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, **shape}
+    s.pop("model_type")
+    cfg = llama_config(s, name)
+    for k in ("mlp_bias", "pretraining_tp"):
+        del cfg[k]
+    layers = cfg["num_hidden_layers"]
+    router_std = float(s.get("router_std") or 1.0 / math.sqrt(cfg["hidden_size"]))
+    cfg.update({
         "architectures": ["Qwen3MoeForCausalLM"],
         "model_type": "qwen3_moe",
-        "hidden_size": hidden,
-        "intermediate_size": int(s["intermediate_size"]),
         "moe_intermediate_size": int(s["moe_intermediate_size"]),
         "num_experts": int(s["num_experts"]),
         "num_experts_per_tok": int(s["num_experts_per_tok"]),
         "norm_topk_prob": bool(s.get("norm_topk_prob", True)),
         "decoder_sparse_step": 1,
         "mlp_only_layers": [],
-        "num_hidden_layers": layers,
-        "num_attention_heads": heads,
-        "num_key_value_heads": int(s.get("num_key_value_heads", heads)),
-        "head_dim": head_dim,
-        "hidden_act": "silu",
-        "max_position_embeddings": int(s.get("max_position_embeddings", 40960)),
         "max_window_layers": layers,
-        "rms_norm_eps": float(s.get("rms_norm_eps", 1e-6)),
-        "rope_theta": float(s.get("rope_theta", 1000000.0)),
         "rope_scaling": None,
         "sliding_window": None,
         "use_sliding_window": False,
-        "tie_word_embeddings": bool(s.get("tie_word_embeddings", False)),
-        "vocab_size": int(s["vocab_size"]),
-        # the ids of make_tokenizer's <s> and </s> (a real Qwen3 uses 151643 / 151645)
-        "bos_token_id": int(s.get("bos_token_id", 1)),
-        "eos_token_id": s.get("eos_token_id", 2),
-        "attention_bias": False,
-        "attention_dropout": 0.0,
-        "initializer_range": 0.02,
         "output_router_logits": False,
         "router_aux_loss_coef": 0.001,
-        "use_cache": True,
-        "torch_dtype": "bfloat16",
-        "_name_or_path": f"pyvt-random/{name}",
-        "_pyvt_random_checkpoint": {"shape": name, "format_version": FORMAT_VERSION, "router_std": router_std},
-    }
+    })
+    # (bos / eos: make_tokenizer's <s> and </s>; a real Qwen3 uses 151643 / 151645)
+    cfg["_pyvt_random_checkpoint"] = dict(cfg["_pyvt_random_checkpoint"], router_std=router_std)
+    return cfg
 
 
 def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
