@@ -206,7 +206,7 @@ def _build_parser() -> _Parser:
     common = _common_parent()
     parser = _Parser(
         prog="pyvt", parents=[common],
-        description="pyvt: fast 8-bit LLM inference for Llama, Mistral, Qwen2/3, Phi-3 and Gemma 2/3 checkpoints.",
+        description="pyvt: fast 8-bit LLM inference for Llama, Mistral, Qwen2/3, Phi-3, Gemma 1/2/3, SmolLM3, Granite, OLMo 2 and MoE checkpoints.",
         epilog="MODEL is a checkpoint folder, a .safetensors file, a model.safetensors.index.json, a .gguf "
                "file (converted once) or a Hugging Face id org/name[@revision][:file.gguf] (fetched into the "
                "Hugging Face cache); without one, the default model (SmolLM2-135M-Instruct) is fetched once "
@@ -285,10 +285,10 @@ def _build_parser() -> _Parser:
     rm.add_argument("model", help="a name from `pyvt list`")
 
     cv = sub.add_parser("convert", parents=[common],
-                        help="convert a llama / qwen2 / qwen3 / gemma2 / gemma3 / phi3 / smollm3 / granite / "
+                        help="convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / "
                              "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe GGUF file to a Hugging Face folder",
                         description="Convert a GGUF file of llama.cpp's llama (Llama, Mistral, Mixtral), qwen2, qwen3, "
-                                    "gemma2, gemma3, phi3, smollm3, granite, olmo2, qwen2moe, qwen3moe, granitemoe or "
+                                    "gemma, gemma2, gemma3, phi3, smollm3, granite, olmo2, qwen2moe, qwen3moe, granitemoe or "
                                     "olmoe architecture to a folder load_model() reads.")
     cv.add_argument("gguf", help="input .gguf file")
     cv.add_argument("outdir", help="output folder (config.json, model.safetensors, tokenizer.json, ...)")

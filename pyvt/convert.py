@@ -1,6 +1,6 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
-`qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`, `qwen2moe`,
-`qwen3moe`, `granitemoe` or `olmoe` architecture into a Hugging Face-style checkpoint folder.
+`qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`,
+`qwen2moe`, `qwen3moe`, `granitemoe` or `olmoe` architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -20,7 +20,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
 * llama.cpp's converter permutes the rows of Q and K of a `llama` model so that RoPE rotates
   adjacent pairs (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2})
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
-  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` / `gemma2` / `gemma3` / `phi3`
+  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` / `gemma*` / `phi3`
   converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE), so
   nothing is undone there.
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
@@ -140,6 +140,8 @@ _ARCHS = {
     "llama": _Arch("LlamaForCausalLM", "llama", True, optional=_QKV_BIASES + ("attn_output.bias",)),
     "qwen2": _Arch("Qwen2ForCausalLM", "qwen2", False, _QKV_BIASES, ("attn_output.bias",)),
     "qwen3": _Arch("Qwen3ForCausalLM", "qwen3", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",)),
+    # Gemma 1: llama's block (ffn_norm the pre-MLP norm), norms stored as 1 + w, not permuted.
+    "gemma": _Arch("GemmaForCausalLM", "gemma", False, norm_shift=1.0),
     "gemma2": _Arch("Gemma2ForCausalLM", "gemma2", False, _GEMMA_NORMS, norm_shift=1.0, names=_GEMMA_NAMES),
     "gemma3": _Arch("Gemma3ForCausalLM", "gemma3_text", False, _GEMMA_NORMS + _QK_NORMS, norm_shift=1.0,
                     names=_GEMMA_NAMES),
@@ -612,7 +614,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     pad_id = pad_id if isinstance(pad_id, int) and 0 <= pad_id < vocab_size else None
     eos_value = eos_ids[0] if len(eos_ids) == 1 else (eos_ids or None)
     architecture, model_type = (_MIXTRAL if hp["arch"] == "llama" and hp["moe"] else _ARCHS[hp["arch"]])[:2]
-    if hp["arch"] in ("gemma2", "gemma3", "phi3"):
+    if hp["arch"] in ("gemma", "gemma2", "gemma3", "phi3"):
         config = _family_config(meta, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype, g.path)
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
         if pad_id is not None:
@@ -711,8 +713,10 @@ def _window(meta: dict, key: str, default, p: str):
 
 def _family_config(meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scaling: dict | None, bos_id,
                    eos_value, torch_dtype: str, p) -> dict:
-    """config.json of a gemma2 / gemma3 / phi3 GGUF. What llama.cpp does not store is
+    """config.json of a gemma / gemma2 / gemma3 / phi3 GGUF. What llama.cpp does not store is
     rebuilt with llama.cpp's own rules (src/llama-model.cpp, load_hparams):
+
+    * Gemma 1: scores / sqrt(head_dim), no window, no soft-caps (GemmaConfig's block);
 
     * Gemma 2 / 3 query_pre_attn_scalar: hidden / heads for the 27B models (46 / 62 blocks),
       else head_dim (llama.cpp's attention scale);
@@ -757,6 +761,8 @@ def _family_config(meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scali
                 "original_max_position_embeddings": int(orig) if longrope else hp["ctx"],
                 "sliding_window": _window(meta, "phi3.attention.sliding_window", None, p),
                 "embd_pdrop": 0.0, "resid_pdrop": 0.0}
+    if arch == "gemma":
+        return {**common, "hidden_act": "gelu_pytorch_tanh", "attention_bias": False}
     big = n_layers == (46 if arch == "gemma2" else 62)  # llama.cpp's test for the 27B models
     qpas = hp["hidden"] // hp["n_head"] if big else hp["head_dim"]
     cfg = {**common, "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": qpas,
@@ -956,7 +962,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
-    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma2`, `gemma3`, `phi3`,
+    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi3`,
     `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe` or `olmoe`) to a Hugging
     Face-style folder; returns `out_dir`.
 
@@ -1079,7 +1085,8 @@ def main(argv=None) -> int:
     import time
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
-                                 description="Convert a llama / qwen2 / qwen3 / gemma2 / gemma3 / phi3 GGUF file to a "
+                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / "
+                                             "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

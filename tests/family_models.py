@@ -54,6 +54,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         layer_types=["full_attention", "sliding_attention"],
         rope_parameters={"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
                          "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}})),
+    # Gemma 1: Llama's block with Gemma's (1 + w) norms, scaled embeddings and GeGLU; head_dim
+    # independent of hidden / heads as gemma-7b's (16 heads x 256 = 4096 > 3072).
+    "gemma": ("GemmaConfig", dict(head_dim=32, pad_token_id=ENDOFTEXT)),
+    "gemma-mqa-bias": ("GemmaConfig", dict(head_dim=16, num_key_value_heads=1, attention_bias=True,
+                                           pad_token_id=ENDOFTEXT)),
     "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
     # LongRoPE (Phi-3-128k / 3.5): short factors up to original_max_position_embeddings (the
     # golden greedy run, 40 positions), long ones past it (the 96-token teacher-forced pass).
@@ -115,6 +120,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                           "sliding-window 6 (layer 0)"]),
     "gemma3-linear-hd32": ("Gemma3", ["qk-norm", "gemma-norms", "geglu", "query-pre-attn-scalar 32",
                                       "local-rope-theta 10000", "head-dim 32", "sliding-window 8 (layer 1)"]),
+    "gemma": ("Gemma", ["gemma-norms", "geglu", "head-dim 32"]),
+    "gemma-mqa-bias": ("Gemma", ["attention-bias", "gemma-norms", "geglu"]),
     "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "phi3-longrope": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
@@ -241,7 +248,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     ones: moe, nope, granite, olmo2."""
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
                 olmo2=cfg["model_type"] == "olmo2", qk_full=cfg["model_type"] == "olmoe",
-                clip_qkv=float(cfg.get("clip_qkv") or 0.0))
+                clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma")
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:

@@ -296,7 +296,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      windows: list[int] | None = None, gemma2: dict[str, float] | None = None,
                      kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
                      nope: list[bool] | None = None, granite: dict[str, float] | None = None,
-                     olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0) -> np.ndarray:
+                     olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0,
+                     gemma1: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -324,6 +325,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `nope[layer]` true: that layer attends without RoPE (SmolLM3's NoPE layers).
 
+    `gemma1`: GemmaForCausalLM — Llama's pre-norm block with RMSNorm weights used as 1 + w,
+    embeddings scaled by float32(sqrt(hidden)) and GeGLU (tanh GELU) in the MLP.
+
     `olmo2`: Olmo2ForCausalLM's block instead — no norm before attention or the MLP, their
     outputs RMSNormed (post_attention_layernorm, post_feedforward_layernorm) before the residual
     add, q and k RMSNormed over the whole projection (q_norm [heads·head_dim]) before RoPE.
@@ -342,12 +346,12 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     their weights renormalized to sum 1 when norm_topk, plus Qwen2-MoE's shared expert
     (`mlp.shared_expert.*_proj`) times sigmoid(`mlp.shared_expert_gate` · x) when present."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
-    if gemma2:
+    if gemma2 or gemma1:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
     tokens = np.asarray(tokens, dtype=np.int64)
     n, hd, nh, kv = len(tokens), cfg.hd, cfg.heads, cfg.kv_heads
     x = W["model.embed_tokens.weight"][tokens]
-    if gemma2:
+    if gemma2 or gemma1:
         x = x * float(np.float32(math.sqrt(cfg.hidden)))
     scale = gemma2["query_pre_attn_scalar"] ** -0.5 if gemma2 else 1.0 / math.sqrt(hd)
     rmul = 1.0
@@ -432,7 +436,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")
-        x = x + lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj") * rmul
+        act = _gelu_tanh(g) if gemma1 else g / (1.0 + np.exp(-g))
+        x = x + lin(act * u, p + "mlp.down_proj") * rmul
     x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
     # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).
     head = W.get("lm_head.weight", W["model.embed_tokens.weight"])

@@ -770,7 +770,7 @@ def _gguf_name(hf: str, arch: str) -> str:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
     if rest == "post_attention_layernorm.weight":  # Gemma's own norm; Llama's / Phi-3's pre-MLP norm
-        return f"blk.{i}." + ("post_attention_norm.weight" if arch.startswith("gemma") or arch == "olmo2"
+        return f"blk.{i}." + ("post_attention_norm.weight" if arch in ("gemma2", "gemma3", "olmo2")
                               else "ffn_norm.weight")
     return f"blk.{i}." + _HF_TO_GGUF[rest]
 
@@ -818,7 +818,10 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
     tensors += list(extra_tensors)
     n_layers, hd = cfg["num_hidden_layers"], cfg["head_dim"] if "head_dim" in cfg else cfg["hidden_size"] // cfg["num_attention_heads"]
     md = _gguf_meta(arch, cfg)
-    if arch.startswith("gemma"):
+    if arch == "gemma":  # Gemma 1: llama's block, head_dim stored
+        md["gemma.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md["gemma.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch.startswith("gemma"):
         md[f"{arch}.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md[f"{arch}.attention.value_length"] = gw.Val(gw.UINT32, hd)
         md[f"{arch}.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
@@ -872,7 +875,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
     return path, ref
 
 
-FAMILY_GGUFS = [("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3"),
+FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3"),
                 ("phi3-longrope", "phi3"), ("smollm3", "smollm3"), ("granite", "granite"),
                 ("olmo2", "olmo2")]
 
@@ -895,7 +898,10 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
-    if arch.startswith("gemma"):
+    if arch == "gemma":
+        assert cfg["model_type"] == "gemma" and cfg["hidden_act"] == "gelu_pytorch_tanh"
+        assert cfg["head_dim"] == want["head_dim"] and "query_pre_attn_scalar" not in cfg
+    elif arch.startswith("gemma"):
         assert cfg["query_pre_attn_scalar"] == cfg["head_dim"] == want["head_dim"]
         assert cfg["layer_types"] == want["layer_types"]
         assert cfg["hidden_activation"] == "gelu_pytorch_tanh"

@@ -509,7 +509,7 @@ def test_cpu_only_families_are_refused_on_the_device(family):
             np.testing.assert_array_equal(a.logits(seq[:12]), c.logits(seq[:12]))
 
 
-@pytest.mark.parametrize("name", ["llama-bias-hd24", "qwen3-bias-hd8", "gemma2", "gemma3", "smollm3-window-bias"])
+@pytest.mark.parametrize("name", ["llama-bias-hd24", "qwen3-bias-hd8", "gemma-mqa-bias", "gemma2", "gemma3", "smollm3-window-bias"])
 def test_family_batched_decode_and_copy_prefix(family, name):
     """What the serving engine does with a CUDA model: vt_session_decode_batch over two
     sessions at different positions (past the windows) gives each the logits of its own

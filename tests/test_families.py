@@ -245,7 +245,7 @@ np.savez(out, isa=ops.cpu_isa(), full=full, step=np.stack(rows))
 
 
 @pytest.mark.parametrize("fmt", ["bf16", "int8"])
-@pytest.mark.parametrize("name", ["gemma2", "gemma3"])
+@pytest.mark.parametrize("name", ["gemma", "gemma2", "gemma3"])
 def test_gemma_at_every_cpu_level(from_golden, golden, tmp_path, name, fmt):
     """Gemma's fused GeGLU epilogue (GEMM and GEMV kernels) and attention's bodies, soft-capped,
     at every CPU level the machine has (VT_ISA), each in its own process: prefill and
@@ -380,7 +380,7 @@ def refused(folder) -> str:
 
 
 @pytest.mark.parametrize("arch,model_type,words", [
-    ("GemmaForCausalLM", "gemma", ["x·(1+w)", "GeGLU"]),
+    ("DeepseekV3ForCausalLM", "deepseek_v3", ["multi-head latent attention"]),
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("PhiForCausalLM", "phi", ["partial rotary"]),
     ("GptOssForCausalLM", "gpt_oss", ["attention sinks"]),
@@ -393,7 +393,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     msg = refused(tmp_path)
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
-            "Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
+            "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
             "GraniteMoeForCausalLM, OlmoeForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
             "Qwen3MoeForCausalLM") in msg
     for word in words:
@@ -605,6 +605,22 @@ def test_gemma_constants_outside_float32_are_refused(from_golden, tmp_path, name
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     with load(tmp_path, weight_format="bf16") as m:  # the edges of the range still load, and compute
         assert np.isfinite(m.logits(PROMPT)).all()
+
+
+def test_gemma1_legacy_gelu_is_the_tanh_gelu(from_golden, golden, tmp_path):
+    """gemma-2b / 7b's config.json says hidden_act "gelu"; GemmaConfig takes it as the tanh
+    GELU the models were trained with, and so does pyvt. Any other activation is refused
+    naming it."""
+    cfg = copy_case(from_golden, "gemma", tmp_path)
+    g = golden["cases"]["gemma"]
+    cfg["hidden_act"] = "gelu"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert rel_err(m.logits(g["sequence"])[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-3
+    cfg["hidden_act"] = "relu"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match='hidden_act "relu" is not supported for Gemma '):
+        load(tmp_path)
 
 
 def test_qwen2_without_layer_types_uses_max_window_layers(from_golden, golden, tmp_path):

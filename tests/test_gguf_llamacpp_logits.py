@@ -3,7 +3,7 @@
 tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-python) holds
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
-converter writes gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 and the mixture-of-experts llama (Mixtral) / qwen2moe /
+converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -19,7 +19,8 @@ The MoE cases (added 2026-11-28, the same llama-cpp-python): mixtral 6.0e-7, qwe
 5.0e-7, qwen3-moe 5.0e-7, argmax equal at all 60 positions — llama.cpp's routing (softmax,
 top-k, renormalized for Mixtral and qwen3moe and not for qwen2moe, the sigmoid-gated shared
 expert) is pyvt's. smollm3 (the same day): 3.7e-7, its NoPE layer as llama.cpp's; granite 2.4e-7 (its four
-multipliers); olmo2 6.5e-7 (its post-norm block); granitemoe 4.8e-7; olmoe 4.5e-7. (Regenerating the file moved the older cases' logits by up to 1.2e-4 of the
+multipliers); olmo2 6.5e-7 (its post-norm block); granitemoe 4.8e-7; olmoe 4.5e-7. gemma (Gemma 1,
+the same day): 3.2e-5 (ggml's float16 GELU table again), argmax equal at all 60 positions. (Regenerating the file moved the older cases' logits by up to 1.2e-4 of the
 largest — llama.cpp's threads sum in another order — so their stored values were kept.)
 """
 
@@ -71,7 +72,7 @@ def build_case(folder: Path, spec) -> Path:
 
 def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
-    assert archs >= {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
+    assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
 

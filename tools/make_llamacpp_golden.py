@@ -3,7 +3,7 @@
 
 tests/data/gguf_tokenizer_llamacpp.json: token ids for GGUF vocabularies.
 tests/data/gguf_logits_llamacpp.json: logits of tiny GGUF models of every architecture pyvt
-reads (llama, qwen2, qwen3, gemma2, gemma3, phi3), computed by llama.cpp in float32 (F32 / exact
+reads (llama, qwen2, qwen3, gemma, gemma2, gemma3, phi3, ...), computed by llama.cpp in float32 (F32 / exact
 bf16 weights, f32 KV cache), so that tests/test_gguf_llamacpp_logits.py checks that pyvt reads
 each file as llama.cpp does (names, Q/K order, Gemma's norm shift, what the file does not
 store). The models are rebuilt in the tests from tests/data/families_golden.json and fixed
@@ -46,6 +46,7 @@ OUT_LOGITS = ROOT / "tests" / "data" / "gguf_logits_llamacpp.json"
 # The GGUF models: (name, how it is built). "family": tests/family_models.py's case written as
 # llama.cpp's converter writes the architecture; "tiny": make_tiny_llama's random model.
 LOGIT_CASES = {
+    "gemma": ("family", "gemma", "gemma"),
     "gemma2": ("family", "gemma2", "gemma2"), "gemma2-defaults-hd32": ("family", "gemma2-defaults-hd32", "gemma2"),
     "gemma3": ("family", "gemma3", "gemma3"), "gemma3-linear-hd32": ("family", "gemma3-linear-hd32", "gemma3"),
     "phi3": ("family", "phi3", "phi3"), "phi3-longrope": ("family", "phi3-longrope", "phi3"),

@@ -286,7 +286,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
     c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
     c.qk_norm = F.qk_norm;
-    if (F.gemma_block) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
+    if (F.gemma_block()) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
         if (c.query_pre_attn_scalar < 0) c.query_pre_attn_scalar = 256;
         c.attn_softcap = c.attn_logit_softcapping < 0 ? F.default_attn_softcap : c.attn_logit_softcapping;
         c.final_softcap = c.final_logit_softcapping < 0 ? F.default_final_softcap : c.final_logit_softcapping;
@@ -419,6 +419,9 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (!fam) fail(VT_STATUS_UNSUPPORTED, "%s: %s", c.path.c_str(), unsupported_family_reason(c).c_str());
     const ModelFamily& F = *fam;
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
+    // (Gemma 1's first releases say "gelu", which GemmaConfig takes as the tanh GELU they were
+    // trained with, as transformers does.)
+    if (F.gemma == ModelFamily::GEMMA1 && c.hidden_act == "gelu") c.hidden_act = F.activation;
     if (!c.hidden_act.empty() && c.hidden_act != F.activation)
         fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s(gate) · up)",
              c.path.c_str(), c.hidden_act.c_str(), F.name, F.activation);
@@ -562,7 +565,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
-    if (F.gemma_block) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer
+    if (F.gemma != ModelFamily::NOT_GEMMA) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer
     const std::string src = c.from_file ? c.path : "the tensor shapes (no config.json)";
     if (c.hidden_size <= 0 || c.vocab_size <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s in %s is %s, expected [vocab_size, hidden_size]", F.embed,
@@ -700,7 +703,7 @@ void check_float32(const LlamaConfig& c) {
     }
     // Gemma 2 / 3: scores scale by query_pre_attn_scalar^-0.5 and are capped as cap·tanh(x / cap)
     // in float32; a scale or a cap of 0 or inf gives NaN logits (1e-300 or 1e300 in config.json).
-    if (c.family && c.family->gemma_block) {
+    if (c.family && c.family->gemma_block()) {
         const double qscale = std::pow(c.query_pre_attn_scalar, -0.5);
         if (!f32_ok(qscale) || float(qscale) < 1.17549435e-38f)
             fail(VT_STATUS_FORMAT_ERROR, "%s: field \"query_pre_attn_scalar\" = %g is out of range: the attention "

@@ -30,7 +30,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/true, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_DENSE,
@@ -41,7 +41,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/4096 * 32,
         VT_DENSE,
@@ -52,7 +52,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::QKV_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         VT_DENSE,
@@ -63,7 +63,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/true,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         VT_DENSE,
@@ -77,9 +77,22 @@ const ModelFamily kFamilies[] = {
         "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/true, true, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/96, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/4096,
+        VT_DENSE,
+    },
+    {
+        // Gemma 1 (gemma-2b / 7b, gemma-1.1, CodeGemma): Llama's pre-norm block with Gemma's
+        // (1 + w) norms, scaled embeddings and GeGLU.
+        "Gemma", "GemmaForCausalLM", "gemma",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::GEMMA1, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/8192,
         VT_DENSE,
     },
     {
@@ -92,7 +105,7 @@ const ModelFamily kFamilies[] = {
         "self_attn.rotary_emb.inv_freq",
         "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/true, /*window pattern=*/2, /*softcaps=*/50.0, 30.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/ModelFamily::GEMMA2, /*window pattern=*/2, /*softcaps=*/50.0, 30.0, /*local rope=*/false,
         /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/8192,
         VT_DENSE,
@@ -109,7 +122,7 @@ const ModelFamily kFamilies[] = {
         "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/true,
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096,
-        /*gemma=*/true, /*window pattern=*/6, /*softcaps=*/0.0, 0.0, /*local rope=*/true,
+        /*gemma=*/ModelFamily::GEMMA2, /*window pattern=*/6, /*softcaps=*/0.0, 0.0, /*local rope=*/true,
         /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         VT_DENSE,
@@ -120,7 +133,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/true, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
         nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
@@ -131,7 +144,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/true, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
@@ -147,7 +160,7 @@ const ModelFamily kFamilies[] = {
         "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/true,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
@@ -159,7 +172,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         // (softmax over the top-k logits: the renormalized top-k of the softmax)
@@ -174,7 +187,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/true,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/4096,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
@@ -187,7 +200,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
@@ -199,7 +212,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::QKV_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/false,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
@@ -211,7 +224,7 @@ const ModelFamily kFamilies[] = {
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
         "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
         /*config_mlp_bias=*/false, /*qk_norm=*/true,
-        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/false, 0, 0.0, 0.0, /*local rope=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
@@ -228,7 +241,6 @@ struct Unsupported {
     const char* needs;
 };
 const Unsupported kUnsupported[] = {
-    {"gemma", "RMSNorm as x·(1+w), embeddings scaled by sqrt(hidden_size), GeGLU (tanh GELU)"},
     {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
@@ -329,7 +341,7 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
         case T_Q_NORM:
         case T_K_NORM: return c.qk_norm;
         case T_POST_ATTN_NORM:
-        case T_POST_MLP_NORM: return c.family && (c.family->gemma_block || c.family->post_norm_only);
+        case T_POST_MLP_NORM: return c.family && (c.family->gemma_block() || c.family->post_norm_only);
         default: return which < kRequiredTensors;
     }
 }
@@ -368,9 +380,11 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.family && c.family->post_norm_only) add("post-norm");
     if (c.family && c.family->fused_qkv) add("fused-qkv");
     if (c.family && c.family->fused_gate_up) add("fused-gate-up");
-    if (c.family && c.family->gemma_block) {
+    if (c.family && c.family->gemma != ModelFamily::NOT_GEMMA) {
         add("gemma-norms");
         add("geglu");
+    }
+    if (c.family && c.family->gemma_block()) {
         add(format("query-pre-attn-scalar %g", c.query_pre_attn_scalar));
         if (c.family->local_rope) add(format("local-rope-theta %g", c.rope_local_theta));
     }

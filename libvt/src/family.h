@@ -2,12 +2,12 @@
 // variant, attention window, the defaults of what config.json may leave out — in one table
 // (family.cpp), read by the loader (model.cpp, config.cpp) instead of literals and
 // conditionals spread through them. Rows: Llama, Mistral, Qwen2 (Qwen2.5), Qwen3 (dense),
-// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load), Gemma 2, Gemma 3
-// (text).
+// Phi-3 (fused qkv_proj / gate_up_proj, split or used as they are at load), Gemma 1, Gemma 2,
+// Gemma 3 (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
 // SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm block). Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
-// fields at the end). Gemma 1, multimodal Gemma 3 and Phi-1/2 are not rows: the loader
+// fields at the end). Multimodal Gemma 3 and Phi-1/2 are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
@@ -63,11 +63,14 @@ struct ModelFamily {
     // sliding_window_pattern or default_window_pattern (Gemma 2: 2, Gemma 3: 6).
     enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE } window;
     int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
-    // Gemma 2: embeddings scaled by sqrt(hidden_size); the attention output and the MLP output
-    // RMSNormed before the residual add (post_attention_layernorm / post_feedforward_layernorm,
-    // the MLP's input norm then being pre_feedforward_layernorm); query_pre_attn_scalar,
+    // Gemma (every generation): embeddings scaled by float32(sqrt(hidden_size)) and a GeGLU MLP
+    // (tanh GELU). GEMMA1 stops there: Llama's pre-norm block, scores / sqrt(head_dim).
+    // GEMMA2 (Gemma 2, Gemma 3): also the attention output and the MLP output RMSNormed
+    // before the residual add (post_attention_layernorm / post_feedforward_layernorm, the
+    // MLP's input norm then being pre_feedforward_layernorm); query_pre_attn_scalar,
     // attn_logit_softcapping and final_logit_softcapping read from config.json.
-    bool gemma_block;
+    enum Gemma { NOT_GEMMA, GEMMA1, GEMMA2 } gemma;
+    bool gemma_block() const { return gemma == GEMMA2; }
     int64_t default_window_pattern;
     double default_attn_softcap;   // when config.json leaves the cap out (null: none)
     double default_final_softcap;

@@ -506,7 +506,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const int64_t QKV = (NH + 2 * KV) * HD;
     const int64_t ROT = c.rotary_width();  // the dims RoPE rotates (partial rotary)
     const float eps = float(c.rms_norm_eps);
-    const bool gemma = c.family && c.family->gemma_block;
+    const bool gemma = c.family && c.family->gemma_block();  // Gemma 2 / 3's block
+    const bool geglu = c.family && c.family->gemma != ModelFamily::NOT_GEMMA;
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
     // (Granite: attention_multiplier)
     const float qscale = c.attn_scale > 0 ? float(c.attn_scale)
@@ -619,7 +620,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         if (c.moe_layer(l)) {
             moe_mlp(s, w, xnf, n, tmp);
         } else {
-            if (gemma)  // GeGLU: gelu_tanh(gate) ⊙ up
+            if (geglu)  // GeGLU: gelu_tanh(gate) ⊙ up
                 linear_geglu_tanh(*w.gate, *w.up, xnf, n, nullptr, nullptr, lopt, mlp);
             else
                 linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);

@@ -178,7 +178,8 @@ struct CudaModel final : BackendModel {
     // backend (vt_model owns both) — frequencies, Gemma 3's local ones, LongRoPE's choice, scale.
     const ModelWeights* rope = nullptr;
     bool qk_norm = false;               // q/k norms: the QKV linear stores, qkv_norm_rope goes on
-    bool gemma = false;                 // GeGLU and the post-attention / post-feedforward norms
+    bool gemma = false;                 // Gemma 2 / 3: the post-attention / post-feedforward norms
+    bool geglu = false;                 // every Gemma: the MLP is GeGLU (tanh GELU)
     float embed_scale = 0.0f;           // > 0: embeddings times this (Gemma)
     float attn_softcap = 0.0f, final_softcap = 0.0f;  // > 0: soft-capping (Gemma 2)
     // The sessions' KV cache: VT_DTYPE_F16 (default), I8 (int8 codes with f32 scales, kv_i8.h)
@@ -252,7 +253,8 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     cm->HD = c.head_dim;
     cm->L = c.num_layers;
     cm->eps = float(c.rms_norm_eps);
-    cm->gemma = c.family && c.family->gemma_block;
+    cm->gemma = c.family && c.family->gemma_block();
+    cm->geglu = c.family && c.family->gemma != ModelFamily::NOT_GEMMA;
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5), as the CPU's run.
     cm->qscale = cm->gemma ? float(std::pow(c.query_pre_attn_scalar, -0.5)) : 1.0f / std::sqrt(float(c.head_dim));
     cm->rope = &m;
@@ -689,7 +691,7 @@ void enqueue_blocks(CudaSession& s, int m, const int32_t* pos, const float* rope
 
         Epilogue eg;
         eg.kind = kEpiSwiglu;
-        eg.act = c.gemma ? kActGeluTanh : kActSilu;
+        eg.act = c.geglu ? kActGeluTanh : kActSilu;
         eg.out = s.mlp;
         eg.ld = c.I;
         eg.bias = w.gu_bias;
@@ -1228,7 +1230,7 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
             to_residual(w.o, att, QD, w.o_bias, w.post_attn_norm);
             Epilogue eg;
             eg.kind = kEpiSwiglu;
-            eg.act = gemma ? kActGeluTanh : kActSilu;
+            eg.act = geglu ? kActGeluTanh : kActSilu;
             eg.out = mlp;
             eg.ld = I;
             eg.bias = w.gu_bias;
