@@ -169,6 +169,10 @@ _ARCHS = {
     "olmoe": _Arch("OlmoeForCausalLM", "olmoe", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",), qk_full=True),
 }
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
+# granitemoe with a shared expert (expert_shared_feed_forward_length > 0): GraniteMoeShared, its
+# ffn_gate_shexp | ffn_up_shexp rows stacked into shared_mlp.input_linear, no gate on it.
+_GRANITEMOE_SHARED = _Arch("GraniteMoeSharedForCausalLM", "granitemoeshared", True,
+                           optional=_QKV_BIASES + ("attn_output.bias",))
 _MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe")
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
@@ -204,13 +208,14 @@ def _common_block(a: _Arch) -> tuple:
 
 def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
     """The tensors every block of architecture `a` has (MoE: the router and stacked experts
-    instead of the dense MLP; `shared`: Qwen2-MoE's shared expert)."""
+    instead of the dense MLP; `shared`: Qwen2-MoE's gated shared expert, GraniteMoeShared's
+    ungated one)."""
     common = _common_block(a)
     if not moe:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
-    return (tuple(t for t in common if t not in dense) + a.required + ("ffn_gate_inp.weight",) + _EXPERTS
-            + (_SHARED if shared else ()))
+    shexp = (_SHARED[1:] if a.model_type == "granitemoe" else _SHARED) if shared else ()
+    return tuple(t for t in common if t not in dense) + a.required + ("ffn_gate_inp.weight",) + _EXPERTS + shexp
 
 
 def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> str | None:
@@ -485,6 +490,8 @@ def _hparams(meta: dict, p: str) -> dict:
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
+        elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
+            moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta, moe=moe)
 
@@ -613,7 +620,9 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     pad_id = meta.get("tokenizer.ggml.padding_token_id")
     pad_id = pad_id if isinstance(pad_id, int) and 0 <= pad_id < vocab_size else None
     eos_value = eos_ids[0] if len(eos_ids) == 1 else (eos_ids or None)
-    architecture, model_type = (_MIXTRAL if hp["arch"] == "llama" and hp["moe"] else _ARCHS[hp["arch"]])[:2]
+    architecture, model_type = (_MIXTRAL if hp["arch"] == "llama" and hp["moe"]
+                                else _GRANITEMOE_SHARED if hp["arch"] == "granitemoe" and "ffn_shexp" in hp["moe"]
+                                else _ARCHS[hp["arch"]])[:2]
     if hp["arch"] in ("gemma", "gemma2", "gemma3", "phi3"):
         config = _family_config(meta, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype, g.path)
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
@@ -666,6 +675,8 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         if hp["moe"]:  # GraniteMoeConfig: experts intermediate_size wide, softmax over the top-k
             config.update(num_local_experts=hp["moe"]["n_expert"], num_experts_per_tok=hp["moe"]["n_used"],
                           intermediate_size=hp["moe"]["ffn_exp"])
+            if "ffn_shexp" in hp["moe"]:  # GraniteMoeSharedConfig
+                config["shared_intermediate_size"] = hp["moe"]["ffn_shexp"]
     elif hp["arch"] == "smollm3":  # SmolLM3Config: llama.cpp rotates every layer but each 4th
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
@@ -808,7 +819,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         # a MoE block: the router, each expert's gate / up / down, the shared expert
         order.append(b + "ffn_gate_inp.weight")
         if arch == "granitemoe":  # stacked as the folder holds them (input_linear, output_linear)
-            order += [(b + "ffn_gate_exps.weight", "in"), (b + "ffn_down_exps.weight", "out")]
+            order += [(b + "ffn_gate_exps.weight", "in"), (b + "ffn_down_exps.weight", "out"),
+                      (b + "ffn_gate_shexp.weight", "shared-in")]  # (its shared gate|up: one tensor)
+            order.append(b + "ffn_down_shexp.weight")
+            continue
         else:
             order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
         order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
@@ -826,19 +840,23 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         if e in ("in", "out"):
             return f"model.layers.{layer_of(name)}.block_sparse_moe." + ("input_linear.weight" if e == "in"
                                                                            else "output_linear.weight")
+        if e == "shared-in" or (arch == "granitemoe" and t == "ffn_down_shexp.weight"):
+            return f"model.layers.{layer_of(name)}.shared_mlp." + ("input_linear.weight" if e else "output_linear.weight")
         if arch == "granitemoe" and t == "ffn_gate_inp.weight":
             return f"model.layers.{layer_of(name)}.block_sparse_moe.router.layer.weight"
         if moe and (e is not None or t in ("ffn_gate_inp.weight",) + _SHARED):
             return _moe_hf_name(t, layer_of(name), e, mixtral)
         return hf_tensor_name(name, arch)
 
-    def up_of(name: str) -> str:  # the up experts beside a gate experts tensor
-        return name.replace("ffn_gate_exps", "ffn_up_exps")
+    def up_of(name: str) -> str:  # the up experts (shared up) beside a gate experts (shared gate) tensor
+        return name.replace("ffn_gate_exps", "ffn_up_exps").replace("ffn_gate_shexp", "ffn_up_shexp")
 
     def out_shape(name: str, e) -> tuple:
         shape = tuple(g.tensors[name].shape)
         if e == "in":  # [E, I, H] gate and up -> [E, 2I, H]
             return (shape[0], 2 * shape[1], shape[2])
+        if e == "shared-in":  # [S, H] gate and up -> [2S, H]
+            return (2 * shape[0], shape[1])
         if e == "out":
             return shape
         if e is not None:
@@ -848,7 +866,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     def kept(name: str, e=None) -> bool:
         info = g.tensors[name]
         shape = out_shape(name, e)
-        if e == "in" and g.tensors[up_of(name)].ggml_type != info.ggml_type:
+        if e in ("in", "shared-in") and g.tensors[up_of(name)].ggml_type != info.ggml_type:
             return False  # (one block type for the stacked gate|up)
         # (the router and the shared expert's gate stay float: libvt compares the router's logits)
         return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(shape) in (2, 3) and shape[-1] % 32 == 0
@@ -874,6 +892,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 return
             if e == "out":
                 yield g.raw(name)
+                return
+            if e == "shared-in":  # the shared gate rows, then its up rows
+                yield g.raw(name)
+                yield g.raw(up_of(name))
                 return
             raw = g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name)
             raw = raw.reshape(rows, raw.size // rows)
@@ -904,6 +926,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 return
             if expert == "out":
                 yield check(g.dequantize(name))
+                return
+            if expert == "shared-in":  # the shared gate rows, then its up rows
+                yield check(g.dequantize(name))
+                yield check(g.dequantize(up_of(name)))
                 return
             if expert is not None:  # one expert of a stacked [experts, rows, cols] tensor
                 shape = out_shape(name, expert)

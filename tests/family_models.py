@@ -93,6 +93,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # OLMoE: full-width q/k norms in the pre-norm block, 8 experts top 2 (weights as they are),
     # MHA as OLMoE-1B-7B (llama.cpp's olmoe needs k_norm hidden wide); the second with GQA,
     # norm_topk_prob and clip_qkv (q, k, v clamped).
+    # GraniteMoeShared: GraniteMoE plus an ungated shared expert (shared_mlp, gate|up in one tensor).
+    "granitemoe-shared": ("GraniteMoeSharedConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+                                                         shared_intermediate_size=64, embedding_multiplier=3.0,
+                                                         attention_multiplier=0.125, residual_multiplier=0.5,
+                                                         logits_scaling=2.0, tie_word_embeddings=False)),
     "olmoe": ("OlmoeConfig", dict(num_experts=8, num_experts_per_tok=2, intermediate_size=32, num_key_value_heads=4)),
     "olmoe-clip-norm": ("OlmoeConfig", dict(num_experts=4, num_experts_per_tok=2, intermediate_size=32,
                                             norm_topk_prob=True, clip_qkv=1.5)),
@@ -136,6 +141,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "olmoe-clip-norm": ("OLMoE", ["qk-norm-full", "clip-qkv 1.5", "moe 4 experts top-2", "norm-topk"]),
     "granitemoe": ("GraniteMoE", ["embedding-multiplier 3", "attention-multiplier 0.125", "residual-multiplier 0.5",
                                   "logits-scaling 2", "moe 4 experts top-2", "norm-topk"]),
+    "granitemoe-shared": ("GraniteMoeShared", ["embedding-multiplier 3", "attention-multiplier 0.125",
+                                               "residual-multiplier 0.5", "logits-scaling 2", "moe 4 experts top-2",
+                                               "norm-topk", "shared-expert 64"]),
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
                             "residual-multiplier 0.375", "logits-scaling 2.5"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
@@ -215,7 +223,7 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     Mixtral: block_sparse_moe.experts.N.{w1,w3,w2}.weight and block_sparse_moe.gate)."""
     mixtral = cfg["model_type"] == "mixtral"
     out: dict[str, np.ndarray] = {}
-    if cfg["model_type"] == "granitemoe":  # stacked as they are, under their file names
+    if cfg["model_type"] in ("granitemoe", "granitemoeshared"):  # stacked as they are, under their file names
         ren = {"block_sparse_moe.router.weight": "block_sparse_moe.router.layer.weight",
                "block_sparse_moe.experts.gate_up_proj": "block_sparse_moe.input_linear.weight",
                "block_sparse_moe.experts.down_proj": "block_sparse_moe.output_linear.weight"}
@@ -253,7 +261,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
     """llama_ref's `granite` argument for a Granite config.json, else None."""
-    if cfg["model_type"] not in ("granite", "granitemoe"):
+    if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared"):
         return None
     return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",
                                 "logits_scaling")}
@@ -268,10 +276,11 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
 
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
-    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "olmoe"):
+    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe"):
         return None
     return {"experts_per_tok": cfg["num_experts_per_tok"],
-            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe") or bool(cfg.get("norm_topk_prob"))}
+            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared")
+            or bool(cfg.get("norm_topk_prob"))}
 
 
 def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -291,6 +300,13 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
             continue
         if name.endswith("block_sparse_moe.router.layer.weight"):
             out[name.replace("block_sparse_moe.router.layer.weight", "mlp.gate.weight")] = x
+            continue
+        if name.endswith("shared_mlp.input_linear.weight"):  # GraniteMoeShared: gate rows, then up rows
+            p = name[:-len("shared_mlp.input_linear.weight")]
+            out[f"{p}mlp.shared_expert.gate_proj.weight"], out[f"{p}mlp.shared_expert.up_proj.weight"] = np.split(x, 2)
+            continue
+        if name.endswith("shared_mlp.output_linear.weight"):
+            out[name.replace("shared_mlp.output_linear.weight", "mlp.shared_expert.down_proj.weight")] = x
             continue
         if ".block_sparse_moe." in name:
             name = name.replace(".block_sparse_moe.", ".mlp.")

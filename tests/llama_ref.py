@@ -344,7 +344,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     [experts, hidden]) computes Mixtral's / Qwen-MoE's sparse MLP instead of the dense one:
     softmax of the router logits, the top experts_per_tok experts (`mlp.experts.E.*_proj`),
     their weights renormalized to sum 1 when norm_topk, plus Qwen2-MoE's shared expert
-    (`mlp.shared_expert.*_proj`) times sigmoid(`mlp.shared_expert_gate` · x) when present."""
+    (`mlp.shared_expert.*_proj`) times sigmoid(`mlp.shared_expert_gate` · x) when present
+    (GraniteMoeShared's: without that gate)."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2 or gemma1:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
@@ -470,6 +471,8 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
     if p + "shared_expert_gate.weight" in W:
         gate = 1.0 / (1.0 + np.exp(-(h @ W[p + "shared_expert_gate.weight"].T)))
         y += gate * swiglu(h, p + "shared_expert.")
+    elif p + "shared_expert.gate_proj.weight" in W:  # GraniteMoeShared: added without a gate
+        y += swiglu(h, p + "shared_expert.")
     return y
 
 

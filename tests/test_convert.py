@@ -1406,6 +1406,11 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
             add(f"blk.{i}.ffn_gate_exps.weight", np.ascontiguousarray(gate))
             add(f"blk.{i}.ffn_up_exps.weight", np.ascontiguousarray(up))
             add(f"blk.{i}.ffn_down_exps.weight", w[p + "block_sparse_moe.output_linear.weight"])
+            if p + "shared_mlp.input_linear.weight" in w:  # GraniteMoeShared: split as llama.cpp's converter does
+                sgate, sup = np.split(w[p + "shared_mlp.input_linear.weight"], 2)
+                add(f"blk.{i}.ffn_gate_shexp.weight", np.ascontiguousarray(sgate))
+                add(f"blk.{i}.ffn_up_shexp.weight", np.ascontiguousarray(sup))
+                add(f"blk.{i}.ffn_down_shexp.weight", w[p + "shared_mlp.output_linear.weight"])
             continue
         mp = p + ("block_sparse_moe." if mixtral else "mlp.")
         add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
@@ -1431,8 +1436,9 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
             md[f"granitemoe.{key}"] = float(cfg[field])
     elif not mixtral and arch != "olmoe":
         md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
-    if cfg.get("shared_expert_intermediate_size"):
-        md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, cfg["shared_expert_intermediate_size"])
+    shared = cfg.get("shared_expert_intermediate_size") or cfg.get("shared_intermediate_size")
+    if shared:
+        md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, shared)
     md.update(meta or {})
     path = tmp_path / f"{name}.gguf"
     gw.write_gguf(path, md, tensors)
@@ -1440,7 +1446,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
 
 
 MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2]),
-             ("granitemoe", "granitemoe", None), ("olmoe", "olmoe", None)]
+             ("granitemoe", "granitemoe", None), ("granitemoe-shared", "granitemoe", None), ("olmoe", "olmoe", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -1512,16 +1518,22 @@ def test_olmo3_gguf_with_a_window_is_named(tmp_path):
         convert.convert_gguf(path, tmp_path / "out")
 
 
-def test_granitemoe_gguf_loads_with_its_stacked_blocks(tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["granitemoe", "granitemoe-shared"])
+def test_granitemoe_gguf_loads_with_its_stacked_blocks(tmp_path, monkeypatch, name):
     """A Q8_0 granitemoe GGUF loaded as it is: each block's gate|up experts stacked into one
     3-D block tensor (input_linear), the down experts kept as theirs (output_linear), each
-    expert's rows packed from those blocks; the logits of the folder of its dequantized weights."""
+    expert's rows packed from those blocks; the logits of the folder of its dequantized weights.
+    With a shared expert (GraniteMoeShared), its gate|up rows stacked as one 2-D block tensor."""
     monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
-    path, _ = moe_gguf(tmp_path, "granitemoe", "granitemoe", qtype=gw.Q8_0)
+    path, _ = moe_gguf(tmp_path, name, "granitemoe", qtype=gw.Q8_0)
     plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
     kept = convert.convert_gguf(path, tmp_path / "kept", keep_blocks=True)
     st = json.loads((kept / "model.safetensors").read_bytes()[8:8 + int.from_bytes(
         (kept / "model.safetensors").read_bytes()[:8], "little")])
     assert st["model.layers.0.block_sparse_moe.input_linear.weight"]["dtype"] == "GGML_Q8_0"
     assert st["model.layers.0.block_sparse_moe.input_linear.weight"]["shape"] == [4, 64, 64]
-    _assert_loads_as_its_dequantized_folder(path, plain, "GraniteMoE")
+    if name == "granitemoe-shared":
+        assert st["model.layers.1.shared_mlp.input_linear.weight"]["dtype"] == "GGML_Q8_0"
+        assert st["model.layers.1.shared_mlp.input_linear.weight"]["shape"] == [128, 64]
+        assert st["model.layers.1.shared_mlp.output_linear.weight"]["shape"] == [64, 64]
+    _assert_loads_as_its_dequantized_folder(path, plain, "GraniteMoeShared" if name == "granitemoe-shared" else "GraniteMoE")

@@ -394,7 +394,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
-            "GraniteMoeForCausalLM, OlmoeForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+            "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
             "Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
@@ -498,6 +498,20 @@ def test_granitemoe_stacked_experts_that_do_not_fit_are_named(from_golden, tmp_p
                                                       "[4, 64, 48]")):
         (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **change)))
         assert words in refused(tmp_path)
+
+
+def test_granitemoe_shared_expert_that_does_not_fit_is_named(from_golden, tmp_path):
+    """GraniteMoeShared's shared_intermediate_size against its shared_mlp tensors: another
+    width names both tensors' shapes; 0 (GraniteMoeSharedConfig's default: no shared expert)
+    with the tensors in the file names them as unexpected rather than ignoring them."""
+    cfg = copy_case(from_golden, "granitemoe-shared", tmp_path)
+    for change, words in (({"shared_intermediate_size": 32}, "model.layers.0.shared_mlp.input_linear.weight is "
+                                                             "[128, 64], expected [64, 64]"),
+                          ({"shared_intermediate_size": 0}, "unexpected 4 tensors: "
+                                                            "model.layers.{0..1}.shared_mlp.input_linear.weight")):
+        (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **change)))
+        msg = refused(tmp_path)
+        assert words in msg and "\n" not in msg
 
 
 def test_olmoe_clip_qkv_out_of_range_is_named(from_golden, tmp_path):

@@ -20,7 +20,8 @@ The MoE cases (added 2026-11-28, the same llama-cpp-python): mixtral 6.0e-7, qwe
 top-k, renormalized for Mixtral and qwen3moe and not for qwen2moe, the sigmoid-gated shared
 expert) is pyvt's. smollm3 (the same day): 3.7e-7, its NoPE layer as llama.cpp's; granite 2.4e-7 (its four
 multipliers); olmo2 6.5e-7 (its post-norm block); granitemoe 4.8e-7; olmoe 4.5e-7. gemma (Gemma 1,
-the same day): 3.2e-5 (ggml's float16 GELU table again), argmax equal at all 60 positions. (Regenerating the file moved the older cases' logits by up to 1.2e-4 of the
+the same day): 3.2e-5 (ggml's float16 GELU table again), argmax equal at all 60 positions;
+granitemoe-shared (granitemoe with ffn_*_shexp, GraniteMoeShared): 3.1e-7. (Regenerating the file moved the older cases' logits by up to 1.2e-4 of the
 largest — llama.cpp's threads sum in another order — so their stored values were kept.)
 """
 

@@ -405,7 +405,9 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (!F.config_norm_topk && c.intermediate_size > 0) c.moe_intermediate = c.intermediate_size;  // Mixtral
     else if (c.moe_intermediate_field > 0) c.moe_intermediate = c.moe_intermediate_field;
     else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
-    if (F.shared_prefix) {
+    if (F.shared_prefix && F.fused_experts) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
+        c.shared_intermediate = std::max<int64_t>(0, c.shared_intermediate_field);
+    } else if (F.shared_prefix) {
         c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
                                                                  : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
     }
@@ -826,6 +828,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.experts_per_tok_field = r.integer(root, "num_experts_per_tok", 1, 65536);
         c.moe_intermediate_field = r.integer(root, "moe_intermediate_size", 1, kMaxDim);
         c.shared_intermediate_field = r.integer(root, "shared_expert_intermediate_size", 0, kMaxDim);
+        if (c.shared_intermediate_field < 0)  // GraniteMoeShared's name for it
+            c.shared_intermediate_field = r.integer(root, "shared_intermediate_size", 0, kMaxDim);
         c.norm_topk_prob_field = r.boolean(root, "norm_topk_prob");
         c.decoder_sparse_step = r.integer(root, "decoder_sparse_step", 1, 100000);
         c.no_rope_layer_interval = r.integer(root, "no_rope_layer_interval", 1, 100000);

@@ -182,6 +182,23 @@ const ModelFamily kFamilies[] = {
         /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
     },
     {
+        // GraniteMoeShared (granite-4.0-tiny-preview's layout without its Mamba layers,
+        // GraniteMoeSharedForCausalLM): GraniteMoE plus a shared expert beside the routed ones,
+        // its gate|up rows in one tensor (shared_mlp.input_linear [2·S, H]) and added ungated.
+        "GraniteMoeShared", "GraniteMoeSharedForCausalLM", "granitemoeshared",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        "block_sparse_moe.router.layer.weight", nullptr,
+        {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
+        /*shared expert=*/"shared_mlp.", nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
+        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
+    },
+    {
         "OLMoE", "OlmoeForCausalLM", "olmoe",
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
@@ -244,7 +261,6 @@ const Unsupported kUnsupported[] = {
     {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
-    {"granitemoeshared", "GraniteMoE's shared expert (shared_mlp) beside its routed ones"},
     {"deepseek_v3", "multi-head latent attention and grouped expert routing"},
     {"gpt_oss", "attention sinks, clamped SwiGLU with biases and MXFP4 experts"},
 };
@@ -306,15 +322,19 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
     if (f.fused_experts) {  // GraniteMoE: [E, 2·I, H] gate|up and [E, H, I] down
         out.push_back({p + f.expert_tensors[0], 2 * I, H, true, E});
         out.push_back({p + f.expert_tensors[2], H, I, true, E});
-        return out;
     }
-    for (int64_t e = 0; e < E; ++e) {
+    for (int64_t e = 0; e < E && !f.fused_experts; ++e) {
         const std::string ep = p + f.expert_prefix + std::to_string(e) + ".";
         out.push_back({ep + f.expert_tensors[0], I, H, true});
         out.push_back({ep + f.expert_tensors[1], I, H, true});
         out.push_back({ep + f.expert_tensors[2], H, I, true});
     }
-    if (f.shared_prefix && c.shared_intermediate > 0) {
+    if (f.shared_prefix && c.shared_intermediate > 0 && f.fused_experts) {  // GraniteMoeShared
+        const int64_t S = c.shared_intermediate;
+        const std::string sp = p + f.shared_prefix;
+        out.push_back({sp + "input_linear.weight", 2 * S, H, true});  // gate rows, then up rows
+        out.push_back({sp + "output_linear.weight", H, S, true});
+    } else if (f.shared_prefix && c.shared_intermediate > 0) {
         const int64_t S = c.shared_intermediate;
         const std::string sp = p + f.shared_prefix;
         out.push_back({sp + "gate_proj.weight", S, H, true});

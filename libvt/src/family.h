@@ -6,8 +6,9 @@
 // Gemma 3 (text).
 // What a row enables is resolved per checkpoint into LlamaConfig's feature fields (qkv_bias,
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
-// SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm block). Mixture-of-experts rows: Mixtral, Qwen2-MoE, Qwen3-MoE (the router and experts: the
-// fields at the end). Multimodal Gemma 3 and Phi-1/2 are not rows: the loader
+// SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm
+// block). Mixture-of-experts rows: GraniteMoE, GraniteMoeShared, OLMoE, Mixtral, Qwen2-MoE,
+// Qwen3-MoE (the router and experts: the fields at the end). Multimodal Gemma 3 and Phi-1/2 are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
@@ -94,7 +95,7 @@ struct ModelFamily {
     const char* expert_prefix;
     const char* expert_tensors[3];  // gate, up, down
     const char* shared_prefix;      // null: no shared expert
-    const char* shared_gate;
+    const char* shared_gate;        // null: the shared expert's output is added as it is
     // true: the top-k routing weights are renormalized to sum to 1 when config.json's
     // norm_topk_prob is (Qwen); false: always (Mixtral).
     bool config_norm_topk;
@@ -111,7 +112,9 @@ struct ModelFamily {
     bool post_norm_only;
     // GraniteMoE: the experts stacked in two 3-D tensors, expert_tensors[0] [E, 2·I, H] (gate
     // rows, then up rows, per expert) and expert_tensors[2] [E, H, I] (down), named
-    // layer-relative without an expert prefix.
+    // layer-relative without an expert prefix. With a shared_prefix (GraniteMoeShared), the
+    // shared expert is shared_prefix + input_linear.weight [2·S, H] (gate rows, then up
+    // rows) and output_linear.weight [H, S], added without a gate (shared_gate null).
     bool fused_experts;
     // OLMo 2, OLMoE: q and k RMSNormed over the whole projection (weights [NH·HD], [KV·HD]),
     // not per head (qk_norm must be set too).

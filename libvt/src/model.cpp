@@ -543,7 +543,20 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             }
             for (int64_t e = 0; e < cfg.num_experts && !F.fused_experts; ++e)
                 expert("experts." + std::to_string((long long)e), w.experts[size_t(e)]);
-            if (i < mt.size()) {
+            if (i < mt.size() && F.fused_experts) {  // GraniteMoeShared: [2·S, H] gate|up, [H, S]
+                const TensorView& in = next();
+                const TensorView& out = next();
+                const int64_t S = cfg.shared_intermediate, Hd = cfg.hidden_size;
+                const vt_format gf = ld.format_of({&in}, fmt);
+                const int32_t gb = ld.block_of({&in}, blk);
+                w.shared.gate = cached(ln + "shared.gate", S, Hd, gf, gb, [&] { return ld.pack_rows(in, 0, S, fmt, blk); });
+                w.shared.up = cached(ln + "shared.up", S, Hd, gf, gb, [&] { return ld.pack_rows(in, S, S, fmt, blk); });
+                w.shared.down = cached(ln + "shared.down", Hd, S, ld.format_of({&out}, fmt), ld.block_of({&out}, blk),
+                                       [&] { return ld.pack_tensor(out, fmt, blk); });
+                ld.progress(int64_t(in.nbytes + out.nbytes));
+                ck->release(in);
+                ck->release(out);
+            } else if (i < mt.size()) {
                 expert("shared", w.shared);
                 const TensorView& sg = next();
                 w.shared_gate = ld.to_f32_vec(sg);

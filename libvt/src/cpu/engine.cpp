@@ -418,7 +418,7 @@ void expert_mlp(CpuSession& s, const LayerWeights::Expert& e, const float* x, in
 // transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
 // logits in float32, each row's top k experts (ties: the lower index), their weights
 // renormalized to sum 1 when norm_topk, out = sum of weight · expert(x) in expert order;
-// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x). Each expert runs once over the rows
+// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x). Each expert runs once over the rows
 // that chose it (gathered), so a prefill chunk reads each expert's weights once.
 void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, float* out) {
     const LlamaConfig& c = s.model->cfg;
@@ -485,7 +485,9 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
     if (w.shared.gate) {
         expert_mlp(s, w.shared, xn, n, s.moe_y.data());
         for (int64_t i = 0; i < n; ++i) {
-            const float g = 1.0f / (1.0f + std::exp(-dot_f32(xn + i * H, w.shared_gate.data(), H)));
+            // (GraniteMoeShared: no gate, the shared expert's output added as it is)
+            const float g = w.shared_gate.empty() ? 1.0f
+                                                  : 1.0f / (1.0f + std::exp(-dot_f32(xn + i * H, w.shared_gate.data(), H)));
             float* o = out + i * H;
             const float* y = s.moe_y.data() + i * H;
             for (int64_t h = 0; h < H; ++h) o[h] += g * y[h];
