@@ -98,6 +98,19 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                          shared_intermediate_size=64, embedding_multiplier=3.0,
                                                          attention_multiplier=0.125, residual_multiplier=0.5,
                                                          logits_scaling=2.0, tie_word_embeddings=False)),
+    # gpt-oss: attention sinks, q/k/v/o biases, the first layer sliding (window 8), YaRN past 64
+    # positions, 4 experts top 2 with biases and the clamped SwiGLU (limit 7: GptOssConfig's);
+    # the second with a limit the random weights reach (0.75) and the layers the other way round.
+    "gpt-oss": ("GptOssConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32, head_dim=16,
+                                     sliding_window=8, tie_word_embeddings=False, pad_token_id=ENDOFTEXT,
+                                     rope_parameters={"rope_type": "yarn", "factor": 4.0, "beta_fast": 32.0,
+                                                      "beta_slow": 1.0, "truncate": False,
+                                                      "original_max_position_embeddings": 64,
+                                                      "rope_theta": 150000.0})),
+    "gpt-oss-limit": ("GptOssConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
+                                           head_dim=16, sliding_window=6, swiglu_limit=0.75,
+                                           layer_types=["full_attention", "sliding_attention"],
+                                           tie_word_embeddings=False, pad_token_id=ENDOFTEXT)),
     "olmoe": ("OlmoeConfig", dict(num_experts=8, num_experts_per_tok=2, intermediate_size=32, num_key_value_heads=4)),
     "olmoe-clip-norm": ("OlmoeConfig", dict(num_experts=4, num_experts_per_tok=2, intermediate_size=32,
                                             norm_topk_prob=True, clip_qkv=1.5)),
@@ -144,6 +157,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "granitemoe-shared": ("GraniteMoeShared", ["embedding-multiplier 3", "attention-multiplier 0.125",
                                                "residual-multiplier 0.5", "logits-scaling 2", "moe 4 experts top-2",
                                                "norm-topk", "shared-expert 64"]),
+    "gpt-oss": ("GptOss", ["attention-bias", "attention-sinks", "swiglu-limit 7", "moe 4 experts top-2", "norm-topk",
+                           "sliding-window 8 (layer 0)"]),
+    "gpt-oss-limit": ("GptOss", ["attention-bias", "attention-sinks", "swiglu-limit 0.75", "moe 4 experts top-2",
+                                 "norm-topk", "sliding-window 6 (layer 1)"]),
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
                             "residual-multiplier 0.375", "logits-scaling 2.5"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
@@ -204,7 +221,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
     n = cfg["num_hidden_layers"]
     w = cfg.get("sliding_window") or 0
-    if cfg["model_type"] in ("gemma2", "gemma3_text"):
+    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral"):
         return [w] * n
@@ -223,6 +240,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     Mixtral: block_sparse_moe.experts.N.{w1,w3,w2}.weight and block_sparse_moe.gate)."""
     mixtral = cfg["model_type"] == "mixtral"
     out: dict[str, np.ndarray] = {}
+    if cfg["model_type"] == "gpt_oss":  # stacked (and transposed) as the Hub's dequantized files hold them
+        return dict(w)
     if cfg["model_type"] in ("granitemoe", "granitemoeshared"):  # stacked as they are, under their file names
         ren = {"block_sparse_moe.router.weight": "block_sparse_moe.router.layer.weight",
                "block_sparse_moe.experts.gate_up_proj": "block_sparse_moe.input_linear.weight",
@@ -276,11 +295,15 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
 
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
-    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe"):
+    if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
+                                 "gpt_oss"):
         return None
-    return {"experts_per_tok": cfg["num_experts_per_tok"],
-            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared")
-            or bool(cfg.get("norm_topk_prob"))}
+    out = {"experts_per_tok": cfg["num_experts_per_tok"],
+           "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss")
+           or bool(cfg.get("norm_topk_prob"))}
+    if cfg["model_type"] == "gpt_oss":
+        out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
+    return out
 
 
 def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -415,8 +415,12 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if cap:
             s = cap * np.tanh(s / cap)
         s = s + mask[None]
-        s = np.exp(s - s.max(axis=-1, keepdims=True))
-        s /= s.sum(axis=-1, keepdims=True)
+        sink = W.get(p + "self_attn.sinks")  # gpt-oss: one more logit per head in each softmax
+        mx = s.max(axis=-1, keepdims=True)
+        if sink is not None:
+            mx = np.maximum(mx, sink[:, None, None])
+        s = np.exp(s - mx)
+        s /= s.sum(axis=-1, keepdims=True) + (0.0 if sink is None else np.exp(sink[:, None, None] - mx))
         o = np.einsum("hqk,khd->qhd", s, v).reshape(n, nh * hd)
         if gemma2:
             x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
@@ -434,6 +438,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
         if p + "mlp.gate.weight" in W:
             x = x + _moe(W, p + "mlp.", h, lin, moe or {}) * rmul
+            continue
+        if p + "mlp.router.weight" in W:
+            x = x + _oss_moe(W, p + "mlp.", h, moe or {})
             continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")
@@ -473,6 +480,27 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
         y += gate * swiglu(h, p + "shared_expert.")
     elif p + "shared_expert.gate_proj.weight" in W:  # GraniteMoeShared: added without a gate
         y += swiglu(h, p + "shared_expert.")
+    return y
+
+
+def _oss_moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, moe: dict[str, Any]) -> np.ndarray:
+    """gpt-oss's sparse MLP (GptOssMLP): router logits with their bias, the top k, softmax over
+    those; each expert's x · gate_up + bias (gate and up interleaved: columns 2j, 2j + 1), the
+    clamped SwiGLU (up clamped to ±limit, gate to <= limit; (up + 1) · gate · sigmoid(alpha ·
+    gate)), · down + bias."""
+    k, alpha, limit = moe["experts_per_tok"], moe["swiglu_alpha"], moe["swiglu_limit"]
+    z = h @ W[p + "router.weight"].T + W[p + "router.bias"]
+    top = np.argsort(-z, axis=-1, kind="stable")[:, :k]
+    zt = np.take_along_axis(z, top, axis=-1)
+    wt = np.exp(zt - zt.max(axis=-1, keepdims=True))
+    wt /= wt.sum(axis=-1, keepdims=True)
+    y = np.zeros_like(h)
+    for e in np.unique(top):
+        rows, slot = np.nonzero(top == e)
+        gu = h[rows] @ W[p + "experts.gate_up_proj"][e] + W[p + "experts.gate_up_proj_bias"][e]
+        gate, up = np.minimum(gu[:, ::2], limit), np.clip(gu[:, 1::2], -limit, limit)
+        act = (up + 1.0) * gate / (1.0 + np.exp(-alpha * gate))
+        y[rows] += wt[rows, slot][:, None] * (act @ W[p + "experts.down_proj"][e] + W[p + "experts.down_proj_bias"][e])
     return y
 
 

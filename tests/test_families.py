@@ -383,7 +383,7 @@ def refused(folder) -> str:
     ("DeepseekV3ForCausalLM", "deepseek_v3", ["multi-head latent attention"]),
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("PhiForCausalLM", "phi", ["partial rotary"]),
-    ("GptOssForCausalLM", "gpt_oss", ["attention sinks"]),
+    ("GraniteMoeHybridForCausalLM", "granitemoehybrid", []),
     ("FalconForCausalLM", "falcon", []),
 ])
 def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_type, words):
@@ -394,7 +394,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
-            "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
+            "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
             "Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
@@ -512,6 +512,28 @@ def test_granitemoe_shared_expert_that_does_not_fit_is_named(from_golden, tmp_pa
         (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **change)))
         msg = refused(tmp_path)
         assert words in msg and "\n" not in msg
+
+
+def test_stacked_experts_load_whatever_their_count(from_golden, golden, tmp_path):
+    """Stacked experts (GraniteMoE, gpt-oss) are a few tensors per layer however many experts
+    they hold: granite-3.0-1b-a400m's 32 experts in 24 layers (~10 tensors each) tripped the
+    bound meant for one-tensor-per-expert files (which counted 3 · 32 + 5 names a layer).
+    Here 40 experts in 2 layers (refused before): they load and compute."""
+    folder, w = from_golden("granitemoe")
+    cfg = json.loads((folder / "config.json").read_text())
+    big = {}
+    for k, v in F.to_checkpoint(w, cfg).items():
+        if k.endswith(("input_linear.weight", "output_linear.weight")):
+            v = np.concatenate([v] + [v[:1]] * 36)  # experts 4..39 copies of expert 0
+        elif k.endswith("router.layer.weight"):
+            v = np.concatenate([v] + [v[:1]] * 36)
+        big[k] = v
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_local_experts=40)))
+    R.write_safetensors(tmp_path / "model.safetensors", big, "BF16")
+    F.write_tokenizer(tmp_path)
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "moe 40 experts top-2" in m.info["features"]
+        assert np.isfinite(m.logits(PROMPT)).all()
 
 
 def test_olmoe_clip_qkv_out_of_range_is_named(from_golden, tmp_path):
@@ -668,3 +690,102 @@ def test_partial_rotary_factors_that_give_no_even_dims_are_refused(from_golden, 
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
     assert words in msg and "config.json" in msg and "\n" not in msg
+
+
+# ---- gpt-oss's MXFP4 experts ------------------------------------------------------------------
+
+_E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+
+
+def _mxfp4(rng, experts: int, rows: int, cols: int):
+    """Random MXFP4 weights as the Hub's gpt-oss files hold them: (blocks [E, rows, cols/32, 16]
+    uint8, two E2M1 codes a byte, low nibble first; scales [E, rows, cols/32] uint8, e8m0; their
+    values [E, rows, cols] float32)."""
+    codes = rng.integers(0, 16, size=(experts, rows, cols // 32, 32)).astype(np.uint8)
+    scales = rng.integers(121, 127, size=(experts, rows, cols // 32)).astype(np.uint8)  # 2^-6 .. 2^-1
+    blocks = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+    values = _E2M1[codes] * np.exp2(scales.astype(np.float32) - 127)[..., None]
+    return blocks, scales, values.reshape(experts, rows, cols).astype(np.float32)
+
+
+def _gpt_oss_mxfp4_pair(from_golden, tmp_path):
+    """Case gpt-oss's folder with MXFP4 experts (tmp_path/mx) and the same weights dequantized
+    as transformers holds them, [E, in, out] (tmp_path/bf16: every MXFP4 value is a bfloat16
+    one); the MXFP4 tensors by name."""
+    folder, w = from_golden("gpt-oss")
+    cfg = json.loads((folder / "config.json").read_text())
+    E, H, I = cfg["num_local_experts"], cfg["hidden_size"], cfg["intermediate_size"]
+    rng = np.random.default_rng(7)
+    mx, deq, raw = {}, {}, {}
+    for k, v in F.to_checkpoint(w, cfg).items():
+        for name, rows, cols in (("gate_up_proj", 2 * I, H), ("down_proj", H, I)):
+            if k.endswith("mlp.experts." + name):
+                blocks, scales, values = _mxfp4(rng, E, rows, cols)
+                raw[k + "_blocks"], raw[k + "_scales"] = blocks, scales
+                deq[k] = values.transpose(0, 2, 1)  # (transformers' x · W)
+                break
+        else:
+            mx[k] = deq[k] = v
+    for sub, tensors in (("mx", mx), ("bf16", deq)):
+        (tmp_path / sub).mkdir()
+        for f in folder.iterdir():
+            if f.name != "model.safetensors":
+                (tmp_path / sub / f.name).write_bytes(f.read_bytes())
+        entries = {k: ("BF16", tuple(v.shape), R.tensor_bytes(v, "BF16")) for k, v in tensors.items()}
+        if sub == "mx":
+            entries.update({k: ("U8", tuple(v.shape), v.tobytes()) for k, v in raw.items()})
+        (tmp_path / sub / "model.safetensors").write_bytes(R.safetensors_bytes(entries, {"format": "pt"}))
+    return tmp_path / "mx", tmp_path / "bf16", raw, deq
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "int8", "int4"])
+def test_gpt_oss_mxfp4_experts_load_as_their_values(from_golden, tmp_path, fmt):
+    """The Hub's gpt-oss files hold the experts as MXFP4 (gate_up_proj_blocks / _scales of the
+    untransposed weights): they load as the values they encode, so the logits are those of the
+    same weights stored dequantized, in every weight format."""
+    mx, deq, _, _ = _gpt_oss_mxfp4_pair(from_golden, tmp_path)
+    seq = F.load_golden()["cases"]["gpt-oss"]["sequence"][:40]
+    with load(mx, weight_format=fmt) as m, load(deq, weight_format=fmt) as r:
+        assert "mxfp4-experts" in m.info["features"] and "mxfp4-experts" not in r.info["features"]
+        got, want = m.logits(seq), r.logits(seq)
+        assert m.info["weight_bytes"] == r.info["weight_bytes"]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gpt_oss_mxfp4_layout_is_transformers(from_golden, tmp_path):
+    """The MXFP4 decoding the test above relies on is transformers' own
+    (integrations/mxfp4.convert_moe_packed_tensors): the same values, in transformers' layout."""
+    torch = pytest.importorskip("torch")
+    mxfp4 = pytest.importorskip("transformers.integrations.mxfp4")
+    _, _, raw, deq = _gpt_oss_mxfp4_pair(from_golden, tmp_path)
+    want = {k: v for k, v in deq.items() if k.endswith("_proj")}
+    assert len(want) == 4
+    for k in want:
+        got = mxfp4.convert_moe_packed_tensors(torch.from_numpy(raw[k + "_blocks"]), torch.from_numpy(raw[k + "_scales"]),
+                                               dtype=torch.float32)
+        np.testing.assert_array_equal(got.numpy(), want[k], err_msg=k)
+
+
+def test_gpt_oss_mxfp4_that_does_not_fit_is_named(from_golden, tmp_path):
+    """A NaN scale (e8m0's 0xFF), blocks of the wrong dtype or shape: one line naming the tensor."""
+    mx, _, _, _ = _gpt_oss_mxfp4_pair(from_golden, tmp_path)
+    st = (mx / "model.safetensors").read_bytes()
+    n = int.from_bytes(st[:8], "little")
+    header = json.loads(st[8:8 + n])
+    name = "model.layers.1.mlp.experts.down_proj_scales"
+    b0, _ = header[name]["data_offsets"]
+    bad = bytearray(st)
+    bad[8 + n + b0 + 5] = 0xFF
+    (mx / "model.safetensors").write_bytes(bytes(bad))
+    msg = refused(mx)
+    assert f"tensor {name} expert 0 row 5 block 0 is NaN (scale 0xFF)" in msg  # ([4, 64, 1]: one block a row) and "\n" not in msg
+    header[name]["dtype"] = "I8"
+    hb = json.dumps(header).encode()
+    (mx / "model.safetensors").write_bytes(len(hb).to_bytes(8, "little") + hb + st[8 + n:])
+    msg = refused(mx)
+    assert name in msg and "I8" in msg and "\n" not in msg
+    cfg = json.loads((mx / "config.json").read_text())
+    (mx / "config.json").write_text(json.dumps(dict(cfg, intermediate_size=64)))
+    (mx / "model.safetensors").write_bytes(st)
+    msg = refused(mx)
+    assert "model.layers.0.mlp.experts.gate_up_proj_blocks is [4, 64, 2, 16], expected [4, 128, 2, 16]" in msg

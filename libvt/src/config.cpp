@@ -371,10 +371,13 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     }
     const std::string src = c.from_file ? c.path : std::string("the defaults (no config.json)");
     const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
+    // gpt-oss: the Hub's files hold the experts as MXFP4 blocks; dequantized ones as they are.
+    c.gpt_oss = F.gpt_oss;
+    c.mxfp4_experts = F.gpt_oss && ck.find(p + F.expert_tensors[0] + "_blocks");
     c.num_experts = c.num_experts_field;
     if (c.num_experts < 0 && F.fused_experts) {  // the leading dim of the stacked experts
-        const TensorView* t = ck.find(p + F.expert_tensors[0]);
-        c.num_experts = t && t->shape.size() == 3 ? t->shape[0] : 0;
+        const TensorView* t = ck.find(p + F.expert_tensors[0] + (c.mxfp4_experts ? "_blocks" : ""));
+        c.num_experts = t && t->shape.size() >= 3 ? t->shape[0] : 0;
     } else if (c.num_experts < 0) {  // count the experts of the first MoE layer
         const std::string ep = p + F.expert_prefix;
         int64_t n = 0;
@@ -447,10 +450,11 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
              (long long)L * T_COUNT, (long long)have);
     resolve_features(F, c, L);
     resolve_moe(ck, F, c, L);
-    // (the same bound for the expert tensors a config's num_experts names)
+    // (the same bound for the expert tensors a config's num_experts names; stacked experts
+    // are a few tensors per layer, however many experts they hold)
     int64_t moe_layers = 0;
     for (uint8_t x : c.layer_moe) moe_layers += x;
-    if (moe_layers > 0 && moe_layers * (3 * c.num_experts + 5) > 4 * have + 64)
+    if (moe_layers > 0 && !F.fused_experts && moe_layers * (3 * c.num_experts + 5) > 4 * have + 64)
         fail(VT_STATUS_UNSUPPORTED,
              "not a %s checkpoint this engine can run: %s; %lld mixture-of-experts layers of %lld experts need %lld "
              "expert tensors, but the checkpoint holds %lld tensors in all",
@@ -472,18 +476,22 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     }
     // The matrices (embedding, lm_head, the layers' linears) may also be GGUF blocks kept as
     // they are (ggml_import.h); norms and biases are float.
-    std::set<std::string> matrices = {F.embed, F.lm_head};
+    // (gpt-oss's MXFP4 experts: U8 blocks and scales)
+    std::set<std::string> matrices = {F.embed, F.lm_head}, bytes;
     for (int64_t l = 0; l < L; ++l) {
         for (int k = T_Q; k <= T_DOWN; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) matrices.insert(layer_name(l, k));
-        for (const MoeTensor& t : moe_layer_tensors(c, l))
-            if (t.matrix) matrices.insert(t.name);
+        for (const MoeTensor& t : moe_layer_tensors(c, l)) {
+            if (t.matrix && !t.u8) matrices.insert(t.name);
+            if (t.u8) bytes.insert(t.name);
+        }
     }
     std::vector<std::string> missing, unexpected, bad_dtype;
     for (const auto& name : expected) {
         const TensorView* t = ck.find(name);
         if (!t) missing.push_back(name);
-        else if (!t->float_dtype && !(t->ggml >= 0 && matrices.count(name)))
+        else if (bytes.count(name) ? t->dtype_name != "U8"
+                                   : !t->float_dtype && !(t->ggml >= 0 && matrices.count(name)))
             bad_dtype.push_back(name + " (" + t->dtype_name + ", in " + ck.file_of(*t) + ")");
     }
     for (const TensorView* t : ck.tensors()) {
@@ -594,6 +602,9 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         if (t->shape != shape)
             problems.push_back(name + " is " + t->shape_str() + ", expected " + shape_str(shape));
     };
+    if (c.mxfp4_experts && (H % 32 != 0 || c.moe_intermediate % 32 != 0))
+        fail(VT_STATUS_FORMAT_ERROR, "%s: MXFP4 experts need hidden_size (%lld) and intermediate_size (%lld) to be "
+             "multiples of 32 (its block)", src.c_str(), (long long)H, (long long)c.moe_intermediate);
     want(F.embed, {V, H});
     want(F.final_norm, {H});
     if (!tied) want(F.lm_head, {V, H});
@@ -602,7 +613,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
             {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
             // (OLMo 2's and OLMoE's q/k norms span the whole projection)
-            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}};
+            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
         for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, t.shape());
@@ -826,6 +837,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.num_experts_field = r.integer(root, "num_experts", 0, 65536);
         if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "num_local_experts", 0, 65536);
         c.experts_per_tok_field = r.integer(root, "num_experts_per_tok", 1, 65536);
+        if (c.experts_per_tok_field < 0)  // gpt-oss's original name for it
+            c.experts_per_tok_field = r.integer(root, "experts_per_token", 1, 65536, "experts_per_token");
         c.moe_intermediate_field = r.integer(root, "moe_intermediate_size", 1, kMaxDim);
         c.shared_intermediate_field = r.integer(root, "shared_expert_intermediate_size", 0, kMaxDim);
         if (c.shared_intermediate_field < 0)  // GraniteMoeShared's name for it
@@ -842,6 +855,15 @@ LlamaConfig read_config(const std::string& dir) {
             if (!std::isfinite(float(c.clip_qkv)))
                 fail(VT_STATUS_FORMAT_ERROR, "%s: field \"clip_qkv\" = %g is not a finite float32", path.c_str(),
                      c.clip_qkv);
+        }
+        for (auto [key, dst] : {std::pair<const char*, double*>{"swiglu_alpha", &c.swiglu_alpha},
+                                {"swiglu_limit", &c.swiglu_limit}}) {  // gpt-oss
+            const double v = r.positive(root, key);
+            if (v < 0) continue;
+            if (!std::isfinite(float(v)) || float(v) == 0.0f)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g is out of range: it must be a finite positive float32",
+                     path.c_str(), key, v);
+            *dst = v;
         }
         if (const json::Value* nr = r.get(root, "no_rope_layers")) {
             if (!nr->is_array()) r.bad("no_rope_layers", *nr, "a list of 0 / 1 per layer");

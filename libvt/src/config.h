@@ -86,6 +86,7 @@ struct LlamaConfig {
     double embedding_multiplier = -1, attention_multiplier = -1;  // Granite (-1: absent)
     double residual_multiplier = -1, logits_scaling_field = -1;
     double clip_qkv = 0;  // OLMoE: q, k and v clamped to [-clip_qkv, clip_qkv] after the q/k norms (0: none)
+    double swiglu_alpha = 1.702, swiglu_limit = 7.0;  // gpt-oss's clamped SwiGLU (GptOssConfig's defaults)
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     const ModelFamily* family = nullptr;
@@ -124,10 +125,14 @@ struct LlamaConfig {
     int64_t shared_intermediate = 0;
     bool norm_topk = false;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
+    // gpt-oss (family.h): the experts' gate|up is one linear of 2·moe_intermediate interleaved
+    // rows; mxfp4_experts: the checkpoint holds them as MXFP4 blocks and scales.
+    bool gpt_oss = false;
+    bool mxfp4_experts = false;
     bool moe_layer(int64_t l) const { return l >= 0 && size_t(l) < layer_moe.size() && layer_moe[size_t(l)]; }
     // The widest MLP row of any layer (dense, expert, shared): scratch sizes.
     int64_t mlp_width() const {
-        int64_t w = std::max(moe_intermediate, shared_intermediate);
+        int64_t w = std::max(gpt_oss ? 2 * moe_intermediate : moe_intermediate, shared_intermediate);
         for (size_t l = 0; l < layer_moe.size(); ++l)
             if (!layer_moe[l]) return std::max(w, intermediate_size);
         return layer_moe.empty() ? std::max(w, intermediate_size) : w;

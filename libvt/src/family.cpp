@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <vector>
 
 #include "common.h"
@@ -19,7 +20,7 @@ namespace {
      nullptr}
 
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false
+#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -136,7 +137,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -147,7 +148,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
+        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false,
     },
     {
         "OLMo2", "Olmo2ForCausalLM", "olmo2",
@@ -164,7 +165,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
-        /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false, /*qk norm full=*/true,
+        /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false,
     },
     {
         "GraniteMoE", "GraniteMoeForCausalLM", "granitemoe",
@@ -179,7 +180,7 @@ const ModelFamily kFamilies[] = {
         "block_sparse_moe.router.layer.weight", nullptr,
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
-        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
+        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false,
     },
     {
         // GraniteMoeShared (granite-4.0-tiny-preview's layout without its Mamba layers,
@@ -196,7 +197,7 @@ const ModelFamily kFamilies[] = {
         "block_sparse_moe.router.layer.weight", nullptr,
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/"shared_mlp.", nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
-        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
+        /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false,
     },
     {
         "OLMoE", "OlmoeForCausalLM", "olmoe",
@@ -209,7 +210,30 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/4096,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false,
-        /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/true,
+        /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false,
+    },
+    {
+        // gpt-oss (gpt-oss-20b / 120b): Llama's pre-norm block with q/k/v/o biases, attention
+        // sinks, sliding layers (layer_types; default: even layers, window 128), YaRN, and MoE
+        // layers whose router has a bias and whose experts run the clamped SwiGLU (gpt_oss).
+        "GptOss", "GptOssForCausalLM", "gpt_oss",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.bias",
+         "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias", nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, "self_attn.sinks"},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/128,
+        /*gemma=*/ModelFamily::NOT_GEMMA, /*window pattern=*/2, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/64, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/150000.0, /*max positions=*/131072,
+        "mlp.router.weight", nullptr, {"mlp.experts.gate_up_proj", nullptr, "mlp.experts.down_proj"},
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
+        /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
+        /*gpt-oss=*/true,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -221,7 +245,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -233,7 +257,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
+        "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -245,7 +269,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
-        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
+        /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false,
     },
 };
 
@@ -262,7 +286,6 @@ const Unsupported kUnsupported[] = {
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
     {"phi", "LayerNorm with biases, a parallel attention/MLP block, partial rotary and GELU"},
     {"deepseek_v3", "multi-head latent attention and grouped expert routing"},
-    {"gpt_oss", "attention sinks, clamped SwiGLU with biases and MXFP4 experts"},
 };
 
 std::string lower(std::string s) {
@@ -318,29 +341,49 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
     const ModelFamily& f = *c.family;
     const std::string p = f.layer_prefix + std::to_string(layer) + ".";
     const int64_t H = c.hidden_size, E = c.num_experts, I = c.moe_intermediate;
-    out.push_back({p + f.router, E, H, false});
+    out.push_back({p + f.router, {E, H}, false});
+    if (f.gpt_oss) {
+        const std::string rb = p + std::string(f.router);
+        out.push_back({rb.substr(0, rb.size() - std::strlen("weight")) + "bias", {E}, false});
+        const std::string gu = p + f.expert_tensors[0], dn = p + f.expert_tensors[2];
+        if (c.mxfp4_experts) {  // the untransposed weights' blocks of 32 (16 bytes) and e8m0 scales
+            out.push_back({gu + "_blocks", {E, 2 * I, H / 32, 16}, true, true});
+            out.push_back({gu + "_scales", {E, 2 * I, H / 32}, false, true});
+        } else {
+            out.push_back({gu, {E, H, 2 * I}, true});
+        }
+        out.push_back({gu + "_bias", {E, 2 * I}, false});
+        if (c.mxfp4_experts) {
+            out.push_back({dn + "_blocks", {E, H, I / 32, 16}, true, true});
+            out.push_back({dn + "_scales", {E, H, I / 32}, false, true});
+        } else {
+            out.push_back({dn, {E, I, H}, true});
+        }
+        out.push_back({dn + "_bias", {E, H}, false});
+        return out;
+    }
     if (f.fused_experts) {  // GraniteMoE: [E, 2·I, H] gate|up and [E, H, I] down
-        out.push_back({p + f.expert_tensors[0], 2 * I, H, true, E});
-        out.push_back({p + f.expert_tensors[2], H, I, true, E});
+        out.push_back({p + f.expert_tensors[0], {E, 2 * I, H}, true});
+        out.push_back({p + f.expert_tensors[2], {E, H, I}, true});
     }
     for (int64_t e = 0; e < E && !f.fused_experts; ++e) {
         const std::string ep = p + f.expert_prefix + std::to_string(e) + ".";
-        out.push_back({ep + f.expert_tensors[0], I, H, true});
-        out.push_back({ep + f.expert_tensors[1], I, H, true});
-        out.push_back({ep + f.expert_tensors[2], H, I, true});
+        out.push_back({ep + f.expert_tensors[0], {I, H}, true});
+        out.push_back({ep + f.expert_tensors[1], {I, H}, true});
+        out.push_back({ep + f.expert_tensors[2], {H, I}, true});
     }
     if (f.shared_prefix && c.shared_intermediate > 0 && f.fused_experts) {  // GraniteMoeShared
         const int64_t S = c.shared_intermediate;
         const std::string sp = p + f.shared_prefix;
-        out.push_back({sp + "input_linear.weight", 2 * S, H, true});  // gate rows, then up rows
-        out.push_back({sp + "output_linear.weight", H, S, true});
+        out.push_back({sp + "input_linear.weight", {2 * S, H}, true});  // gate rows, then up rows
+        out.push_back({sp + "output_linear.weight", {H, S}, true});
     } else if (f.shared_prefix && c.shared_intermediate > 0) {
         const int64_t S = c.shared_intermediate;
         const std::string sp = p + f.shared_prefix;
-        out.push_back({sp + "gate_proj.weight", S, H, true});
-        out.push_back({sp + "up_proj.weight", S, H, true});
-        out.push_back({sp + "down_proj.weight", H, S, true});
-        out.push_back({p + f.shared_gate, 1, H, false});
+        out.push_back({sp + "gate_proj.weight", {S, H}, true});
+        out.push_back({sp + "up_proj.weight", {S, H}, true});
+        out.push_back({sp + "down_proj.weight", {H, S}, true});
+        out.push_back({p + f.shared_gate, {1, H}, false});
     }
     return out;
 }
@@ -362,6 +405,7 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
         case T_K_NORM: return c.qk_norm;
         case T_POST_ATTN_NORM:
         case T_POST_MLP_NORM: return c.family && (c.family->gemma_block() || c.family->post_norm_only);
+        case T_SINKS: return c.family && c.family->gpt_oss;
         default: return which < kRequiredTensors;
     }
 }
@@ -397,6 +441,11 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.mlp_bias) add("mlp-bias");
     if (c.qk_norm) add(c.family && c.family->qk_norm_full ? "qk-norm-full" : "qk-norm");
     if (c.clip_qkv > 0) add(format("clip-qkv %g", c.clip_qkv));
+    if (c.family && c.family->gpt_oss) {
+        add("attention-sinks");
+        add(format("swiglu-limit %g", c.swiglu_limit));
+        if (c.mxfp4_experts) add("mxfp4-experts");
+    }
     if (c.family && c.family->post_norm_only) add("post-norm");
     if (c.family && c.family->fused_qkv) add("fused-qkv");
     if (c.family && c.family->fused_gate_up) add("fused-gate-up");

@@ -26,7 +26,7 @@ struct LlamaConfig;
 enum LayerTensor {
     T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM,
     T_Q_BIAS, T_K_BIAS, T_V_BIAS, T_O_BIAS, T_GATE_BIAS, T_UP_BIAS, T_DOWN_BIAS, T_Q_NORM, T_K_NORM,
-    T_POST_ATTN_NORM, T_POST_MLP_NORM,
+    T_POST_ATTN_NORM, T_POST_MLP_NORM, T_SINKS,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;
@@ -119,19 +119,27 @@ struct ModelFamily {
     // OLMo 2, OLMoE: q and k RMSNormed over the whole projection (weights [NH·HD], [KV·HD]),
     // not per head (qk_norm must be set too).
     bool qk_norm_full;
+    // gpt-oss: attention sinks (T_SINKS, one learned logit per query head that joins each
+    // softmax's denominator), the router's bias (router with ".weight" -> ".bias"), experts
+    // stacked as transformers holds them — expert_tensors[0] [E, H, 2·I] (x · W; gate and up
+    // columns interleaved: 2j gate, 2j + 1 up) with "_bias" [E, 2·I], expert_tensors[2]
+    // [E, I, H] with "_bias" [E, H] — or as the Hub's MXFP4 files hold them ("_blocks"
+    // [E, rows, cols/32, 16] and "_scales" [E, rows, cols/32] of the untransposed weights), and
+    // the clamped SwiGLU: (clamp(up, ±limit) + 1) · g · sigmoid(alpha · g), g = min(gate, limit)
+    // (config.json's swiglu_limit, swiglu_alpha).
+    bool gpt_oss;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
 // experts' gate / up / down, then the shared expert's gate / up / down and its gate; shapes
-// [rows, cols] ([1, H] for the shared gate).
+// [rows, cols] ([1, H] for the shared gate). gpt-oss: router, its bias, gate_up (or its
+// blocks and scales), its bias, down (or its blocks and scales), its bias.
 struct MoeTensor {
     std::string name;
-    int64_t rows, cols;
+    std::vector<int64_t> dims;  // its shape: [rows, cols]; [experts, rows, cols] for stacked experts
     bool matrix;  // packed as a linear (the router and the shared gate stay float32)
-    int64_t experts = 0;  // > 0: a 3-D tensor [experts, rows, cols] (GraniteMoE's fused experts)
-    std::vector<int64_t> shape() const {
-        return experts > 0 ? std::vector<int64_t>{experts, rows, cols} : std::vector<int64_t>{rows, cols};
-    }
+    bool u8 = false;  // MXFP4 blocks or scales (gpt-oss): U8, not float
+    const std::vector<int64_t>& shape() const { return dims; }
 };
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 

@@ -274,6 +274,49 @@ public:
         return pack(what, buf.data(), VT_DTYPE_F32, rows, cols, format, block);
     }
 
+    // Expert e of a gpt-oss expert tensor as the linear [rows, cols] the pass multiplies by,
+    // prepacked: from MXFP4 (t the blocks [E, rows, cols/32, 16], scales [E, rows, cols/32]:
+    // each byte two E2M1 values, low nibble first, times 2^(scale - 127) — exactly
+    // representable in float32), or from t [E, cols, rows] as transformers holds it (x · W),
+    // transposed. `src` is t's data with its dtype's alignment (aligned_data).
+    std::unique_ptr<Packed> pack_oss_expert(const TensorView& t, const void* src, const TensorView* scales, int64_t e,
+                                            int64_t rows, int64_t cols, vt_format fmt, int32_t block) const {
+        const std::string what = format("tensor %s expert %lld in %s", t.name.c_str(), (long long)e, ck_.file_of(t).c_str());
+        AlignedVec<float> buf(size_t(rows * cols));
+        if (scales) {
+            static const float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                            -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+            const int64_t nb = cols / 32;
+            const uint8_t* q = static_cast<const uint8_t*>(src) + size_t(e * rows * nb * 16);
+            const uint8_t* sc = scales->data + size_t(e * rows * nb);
+            for (int64_t i = 0; i < rows * nb; ++i) {
+                if (sc[i] == 0xFF)  // e8m0's NaN
+                    fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s expert %lld row %lld block %lld is NaN (scale 0xFF): "
+                         "weights must be finite", ck_.file_of(*scales).c_str(), scales->name.c_str(), (long long)e,
+                         (long long)(i / nb), (long long)(i % nb));
+                const float s = std::ldexp(1.0f, int(sc[i]) - 127);
+                float* o = buf.data() + i * 32;
+                for (int j = 0; j < 16; ++j) {
+                    o[2 * j] = kE2M1[q[i * 16 + j] & 15] * s;
+                    o[2 * j + 1] = kE2M1[q[i * 16 + j] >> 4] * s;
+                }
+            }
+        } else {
+            AlignedVec<float> x(size_t(rows * cols));  // [cols, rows]
+            const size_t es = vt_dtype_size(t.dtype);
+            to_f32(static_cast<const uint8_t*>(src) + size_t(e * rows * cols) * es, t.dtype, x.data(), x.size());
+            const int64_t bad = first_non_finite_raw(x.data(), VT_DTYPE_F32, rows * cols);
+            if (bad >= 0)
+                fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s has a non-finite value (NaN or Inf) in expert %lld: weights "
+                     "must be finite", t.name.c_str(), ck_.file_of(t).c_str(), (long long)e);
+            for (int64_t r0 = 0; r0 < rows; r0 += 64)  // transposed in tiles of 64 x 64
+                for (int64_t c0 = 0; c0 < cols; c0 += 64)
+                    for (int64_t r = r0; r < std::min(rows, r0 + 64); ++r)
+                        for (int64_t c = c0; c < std::min(cols, c0 + 64); ++c) buf[size_t(r * cols + c)] = x[size_t(c * rows + r)];
+        }
+        return pack(what, buf.data(), VT_DTYPE_F32, rows, cols, fmt, block);
+    }
+
     // f(), its vt::Error prefixed with `what` (the tensor and file).
     std::unique_ptr<Packed> wrap(const std::string& what, const std::function<std::unique_ptr<Packed>()>& f) const {
         try {
@@ -521,7 +564,37 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             w.router = ld.to_f32_vec(router);
             ld.progress(int64_t(router.nbytes));
             w.experts.resize(size_t(cfg.num_experts));
-            if (F.fused_experts) {  // GraniteMoE: each expert's rows of the two stacked tensors
+            if (F.gpt_oss) {  // router bias; gate_up [E, H, 2I] (or MXFP4), its bias; down [E, I, H], its bias
+                const TensorView& rb = next();
+                w.router_bias = ld.to_f32_vec(rb);
+                const bool mx = cfg.mxfp4_experts;
+                const TensorView& gu = next();
+                const TensorView* gus = mx ? &next() : nullptr;
+                const TensorView& gub = next();
+                const TensorView& dn = next();
+                const TensorView* dns = mx ? &next() : nullptr;
+                const TensorView& dnb = next();
+                const int64_t E = cfg.num_experts, I = cfg.moe_intermediate, Hd = cfg.hidden_size;
+                const AlignedVec<float> gu_bias = ld.to_f32_vec(gub), dn_bias = ld.to_f32_vec(dnb);
+                AlignedVec<uint8_t> gtmp, dtmp;
+                const void* gsrc = mx ? gu.data : ld.aligned_data(gu, gtmp);
+                const void* dsrc = mx ? dn.data : ld.aligned_data(dn, dtmp);
+                for (int64_t e = 0; e < E; ++e) {
+                    LayerWeights::Expert& x = w.experts[size_t(e)];
+                    const std::string en = ln + "experts." + std::to_string((long long)e);
+                    x.gate = cached(en + ".gate_up", 2 * I, Hd, fmt, blk,
+                                    [&] { return ld.pack_oss_expert(gu, gsrc, gus, e, 2 * I, Hd, fmt, blk); });
+                    x.down = cached(en + ".down", Hd, I, fmt, blk,
+                                    [&] { return ld.pack_oss_expert(dn, dsrc, dns, e, Hd, I, fmt, blk); });
+                    x.gate_bias.assign(gu_bias.begin() + e * 2 * I, gu_bias.begin() + (e + 1) * 2 * I);
+                    x.down_bias.assign(dn_bias.begin() + e * Hd, dn_bias.begin() + (e + 1) * Hd);
+                }
+                for (const TensorView* x : {&rb, &gu, gus, &gub, &dn, dns, &dnb}) {
+                    if (!x) continue;
+                    ld.progress(int64_t(x->nbytes));
+                    ck->release(*x);
+                }
+            } else if (F.fused_experts) {  // GraniteMoE: each expert's rows of the two stacked tensors
                 const TensorView& in3 = next();
                 const TensorView& out3 = next();
                 const int64_t E = cfg.num_experts, I = cfg.moe_intermediate, Hd = cfg.hidden_size;
@@ -616,6 +689,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         small(T_K_NORM, w.k_norm);
         small(T_POST_ATTN_NORM, w.post_attn_norm);
         small(T_POST_MLP_NORM, w.post_mlp_norm);
+        small(T_SINKS, w.sinks);
         if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)  // x·(1 + w) in float32, as transformers computes it
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
                                          &w.post_mlp_norm})
@@ -660,14 +734,16 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         wb += w.qkv->nbytes() + w.o->nbytes();
         if (w.gate) wb += w.gate->nbytes() + w.up->nbytes() + w.down->nbytes();
         int64_t eb = 0;
-        for (const auto& e : w.experts) eb += e.gate->nbytes() + e.up->nbytes() + e.down->nbytes();
+        for (const auto& e : w.experts)  // (gpt-oss: gate|up in one linear, and biases)
+            eb += e.gate->nbytes() + (e.up ? e.up->nbytes() : 0) + e.down->nbytes() +
+                  int64_t((e.gate_bias.size() + e.down_bias.size()) * sizeof(float));
         if (!w.experts.empty()) {
             const int64_t active = eb / int64_t(w.experts.size()) * cfg.experts_per_tok;
             wb += active;
             idle_experts += eb - active;
         }
         if (w.shared.gate) wb += w.shared.gate->nbytes() + w.shared.up->nbytes() + w.shared.down->nbytes();
-        wb += int64_t((w.router.size() + w.shared_gate.size()) * sizeof(float));
+        wb += int64_t((w.router.size() + w.router_bias.size() + w.shared_gate.size() + w.sinks.size()) * sizeof(float));
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
                        w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +
                        w.k_norm.size() + w.post_attn_norm.size() + w.post_mlp_norm.size()) * sizeof(float));

@@ -34,12 +34,17 @@ struct LayerWeights {
     AlignedVec<float> k_norm;     // [HD] per-head RMSNorm of k before RoPE
     AlignedVec<float> post_attn_norm;  // [H] Gemma 2: RMSNorm of the attention output
     AlignedVec<float> post_mlp_norm;   // [H] Gemma 2: RMSNorm of the MLP output
+    AlignedVec<float> sinks;           // [NH] gpt-oss: each head's attention sink logit
     // Mixture of experts (LlamaConfig::moe_layer; gate / up / down above are then null).
     struct Expert {
-        std::unique_ptr<Packed> gate, up;  // [I_e, H]
+        std::unique_ptr<Packed> gate, up;  // [I_e, H] (gpt-oss: gate is [2·I_e, H], gate and up rows
+                                           // interleaved as the checkpoint has them; up null)
         std::unique_ptr<Packed> down;      // [H, I_e]
+        AlignedVec<float> gate_bias;       // gpt-oss: [2·I_e], interleaved as gate's rows
+        AlignedVec<float> down_bias;       // gpt-oss: [H]
     };
     AlignedVec<float> router;        // [E, H] float32: the expert choice is a comparison
+    AlignedVec<float> router_bias;   // [E] gpt-oss (else empty)
     std::vector<Expert> experts;     // [E]
     Expert shared;                   // Qwen2-MoE's shared expert (null when none)
     AlignedVec<float> shared_gate;   // [H]

@@ -523,7 +523,7 @@ typedef struct vt_model_info {
     int64_t total_bytes;       /* all memory held by the model                               */
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
-     * "Mixtral", "Qwen2MoE", "Qwen3MoE". */
+     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",

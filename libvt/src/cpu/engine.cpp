@@ -105,6 +105,7 @@ struct CpuSession final : BackendSession {
     std::vector<int32_t> moe_rows;  // [R·k] row·k + slot, grouped by expert
     std::vector<int32_t> moe_first; // [E + 1] each expert's start in moe_rows
     std::vector<int32_t> moe_fill;  // [E] cursors while grouping
+    AlignedVec<float> moe_h;        // [R, I_e] gpt-oss: the clamped SwiGLU of an expert's gate|up
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -210,6 +211,8 @@ void attention_decode(const Pass& p, int64_t layer) {
     const int64_t tasks = first[R];
     const int64_t grain = macs < kParallelMacs ? tasks : 1;
     float* part = s.part.data();
+    const AlignedVec<float>& sink_vec = s.model->layers[size_t(layer)].sinks;
+    const float* sinks = sink_vec.empty() ? nullptr : sink_vec.data();
     const int64_t pstride = gb * (HD + 2);
     parallel_for_balanced(tasks, grain, [&](int64_t b, int64_t e, int) {
         int64_t r = 0;
@@ -237,7 +240,10 @@ void attention_decode(const Pass& p, int64_t layer) {
                 float* o = att + (u.head0 + g) * HD;
                 float M = -std::numeric_limits<float>::infinity();
                 for (int64_t sp = 0; sp < splits[r]; ++sp) M = std::max(M, p0[sp * pstride + gb * HD + g]);
-                float L = 0.0f;
+                // gpt-oss: the head's sink logit joins the denominator (and the max)
+                const float sink = sinks ? sinks[u.head0 + g] : -std::numeric_limits<float>::infinity();
+                M = std::max(M, sink);
+                float L = sinks ? std::exp(sink - M) : 0.0f;
                 for (int64_t d = 0; d < HD; ++d) o[d] = 0.0f;
                 for (int64_t sp = 0; sp < splits[r]; ++sp) {
                     const float* pp = p0 + sp * pstride;
@@ -261,6 +267,8 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t i0, int64_t m, int6
     const HeadGroups hg = head_groups(c);
     const int64_t window = c.layer_window[size_t(layer)];
     const float softcap = float(c.attn_softcap);
+    const AlignedVec<float>& sink_vec = s.model->layers[size_t(layer)].sinks;
+    const float* sinks = sink_vec.empty() ? nullptr : sink_vec.data();  // gpt-oss
 
     // Prefill: tasks = (query block, KV head, head group). Query blocks are visited in the
     // order 0, last, 1, last-1, ... so the contiguous halves parallel_for hands to each
@@ -283,7 +291,20 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t i0, int64_t m, int6
                     q[g] = s.qkv.data() + i * QKV + (u.head0 + g) * HD;
                     o[g] = s.att.data() + i * NH * HD + (u.head0 + g) * HD;
                 }
-                attend_cache_normalized<T>(s, layer, u.kvh, q, u.ng, first_key(pos0 + i, window), pos0 + i + 1, o, softcap);
+                const int64_t k0 = first_key(pos0 + i, window), k1 = pos0 + i + 1;
+                if (!sinks) {
+                    attend_cache_normalized<T>(s, layer, u.kvh, q, u.ng, k0, k1, o, softcap);
+                    continue;
+                }
+                // gpt-oss: o = Σ e^(s_j - M) v_j / (Σ e^(s_j - M) + e^(sink - M)), M = max(m, sink)
+                alignas(64) float acc[ops::kAccFloats];
+                float mx[kMaxGroup], l[kMaxGroup];
+                attend_cache<T>(s, layer, u.kvh, q, u.ng, k0, k1, ops::Partial{acc, mx, l}, softcap);
+                for (int64_t g = 0; g < u.ng; ++g) {
+                    const float sink = sinks[u.head0 + g], M = std::max(mx[g], sink);
+                    const float w = std::exp(mx[g] - M), inv = w / (w * l[g] + std::exp(sink - M));
+                    for (int64_t d = 0; d < HD; ++d) o[g][d] = acc[g * HD + d] * inv;
+                }
             }
         }
     });
@@ -346,6 +367,7 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         s.moe_rows.assign(size_t(rows * k), 0);
         s.moe_first.assign(size_t(c.num_experts + 1), 0);
         s.moe_fill.assign(size_t(c.num_experts), 0);
+        grow(s.moe_h, c.gpt_oss ? rows * c.moe_intermediate : 0);
     }
     grow(s.tmp, rows * H);
     grow(s.rope, rows * HD);
@@ -410,6 +432,23 @@ inline float dot_f32(const float* x, const float* w, int64_t n) {
 // A SwiGLU expert on n rows of x ([n, H]) -> y ([n, H]); s.mlp is its scratch.
 void expert_mlp(CpuSession& s, const LayerWeights::Expert& e, const float* x, int64_t n, float* y) {
     const vt_linear_options lopt = vt_linear_default_options();
+    if (!e.up) {  // gpt-oss: gate|up interleaved in one linear with its bias, the clamped SwiGLU
+        const LlamaConfig& c = s.model->cfg;
+        const int64_t I = c.moe_intermediate;
+        float* gu = s.mlp.data();
+        float* h = s.moe_h.data();
+        linear(*e.gate, x, n, bias_or_null(e.gate_bias), lopt, gu);
+        const float lim = float(c.swiglu_limit), alpha = float(c.swiglu_alpha);
+        parallel_for(n * I, std::max<int64_t>(4096, n * I / 8), [&](int64_t b, int64_t end, int) {
+            for (int64_t i = b; i < end; ++i) {
+                const float g = std::min(gu[2 * i], lim);  // (NaN stays NaN, as torch's clamp)
+                const float u = std::min(std::max(gu[2 * i + 1], -lim), lim);
+                h[i] = (u + 1.0f) * (g / (1.0f + std::exp(-alpha * g)));
+            }
+        });
+        linear(*e.down, h, n, bias_or_null(e.down_bias), lopt, y);
+        return;
+    }
     linear_swiglu(*e.gate, *e.up, x, n, nullptr, nullptr, lopt, s.mlp.data());
     linear(*e.down, s.mlp.data(), n, nullptr, lopt, y);
 }
@@ -426,7 +465,10 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
     float* prob = s.moe_prob.data();
     const int64_t macs = n * E * H;
     parallel_for(n * E, macs < kParallelMacs ? n * E : std::max<int64_t>(1, 4096 / H), [&](int64_t b, int64_t e, int) {
-        for (int64_t t = b; t < e; ++t) prob[t] = dot_f32(xn + (t / E) * H, w.router.data() + (t % E) * H, H);
+        for (int64_t t = b; t < e; ++t) {
+            prob[t] = dot_f32(xn + (t / E) * H, w.router.data() + (t % E) * H, H);
+            if (!w.router_bias.empty()) prob[t] += w.router_bias[size_t(t % E)];  // gpt-oss
+        }
     });
     int32_t* pick = s.moe_pick.data();
     float* wt = s.moe_wt.data();
