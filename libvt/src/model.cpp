@@ -279,9 +279,42 @@ public:
     // each byte two E2M1 values, low nibble first, times 2^(scale - 127) — exactly
     // representable in float32), or from t [E, cols, rows] as transformers holds it (x · W),
     // transposed. `src` is t's data with its dtype's alignment (aligned_data).
+    // MXFP4 into INT8_BLOCKED-32 (the default format) is exact: each block becomes the int8
+    // block of its doubled E2M1 codes (-12..12) with the f16 scale 2^(e - 128), packed as GGUF
+    // Q8_0 blocks are (pack_ggml), when every scale of the expert is one an f16 holds
+    // (2^-24 .. 2^15); other formats (and other scales) pack the decoded values.
     std::unique_ptr<Packed> pack_oss_expert(const TensorView& t, const void* src, const TensorView* scales, int64_t e,
                                             int64_t rows, int64_t cols, vt_format fmt, int32_t block) const {
         const std::string what = format("tensor %s expert %lld in %s", t.name.c_str(), (long long)e, ck_.file_of(t).c_str());
+        if (scales) {
+            const int64_t nb = cols / 32;
+            const uint8_t* q = static_cast<const uint8_t*>(src) + size_t(e * rows * nb * 16);
+            const uint8_t* sc = scales->data + size_t(e * rows * nb);
+            bool f16_scales = true;
+            for (int64_t i = 0; i < rows * nb; ++i) {
+                if (sc[i] == 0xFF)  // e8m0's NaN
+                    fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s expert %lld row %lld block %lld is NaN (scale 0xFF): "
+                         "weights must be finite", ck_.file_of(*scales).c_str(), scales->name.c_str(), (long long)e,
+                         (long long)(i / nb), (long long)(i % nb));
+                f16_scales = f16_scales && sc[i] >= 128 - 24 && sc[i] <= 128 + 15;
+            }
+            if (f16_scales && fmt == ggml_native_format(kGgmlQ8_0) && block == kGgmlBlock && ggml_packable(kGgmlQ8_0)) {
+                static const int8_t kDoubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+                std::vector<uint8_t> q8(size_t(rows * nb) * 34);
+                for (int64_t i = 0; i < rows * nb; ++i) {
+                    uint8_t* b = q8.data() + i * 34;
+                    const int k = int(sc[i]) - 128;  // d = 2^k: f16 bits, normal or subnormal
+                    const uint16_t d = k >= -14 ? uint16_t((k + 15) << 10) : uint16_t(1u << (k + 24));
+                    b[0] = uint8_t(d & 0xFF);
+                    b[1] = uint8_t(d >> 8);
+                    for (int j = 0; j < 16; ++j) {
+                        b[2 + 2 * j] = uint8_t(kDoubled[q[i * 16 + j] & 15]);
+                        b[2 + 2 * j + 1] = uint8_t(kDoubled[q[i * 16 + j] >> 4]);
+                    }
+                }
+                return wrap(what, [&] { return pack_ggml({{q8.data(), rows}}, kGgmlQ8_0, cols); });
+            }
+        }
         AlignedVec<float> buf(size_t(rows * cols));
         if (scales) {
             static const float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
@@ -290,10 +323,6 @@ public:
             const uint8_t* q = static_cast<const uint8_t*>(src) + size_t(e * rows * nb * 16);
             const uint8_t* sc = scales->data + size_t(e * rows * nb);
             for (int64_t i = 0; i < rows * nb; ++i) {
-                if (sc[i] == 0xFF)  // e8m0's NaN
-                    fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s expert %lld row %lld block %lld is NaN (scale 0xFF): "
-                         "weights must be finite", ck_.file_of(*scales).c_str(), scales->name.c_str(), (long long)e,
-                         (long long)(i / nb), (long long)(i % nb));
                 const float s = std::ldexp(1.0f, int(sc[i]) - 127);
                 float* o = buf.data() + i * 32;
                 for (int j = 0; j < 16; ++j) {
