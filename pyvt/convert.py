@@ -1,6 +1,7 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`,
-`qwen2moe`, `qwen3moe`, `granitemoe` or `olmoe` architecture into a Hugging Face-style checkpoint folder.
+`qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
+checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -134,6 +135,7 @@ class _Arch(NamedTuple):
     names: dict = {}         # block names that differ from Llama's
     post_norm: bool = False  # no attn_norm / ffn_norm (OLMo 2)
     qk_full: bool = False    # q/k norms over the whole projection (OLMo 2, OLMoE)
+    mlp_norm: str = "ffn_norm.weight"  # the norm before the MLP (gpt-oss: post_attention_norm)
 
 
 _ARCHS = {
@@ -167,13 +169,21 @@ _ARCHS = {
     # OLMoE: q/k norms over the whole projection, experts feed_forward_length wide, top weights
     # as they are (llama.cpp's norm_w false), attention.clamp_kqv = clip_qkv.
     "olmoe": _Arch("OlmoeForCausalLM", "olmoe", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",), qk_full=True),
+    # gpt-oss: attention sinks, post_attention_norm before the MLP, biases on the attention, the
+    # router and every expert; gate and up experts apart (the folder interleaves them back).
+    "gpt-oss": _Arch("GptOssForCausalLM", "gpt_oss", False, ("attn_sinks.weight",),
+                     _QKV_BIASES + ("attn_output.bias",), mlp_norm="post_attention_norm.weight",
+                     names={"post_attention_norm.weight": "post_attention_layernorm.weight",
+                            "attn_sinks.weight": "self_attn.sinks"}),
 }
+# gpt-oss's biases beside its router and experts.
+_OSS_BIASES = ("ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias")
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # granitemoe with a shared expert (expert_shared_feed_forward_length > 0): GraniteMoeShared, its
 # ffn_gate_shexp | ffn_up_shexp rows stacked into shared_mlp.input_linear, no gate on it.
 _GRANITEMOE_SHARED = _Arch("GraniteMoeSharedForCausalLM", "granitemoeshared", True,
                            optional=_QKV_BIASES + ("attn_output.bias",))
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe")
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss")
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
@@ -201,7 +211,7 @@ def _common_block(a: _Arch) -> tuple:
     if a.fused:
         return ("attn_norm.weight", "ffn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_up.weight",
                 "ffn_down.weight")
-    norms = () if a.post_norm else ("attn_norm.weight", "ffn_norm.weight")
+    norms = () if a.post_norm else ("attn_norm.weight", a.mlp_norm)
     return norms + ("attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight", "ffn_gate.weight",
                     "ffn_up.weight", "ffn_down.weight")
 
@@ -215,7 +225,8 @@ def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
     shexp = (_SHARED[1:] if a.model_type == "granitemoe" else _SHARED) if shared else ()
-    return tuple(t for t in common if t not in dense) + a.required + ("ffn_gate_inp.weight",) + _EXPERTS + shexp
+    oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
+    return tuple(t for t in common if t not in dense) + a.required + ("ffn_gate_inp.weight",) + _EXPERTS + shexp + oss
 
 
 def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> str | None:
@@ -458,7 +469,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe") and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -487,6 +498,7 @@ def _hparams(meta: dict, p: str) -> dict:
         theta = float(theta)
     if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
         moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe")
+                          else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
@@ -542,11 +554,14 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_q_norm.weight": (n_head * head_dim if a.qk_full else head_dim,),
         "attn_k_norm.weight": (n_kv * head_dim if a.qk_full else head_dim,),
         "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
+        "attn_sinks.weight": (n_head,),
     }
     if moe:
         E, fe = moe["n_expert"], moe["ffn_exp"]
         shapes.update({"ffn_gate_inp.weight": (E, hidden), "ffn_gate_exps.weight": (E, fe, hidden),
                        "ffn_up_exps.weight": (E, fe, hidden), "ffn_down_exps.weight": (E, hidden, fe)})
+        shapes.update({"ffn_gate_inp.bias": (E,), "ffn_gate_exps.bias": (E, fe), "ffn_up_exps.bias": (E, fe),
+                       "ffn_down_exps.bias": (E, hidden)})  # (gpt-oss)
         if "ffn_shexp" in moe:
             fs = moe["ffn_shexp"]
             shapes.update({"ffn_gate_inp_shexp.weight": (hidden,), "ffn_gate_shexp.weight": (fs, hidden),
@@ -681,7 +696,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
-    elif hp["arch"] != "llama":  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss"):  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -699,6 +714,19 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                       or None)
         for k in ("mlp_bias", "pretraining_tp", "use_sliding_window", "sliding_window", "max_window_layers"):
             config.pop(k, None)
+    elif moe and hp["arch"] == "gpt-oss":  # GptOssConfig: even layers slide, the clamped SwiGLU's
+        # limit 7 and alpha 1.702 (llama.cpp's constants, the gpt-oss configs' values), and YaRN as
+        # gpt-oss defines it: its ramp between the correction dims unrounded (truncate false, as
+        # the gpt-oss configs say; llama.cpp rounds them: docs/models.md, "GGUF")
+        window = _window(meta, "gpt-oss.attention.sliding_window", 128, g.path)
+        if config["rope_scaling"] and config["rope_scaling"].get("rope_type") == "yarn":
+            config["rope_scaling"] = dict(config["rope_scaling"], beta_fast=32.0, beta_slow=1.0, truncate=False)
+        for k in ("mlp_bias", "pretraining_tp"):
+            config.pop(k, None)
+        config.update(num_local_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                      intermediate_size=moe["ffn_exp"], sliding_window=window, swiglu_limit=7.0, swiglu_alpha=1.702,
+                      layer_types=[("sliding_attention" if window and i % 2 == 0 else "full_attention")
+                                   for i in range(hp["n_layers"])])
     elif moe and hp["arch"] != "granitemoe":  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
@@ -797,6 +825,11 @@ def _family_config(meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scali
     return cfg
 
 
+def up_of(name: str) -> str:
+    """The up experts (shared up) beside a gate experts (shared gate) tensor."""
+    return name.replace("ffn_gate_exps", "ffn_up_exps").replace("ffn_gate_shexp", "ffn_up_shexp")
+
+
 def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say, keep_blocks: bool) -> dict:
     """model.safetensors: every tensor dequantized (or, with `keep_blocks`, Q8_0 / Q4_0 / Q4_1
     matrices kept as they are), Q/K un-permuted, in Hugging Face order. Returns
@@ -811,13 +844,22 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         b = f"blk.{i}."
         order += [b + s for s in (
             "attn_norm.weight", "attn_qkv.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias",
-            "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias",
+            "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
             "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight")]
         if not moe:
             order += [b + s for s in ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "post_ffw_norm.weight")]
             continue
         # a MoE block: the router, each expert's gate / up / down, the shared expert
         order.append(b + "ffn_gate_inp.weight")
+        if arch == "gpt-oss":  # as transformers holds them (MXFP4 experts: as the Hub's files do)
+            order.append(b + "ffn_gate_inp.bias")
+            for t, key in (("ffn_gate_exps.weight", "gu"), ("ffn_down_exps.weight", "dn")):
+                mx = all(g.tensors[b + u].ggml_type == GGMLType.MXFP4 for u in {t, up_of(b + t)[len(b):]}
+                         if b + u in g.tensors)
+                order += ([(b + t, f"oss-{key}-blocks"), (b + t, f"oss-{key}-scales")] if mx
+                          else [(b + t, f"oss-{key}")])
+                order.append((b + t.replace(".weight", ".bias"), f"oss-{key}-bias"))
+            continue
         if arch == "granitemoe":  # stacked as the folder holds them (input_linear, output_linear)
             order += [(b + "ffn_gate_exps.weight", "in"), (b + "ffn_down_exps.weight", "out"),
                       (b + "ffn_gate_shexp.weight", "shared-in")]  # (its shared gate|up: one tensor)
@@ -837,6 +879,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
     def out_name(name: str, e) -> str:
         t = name.split(".", 2)[2] if name.startswith("blk.") else ""
+        if isinstance(e, str) and e.startswith("oss-"):  # gpt-oss: oss-{gu,dn}[-blocks|-scales|-bias]
+            part = e.split("-")
+            return (f"model.layers.{layer_of(name)}.mlp.experts." + ("gate_up_proj" if part[1] == "gu" else "down_proj")
+                    + (f"_{part[2]}" if len(part) > 2 else ""))
+        if arch == "gpt-oss" and t in ("ffn_gate_inp.weight", "ffn_gate_inp.bias"):
+            return f"model.layers.{layer_of(name)}.mlp.router." + t.split(".")[1]
         if e in ("in", "out"):
             return f"model.layers.{layer_of(name)}.block_sparse_moe." + ("input_linear.weight" if e == "in"
                                                                            else "output_linear.weight")
@@ -848,11 +896,16 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return _moe_hf_name(t, layer_of(name), e, mixtral)
         return hf_tensor_name(name, arch)
 
-    def up_of(name: str) -> str:  # the up experts (shared up) beside a gate experts (shared gate) tensor
-        return name.replace("ffn_gate_exps", "ffn_up_exps").replace("ffn_gate_shexp", "ffn_up_shexp")
-
     def out_shape(name: str, e) -> tuple:
         shape = tuple(g.tensors[name].shape)
+        if isinstance(e, str) and e.startswith("oss-"):  # gpt-oss: GGUF [E, rows, cols] (bias [E, rows])
+            gu = e.startswith("oss-gu")
+            E, rows = shape[0], shape[1] * (2 if gu else 1)
+            if e.endswith("-bias"):
+                return (E, rows)
+            cols = shape[2]
+            return {"": (E, cols, rows), "-blocks": (E, rows, cols // 32, 16),
+                    "-scales": (E, rows, cols // 32)}[e[6:]]
         if e == "in":  # [E, I, H] gate and up -> [E, 2I, H]
             return (shape[0], 2 * shape[1], shape[2])
         if e == "shared-in":  # [S, H] gate and up -> [2S, H]
@@ -865,6 +918,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
     def kept(name: str, e=None) -> bool:
         info = g.tensors[name]
+        if isinstance(e, str) and e.startswith("oss-"):
+            return False  # (MXFP4 experts are written as their blocks by oss_producer)
         shape = out_shape(name, e)
         if e in ("in", "shared-in") and g.tensors[up_of(name)].ggml_type != info.ggml_type:
             return False  # (one block type for the stacked gate|up)
@@ -900,6 +955,61 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             raw = g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name)
             raw = raw.reshape(rows, raw.size // rows)
             yield unpermute_qk(raw, heads) if heads is not None else raw
+        return produce
+
+    def oss_producer(name: str, e: str, st_dtype: str = st_dtype):
+        """gpt-oss's experts as transformers holds them: gate|up interleaved (gate j at 2j, up j
+        at 2j + 1) and transposed to [E, in, out] (x · W) with the bias [E, 2I] interleaved
+        alike; down transposed; MXFP4 ones as the Hub's blocks ([E, rows, cols/32, 16], two
+        codes a byte, element 2i in the low nibble; ggml's block has element i there and i + 16
+        in the high one) and e8m0 scales ([E, rows, cols/32]; the byte as ggml's, which scales
+        the doubled codes by 2^(e - 128): the same values)."""
+        info = g.tensors[name]
+        gu = e.startswith("oss-gu")
+        parts = [name, up_of(name)] if gu else [name]
+
+        def check(x, label):
+            if not np.isfinite(x).all():
+                raise ValueError(f"{p}: tensor {label} has non-finite values")
+            return _encode(x, st_dtype)
+
+        def interleave(a, b):  # rows of a at even, rows of b at odd places
+            out = np.empty((2 * a.shape[0],) + a.shape[1:], a.dtype)
+            out[0::2], out[1::2] = a, b
+            return out
+
+        def blocks_of(t, x):  # expert x of MXFP4 tensor t: [rows, cols/32, 17] bytes
+            ti = g.tensors[t]
+            raw = np.frombuffer(g.raw(t, *expert_bytes(t, x)), np.uint8)
+            b = raw.reshape(ti.shape[1], ti.shape[2] // 32, 17)
+            if (b[..., 0] == 0xFF).any():
+                r, k = np.argwhere(b[..., 0] == 0xFF)[0]
+                raise ValueError(f"{p}: tensor {t} (expert {x}) row {r} block {k} is NaN (scale 0xFF)")
+            return b
+
+        def produce():
+            if e.endswith("-bias"):
+                xs = [g.dequantize(t) for t in parts]
+                yield check(interleave(xs[0].T, xs[1].T).T if gu else xs[0], name)
+                return
+            for x in range(info.shape[0]):
+                if e.endswith("-blocks"):
+                    qs = [blocks_of(t, x)[..., 1:] for t in parts]
+                    codes = [np.concatenate([q & 0x0F, q >> 4], axis=-1) for q in qs]  # ggml order
+                    hf = [(c[..., 0::2] | (c[..., 1::2] << 4)).astype(np.uint8) for c in codes]
+                    yield interleave(*hf) if gu else hf[0]
+                elif e.endswith("-scales"):
+                    sc = [np.ascontiguousarray(blocks_of(t, x)[..., 0]) for t in parts]
+                    yield interleave(*sc) if gu else sc[0]
+                else:
+                    ws = []
+                    for t in parts:
+                        ti = g.tensors[t]
+                        try:
+                            ws.append(dequantize(g.raw(t, *expert_bytes(t, x)), ti.ggml_type, tuple(ti.shape[1:])))
+                        except ValueError as err:
+                            raise ValueError(f"{p}: tensor {t!r} (expert {x}): {err}") from None
+                    yield check(np.ascontiguousarray((interleave(*ws) if gu else ws[0]).T), f"{name} (expert {x})")
         return produce
 
     def producer(name: str, st_dtype: str = st_dtype, expert: int | None = None):
@@ -964,9 +1074,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     summary: dict = {"kept": {}, "dequantized": {}}
     for n, e in order:
         t = g.tensors[n].ggml_type
-        if t in (GGMLType.F32, GGMLType.F16, GGMLType.BF16):
+        if t in (GGMLType.F32, GGMLType.F16, GGMLType.BF16) or (e or "") == "oss-gu-scales" or (e or "") == "oss-dn-scales":
             continue
-        d = summary["kept" if kept(n, e) else "dequantized"]
+        mxfp4 = isinstance(e, str) and e.endswith("-blocks")  # (gpt-oss's MXFP4 experts: written as blocks)
+        d = summary["kept" if kept(n, e) or mxfp4 else "dequantized"]
         name = GGML_TYPES[t][0]
         d[name] = d.get(name, 0) + 1
     if n_kept:
@@ -975,7 +1086,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         say(f"converting {len(order)} tensors to {st_dtype}")
     items = []
     for n, e in order:
-        if kept(n, e):
+        if isinstance(e, str) and e.startswith("oss-"):
+            mx = e.endswith(("-blocks", "-scales"))
+            items.append((out_name(n, e), "U8" if mx else st_dtype, out_shape(n, e), oss_producer(n, e)))
+        elif kept(n, e):
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
                           raw_producer(n, e)))
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
@@ -989,7 +1103,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi3`,
-    `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe` or `olmoe`) to a Hugging
+    `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging
     Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -1112,7 +1226,7 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / "
-                                             "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe GGUF file to a "
+                                             "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -214,6 +214,21 @@ def _deq_q4_1(b: np.ndarray) -> np.ndarray:  # d f16 | m f16 | qs u8[16]; x = d 
     return _f16(b, 0) * _nibbles(b[:, 4:]).astype(np.float32) + _f16(b, 2)
 
 
+# MXFP4's E2M1 values, doubled (ggml's kvalues_mxfp4), by 4-bit code.
+_E2M1_X2 = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.float32)
+
+
+def mxfp4_half_scale(e: np.ndarray) -> np.ndarray:
+    """e8m0 scale bytes -> 2^(e - 128) as float32 (ggml_e8m0_to_fp32_half: half the block's
+    scale, which multiplies the doubled codes), NaN for 0xFF."""
+    out = np.ldexp(np.float32(1), e.astype(np.int32) - 128).astype(np.float32)
+    return np.where(e == 0xFF, np.float32(np.nan), out)
+
+
+def _deq_mxfp4(b: np.ndarray) -> np.ndarray:  # e u8 (e8m0) | qs u8[16]; x = kvalues[q] * 2^(e - 128)
+    return mxfp4_half_scale(b[:, :1]) * _E2M1_X2[_nibbles(b[:, 1:])]
+
+
 def _q5_high_bits(qh_bytes: np.ndarray) -> np.ndarray:
     """[n, 4] bytes of a little-endian u32 -> [n, 32] bit i of it, as 0/16."""
     bits = np.unpackbits(np.ascontiguousarray(qh_bytes), axis=1, bitorder="little")
@@ -324,6 +339,7 @@ _DEQUANT_BLOCKS = {
     GGMLType.Q4_K: _deq_q4_k,
     GGMLType.Q5_K: _deq_q5_k,
     GGMLType.Q6_K: _deq_q6_k,
+    GGMLType.MXFP4: _deq_mxfp4,
 }
 _PLAIN_DTYPES = {
     GGMLType.F32: np.dtype("<f4"),

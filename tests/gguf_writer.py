@@ -21,6 +21,7 @@ UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64,
 # tensor types
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 = 0, 1, 2, 3, 6, 7, 8
 Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16 = 10, 11, 12, 13, 14, 30
+MXFP4 = 39
 
 _SCALAR_FMT = {
     UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", INT32: "<i",
@@ -185,9 +186,27 @@ def quant_q5_1(x) -> bytes:
     return bytes(out)
 
 
+_MXFP4_X2 = np.array([0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12], np.float32)
+
+
+def quant_mxfp4(x) -> bytes:
+    """ggml's MXFP4 blocks (e8m0 e | qs[16]; element j < 16 in the low nibble of qs[j], j + 16 in
+    its high nibble; x = doubled E2M1 value · 2^(e - 128)), each value the nearest code at
+    e = floor(log2(amax)) - 2 + 127 (ggml's choice). Values already on that grid (as the tests'
+    are) are kept exactly."""
+    blocks = np.asarray(x, np.float32).reshape(-1, 32)
+    amax = np.abs(blocks).max(axis=1)
+    with np.errstate(divide="ignore"):
+        e = np.where(amax > 0, np.floor(np.log2(np.where(amax > 0, amax, 1))) - 2 + 127, 0).astype(np.uint8)
+    half = np.ldexp(np.float32(1), e.astype(np.int32) - 128).astype(np.float32)
+    codes = np.abs(half[:, None, None] * _MXFP4_X2[None, None, :] - blocks[:, :, None]).argmin(axis=2).astype(np.uint8)
+    qs = codes[:, :16] | (codes[:, 16:] << 4)
+    return np.concatenate([e[:, None], qs], axis=1).astype(np.uint8).tobytes()
+
+
 QUANTIZERS = {
     F32: quant_f32, F16: quant_f16, BF16: quant_bf16, Q8_0: quant_q8_0,
-    Q4_0: quant_q4_0, Q4_1: quant_q4_1, Q5_0: quant_q5_0, Q5_1: quant_q5_1,
+    Q4_0: quant_q4_0, Q4_1: quant_q4_1, Q5_0: quant_q5_0, Q5_1: quant_q5_1, MXFP4: quant_mxfp4,
 }
 
 

@@ -308,7 +308,8 @@ def test_dequantize_known_values():
     np.testing.assert_array_equal(gguf.dequantize(raw, gguf.GGMLType.BF16, (2, 2)), vals.reshape(2, 2))
 
 
-@pytest.mark.parametrize("name", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "BF16", "F16"])
+@pytest.mark.parametrize("name", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "BF16", "F16",
+                                  "MXFP4"])
 def test_dequantize_matches_gguf_package(name):
     ggufpkg = pytest.importorskip("gguf")
     from gguf.quants import dequantize as ref_deq
@@ -321,6 +322,8 @@ def test_dequantize_matches_gguf_package(name):
     # keep every f16 scale field finite (and modest): clear the top bits of each odd byte, which
     # is the high byte of every 2-byte-aligned f16 in these layouts
     raw[:, 1::2] &= 0x3F
+    if name == "MXFP4":  # its e8m0 scale byte: 2^-28 .. 2^21 (0xFF is NaN here, 2^127 in the package)
+        raw[:, 0] = rng.integers(100, 150, n_blocks)
     ours = gguf.dequantize(raw.tobytes(), int(qt), (n_blocks * block,))
     ref = np.asarray(ref_deq(raw.reshape(-1), qt), np.float32).reshape(-1)
     np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)
@@ -1338,18 +1341,22 @@ def test_merges_from_scores_are_bounded(tmp_path):
 
 # ---- mixture-of-experts GGUFs ----------------------------------------------------------------
 
-def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None):
+def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None):
     """Golden case `name` (tests/family_models.py) written as llama.cpp writes a MoE `arch`
     (`llama` = Mixtral, `qwen2moe`, `qwen3moe`): each block's experts stacked into
     ffn_{gate,up,down}_exps [experts, rows, cols], the router ffn_gate_inp and Qwen2-MoE's
     shared-expert gate ([hidden]) in F32, Mixtral's Q/K rows permuted. `keep_layers`: only
     those layers (renumbered from 0; llama.cpp's MoE files have experts in every layer).
+    gpt-oss: as llama.cpp's converter writes it (gate and up experts apart, each [E, I, H], with
+    their biases; the router's bias; attn_sinks; post_attention_norm before the MLP).
+    `expert_qtype`: the experts' type (MXFP4).
     Returns (GGUF path, the Hugging Face folder of the same weights)."""
     import family_models as F
 
     golden = F.load_golden()
     g = golden["cases"][name]
     cfg = dict(g["config"])
+    oss = arch == "gpt-oss"
     w = F.to_checkpoint(F.random_weights(g["shapes"], g["seed"]), cfg)
     if keep_layers is not None:
         renamed = {}
@@ -1389,16 +1396,30 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
                             ("self_attn.v_proj.weight", "attn_v.weight"),
                             ("self_attn.o_proj.weight", "attn_output.weight"),
                             ("self_attn.q_proj.bias", "attn_q.bias"), ("self_attn.k_proj.bias", "attn_k.bias"),
-                            ("self_attn.v_proj.bias", "attn_v.bias"),
+                            ("self_attn.v_proj.bias", "attn_v.bias"), ("self_attn.o_proj.bias", "attn_output.bias"),
+                            ("self_attn.sinks", "attn_sinks.weight"),
                             ("self_attn.q_norm.weight", "attn_q_norm.weight"),
                             ("self_attn.k_norm.weight", "attn_k_norm.weight")):
             if p + rest not in w:
                 continue
+            if oss and rest == "post_attention_layernorm.weight":
+                gname = "post_attention_norm.weight"
             x = w[p + rest]
             if (mixtral or granite) and rest in ("self_attn.q_proj.weight", "self_attn.k_proj.weight"):
                 heads = cfg["num_attention_heads"] if "q_proj" in rest else cfg["num_key_value_heads"]
                 x = convert.permute_qk(x, heads)
             add(f"blk.{i}.{gname}", x)
+        if oss:  # [E, H, 2I] interleaved -> gate and up [E, I, H]; down [E, I, H] -> [E, H, I]
+            add(f"blk.{i}.ffn_gate_inp.weight", w[p + "mlp.router.weight"], gw.F32)
+            add(f"blk.{i}.ffn_gate_inp.bias", w[p + "mlp.router.bias"], gw.F32)
+            gu, gub = w[p + "mlp.experts.gate_up_proj"], w[p + "mlp.experts.gate_up_proj_bias"]
+            eq = expert_qtype if expert_qtype is not None else qtype
+            for k, gname in ((0, "ffn_gate_exps"), (1, "ffn_up_exps")):
+                add(f"blk.{i}.{gname}.weight", np.ascontiguousarray(gu[:, :, k::2].transpose(0, 2, 1)), eq)
+                add(f"blk.{i}.{gname}.bias", np.ascontiguousarray(gub[:, k::2]), gw.F32)
+            add(f"blk.{i}.ffn_down_exps.weight", np.ascontiguousarray(w[p + "mlp.experts.down_proj"].transpose(0, 2, 1)), eq)
+            add(f"blk.{i}.ffn_down_exps.bias", w[p + "mlp.experts.down_proj_bias"], gw.F32)
+            continue
         if granite:
             add(f"blk.{i}.ffn_gate_inp.weight", w[p + "block_sparse_moe.router.layer.weight"], gw.F32)
             stacked = w[p + "block_sparse_moe.input_linear.weight"]
@@ -1434,6 +1455,15 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
         for key, field in (("embedding_scale", "embedding_multiplier"), ("attention.scale", "attention_multiplier"),
                            ("residual_scale", "residual_multiplier"), ("logit_scale", "logits_scaling")):
             md[f"granitemoe.{key}"] = float(cfg[field])
+    elif oss:
+        md["gpt-oss.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["intermediate_size"])
+        md["gpt-oss.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
+        rp = cfg["rope_parameters"]
+        md["gpt-oss.rope.freq_base"] = float(rp["rope_theta"])
+        md["gpt-oss.rope.scaling.type"] = "yarn"
+        md["gpt-oss.rope.scaling.factor"] = float(rp["factor"])
+        md["gpt-oss.rope.scaling.original_context_length"] = gw.Val(gw.UINT32, rp["original_max_position_embeddings"])
+        assert cfg["layer_types"] == ["sliding_attention", "full_attention"] and cfg.get("swiglu_limit", 7.0) == 7.0
     elif not mixtral and arch != "olmoe":
         md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
     shared = cfg.get("shared_expert_intermediate_size") or cfg.get("shared_intermediate_size")
@@ -1446,7 +1476,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None)
 
 
 MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2]),
-             ("granitemoe", "granitemoe", None), ("granitemoe-shared", "granitemoe", None), ("olmoe", "olmoe", None)]
+             ("granitemoe", "granitemoe", None), ("granitemoe-shared", "granitemoe", None), ("olmoe", "olmoe", None),
+             ("gpt-oss", "gpt-oss", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -1537,3 +1568,66 @@ def test_granitemoe_gguf_loads_with_its_stacked_blocks(tmp_path, monkeypatch, na
         assert st["model.layers.1.shared_mlp.input_linear.weight"]["shape"] == [128, 64]
         assert st["model.layers.1.shared_mlp.output_linear.weight"]["shape"] == [64, 64]
     _assert_loads_as_its_dequantized_folder(path, plain, "GraniteMoeShared" if name == "granitemoe-shared" else "GraniteMoE")
+
+
+def test_gpt_oss_mxfp4_gguf_keeps_its_experts_as_mxfp4(tmp_path, monkeypatch):
+    """ggml-org's gpt-oss GGUFs hold the experts as MXFP4 (ggml's block: e8m0 scale, element j
+    in the low nibble of byte j and j + 16 in its high one). The conversion writes them as the
+    Hub's MXFP4 tensors (gate_up_proj_blocks / _scales: gate and up rows interleaved, element 2i
+    in the low nibble of byte i) without decoding them, so the folder holds the same numbers in
+    the same bytes a block: the model computes what the folder of the file's dequantized
+    weights computes — bit for bit in bf16, and in int8 (MXFP4 packed exactly) within the int8
+    kernels' activation rounding. A NaN scale (0xFF) is named."""
+    import family_models as F
+    from pyvt import _model
+    from pyvt.gguf import GGUFFile
+
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = moe_gguf(tmp_path, "gpt-oss", "gpt-oss", expert_qtype=gw.MXFP4)
+    out = convert.convert_gguf(path, tmp_path / "out")
+    header = json.loads((out / "model.safetensors").read_bytes()[8:8 + int.from_bytes(
+        (out / "model.safetensors").read_bytes()[:8], "little")])
+    blocks = header["model.layers.0.mlp.experts.gate_up_proj_blocks"]
+    assert blocks["dtype"] == "U8" and blocks["shape"] == [4, 64, 2, 16]
+    assert header["model.layers.1.mlp.experts.down_proj_scales"]["shape"] == [4, 64, 1]
+    assert "model.layers.0.mlp.experts.gate_up_proj" not in header
+    # The folder of the file's values, dequantized by pyvt's GGUF reader (checked against the
+    # gguf package's MXFP4: test_dequantize_matches_gguf_package).
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    g = GGUFFile(path)
+    cfg = json.loads((out / "config.json").read_text())
+    case = F.load_golden()["cases"]["gpt-oss"]
+    w = F.to_checkpoint(F.random_weights(case["shapes"], case["seed"]), cfg)
+    for i in range(cfg["num_hidden_layers"]):
+        gate, up = g.dequantize(f"blk.{i}.ffn_gate_exps.weight"), g.dequantize(f"blk.{i}.ffn_up_exps.weight")
+        gu = np.empty((gate.shape[0], 2 * gate.shape[1], gate.shape[2]), np.float32)
+        gu[:, 0::2], gu[:, 1::2] = gate, up
+        w[f"model.layers.{i}.mlp.experts.gate_up_proj"] = gu.transpose(0, 2, 1)
+        w[f"model.layers.{i}.mlp.experts.down_proj"] = g.dequantize(f"blk.{i}.ffn_down_exps.weight").transpose(0, 2, 1)
+    (plain / "config.json").write_text(json.dumps(cfg))
+    R.write_safetensors(plain / "model.safetensors", w, "F32")
+    F.write_tokenizer(plain)
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 2
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(plain), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        assert "mxfp4-experts" in m.info["features"]
+        np.testing.assert_array_equal(m.logits(seq), r.logits(seq))
+    with _model.Model(str(out), device="cpu", kv_cache="f32") as m, \
+            _model.Model(str(plain), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        assert m.info["weight_format"] == "int8"
+        got, exp = m.logits(seq), r.logits(seq)
+    # (the attention linears and lm_head rounded to int8: 1.6e-2 of the largest logit measured)
+    assert np.abs(got - exp).max() <= 0.05 * np.abs(exp).max()
+    import pyvt  # load_model(path.gguf): the same conversion, cached; the same int8 model
+    with pyvt.load_model(path, progress=False, kv_cache="f32") as m:
+        assert m.info["family"] == "GptOss" and "mxfp4-experts" in m.info["features"]
+        np.testing.assert_array_equal(m.logits(seq), got)
+    # a NaN scale in the file
+    raw = bytearray(path.read_bytes())
+    info = g.tensors["blk.1.ffn_down_exps.weight"]
+    raw[info.offset + 17 * 3] = 0xFF  # expert 0, row 3, block 0
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=r"tensor blk\.1\.ffn_down_exps\.weight \(expert 0\) row 3 block 0 is NaN"):
+        convert.convert_gguf(bad, tmp_path / "bad")

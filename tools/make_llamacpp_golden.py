@@ -57,7 +57,7 @@ LOGIT_CASES = {
     "qwen3-moe": ("moe", "qwen3-moe", "qwen3moe"), "smollm3": ("family", "smollm3", "smollm3"),
     "granite": ("family", "granite", "granite"), "olmo2": ("family", "olmo2", "olmo2"),
     "granitemoe": ("moe", "granitemoe", "granitemoe"), "olmoe": ("moe", "olmoe", "olmoe"),
-    "granitemoe-shared": ("moe", "granitemoe-shared", "granitemoe"),
+    "granitemoe-shared": ("moe", "granitemoe-shared", "granitemoe"), "gpt-oss": ("moe", "gpt-oss", "gpt-oss"),
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
