@@ -52,7 +52,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .gguf import GGML_TYPES, GGMLType, GGUFFile, dequantize, meta_value
+from .gguf import GGML_TYPES, GGMLType, GGUFFile, dequantize, meta_value, q4_k_as_q4_1, q4_k_fits_q4_1, q5_0_as_q8_0
 from .gguf_tokenizer import build_tokenizer, eos_token_ids, tokenizer_config
 
 __all__ = [
@@ -320,10 +320,15 @@ def _encode(x: np.ndarray, st_dtype: str) -> np.ndarray:
 
 #: GGUF block types ``convert_gguf(keep_blocks=True)`` writes as they are, under pyvt's own
 #: SafeTensors dtypes (libvt/src/ggml_import.h): ggml type -> (dtype, bytes per 32 weights).
+#: Q4_K superblocks are written as the Q4_1 blocks of their sub-blocks (q4_k_as_q4_1: the same
+#: codes, each sub-block's scale and min rounded to f16); Q5_0 blocks as the Q8_0 blocks of the
+#: same numbers (q5_0_as_q8_0: exact).
 BLOCK_DTYPES = {
     GGMLType.Q8_0: ("GGML_Q8_0", 34),
     GGMLType.Q4_0: ("GGML_Q4_0", 18),
     GGMLType.Q4_1: ("GGML_Q4_1", 20),
+    GGMLType.Q4_K: ("GGML_Q4_1", 20),
+    GGMLType.Q5_0: ("GGML_Q8_0", 34),
 }
 _BLOCK_BYTES = dict(BLOCK_DTYPES.values())
 # Float tensors convert_gguf(keep_blocks=True) writes in their own type, losing nothing.
@@ -926,7 +931,16 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         # (the router and the shared expert's gate stay float: libvt compares the router's logits)
         return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(shape) in (2, 3) and shape[-1] % 32 == 0
                 and (len(shape) == 2 or e in ("in", "out"))
-                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")))
+                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight"))
+                and (info.ggml_type != GGMLType.Q4_K or q4k_fits(name)))
+
+    q4k_ok: dict = {}
+
+    def q4k_fits(name: str) -> bool:  # (cached: kept() is asked several times a tensor)
+        if name not in q4k_ok:
+            blocks = np.frombuffer(g.raw(name), np.uint8).reshape(-1, 144)
+            q4k_ok[name] = all(q4_k_fits_q4_1(blocks[i:i + (1 << 16)]) for i in range(0, len(blocks), 1 << 16))
+        return q4k_ok[name]
 
     def expert_bytes(name: str, e: int) -> tuple[int, int]:
         per = g.tensors[name].nbytes // g.tensors[name].shape[0]
@@ -939,20 +953,27 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
         rows = out_shape(name, e)[0]
 
+        def blocks(raw):  # Q4_K superblocks as the Q4_1 blocks of their sub-blocks; Q5_0 as Q8_0
+            if info.ggml_type == GGMLType.Q5_0:
+                return q5_0_as_q8_0(np.frombuffer(raw, np.uint8).reshape(-1, 22)).reshape(-1)
+            if info.ggml_type != GGMLType.Q4_K:
+                return raw
+            return q4_k_as_q4_1(np.frombuffer(raw, np.uint8).reshape(-1, 144)).reshape(-1)
+
         def produce():
             if e == "in":  # expert by expert: its gate rows, then its up rows
                 for x in range(info.shape[0]):
-                    yield g.raw(name, *expert_bytes(name, x))
-                    yield g.raw(up_of(name), *expert_bytes(up_of(name), x))
+                    yield blocks(g.raw(name, *expert_bytes(name, x)))
+                    yield blocks(g.raw(up_of(name), *expert_bytes(up_of(name), x)))
                 return
             if e == "out":
-                yield g.raw(name)
+                yield blocks(g.raw(name))
                 return
             if e == "shared-in":  # the shared gate rows, then its up rows
-                yield g.raw(name)
-                yield g.raw(up_of(name))
+                yield blocks(g.raw(name))
+                yield blocks(g.raw(up_of(name)))
                 return
-            raw = g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name)
+            raw = blocks(g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name))
             raw = raw.reshape(rows, raw.size // rows)
             yield unpermute_qk(raw, heads) if heads is not None else raw
         return produce
@@ -1081,7 +1102,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         name = GGML_TYPES[t][0]
         d[name] = d.get(name, 0) + 1
     if n_kept:
-        say(f"keeping {n_kept} Q8_0/Q4_0/Q4_1 tensors as they are, converting {len(order) - n_kept} to {st_dtype}")
+        say(f"keeping {n_kept} Q8_0/Q4_0/Q4_1/Q4_K/Q5_0 tensors as blocks (Q4_K as Q4_1, Q5_0 as Q8_0), converting "
+            f"{len(order) - n_kept} to {st_dtype}")
     else:
         say(f"converting {len(order)} tensors to {st_dtype}")
     items = []
@@ -1152,7 +1174,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     return out
 
 
-_GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()}
+_GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()
+                  if t not in (GGMLType.Q4_K, GGMLType.Q5_0)}  # (written as Q4_1 / Q8_0)
 _ST_DTYPES = {"F32": "<f4", "F16": "<f2"}
 # Our own folders' headers are a few KB; a bound keeps a damaged file from costing memory.
 _MAX_HEADER = 64 << 20

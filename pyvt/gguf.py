@@ -240,6 +240,15 @@ def _deq_q5_0(b: np.ndarray) -> np.ndarray:  # d f16 | qh u32 | qs u8[16]; x = d
     return _f16(b, 0) * q.astype(np.float32)
 
 
+def q5_0_as_q8_0(b: np.ndarray) -> np.ndarray:
+    """Q5_0 blocks [n, 22] -> the Q8_0 blocks [n, 34] of the same numbers, exactly: Q5_0's
+    x = d·(q − 16) with q in [0, 31] is Q8_0's x = d·c with the int8 code c = q − 16."""
+    out = np.empty((b.shape[0], 34), np.uint8)
+    out[:, :2] = b[:, :2]
+    out[:, 2:] = ((_nibbles(b[:, 6:]) | _q5_high_bits(b[:, 2:6])).astype(np.int8) - np.int8(16)).view(np.uint8)
+    return out
+
+
 def _deq_q5_1(b: np.ndarray) -> np.ndarray:  # d f16 | m f16 | qh u32 | qs u8[16]; x = d*q + m
     q = _nibbles(b[:, 8:]) | _q5_high_bits(b[:, 4:8])
     return _f16(b, 0) * q.astype(np.float32) + _f16(b, 2)
@@ -299,6 +308,34 @@ def _deq_q4_k(b: np.ndarray) -> np.ndarray:
     qs = b[:, 16:144].reshape(n, 4, 1, 32)
     q = np.concatenate([qs & 0x0F, qs >> 4], axis=2).reshape(n, 8, 32).astype(np.float32)
     return ((d * sc)[:, :, None] * q - (dmin * mn)[:, :, None]).reshape(n, 256)
+
+
+def q4_k_as_q4_1(b: np.ndarray) -> np.ndarray:
+    """Q4_K superblocks [n, 144] -> the Q4_1 blocks [8n, 20] of their eight sub-blocks of 32:
+    a sub-block is w = (d·sc)·u − dmin·m with u in [0, 15], Q4_1's w = u·d' + m', so d' =
+    f16(d·sc) and m' = f16(−dmin·m) (rounded to nearest: within 2^-12 of the products, which
+    need up to 17 bits) and the codes move unchanged (Q4_K's sub-block 2k is the low nibbles
+    of its 32 bytes k, 2k + 1 their high ones; Q4_1 keeps element j < 16 low, j + 16 high).
+    The caller checks q4_k_fits_q4_1 first."""
+    n = b.shape[0]
+    d, dmin = _f16(b, 0), _f16(b, 2)
+    sc, mn = _k_scale_min(b[:, 4:16])
+    qs = b[:, 16:144].reshape(n, 4, 32)
+    u = np.concatenate([qs & 0x0F, qs >> 4], axis=2).reshape(n, 8, 32)  # [n, sub-block, 32 codes]
+    out = np.empty((n, 8, 20), np.uint8)
+    out[:, :, 0:2] = (d * sc).astype("<f2").view(np.uint8).reshape(n, 8, 2)
+    out[:, :, 2:4] = (-(dmin * mn)).astype("<f2").view(np.uint8).reshape(n, 8, 2)
+    out[:, :, 4:] = u[:, :, :16] | (u[:, :, 16:] << 4)
+    return out.reshape(n * 8, 20)
+
+
+def q4_k_fits_q4_1(b: np.ndarray) -> bool:
+    """Whether every sub-block scale d·sc and min dmin·m of Q4_K superblocks [n, 144] is a finite
+    number an f16 holds (q4_k_as_q4_1); weights never come near the f16 range, corrupt files may."""
+    with np.errstate(all="ignore"):
+        d, dmin = _f16(b, 0), _f16(b, 2)
+        big = np.float32(65504) / np.float32(63)  # sc, m <= 63
+        return bool(np.all(np.isfinite(d) & np.isfinite(dmin) & (np.abs(d) <= big) & (np.abs(dmin) <= big)))
 
 
 def _deq_q5_k(b: np.ndarray) -> np.ndarray:

@@ -6,7 +6,8 @@ A model can be named four ways (``load_model(name)``, ``pyvt ... -m NAME``, ``py
   :mod:`pyvt.hub`);
 * a local path: a checkpoint folder, a ``.safetensors`` file or shard, a
   ``model.safetensors.index.json``: used as it is;
-* a local ``.gguf`` file: converted once (tensors dequantized to BF16, tokenizer and chat
+* a local ``.gguf`` file: converted once (Q8_0 / Q4_0 / Q4_1 / Q4_K / Q5_0 tensors kept as blocks,
+  the others dequantized to BF16, tokenizer and chat
   template from its metadata) into ``<pyvt cache>/gguf/<name>-<key>/`` and reused while the
   file stays the same (same size, modification time and inode);
 * a Hugging Face id, ``org/name``, optionally ``org/name@revision``, or
@@ -186,8 +187,14 @@ def _converted_ok(folder: Path, ident: dict) -> bool:
         marker = json.loads((folder / hub.MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return (isinstance(marker, dict) and marker.get("gguf_identity") == ident
-            and marker.get("blocks") == hub.BLOCKS and (folder / "pyvt_blocks.json").is_file())
+    if not (isinstance(marker, dict) and marker.get("gguf_identity") == ident
+            and marker.get("blocks") == hub.BLOCKS and (folder / "pyvt_blocks.json").is_file()):
+        return False
+    try:  # (folders converted before Q4_K / Q5_0 tensors were kept as blocks: converted again)
+        summary = json.loads((folder / "pyvt_blocks.json").read_text(encoding="utf-8"))
+        return not {"Q4_K", "Q5_0"} & set(summary.get("dequantized") or {})
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _blocks_notice(path: Path, folder: Path) -> str | None:
@@ -202,7 +209,8 @@ def _blocks_notice(path: Path, folder: Path) -> str | None:
         return None
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(deq.items()))
     return (f"pyvt: {path.name}: {kinds} tensors dequantized to BF16 and quantized again at load "
-            "(pyvt keeps Q8_0, Q4_0 and Q4_1 tensors as they are; other types have no exact format here)")
+            "(pyvt keeps Q8_0, Q4_0, Q4_1, Q4_K and Q5_0 tensors as blocks; other types have no 4/8-bit "
+            "format here)")
 
 
 def converted_gguf(path, *, quiet: bool = True) -> Path:
@@ -215,7 +223,8 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
     target = _gguf_folder(path)
     if _converted_ok(target, ident):
         return target
-    print(f"pyvt: converting {path} (once) into {target}: Q8_0/Q4_0/Q4_1 tensors kept as they are, "
+    print(f"pyvt: converting {path} (once) into {target}: Q8_0/Q4_0/Q4_1 tensors kept as they are (Q4_K as "
+          "Q4_1 blocks, Q5_0 as Q8_0), "
           "the tokenizer and chat template from its metadata", file=sys.stderr, flush=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     hub.remove_stale_work_dirs(target.parent, f".{target.name}.convert-")

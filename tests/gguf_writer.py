@@ -22,6 +22,7 @@ UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64,
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 = 0, 1, 2, 3, 6, 7, 8
 Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16 = 10, 11, 12, 13, 14, 30
 MXFP4 = 39
+Q4_K_BLOCK = 256
 
 _SCALAR_FMT = {
     UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", INT32: "<i",
@@ -204,9 +205,36 @@ def quant_mxfp4(x) -> bytes:
     return np.concatenate([e[:, None], qs], axis=1).astype(np.uint8).tobytes()
 
 
+def quant_q4_k(x) -> bytes:
+    """Q4_K superblocks (d f16 | dmin f16 | 12 bytes of 6-bit sub-block scales and mins |
+    qs[128]) of rows whose length is a multiple of 256: each sub-block of 32 gets min(0, min x)
+    and (max - min) / 15 as its min and scale, quantized to 6 bits against the superblock's d and
+    dmin (a simple rule, not llama.cpp's search; any valid block serves the tests)."""
+    sb = np.asarray(x, np.float32).reshape(-1, 8, 32)
+    n = sb.shape[0]
+    lo = np.minimum(sb.min(axis=2), 0)
+    scale = (sb.max(axis=2) - lo) / 15
+    d = (scale.max(axis=1) / 63).astype(np.float16)
+    dmin = ((-lo).max(axis=1) / 63).astype(np.float16)
+    df, dmf = d.astype(np.float32), dmin.astype(np.float32)
+    sc = np.clip(np.rint(scale / np.where(df > 0, df, 1)[:, None]), 0, 63).astype(np.uint8)
+    mn = np.clip(np.rint(-lo / np.where(dmf > 0, dmf, 1)[:, None]), 0, 63).astype(np.uint8)
+    step = (df[:, None] * sc)[:, :, None]
+    u = np.clip(np.rint((sb + (dmf[:, None] * mn)[:, :, None]) / np.where(step > 0, step, 1)), 0, 15).astype(np.uint8)
+    out = np.zeros((n, 144), np.uint8)
+    out[:, 0:2] = d.view(np.uint8).reshape(n, 2)
+    out[:, 2:4] = dmin.view(np.uint8).reshape(n, 2)
+    out[:, 4:8] = (sc[:, 0:4] & 63) | ((sc[:, 4:8] >> 4) << 6)
+    out[:, 8:12] = (mn[:, 0:4] & 63) | ((mn[:, 4:8] >> 4) << 6)
+    out[:, 12:16] = (sc[:, 4:8] & 15) | ((mn[:, 4:8] & 15) << 4)
+    out[:, 16:] = (u[:, 0::2] | (u[:, 1::2] << 4)).reshape(n, 128)
+    return out.tobytes()
+
+
 QUANTIZERS = {
     F32: quant_f32, F16: quant_f16, BF16: quant_bf16, Q8_0: quant_q8_0,
     Q4_0: quant_q4_0, Q4_1: quant_q4_1, Q5_0: quant_q5_0, Q5_1: quant_q5_1, MXFP4: quant_mxfp4,
+    Q4_K: quant_q4_k,
 }
 
 

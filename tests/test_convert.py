@@ -1631,3 +1631,70 @@ def test_gpt_oss_mxfp4_gguf_keeps_its_experts_as_mxfp4(tmp_path, monkeypatch):
     bad.write_bytes(bytes(raw))
     with pytest.raises(ValueError, match=r"tensor blk\.1\.ffn_down_exps\.weight \(expert 0\) row 3 block 0 is NaN"):
         convert.convert_gguf(bad, tmp_path / "bad")
+
+
+def test_q4_k_tensors_load_as_4bit_blocks(tmp_path, monkeypatch, capfd):
+    """Q4_K (the bulk of the common Q4_K_M files) is kept at 4 bits: each superblock's eight
+    sub-blocks become Q4_1 blocks (the same codes, scale d·sc and min −dmin·m rounded to f16),
+    loaded as int4-min. Each weight is the file's to within that rounding (|error| <= (15·|d·sc|
+    + |dmin·m|) · 2^-11, checked on every block); the model loaded from the file as it is (int4-min)
+    computes the logits of the folder of its dequantized values (bf16) up to the int4 kernels'
+    activation rounding and bf16's own; load_model(path.gguf) says nothing about Q4_K being
+    dequantized."""
+    from pyvt import gguf
+    import pyvt
+    from pyvt import _model
+
+    monkeypatch.setitem(TINY, "hidden", 256)  # (Q4_K rows are whole superblocks of 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "q4k.gguf"
+    make_tiny_llama(path, qtype=gw.Q4_K, tied=False)
+    kept = convert.convert_gguf(path, tmp_path / "kept", keep_blocks=True)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    n = int.from_bytes((kept / "model.safetensors").read_bytes()[:8], "little")
+    header = json.loads((kept / "model.safetensors").read_bytes()[8:8 + n])
+    assert header["model.layers.0.mlp.down_proj.weight"] == {**header["model.layers.0.mlp.down_proj.weight"],
+                                                            "dtype": "GGML_Q4_1", "shape": [256, 512]}
+    assert json.loads((kept / "pyvt_blocks.json").read_text())["kept"]["Q4_K"] > 0
+    g = gguf.GGUFFile(path)
+    for name, info in g.tensors.items():
+        if info.ggml_type != gguf.GGMLType.Q4_K:
+            continue
+        blocks = np.frombuffer(g.raw(name), np.uint8).reshape(-1, 144)
+        want = gguf.dequantize(blocks.tobytes(), gguf.GGMLType.Q4_K, (blocks.shape[0], 8, 32))
+        q41 = gguf.q4_k_as_q4_1(blocks)
+        got = gguf.dequantize(q41.tobytes(), gguf.GGMLType.Q4_1, (blocks.shape[0], 8, 32))
+        d = np.abs(gguf.dequantize(np.ascontiguousarray(q41[:, :2]).tobytes(), gguf.GGMLType.F16, (len(q41),)))
+        m = np.abs(gguf.dequantize(np.ascontiguousarray(q41[:, 2:4]).tobytes(), gguf.GGMLType.F16, (len(q41),)))
+        bound = ((15 * d + m) * 2.0 ** -11).reshape(blocks.shape[0], 8, 1) + 1e-12
+        assert (np.abs(got - want) <= bound).all(), name
+    seq = [1, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33, 10, 5, 17]
+    with _model.Model(str(kept), device="cpu", kv_cache="f32") as m, \
+            _model.Model(str(plain), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        assert m.info["weight_format"] == "int4-min"
+        got, exp = m.logits(seq), r.logits(seq)
+    # (measured 9.7e-3 .. 9.8e-3 of the largest logit at the generic, avx2 and avx512 levels)
+    assert np.abs(got - exp).max() <= 0.03 * np.abs(exp).max()
+    capfd.readouterr()
+    with pyvt.load_model(path, progress=False) as m:
+        assert m.info["weight_format"] == "int4-min"
+    assert "dequantized" not in capfd.readouterr().err
+
+
+def test_folders_that_dequantized_q4_k_are_converted_again(tmp_path, monkeypatch):
+    """A GGUF converted before Q4_K was kept as blocks (its pyvt_blocks.json lists Q4_K among the
+    dequantized types) is converted again on its next load, to 4 bits."""
+    from pyvt import resolve
+
+    monkeypatch.setitem(TINY, "hidden", 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "q4k.gguf"
+    make_tiny_llama(path, qtype=gw.Q4_K)
+    folder = resolve.converted_gguf(path)
+    summary = json.loads((folder / "pyvt_blocks.json").read_text())
+    assert summary["kept"].get("Q4_K") and "Q4_K" not in summary["dequantized"]
+    (folder / "pyvt_blocks.json").write_text(json.dumps({"kept": {}, "dequantized": {"Q4_K": 14}}))
+    assert resolve.converted_gguf(path) == folder
+    assert json.loads((folder / "pyvt_blocks.json").read_text()) == summary

@@ -260,13 +260,26 @@ def test_load_gguf_keeps_blocks_and_says_what_it_dequantized(tmp_path, monkeypat
     with pyvt.load_model(tmp_path / "t.gguf", progress=False) as m:
         assert m.info["weight_format"] == "int4"
     assert "dequantized" not in capfd.readouterr().err
-    # Q5_0 has no exact libvt format: dequantized, with one line saying so.
-    make_tiny_llama(tmp_path / "q5.gguf", qtype=gw.Q5_0)
+    # Q5_1 has no exact libvt format: dequantized, with one line saying so.
+    make_tiny_llama(tmp_path / "q5.gguf", qtype=gw.Q5_1)
     with pyvt.load_model(tmp_path / "q5.gguf", progress=False) as m:
         assert m.info["weight_format"] == "int8"
     err = capfd.readouterr().err
     lines = [ln for ln in err.splitlines() if "dequantized" in ln]
-    assert len(lines) == 1 and "Q5_0 tensors dequantized to BF16" in lines[0] and "q5.gguf" in lines[0]
+    assert len(lines) == 1 and "Q5_1 tensors dequantized to BF16" in lines[0] and "q5.gguf" in lines[0]
+    # Q5_0 is Q8_0's numbers exactly (codes q - 16): kept as such, loaded as int8, no notice;
+    # every weight the file's: in bf16 the kept folder and the folder of the file's dequantized
+    # values give the same logits, bit for bit.
+    make_tiny_llama(tmp_path / "q50.gguf", qtype=gw.Q5_0)
+    with pyvt.load_model(tmp_path / "q50.gguf", progress=False) as m:
+        assert m.info["weight_format"] == "int8"
+    assert "dequantized" not in capfd.readouterr().err
+    kept = convert.convert_gguf(tmp_path / "q50.gguf", tmp_path / "q50-kept", keep_blocks=True)
+    plain = convert.convert_gguf(tmp_path / "q50.gguf", tmp_path / "q50-plain", dtype="f32")
+    assert '"GGML_Q8_0"' in (kept / "model.safetensors").read_bytes()[:4096].decode("latin-1")
+    with pyvt.load_model(kept, weight_format="bf16", progress=False) as m, \
+            pyvt.load_model(plain, weight_format="bf16", progress=False) as r:
+        np.testing.assert_array_equal(m.logits(TOKENS), r.logits(TOKENS))
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "f32"])
