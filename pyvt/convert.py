@@ -837,7 +837,7 @@ def up_of(name: str) -> str:
 
 def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say, keep_blocks: bool) -> dict:
     """model.safetensors: every tensor dequantized (or, with `keep_blocks`, Q8_0 / Q4_0 / Q4_1
-    matrices kept as they are), Q/K un-permuted, in Hugging Face order. Returns
+    matrices kept as they are, Q4_K and Q5_0 as Q4_1 and Q8_0 blocks), Q/K un-permuted, in Hugging Face order. Returns
     ``{"kept": {type: count}, "dequantized": {type: count}}`` over the quantized tensors."""
     n_head, n_kv = hp["n_head"], hp["n_kv"]
     arch = hp["arch"]
@@ -1130,7 +1130,9 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
-    dtypes, which libvt packs without a second quantization) instead of dequantizing them:
+    dtypes, which libvt packs without a second quantization; Q4_K as the Q4_1 blocks of its
+    sub-blocks, scales and mins rounded to f16; Q5_0 as the Q8_0 blocks of its numbers) instead
+    of dequantizing them:
     the folder then loads in pyvt only (transformers cannot read those tensors); other
     tensor types are dequantized to `dtype` as usual.
     progress: optional callable(str) for progress messages.

@@ -187,8 +187,9 @@ def load_model(
     and converted once, see ``pyvt.hub``). See ``pyvt.resolve``.
 
     ``weight_format``: ``"auto"`` (default: a GGUF's Q8_0 / Q4_0 / Q4_1 tensors as they are —
-    ``int8`` / ``int4`` / ``int4-min``, no second quantization — and everything else as
-    ``int8``), ``"int8"`` (INT8, one scale per 32 weights), ``"fp8"`` (FP8
+    ``int8`` / ``int4`` / ``int4-min``, no second quantization —, Q4_K as ``int4-min`` blocks of
+    its sub-blocks (scales rounded to f16), Q5_0 as ``int8`` of the same numbers, and everything
+    else as ``int8``), ``"int8"`` (INT8, one scale per 32 weights), ``"fp8"`` (FP8
     E4M3, one scale per 16 — the original's format), ``"fp8-channel"``, ``"bf16"`` (the
     unquantized reference), ``"int4"`` (4-bit weights, one scale per 32, float
     activations; lm_head stays INT8) or ``"int4-min"`` (4-bit with a scale and a min per 32,
