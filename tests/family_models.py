@@ -59,6 +59,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "gemma": ("GemmaConfig", dict(head_dim=32, pad_token_id=ENDOFTEXT)),
     "gemma-mqa-bias": ("GemmaConfig", dict(head_dim=16, num_key_value_heads=1, attention_bias=True,
                                            pad_token_id=ENDOFTEXT)),
+    # Phi-1/1.5/2: LayerNorm, the parallel block, GELU MLP, biases everywhere, partial rotary
+    # (PhiConfig's default 0.5; phi-2's 0.4 on head_dim 16 rotates 6 dims), MHA or GQA.
+    "phi": ("PhiConfig", dict(pad_token_id=ENDOFTEXT, num_key_value_heads=4)),
+    "phi-gqa-04": ("PhiConfig", dict(pad_token_id=ENDOFTEXT, partial_rotary_factor=0.4, tie_word_embeddings=False)),
     "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
     # LongRoPE (Phi-3-128k / 3.5): short factors up to original_max_position_embeddings (the
     # golden greedy run, 40 positions), long ones past it (the 96-token teacher-forced pass).
@@ -140,6 +144,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                       "local-rope-theta 10000", "head-dim 32", "sliding-window 8 (layer 1)"]),
     "gemma": ("Gemma", ["gemma-norms", "geglu", "head-dim 32"]),
     "gemma-mqa-bias": ("Gemma", ["attention-bias", "gemma-norms", "geglu"]),
+    "phi": ("Phi", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "rotary-dim 8"]),
+    "phi-gqa-04": ("Phi", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "rotary-dim 6"]),
     "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "phi3-longrope": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
@@ -205,7 +211,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg["num_key_value_heads"], head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=cfg["rms_norm_eps"], theta=theta,
+                        max_pos=cfg["max_position_embeddings"], eps=cfg["layer_norm_eps"] if cfg["model_type"] == "phi" else cfg["rms_norm_eps"], theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
 
@@ -275,7 +281,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     ones: moe, nope, granite, olmo2."""
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
                 olmo2=cfg["model_type"] == "olmo2", qk_full=cfg["model_type"] == "olmoe",
-                clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma")
+                clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
+                phi=cfg["model_type"] == "phi")
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:

@@ -270,6 +270,12 @@ def _rmsnorm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
+def _layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
 def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """x [n, heads, hd]; cos/sin [n, rot/2] (rotate_half convention over the first rot dims;
     partial rotary embeddings pass the rest unrotated)."""
@@ -297,7 +303,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
                      nope: list[bool] | None = None, granite: dict[str, float] | None = None,
                      olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0,
-                     gemma1: bool = False) -> np.ndarray:
+                     gemma1: bool = False, phi: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -327,6 +333,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `gemma1`: GemmaForCausalLM — Llama's pre-norm block with RMSNorm weights used as 1 + w,
     embeddings scaled by float32(sqrt(hidden)) and GeGLU (tanh GELU) in the MLP.
+
+    `phi`: PhiForCausalLM — LayerNorm (weight and bias) and a parallel block, x + dense(attn(h))
+    + fc2(gelu_tanh(fc1 h)) with h = LN(x), biases on every linear and on lm_head, the final
+    LayerNorm model.final_layernorm.
 
     `olmo2`: Olmo2ForCausalLM's block instead — no norm before attention or the MLP, their
     outputs RMSNormed (post_attention_layernorm, post_feedforward_layernorm) before the residual
@@ -382,7 +392,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         mask = causal
         if windows and windows[i] > 0:
             mask = np.where(ij >= windows[i], -np.inf, causal)
-        if olmo2:
+        if phi:
+            h = _layernorm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], cfg.eps)
+            q, k = lin(h, p + "self_attn.q_proj").reshape(n, nh, hd), lin(h, p + "self_attn.k_proj").reshape(n, kv, hd)
+            v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
+        elif olmo2:
             q = _rmsnorm(lin(x, p + "self_attn.q_proj"), W[p + "self_attn.q_norm.weight"], cfg.eps).reshape(n, nh, hd)
             k = _rmsnorm(lin(x, p + "self_attn.k_proj"), W[p + "self_attn.k_norm.weight"], cfg.eps).reshape(n, kv, hd)
             v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
@@ -422,6 +436,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         s = np.exp(s - mx)
         s /= s.sum(axis=-1, keepdims=True) + (0.0 if sink is None else np.exp(sink[:, None, None] - mx))
         o = np.einsum("hqk,khd->qhd", s, v).reshape(n, nh * hd)
+        if phi:
+            x = x + lin(o, p + "self_attn.dense") + lin(_gelu_tanh(lin(h, p + "mlp.fc1")), p + "mlp.fc2")
+            continue
         if gemma2:
             x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
             h = _rmsnorm(x, W[p + "pre_feedforward_layernorm.weight"], cfg.eps)
@@ -446,10 +463,15 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         u = lin(h, p + "mlp.up_proj")
         act = _gelu_tanh(g) if gemma1 else g / (1.0 + np.exp(-g))
         x = x + lin(act * u, p + "mlp.down_proj") * rmul
-    x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
+    if phi:
+        x = _layernorm(x, W["model.final_layernorm.weight"], W["model.final_layernorm.bias"], cfg.eps)
+    else:
+        x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
     # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).
     head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
     logits = x @ head.T
+    if "lm_head.bias" in W:
+        logits = logits + W["lm_head.bias"]
     if gemma2 and gemma2["final_softcap"]:
         logits = gemma2["final_softcap"] * np.tanh(logits / gemma2["final_softcap"])
     if granite:

@@ -446,10 +446,10 @@ def test_errors_leave_the_session_usable(ckpt):
 
 # bf16 for every case; the 8- and 4-bit GEMVs / GEMMs (same epilogues, other weight decoding)
 # on a biased, a q/k-normed and a Gemma case (the GPU check's time budget).
-# (The mixture-of-experts, Granite and OLMo 2 cases run on the CPU only: test_cpu_only_families_are_refused_on_the_device.)
+# (The mixture-of-experts, Granite, OLMo 2 and Phi cases run on the CPU only: test_cpu_only_families_are_refused_on_the_device.)
 CPU_ONLY = [name for name in sorted(F.CASES) if F.moe_params(F.load_golden()["cases"][name]["config"])
             or F.granite_params(F.load_golden()["cases"][name]["config"])
-            or F.load_golden()["cases"][name]["config"]["model_type"] == "olmo2"]
+            or F.load_golden()["cases"][name]["config"]["model_type"] in ("olmo2", "phi")]
 FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES) if name not in CPU_ONLY] + [
     (name, fmt) for fmt in ("int8", "int4") for name in ("llama-bias-hd24", "qwen3-bias-hd8", "gemma2")] + [
     (name, fmt) for fmt in ("fp8", "fp8-channel", "int4-min") for name in ("qwen3-bias-hd8", "gemma2")]
@@ -496,12 +496,12 @@ def test_families_match_cpu(family, name, fmt):
 
 
 def test_cpu_only_families_are_refused_on_the_device(family):
-    """device="cuda" refuses a mixture-of-experts, Granite or OLMo 2 model in one line naming
-    why; "auto" runs it on the CPU."""
-    assert "granite" in CPU_ONLY and "olmo2" in CPU_ONLY and len(CPU_ONLY) >= 5
+    """device="cuda" refuses a mixture-of-experts, Granite, OLMo 2 or Phi model in one line
+    naming why; "auto" runs it on the CPU."""
+    assert "granite" in CPU_ONLY and "olmo2" in CPU_ONLY and "phi" in CPU_ONLY and len(CPU_ONLY) >= 5
     for name in CPU_ONLY:
         folder, seq = family(name)
-        with pytest.raises(ValueError, match="run on the CPU backend only"):
+        with pytest.raises(ValueError, match="runs? on the CPU backend only"):
             _model.Model(str(folder), weight_format="bf16", device="cuda")
         with _model.Model(str(folder), weight_format="bf16", device="auto", kv_cache="f32") as a, \
                 _model.Model(str(folder), weight_format="bf16", device="cpu", kv_cache="f32") as c:

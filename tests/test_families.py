@@ -382,7 +382,7 @@ def refused(folder) -> str:
 @pytest.mark.parametrize("arch,model_type,words", [
     ("DeepseekV3ForCausalLM", "deepseek_v3", ["multi-head latent attention"]),
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
-    ("PhiForCausalLM", "phi", ["partial rotary"]),
+    ("CohereForCausalLM", "cohere", []),
     ("GraniteMoeHybridForCausalLM", "granitemoehybrid", []),
     ("FalconForCausalLM", "falcon", []),
 ])
@@ -393,9 +393,9 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     msg = refused(tmp_path)
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
-            "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
-            "GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, "
-            "Qwen3MoeForCausalLM") in msg
+            "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
+            "PhiForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg

@@ -254,7 +254,8 @@ def test_config_whose_float32_constants_are_out_of_range(good, tmp_path, patch, 
     ({"rope_type": "longrope", "short_factor": [1.0, "x"], "long_factor": [1.0] * 8},
      r'field "rope_scaling\.short_factor" must be a list of positive numbers'),
     ({"rope_type": "default", "partial_rotary_factor": 0.5},
-     r"partial_rotary_factor 0\.5 is not supported for Llama \(partial rotary embeddings: Phi-3 family only\)"),
+     r"partial_rotary_factor 0\.5 is not supported for Llama \(partial rotary embeddings: Phi and Phi-3 families "
+     r"only\)"),
     ({"rope_type": "default", "partial_rotary_factor": 1.5}, r'"rope_scaling\.partial_rotary_factor" must be a number in \(0, 1\]'),
 ])
 def test_unsupported_or_incomplete_rope_scaling(good, tmp_path, scaling, pattern):
@@ -276,7 +277,7 @@ def test_config_disagrees_with_shapes(good, tmp_path):
         load(d)
 
 
-def test_phi2_like_checkpoint_is_refused_with_the_names(tmp_path):
+def test_phi_checkpoint_without_its_mlp_biases_is_refused_with_the_names(tmp_path):
     rng = np.random.default_rng(0)
     H, L = 32, 2
     w = {"model.embed_tokens.weight": rng.standard_normal((50, H)), "lm_head.weight": rng.standard_normal((50, H)),
@@ -298,9 +299,9 @@ def test_phi2_like_checkpoint_is_refused_with_the_names(tmp_path):
     with pytest.raises(ValueError) as e:
         load(tmp_path)
     msg = str(e.value)
-    # The architecture is named with what it would need, and what is supported.
-    assert "architecture PhiForCausalLM (model_type phi) is not supported yet" in msg
-    assert "partial rotary" in msg and "supported: LlamaForCausalLM, MistralForCausalLM" in msg
+    # Phi's layout is checked: the fc1 / fc2 biases every Phi checkpoint has are named.
+    assert "not a Phi checkpoint this engine can run" in msg
+    assert "missing 4 tensors: model.layers.{0..1}.mlp.fc1.bias, model.layers.{0..1}.mlp.fc2.bias" in msg
     # Without config.json the tensors are checked against the Llama layout, naming them.
     (tmp_path / "config.json").unlink()
     with pytest.raises(ValueError) as e:

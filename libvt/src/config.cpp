@@ -199,6 +199,7 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         if (!prf->is_number() || !(prf->d > 0) || !(prf->d <= 1))
             r.bad((f + ".partial_rotary_factor").c_str(), *prf, "a number in (0, 1]");
         c.partial_rotary_factor = prf->d;
+        c.partial_rotary_given = true;
     }
     // transformers >= 5 keeps rope_theta inside rope_parameters.
     double theta = r.positive(rs, "rope_theta", (f + ".rope_theta").c_str());
@@ -286,6 +287,16 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
     c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
     c.qk_norm = F.qk_norm;
+    if (F.norm == ModelFamily::LAYER_NORM) c.rms_norm_eps = c.layer_norm_eps;  // (-1: the family's default)
+    if (F.phi) {  // biases on every linear; the final LayerNorm's and lm_head's too
+        c.qkv_bias = c.o_bias = c.mlp_bias = true;
+        auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
+        c.final_norm_bias = bias_of(F.final_norm);
+        c.lm_head_bias = bias_of(F.lm_head);
+        if (c.qk_layernorm == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: qk_layernorm true is not supported for %s (LayerNorm of q and k)",
+                 c.path.c_str(), F.name);
+    }
     if (F.gemma_block()) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
         if (c.query_pre_attn_scalar < 0) c.query_pre_attn_scalar = 256;
         c.attn_softcap = c.attn_logit_softcapping < 0 ? F.default_attn_softcap : c.attn_logit_softcapping;
@@ -428,8 +439,9 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     // trained with, as transformers does.)
     if (F.gemma == ModelFamily::GEMMA1 && c.hidden_act == "gelu") c.hidden_act = F.activation;
     if (!c.hidden_act.empty() && c.hidden_act != F.activation)
-        fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s(gate) · up)",
-             c.path.c_str(), c.hidden_act.c_str(), F.name, F.activation);
+        fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s)",
+             c.path.c_str(), c.hidden_act.c_str(), F.name,
+             (std::string(F.activation) + (F.phi ? "(fc1 · x)" : "(gate) · up")).c_str());
     // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
     int64_t max_layer = -1;
     for (const TensorView* t : ck.tensors()) {
@@ -469,6 +481,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     expected.insert(F.embed);
     expected.insert(F.final_norm);
     if (!tied) expected.insert(F.lm_head);
+    if (!c.final_norm_bias.empty()) expected.insert(c.final_norm_bias);  // (Phi)
+    if (!c.lm_head_bias.empty()) expected.insert(c.lm_head_bias);
     for (int64_t l = 0; l < L; ++l) {
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) expected.insert(layer_name(l, k));
@@ -607,13 +621,15 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
              "multiples of 32 (its block)", src.c_str(), (long long)H, (long long)c.moe_intermediate);
     want(F.embed, {V, H});
     want(F.final_norm, {H});
+    if (!c.final_norm_bias.empty()) want(c.final_norm_bias, {H});
+    if (!c.lm_head_bias.empty()) want(c.lm_head_bias, {V});
     if (!tied) want(F.lm_head, {V, H});
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
             {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
             // (OLMo 2's and OLMoE's q/k norms span the whole projection)
-            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}};
+            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
         for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, t.shape());
@@ -642,11 +658,12 @@ void resolve_rope(LlamaConfig& c) {
     // Partial rotary embeddings (Phi-3 family: Phi-4-mini's 0.75): transformers rotates
     // int(head_dim · factor) dims; the other families' modeling code has no such path.
     c.rotary_dim = c.head_dim;
+    if (c.family && c.family->phi && !c.partial_rotary_given) c.partial_rotary_factor = 0.5;  // PhiConfig's default
     if (c.partial_rotary_factor != 1.0) {
         const std::string where = c.from_file ? c.path : "config.json";
-        if (!c.family || std::strcmp(c.family->name, "Phi3") != 0)
+        if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && std::strcmp(c.family->name, "Phi") != 0))
             fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
-                 "embeddings: Phi-3 family only)", where.c_str(), c.partial_rotary_factor,
+                 "embeddings: Phi and Phi-3 families only)", where.c_str(), c.partial_rotary_factor,
                  c.family ? c.family->name : "this family");
         c.rotary_dim = int64_t(double(c.head_dim) * c.partial_rotary_factor);
         if (c.rotary_dim < 2 || c.rotary_dim % 2)
@@ -786,12 +803,15 @@ LlamaConfig read_config(const std::string& dir) {
         c.max_position_embeddings = r.integer(root, "max_position_embeddings", 1, int64_t(1) << 40);
         c.original_max_positions = r.integer(root, "original_max_position_embeddings", 1, kMaxDim);
         c.rms_norm_eps = r.positive(root, "rms_norm_eps");
+        c.layer_norm_eps = r.positive(root, "layer_norm_eps");  // (Phi's LayerNorm)
+        c.qk_layernorm = r.boolean(root, "qk_layernorm");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
         if (const json::Value* prf = r.get(root, "partial_rotary_factor")) {
             if (!prf->is_number() || !(prf->d > 0) || !(prf->d <= 1))
                 r.bad("partial_rotary_factor", *prf, "a number in (0, 1]");
             c.partial_rotary_factor = prf->d;
+            c.partial_rotary_given = true;
         }
         c.attention_bias_field = r.boolean(root, "attention_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");

@@ -41,6 +41,7 @@ struct LlamaConfig {
     int64_t max_position_embeddings = -1;
     int64_t original_max_positions = -1;  // config.json's top-level original_max_position_embeddings (Phi-3)
     double partial_rotary_factor = 1.0;   // config.json (top level or in the rope dict)
+    bool partial_rotary_given = false;    // (Phi's default, when config.json leaves it out, is 0.5)
     // The dims of each head RoPE rotates (the first rotary_dim, pairs (i, i + rotary_dim / 2));
     // the rest pass unrotated. head_dim unless partial_rotary_factor < 1 (Phi-3 family only).
     int64_t rotary_dim = -1;
@@ -72,6 +73,8 @@ struct LlamaConfig {
     double final_logit_softcapping = -1;   // Gemma 2 (-1: absent, 0: null)
     int64_t sliding_window_pattern = -1;   // Gemma 2/3 without layer_types
     int use_bidirectional_attention = -1;  // Gemma 3 (true: refused)
+    int qk_layernorm = -1;                 // Phi (true: refused)
+    double layer_norm_eps = -1;            // Phi's LayerNorm eps (its rms_norm_eps; -1: absent)
     double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention
     // Mixture of experts (config.json; -1 / empty: absent).
     int64_t num_experts_field = -1;         // num_experts (Qwen) / num_local_experts (Mixtral)
@@ -89,6 +92,8 @@ struct LlamaConfig {
     double swiglu_alpha = 1.702, swiglu_limit = 7.0;  // gpt-oss's clamped SwiGLU (GptOssConfig's defaults)
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
+    // Phi: the final norm's and lm_head's bias names ("" elsewhere).
+    std::string final_norm_bias, lm_head_bias;
     const ModelFamily* family = nullptr;
     bool qkv_bias = false;  // q_proj / k_proj / v_proj carry biases
     bool o_bias = false;    // o_proj carries a bias

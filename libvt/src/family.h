@@ -8,7 +8,8 @@
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
 // SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm
 // block). Mixture-of-experts rows: GraniteMoE, GraniteMoeShared, OLMoE, Mixtral, Qwen2-MoE,
-// Qwen3-MoE (the router and experts: the fields at the end). Multimodal Gemma 3 and Phi-1/2 are not rows: the loader
+// Qwen3-MoE, gpt-oss (the router and experts: the fields at the end); Phi-1/2 (LayerNorm, the parallel
+// block). Multimodal Gemma 3 and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
@@ -26,7 +27,7 @@ struct LlamaConfig;
 enum LayerTensor {
     T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM,
     T_Q_BIAS, T_K_BIAS, T_V_BIAS, T_O_BIAS, T_GATE_BIAS, T_UP_BIAS, T_DOWN_BIAS, T_Q_NORM, T_K_NORM,
-    T_POST_ATTN_NORM, T_POST_MLP_NORM, T_SINKS,
+    T_POST_ATTN_NORM, T_POST_MLP_NORM, T_SINKS, T_ATTN_NORM_BIAS,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;
@@ -45,8 +46,9 @@ struct ModelFamily {
     // The block.
     const char* activation;  // config.json hidden_act this family's MLP computes: act(gate) · up
     // RMS_NORM: x · rsqrt(mean(x²) + eps) · w; RMS_NORM_PLUS_ONE: the same with (1 + w)
-    // (Gemma: the loader stores 1 + w, so the pass is the same).
-    enum Norm { RMS_NORM, RMS_NORM_PLUS_ONE } norm;
+    // (Gemma: the loader stores 1 + w, so the pass is the same); LAYER_NORM: (x − mean) ·
+    // rsqrt(var + eps) · w + b (Phi: T_ATTN_NORM_BIAS, and the final norm's bias).
+    enum Norm { RMS_NORM, RMS_NORM_PLUS_ONE, LAYER_NORM } norm;
     enum Rope { ROTATE_HALF } rope;      // pairs (i, i + head_dim/2), transformers' rotate_half
     // Biases of the attention projections: none; q/k/v always (Qwen2); q/k/v/o when
     // config.json's attention_bias is true (Llama, Qwen3).
@@ -128,6 +130,11 @@ struct ModelFamily {
     // the clamped SwiGLU: (clamp(up, ±limit) + 1) · g · sigmoid(alpha · g), g = min(gate, limit)
     // (config.json's swiglu_limit, swiglu_alpha).
     bool gpt_oss;
+    // Phi-1 / 1.5 / 2: one LayerNorm (with bias) before a parallel block, x + attn(h) + mlp(h),
+    // h = LN(x); the MLP fc2(act(fc1 · h)) (T_GATE = fc1, T_DOWN = fc2, no up; biases
+    // T_GATE_BIAS, T_DOWN_BIAS), the attention's q/k/v and dense (o) biases; the final norm's
+    // bias (final_norm with ".weight" -> ".bias") and lm_head's (likewise).
+    bool phi;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

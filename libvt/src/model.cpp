@@ -676,7 +676,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             // One format for the pair (the gated linears read a tile of each side by side): GGML
             // blocks are kept only where gate and up have the same block type, else both are
             // packed as the model's format (as q/k/v are).
-            const std::vector<const TensorView*> gu = {&t(T_GATE), &t(T_UP)};
+            std::vector<const TensorView*> gu = {&t(T_GATE)};
+            if (present(T_UP)) gu.push_back(&t(T_UP));  // (Phi's MLP is not gated: fc1 alone)
             const bool keep = ld.native(gu);
             const vt_format gf = ld.format_of(gu, fmt);
             const int32_t gbk = ld.block_of(gu, blk);
@@ -687,8 +688,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             };
             w.gate = half("gate", T_GATE);
             ld.progress(int64_t(t(T_GATE).nbytes));
-            w.up = half("up", T_UP);
-            ld.progress(int64_t(t(T_UP).nbytes));
+            if (present(T_UP)) {
+                w.up = half("up", T_UP);
+                ld.progress(int64_t(t(T_UP).nbytes));
+            }
         }
         if (!cfg.moe_layer(l)) {
             w.down = one("down", T_DOWN);
@@ -719,6 +722,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         small(T_POST_ATTN_NORM, w.post_attn_norm);
         small(T_POST_MLP_NORM, w.post_mlp_norm);
         small(T_SINKS, w.sinks);
+        small(T_ATTN_NORM_BIAS, w.attn_norm_bias);
         if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)  // x·(1 + w) in float32, as transformers computes it
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
                                          &w.post_mlp_norm})
@@ -729,6 +733,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
+    if (!cfg.final_norm_bias.empty()) m->final_norm_bias = ld.to_f32_vec(ld.tensor(cfg.final_norm_bias));  // (Phi)
+    if (!cfg.lm_head_bias.empty()) m->lm_head_bias = ld.to_f32_vec(ld.tensor(cfg.lm_head_bias));
     if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)
         for (float& v : m->final_norm) v = 1.0f + v;
     ld.progress(int64_t(norm.nbytes));
@@ -757,11 +763,12 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
 
     // Bytes read per decoded token: an MoE layer reads its router, its shared expert and
     // experts_per_tok of its experts (their average size); the others stay in memory.
-    int64_t wb = m->lm_head->nbytes() + int64_t(m->final_norm.size() * sizeof(float));
+    int64_t wb = m->lm_head->nbytes() +
+                 int64_t((m->final_norm.size() + m->final_norm_bias.size() + m->lm_head_bias.size()) * sizeof(float));
     int64_t idle_experts = 0;
     for (auto& w : m->layers) {
         wb += w.qkv->nbytes() + w.o->nbytes();
-        if (w.gate) wb += w.gate->nbytes() + w.up->nbytes() + w.down->nbytes();
+        if (w.gate) wb += w.gate->nbytes() + (w.up ? w.up->nbytes() : 0) + w.down->nbytes();
         int64_t eb = 0;
         for (const auto& e : w.experts)  // (gpt-oss: gate|up in one linear, and biases)
             eb += e.gate->nbytes() + (e.up ? e.up->nbytes() : 0) + e.down->nbytes() +
@@ -775,7 +782,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         wb += int64_t((w.router.size() + w.router_bias.size() + w.shared_gate.size() + w.sinks.size()) * sizeof(float));
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
                        w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +
-                       w.k_norm.size() + w.post_attn_norm.size() + w.post_mlp_norm.size()) * sizeof(float));
+                       w.k_norm.size() + w.post_attn_norm.size() + w.post_mlp_norm.size() +
+                       w.attn_norm_bias.size()) * sizeof(float));
     }
     // Every weight has been read from the files: were they the same files throughout?
     ck->check_unchanged(true);

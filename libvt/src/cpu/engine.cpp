@@ -106,6 +106,7 @@ struct CpuSession final : BackendSession {
     std::vector<int32_t> moe_first; // [E + 1] each expert's start in moe_rows
     std::vector<int32_t> moe_fill;  // [E] cursors while grouping
     AlignedVec<float> moe_h;        // [R, I_e] gpt-oss: the clamped SwiGLU of an expert's gate|up
+    AlignedVec<float> ones;         // [I] Phi: 1s, the "up" of its ungated GELU (ops::geglu_tanh's vector GELU)
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -370,6 +371,7 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         grow(s.moe_h, c.gpt_oss ? rows * c.moe_intermediate : 0);
     }
     grow(s.tmp, rows * H);
+    if (c.family && c.family->phi) s.ones.assign(size_t(c.intermediate_size), 1.0f);
     grow(s.rope, rows * HD);
     grow(s.rope_local, s.model->inv_freq_local.empty() ? 0 : rows * HD);
     s.rows = rows;
@@ -451,6 +453,21 @@ void expert_mlp(CpuSession& s, const LayerWeights::Expert& e, const float* x, in
     }
     linear_swiglu(*e.gate, *e.up, x, n, nullptr, nullptr, lopt, s.mlp.data());
     linear(*e.down, s.mlp.data(), n, nullptr, lopt, y);
+}
+
+// x += d (d may be null), then out = (x − mean) · rsqrt(var + eps) · w + b, as torch's
+// LayerNorm (biased variance; Phi).
+void add_layernorm(float* x, const float* d, const float* w, const float* b, float eps, int64_t n, float* out) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (d) x[i] += d[i];
+        sum += x[i];
+    }
+    const float mean = float(sum / double(n));
+    double var = 0.0;
+    for (int64_t i = 0; i < n; ++i) var += double(x[i] - mean) * double(x[i] - mean);
+    const float r = 1.0f / std::sqrt(float(var / double(n)) + eps);
+    for (int64_t i = 0; i < n; ++i) out[i] = (x[i] - mean) * r * w[i] + (b ? b[i] : 0.0f);
 }
 
 // The mixture-of-experts MLP of layer w on n rows of xn ([n, H]) -> out ([n, H]), as
@@ -578,8 +595,23 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool post_only = c.family && c.family->post_norm_only;
     const bool post = gemma || post_only;  // the attention / MLP outputs normed before the add
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
-    // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm.
+    // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
+    const bool phi = c.family && c.family->phi;
+    // The bias of LayerNorm weight `norm` (Phi; null for RMSNorm).
+    auto norm_bias = [&](const float* norm) -> const float* {
+        if (!phi || !norm) return nullptr;
+        if (norm == M.final_norm.data()) return M.final_norm_bias.data();
+        for (const LayerWeights& lw : M.layers)
+            if (norm == lw.attn_norm.data()) return lw.attn_norm_bias.data();
+        return nullptr;
+    };
+    // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm
+    // (Phi: LayerNorm(x) · norm + its bias).
     auto add_next = [&](float* xr, const float* t, const float* norm, float* xnr) {
+        if (norm && phi) {
+            add_layernorm(xr, t, norm, norm_bias(norm), eps, H, xnr);
+            return;
+        }
         if (norm) {
             ops::add_rmsnorm(xr, t, norm, eps, H, xnr);
             return;
@@ -655,6 +687,10 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
+                if (phi) {  // the parallel block: x += attn(h); the MLP reads h (xn) too
+                    for (int64_t h = 0; h < H; ++h) xf[i * H + h] += tmp[i * H + h];
+                    continue;
+                }
                 if (post) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_attn_norm.data(), eps);
                 if (rscale != 1.0f)
                     for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
@@ -663,6 +699,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         });
         if (c.moe_layer(l)) {
             moe_mlp(s, w, xnf, n, tmp);
+        } else if (!w.up) {  // Phi: fc2(gelu_tanh(fc1 · h + b)) + b
+            const int64_t I = c.intermediate_size;
+            linear(*w.gate, xnf, n, bias_or_null(w.gate_bias), lopt, mlp);
+            parallel_for(n, n > 1 ? 1 : n, [&](int64_t b, int64_t e, int) {
+                for (int64_t i = b; i < e; ++i) ops::geglu_tanh(mlp + i * I, s.ones.data(), I, mlp + i * I);
+            });
+            linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
         } else {
             if (geglu)  // GeGLU: gelu_tanh(gate) ⊙ up
                 linear_geglu_tanh(*w.gate, *w.up, xnf, n, nullptr, nullptr, lopt, mlp);
@@ -686,7 +729,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         });
     }
     if (logits_out && r0 < m) {
-        linear(*M.lm_head, xn + r0 * H, m - r0, nullptr, lopt, logits_out);
+        linear(*M.lm_head, xn + r0 * H, m - r0, bias_or_null(M.lm_head_bias), lopt, logits_out);
         if (c.logits_scaling != 1.0) {  // Granite: logits / logits_scaling
             const float d = float(c.logits_scaling);
             const int64_t n = (m - r0) * c.vocab_size;
