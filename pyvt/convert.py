@@ -1,5 +1,5 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
-`qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi3`, `smollm3`, `granite`, `olmo2`,
+`qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `smollm3`, `granite`, `olmo2`,
 `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
 checkpoint folder.
 
@@ -86,6 +86,21 @@ _GLOBAL_NAMES = {
     "output_norm.weight": "model.norm.weight",
     "output.weight": "lm_head.weight",
 }
+# Phi-2's global tensors beside those (its LayerNorm's bias, lm_head's bias).
+_PHI2_GLOBAL_NAMES = {
+    "output_norm.weight": "model.final_layernorm.weight",
+    "output_norm.bias": "model.final_layernorm.bias",
+    "output.bias": "lm_head.bias",
+}
+
+
+def _global_name(gguf_name: str, arch: str) -> str | None:
+    """The Hugging Face name of a global (not per-block) GGUF tensor of `arch`, else None."""
+    if arch == "phi2" and gguf_name in _PHI2_GLOBAL_NAMES:
+        return _PHI2_GLOBAL_NAMES[gguf_name]
+    return _GLOBAL_NAMES.get(gguf_name)
+
+
 _BLOCK_NAMES = {
     "attn_norm.weight": "input_layernorm.weight",
     "ffn_norm.weight": "post_attention_layernorm.weight",
@@ -136,6 +151,7 @@ class _Arch(NamedTuple):
     post_norm: bool = False  # no attn_norm / ffn_norm (OLMo 2)
     qk_full: bool = False    # q/k norms over the whole projection (OLMo 2, OLMoE)
     mlp_norm: str = "ffn_norm.weight"  # the norm before the MLP (gpt-oss: post_attention_norm)
+    parallel: bool = False   # Phi-2: one LayerNorm (attn_norm) before attention and an ungated MLP (ffn_up, ffn_down)
 
 
 _ARCHS = {
@@ -176,6 +192,13 @@ _ARCHS = {
                      names={"post_attention_norm.weight": "post_attention_layernorm.weight",
                             "attn_sinks.weight": "self_attn.sinks"}),
 }
+_ARCHS["phi2"] = _Arch(  # Phi-1/1.5/2: biases everywhere, fc1 / fc2 as ffn_up / ffn_down, Q/K in HF order
+    "PhiForCausalLM", "phi", False,
+    ("attn_norm.bias", "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"),
+    parallel=True,
+    names={"attn_output.weight": "self_attn.dense.weight", "attn_output.bias": "self_attn.dense.bias",
+           "ffn_up.weight": "mlp.fc1.weight", "ffn_up.bias": "mlp.fc1.bias", "ffn_down.weight": "mlp.fc2.weight",
+           "ffn_down.bias": "mlp.fc2.bias", "attn_norm.bias": "input_layernorm.bias"})
 # gpt-oss's biases beside its router and experts.
 _OSS_BIASES = ("ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias")
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
@@ -208,6 +231,9 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool) -> str:
 
 
 def _common_block(a: _Arch) -> tuple:
+    if a.parallel:
+        return ("attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
+                "ffn_up.weight", "ffn_down.weight")
     if a.fused:
         return ("attn_norm.weight", "ffn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_up.weight",
                 "ffn_down.weight")
@@ -233,8 +259,8 @@ def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> st
     """The Hugging Face name of a GGUF tensor of architecture `arch` (general.architecture),
     or None if that architecture has no such tensor. (`moe`: a MoE block's router and shared
     expert; the stacked experts have one name per expert: _moe_hf_name.)"""
-    if gguf_name in _GLOBAL_NAMES:
-        return _GLOBAL_NAMES[gguf_name]
+    if _global_name(gguf_name, arch):
+        return _global_name(gguf_name, arch)
     a = _ARCHS.get(arch)
     m = _BLOCK_RE.match(gguf_name)
     if a is None or not m:
@@ -494,10 +520,11 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_head % n_kv:
         raise ValueError(f"{p}: {n_head} attention heads is not a multiple of {n_kv} KV heads")
     rope_dim = need_int("rope.dimension_count", head_dim)
-    if rope_dim != head_dim:
+    if rope_dim != head_dim and (arch != "phi2" or rope_dim > head_dim or rope_dim % 2):
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
-                         f"of head_dim {head_dim}) are not supported")
-    eps = _f32(_real(meta, f"{arch}.attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0, p))
+                         f"of head_dim {head_dim}) are not supported"
+                         + (" (an even number of dims up to head_dim is needed)" if arch == "phi2" else ""))
+    eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if arch == 'phi2' else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
         theta = float(theta)
@@ -510,7 +537,7 @@ def _hparams(meta: dict, p: str) -> dict:
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
-                head_dim=head_dim, eps=eps, theta=theta, moe=moe)
+                head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim)
 
 
 def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool]:
@@ -530,7 +557,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
             raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, expected [{head_dim // 2}]")
     moe = hp["moe"]
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
-    unknown = [n for n in names if n not in _SKIPPED and n not in factors and n not in _GLOBAL_NAMES
+    unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
     if unknown:
         raise ValueError(f"{p}: tensors a {arch} model does not have: {', '.join(unknown[:10])}"
@@ -546,6 +573,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: {arch}.block_count = {n_layers}, but the file has tensors for "
                          f"{len(present)} blocks (none for blk.{first})")
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
+    if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
+        expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
     shapes = {
         "attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
         "attn_q.weight": (n_head * head_dim, hidden), "attn_k.weight": (n_kv * head_dim, hidden),
@@ -560,6 +589,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_k_norm.weight": (n_kv * head_dim if a.qk_full else head_dim,),
         "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
         "attn_sinks.weight": (n_head,),
+        "attn_norm.bias": (hidden,), "ffn_up.bias": (ffn,), "ffn_down.bias": (hidden,),  # (phi2)
     }
     if moe:
         E, fe = moe["n_expert"], moe["ffn_exp"]
@@ -633,6 +663,14 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     return None
 
 
+def _rotary_factor(rot: int, head_dim: int) -> float:
+    """partial_rotary_factor f with int(head_dim · f) == rot (transformers' truncation)."""
+    f = rot / head_dim
+    while int(head_dim * f) < rot:
+        f = math.nextafter(f, 2.0)
+    return f
+
+
 def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, rope_scaling: dict | None,
                 bos_id, torch_dtype: str) -> tuple[dict, dict]:
     """(config.json, generation_config.json)."""
@@ -643,6 +681,23 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     architecture, model_type = (_MIXTRAL if hp["arch"] == "llama" and hp["moe"]
                                 else _GRANITEMOE_SHARED if hp["arch"] == "granitemoe" and "ffn_shexp" in hp["moe"]
                                 else _ARCHS[hp["arch"]])[:2]
+    if hp["arch"] == "phi2":  # PhiConfig: LayerNorm eps, the rotary dims as a factor, gelu_new
+        config = {
+            "architectures": [architecture], "model_type": model_type, "bos_token_id": bos_id,
+            "eos_token_id": eos_value, "hidden_act": "gelu_new", "hidden_size": hp["hidden"],
+            "intermediate_size": hp["ffn"], "layer_norm_eps": hp["eps"],
+            "max_position_embeddings": hp["ctx"], "num_attention_heads": hp["n_head"],
+            "num_hidden_layers": hp["n_layers"], "num_key_value_heads": hp["n_kv"],
+            "partial_rotary_factor": _rotary_factor(hp["rope_dim"], hp["head_dim"]), "qk_layernorm": False,
+            "rope_theta": hp["theta"], "rope_scaling": rope_scaling, "tie_word_embeddings": tied,
+            "torch_dtype": torch_dtype, "use_cache": True, "vocab_size": vocab_size,
+            "attention_dropout": 0.0, "embd_pdrop": 0.0, "resid_pdrop": 0.0, "initializer_range": 0.02,
+        }
+        gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
+        if pad_id is not None:
+            config["pad_token_id"] = pad_id
+            gen_config["pad_token_id"] = pad_id
+        return config, gen_config
     if hp["arch"] in ("gemma", "gemma2", "gemma3", "phi3"):
         config = _family_config(meta, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype, g.path)
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
@@ -848,11 +903,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
-            "attn_norm.weight", "attn_qkv.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias",
+            "attn_norm.weight", "attn_norm.bias", "attn_qkv.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight",
+            "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
             "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight")]
         if not moe:
-            order += [b + s for s in ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "post_ffw_norm.weight")]
+            order += [b + s for s in ("ffn_gate.weight", "ffn_up.weight", "ffn_up.bias", "ffn_down.weight",
+                                      "ffn_down.bias", "post_ffw_norm.weight")]
             continue
         # a MoE block: the router, each expert's gate / up / down, the shared expert
         order.append(b + "ffn_gate_inp.weight")
@@ -874,7 +931,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
         order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
                                   "ffn_gate_inp_shexp.weight")]
-    order += ["output_norm.weight", "output.weight"]
+    order += ["output_norm.weight", "output_norm.bias", "output.weight", "output.bias"]
     mixtral = bool(moe) and arch == "llama"
     order = [n if isinstance(n, tuple) else (n, None) for n in order]
     order = [(n, e) for n, e in order if n in g.tensors]
@@ -1124,7 +1181,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
-    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi3`,
+    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`,
     `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging
     Face-style folder; returns `out_dir`.
 
@@ -1250,7 +1307,7 @@ def main(argv=None) -> int:
     import time
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
-                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / "
+                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / phi3 / smollm3 / granite / "
                                              "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
