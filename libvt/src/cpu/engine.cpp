@@ -474,8 +474,9 @@ void add_layernorm(float* x, const float* d, const float* w, const float* b, flo
 // transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
 // logits in float32, each row's top k experts (ties: the lower index), their weights
 // renormalized to sum 1 when norm_topk, out = sum of weight · expert(x) in expert order;
-// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x). Each expert runs once over the rows
-// that chose it (gathered), so a prefill chunk reads each expert's weights once.
+// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x); gpt-oss's
+// router adds its bias. Each expert runs once over the rows that chose it (gathered), so a
+// prefill chunk reads each expert's weights once.
 void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, float* out) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t H = c.hidden_size, E = c.num_experts, k = c.experts_per_tok;
@@ -597,19 +598,11 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
     const bool phi = c.family && c.family->phi;
-    // The bias of LayerNorm weight `norm` (Phi; null for RMSNorm).
-    auto norm_bias = [&](const float* norm) -> const float* {
-        if (!phi || !norm) return nullptr;
-        if (norm == M.final_norm.data()) return M.final_norm_bias.data();
-        for (const LayerWeights& lw : M.layers)
-            if (norm == lw.attn_norm.data()) return lw.attn_norm_bias.data();
-        return nullptr;
-    };
     // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm
-    // (Phi: LayerNorm(x) · norm + its bias).
-    auto add_next = [&](float* xr, const float* t, const float* norm, float* xnr) {
+    // (Phi: LayerNorm(x) · norm + bias).
+    auto add_next = [&](float* xr, const float* t, const float* norm, const float* bias, float* xnr) {
         if (norm && phi) {
-            add_layernorm(xr, t, norm, norm_bias(norm), eps, H, xnr);
+            add_layernorm(xr, t, norm, bias, eps, H, xnr);
             return;
         }
         if (norm) {
@@ -621,12 +614,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         std::memcpy(xnr, xr, size_t(H) * sizeof(float));
     };
     const float* norm0 = post_only ? nullptr : M.layers[0].attn_norm.data();
+    const float* bias0 = bias_or_null(M.layers[0].attn_norm_bias);
     parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
             M.embed_row(tokens[i], x + i * H);
             if (c.embed_scale > 0)
                 for (int64_t h = 0; h < H; ++h) x[i * H + h] *= c.embed_scale;
-            add_next(x + i * H, nullptr, norm0, xn + i * H);
+            add_next(x + i * H, nullptr, norm0, bias0, xn + i * H);
         }
     });
 
@@ -694,7 +688,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 if (post) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_attn_norm.data(), eps);
                 if (rscale != 1.0f)
                     for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
-                add_next(xf + i * H, tmp + i * H, post_only ? nullptr : w.mlp_norm.data(), xnf + i * H);
+                add_next(xf + i * H, tmp + i * H, post_only ? nullptr : w.mlp_norm.data(), nullptr, xnf + i * H);
             }
         });
         if (c.moe_layer(l)) {
@@ -720,11 +714,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         const float* next_norm = l + 1 >= c.num_layers ? M.final_norm.data()
                                  : post_only         ? nullptr
                                                      : M.layers[size_t(l + 1)].attn_norm.data();
+        const float* next_bias = bias_or_null(l + 1 >= c.num_layers ? M.final_norm_bias
+                                                                    : M.layers[size_t(l + 1)].attn_norm_bias);
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 if (rscale != 1.0f)
                     for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
-                add_next(xf + i * H, tmp + i * H, next_norm, xnf + i * H);
+                add_next(xf + i * H, tmp + i * H, next_norm, next_bias, xnf + i * H);
             }
         });
     }
