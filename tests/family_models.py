@@ -63,6 +63,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # (PhiConfig's default 0.5; phi-2's 0.4 on head_dim 16 rotates 6 dims), MHA or GQA.
     "phi": ("PhiConfig", dict(pad_token_id=ENDOFTEXT, num_key_value_heads=4)),
     "phi-gqa-04": ("PhiConfig", dict(pad_token_id=ENDOFTEXT, partial_rotary_factor=0.4, tie_word_embeddings=False)),
+    # StableLM: Llama's block with LayerNorms (and their biases), partial rotary (StableLmConfig's
+    # default 0.25: 4 of head_dim 16 rotate); the second with q/k/v biases and a factor of 0.5.
+    "stablelm": ("StableLmConfig", dict(pad_token_id=ENDOFTEXT)),
+    "stablelm-qkv-bias": ("StableLmConfig", dict(pad_token_id=ENDOFTEXT, use_qkv_bias=True,
+                                                 partial_rotary_factor=0.5, tie_word_embeddings=True)),
     "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
     # LongRoPE (Phi-3-128k / 3.5): short factors up to original_max_position_embeddings (the
     # golden greedy run, 40 positions), long ones past it (the 96-token teacher-forced pass).
@@ -146,6 +151,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "gemma-mqa-bias": ("Gemma", ["attention-bias", "gemma-norms", "geglu"]),
     "phi": ("Phi", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "rotary-dim 8"]),
     "phi-gqa-04": ("Phi", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "rotary-dim 6"]),
+    "stablelm": ("StableLM", ["layer-norm", "rotary-dim 4"]),
+    "stablelm-qkv-bias": ("StableLM", ["qkv-bias", "layer-norm", "rotary-dim 8"]),
     "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "phi3-longrope": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
@@ -211,7 +218,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg["num_key_value_heads"], head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=cfg["layer_norm_eps"] if cfg["model_type"] == "phi" else cfg["rms_norm_eps"], theta=theta,
+                        max_pos=cfg["max_position_embeddings"], eps=cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm") else cfg["rms_norm_eps"], theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
 
@@ -282,7 +289,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
                 olmo2=cfg["model_type"] == "olmo2", qk_full=cfg["model_type"] == "olmoe",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
-                phi=cfg["model_type"] == "phi")
+                phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] == "stablelm")
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:

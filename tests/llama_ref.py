@@ -303,7 +303,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
                      nope: list[bool] | None = None, granite: dict[str, float] | None = None,
                      olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0,
-                     gemma1: bool = False, phi: bool = False) -> np.ndarray:
+                     gemma1: bool = False, phi: bool = False, layer_norm: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -337,6 +337,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     `phi`: PhiForCausalLM — LayerNorm (weight and bias) and a parallel block, x + dense(attn(h))
     + fc2(gelu_tanh(fc1 h)) with h = LN(x), biases on every linear and on lm_head, the final
     LayerNorm model.final_layernorm.
+
+    `layer_norm` (StableLmForCausalLM): Llama's block with LayerNorms (weights and biases) for
+    input_layernorm, post_attention_layernorm and model.norm.
 
     `olmo2`: Olmo2ForCausalLM's block instead — no norm before attention or the MLP, their
     outputs RMSNormed (post_attention_layernorm, post_feedforward_layernorm) before the residual
@@ -401,7 +404,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             k = _rmsnorm(lin(x, p + "self_attn.k_proj"), W[p + "self_attn.k_norm.weight"], cfg.eps).reshape(n, kv, hd)
             v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
         else:
-            h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
+            h = (_layernorm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], cfg.eps) if layer_norm
+                 else _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps))
             q, k = lin(h, p + "self_attn.q_proj"), lin(h, p + "self_attn.k_proj")
             if qk_full:
                 q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
@@ -452,7 +456,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
             continue
         x = x + lin(o, p + "self_attn.o_proj") * rmul
-        h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
+        h = (_layernorm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], cfg.eps)
+             if layer_norm else _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps))
         if p + "mlp.gate.weight" in W:
             x = x + _moe(W, p + "mlp.", h, lin, moe or {}) * rmul
             continue
@@ -465,6 +470,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         x = x + lin(act * u, p + "mlp.down_proj") * rmul
     if phi:
         x = _layernorm(x, W["model.final_layernorm.weight"], W["model.final_layernorm.bias"], cfg.eps)
+    elif layer_norm:
+        x = _layernorm(x, W["model.norm.weight"], W["model.norm.bias"], cfg.eps)
     else:
         x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
     # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).

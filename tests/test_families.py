@@ -394,7 +394,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "PhiForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "PhiForCausalLM, StableLmForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM") in msg
     for word in words:
         assert word in msg
@@ -534,6 +534,20 @@ def test_stacked_experts_load_whatever_their_count(from_golden, golden, tmp_path
     with load(tmp_path, weight_format="bf16") as m:
         assert "moe 40 experts top-2" in m.info["features"]
         assert np.isfinite(m.logits(PROMPT)).all()
+
+
+@pytest.mark.parametrize("name, field, words", [
+    ("stablelm", "use_parallel_residual", "use_parallel_residual true is not supported for StableLM"),
+    ("stablelm", "qk_layernorm", "qk_layernorm true is not supported for StableLM"),
+    ("phi", "qk_layernorm", "qk_layernorm true is not supported for Phi"),
+])
+def test_layernorm_family_options_without_a_path_are_named(from_golden, tmp_path, name, field, words):
+    """stablelm-2-12b's parallel residual and q/k LayerNorms, Phi's qk_layernorm: refused in one
+    line naming the field (computing them as if false would be silently wrong)."""
+    cfg = copy_case(from_golden, name, tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **{field: True})))
+    msg = refused(tmp_path)
+    assert words in msg and "\n" not in msg
 
 
 def test_olmoe_clip_qkv_out_of_range_is_named(from_golden, tmp_path):

@@ -283,19 +283,25 @@ std::string shape_str(const std::vector<int64_t>& s) {
 void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.family = &F;
     c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS ||
-                 (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1);
+                 (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1) ||
+                 (F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && c.use_qkv_bias == 1);
     c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
     c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
     c.qk_norm = F.qk_norm;
-    if (F.norm == ModelFamily::LAYER_NORM) c.rms_norm_eps = c.layer_norm_eps;  // (-1: the family's default)
-    if (F.phi) {  // biases on every linear; the final LayerNorm's and lm_head's too
-        c.qkv_bias = c.o_bias = c.mlp_bias = true;
-        auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
+    auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
+    if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
+        c.rms_norm_eps = c.layer_norm_eps;
         c.final_norm_bias = bias_of(F.final_norm);
-        c.lm_head_bias = bias_of(F.lm_head);
         if (c.qk_layernorm == 1)
             fail(VT_STATUS_UNSUPPORTED, "%s: qk_layernorm true is not supported for %s (LayerNorm of q and k)",
                  c.path.c_str(), F.name);
+        if (c.use_parallel_residual == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: use_parallel_residual true is not supported for %s (its sequential "
+                 "block only)", c.path.c_str(), F.name);
+    }
+    if (F.phi) {  // biases on every linear, lm_head's too
+        c.qkv_bias = c.o_bias = c.mlp_bias = true;
+        c.lm_head_bias = bias_of(F.lm_head);
     }
     if (F.gemma_block()) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
         if (c.query_pre_attn_scalar < 0) c.query_pre_attn_scalar = 256;
@@ -543,6 +549,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         }
         if (attn_bias && F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && !c.qkv_bias)
             msg += " (config.json's attention_bias is not true)";
+        if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && !c.qkv_bias)
+            msg += " (config.json's use_qkv_bias is not true)";
         if (mlp_bias && F.config_mlp_bias && !c.mlp_bias) msg += " (config.json's mlp_bias is not true)";
         fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
     }
@@ -629,7 +637,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
             {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
             // (OLMo 2's and OLMoE's q/k norms span the whole projection)
-            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}, {H}};
+            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
         for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, t.shape());
@@ -658,12 +666,13 @@ void resolve_rope(LlamaConfig& c) {
     // Partial rotary embeddings (Phi-3 family: Phi-4-mini's 0.75): transformers rotates
     // int(head_dim · factor) dims; the other families' modeling code has no such path.
     c.rotary_dim = c.head_dim;
-    if (c.family && c.family->phi && !c.partial_rotary_given) c.partial_rotary_factor = 0.5;  // PhiConfig's default
+    if (c.family && c.family->default_rotary_factor > 0 && !c.partial_rotary_given)
+        c.partial_rotary_factor = c.family->default_rotary_factor;  // (Phi 0.5, StableLM 0.25: their configs')
     if (c.partial_rotary_factor != 1.0) {
         const std::string where = c.from_file ? c.path : "config.json";
-        if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && std::strcmp(c.family->name, "Phi") != 0))
+        if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0))
             fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
-                 "embeddings: Phi and Phi-3 families only)", where.c_str(), c.partial_rotary_factor,
+                 "embeddings: Phi, Phi-3 and StableLM families only)", where.c_str(), c.partial_rotary_factor,
                  c.family ? c.family->name : "this family");
         c.rotary_dim = int64_t(double(c.head_dim) * c.partial_rotary_factor);
         if (c.rotary_dim < 2 || c.rotary_dim % 2)
@@ -805,6 +814,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.rms_norm_eps = r.positive(root, "rms_norm_eps");
         c.layer_norm_eps = r.positive(root, "layer_norm_eps");  // (Phi's LayerNorm)
         c.qk_layernorm = r.boolean(root, "qk_layernorm");
+        c.use_qkv_bias = r.boolean(root, "use_qkv_bias");
+        c.use_parallel_residual = r.boolean(root, "use_parallel_residual");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
         if (const json::Value* prf = r.get(root, "partial_rotary_factor")) {

@@ -73,7 +73,9 @@ struct LlamaConfig {
     double final_logit_softcapping = -1;   // Gemma 2 (-1: absent, 0: null)
     int64_t sliding_window_pattern = -1;   // Gemma 2/3 without layer_types
     int use_bidirectional_attention = -1;  // Gemma 3 (true: refused)
-    int qk_layernorm = -1;                 // Phi (true: refused)
+    int qk_layernorm = -1;                 // Phi, StableLM (true: refused)
+    int use_qkv_bias = -1;                 // StableLM
+    int use_parallel_residual = -1;        // StableLM (true: refused)
     double layer_norm_eps = -1;            // Phi's LayerNorm eps (its rms_norm_eps; -1: absent)
     double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention
     // Mixture of experts (config.json; -1 / empty: absent).

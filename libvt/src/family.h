@@ -8,8 +8,8 @@
 // qk_norm, layer_window, ...), which the forward passes (cpu/engine.cpp, cuda/engine.cpp) read.
 // SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm
 // block). Mixture-of-experts rows: GraniteMoE, GraniteMoeShared, OLMoE, Mixtral, Qwen2-MoE,
-// Qwen3-MoE, gpt-oss (the router and experts: the fields at the end); Phi-1/2 (LayerNorm, the parallel
-// block). Multimodal Gemma 3 and DeepSeek are not rows: the loader
+// Qwen3-MoE, gpt-oss (the router and experts: the fields at the end); Phi-1/2 (LayerNorm, the
+// parallel block), StableLM (LayerNorm). Multimodal Gemma 3 and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
@@ -27,7 +27,7 @@ struct LlamaConfig;
 enum LayerTensor {
     T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM,
     T_Q_BIAS, T_K_BIAS, T_V_BIAS, T_O_BIAS, T_GATE_BIAS, T_UP_BIAS, T_DOWN_BIAS, T_Q_NORM, T_K_NORM,
-    T_POST_ATTN_NORM, T_POST_MLP_NORM, T_SINKS, T_ATTN_NORM_BIAS,
+    T_POST_ATTN_NORM, T_POST_MLP_NORM, T_SINKS, T_ATTN_NORM_BIAS, T_MLP_NORM_BIAS,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;
@@ -47,12 +47,14 @@ struct ModelFamily {
     const char* activation;  // config.json hidden_act this family's MLP computes: act(gate) · up
     // RMS_NORM: x · rsqrt(mean(x²) + eps) · w; RMS_NORM_PLUS_ONE: the same with (1 + w)
     // (Gemma: the loader stores 1 + w, so the pass is the same); LAYER_NORM: (x − mean) ·
-    // rsqrt(var + eps) · w + b (Phi: T_ATTN_NORM_BIAS, and the final norm's bias).
+    // rsqrt(var + eps) · w + b (T_ATTN_NORM_BIAS, T_MLP_NORM_BIAS, and the final norm's bias:
+    // final_norm with ".weight" -> ".bias"; eps from config.json's layer_norm_eps).
     enum Norm { RMS_NORM, RMS_NORM_PLUS_ONE, LAYER_NORM } norm;
     enum Rope { ROTATE_HALF } rope;      // pairs (i, i + head_dim/2), transformers' rotate_half
     // Biases of the attention projections: none; q/k/v always (Qwen2); q/k/v/o when
-    // config.json's attention_bias is true (Llama, Qwen3).
-    enum AttnBias { NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS } attn_bias;
+    // config.json's attention_bias is true (Llama, Qwen3); q/k/v when its use_qkv_bias is
+    // (StableLM).
+    enum AttnBias { NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS, CONFIG_QKV_BIAS } attn_bias;
     bool config_mlp_bias;  // gate/up/down biases when config.json's mlp_bias is true (Llama)
     bool qk_norm;          // per-head RMSNorm (weights [head_dim]) on q and k before RoPE (Qwen3)
     // Fused tensors: T_Q names q|k|v rows in one tensor ([QKV, H], Phi-3's qkv_proj; T_K, T_V
@@ -135,6 +137,9 @@ struct ModelFamily {
     // T_GATE_BIAS, T_DOWN_BIAS), the attention's q/k/v and dense (o) biases; the final norm's
     // bias (final_norm with ".weight" -> ".bias") and lm_head's (likewise).
     bool phi;
+    // partial_rotary_factor when config.json leaves it out (0: 1, every dim rotates; Phi 0.5,
+    // StableLM 0.25, as their config classes).
+    double default_rotary_factor;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

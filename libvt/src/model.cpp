@@ -723,6 +723,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         small(T_POST_MLP_NORM, w.post_mlp_norm);
         small(T_SINKS, w.sinks);
         small(T_ATTN_NORM_BIAS, w.attn_norm_bias);
+        small(T_MLP_NORM_BIAS, w.mlp_norm_bias);
         if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)  // x·(1 + w) in float32, as transformers computes it
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
                                          &w.post_mlp_norm})
@@ -733,7 +734,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
-    if (!cfg.final_norm_bias.empty()) m->final_norm_bias = ld.to_f32_vec(ld.tensor(cfg.final_norm_bias));  // (Phi)
+    if (!cfg.final_norm_bias.empty()) m->final_norm_bias = ld.to_f32_vec(ld.tensor(cfg.final_norm_bias));  // LayerNorm
     if (!cfg.lm_head_bias.empty()) m->lm_head_bias = ld.to_f32_vec(ld.tensor(cfg.lm_head_bias));
     if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)
         for (float& v : m->final_norm) v = 1.0f + v;
@@ -783,7 +784,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
                        w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +
                        w.k_norm.size() + w.post_attn_norm.size() + w.post_mlp_norm.size() +
-                       w.attn_norm_bias.size()) * sizeof(float));
+                       w.attn_norm_bias.size() + w.mlp_norm_bias.size()) * sizeof(float));
     }
     // Every weight has been read from the files: were they the same files throughout?
     ck->check_unchanged(true);

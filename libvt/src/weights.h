@@ -35,7 +35,8 @@ struct LayerWeights {
     AlignedVec<float> post_attn_norm;  // [H] Gemma 2: RMSNorm of the attention output
     AlignedVec<float> post_mlp_norm;   // [H] Gemma 2: RMSNorm of the MLP output
     AlignedVec<float> sinks;           // [NH] gpt-oss: each head's attention sink logit
-    AlignedVec<float> attn_norm_bias;  // [H] Phi: input_layernorm's bias (LayerNorm)
+    AlignedVec<float> attn_norm_bias;  // [H] LayerNorm families (Phi, StableLM): input_layernorm's bias
+    AlignedVec<float> mlp_norm_bias;   // [H] StableLM: post_attention_layernorm's bias
     // Mixture of experts (LlamaConfig::moe_layer; gate / up / down above are then null).
     struct Expert {
         std::unique_ptr<Packed> gate, up;  // [I_e, H] (gpt-oss: gate is [2·I_e, H], gate and up rows
@@ -67,7 +68,7 @@ struct ModelWeights {
     RawBuf<uint8_t> embed;                 // [V, H] of embed_dtype
     std::vector<LayerWeights> layers;      // [num_layers]
     AlignedVec<float> final_norm;          // [H]
-    AlignedVec<float> final_norm_bias;     // [H] Phi's LayerNorm (else empty)
+    AlignedVec<float> final_norm_bias;     // [H] a LayerNorm's bias (Phi, StableLM; else empty)
     AlignedVec<float> lm_head_bias;        // [V] Phi (else empty)
     // (Every RMSNorm weight is stored as the pass multiplies by it: 1 + w for Gemma's norms.)
     std::unique_ptr<Packed> lm_head;       // [V, H] (from the embedding table when tied)

@@ -598,10 +598,11 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
     const bool phi = c.family && c.family->phi;
+    const bool layer_norm = c.family && c.family->norm == ModelFamily::LAYER_NORM;  // (Phi, StableLM)
     // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm
-    // (Phi: LayerNorm(x) · norm + bias).
+    // (LayerNorm families: LayerNorm(x) · norm + bias).
     auto add_next = [&](float* xr, const float* t, const float* norm, const float* bias, float* xnr) {
-        if (norm && phi) {
+        if (norm && layer_norm) {
             add_layernorm(xr, t, norm, bias, eps, H, xnr);
             return;
         }
@@ -688,7 +689,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 if (post) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_attn_norm.data(), eps);
                 if (rscale != 1.0f)
                     for (int64_t h = 0; h < H; ++h) tmp[i * H + h] *= rscale;
-                add_next(xf + i * H, tmp + i * H, post_only ? nullptr : w.mlp_norm.data(), nullptr, xnf + i * H);
+                add_next(xf + i * H, tmp + i * H, post_only ? nullptr : w.mlp_norm.data(), bias_or_null(w.mlp_norm_bias),
+                         xnf + i * H);
             }
         });
         if (c.moe_layer(l)) {

@@ -224,10 +224,11 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         fail(VT_STATUS_UNSUPPORTED, "%s: its block (q/k norms over the whole projection, OLMo 2's post norms, "
              "clip_qkv) runs on the CPU backend only (the CUDA kernels norm q and k per head and fuse a pre-norm into "
              "every block)", c.family ? c.family->name : "this model");
-    if (c.family && c.family->phi)
-        fail(VT_STATUS_UNSUPPORTED, "%s: its block (LayerNorm with biases, the parallel attention / MLP residual, an "
-             "ungated GELU MLP, lm_head's bias) runs on the CPU backend only (the CUDA kernels fuse an RMSNorm and "
-             "a gated MLP into every block)", c.family->name);
+    if (c.family && c.family->norm == ModelFamily::LAYER_NORM)  // (Phi, StableLM)
+        fail(VT_STATUS_UNSUPPORTED, "%s: its block (LayerNorm with biases%s) runs on the CPU backend only (the CUDA "
+             "kernels fuse an RMSNorm%s into every block)", c.family->name,
+             c.family->phi ? "; the parallel attention / MLP residual, an ungated GELU MLP, lm_head's bias" : "",
+             c.family->phi ? " and a gated MLP" : "");
     if (c.family && c.family->multipliers)
         fail(VT_STATUS_UNSUPPORTED, "%s: its multipliers (residual_multiplier, logits_scaling, attention_multiplier) "
              "run on the CPU backend only (the CUDA kernels' epilogues have no such scales yet)", c.family->name);
