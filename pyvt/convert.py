@@ -1,6 +1,6 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
-`qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `smollm3`, `granite`, `olmo2`,
-`qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
+`qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `smollm3`, `granite`,
+`olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
 checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
@@ -98,7 +98,13 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
     """The Hugging Face name of a global (not per-block) GGUF tensor of `arch`, else None."""
     if arch == "phi2" and gguf_name in _PHI2_GLOBAL_NAMES:
         return _PHI2_GLOBAL_NAMES[gguf_name]
+    if arch == "stablelm" and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
+        return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
+
+
+# The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon; partial rotary dims).
+_LAYER_NORM_ARCHS = ("phi2", "stablelm")
 
 
 _BLOCK_NAMES = {
@@ -199,6 +205,10 @@ _ARCHS["phi2"] = _Arch(  # Phi-1/1.5/2: biases everywhere, fc1 / fc2 as ffn_up /
     names={"attn_output.weight": "self_attn.dense.weight", "attn_output.bias": "self_attn.dense.bias",
            "ffn_up.weight": "mlp.fc1.weight", "ffn_up.bias": "mlp.fc1.bias", "ffn_down.weight": "mlp.fc2.weight",
            "ffn_down.bias": "mlp.fc2.bias", "attn_norm.bias": "input_layernorm.bias"})
+# StableLM: llama's block with LayerNorm biases, q/k/v biases when use_qkv_bias, Q/K in HF order.
+_ARCHS["stablelm"] = _Arch("StableLmForCausalLM", "stablelm", False, ("attn_norm.bias", "ffn_norm.bias"), _QKV_BIASES,
+                           names={"attn_norm.bias": "input_layernorm.bias",
+                                  "ffn_norm.bias": "post_attention_layernorm.bias"})
 # gpt-oss's biases beside its router and experts.
 _OSS_BIASES = ("ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias")
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
@@ -520,11 +530,12 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_head % n_kv:
         raise ValueError(f"{p}: {n_head} attention heads is not a multiple of {n_kv} KV heads")
     rope_dim = need_int("rope.dimension_count", head_dim)
-    if rope_dim != head_dim and (arch != "phi2" or rope_dim > head_dim or rope_dim % 2):
+    ln = arch in _LAYER_NORM_ARCHS
+    if rope_dim != head_dim and (not ln or rope_dim > head_dim or rope_dim % 2):
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported"
-                         + (" (an even number of dims up to head_dim is needed)" if arch == "phi2" else ""))
-    eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if arch == 'phi2' else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
+                         + (" (an even number of dims up to head_dim is needed)" if ln else ""))
+    eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
         theta = float(theta)
@@ -575,6 +586,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
+    if arch == "stablelm":
+        expected["output_norm.bias"] = (hidden,)
     shapes = {
         "attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
         "attn_q.weight": (n_head * head_dim, hidden), "attn_k.weight": (n_kv * head_dim, hidden),
@@ -590,6 +603,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
         "attn_sinks.weight": (n_head,),
         "attn_norm.bias": (hidden,), "ffn_up.bias": (ffn,), "ffn_down.bias": (hidden,),  # (phi2)
+        "ffn_norm.bias": (hidden,),  # (stablelm)
     }
     if moe:
         E, fe = moe["n_expert"], moe["ffn_exp"]
@@ -752,11 +766,17 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                           intermediate_size=hp["moe"]["ffn_exp"])
             if "ffn_shexp" in hp["moe"]:  # GraniteMoeSharedConfig
                 config["shared_intermediate_size"] = hp["moe"]["ffn_shexp"]
+    elif hp["arch"] == "stablelm":  # StableLmConfig: LayerNorm eps, the rotary dims as a factor
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias", "rms_norm_eps", "head_dim"):
+            config.pop(k, None)
+        config.update(layer_norm_eps=hp["eps"], use_qkv_bias=any(n.endswith("attn_q.bias") for n in g.tensors),
+                      partial_rotary_factor=_rotary_factor(hp["rope_dim"], hp["head_dim"]),
+                      use_parallel_residual=False, qk_layernorm=False)
     elif hp["arch"] == "smollm3":  # SmolLM3Config: llama.cpp rotates every layer but each 4th
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
-    elif hp["arch"] not in ("llama", "gpt-oss"):  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm"):  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -906,7 +926,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             "attn_norm.weight", "attn_norm.bias", "attn_qkv.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight",
             "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
-            "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight")]
+            "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight",
+            "ffn_norm.bias")]
         if not moe:
             order += [b + s for s in ("ffn_gate.weight", "ffn_up.weight", "ffn_up.bias", "ffn_down.weight",
                                       "ffn_down.bias", "post_ffw_norm.weight")]
@@ -1181,7 +1202,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
-    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`,
+    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`,
     `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging
     Face-style folder; returns `out_dir`.
 
@@ -1307,7 +1328,7 @@ def main(argv=None) -> int:
     import time
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
-                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / phi3 / smollm3 / granite / "
+                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / phi3 / stablelm / smollm3 / granite / "
                                              "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")

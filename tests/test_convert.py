@@ -776,12 +776,15 @@ _PHI_TO_GGUF = {  # Phi-1/2's names (llama.cpp's phi2)
 def _gguf_name(hf: str, arch: str) -> str:
     glob = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
             "lm_head.weight": "output.weight", "model.final_layernorm.weight": "output_norm.weight",
-            "model.final_layernorm.bias": "output_norm.bias", "lm_head.bias": "output.bias"}
+            "model.final_layernorm.bias": "output_norm.bias", "lm_head.bias": "output.bias",
+            "model.norm.bias": "output_norm.bias"}
     if hf in glob:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
     if arch == "phi2" and rest in _PHI_TO_GGUF:
         return f"blk.{i}." + _PHI_TO_GGUF[rest]
+    if arch == "stablelm" and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
+        return f"blk.{i}." + ("attn_norm.bias" if rest.startswith("input") else "ffn_norm.bias")
     if rest == "post_attention_layernorm.weight":  # Gemma's own norm; Llama's / Phi-3's pre-MLP norm
         return f"blk.{i}." + ("post_attention_norm.weight" if arch in ("gemma2", "gemma3", "olmo2")
                               else "ffn_norm.weight")
@@ -853,11 +856,11 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
     elif arch == "olmo2":
         md["olmo2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
-    elif arch == "phi2":  # LayerNorm eps under its own key; the rotary dims
-        md["phi2.attention.layer_norm_epsilon"] = float(cfg["layer_norm_eps"])
-        del md["phi2.attention.layer_norm_rms_epsilon"]
-        md["phi2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
-        md["phi2.rope.dimension_count"] = gw.Val(gw.UINT32, int(hd * cfg["rope_parameters"]["partial_rotary_factor"]))
+    elif arch in ("phi2", "stablelm"):  # LayerNorm eps under its own key; the rotary dims
+        md[f"{arch}.attention.layer_norm_epsilon"] = float(cfg["layer_norm_eps"])
+        del md[f"{arch}.attention.layer_norm_rms_epsilon"]
+        md[f"{arch}.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        md[f"{arch}.rope.dimension_count"] = gw.Val(gw.UINT32, int(hd * cfg["rope_parameters"]["partial_rotary_factor"]))
     elif arch == "granite":
         md["granite.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md["granite.attention.key_length"] = gw.Val(gw.UINT32, hd)
@@ -895,7 +898,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
 
 FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3"),
                 ("phi3-longrope", "phi3"), ("smollm3", "smollm3"), ("granite", "granite"),
-                ("olmo2", "olmo2"), ("phi", "phi2"), ("phi-gqa-04", "phi2")]
+                ("olmo2", "olmo2"), ("phi", "phi2"), ("phi-gqa-04", "phi2"), ("stablelm", "stablelm"),
+                ("stablelm-qkv-bias", "stablelm")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
