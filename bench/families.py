@@ -6,7 +6,7 @@ Qwen2.5-0.5B shape: hidden 896, 24 layers, 14 heads, 2 KV heads, intermediate 48
 151936, tied) is reused by every family: a family's folder links the same model.safetensors and
 adds a second file with its own tensors (Qwen2: q/k/v biases; Qwen3: q/k norms; Llama
 "+bias": attention_bias and mlp_bias; Gemma 2 / 3: the pre- and post-feedforward norms, Gemma
-3's q/k norms), with an index naming both. Mistral and the Gemmas get a sliding_window larger
+3's q/k norms; StableLM: its LayerNorms' biases; Gemma 1 none), with an index naming both. Mistral and the Gemmas get a sliding_window larger
 than the context (the window path runs, the keys are the same), so every row does the same
 attention work and differs only by the family's features (Gemma: GeGLU, the extra norms,
 Gemma 2's soft-caps).
@@ -100,6 +100,18 @@ def family_folder(base: Path, out: Path, family: str) -> Path:
             if family == "gemma3":
                 extra[p + "self_attn.q_norm.weight"] = np.zeros(HD, np.float32)
                 extra[p + "self_attn.k_norm.weight"] = np.zeros(HD, np.float32)
+    elif family == "gemma":
+        # Gemma 1 over the same matrices: (1 + w) norms, the embedding scale, GeGLU.
+        cfg.update(architectures=["GemmaForCausalLM"], model_type="gemma", hidden_act="gelu_pytorch_tanh")
+    elif family == "stablelm":
+        # StableLM over the same matrices: LayerNorms (the Llama's norm weights, zero biases),
+        # StableLmConfig's default partial rotary (a quarter of head_dim rotates).
+        cfg.update(architectures=["StableLmForCausalLM"], model_type="stablelm", layer_norm_eps=1e-5)
+        extra["model.norm.bias"] = np.zeros(H, np.float32)
+        for l in range(L):
+            p = f"model.layers.{l}."
+            extra[p + "input_layernorm.bias"] = np.zeros(H, np.float32)
+            extra[p + "post_attention_layernorm.bias"] = np.zeros(H, np.float32)
     else:
         raise ValueError(f"unknown family {family!r}")
     folder = out / f"{base.name}-{family}"
@@ -124,7 +136,7 @@ def family_folder(base: Path, out: Path, family: str) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--families", default="llama,qwen2,qwen3,mistral-window,llama+bias,gemma2,gemma3")
+    ap.add_argument("--families", default="llama,qwen2,qwen3,mistral-window,llama+bias,gemma2,gemma3,gemma,stablelm")
     ap.add_argument("--formats", default="int8")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--prompt-len", type=int, default=128)
