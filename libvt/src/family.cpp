@@ -19,8 +19,10 @@ namespace {
      "mlp.up_proj.bias", "mlp.down_proj.bias", "self_attn.q_norm.weight", "self_attn.k_norm.weight", nullptr,  \
      nullptr}
 
+// No router, no experts, no shared expert (the MoE fields of a dense row).
+#define VT_NO_MOE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0
+#define VT_DENSE VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -137,7 +139,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_QWEN, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0,
+        VT_NO_MOE, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -148,7 +150,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0,
+        VT_NO_MOE, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0,
     },
     {
         // Phi-1 / 1.5 / 2: the parallel LayerNorm block (phi), partial rotary embeddings
@@ -165,7 +167,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
+        VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/true, /*rotary factor=*/0.5,
     },
@@ -186,7 +188,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/80, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/4096,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
+        VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25,
     },
@@ -204,7 +206,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
-        nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false, /*nope=*/false,
+        VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0,
     },
     {
@@ -315,6 +317,7 @@ const ModelFamily kFamilies[] = {
 
 #undef VT_LLAMA_LAYER_TENSORS
 #undef VT_DENSE
+#undef VT_NO_MOE
 
 // Families transformers has that this engine does not run, with what they would need.
 struct Unsupported {
