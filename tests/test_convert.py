@@ -1053,10 +1053,14 @@ def test_convert_refuses_another_familys_tensors(tmp_path):
 
 
 def test_convert_refuses_other_architectures(tmp_path):
+    make_tiny_llama(tmp_path / "falcon.gguf", arch="falcon")
+    with pytest.raises(ValueError, match="unsupported architecture 'falcon'") as ei:
+        convert.convert_gguf(tmp_path / "falcon.gguf", tmp_path / "out")
+    assert str(tmp_path / "falcon.gguf") in str(ei.value)
+    # A phi2 file with a llama block (ffn_norm, ffn_gate): the tensors phi2 has not are named.
     make_tiny_llama(tmp_path / "phi.gguf", arch="phi2")
-    with pytest.raises(ValueError, match="phi2") as ei:
-        convert.convert_gguf(tmp_path / "phi.gguf", tmp_path / "out")
-    assert str(tmp_path / "phi.gguf") in str(ei.value)
+    with pytest.raises(ValueError, match=r"tensors a phi2 model does not have: blk\.0\.ffn_norm\.weight, blk\.0\.ffn_gate"):
+        convert.convert_gguf(tmp_path / "phi.gguf", tmp_path / "out2")
 
 
 def test_convert_refuses_unknown_tokenizer_model(tmp_path):
