@@ -68,6 +68,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "stablelm": ("StableLmConfig", dict(pad_token_id=ENDOFTEXT)),
     "stablelm-qkv-bias": ("StableLmConfig", dict(pad_token_id=ENDOFTEXT, use_qkv_bias=True,
                                                  partial_rotary_factor=0.5, tie_word_embeddings=True)),
+    # Starcoder2: LayerNorms, biases everywhere (use_bias), an ungated GELU MLP (c_fc, c_proj),
+    # tied; the second without biases and with a window of 8 on every layer.
+    "starcoder2": ("Starcoder2Config", dict(pad_token_id=ENDOFTEXT)),
+    "starcoder2-window-nobias": ("Starcoder2Config", dict(pad_token_id=ENDOFTEXT, use_bias=False, sliding_window=8,
+                                                          tie_word_embeddings=False)),
     "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
     # LongRoPE (Phi-3-128k / 3.5): short factors up to original_max_position_embeddings (the
     # golden greedy run, 40 positions), long ones past it (the 96-token teacher-forced pass).
@@ -153,6 +158,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "phi-gqa-04": ("Phi", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "rotary-dim 6"]),
     "stablelm": ("StableLM", ["layer-norm", "rotary-dim 4"]),
     "stablelm-qkv-bias": ("StableLM", ["qkv-bias", "layer-norm", "rotary-dim 8"]),
+    "starcoder2": ("Starcoder2", ["attention-bias", "mlp-bias", "layer-norm"]),
+    "starcoder2-window-nobias": ("Starcoder2", ["layer-norm", "sliding-window 8 (every layer)"]),
     "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "phi3-longrope": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
@@ -218,7 +225,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg["num_key_value_heads"], head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm") else cfg["rms_norm_eps"], theta=theta,
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm")
+                             else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
 
@@ -236,7 +244,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
-    if cfg["model_type"] in ("mistral", "phi3", "mixtral"):
+    if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
     if cfg["model_type"] in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "smollm3") and cfg.get("use_sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
@@ -289,7 +297,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
                 olmo2=cfg["model_type"] == "olmo2", qk_full=cfg["model_type"] == "olmoe",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
-                phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] == "stablelm")
+                phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] in ("stablelm", "starcoder2"))
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:

@@ -338,8 +338,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     + fc2(gelu_tanh(fc1 h)) with h = LN(x), biases on every linear and on lm_head, the final
     LayerNorm model.final_layernorm.
 
-    `layer_norm` (StableLmForCausalLM): Llama's block with LayerNorms (weights and biases) for
-    input_layernorm, post_attention_layernorm and model.norm.
+    `layer_norm` (StableLmForCausalLM, Starcoder2ForCausalLM): Llama's block with LayerNorms
+    (weights and biases) for input_layernorm, post_attention_layernorm and model.norm; a layer
+    with mlp.c_fc (Starcoder2) computes c_proj(gelu_tanh(c_fc h)).
 
     `olmo2`: Olmo2ForCausalLM's block instead — no norm before attention or the MLP, their
     outputs RMSNormed (post_attention_layernorm, post_feedforward_layernorm) before the residual
@@ -463,6 +464,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             continue
         if p + "mlp.router.weight" in W:
             x = x + _oss_moe(W, p + "mlp.", h, moe or {})
+            continue
+        if p + "mlp.c_fc.weight" in W:  # Starcoder2: c_proj(gelu_tanh(c_fc h))
+            x = x + lin(_gelu_tanh(lin(h, p + "mlp.c_fc")), p + "mlp.c_proj")
             continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")

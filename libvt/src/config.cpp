@@ -284,9 +284,12 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.family = &F;
     c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS ||
                  (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1) ||
-                 (F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && c.use_qkv_bias == 1);
-    c.o_bias = F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1;
-    c.mlp_bias = F.config_mlp_bias && c.mlp_bias_field == 1;
+                 (F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && c.use_qkv_bias == 1) ||
+                 (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0);
+    c.o_bias = (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1) ||
+               (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0);
+    c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) ||
+                 (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0);
     c.qk_norm = F.qk_norm;
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
@@ -551,6 +554,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             msg += " (config.json's attention_bias is not true)";
         if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && !c.qkv_bias)
             msg += " (config.json's use_qkv_bias is not true)";
+        if ((attn_bias || mlp_bias) && F.attn_bias == ModelFamily::CONFIG_USE_BIAS && !c.qkv_bias)
+            msg += " (config.json's use_bias is false)";
         if (mlp_bias && F.config_mlp_bias && !c.mlp_bias) msg += " (config.json's mlp_bias is not true)";
         fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
     }
@@ -815,6 +820,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.layer_norm_eps = r.positive(root, "layer_norm_eps");  // (Phi's LayerNorm)
         c.qk_layernorm = r.boolean(root, "qk_layernorm");
         c.use_qkv_bias = r.boolean(root, "use_qkv_bias");
+        c.use_bias = r.boolean(root, "use_bias");
+        if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "norm_epsilon");  // (Starcoder2's name)
         c.use_parallel_residual = r.boolean(root, "use_parallel_residual");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");

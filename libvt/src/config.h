@@ -75,6 +75,7 @@ struct LlamaConfig {
     int use_bidirectional_attention = -1;  // Gemma 3 (true: refused)
     int qk_layernorm = -1;                 // Phi, StableLM (true: refused)
     int use_qkv_bias = -1;                 // StableLM
+    int use_bias = -1;                     // Starcoder2 (-1: absent = true)
     int use_parallel_residual = -1;        // StableLM (true: refused)
     double layer_norm_eps = -1;            // Phi's LayerNorm eps (its rms_norm_eps; -1: absent)
     double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention

@@ -193,6 +193,26 @@ const ModelFamily kFamilies[] = {
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25,
     },
     {
+        // Starcoder2 (starcoder2-3b / 7b / 15b): a sequential block with LayerNorms (weights and
+        // biases), biases on every linear when use_bias (default), an ungated tanh-GELU MLP
+        // (c_fc, c_proj), sliding_window on every layer (null: none).
+        "Starcoder2", "Starcoder2ForCausalLM", "starcoder2",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.c_fc.weight", nullptr, "mlp.c_proj.weight", "input_layernorm.weight",
+         "post_attention_layernorm.weight", "self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias",
+         "self_attn.o_proj.bias", "mlp.c_fc.bias", nullptr, "mlp.c_proj.bias", nullptr, nullptr, nullptr, nullptr,
+         nullptr, "input_layernorm.bias", "post_attention_layernorm.bias"},
+        "self_attn.rotary_emb.inv_freq",
+        "gelu_pytorch_tanh", ModelFamily::LAYER_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_USE_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALL_LAYERS, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/4096,
+        VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0,
+    },
+    {
         "OLMo2", "Olmo2ForCausalLM", "olmo2",
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",

@@ -9,7 +9,8 @@
 // SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm
 // block). Mixture-of-experts rows: GraniteMoE, GraniteMoeShared, OLMoE, Mixtral, Qwen2-MoE,
 // Qwen3-MoE, gpt-oss (the router and experts: the fields at the end); Phi-1/2 (LayerNorm, the
-// parallel block), StableLM (LayerNorm). Multimodal Gemma 3 and DeepSeek are not rows: the loader
+// parallel block), StableLM, Starcoder2 (LayerNorm, Starcoder2's ungated MLP). Multimodal Gemma 3
+// and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
 
@@ -54,7 +55,9 @@ struct ModelFamily {
     // Biases of the attention projections: none; q/k/v always (Qwen2); q/k/v/o when
     // config.json's attention_bias is true (Llama, Qwen3); q/k/v when its use_qkv_bias is
     // (StableLM).
-    enum AttnBias { NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS, CONFIG_QKV_BIAS } attn_bias;
+    // CONFIG_USE_BIAS: every linear but lm_head (q/k/v/o and the MLP's) when use_bias is,
+    // true when left out (Starcoder2).
+    enum AttnBias { NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS, CONFIG_QKV_BIAS, CONFIG_USE_BIAS } attn_bias;
     bool config_mlp_bias;  // gate/up/down biases when config.json's mlp_bias is true (Llama)
     bool qk_norm;          // per-head RMSNorm (weights [head_dim]) on q and k before RoPE (Qwen3)
     // Fused tensors: T_Q names q|k|v rows in one tensor ([QKV, H], Phi-3's qkv_proj; T_K, T_V
@@ -154,6 +157,9 @@ struct MoeTensor {
     const std::vector<int64_t>& shape() const { return dims; }
 };
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
+
+// Whether the family's MLP is act(gate) alone, not act(gate) · up (Phi's fc1, Starcoder2's c_fc).
+inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] && !f.fused_gate_up && !f.router; }
 
 // The family a config declares (architectures / model_type; a config that says nothing is
 // taken as Llama), or nullptr when no row of the table matches.

@@ -106,7 +106,7 @@ struct CpuSession final : BackendSession {
     std::vector<int32_t> moe_first; // [E + 1] each expert's start in moe_rows
     std::vector<int32_t> moe_fill;  // [E] cursors while grouping
     AlignedVec<float> moe_h;        // [R, I_e] gpt-oss: the clamped SwiGLU of an expert's gate|up
-    AlignedVec<float> ones;         // [I] Phi: 1s, the "up" of its ungated GELU (ops::geglu_tanh's vector GELU)
+    AlignedVec<float> ones;         // [I] ungated MLPs (Phi, Starcoder2): 1s, the "up" of ops::geglu_tanh's vector GELU
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -371,7 +371,7 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         grow(s.moe_h, c.gpt_oss ? rows * c.moe_intermediate : 0);
     }
     grow(s.tmp, rows * H);
-    if (c.family && c.family->phi) s.ones.assign(size_t(c.intermediate_size), 1.0f);
+    if (c.family && ungated_mlp(*c.family)) s.ones.assign(size_t(c.intermediate_size), 1.0f);
     grow(s.rope, rows * HD);
     grow(s.rope_local, s.model->inv_freq_local.empty() ? 0 : rows * HD);
     s.rows = rows;
@@ -695,7 +695,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         });
         if (c.moe_layer(l)) {
             moe_mlp(s, w, xnf, n, tmp);
-        } else if (!w.up) {  // Phi: fc2(gelu_tanh(fc1 · h + b)) + b
+        } else if (!w.up) {  // Phi, Starcoder2: fc2(gelu_tanh(fc1 · h + b)) + b (c_proj, c_fc)
             const int64_t I = c.intermediate_size;
             linear(*w.gate, xnf, n, bias_or_null(w.gate_bias), lopt, mlp);
             parallel_for(n, n > 1 ? 1 : n, [&](int64_t b, int64_t e, int) {

@@ -227,8 +227,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     if (c.family && c.family->norm == ModelFamily::LAYER_NORM)  // (Phi, StableLM)
         fail(VT_STATUS_UNSUPPORTED, "%s: its block (LayerNorm with biases%s) runs on the CPU backend only (the CUDA "
              "kernels fuse an RMSNorm%s into every block)", c.family->name,
-             c.family->phi ? "; the parallel attention / MLP residual, an ungated GELU MLP, lm_head's bias" : "",
-             c.family->phi ? " and a gated MLP" : "");
+             c.family->phi ? "; the parallel attention / MLP residual, an ungated GELU MLP, lm_head's bias"
+             : ungated_mlp(*c.family) ? "; an ungated GELU MLP" : "",
+             ungated_mlp(*c.family) ? " and a gated MLP" : "");
     if (c.family && c.family->multipliers)
         fail(VT_STATUS_UNSUPPORTED, "%s: its multipliers (residual_multiplier, logits_scaling, attention_multiplier) "
              "run on the CPU backend only (the CUDA kernels' epilogues have no such scales yet)", c.family->name);
