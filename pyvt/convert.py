@@ -1,6 +1,6 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
-`qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `smollm3`, `granite`,
-`olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
+`qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
+`granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
 checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
@@ -98,13 +98,13 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
     """The Hugging Face name of a global (not per-block) GGUF tensor of `arch`, else None."""
     if arch == "phi2" and gguf_name in _PHI2_GLOBAL_NAMES:
         return _PHI2_GLOBAL_NAMES[gguf_name]
-    if arch == "stablelm" and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
+    if arch in ("stablelm", "starcoder2") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
 
 
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon; partial rotary dims).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm")
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2")
 
 
 _BLOCK_NAMES = {
@@ -158,6 +158,7 @@ class _Arch(NamedTuple):
     qk_full: bool = False    # q/k norms over the whole projection (OLMo 2, OLMoE)
     mlp_norm: str = "ffn_norm.weight"  # the norm before the MLP (gpt-oss: post_attention_norm)
     parallel: bool = False   # Phi-2: one LayerNorm (attn_norm) before attention and an ungated MLP (ffn_up, ffn_down)
+    gated: bool = True       # False: an ungated MLP, ffn_up then ffn_down (Starcoder2)
 
 
 _ARCHS = {
@@ -209,6 +210,13 @@ _ARCHS["phi2"] = _Arch(  # Phi-1/1.5/2: biases everywhere, fc1 / fc2 as ffn_up /
 _ARCHS["stablelm"] = _Arch("StableLmForCausalLM", "stablelm", False, ("attn_norm.bias", "ffn_norm.bias"), _QKV_BIASES,
                            names={"attn_norm.bias": "input_layernorm.bias",
                                   "ffn_norm.bias": "post_attention_layernorm.bias"})
+# Starcoder2: LayerNorm biases, every linear's bias when use_bias, an ungated MLP (c_fc, c_proj).
+_ARCHS["starcoder2"] = _Arch("Starcoder2ForCausalLM", "starcoder2", False, ("attn_norm.bias", "ffn_norm.bias"),
+                             _QKV_BIASES + ("attn_output.bias", "ffn_up.bias", "ffn_down.bias"), gated=False,
+                             names={"attn_norm.bias": "input_layernorm.bias",
+                                    "ffn_norm.bias": "post_attention_layernorm.bias",
+                                    "ffn_up.weight": "mlp.c_fc.weight", "ffn_up.bias": "mlp.c_fc.bias",
+                                    "ffn_down.weight": "mlp.c_proj.weight", "ffn_down.bias": "mlp.c_proj.bias"})
 # gpt-oss's biases beside its router and experts.
 _OSS_BIASES = ("ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias")
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
@@ -248,8 +256,9 @@ def _common_block(a: _Arch) -> tuple:
         return ("attn_norm.weight", "ffn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_up.weight",
                 "ffn_down.weight")
     norms = () if a.post_norm else ("attn_norm.weight", a.mlp_norm)
-    return norms + ("attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight", "ffn_gate.weight",
-                    "ffn_up.weight", "ffn_down.weight")
+    gate = ("ffn_gate.weight",) if a.gated else ()
+    return norms + ("attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight") + gate + (
+        "ffn_up.weight", "ffn_down.weight")
 
 
 def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
@@ -586,7 +595,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch == "stablelm":
+    if arch in ("stablelm", "starcoder2"):
         expected["output_norm.bias"] = (hidden,)
     shapes = {
         "attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
@@ -772,11 +781,17 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config.update(layer_norm_eps=hp["eps"], use_qkv_bias=any(n.endswith("attn_q.bias") for n in g.tensors),
                       partial_rotary_factor=_rotary_factor(hp["rope_dim"], hp["head_dim"]),
                       use_parallel_residual=False, qk_layernorm=False)
+    elif hp["arch"] == "starcoder2":  # Starcoder2Config: norm_epsilon, use_bias, a window when stored
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias", "rms_norm_eps", "head_dim"):
+            config.pop(k, None)
+        config.update(norm_epsilon=hp["eps"], use_bias=any(n.endswith("attn_q.bias") for n in g.tensors),
+                      hidden_act="gelu_pytorch_tanh",
+                      sliding_window=_window(meta, "starcoder2.attention.sliding_window", None, g.path))
     elif hp["arch"] == "smollm3":  # SmolLM3Config: llama.cpp rotates every layer but each 4th
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
-    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm"):  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2"):  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)

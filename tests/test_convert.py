@@ -783,8 +783,10 @@ def _gguf_name(hf: str, arch: str) -> str:
     _, _, i, rest = hf.split(".", 3)
     if arch == "phi2" and rest in _PHI_TO_GGUF:
         return f"blk.{i}." + _PHI_TO_GGUF[rest]
-    if arch == "stablelm" and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
+    if arch in ("stablelm", "starcoder2") and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
         return f"blk.{i}." + ("attn_norm.bias" if rest.startswith("input") else "ffn_norm.bias")
+    if arch == "starcoder2" and rest.startswith(("mlp.c_fc.", "mlp.c_proj.")):
+        return f"blk.{i}." + ("ffn_up." if "c_fc" in rest else "ffn_down.") + rest.rsplit(".", 1)[1]
     if rest == "post_attention_layernorm.weight":  # Gemma's own norm; Llama's / Phi-3's pre-MLP norm
         return f"blk.{i}." + ("post_attention_norm.weight" if arch in ("gemma2", "gemma3", "olmo2")
                               else "ffn_norm.weight")
@@ -856,6 +858,12 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
     elif arch == "olmo2":
         md["olmo2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+    elif arch == "starcoder2":  # LayerNorm eps under its own key; the window when set
+        md["starcoder2.attention.layer_norm_epsilon"] = float(cfg["norm_epsilon"])
+        del md["starcoder2.attention.layer_norm_rms_epsilon"]
+        md["starcoder2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        if cfg.get("sliding_window"):
+            md["starcoder2.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
     elif arch in ("phi2", "stablelm"):  # LayerNorm eps under its own key; the rotary dims
         md[f"{arch}.attention.layer_norm_epsilon"] = float(cfg["layer_norm_eps"])
         del md[f"{arch}.attention.layer_norm_rms_epsilon"]
@@ -899,7 +907,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
 FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), ("phi3-window8", "phi3"), ("phi3", "phi3"),
                 ("phi3-longrope", "phi3"), ("smollm3", "smollm3"), ("granite", "granite"),
                 ("olmo2", "olmo2"), ("phi", "phi2"), ("phi-gqa-04", "phi2"), ("stablelm", "stablelm"),
-                ("stablelm-qkv-bias", "stablelm")]
+                ("stablelm-qkv-bias", "stablelm"), ("starcoder2", "starcoder2"),
+                ("starcoder2-window-nobias", "starcoder2")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)

@@ -24,7 +24,8 @@ the same day): 3.2e-5 (ggml's float16 GELU table again), argmax equal at all 60 
 granitemoe-shared (granitemoe with ffn_*_shexp, GraniteMoeShared): 3.1e-7. phi and phi-gqa-04
 (phi2: LayerNorm, the parallel block, partial rotary; the same day): 1.9e-4 and 1.6e-4 — its
 GELU goes through ggml's float16 table as Gemma's does; argmax equal at all 60 positions.
-stablelm (LayerNorms with biases, 4 rotary dims; the same day): 4.9e-7. gpt-oss (the same day;
+stablelm (LayerNorms with biases, 4 rotary dims; the same day): 4.9e-7. starcoder2 (LayerNorms, an
+ungated GELU MLP): 1.6e-4 (the GELU table again). gpt-oss (the same day;
 sinks, the router's bias, the clamped SwiGLU, sliding layers, YaRN): 5.3e-7, argmax equal at all
 60 positions — with llama.cpp's YaRN ramp: llama.cpp rounds the correction dims (floor / ceil,
 transformers' truncate true) where gpt-oss's configs say truncate false, which the conversion
@@ -84,7 +85,7 @@ def build_case(folder: Path, spec) -> Path:
 
 def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
-    assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
+    assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
 
@@ -109,6 +110,6 @@ def test_gguf_logits_match_llama_cpp(tmp_path, name):
     rows = [r for r in DATA["rows"] if r < n]
     want = np.asarray(case["logits"], np.float64)[[DATA["rows"].index(r) for r in rows]]
     err = np.abs(got[rows] - want).max() / np.abs(want).max()
-    gelu = name.startswith("gemma") or case["spec"][2] == "phi2"  # (ggml's float16 GELU table)
+    gelu = name.startswith("gemma") or case["spec"][2] in ("phi2", "starcoder2")  # (ggml's float16 GELU table)
     assert err <= TOL["gemma" if gelu else "other"], f"{name}: {err:.3g}"
     np.testing.assert_array_equal(got[:n].argmax(-1), case["argmax"][:n])

@@ -60,6 +60,7 @@ LOGIT_CASES = {
     "granitemoe-shared": ("moe", "granitemoe-shared", "granitemoe"), "gpt-oss": ("moe", "gpt-oss", "gpt-oss"),
     "phi": ("family", "phi", "phi2"), "phi-gqa-04": ("family", "phi-gqa-04", "phi2"),
     "stablelm": ("family", "stablelm", "stablelm"),  # (llama.cpp needs output.weight: the tied case is not one)
+    "starcoder2": ("family", "starcoder2", "starcoder2"),
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
