@@ -1217,7 +1217,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
-    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`,
+    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`,
     `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging
     Face-style folder; returns `out_dir`.
 
@@ -1343,7 +1343,7 @@ def main(argv=None) -> int:
     import time
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
-                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / phi3 / stablelm / smollm3 / granite / "
+                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / phi3 / stablelm / starcoder2 / smollm3 / granite / "
                                              "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
