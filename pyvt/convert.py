@@ -1217,9 +1217,9 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
 
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
-    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`,
-    `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging
-    Face-style folder; returns `out_dir`.
+    """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
+    `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`,
+    `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -1343,7 +1343,8 @@ def main(argv=None) -> int:
     import time
 
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
-                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / phi3 / stablelm / starcoder2 / smollm3 / granite / "
+                                 description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
+                                             "phi3 / stablelm / starcoder2 / smollm3 / granite / "
                                              "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
