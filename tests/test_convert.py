@@ -1373,7 +1373,7 @@ def test_merges_from_scores_are_bounded(tmp_path):
 
 # ---- mixture-of-experts GGUFs ----------------------------------------------------------------
 
-def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None):
+def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None, drop=()):
     """Golden case `name` (tests/family_models.py) written as llama.cpp writes a MoE `arch`
     (`llama` = Mixtral, `qwen2moe`, `qwen3moe`): each block's experts stacked into
     ffn_{gate,up,down}_exps [experts, rows, cols], the router ffn_gate_inp and Qwen2-MoE's
@@ -1381,7 +1381,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     those layers (renumbered from 0; llama.cpp's MoE files have experts in every layer).
     gpt-oss: as llama.cpp's converter writes it (gate and up experts apart, each [E, I, H], with
     their biases; the router's bias; attn_sinks; post_attention_norm before the MLP).
-    `expert_qtype`: the experts' type (MXFP4).
+    `expert_qtype`: the experts' type (MXFP4); `drop`: tensors left out of the file.
     Returns (GGUF path, the Hugging Face folder of the same weights)."""
     import family_models as F
 
@@ -1414,6 +1414,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     tensors = []
 
     def add(gname, x, ty=None):
+        if gname in drop:
+            return
         ty = ty if ty is not None else (gw.F32 if x.ndim == 1 else qtype)
         tensors.append((gname, ty, x.shape, gw.QUANTIZERS[ty](x)))
 
@@ -1730,3 +1732,23 @@ def test_folders_that_dequantized_q4_k_are_converted_again(tmp_path, monkeypatch
     (folder / "pyvt_blocks.json").write_text(json.dumps({"kept": {}, "dequantized": {"Q4_K": 14}}))
     assert resolve.converted_gguf(path) == folder
     assert json.loads((folder / "pyvt_blocks.json").read_text()) == summary
+
+
+def test_new_gguf_architectures_name_what_does_not_fit(tmp_path):
+    """The architectures added on 2026-11-28 check their files as the others do: a missing
+    attention sink (gpt-oss), a final LayerNorm without its bias (starcoder2), an odd number of
+    rotary dims (phi2) — each refused in one line naming the tensor or key."""
+    cases = [
+        (lambda d: moe_gguf(d, "gpt-oss", "gpt-oss", drop=("blk.1.attn_sinks.weight",))[0],
+         "missing tensors: blk.1.attn_sinks.weight"),
+        (lambda d: family_gguf(d, "starcoder2", "starcoder2", drop=("output_norm.bias",))[0],
+         "missing tensors: output_norm.bias"),
+        (lambda d: family_gguf(d, "phi", "phi2", meta={"phi2.rope.dimension_count": gw.Val(gw.UINT32, 7)})[0],
+         "partial rotary embeddings (rope.dimension_count 7 of head_dim 16) are not supported (an even number"),
+    ]
+    for i, (make, words) in enumerate(cases):
+        d = tmp_path / f"c{i}"
+        d.mkdir()
+        with pytest.raises(ValueError) as e:
+            convert.convert_gguf(make(d), d / "out")
+        assert words in str(e.value) and "\n" not in str(e.value), str(e.value)
