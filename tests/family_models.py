@@ -73,6 +73,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "starcoder2": ("Starcoder2Config", dict(pad_token_id=ENDOFTEXT)),
     "starcoder2-window-nobias": ("Starcoder2Config", dict(pad_token_id=ENDOFTEXT, use_bias=False, sliding_window=8,
                                                           tie_word_embeddings=False)),
+    # EXAONE 4: OLMo 2's post-norm block with per-head q/k norms; a sliding layer (window 6) and
+    # a global one without RoPE; the second without a window (both global, both rotate), tied.
+    "exaone4": ("Exaone4Config", dict(pad_token_id=ENDOFTEXT, sliding_window=6, sliding_window_pattern=2)),
+    "exaone4-nowindow": ("Exaone4Config", dict(pad_token_id=ENDOFTEXT, sliding_window=None,
+                                               layer_types=["full_attention", "full_attention"],
+                                               tie_word_embeddings=True)),
     "phi3": ("Phi3Config", dict(pad_token_id=ENDOFTEXT)),
     # LongRoPE (Phi-3-128k / 3.5): short factors up to original_max_position_embeddings (the
     # golden greedy run, 40 positions), long ones past it (the 96-token teacher-forced pass).
@@ -160,6 +166,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "stablelm-qkv-bias": ("StableLM", ["qkv-bias", "layer-norm", "rotary-dim 8"]),
     "starcoder2": ("Starcoder2", ["attention-bias", "mlp-bias", "layer-norm"]),
     "starcoder2-window-nobias": ("Starcoder2", ["layer-norm", "sliding-window 8 (every layer)"]),
+    "exaone4": ("Exaone4", ["qk-norm", "post-norm", "no-rope layer 1", "sliding-window 6 (layer 0)"]),
+    "exaone4-nowindow": ("Exaone4", ["qk-norm", "post-norm"]),
     "phi3": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "phi3-longrope": ("Phi3", ["fused-qkv", "fused-gate-up"]),
     "qwen2-yarn": ("Qwen2", ["qkv-bias"]),
@@ -242,7 +250,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
     n = cfg["num_hidden_layers"]
     w = cfg.get("sliding_window") or 0
-    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss"):
+    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
@@ -295,7 +303,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     """llama_ref.reference_logits' keyword arguments of the families beyond its positional
     ones: moe, nope, granite, olmo2."""
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
-                olmo2=cfg["model_type"] == "olmo2", qk_full=cfg["model_type"] == "olmoe",
+                olmo2=cfg["model_type"] in ("olmo2", "exaone4"), qk_full=cfg["model_type"] == "olmoe",
+                qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] in ("stablelm", "starcoder2"))
 
@@ -309,7 +318,10 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
 
 
 def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
-    """llama_ref's `nope` argument: the layers that attend without RoPE (SmolLM3), else None."""
+    """llama_ref's `nope` argument: the layers that attend without RoPE (SmolLM3; EXAONE 4's
+    global layers when it has a window), else None."""
+    if cfg["model_type"] == "exaone4":
+        return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] != "smollm3":
         return None
     return [not v for v in cfg["no_rope_layers"]]

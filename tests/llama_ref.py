@@ -303,7 +303,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      kv_cache: str = "f32", round_x=None, moe: dict[str, Any] | None = None,
                      nope: list[bool] | None = None, granite: dict[str, float] | None = None,
                      olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0,
-                     gemma1: bool = False, phi: bool = False, layer_norm: bool = False) -> np.ndarray:
+                     gemma1: bool = False, phi: bool = False, layer_norm: bool = False,
+                     qk_per_head: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -345,6 +346,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     `olmo2`: Olmo2ForCausalLM's block instead — no norm before attention or the MLP, their
     outputs RMSNormed (post_attention_layernorm, post_feedforward_layernorm) before the residual
     add, q and k RMSNormed over the whole projection (q_norm [heads·head_dim]) before RoPE.
+
+    `qk_per_head` with `olmo2` (Exaone4ForCausalLM): the post-norm block with per-head q/k norms.
 
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
@@ -400,6 +403,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             h = _layernorm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], cfg.eps)
             q, k = lin(h, p + "self_attn.q_proj").reshape(n, nh, hd), lin(h, p + "self_attn.k_proj").reshape(n, kv, hd)
             v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
+        elif olmo2 and qk_per_head:  # (EXAONE 4: the post-norm block, q/k normed per head below)
+            q, k = lin(x, p + "self_attn.q_proj").reshape(n, nh, hd), lin(x, p + "self_attn.k_proj").reshape(n, kv, hd)
+            v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
         elif olmo2:
             q = _rmsnorm(lin(x, p + "self_attn.q_proj"), W[p + "self_attn.q_norm.weight"], cfg.eps).reshape(n, nh, hd)
             k = _rmsnorm(lin(x, p + "self_attn.k_proj"), W[p + "self_attn.k_norm.weight"], cfg.eps).reshape(n, kv, hd)
@@ -415,7 +421,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
         if clip_qkv:
             q, k, v = (np.clip(a, -clip_qkv, clip_qkv) for a in (q, k, v))
-        if p + "self_attn.q_norm.weight" in W and not (olmo2 or qk_full):
+        if p + "self_attn.q_norm.weight" in W and not ((olmo2 and not qk_per_head) or qk_full):
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         if nope and nope[i]:

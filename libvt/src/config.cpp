@@ -362,6 +362,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
+    // EXAONE 4: with a window, the global layers attend without RoPE.
+    if (F.nope_global && window > 0)
+        for (int64_t l = 0; l < L; ++l) c.layer_nope[size_t(l)] = c.layer_window[size_t(l)] == 0;
     // Gemma 3: the sliding layers (by type, whether or not the window is null) use the local
     // RoPE base. (Until here a sliding layer's window may be 0 when sliding_window is null;
     // then its type is read again below.)
@@ -870,7 +873,18 @@ LlamaConfig read_config(const std::string& dir) {
             }
         }
         if (c.rope_local_theta < 0) c.rope_local_theta = r.positive(root, "rope_local_base_freq");
-        c.sliding_window_pattern = r.integer(root, "sliding_window_pattern", 1, 100000);
+        // (EXAONE 4 may write it as a string of L / G, one per layer of the pattern: its layer_types
+        // say the same, and transformers computes with them)
+        if (const json::Value* swp = r.get(root, "sliding_window_pattern"); swp && swp->is_string()) {
+            // "LLLG": every 4th layer global, as the integer 4
+            const std::string pat(swp->s);
+            if (pat.empty() || pat.size() > 100000 || pat.back() != 'G' || pat.find_first_not_of('L') != pat.size() - 1)
+                r.bad("sliding_window_pattern", *swp, "an integer or a string of L ending in one G");
+            c.sliding_window_pattern = int64_t(pat.size());
+        } else {
+            // (0: EXAONE 4's "no window", which its layer_types then say)
+            c.sliding_window_pattern = r.integer(root, "sliding_window_pattern", 0, 100000);
+        }
         c.use_bidirectional_attention = r.boolean(root, "use_bidirectional_attention");
         c.num_experts_field = r.integer(root, "num_experts", 0, 65536);
         if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "num_local_experts", 0, 65536);

@@ -9,7 +9,8 @@
 // SmolLM3 (Llama with NoPE layers), Granite (Llama with multipliers), OLMo 2 (post-norm
 // block). Mixture-of-experts rows: GraniteMoE, GraniteMoeShared, OLMoE, Mixtral, Qwen2-MoE,
 // Qwen3-MoE, gpt-oss (the router and experts: the fields at the end); Phi-1/2 (LayerNorm, the
-// parallel block), StableLM, Starcoder2 (LayerNorm, Starcoder2's ungated MLP). Multimodal Gemma 3
+// parallel block), StableLM, Starcoder2 (LayerNorm, Starcoder2's ungated MLP), EXAONE 4 (OLMo 2's
+// block, NoPE global layers). Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
@@ -143,6 +144,9 @@ struct ModelFamily {
     // partial_rotary_factor when config.json leaves it out (0: 1, every dim rotates; Phi 0.5,
     // StableLM 0.25, as their config classes).
     double default_rotary_factor;
+    // EXAONE 4: with a sliding window (sliding_window not null), the full-attention layers attend
+    // without RoPE (NoPE), the sliding ones rotate.
+    bool nope_global;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -521,7 +521,7 @@ typedef struct vt_model_info {
     int64_t weight_bytes;      /* bytes read per decoded token (packed linears + norms; an
                                   * MoE layer: router, shared expert, k average experts)     */
     int64_t total_bytes;       /* all memory held by the model                               */
-    /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Gemma",
+    /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE". */
     char family[32];
