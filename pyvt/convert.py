@@ -1039,6 +1039,18 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         per = g.tensors[name].nbytes // g.tensors[name].shape[0]
         return e * per, (e + 1) * per
 
+    def stacked_parts(name: str, e) -> list | None:
+        """The (tensor, expert or None) pieces an "in" / "out" / "shared-in" item writes, in
+        order: each expert's gate rows then its up rows; the whole down tensor; the shared gate
+        rows then its up rows. None for any other item."""
+        if e == "in":
+            return [(t, x) for x in range(g.tensors[name].shape[0]) for t in (name, up_of(name))]
+        if e == "out":
+            return [(name, None)]
+        if e == "shared-in":
+            return [(name, None), (up_of(name), None)]
+        return None
+
     def raw_producer(name: str, e: int | None = None):
         # Whole rows of blocks; a row permutation (Q/K) moves rows, never splits a block.
         info = g.tensors[name]
@@ -1054,17 +1066,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return q4_k_as_q4_1(np.frombuffer(raw, np.uint8).reshape(-1, 144)).reshape(-1)
 
         def produce():
-            if e == "in":  # expert by expert: its gate rows, then its up rows
-                for x in range(info.shape[0]):
-                    yield blocks(g.raw(name, *expert_bytes(name, x)))
-                    yield blocks(g.raw(up_of(name), *expert_bytes(up_of(name), x)))
-                return
-            if e == "out":
-                yield blocks(g.raw(name))
-                return
-            if e == "shared-in":  # the shared gate rows, then its up rows
-                yield blocks(g.raw(name))
-                yield blocks(g.raw(up_of(name)))
+            parts = stacked_parts(name, e)
+            if parts is not None:
+                for t, x in parts:
+                    yield blocks(g.raw(t, *expert_bytes(t, x)) if x is not None else g.raw(t))
                 return
             raw = blocks(g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name))
             raw = raw.reshape(rows, raw.size // rows)
@@ -1142,18 +1147,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return _encode(x, st_dtype)
 
         def produce():
-            if expert == "in":  # expert by expert: its gate rows, then its up rows
-                for x in range(info.shape[0]):
-                    for t in (name, up_of(name)):
-                        ti = g.tensors[t]
-                        yield check(dequantize(g.raw(t, *expert_bytes(t, x)), ti.ggml_type, tuple(ti.shape[1:])))
-                return
-            if expert == "out":
-                yield check(g.dequantize(name))
-                return
-            if expert == "shared-in":  # the shared gate rows, then its up rows
-                yield check(g.dequantize(name))
-                yield check(g.dequantize(up_of(name)))
+            parts = stacked_parts(name, expert)
+            if parts is not None:
+                for t, x in parts:
+                    ti = g.tensors[t]
+                    yield check(dequantize(g.raw(t, *expert_bytes(t, x)), ti.ggml_type, tuple(ti.shape[1:]))
+                                if x is not None else g.dequantize(t))
                 return
             if expert is not None:  # one expert of a stacked [experts, rows, cols] tensor
                 shape = out_shape(name, expert)

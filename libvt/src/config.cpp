@@ -395,7 +395,6 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const std::string src = c.from_file ? c.path : std::string("the defaults (no config.json)");
     const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
     // gpt-oss: the Hub's files hold the experts as MXFP4 blocks; dequantized ones as they are.
-    c.gpt_oss = F.gpt_oss;
     c.mxfp4_experts = F.gpt_oss && ck.find(p + F.expert_tensors[0] + "_blocks");
     c.num_experts = c.num_experts_field;
     if (c.num_experts < 0 && F.fused_experts) {  // the leading dim of the stacked experts

@@ -133,18 +133,12 @@ struct LlamaConfig {
     int64_t shared_intermediate = 0;
     bool norm_topk = false;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
-    // gpt-oss (family.h): the experts' gate|up is one linear of 2·moe_intermediate interleaved
-    // rows; mxfp4_experts: the checkpoint holds them as MXFP4 blocks and scales.
-    bool gpt_oss = false;
+    // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;
     bool moe_layer(int64_t l) const { return l >= 0 && size_t(l) < layer_moe.size() && layer_moe[size_t(l)]; }
-    // The widest MLP row of any layer (dense, expert, shared): scratch sizes.
-    int64_t mlp_width() const {
-        int64_t w = std::max(gpt_oss ? 2 * moe_intermediate : moe_intermediate, shared_intermediate);
-        for (size_t l = 0; l < layer_moe.size(); ++l)
-            if (!layer_moe[l]) return std::max(w, intermediate_size);
-        return layer_moe.empty() ? std::max(w, intermediate_size) : w;
-    }
+    // The widest MLP row of any layer (dense, expert, shared; gpt-oss's experts' gate|up is one
+    // linear of 2·moe_intermediate rows): scratch sizes. (family.cpp)
+    int64_t mlp_width() const;
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

@@ -416,6 +416,14 @@ std::string layer_tensor_name(const ModelFamily& f, int64_t layer, LayerTensor w
     return f.layer_prefix + std::to_string(layer) + "." + f.layer_tensors[which];
 }
 
+int64_t LlamaConfig::mlp_width() const {
+    const bool gate_up = family && family->gpt_oss;  // (one linear of 2·moe_intermediate rows)
+    int64_t w = std::max(gate_up ? 2 * moe_intermediate : moe_intermediate, shared_intermediate);
+    for (size_t l = 0; l < layer_moe.size(); ++l)
+        if (!layer_moe[l]) return std::max(w, intermediate_size);
+    return layer_moe.empty() ? std::max(w, intermediate_size) : w;
+}
+
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
     std::vector<MoeTensor> out;
     if (!c.family || !c.family->router || !c.moe_layer(layer)) return out;

@@ -368,7 +368,7 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         s.moe_rows.assign(size_t(rows * k), 0);
         s.moe_first.assign(size_t(c.num_experts + 1), 0);
         s.moe_fill.assign(size_t(c.num_experts), 0);
-        grow(s.moe_h, c.gpt_oss ? rows * c.moe_intermediate : 0);
+        grow(s.moe_h, c.family && c.family->gpt_oss ? rows * c.moe_intermediate : 0);
     }
     grow(s.tmp, rows * H);
     if (c.family && ungated_mlp(*c.family)) s.ones.assign(size_t(c.intermediate_size), 1.0f);
