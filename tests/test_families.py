@@ -851,3 +851,31 @@ def test_gpt_oss_mxfp4_that_does_not_fit_is_named(from_golden, tmp_path):
     (mx / "model.safetensors").write_bytes(st)
     msg = refused(mx)
     assert "model.layers.0.mlp.experts.gate_up_proj_blocks is [4, 64, 2, 16], expected [4, 128, 2, 16]" in msg
+
+
+def test_gpt_oss_experts_that_cannot_load_are_named(from_golden, tmp_path):
+    """A NaN in a (transformers-layout) expert names the tensor and the expert; MXFP4 experts
+    over a hidden_size that is not a multiple of their block of 32 name both sizes."""
+    folder, w = from_golden("gpt-oss")
+    cfg = json.loads((folder / "config.json").read_text())
+    bad = F.to_checkpoint(w, cfg)
+    gu = bad["model.layers.1.mlp.experts.gate_up_proj"].copy()
+    gu[2, 5, 7] = np.nan
+    bad["model.layers.1.mlp.experts.gate_up_proj"] = gu
+    copy_case(from_golden, "gpt-oss", tmp_path)
+    R.write_safetensors(tmp_path / "model.safetensors", bad, "BF16")
+    msg = refused(tmp_path)
+    assert "tensor model.layers.1.mlp.experts.gate_up_proj" in msg and "non-finite value (NaN or Inf) in expert 2" in msg
+    (tmp_path / "pair").mkdir()
+    mx, _, _, _ = _gpt_oss_mxfp4_pair(from_golden, tmp_path / "pair")
+    (mx / "config.json").write_text(json.dumps(dict(json.loads((mx / "config.json").read_text()), hidden_size=48)))
+    msg = refused(mx)
+    assert "MXFP4 experts need hidden_size (48) and intermediate_size (32) to be multiples of 32" in msg
+    assert "\n" not in msg
+
+
+def test_starcoder2_biases_with_use_bias_false_name_the_field(from_golden, tmp_path):
+    cfg = copy_case(from_golden, "starcoder2", tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, use_bias=False)))
+    msg = refused(tmp_path)
+    assert "unexpected" in msg and "self_attn.q_proj.bias" in msg and "(config.json's use_bias is false)" in msg
