@@ -3,7 +3,8 @@
  *
  *   vt_generate [--format F] MODEL_PATH [n_tokens] [token ids...]
  *                                  greedy generation, ids on stdout; F the weight format:
- *                                  auto (default), int8, fp8, fp8-channel, bf16, int4, int4-min
+ *                                  auto (default), int8, fp8, fp8-channel, bf16, int4, int4-min,
+ *                                  mxfp4
  *   vt_generate --self-test        builds a tiny random Llama checkpoint in a temp folder and
  *                                  checks the API
  *
@@ -30,7 +31,8 @@ static int format_named(const char* name) {
         int format;
     } names[] = {{"auto", VT_FORMAT_AUTO},   {"int8", VT_FORMAT_INT8_BLOCKED}, {"fp8", VT_FORMAT_FP8_BLOCKED},
                  {"fp8-channel", VT_FORMAT_FP8_CHANNEL}, {"bf16", VT_FORMAT_BF16}, {"int4", VT_FORMAT_INT4_BLOCKED},
-                 {"int4-min", VT_FORMAT_INT4_MIN_BLOCKED}};
+                 {"int4-min", VT_FORMAT_INT4_MIN_BLOCKED},
+                 {"mxfp4", VT_FORMAT_MXFP4}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         if (strcmp(name, names[i].name) == 0) return names[i].format;
     return -1;
@@ -326,7 +328,7 @@ int main(int argc, char** argv) {
     if (argc >= 3 && strcmp(argv[1], "--format") == 0) {
         format = format_named(argv[2]);
         if (format < 0) {
-            fprintf(stderr, "error: --format %s is not auto, int8, fp8, fp8-channel, bf16, int4 or int4-min\n",
+            fprintf(stderr, "error: --format %s is not auto, int8, fp8, fp8-channel, bf16, int4, int4-min or mxfp4\n",
                     argv[2]);
             return 2;
         }

@@ -28,6 +28,7 @@ _FORMATS = {
     "bf16": VT_FORMAT_BF16,
     "int4": VT_FORMAT_INT4_BLOCKED,
     "int4-min": VT_FORMAT_INT4_MIN_BLOCKED,
+    "mxfp4": VT_FORMAT_MXFP4,
 }
 _FORMAT_NAMES = {v: k for k, v in _FORMATS.items() if k != "auto"}
 _KV_CACHE = {"f16": VT_DTYPE_F16, "f32": VT_DTYPE_F32, "int8": VT_DTYPE_I8}

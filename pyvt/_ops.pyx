@@ -38,6 +38,7 @@ _FORMAT_NAMES = {
     VT_FORMAT_BF16: "bf16",
     VT_FORMAT_INT4_BLOCKED: "int4",
     VT_FORMAT_INT4_MIN_BLOCKED: "int4-min",
+    VT_FORMAT_MXFP4: "mxfp4",
 }
 
 # numpy dtype name -> vt_dtype, for the float types libvt reads.
@@ -178,7 +179,8 @@ cdef class _Packed:
 
     @property
     def format(self):
-        """'fp8-channel', 'fp8', 'int8', 'int4', 'int4-min', 'int8-sparse24' or 'int4-sparse24'."""
+        """'fp8-channel', 'fp8', 'int8', 'int4', 'int4-min', 'mxfp4', 'int8-sparse24' or
+        'int4-sparse24'."""
         return _FORMAT_NAMES[self._info().format]
 
     @property
@@ -234,6 +236,11 @@ cdef class PackedInt4(_Packed):
 cdef class PackedInt4Min(_Packed):
     """Dense 4-bit weight with a per-block minimum (u in [0, 15], w = u * scale + min, one
     scale and one min per K-block: llama.cpp Q4_1's grid; prepack_int4_min_blocked)."""
+
+
+cdef class PackedMxfp4(_Packed):
+    """OCP MXFP4 weight: FP4 E2M1 values with one power-of-two scale per 32 weights along K
+    (prepack_mxfp4)."""
 
 
 cdef class PackedInt8Sparse24(_Packed):
@@ -344,6 +351,17 @@ def prepack_int4_min_blocked(w, block_size=32, device="cpu"):
     128; in_features need not be a multiple of it (the last block is shorter). w, device: as
     prepack_fp8 (on CUDA: the W4A16 GEMV / GEMM)."""
     return _prepack(w, VT_FORMAT_INT4_MIN_BLOCKED, _block_arg(block_size), PackedInt4Min, device)
+
+
+def prepack_mxfp4(w, block_size=32, device="cpu"):
+    """OCP Microscaling FP4 (vt.h VT_FORMAT_MXFP4): per 32 weights along K one power-of-two
+    scale 2^e, e = floor(log2(max |w|)) - 2, and each w / 2^e rounded to the nearest FP4 E2M1
+    value (0, ±0.5, ±1, ±1.5, ±2, ±3, ±4, ±6; ties to the even code), clamped to ±6: the
+    format of gpt-oss's experts, which it holds exactly. 0.5625 bytes per weight;
+    in_features need not be a multiple of 32 (the last block is shorter). block_size: 32
+    (MXFP4's block; another is refused). w: as prepack_fp8; device: "cpu" (the CUDA backend
+    has no MXFP4 kernels: "cuda" is refused, "auto" keeps it on the CPU)."""
+    return _prepack(w, VT_FORMAT_MXFP4, _block_arg(block_size), PackedMxfp4, device)
 
 
 def prepack_int8_sparse24(w, device="cpu"):
@@ -595,6 +613,14 @@ def linear_int4_min(x, packed, bias=None, *, gelu=False, w4a8=False):
                    bias, _w8a8_arg(w4a8), VT_ACTIVATION_GELU if gelu else VT_ACTIVATION_NONE, None, None)
 
 
+def linear_mxfp4(x, packed, bias=None, *, gelu=False, w4a8=False):
+    """W4A16 over a PackedMxfp4: y = x·Wᵀ + bias (gelu=True: exact GELU after the bias), the
+    input kept in float and f32 accumulation. w4a8=True rounds x per row to INT8 (absmax /
+    127) first, as vt_linear_options.quantize_input does."""
+    return _linear(_packed_arg(packed, PackedMxfp4, "linear_mxfp4", "prepack_mxfp4"), x, bias,
+                   _w8a8_arg(w4a8), VT_ACTIVATION_GELU if gelu else VT_ACTIVATION_NONE, None, None)
+
+
 def linear_gelu_fp8(x, packed, bias=None, *, w8a8=False, stream=None, out=None):
     """y = gelu(x·Wᵀ + bias), exact (erf) GELU fused into the FP8 linear.
 
@@ -700,6 +726,13 @@ def linear_swiglu_int4_min(x, gate, up, bias=None, *, w4a8=False):
     the same shape and block size. bias, w4a8: as linear_swiglu_fp8 / linear_int4_min."""
     return _linear_swiglu(x, gate, up, bias, _w8a8_arg(w4a8), None, None, PackedInt4Min,
                           "linear_swiglu_int4_min", "prepack_int4_min_blocked")
+
+
+def linear_swiglu_mxfp4(x, gate, up, bias=None, *, w4a8=False):
+    """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, over two PackedMxfp4 of the
+    same shape. bias, w4a8: as linear_swiglu_fp8 / linear_mxfp4."""
+    return _linear_swiglu(x, gate, up, bias, _w8a8_arg(w4a8), None, None, PackedMxfp4,
+                          "linear_swiglu_mxfp4", "prepack_mxfp4")
 
 
 cdef object _linear_swiglu(object x, object gate, object up, object bias, int quantize, object stream,

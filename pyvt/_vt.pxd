@@ -55,6 +55,7 @@ cdef extern from "vt/vt.h" nogil:
         VT_FORMAT_BF16
         VT_FORMAT_INT4_BLOCKED
         VT_FORMAT_INT4_MIN_BLOCKED
+        VT_FORMAT_MXFP4
         VT_FORMAT_AUTO
 
     ctypedef enum vt_device_kind:

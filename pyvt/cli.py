@@ -109,11 +109,12 @@ def _block_size(raw: str) -> int:
 def _add_load_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("loading")
     g.add_argument("--weight-format", default="auto", choices=["auto", "int8", "fp8", "fp8-channel", "bf16", "int4",
-                                                                   "int4-min"],
+                                                                   "int4-min", "mxfp4"],
                    help="weight format (default auto: a GGUF's Q8_0/Q4_0/Q4_1 tensors as they are, Q4_K as "
-                        "int4-min blocks, Q5_0 as int8, else int8; "
+                        "int4-min blocks, Q5_0 as int8, gpt-oss's MXFP4 experts as mxfp4, else int8; "
                         "int8: one scale per 32 weights; int4: 4-bit, lm_head int8; int4-min: 4-bit with a "
-                        "min per block (Q4_1's grid), lm_head int8; bf16: the reference)")
+                        "min per block (Q4_1's grid), lm_head int8; mxfp4: OCP FP4 E2M1 with a power-of-two "
+                        "scale per 32, CPU only, lm_head int8; bf16: the reference)")
     g.add_argument("--block-size", type=_block_size, default=None, metavar="{16,32,64,128}",
                    help="K-block of the weight scales (default: the format's)")
     g.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda or cuda:N (default auto)")

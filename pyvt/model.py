@@ -23,7 +23,7 @@ __all__ = ["KV_CACHE_TYPES", "ModelHandle", "WEIGHT_FORMATS", "load_model"]
 _log = logging.getLogger("pyvt")
 
 #: Weight formats accepted by ``load_model(weight_format=...)`` (SPEC §7).
-WEIGHT_FORMATS = ("auto", "int8", "fp8", "fp8-channel", "bf16", "int4", "int4-min")
+WEIGHT_FORMATS = ("auto", "int8", "fp8", "fp8-channel", "bf16", "int4", "int4-min", "mxfp4")
 
 #: Element types of the CPU backend's KV cache, ``load_model(kv_cache=...)``; the first is the default.
 KV_CACHE_TYPES = ("f16", "f32", "int8")
@@ -188,12 +188,13 @@ def load_model(
 
     ``weight_format``: ``"auto"`` (default: a GGUF's Q8_0 / Q4_0 / Q4_1 tensors as they are —
     ``int8`` / ``int4`` / ``int4-min``, no second quantization —, Q4_K as ``int4-min`` blocks of
-    its sub-blocks (scales rounded to f16), Q5_0 as ``int8`` of the same numbers, and everything
-    else as ``int8``), ``"int8"`` (INT8, one scale per 32 weights), ``"fp8"`` (FP8
+    its sub-blocks (scales rounded to f16), Q5_0 as ``int8`` of the same numbers, gpt-oss's MXFP4
+    experts as ``mxfp4`` (exactly), and everything else as ``int8``), ``"int8"`` (INT8, one scale per 32 weights), ``"fp8"`` (FP8
     E4M3, one scale per 16 — the original's format), ``"fp8-channel"``, ``"bf16"`` (the
     unquantized reference), ``"int4"`` (4-bit weights, one scale per 32, float
     activations; lm_head stays INT8) or ``"int4-min"`` (4-bit with a scale and a min per 32,
-    llama.cpp Q4_1's grid; lm_head stays INT8). ``block_size`` overrides the format's K-block. ``num_layers``
+    llama.cpp Q4_1's grid; lm_head stays INT8) or ``"mxfp4"`` (OCP MXFP4: FP4 E2M1 with a
+    power-of-two scale per 32; CPU only; lm_head stays INT8). ``block_size`` overrides the format's K-block. ``num_layers``
     loads only the first N blocks. ``device``: "auto", "cpu", "cuda" or "cuda:N".
     ``max_seq_len`` caps the context (default: the config's). ``threads`` sets the CPU
     worker count (process-wide). ``progress``: a ``(done, total)`` callable, ``True`` for a

@@ -4,10 +4,11 @@ Packed weights
     ``prepack_fp8(w)`` (per-channel FP8 E4M3), ``prepack_fp8_blocked(w, block_size=16)``,
     ``prepack_int8_blocked(w, block_size=32)``, ``prepack_int4_blocked(w, block_size=32)``,
     ``prepack_int4_min_blocked(w, block_size=32)`` (4-bit with a per-block min: Q4_1's grid),
+    ``prepack_mxfp4(w)`` (OCP MXFP4: FP4 E2M1 with a power-of-two scale per 32),
     ``prepack_int8_sparse24(w)``, ``prepack_int4_sparse24(w)`` quantize a float32 / float16 /
     bfloat16 weight in the Hugging Face layout ``[out_features, in_features]`` into a handle
     (:class:`PackedFp8`, :class:`PackedInt8`, :class:`PackedInt4`, :class:`PackedInt4Min`,
-    :class:`PackedInt8Sparse24`,
+    :class:`PackedMxfp4`, :class:`PackedInt8Sparse24`,
     :class:`PackedInt4Sparse24`) that owns
     native memory: freed when the object goes, or at once with ``close()`` / ``with``.
     ``handle.unpack()`` gives the dequantized float32 matrix back.
@@ -19,7 +20,8 @@ Linears (``x``: ``[in]`` or ``[m, in]``, float32 / float16 / bfloat16; result fl
     ``silu(x·gateᵀ) ⊙ (x·upᵀ)`` in one pass (both W8A16, or W8A8 with ``w8a8=True``);
     ``linear_int4`` / ``linear_swiglu_int4`` are the same over a dense 4-bit weight (W4A16:
     float input, f32 accumulation; ``gelu=True`` fuses the GELU), ``linear_int4_min`` /
-    ``linear_swiglu_int4_min`` over a PackedInt4Min; ``linear_int8_sparse`` / ``linear_int4_sparse``
+    ``linear_swiglu_int4_min`` over a PackedInt4Min, ``linear_mxfp4`` / ``linear_swiglu_mxfp4``
+    over a PackedMxfp4 (CPU only); ``linear_int8_sparse`` / ``linear_int4_sparse``
     quantize the input per row to INT8 / INT4 and accumulate in integers.
     float32 C-contiguous inputs are used without a copy; strided arrays are refused with a
     message naming the argument. m == 1 is the memory-bound decode GEMV; m > 1 a GEMM.
@@ -57,6 +59,7 @@ from ._ops import (
     PackedInt4Sparse24,
     PackedInt8,
     PackedInt8Sparse24,
+    PackedMxfp4,
     argmax,
     backend_info,
     convert,
@@ -74,9 +77,11 @@ from ._ops import (
     linear_int4_sparse,
     linear_int8_sparse,
     linear_int8_w8a16,
+    linear_mxfp4,
     linear_swiglu_fp8,
     linear_swiglu_int4,
     linear_swiglu_int4_min,
+    linear_swiglu_mxfp4,
     parallel_regions,
     prepack_fp8,
     prepack_fp8_blocked,
@@ -85,6 +90,7 @@ from ._ops import (
     prepack_int4_sparse24,
     prepack_int8_blocked,
     prepack_int8_sparse24,
+    prepack_mxfp4,
     sample,
     set_num_threads,
     softmax,
@@ -104,6 +110,7 @@ __all__ = [
     "PackedInt4Sparse24",
     "PackedInt8",
     "PackedInt8Sparse24",
+    "PackedMxfp4",
     "argmax",
     "backend_info",
     "convert",
@@ -121,9 +128,11 @@ __all__ = [
     "linear_int4_sparse",
     "linear_int8_sparse",
     "linear_int8_w8a16",
+    "linear_mxfp4",
     "linear_swiglu_fp8",
     "linear_swiglu_int4",
     "linear_swiglu_int4_min",
+    "linear_swiglu_mxfp4",
     "parallel_regions",
     "prepack_fp8",
     "prepack_fp8_blocked",
@@ -132,6 +141,7 @@ __all__ = [
     "prepack_int4_sparse24",
     "prepack_int8_blocked",
     "prepack_int8_sparse24",
+    "prepack_mxfp4",
     "sample",
     "set_num_threads",
     "softmax",

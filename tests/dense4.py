@@ -58,11 +58,11 @@ for out, k, block in %r:
         res[f"g{out}_{m}"] = swiglu(x, p, q)
     res[f"b{out}"] = b
 np.savez(sys.argv[1], **res)
-""" % (ISA_SHAPES, ISA_MS)
+"""  # % (shapes, ms)
 
 
 def check_every_isa_level(tmp_path, prepack: str, linear: str, swiglu: str, *, shift: float = 0.0,
-                          tol_linear: float, tol_swiglu: float) -> None:
+                          tol_linear: float, tol_swiglu: float, shapes=ISA_SHAPES) -> None:
     """ops.<prepack> / <linear> / <swiglu> at every CPU level the machine has, each in its own
     process: the packed values are the same at every level, and the outputs match float64
     math on them (on AVX2, x rounded as the integer GEMM rounds it: tests/int16_ref.py) within
@@ -72,18 +72,19 @@ def check_every_isa_level(tmp_path, prepack: str, linear: str, swiglu: str, *, s
     levels = order[: order.index(native) + 1] if native in order else ["generic"]
     if ops.cpu_vnni():
         levels.append("avx512-novnni")  # the f32 kernels CPUs without VNNI + VBMI run
-    fmt = "int4-min" if "min" in prepack else "int4"
+    fmt = "int4-min" if "min" in prepack else ("mxfp4" if "mxfp4" in prepack else "int4")
     packed = {}
     for lvl in levels:
         path = tmp_path / f"{lvl}.npz"
-        r = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, str(path), prepack, linear, swiglu, str(shift)],
+        r = subprocess.run([sys.executable, "-c", _ISA_SCRIPT % (tuple(shapes), ISA_MS), str(path), prepack, linear,
+                            swiglu, str(shift)],
                            env=dict(os.environ, VT_ISA=lvl), capture_output=True, text=True, timeout=900,
                            cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         with np.load(path) as z:
             res = {key: z[key] for key in z.files}
         assert str(res["isa"]) == lvl.split("-")[0]
-        for out, _, block in ISA_SHAPES:
+        for out, _, block in shapes:
             wd, ud = res[f"w{out}"].astype(np.float64), res[f"u{out}"].astype(np.float64)
             packed.setdefault(out, res[f"w{out}"])
             assert np.array_equal(res[f"w{out}"], packed[out])  # packing is ISA-independent

@@ -814,6 +814,30 @@ def test_gpt_oss_mxfp4_experts_pack_exactly_as_int8(from_golden, tmp_path):
     assert err["mx"] < 2e-3 and err["deq"] > 10 * err["mx"], err
 
 
+def test_gpt_oss_mxfp4_experts_stay_mxfp4_under_auto(from_golden, tmp_path):
+    """weight_format "auto" (the default) keeps the MXFP4 experts in MXFP4 — the values the
+    file encodes, at 0.5625 bytes a weight instead of int8's 1.0625 — and the other linears
+    in int8: with those int8-exact, the logits are those of the dequantized weights in bf16
+    up to the int8 kernels' rounding of activations (as int8's exact packing of the experts
+    is, the test above). Measured (relative norm of the difference): 8.9e-5 at the avx512
+    and avx2 levels (the int8 load of the same file: 1.3e-4), 8.0e-7 at the generic level."""
+    mx, deq, _, _ = _gpt_oss_mxfp4_pair(from_golden, tmp_path, int8_exact=True)
+    seq = F.load_golden()["cases"]["gpt-oss"]["sequence"][:40]
+    got, info = {}, {}
+    for key, folder, fmt in (("auto", mx, "auto"), ("int8", mx, "int8"), ("ref", deq, "bf16")):
+        with load(folder, weight_format=fmt, kv_cache="f32") as m:
+            got[key] = m.logits(seq).astype(np.float64)
+            info[key] = m.info
+    assert info["auto"]["weight_format"] == "int8"  # what layer 0's attention holds
+    err = rel_err(got["auto"], got["ref"])
+    assert err < 2e-3, err
+    # Every expert of the MXFP4 load is 2I x H and H x I in MXFP4 instead of int8 blocked-32.
+    cfg = json.loads((mx / "config.json").read_text())
+    E, H, I, L = (cfg[k] for k in ("num_local_experts", "hidden_size", "intermediate_size", "num_hidden_layers"))
+    saved = L * E * 3 * I * H * (1.0625 - 0.5625)
+    assert info["int8"]["total_bytes"] - info["auto"]["total_bytes"] == pytest.approx(saved, rel=0.05)
+
+
 def test_gpt_oss_mxfp4_layout_is_transformers(from_golden, tmp_path):
     """The MXFP4 decoding the test above relies on is transformers' own
     (integrations/mxfp4.convert_moe_packed_tensors): the same values, in transformers' layout."""

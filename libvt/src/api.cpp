@@ -47,9 +47,9 @@ vt_dtype check_dtype(const vt_dtype& d) {
 }
 
 vt_format check_format(int32_t f) {
-    VT_CHECK_ARG(f >= VT_FORMAT_FP8_CHANNEL && f <= VT_FORMAT_INT4_MIN_BLOCKED,
-                 "unknown vt_format %d (expected 1..8: FP8_CHANNEL, FP8_BLOCKED, INT8_BLOCKED, "
-                 "INT8_SPARSE24, INT4_SPARSE24, BF16, INT4_BLOCKED, INT4_MIN_BLOCKED)", f);
+    VT_CHECK_ARG(f >= VT_FORMAT_FP8_CHANNEL && f <= VT_FORMAT_MXFP4,
+                 "unknown vt_format %d (expected 1..9: FP8_CHANNEL, FP8_BLOCKED, INT8_BLOCKED, "
+                 "INT8_SPARSE24, INT4_SPARSE24, BF16, INT4_BLOCKED, INT4_MIN_BLOCKED, MXFP4)", f);
     return static_cast<vt_format>(f);
 }
 

@@ -25,6 +25,7 @@ cpu::DenseW dense_view(const Packed& p) {
         case VT_FORMAT_FP8_CHANNEL: v.kind = cpu::kFp8Channel; break;
         case VT_FORMAT_INT4_BLOCKED: v.kind = cpu::kInt4Blocked; break;
         case VT_FORMAT_INT4_MIN_BLOCKED: v.kind = cpu::kInt4Min; break;
+        case VT_FORMAT_MXFP4: v.kind = cpu::kMxfp4; break;
         default: v.kind = cpu::kBf16; break;
     }
     v.out = p.out;
@@ -197,7 +198,7 @@ void quantize_rows(const Packed& w, const float* x, int64_t m, float* xq) {
                 continue;
             }
             const bool fp8 = w.format != VT_FORMAT_INT8_BLOCKED && w.format != VT_FORMAT_INT4_BLOCKED &&
-                             w.format != VT_FORMAT_INT4_MIN_BLOCKED;
+                             w.format != VT_FORMAT_INT4_MIN_BLOCKED && w.format != VT_FORMAT_MXFP4;
             float amax = 0.f;
             for (int64_t k = 0; k < in; ++k) amax = std::max(amax, std::fabs(xr[k]));
             const float s = amax / (fp8 ? 448.0f : 127.0f);

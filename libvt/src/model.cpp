@@ -36,14 +36,17 @@ void check_options(const vt_model_options& o) {
         case VT_FORMAT_FP8_CHANNEL:
         case VT_FORMAT_BF16:
         case VT_FORMAT_INT4_BLOCKED:
-        case VT_FORMAT_INT4_MIN_BLOCKED: break;
+        case VT_FORMAT_INT4_MIN_BLOCKED:
+        case VT_FORMAT_MXFP4: break;
         default:
             fail(VT_STATUS_INVALID_ARGUMENT,
                  "weight_format %d is not a model weight format (AUTO %d, INT8_BLOCKED %d, FP8_BLOCKED %d, "
-                 "FP8_CHANNEL %d, BF16 %d, INT4_BLOCKED %d, INT4_MIN_BLOCKED %d)",
+                 "FP8_CHANNEL %d, BF16 %d, INT4_BLOCKED %d, INT4_MIN_BLOCKED %d, MXFP4 %d)",
                  o.weight_format, VT_FORMAT_AUTO, VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16,
-                 VT_FORMAT_INT4_BLOCKED, VT_FORMAT_INT4_MIN_BLOCKED);
+                 VT_FORMAT_INT4_BLOCKED, VT_FORMAT_INT4_MIN_BLOCKED, VT_FORMAT_MXFP4);
     }
+    VT_CHECK_ARG(o.weight_format != VT_FORMAT_MXFP4 || o.block_size == 0 || o.block_size == 32,
+                 "block_size %d does not fit weight_format MXFP4 (blocks of 32 weights: 0 or 32)", o.block_size);
     VT_CHECK_ARG(o.block_size == 0 || o.block_size == 16 || o.block_size == 32 || o.block_size == 64 ||
                      o.block_size == 128,
                  "block_size %d is not supported (0 = the format's default, 16, 32, 64 or 128)", o.block_size);
@@ -282,7 +285,8 @@ public:
     // MXFP4 into INT8_BLOCKED-32 (the default format) is exact: each block becomes the int8
     // block of its doubled E2M1 codes (-12..12) with the f16 scale 2^(e - 128), packed as GGUF
     // Q8_0 blocks are (pack_ggml), when every scale of the expert is one an f16 holds
-    // (2^-24 .. 2^15); other formats (and other scales) pack the decoded values.
+    // (2^-24 .. 2^15); other formats (and other scales) pack the decoded values — into MXFP4
+    // exactly (prepack's OCP rule maps every MXFP4 block to itself, pack.cpp).
     std::unique_ptr<Packed> pack_oss_expert(const TensorView& t, const void* src, const TensorView* scales, int64_t e,
                                             int64_t rows, int64_t cols, vt_format fmt, int32_t block) const {
         const std::string what = format("tensor %s expert %lld in %s", t.name.c_str(), (long long)e, ck_.file_of(t).c_str());
@@ -457,7 +461,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                                                                    : VT_FORMAT_INT8_BLOCKED;
     }
     const bool blocked = m->format == VT_FORMAT_INT8_BLOCKED || m->format == VT_FORMAT_FP8_BLOCKED ||
-                         m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED;
+                         m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED ||
+                         m->format == VT_FORMAT_MXFP4;
     m->block_size = blocked ? (opt.block_size ? opt.block_size : default_block_size(m->format)) : 0;
     m->device = VT_DEVICE_CPU;
     m->kv_cache_dtype = opt.kv_cache_dtype;
@@ -488,7 +493,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     // With INT4 layers lm_head stays 8-bit (INT8 blocked-32; 16 when hidden_size is not a
     // multiple of 32): the logits feed the argmax directly (docs/guide.md, docs/fidelity.md).
-    if (m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED) {
+    if (m->format == VT_FORMAT_INT4_BLOCKED || m->format == VT_FORMAT_INT4_MIN_BLOCKED || m->format == VT_FORMAT_MXFP4) {
         head_format = VT_FORMAT_INT8_BLOCKED;
         head_block = H % 32 == 0 ? 32 : 16;
     }
@@ -608,13 +613,17 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                 AlignedVec<uint8_t> gtmp, dtmp;
                 const void* gsrc = mx ? gu.data : ld.aligned_data(gu, gtmp);
                 const void* dsrc = mx ? dn.data : ld.aligned_data(dn, dtmp);
+                // AUTO keeps MXFP4 experts in MXFP4 (exactly; half int8's bytes).
+                const bool keep = mx && opt.weight_format == VT_FORMAT_AUTO;
+                const vt_format xf = keep ? VT_FORMAT_MXFP4 : fmt;
+                const int32_t xb = keep ? 32 : blk;
                 for (int64_t e = 0; e < E; ++e) {
                     LayerWeights::Expert& x = w.experts[size_t(e)];
                     const std::string en = ln + "experts." + std::to_string((long long)e);
-                    x.gate = cached(en + ".gate_up", 2 * I, Hd, fmt, blk,
-                                    [&] { return ld.pack_oss_expert(gu, gsrc, gus, e, 2 * I, Hd, fmt, blk); });
-                    x.down = cached(en + ".down", Hd, I, fmt, blk,
-                                    [&] { return ld.pack_oss_expert(dn, dsrc, dns, e, Hd, I, fmt, blk); });
+                    x.gate = cached(en + ".gate_up", 2 * I, Hd, xf, xb,
+                                    [&] { return ld.pack_oss_expert(gu, gsrc, gus, e, 2 * I, Hd, xf, xb); });
+                    x.down = cached(en + ".down", Hd, I, xf, xb,
+                                    [&] { return ld.pack_oss_expert(dn, dsrc, dns, e, Hd, I, xf, xb); });
                     x.gate_bias.assign(gu_bias.begin() + e * 2 * I, gu_bias.begin() + (e + 1) * 2 * I);
                     x.down_bias.assign(dn_bias.begin() + e * Hd, dn_bias.begin() + (e + 1) * Hd);
                 }

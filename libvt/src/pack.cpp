@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "convert.h"
+#include "cpu/kernels.h"
 #include "quant.h"
 #include "threadpool.h"
 
@@ -397,6 +398,65 @@ void pack_int4_min_row(Packed& p, const float* w, int64_t t, int lane, int8_t* u
     p.rowmul[t * kTileRows + lane] = pow2;
 }
 
+// ---- MXFP4 ------------------------------------------------------------------------------
+//
+// The OCP MX rule per block of n <= 32 weights: e = floor(log2(max |w|)) - 2 (E2M1's largest
+// exponent), each w / 2^e rounded to the nearest E2M1 value, ties to the even code (the one
+// whose mantissa bit is 0), and clamped to ±6 (w / 2^e < 8). A block of zeros stores code 0
+// and the smallest scale. Storage (quant.h): the code u, kMxfp4Values[u] = twice its value,
+// and the f16 scale 2^(e - 1 - r) with rowmul 2^r, r putting the row's largest block scale
+// at 2^14; a block more than 38 binades below it is quantized against 2^-24 (the smallest
+// f16), i.e. 2^(r - 23) for its e. So a weight the rule maps to itself (any MXFP4 block, e.g.
+// gpt-oss's) comes back exactly.
+
+// The E2M1 code of y (|y| < 8, finite): nearest value, ties to the even code, clamped to 6.
+uint8_t e2m1_code(float y) {
+    const float a = std::fabs(y);
+    // Midpoints between consecutive E2M1 values 0 0.5 1 1.5 2 3 4 6; at a tie the even code
+    // (0, 2, 4, 6 for 0, 1, 2, 4) wins: <= where the lower neighbour is even, < where the upper.
+    uint8_t c;
+    if (a <= 0.25f) c = 0;
+    else if (a < 0.75f) c = 1;
+    else if (a <= 1.25f) c = 2;
+    else if (a < 1.75f) c = 3;
+    else if (a <= 2.5f) c = 4;
+    else if (a < 3.5f) c = 5;
+    else if (a <= 5.0f) c = 6;
+    else c = 7;
+    return c != 0 && y < 0.f ? uint8_t(c | 8) : c;
+}
+
+// One row of MXFP4: codes u[in] (as int8), f16 scales in lane `lane` of tile t, rowmul = 2^r.
+void pack_mxfp4_row(Packed& p, const float* w, int64_t t, int lane, int8_t* u) {
+    uint8_t* tile = p.tiles.data() + t * p.tile_bytes;
+    const int64_t in = p.in, kb = p.kb, nkb = (in + kb - 1) / kb;
+    uint16_t* sc = reinterpret_cast<uint16_t*>(tile + p.scale_off);
+    std::vector<int> ex(static_cast<size_t>(nkb));
+    int emax = INT_MIN;
+    for (int64_t b = 0; b < nkb; ++b) {
+        const float a = absmax(w + b * kb, std::min(kb, in - b * kb));
+        ex[b] = a > 0.f ? std::ilogb(a) - 2 : INT_MIN;  // ilogb: subnormals too
+        emax = std::max(emax, ex[b]);
+    }
+    // rowmul 2^r with r = emax - 15: the largest scale 2^(emax - 1 - r) = 2^14. rowmul stays a
+    // normal f32 (r >= -126; a row that tiny has its largest scale below 2^14). A row of zeros:
+    // r = 0.
+    const int r = emax == INT_MIN ? 0 : std::max(emax - 15, -126);
+    const float pow2 = std::ldexp(1.0f, r);
+    for (int64_t b = 0; b < nkb; ++b) {
+        const int64_t n = std::min(kb, in - b * kb);
+        int8_t* ub = u + b * kb;
+        int s = ex[b] == INT_MIN ? -24 : std::max(ex[b] - 1 - r, -24);  // f16 scale 2^s
+        s = std::min(s, 15);
+        sc[b * kTileRows + lane] = s >= -14 ? uint16_t((s + 15) << 10) : uint16_t(1u << (s + 24));
+        // w / 2^e with e = s + 1 + r, in two power-of-two steps: exact unless the result is
+        // an f32 subnormal, i.e. far below 0.25, where the code is 0 either way.
+        const float inv_r = std::ldexp(1.0f, -r), inv_b = std::ldexp(1.0f, -(s + 1));
+        for (int64_t k = 0; k < n; ++k) ub[k] = static_cast<int8_t>(e2m1_code(w[b * kb + k] * inv_r * inv_b));
+    }
+    p.rowmul[t * kTileRows + lane] = pow2;
+}
+
 // Quantize one row into q (contiguous: [in] bytes, BF16 [in] uint16) and write its block
 // scales (tile lane `lane`) and row multiplier (dense formats).
 void pack_dense_row(Packed& p, const float* w, int64_t t, int lane, uint8_t* q) {
@@ -418,6 +478,9 @@ void pack_dense_row(Packed& p, const float* w, int64_t t, int lane, uint8_t* q) 
             return;
         case VT_FORMAT_INT4_MIN_BLOCKED:
             pack_int4_min_row(p, w, t, lane, reinterpret_cast<int8_t*>(q));
+            return;
+        case VT_FORMAT_MXFP4:
+            pack_mxfp4_row(p, w, t, lane, reinterpret_cast<int8_t*>(q));
             return;
         case VT_FORMAT_FP8_CHANNEL: {
             float s = absmax(w, in) / 448.0f;
@@ -531,6 +594,15 @@ void unpack_row(const Packed& p, int64_t r, float* dst) {
                 }
                 return;
             }
+            case VT_FORMAT_MXFP4: {
+                const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + p.scale_off);
+                for (int64_t k = 0; k < in; ++k) {
+                    const float se = f16_to_f32(sc[(k / p.kb) * kTileRows + lane]) * rm;
+                    const uint8_t b = tile[(k / 2) * kTileRows + lane];
+                    dst[k] = static_cast<float>(cpu::kMxfp4Values[(k & 1) ? (b >> 4) : (b & 0xF)]) * se;
+                }
+                return;
+            }
             case VT_FORMAT_INT4_MIN_BLOCKED: {  // (u * s + m) * rowmul: rowmul is 2^e or 1
                 const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + p.scale_off);
                 const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + p.min_off);
@@ -590,6 +662,7 @@ int32_t default_block_size(vt_format format) {
         case VT_FORMAT_INT8_BLOCKED: return 32;
         case VT_FORMAT_INT4_BLOCKED: return 32;
         case VT_FORMAT_INT4_MIN_BLOCKED: return 32;
+        case VT_FORMAT_MXFP4: return 32;
         default: return 0;
     }
 }
@@ -597,10 +670,10 @@ int32_t default_block_size(vt_format format) {
 std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int64_t in,
                                 vt_format format, int32_t block_size) {
     const int f = static_cast<int>(format);
-    VT_CHECK_ARG(f >= VT_FORMAT_FP8_CHANNEL && f <= VT_FORMAT_INT4_MIN_BLOCKED,
-                 "prepack: unknown format %d (expected 1..8: FP8_CHANNEL, FP8_BLOCKED, "
+    VT_CHECK_ARG(f >= VT_FORMAT_FP8_CHANNEL && f <= VT_FORMAT_MXFP4,
+                 "prepack: unknown format %d (expected 1..9: FP8_CHANNEL, FP8_BLOCKED, "
                  "INT8_BLOCKED, INT8_SPARSE24, INT4_SPARSE24, BF16, INT4_BLOCKED, "
-                 "INT4_MIN_BLOCKED)", f);
+                 "INT4_MIN_BLOCKED, MXFP4)", f);
     VT_CHECK_ARG(dtype == VT_DTYPE_F32 || dtype == VT_DTYPE_F16 || dtype == VT_DTYPE_BF16,
                  "prepack: weight dtype %d is not F32 (0), F16 (1) or BF16 (2)",
                  static_cast<int>(dtype));
@@ -619,12 +692,14 @@ std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int6
     p->in = in;
     const bool int4m = format == VT_FORMAT_INT4_MIN_BLOCKED;
     // 4-bit dense: two k per byte, and the last K-block may be short.
-    const bool int4b = format == VT_FORMAT_INT4_BLOCKED || int4m;
+    const bool int4b = format == VT_FORMAT_INT4_BLOCKED || int4m || format == VT_FORMAT_MXFP4;
     const bool blocked = format == VT_FORMAT_FP8_BLOCKED || format == VT_FORMAT_INT8_BLOCKED || int4b;
     if (blocked) {
         int32_t b = block_size == 0 ? default_block_size(format) : block_size;
         VT_CHECK_ARG(b == 16 || b == 32 || b == 64 || b == 128,
                      "prepack: block_size %d is not one of 16, 32, 64, 128", b);
+        VT_CHECK_ARG(format != VT_FORMAT_MXFP4 || b == 32,
+                     "prepack: block_size %d is not MXFP4's block (32 weights per scale)", b);
         VT_CHECK_ARG(int4b || in % b == 0, "prepack: in_features (%lld) is not a multiple of block_size (%d)",
                      static_cast<long long>(in), b);
         p->block = b;
@@ -667,7 +742,8 @@ std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int6
                     pack_dense_row(pr, row.data(), t, lane, q.data() + lane * in * eb);
                 }
                 if (int4b) {
-                    scatter_tile_int4(reinterpret_cast<const int8_t*>(q.data()), in, tile, int4m ? 0 : 8);
+                    scatter_tile_int4(reinterpret_cast<const int8_t*>(q.data()), in, tile,
+                                      int4m || format == VT_FORMAT_MXFP4 ? 0 : 8);
                 } else if (eb == 2) {
                     scatter_tile(reinterpret_cast<const uint16_t*>(q.data()), in,
                                  reinterpret_cast<uint16_t*>(tile));

@@ -56,6 +56,7 @@ private:
 //   INT4_MIN_BLOCKED
 //                 w = (u * f16(scale[k/kb]) + f16(min[k/kb])) * rowmul  (rowmul = 2^e;
 //                                                       GGUF Q4_1 imports: rowmul = 1)
+//   MXFP4         w = e2m1x2(u) * f16(scale[k/kb]) * rowmul       (rowmul = 2^e, kb = 32)
 // INT4_BLOCKED packs two k per byte: weights [ceil(in/2)][16] bytes, byte (j, r) holds u of
 // row r at k = 2j in its low nibble and at k = 2j + 1 in its high nibble (u = q + 8 in
 // [0, 15]; 8 past in). So one 16-byte load gives two k of a tile, and a nibble is a 4-bit
@@ -64,6 +65,10 @@ private:
 // INT4_MIN_BLOCKED is the same tile with u used as it is (no -8; 0 past in), scales >= 0,
 // and f16 block minimums [ceil(in/kb)][16] right after the scales, at byte
 // min_off = scale_off + ceil(in/kb) * 16 * 2 (ggml_import.cpp packs GGUF Q4_1 so too).
+// MXFP4 is INT4_BLOCKED's tile with u the FP4 E2M1 code (bit 3 the sign; 0 past in) and
+// e2m1x2(u) twice its value — the integers 0, 1, 2, 3, 4, 6, 8, 12 and their negatives —
+// so the f16 block scale is the block's 2^(e-1) over the row's power of two: exact down to
+// 2^-24 (f16 subnormals), 38 binades below the row's largest block (cpu::kMxfp4Values).
 // Why f16 block scales: they cost 2 bytes per block instead of 4 (INT8-32: 1.0625 bytes per
 // weight instead of 1.125; FP8-16: 1.125 instead of 1.25), and decode is bandwidth-bound.
 // The per-row power of two 2^e puts the row's largest block scale in [2^14, 2^15), so every
@@ -115,7 +120,7 @@ using Packed = vt_packed;
 constexpr int kTileRows = 16;  // output rows per dense tile
 
 // Default K-block of a format (FP8_BLOCKED 16, INT8_BLOCKED / INT4_BLOCKED / INT4_MIN_BLOCKED
-// 32; 0 for the others).
+// / MXFP4 32; 0 for the others).
 int32_t default_block_size(vt_format format);
 
 // Quantize w[out, in] (F32/F16/BF16) into `format`. Validates everything (throws vt::Error):

@@ -158,9 +158,9 @@ typedef enum vt_format {
      * linear a checkpoint stores as GGUF blocks (pyvt's GGUF conversion keeps Q8_0, Q4_0
      * and Q4_1 tensors as they are) is packed from those blocks into the format that holds
      * the same numbers exactly — Q8_0 -> INT8_BLOCKED, Q4_0 -> INT4_BLOCKED, Q4_1 ->
-     * INT4_MIN_BLOCKED, block 32, no second quantization — and every float linear into
-     * INT8_BLOCKED. vt_model_info.weight_format then reports the layers' format (that of
-     * layer 0's q_proj).                                                                  */
+     * INT4_MIN_BLOCKED, block 32, no second quantization —, gpt-oss's MXFP4 experts into
+     * MXFP4 (exactly), and every float linear into INT8_BLOCKED. vt_model_info.weight_format
+     * then reports the layers' format (that of layer 0's q_proj).                          */
     VT_FORMAT_AUTO = 0,
     /* FP8 E4M3 weights, one f32 scale per output channel (scale = absmax/448).            */
     VT_FORMAT_FP8_CHANNEL = 1,
@@ -209,7 +209,19 @@ typedef enum vt_format {
      * not centred on 0 keeps all 16 levels. GGUF Q4_1 tensors load into it exactly (AUTO).
      * Linears keep the input in f32 and accumulate in f32 (quantize_input 1 rounds it per
      * row to INT8 first, as for INT4_BLOCKED). CPU and CUDA (W4A16, docs/cuda.md).      */
-    VT_FORMAT_INT4_MIN_BLOCKED = 8
+    VT_FORMAT_INT4_MIN_BLOCKED = 8,
+    /* OCP Microscaling FP4 (MXFP4, W4A16): each weight an FP4 E2M1 code (sign, 2-bit
+     * exponent, 1-bit mantissa: 0, ±0.5, ±1, ±1.5, ±2, ±3, ±4, ±6), one power-of-two scale
+     * 2^e per block of 32 along K (block_size 32 only; in_features need not be a multiple
+     * of it: the last block is shorter). The OCP rule: e = floor(log2(max |w|)) - 2, each
+     * w / 2^e rounded to the nearest E2M1 value (ties to the even code), clamped to ±6.
+     * gpt-oss checkpoints' MXFP4 experts load into it exactly (AUTO). Stored as the E2M1
+     * code in INT4_BLOCKED's nibbles and 2^e as an f16 block scale times a per-row power of
+     * two (exact while a row's block exponents span at most 38 binades; blocks further below
+     * the row's largest one are quantized against 2^(emax - 38)): 0.5625 bytes per weight.
+     * Linears keep the input in f32 and accumulate in f32 (quantize_input 1 rounds it per
+     * row to INT8 first, as for INT4_BLOCKED). CPU only (the CUDA backend refuses it).    */
+    VT_FORMAT_MXFP4 = 9
 } vt_format;
 
 typedef enum vt_device_kind {
@@ -223,8 +235,9 @@ typedef struct vt_prepack_options {
     uint32_t struct_size; /* sizeof(vt_prepack_options) as the caller knows it (Conventions) */
     int32_t format;       /* vt_format; default VT_FORMAT_INT8_BLOCKED                     */
     int32_t block_size;   /* along K for *_BLOCKED; 0 = the format's default (FP8 16,
-                             INT8 32, INT4 32); allowed 16, 32, 64, 128; in_features %
-                             block == 0 (INT4_BLOCKED, INT4_MIN_BLOCKED: any in_features) */
+                             INT8 32, INT4 32, MXFP4 32); allowed 16, 32, 64, 128 (MXFP4:
+                             32); in_features % block == 0 (INT4_BLOCKED, INT4_MIN_BLOCKED,
+                             MXFP4: any in_features)                                       */
     int32_t device;       /* vt_device_kind; default VT_DEVICE_CPU. CUDA: the weight is
                              quantized on the host, then copied to device device_index
                              (VT_STATUS_BACKEND_UNAVAILABLE naming the reason when that
@@ -278,8 +291,8 @@ typedef struct vt_linear_options {
     uint32_t struct_size; /* sizeof(vt_linear_options) as the caller knows it (Conventions) */
     /* 0: keep the input in 16/32-bit (W8A16). 1: quantize the input per row first, to the
      * packed format's activation type (FP8 E4M3 with scale absmax/448 for FP8 formats —
-     * W8A8; INT8 with scale absmax/127 for INT8_BLOCKED, INT4_BLOCKED and
-     * INT4_MIN_BLOCKED; bf16 rounding
+     * W8A8; INT8 with scale absmax/127 for INT8_BLOCKED, INT4_BLOCKED,
+     * INT4_MIN_BLOCKED and MXFP4; bf16 rounding
      * for BF16).
      * Sparse formats always quantize (see vt_format). Default 0.                          */
     int32_t quantize_input;
@@ -434,8 +447,9 @@ typedef int (*vt_progress_fn)(void* user, int64_t done, int64_t total);
 typedef struct vt_model_options {
     uint32_t struct_size; /* sizeof(vt_model_options) as the caller knows it (Conventions) */
     int32_t weight_format; /* vt_format: INT8_BLOCKED (default), FP8_BLOCKED, FP8_CHANNEL,
-                              BF16, INT4_BLOCKED or INT4_MIN_BLOCKED (lm_head then
-                              INT8_BLOCKED), or AUTO (GGUF blocks as they are, see vt_format).
+                              BF16, INT4_BLOCKED, INT4_MIN_BLOCKED or MXFP4 (lm_head then
+                              INT8_BLOCKED), or AUTO (GGUF blocks and MXFP4 experts as they
+                              are, see vt_format).
                               A format other than AUTO re-quantizes GGUF blocks (dequantized
                               exactly, then packed in that format).                        */
     int32_t block_size;    /* 0 = the format's default (INT8 32, FP8 16, INT4 32)          */

@@ -38,7 +38,12 @@ enum DenseKind : int {
                        // last block may be short (quant.h)
     kInt4Min = 5,      // as kInt4Blocked with u in [0, 15] as it is and f16 block mins:
                        // w = (u * scale + min) * rowmul (INT4_MIN_BLOCKED, quant.h)
+    kMxfp4 = 6,        // as kInt4Blocked with u an E2M1 code: w = kMxfp4Values[u] * scale *
+                       // rowmul (MXFP4, quant.h); the f32 kernels only
 };
+
+// MXFP4: twice the value of each E2M1 code (quant.h's layout comment; code 8 is -0).
+constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 // A read-only view of one dense packed weight (see quant.h for the layout).
 struct DenseW {
@@ -126,6 +131,8 @@ inline int16_t xq_max(const DenseW& w) { return w.kind == kInt4Blocked ? kXq8Max
 // f32 GEMVs were bound by widening the weights to f32 (and int8's by its FMA latency
 // chains), not by memory, on 2 AVX2 cores.
 inline bool int4_kind(const DenseW& w) { return w.kind == kInt4Blocked || w.kind == kInt4Min; }
+// The kinds with INT4_BLOCKED's nibble tile (two k per byte, a short last block allowed).
+inline bool nibble_kind(int kind) { return kind == kInt4Blocked || kind == kInt4Min || kind == kMxfp4; }
 // For the pairs p < n / 2 of row i of xq (n even, rows at stride ld): the words (h_2p, h_2p+1,
 // h_2p, h_2p+1) and the same of l, in groups of 4 pairs h(p) l(p) h(p+2) l(p+2) h(p+1) l(p+1)
 // h(p+3) l(p+3) from xp[i * ldp] on (ldp >= n rounded up to 8).

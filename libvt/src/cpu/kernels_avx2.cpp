@@ -164,6 +164,16 @@ inline __m128i int4_lut() { return _mm_setr_epi8(-8, -7, -6, -5, -4, -3, -2, -1,
 // INT4_MIN_BLOCKED: u as it is (the identity table; the nibble needs no shuffle).
 inline __m128i int4_min_lut() { return _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
 
+// MXFP4: twice the E2M1 values (kMxfp4Values), as bytes.
+inline __m128i mxfp4_lut() { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values)); }
+// The byte table of a nibble kind (kernels.h nibble_kind).
+template <int Kind>
+inline __m128i nibble_lut() {
+    if constexpr (Kind == kInt4Min) return int4_min_lut();
+    else if constexpr (Kind == kMxfp4) return mxfp4_lut();
+    else return int4_lut();
+}
+
 template <bool Min>
 inline __m128i int4_map(__m128i lut, __m128i nib) {
     if constexpr (Min) {
@@ -197,14 +207,15 @@ inline void fma2(V2& acc, const V2& w, __m256 xv) {
 
 // As kernels_avx512.cpp's gemv_tile_int4: per block, two chains per row (k, k + 1), a
 // short last block and an odd last k after the full pairs. Min (INT4_MIN_BLOCKED): u as it
-// is, and per block acc += scale * sum(u x) + min * xsum[i][block].
-template <int M, bool Min>
+// is, and per block acc += scale * sum(u x) + min * xsum[i][block]. MXFP4: the E2M1 table.
+template <int M, int Kind>
 inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const float* xsum, V2* out) {
+    constexpr bool Min = Kind == kInt4Min;
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
     const int64_t in = w.in, kb = w.kb, nkb = Min ? num_kblocks(w) : 0;
-    const __m128i lut = Min ? int4_min_lut() : int4_lut();
+    const __m128i lut = nibble_lut<Kind>();
     V2 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t k0 = 0, bi = 0; k0 < in; k0 += kb, ++bi) {
@@ -249,8 +260,8 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
 
 template <int Kind, int M>
 inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* xsum, V2* out) {
-    if constexpr (Kind == kInt4Blocked || Kind == kInt4Min) {
-        gemv_tile_int4<M, Kind == kInt4Min>(w, t, x, xsum, out);
+    if constexpr (Kind == kInt4Blocked || Kind == kInt4Min || Kind == kMxfp4) {
+        gemv_tile_int4<M, Kind>(w, t, x, xsum, out);
         return;
     }
     constexpr int C = M == 1 ? 2 : 1;
@@ -898,9 +909,9 @@ void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* ds
     constexpr int EB = elem_bytes<Kind>();
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const __m256 rlo = _mm256_loadu_ps(w.rowmul + t * L), rhi = _mm256_loadu_ps(w.rowmul + t * L + 8);
-    if constexpr (Kind == kInt4Blocked) {
+    if constexpr (Kind == kInt4Blocked || Kind == kMxfp4) {
         const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
-        const __m128i lut = int4_lut();
+        const __m128i lut = nibble_lut<Kind>();
         for (int64_t k = k0; k < k0 + kc;) {  // k0 starts a block; the last may be short
             const int64_t bi = k / w.kb, kend = min64(k0 + kc, (bi + 1) * w.kb);
             V2 s = load_f16x16(sc + bi * L);
@@ -1549,6 +1560,7 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
         case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
         case kInt4Blocked: gemv_kind<kInt4Blocked>(job, t0, t1); break;
         case kInt4Min: gemv_kind<kInt4Min>(job, t0, t1); break;
+        case kMxfp4: gemv_kind<kMxfp4>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
     }
 }
@@ -1580,6 +1592,7 @@ void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
         case kInt4Blocked: gemm_kind<kInt4Blocked>(job, t0, t1, scratch); break;
         case kInt4Min: gemm_kind<kInt4Min>(job, t0, t1, scratch); break;
+        case kMxfp4: gemm_kind<kMxfp4>(job, t0, t1, scratch); break;
         default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
     }
 }

@@ -162,6 +162,18 @@ inline __m512 int4_min_table() {
     return _mm512_setr_ps(0.f, 1.f, 2.f, 3.f, 4.f, 5.f, 6.f, 7.f, 8.f, 9.f, 10.f, 11.f, 12.f, 13.f, 14.f, 15.f);
 }
 
+// MXFP4: twice the E2M1 values (kMxfp4Values).
+inline __m512 mxfp4_table() {
+    return _mm512_setr_ps(0.f, 1.f, 2.f, 3.f, 4.f, 6.f, 8.f, 12.f, 0.f, -1.f, -2.f, -3.f, -4.f, -6.f, -8.f, -12.f);
+}
+// The table of a nibble kind (kernels.h nibble_kind).
+template <int Kind>
+inline __m512 nibble_table() {
+    if constexpr (Kind == kInt4Min) return int4_min_table();
+    else if constexpr (Kind == kMxfp4) return mxfp4_table();
+    else return int4_table();
+}
+
 inline __m512i int4_bytes(const uint8_t* p) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -176,14 +188,16 @@ inline __m512 dec_int4(const uint8_t* tile, int64_t k, __m512 tab) {
 // per step), then one FMA with the block scale. A short last block (in % kb) and an odd
 // last k (the low nibble alone) are handled after the full pairs. Min (INT4_MIN_BLOCKED):
 // the table is u itself, and each block adds min * xsum[i][block] (one more FMA per row).
-template <int M, bool Min>
+// MXFP4: the table is twice the E2M1 values, otherwise as INT4_BLOCKED.
+template <int M, int Kind>
 inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const float* xsum, __m512* out) {
+    constexpr bool Min = Kind == kInt4Min;
     constexpr int P = M == 1 ? 2 : 1;
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
     const int64_t in = w.in, kb = w.kb, nkb = Min ? num_kblocks(w) : 0;
-    const __m512 tab = Min ? int4_min_table() : int4_table();
+    const __m512 tab = nibble_table<Kind>();
     __m512 acc[M];
     for (int i = 0; i < M; ++i) acc[i] = _mm512_setzero_ps();
     for (int64_t k0 = 0, b = 0; k0 < in; k0 += kb, ++b) {
@@ -247,8 +261,8 @@ inline void gemv_tile_int4(const DenseW& w, int64_t t, const float* x, const flo
 // hide the FMA latency (4 cycles) when M is small.
 template <int Kind, int M, bool Den>
 inline void gemv_tile(const DenseW& w, int64_t t, const float* x, const float* xsum, __m512* out) {
-    if constexpr (Kind == kInt4Blocked || Kind == kInt4Min) {
-        gemv_tile_int4<M, Kind == kInt4Min>(w, t, x, xsum, out);
+    if constexpr (Kind == kInt4Blocked || Kind == kInt4Min || Kind == kMxfp4) {
+        gemv_tile_int4<M, Kind>(w, t, x, xsum, out);
         return;
     }
     constexpr int C = M == 1 ? 4 : (M == 2 ? 2 : 1);  // chains x rows <= 8: no spills
@@ -366,9 +380,9 @@ void dequant_panel(const DenseW& w, int64_t t, int64_t k0, int64_t kc, float* ds
     constexpr int EB = elem_bytes<Kind>();
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
-    if constexpr (Kind == kInt4Blocked) {
+    if constexpr (Kind == kInt4Blocked || Kind == kMxfp4) {
         const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
-        const __m512 tab = int4_table();
+        const __m512 tab = nibble_table<Kind>();
         for (int64_t k = k0; k < k0 + kc;) {  // k0 starts a block; the last may be short
             const int64_t bi = k / w.kb, kend = min64(k0 + kc, (bi + 1) * w.kb);
             const __m512 s = _mm512_mul_ps(
@@ -582,6 +596,7 @@ void gemv_avx512(const LinearJob& job, int64_t t0, int64_t t1) {
         case kFp8Channel: gemv_kind<kFp8Channel>(job, t0, t1); break;
         case kInt4Blocked: gemv_kind<kInt4Blocked>(job, t0, t1); break;
         case kInt4Min: gemv_kind<kInt4Min>(job, t0, t1); break;
+        case kMxfp4: gemv_kind<kMxfp4>(job, t0, t1); break;
         default: gemv_kind<kBf16>(job, t0, t1); break;
     }
 }
@@ -593,6 +608,7 @@ void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         case kFp8Channel: gemm_kind<kFp8Channel>(job, t0, t1, scratch); break;
         case kInt4Blocked: gemm_kind<kInt4Blocked>(job, t0, t1, scratch); break;
         case kInt4Min: gemm_kind<kInt4Min>(job, t0, t1, scratch); break;
+        case kMxfp4: gemm_kind<kMxfp4>(job, t0, t1, scratch); break;
         default: gemm_kind<kBf16>(job, t0, t1, scratch); break;
     }
 }

@@ -45,6 +45,12 @@ inline void decode16(const DenseW& w, const uint8_t* tile, int64_t k, float* o) 
             for (int r = 0; r < L; ++r) o[r] = static_cast<float>((q[r] >> sh) & 0xF);
             break;
         }
+        case kMxfp4: {  // two k per byte, twice the E2M1 value
+            const uint8_t* q = tile + (k >> 1) * L;
+            const int sh = static_cast<int>(k & 1) * 4;
+            for (int r = 0; r < L; ++r) o[r] = static_cast<float>(kMxfp4Values[(q[r] >> sh) & 0xF]);
+            break;
+        }
         default: {
             const float* tab = fp8_table();
             const uint8_t* q = tile + k * L;
@@ -55,7 +61,7 @@ inline void decode16(const DenseW& w, const uint8_t* tile, int64_t k, float* o) 
 }
 
 inline bool has_scales(const DenseW& w) {
-    return w.kind == kInt8Blocked || w.kind == kFp8Blocked || w.kind == kInt4Blocked || w.kind == kInt4Min;
+    return w.kind == kInt8Blocked || w.kind == kFp8Blocked || nibble_kind(w.kind);
 }
 
 inline float final_mul(const DenseW& w, int64_t t, int r) {

@@ -175,6 +175,7 @@ const char* fmt_name(vt_format f) {
         case VT_FORMAT_FP8_CHANNEL: return "fp8-channel";
         case VT_FORMAT_INT4_BLOCKED: return "int4";
         case VT_FORMAT_INT4_MIN_BLOCKED: return "int4-min";
+        case VT_FORMAT_MXFP4: return "mxfp4";
         default: return "bf16";
     }
 }

@@ -34,6 +34,9 @@ LinearShape linear_shape(const vt_packed& p, int64_t n) {
         case VT_FORMAT_BF16: s.fmt = kDevBf16; break;
         case VT_FORMAT_INT4_BLOCKED: s.fmt = kDevInt4; break;
         case VT_FORMAT_INT4_MIN_BLOCKED: s.fmt = kDevInt4Min; break;
+        case VT_FORMAT_MXFP4:
+            unsupported("the CUDA backend has no MXFP4 kernels (format " + std::to_string(int(p.format)) +
+                        "): MXFP4 weights run on the CPU");
         default:
             unsupported("the CUDA backend has no dense layout for the 2:4 sparse formats (format " +
                         std::to_string(int(p.format)) + "; they run on CUTLASS, sparse_shape)");
