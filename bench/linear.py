@@ -2,7 +2,8 @@
 
 For each [out, in] weight shape of TinyLlama-1.1B (q/o proj 2048x2048, gate/up 5632x2048,
 down 2048x5632, lm_head 32000x2048; or SmolLM2-135M's with --model smollm2-135m: qkv 960x576,
-o 576x576, gate/up 1536x576, down 576x1536, lm_head 49152x576) and each packed format, in one
+o 576x576, gate/up 1536x576, down 576x1536, lm_head 49152x576; or gpt-oss-20b's attention and
+expert shapes with --model gpt-oss-20b) and each packed format, in one
 run:
   * m = 1:   time per call, GB/s of *packed weight bytes* streamed, that as a fraction of the
              machine's read bandwidth measured in this run, and the speed-up over numpy's
@@ -58,6 +59,14 @@ MODEL_SHAPES = {  # model -> [(name, out, in)]
         ("down", 576, 1536),
         ("lm_head", 49152, 576),
     ],
+    # hidden 2880, 64 query / 8 KV heads of 64, 32 experts of intermediate 2880 (gate|up
+    # interleaved in one [5760, 2880] weight, down [2880, 2880]); lm_head (201088 rows) left out
+    "gpt-oss-20b": [
+        ("qkv_proj", 5120, 2880),
+        ("o_proj", 2880, 4096),
+        ("expert gate|up", 5760, 2880),
+        ("expert down", 2880, 2880),
+    ],
 }
 FORMATS = {
     "int8": (ops.prepack_int8_blocked, ops.linear_int8_w8a16),
@@ -67,6 +76,7 @@ FORMATS = {
     "int4-sparse24": (ops.prepack_int4_sparse24, ops.linear_int4_sparse),
     "int4": (ops.prepack_int4_blocked, ops.linear_int4),
     "int4-min": (ops.prepack_int4_min_blocked, ops.linear_int4_min),
+    "mxfp4": (ops.prepack_mxfp4, ops.linear_mxfp4),
 }
 L3_BYTES = 32 << 20
 ROOT = Path(__file__).resolve().parent.parent

@@ -653,3 +653,28 @@ def test_speculative_bench_pyvt_worker(default_model_dir):
         with pytest.raises(SystemExit) as e:
             mod.main(bad + ["--no-save"])
         assert e.value.code == 2
+
+
+def test_gpt_oss_bench_checkpoint_loads_its_experts_as_mxfp4(tmp_path):
+    """bench/gpt_oss.py's random checkpoint (here at a tiny shape): the Hub's gpt-oss layout
+    with MXFP4 experts, which pyvt reads as such; "auto" holds them in mxfp4 (fewer bytes
+    than the int8 load of the same file) with logits as close as the two kernels' rounding
+    allows (int8 rounds activations on x86), and a second call reuses the folder."""
+    from pyvt import _model
+
+    go = _bench_module("gpt_oss")
+    tiny = dict(hidden=64, heads=4, kv=2, head_dim=16, inter=64, experts=4, topk=2)
+    folder = go.make_checkpoint(tmp_path / "ck", layers=2, vocab=300, shape=tiny)
+    cfg = json.loads((folder / "config.json").read_text())
+    assert cfg["model_type"] == "gpt_oss" and cfg["layer_types"] == ["sliding_attention", "full_attention"]
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    assert go.make_checkpoint(tmp_path / "ck", layers=2, vocab=300, shape=tiny) == folder
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    out = {}
+    for fmt in ("auto", "int8"):
+        with _model.Model(str(folder), weight_format=fmt, device="cpu", kv_cache="f32") as m:
+            assert "mxfp4-experts" in m.info["features"]
+            out[fmt] = (m.info["total_bytes"], m.logits([5, 6, 7, 8, 9, 10]).astype(np.float64))
+    assert out["auto"][0] < out["int8"][0]
+    a, b = out["auto"][1], out["int8"][1]
+    assert np.linalg.norm(a - b) / np.linalg.norm(b) < 5e-3
