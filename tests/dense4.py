@@ -160,3 +160,53 @@ def check_device_placement(prepack: str) -> None:
     else:
         with pytest.raises(BackendUnavailable, match="cuda"):
             pk(w, device="cuda")
+
+
+# ---- the integer GEMVs' int16 sums at their bound ---------------------------------------------
+
+_BOUND_SCRIPT = r"""
+import sys
+import numpy as np
+from pyvt import ops
+prepack, linear, fmt = getattr(ops, sys.argv[2]), getattr(ops, sys.argv[3]), sys.argv[4]
+res = {"isa": ops.cpu_isa()}
+for k in (62, 64, 94):  # a short last block of 15 pairs, whole blocks, both
+    w = np.zeros((32, k), np.float32)
+    for r in range(32):  # every weight at the code whose product with x = +max is largest
+        if fmt == "int4":  # q = 7 (u = 15), one -8 per block for the scale
+            w[r] = 7.0
+            w[r, ::32] = -8.0
+        elif fmt == "int4-min":  # u = 15 (min 0 at the block's first weight)
+            w[r] = 15.0
+            w[r, ::32] = 0.0
+        else:  # mxfp4: +6 (v + 12 = 24 in the VNNI / AVX2 tables) or -6, by row
+            w[r] = 6.0 if r % 2 == 0 else -6.0
+    p = prepack(w)
+    for m in (1, 3):
+        x = np.ones((m, k), np.float32)  # x rounds to its largest code exactly
+        res[f"w{k}"], res[f"y{k}_{m}"] = p.unpack(), linear(x, p)
+np.savez(sys.argv[1], **res)
+"""
+
+
+def check_sums_at_their_bound(tmp_path, prepack: str, linear: str, fmt: str) -> None:
+    """Every weight at its largest code times x at its largest (all ones: rounded exactly), in
+    whole K-blocks and in a short last block, at every CPU level the machine has: the GEMVs'
+    int16 partial sums must not wrap (they did in the AVX2 int4 / int4-min GEMVs' short last
+    block, up to 15 pairs in one int16 lane, before 2026-11-28)."""
+    native = ops.cpu_isa()
+    order = ["generic", "avx2", "avx512"]
+    levels = order[: order.index(native) + 1] if native in order else ["generic"]
+    if ops.cpu_vnni():
+        levels.append("avx512-novnni")
+    for lvl in levels:
+        path = tmp_path / f"bound-{lvl}.npz"
+        r = subprocess.run([sys.executable, "-c", _BOUND_SCRIPT, str(path), prepack, linear, fmt],
+                           env=dict(os.environ, VT_ISA=lvl), capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        with np.load(path) as z:
+            for k in (62, 64, 94):
+                wd = z[f"w{k}"].astype(np.float64)
+                for m in (1, 3):
+                    want = np.ones((m, k)) @ wd.T
+                    assert rel_err(z[f"y{k}_{m}"], want) < 1e-6, (lvl, k, m)

@@ -1,8 +1,9 @@
 """The AVX2 integer GEMM's rounding of x, for the tests of the linears that use it.
 
-On an AVX2 CPU (without AVX-512) an int8, int4 or int4-min linear of any number of rows, and on
-an AVX-512 CPU an int4 linear with K-blocks of 32 and (with VNNI + VBMI) an int4-min or int8 one, rounds x per row and K-block to int16 (scale = max |x| of the block / 32639, round to nearest even;
-int4: / 127, one signed byte's range)
+On an AVX2 CPU (without AVX-512) an int8, int4, int4-min or mxfp4 linear of any number of rows, and
+on an AVX-512 CPU an int4 linear with K-blocks of 32 and (with VNNI + VBMI) an int4-min, mxfp4 or
+int8 one, rounds x per row and K-block to int16 (scale = max |x| of the block / 32639, round to
+nearest even; int4: / 127, one signed byte's range)
 and multiplies it with the weights in integers
 (libvt/src/cpu/kernels.h, int16_gemm_ok / int16_gemv_ok; docs/guide.md "Numerics"). Its results are exact math on that rounded x, which round_x16
 reproduces bit for bit. X16_SCRIPT is also run as text by subprocess checks."""
@@ -31,7 +32,7 @@ def round_x16(x, kb, fmt="int8"):
 """
 exec(X16_SCRIPT)
 
-INT16_FORMATS = ("int8", "int4", "int4-min")
+INT16_FORMATS = ("int8", "int4", "int4-min", "mxfp4")
 
 
 def cpu_has_vnni() -> bool:
@@ -50,14 +51,14 @@ def cpu_has_vnni() -> bool:
 def int16_gemm_applies(fmt: str, m: int, isa: str | None = None, kb: int = 32) -> bool:
     """Whether a linear of format fmt over m rows with K-blocks of kb rounds x as round_x16 does
     (at CPU level isa, default the one in use): every integer format on AVX2, int4 with kb = 32
-    on AVX-512 too, and int4-min and int8 on AVX-512 CPUs with VNNI + VBMI (libvt/src/linear.cpp,
+    on AVX-512 too, and int4-min, mxfp4 and int8 on AVX-512 CPUs with VNNI + VBMI (libvt/src/linear.cpp,
     integer_kernels; ops.cpu_vnni() tells, for this CPU). Every block size the tests use is
     even and <= 512."""
     del m  # every number of rows: the GEMV (m <= 4) and the GEMM alike
     # a process of this level has the VNNI + VBMI kernels? (VT_ISA=avx512-novnni: not)
     vnni = ops.cpu_vnni() if isa is None else (isa == "avx512" and cpu_has_vnni())
     isa = "avx512" if isa == "avx512-novnni" else (isa or ops.cpu_isa())
-    avx512 = isa == "avx512" and ((fmt == "int4" and kb == 32) or (fmt in ("int4-min", "int8") and vnni))
+    avx512 = isa == "avx512" and ((fmt == "int4" and kb == 32) or (fmt in ("int4-min", "int8", "mxfp4") and vnni))
     return fmt in INT16_FORMATS and (isa == "avx2" or avx512)
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from pyvt import ops
 
-from dense4 import check_cuda_matches_cpu, check_device_placement, check_every_isa_level, mag, rel_err
+from dense4 import (check_cuda_matches_cpu, check_device_placement, check_every_isa_level, check_sums_at_their_bound,
+                    mag, rel_err)
 from int16_ref import int16_gemm_applies, round_x16
 
 MS = [1, 2, 3, 5, 8, 9, 17, 70]
@@ -292,3 +293,7 @@ def test_model_int4_equals_reference_of_its_quantized_weights(tmp_path, tie):
     assert np.abs(got - ref).max() / scale < tol
     assert np.abs(np.stack(rows) - ref).max() / scale < tol
     assert (got.argmax(-1) == ref.argmax(-1)).all()
+
+
+def test_integer_sums_at_their_bound(tmp_path):
+    check_sums_at_their_bound(tmp_path, "prepack_int4_blocked", "linear_int4", "int4")

@@ -18,7 +18,8 @@ from pyvt import ops
 
 sys.path.insert(0, os.path.dirname(__file__))
 import llama_ref as R  # noqa: E402
-from dense4 import check_cuda_matches_cpu, check_device_placement, check_every_isa_level, mag, rel_err  # noqa: E402
+from dense4 import (check_cuda_matches_cpu, check_device_placement, check_every_isa_level,  # noqa: E402
+                    check_sums_at_their_bound, mag, rel_err)
 from int16_ref import int16_gemm_applies, round_x16  # noqa: E402
 
 MS = [1, 2, 3, 5, 8, 9, 17, 70]
@@ -323,3 +324,7 @@ def test_model_int4_min_generates_deterministically_and_caches(tmp_path):
     with _model.Model(str(tmp_path / "ck"), weight_format="int4", device="cpu", packed_cache_dir=str(cache)) as m:
         assert not np.array_equal(m.logits(PROMPT), a)
     assert len([p for p in cache.iterdir() if p.name.endswith(".vtpack")]) == 2
+
+
+def test_integer_sums_at_their_bound(tmp_path):
+    check_sums_at_their_bound(tmp_path, "prepack_int4_min_blocked", "linear_int4_min", "int4-min")

@@ -57,12 +57,12 @@ T* thread_buffer(size_t n) {
 // Per-thread GEMM scratch.
 float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 
-// int4-min and int8 on an AVX-512 CPU with VNNI + VBMI: cpu::linear_int4_min_vnni /
-// linear_int8_vnni for every m, the AVX2 integer kernels' bits (x rounded to int16), faster
-// than the f32 GEMVs (docs/guide.md, "Numerics").
+// int4-min, MXFP4 and int8 on an AVX-512 CPU with VNNI + VBMI: cpu::linear_int4_min_vnni /
+// linear_mxfp4_vnni / linear_int8_vnni for every m, the AVX2 integer kernels' bits (x rounded
+// to int16), faster than the f32 GEMVs (docs/guide.md, "Numerics").
 bool vnni_linear(const cpu::DenseW& w) {
 #if defined(VT_HAVE_X86_KERNELS)
-    return (w.kind == cpu::kInt4Min || w.kind == cpu::kInt8Blocked) && cpu_vnni();
+    return (w.kind == cpu::kInt4Min || w.kind == cpu::kInt8Blocked || w.kind == cpu::kMxfp4) && cpu_vnni();
 #else
     (void)w;
     return false;
@@ -111,7 +111,7 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     gj.xqs = qs;
     gj.xq_ld = ld;
     gj.xqsum = qsum;
-    if (job.w.kind == cpu::kInt4Blocked && kb == 32 && !split) {  // the int4 GEMM's bytes
+    if (cpu::xq_max(job.w) == cpu::kXq8Max && kb == 32 && !split) {  // the int4 GEMM's and VNNI GEMV's bytes
         int8_t* xb = thread_buffer<int8_t>(static_cast<size_t>(job.m * ld));
         cpu::narrow_x8_avx2(q, job.m, nkb * kb, ld, xb, ld);
         gj.xb = xb;
@@ -127,7 +127,7 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     }
     if (four && split) {
         int32_t* xp = thread_buffer<int32_t>(static_cast<size_t>(job.m * ld));
-        if (job.w.kind == cpu::kInt4Blocked) cpu::split_x8_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
+        if (cpu::xq_max(job.w) == cpu::kXq8Max) cpu::split_x8_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
         else cpu::split_x16_avx2(q, job.m, (in + 1) / 2 * 2, ld, xp, ld);
         gj.xp = xp;
         gj.xp_ld = ld;
@@ -146,6 +146,7 @@ void run_dense(const cpu::LinearJob& job) {
             round_x_int16(job, false, gj, true);
             const auto run = [&](int64_t t0, int64_t t1, int) {
                 if (job.w.kind == cpu::kInt8Blocked) cpu::linear_int8_vnni(gj, t0, t1);
+                else if (job.w.kind == cpu::kMxfp4) cpu::linear_mxfp4_vnni(gj, t0, t1);
                 else cpu::linear_int4_min_vnni(gj, t0, t1);
             };
             if (job.m <= cpu::kGemvMaxM) parallel_for_balanced(nt, 1, run);

@@ -39,7 +39,7 @@ enum DenseKind : int {
     kInt4Min = 5,      // as kInt4Blocked with u in [0, 15] as it is and f16 block mins:
                        // w = (u * scale + min) * rowmul (INT4_MIN_BLOCKED, quant.h)
     kMxfp4 = 6,        // as kInt4Blocked with u an E2M1 code: w = kMxfp4Values[u] * scale *
-                       // rowmul (MXFP4, quant.h); the f32 kernels only
+                       // rowmul (MXFP4, quant.h; kb = 32); integer kernels as int4's
 };
 
 // MXFP4: twice the value of each E2M1 code (quant.h's layout comment; code 8 is -0).
@@ -109,8 +109,8 @@ struct LinearJob {
 // signed bytes, q = 256 h + l (h, l in [-128, 127]), for the 4-bit GEMV below.
 constexpr int16_t kXq16Max = 32639;
 inline bool int16_gemm_ok(const DenseW& w) {
-    return (w.kind == kInt8Blocked || w.kind == kInt4Blocked || w.kind == kInt4Min) && w.kb % 2 == 0 &&
-           w.kb <= 512;
+    return (w.kind == kInt8Blocked || w.kind == kInt4Blocked || w.kind == kInt4Min || w.kind == kMxfp4) &&
+           w.kb % 2 == 0 && w.kb <= 512;
 }
 // Row stride of xq: in rounded up to whole K-blocks (4-bit weights may end in a short block,
 // which the kernel reads whole), plus 32 int16 so that rows of a power-of-two width do not sit
@@ -130,7 +130,7 @@ inline int16_t xq_max(const DenseW& w) { return w.kind == kInt4Blocked ? kXq8Max
 // against x split into signed bytes (split_x16_avx2) for vpmaddubsw (kernels_avx2.cpp). The
 // f32 GEMVs were bound by widening the weights to f32 (and int8's by its FMA latency
 // chains), not by memory, on 2 AVX2 cores.
-inline bool int4_kind(const DenseW& w) { return w.kind == kInt4Blocked || w.kind == kInt4Min; }
+inline bool int4_kind(const DenseW& w) { return w.kind == kInt4Blocked || w.kind == kInt4Min || w.kind == kMxfp4; }
 // The kinds with INT4_BLOCKED's nibble tile (two k per byte, a short last block allowed).
 inline bool nibble_kind(int kind) { return kind == kInt4Blocked || kind == kInt4Min || kind == kMxfp4; }
 // For the pairs p < n / 2 of row i of xq (n even, rows at stride ld): the words (h_2p, h_2p+1,
@@ -186,6 +186,8 @@ void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 // xqsum) with AVX-512 VNNI + VBMI (same condition): the same bits as the AVX2 integer GEMV and
 // GEMM, for a row alone or in a batch (kernels_avx2.cpp).
 void linear_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1);
+// MXFP4 likewise (x split as for int4-min; the nibbles through a table of v + 12).
+void linear_mxfp4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 // int8 (int16_gemm_ok) linear for any m, likewise, on x split as xq + 32768 = 256 H + L into
 // unsigned bytes (LinearJob::xb = H, xbl = L, split_x16_bytes_avx2): the AVX2 integer bits.
 void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);

@@ -391,9 +391,21 @@ inline int64_t xp_word(int64_t p) {
 // over blocks (block sum of u * q) * scale * xs + the min term. xp rows at stride ldp (int32
 // words, as split_x16_avx2 lays them out; each word a byte pair (h_2p, h_2p+1) or (l_2p, l_2p+1)
 // twice).
-template <int R>
+// Fp4 (MXFP4): the nibble bytes through a table of v + 12 (v the E2M1 code's doubled value,
+// 0 .. 24) for vpmaddubsw, no mins, 12 * sum(xq) off each block's int32 sum (the exact sum of
+// v * xq, as the int16 GEMM's); the int16 lanes are joined every 4 pairs instead of 8
+// (4 * 2 * 24 * 128 = 24576).
+template <int R, bool Fp4 = false>
 inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_t ldp, const float* xs,
                            const float* xsum, int64_t nkb, V2* out) {
+    const __m256i fp4 = _mm256_broadcastsi128_si256(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    const auto decode = [&](__m256i v, __m256i* a) {
+        nibble_pairs(v, a);
+        if constexpr (Fp4) {
+            a[0] = _mm256_shuffle_epi8(fp4, a[0]);
+            a[1] = _mm256_shuffle_epi8(fp4, a[1]);
+        }
+    };
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
@@ -410,7 +422,7 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             const int64_t c1 = min64(c0 + 16, p1);
             // int16 sums of u * h and u * l: [g] = rows 0-7 (g = 0) or 8-15, both lanes the
             // same rows over alternate pairs; each lane adds at most 8 products of at most
-            // 2 * 15 * 128 in a chunk: <= 30720, no overflow.
+            // 2 * 15 * 128 before it is joined (flush): <= 30720, no overflow (Fp4: 4 of 2 * 24 * 128).
             __m256i ah[R][2], al[R][2];
             for (int i = 0; i < R; ++i) ah[i][0] = ah[i][1] = al[i][0] = al[i][1] = _mm256_setzero_si256();
             const auto madd = [&](const __m256i* a, int i, __m256i xh, __m256i xl) {
@@ -418,6 +430,21 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                     maddubs_acc(ah[i][g], a[g], xh);
                     maddubs_acc(al[i][g], a[g], xl);
                 }
+            };
+            // Join l + 256 h in int32 (once per block of 32 where the bound allows: this took
+            // ~30 % of the time once per 8 pairs): rows 0-3 | 0-3 and 4-7 | 4-7 (alternate
+            // pairs in the two lanes), then the lanes added in row order; the int16 sums restart.
+            const auto flush = [&] {
+                for (int i = 0; i < R; ++i)
+                    for (int g = 0; g < 2; ++g) {
+                        const __m256i t0 = _mm256_madd_epi16(_mm256_unpacklo_epi16(al[i][g], ah[i][g]), join);
+                        const __m256i t1 = _mm256_madd_epi16(_mm256_unpackhi_epi16(al[i][g], ah[i][g]), join);
+                        const __m256i r = _mm256_add_epi32(_mm256_permute2x128_si256(t0, t1, 0x20),
+                                                           _mm256_permute2x128_si256(t0, t1, 0x31));
+                        if (g == 0) slo[i] = _mm256_add_epi32(slo[i], r);
+                        else shi[i] = _mm256_add_epi32(shi[i], r);
+                        ah[i][g] = al[i][g] = _mm256_setzero_si256();
+                    }
             };
             if (c1 - c0 == 16) {  // whole chunks unrolled: the loop's own instructions cost ~40 %
                 const uint8_t* q = tile + c0 * L;
@@ -428,52 +455,54 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                     for (int i = 0; i < R; ++i)
                         xv[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + i * ldp + 2 * (c0 + 4 * e)));
                     __m256i a[2];
-                    nibble_pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4 * e * L)), a);
+                    decode(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 4 * e * L)), a);
                     for (int i = 0; i < R; ++i)
                         madd(a, i, _mm256_shuffle_epi32(xv[i], 0x00), _mm256_shuffle_epi32(xv[i], 0x55));
-                    nibble_pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (4 * e + 2) * L)), a);
+                    decode(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (4 * e + 2) * L)), a);
                     for (int i = 0; i < R; ++i)
                         madd(a, i, _mm256_shuffle_epi32(xv[i], 0xAA), _mm256_shuffle_epi32(xv[i], 0xFF));
+                    if (Fp4 && e == 1) flush();  // 4 pairs a lane so far
                 }
-            } else {  // the end of a short last block: one pair at a time, the high lane zero
+            } else {  // the end of a short last block: one pair at a time, all in the low lane
                 for (int64_t p = c0; p < c1; ++p) {
                     __m256i a[2];
                     const __m128i row = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + p * L));
-                    nibble_pairs(_mm256_inserti128_si256(_mm256_setzero_si256(), row, 0), a);
+                    decode(_mm256_inserti128_si256(_mm256_setzero_si256(), row, 0), a);
+                    if constexpr (Fp4) {  // the high lane's zero codes became v + 12: zero them again
+                        a[0] = _mm256_blend_epi32(_mm256_setzero_si256(), a[0], 0x0F);
+                        a[1] = _mm256_blend_epi32(_mm256_setzero_si256(), a[1], 0x0F);
+                    }
                     for (int i = 0; i < R; ++i) {
                         const int32_t* xw = xp + i * ldp + xp_word(p);
                         madd(a, i, _mm256_set1_epi32(xw[0]), _mm256_set1_epi32(xw[1]));
                     }
+                    if ((p - c0) % (Fp4 ? 4 : 8) == (Fp4 ? 3 : 7)) flush();  // the low lane's bound
                 }
             }
-            // Join l + 256 h in int32 (once per block of 32: this took ~30 % of the time once
-            // per 8 pairs): rows 0-3 | 0-3 and 4-7 | 4-7 (alternate pairs in the two lanes),
-            // then the lanes added in row order.
-            for (int i = 0; i < R; ++i)
-                for (int g = 0; g < 2; ++g) {
-                    const __m256i t0 = _mm256_madd_epi16(_mm256_unpacklo_epi16(al[i][g], ah[i][g]), join);
-                    const __m256i t1 = _mm256_madd_epi16(_mm256_unpackhi_epi16(al[i][g], ah[i][g]), join);
-                    const __m256i r = _mm256_add_epi32(_mm256_permute2x128_si256(t0, t1, 0x20),
-                                                       _mm256_permute2x128_si256(t0, t1, 0x31));
-                    if (g == 0) slo[i] = _mm256_add_epi32(slo[i], r);
-                    else shi[i] = _mm256_add_epi32(shi[i], r);
-                }
+            flush();
         }
         if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
         // Scale (and min) times rowmul first, as the GEMM's panel does: the GEMV then gives the
         // GEMM's results bit for bit, so a row decoded alone equals the same row in a batch.
         V2 s = load_f16x16(sc + b * L);
         s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};
-        V2 mv = load_f16x16(mn + b * L);
+        V2 mv = Fp4 ? s : load_f16x16(mn + b * L);
         mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
         for (int i = 0; i < R; ++i) {
             const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
             const __m256 x8 = _mm256_set1_ps(xsv);
+            if constexpr (Fp4) {  // v = (v + 12) - 12
+                const __m256i off = _mm256_set1_epi32(12 * static_cast<int32_t>(sq));
+                slo[i] = _mm256_sub_epi32(slo[i], off);
+                shi[i] = _mm256_sub_epi32(shi[i], off);
+            }
             flo[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(slo[i]), _mm256_mul_ps(s.lo, x8), flo[i]);
             fhi[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(shi[i]), _mm256_mul_ps(s.hi, x8), fhi[i]);
-            const __m256 sm = _mm256_set1_ps(sq * xsv);
-            flo[i] = _mm256_fmadd_ps(mv.lo, sm, flo[i]);
-            fhi[i] = _mm256_fmadd_ps(mv.hi, sm, fhi[i]);
+            if constexpr (!Fp4) {
+                const __m256 sm = _mm256_set1_ps(sq * xsv);
+                flo[i] = _mm256_fmadd_ps(mv.lo, sm, flo[i]);
+                fhi[i] = _mm256_fmadd_ps(mv.hi, sm, fhi[i]);
+            }
         }
     }
     for (int i = 0; i < R; ++i) out[i] = {flo[i], fhi[i]};
@@ -512,6 +541,18 @@ inline void gemv_tile_i4a8(const DenseW& w, int64_t t, const int32_t* xp, int64_
             // chunk: <= 30480, no overflow.
             __m256i acc[R][2];
             for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+            // To int32 rows 0-7 (8-15): each lane widened, the two lanes added; the int16 sums restart.
+            const auto widen = [&] {
+                for (int i = 0; i < R; ++i)
+                    for (int g = 0; g < 2; ++g) {
+                        const __m256i r =
+                            _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(acc[i][g])),
+                                             _mm256_cvtepi16_epi32(_mm256_extracti128_si256(acc[i][g], 1)));
+                        if (g == 0) slo[i] = _mm256_add_epi32(slo[i], r);
+                        else shi[i] = _mm256_add_epi32(shi[i], r);
+                        acc[i][g] = _mm256_setzero_si256();
+                    }
+            };
             if (c1 - c0 == 16 && (c0 & 7) == 0) {  // whole chunks (two groups of 8 pairs), unrolled
                 const uint8_t* q = tile + c0 * L;
                 for (int e = 0; e < 4; ++e) prefetch_next_tile(q + 64 * e, w);
@@ -534,7 +575,7 @@ inline void gemv_tile_i4a8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                     VT_I4A8_STEP(3, 0xFF)
 #undef VT_I4A8_STEP
                 }
-            } else {  // a short last block (or odd block sizes): one pair at a time, the high lane zero
+            } else {  // a short last block (or odd block sizes): one pair at a time, all in the low lane
                 for (int64_t p = c0; p < c1; ++p) {
                     __m256i a[2];
                     const __m128i row = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + p * L));
@@ -544,17 +585,10 @@ inline void gemv_tile_i4a8(const DenseW& w, int64_t t, const int32_t* xp, int64_
                         maddubs_acc(acc[i][0], a[0], xw);
                         maddubs_acc(acc[i][1], a[1], xw);
                     }
+                    if ((p - c0) % 8 == 7) widen();  // the low lane's 8 products' bound
                 }
             }
-            // To int32 rows 0-7 (8-15): each lane widened, the two lanes added.
-            for (int i = 0; i < R; ++i)
-                for (int g = 0; g < 2; ++g) {
-                    const __m256i r =
-                        _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(acc[i][g])),
-                                         _mm256_cvtepi16_epi32(_mm256_extracti128_si256(acc[i][g], 1)));
-                    if (g == 0) slo[i] = _mm256_add_epi32(slo[i], r);
-                    else shi[i] = _mm256_add_epi32(shi[i], r);
-                }
+            widen();
         }
         if (((b * L * 2) & 63) == 0) prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
         V2 s = load_f16x16(sc + b * L);  // times rowmul first, as gemv_tile_i4x8 (the GEMM's bits)
@@ -642,9 +676,9 @@ inline void gemv_tile_int(const LinearJob& job, const DenseW& w, int64_t t, int6
     } else if constexpr (Kind == kInt4Blocked) {
         gemv_tile_i4a8<R>(w, t, job.xp + i0 * job.xp_ld, job.xp_ld, job.xqs + i0 * nkb, job.xqsum + i0 * nkb, nkb,
                           out);
-    } else {
-        gemv_tile_i4x8<R>(w, t, job.xp + i0 * job.xp_ld, job.xp_ld, job.xqs + i0 * nkb, job.xqsum + i0 * nkb,
-                                nkb, out);
+    } else {  // int4-min, MXFP4
+        gemv_tile_i4x8<R, Kind == kMxfp4>(w, t, job.xp + i0 * job.xp_ld, job.xp_ld, job.xqs + i0 * nkb,
+                                          job.xqsum + i0 * nkb, nkb, out);
     }
 }
 
@@ -739,7 +773,10 @@ VT_VNNI4_TARGET inline void i4_vnni_pairs(__m512i u, const int8_t* xb, const int
 // per group; 16 vpdpbusd per 64 weights against 3 instructions of decoding). SmolLM2's
 // 512-token prefill: groups of 6 rows 551-552 ms, 8 rows 493-516, 12 rows 498-511 (2 rounds
 // each, alternating), AVX-512's f32 GEMM 500-527.
-template <int R, bool Min>
+// Fp4 (MXFP4, with Min: x as int4-min's two bytes, no mins): the nibble bytes through a table
+// of v + 12 (v the E2M1 code's doubled value, so 0 .. 24, unsigned as vpdpbusd wants), and
+// 12 * sum(xq) off each block's int32 sum: the exact sum of v * xq, as the int16 GEMM's.
+template <int R, bool Min, bool Fp4 = false>
 VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const int8_t* xb, const int8_t* xl,
                                               int64_t ldb, const float* xs, const float* xsum, int64_t nkb, V2* out) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
@@ -747,7 +784,14 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
     const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);  // Min only
     const int64_t kbh = w.kb / 2, np_all = (w.in + 1) / 2;
     const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
-    const VnniNibbles nibbles;
+    const VnniNibbles nib4;
+    const __m512i fp4 =
+        _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    const auto nibbles = [&](const uint8_t* p, __mmask64 bytes) VT_VNNI4_TARGET {
+        const __m512i u = nib4(p, bytes);
+        if constexpr (Fp4) return _mm512_maskz_shuffle_epi8(~0ull, fp4, u);
+        else return u;
+    };
     __m512 f[R];
     for (int i = 0; i < R; ++i) f[i] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nkb; ++b) {
@@ -780,17 +824,18 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
         // (the same operations on each lane: the same bits).
         if (((b * L * 2) & 63) == 0) {
             prefetch_next_tile(reinterpret_cast<const uint8_t*>(sc + b * L), w);
-            if constexpr (Min) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w);
+            if constexpr (Min && !Fp4) prefetch_next_tile(reinterpret_cast<const uint8_t*>(mn + b * L), w);
         }
         const __m512 s = scaled16(sc + b * L, rm);
         if constexpr (Min) {
-            const __m512 mv = scaled16(mn + b * L, rm);
+            const __m512 mv = Fp4 ? s : scaled16(mn + b * L, rm);
             for (int i = 0; i < R; ++i) {
                 const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
-                const __m512i sum = _mm512_add_epi32(al[i], _mm512_maskz_slli_epi32(0xFFFF, ah[i], 8));
+                __m512i sum = _mm512_add_epi32(al[i], _mm512_maskz_slli_epi32(0xFFFF, ah[i], 8));
+                if constexpr (Fp4) sum = _mm512_sub_epi32(sum, _mm512_set1_epi32(12 * static_cast<int32_t>(sq)));
                 f[i] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), _mm512_mul_ps(s, _mm512_set1_ps(xsv)),
                                        f[i]);
-                f[i] = _mm512_fmadd_ps(mv, _mm512_set1_ps(sq * xsv), f[i]);
+                if constexpr (!Fp4) f[i] = _mm512_fmadd_ps(mv, _mm512_set1_ps(sq * xsv), f[i]);
             }
         } else {
             for (int i = 0; i < R; ++i) {
@@ -871,9 +916,9 @@ VT_VNNI4_TARGET inline void tile_rows_vnni(const LinearJob& job, int64_t t, int6
         else if constexpr (Kind == kInt4Blocked)
             gemv_tile_i4_vnni<R, false>(w, t, job.xb + i0 * ld, nullptr, ld, job.xqs + i0 * nkb,
                                         job.xqsum + i0 * nkb, nkb, o);
-        else
-            gemv_tile_i4_vnni<R, true>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld, job.xqs + i0 * nkb,
-                                       job.xqsum + i0 * nkb, nkb, o);
+        else  // int4-min, MXFP4: x in two bytes
+            gemv_tile_i4_vnni<R, true, Kind == kMxfp4>(w, t, job.xb + i0 * ld, job.xbl + i0 * ld, ld,
+                                                       job.xqs + i0 * nkb, job.xqsum + i0 * nkb, nkb, o);
     };
     tile(job.w, g);
     if (swiglu) tile(job.w2, u);
@@ -1097,12 +1142,16 @@ void int16_panel(const DenseW& w, int64_t t, int64_t b0, int64_t nb, int16_t* pa
         // short last block stores fewer pairs than kb / 2: the rest of its panel is zeros
         // (and so is xq there).
         const int64_t have = min64(np, (w.in + 1) / 2 - k0 / 2);
-        const __m128i m4 = _mm_set1_epi8(0x0F), off = _mm_set1_epi8(Kind == kInt4Min ? 0 : 8);
+        const __m128i m4 = _mm_set1_epi8(0x0F), off = _mm_set1_epi8(Kind == kInt4Blocked ? 8 : 0);
+        const __m128i vals = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
+        const auto value = [&](__m128i u) {  // q = u - 8, int4-min's u, MXFP4's v
+            return Kind == kMxfp4 ? _mm_shuffle_epi8(vals, u) : _mm_sub_epi8(u, off);
+        };
         const uint8_t* q = tile + (k0 / 2) * L;
         for (int64_t j = 0; j < have; ++j) {
             const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + j * L));
-            const __m128i lo = _mm_sub_epi8(_mm_and_si128(b, m4), off);
-            const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), m4), off);
+            const __m128i lo = value(_mm_and_si128(b, m4));
+            const __m128i hi = value(_mm_and_si128(_mm_srli_epi16(b, 4), m4));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32), _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(lo, hi)));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(pan + j * 32 + 16), _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(lo, hi)));
         }
@@ -1550,6 +1599,7 @@ void gemv_avx2(const LinearJob& job, int64_t t0, int64_t t1) {
         switch (job.w.kind) {
             case kInt4Blocked: gemv_range_int<kInt4Blocked>(job, t0, t1); break;
             case kInt4Min: gemv_range_int<kInt4Min>(job, t0, t1); break;
+            case kMxfp4: gemv_range_int<kMxfp4>(job, t0, t1); break;
             default: gemv_range_int<kInt8Blocked>(job, t0, t1); break;
         }
         return;
@@ -1573,6 +1623,10 @@ VT_VNNI4_TARGET void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t 
     linear_rows_vnni<kInt8Blocked>(job, t0, t1);
 }
 
+VT_VNNI4_TARGET void linear_mxfp4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    linear_rows_vnni<kMxfp4>(job, t0, t1);
+}
+
 VT_VNNI4_TARGET void gemv_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
     linear_rows_vnni<kInt4Blocked>(job, t0, t1);  // m <= kGemvMaxM: one group of rows
 }
@@ -1582,6 +1636,7 @@ void gemm_avx2(const LinearJob& job, int64_t t0, int64_t t1, float* scratch) {
         switch (job.w.kind) {
             case kInt4Blocked: gemm_int16<kInt4Blocked>(job, t0, t1, scratch); break;
             case kInt4Min: gemm_int16<kInt4Min>(job, t0, t1, scratch); break;
+            case kMxfp4: gemm_int16<kMxfp4>(job, t0, t1, scratch); break;
             default: gemm_int16<kInt8Blocked>(job, t0, t1, scratch); break;
         }
         return;
