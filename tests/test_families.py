@@ -842,6 +842,43 @@ def test_gpt_oss_mxfp4_experts_stay_mxfp4_under_auto(from_golden, tmp_path):
     assert info["int8"]["total_bytes"] - info["auto"]["total_bytes"] == pytest.approx(saved, rel=0.05)
 
 
+def test_gpt_oss_mxfp4_scales_beyond_reach_still_load(from_golden, tmp_path):
+    """A row whose block scales span more than 38 binades (beyond one f16 scale per block under
+    one row multiplier) is packed from its decoded values by the OCP rule: the load works, and
+    its logits are those of the same values in bf16 (the block 2^-41 below its neighbour, at
+    most 6 * 2^-47, is what the rule may round)."""
+    mx, deq, raw, _ = _gpt_oss_mxfp4_pair(from_golden, tmp_path, int8_exact=True)
+    name = "model.layers.0.mlp.experts.gate_up_proj"
+
+    def patch(path, tensor, fn):
+        st = bytearray(path.read_bytes())
+        n = int.from_bytes(st[:8], "little")
+        b0, _ = json.loads(st[8:8 + n])[tensor]["data_offsets"]
+        fn(st, 8 + n + b0)
+        path.write_bytes(bytes(st))
+
+    sc = raw[name + "_scales"]  # [E, 2I, H/32]: expert 0, row 0, blocks 0 and 1 -> 2^-6 and 2^-47
+    patch(mx / "model.safetensors", name + "_scales", lambda st, o: st.__setitem__(slice(o, o + 2), bytes([121, 80])))
+    q = raw[name + "_blocks"][0, 0, 1]  # block 1's codes: k = 2j low nibble, 2j + 1 high
+    codes = np.stack([q & 15, q >> 4], axis=1).reshape(-1)
+    vals = {0: _E2M1[np.stack([raw[name + "_blocks"][0, 0, 0] & 15, raw[name + "_blocks"][0, 0, 0] >> 4], 1).reshape(-1)]
+            * np.float32(2.0 ** -6), 1: _E2M1[codes] * np.float32(2.0 ** -47)}
+    two_i = sc.shape[1]
+
+    def put(st, o):  # the bf16 reference [E, H, 2I]: element (0, k, 0) of row 0 for k < 64
+        for blk, v in vals.items():
+            for j, x in enumerate(v):
+                b = R.tensor_bytes(np.array([x], np.float32), "BF16")
+                e = o + ((blk * 32 + j) * two_i) * 2
+                st[e:e + 2] = b
+
+    patch(deq / "model.safetensors", name, put)
+    seq = F.load_golden()["cases"]["gpt-oss"]["sequence"][:40]
+    with load(mx, kv_cache="f32") as m, load(deq, weight_format="bf16", kv_cache="f32") as r:
+        got, want = m.logits(seq).astype(np.float64), r.logits(seq).astype(np.float64)
+    assert rel_err(got, want) < 2e-3, rel_err(got, want)
+
+
 def test_gpt_oss_mxfp4_layout_is_transformers(from_golden, tmp_path):
     """The MXFP4 decoding the test above relies on is transformers' own
     (integrations/mxfp4.convert_moe_packed_tensors): the same values, in transformers' layout."""

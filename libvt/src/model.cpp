@@ -285,8 +285,8 @@ public:
     // MXFP4 into INT8_BLOCKED-32 (the default format) is exact: each block becomes the int8
     // block of its doubled E2M1 codes (-12..12) with the f16 scale 2^(e - 128), packed as GGUF
     // Q8_0 blocks are (pack_ggml), when every scale of the expert is one an f16 holds
-    // (2^-24 .. 2^15); other formats (and other scales) pack the decoded values — into MXFP4
-    // exactly (prepack's OCP rule maps every MXFP4 block to itself, pack.cpp).
+    // (2^-24 .. 2^15); into MXFP4 the codes are copied as they are (pack_mxfp4_blocks) when each
+    // row's scales span at most 38 binades; other formats (and scales) pack the decoded values.
     std::unique_ptr<Packed> pack_oss_expert(const TensorView& t, const void* src, const TensorView* scales, int64_t e,
                                             int64_t rows, int64_t cols, vt_format fmt, int32_t block) const {
         const std::string what = format("tensor %s expert %lld in %s", t.name.c_str(), (long long)e, ck_.file_of(t).c_str());
@@ -301,6 +301,10 @@ public:
                          "weights must be finite", ck_.file_of(*scales).c_str(), scales->name.c_str(), (long long)e,
                          (long long)(i / nb), (long long)(i % nb));
                 f16_scales = f16_scales && sc[i] >= 128 - 24 && sc[i] <= 128 + 15;
+            }
+            if (fmt == VT_FORMAT_MXFP4) {  // the file's codes as they are, when its scales fit
+                auto p = wrap(what, [&] { return pack_mxfp4_blocks(q, sc, rows, cols); });
+                if (p) return p;
             }
             if (f16_scales && fmt == ggml_native_format(kGgmlQ8_0) && block == kGgmlBlock && ggml_packable(kGgmlQ8_0)) {
                 static const int8_t kDoubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};

@@ -656,6 +656,65 @@ void unpack_row(const Packed& p, int64_t r, float* dst) {
 
 }  // namespace
 
+std::unique_ptr<Packed> pack_mxfp4_blocks(const uint8_t* blocks, const uint8_t* scales, int64_t rows, int64_t cols) {
+    VT_CHECK_ARG(blocks != nullptr && scales != nullptr, "pack_mxfp4_blocks: NULL data");
+    VT_CHECK_ARG(rows > 0 && cols > 0 && cols % 32 == 0 && rows <= (INT64_C(1) << 31) && cols <= (INT64_C(1) << 31),
+                 "pack_mxfp4_blocks: shape [%lld, %lld] is not whole blocks of 32", static_cast<long long>(rows),
+                 static_cast<long long>(cols));
+    const int64_t nb = cols / 32;
+    for (int64_t r = 0; r < rows; ++r) {
+        int lo = 255, hi = 0;
+        for (int64_t b = 0; b < nb; ++b) {
+            const int e = scales[r * nb + b];
+            VT_CHECK_ARG(e != 0xFF, "pack_mxfp4_blocks: row %lld block %lld has the NaN scale 0xFF",
+                         static_cast<long long>(r), static_cast<long long>(b));
+            lo = std::min(lo, e);
+            hi = std::max(hi, e);
+        }
+        if (hi - lo > 38) return nullptr;  // beyond the f16 scales' reach under one row multiplier
+    }
+    auto p = std::make_unique<Packed>();
+    p->format = VT_FORMAT_MXFP4;
+    p->out = rows;
+    p->in = cols;
+    p->block = p->kb = 32;
+    const int64_t wbytes = cols / 2 * kTileRows;
+    p->ntiles = (rows + kTileRows - 1) / kTileRows;
+    p->scale_off = (wbytes + 63) / 64 * 64;
+    p->tile_bytes = (p->scale_off + nb * kTileRows * 2 + 63) / 64 * 64;
+    p->tiles.allocate(static_cast<size_t>(p->ntiles * p->tile_bytes));
+    p->rowmul.assign(static_cast<size_t>(p->ntiles * kTileRows), 0.f);
+    Packed& pr = *p;
+    parallel_for(p->ntiles, 1, [&](int64_t t0, int64_t t1, int) {
+        for (int64_t t = t0; t < t1; ++t) {
+            uint8_t* tile = pr.tiles.data() + t * pr.tile_bytes;
+            std::memset(tile, 0, static_cast<size_t>(pr.tile_bytes));  // padding rows: code 0, scale 0
+            uint16_t* sc = reinterpret_cast<uint16_t*>(tile + pr.scale_off);
+            for (int lane = 0; lane < kTileRows; ++lane) {
+                const int64_t r = t * kTileRows + lane;
+                if (r >= rows) break;
+                const uint8_t* s = scales + r * nb;
+                const uint8_t* q = blocks + r * nb * 16;
+                int hi = 0;
+                for (int64_t b = 0; b < nb; ++b) hi = std::max<int>(hi, s[b]);
+                // w = E2M1(u) 2^(S - 127) = kMxfp4Values[u] 2^(S - 128): the f16 scale
+                // 2^(S - 128 - m) with rowmul 2^m, m putting the row's largest at 2^14 (a normal
+                // f32 multiplier: m >= -126; then every exponent lies in [-24, 14]).
+                const int m = std::max(hi - 128 - 14, -126);
+                pr.rowmul[t * kTileRows + lane] = std::ldexp(1.0f, m);
+                for (int64_t b = 0; b < nb; ++b) {
+                    const int k = s[b] - 128 - m;
+                    sc[b * kTileRows + lane] = k >= -14 ? uint16_t((k + 15) << 10) : uint16_t(1u << (k + 24));
+                    // byte j of a block: k = 2j in its low nibble, 2j + 1 in its high one — the
+                    // tile's own pairing (quant.h), so the codes are copied as they are
+                    for (int j = 0; j < 16; ++j) tile[(b * 16 + j) * kTileRows + lane] = q[b * 16 + j];
+                }
+            }
+        }
+    });
+    return p;
+}
+
 int32_t default_block_size(vt_format format) {
     switch (format) {
         case VT_FORMAT_FP8_BLOCKED: return 16;

@@ -131,6 +131,13 @@ std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int6
 
 void unpack(const Packed& p, float* dst);  // [out, in] f32, pruned entries 0
 
+// MXFP4 weights [rows, cols] as OCP / the Hub's gpt-oss files hold them — blocks [rows,
+// cols/32, 16] bytes (E2M1 codes, k = 2j in the low nibble of byte j), scales [rows, cols/32]
+// e8m0 (2^(S - 127)) — in VT_FORMAT_MXFP4 with the same codes (no decoding): exact. Null when
+// a row's scales span more than 38 binades (the caller packs the decoded values instead);
+// a NaN scale (0xFF) throws.
+std::unique_ptr<Packed> pack_mxfp4_blocks(const uint8_t* blocks, const uint8_t* scales, int64_t rows, int64_t cols);
+
 // Dequantize rows [row0, row0 + nrows) into dst[nrows, in] (e.g. an embedding lookup from a
 // packed tied lm_head). Throws on a bad range.
 void unpack_rows(const Packed& p, int64_t row0, int64_t nrows, float* dst);
