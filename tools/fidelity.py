@@ -65,7 +65,8 @@ def kv_cache_section(golden: dict, n_gen: int) -> list[str]:
         "",
         "The CPU backend keeps keys and values in f16 by default (`load_model(kv_cache=\"f16\")`,",
         "docs/guide.md \"Numerics\"); `kv_cache=\"int8\"` rounds each key and value vector to int8",
-        "with its own scale. The same scores with each cache type:",
+        f"with its own scale. The same scores with each cache type (`python tools/fidelity.py",
+        f"--kv-cache-only`, {datetime.date.today().isoformat()}, {platform.machine()} {pyvt.ops.cpu_isa()}):",
         "",
         "| format | KV cache | teacher-forced | first token | free-running prefix |",
         "|---|---|---|---|---|",
@@ -122,7 +123,7 @@ def main() -> int:
     # The BF16 reference folder in each format, then the default model as pyvt loads it
     # (weight_format auto: the shipped Q4_1 blocks as they are, int4-min).
     runs = [(f"pyvt `{f}`", hub.reference(quiet=True), f) for f in ("bf16", "int8", "fp8", "fp8-channel", "int4",
-                                                                    "int4-min")]
+                                                                    "int4-min", "mxfp4")]
     runs.append(("pyvt default (`auto`: the Q4_1 blocks as shipped)", hub.pull(quiet=True), "auto"))
     for label, path, fmt in runs:
         with pyvt.load_model(path, weight_format=fmt) as model:
@@ -182,8 +183,15 @@ def main() -> int:
         "  is only a little more faithful than `int4` (docs/guide.md).",
         "* pyvt rows use the default f16 KV cache; the last section compares it with f32 and int8.",
         "* Where the CPU kernels are AVX2 (the line under the table says) `int4` rounds x to",
-        "  int8 per block of 32 (docs/guide.md, \"Numerics\"); with int16 x, as before commit",
-        "  4f2c566, it measured 0.778 / 8 of 12 / 3.5.",
+        "  int8 per block of 32 (docs/guide.md, \"Numerics\"), and since 2026-11-27 it does so on AVX-512",
+        "  CPUs too, so its row holds for both; with int16 x, as before commit",
+        "  4f2c566, it measured 0.778 / 8 of 12 / 3.5. Since 2026-11-28 `int8`, `int4-min` and `mxfp4`",
+        "  on AVX-512 CPUs with VNNI + VBMI compute the AVX2 kernels' bits (int16 x; `tests/test_int4.py`,",
+        "  `test_avx512_gives_the_avx2_bits`), so their rows, and the default model's, hold there too.",
+        "* `mxfp4` (OCP FP4 E2M1 with a power-of-two scale per 32, as many bytes as `int4`) is the",
+        "  format gpt-oss's experts ship in and load into exactly; on this checkpoint, whose weights",
+        "  were not trained or quantized for it, it is the least faithful 4-bit row: its grid has",
+        "  8 magnitudes and its scales are powers of two.",
         "",
         "| engine / format | teacher-forced | first token | free-running prefix | MB/token |",
         "|---|---|---|---|---|",
