@@ -678,3 +678,50 @@ def test_gpt_oss_bench_checkpoint_loads_its_experts_as_mxfp4(tmp_path):
     assert out["auto"][0] < out["int8"][0]
     a, b = out["auto"][1], out["int8"][1]
     assert np.linalg.norm(a - b) / np.linalg.norm(b) < 5e-3
+
+
+def test_gpt_oss_bench_gguf_holds_the_same_weights(tmp_path):
+    """bench/gpt_oss.py's llama.cpp file: the experts are the checkpoint's MXFP4 codes and
+    exponents in ggml's block order (the gguf package decodes them to the very values the Hub
+    layout encodes; gate and up apart), the attention Q8_0 of its weights, and the metadata
+    llama.cpp's gpt-oss reads (pyvt's GGUF reader, which agrees byte for byte with the gguf
+    package: tests/test_convert.py). With llama-cpp-python (bench-only), the all-F32 variant's
+    logits are pyvt bf16's (measured 1.0e-4 relative: llama.cpp rounds YaRN's ramp)."""
+    from pyvt.gguf import GGMLType, read_gguf
+
+    go = _bench_module("gpt_oss")
+    tiny = dict(hidden=64, heads=4, kv=2, head_dim=16, inter=64, experts=4, topk=2)
+    folder = go.make_checkpoint(tmp_path / "ck", layers=2, vocab=300, shape=tiny)
+    path = go.export_gguf(folder, tmp_path / "m.gguf")
+    r = read_gguf(path)
+    assert r.metadata["general.architecture"] == "gpt-oss" and r.metadata["gpt-oss.expert_count"] == 4
+    assert r.metadata["gpt-oss.attention.sliding_window"] == 128 and len(r.metadata["tokenizer.ggml.tokens"]) == 300
+    st = (folder / "model.safetensors").read_bytes()
+    header = json.loads(st[8:8 + int.from_bytes(st[:8], "little")])
+    e2m1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+    for i in range(2):
+        for hf, names in (("gate_up_proj", ("ffn_gate_exps", "ffn_up_exps")), ("down_proj", ("ffn_down_exps",))):
+            b = go._u8_tensor(st, header, f"model.layers.{i}.mlp.experts.{hf}_blocks")
+            s = go._u8_tensor(st, header, f"model.layers.{i}.mlp.experts.{hf}_scales")
+            codes = np.stack([b & 15, b >> 4], axis=-1).reshape(*b.shape[:-1], 32)
+            vals = (e2m1[codes] * np.exp2(s.astype(np.float32) - 127)[..., None]).reshape(b.shape[0], b.shape[1], -1)
+            for k, name in enumerate(names):
+                assert r.tensors[f"blk.{i}.{name}.weight"].ggml_type == GGMLType.MXFP4
+                got = r.dequantize(f"blk.{i}.{name}.weight")
+                np.testing.assert_array_equal(got, vals[:, k::2] if len(names) == 2 else vals)
+        assert r.tensors[f"blk.{i}.attn_q.weight"].ggml_type == GGMLType.Q8_0
+        q = r.dequantize(f"blk.{i}.attn_q.weight")
+        w = go._bf16_tensor(st, header, f"model.layers.{i}.self_attn.q_proj.weight")
+        assert q.shape == w.shape and np.abs(q - w).max() <= np.abs(w).max() / 127
+    r.close()
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from pyvt import _model
+
+    f32 = go.export_gguf(folder, tmp_path / "f32.gguf", f32=True)
+    ids = [5, 6, 7, 8, 9, 10, 11, 12]
+    llm = llama_cpp.Llama(model_path=str(f32), n_ctx=64, n_threads=2, logits_all=True, verbose=False)
+    llm.eval(ids)
+    lc = np.array(llm.scores[:len(ids)], np.float64)
+    with _model.Model(str(folder), weight_format="bf16", device="cpu", kv_cache="f32") as m:
+        pv = m.logits(ids).astype(np.float64)
+    assert np.linalg.norm(lc - pv) / np.linalg.norm(pv) < 1e-3

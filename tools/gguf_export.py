@@ -644,9 +644,9 @@ def export_gguf(
 # ggml type code -> (elements per block, bytes per block) for the types benchmarks meet
 _GGML_BLOCKS = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24),
                 8: (32, 34), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176),
-                14: (256, 210), 30: (1, 2)}
+                14: (256, 210), 30: (1, 2), 39: (32, 17)}
 _GGML_NAMES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0",
-               10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 30: "BF16"}
+               10: "Q2_K", 11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 30: "BF16", 39: "MXFP4"}
 
 
 def _read_header(path: str | os.PathLike) -> tuple[dict[str, Any], list[dict[str, Any]]]:
