@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import os
 import statistics
 import sys
 import time
@@ -44,6 +43,7 @@ import decode as D  # noqa: E402  (bench/decode.py: machine info, versions, band
 
 import gguf_writer as gw  # noqa: E402  (tests/: GGUF writer and ggml quantizers)
 import llama_ref as R  # noqa: E402  (safetensors writer)
+from pyvt.gguf_tokenizer import _bytes_to_unicode  # noqa: E402
 
 # gpt-oss-20b: hidden, query heads, KV heads, head dim, expert intermediate, experts, top-k
 GPT_OSS_20B = dict(hidden=2880, heads=64, kv=8, head_dim=64, inter=2880, experts=32, topk=4)
@@ -138,17 +138,6 @@ def _hub_to_ggml_mxfp4(blocks: np.ndarray, scales: np.ndarray) -> bytes:
     return np.concatenate([scales[..., None], qs], axis=-1).astype(np.uint8).tobytes()
 
 
-def _bytes_to_unicode() -> dict[int, str]:  # GPT-2's byte-level alphabet
-    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
-    cs, k = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + k)
-            k += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
-
-
 _E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6], np.float32)
 
 
@@ -203,7 +192,7 @@ def export_gguf(folder: Path, out: Path, f32: bool = False) -> Path:
         experts(f"{g}ffn_down_exps.weight", b, sc)
         add(f"{g}ffn_down_exps.bias", _bf16_tensor(st, header, p + "mlp.experts.down_proj_bias"), gw.F32)
     del st
-    table = _bytes_to_unicode()
+    table = _bytes_to_unicode()  # GPT-2's byte-level alphabet
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
     tokens = specials + [table[b] for b in range(256)]
     tokens += [f"<|pad_{j}|>" for j in range(cfg["vocab_size"] - len(tokens))]

@@ -210,3 +210,50 @@ def check_sums_at_their_bound(tmp_path, prepack: str, linear: str, fmt: str) -> 
                 for m in (1, 3):
                     want = np.ones((m, k)) @ wd.T
                     assert rel_err(z[f"y{k}_{m}"], want) < 1e-6, (lvl, k, m)
+
+
+# ---- a tiny Llama in a 4-bit format against the reference of its quantized weights ----------
+
+MODEL_PROMPT = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
+
+
+def check_model_matches_reference(tmp_path, fmt: str, prepack: str, tie: bool) -> np.ndarray:
+    """weight_format=fmt: every layer linear is ops.<prepack>'s weight, lm_head INT8 blocked-32;
+    the forward pass (prefill, and decode step by step: the GEMV path) equals the float64
+    reference run on exactly those dequantized weights, and x rounded as the kernels round it
+    where the integer kernels run (tests/int16_ref.py; the linear tests pin that math exactly).
+    AUTO keeps the model on the CPU (the 4-bit formats run there; int4 / int4-min also on CUDA
+    builds' GPUs, which these checks leave to tests/test_cuda.py). Returns the logits."""
+    import llama_ref as R
+    from pyvt import _model
+
+    cfg = R.TinyConfig(hidden=96, intermediate=160, heads=2, kv_heads=1, tie=tie)
+    w = R.write_checkpoint(tmp_path, cfg, seed=5)
+    wq = dict(w)
+    pk = getattr(ops, prepack)
+    for k, v in w.items():
+        if k.endswith(R.LINEAR_SUFFIXES):
+            with pk(np.ascontiguousarray(v, np.float32)) as p:
+                wq[k] = p.unpack()
+    head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
+    with ops.prepack_int8_blocked(np.ascontiguousarray(head, np.float32)) as p:
+        wq["lm_head.weight"] = p.unpack()
+    rounds = int16_gemm_applies(fmt, 1)
+    ref = R.reference_logits(wq, cfg, MODEL_PROMPT, round_x=(lambda h: round_x16(h, 32, fmt)) if rounds else None)
+    # The f32 KV cache: exact math on the quantized weights.
+    with _model.Model(str(tmp_path), weight_format=fmt, device="cpu", kv_cache="f32") as m:
+        assert m.info["weight_format"] == fmt and m.info["block_size"] == 32 and m.info["device"] == "cpu"
+        got = m.logits(MODEL_PROMPT)
+        with m.new_session() as s:
+            _, first = s.prefill(MODEL_PROMPT[:1], logits="last")
+            rows = [first]
+            for t in MODEL_PROMPT[1:]:
+                rows.append(s.decode(t, want_logits=True)[1])
+    scale = np.abs(ref).max()
+    # x rounded in f32 here and in f64 there: an element at a rounding boundary may go either
+    # way; through the layers, about 1e-4 of the logits.
+    tol = 3e-4 if rounds else 1e-4
+    assert np.abs(got - ref).max() / scale < tol
+    assert np.abs(np.stack(rows) - ref).max() / scale < tol
+    assert (got.argmax(-1) == ref.argmax(-1)).all()
+    return got

@@ -14,8 +14,8 @@ import pytest
 
 from pyvt import ops
 
-from dense4 import (check_cuda_matches_cpu, check_device_placement, check_every_isa_level, check_sums_at_their_bound,
-                    mag, rel_err)
+from dense4 import (check_cuda_matches_cpu, check_device_placement, check_every_isa_level, check_model_matches_reference,
+                    check_sums_at_their_bound, mag, rel_err)
 from int16_ref import int16_gemm_applies, round_x16
 
 MS = [1, 2, 3, 5, 8, 9, 17, 70]
@@ -253,46 +253,7 @@ def test_avx512_gives_the_avx2_bits(tmp_path, fmt):
 
 @pytest.mark.parametrize("tie", [False, True])
 def test_model_int4_equals_reference_of_its_quantized_weights(tmp_path, tie):
-    """weight_format="int4": every layer linear is the int4 weight, lm_head INT8 blocked-32;
-    the forward pass equals the float64 reference run on exactly those dequantized weights
-    (prefill, and decode step by step, which takes the GEMV path)."""
-    sys.path.insert(0, os.path.dirname(__file__))
-    import llama_ref as R
-    from pyvt import _model
-
-    cfg = R.TinyConfig(hidden=96, intermediate=160, heads=2, kv_heads=1, tie=tie)
-    w = R.write_checkpoint(tmp_path, cfg, seed=5)
-    wq = dict(w)
-    for k, v in w.items():
-        if k.endswith(R.LINEAR_SUFFIXES):
-            with ops.prepack_int4_blocked(np.ascontiguousarray(v, np.float32)) as p:
-                wq[k] = p.unpack()
-    head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    with ops.prepack_int8_blocked(np.ascontiguousarray(head, np.float32)) as p:
-        wq["lm_head.weight"] = p.unpack()
-    prompt = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
-    # On AVX2 every int4 linear multiplies x rounded to one signed byte per K-block
-    # (tests/int16_ref.py; the linear tests pin that math exactly): the reference rounds the
-    # same way.
-    rx = (lambda h: round_x16(h, 32, "int4")) if int16_gemm_applies("int4", 1) else None
-    ref = R.reference_logits(wq, cfg, prompt, round_x=rx)
-    # The f32 KV cache: exact math on the quantized weights.
-    with _model.Model(str(tmp_path), weight_format="int4", device="auto", kv_cache="f32") as m:
-        # AUTO keeps int4 on the CPU (no device kernels), whatever this build has.
-        assert m.info["weight_format"] == "int4" and m.info["block_size"] == 32 and m.info["device"] == "cpu"
-        got = m.logits(prompt)
-        with m.new_session() as s:
-            _, first = s.prefill(prompt[:1], logits="last")
-            rows = [first]
-            for t in prompt[1:]:
-                rows.append(s.decode(t, want_logits=True)[1])
-    scale = np.abs(ref).max()
-    # x rounded (AVX2) in f32 here and in f64 there: an element at a rounding boundary may go
-    # either way; through the layers, about 1e-4 of the logits.
-    tol = 3e-4 if int16_gemm_applies("int4", 1) else 1e-4
-    assert np.abs(got - ref).max() / scale < tol
-    assert np.abs(np.stack(rows) - ref).max() / scale < tol
-    assert (got.argmax(-1) == ref.argmax(-1)).all()
+    check_model_matches_reference(tmp_path, "int4", "prepack_int4_blocked", tie)
 
 
 def test_integer_sums_at_their_bound(tmp_path):

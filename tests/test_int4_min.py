@@ -18,8 +18,8 @@ from pyvt import ops
 
 sys.path.insert(0, os.path.dirname(__file__))
 import llama_ref as R  # noqa: E402
-from dense4 import (check_cuda_matches_cpu, check_device_placement, check_every_isa_level,  # noqa: E402
-                    check_sums_at_their_bound, mag, rel_err)
+from dense4 import (MODEL_PROMPT, check_cuda_matches_cpu, check_device_placement, check_every_isa_level,  # noqa: E402
+                    check_model_matches_reference, check_sums_at_their_bound, mag, rel_err)
 from int16_ref import int16_gemm_applies, round_x16  # noqa: E402
 
 MS = [1, 2, 3, 5, 8, 9, 17, 70]
@@ -237,49 +237,15 @@ def test_every_isa_level_matches_the_reference(tmp_path):
 
 # ---- a model with int4-min layers ----------------------------------------------------------
 
-def _quantized_reference_weights(w):
-    wq = dict(w)
-    for k, v in w.items():
-        if k.endswith(R.LINEAR_SUFFIXES):
-            with ops.prepack_int4_min_blocked(np.ascontiguousarray(v, F32)) as p:
-                wq[k] = p.unpack()
-    head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    with ops.prepack_int8_blocked(np.ascontiguousarray(head, F32)) as p:
-        wq["lm_head.weight"] = p.unpack()
-    return wq
-
-
-PROMPT = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
+PROMPT = MODEL_PROMPT
 
 
 @pytest.mark.parametrize("tie", [False, True])
 def test_model_int4_min_equals_reference_of_its_quantized_weights(tmp_path, tie):
-    """weight_format="int4-min": every layer linear is the int4-min weight, lm_head INT8
-    blocked-32; the forward pass equals the float64 reference run on exactly those
-    dequantized weights (prefill, and decode step by step: the GEMV path), and stays close
-    to the bf16 model."""
+    """check_model_matches_reference (tests/dense4.py), and the model stays close to bf16."""
     from pyvt import _model
 
-    cfg = R.TinyConfig(hidden=96, intermediate=160, heads=2, kv_heads=1, tie=tie)
-    w = R.write_checkpoint(tmp_path, cfg, seed=5)
-    ref = R.reference_logits(_quantized_reference_weights(w), cfg, PROMPT)
-    # The f32 KV cache: exact math on the quantized weights.
-    with _model.Model(str(tmp_path), weight_format="int4-min", device="auto", kv_cache="f32") as m:
-        # AUTO keeps int4-min on the CPU (no device kernels), whatever this build has.
-        assert m.info["weight_format"] == "int4-min" and m.info["block_size"] == 32 and m.info["device"] == "cpu"
-        got = m.logits(PROMPT)
-        with m.new_session() as s:
-            _, first = s.prefill(PROMPT[:1], logits="last")
-            rows = [first]
-            for t in PROMPT[1:]:
-                rows.append(s.decode(t, want_logits=True)[1])
-    scale = np.abs(ref).max()
-    # On AVX2 every 4-bit linear multiplies x rounded to int16 per K-block (tests/int16_ref.py;
-    # the linear tests pin that math exactly): through the layers, about 1e-4 of the logits.
-    tol = 3e-4 if int16_gemm_applies("int4-min", 1) else 1e-4
-    assert np.abs(got - ref).max() / scale < tol
-    assert np.abs(np.stack(rows) - ref).max() / scale < tol
-    assert (got.argmax(-1) == ref.argmax(-1)).all()
+    got = check_model_matches_reference(tmp_path, "int4-min", "prepack_int4_min_blocked", tie)
     # Against the bf16 model: 4-bit weights move the logits (relative RMS, measured 0.09-0.16
     # on these random Gaussian weights), about as much as int4 (0.09-0.13), far more than int8.
     lg = {}

@@ -20,7 +20,8 @@ from pyvt import ops
 
 sys.path.insert(0, os.path.dirname(__file__))
 import llama_ref as R  # noqa: E402
-from dense4 import check_every_isa_level, check_sums_at_their_bound, mag, rel_err  # noqa: E402
+from dense4 import (MODEL_PROMPT, check_every_isa_level, check_model_matches_reference,  # noqa: E402
+                    check_sums_at_their_bound, mag, rel_err)
 from int16_ref import int16_gemm_applies, round_x16  # noqa: E402
 
 F32 = np.float32
@@ -225,51 +226,12 @@ def test_every_isa_level_matches_the_reference(tmp_path):
 
 # ---- a model with mxfp4 layers ---------------------------------------------------------------
 
-PROMPT = [1, 17, 42, 5, 9, 33, 60, 2, 71, 8, 15, 44]
-
-
-def _quantized_reference_weights(w):
-    wq = dict(w)
-    for k, v in w.items():
-        if k.endswith(R.LINEAR_SUFFIXES):
-            with ops.prepack_mxfp4(np.ascontiguousarray(v, F32)) as p:
-                wq[k] = p.unpack()
-    head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    with ops.prepack_int8_blocked(np.ascontiguousarray(head, F32)) as p:
-        wq["lm_head.weight"] = p.unpack()
-    return wq
+PROMPT = MODEL_PROMPT
 
 
 @pytest.mark.parametrize("tie", [False, True])
 def test_model_mxfp4_equals_reference_of_its_quantized_weights(tmp_path, tie):
-    """weight_format="mxfp4": every layer linear is the MXFP4 weight, lm_head INT8 blocked-32;
-    the forward pass (prefill, and decode step by step: the GEMV path) equals the float64
-    reference run on exactly those dequantized weights (and x rounded as the kernels round it)."""
-    from pyvt import _model
-
-    cfg = R.TinyConfig(hidden=96, intermediate=160, heads=2, kv_heads=1, tie=tie)
-    w = R.write_checkpoint(tmp_path, cfg, seed=5)
-    # Where the integer kernels run (AVX2; AVX-512 with VNNI + VBMI) every mxfp4 linear multiplies
-    # x rounded to int16 per K-block (tests/int16_ref.py; the linear tests pin that math exactly):
-    # the reference rounds the same way.
-    rx = (lambda h: round_x16(h, 32, "mxfp4")) if int16_gemm_applies("mxfp4", 1) else None
-    ref = R.reference_logits(_quantized_reference_weights(w), cfg, PROMPT, round_x=rx)
-    with _model.Model(str(tmp_path), weight_format="mxfp4", device="auto", kv_cache="f32") as m:
-        # AUTO keeps mxfp4 on the CPU (no device kernels), whatever this build has.
-        assert m.info["weight_format"] == "mxfp4" and m.info["block_size"] == 32 and m.info["device"] == "cpu"
-        got = m.logits(PROMPT)
-        with m.new_session() as s:
-            _, first = s.prefill(PROMPT[:1], logits="last")
-            rows = [first]
-            for t in PROMPT[1:]:
-                rows.append(s.decode(t, want_logits=True)[1])
-    scale = np.abs(ref).max()
-    # x rounded in f32 here and in f64 there: an element at a rounding boundary may go either
-    # way; through the layers, about 1e-4 of the logits (as int4's and int4-min's).
-    tol = 3e-4 if int16_gemm_applies("mxfp4", 1) else 1e-4
-    assert np.abs(got - ref).max() / scale < tol
-    assert np.abs(np.stack(rows) - ref).max() / scale < tol
-    assert (got.argmax(-1) == ref.argmax(-1)).all()
+    check_model_matches_reference(tmp_path, "mxfp4", "prepack_mxfp4", tie)
 
 
 def test_model_mxfp4_options_and_cache(tmp_path):
