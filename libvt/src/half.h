@@ -44,6 +44,11 @@ inline float f16_to_f32(uint16_t h) {
     return f;
 }
 
+// 2^k as f16 bits, exactly: normal for k >= -14, subnormal down to 2^-24 (-24 <= k <= 15).
+inline uint16_t f16_pow2(int k) {
+    return k >= -14 ? static_cast<uint16_t>((k + 15) << 10) : static_cast<uint16_t>(1u << (k + 24));
+}
+
 // RNE, NaN kept (quiet).
 inline uint16_t f32_to_bf16(float x) {
     uint32_t u;

@@ -17,6 +17,7 @@
 
 #include "convert.h"
 #include "family.h"
+#include "cpu/kernels.h"
 #include "ggml_import.h"
 #include "ops/rope.h"
 #include "safetensors.h"
@@ -307,17 +308,15 @@ public:
                 if (p) return p;
             }
             if (f16_scales && fmt == ggml_native_format(kGgmlQ8_0) && block == kGgmlBlock && ggml_packable(kGgmlQ8_0)) {
-                static const int8_t kDoubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
                 std::vector<uint8_t> q8(size_t(rows * nb) * 34);
                 for (int64_t i = 0; i < rows * nb; ++i) {
                     uint8_t* b = q8.data() + i * 34;
-                    const int k = int(sc[i]) - 128;  // d = 2^k: f16 bits, normal or subnormal
-                    const uint16_t d = k >= -14 ? uint16_t((k + 15) << 10) : uint16_t(1u << (k + 24));
+                    const uint16_t d = f16_pow2(int(sc[i]) - 128);  // d = 2^(e - 128), normal or subnormal
                     b[0] = uint8_t(d & 0xFF);
                     b[1] = uint8_t(d >> 8);
                     for (int j = 0; j < 16; ++j) {
-                        b[2 + 2 * j] = uint8_t(kDoubled[q[i * 16 + j] & 15]);
-                        b[2 + 2 * j + 1] = uint8_t(kDoubled[q[i * 16 + j] >> 4]);
+                        b[2 + 2 * j] = uint8_t(cpu::kMxfp4Values[q[i * 16 + j] & 15]);  // doubled E2M1
+                        b[2 + 2 * j + 1] = uint8_t(cpu::kMxfp4Values[q[i * 16 + j] >> 4]);
                     }
                 }
                 return wrap(what, [&] { return pack_ggml({{q8.data(), rows}}, kGgmlQ8_0, cols); });

@@ -448,7 +448,7 @@ void pack_mxfp4_row(Packed& p, const float* w, int64_t t, int lane, int8_t* u) {
         int8_t* ub = u + b * kb;
         int s = ex[b] == INT_MIN ? -24 : std::max(ex[b] - 1 - r, -24);  // f16 scale 2^s
         s = std::min(s, 15);
-        sc[b * kTileRows + lane] = s >= -14 ? uint16_t((s + 15) << 10) : uint16_t(1u << (s + 24));
+        sc[b * kTileRows + lane] = f16_pow2(s);
         // w / 2^e with e = s + 1 + r, in two power-of-two steps: exact unless the result is
         // an f32 subnormal, i.e. far below 0.25, where the code is 0 either way.
         const float inv_r = std::ldexp(1.0f, -r), inv_b = std::ldexp(1.0f, -(s + 1));
@@ -703,8 +703,7 @@ std::unique_ptr<Packed> pack_mxfp4_blocks(const uint8_t* blocks, const uint8_t* 
                 const int m = std::max(hi - 128 - 14, -126);
                 pr.rowmul[t * kTileRows + lane] = std::ldexp(1.0f, m);
                 for (int64_t b = 0; b < nb; ++b) {
-                    const int k = s[b] - 128 - m;
-                    sc[b * kTileRows + lane] = k >= -14 ? uint16_t((k + 15) << 10) : uint16_t(1u << (k + 24));
+                    sc[b * kTileRows + lane] = f16_pow2(s[b] - 128 - m);
                     // byte j of a block: k = 2j in its low nibble, 2j + 1 in its high one — the
                     // tile's own pairing (quant.h), so the codes are copied as they are
                     for (int j = 0; j < 16; ++j) tile[(b * 16 + j) * kTileRows + lane] = q[b * 16 + j];

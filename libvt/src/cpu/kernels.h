@@ -44,6 +44,15 @@ enum DenseKind : int {
 
 // MXFP4: twice the value of each E2M1 code (quant.h's layout comment; code 8 is -0).
 constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// The same plus 12 (0 .. 24): unsigned, as the integer kernels' vpmaddubsw / vpdpbusd take the
+// nibbles' side; each block's sum then loses 12 * sum(x).
+constexpr uint8_t kMxfp4Plus12[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
+constexpr bool mxfp4_plus12_ok() {
+    for (int i = 0; i < 16; ++i)
+        if (kMxfp4Plus12[i] != kMxfp4Values[i] + 12) return false;
+    return true;
+}
+static_assert(mxfp4_plus12_ok(), "kMxfp4Plus12 is kMxfp4Values + 12");
 
 // A read-only view of one dense packed weight (see quant.h for the layout).
 struct DenseW {

@@ -398,7 +398,7 @@ inline int64_t xp_word(int64_t p) {
 template <int R, bool Fp4 = false>
 inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_t ldp, const float* xs,
                            const float* xsum, int64_t nkb, V2* out) {
-    const __m256i fp4 = _mm256_broadcastsi128_si256(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    const __m256i fp4 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Plus12)));
     const auto decode = [&](__m256i v, __m256i* a) {
         nibble_pairs(v, a);
         if constexpr (Fp4) {
@@ -486,8 +486,11 @@ inline void gemv_tile_i4x8(const DenseW& w, int64_t t, const int32_t* xp, int64_
         // GEMM's results bit for bit, so a row decoded alone equals the same row in a batch.
         V2 s = load_f16x16(sc + b * L);
         s = {_mm256_mul_ps(s.lo, rlo), _mm256_mul_ps(s.hi, rhi)};
-        V2 mv = Fp4 ? s : load_f16x16(mn + b * L);
-        mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
+        V2 mv{};  // int4-min's mins times rowmul (MXFP4 has none)
+        if constexpr (!Fp4) {
+            mv = load_f16x16(mn + b * L);
+            mv = {_mm256_mul_ps(mv.lo, rlo), _mm256_mul_ps(mv.hi, rhi)};
+        }
         for (int i = 0; i < R; ++i) {
             const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
             const __m256 x8 = _mm256_set1_ps(xsv);
@@ -786,7 +789,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
     const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
     const VnniNibbles nib4;
     const __m512i fp4 =
-        _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+        _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Plus12)));
     const auto nibbles = [&](const uint8_t* p, __mmask64 bytes) VT_VNNI4_TARGET {
         const __m512i u = nib4(p, bytes);
         if constexpr (Fp4) return _mm512_maskz_shuffle_epi8(~0ull, fp4, u);
@@ -828,7 +831,7 @@ VT_VNNI4_TARGET inline void gemv_tile_i4_vnni(const DenseW& w, int64_t t, const 
         }
         const __m512 s = scaled16(sc + b * L, rm);
         if constexpr (Min) {
-            const __m512 mv = Fp4 ? s : scaled16(mn + b * L, rm);
+            const __m512 mv = Fp4 ? _mm512_setzero_ps() : scaled16(mn + b * L, rm);  // (MXFP4: no mins)
             for (int i = 0; i < R; ++i) {
                 const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
                 __m512i sum = _mm512_add_epi32(al[i], _mm512_maskz_slli_epi32(0xFFFF, ah[i], 8));

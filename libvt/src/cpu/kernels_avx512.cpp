@@ -164,7 +164,9 @@ inline __m512 int4_min_table() {
 
 // MXFP4: twice the E2M1 values (kMxfp4Values).
 inline __m512 mxfp4_table() {
-    return _mm512_setr_ps(0.f, 1.f, 2.f, 3.f, 4.f, 6.f, 8.f, 12.f, 0.f, -1.f, -2.f, -3.f, -4.f, -6.f, -8.f, -12.f);
+    // (the maskz forms: GCC 12's unmasked ones read an undefined register it warns about)
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values));
+    return _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, v));
 }
 // The table of a nibble kind (kernels.h nibble_kind).
 template <int Kind>
