@@ -9,12 +9,15 @@ run, on the same weights and the same token ids:
 * HF transformers (``LlamaForCausalLM``, FP32 on CPU / BF16 on CUDA), ``torch.set_num_threads``;
   prefill = one forward of the prompt (``logits_to_keep=1``) + argmax, decode = a manual loop
   of one-token forwards with the KV cache + argmax;
-* llama.cpp through ``llama-cpp-python``: a Q8_0 GGUF of the same weights (like-for-like bytes,
-  ``flash_attn=True``), a Q4_0 GGUF made from it by llama.cpp's quantizer (the baseline for
-  pyvt ``int4``) and, for SmolLM2, the shipped Q4_1 GGUF; ``n_threads = n_threads_batch =
-  t``, ``n_batch = n_ubatch = 512``. Timed through ``Llama.eval`` (one ``llama_decode`` per
-  batch; per token a 1-token ``llama_decode``, a copy of the last logits row and a numpy
-  argmax) -- no tokenizer, no sampler chain.
+* llama.cpp through ``llama-cpp-python``: a Q8_0 GGUF of the same weights (like-for-like bytes),
+  a Q4_0 GGUF made from it by llama.cpp's quantizer (the baseline for pyvt ``int4``), for
+  SmolLM2 the shipped Q4_1 GGUF, and on request (``--llamacpp-quants``) a Q4_K_M; each with
+  flash attention on and off (``--llamacpp-flash-attn``), and every ratio divides by the
+  faster of the two for its measure, decode or prefill (which is faster depends on the CPU:
+  on one Xeon VM, off decoded 1.5x faster at 512 tokens of context); ``n_threads =
+  n_threads_batch = t``, ``n_batch = n_ubatch = 512``. Timed through ``Llama.eval`` (one
+  ``llama_decode`` per batch; per token a 1-token ``llama_decode``, a copy of the last logits
+  row and a numpy argmax) -- no tokenizer, no sampler chain.
 
 Each engine runs in its own subprocess (clean memory, no thread-pool interference between
 OpenMP runtimes, and a crash is a row that says so, not a dead benchmark).
@@ -353,7 +356,10 @@ def smollm2_folder(explicit: str | None) -> Path:
 
 
 #: the llama.cpp GGUFs a run can compare against (--llamacpp-quants), in row order.
-LLAMACPP_QUANTS = ("Q8_0", "Q4_1", "Q4_0")
+LLAMACPP_QUANTS = ("Q8_0", "Q4_1", "Q4_0", "Q4_K_M")
+#: the ones a run compares against unless --llamacpp-quants names others (Q4_K_M takes
+#: llama.cpp's quantizer most of a minute for the TinyLlama shape: asked for by name).
+DEFAULT_LLAMACPP_QUANTS = ("Q8_0", "Q4_1", "Q4_0")
 
 
 def smollm2_q4_1(cache: Path, explicit: str | None) -> Path:
@@ -436,7 +442,8 @@ def export_q8_0(folder: Path, dst: Path, pre: str) -> Path:
     return gguf_export.export_gguf(folder, dst, qtype="q8_0", pre=pre, quiet=True)
 
 
-def prepare_model(name: str, args: argparse.Namespace, want_llamacpp: bool) -> dict[str, Any]:
+def prepare_model(name: str, args: argparse.Namespace, want_llamacpp: bool,
+                  want_quants: tuple[str, ...] = ()) -> dict[str, Any]:
     spec = MODELS[name]
     cache = Path(args.cache).expanduser()
     out: dict[str, Any] = {"name": name, "source": spec["source"], "gguf": {}}
@@ -466,6 +473,11 @@ def prepare_model(name: str, args: argparse.Namespace, want_llamacpp: bool) -> d
             # AVX-512 / AVX2 at load), quantized by llama.cpp from the Q4_1 (SmolLM2) or Q8_0.
             src = out["gguf"].get("Q4_1", out["gguf"]["Q8_0"])
             out["gguf"]["Q4_0"] = requantize(src, cache / f"{name}.Q4_0.gguf", "q4_0")
+            # Q4_K_M (what most published GGUFs and Ollama's default tags are): llama.cpp's mix
+            # of Q4_K with Q6_K (output, half the layers' attn_v and ffn_down) and, where a row
+            # is not a multiple of 256, its fallbacks (Q5_0, Q8_0); made only when asked for.
+            if "Q4_K_M" in want_quants:
+                out["gguf"]["Q4_K_M"] = requantize(src, cache / f"{name}.Q4_K_M.gguf", "q4_k_m")
         except Exception as e:  # noqa: BLE001
             out["gguf_error"] = f"{type(e).__name__}: {e}"
             log(f"{name}: could not prepare GGUFs: {out['gguf_error']}")
@@ -832,15 +844,10 @@ def summarize(row: dict[str, Any], prompt_len: int, bw: dict[int | None, float])
 
 
 def add_ratios(rows: list[dict[str, Any]]) -> None:
-    """decode/prefill tok/s over llama.cpp Q8_0 (flash-attn on when both were run) and over
-    transformers, same model, thread count and contention mode."""
+    """decode/prefill tok/s over llama.cpp Q8_0 (its faster flash-attention setting for each
+    measure where both were run) and over transformers, same model, thread count and contention
+    mode."""
     ok = [r for r in rows if r.get("status") == "ok"]
-
-    def q8(model, t, mode):
-        c = [r for r in ok if r["model"] == model and r["threads"] == t and r["engine"] == "llama.cpp"
-             and r.get("contention", "none") == mode and str(r["format"]).startswith("Q8_0")]
-        c.sort(key=lambda r: "fa=off" in str(r["format"]))
-        return c[0] if c else None
 
     def hf(model, t, mode):
         return next((r for r in ok if r["model"] == model and r["threads"] == t and r["engine"] == "transformers"
@@ -848,24 +855,33 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
 
     for r in ok:
         mode = r.get("contention", "none")
-        for key, base in (("llamacpp_q8", q8(r["model"], r["threads"], mode)),
-                          ("hf", hf(r["model"], r["threads"], mode))):
-            if base is None or base is r or (key == "llamacpp_q8" and r["engine"] == "transformers"):
+        q8 = llamacpp_best(ok, r["model"], "Q8_0", r["threads"], mode)
+        for key, base in (("llamacpp_q8", q8), ("hf", {m: hf(r["model"], r["threads"], mode) for m in q8})):
+            if key == "llamacpp_q8" and r["engine"] != "pyvt":
                 continue
-            r[f"decode_vs_{key}"] = r["decode_tok_s"] / base["decode_tok_s"]
-            r[f"prefill_vs_{key}"] = r["prefill_tok_s"] / base["prefill_tok_s"]
+            for m in ("decode", "prefill"):
+                if base[m] is not None and base[m] is not r:
+                    r[f"{m}_vs_{key}"] = r[f"{m}_tok_s"] / base[m][f"{m}_tok_s"]
     # pyvt loading a GGUF beside llama.cpp running the same file.
     for r in ok:
         if r["engine"] != "pyvt" or not str(r["format"]).startswith("gguf-"):
             continue
         q = str(r["format"])[len("gguf-"):].upper()
-        same = [b for b in ok if b["model"] == r["model"] and b["threads"] == r["threads"]
-                and b["engine"] == "llama.cpp" and b.get("contention", "none") == r.get("contention", "none")
-                and str(b["format"]).split(" ")[0] == q]
-        same.sort(key=lambda b: "fa=off" in str(b["format"]))
-        if same:
-            r["decode_vs_llamacpp_same"] = r["decode_tok_s"] / same[0]["decode_tok_s"]
-            r["prefill_vs_llamacpp_same"] = r["prefill_tok_s"] / same[0]["prefill_tok_s"]
+        same = llamacpp_best(ok, r["model"], q, r["threads"], r.get("contention", "none"))
+        for m in ("decode", "prefill"):
+            if same[m] is not None:
+                r[f"{m}_vs_llamacpp_same"] = r[f"{m}_tok_s"] / same[m][f"{m}_tok_s"]
+
+
+def llamacpp_best(rows: list[dict[str, Any]], model: str, quant: str, threads: Any,
+                  contention: str) -> dict[str, dict[str, Any] | None]:
+    """llama.cpp's row of ``quant`` (any flash-attention setting) with the highest decode and
+    the one with the highest prefill, same model, thread count and neighbour load: the
+    baseline a ratio divides by is llama.cpp at its faster setting for that measure."""
+    c = [r for r in rows if r.get("status") == "ok" and r["model"] == model and r["threads"] == threads
+         and r["engine"] == "llama.cpp" and r.get("contention", "none") == contention
+         and str(r["format"]).split(" ")[0] == quant]
+    return {m: max(c, key=lambda r: r[f"{m}_tok_s"]) if c else None for m in ("decode", "prefill")}
 
 
 def agreement(rows: list[dict[str, Any]]) -> None:
@@ -1016,7 +1032,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--models", "--shapes", dest="models", type=_csv, default=None,
                     help=f"comma list of {', '.join(MODELS)} (default per device)")
     ap.add_argument("--formats", type=_csv, default=None,
-                    help="pyvt weight formats (default int8,fp8,bf16); gguf-q8_0, gguf-q4_0, gguf-q4_1: pyvt "
+                    help="pyvt weight formats (default int8,fp8,bf16); gguf-q8_0, gguf-q4_0, gguf-q4_1, gguf-q4_k_m: pyvt "
                          "loading the GGUF llama.cpp runs (weight_format auto: its blocks as they are); "
                          "FORMAT/kv-int8 (or /kv-f32): that format with another KV cache type (default f16); "
                          "FORMAT/b64 (before any /kv-): that format with blocks of 64 along K (e.g. int8/b64, what "
@@ -1035,11 +1051,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-pyvt", action="store_true", help="baselines only")
     ap.add_argument("--no-transformers", action="store_true")
     ap.add_argument("--no-llamacpp", action="store_true")
-    ap.add_argument("--llamacpp-flash-attn", choices=["on", "off", "both"], default="on",
-                    help="llama.cpp flash attention (default on: its fastest Q8_0 setting on CPU)")
-    ap.add_argument("--llamacpp-quants", default=",".join(LLAMACPP_QUANTS), metavar="QUANTS",
-                    help="comma list of the llama.cpp GGUFs to run (default %(default)s; Q4_1 for SmolLM2 "
-                         "only); e.g. Q8_0 alone where each run is long, as beside --contention loads")
+    ap.add_argument("--llamacpp-flash-attn", choices=["both", "on", "off"], default="both",
+                    help="llama.cpp flash attention: both (default) runs each GGUF both ways, and every ratio "
+                         "divides by the faster row for its measure (which is faster depends on the CPU and the "
+                         "context: on one Xeon VM, off decoded 1.5x faster at 512 tokens, on prefilled faster); "
+                         "on / off: one setting")
+    ap.add_argument("--llamacpp-quants", default=",".join(DEFAULT_LLAMACPP_QUANTS), metavar="QUANTS",
+                    help=f"comma list of the llama.cpp GGUFs to run ({', '.join(LLAMACPP_QUANTS)}; default "
+                         "%(default)s; Q4_1 for SmolLM2 only); e.g. Q8_0 alone where each run is long, as "
+                         "beside --contention loads")
     ap.add_argument("--contention", default="none", metavar="MODES",
                     help="comma list of neighbour loads to measure beside (bench/contention.py: "
                          f"{', '.join(contention.MODES)}, or all; default none)")
@@ -1134,7 +1154,9 @@ def main(argv: list[str] | None = None) -> int:
         log(f"=== {name}")
         try:
             want_gguf = not args.no_llamacpp or any(f.startswith("gguf-") for f in args.formats)
-            prep = prepare_model(name, args, want_llamacpp=have_llama and want_gguf)
+            want_quants = tuple(args.llamacpp_quants if not args.no_llamacpp else ()) + tuple(
+                f[len("gguf-"):].upper() for f in args.formats if f.startswith("gguf-"))
+            prep = prepare_model(name, args, want_llamacpp=have_llama and want_gguf, want_quants=want_quants)
         except Exception as e:  # noqa: BLE001
             log(f"{name}: cannot prepare: {e}")
             rows.append({"model": name, "engine": "-", "format": None, "threads": "-",
@@ -1301,7 +1323,8 @@ def render_markdown(env: dict[str, Any], rows: list[dict[str, Any]], g: list[str
         "one-token forwards with the KV cache + argmax. llama.cpp (llama-cpp-python) — `Llama.eval(prompt)` "
         "(`n_batch = n_ubatch = 512`: one `llama_decode`) + numpy argmax of the last logits; then per token "
         "`Llama.eval([tok])` + argmax; `n_threads = n_threads_batch = t`, flash attention as labelled (on unless "
-        "noted). Every engine runs in its own process.",
+        "noted); a ratio against llama.cpp divides by its faster row for that measure where both flash-attention "
+        "settings ran. Every engine runs in its own process.",
     ]
     regions = [r for r in rows if r.get("regions_per_token") is not None]
     if regions:

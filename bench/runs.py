@@ -9,6 +9,7 @@ range over the runs of:
 * pyvt int8's fraction of the bandwidth floor (each run against its own bandwidth reading);
 * int8 decode and prefill against llama.cpp Q8_0 in the same run;
 * int4 decode against pyvt int8 and against llama.cpp Q4_0 in the same run;
+  (llama.cpp at its faster flash-attention setting for each measure where a run has both);
 * the read bandwidth measured at each run's start.
 
 Only runs of the same workload are pooled: the prompt and generation lengths, thread count,
@@ -54,6 +55,19 @@ def _row(rows: list[dict[str, Any]], model: str, engine: str, fmt: str, threads:
     return None
 
 
+def _llamacpp(rows: list[dict[str, Any]], model: str, quant: str, threads: int,
+              contention: str) -> dict[str, float] | None:
+    """llama.cpp's ``quant`` at its faster flash-attention setting for each measure (rows
+    "Q8_0 fa=on" and "Q8_0 fa=off" where a run measured both; "Q8_0" where it ran one):
+    {"decode_tok_s": best decode, "prefill_tok_s": best prefill}, or None."""
+    c = [r for r in rows if r.get("model") == model and r.get("engine") == "llama.cpp"
+         and str(r.get("format")).split(" ")[0] == quant and r.get("threads") == threads
+         and r.get("contention", "none") == contention and r.get("status") == "ok"]
+    if not c:
+        return None
+    return {k: max(float(r[k]) for r in c) for k in ("decode_tok_s", "prefill_tok_s")}
+
+
 def samples(runs: list[dict[str, Any]], threads: int, contention: str) -> dict[str, dict[str, list[float]]]:
     """{model: {metric: [one value per run that has it]}}."""
     out: dict[str, dict[str, list[float]]] = {}
@@ -65,8 +79,8 @@ def samples(runs: list[dict[str, Any]], threads: int, contention: str) -> dict[s
             got = out.setdefault(m, {})
             i8 = _row(rows, m, "pyvt", "int8", threads, contention)
             i4 = _row(rows, m, "pyvt", "int4", threads, contention)
-            q8 = _row(rows, m, "llama.cpp", "Q8_0", threads, contention)
-            q4 = _row(rows, m, "llama.cpp", "Q4_0", threads, contention)
+            q8 = _llamacpp(rows, m, "Q8_0", threads, contention)
+            q4 = _llamacpp(rows, m, "Q4_0", threads, contention)
 
             def add(metric: str, value: float | None) -> None:
                 if value is not None and value > 0:

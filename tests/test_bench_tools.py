@@ -513,6 +513,35 @@ def test_decode_bench_kv_cache_rows():
     assert not any("int4/kv-int8" in x or "1 thread(s)" in x for x in lines)  # no f16 row to compare with
 
 
+def test_decode_bench_divides_by_llamacpps_faster_setting(tmp_path, capsys):
+    """Where llama.cpp ran with flash attention on and off, bench/decode.py's ratios (against
+    Q8_0, and a GGUF-loaded row against the same file) and bench/runs.py's medians divide by
+    the faster of the two rows for each measure: decode by one, prefill by the other here."""
+    mod = _bench_module("decode")
+
+    def row(engine, fmt, dec, pre):
+        return {"model": "m", "engine": engine, "format": fmt, "threads": 2, "status": "ok",
+                "contention": "none", "decode_tok_s": dec, "prefill_tok_s": pre}
+
+    rows = [row("pyvt", "int8", 120.0, 600.0), row("llama.cpp", "Q8_0 fa=on", 50.0, 300.0),
+            row("llama.cpp", "Q8_0 fa=off", 80.0, 250.0), row("pyvt", "gguf-q4_k_m", 90.0, 400.0),
+            row("llama.cpp", "Q4_K_M fa=on", 30.0, 200.0), row("llama.cpp", "Q4_K_M fa=off", 45.0, 160.0)]
+    mod.add_ratios(rows)
+    assert rows[0]["decode_vs_llamacpp_q8"] == pytest.approx(1.5)  # 120 / 80 (fa=off)
+    assert rows[0]["prefill_vs_llamacpp_q8"] == pytest.approx(2.0)  # 600 / 300 (fa=on)
+    assert rows[3]["decode_vs_llamacpp_same"] == pytest.approx(2.0)  # 90 / 45
+    assert rows[3]["prefill_vs_llamacpp_same"] == pytest.approx(2.0)  # 400 / 200
+    assert "decode_vs_llamacpp_q8" not in rows[1]  # llama.cpp's rows are not compared with themselves
+    runs = _bench_module("runs")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"env": {"settings": {"device": "cpu", "prompt_len": 512, "gen_len": 128}},
+                                "rows": rows}))
+    assert runs.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "| m | int8 decode vs llama.cpp Q8_0 | 1 | 1.50 | 1.50-1.50 |" in out
+    assert "| m | int8 prefill vs llama.cpp Q8_0 | 1 | 2.00 | 2.00-2.00 |" in out
+
+
 def test_decode_bench_names_the_kernels_it_timed(monkeypatch):
     """A decode result file names the VT_* settings and libvt's CPU level: a run at VT_ISA=avx2
     on an AVX-512 CPU must not read as an AVX-512 run."""
