@@ -52,7 +52,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .gguf import GGML_TYPES, GGMLType, GGUFFile, dequantize, meta_value, q4_k_as_q4_1, q4_k_fits_q4_1, q5_0_as_q8_0
+from .gguf import (GGML_TYPES, GGMLType, GGUFFile, dequantize, meta_value, q4_k_as_q4_1, q4_k_fits_q4_1, q5_0_as_q8_0,
+                   quantize_q8_0)
 from .gguf_tokenizer import build_tokenizer, eos_token_ids, tokenizer_config
 
 __all__ = [
@@ -356,6 +357,8 @@ def _to_bf16_bits(x: np.ndarray) -> np.ndarray:
 
 
 def _encode(x: np.ndarray, st_dtype: str) -> np.ndarray:
+    if st_dtype == "GGML_Q8_0":  # rows of a multiple of 32 values: ggml's Q8_0 rounding
+        return quantize_q8_0(x)
     if st_dtype == "BF16":
         return _to_bf16_bits(x)
     if st_dtype == "F16":
@@ -376,6 +379,11 @@ BLOCK_DTYPES = {
     GGMLType.Q5_0: ("GGML_Q8_0", 34),
 }
 _BLOCK_BYTES = dict(BLOCK_DTYPES.values())
+#: GGUF types of more than 4.5 bits a weight that pyvt has no format for: with keep_blocks they
+#: are written as Q8_0 blocks (ggml's rounding of their values, 8.5 bits), loaded as int8. A
+#: 4-bit format would drop the bits llama.cpp's mixes give them on purpose (Q4_K_M's Q6_K
+#: output, attn_v and ffn_down).
+TO_Q8_0 = {GGMLType.Q5_1, GGMLType.Q5_K, GGMLType.Q6_K}
 # Float tensors convert_gguf(keep_blocks=True) writes in their own type, losing nothing.
 _LOSSLESS = {GGMLType.F32: "F32", GGMLType.F16: "F16", GGMLType.BF16: "BF16"}
 
@@ -1027,6 +1035,17 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight"))
                 and (info.ggml_type != GGMLType.Q4_K or q4k_fits(name)))
 
+    def to_q8_0(name: str, e=None) -> bool:
+        """Not kept, but written as Q8_0 blocks: a 5- or 6-bit type (TO_Q8_0), or a stacked
+        gate|up of two quantized types one of which is (the pair then shares int8)."""
+        if not keep_blocks or kept(name, e) or (isinstance(e, str) and e.startswith("oss-")):
+            return False
+        shape = out_shape(name, e)
+        types = {g.tensors[t].ggml_type for t, _ in (stacked_parts(name, e) or [(name, None)])}
+        return (bool(types & TO_Q8_0) and not types & set(_LOSSLESS) and len(shape) in (2, 3)
+                and shape[-1] % 32 == 0 and (len(shape) == 2 or e in ("in", "out"))
+                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")))
+
     q4k_ok: dict = {}
 
     def q4k_fits(name: str) -> bool:  # (cached: kept() is asked several times a tensor)
@@ -1184,18 +1203,20 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         return produce
 
     n_kept = sum(kept(n, e) for n, e in order)
-    summary: dict = {"kept": {}, "dequantized": {}}
+    n_q8 = sum(to_q8_0(n, e) for n, e in order)
+    summary: dict = {"kept": {}, "int8": {}, "dequantized": {}}
     for n, e in order:
         t = g.tensors[n].ggml_type
         if t in (GGMLType.F32, GGMLType.F16, GGMLType.BF16) or (e or "") == "oss-gu-scales" or (e or "") == "oss-dn-scales":
             continue
         mxfp4 = isinstance(e, str) and e.endswith("-blocks")  # (gpt-oss's MXFP4 experts: written as blocks)
-        d = summary["kept" if kept(n, e) or mxfp4 else "dequantized"]
+        d = summary["kept" if kept(n, e) or mxfp4 else "int8" if to_q8_0(n, e) else "dequantized"]
         name = GGML_TYPES[t][0]
         d[name] = d.get(name, 0) + 1
-    if n_kept:
-        say(f"keeping {n_kept} Q8_0/Q4_0/Q4_1/Q4_K/Q5_0 tensors as blocks (Q4_K as Q4_1, Q5_0 as Q8_0), converting "
-            f"{len(order) - n_kept} to {st_dtype}")
+    if n_kept or n_q8:
+        say(f"keeping {n_kept} Q8_0/Q4_0/Q4_1/Q4_K/Q5_0 tensors as blocks (Q4_K as Q4_1, Q5_0 as Q8_0)"
+            + (f", rounding {n_q8} Q5_1/Q5_K/Q6_K tensors to Q8_0" if n_q8 else "")
+            + f", converting {len(order) - n_kept - n_q8} to {st_dtype}")
     else:
         say(f"converting {len(order)} tensors to {st_dtype}")
     items = []
@@ -1206,12 +1227,14 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         elif kept(n, e):
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
                           raw_producer(n, e)))
+        elif to_q8_0(n, e):
+            items.append((out_name(n, e), "GGML_Q8_0", out_shape(n, e), producer(n, "GGML_Q8_0", expert=e)))
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
             d = _LOSSLESS[g.tensors[n].ggml_type]
             items.append((out_name(n, e), d, out_shape(n, e), producer(n, d, expert=e)))
         else:
             items.append((out_name(n, e), st_dtype, out_shape(n, e), producer(n, expert=e)))
-    write_safetensors(path, items, {"format": "pt" if not n_kept else "pyvt"})
+    write_safetensors(path, items, {"format": "pt" if not n_kept + n_q8 else "pyvt"})
     return summary
 
 

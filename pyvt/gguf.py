@@ -240,6 +240,35 @@ def _deq_q5_0(b: np.ndarray) -> np.ndarray:  # d f16 | qh u32 | qs u8[16]; x = d
     return _f16(b, 0) * q.astype(np.float32)
 
 
+def _roundf(x: np.ndarray) -> np.ndarray:
+    """C ``roundf``: round half away from zero (numpy's rint rounds half to even)."""
+    a = np.abs(x)
+    f = np.floor(a)
+    return np.sign(x) * (f + np.floor(2 * (a - f)))  # exact: no a + 0.5 rounding
+
+
+def quantize_q8_0(x: np.ndarray) -> np.ndarray:
+    """float rows -> Q8_0 blocks as a uint8 array ``[n_blocks, 34]`` (row-major blocks).
+
+    Bit-exact with ggml ``quantize_row_q8_0_ref``: ``d = amax / 127`` (float32),
+    ``id = d ? 1/d : 0``, ``q = roundf(x * id)``, ``d`` stored as f16.
+    """
+    x = np.asarray(x, dtype=np.float32)
+    if x.size % 32:
+        raise ValueError(f"Q8_0 needs a multiple of 32 elements, got {x.size}")
+    b = x.reshape(-1, 32)
+    d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
+    # x * id can round to 127.5 -> 128 only for the max element, where x*id is 127 (+-ulp);
+    # clip guards against that ulp anyway.
+    q = np.clip(_roundf(b * inv), -127, 127).astype(np.int8)
+    out = np.empty((b.shape[0], 34), np.uint8)
+    out[:, :2] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = q.view(np.uint8)
+    return out
+
+
 def q5_0_as_q8_0(b: np.ndarray) -> np.ndarray:
     """Q5_0 blocks [n, 22] -> the Q8_0 blocks [n, 34] of the same numbers, exactly: Q5_0's
     x = d·(q − 16) with q in [0, 31] is Q8_0's x = d·c with the int8 code c = q − 16."""

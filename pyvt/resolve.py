@@ -190,27 +190,34 @@ def _converted_ok(folder: Path, ident: dict) -> bool:
     if not (isinstance(marker, dict) and marker.get("gguf_identity") == ident
             and marker.get("blocks") == hub.BLOCKS and (folder / "pyvt_blocks.json").is_file()):
         return False
-    try:  # (folders converted before Q4_K / Q5_0 tensors were kept as blocks: converted again)
+    try:  # (folders converted before Q4_K / Q5_0 tensors were kept as blocks, or 5- and 6-bit
+        # ones written as Q8_0: converted again)
         summary = json.loads((folder / "pyvt_blocks.json").read_text(encoding="utf-8"))
-        return not {"Q4_K", "Q5_0"} & set(summary.get("dequantized") or {})
+        return not {"Q4_K", "Q5_0", "Q5_1", "Q5_K", "Q6_K"} & set(summary.get("dequantized") or {})
     except (OSError, ValueError, AttributeError):
         return False
 
 
 def _blocks_notice(path: Path, folder: Path) -> str | None:
-    """One line saying which of the GGUF's quantized tensors were dequantized (then quantized
-    again at load) rather than kept as they are; None when all were kept."""
+    """One line saying which of the GGUF's quantized tensors were not kept as they are: 5- and
+    6-bit ones rounded to int8 (Q8_0), others dequantized (then quantized again at load); None
+    when all were kept."""
     try:
         summary = json.loads((folder / "pyvt_blocks.json").read_text(encoding="utf-8"))
         deq = summary.get("dequantized") or {}
+        q8 = summary.get("int8") or {}
     except (OSError, ValueError, AttributeError):
         return None
-    if not deq:
+    if not deq and not q8:
         return None
-    kinds = ", ".join(f"{n} {k}" for k, n in sorted(deq.items()))
-    return (f"pyvt: {path.name}: {kinds} tensors dequantized to BF16 and quantized again at load "
-            "(pyvt keeps Q8_0, Q4_0, Q4_1, Q4_K and Q5_0 tensors as blocks; other types have no 4/8-bit "
-            "format here)")
+    parts = []
+    if q8:
+        parts.append(", ".join(f"{n} {k}" for k, n in sorted(q8.items())) + " tensors rounded to int8 (Q8_0)")
+    if deq:
+        parts.append(", ".join(f"{n} {k}" for k, n in sorted(deq.items()))
+                     + " tensors dequantized to BF16 and quantized again at load")
+    return (f"pyvt: {path.name}: " + "; ".join(parts) + " (pyvt keeps Q8_0, Q4_0, Q4_1, Q4_K and Q5_0 tensors "
+            "as blocks; other types have no format of their own here)")
 
 
 def converted_gguf(path, *, quiet: bool = True) -> Path:

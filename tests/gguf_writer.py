@@ -231,10 +231,33 @@ def quant_q4_k(x) -> bytes:
     return out.tobytes()
 
 
+def quant_q6_k(x) -> bytes:
+    """Q6_K superblocks (ql[128] low nibbles | qh[64] high 2-bit pairs | 16 int8 sub-block
+    scales | d f16) of rows whose length is a multiple of 256: x = d·sc·(q − 32), q in [0, 63];
+    each sub-block of 16 gets max|x| / 31 as its scale, quantized to int8 against the
+    superblock's d = max scale / 127 (a simple rule, not llama.cpp's search)."""
+    sb = np.asarray(x, np.float32).reshape(-1, 16, 16)
+    n = sb.shape[0]
+    scale = np.abs(sb).max(axis=2) / 31
+    d = (scale.max(axis=1) / 127).astype(np.float16)
+    df = d.astype(np.float32)
+    sc = np.clip(np.rint(scale / np.where(df > 0, df, 1)[:, None]), -128, 127).astype(np.int8)
+    step = (df[:, None] * sc)[:, :, None]
+    q = (np.clip(np.rint(sb / np.where(step != 0, step, 1)), -32, 31) + 32).astype(np.uint8).reshape(n, 2, 128)
+    low, high = q & 0x0F, q >> 4
+    out = np.zeros((n, 210), np.uint8)
+    out[:, 0:128] = (low[:, :, :64] | (low[:, :, 64:] << 4)).reshape(n, 128)
+    hi = high.reshape(n, 2, 4, 32)
+    out[:, 128:192] = (hi[:, :, 0] | (hi[:, :, 1] << 2) | (hi[:, :, 2] << 4) | (hi[:, :, 3] << 6)).reshape(n, 64)
+    out[:, 192:208] = sc.view(np.uint8)
+    out[:, 208:210] = d.view(np.uint8).reshape(n, 2)
+    return out.tobytes()
+
+
 QUANTIZERS = {
     F32: quant_f32, F16: quant_f16, BF16: quant_bf16, Q8_0: quant_q8_0,
     Q4_0: quant_q4_0, Q4_1: quant_q4_1, Q5_0: quant_q5_0, Q5_1: quant_q5_1, MXFP4: quant_mxfp4,
-    Q4_K: quant_q4_k,
+    Q4_K: quant_q4_k, Q6_K: quant_q6_k,
 }
 
 

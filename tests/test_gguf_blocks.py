@@ -260,13 +260,13 @@ def test_load_gguf_keeps_blocks_and_says_what_it_dequantized(tmp_path, monkeypat
     with pyvt.load_model(tmp_path / "t.gguf", progress=False) as m:
         assert m.info["weight_format"] == "int4"
     assert "dequantized" not in capfd.readouterr().err
-    # Q5_1 has no exact libvt format: dequantized, with one line saying so.
+    # Q5_1 has no exact libvt format: rounded to int8 (Q8_0 blocks), with one line saying so.
     make_tiny_llama(tmp_path / "q5.gguf", qtype=gw.Q5_1)
     with pyvt.load_model(tmp_path / "q5.gguf", progress=False) as m:
         assert m.info["weight_format"] == "int8"
     err = capfd.readouterr().err
-    lines = [ln for ln in err.splitlines() if "dequantized" in ln]
-    assert len(lines) == 1 and "Q5_1 tensors dequantized to BF16" in lines[0] and "q5.gguf" in lines[0]
+    lines = [ln for ln in err.splitlines() if "pyvt: q5.gguf" in ln]
+    assert len(lines) == 1 and "Q5_1 tensors rounded to int8 (Q8_0)" in lines[0] and "dequantized" not in lines[0]
     # Q5_0 is Q8_0's numbers exactly (codes q - 16): kept as such, loaded as int8, no notice;
     # every weight the file's: in bf16 the kept folder and the folder of the file's dequantized
     # values give the same logits, bit for bit.

@@ -101,33 +101,9 @@ TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TO
 # --------------------------------------------------------------------------------------------
 
 
-def _roundf(x: np.ndarray) -> np.ndarray:
-    """C ``roundf``: round half away from zero (numpy's rint rounds half to even)."""
-    a = np.abs(x)
-    f = np.floor(a)
-    return np.sign(x) * (f + np.floor(2 * (a - f)))  # exact: no a + 0.5 rounding
-
-
-def quantize_q8_0(x: np.ndarray) -> np.ndarray:
-    """float rows -> Q8_0 blocks as a uint8 array ``[n_blocks, 34]`` (row-major blocks).
-
-    Bit-exact with ggml ``quantize_row_q8_0_ref``: ``d = amax / 127`` (float32),
-    ``id = d ? 1/d : 0``, ``q = roundf(x * id)``, ``d`` stored as f16.
-    """
-    x = np.asarray(x, dtype=np.float32)
-    if x.size % 32:
-        raise ValueError(f"Q8_0 needs a multiple of 32 elements, got {x.size}")
-    b = x.reshape(-1, 32)
-    d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
-    with np.errstate(divide="ignore"):
-        inv = np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
-    # x * id can round to 127.5 -> 128 only for the max element, where x*id is 127 (+-ulp);
-    # clip guards against that ulp anyway.
-    q = np.clip(_roundf(b * inv), -127, 127).astype(np.int8)
-    out = np.empty((b.shape[0], 34), np.uint8)
-    out[:, :2] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
-    out[:, 2:] = q.view(np.uint8)
-    return out
+# ggml's Q8_0 rounding (quantize_row_q8_0_ref, bit for bit) is pyvt.gguf.quantize_q8_0: the
+# same numbers pyvt writes for a GGUF's 5- and 6-bit tensors (pyvt/convert.py).
+from pyvt.gguf import quantize_q8_0  # noqa: E402
 
 
 def dequantize_q8_0(blocks: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:

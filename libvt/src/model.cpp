@@ -183,12 +183,33 @@ public:
             if (t->ggml < 0 || t->ggml != ts[0]->ggml || !ggml_packable(t->ggml)) return false;
         return true;
     }
-    // The format and K-block the linear of `ts` gets: its blocks' own, or the model's.
+    // The format and K-block the linear stacked from `ts` gets: its blocks' own where native();
+    // with an explicit weight format, that format (`fmt`); under AUTO otherwise the widest of
+    // its parts' formats, a part of a block type libvt represents counting as that type's
+    // format and any other part as `fmt`, the model's: a layer's v in Q8_0 blocks (a GGUF's
+    // Q6_K, written as Q8_0 by pyvt) beside q and k in Q4_1 blocks makes the three int8 (block
+    // 32, as the blocks were), never int4-min, which would drop the bits the file gave v.
     vt_format format_of(const std::vector<const TensorView*>& ts, vt_format fmt) const {
-        return native(ts) ? ggml_native_format(ts[0]->ggml) : fmt;
+        if (native(ts)) return ggml_native_format(ts[0]->ggml);
+        if (opt_.weight_format != VT_FORMAT_AUTO) return fmt;
+        vt_format f = fmt;
+        for (const TensorView* t : ts)
+            if (t->ggml >= 0 && ggml_packable(t->ggml) && format_rank(ggml_native_format(t->ggml)) > format_rank(f))
+                f = ggml_native_format(t->ggml);
+        return f;
     }
-    int32_t block_of(const std::vector<const TensorView*>& ts, int32_t block) const {
-        return native(ts) ? kGgmlBlock : block;
+    int32_t block_of(const std::vector<const TensorView*>& ts, vt_format fmt, int32_t block) const {
+        return native(ts) || format_of(ts, fmt) != fmt ? kGgmlBlock : block;
+    }
+    // Whether `t` alone is packed from its GGUF blocks as a part of a linear of format `f` and
+    // K-block `block` (one side of a gate|up pair whose other side is another block type).
+    bool keeps(const TensorView& t, vt_format f, int32_t block) const {
+        return native({&t}) && ggml_native_format(t.ggml) == f && block == kGgmlBlock;
+    }
+    // How many bits a weight keeps under the formats GGUF blocks load as: int8 over int4-min
+    // (whose values include int4's) over int4.
+    static int format_rank(vt_format f) {
+        return f == VT_FORMAT_INT8_BLOCKED ? 3 : f == VT_FORMAT_INT4_MIN_BLOCKED ? 2 : f == VT_FORMAT_INT4_BLOCKED ? 1 : 0;
     }
 
     std::unique_ptr<Packed> pack_tensor(const TensorView& t, vt_format format, int32_t block) const {
@@ -221,7 +242,7 @@ public:
     // from their GGUF blocks when native(), else from their values (GGUF blocks dequantized
     // exactly) in `format`.
     // keep_blocks false: GGML blocks are dequantized and packed as `format` even where native(ts)
-    // (a tensor whose partner has another block type: one format for the pair).
+    // (a tensor whose partner has another block type: one format for the pair, format_of's).
     std::unique_ptr<Packed> pack_concat(const std::vector<const TensorView*>& ts, vt_format format,
                                         int32_t block, bool keep_blocks = true) const {
         const int64_t cols = ts[0]->shape[1];
@@ -559,7 +580,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         const int32_t blk = m->block_size;
         auto one = [&](const char* name, int which) {
             const TensorView& x = t(which);
-            return cached(ln + name, x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, blk),
+            return cached(ln + name, x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk),
                           [&] { return ld.pack_tensor(x, fmt, blk); });
         };
         if (F.fused_qkv) {  // q|k|v rows already, as the packed qkv holds them
@@ -568,8 +589,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         } else {
             const int64_t rows = t(T_Q).shape[0] + t(T_K).shape[0] + t(T_V).shape[0];
             const std::vector<const TensorView*> qkv = {&t(T_Q), &t(T_K), &t(T_V)};
-            w.qkv = cached(ln + "qkv", rows, t(T_Q).shape[1], ld.format_of(qkv, fmt), ld.block_of(qkv, blk),
-                           [&] { return ld.pack_concat(qkv, fmt, blk); });
+            const vt_format qf = ld.format_of(qkv, fmt);
+            const int32_t qb = ld.block_of(qkv, fmt, blk);
+            w.qkv = cached(ln + "qkv", rows, t(T_Q).shape[1], qf, qb, [&] { return ld.pack_concat(qkv, qf, qb); });
             ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
         }
         w.o = one("o", T_O);
@@ -585,15 +607,14 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                 const TensorView& u = next();
                 const TensorView& d = next();
                 const std::vector<const TensorView*> gu = {&g, &u};
-                const bool keep = ld.native(gu);
                 const vt_format gf = ld.format_of(gu, fmt);
-                const int32_t gbk = ld.block_of(gu, blk);
+                const int32_t gbk = ld.block_of(gu, fmt, blk);
                 e.gate = cached(ln + name + ".gate", g.shape[0], g.shape[1], gf, gbk,
-                                [&] { return ld.pack_concat({&g}, fmt, blk, keep); });
+                                [&] { return ld.pack_concat({&g}, gf, gbk, ld.keeps(g, gf, gbk)); });
                 e.up = cached(ln + name + ".up", u.shape[0], u.shape[1], gf, gbk,
-                              [&] { return ld.pack_concat({&u}, fmt, blk, keep); });
+                              [&] { return ld.pack_concat({&u}, gf, gbk, ld.keeps(u, gf, gbk)); });
                 e.down = cached(ln + name + ".down", d.shape[0], d.shape[1], ld.format_of({&d}, fmt),
-                                ld.block_of({&d}, blk), [&] { return ld.pack_tensor(d, fmt, blk); });
+                                ld.block_of({&d}, fmt, blk), [&] { return ld.pack_tensor(d, fmt, blk); });
                 ld.progress(int64_t(g.nbytes + u.nbytes + d.nbytes));
                 for (const TensorView* x : {&g, &u, &d}) ck->release(*x);
             };
@@ -643,7 +664,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                 in2.shape = {E * 2 * I, Hd};
                 out2.shape = {E * Hd, I};
                 const vt_format gf = ld.format_of({&in2}, fmt), df = ld.format_of({&out2}, fmt);
-                const int32_t gb = ld.block_of({&in2}, blk), db = ld.block_of({&out2}, blk);
+                const int32_t gb = ld.block_of({&in2}, fmt, blk), db = ld.block_of({&out2}, fmt, blk);
                 for (int64_t e = 0; e < E; ++e) {
                     LayerWeights::Expert& x = w.experts[size_t(e)];
                     const std::string en = ln + "experts." + std::to_string((long long)e);
@@ -662,10 +683,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                 const TensorView& out = next();
                 const int64_t S = cfg.shared_intermediate, Hd = cfg.hidden_size;
                 const vt_format gf = ld.format_of({&in}, fmt);
-                const int32_t gb = ld.block_of({&in}, blk);
+                const int32_t gb = ld.block_of({&in}, fmt, blk);
                 w.shared.gate = cached(ln + "shared.gate", S, Hd, gf, gb, [&] { return ld.pack_rows(in, 0, S, fmt, blk); });
                 w.shared.up = cached(ln + "shared.up", S, Hd, gf, gb, [&] { return ld.pack_rows(in, S, S, fmt, blk); });
-                w.shared.down = cached(ln + "shared.down", Hd, S, ld.format_of({&out}, fmt), ld.block_of({&out}, blk),
+                w.shared.down = cached(ln + "shared.down", Hd, S, ld.format_of({&out}, fmt), ld.block_of({&out}, fmt, blk),
                                        [&] { return ld.pack_tensor(out, fmt, blk); });
                 ld.progress(int64_t(in.nbytes + out.nbytes));
                 ck->release(in);
@@ -680,23 +701,22 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         } else if (F.fused_gate_up) {  // gate rows, then up rows
             const int64_t I = cfg.intermediate_size, K = t(T_GATE).shape[1];
             const vt_format gf = ld.format_of({&t(T_GATE)}, fmt);
-            const int32_t gb = ld.block_of({&t(T_GATE)}, blk);
+            const int32_t gb = ld.block_of({&t(T_GATE)}, fmt, blk);
             w.gate = cached(ln + "gate", I, K, gf, gb, [&] { return ld.pack_rows(t(T_GATE), 0, I, fmt, blk); });
             w.up = cached(ln + "up", I, K, gf, gb, [&] { return ld.pack_rows(t(T_GATE), I, I, fmt, blk); });
             ld.progress(int64_t(t(T_GATE).nbytes));
         } else {
-            // One format for the pair (the gated linears read a tile of each side by side): GGML
-            // blocks are kept only where gate and up have the same block type, else both are
-            // packed as the model's format (as q/k/v are).
+            // One format for the pair (the gated linears read a tile of each side by side): the
+            // wider of their formats (format_of, as for q/k/v); a side whose blocks are already
+            // in that format is packed from them as they are.
             std::vector<const TensorView*> gu = {&t(T_GATE)};
             if (present(T_UP)) gu.push_back(&t(T_UP));  // (Phi's MLP is not gated: fc1 alone)
-            const bool keep = ld.native(gu);
             const vt_format gf = ld.format_of(gu, fmt);
-            const int32_t gbk = ld.block_of(gu, blk);
+            const int32_t gbk = ld.block_of(gu, fmt, blk);
             auto half = [&](const char* name, int which) {
                 const TensorView& x = t(which);
                 return cached(ln + name, x.shape[0], x.shape[1], gf, gbk,
-                              [&] { return ld.pack_concat({&x}, fmt, blk, keep); });
+                              [&] { return ld.pack_concat({&x}, gf, gbk, ld.keeps(x, gf, gbk)); });
             };
             w.gate = half("gate", T_GATE);
             ld.progress(int64_t(t(T_GATE).nbytes));
@@ -755,7 +775,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         // lm_head from the embedding's blocks: as they are (AUTO; then the lookups use it and
         // the separate embedding copy goes), or dequantized into the head format.
         m->lm_head = cached("lm_head", cfg.vocab_size, H, ld.format_of({&emb}, head_format),
-                            ld.block_of({&emb}, head_block), [&] { return ld.pack_tensor(emb, head_format, head_block); });
+                            ld.block_of({&emb}, head_format, head_block), [&] { return ld.pack_tensor(emb, head_format, head_block); });
         if (ld.native({&emb})) {
             m->embed_rows = m->lm_head.get();
             m->embed_pack.reset();
@@ -768,7 +788,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     } else {
         const TensorView& head = ld.tensor(F.lm_head);
         m->lm_head = cached("lm_head", head.shape[0], head.shape[1], ld.format_of({&head}, head_format),
-                            ld.block_of({&head}, head_block), [&] { return ld.pack_tensor(head, head_format, head_block); });
+                            ld.block_of({&head}, head_format, head_block), [&] { return ld.pack_tensor(head, head_format, head_block); });
         ld.progress(int64_t(head.nbytes));
         ck->release(head);
     }
