@@ -394,6 +394,29 @@ def _deq_q6_k(b: np.ndarray) -> np.ndarray:
     return y.reshape(n, 256)
 
 
+#: IQ4_NL / IQ4_XS's 16 non-uniform levels (ggml-common.h kvalues_iq4nl).
+_IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32)
+
+
+def _deq_iq4_nl(b: np.ndarray) -> np.ndarray:  # d f16 | qs u8[16]; x = d * kvalues[q]
+    return _f16(b, 0) * _IQ4NL_VALUES[_nibbles(b[:, 2:18])]
+
+
+def _deq_iq4_xs(b: np.ndarray) -> np.ndarray:
+    # d f16 | scales_h u16 | scales_l u8[4] | qs u8[128]: eight sub-blocks of 32, each
+    # x = d * (ls - 32) * kvalues[q] with the 6-bit ls from a nibble of scales_l and 2 bits of scales_h
+    n = b.shape[0]
+    d = _f16(b, 0)
+    sh = b[:, 2].astype(np.uint16) | (b[:, 3].astype(np.uint16) << 8)
+    sl = b[:, 4:8]
+    ib = np.arange(8)
+    low = (sl[:, ib // 2] >> (4 * (ib % 2)).astype(np.uint8)) & 0x0F
+    high = (sh[:, None] >> (2 * ib).astype(np.uint16)) & 3
+    ls = (low.astype(np.int32) | (high.astype(np.int32) << 4)) - 32  # [n, 8]
+    q = _nibbles(b[:, 8:136].reshape(n * 8, 16)).reshape(n, 8, 32)
+    return ((d * ls.astype(np.float32))[:, :, None] * _IQ4NL_VALUES[q]).reshape(n, 256)
+
+
 _DEQUANT_BLOCKS = {
     GGMLType.Q4_0: _deq_q4_0,
     GGMLType.Q4_1: _deq_q4_1,
@@ -406,6 +429,8 @@ _DEQUANT_BLOCKS = {
     GGMLType.Q5_K: _deq_q5_k,
     GGMLType.Q6_K: _deq_q6_k,
     GGMLType.MXFP4: _deq_mxfp4,
+    GGMLType.IQ4_NL: _deq_iq4_nl,
+    GGMLType.IQ4_XS: _deq_iq4_xs,
 }
 _PLAIN_DTYPES = {
     GGMLType.F32: np.dtype("<f4"),

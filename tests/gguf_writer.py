@@ -21,6 +21,7 @@ UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64,
 # tensor types
 F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 = 0, 1, 2, 3, 6, 7, 8
 Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16 = 10, 11, 12, 13, 14, 30
+IQ4_NL, IQ4_XS = 20, 23
 MXFP4 = 39
 Q4_K_BLOCK = 256
 
@@ -254,10 +255,53 @@ def quant_q6_k(x) -> bytes:
     return out.tobytes()
 
 
+_IQ4NL = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32)
+
+
+def _iq4_codes(v: np.ndarray) -> np.ndarray:
+    """The nearest of IQ4's 16 levels to each value (already divided by its scale)."""
+    return np.abs(v[..., None] - _IQ4NL).argmin(axis=-1).astype(np.uint8)
+
+
+def quant_iq4_nl(x) -> bytes:
+    """IQ4_NL blocks (d f16 | qs[16]): x = d·kvalues[q], d = max|x| / 127 (a simple rule)."""
+    b = np.asarray(x, np.float32).reshape(-1, 32)
+    d = (np.abs(b).max(axis=1) / 127).astype(np.float16)
+    df = d.astype(np.float32)
+    q = _iq4_codes(b / np.where(df > 0, df, 1)[:, None])
+    out = np.zeros((len(b), 18), np.uint8)
+    out[:, 0:2] = d.view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
+    return out.tobytes()
+
+
+def quant_iq4_xs(x) -> bytes:
+    """IQ4_XS superblocks (d f16 | scales_h u16 | scales_l[4] | qs[128]) of rows whose length is
+    a multiple of 256: sub-block j of 32 is x = d·(ls_j − 32)·kvalues[q], with ls_j − 32 in
+    [0, 31] here from max|x_j| / 127 against d = the largest of those / 31."""
+    sb = np.asarray(x, np.float32).reshape(-1, 8, 32)
+    n = sb.shape[0]
+    s = np.abs(sb).max(axis=2) / 127
+    d = (s.max(axis=1) / 31).astype(np.float16)
+    df = d.astype(np.float32)
+    ls = np.clip(np.rint(s / np.where(df > 0, df, 1)[:, None]), 0, 31).astype(np.int32) + 32
+    step = (df[:, None] * (ls - 32))[:, :, None]
+    q = _iq4_codes(sb / np.where(step > 0, step, 1))
+    out = np.zeros((n, 136), np.uint8)
+    out[:, 0:2] = d.view(np.uint8).reshape(n, 2)
+    sh = np.zeros(n, np.uint16)
+    for j in range(8):
+        sh |= ((ls[:, j] >> 4) & 3).astype(np.uint16) << (2 * j)
+        out[:, 4 + j // 2] |= ((ls[:, j] & 15) << (4 * (j % 2))).astype(np.uint8)
+    out[:, 2:4] = sh.view(np.uint8).reshape(n, 2)
+    out[:, 8:] = (q[:, :, :16] | (q[:, :, 16:] << 4)).reshape(n, 128)
+    return out.tobytes()
+
+
 QUANTIZERS = {
     F32: quant_f32, F16: quant_f16, BF16: quant_bf16, Q8_0: quant_q8_0,
     Q4_0: quant_q4_0, Q4_1: quant_q4_1, Q5_0: quant_q5_0, Q5_1: quant_q5_1, MXFP4: quant_mxfp4,
-    Q4_K: quant_q4_k, Q6_K: quant_q6_k,
+    Q4_K: quant_q4_k, Q6_K: quant_q6_k, IQ4_NL: quant_iq4_nl, IQ4_XS: quant_iq4_xs,
 }
 
 

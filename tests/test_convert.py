@@ -308,7 +308,7 @@ def test_dequantize_known_values():
     np.testing.assert_array_equal(gguf.dequantize(raw, gguf.GGMLType.BF16, (2, 2)), vals.reshape(2, 2))
 
 
-@pytest.mark.parametrize("name", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "BF16", "F16",
+@pytest.mark.parametrize("name", ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "BF16", "F16",
                                   "MXFP4"])
 def test_dequantize_matches_gguf_package(name):
     ggufpkg = pytest.importorskip("gguf")
@@ -1774,6 +1774,33 @@ def test_q4_k_m_mix_keeps_its_6_bit_tensors_at_8_bits(tmp_path, monkeypatch, cap
         assert m.info["weight_format"] == "int4-min"
     lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("pyvt: q4km.gguf:")]
     assert len(lines) == 1 and "6 Q6_K tensors rounded to int8 (Q8_0)" in lines[0] and "dequantized" not in lines[0]
+
+
+@pytest.mark.parametrize("qtype", [gw.IQ4_XS, gw.IQ4_NL], ids=["IQ4_XS", "IQ4_NL"])
+def test_iq4_files_load(tmp_path, monkeypatch, capfd, qtype):
+    """IQ4_XS / IQ4_NL files (4-bit non-uniform levels; no format of their own here) load:
+    dequantized exactly (as ggml does, tests of pyvt.gguf.dequantize) and quantized to int8,
+    with the notice naming them; the logits are the file's values' to int8's rounding."""
+    import pyvt
+    from pyvt import _model
+
+    monkeypatch.setitem(TINY, "hidden", 256)  # (IQ4_XS rows are whole superblocks of 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "iq4.gguf"
+    make_tiny_llama(path, qtype=qtype, tied=False)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    seq = [1, 72, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33, 10, 5, 17]
+    capfd.readouterr()
+    with pyvt.load_model(path, progress=False, kv_cache="f32") as m, \
+            _model.Model(str(plain), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        assert m.info["weight_format"] == "int8"
+        exp = r.logits(seq)
+        err = np.abs(m.logits(seq) - exp).max() / np.abs(exp).max()
+    assert err < 0.03, err
+    name = "IQ4_XS" if qtype == gw.IQ4_XS else "IQ4_NL"
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("pyvt: iq4.gguf:")]
+    assert len(lines) == 1 and f"{name} tensors dequantized to BF16" in lines[0]
 
 
 def test_folders_that_dequantized_q4_k_are_converted_again(tmp_path, monkeypatch):
