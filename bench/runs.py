@@ -4,12 +4,14 @@
 One run of ``bench/decode.py`` is one sample: this machine's memory bandwidth drifts from minute
 to minute, so a figure worth quoting is the median of runs made at different times, with the
 spread. This reads the JSON files those runs saved and prints, per model, the median and
-range over the runs of:
+range over the runs of (llama.cpp at its faster flash-attention setting for each measure where
+a run ran both):
 
 * pyvt int8's fraction of the bandwidth floor (each run against its own bandwidth reading);
 * int8 decode and prefill against llama.cpp Q8_0 in the same run;
 * int4 decode against pyvt int8 and against llama.cpp Q4_0 in the same run;
-  (llama.cpp at its faster flash-attention setting for each measure where a run has both);
+* pyvt loading llama.cpp's Q4_K_M file (``gguf-q4_k_m``) against llama.cpp running it, and its
+  fraction of the floor;
 * the read bandwidth measured at each run's start.
 
 Only runs of the same workload are pooled: the prompt and generation lengths, thread count,
@@ -95,13 +97,22 @@ def samples(runs: list[dict[str, Any]], threads: int, contention: str) -> dict[s
                     add("int4 decode vs pyvt int8", i4["decode_tok_s"] / i8["decode_tok_s"])
             if i4 and q4:
                 add("int4 decode vs llama.cpp Q4_0", i4["decode_tok_s"] / q4["decode_tok_s"])
+            # pyvt loading llama.cpp's Q4_K_M file against llama.cpp running it
+            km = _row(rows, m, "pyvt", "gguf-q4_k_m", threads, contention)
+            lkm = _llamacpp(rows, m, "Q4_K_M", threads, contention)
+            if km and lkm:
+                add("Q4_K_M file decode, pyvt vs llama.cpp", km["decode_tok_s"] / lkm["decode_tok_s"])
+                add("Q4_K_M file prefill, pyvt vs llama.cpp", km["prefill_tok_s"] / lkm["prefill_tok_s"])
+            if km:
+                add("Q4_K_M file, pyvt of floor", km.get("floor_fraction"))
             if bw and (i8 or i4):
                 add("read GB/s at the start", bw[0])
     return out
 
 
 METRICS = ("int8 of floor", "int8 decode vs llama.cpp Q8_0", "int8 prefill vs llama.cpp Q8_0",
-           "int4 decode vs pyvt int8", "int4 decode vs llama.cpp Q4_0", "read GB/s at the start")
+           "int4 decode vs pyvt int8", "int4 decode vs llama.cpp Q4_0", "Q4_K_M file decode, pyvt vs llama.cpp",
+           "Q4_K_M file prefill, pyvt vs llama.cpp", "Q4_K_M file, pyvt of floor", "read GB/s at the start")
 
 
 def table(stats: dict[str, dict[str, list[float]]]) -> list[str]:

@@ -540,6 +540,8 @@ def test_decode_bench_divides_by_llamacpps_faster_setting(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| m | int8 decode vs llama.cpp Q8_0 | 1 | 1.50 | 1.50-1.50 |" in out
     assert "| m | int8 prefill vs llama.cpp Q8_0 | 1 | 2.00 | 2.00-2.00 |" in out
+    assert "| m | Q4_K_M file decode, pyvt vs llama.cpp | 1 | 2.00 | 2.00-2.00 |" in out
+    assert "| m | Q4_K_M file prefill, pyvt vs llama.cpp | 1 | 2.00 | 2.00-2.00 |" in out
 
 
 def test_decode_bench_names_the_kernels_it_timed(monkeypatch):
