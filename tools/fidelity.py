@@ -156,6 +156,15 @@ def main() -> int:
         else:
             rows.append((f"llama.cpp {qt}", "not measured (llama-cpp-python or the Q4_1 GGUF missing)", "", "", ""))
         print(rows[-1], flush=True)
+        if gguf.is_file():  # pyvt loading the same file (weight_format auto: its blocks as they are)
+            with pyvt.load_model(gguf) as model:
+                s = score(model, golden, n_gen)
+                nbytes = model.info["weight_bytes"]
+            forced = sum(x.forced_agree for x in s) / sum(x.forced_total for x in s)
+            rows.append((f"pyvt loading llama.cpp's {qt} file (`auto`)", f"{forced:.3f}",
+                         f"{sum(x.first_token_ok for x in s)}/{n_prompts}",
+                         f"{np.mean([x.common_prefix for x in s]):.1f}", f"{nbytes / 1e6:.1f}"))
+            print(rows[-1], flush=True)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
@@ -182,6 +191,10 @@ def main() -> int:
         "  This model flatters Q4_1-like formats: on weights that are not a Q4_1 grid `int4-min`",
         "  is only a little more faithful than `int4` (docs/guide.md).",
         "* pyvt rows use the default f16 KV cache; the last section compares it with f32 and int8.",
+        "* \"pyvt loading llama.cpp's ... file\": the GGUF llama.cpp's row scores, loaded by pyvt as it is",
+        "  (docs/guide.md, \"GGUF files\"): the same quantized weights in both engines. SmolLM2's",
+        "  Q4_K_M is mostly Q5_0 (its 576-wide rows are not whole 256-weight superblocks), which pyvt",
+        "  holds exactly as int8, with Q4_K / Q6_K `ffn_down` and Q8_0 / Q5_0 `attn_v`.",
         "* Where the CPU kernels are AVX2 (the line under the table says) `int4` rounds x to",
         "  int8 per block of 32 (docs/guide.md, \"Numerics\"), and since 2026-11-27 it does so on AVX-512",
         "  CPUs too, so its row holds for both; with int16 x, as before commit",
