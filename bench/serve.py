@@ -3,7 +3,7 @@
 
 Both servers run the same weights on the CPU with the same thread count: pyvt the default
 model's BF16 folder (``hub.reference()``) as int8, ``llama_cpp.server`` a Q8_0 GGUF of that folder's weights (like-for-like
-bytes; ``flash_attn``, ``n_batch`` 512 — its own batching settings; it runs one request at a
+bytes; ``flash_attn`` (``--llamacpp-flash-attn``, on by default), ``n_batch`` 512 — its own batching settings; it runs one request at a
 time, queueing the others: ``--interrupt_requests false``, since its default cancels the running
 stream whenever a new request arrives). One driver (asyncio + httpx, streamed chat completions, temperature 0, ``max_tokens``
 fixed) sends the same requests to each: at each concurrency C, C clients each send requests
@@ -234,6 +234,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--weight-format", default="int8", help="pyvt serve --weight-format (default int8: "
                    "the bit width of llama.cpp's Q8_0)")
     p.add_argument("--gguf", default=None, help="Q8_0 GGUF for llama-cpp-python (default: exported from --model)")
+    p.add_argument("--llamacpp-flash-attn", choices=["on", "off"], default="on",
+                   help="llama-cpp-python's flash attention (default on; at this bench's short chats the two "
+                        "settings decoded within 7%% of each other on one Xeon VM, off faster: "
+                        "bench/results/decode-vm-20261128-1846-s53-short.md)")
     p.add_argument("--no-save", action="store_true", help="do not write bench/results/")
     p.add_argument("--engine-step", action=argparse.BooleanOptionalAction, default=True,
                    help="also time pyvt's batched decode step without the server (default on)")
@@ -368,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
            "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
            "settings": {"levels": levels, "max_tokens": args.max_tokens, "threads": args.threads,
                         "pyvt_max_batch": args.max_batch, "requests": args.requests,
-                        "pyvt_weight_format": args.weight_format}}
+                        "pyvt_weight_format": args.weight_format,
+                        "llamacpp_flash_attn": args.llamacpp_flash_attn}}
     for engine in engines:
         port = free_port()
         logp = work / f"serve-bench-{engine}.log"
@@ -382,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
                 folder, work / "smollm2-135m.Q8_0.gguf", _decode.MODELS["smollm2-135m"]["pre"])
             cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "m",
                    "--port", str(port), "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads),
-                   "--n_ctx", "8192", "--flash_attn", "true", "--n_batch", "512", "--verbose", "false",
+                   "--n_ctx", "8192", "--flash_attn", "true" if args.llamacpp_flash_attn == "on" else "false",
+                   "--n_batch", "512", "--verbose", "false",
                    # Its default (true) cancels the running request's stream when a new one
                    # arrives: with C > 1 clients every answer but the last would be cut short.
                    "--interrupt_requests", "false"]
