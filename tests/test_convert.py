@@ -1084,19 +1084,17 @@ def test_convert_names_missing_tensors(tmp_path):
         convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "out")
 
 
-def test_convert_refuses_unsupported_tensor_type(tmp_path):
-    # relabel token_embd.weight as IQ4_NL (same block geometry as Q4_0, not dequantizable here)
-    make_tiny_llama(tmp_path / "q.gguf", qtype=gw.Q4_0)
-    raw = bytearray((tmp_path / "q.gguf").read_bytes())
-    name = b"token_embd.weight"
-    i = raw.index(name) + len(name)
-    n_dims = struct.unpack_from("<I", raw, i)[0]
-    type_at = i + 4 + 8 * n_dims
-    assert struct.unpack_from("<I", raw, type_at)[0] == gw.Q4_0
-    struct.pack_into("<I", raw, type_at, 20)  # IQ4_NL
-    (tmp_path / "q.gguf").write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match="IQ4_NL"):
-        convert.convert_gguf(tmp_path / "q.gguf", tmp_path / "out")
+def test_convert_refuses_unsupported_tensor_type(tmp_path, monkeypatch):
+    # one layer's attn_v as IQ2_XXS (a lattice type pyvt does not dequantize): the error names
+    # the tensor and the type, whether the folder keeps blocks or not
+    monkeypatch.setitem(TINY, "hidden", 256)  # (IQ2_XXS rows are whole superblocks of 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    kv_rows = TINY["n_kv"] * TINY["hidden"] // TINY["n_head"]
+    make_tiny_llama(tmp_path / "q.gguf", qtype=gw.F32, drop=("blk.0.attn_v.weight",),
+                    extra_tensors=[("blk.0.attn_v.weight", 16, (kv_rows, 256), bytes(66 * kv_rows))])
+    for keep in (False, True):
+        with pytest.raises(ValueError, match=r"blk\.0\.attn_v\.weight.*IQ2_XXS cannot be dequantized"):
+            convert.convert_gguf(tmp_path / "q.gguf", tmp_path / f"out{keep}", keep_blocks=keep)
 
 
 def test_convert_bad_dtype(tmp_path):
