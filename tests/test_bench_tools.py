@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import shutil
 import struct
 import sys
@@ -217,6 +218,17 @@ def test_q8_0_matches_ggml_reference():
     if hasattr(gg, "quants"):
         ref = gg.quants.quantize(x, gg.GGMLQuantizationType.Q8_0).reshape(-1, 34)
         np.testing.assert_array_equal(got, ref)
+
+
+def test_roundf_rounds_half_away_from_zero_exactly():
+    """pyvt.gguf._roundf (Q8_0's rounding) is C roundf on float32: ties away from zero, and the
+    float32 just below 0.5 rounds down (a float32 x + 0.5 would round it up)."""
+    from pyvt.gguf import _roundf
+
+    below = np.nextafter(np.float32(0.5), np.float32(0))
+    x = np.array([0.5, -0.5, 1.5, -1.5, 2.5, 126.5, -126.5, below, -below, 0.0, -0.0, 3.2, -3.7], np.float32)
+    want = [math.copysign(math.floor(abs(float(v)) + 0.5), float(v)) for v in x]  # exact in float64
+    np.testing.assert_array_equal(_roundf(x), np.array(want))
 
 
 def test_q8_0_roundtrip_error():
