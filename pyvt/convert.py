@@ -1022,29 +1022,30 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return shape[1:]
         return (1,) + shape if name.endswith("ffn_gate_inp_shexp.weight") else shape
 
+    def block_matrix(name: str, e=None) -> bool:
+        """Whether the item may be written as GGML blocks at all: keep_blocks, a matrix (or a
+        stacked expert in / out) whose rows are whole blocks of 32; not the router nor the shared
+        expert's gate (float: libvt compares the router's logits), nor gpt-oss's experts (written
+        as their MXFP4 blocks by oss_producer)."""
+        if not keep_blocks or (isinstance(e, str) and e.startswith("oss-")):
+            return False
+        shape = out_shape(name, e)
+        return (len(shape) in (2, 3) and shape[-1] % 32 == 0 and (len(shape) == 2 or e in ("in", "out"))
+                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")))
+
     def kept(name: str, e=None) -> bool:
         info = g.tensors[name]
-        if isinstance(e, str) and e.startswith("oss-"):
-            return False  # (MXFP4 experts are written as their blocks by oss_producer)
-        shape = out_shape(name, e)
         if e in ("in", "shared-in") and g.tensors[up_of(name)].ggml_type != info.ggml_type:
             return False  # (one block type for the stacked gate|up)
-        # (the router and the shared expert's gate stay float: libvt compares the router's logits)
-        return (keep_blocks and info.ggml_type in BLOCK_DTYPES and len(shape) in (2, 3) and shape[-1] % 32 == 0
-                and (len(shape) == 2 or e in ("in", "out"))
-                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight"))
+        return (block_matrix(name, e) and info.ggml_type in BLOCK_DTYPES
                 and (info.ggml_type != GGMLType.Q4_K or q4k_fits(name)))
 
     def to_q8_0(name: str, e=None) -> bool:
         """Not kept, but written as Q8_0 blocks: a 5- or 6-bit type (TO_Q8_0), or a stacked
         gate|up of two quantized types one of which is (the pair then shares int8)."""
-        if not keep_blocks or kept(name, e) or (isinstance(e, str) and e.startswith("oss-")):
-            return False
-        shape = out_shape(name, e)
         types = {g.tensors[t].ggml_type for t, _ in (stacked_parts(name, e) or [(name, None)])}
-        return (bool(types & TO_Q8_0) and not types & set(_LOSSLESS) and len(shape) in (2, 3)
-                and shape[-1] % 32 == 0 and (len(shape) == 2 or e in ("in", "out"))
-                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")))
+        return (bool(types & TO_Q8_0) and not types & set(_LOSSLESS) and block_matrix(name, e)
+                and not kept(name, e))
 
     q4k_ok: dict = {}
 
@@ -1202,15 +1203,17 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 yield check(x)
         return produce
 
-    n_kept = sum(kept(n, e) for n, e in order)
-    n_q8 = sum(to_q8_0(n, e) for n, e in order)
+    # What becomes of each item: its blocks as they are, Q8_0 blocks, or floats (decided once).
+    how = {(n, e): "kept" if kept(n, e) else "int8" if to_q8_0(n, e) else None for n, e in order}
+    n_kept = sum(v == "kept" for v in how.values())
+    n_q8 = sum(v == "int8" for v in how.values())
     summary: dict = {"kept": {}, "int8": {}, "dequantized": {}}
     for n, e in order:
         t = g.tensors[n].ggml_type
         if t in (GGMLType.F32, GGMLType.F16, GGMLType.BF16) or (e or "") == "oss-gu-scales" or (e or "") == "oss-dn-scales":
             continue
         mxfp4 = isinstance(e, str) and e.endswith("-blocks")  # (gpt-oss's MXFP4 experts: written as blocks)
-        d = summary["kept" if kept(n, e) or mxfp4 else "int8" if to_q8_0(n, e) else "dequantized"]
+        d = summary["kept" if mxfp4 else how[(n, e)] or "dequantized"]
         name = GGML_TYPES[t][0]
         d[name] = d.get(name, 0) + 1
     if n_kept or n_q8:
@@ -1224,10 +1227,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         if isinstance(e, str) and e.startswith("oss-"):
             mx = e.endswith(("-blocks", "-scales"))
             items.append((out_name(n, e), "U8" if mx else st_dtype, out_shape(n, e), oss_producer(n, e)))
-        elif kept(n, e):
+        elif how[(n, e)] == "kept":
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
                           raw_producer(n, e)))
-        elif to_q8_0(n, e):
+        elif how[(n, e)] == "int8":
             items.append((out_name(n, e), "GGML_Q8_0", out_shape(n, e), producer(n, "GGML_Q8_0", expert=e)))
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
             d = _LOSSLESS[g.tensors[n].ggml_type]
