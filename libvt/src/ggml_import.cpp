@@ -79,16 +79,9 @@ std::unique_ptr<Packed> pack_ggml(const std::vector<GgmlRows>& parts, int type, 
     p->out = out;
     p->in = cols;
     p->block = p->kb = kGgmlBlock;
-    p->ntiles = (out + kTileRows - 1) / kTileRows;
     // The layout prepack (pack.cpp) uses: weights, then scales (then mins) at 64-byte offsets.
     const int64_t wbytes = q8 ? cols * kTileRows : cols / 2 * kTileRows;
-    const int64_t sbytes = nkb * kTileRows * 2;
-    p->scale_off = (wbytes + 63) / 64 * 64;
-    p->min_off = q41 ? p->scale_off + sbytes : 0;
-    const int64_t end = p->scale_off + sbytes * (q41 ? 2 : 1);
-    p->tile_bytes = (end + 63) / 64 * 64;
-    p->tiles.allocate(size_t(p->ntiles * p->tile_bytes));
-    p->rowmul.assign(size_t(p->ntiles * kTileRows), 0.f);
+    layout_dense_tiles(*p, wbytes, nkb, q41);
 
     // Row r -> its bytes.
     auto row_data = [&](int64_t r) -> const uint8_t* {

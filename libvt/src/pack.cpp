@@ -656,6 +656,17 @@ void unpack_row(const Packed& p, int64_t r, float* dst) {
 
 }  // namespace
 
+int64_t layout_dense_tiles(Packed& p, int64_t wbytes, int64_t nkb, bool mins) {
+    p.ntiles = (p.out + kTileRows - 1) / kTileRows;
+    p.scale_off = nkb > 0 ? (wbytes + 63) / 64 * 64 : 0;
+    p.min_off = nkb > 0 && mins ? p.scale_off + nkb * kTileRows * 2 : 0;
+    const int64_t end = nkb > 0 ? p.scale_off + nkb * kTileRows * 2 * (mins ? 2 : 1) : wbytes;
+    p.tile_bytes = (end + 63) / 64 * 64;
+    p.tiles.allocate(static_cast<size_t>(p.ntiles * p.tile_bytes));
+    p.rowmul.assign(static_cast<size_t>(p.ntiles * kTileRows), 0.f);
+    return end;
+}
+
 std::unique_ptr<Packed> pack_mxfp4_blocks(const uint8_t* blocks, const uint8_t* scales, int64_t rows, int64_t cols) {
     VT_CHECK_ARG(blocks != nullptr && scales != nullptr, "pack_mxfp4_blocks: NULL data");
     VT_CHECK_ARG(rows > 0 && cols > 0 && cols % 32 == 0 && rows <= (INT64_C(1) << 31) && cols <= (INT64_C(1) << 31),
@@ -678,12 +689,7 @@ std::unique_ptr<Packed> pack_mxfp4_blocks(const uint8_t* blocks, const uint8_t* 
     p->out = rows;
     p->in = cols;
     p->block = p->kb = 32;
-    const int64_t wbytes = cols / 2 * kTileRows;
-    p->ntiles = (rows + kTileRows - 1) / kTileRows;
-    p->scale_off = (wbytes + 63) / 64 * 64;
-    p->tile_bytes = (p->scale_off + nb * kTileRows * 2 + 63) / 64 * 64;
-    p->tiles.allocate(static_cast<size_t>(p->ntiles * p->tile_bytes));
-    p->rowmul.assign(static_cast<size_t>(p->ntiles * kTileRows), 0.f);
+    layout_dense_tiles(*p, cols / 2 * kTileRows, nb, false);
     Packed& pr = *p;
     parallel_for(p->ntiles, 1, [&](int64_t t0, int64_t t1, int) {
         for (int64_t t = t0; t < t1; ++t) {
@@ -772,15 +778,8 @@ std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int6
     if (p->dense()) {
         const int64_t eb = format == VT_FORMAT_BF16 ? 2 : 1;
         const int64_t wbytes = int4b ? (in + 1) / 2 * kTileRows : in * kTileRows * eb;
-        p->ntiles = (out + kTileRows - 1) / kTileRows;
-        p->scale_off = blocked ? (wbytes + 63) / 64 * 64 : 0;
-        const int64_t nkb = (in + p->kb - 1) / p->kb;
         // INT4_MIN_BLOCKED: the mins follow the scales (the layout ggml_import.cpp packs).
-        p->min_off = int4m ? p->scale_off + nkb * kTileRows * 2 : 0;
-        int64_t end = blocked ? p->scale_off + nkb * kTileRows * 2 * (int4m ? 2 : 1) : wbytes;
-        p->tile_bytes = (end + 63) / 64 * 64;
-        p->tiles.allocate(static_cast<size_t>(p->ntiles * p->tile_bytes));
-        p->rowmul.assign(static_cast<size_t>(p->ntiles * kTileRows), 0.f);
+        const int64_t end = layout_dense_tiles(*p, wbytes, blocked ? (in + p->kb - 1) / p->kb : 0, int4m);
         Packed& pr = *p;
         parallel_for(p->ntiles, 1, [&](int64_t t0, int64_t t1, int) {
             std::vector<float> row(static_cast<size_t>(in));
