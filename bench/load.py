@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Load time and peak memory: a first load (packing, filling the packed-weight cache), a second
 load (reading it), and a load without the cache, per model and weight format; beside them
-llama-cpp-python loading a Q8_0 GGUF of the same weights (its resident memory is the
-comparison issue 18 asks for). Each load runs in a fresh subprocess; peak RSS is the
-process's VmHWM after the load, RSS its VmRSS.
+llama-cpp-python loading a GGUF of the same weights (its resident memory is the comparison
+issue 18 asks for). GGUF files load in pyvt too (``--gguf-quants``): the first load converts
+the file into a fresh cache ($PYVT_CACHE) and packs it, the second reads the packed cache; two
+ways, the cache's folder referring to the GGUF's blocks (``load_model(path.gguf)``) and, for
+comparison, copying them (``convert_gguf(keep_blocks=True)`` then loading that folder, which is
+what ``load_model(path.gguf)`` did before the references). "cache MiB" is what the cache holds
+afterwards (converted folder and packed weights). Each load runs in a fresh subprocess; peak RSS
+is the process's VmHWM after the load, RSS its VmRSS.
 
-    python bench/load.py                                  # SmolLM2 and the TinyLlama shape, int8 and int4
+    python bench/load.py                                  # SmolLM2 and the TinyLlama shape, int8 and int4, Q8_0 and Q4_K_M GGUFs
     python bench/load.py --models smollm2-135m --formats int8 --repeat 3 --no-save
+    python bench/load.py --models tinyllama-1.1b --formats "" --gguf-quants Q8_0,Q4_0,Q4_K_M
 
 Results: a table on stdout and ``bench/results/load-<host>-<date>.{json,md}`` (machine,
 versions, commit, command). Median and range over ``--repeat`` runs per row.
@@ -44,6 +50,27 @@ print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "pa
                   "model": m.info["total_bytes"]}))
 """
 
+PYVT_GGUF_LOAD = """
+import importlib, json, os, re, sys, time
+import pyvt
+path, mode, cache = sys.argv[1], sys.argv[2], sys.argv[3]
+os.environ["PYVT_CACHE"] = cache
+t = time.perf_counter()
+if mode == "copy":  # what load_model(path.gguf) did before the references: a converted copy
+    folder = os.path.join(cache, "copied")
+    if not os.path.isdir(folder):
+        importlib.import_module("pyvt.convert").convert_gguf(path, folder, keep_blocks=True)
+    m = pyvt.load_model(folder, threads=2, progress=False)
+else:
+    m = pyvt.load_model(path, threads=2, progress=False)
+dt = time.perf_counter() - t
+st = open("/proc/self/status").read()
+kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
+disk = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(cache) for f in fs)
+print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": m.info["weight_bytes"],
+                  "model": m.info["total_bytes"], "cache_bytes": disk}))
+"""
+
 LLAMA_LOAD = """
 import json, re, sys, time
 from llama_cpp import Llama
@@ -73,7 +100,10 @@ def med(rows: list[dict[str, Any]], key: str) -> tuple[float | None, float | Non
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="smollm2-135m,tinyllama-1.1b")
-    ap.add_argument("--formats", default="int8,int4")
+    ap.add_argument("--formats", default="int8,int4", help="pyvt weight formats of the folder rows ('' for none)")
+    ap.add_argument("--gguf-quants", default="Q8_0,Q4_K_M",
+                    help="GGUF files (<model>.<quant>.gguf in ~/.cache/pyvt/bench, as bench/decode.py makes them) that "
+                         "pyvt and llama.cpp load ('' for none)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
@@ -81,11 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     from pyvt import hub
 
     folders = {"smollm2-135m": Path(hub.reference(quiet=True)), "tinyllama-1.1b": bench / "tinyllama-1.1b"}
-    ggufs = {"smollm2-135m": bench / "smollm2-135m.Q8_0.gguf", "tinyllama-1.1b": bench / "tinyllama-1.1b.Q8_0.gguf"}
     rows = []
     for model in args.models.split(","):
         folder = folders[model]
-        for fmt in args.formats.split(","):
+        for fmt in [f for f in args.formats.split(",") if f]:
             runs: dict[str, list[dict[str, Any]]] = {"no cache": [], "first (fills cache)": [], "second (cache)": []}
             for _ in range(args.repeat):
                 with tempfile.TemporaryDirectory() as cache:
@@ -94,11 +123,24 @@ def main(argv: list[str] | None = None) -> int:
                     runs["second (cache)"].append(run(PYVT_LOAD, str(folder), fmt, cache))
             for kind, rs in runs.items():
                 rows.append({"engine": "pyvt", "model": model, "format": fmt, "load": kind, "runs": rs})
-        if ggufs[model].exists():
-            rs = [run(LLAMA_LOAD, str(ggufs[model])) for _ in range(args.repeat)]
-            rows.append({"engine": "llama-cpp-python", "model": model, "format": "Q8_0", "load": "mmap", "runs": rs})
+        for quant in [q for q in args.gguf_quants.split(",") if q]:
+            gguf = bench / f"{model}.{quant}.gguf"
+            if not gguf.exists():
+                print(f"(no {gguf}: bench/decode.py --llamacpp-quants {quant} makes it)", file=sys.stderr)
+                continue
+            for mode in ("refs", "copy"):
+                runs = {"first (converts)": [], "second (cache)": []}
+                for _ in range(args.repeat):
+                    with tempfile.TemporaryDirectory() as cache:
+                        runs["first (converts)"].append(run(PYVT_GGUF_LOAD, str(gguf), mode, cache))
+                        runs["second (cache)"].append(run(PYVT_GGUF_LOAD, str(gguf), mode, cache))
+                for kind, rs in runs.items():
+                    rows.append({"engine": "pyvt", "model": model, "format": f"{quant} GGUF ({mode})", "load": kind,
+                                 "runs": rs})
+            rs = [run(LLAMA_LOAD, str(gguf)) for _ in range(args.repeat)]
+            rows.append({"engine": "llama-cpp-python", "model": model, "format": quant, "load": "mmap", "runs": rs})
     lines = ["| engine | model | format | load | load s (median, range) | peak RSS MiB | RSS after MiB | packed MiB "
-             "| model MiB |", "|---|---|---|---|---|---|---|---|---|"]
+             "| model MiB | cache MiB |", "|---|---|---|---|---|---|---|---|---|---|"]
     goals = []
     for r in rows:
         ls, lo, hi = med(r["runs"], "load_s")
@@ -106,11 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         rss, _, _ = med(r["runs"], "rss")
         pb, _, _ = med(r["runs"], "packed")
         mb, _, _ = med(r["runs"], "model")
+        cb, _, _ = med(r["runs"], "cache_bytes")
         errs = [x["error"] for x in r["runs"] if "error" in x]
         fmt_s = "-" if ls is None else f"{ls:.2f} ({lo:.2f}-{hi:.2f})"
         lines.append(f"| {r['engine']} | {r['model']} | {r['format']} | {r['load']} | {fmt_s} | "
                      f"{'-' if pk is None else f'{pk / 2**20:.0f}'} | {'-' if rss is None else f'{rss / 2**20:.0f}'} | "
-                     f"{'-' if pb is None else f'{pb / 2**20:.0f}'} | {'-' if mb is None else f'{mb / 2**20:.0f}'} |"
+                     f"{'-' if pb is None else f'{pb / 2**20:.0f}'} | {'-' if mb is None else f'{mb / 2**20:.0f}'} | "
+                     f"{'-' if cb is None else f'{cb / 2**20:.0f}'} |"
                      + (f" errors: {errs[:1]}" if errs else ""))
         # Issue 18's goals: peak <= 1.2 x the model's packed size (weights + embedding
         # table: everything it holds) + 200 MB; a second (cached) TinyLlama load <= 1 s.

@@ -806,11 +806,9 @@ def _cmd_chat(args: argparse.Namespace) -> int:
 def _file_bytes(path: Any) -> int:
     from pathlib import Path
 
-    p = Path(path)
-    files = [p] if p.is_file() else list(p.glob("*.safetensors"))
-    if p.is_file() and p.name.endswith(".index.json"):
-        files = list(p.parent.glob("*.safetensors"))
-    return sum(f.stat().st_size for f in files if f.is_file())
+    from .model import checkpoint_bytes
+
+    return checkpoint_bytes(Path(path))
 
 
 def _cmd_info(args: argparse.Namespace) -> int:

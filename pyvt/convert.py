@@ -41,6 +41,7 @@ packages.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -933,10 +934,15 @@ def up_of(name: str) -> str:
     return name.replace("ffn_gate_exps", "ffn_up_exps").replace("ffn_gate_shexp", "ffn_up_shexp")
 
 
-def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say, keep_blocks: bool) -> dict:
+def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say, keep_blocks: bool,
+                   refs: dict | None = None) -> dict:
     """model.safetensors: every tensor dequantized (or, with `keep_blocks`, Q8_0 / Q4_0 / Q4_1
     matrices kept as they are, Q4_K and Q5_0 as Q4_1 and Q8_0 blocks), Q/K un-permuted, in Hugging Face order. Returns
-    ``{"kept": {type: count}, "dequantized": {type: count}}`` over the quantized tensors."""
+    ``{"kept": {type: count}, "dequantized": {type: count}}`` over the quantized tensors.
+    With `refs` (a dict, filled here): kept tensors whose bytes the GGUF holds as they are, in
+    one piece (Q8_0 / Q4_0 / Q4_1, not a permuted Q/K nor a stacked gate|up), are not written
+    but entered in `refs` as SafeTensors header entries whose data_offsets count from the
+    start of the GGUF (:data:`GGUF_REFS`)."""
     n_head, n_kv = hp["n_head"], hp["n_kv"]
     arch = hp["arch"]
     permuted = _ARCHS[arch].permuted
@@ -1203,6 +1209,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 yield check(x)
         return produce
 
+    def verbatim(name: str, e) -> bool:
+        """A kept item whose bytes are one piece of the GGUF, unchanged (raw_producer yields
+        them as they are): not converted (Q4_K, Q5_0), not a permuted Q/K, not stacked."""
+        kind = name.split(".")[-2] if name.startswith("blk.") else ""
+        return (g.tensors[name].ggml_type in (GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1)
+                and not (permuted and kind in ("attn_q", "attn_k")) and (e is None or isinstance(e, int) or e == "out"))
+
     # What becomes of each item: its blocks as they are, Q8_0 blocks, or floats (decided once).
     how = {(n, e): "kept" if kept(n, e) else "int8" if to_q8_0(n, e) else None for n, e in order}
     n_kept = sum(v == "kept" for v in how.values())
@@ -1227,6 +1240,11 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         if isinstance(e, str) and e.startswith("oss-"):
             mx = e.endswith(("-blocks", "-scales"))
             items.append((out_name(n, e), "U8" if mx else st_dtype, out_shape(n, e), oss_producer(n, e)))
+        elif how[(n, e)] == "kept" and refs is not None and verbatim(n, e):
+            info = g.tensors[n]
+            a, b = expert_bytes(n, e) if isinstance(e, int) else (0, info.nbytes)
+            refs[out_name(n, e)] = {"dtype": BLOCK_DTYPES[info.ggml_type][0], "shape": list(out_shape(n, e)),
+                                    "data_offsets": [info.offset + a, info.offset + b]}
         elif how[(n, e)] == "kept":
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
                           raw_producer(n, e)))
@@ -1241,7 +1259,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     return summary
 
 
-def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False) -> Path:
+def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False,
+                 gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`,
     `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
@@ -1253,6 +1272,10 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     of dequantizing them:
     the folder then loads in pyvt only (transformers cannot read those tensors); other
     tensor types are dequantized to `dtype` as usual.
+    gguf_refs (with keep_blocks): the blocks the GGUF holds as they are are not copied but
+    referenced (``pyvt_gguf.json``, :data:`GGUF_REFS`): the folder then needs the GGUF, unchanged
+    (libvt refuses it once the file's size or modification time differ). pyvt's cache of
+    converted GGUFs is made so (a fraction of the file's bytes written, not all of them).
     progress: optional callable(str) for progress messages.
     Raises FileNotFoundError for a missing file, ValueError for a malformed or unsupported one
     (another architecture, a tensor type pyvt cannot dequantize, an unsupported
@@ -1279,7 +1302,13 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                                          torch_dtype)
         tok_config, special_map = tokenizer_config(meta, tinfo, hp["ctx"], p)
         out.mkdir(parents=True, exist_ok=True)
-        summary = _write_weights(g, out / "model.safetensors", hp, st_dtype, p, say, keep_blocks)
+        refs: dict | None = {} if gguf_refs and keep_blocks else None
+        _, size, mtime_ns = g.file_stat
+        summary = _write_weights(g, out / "model.safetensors", hp, st_dtype, p, say, keep_blocks, refs)
+        if refs:
+            meta = {"format": GGUF_REFS_FORMAT, "file": str(Path(p).resolve()), "size": size,
+                    "mtime_ns": mtime_ns}
+            _write_json(out / GGUF_REFS, {"__metadata__": meta, **refs})
 
     say("writing config and tokenizer")
     _write_json(out / "config.json", config)
@@ -1294,6 +1323,12 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     return out
 
 
+#: The references file of a folder converted with ``gguf_refs`` (libvt/src/safetensors.h):
+#: a SafeTensors header of the tensors left in the GGUF, data_offsets counted from the GGUF's
+#: first byte, the GGUF's absolute path, size and mtime_ns in ``__metadata__``.
+GGUF_REFS = "pyvt_gguf.json"
+GGUF_REFS_FORMAT = "pyvt-gguf-refs"
+
 _GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()
                   if t not in (GGMLType.Q4_K, GGMLType.Q5_0)}  # (written as Q4_1 / Q8_0)
 _ST_DTYPES = {"F32": "<f4", "F16": "<f2"}
@@ -1305,15 +1340,18 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
     """A folder written by ``convert_gguf(keep_blocks=True)`` as a plain Hugging Face folder
     (one transformers reads): its GGML_* tensors dequantized and every tensor written in
     `dtype` -- the same numbers ``convert_gguf(keep_blocks=False)`` writes from the GGUF. Other
-    files are copied; ``pyvt_blocks.json`` is left out. Returns `dst`.
-    Raises ValueError naming the file when model.safetensors is not such a file."""
+    files are copied; ``pyvt_blocks.json`` (and ``pyvt_gguf.json``: the tensors it refers to in
+    the GGUF are read from there) are left out. Returns `dst`.
+    Raises ValueError naming the file when model.safetensors is not such a file, or when the
+    GGUF the folder refers to has changed since."""
     key = _DTYPE_ALIASES.get(str(dtype).lower())
     if key is None:
         raise ValueError(f"dtype must be one of bf16, f16, f32; got {dtype!r}")
     st_dtype = _DTYPES[key][0]
     src, out = Path(src), Path(dst)
     path = src / "model.safetensors"
-    with open(path, "rb") as f:
+    with contextlib.ExitStack() as stack:
+        f = stack.enter_context(open(path, "rb"))
         size = os.fstat(f.fileno()).st_size
         head = f.read(8)
         n = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
@@ -1323,33 +1361,56 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
             header = json.loads(f.read(n))
         except ValueError as e:
             raise ValueError(f"{path}: bad SafeTensors header: {e}") from None
-        entries = sorted(((k, v) for k, v in header.items() if k != "__metadata__"),
-                         key=lambda kv: kv[1]["data_offsets"][0])
+        # (file, where its data begins, its data's size, the header's name for errors)
+        sources = [(f, 8 + n, size - 8 - n, path, header)]
+        refs_path = src / GGUF_REFS
+        if refs_path.exists():
+            from ._files import CONFIG_LIMIT, read_json
+
+            refs = read_json(refs_path, "GGUF references", CONFIG_LIMIT)
+            meta = refs.get("__metadata__") if isinstance(refs, dict) else None
+            if not isinstance(meta, dict) or meta.get("format") != GGUF_REFS_FORMAT:
+                raise ValueError(f"{refs_path}: not a pyvt GGUF references file")
+            g = stack.enter_context(open(meta.get("file"), "rb"))
+            st = os.fstat(g.fileno())
+            if (st.st_size, st.st_mtime_ns) != (meta.get("size"), meta.get("mtime_ns")):
+                raise ValueError(f"{refs_path}: {meta.get('file')} has changed since this folder was converted "
+                                 "from it: convert the .gguf again")
+            sources.append((g, 0, st.st_size, refs_path, refs))
         items = []
-        for name, h in entries:
-            a, b = h["data_offsets"]
-            shape = tuple(h["shape"])
-            if not 0 <= a <= b <= size - 8 - n:
-                raise ValueError(f"{path}: tensor {name!r} lies outside the file")
+        for fh, base, data_size, where, hdr in sources:
+            for name, h in hdr.items():
+                offs = h.get("data_offsets") if isinstance(h, dict) else None
+                if name != "__metadata__" and not (isinstance(offs, list) and len(offs) == 2
+                                                   and all(isinstance(o, int) for o in offs)
+                                                   and isinstance(h.get("shape"), list)):
+                    raise ValueError(f"{where}: tensor {name!r}: an entry without a shape and two data offsets")
+            entries = sorted(((k, v) for k, v in hdr.items() if k != "__metadata__"),
+                             key=lambda kv: kv[1]["data_offsets"][0])
+            for name, h in entries:
+                a, b = h["data_offsets"]
+                shape = tuple(h["shape"])
+                if not 0 <= a <= b <= data_size:
+                    raise ValueError(f"{where}: tensor {name!r} lies outside the file")
 
-            def produce(a=a, b=b, shape=shape, st=h["dtype"], name=name):
-                f.seek(8 + n + a)
-                raw = np.frombuffer(f.read(b - a), dtype=np.uint8)
-                if st in _GGML_OF_DTYPE:
-                    x = dequantize(raw, _GGML_OF_DTYPE[st], shape)
-                elif st == "BF16":
-                    x = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
-                elif st in _ST_DTYPES:
-                    x = raw.view(_ST_DTYPES[st]).astype(np.float32).reshape(shape)
-                else:
-                    raise ValueError(f"{path}: tensor {name!r} has dtype {st}, not one pyvt writes")
-                return _encode(x, st_dtype)
+                def produce(fh=fh, base=base, a=a, b=b, shape=shape, st=h["dtype"], name=name, where=where):
+                    fh.seek(base + a)
+                    raw = np.frombuffer(fh.read(b - a), dtype=np.uint8)
+                    if st in _GGML_OF_DTYPE:
+                        x = dequantize(raw, _GGML_OF_DTYPE[st], shape)
+                    elif st == "BF16":
+                        x = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+                    elif st in _ST_DTYPES:
+                        x = raw.view(_ST_DTYPES[st]).astype(np.float32).reshape(shape)
+                    else:
+                        raise ValueError(f"{where}: tensor {name!r} has dtype {st}, not one pyvt writes")
+                    return _encode(x, st_dtype)
 
-            items.append((name, st_dtype, shape, produce))
+                items.append((name, st_dtype, shape, produce))
         out.mkdir(parents=True, exist_ok=True)
         write_safetensors(out / "model.safetensors", items, {"format": "pt"})
     for p in sorted(src.iterdir()):
-        if p.is_file() and p.name not in ("model.safetensors", "pyvt_blocks.json"):
+        if p.is_file() and p.name not in ("model.safetensors", "pyvt_blocks.json", GGUF_REFS):
             shutil.copyfile(p, out / p.name)
     return out
 

@@ -651,6 +651,11 @@ class GGUFFile:
             self.close()
             raise
 
+    @property
+    def file_stat(self) -> tuple[int, int, int]:
+        """(inode, size, mtime_ns) of the file when it was opened; every read checks it still is."""
+        return self._stat
+
     def _changed(self) -> ValueError:
         return ValueError(
             f"{self.path}: the GGUF file changed or was truncated while it was being read "

@@ -156,12 +156,31 @@ def _packed_cache_dir(packed_cache: Any, p: Path) -> str | None:
         return folder
     if os.environ.get("PYVT_PACKED_CACHE", "1") == "0":
         return None
+    return folder if checkpoint_bytes(p) >= PACKED_CACHE_MIN_BYTES else None
+
+
+def checkpoint_bytes(p: Path) -> int:
+    """The bytes of a checkpoint's weights: its .safetensors files (the folder's, or the file
+    given, or an index's folder's) and, in a folder converted from a GGUF by reference, the
+    GGUF bytes ``pyvt_gguf.json`` refers to. 0 when they cannot be read (the load says why)."""
+    from ._files import CONFIG_LIMIT, read_json
+
     try:
-        files = [p] if p.is_file() else list(p.glob("*.safetensors"))
-        size = sum(f.stat().st_size for f in files)
+        folder = p.parent if p.is_file() else p
+        files = list(folder.glob("*.safetensors")) if p.is_dir() or p.name.endswith(".index.json") else [p]
+        size = sum(f.stat().st_size for f in files if f.is_file())
     except OSError:
-        return None
-    return folder if size >= PACKED_CACHE_MIN_BYTES else None
+        return 0
+    refs = folder / "pyvt_gguf.json"
+    if refs.is_file():
+        try:
+            spans = [v.get("data_offsets") for k, v in read_json(refs, "GGUF references", CONFIG_LIMIT).items()
+                     if k != "__metadata__" and isinstance(v, dict)]
+            size += sum(b - a for a, b in (s for s in spans if isinstance(s, list) and len(s) == 2)
+                        if isinstance(a, int) and isinstance(b, int) and b > a)
+        except (OSError, ValueError, AttributeError):
+            pass
+    return size
 
 
 def load_model(

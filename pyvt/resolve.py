@@ -239,7 +239,8 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
     try:
         staged = work / target.name
         say = None if quiet else (lambda msg: print(f"pyvt: {msg}", file=sys.stderr, flush=True))
-        convert_gguf(path, staged, dtype="bf16", progress=say, keep_blocks=True)
+        # (the blocks the GGUF holds as they are stay in it: pyvt_gguf.json refers to them)
+        convert_gguf(path, staged, dtype="bf16", progress=say, keep_blocks=True, gguf_refs=True)
         notice = _blocks_notice(path, staged)
         if notice:
             print(notice, file=sys.stderr, flush=True)

@@ -282,18 +282,20 @@ def test_load_gguf_keeps_blocks_and_says_what_it_dequantized(tmp_path, monkeypat
         np.testing.assert_array_equal(m.logits(TOKENS), r.logits(TOKENS))
 
 
-@pytest.mark.parametrize("dtype", ["bf16", "f32"])
-def test_dequantize_folder_writes_what_a_plain_conversion_writes(tmp_path, dtype):
+@pytest.mark.parametrize("dtype, refs", [("bf16", False), ("f32", False), ("f32", True)])
+def test_dequantize_folder_writes_what_a_plain_conversion_writes(tmp_path, dtype, refs):
     """The kept-blocks folder made plain again (hub.reference) holds the bytes `pyvt convert`
-    writes from the GGUF: every tensor, Q8_0, Q4_0 and Q4_1 blocks, F32 norms."""
+    writes from the GGUF: every tensor, Q8_0, Q4_0 and Q4_1 blocks, F32 norms (those a
+    referring folder leaves in the GGUF read from there)."""
     for qtype in (gw.Q8_0, gw.Q4_0, gw.Q4_1):
         d = tmp_path / str(qtype)
         d.mkdir()
         make_tiny_llama(d / "t.gguf", qtype=qtype)
-        native = convert.convert_gguf(d / "t.gguf", d / "native", keep_blocks=True)
+        native = convert.convert_gguf(d / "t.gguf", d / "native", keep_blocks=True, gguf_refs=refs)
+        assert (native / convert.GGUF_REFS).exists() == refs
         plain = convert.convert_gguf(d / "t.gguf", d / "plain", dtype=dtype)
         again = convert.dequantize_folder(native, d / "again", dtype=dtype)
-        assert not (again / "pyvt_blocks.json").exists()
+        assert not (again / "pyvt_blocks.json").exists() and not (again / convert.GGUF_REFS).exists()
         h_plain, h_again = safetensors_header(plain / "model.safetensors"), safetensors_header(again / "model.safetensors")
         assert {k: (v["dtype"], v["shape"]) for k, v in h_again.items() if k != "__metadata__"} == \
             {k: (v["dtype"], v["shape"]) for k, v in h_plain.items() if k != "__metadata__"}
@@ -350,3 +352,106 @@ def test_the_default_model_keeps_its_q4_1_blocks(native_model_dir, default_model
         rel = float(np.abs(got - want).max()) / float(np.abs(want).max())
         assert rel < 0.05, rel
         assert (got.argmax(-1) == want.argmax(-1)).mean() >= 0.8
+
+
+# ---- GGUF blocks by reference (pyvt_gguf.json) --------------------------------------------
+
+
+def _refs(folder) -> dict:
+    return json.loads((folder / convert.GGUF_REFS).read_text())
+
+
+@pytest.mark.parametrize("qtype", [gw.Q8_0, gw.Q4_0, gw.Q4_1])
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_referenced_blocks_load_as_copied_ones(tmp_path, qtype, arch):
+    """A folder that refers to the GGUF's blocks (load_model(path.gguf)'s conversion) holds the
+    same model as one that copies them, bit for bit; only what the GGUF does not hold as it is
+    (llama's permuted Q/K rows, float norms) is written."""
+    make_tiny_llama(tmp_path / "t.gguf", qtype=qtype, arch=arch, tied=False)
+    copied = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "copied", keep_blocks=True)
+    referring = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "referring", keep_blocks=True, gguf_refs=True)
+    assert not (copied / convert.GGUF_REFS).exists()
+    refs = _refs(referring)
+    meta = refs.pop("__metadata__")
+    st = os.stat(tmp_path / "t.gguf")
+    assert meta == {"format": "pyvt-gguf-refs", "file": str((tmp_path / "t.gguf").resolve()), "size": st.st_size,
+                    "mtime_ns": st.st_mtime_ns}
+    written = {k for k in safetensors_header(referring / "model.safetensors") if k != "__metadata__"}
+    full = safetensors_header(copied / "model.safetensors")
+    assert written | set(refs) == set(full) - {"__metadata__"} and not written & set(refs)
+    qk = {k for k in full if k.endswith(("q_proj.weight", "k_proj.weight"))}
+    assert (qk <= written) == (arch == "llama") and (qk <= set(refs)) == (arch != "llama")
+    assert {"model.embed_tokens.weight", "lm_head.weight", "model.layers.1.mlp.down_proj.weight"} <= set(refs)
+    raw = (tmp_path / "t.gguf").read_bytes()
+    base = 8 + struct.unpack_from("<Q", (copied / "model.safetensors").read_bytes())[0]
+    whole = (copied / "model.safetensors").read_bytes()
+    for k, v in refs.items():  # each reference is the copied tensor's bytes, where the GGUF has them
+        assert v["dtype"] == BLOCK_DTYPE[qtype] and v["shape"] == full[k]["shape"]
+        a, b = v["data_offsets"]
+        c, e = full[k]["data_offsets"]
+        assert raw[a:b] == whole[base + c:base + e], k
+    from pyvt.model import checkpoint_bytes
+    assert checkpoint_bytes(referring) == (referring / "model.safetensors").stat().st_size + sum(
+        v["data_offsets"][1] - v["data_offsets"][0] for v in refs.values())
+    with pyvt.load_model(copied, progress=False, kv_cache="f32") as m, \
+            pyvt.load_model(referring, progress=False, kv_cache="f32") as r:
+        assert r.info["weight_format"] == m.info["weight_format"] == NATIVE_FORMAT[qtype]
+        np.testing.assert_array_equal(r.logits(TOKENS), m.logits(TOKENS))
+
+
+def test_referenced_blocks_need_the_unchanged_gguf(tmp_path):
+    """A referring folder whose GGUF changed, went away, or whose references are damaged is
+    refused with one line naming the files; nothing is read from a changed GGUF."""
+    make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q8_0)
+    out = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "n", keep_blocks=True, gguf_refs=True)
+    gguf = tmp_path / "t.gguf"
+    good = (out / convert.GGUF_REFS).read_text()
+    st = os.stat(gguf)
+    os.utime(gguf, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    with pytest.raises(ValueError) as ei:
+        pyvt.load_model(out, progress=False)
+    msg = str(ei.value)
+    assert str(out / convert.GGUF_REFS) in msg and f"{gguf} has changed since this folder was converted" in msg
+    with pytest.raises(ValueError, match="has changed since this folder was converted"):
+        convert.dequantize_folder(out, tmp_path / "plain")
+    os.utime(gguf, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pyvt.load_model(out, progress=False):
+        pass
+    # damaged references: an offset past the file, a missing "format", a relative path
+    refs = json.loads(good)
+    refs["model.layers.0.mlp.up_proj.weight"]["data_offsets"][1] += st.st_size
+    (out / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pytest.raises(ValueError, match=r"pyvt_gguf.json \(references into .*t.gguf\): tensor "
+                                         r"model.layers.0.mlp.up_proj.weight: data_offsets .* lie outside"):
+        pyvt.load_model(out, progress=False)
+    for edit, match in ((lambda m: m.pop("format"), "not a pyvt GGUF references file"),
+                        (lambda m: m.update(file="t.gguf"), "must be the GGUF's absolute path"),
+                        (lambda m: m.update(size="12"), "needs the GGUF's \"size\" and \"mtime_ns\" as integers")):
+        refs = json.loads(good)
+        edit(refs["__metadata__"])
+        (out / convert.GGUF_REFS).write_text(json.dumps(refs))
+        with pytest.raises(ValueError, match=match):
+            pyvt.load_model(out, progress=False)
+    (out / convert.GGUF_REFS).write_text(good)
+    gguf.rename(tmp_path / "moved.gguf")
+    with pytest.raises(FileNotFoundError, match=str(gguf)):
+        pyvt.load_model(out, progress=False)
+
+
+def test_load_gguf_refers_to_its_blocks_and_converts_again_when_it_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "t.gguf"
+    make_tiny_llama(gguf, qtype=gw.Q8_0, seed=1)
+    with pyvt.load_model(gguf, progress=False, kv_cache="f32") as m:
+        first = m.logits(TOKENS)
+    folders = list((tmp_path / "cache" / "gguf").iterdir())
+    assert len(folders) == 1 and (folders[0] / convert.GGUF_REFS).is_file()
+    assert (folders[0] / "model.safetensors").stat().st_size < gguf.stat().st_size / 4
+    # the same name, other weights: converted again, and the new weights load
+    make_tiny_llama(gguf, qtype=gw.Q8_0, seed=2)
+    with pyvt.load_model(gguf, progress=False, kv_cache="f32") as m:
+        second = m.logits(TOKENS)
+    want = convert.convert_gguf(gguf, tmp_path / "copied", keep_blocks=True)
+    with pyvt.load_model(want, progress=False, kv_cache="f32") as r:
+        np.testing.assert_array_equal(second, r.logits(TOKENS))
+    assert np.abs(second - first).max() > 1e-3

@@ -231,6 +231,8 @@ const DtypeDesc* find_dtype(const std::string& name) {
 
 constexpr uint64_t kMaxHeader = 100000000;  // the SafeTensors reference implementation's limit
 
+json::ParseOptions header_options();
+
 }  // namespace
 
 SafeTensorsFile::SafeTensorsFile(const std::string& path, size_t file_index) : map_(path) {
@@ -241,6 +243,64 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path, size_t file_index) : m
         throw;
     }
 }
+
+struct SafeTensorsFile::Refs {
+    std::string path;  // the references file
+    std::string text;  // its JSON
+    std::string file;  // the GGUF it names
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+};
+
+namespace {
+
+SafeTensorsFile::Refs read_refs(const std::string& refs_path) {
+    SafeTensorsFile::Refs r;
+    r.path = refs_path;
+    r.text = read_file(refs_path, kMaxHeader);
+    const char* p = refs_path.c_str();
+    const json::Document doc = json::parse(r.text.data(), r.text.size(), refs_path, header_options());
+    const json::Value* meta = doc.root().is_object() ? doc.root().find("__metadata__") : nullptr;
+    const json::Value* file = meta && meta->is_object() ? meta->find("file") : nullptr;
+    const json::Value* size = meta && meta->is_object() ? meta->find("size") : nullptr;
+    const json::Value* mtime = meta && meta->is_object() ? meta->find("mtime_ns") : nullptr;
+    const json::Value* format = meta && meta->is_object() ? meta->find("format") : nullptr;
+    if (!format || !format->is_string() || format->s != "pyvt-gguf-refs")
+        fail(VT_STATUS_FORMAT_ERROR, "%s: not a pyvt GGUF references file (its __metadata__ lacks "
+             "\"format\": \"pyvt-gguf-refs\")", p);
+    if (!file || !file->is_string() || file->s.empty() || file->s[0] != '/')
+        fail(VT_STATUS_FORMAT_ERROR, "%s: __metadata__ \"file\" must be the GGUF's absolute path", p);
+    if (!size || size->type != json::Type::Int || size->i < 0 || !mtime || mtime->type != json::Type::Int)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: __metadata__ needs the GGUF's \"size\" and \"mtime_ns\" as integers", p);
+    r.file = file->s;
+    r.size = uint64_t(size->i);
+    r.mtime_ns = mtime->i;
+    return r;
+}
+
+}  // namespace
+
+SafeTensorsFile::SafeTensorsFile(const std::string& refs_path, size_t file_index, FromRefs)
+    : SafeTensorsFile(read_refs(refs_path), file_index) {}
+
+SafeTensorsFile::SafeTensorsFile(const Refs& r, size_t file_index) : map_(r.file) {
+    // The GGUF must be the one the folder was converted from: a file rewritten since (a new
+    // download under the same name) may hold other tensors at these offsets.
+    if (map_.size() != r.size || map_.modified_ns() != r.mtime_ns)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: %s has changed since this folder was converted from it (%zu bytes, "
+             "%s; converted from %llu bytes): load the .gguf itself to convert it again", r.path.c_str(),
+             r.file.c_str(), map_.size(), map_.size() == r.size ? "modified since" : "another size",
+             (unsigned long long)r.size);
+    try {
+        parse_header(r.text.data(), r.text.size(), map_.data(), map_.size(), r.path + " (references into " + r.file + ")",
+                     file_index);
+    } catch (const Error&) {
+        map_.check_unchanged(false);
+        throw;
+    }
+}
+
+SafeTensorsFile::~SafeTensorsFile() = default;
 
 void SafeTensorsFile::read_header(size_t file_index) {
     const std::string& path = map_.path();
@@ -267,19 +327,30 @@ void SafeTensorsFile::read_header(size_t file_index) {
     if (hlen < 2 || map_.data()[8] != '{')
         fail(VT_STATUS_FORMAT_ERROR, "%s: not a SafeTensors file (the header does not start with '{')", p);
 
+    parse_header(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen), map_.data() + 8 + hlen,
+                 size - 8 - hlen, path, file_index);
+}
+
+namespace {
+
+json::ParseOptions header_options() {
     json::ParseOptions jopt;
     jopt.max_depth = 8;
     jopt.max_size = kMaxHeader;
     // ~9 values per tensor: 2M values are ~230k tensors (a 25 MB header; real ones are < 2 MB,
     // and a whole 671B-parameter checkpoint has 91k tensors).
     jopt.max_values = size_t(1) << 21;
-    const json::Document doc = json::parse(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen),
-                                           path + " (SafeTensors header)", jopt);
+    return jopt;
+}
+
+}  // namespace
+
+void SafeTensorsFile::parse_header(const char* text, size_t len, const uint8_t* base, uint64_t data_size,
+                                   const std::string& label, size_t file_index) {
+    const char* p = label.c_str();
+    const json::Document doc = json::parse(text, len, label + " (SafeTensors header)", header_options());
     const json::Value& hdr = doc.root();
     if (!hdr.is_object()) fail(VT_STATUS_FORMAT_ERROR, "%s: the SafeTensors header is not a JSON object", p);
-
-    const uint8_t* base = map_.data() + 8 + hlen;
-    const uint64_t data_size = size - 8 - hlen;
     tensors_.reserve(hdr.obj.size());
     for (auto& kv : hdr.obj) {
         const std::string name = kv.first;
@@ -428,6 +499,9 @@ void Checkpoint::add_file(const std::string& path) {
 }
 
 void Checkpoint::finish() {
+    // A folder converted from a GGUF may hold the GGUF's blocks by reference (kGgufRefsName).
+    const std::string refs = join_path(dir_, kGgufRefsName);
+    if (entry_exists(refs)) files_.push_back(std::make_unique<SafeTensorsFile>(refs, files_.size(), SafeTensorsFile::FromRefs{}));
     for (const auto& f : files_) {
         for (const auto& t : f->tensors()) {
             auto ins = by_name_.emplace(t.name, &t);

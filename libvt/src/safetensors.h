@@ -34,6 +34,7 @@ public:
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
     const std::string& path() const { return path_; }
+    int64_t modified_ns() const { return mtime_ns_; }  // st_mtime when mapped
 
     // True when a read hit a page the file no longer has (it was truncated) or, with
     // `restat`, when the file at path() is the same file with another size or modification
@@ -67,19 +68,42 @@ struct TensorView {
     std::string shape_str() const;  // "[2048, 64]"
 };
 
-// One mapped .safetensors file with its validated header.
+// The references file of a folder pyvt converted from a GGUF (pyvt/convert.py, gguf_refs):
+// tensors the folder does not copy because the GGUF holds them as they are (Q8_0 / Q4_0 / Q4_1
+// blocks). It is a SafeTensors header on its own, whose data_offsets count from the start of
+// the GGUF file named in "__metadata__" together with the size and modification time that file
+// had at conversion:
+//   {"__metadata__": {"format": "pyvt-gguf-refs", "file": "/abs/model.gguf", "size": N,
+//                     "mtime_ns": T},
+//    "model.layers.0.mlp.up_proj.weight": {"dtype": "GGML_Q8_0", "shape": [rows, cols],
+//                                          "data_offsets": [begin, end]}, ...}
+// Checkpoint adds its tensors when it lies beside the weights. A GGUF that has changed since
+// (another size or modification time) is refused, naming both files.
+constexpr const char* kGgufRefsName = "pyvt_gguf.json";
+
+// One mapped .safetensors file with its validated header; or (FromRefs) the GGUF a references
+// file names, mapped, with the tensors the references file lists (validated alike).
 class SafeTensorsFile {
 public:
+    struct FromRefs {};
+    struct Refs;  // the references file read (safetensors.cpp)
     explicit SafeTensorsFile(const std::string& path, size_t file_index = 0);
+    SafeTensorsFile(const std::string& refs_path, size_t file_index, FromRefs);
+    ~SafeTensorsFile();
     const std::string& path() const { return map_.path(); }
     const std::vector<TensorView>& tensors() const { return tensors_; }
     const MappedFile& mapping() const { return map_; }
 
 private:
+    SafeTensorsFile(const Refs& refs, size_t file_index);
     MappedFile map_;
     std::vector<TensorView> tensors_;
 
     void read_header(size_t file_index);
+    // The tensors of a SafeTensors-style JSON header `text`, their data_offsets counted from
+    // `base` (data_size bytes); `label` names the header in errors.
+    void parse_header(const char* text, size_t len, const uint8_t* base, uint64_t data_size,
+                      const std::string& label, size_t file_index);
 };
 
 class Checkpoint {
