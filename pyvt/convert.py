@@ -1210,10 +1210,11 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         return produce
 
     def verbatim(name: str, e) -> bool:
-        """A kept item whose bytes are one piece of the GGUF, unchanged (raw_producer yields
-        them as they are): not converted (Q4_K, Q5_0), not a permuted Q/K, not stacked."""
+        """An item whose bytes are one piece of the GGUF that libvt packs as they are or
+        converts to the blocks this function would write (GGUF_REF_DTYPES): not a permuted
+        Q/K, not stacked."""
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
-        return (g.tensors[name].ggml_type in (GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1)
+        return (g.tensors[name].ggml_type in GGUF_REF_DTYPES
                 and not (permuted and kind in ("attn_q", "attn_k")) and (e is None or isinstance(e, int) or e == "out"))
 
     # What becomes of each item: its blocks as they are, Q8_0 blocks, or floats (decided once).
@@ -1240,10 +1241,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         if isinstance(e, str) and e.startswith("oss-"):
             mx = e.endswith(("-blocks", "-scales"))
             items.append((out_name(n, e), "U8" if mx else st_dtype, out_shape(n, e), oss_producer(n, e)))
-        elif how[(n, e)] == "kept" and refs is not None and verbatim(n, e):
+        elif how[(n, e)] in ("kept", "int8") and refs is not None and verbatim(n, e):
             info = g.tensors[n]
             a, b = expert_bytes(n, e) if isinstance(e, int) else (0, info.nbytes)
-            refs[out_name(n, e)] = {"dtype": BLOCK_DTYPES[info.ggml_type][0], "shape": list(out_shape(n, e)),
+            refs[out_name(n, e)] = {"dtype": GGUF_REF_DTYPES[info.ggml_type], "shape": list(out_shape(n, e)),
                                     "data_offsets": [info.offset + a, info.offset + b]}
         elif how[(n, e)] == "kept":
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
@@ -1328,9 +1329,15 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
 #: first byte, the GGUF's absolute path, size and mtime_ns in ``__metadata__``.
 GGUF_REFS = "pyvt_gguf.json"
 GGUF_REFS_FORMAT = "pyvt-gguf-refs"
+#: The GGUF types a references file names, under pyvt's SafeTensors dtypes: libvt packs the
+#: first three as they are and converts the others row by row into the blocks a copied folder
+#: holds (libvt/src/ggml_import.h: Q4_K as Q4_1, Q5_0 as Q8_0 exactly, Q6_K rounded to Q8_0).
+GGUF_REF_DTYPES = {GGMLType.Q8_0: "GGML_Q8_0", GGMLType.Q4_0: "GGML_Q4_0", GGMLType.Q4_1: "GGML_Q4_1",
+                   GGMLType.Q4_K: "GGML_Q4_K", GGMLType.Q5_0: "GGML_Q5_0", GGMLType.Q6_K: "GGML_Q6_K"}
 
 _GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()
                   if t not in (GGMLType.Q4_K, GGMLType.Q5_0)}  # (written as Q4_1 / Q8_0)
+_GGML_OF_REF_DTYPE = {st: t for t, st in GGUF_REF_DTYPES.items()}
 _ST_DTYPES = {"F32": "<f4", "F16": "<f2"}
 # Our own folders' headers are a few KB; a bound keeps a damaged file from costing memory.
 _MAX_HEADER = 64 << 20
@@ -1361,8 +1368,8 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
             header = json.loads(f.read(n))
         except ValueError as e:
             raise ValueError(f"{path}: bad SafeTensors header: {e}") from None
-        # (file, where its data begins, its data's size, the header's name for errors)
-        sources = [(f, 8 + n, size - 8 - n, path, header)]
+        # (file, where its data begins, its data's size, the name for errors, header, dtypes)
+        sources = [(f, 8 + n, size - 8 - n, path, header, _GGML_OF_DTYPE)]
         refs_path = src / GGUF_REFS
         if refs_path.exists():
             from ._files import CONFIG_LIMIT, read_json
@@ -1376,9 +1383,9 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
             if (st.st_size, st.st_mtime_ns) != (meta.get("size"), meta.get("mtime_ns")):
                 raise ValueError(f"{refs_path}: {meta.get('file')} has changed since this folder was converted "
                                  "from it: convert the .gguf again")
-            sources.append((g, 0, st.st_size, refs_path, refs))
+            sources.append((g, 0, st.st_size, refs_path, refs, _GGML_OF_REF_DTYPE))
         items = []
-        for fh, base, data_size, where, hdr in sources:
+        for fh, base, data_size, where, hdr, ggml_of in sources:
             for name, h in hdr.items():
                 offs = h.get("data_offsets") if isinstance(h, dict) else None
                 if name != "__metadata__" and not (isinstance(offs, list) and len(offs) == 2
@@ -1393,11 +1400,12 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
                 if not 0 <= a <= b <= data_size:
                     raise ValueError(f"{where}: tensor {name!r} lies outside the file")
 
-                def produce(fh=fh, base=base, a=a, b=b, shape=shape, st=h["dtype"], name=name, where=where):
+                def produce(fh=fh, base=base, a=a, b=b, shape=shape, st=h["dtype"], name=name, where=where,
+                            ggml_of=ggml_of):
                     fh.seek(base + a)
                     raw = np.frombuffer(fh.read(b - a), dtype=np.uint8)
-                    if st in _GGML_OF_DTYPE:
-                        x = dequantize(raw, _GGML_OF_DTYPE[st], shape)
+                    if st in ggml_of:
+                        x = dequantize(raw, ggml_of[st], shape)
                     elif st == "BF16":
                         x = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
                     elif st in _ST_DTYPES:

@@ -455,3 +455,76 @@ def test_load_gguf_refers_to_its_blocks_and_converts_again_when_it_changes(tmp_p
     with pyvt.load_model(want, progress=False, kv_cache="f32") as r:
         np.testing.assert_array_equal(second, r.logits(TOKENS))
     assert np.abs(second - first).max() > 1e-3
+
+
+def test_referenced_k_quants_load_as_copied_ones(tmp_path, monkeypatch):
+    """A Q4_K_M-like file (Q4_K, Q6_K for lm_head / attn_v / ffn_down, one Q5_0 o_proj): the
+    folder that refers to them holds the same model as the copied one, bit for bit — libvt
+    converts Q4_K superblocks to Q4_1 blocks, Q5_0 to Q8_0 and rounds Q6_K to Q8_0 as the
+    converter does (ggml's rounding), at every instruction-set level."""
+    from test_convert import TINY
+
+    monkeypatch.setitem(TINY, "hidden", 256)  # (K-quant rows are whole superblocks of 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    hf, _ = make_tiny_llama(tmp_path / "base.gguf", qtype=gw.Q4_K, tied=False)
+    src = {"output.weight": (gw.Q6_K, hf["lm_head.weight"]),
+           "blk.1.attn_output.weight": (gw.Q5_0, hf["model.layers.1.self_attn.o_proj.weight"])}
+    for i in range(2):
+        src[f"blk.{i}.attn_v.weight"] = (gw.Q6_K, hf[f"model.layers.{i}.self_attn.v_proj.weight"])
+        src[f"blk.{i}.ffn_down.weight"] = (gw.Q6_K, hf[f"model.layers.{i}.mlp.down_proj.weight"])
+    quant = {gw.Q6_K: gw.quant_q6_k, gw.Q5_0: gw.quant_q5_0}
+
+    def ties(x):  # Q6_K blocks of random codes and power-of-two scales: x · (1 / d) lands on
+        # halves (code 16 of a block whose largest is -32: 63.5), where roundf and rint differ
+        n = x.size // 256
+        rng = np.random.default_rng(5)
+        b = np.zeros((n, 210), np.uint8)
+        b[:, :192] = rng.integers(0, 256, (n, 192))
+        b[:, 192:208] = rng.choice(np.array([1, 2, 4, -8, 16], np.int8), (n, 16)).view(np.uint8)
+        b[:, 208:210] = np.array([2.0 ** -9], np.float16).view(np.uint8)
+        return b.tobytes()
+    quant[gw.Q6_K + 100] = ties
+    src["blk.0.attn_v.weight"] = (gw.Q6_K + 100, src["blk.0.attn_v.weight"][1])
+    path = tmp_path / "q4km.gguf"
+    make_tiny_llama(path, qtype=gw.Q4_K, tied=False, drop=tuple(src),
+                    extra_tensors=[(n, t % 100, x.shape, quant[t](x)) for n, (t, x) in src.items()])
+    copied = convert.convert_gguf(path, tmp_path / "copied", keep_blocks=True)
+    referring = convert.convert_gguf(path, tmp_path / "referring", keep_blocks=True, gguf_refs=True)
+    refs = _refs(referring)
+    dtypes = {k: v["dtype"] for k, v in refs.items() if k != "__metadata__"}
+    assert dtypes["lm_head.weight"] == dtypes["model.layers.0.mlp.down_proj.weight"] == "GGML_Q6_K"
+    assert dtypes["model.layers.1.self_attn.o_proj.weight"] == "GGML_Q5_0"
+    assert dtypes["model.layers.0.mlp.up_proj.weight"] == dtypes["model.embed_tokens.weight"] == "GGML_Q4_K"
+    assert "model.layers.0.self_attn.q_proj.weight" not in dtypes  # (llama's permuted rows: written)
+    assert json.loads((referring / "pyvt_blocks.json").read_text()) == json.loads((copied / "pyvt_blocks.json").read_text())
+    code = ("import json, sys, numpy as np, pyvt; sys.path.insert(0, sys.argv[1]); from test_gguf_blocks import TOKENS\n"
+            "out = []\n"
+            "for d in sys.argv[2:]:\n"
+            "    with pyvt.load_model(d, progress=False, kv_cache='f32') as m:\n"
+            "        out.append([m.info['weight_format'], m.logits(TOKENS).tolist()])\n"
+            "print(json.dumps(out))")
+    from pyvt import ops
+    order = ["generic", "avx2", "avx512"]
+    for isa in (order[: order.index(ops.cpu_isa()) + 1] if ops.cpu_isa() in order else ["generic"]):
+        env = dict(os.environ)
+        env.pop("VT_ISA", None)
+        if isa:
+            env["VT_ISA"] = isa
+        p = subprocess.run([sys.executable, "-c", code, os.path.dirname(os.path.abspath(__file__)), str(copied),
+                            str(referring)], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        (fa, la), (fb, lb) = json.loads(p.stdout.strip().splitlines()[-1])
+        assert fa == fb == "int4-min"  # (the model's format: layer 0's Q4_K q_proj's)
+        np.testing.assert_array_equal(np.array(la), np.array(lb), err_msg=str(isa))
+    # A non-finite Q6_K scale in the GGUF (its mtime kept: the references still match) is named.
+    e = refs["model.layers.0.mlp.down_proj.weight"]
+    rows, cols = e["shape"]
+    at = e["data_offsets"][0] + (3 * (cols // 256) + 1) * 210 + 208  # row 3, superblock 1: d
+    st = os.stat(path)
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(np.float16(np.nan).tobytes())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(ValueError, match=r"model.layers.0.mlp.down_proj.weight.*Q6_K block 1 of row 3 has a "
+                                         r"non-finite scale"):
+        pyvt.load_model(referring, progress=False)

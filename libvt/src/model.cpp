@@ -176,11 +176,13 @@ public:
     }
 
     // Whether the linear stacked from `ts` is packed from its GGUF blocks as they are
-    // (ggml_import.h): weight_format AUTO, every part of one block type libvt represents.
+    // (ggml_import.h): weight_format AUTO, every part of a block type libvt represents, all of
+    // one carrier (Q4_K beside Q4_1, Q6_K beside Q8_0: the blocks a copied folder held).
     bool native(const std::vector<const TensorView*>& ts) const {
         if (opt_.weight_format != VT_FORMAT_AUTO) return false;
         for (const TensorView* t : ts)
-            if (t->ggml < 0 || t->ggml != ts[0]->ggml || !ggml_packable(t->ggml)) return false;
+            if (t->ggml < 0 || !ggml_packable(t->ggml) || ggml_carrier(t->ggml) != ggml_carrier(ts[0]->ggml))
+                return false;
         return true;
     }
     // The format and K-block the linear stacked from `ts` gets: its blocks' own where native();
@@ -222,7 +224,7 @@ public:
         const std::string what = format("tensor %s rows %lld..%lld in %s", t.name.c_str(), (long long)row0,
                                         (long long)(row0 + rows - 1), ck_.file_of(t).c_str());
         if (t.ggml >= 0) {
-            const size_t row_bytes = size_t(t.shape[1] / kGgmlBlock) * ggml_block_bytes(t.ggml);
+            const size_t row_bytes = ggml_row_bytes(t.ggml, t.shape[1]);
             const uint8_t* src = t.data + size_t(row0) * row_bytes;
             if (native({&t})) return wrap(what, [&] { return pack_ggml({{src, rows}}, t.ggml, t.shape[1]); });
             AlignedVec<float> buf(size_t(rows * t.shape[1]));
@@ -258,7 +260,7 @@ public:
         what += " in " + ck_.file_of(*ts[0]);
         if (keep_blocks && native(ts)) {
             std::vector<GgmlRows> parts;
-            for (const TensorView* t : ts) parts.push_back({t->data, t->shape[0]});
+            for (const TensorView* t : ts) parts.push_back({t->data, t->shape[0], t->ggml});
             return wrap(what, [&] { return pack_ggml(parts, ts[0]->ggml, cols); });
         }
         if (ts.size() == 1 && !any_ggml) {

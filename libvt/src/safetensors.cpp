@@ -199,7 +199,7 @@ namespace {
 
 struct DtypeDesc {
     const char* name;
-    size_t size;  // bytes per element (per block of 32 for the GGML block types)
+    size_t size;  // bytes per element (per block for the GGML block types)
     bool is_float;
     vt_dtype dtype;
     int ggml = -1;  // GGML block type (ggml_import.h) or -1
@@ -221,6 +221,10 @@ const DtypeDesc kDtypes[] = {
     {"GGML_Q8_0", 34, false, VT_DTYPE_U8, kGgmlQ8_0},
     {"GGML_Q4_0", 18, false, VT_DTYPE_U8, kGgmlQ4_0},
     {"GGML_Q4_1", 20, false, VT_DTYPE_U8, kGgmlQ4_1},
+    // (per block of 32 weights; Q4_K and Q6_K per superblock of 256; ggml_import.h)
+    {"GGML_Q5_0", 22, false, VT_DTYPE_U8, kGgmlQ5_0},
+    {"GGML_Q4_K", 144, false, VT_DTYPE_U8, kGgmlQ4_K},
+    {"GGML_Q6_K", 210, false, VT_DTYPE_U8, kGgmlQ6_K},
 };
 
 const DtypeDesc* find_dtype(const std::string& name) {
@@ -403,10 +407,11 @@ void SafeTensorsFile::parse_header(const char* text, size_t len, const uint8_t* 
         uint64_t elems = numel;  // elements of d->size bytes
         if (d->ggml >= 0) {
             // (3-D: experts stacked, [experts, rows, cols] — GraniteMoE's input_linear / output_linear)
-            if ((t.shape.size() != 2 && t.shape.size() != 3) || t.shape.back() % kGgmlBlock != 0)
+            const int bw = ggml_block_weights(d->ggml);
+            if ((t.shape.size() != 2 && t.shape.size() != 3) || t.shape.back() % bw != 0)
                 fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: a %s tensor must be 2-D (or 3-D: stacked experts) with a "
-                     "multiple of %d columns, not %s", p, n, d->name, kGgmlBlock, t.shape_str().c_str());
-            elems = numel / kGgmlBlock;
+                     "multiple of %d columns, not %s", p, n, d->name, bw, t.shape_str().c_str());
+            elems = numel / uint64_t(bw);
         }
         if (overflow || elems > (uint64_t(1) << 62) / d->size || elems * d->size != span)
             fail(VT_STATUS_FORMAT_ERROR,
