@@ -939,10 +939,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     """model.safetensors: every tensor dequantized (or, with `keep_blocks`, Q8_0 / Q4_0 / Q4_1
     matrices kept as they are, Q4_K and Q5_0 as Q4_1 and Q8_0 blocks), Q/K un-permuted, in Hugging Face order. Returns
     ``{"kept": {type: count}, "dequantized": {type: count}}`` over the quantized tensors.
-    With `refs` (a dict, filled here): kept tensors whose bytes the GGUF holds as they are, in
-    one piece (Q8_0 / Q4_0 / Q4_1, not a permuted Q/K nor a stacked gate|up), are not written
-    but entered in `refs` as SafeTensors header entries whose data_offsets count from the
-    start of the GGUF (:data:`GGUF_REFS`)."""
+    With `refs` (a dict, filled here): kept tensors whose bytes the GGUF holds in one piece
+    (GGUF_REF_DTYPES, not a stacked gate|up) are not written but entered in `refs` as
+    SafeTensors header entries whose data_offsets count from the start of the GGUF
+    (:data:`GGUF_REFS`); a permuted Q or K with ``"pyvt_permuted_heads"``, its heads."""
     n_head, n_kv = hp["n_head"], hp["n_kv"]
     arch = hp["arch"]
     permuted = _ARCHS[arch].permuted
@@ -1211,11 +1211,15 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
     def verbatim(name: str, e) -> bool:
         """An item whose bytes are one piece of the GGUF that libvt packs as they are or
-        converts to the blocks this function would write (GGUF_REF_DTYPES): not a permuted
-        Q/K, not stacked."""
+        converts to the blocks this function would write (GGUF_REF_DTYPES), not stacked (a
+        permuted Q/K is named with its heads: libvt puts its rows in order)."""
+        return (g.tensors[name].ggml_type in GGUF_REF_DTYPES and (e is None or isinstance(e, int) or e == "out")
+                and not (permuted_heads(name) and e is not None))
+
+    def permuted_heads(name: str) -> int:
+        """The heads of a Q or K projection llama.cpp's converter permuted (0 for others)."""
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
-        return (g.tensors[name].ggml_type in GGUF_REF_DTYPES
-                and not (permuted and kind in ("attn_q", "attn_k")) and (e is None or isinstance(e, int) or e == "out"))
+        return {"attn_q": n_head, "attn_k": n_kv}.get(kind, 0) if permuted else 0
 
     # What becomes of each item: its blocks as they are, Q8_0 blocks, or floats (decided once).
     how = {(n, e): "kept" if kept(n, e) else "int8" if to_q8_0(n, e) else None for n, e in order}
@@ -1246,6 +1250,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             a, b = expert_bytes(n, e) if isinstance(e, int) else (0, info.nbytes)
             refs[out_name(n, e)] = {"dtype": GGUF_REF_DTYPES[info.ggml_type], "shape": list(out_shape(n, e)),
                                     "data_offsets": [info.offset + a, info.offset + b]}
+            if permuted_heads(n) and e is None:
+                refs[out_name(n, e)]["pyvt_permuted_heads"] = permuted_heads(n)
         elif how[(n, e)] == "kept":
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
                           raw_producer(n, e)))
@@ -1401,7 +1407,7 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
                     raise ValueError(f"{where}: tensor {name!r} lies outside the file")
 
                 def produce(fh=fh, base=base, a=a, b=b, shape=shape, st=h["dtype"], name=name, where=where,
-                            ggml_of=ggml_of):
+                            ggml_of=ggml_of, heads=h.get("pyvt_permuted_heads", 0)):
                     fh.seek(base + a)
                     raw = np.frombuffer(fh.read(b - a), dtype=np.uint8)
                     if st in ggml_of:
@@ -1412,6 +1418,8 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
                         x = raw.view(_ST_DTYPES[st]).astype(np.float32).reshape(shape)
                     else:
                         raise ValueError(f"{where}: tensor {name!r} has dtype {st}, not one pyvt writes")
+                    if heads:
+                        x = unpermute_qk(x, heads)
                     return _encode(x, st_dtype)
 
                 items.append((name, st_dtype, shape, produce))

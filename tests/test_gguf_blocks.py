@@ -24,7 +24,7 @@ from int16_ref import int16_gemm_applies
 import importlib
 
 convert = importlib.import_module("pyvt.convert")
-from test_convert import make_tiny_llama, safetensors_header
+from test_convert import TINY, make_tiny_llama, safetensors_header
 
 BLOCK_DTYPE = {gw.Q8_0: "GGML_Q8_0", gw.Q4_0: "GGML_Q4_0", gw.Q4_1: "GGML_Q4_1"}
 NATIVE_FORMAT = {gw.Q8_0: "int8", gw.Q4_0: "int4", gw.Q4_1: "int4-min"}
@@ -365,8 +365,9 @@ def _refs(folder) -> dict:
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
 def test_referenced_blocks_load_as_copied_ones(tmp_path, qtype, arch):
     """A folder that refers to the GGUF's blocks (load_model(path.gguf)'s conversion) holds the
-    same model as one that copies them, bit for bit; only what the GGUF does not hold as it is
-    (llama's permuted Q/K rows, float norms) is written."""
+    same model as one that copies them, bit for bit; only the float norms are written (llama's
+    Q/K rows, which llama.cpp's converter permuted, are referred to with their heads and put in
+    order by libvt)."""
     make_tiny_llama(tmp_path / "t.gguf", qtype=qtype, arch=arch, tied=False)
     copied = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "copied", keep_blocks=True)
     referring = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "referring", keep_blocks=True, gguf_refs=True)
@@ -380,8 +381,10 @@ def test_referenced_blocks_load_as_copied_ones(tmp_path, qtype, arch):
     full = safetensors_header(copied / "model.safetensors")
     assert written | set(refs) == set(full) - {"__metadata__"} and not written & set(refs)
     qk = {k for k in full if k.endswith(("q_proj.weight", "k_proj.weight"))}
-    assert (qk <= written) == (arch == "llama") and (qk <= set(refs)) == (arch != "llama")
-    assert {"model.embed_tokens.weight", "lm_head.weight", "model.layers.1.mlp.down_proj.weight"} <= set(refs)
+    assert len(qk) == 4 and qk <= set(refs) and written == {k for k in full if k.endswith(("norm.weight", ".bias"))}
+    heads = {k: refs[k].get("pyvt_permuted_heads") for k in qk}
+    want = {k: (TINY["n_head"] if ".q_proj" in k else TINY["n_kv"]) if arch == "llama" else None for k in qk}
+    assert heads == want
     raw = (tmp_path / "t.gguf").read_bytes()
     base = 8 + struct.unpack_from("<Q", (copied / "model.safetensors").read_bytes())[0]
     whole = (copied / "model.safetensors").read_bytes()
@@ -389,7 +392,10 @@ def test_referenced_blocks_load_as_copied_ones(tmp_path, qtype, arch):
         assert v["dtype"] == BLOCK_DTYPE[qtype] and v["shape"] == full[k]["shape"]
         a, b = v["data_offsets"]
         c, e = full[k]["data_offsets"]
-        assert raw[a:b] == whole[base + c:base + e], k
+        rows = np.frombuffer(raw[a:b], np.uint8).reshape(v["shape"][0], -1)
+        if v.get("pyvt_permuted_heads"):  # (llama.cpp's row order: the copy holds them in order)
+            rows = convert.unpermute_qk(rows, v["pyvt_permuted_heads"])
+        assert rows.tobytes() == whole[base + c:base + e], k
     from pyvt.model import checkpoint_bytes
     assert checkpoint_bytes(referring) == (referring / "model.safetensors").stat().st_size + sum(
         v["data_offsets"][1] - v["data_offsets"][0] for v in refs.values())
@@ -424,6 +430,12 @@ def test_referenced_blocks_need_the_unchanged_gguf(tmp_path):
     with pytest.raises(ValueError, match=r"pyvt_gguf.json \(references into .*t.gguf\): tensor "
                                          r"model.layers.0.mlp.up_proj.weight: data_offsets .* lie outside"):
         pyvt.load_model(out, progress=False)
+    for name, heads in (("model.layers.0.mlp.up_proj.weight", 2), ("model.layers.0.self_attn.q_proj.weight", 3)):
+        refs = json.loads(good)
+        refs[name]["pyvt_permuted_heads"] = heads  # (q_proj: 64 rows are no 3 heads)
+        (out / convert.GGUF_REFS).write_text(json.dumps(refs))
+        with pytest.raises(ValueError, match=f"tensor {name}: \"pyvt_permuted_heads\" must be"):
+            pyvt.load_model(out, progress=False)
     for edit, match in ((lambda m: m.pop("format"), "not a pyvt GGUF references file"),
                         (lambda m: m.update(file="t.gguf"), "must be the GGUF's absolute path"),
                         (lambda m: m.update(size="12"), "needs the GGUF's \"size\" and \"mtime_ns\" as integers")):
@@ -462,8 +474,6 @@ def test_referenced_k_quants_load_as_copied_ones(tmp_path, monkeypatch):
     folder that refers to them holds the same model as the copied one, bit for bit — libvt
     converts Q4_K superblocks to Q4_1 blocks, Q5_0 to Q8_0 and rounds Q6_K to Q8_0 as the
     converter does (ggml's rounding), at every instruction-set level."""
-    from test_convert import TINY
-
     monkeypatch.setitem(TINY, "hidden", 256)  # (K-quant rows are whole superblocks of 256)
     monkeypatch.setitem(TINY, "ffn", 512)
     hf, _ = make_tiny_llama(tmp_path / "base.gguf", qtype=gw.Q4_K, tied=False)
@@ -495,7 +505,8 @@ def test_referenced_k_quants_load_as_copied_ones(tmp_path, monkeypatch):
     assert dtypes["lm_head.weight"] == dtypes["model.layers.0.mlp.down_proj.weight"] == "GGML_Q6_K"
     assert dtypes["model.layers.1.self_attn.o_proj.weight"] == "GGML_Q5_0"
     assert dtypes["model.layers.0.mlp.up_proj.weight"] == dtypes["model.embed_tokens.weight"] == "GGML_Q4_K"
-    assert "model.layers.0.self_attn.q_proj.weight" not in dtypes  # (llama's permuted rows: written)
+    assert dtypes["model.layers.0.self_attn.q_proj.weight"] == "GGML_Q4_K"  # (its rows put in order by libvt)
+    assert refs["model.layers.0.self_attn.k_proj.weight"]["pyvt_permuted_heads"] == TINY["n_kv"]
     assert json.loads((referring / "pyvt_blocks.json").read_text()) == json.loads((copied / "pyvt_blocks.json").read_text())
     code = ("import json, sys, numpy as np, pyvt; sys.path.insert(0, sys.argv[1]); from test_gguf_blocks import TOKENS\n"
             "out = []\n"

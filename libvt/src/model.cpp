@@ -141,8 +141,17 @@ public:
 
     const TensorView& tensor(const std::string& name) const { return *ck_.find(name); }
 
+    // Rows in llama.cpp's Q/K order (a references file's pyvt_permuted_heads) are put in order
+    // by pack_concat, the way q_proj and k_proj are packed; anything else refuses them.
+    void not_permuted(const TensorView& t) const {
+        if (t.permuted_heads)
+            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_permuted_heads is for a Q or K projection only",
+                 t.name.c_str(), ck_.file_of(t).c_str());
+    }
+
     // Tensor data with its dtype's alignment (a copy when the file's offset is unaligned).
     const void* aligned_data(const TensorView& t, AlignedVec<uint8_t>& tmp) const {
+        not_permuted(t);
         const size_t align = t.dtype == VT_DTYPE_F32 ? 4 : 2;
         if (reinterpret_cast<uintptr_t>(t.data) % align == 0) return t.data;
         tmp.resize(t.nbytes);
@@ -221,6 +230,7 @@ public:
     // Rows [row0, row0 + rows) of a 2-D tensor, prepacked (one half of a fused gate|up).
     std::unique_ptr<Packed> pack_rows(const TensorView& t, int64_t row0, int64_t rows, vt_format fmt,
                                       int32_t block) const {
+        not_permuted(t);
         const std::string what = format("tensor %s rows %lld..%lld in %s", t.name.c_str(), (long long)row0,
                                         (long long)(row0 + rows - 1), ck_.file_of(t).c_str());
         if (t.ggml >= 0) {
@@ -245,8 +255,24 @@ public:
     // exactly) in `format`.
     // keep_blocks false: GGML blocks are dequantized and packed as `format` even where native(ts)
     // (a tensor whose partner has another block type: one format for the pair, format_of's).
-    std::unique_ptr<Packed> pack_concat(const std::vector<const TensorView*>& ts, vt_format format,
+    std::unique_ptr<Packed> pack_concat(const std::vector<const TensorView*>& ts_in, vt_format format,
                                         int32_t block, bool keep_blocks = true) const {
+        // Q / K rows a references file leaves in llama.cpp's order: put in order first, one
+        // tensor at a time (the copies live until this linear is packed).
+        std::vector<const TensorView*> ts = ts_in;
+        std::vector<TensorView> plain;
+        std::vector<AlignedVec<uint8_t>> plain_bytes;
+        plain.reserve(ts.size());
+        plain_bytes.reserve(ts.size());
+        for (auto& t : ts) {
+            if (!t->permuted_heads) continue;
+            plain_bytes.emplace_back(t->nbytes);
+            unpermute_rows(*t, plain_bytes.back().data());
+            plain.push_back(*t);
+            plain.back().data = plain_bytes.back().data();
+            plain.back().permuted_heads = 0;
+            t = &plain.back();
+        }
         const int64_t cols = ts[0]->shape[1];
         int64_t rows = 0;
         bool same_dtype = true, any_ggml = false;
@@ -535,6 +561,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         return pc.get(name, rows, cols, fmt, block, pack);
     };
     const TensorView& emb = ld.tensor(F.embed);
+    ld.not_permuted(emb);
     int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor(F.final_norm).nbytes);
     if (!tied) total += int64_t(ld.tensor(F.lm_head).nbytes);
     for (int64_t l = 0; l < L; ++l) {

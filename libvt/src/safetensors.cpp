@@ -297,7 +297,7 @@ SafeTensorsFile::SafeTensorsFile(const Refs& r, size_t file_index) : map_(r.file
              (unsigned long long)r.size);
     try {
         parse_header(r.text.data(), r.text.size(), map_.data(), map_.size(), r.path + " (references into " + r.file + ")",
-                     file_index);
+                     file_index, true);
     } catch (const Error&) {
         map_.check_unchanged(false);
         throw;
@@ -350,7 +350,7 @@ json::ParseOptions header_options() {
 }  // namespace
 
 void SafeTensorsFile::parse_header(const char* text, size_t len, const uint8_t* base, uint64_t data_size,
-                                   const std::string& label, size_t file_index) {
+                                   const std::string& label, size_t file_index, bool refs) {
     const char* p = label.c_str();
     const json::Document doc = json::parse(text, len, label + " (SafeTensors header)", header_options());
     const json::Value& hdr = doc.root();
@@ -421,6 +421,18 @@ void SafeTensorsFile::parse_header(const char* text, size_t len, const uint8_t* 
                  (unsigned long long)span);
         t.data = base + b;
         t.nbytes = size_t(span);
+        if (const json::Value* ph = e.find("pyvt_permuted_heads")) {
+            auto ends = [&](const char* s) {
+                const size_t k = std::strlen(s);
+                return name.size() >= k && name.compare(name.size() - k, k, s) == 0;
+            };
+            if (!refs || ph->type != json::Type::Int || ph->i <= 0 || t.shape.size() != 2 ||
+                t.shape[0] % (2 * ph->i) != 0 || !(ends("q_proj.weight") || ends("k_proj.weight")))
+                fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: \"pyvt_permuted_heads\" must be a positive number of heads "
+                     "dividing its %s rows into pairs of halves, on a q_proj or k_proj weight of a references file",
+                     p, n, t.shape_str().c_str());
+            t.permuted_heads = ph->i;
+        }
         tensors_.push_back(std::move(t));
     }
 
@@ -437,6 +449,17 @@ void SafeTensorsFile::parse_header(const char* text, size_t len, const uint8_t* 
                  a->name.c_str(), (long long)(a->data - base), (long long)(a->data - base + a->nbytes),
                  c->name.c_str(), (long long)(c->data - base), (long long)(c->data - base + c->nbytes));
     }
+}
+
+void unpermute_rows(const TensorView& t, uint8_t* dst) {
+    const int64_t rows = t.shape[0], heads = t.permuted_heads;
+    const size_t row_bytes = t.nbytes / size_t(rows);
+    const int64_t hd = rows / heads, half = hd / 2;
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < 2; ++i)
+            for (int64_t j = 0; j < half; ++j)
+                std::memcpy(dst + size_t(h * hd + i * half + j) * row_bytes, t.data + size_t(h * hd + 2 * j + i) * row_bytes,
+                            row_bytes);
 }
 
 // ---- Checkpoint (one or many files) ------------------------------------------------------

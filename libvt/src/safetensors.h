@@ -63,6 +63,10 @@ struct TensorView {
     const uint8_t* data = nullptr;  // inside the file mapping (may be unaligned)
     size_t nbytes = 0;
     size_t file = 0;              // index into Checkpoint::files()
+    // A references file's Q or K projection as llama.cpp's converter stores it: within each of
+    // this many heads, rows (i, i + head_dim/2) adjacent (row h·hd + 2j + i holds Hugging
+    // Face's row h·hd + i·hd/2 + j). 0: rows in order. The loader reorders them (unpermuted()).
+    int64_t permuted_heads = 0;
 
     int64_t numel() const;
     std::string shape_str() const;  // "[2048, 64]"
@@ -103,7 +107,7 @@ private:
     // The tensors of a SafeTensors-style JSON header `text`, their data_offsets counted from
     // `base` (data_size bytes); `label` names the header in errors.
     void parse_header(const char* text, size_t len, const uint8_t* base, uint64_t data_size,
-                      const std::string& label, size_t file_index);
+                      const std::string& label, size_t file_index, bool refs = false);
 };
 
 class Checkpoint {
@@ -138,6 +142,9 @@ private:
     void add_file(const std::string& path);
     void finish();
 };
+
+// t's bytes with its rows in order (t.permuted_heads undone) into dst (t.nbytes).
+void unpermute_rows(const TensorView& t, uint8_t* dst);
 
 // Filesystem helpers shared with config.cpp.
 bool path_exists(const std::string& path);
