@@ -187,8 +187,11 @@ def _converted_ok(folder: Path, ident: dict) -> bool:
         marker = json.loads((folder / hub.MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
+    # (folders that copied the GGUF's blocks, made before they were referred to: converted again,
+    # which frees the copy's disk space)
     if not (isinstance(marker, dict) and marker.get("gguf_identity") == ident
-            and marker.get("blocks") == hub.BLOCKS and (folder / "pyvt_blocks.json").is_file()):
+            and marker.get("blocks") == hub.BLOCKS and marker.get("gguf_refs") is True
+            and (folder / "pyvt_blocks.json").is_file()):
         return False
     try:  # (folders converted before Q4_K / Q5_0 tensors were kept as blocks, or 5- and 6-bit
         # ones written as Q8_0: converted again)
@@ -230,9 +233,9 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
     target = _gguf_folder(path)
     if _converted_ok(target, ident):
         return target
-    print(f"pyvt: converting {path} (once) into {target}: Q8_0/Q4_0/Q4_1 tensors kept as they are (Q4_K as "
-          "Q4_1 blocks, Q5_0 as Q8_0), "
-          "the tokenizer and chat template from its metadata", file=sys.stderr, flush=True)
+    print(f"pyvt: converting {path} (once) into {target}: its Q8_0/Q4_0/Q4_1/Q4_K/Q5_0/Q6_K tensors are read "
+          "from the file itself (keep it there), the tokenizer and chat template from its metadata",
+          file=sys.stderr, flush=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     hub.remove_stale_work_dirs(target.parent, f".{target.name}.convert-")
     work = hub.make_work_dir(target.parent, f".{target.name}.convert-")
@@ -253,6 +256,7 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
             "converter_version": CONVERTER_VERSION,
             "dtype": "bf16",
             "blocks": hub.BLOCKS,
+            "gguf_refs": True,  # (pyvt_gguf.json: the blocks are read from the GGUF)
         }, indent=2) + "\n", encoding="utf-8")
         if target.exists():
             if _converted_ok(target, ident):  # a concurrent conversion finished first

@@ -459,6 +459,17 @@ def test_load_gguf_refers_to_its_blocks_and_converts_again_when_it_changes(tmp_p
     folders = list((tmp_path / "cache" / "gguf").iterdir())
     assert len(folders) == 1 and (folders[0] / convert.GGUF_REFS).is_file()
     assert (folders[0] / "model.safetensors").stat().st_size < gguf.stat().st_size / 4
+    # A folder an older pyvt made (the blocks copied, no "gguf_refs" in its marker) is made
+    # again, referring: the copy's disk space comes back.
+    from pyvt import hub
+    marker = folders[0] / hub.MARKER
+    old = json.loads(marker.read_text())
+    del old["gguf_refs"]
+    marker.write_text(json.dumps(old))
+    (folders[0] / convert.GGUF_REFS).unlink()
+    with pyvt.load_model(gguf, progress=False, kv_cache="f32") as m:
+        np.testing.assert_array_equal(m.logits(TOKENS), first)
+    assert json.loads(marker.read_text())["gguf_refs"] is True and (folders[0] / convert.GGUF_REFS).is_file()
     # the same name, other weights: converted again, and the new weights load
     make_tiny_llama(gguf, qtype=gw.Q8_0, seed=2)
     with pyvt.load_model(gguf, progress=False, kv_cache="f32") as m:
