@@ -53,8 +53,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .gguf import (GGML_TYPES, GGMLType, GGUFFile, dequantize, meta_value, q4_k_as_q4_1, q4_k_fits_q4_1, q5_0_as_q8_0,
-                   quantize_q8_0)
+from .gguf import (GGML_TYPES, GGMLType, GGUFFile, dequantize, iq4_nl_as_q8_0, iq4_xs_as_q8_0, meta_value,
+                   q4_k_as_q4_1, q4_k_fits_q4_1, q5_0_as_q8_0, quantize_q8_0)
 from .gguf_tokenizer import build_tokenizer, eos_token_ids, tokenizer_config
 
 __all__ = [
@@ -371,13 +371,16 @@ def _encode(x: np.ndarray, st_dtype: str) -> np.ndarray:
 #: SafeTensors dtypes (libvt/src/ggml_import.h): ggml type -> (dtype, bytes per 32 weights).
 #: Q4_K superblocks are written as the Q4_1 blocks of their sub-blocks (q4_k_as_q4_1: the same
 #: codes, each sub-block's scale and min rounded to f16); Q5_0 blocks as the Q8_0 blocks of the
-#: same numbers (q5_0_as_q8_0: exact).
+#: same numbers (q5_0_as_q8_0: exact); IQ4_NL / IQ4_XS as the Q8_0 blocks of their levels
+#: (iq4_nl_as_q8_0: exact; iq4_xs_as_q8_0: each sub-block's scale rounded to f16).
 BLOCK_DTYPES = {
     GGMLType.Q8_0: ("GGML_Q8_0", 34),
     GGMLType.Q4_0: ("GGML_Q4_0", 18),
     GGMLType.Q4_1: ("GGML_Q4_1", 20),
     GGMLType.Q4_K: ("GGML_Q4_1", 20),
     GGMLType.Q5_0: ("GGML_Q8_0", 34),
+    GGMLType.IQ4_NL: ("GGML_Q8_0", 34),
+    GGMLType.IQ4_XS: ("GGML_Q8_0", 34),
 }
 _BLOCK_BYTES = dict(BLOCK_DTYPES.values())
 #: GGUF types of more than 4.5 bits a weight that pyvt has no format for: with keep_blocks they
@@ -1084,9 +1087,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
         rows = out_shape(name, e)[0]
 
-        def blocks(raw):  # Q4_K superblocks as the Q4_1 blocks of their sub-blocks; Q5_0 as Q8_0
+        def blocks(raw):  # Q4_K superblocks as the Q4_1 blocks of their sub-blocks; Q5_0, IQ4 as Q8_0
             if info.ggml_type == GGMLType.Q5_0:
                 return q5_0_as_q8_0(np.frombuffer(raw, np.uint8).reshape(-1, 22)).reshape(-1)
+            if info.ggml_type == GGMLType.IQ4_NL:
+                return iq4_nl_as_q8_0(np.frombuffer(raw, np.uint8).reshape(-1, 18)).reshape(-1)
+            if info.ggml_type == GGMLType.IQ4_XS:
+                return iq4_xs_as_q8_0(np.frombuffer(raw, np.uint8).reshape(-1, 136)).reshape(-1)
             if info.ggml_type != GGMLType.Q4_K:
                 return raw
             return q4_k_as_q4_1(np.frombuffer(raw, np.uint8).reshape(-1, 144)).reshape(-1)
@@ -1235,7 +1242,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         name = GGML_TYPES[t][0]
         d[name] = d.get(name, 0) + 1
     if n_kept or n_q8:
-        say(f"keeping {n_kept} Q8_0/Q4_0/Q4_1/Q4_K/Q5_0 tensors as blocks (Q4_K as Q4_1, Q5_0 as Q8_0)"
+        say(f"keeping {n_kept} Q8_0/Q4_0/Q4_1/Q4_K/Q5_0/IQ4 tensors as blocks (Q4_K as Q4_1, Q5_0 and IQ4 as Q8_0)"
             + (f", rounding {n_q8} Q5_1/Q5_K/Q6_K tensors to Q8_0" if n_q8 else "")
             + f", converting {len(order) - n_kept - n_q8} to {st_dtype}")
     else:
@@ -1337,12 +1344,13 @@ GGUF_REFS = "pyvt_gguf.json"
 GGUF_REFS_FORMAT = "pyvt-gguf-refs"
 #: The GGUF types a references file names, under pyvt's SafeTensors dtypes: libvt packs the
 #: first three as they are and converts the others row by row into the blocks a copied folder
-#: holds (libvt/src/ggml_import.h: Q4_K as Q4_1, Q5_0 as Q8_0 exactly, Q6_K rounded to Q8_0).
+#: holds (libvt/src/ggml_import.h: Q4_K as Q4_1, Q5_0 and IQ4 as Q8_0, Q6_K rounded to Q8_0).
 GGUF_REF_DTYPES = {GGMLType.Q8_0: "GGML_Q8_0", GGMLType.Q4_0: "GGML_Q4_0", GGMLType.Q4_1: "GGML_Q4_1",
-                   GGMLType.Q4_K: "GGML_Q4_K", GGMLType.Q5_0: "GGML_Q5_0", GGMLType.Q6_K: "GGML_Q6_K"}
+                   GGMLType.Q4_K: "GGML_Q4_K", GGMLType.Q5_0: "GGML_Q5_0", GGMLType.Q6_K: "GGML_Q6_K",
+                   GGMLType.IQ4_NL: "GGML_IQ4_NL", GGMLType.IQ4_XS: "GGML_IQ4_XS"}
 
 _GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()
-                  if t not in (GGMLType.Q4_K, GGMLType.Q5_0)}  # (written as Q4_1 / Q8_0)
+                  if t not in (GGMLType.Q4_K, GGMLType.Q5_0, GGMLType.IQ4_NL, GGMLType.IQ4_XS)}  # (written as Q4_1 / Q8_0)
 _GGML_OF_REF_DTYPE = {st: t for t, st in GGUF_REF_DTYPES.items()}
 _ST_DTYPES = {"F32": "<f4", "F16": "<f2"}
 # Our own folders' headers are a few KB; a bound keeps a damaged file from costing memory.

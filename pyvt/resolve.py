@@ -196,7 +196,7 @@ def _converted_ok(folder: Path, ident: dict) -> bool:
     try:  # (folders converted before Q4_K / Q5_0 tensors were kept as blocks, or 5- and 6-bit
         # ones written as Q8_0: converted again)
         summary = json.loads((folder / "pyvt_blocks.json").read_text(encoding="utf-8"))
-        return not {"Q4_K", "Q5_0", "Q5_1", "Q5_K", "Q6_K"} & set(summary.get("dequantized") or {})
+        return not {"Q4_K", "Q5_0", "Q5_1", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"} & set(summary.get("dequantized") or {})
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -209,11 +209,15 @@ def _blocks_notice(path: Path, folder: Path) -> str | None:
         summary = json.loads((folder / "pyvt_blocks.json").read_text(encoding="utf-8"))
         deq = summary.get("dequantized") or {}
         q8 = summary.get("int8") or {}
+        iq4 = {k: n for k, n in (summary.get("kept") or {}).items() if k.startswith("IQ4")}
     except (OSError, ValueError, AttributeError):
         return None
-    if not deq and not q8:
+    if not deq and not q8 and not iq4:
         return None
     parts = []
+    if iq4:
+        parts.append(", ".join(f"{n} {k}" for k, n in sorted(iq4.items()))
+                     + " tensors held as int8 (Q8_0 blocks of their levels: twice the file's bytes)")
     if q8:
         parts.append(", ".join(f"{n} {k}" for k, n in sorted(q8.items())) + " tensors rounded to int8 (Q8_0)")
     if deq:
@@ -233,7 +237,7 @@ def converted_gguf(path, *, quiet: bool = True) -> Path:
     target = _gguf_folder(path)
     if _converted_ok(target, ident):
         return target
-    print(f"pyvt: converting {path} (once) into {target}: its Q8_0/Q4_0/Q4_1/Q4_K/Q5_0/Q6_K tensors are read "
+    print(f"pyvt: converting {path} (once) into {target}: its Q8_0/Q4_0/Q4_1/Q4_K/Q5_0/Q6_K/IQ4 tensors are read "
           "from the file itself (keep it there), the tokenizer and chat template from its metadata",
           file=sys.stderr, flush=True)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -1776,9 +1776,12 @@ def test_q4_k_m_mix_keeps_its_6_bit_tensors_at_8_bits(tmp_path, monkeypatch, cap
 
 @pytest.mark.parametrize("qtype", [gw.IQ4_XS, gw.IQ4_NL], ids=["IQ4_XS", "IQ4_NL"])
 def test_iq4_files_load(tmp_path, monkeypatch, capfd, qtype):
-    """IQ4_XS / IQ4_NL files (4-bit non-uniform levels; no format of their own here) load:
-    dequantized exactly (as ggml does, tests of pyvt.gguf.dequantize) and quantized to int8,
-    with the notice naming them; the logits are the file's values' to int8's rounding."""
+    """IQ4_XS / IQ4_NL files (4-bit non-uniform levels; no format of their own here) load as
+    int8: the Q8_0 blocks of their levels (IQ4_NL exactly, IQ4_XS with each sub-block's scale
+    rounded to f16), with the notice naming them. The reference here holds the file's values in
+    BF16, whose rounding is most of the difference (0.0085-0.0089 of the largest logit when
+    written); that the carried blocks hold the file's values is checked weight by weight in
+    tests/test_gguf_blocks.py::test_referenced_iq4_loads_as_copied_one."""
     import pyvt
     from pyvt import _model
 
@@ -1795,10 +1798,11 @@ def test_iq4_files_load(tmp_path, monkeypatch, capfd, qtype):
         assert m.info["weight_format"] == "int8"
         exp = r.logits(seq)
         err = np.abs(m.logits(seq) - exp).max() / np.abs(exp).max()
-    assert err < 0.03, err
+    assert err < 0.015, err
     name = "IQ4_XS" if qtype == gw.IQ4_XS else "IQ4_NL"
     lines = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("pyvt: iq4.gguf:")]
-    assert len(lines) == 1 and f"{name} tensors dequantized to BF16" in lines[0]
+    assert len(lines) == 1 and f"{name} tensors held as int8 (Q8_0 blocks of their levels" in lines[0]
+    assert "dequantized" not in lines[0]
 
 
 def test_folders_that_dequantized_q4_k_are_converted_again(tmp_path, monkeypatch):

@@ -550,3 +550,32 @@ def test_referenced_k_quants_load_as_copied_ones(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"model.layers.0.mlp.down_proj.weight.*Q6_K block 1 of row 3 has a "
                                          r"non-finite scale"):
         pyvt.load_model(referring, progress=False)
+
+
+@pytest.mark.parametrize("qtype", [gw.IQ4_NL, gw.IQ4_XS], ids=["IQ4_NL", "IQ4_XS"])
+def test_referenced_iq4_loads_as_copied_one(tmp_path, monkeypatch, qtype):
+    """IQ4 files: libvt's Q8_0 blocks of the levels (to_carrier) are the converter's
+    (iq4_nl_as_q8_0 / iq4_xs_as_q8_0), so a referring folder and a copied one load to
+    bit-identical logits; each carried block's numbers are the file's (IQ4_XS: to f16 scales)."""
+    from pyvt import gguf
+
+    monkeypatch.setitem(TINY, "hidden", 256)  # (IQ4_XS rows are whole superblocks of 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    path = tmp_path / "iq4.gguf"
+    make_tiny_llama(path, qtype=qtype, tied=False)
+    copied = convert.convert_gguf(path, tmp_path / "copied", keep_blocks=True)
+    referring = convert.convert_gguf(path, tmp_path / "referring", keep_blocks=True, gguf_refs=True)
+    name = "IQ4_NL" if qtype == gw.IQ4_NL else "IQ4_XS"
+    assert _refs(referring)["model.layers.0.mlp.up_proj.weight"]["dtype"] == f"GGML_{name}"
+    with gguf.GGUFFile(path) as g:  # the carried blocks hold the file's values
+        raw = np.frombuffer(g.raw("blk.0.ffn_up.weight"), np.uint8)
+        want = g.dequantize("blk.0.ffn_up.weight")
+    bb = 18 if qtype == gw.IQ4_NL else 136
+    q8 = (gguf.iq4_nl_as_q8_0 if qtype == gw.IQ4_NL else gguf.iq4_xs_as_q8_0)(raw.reshape(-1, bb))
+    got = gguf.dequantize(q8.reshape(-1), gguf.GGMLType.Q8_0, want.shape)
+    tol = 0 if qtype == gw.IQ4_NL else 2.0 ** -11
+    assert np.abs(got - want).max() <= tol * np.abs(want).max()
+    with pyvt.load_model(copied, progress=False, kv_cache="f32") as m, \
+            pyvt.load_model(referring, progress=False, kv_cache="f32") as r:
+        assert m.info["weight_format"] == r.info["weight_format"] == "int8"
+        np.testing.assert_array_equal(r.logits(TOKENS), m.logits(TOKENS))

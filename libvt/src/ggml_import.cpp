@@ -17,14 +17,14 @@ int ggml_carrier(int type) {
     switch (type) {
         case kGgmlQ8_0: case kGgmlQ4_0: case kGgmlQ4_1: return type;
         case kGgmlQ4_K: return kGgmlQ4_1;
-        case kGgmlQ5_0: case kGgmlQ6_K: return kGgmlQ8_0;
+        case kGgmlQ5_0: case kGgmlQ6_K: case kGgmlIQ4_NL: case kGgmlIQ4_XS: return kGgmlQ8_0;
         default: return -1;
     }
 }
 
 int ggml_block_weights(int type) {
     if (ggml_carrier(type) < 0) return 0;
-    return type == kGgmlQ4_K || type == kGgmlQ6_K ? 256 : kGgmlBlock;
+    return type == kGgmlQ4_K || type == kGgmlQ6_K || type == kGgmlIQ4_XS ? 256 : kGgmlBlock;
 }
 
 size_t ggml_block_bytes(int type) {
@@ -35,6 +35,8 @@ size_t ggml_block_bytes(int type) {
         case kGgmlQ5_0: return 22;
         case kGgmlQ4_K: return 144;
         case kGgmlQ6_K: return 210;
+        case kGgmlIQ4_NL: return 18;
+        case kGgmlIQ4_XS: return 136;
         default: return 0;
     }
 }
@@ -47,6 +49,8 @@ const char* ggml_type_name(int type) {
         case kGgmlQ5_0: return "Q5_0";
         case kGgmlQ4_K: return "Q4_K";
         case kGgmlQ6_K: return "Q6_K";
+        case kGgmlIQ4_NL: return "IQ4_NL";
+        case kGgmlIQ4_XS: return "IQ4_XS";
         default: return "?";
     }
 }
@@ -73,7 +77,7 @@ bool finite_f16(uint16_t h) { return (h & 0x7C00u) != 0x7C00u; }
 
 void check_type(int type) {
     VT_CHECK_ARG(ggml_carrier(type) >= 0, "GGML block type %d is not Q8_0 (8), Q4_0 (2), Q4_1 (3), Q5_0 (6), "
-                 "Q4_K (12) or Q6_K (14)", type);
+                 "Q4_K (12), Q6_K (14), IQ4_NL (20) or IQ4_XS (23)", type);
 }
 
 // Q4_K's packed 6-bit scale and min of sub-block j (ggml's get_scale_min_k4).
@@ -103,6 +107,33 @@ void to_carrier(const uint8_t* src, int type, int64_t cols, uint8_t* dst) {
             for (int j = 0; j < 16; ++j) {
                 dst[2 + j] = uint8_t(int8_t(int((src[6 + j] & 15) | (((qh >> j) & 1) << 4)) - 16));
                 dst[2 + j + 16] = uint8_t(int8_t(int((src[6 + j] >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16));
+            }
+        }
+        return;
+    }
+    if (type == kGgmlIQ4_NL || type == kGgmlIQ4_XS) {
+        // ggml-common.h kvalues_iq4nl: the 16 levels, int8 codes of a Q8_0 block as they are
+        static const int8_t kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+        const bool xs = type == kGgmlIQ4_XS;
+        const int64_t nb = xs ? cols / 256 : cols / kGgmlBlock;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = src + size_t(b) * (xs ? 136 : 18);
+            const uint16_t dh = load_u16(blk);
+            for (int s = 0; s < (xs ? 8 : 1); ++s, dst += 34) {
+                uint16_t scale = dh;
+                const uint8_t* qs = blk + 2;
+                if (xs) {  // the 6-bit ls: a nibble of scales_l, two bits of scales_h
+                    const int lo = (blk[4 + s / 2] >> (4 * (s % 2))) & 15;
+                    const int hi = (load_u16(blk + 2) >> (2 * s)) & 3;
+                    const int ls = (lo | (hi << 4)) - 32;
+                    scale = finite_f16(dh) ? f32_to_f16(f16_to_f32(dh) * float(ls)) : dh;
+                    qs = blk + 8 + 16 * s;
+                }
+                store_u16(dst, scale);
+                for (int j = 0; j < 16; ++j) {
+                    dst[2 + j] = uint8_t(kLevels[qs[j] & 15]);
+                    dst[2 + j + 16] = uint8_t(kLevels[qs[j] >> 4]);
+                }
             }
         }
         return;

@@ -10,7 +10,7 @@
 // pack_ggml repacks such rows into the libvt format that holds the same numbers exactly (no
 // second quantization): Q8_0 -> INT8_BLOCKED-32, Q4_0 -> INT4_BLOCKED-32, Q4_1 ->
 // INT4_MIN_BLOCKED-32, each with the block's f16 scale (and min) as stored and rowmul 1.
-// GGML_Q4_K / GGML_Q5_0 / GGML_Q6_K (a GGUF's own bytes, referred to) are converted row by row
+// GGML_Q4_K / GGML_Q5_0 / GGML_Q6_K / GGML_IQ4_NL / GGML_IQ4_XS (a GGUF's own bytes, referred to) are converted row by row
 // into the blocks of their carrier type below as they are packed.
 #pragma once
 
@@ -30,6 +30,8 @@ constexpr int kGgmlQ5_0 = 6;
 constexpr int kGgmlQ8_0 = 8;
 constexpr int kGgmlQ4_K = 12;
 constexpr int kGgmlQ6_K = 14;
+constexpr int kGgmlIQ4_NL = 20;
+constexpr int kGgmlIQ4_XS = 23;
 
 // Types carried by another (pyvt/convert.py writes the same blocks when it copies them; here
 // they are converted row by row as they are packed, so a folder may refer to a GGUF's own
@@ -37,13 +39,16 @@ constexpr int kGgmlQ6_K = 14;
 // they are, each sub-block's scale d·sc and min −dmin·m rounded to f16); Q5_0 as Q8_0 blocks of
 // the same numbers (exact); Q6_K as Q8_0 blocks of its values rounded as ggml's
 // quantize_row_q8_0_ref does (8.5 bits for 6.56: a 4-bit format would drop the bits a Q4_K_M
-// file gives its Q6_K tensors).
-//   Q5_0  f16 d | u32 qh | u8 qs[16]                    w = d · (u + 16·hbit − 16)
-//   Q4_K  f16 d | f16 dmin | u8 scales[12] | u8 qs[128]   sub-block s: w = d·sc_s·u − dmin·m_s
-//   Q6_K  u8 ql[128] | u8 qh[64] | i8 scales[16] | f16 d   w = d · sc · (q − 32)
-int ggml_carrier(int type);        // Q4_K -> Q4_1; Q5_0, Q6_K -> Q8_0; Q8_0 / Q4_0 / Q4_1 themselves; else -1
-int ggml_block_weights(int type);  // 32, or 256 (Q4_K, Q6_K); 0 for another type
-size_t ggml_block_bytes(int type);  // 34, 18, 20, 22, 144, 210; 0 for another type
+// file gives its Q6_K tensors); IQ4_NL as the Q8_0 blocks of the same numbers (its 16 levels are
+// int8 codes: exact) and IQ4_XS likewise, each sub-block's scale d·(ls − 32) rounded to f16.
+//   Q5_0    f16 d | u32 qh | u8 qs[16]                    w = d · (u + 16·hbit − 16)
+//   Q4_K    f16 d | f16 dmin | u8 scales[12] | u8 qs[128]   sub-block s: w = d·sc_s·u − dmin·m_s
+//   Q6_K    u8 ql[128] | u8 qh[64] | i8 scales[16] | f16 d   w = d · sc · (q − 32)
+//   IQ4_NL  f16 d | u8 qs[16]                              w = d · kvalues[u]
+//   IQ4_XS  f16 d | u16 scales_h | u8 scales_l[4] | u8 qs[128]   sub-block s: w = d·(ls_s − 32)·kvalues[u]
+int ggml_carrier(int type);        // Q4_K -> Q4_1; Q5_0, Q6_K, IQ4_NL, IQ4_XS -> Q8_0; Q8_0 / Q4_0 / Q4_1 themselves; else -1
+int ggml_block_weights(int type);  // 32, or 256 (Q4_K, Q6_K, IQ4_XS); 0 for another type
+size_t ggml_block_bytes(int type);  // 34, 18, 20, 22, 144, 210, 18, 136; 0 for another type
 const char* ggml_type_name(int type);  // "Q8_0", ...
 // Whether pack_ggml takes `type` (its carrier's format has CPU kernels in this build).
 bool ggml_packable(int type);

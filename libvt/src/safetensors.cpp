@@ -221,10 +221,12 @@ const DtypeDesc kDtypes[] = {
     {"GGML_Q8_0", 34, false, VT_DTYPE_U8, kGgmlQ8_0},
     {"GGML_Q4_0", 18, false, VT_DTYPE_U8, kGgmlQ4_0},
     {"GGML_Q4_1", 20, false, VT_DTYPE_U8, kGgmlQ4_1},
-    // (per block of 32 weights; Q4_K and Q6_K per superblock of 256; ggml_import.h)
+    // (per block of 32 weights; Q4_K, Q6_K and IQ4_XS per superblock of 256; ggml_import.h)
     {"GGML_Q5_0", 22, false, VT_DTYPE_U8, kGgmlQ5_0},
     {"GGML_Q4_K", 144, false, VT_DTYPE_U8, kGgmlQ4_K},
     {"GGML_Q6_K", 210, false, VT_DTYPE_U8, kGgmlQ6_K},
+    {"GGML_IQ4_NL", 18, false, VT_DTYPE_U8, kGgmlIQ4_NL},
+    {"GGML_IQ4_XS", 136, false, VT_DTYPE_U8, kGgmlIQ4_XS},
 };
 
 const DtypeDesc* find_dtype(const std::string& name) {
