@@ -1349,8 +1349,8 @@ GGUF_REF_DTYPES = {GGMLType.Q8_0: "GGML_Q8_0", GGMLType.Q4_0: "GGML_Q4_0", GGMLT
                    GGMLType.Q4_K: "GGML_Q4_K", GGMLType.Q5_0: "GGML_Q5_0", GGMLType.Q6_K: "GGML_Q6_K",
                    GGMLType.IQ4_NL: "GGML_IQ4_NL", GGMLType.IQ4_XS: "GGML_IQ4_XS"}
 
-_GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()
-                  if t not in (GGMLType.Q4_K, GGMLType.Q5_0, GGMLType.IQ4_NL, GGMLType.IQ4_XS)}  # (written as Q4_1 / Q8_0)
+_GGML_OF_DTYPE = {st: t for t, (st, _) in BLOCK_DTYPES.items()  # (Q4_K, Q5_0 and IQ4 written as Q4_1 / Q8_0)
+                  if t not in (GGMLType.Q4_K, GGMLType.Q5_0, GGMLType.IQ4_NL, GGMLType.IQ4_XS)}
 _GGML_OF_REF_DTYPE = {st: t for t, st in GGUF_REF_DTYPES.items()}
 _ST_DTYPES = {"F32": "<f4", "F16": "<f2"}
 # Our own folders' headers are a few KB; a bound keeps a damaged file from costing memory.
