@@ -94,9 +94,9 @@ void k4_scale_min(const uint8_t* q, int j, uint8_t* sc, uint8_t* m) {
 void store_u16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 
 // One row of `type` blocks (cols weights) as its carrier's blocks, into dst (cols / 32 of them).
-// The arithmetic is pyvt/gguf.py's (q4_k_as_q4_1, q5_0_as_q8_0, _deq_q6_k + quantize_q8_0),
-// in the same float32 operations: a folder that refers to the GGUF packs the numbers a copied
-// folder held.
+// The arithmetic is pyvt/gguf.py's (q4_k_as_q4_1, q5_0_as_q8_0, iq4_nl_as_q8_0,
+// iq4_xs_as_q8_0, _deq_q6_k + quantize_q8_0), in the same float32 operations: a folder that
+// refers to the GGUF packs the numbers a copied folder held.
 void to_carrier(const uint8_t* src, int type, int64_t cols, uint8_t* dst) {
     if (type == kGgmlQ5_0) {
         for (int64_t b = 0; b < cols / kGgmlBlock; ++b, src += 22, dst += 34) {
@@ -187,7 +187,7 @@ void to_carrier(const uint8_t* src, int type, int64_t cols, uint8_t* dst) {
         }
         for (int k = 0; k < 8; ++k, dst += 34) {
             const float* x = y + 32 * k;
-            float m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // (eight chains: the loop vectorizes)
+            float m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // (eight independent running maxima)
             for (int j = 0; j < 32; ++j) {
                 const float a = std::fabs(x[j]);
                 m8[j % 8] = a > m8[j % 8] ? a : m8[j % 8];
