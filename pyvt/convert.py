@@ -1289,7 +1289,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     gguf_refs (with keep_blocks): the blocks the GGUF holds as they are are not copied but
     referenced (``pyvt_gguf.json``, :data:`GGUF_REFS`): the folder then needs the GGUF, unchanged
     (libvt refuses it once the file's size or modification time differ). pyvt's cache of
-    converted GGUFs is made so (a fraction of the file's bytes written, not all of them).
+    converted GGUFs is made so (a fraction of the file's bytes written, not all of them). A
+    GGUF whose path is not UTF-8 (which the references file could not name) is copied.
     progress: optional callable(str) for progress messages.
     Raises FileNotFoundError for a missing file, ValueError for a malformed or unsupported one
     (another architecture, a tensor type pyvt cannot dequantize, an unsupported
@@ -1317,11 +1318,15 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
         tok_config, special_map = tokenizer_config(meta, tinfo, hp["ctx"], p)
         out.mkdir(parents=True, exist_ok=True)
         refs: dict | None = {} if gguf_refs and keep_blocks else None
+        gguf_file = str(Path(p).resolve())
+        try:
+            gguf_file.encode("utf-8")
+        except UnicodeEncodeError:  # a path JSON cannot hold byte for byte: the blocks are copied
+            refs = None
         _, size, mtime_ns = g.file_stat
         summary = _write_weights(g, out / "model.safetensors", hp, st_dtype, p, say, keep_blocks, refs)
         if refs:
-            meta = {"format": GGUF_REFS_FORMAT, "file": str(Path(p).resolve()), "size": size,
-                    "mtime_ns": mtime_ns}
+            meta = {"format": GGUF_REFS_FORMAT, "file": gguf_file, "size": size, "mtime_ns": mtime_ns}
             _write_json(out / GGUF_REFS, {"__metadata__": meta, **refs})
 
     say("writing config and tokenizer")

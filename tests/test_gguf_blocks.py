@@ -579,3 +579,20 @@ def test_referenced_iq4_loads_as_copied_one(tmp_path, monkeypatch, qtype):
             pyvt.load_model(referring, progress=False, kv_cache="f32") as r:
         assert m.info["weight_format"] == r.info["weight_format"] == "int8"
         np.testing.assert_array_equal(r.logits(TOKENS), m.logits(TOKENS))
+
+
+def test_a_gguf_whose_path_is_not_utf8_is_copied(tmp_path, monkeypatch):
+    """pyvt_gguf.json (JSON, UTF-8) cannot name a path that is not UTF-8: such a GGUF's blocks
+    are copied into the folder as before, and it loads."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    name = os.fsdecode(b"t\xff.gguf")
+    try:
+        make_tiny_llama(tmp_path / name, qtype=gw.Q8_0)
+    except (OSError, UnicodeError):
+        pytest.skip("this filesystem takes no such name")
+    make_tiny_llama(tmp_path / "plain.gguf", qtype=gw.Q8_0)
+    with pyvt.load_model(tmp_path / name, progress=False, kv_cache="f32") as m, \
+            pyvt.load_model(tmp_path / "plain.gguf", progress=False, kv_cache="f32") as r:
+        np.testing.assert_array_equal(m.logits(TOKENS), r.logits(TOKENS))
+    folders = {f.name[:2]: f for f in (tmp_path / "cache" / "gguf").iterdir()}
+    assert not (folders["t_"] / convert.GGUF_REFS).exists() and (folders["pl"] / convert.GGUF_REFS).exists()
