@@ -6,7 +6,8 @@ issue 18 asks for). GGUF files load in pyvt too (``--gguf-quants``): the first l
 the file into a fresh cache ($PYVT_CACHE) and packs it, the second reads the packed cache; two
 ways, the cache's folder referring to the GGUF's blocks (``load_model(path.gguf)``) and, for
 comparison, copying them (``convert_gguf(keep_blocks=True)`` then loading that folder, which is
-what ``load_model(path.gguf)`` did before the references). "cache MiB" is what the cache holds
+what ``load_model(path.gguf)`` did before the references); a third load packs again from the
+converted folder without the packed-weight cache (``packed_cache=False``). "cache MiB" is what the cache holds
 afterwards (converted folder and packed weights). Each load runs in a fresh subprocess; peak RSS
 is the process's VmHWM after the load, RSS its VmRSS.
 
@@ -54,15 +55,16 @@ PYVT_GGUF_LOAD = """
 import importlib, json, os, re, sys, time
 import pyvt
 path, mode, cache = sys.argv[1], sys.argv[2], sys.argv[3]
+packed = False if len(sys.argv) > 4 and sys.argv[4] == "nocache" else None
 os.environ["PYVT_CACHE"] = cache
 t = time.perf_counter()
 if mode == "copy":  # what load_model(path.gguf) did before the references: a converted copy
     folder = os.path.join(cache, "copied")
     if not os.path.isdir(folder):
         importlib.import_module("pyvt.convert").convert_gguf(path, folder, keep_blocks=True)
-    m = pyvt.load_model(folder, threads=2, progress=False)
+    m = pyvt.load_model(folder, threads=2, progress=False, packed_cache=packed)
 else:
-    m = pyvt.load_model(path, threads=2, progress=False)
+    m = pyvt.load_model(path, threads=2, progress=False, packed_cache=packed)
 dt = time.perf_counter() - t
 st = open("/proc/self/status").read()
 kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
@@ -129,11 +131,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"(no {gguf}: bench/decode.py --llamacpp-quants {quant} makes it)", file=sys.stderr)
                 continue
             for mode in ("refs", "copy"):
-                runs = {"first (converts)": [], "second (cache)": []}
+                runs = {"first (converts)": [], "second (cache)": [], "converted, no packed cache": []}
                 for _ in range(args.repeat):
                     with tempfile.TemporaryDirectory() as cache:
                         runs["first (converts)"].append(run(PYVT_GGUF_LOAD, str(gguf), mode, cache))
                         runs["second (cache)"].append(run(PYVT_GGUF_LOAD, str(gguf), mode, cache))
+                        runs["converted, no packed cache"].append(run(PYVT_GGUF_LOAD, str(gguf), mode, cache,
+                                                                      "nocache"))
                 for kind, rs in runs.items():
                     rows.append({"engine": "pyvt", "model": model, "format": f"{quant} GGUF ({mode})", "load": kind,
                                  "runs": rs})
