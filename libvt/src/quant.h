@@ -123,9 +123,6 @@ constexpr int kTileRows = 16;  // output rows per dense tile
 // / MXFP4 32; 0 for the others).
 int32_t default_block_size(vt_format format);
 
-// Quantize w[out, in] (F32/F16/BF16) into `format`. Validates everything (throws vt::Error):
-// format, block size (16/32/64/128, in % block == 0), sizes, dtype, non-finite weights
-// (naming the first bad row/column). Multithreaded.
 // The dense tile layout (above) for p->out rows: per tile of kTileRows rows `wbytes` of weights,
 // then, where nkb > 0, the f16 block scales from the next 64-byte boundary (nkb per row) and,
 // with `mins`, as many f16 mins after them; each tile 64-byte aligned. Sets ntiles, scale_off,
@@ -133,6 +130,9 @@ int32_t default_block_size(vt_format format);
 // bytes of a tile that hold data (the rest is padding).
 int64_t layout_dense_tiles(Packed& p, int64_t wbytes, int64_t nkb, bool mins);
 
+// Quantize w[out, in] (F32/F16/BF16) into `format`. Validates everything (throws vt::Error):
+// format, block size (16/32/64/128, in % block == 0), sizes, dtype, non-finite weights
+// (naming the first bad row/column). Multithreaded.
 std::unique_ptr<Packed> prepack(const void* w, vt_dtype dtype, int64_t out, int64_t in,
                                 vt_format format, int32_t block_size);
 
