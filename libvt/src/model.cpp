@@ -261,15 +261,16 @@ public:
         // tensor at a time (the copies live until this linear is packed).
         std::vector<const TensorView*> ts = ts_in;
         std::vector<TensorView> plain;
-        std::vector<AlignedVec<uint8_t>> plain_bytes;
+        std::vector<std::unique_ptr<uint8_t, decltype(&std::free)>> plain_bytes;  // (uninitialized: all overwritten)
         plain.reserve(ts.size());
         plain_bytes.reserve(ts.size());
         for (auto& t : ts) {
             if (!t->permuted_heads) continue;
-            plain_bytes.emplace_back(t->nbytes);
-            unpermute_rows(*t, plain_bytes.back().data());
+            plain_bytes.emplace_back(static_cast<uint8_t*>(alloc_buffer(t->nbytes)), &std::free);
+            if (!plain_bytes.back()) throw std::bad_alloc();
+            unpermute_rows(*t, plain_bytes.back().get());
             plain.push_back(*t);
-            plain.back().data = plain_bytes.back().data();
+            plain.back().data = plain_bytes.back().get();
             plain.back().permuted_heads = 0;
             t = &plain.back();
         }
@@ -561,7 +562,6 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         return pc.get(name, rows, cols, fmt, block, pack);
     };
     const TensorView& emb = ld.tensor(F.embed);
-    ld.not_permuted(emb);
     int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor(F.final_norm).nbytes);
     if (!tied) total += int64_t(ld.tensor(F.lm_head).nbytes);
     for (int64_t l = 0; l < L; ++l) {

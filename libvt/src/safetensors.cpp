@@ -252,7 +252,7 @@ SafeTensorsFile::SafeTensorsFile(const std::string& path, size_t file_index) : m
 
 struct SafeTensorsFile::Refs {
     std::string path;  // the references file
-    std::string text;  // its JSON
+    json::Document doc;  // its JSON, parsed once
     std::string file;  // the GGUF it names
     uint64_t size = 0;
     int64_t mtime_ns = 0;
@@ -263,10 +263,10 @@ namespace {
 SafeTensorsFile::Refs read_refs(const std::string& refs_path) {
     SafeTensorsFile::Refs r;
     r.path = refs_path;
-    r.text = read_file(refs_path, kMaxHeader);
+    const std::string text = read_file(refs_path, kMaxHeader);
     const char* p = refs_path.c_str();
-    const json::Document doc = json::parse(r.text.data(), r.text.size(), refs_path, header_options());
-    const json::Value* meta = doc.root().is_object() ? doc.root().find("__metadata__") : nullptr;
+    r.doc = json::parse(text.data(), text.size(), refs_path, header_options());
+    const json::Value* meta = r.doc.root().is_object() ? r.doc.root().find("__metadata__") : nullptr;
     const json::Value* file = meta && meta->is_object() ? meta->find("file") : nullptr;
     const json::Value* size = meta && meta->is_object() ? meta->find("size") : nullptr;
     const json::Value* mtime = meta && meta->is_object() ? meta->find("mtime_ns") : nullptr;
@@ -298,15 +298,13 @@ SafeTensorsFile::SafeTensorsFile(const Refs& r, size_t file_index) : map_(r.file
              r.file.c_str(), map_.size(), map_.size() == r.size ? "modified since" : "another size",
              (unsigned long long)r.size);
     try {
-        parse_header(r.text.data(), r.text.size(), map_.data(), map_.size(), r.path + " (references into " + r.file + ")",
-                     file_index, true);
+        parse_header(r.doc.root(), map_.data(), map_.size(), r.path + " (references into " + r.file + ")", file_index,
+                     true);
     } catch (const Error&) {
         map_.check_unchanged(false);
         throw;
     }
 }
-
-SafeTensorsFile::~SafeTensorsFile() = default;
 
 void SafeTensorsFile::read_header(size_t file_index) {
     const std::string& path = map_.path();
@@ -333,8 +331,9 @@ void SafeTensorsFile::read_header(size_t file_index) {
     if (hlen < 2 || map_.data()[8] != '{')
         fail(VT_STATUS_FORMAT_ERROR, "%s: not a SafeTensors file (the header does not start with '{')", p);
 
-    parse_header(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen), map_.data() + 8 + hlen,
-                 size - 8 - hlen, path, file_index);
+    const json::Document doc = json::parse(reinterpret_cast<const char*>(map_.data() + 8), size_t(hlen),
+                                           path + " (SafeTensors header)", header_options());
+    parse_header(doc.root(), map_.data() + 8 + hlen, size - 8 - hlen, path, file_index);
 }
 
 namespace {
@@ -351,11 +350,9 @@ json::ParseOptions header_options() {
 
 }  // namespace
 
-void SafeTensorsFile::parse_header(const char* text, size_t len, const uint8_t* base, uint64_t data_size,
+void SafeTensorsFile::parse_header(const json::Value& hdr, const uint8_t* base, uint64_t data_size,
                                    const std::string& label, size_t file_index, bool refs) {
     const char* p = label.c_str();
-    const json::Document doc = json::parse(text, len, label + " (SafeTensors header)", header_options());
-    const json::Value& hdr = doc.root();
     if (!hdr.is_object()) fail(VT_STATUS_FORMAT_ERROR, "%s: the SafeTensors header is not a JSON object", p);
     tensors_.reserve(hdr.obj.size());
     for (auto& kv : hdr.obj) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common.h"
+#include "json.h"
 
 namespace vt {
 
@@ -93,7 +94,6 @@ public:
     struct Refs;  // the references file read (safetensors.cpp)
     explicit SafeTensorsFile(const std::string& path, size_t file_index = 0);
     SafeTensorsFile(const std::string& refs_path, size_t file_index, FromRefs);
-    ~SafeTensorsFile();
     const std::string& path() const { return map_.path(); }
     const std::vector<TensorView>& tensors() const { return tensors_; }
     const MappedFile& mapping() const { return map_; }
@@ -104,10 +104,10 @@ private:
     std::vector<TensorView> tensors_;
 
     void read_header(size_t file_index);
-    // The tensors of a SafeTensors-style JSON header `text`, their data_offsets counted from
-    // `base` (data_size bytes); `label` names the header in errors.
-    void parse_header(const char* text, size_t len, const uint8_t* base, uint64_t data_size,
-                      const std::string& label, size_t file_index, bool refs = false);
+    // The tensors of a parsed SafeTensors-style JSON header `hdr`, their data_offsets counted
+    // from `base` (data_size bytes); `label` names the header in errors.
+    void parse_header(const json::Value& hdr, const uint8_t* base, uint64_t data_size, const std::string& label,
+                      size_t file_index, bool refs = false);
 };
 
 class Checkpoint {
