@@ -989,6 +989,11 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     order = [n if isinstance(n, tuple) else (n, None) for n in order]
     order = [(n, e) for n, e in order if n in g.tensors]
 
+    def permuted_heads(name: str) -> int:
+        """The heads of a Q or K projection llama.cpp's converter permuted (0 for others)."""
+        kind = name.split(".")[-2] if name.startswith("blk.") else ""
+        return {"attn_q": n_head, "attn_k": n_kv}.get(kind, 0) if permuted else 0
+
     def layer_of(name: str) -> int:
         return int(_BLOCK_RE.match(name).group(1))
 
@@ -1083,8 +1088,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     def raw_producer(name: str, e: int | None = None):
         # Whole rows of blocks; a row permutation (Q/K) moves rows, never splits a block.
         info = g.tensors[name]
-        kind = name.split(".")[-2] if name.startswith("blk.") else ""
-        heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
+        heads = permuted_heads(name) or None
         rows = out_shape(name, e)[0]
 
         def blocks(raw):  # Q4_K superblocks as the Q4_1 blocks of their sub-blocks; Q5_0, IQ4 as Q8_0
@@ -1166,8 +1170,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
     def producer(name: str, st_dtype: str = st_dtype, expert: int | None = None):
         info = g.tensors[name]
-        kind = name.split(".")[-2] if name.startswith("blk.") else ""
-        heads = {"attn_q": n_head, "attn_k": n_kv}.get(kind) if permuted else None
+        heads = permuted_heads(name) or None
 
         unshift = shift if name.endswith("norm.weight") else 0.0
         label = name if expert is None else f"{name} (expert {expert})"
@@ -1222,11 +1225,6 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         permuted Q/K is named with its heads: libvt puts its rows in order)."""
         return (g.tensors[name].ggml_type in GGUF_REF_DTYPES and (e is None or isinstance(e, int) or e == "out")
                 and not (permuted_heads(name) and e is not None))
-
-    def permuted_heads(name: str) -> int:
-        """The heads of a Q or K projection llama.cpp's converter permuted (0 for others)."""
-        kind = name.split(".")[-2] if name.startswith("blk.") else ""
-        return {"attn_q": n_head, "attn_k": n_kv}.get(kind, 0) if permuted else 0
 
     # What becomes of each item: its blocks as they are, Q8_0 blocks, or floats (decided once).
     how = {(n, e): "kept" if kept(n, e) else "int8" if to_q8_0(n, e) else None for n, e in order}

@@ -405,6 +405,16 @@ def _deq_iq4_nl(b: np.ndarray) -> np.ndarray:  # d f16 | qs u8[16]; x = d * kval
     return _f16(b, 0) * _IQ4NL_VALUES[_nibbles(b[:, 2:18])]
 
 
+def _iq4_xs_scales(b: np.ndarray) -> np.ndarray:
+    """IQ4_XS superblocks [n, 136] -> their sub-blocks' ls - 32 [n, 8] (int32): the 6-bit ls
+    from a nibble of scales_l (bytes 4..7) and two bits of the u16 scales_h (bytes 2..3)."""
+    sh = b[:, 2].astype(np.uint16) | (b[:, 3].astype(np.uint16) << 8)
+    ib = np.arange(8)
+    low = (b[:, 4:8][:, ib // 2] >> (4 * (ib % 2)).astype(np.uint8)) & 0x0F
+    high = (sh[:, None] >> (2 * ib).astype(np.uint16)) & 3
+    return (low.astype(np.int32) | (high.astype(np.int32) << 4)) - 32
+
+
 def iq4_nl_as_q8_0(b: np.ndarray) -> np.ndarray:
     """IQ4_NL blocks [n, 18] -> the Q8_0 blocks [n, 34] of the same numbers, exactly: x =
     d·kvalues[q] is Q8_0's x = d·c with the int8 code c = kvalues[q] (levels −127..113)."""
@@ -419,12 +429,7 @@ def iq4_xs_as_q8_0(b: np.ndarray) -> np.ndarray:
     d·(ls − 32)·kvalues[q] is Q8_0's x = d'·c with c = kvalues[q] and d' = f16(d·(ls − 32)) (a
     product of an f16 and a 6-bit integer, rounded to nearest: within 2^-12 of it)."""
     n = b.shape[0]
-    d = _f16(b, 0)
-    sh = b[:, 2].astype(np.uint16) | (b[:, 3].astype(np.uint16) << 8)
-    ib = np.arange(8)
-    low = (b[:, 4:8][:, ib // 2] >> (4 * (ib % 2)).astype(np.uint8)) & 0x0F
-    high = (sh[:, None] >> (2 * ib).astype(np.uint16)) & 3
-    ls = (low.astype(np.int32) | (high.astype(np.int32) << 4)) - 32  # [n, 8]
+    d, ls = _f16(b, 0), _iq4_xs_scales(b)
     out = np.empty((n, 8, 34), np.uint8)
     with np.errstate(over="ignore", invalid="ignore"):
         out[:, :, 0:2] = (d * ls.astype(np.float32)).astype("<f2").view(np.uint8).reshape(n, 8, 2)
@@ -437,13 +442,7 @@ def _deq_iq4_xs(b: np.ndarray) -> np.ndarray:
     # d f16 | scales_h u16 | scales_l u8[4] | qs u8[128]: eight sub-blocks of 32, each
     # x = d * (ls - 32) * kvalues[q] with the 6-bit ls from a nibble of scales_l and 2 bits of scales_h
     n = b.shape[0]
-    d = _f16(b, 0)
-    sh = b[:, 2].astype(np.uint16) | (b[:, 3].astype(np.uint16) << 8)
-    sl = b[:, 4:8]
-    ib = np.arange(8)
-    low = (sl[:, ib // 2] >> (4 * (ib % 2)).astype(np.uint8)) & 0x0F
-    high = (sh[:, None] >> (2 * ib).astype(np.uint16)) & 3
-    ls = (low.astype(np.int32) | (high.astype(np.int32) << 4)) - 32  # [n, 8]
+    d, ls = _f16(b, 0), _iq4_xs_scales(b)
     q = _nibbles(b[:, 8:136].reshape(n * 8, 16)).reshape(n, 8, 32)
     return ((d * ls.astype(np.float32))[:, :, None] * _IQ4NL_VALUES[q]).reshape(n, 256)
 
