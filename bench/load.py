@@ -38,21 +38,26 @@ sys.path.insert(0, str(HERE))
 
 import decode as _decode  # noqa: E402
 
-PYVT_LOAD = """
-import json, re, sys, time
+# Each load script ends with report(seconds, **more): the process's peak and current RSS beside.
+_REPORT = """
+import json, re
+def report(dt, **more):
+    st = open("/proc/self/status").read()
+    kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
+    print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), **more}))
+"""
+
+PYVT_LOAD = _REPORT + """
+import sys, time
 import pyvt
 path, fmt, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 t = time.perf_counter()
 m = pyvt.load_model(path, weight_format=fmt, threads=2, packed_cache=(False if cache == "-" else cache), progress=False)
-dt = time.perf_counter() - t
-st = open("/proc/self/status").read()
-kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
-print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": m.info["weight_bytes"],
-                  "model": m.info["total_bytes"]}))
+report(time.perf_counter() - t, packed=m.info["weight_bytes"], model=m.info["total_bytes"])
 """
 
-PYVT_GGUF_LOAD = """
-import importlib, json, os, re, sys, time
+PYVT_GGUF_LOAD = _REPORT + """
+import importlib, os, sys, time
 import pyvt
 path, mode, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 packed = False if len(sys.argv) > 4 and sys.argv[4] == "nocache" else None
@@ -66,22 +71,16 @@ if mode == "copy":  # what load_model(path.gguf) did before the references: a co
 else:
     m = pyvt.load_model(path, threads=2, progress=False, packed_cache=packed)
 dt = time.perf_counter() - t
-st = open("/proc/self/status").read()
-kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
 disk = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(cache) for f in fs)
-print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": m.info["weight_bytes"],
-                  "model": m.info["total_bytes"], "cache_bytes": disk}))
+report(dt, packed=m.info["weight_bytes"], model=m.info["total_bytes"], cache_bytes=disk)
 """
 
-LLAMA_LOAD = """
-import json, re, sys, time
+LLAMA_LOAD = _REPORT + """
+import sys, time
 from llama_cpp import Llama
 t = time.perf_counter()
 m = Llama(model_path=sys.argv[1], n_threads=2, n_ctx=2048, verbose=False)
-dt = time.perf_counter() - t
-st = open("/proc/self/status").read()
-kb = lambda k: int(re.search(k + r":\\s+(\\d+)", st).group(1)) * 1024
-print(json.dumps({"load_s": dt, "peak_rss": kb("VmHWM"), "rss": kb("VmRSS"), "packed": None}))
+report(time.perf_counter() - t, packed=None)
 """
 
 
