@@ -596,3 +596,39 @@ def test_a_gguf_whose_path_is_not_utf8_is_copied(tmp_path, monkeypatch):
         np.testing.assert_array_equal(m.logits(TOKENS), r.logits(TOKENS))
     folders = {f.name[:2]: f for f in (tmp_path / "cache" / "gguf").iterdir()}
     assert not (folders["t_"] / convert.GGUF_REFS).exists() and (folders["pl"] / convert.GGUF_REFS).exists()
+
+
+def test_dequantize_folder_names_bad_references(tmp_path):
+    """dequantize_folder on a referring folder whose pyvt_gguf.json is not one, or holds an
+    entry without a shape and two offsets, names the file (and the tensor)."""
+    make_tiny_llama(tmp_path / "t.gguf", qtype=gw.Q8_0)
+    out = convert.convert_gguf(tmp_path / "t.gguf", tmp_path / "n", keep_blocks=True, gguf_refs=True)
+    good = _refs(out)
+    bad = dict(good, __metadata__={k: v for k, v in good["__metadata__"].items() if k != "format"})
+    (out / convert.GGUF_REFS).write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="pyvt_gguf.json: not a pyvt GGUF references file"):
+        convert.dequantize_folder(out, tmp_path / "a")
+    bad = dict(good)
+    bad["model.layers.0.mlp.up_proj.weight"] = {"dtype": "GGML_Q8_0", "data_offsets": [0, 34]}
+    (out / convert.GGUF_REFS).write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="pyvt_gguf.json: tensor 'model.layers.0.mlp.up_proj.weight': an entry "
+                                         "without a shape and two data offsets"):
+        convert.dequantize_folder(out, tmp_path / "b")
+
+
+def test_a_non_finite_iq4_xs_scale_in_the_gguf_is_named(tmp_path, monkeypatch):
+    monkeypatch.setitem(TINY, "hidden", 256)  # (IQ4_XS rows are whole superblocks of 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    path = tmp_path / "iq4.gguf"
+    make_tiny_llama(path, qtype=gw.IQ4_XS, tied=False)
+    out = convert.convert_gguf(path, tmp_path / "n", keep_blocks=True, gguf_refs=True)
+    e = _refs(out)["model.layers.1.mlp.gate_proj.weight"]
+    cols = e["shape"][1]
+    st = os.stat(path)
+    with open(path, "r+b") as f:  # row 2, superblock 0: d (the references still match: mtime kept)
+        f.seek(e["data_offsets"][0] + 2 * (cols // 256) * 136)
+        f.write(np.array([np.inf], np.float16).tobytes())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(ValueError, match=r"model.layers.1.mlp.gate_proj.weight.*IQ4_XS block 0 of row 2 has a "
+                                         r"non-finite scale"):
+        pyvt.load_model(out, progress=False)
