@@ -141,23 +141,28 @@ void to_carrier(const uint8_t* src, int type, int64_t cols, uint8_t* dst) {
     if (type == kGgmlQ4_K) {
         for (int64_t b = 0; b < cols / 256; ++b, src += 144) {
             const float d = f16_to_f32(load_u16(src)), dmin = f16_to_f32(load_u16(src + 2));
-            const uint8_t* qs = src + 16;
-            for (int s = 0; s < 8; ++s, dst += 20) {
-                uint8_t sc, m;
-                k4_scale_min(src + 4, s, &sc, &m);
-                store_u16(dst, f32_to_f16(d * float(sc)));
-                store_u16(dst + 2, f32_to_f16(-(dmin * float(m))));
-                // sub-block 2k: the low nibbles of bytes [32k, 32k + 32); 2k + 1: their high ones
-                const uint8_t* q = qs + 32 * (s / 2);
-                const int shift = 4 * (s % 2);
-                for (int j = 0; j < 16; ++j)
-                    dst[4 + j] = uint8_t(((q[j] >> shift) & 15) | (((q[j + 16] >> shift) & 15) << 4));
+            // Sub-blocks 2p and 2p + 1 share the 32 bytes [32p, 32p + 32): 2p their low
+            // nibbles, 2p + 1 their high ones (constant shifts: the loop vectorizes).
+            for (int p = 0; p < 4; ++p, dst += 40) {
+                for (int s = 0; s < 2; ++s) {
+                    uint8_t sc, m;
+                    k4_scale_min(src + 4, 2 * p + s, &sc, &m);
+                    store_u16(dst + 20 * s, f32_to_f16(d * float(sc)));
+                    store_u16(dst + 20 * s + 2, f32_to_f16(-(dmin * float(m))));
+                }
+                const uint8_t* q = src + 16 + 32 * p;
+                for (int j = 0; j < 16; ++j) {
+                    dst[4 + j] = uint8_t((q[j] & 15) | (q[j + 16] << 4));
+                    dst[24 + j] = uint8_t((q[j] >> 4) | (q[j + 16] & 0xF0));
+                }
             }
         }
         return;
     }
     // Q6_K: the 256 values of a superblock (ggml's dequantize_row_q6_K order: two halves of
-    // 128, each from 64 bytes of ql, 32 of qh and 8 scales), then a Q8_0 block of each 32.
+    // 128, each from 64 bytes of ql and 32 of qh), whose 16 consecutive values at 16i have the
+    // scale sc[i]; then a Q8_0 block of each 32. The codes first, as bytes, then the values
+    // block by block (byte and float loops of constant length: they vectorize).
     for (int64_t b = 0; b < cols / 256; ++b, src += 210) {
         if (!finite_f16(load_u16(src + 208))) {  // (pack_ggml names it: the carrier's scale is NaN)
             for (int k = 0; k < 8; ++k, dst += 34) {
@@ -167,33 +172,35 @@ void to_carrier(const uint8_t* src, int type, int64_t cols, uint8_t* dst) {
             continue;
         }
         const float d = f16_to_f32(load_u16(src + 208));
-        float y[256];
+        const int8_t* sc = reinterpret_cast<const int8_t*>(src + 192);
+        int8_t qv[256];
         for (int h = 0; h < 2; ++h) {
             const uint8_t* ql = src + 64 * h;
             const uint8_t* qh = src + 128 + 32 * h;
-            const int8_t* sc = reinterpret_cast<const int8_t*>(src + 192) + 8 * h;
-            float* o = y + 128 * h;
+            int8_t* o = qv + 128 * h;
             for (int l = 0; l < 32; ++l) {
-                const int is = l / 16;
-                const int q1 = int((ql[l] & 15) | (((qh[l] >> 0) & 3) << 4)) - 32;
-                const int q2 = int((ql[l + 32] & 15) | (((qh[l] >> 2) & 3) << 4)) - 32;
-                const int q3 = int((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-                const int q4 = int((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-                o[l] = (d * float(sc[is + 0])) * float(q1);
-                o[l + 32] = (d * float(sc[is + 2])) * float(q2);
-                o[l + 64] = (d * float(sc[is + 4])) * float(q3);
-                o[l + 96] = (d * float(sc[is + 6])) * float(q4);
+                o[l] = int8_t(((ql[l] & 15) | ((qh[l] & 3) << 4)) - 32);
+                o[l + 32] = int8_t(((ql[l + 32] & 15) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                o[l + 64] = int8_t(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+                o[l + 96] = int8_t(((ql[l + 32] >> 4) | ((qh[l] >> 6) << 4)) - 32);
             }
         }
         for (int k = 0; k < 8; ++k, dst += 34) {
-            const float* x = y + 32 * k;
-            float m8[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // (eight independent running maxima)
-            for (int j = 0; j < 32; ++j) {
-                const float a = std::fabs(x[j]);
-                m8[j % 8] = a > m8[j % 8] ? a : m8[j % 8];
+            // amax = max |x| from each half's largest |code|: |fl(s q)| = fl(|s| |q|), and
+            // rounding is monotonic, so that value is the half's largest |x|, as it is.
+            float x[32], amax = 0.0f;
+            for (int half = 0; half < 2; ++half) {
+                const float s = d * float(sc[2 * k + half]);
+                const int8_t* qk = qv + 32 * k + 16 * half;
+                int qmax = 0;
+                for (int j = 0; j < 16; ++j) {
+                    x[16 * half + j] = s * float(qk[j]);
+                    const int a = qk[j] < 0 ? -qk[j] : qk[j];
+                    qmax = a > qmax ? a : qmax;
+                }
+                const float a = std::fabs(s) * float(qmax);
+                amax = a > amax ? a : amax;
             }
-            float amax = 0.0f;
-            for (float a : m8) amax = a > amax ? a : amax;
             const float dq = amax / 127.0f;
             const float inv = dq == 0.0f ? 0.0f : 1.0f / dq;
             store_u16(dst, f32_to_f16(dq));
@@ -269,24 +276,31 @@ std::unique_ptr<Packed> pack_ggml(const std::vector<GgmlRows>& parts, int type, 
     };
     Packed& pr = *p;
     std::atomic<int64_t> bad_row{INT64_MAX};
+    // A tile's 16 rows are read block by block (the rows converted first where carried), so
+    // its writes stay inside the 16 x 32 weights of one block (the tile is k-major).
     parallel_for(p->ntiles, 1, [&](int64_t t0, int64_t t1, int) {
-        std::vector<uint8_t> conv;  // a converted row (carried types)
+        std::vector<uint8_t> conv[kTileRows];  // the rows converted (carried types)
+        const uint8_t* src[kTileRows];
         for (int64_t t = t0; t < t1; ++t) {
             uint8_t* tile = pr.tiles.data() + t * pr.tile_bytes;
             std::memset(tile, 0, size_t(pr.tile_bytes));  // padding rows and alignment gaps
             uint16_t* sc = reinterpret_cast<uint16_t*>(tile + pr.scale_off);
             uint16_t* mn = q41 ? reinterpret_cast<uint16_t*>(tile + pr.min_off) : nullptr;
-            for (int lane = 0; lane < kTileRows; ++lane) {
-                const int64_t r = t * kTileRows + lane;
-                if (r >= out) break;
+            const int lanes = int(std::min<int64_t>(kTileRows, out - t * kTileRows));
+            for (int lane = 0; lane < lanes; ++lane) {
                 int rt = type;
-                const uint8_t* raw = row_data(r, &rt);
-                const uint8_t* src = carrier_row(raw, rt, cols, conv);
-                for (int64_t b = 0; b < nkb; ++b) {
-                    const uint8_t* blk = src + size_t(b) * bb;
+                const uint8_t* raw = row_data(t * kTileRows + lane, &rt);
+                src[lane] = carrier_row(raw, rt, cols, conv[lane]);
+                pr.rowmul[t * kTileRows + lane] = 1.0f;
+            }
+            for (int64_t b = 0; b < nkb; ++b) {
+                const int64_t k0 = b * kGgmlBlock;
+                for (int lane = 0; lane < lanes; ++lane) {
+                    const uint8_t* blk = src[lane] + size_t(b) * bb;
                     const uint16_t d = load_u16(blk);
                     const uint16_t m = q41 ? load_u16(blk + 2) : 0;
                     if (!finite_f16(d) || (q41 && !finite_f16(m))) {
+                        const int64_t r = t * kTileRows + lane;
                         int64_t cur = bad_row.load();
                         while (r < cur && !bad_row.compare_exchange_weak(cur, r)) {
                         }
@@ -294,23 +308,20 @@ std::unique_ptr<Packed> pack_ggml(const std::vector<GgmlRows>& parts, int type, 
                     }
                     sc[b * kTileRows + lane] = d;
                     if (q41) mn[b * kTileRows + lane] = m;
-                    const int64_t k0 = b * kGgmlBlock;
                     if (q8) {  // weights [in][16] int8: byte k * 16 + lane
                         for (int j = 0; j < kGgmlBlock; ++j) tile[(k0 + j) * kTileRows + lane] = blk[2 + j];
                         continue;
                     }
-                    // Nibbles: ggml keeps k = j and j + 16 in byte j; the tile keeps k = 2i and
-                    // 2i + 1 in byte (i, lane) (low, high).
+                    // Nibbles: ggml keeps k = j and j + 16 in byte j (low, high); the tile keeps
+                    // k = 2i and 2i + 1 in byte (i, lane) (low, high): bytes i < 8 from the low
+                    // nibbles of ggml's bytes 2i and 2i + 1, bytes 8 + i from their high ones.
                     const uint8_t* qs = blk + (q41 ? 4 : 2);
-                    uint8_t u[kGgmlBlock];
-                    for (int j = 0; j < 16; ++j) {
-                        u[j] = qs[j] & 15;
-                        u[j + 16] = qs[j] >> 4;
+                    uint8_t* o = tile + (k0 / 2) * kTileRows + lane;
+                    for (int i = 0; i < 8; ++i) {
+                        o[i * kTileRows] = uint8_t((qs[2 * i] & 15) | (qs[2 * i + 1] << 4));
+                        o[(8 + i) * kTileRows] = uint8_t((qs[2 * i] >> 4) | (qs[2 * i + 1] & 0xF0));
                     }
-                    for (int i = 0; i < kGgmlBlock / 2; ++i)
-                        tile[(k0 / 2 + i) * kTileRows + lane] = uint8_t(u[2 * i] | (u[2 * i + 1] << 4));
                 }
-                pr.rowmul[t * kTileRows + lane] = 1.0f;
             }
         }
     });
