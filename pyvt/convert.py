@@ -1051,8 +1051,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         info = g.tensors[name]
         if e in ("in", "shared-in") and g.tensors[up_of(name)].ggml_type != info.ggml_type:
             return False  # (one block type for the stacked gate|up)
+        # A Q4_K tensor referred to is not read here: libvt converts its blocks and refuses one
+        # whose sub-block scale or min overflows an f16, naming it; copied, q4k_fits reads it.
         return (block_matrix(name, e) and info.ggml_type in BLOCK_DTYPES
-                and (info.ggml_type != GGMLType.Q4_K or q4k_fits(name)))
+                and (info.ggml_type != GGMLType.Q4_K or (refs is not None and verbatim(name, e)) or q4k_fits(name)))
 
     def to_q8_0(name: str, e=None) -> bool:
         """Not kept, but written as Q8_0 blocks: a 5- or 6-bit type (TO_Q8_0), or a stacked

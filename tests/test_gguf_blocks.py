@@ -632,3 +632,31 @@ def test_a_non_finite_iq4_xs_scale_in_the_gguf_is_named(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"model.layers.1.mlp.gate_proj.weight.*IQ4_XS block 0 of row 2 has a "
                                          r"non-finite scale"):
         pyvt.load_model(out, progress=False)
+
+
+def test_a_q4_k_scale_beyond_f16_read_in_place_is_named(tmp_path, monkeypatch):
+    """A Q4_K tensor referred to is not read by the converter: libvt converts its blocks to Q4_1
+    and refuses a sub-block scale d·sc that an f16 cannot hold, naming tensor, block and row.
+    A copied folder still reads the tensor first (q4k_fits) and dequantizes it instead."""
+    from pyvt import gguf
+    monkeypatch.setitem(TINY, "hidden", 256)  # (Q4_K rows are whole superblocks of 256)
+    monkeypatch.setitem(TINY, "ffn", 512)
+    path = tmp_path / "q4k.gguf"
+    make_tiny_llama(path, qtype=gw.Q4_K, tied=False)
+    with gguf.GGUFFile(path) as g:
+        t = g.tensors["blk.1.ffn_up.weight"]
+        at = t.offset + (2 * (t.shape[1] // 256) + 0) * 144  # row 2, superblock 0: d
+    with open(path, "r+b") as f:  # d = 60000, finite; its sub-blocks' scales sc >= 2 overflow
+        f.seek(at + 4)
+        assert (np.frombuffer(f.read(4), np.uint8) & 63).max() >= 2  # (some sub-block's sc is)
+        f.seek(at)
+        f.write(np.array([60000], np.float16).tobytes())
+    out = convert.convert_gguf(path, tmp_path / "n", keep_blocks=True, gguf_refs=True)
+    assert _refs(out)["model.layers.1.mlp.up_proj.weight"]["dtype"] == "GGML_Q4_K"
+    with pytest.raises(ValueError, match=r"model.layers.1.mlp.up_proj.weight.*Q4_K block 0 of row 2 has a "
+                                         r"non-finite scale \(NaN or Inf, or too large for an f16\)"):
+        pyvt.load_model(out, progress=False)
+    copied = convert.convert_gguf(path, tmp_path / "c", keep_blocks=True)
+    assert json.loads((copied / "pyvt_blocks.json").read_text())["dequantized"].get("Q4_K") == 1
+    with pyvt.load_model(copied, progress=False) as m:
+        assert np.isfinite(m.logits(TOKENS)).all()
