@@ -185,30 +185,37 @@ void to_carrier(const uint8_t* src, int type, int64_t cols, uint8_t* dst) {
                 o[l + 96] = int8_t(((ql[l + 32] >> 4) | ((qh[l] >> 6) << 4)) - 32);
             }
         }
-        for (int k = 0; k < 8; ++k, dst += 34) {
-            // amax = max |x| from each half's largest |code|: |fl(s q)| = fl(|s| |q|), and
-            // rounding is monotonic, so that value is the half's largest |x|, as it is.
-            float x[32], amax = 0.0f;
+        // Each block's values and amax, then the eight scales together (their divisions in
+        // vectors, off the quantizing loops' path), then the codes.
+        // amax = max |x| from each half's largest |code|: |fl(s q)| = fl(|s| |q|), and
+        // rounding is monotonic, so that value is the half's largest |x|, as it is.
+        float x[256], amax[8], dq[8], inv[8];
+        for (int k = 0; k < 8; ++k) {
+            amax[k] = 0.0f;
             for (int half = 0; half < 2; ++half) {
                 const float s = d * float(sc[2 * k + half]);
                 const int8_t* qk = qv + 32 * k + 16 * half;
-                int qmax = 0;
+                for (int j = 0; j < 16; ++j) x[32 * k + 16 * half + j] = s * float(qk[j]);
+                uint8_t qmax = 0;  // (|q| <= 32)
                 for (int j = 0; j < 16; ++j) {
-                    x[16 * half + j] = s * float(qk[j]);
-                    const int a = qk[j] < 0 ? -qk[j] : qk[j];
+                    const uint8_t a = uint8_t(qk[j] < 0 ? -qk[j] : qk[j]);
                     qmax = a > qmax ? a : qmax;
                 }
                 const float a = std::fabs(s) * float(qmax);
-                amax = a > amax ? a : amax;
+                amax[k] = a > amax[k] ? a : amax[k];
             }
-            const float dq = amax / 127.0f;
-            const float inv = dq == 0.0f ? 0.0f : 1.0f / dq;
-            store_u16(dst, f32_to_f16(dq));
+        }
+        for (int k = 0; k < 8; ++k) {
+            dq[k] = amax[k] / 127.0f;
+            inv[k] = dq[k] == 0.0f ? 0.0f : 1.0f / dq[k];
+        }
+        for (int k = 0; k < 8; ++k, dst += 34) {
+            store_u16(dst, f32_to_f16(dq[k]));
             int8_t* q = reinterpret_cast<int8_t*>(dst + 2);
             for (int j = 0; j < 32; ++j) {
                 // roundf (half away from zero), exactly: |v| <= 127 (+ an ulp), so int(v)
                 // truncates it and v - t is its fraction, both exact in float.
-                const float v = x[j] * inv;
+                const float v = x[32 * k + j] * inv[k];
                 const int t = int(v);
                 const float f = v - float(t);
                 const int r = t + (f >= 0.5f) - (f <= -0.5f);
