@@ -103,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="smollm2-135m,tinyllama-1.1b")
     ap.add_argument("--formats", default="int8,int4", help="pyvt weight formats of the folder rows ('' for none)")
     ap.add_argument("--gguf-quants", default="Q8_0,Q4_K_M",
-                    help="GGUF files (<model>.<quant>.gguf in ~/.cache/pyvt/bench, as bench/decode.py makes them) that "
-                         "pyvt and llama.cpp load ('' for none)")
+                    help="GGUF files (<model>.<quant>.gguf in ~/.cache/pyvt/bench, as bench/decode.py makes them, or "
+                         "tools/gguf_export.py --requantize --type q6_k for Q6_K) that pyvt and llama.cpp load "
+                         "('' for none)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
@@ -127,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         for quant in [q for q in args.gguf_quants.split(",") if q]:
             gguf = bench / f"{model}.{quant}.gguf"
             if not gguf.exists():
-                print(f"(no {gguf}: bench/decode.py --llamacpp-quants {quant} makes it)", file=sys.stderr)
+                print(f"(no {gguf}: bench/decode.py --llamacpp-quants {quant} makes it, or tools/gguf_export.py "
+                      f"--requantize --type {quant.lower()} from the Q8_0)", file=sys.stderr)
                 continue
             for mode in ("refs", "copy"):
                 runs = {"first (converts)": [], "second (cache)": [], "converted, no packed cache": []}

@@ -41,7 +41,7 @@ random-weight shapes (and for cross-checks).
 Usage::
 
     python tools/gguf_export.py MODEL_DIR OUT.gguf [--type q8_0|f16|bf16|f32] [--pre gpt-2]
-    python tools/gguf_export.py --requantize IN.gguf OUT.gguf [--type q8_0]
+    python tools/gguf_export.py --requantize IN.gguf OUT.gguf [--type q8_0|q4_0|q4_1|q4_k_m|q6_k]
 """
 
 from __future__ import annotations
@@ -718,7 +718,7 @@ def decode_bytes_per_token(path: str | os.PathLike) -> int:
 # Requantize through llama.cpp (SmolLM2 Q4_1 -> Q8_0)
 # --------------------------------------------------------------------------------------------
 
-_LLAMA_FTYPES = {"q8_0": 7, "f16": 1, "f32": 0, "bf16": 32, "q4_0": 2, "q4_1": 3, "q4_k_m": 15}
+_LLAMA_FTYPES = {"q8_0": 7, "f16": 1, "f32": 0, "bf16": 32, "q4_0": 2, "q4_1": 3, "q4_k_m": 15, "q6_k": 18}
 
 
 def requantize_with_llamacpp(src: str | os.PathLike, dst: str | os.PathLike, qtype: str = "q8_0",
@@ -747,7 +747,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("src", help="HF model folder (or, with --requantize, a GGUF file)")
     ap.add_argument("out", help="output .gguf")
-    ap.add_argument("--type", default="q8_0", help="q8_0 (default), f16, bf16, f32")
+    ap.add_argument("--type", default="q8_0", help="q8_0 (default), f16, bf16, f32; with --requantize also q4_0, q4_1, "
+                    "q4_k_m, q6_k (llama.cpp's own quantizer)")
     ap.add_argument("--pre", default="gpt-2", help="llama.cpp pre-tokenizer name (default gpt-2)")
     ap.add_argument("--tokenizer", default=None, help="tokenizer.json (default: the folder's)")
     ap.add_argument("--requantize", action="store_true",
