@@ -768,3 +768,14 @@ def test_gpt_oss_bench_gguf_holds_the_same_weights(tmp_path):
     with _model.Model(str(folder), weight_format="bf16", device="cpu", kv_cache="f32") as m:
         pv = m.logits(ids).astype(np.float64)
     assert np.linalg.norm(lc - pv) / np.linalg.norm(pv) < 1e-3
+
+
+def test_requantize_names_an_unknown_type(tmp_path, capsys):
+    """An llama.cpp type the requantizer has no ftype for is one line naming it and the known
+    ones (before llama-cpp-python is imported: no traceback, nothing written)."""
+    with pytest.raises(ValueError, match=r"type 'q5_k_m' is not one of q8_0, .*q6_k"):
+        ge.requantize_with_llamacpp(tmp_path / "in.gguf", tmp_path / "out.gguf", "q5_k_m")
+    with pytest.raises(SystemExit) as ei:
+        ge.main(["--requantize", "--type", "q5_k_m", str(tmp_path / "in.gguf"), str(tmp_path / "out.gguf")])
+    assert ei.value.code == 2 and "type 'q5_k_m' is not one of" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

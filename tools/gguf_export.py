@@ -725,6 +725,8 @@ def requantize_with_llamacpp(src: str | os.PathLike, dst: str | os.PathLike, qty
                              nthread: int = 0) -> Path:
     """Requantize a GGUF with llama.cpp's own quantizer (``llama_model_quantize``,
     ``allow_requantize``). Needs ``llama-cpp-python``."""
+    if qtype.lower() not in _LLAMA_FTYPES:
+        raise ValueError(f"requantize: type {qtype!r} is not one of {', '.join(_LLAMA_FTYPES)}")
     import ctypes
 
     import llama_cpp
@@ -755,7 +757,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="src is a GGUF: requantize it with llama.cpp (needs llama-cpp-python)")
     args = ap.parse_args(argv)
     if args.requantize:
-        print(requantize_with_llamacpp(args.src, args.out, args.type))
+        try:
+            print(requantize_with_llamacpp(args.src, args.out, args.type))
+        except ValueError as e:
+            ap.error(str(e))
     else:
         print(export_gguf(args.src, args.out, qtype=args.type, tokenizer_path=args.tokenizer, pre=args.pre))
     return 0
