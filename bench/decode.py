@@ -11,7 +11,7 @@ run, on the same weights and the same token ids:
   of one-token forwards with the KV cache + argmax;
 * llama.cpp through ``llama-cpp-python``: a Q8_0 GGUF of the same weights (like-for-like bytes),
   a Q4_0 GGUF made from it by llama.cpp's quantizer (the baseline for pyvt ``int4``), for
-  SmolLM2 the shipped Q4_1 GGUF, and on request (``--llamacpp-quants``) a Q4_K_M; each with
+  SmolLM2 the shipped Q4_1 GGUF, and on request (``--llamacpp-quants``) a Q4_K_M and a Q6_K; each with
   flash attention on and off (``--llamacpp-flash-attn``), and every ratio divides by the
   faster of the two for its measure, decode or prefill (which is faster depends on the CPU:
   on one Xeon VM, off decoded 1.5x faster at 512 tokens of context); ``n_threads =
@@ -356,9 +356,9 @@ def smollm2_folder(explicit: str | None) -> Path:
 
 
 #: the llama.cpp GGUFs a run can compare against (--llamacpp-quants), in row order.
-LLAMACPP_QUANTS = ("Q8_0", "Q4_1", "Q4_0", "Q4_K_M")
-#: the ones a run compares against unless --llamacpp-quants names others (Q4_K_M takes
-#: llama.cpp's quantizer most of a minute for the TinyLlama shape: asked for by name).
+LLAMACPP_QUANTS = ("Q8_0", "Q4_1", "Q4_0", "Q4_K_M", "Q6_K")
+#: the ones a run compares against unless --llamacpp-quants names others (Q4_K_M and Q6_K
+#: take llama.cpp's quantizer most of a minute for the TinyLlama shape: asked for by name).
 DEFAULT_LLAMACPP_QUANTS = ("Q8_0", "Q4_1", "Q4_0")
 
 
@@ -478,6 +478,9 @@ def prepare_model(name: str, args: argparse.Namespace, want_llamacpp: bool,
             # is not a multiple of 256, its fallbacks (Q5_0, Q8_0); made only when asked for.
             if "Q4_K_M" in want_quants:
                 out["gguf"]["Q4_K_M"] = requantize(src, cache / f"{name}.Q4_K_M.gguf", "q4_k_m")
+            # Q6_K (every weight 6.56 bits; pyvt holds it as int8, 8.5): made only when asked for.
+            if "Q6_K" in want_quants:
+                out["gguf"]["Q6_K"] = requantize(src, cache / f"{name}.Q6_K.gguf", "q6_k")
         except Exception as e:  # noqa: BLE001
             out["gguf_error"] = f"{type(e).__name__}: {e}"
             log(f"{name}: could not prepare GGUFs: {out['gguf_error']}")
@@ -1032,7 +1035,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--models", "--shapes", dest="models", type=_csv, default=None,
                     help=f"comma list of {', '.join(MODELS)} (default per device)")
     ap.add_argument("--formats", type=_csv, default=None,
-                    help="pyvt weight formats (default int8,fp8,bf16); gguf-q8_0, gguf-q4_0, gguf-q4_1, gguf-q4_k_m: pyvt "
+                    help="pyvt weight formats (default int8,fp8,bf16); gguf-q8_0, gguf-q4_0, gguf-q4_1, gguf-q4_k_m, gguf-q6_k: pyvt "
                          "loading the GGUF llama.cpp runs (weight_format auto: its blocks as they are); "
                          "FORMAT/kv-int8 (or /kv-f32): that format with another KV cache type (default f16); "
                          "FORMAT/b64 (before any /kv-): that format with blocks of 64 along K (e.g. int8/b64, what "
