@@ -714,6 +714,14 @@ def linear_swiglu_fp8(x, gate, up, bias=None, *, w8a8=False, stream=None, out=No
                           "linear_swiglu_fp8", "prepack_fp8 / prepack_fp8_blocked")
 
 
+def linear_swiglu_int8(x, gate, up, bias=None, *, stream=None, out=None):
+    """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, over two PackedInt8 of the
+    same shape and block size, the input kept in float (W8A16, as linear_int8_w8a16). bias,
+    stream, out: as linear_swiglu_fp8."""
+    return _linear_swiglu(x, gate, up, bias, 0, stream, out, PackedInt8, "linear_swiglu_int8",
+                          "prepack_int8_blocked")
+
+
 def linear_swiglu_int4(x, gate, up, bias=None, *, w4a8=False):
     """y = silu(x·gateᵀ + gate_bias) ⊙ (x·upᵀ + up_bias), fused, over two PackedInt4 of the
     same shape and block size. bias, w4a8: as linear_swiglu_fp8 / linear_int4."""

@@ -18,6 +18,7 @@ Linears (``x``: ``[in]`` or ``[m, in]``, float32 / float16 / bfloat16; result fl
     ``linear_fp8`` quantizes the input per row to FP8 first (W8A8); ``linear_gelu_fp8`` fuses
     bias + exact GELU; ``linear_swiglu_fp8(x, gate, up, bias)`` computes
     ``silu(x·gateᵀ) ⊙ (x·upᵀ)`` in one pass (both W8A16, or W8A8 with ``w8a8=True``);
+    ``linear_swiglu_int8`` is the same over two PackedInt8 (W8A16);
     ``linear_int4`` / ``linear_swiglu_int4`` are the same over a dense 4-bit weight (W4A16:
     float input, f32 accumulation; ``gelu=True`` fuses the GELU), ``linear_int4_min`` /
     ``linear_swiglu_int4_min`` over a PackedInt4Min, ``linear_mxfp4`` / ``linear_swiglu_mxfp4``
@@ -81,6 +82,7 @@ from ._ops import (
     linear_swiglu_fp8,
     linear_swiglu_int4,
     linear_swiglu_int4_min,
+    linear_swiglu_int8,
     linear_swiglu_mxfp4,
     parallel_regions,
     prepack_fp8,
@@ -132,6 +134,7 @@ __all__ = [
     "linear_swiglu_fp8",
     "linear_swiglu_int4",
     "linear_swiglu_int4_min",
+    "linear_swiglu_int8",
     "linear_swiglu_mxfp4",
     "parallel_regions",
     "prepack_fp8",

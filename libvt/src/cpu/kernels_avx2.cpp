@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -928,22 +929,83 @@ VT_VNNI4_TARGET inline void tile_rows_vnni(const LinearJob& job, int64_t t, int6
     for (int i = 0; i < R; ++i) epilogue(job, t, g[i], swiglu ? u[i] : g[i], job.y + (i0 + i) * out);
 }
 
+// Rows [i0, i1) of x against tile t, in groups of up to 8.
+template <int Kind>
+VT_VNNI4_TARGET inline void tile_groups_vnni(const LinearJob& job, int64_t t, int64_t i0, int64_t i1, int64_t nkb) {
+    for (; i0 < i1; i0 += 8) {
+        switch (min64(8, i1 - i0)) {
+            case 1: tile_rows_vnni<Kind, 1>(job, t, i0, nkb); break;
+            case 2: tile_rows_vnni<Kind, 2>(job, t, i0, nkb); break;
+            case 3: tile_rows_vnni<Kind, 3>(job, t, i0, nkb); break;
+            case 4: tile_rows_vnni<Kind, 4>(job, t, i0, nkb); break;
+            case 5: tile_rows_vnni<Kind, 5>(job, t, i0, nkb); break;
+            case 6: tile_rows_vnni<Kind, 6>(job, t, i0, nkb); break;
+            case 7: tile_rows_vnni<Kind, 7>(job, t, i0, nkb); break;
+            default: tile_rows_vnni<Kind, 8>(job, t, i0, nkb); break;
+        }
+    }
+}
+
 template <int Kind>
 VT_VNNI4_TARGET inline void linear_rows_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
     const int64_t nkb = num_kblocks(job.w);
-    for (int64_t t = t0; t < t1; ++t)
-        for (int64_t i0 = 0; i0 < job.m; i0 += 8) {
-            switch (min64(8, job.m - i0)) {
-                case 1: tile_rows_vnni<Kind, 1>(job, t, i0, nkb); break;
-                case 2: tile_rows_vnni<Kind, 2>(job, t, i0, nkb); break;
-                case 3: tile_rows_vnni<Kind, 3>(job, t, i0, nkb); break;
-                case 4: tile_rows_vnni<Kind, 4>(job, t, i0, nkb); break;
-                case 5: tile_rows_vnni<Kind, 5>(job, t, i0, nkb); break;
-                case 6: tile_rows_vnni<Kind, 6>(job, t, i0, nkb); break;
-                case 7: tile_rows_vnni<Kind, 7>(job, t, i0, nkb); break;
-                default: tile_rows_vnni<Kind, 8>(job, t, i0, nkb); break;
+    for (int64_t t = t0; t < t1; ++t) tile_groups_vnni<Kind>(job, t, 0, job.m, nkb);
+}
+
+// ---- int8 GEMM with VNNI's vpdpwssd (AVX-512 CPUs with VNNI + VBMI, m >= kWssdMinM) -------
+//
+// gemv_tile_i8_vnni spends two vpdpbusd per row and 4 k (x's high and low bytes) plus one for
+// the weights' sum, and six more operations per row and block to join them; in a GEMM of many
+// rows that is most of its time. Here x stays int16 and the weights are widened to int16 once
+// per 4 k for 16 rows of x: one vpdpwssd per row and 2 k (x's pair broadcast from memory),
+// the block sum exact in int32 as there (|sum| <= kb * 127 * 32639 < 2^31), then the same f32
+// steps in the same order — the same bits. x comes packed per group of 16 rows
+// (pack_x16_groups_avx2): a step's 16 pairs are one 64-byte line at fixed offsets, which
+// leaves the general registers free. The vpdpwssd is written in assembly: GCC 12 does not fold
+// the broadcast into it, and its separate vpbroadcastd and register copies made the loop
+// front-end bound (bench/results/int8-gemm-wssd-vm-20261129.md).
+
+// Sum the 16 x rows of one group against a tile's 16 columns over all K-blocks: facc[16 * i + c]
+// = row i's result for column c (before the epilogue). KB = w.kb, a constant so that the step
+// loop has no remainder.
+template <int KB>
+VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
+                                         int64_t nkb, float* facc) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    constexpr int64_t kb = KB;
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    // A 64-byte line holds k .. k + 3 of the 16 columns (byte 16 j + c). Bytes 2c, 2c + 1 <- k, k + 1 of
+    // column c; 32 + 2c, 33 + 2c <- k + 2, k + 3: widened, the int16 pairs vpdpwssd takes.
+    alignas(64) static constexpr uint8_t kPairs[64] = {
+        0,  16, 1,  17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23, 8,  24, 9,  25, 10, 26,
+        11, 27, 12, 28, 13, 29, 14, 30, 15, 31, 32, 48, 33, 49, 34, 50, 35, 51, 36, 52, 37, 53,
+        38, 54, 39, 55, 40, 56, 41, 57, 42, 58, 43, 59, 44, 60, 45, 61, 46, 62, 47, 63};
+    const __m512i perm = _mm512_load_si512(kPairs);
+    for (int i = 0; i < 16; ++i) _mm512_store_ps(facc + 16 * i, _mm512_setzero_ps());
+    for (int64_t b = 0; b < nkb; ++b) {
+        __m512i acc[16];
+        for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+        const uint8_t* q = tile + b * kb * L;
+        const int32_t* xb = xw + b * kb / 2 * 16;
+#pragma GCC unroll 8
+        for (int64_t k = 0; k < kb; k += 4) {
+            const __m512i pb = _mm512_maskz_permutexvar_epi8(~0ull, perm, _mm512_loadu_si512(q + k * L));
+            const __m512i lo = _mm512_maskz_cvtepi8_epi16(~0u, _mm512_maskz_extracti64x4_epi64(0xFF, pb, 0));
+            const __m512i hi = _mm512_maskz_cvtepi8_epi16(~0u, _mm512_maskz_extracti64x4_epi64(0xFF, pb, 1));
+            const int32_t* xk = xb + k / 2 * 16;  // pairs k / 2 (16 rows), then k / 2 + 1
+            for (int i = 0; i < 16; ++i) {
+                __asm__("vpdpwssd %2%{1to16%}, %1, %0" : "+v"(acc[i]) : "v"(lo), "m"(xk[i]));
+                __asm__("vpdpwssd %2%{1to16%}, %1, %0" : "+v"(acc[i]) : "v"(hi), "m"(xk[16 + i]));
             }
         }
+        const __m512 s = scaled16(sc + b * L, rm);
+        for (int i = 0; i < 16; ++i) {  // gemv_tile_i8_vnni's f32 steps
+            const __m512 x8 = _mm512_set1_ps(xws[b * 16 + i]);
+            _mm512_store_ps(facc + 16 * i, _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, acc[i]),
+                                                           _mm512_mul_ps(s, x8), _mm512_load_ps(facc + 16 * i)));
+        }
+    }
 }
 
 // ---- GEMM --------------------------------------------------------------------------------
@@ -1624,6 +1686,54 @@ VT_VNNI4_TARGET void linear_int4_min_vnni(const LinearJob& job, int64_t t0, int6
 
 VT_VNNI4_TARGET void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
     linear_rows_vnni<kInt8Blocked>(job, t0, t1);
+}
+
+VT_VNNI4_TARGET void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    const int64_t nkb = num_kblocks(job.w), kp = nkb * job.w.kb / 2, out = job.w.out;
+    const int64_t m16 = job.m / kWssdRows * kWssdRows;
+    const bool swiglu = gated(job.act);
+    alignas(64) float g[16 * 16], u[16 * 16];
+    // wssd_ok: K-blocks of 16, 32, 64 or 128 (prepack's), dividing in
+    using TileFn = void (*)(const DenseW&, int64_t, const int32_t*, const float*, int64_t, float*);
+    const TileFn tile_fn = job.w.kb == 16   ? tile_i8_wssd<16>
+                           : job.w.kb == 32 ? tile_i8_wssd<32>
+                           : job.w.kb == 64 ? tile_i8_wssd<64>
+                                            : tile_i8_wssd<128>;
+    // Panels of groups whose packed x fits in about 1 MiB (of a 2 MiB L2): every tile of this
+    // thread's range against one panel, then the next (a 5632-wide x is 5.8 MB at 512 rows).
+    const int64_t panel = std::max<int64_t>(kWssdRows, (int64_t(1) << 20) / (kp * 4) / kWssdRows * kWssdRows);
+    for (int64_t p0 = 0; p0 < m16; p0 += panel) {
+        const int64_t p1 = std::min(m16, p0 + panel);
+        for (int64_t t = t0; t < t1; ++t)
+            for (int64_t i0 = p0; i0 < p1; i0 += kWssdRows) {
+                const int32_t* xw = job.xw + i0 * kp;
+                const float* xws = job.xws + i0 * nkb;
+                tile_fn(job.w, t, xw, xws, nkb, g);
+                if (swiglu) tile_fn(job.w2, t, xw, xws, nkb, u);
+                for (int64_t i = 0; i < kWssdRows; ++i) {
+                    const V2 gg = halves(_mm512_load_ps(g + 16 * i));
+                    epilogue(job, t, gg, swiglu ? halves(_mm512_load_ps(u + 16 * i)) : gg, job.y + (i0 + i) * out);
+                }
+            }
+    }
+    if (m16 == job.m) return;
+    for (int64_t t = t0; t < t1; ++t) tile_groups_vnni<kInt8Blocked>(job, t, m16, job.m, nkb);  // the last rows
+}
+
+void pack_x16_groups_avx2(const int16_t* xq, const float* xs, int64_t g0, int64_t g1, int64_t nkb, int64_t kb,
+                          int64_t ld, int32_t* xw, float* xws) {
+    const int64_t kp = nkb * kb / 2;
+    for (int64_t g = g0; g < g1; ++g) {
+        int32_t* d = xw + g * kp * kWssdRows;
+        float* ds = xws + g * nkb * kWssdRows;
+        for (int64_t p0 = 0; p0 < kp; p0 += 64)  // 64 pairs of the 16 rows (4 KiB) at a time
+            for (int64_t i = 0; i < kWssdRows; ++i) {
+                const int16_t* s = xq + (g * kWssdRows + i) * ld;
+                for (int64_t p = p0; p < std::min(kp, p0 + 64); ++p) d[p * kWssdRows + i] = load_i32(s + 2 * p);
+            }
+        for (int64_t i = 0; i < kWssdRows; ++i)
+            for (int64_t b = 0; b < nkb; ++b) ds[b * kWssdRows + i] = xs[(g * kWssdRows + i) * nkb + b];
+    }
 }
 
 VT_VNNI4_TARGET void linear_mxfp4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
