@@ -134,21 +134,34 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     }
 }
 
-// int8 with VNNI + VBMI, m >= kWssdMinM: x rounded to int16 and packed per group of 16 rows
-// for cpu::gemm_int8_vnni (its last rows split into bytes, as linear_int8_vnni takes them).
-void gemm_int8_wssd(const cpu::LinearJob& job, cpu::LinearJob& gj) {
-    const int64_t nkb = cpu::num_kblocks(job.w), kb = job.w.kb, groups = job.m / cpu::kWssdRows;
-    round_x_int16(job, false, gj, job.m % cpu::kWssdRows != 0);
-    int32_t* xw = thread_buffer<int32_t, 1>(static_cast<size_t>(groups * cpu::kWssdRows * nkb * kb / 2));
-    float* xws = thread_buffer<float, 3>(static_cast<size_t>(groups * cpu::kWssdRows * nkb));
+// int8 and int4 (K-blocks of 32) with VNNI + VBMI, m >= kVnniMinM: x rounded as their other
+// kernels take it (int16; int4: bytes), packed per group of 16 rows for cpu::gemm_int8_vnni /
+// gemm_int4_vnni (int8's last rows split into bytes, as linear_int8_vnni takes them).
+bool vnni_gemm(const cpu::LinearJob& job) {
+    return job.m >= cpu::kVnniMinM && cpu_vnni() && (cpu::vnni_gemm_int8(job.w) || cpu::vnni_gemm_int4(job.w));
+}
+
+void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
+    const bool int8 = job.w.kind == cpu::kInt8Blocked;
+    const int64_t nkb = cpu::num_kblocks(job.w), kb = job.w.kb, groups = job.m / cpu::kVnniRows;
+    const int64_t words = groups * cpu::kVnniRows * nkb * kb / (int8 ? 2 : 4), scales = groups * cpu::kVnniRows * nkb;
+    round_x_int16(job, false, gj, int8 && job.m % cpu::kVnniRows != 0);
+    int32_t* xw = thread_buffer<int32_t, 1>(static_cast<size_t>(words));
+    float* xws = thread_buffer<float, 3>(static_cast<size_t>(scales));
+    int32_t* xm8 = int8 ? nullptr : thread_buffer<int32_t, 2>(static_cast<size_t>(scales));
     const auto pack = [&](int64_t g0, int64_t g1, int) {
-        cpu::pack_x16_groups_avx2(gj.xq, gj.xqs, g0, g1, nkb, kb, gj.xq_ld, xw, xws);
+        if (int8) cpu::pack_x16_groups_avx2(gj.xq, gj.xqs, g0, g1, nkb, kb, gj.xq_ld, xw, xws);
+        else cpu::pack_x8_groups_avx2(gj.xb, gj.xqs, gj.xqsum, g0, g1, nkb, kb, gj.xb_ld, xw, xws, xm8);
     };
-    if (groups * nkb * kb < (int64_t(1) << 14)) pack(0, groups, 0);
+    if (words < (int64_t(1) << 14)) pack(0, groups, 0);
     else parallel_for(groups, 1, pack);
     gj.xw = xw;
     gj.xws = xws;
-    parallel_for(job.w.ntiles, 1, [&](int64_t t0, int64_t t1, int) { cpu::gemm_int8_vnni(gj, t0, t1); });
+    gj.xm8 = xm8;
+    parallel_for(job.w.ntiles, 1, [&](int64_t t0, int64_t t1, int) {
+        if (int8) cpu::gemm_int8_vnni(gj, t0, t1);
+        else cpu::gemm_int4_vnni(gj, t0, t1);
+    });
 }
 #endif
 
@@ -159,11 +172,11 @@ void run_dense(const cpu::LinearJob& job) {
 #if defined(VT_HAVE_X86_KERNELS)
     bool vnni4 = false;  // int4's GEMV with VNNI + VBMI (same bits as the AVX2 one, x as bytes)
     if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr)) {
+        if (vnni_gemm(job)) {
+            run_vnni_gemm(job, gj);
+            return;
+        }
         if (vnni_linear(job.w)) {  // every m (same bits as the AVX2 integer kernels)
-            if (cpu::wssd_ok(job.w) && job.m >= cpu::kWssdMinM) {
-                gemm_int8_wssd(job, gj);
-                return;
-            }
             round_x_int16(job, false, gj, true);
             const auto run = [&](int64_t t0, int64_t t1, int) {
                 if (job.w.kind == cpu::kInt8Blocked) cpu::linear_int8_vnni(gj, t0, t1);

@@ -106,12 +106,15 @@ struct LinearJob {
     // order, xq = 256 h + l, h in xb and l in xbl (split_x16_bytes_avx2; row stride xb_ld);
     // int8 likewise (linear_int8_vnni): xq + 32768 = 256 H + L, unsigned (split_x16_bytes_avx2, biased).
     const int8_t* xbl = nullptr;
-    // int8's GEMM with VNNI (gemm_int8_vnni): the first m / kWssdRows * kWssdRows rows of xq in
-    // groups of kWssdRows, as pack_x16_groups_avx2 lays them out: xw[(g * kp + p) * 16 + i] =
-    // the int16 pair (xq[k], xq[k + 1]), k = 2p, of row 16 g + i (kp = nkb * kb / 2), and
-    // xws[(g * nkb + b) * 16 + i] = xqs of that row and block.
+    // The VNNI GEMMs of 16 rows at a time (gemm_int8_vnni, gemm_int4_vnni): the first
+    // m / kVnniRows * kVnniRows rows of x in groups of kVnniRows. int8 (pack_x16_groups_avx2):
+    // xw[(g * kp + p) * 16 + i] = the int16 pair (xq[k], xq[k + 1]), k = 2p, of row 16 g + i
+    // (kp = nkb * kb / 2); int4 (pack_x8_groups_avx2): xw[(g * kq + j) * 16 + i] = the bytes
+    // xb[4j .. 4j + 3] of that row (kq = nkb * kb / 4). Both: xws[(g * nkb + b) * 16 + i] = xqs
+    // of that row and block; int4: xm8 likewise = 8 * xqsum (an exact integer).
     const int32_t* xw = nullptr;
     const float* xws = nullptr;
+    const int32_t* xm8 = nullptr;
 };
 
 // The AVX2 integer GEMM multiplies 8- or 4-bit weights widened to int16 by int16 activations
@@ -206,20 +209,26 @@ void linear_mxfp4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 // int8 (int16_gemm_ok) linear for any m, likewise, on x split as xq + 32768 = 256 H + L into
 // unsigned bytes (LinearJob::xb = H, xbl = L, split_x16_bytes_avx2): the AVX2 integer bits.
 void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);
-// int8's GEMM (m >= kWssdMinM) with VNNI + VBMI: x's int16 pairs times the weights widened to
-// int16 (vpdpwssd), 16 rows at a time (LinearJob::xw, xws); the rows past the last whole group
-// by linear_int8_vnni's kernel (LinearJob::xb, xbl, xqs; none when m is a multiple of 16). The
-// same exact int32 block sums and the same f32 steps as linear_int8_vnni: the same bits.
-constexpr int64_t kWssdRows = 16;
-constexpr int64_t kWssdMinM = 16;
-inline bool wssd_ok(const DenseW& w) {
+// GEMMs of 16 rows at a time with VNNI + VBMI (m >= kVnniMinM; LinearJob::xw, xws, xm8), the
+// rows past the last whole group by linear_int8_vnni's / gemv_int4_vnni's kernel (as those take
+// x; none when m is a multiple of 16). The same exact int32 block sums and the same f32 steps as
+// those kernels: the same bits. int8 (vnni_gemm_int8): x's int16 pairs times the weights widened
+// to int16 (vpdpwssd); int4 (vnni_gemm_int4, K-blocks of 32): x's bytes times the nibbles
+// (vpdpbusd), as gemv_int4_vnni but on 16 rows.
+constexpr int64_t kVnniRows = 16;
+constexpr int64_t kVnniMinM = 16;
+inline bool vnni_gemm_int8(const DenseW& w) {
     return w.kind == kInt8Blocked && (w.kb == 16 || w.kb == 32 || w.kb == 64 || w.kb == 128);
 }
+inline bool vnni_gemm_int4(const DenseW& w) { return w.kind == kInt4Blocked && w.kb == 32; }
 void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);
-// Groups [g0, g1) of xq (rows of stride ld, K-blocks of kb, nkb of them) and xs into xw and xws
-// as LinearJob::xw / xws describe; kb even.
+void gemm_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
+// Groups [g0, g1) of x into LinearJob::xw / xws (/ xm8) as described there: int8 from xq (rows
+// of stride ld, kb even), int4 from xb (bytes, rows of stride ld) and xsum.
 void pack_x16_groups_avx2(const int16_t* xq, const float* xs, int64_t g0, int64_t g1, int64_t nkb, int64_t kb,
                           int64_t ld, int32_t* xw, float* xws);
+void pack_x8_groups_avx2(const int8_t* xb, const float* xs, const float* xsum, int64_t g0, int64_t g1, int64_t nkb,
+                         int64_t kb, int64_t ld, int32_t* xw, float* xws, int32_t* xm8);
 void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);
 
 // ---- 2:4 sparse (integer) linears ------------------------------------------------------

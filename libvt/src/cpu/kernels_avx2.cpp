@@ -952,7 +952,7 @@ VT_VNNI4_TARGET inline void linear_rows_vnni(const LinearJob& job, int64_t t0, i
     for (int64_t t = t0; t < t1; ++t) tile_groups_vnni<Kind>(job, t, 0, job.m, nkb);
 }
 
-// ---- int8 GEMM with VNNI's vpdpwssd (AVX-512 CPUs with VNNI + VBMI, m >= kWssdMinM) -------
+// ---- GEMMs of 16 rows with VNNI (AVX-512 CPUs with VNNI + VBMI, m >= kVnniMinM) -------------
 //
 // gemv_tile_i8_vnni spends two vpdpbusd per row and 4 k (x's high and low bytes) plus one for
 // the weights' sum, and six more operations per row and block to join them; in a GEMM of many
@@ -967,10 +967,10 @@ VT_VNNI4_TARGET inline void linear_rows_vnni(const LinearJob& job, int64_t t0, i
 
 // Sum the 16 x rows of one group against a tile's 16 columns over all K-blocks: facc[16 * i + c]
 // = row i's result for column c (before the epilogue). KB = w.kb, a constant so that the step
-// loop has no remainder.
+// loop has no remainder. (xm8: int4's; unused.)
 template <int KB>
 VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
-                                         int64_t nkb, float* facc) {
+                                         const int32_t* /*xm8*/, int64_t nkb, float* facc) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     constexpr int64_t kb = KB;
@@ -1006,6 +1006,80 @@ VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32
                                                            _mm512_mul_ps(s, x8), _mm512_load_ps(facc + 16 * i)));
         }
     }
+}
+
+// int4 (K-blocks of 32): gemv_tile_i4_vnni's block sums (Min = false) on 16 rows — the nibbles
+// of 4 k decoded once (vpermb + vpmultishiftqb) for 16 vpdpbusd with x's bytes, packed per group
+// (pack_x8_groups_avx2) — and its f32 steps. Written with intrinsics: here the separate
+// vpbroadcastd measured faster than the broadcast folded into vpdpbusd.
+VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
+                                           const int32_t* xm8, int64_t nkb, float* facc) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const int64_t np_all = (w.in + 1) / 2;  // pairs of k; 16 a block
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    const VnniNibbles nib4;
+    for (int i = 0; i < 16; ++i) _mm512_store_ps(facc + 16 * i, _mm512_setzero_ps());
+    for (int64_t b = 0; b < nkb; ++b) {
+        __m512i acc[16];
+        for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+        const int64_t p0 = b * 16, np = min64(16, np_all - p0);
+        const uint8_t* q = tile + p0 * L;
+        const int32_t* xb = xw + b * 8 * 16;  // 8 dwords of x (32 k) per row and block
+        const auto step = [&](__m512i u, const int32_t* xk) VT_VNNI4_TARGET {
+            for (int i = 0; i < 16; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], u, _mm512_set1_epi32(xk[i]));
+        };
+        if (np == 16) {
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; ++j) step(nib4(q + 2 * j * L, ~0u), xb + j * 16);
+        } else {  // a short last block: the nibbles past it read as zero, as x's bytes there are
+            for (int64_t j = 0; 2 * j < np; ++j) {
+                const int64_t bytes = min64(32, (np - 2 * j) * L);
+                step(nib4(q + 2 * j * L, bytes == 32 ? 0xFFFFFFFFull : (1ull << bytes) - 1), xb + j * 16);
+            }
+        }
+        const __m512 s = scaled16(sc + b * L, rm);
+        for (int i = 0; i < 16; ++i) {  // gemv_tile_i4_vnni's f32 steps (q = u - 8)
+            const __m512i m8 = _mm512_set1_epi32(xm8[b * 16 + i]);
+            const __m512 x8 = _mm512_set1_ps(xws[b * 16 + i]);
+            const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_sub_epi32(acc[i], m8));
+            _mm512_store_ps(facc + 16 * i, _mm512_fmadd_ps(sum, _mm512_mul_ps(s, x8), _mm512_load_ps(facc + 16 * i)));
+        }
+    }
+}
+
+using Tile16Fn = void (*)(const DenseW&, int64_t, const int32_t*, const float*, const int32_t*, int64_t, float*);
+
+// Rows [0, m / 16 * 16) of x in groups of 16 against tiles [t0, t1) with tile_fn (x packed as
+// LinearJob::xw describes, xw_row int32 words per row), then the last rows with Kind's kernel of
+// up to 8 rows, and every row's epilogue.
+template <int Kind>
+VT_VNNI4_TARGET inline void gemm_vnni16(const LinearJob& job, int64_t t0, int64_t t1, Tile16Fn tile_fn,
+                                        int64_t xw_row) {
+    const int64_t nkb = num_kblocks(job.w), out = job.w.out;
+    const int64_t m16 = job.m / kVnniRows * kVnniRows;
+    const bool swiglu = gated(job.act);
+    alignas(64) float g[16 * 16], u[16 * 16];
+    // Panels of groups whose packed x fits in about 1 MiB (of a 2 MiB L2): every tile of this
+    // thread's range against one panel, then the next (a 5632-wide int8 x is 5.8 MB at 512 rows).
+    const int64_t panel = std::max<int64_t>(kVnniRows, (int64_t(1) << 20) / (xw_row * 4) / kVnniRows * kVnniRows);
+    for (int64_t p0 = 0; p0 < m16; p0 += panel) {
+        const int64_t p1 = std::min(m16, p0 + panel);
+        for (int64_t t = t0; t < t1; ++t)
+            for (int64_t i0 = p0; i0 < p1; i0 += kVnniRows) {
+                const int32_t* xw = job.xw + i0 * xw_row;
+                const float* xws = job.xws + i0 * nkb;
+                const int32_t* xm8 = job.xm8 ? job.xm8 + i0 * nkb : nullptr;
+                tile_fn(job.w, t, xw, xws, xm8, nkb, g);
+                if (swiglu) tile_fn(job.w2, t, xw, xws, xm8, nkb, u);
+                for (int64_t i = 0; i < kVnniRows; ++i) {
+                    const V2 gg = halves(_mm512_load_ps(g + 16 * i));
+                    epilogue(job, t, gg, swiglu ? halves(_mm512_load_ps(u + 16 * i)) : gg, job.y + (i0 + i) * out);
+                }
+            }
+    }
+    if (m16 == job.m) return;
+    for (int64_t t = t0; t < t1; ++t) tile_groups_vnni<Kind>(job, t, m16, job.m, nkb);  // the last rows
 }
 
 // ---- GEMM --------------------------------------------------------------------------------
@@ -1689,51 +1763,49 @@ VT_VNNI4_TARGET void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t 
 }
 
 VT_VNNI4_TARGET void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
-    const int64_t nkb = num_kblocks(job.w), kp = nkb * job.w.kb / 2, out = job.w.out;
-    const int64_t m16 = job.m / kWssdRows * kWssdRows;
-    const bool swiglu = gated(job.act);
-    alignas(64) float g[16 * 16], u[16 * 16];
-    // wssd_ok: K-blocks of 16, 32, 64 or 128 (prepack's), dividing in
-    using TileFn = void (*)(const DenseW&, int64_t, const int32_t*, const float*, int64_t, float*);
-    const TileFn tile_fn = job.w.kb == 16   ? tile_i8_wssd<16>
-                           : job.w.kb == 32 ? tile_i8_wssd<32>
-                           : job.w.kb == 64 ? tile_i8_wssd<64>
-                                            : tile_i8_wssd<128>;
-    // Panels of groups whose packed x fits in about 1 MiB (of a 2 MiB L2): every tile of this
-    // thread's range against one panel, then the next (a 5632-wide x is 5.8 MB at 512 rows).
-    const int64_t panel = std::max<int64_t>(kWssdRows, (int64_t(1) << 20) / (kp * 4) / kWssdRows * kWssdRows);
-    for (int64_t p0 = 0; p0 < m16; p0 += panel) {
-        const int64_t p1 = std::min(m16, p0 + panel);
-        for (int64_t t = t0; t < t1; ++t)
-            for (int64_t i0 = p0; i0 < p1; i0 += kWssdRows) {
-                const int32_t* xw = job.xw + i0 * kp;
-                const float* xws = job.xws + i0 * nkb;
-                tile_fn(job.w, t, xw, xws, nkb, g);
-                if (swiglu) tile_fn(job.w2, t, xw, xws, nkb, u);
-                for (int64_t i = 0; i < kWssdRows; ++i) {
-                    const V2 gg = halves(_mm512_load_ps(g + 16 * i));
-                    epilogue(job, t, gg, swiglu ? halves(_mm512_load_ps(u + 16 * i)) : gg, job.y + (i0 + i) * out);
-                }
-            }
-    }
-    if (m16 == job.m) return;
-    for (int64_t t = t0; t < t1; ++t) tile_groups_vnni<kInt8Blocked>(job, t, m16, job.m, nkb);  // the last rows
+    // vnni_gemm_int8: K-blocks of 16, 32, 64 or 128 (prepack's), dividing in
+    const Tile16Fn tile_fn = job.w.kb == 16   ? tile_i8_wssd<16>
+                             : job.w.kb == 32 ? tile_i8_wssd<32>
+                             : job.w.kb == 64 ? tile_i8_wssd<64>
+                                              : tile_i8_wssd<128>;
+    gemm_vnni16<kInt8Blocked>(job, t0, t1, tile_fn, num_kblocks(job.w) * job.w.kb / 2);
 }
+
+VT_VNNI4_TARGET void gemm_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    gemm_vnni16<kInt4Blocked>(job, t0, t1, tile_i4_vnni16, num_kblocks(job.w) * job.w.kb / 4);  // kb = 32
+}
+
+namespace {
+// Groups [g0, g1) of rows of x (row_bytes apart) as dwords: d[(g * nw + j) * 16 + i] = dword j of
+// row 16 g + i (nw dwords a row), 64 dwords of the 16 rows (4 KiB) at a time.
+void pack_dwords16(const uint8_t* x, int64_t row_bytes, int64_t g0, int64_t g1, int64_t nw, int32_t* d) {
+    for (int64_t g = g0; g < g1; ++g)
+        for (int64_t j0 = 0; j0 < nw; j0 += 64)
+            for (int64_t i = 0; i < kVnniRows; ++i) {
+                const uint8_t* s = x + (g * kVnniRows + i) * row_bytes;
+                for (int64_t j = j0; j < std::min(nw, j0 + 64); ++j) d[(g * nw + j) * kVnniRows + i] = load_i32(s + 4 * j);
+            }
+}
+}  // namespace
 
 void pack_x16_groups_avx2(const int16_t* xq, const float* xs, int64_t g0, int64_t g1, int64_t nkb, int64_t kb,
                           int64_t ld, int32_t* xw, float* xws) {
-    const int64_t kp = nkb * kb / 2;
-    for (int64_t g = g0; g < g1; ++g) {
-        int32_t* d = xw + g * kp * kWssdRows;
-        float* ds = xws + g * nkb * kWssdRows;
-        for (int64_t p0 = 0; p0 < kp; p0 += 64)  // 64 pairs of the 16 rows (4 KiB) at a time
-            for (int64_t i = 0; i < kWssdRows; ++i) {
-                const int16_t* s = xq + (g * kWssdRows + i) * ld;
-                for (int64_t p = p0; p < std::min(kp, p0 + 64); ++p) d[p * kWssdRows + i] = load_i32(s + 2 * p);
+    pack_dwords16(reinterpret_cast<const uint8_t*>(xq), ld * 2, g0, g1, nkb * kb / 2, xw);
+    for (int64_t g = g0; g < g1; ++g)
+        for (int64_t i = 0; i < kVnniRows; ++i)
+            for (int64_t b = 0; b < nkb; ++b) xws[(g * nkb + b) * kVnniRows + i] = xs[(g * kVnniRows + i) * nkb + b];
+}
+
+void pack_x8_groups_avx2(const int8_t* xb, const float* xs, const float* xsum, int64_t g0, int64_t g1, int64_t nkb,
+                         int64_t kb, int64_t ld, int32_t* xw, float* xws, int32_t* xm8) {
+    pack_dwords16(reinterpret_cast<const uint8_t*>(xb), ld, g0, g1, nkb * kb / 4, xw);
+    for (int64_t g = g0; g < g1; ++g)
+        for (int64_t i = 0; i < kVnniRows; ++i)
+            for (int64_t b = 0; b < nkb; ++b) {
+                const int64_t r = (g * kVnniRows + i) * nkb + b, o = (g * nkb + b) * kVnniRows + i;
+                xws[o] = xs[r];
+                xm8[o] = 8 * static_cast<int32_t>(xsum[r]);  // an integer, |xsum| <= 32 * 127
             }
-        for (int64_t i = 0; i < kWssdRows; ++i)
-            for (int64_t b = 0; b < nkb; ++b) ds[b * kWssdRows + i] = xs[(g * kWssdRows + i) * nkb + b];
-    }
 }
 
 VT_VNNI4_TARGET void linear_mxfp4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
