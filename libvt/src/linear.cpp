@@ -134,23 +134,27 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     }
 }
 
-// int8 and int4 (K-blocks of 32) with VNNI + VBMI, m >= kVnniMinM: x rounded as their other
-// kernels take it (int16; int4: bytes), packed per group of 16 rows for cpu::gemm_int8_vnni /
-// gemm_int4_vnni (int8's last rows split into bytes, as linear_int8_vnni takes them).
+// int8, int4 and int4-min (4-bit: K-blocks of 32) with VNNI + VBMI, m >= kVnniMinM: x rounded as
+// their other kernels take it (int16; int4: bytes), packed per group of 16 rows for
+// cpu::gemm_int8_vnni / gemm_int4_vnni / gemm_int4_min_vnni.
 bool vnni_gemm(const cpu::LinearJob& job) {
-    return job.m >= cpu::kVnniMinM && cpu_vnni() && (cpu::vnni_gemm_int8(job.w) || cpu::vnni_gemm_int4(job.w));
+    return job.m >= cpu::kVnniMinM && cpu_vnni() &&
+           (cpu::vnni_gemm_int8(job.w) || cpu::vnni_gemm_int4(job.w) || cpu::vnni_gemm_int4_min(job.w));
 }
 
 void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
-    const bool int8 = job.w.kind == cpu::kInt8Blocked;
+    const int kind = job.w.kind;
+    const bool x16 = kind != cpu::kInt4Blocked;  // x as int16 pairs (int4: bytes)
     const int64_t nkb = cpu::num_kblocks(job.w), kb = job.w.kb, groups = job.m / cpu::kVnniRows;
-    const int64_t words = groups * cpu::kVnniRows * nkb * kb / (int8 ? 2 : 4), scales = groups * cpu::kVnniRows * nkb;
-    round_x_int16(job, false, gj, int8 && job.m % cpu::kVnniRows != 0);
+    const int64_t words = groups * cpu::kVnniRows * nkb * kb / (x16 ? 2 : 4), scales = groups * cpu::kVnniRows * nkb;
+    // the last rows (m % 16) go to linear_int8_vnni's / linear_int4_min_vnni's kernels: x in bytes
+    round_x_int16(job, false, gj, x16 && job.m % cpu::kVnniRows != 0);
     int32_t* xw = thread_buffer<int32_t, 1>(static_cast<size_t>(words));
     float* xws = thread_buffer<float, 3>(static_cast<size_t>(scales));
-    int32_t* xm8 = int8 ? nullptr : thread_buffer<int32_t, 2>(static_cast<size_t>(scales));
+    int32_t* xm8 = kind == cpu::kInt4Blocked ? thread_buffer<int32_t, 2>(static_cast<size_t>(scales)) : nullptr;
+    float* xsq = kind == cpu::kInt4Min ? thread_buffer<float, 4>(static_cast<size_t>(scales)) : nullptr;
     const auto pack = [&](int64_t g0, int64_t g1, int) {
-        if (int8) cpu::pack_x16_groups_avx2(gj.xq, gj.xqs, g0, g1, nkb, kb, gj.xq_ld, xw, xws);
+        if (x16) cpu::pack_x16_groups_avx2(gj.xq, gj.xqs, gj.xqsum, g0, g1, nkb, kb, gj.xq_ld, xw, xws, xsq);
         else cpu::pack_x8_groups_avx2(gj.xb, gj.xqs, gj.xqsum, g0, g1, nkb, kb, gj.xb_ld, xw, xws, xm8);
     };
     if (words < (int64_t(1) << 14)) pack(0, groups, 0);
@@ -158,9 +162,11 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
     gj.xw = xw;
     gj.xws = xws;
     gj.xm8 = xm8;
+    gj.xsq = xsq;
     parallel_for(job.w.ntiles, 1, [&](int64_t t0, int64_t t1, int) {
-        if (int8) cpu::gemm_int8_vnni(gj, t0, t1);
-        else cpu::gemm_int4_vnni(gj, t0, t1);
+        if (kind == cpu::kInt8Blocked) cpu::gemm_int8_vnni(gj, t0, t1);
+        else if (kind == cpu::kInt4Blocked) cpu::gemm_int4_vnni(gj, t0, t1);
+        else cpu::gemm_int4_min_vnni(gj, t0, t1);
     });
 }
 #endif

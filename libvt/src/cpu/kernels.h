@@ -111,10 +111,12 @@ struct LinearJob {
     // xw[(g * kp + p) * 16 + i] = the int16 pair (xq[k], xq[k + 1]), k = 2p, of row 16 g + i
     // (kp = nkb * kb / 2); int4 (pack_x8_groups_avx2): xw[(g * kq + j) * 16 + i] = the bytes
     // xb[4j .. 4j + 3] of that row (kq = nkb * kb / 4). Both: xws[(g * nkb + b) * 16 + i] = xqs
-    // of that row and block; int4: xm8 likewise = 8 * xqsum (an exact integer).
+    // of that row and block; int4: xm8 likewise = 8 * xqsum (an exact integer); int4-min (x as
+    // int8's): xsq likewise = xqsum * xqs (the f32 product its GEMV forms).
     const int32_t* xw = nullptr;
     const float* xws = nullptr;
     const int32_t* xm8 = nullptr;
+    const float* xsq = nullptr;
 };
 
 // The AVX2 integer GEMM multiplies 8- or 4-bit weights widened to int16 by int16 activations
@@ -214,19 +216,23 @@ void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 // x; none when m is a multiple of 16). The same exact int32 block sums and the same f32 steps as
 // those kernels: the same bits. int8 (vnni_gemm_int8): x's int16 pairs times the weights widened
 // to int16 (vpdpwssd); int4 (vnni_gemm_int4, K-blocks of 32): x's bytes times the nibbles
-// (vpdpbusd), as gemv_int4_vnni but on 16 rows.
+// (vpdpbusd), as gemv_int4_vnni but on 16 rows; int4-min (vnni_gemm_int4_min, K-blocks of 32):
+// x's int16 pairs times the nibbles widened to int16 pairs (vpdpwssd).
 constexpr int64_t kVnniRows = 16;
 constexpr int64_t kVnniMinM = 16;
 inline bool vnni_gemm_int8(const DenseW& w) {
     return w.kind == kInt8Blocked && (w.kb == 16 || w.kb == 32 || w.kb == 64 || w.kb == 128);
 }
 inline bool vnni_gemm_int4(const DenseW& w) { return w.kind == kInt4Blocked && w.kb == 32; }
+inline bool vnni_gemm_int4_min(const DenseW& w) { return w.kind == kInt4Min && w.kb == 32; }
 void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
-// Groups [g0, g1) of x into LinearJob::xw / xws (/ xm8) as described there: int8 from xq (rows
-// of stride ld, kb even), int4 from xb (bytes, rows of stride ld) and xsum.
-void pack_x16_groups_avx2(const int16_t* xq, const float* xs, int64_t g0, int64_t g1, int64_t nkb, int64_t kb,
-                          int64_t ld, int32_t* xw, float* xws);
+void gemm_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1);
+// Groups [g0, g1) of x into LinearJob::xw / xws (/ xm8, xsq) as described there: int8 and
+// int4-min from xq (rows of stride ld, kb even; int4-min: xsum and xsq too), int4 from xb
+// (bytes, rows of stride ld) and xsum.
+void pack_x16_groups_avx2(const int16_t* xq, const float* xs, const float* xsum, int64_t g0, int64_t g1,
+                          int64_t nkb, int64_t kb, int64_t ld, int32_t* xw, float* xws, float* xsq);
 void pack_x8_groups_avx2(const int8_t* xb, const float* xs, const float* xsum, int64_t g0, int64_t g1, int64_t nkb,
                          int64_t kb, int64_t ld, int32_t* xw, float* xws, int32_t* xm8);
 void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);

@@ -970,7 +970,7 @@ VT_VNNI4_TARGET inline void linear_rows_vnni(const LinearJob& job, int64_t t0, i
 // loop has no remainder. (xm8: int4's; unused.)
 template <int KB>
 VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
-                                         const int32_t* /*xm8*/, int64_t nkb, float* facc) {
+                                         const void* /*aux*/, int64_t nkb, float* facc) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     constexpr int64_t kb = KB;
@@ -1013,7 +1013,8 @@ VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32
 // (pack_x8_groups_avx2) — and its f32 steps. Written with intrinsics: here the separate
 // vpbroadcastd measured faster than the broadcast folded into vpdpbusd.
 VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
-                                           const int32_t* xm8, int64_t nkb, float* facc) {
+                                           const void* aux, int64_t nkb, float* facc) {
+    const int32_t* xm8 = static_cast<const int32_t*>(aux);
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
     const int64_t np_all = (w.in + 1) / 2;  // pairs of k; 16 a block
@@ -1048,7 +1049,63 @@ VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int
     }
 }
 
-using Tile16Fn = void (*)(const DenseW&, int64_t, const int32_t*, const float*, const int32_t*, int64_t, float*);
+// int4-min (K-blocks of 32): gemv_tile_i4_vnni's block sums (Min) as vpdpwssd of x's int16 pairs
+// (packed as int8's) with the nibbles widened to int16 pairs — per 4 k, one vpermb puts rows 2q,
+// 2q + 1 of pairs p and p + 1 in qword q, and two vpmultishiftqb + vpand make the words
+// (u_2p, u_2p+1) and (u_2p+2, u_2p+3) of each row — and its f32 steps (xsq: the packed sq * xs).
+// With intrinsics (measured faster here than the broadcast folded into vpdpwssd).
+VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
+                                            const float* xsq, int64_t nkb, float* facc) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const int64_t np_all = (w.in + 1) / 2;  // pairs of k; 16 a block
+    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
+    // qword q <- bytes 2q, 2q + 1 (rows 2q, 2q + 1 of pair p), 16 + 2q, 17 + 2q (pair p + 1)
+    alignas(64) static constexpr uint8_t kRows[64] = {
+        0,  1,  16, 17, 0, 0, 0, 0, 2,  3,  18, 19, 0, 0, 0, 0, 4,  5,  20, 21, 0, 0, 0, 0,
+        6,  7,  22, 23, 0, 0, 0, 0, 8,  9,  24, 25, 0, 0, 0, 0, 10, 11, 26, 27, 0, 0, 0, 0,
+        12, 13, 28, 29, 0, 0, 0, 0, 14, 15, 30, 31, 0, 0, 0, 0};
+    const __m512i perm = _mm512_load_si512(kRows);
+    // the words' low bytes take the nibbles at bits 0, 4 (row 2q), 8, 12 (row 2q + 1); pair p + 1 at 16 .. 28
+    const __m512i sh_lo = _mm512_set1_epi64(0x000C000800040000LL), sh_hi = _mm512_set1_epi64(0x001C001800140010LL);
+    const __m512i nib = _mm512_set1_epi16(0x0F);
+    for (int i = 0; i < 16; ++i) _mm512_store_ps(facc + 16 * i, _mm512_setzero_ps());
+    for (int64_t b = 0; b < nkb; ++b) {
+        __m512i acc[16];
+        for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+        const int64_t p0 = b * 16, np = min64(16, np_all - p0);
+        const uint8_t* q = tile + p0 * L;
+        const int32_t* xb = xw + p0 * 16;  // the pairs of this block, 16 rows each
+        const auto step = [&](const uint8_t* src, __mmask64 bytes, const int32_t* xk) VT_VNNI4_TARGET {
+            const __m512i v = _mm512_maskz_permutexvar_epi8(~0ull, perm, _mm512_maskz_loadu_epi8(bytes, src));
+            const __m512i lo = _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, sh_lo, v), nib);
+            const __m512i hi = _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, sh_hi, v), nib);
+            for (int i = 0; i < 16; ++i) {
+                acc[i] = _mm512_dpwssd_epi32(acc[i], lo, _mm512_set1_epi32(xk[i]));
+                acc[i] = _mm512_dpwssd_epi32(acc[i], hi, _mm512_set1_epi32(xk[16 + i]));
+            }
+        };
+        if (np == 16) {
+#pragma GCC unroll 8
+            for (int j = 0; j < 8; ++j) step(q + 2 * j * L, 0xFFFFFFFFull, xb + 2 * j * 16);
+        } else {  // a short last block: the nibbles past it read as zero, as x is there
+            for (int64_t j = 0; 2 * j < np; ++j) {
+                const int64_t bytes = min64(32, (np - 2 * j) * L);
+                step(q + 2 * j * L, bytes == 32 ? 0xFFFFFFFFull : (1ull << bytes) - 1, xb + 2 * j * 16);
+            }
+        }
+        const __m512 s = scaled16(sc + b * L, rm), mv = scaled16(mn + b * L, rm);
+        for (int i = 0; i < 16; ++i) {  // gemv_tile_i4_vnni's f32 steps (Min)
+            const __m512 f = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, acc[i]),
+                                             _mm512_mul_ps(s, _mm512_set1_ps(xws[b * 16 + i])), _mm512_load_ps(facc + 16 * i));
+            _mm512_store_ps(facc + 16 * i, _mm512_fmadd_ps(mv, _mm512_set1_ps(xsq[b * 16 + i]), f));
+        }
+    }
+}
+
+// The tile kernels' common signature: aux = int4's xm8 or int4-min's xsq (int8: unused).
+using Tile16Fn = void (*)(const DenseW&, int64_t, const int32_t*, const float*, const void*, int64_t, float*);
 
 // Rows [0, m / 16 * 16) of x in groups of 16 against tiles [t0, t1) with tile_fn (x packed as
 // LinearJob::xw describes, xw_row int32 words per row), then the last rows with Kind's kernel of
@@ -1069,9 +1126,11 @@ VT_VNNI4_TARGET inline void gemm_vnni16(const LinearJob& job, int64_t t0, int64_
             for (int64_t i0 = p0; i0 < p1; i0 += kVnniRows) {
                 const int32_t* xw = job.xw + i0 * xw_row;
                 const float* xws = job.xws + i0 * nkb;
-                const int32_t* xm8 = job.xm8 ? job.xm8 + i0 * nkb : nullptr;
-                tile_fn(job.w, t, xw, xws, xm8, nkb, g);
-                if (swiglu) tile_fn(job.w2, t, xw, xws, xm8, nkb, u);
+                const void* aux = job.xm8 ? static_cast<const void*>(job.xm8 + i0 * nkb)
+                                  : job.xsq ? static_cast<const void*>(job.xsq + i0 * nkb)
+                                            : nullptr;
+                tile_fn(job.w, t, xw, xws, aux, nkb, g);
+                if (swiglu) tile_fn(job.w2, t, xw, xws, aux, nkb, u);
                 for (int64_t i = 0; i < kVnniRows; ++i) {
                     const V2 gg = halves(_mm512_load_ps(g + 16 * i));
                     epilogue(job, t, gg, swiglu ? halves(_mm512_load_ps(u + 16 * i)) : gg, job.y + (i0 + i) * out);
@@ -1771,6 +1830,14 @@ VT_VNNI4_TARGET void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1
     gemm_vnni16<kInt8Blocked>(job, t0, t1, tile_fn, num_kblocks(job.w) * job.w.kb / 2);
 }
 
+VT_VNNI4_TARGET void gemm_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    const Tile16Fn tile_fn = [](const DenseW& w, int64_t t, const int32_t* xw, const float* xws, const void* aux,
+                                int64_t nkb, float* facc) VT_VNNI4_TARGET {
+        tile_i4m_vnni16(w, t, xw, xws, static_cast<const float*>(aux), nkb, facc);
+    };
+    gemm_vnni16<kInt4Min>(job, t0, t1, tile_fn, num_kblocks(job.w) * job.w.kb / 2);  // x as int8's
+}
+
 VT_VNNI4_TARGET void gemm_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
     gemm_vnni16<kInt4Blocked>(job, t0, t1, tile_i4_vnni16, num_kblocks(job.w) * job.w.kb / 4);  // kb = 32
 }
@@ -1788,12 +1855,16 @@ void pack_dwords16(const uint8_t* x, int64_t row_bytes, int64_t g0, int64_t g1, 
 }
 }  // namespace
 
-void pack_x16_groups_avx2(const int16_t* xq, const float* xs, int64_t g0, int64_t g1, int64_t nkb, int64_t kb,
-                          int64_t ld, int32_t* xw, float* xws) {
+void pack_x16_groups_avx2(const int16_t* xq, const float* xs, const float* xsum, int64_t g0, int64_t g1,
+                          int64_t nkb, int64_t kb, int64_t ld, int32_t* xw, float* xws, float* xsq) {
     pack_dwords16(reinterpret_cast<const uint8_t*>(xq), ld * 2, g0, g1, nkb * kb / 2, xw);
     for (int64_t g = g0; g < g1; ++g)
         for (int64_t i = 0; i < kVnniRows; ++i)
-            for (int64_t b = 0; b < nkb; ++b) xws[(g * nkb + b) * kVnniRows + i] = xs[(g * kVnniRows + i) * nkb + b];
+            for (int64_t b = 0; b < nkb; ++b) {
+                const int64_t r = (g * kVnniRows + i) * nkb + b, o = (g * nkb + b) * kVnniRows + i;
+                xws[o] = xs[r];
+                if (xsq) xsq[o] = xsum[r] * xs[r];  // gemv_tile_i4_vnni's sq * xsv
+            }
 }
 
 void pack_x8_groups_avx2(const int8_t* xb, const float* xs, const float* xsum, int64_t g0, int64_t g1, int64_t nkb,
