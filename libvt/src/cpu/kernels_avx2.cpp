@@ -965,16 +965,28 @@ VT_VNNI4_TARGET inline void linear_rows_vnni(const LinearJob& job, int64_t t0, i
 // the broadcast into it, and its separate vpbroadcastd and register copies made the loop
 // front-end bound (bench/results/int8-gemm-wssd-vm-20261129.md).
 
+// Tile t of w: its bytes, f16 block scales and rowmul (16 lanes).
+struct TileRef {
+    const uint8_t* bytes;
+    const uint16_t* scales;
+    __m512 rm;
+};
+VT_VNNI4_TARGET inline TileRef tile_ref(const DenseW& w, int64_t t) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    return {tile, reinterpret_cast<const uint16_t*>(tile + w.scale_off), _mm512_loadu_ps(w.rowmul + t * L)};
+}
+
 // Sum the 16 x rows of one group against a tile's 16 columns over all K-blocks: facc[16 * i + c]
 // = row i's result for column c (before the epilogue). KB = w.kb, a constant so that the step
 // loop has no remainder. (xm8: int4's; unused.)
 template <int KB>
 VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
                                          const void* /*aux*/, int64_t nkb, float* facc) {
-    const uint8_t* tile = w.tiles + t * w.tile_bytes;
-    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const TileRef tr = tile_ref(w, t);
+    const uint8_t* tile = tr.bytes;
+    const uint16_t* sc = tr.scales;
+    const __m512 rm = tr.rm;
     constexpr int64_t kb = KB;
-    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
     // A 64-byte line holds k .. k + 3 of the 16 columns (byte 16 j + c). Bytes 2c, 2c + 1 <- k, k + 1 of
     // column c; 32 + 2c, 33 + 2c <- k + 2, k + 3: widened, the int16 pairs vpdpwssd takes.
     alignas(64) static constexpr uint8_t kPairs[64] = {
@@ -1015,10 +1027,11 @@ VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32
 VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
                                            const void* aux, int64_t nkb, float* facc) {
     const int32_t* xm8 = static_cast<const int32_t*>(aux);
-    const uint8_t* tile = w.tiles + t * w.tile_bytes;
-    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const TileRef tr = tile_ref(w, t);
+    const uint16_t* sc = tr.scales;
+    const __m512 rm = tr.rm;
+    const uint8_t* tile = tr.bytes;
     const int64_t np_all = (w.in + 1) / 2;  // pairs of k; 16 a block
-    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
     const VnniNibbles nib4;
     for (int i = 0; i < 16; ++i) _mm512_store_ps(facc + 16 * i, _mm512_setzero_ps());
     for (int64_t b = 0; b < nkb; ++b) {
@@ -1056,11 +1069,12 @@ VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int
 // With intrinsics (measured faster here than the broadcast folded into vpdpwssd).
 VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
                                             const float* xsq, int64_t nkb, float* facc) {
-    const uint8_t* tile = w.tiles + t * w.tile_bytes;
-    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
-    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const TileRef tr = tile_ref(w, t);
+    const uint16_t* sc = tr.scales;
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tr.bytes + w.min_off);
+    const __m512 rm = tr.rm;
+    const uint8_t* tile = tr.bytes;
     const int64_t np_all = (w.in + 1) / 2;  // pairs of k; 16 a block
-    const __m512 rm = _mm512_loadu_ps(w.rowmul + t * L);
     // qword q <- bytes 2q, 2q + 1 (rows 2q, 2q + 1 of pair p), 16 + 2q, 17 + 2q (pair p + 1)
     alignas(64) static constexpr uint8_t kRows[64] = {
         0,  1,  16, 17, 0, 0, 0, 0, 2,  3,  18, 19, 0, 0, 0, 0, 4,  5,  20, 21, 0, 0, 0, 0,
