@@ -9,9 +9,10 @@ a run ran both):
 
 * pyvt int8's fraction of the bandwidth floor (each run against its own bandwidth reading);
 * int8 decode and prefill against llama.cpp Q8_0 in the same run;
-* int4 decode against pyvt int8 and against llama.cpp Q4_0 in the same run;
+* int4 decode against pyvt int8, and int4 decode and prefill against llama.cpp Q4_0, in the
+  same run;
 * pyvt loading llama.cpp's Q4_K_M file (``gguf-q4_k_m``) against llama.cpp running it, and its
-  fraction of the floor;
+  fraction of the floor; the same for a Q6_K file (``gguf-q6_k``) where a run has one;
 * the read bandwidth measured at each run's start.
 
 Only runs of the same workload are pooled: the prompt and generation lengths, thread count,
@@ -97,22 +98,26 @@ def samples(runs: list[dict[str, Any]], threads: int, contention: str) -> dict[s
                     add("int4 decode vs pyvt int8", i4["decode_tok_s"] / i8["decode_tok_s"])
             if i4 and q4:
                 add("int4 decode vs llama.cpp Q4_0", i4["decode_tok_s"] / q4["decode_tok_s"])
-            # pyvt loading llama.cpp's Q4_K_M file against llama.cpp running it
-            km = _row(rows, m, "pyvt", "gguf-q4_k_m", threads, contention)
-            lkm = _llamacpp(rows, m, "Q4_K_M", threads, contention)
-            if km and lkm:
-                add("Q4_K_M file decode, pyvt vs llama.cpp", km["decode_tok_s"] / lkm["decode_tok_s"])
-                add("Q4_K_M file prefill, pyvt vs llama.cpp", km["prefill_tok_s"] / lkm["prefill_tok_s"])
-            if km:
-                add("Q4_K_M file, pyvt of floor", km.get("floor_fraction"))
+                add("int4 prefill vs llama.cpp Q4_0", i4["prefill_tok_s"] / q4["prefill_tok_s"])
+            # pyvt loading llama.cpp's own file against llama.cpp running it
+            for quant in ("Q4_K_M", "Q6_K"):
+                km = _row(rows, m, "pyvt", "gguf-" + quant.lower(), threads, contention)
+                lkm = _llamacpp(rows, m, quant, threads, contention)
+                if km and lkm:
+                    add(f"{quant} file decode, pyvt vs llama.cpp", km["decode_tok_s"] / lkm["decode_tok_s"])
+                    add(f"{quant} file prefill, pyvt vs llama.cpp", km["prefill_tok_s"] / lkm["prefill_tok_s"])
+                if km:
+                    add(f"{quant} file, pyvt of floor", km.get("floor_fraction"))
             if bw and (i8 or i4):
                 add("read GB/s at the start", bw[0])
     return out
 
 
 METRICS = ("int8 of floor", "int8 decode vs llama.cpp Q8_0", "int8 prefill vs llama.cpp Q8_0",
-           "int4 decode vs pyvt int8", "int4 decode vs llama.cpp Q4_0", "Q4_K_M file decode, pyvt vs llama.cpp",
-           "Q4_K_M file prefill, pyvt vs llama.cpp", "Q4_K_M file, pyvt of floor", "read GB/s at the start")
+           "int4 decode vs pyvt int8", "int4 decode vs llama.cpp Q4_0", "int4 prefill vs llama.cpp Q4_0",
+           "Q4_K_M file decode, pyvt vs llama.cpp", "Q4_K_M file prefill, pyvt vs llama.cpp",
+           "Q4_K_M file, pyvt of floor", "Q6_K file decode, pyvt vs llama.cpp",
+           "Q6_K file prefill, pyvt vs llama.cpp", "Q6_K file, pyvt of floor", "read GB/s at the start")
 
 
 def table(stats: dict[str, dict[str, list[float]]]) -> list[str]:

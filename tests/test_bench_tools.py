@@ -655,7 +655,8 @@ def test_runs_summary_pools_runs_of_one_workload(tmp_path, capsys):
         data = {"env": {"settings": {"device": "cpu", "prompt_len": prompt, "gen_len": 128},
                         "bandwidth": [{"threads": 2, "gb_s": bw}]},
                 "rows": [row("pyvt", "int8", i8), row("llama.cpp", "Q8_0", q8), row("pyvt", "int4", i4),
-                         row("llama.cpp", "Q4_0", q4)]}
+                         row("llama.cpp", "Q4_0", q4), row("pyvt", "gguf-q6_k", i8),
+                         row("llama.cpp", "Q6_K fa=on", q8 / 2), row("llama.cpp", "Q6_K fa=off", q8)]}
         path = tmp_path / name
         path.write_text(json.dumps(data))
         return path
@@ -670,6 +671,10 @@ def test_runs_summary_pools_runs_of_one_workload(tmp_path, capsys):
     assert "| m | int8 decode vs llama.cpp Q8_0 | 3 | 1.50 | 1.50-2.00 |" in out
     assert "| m | int4 decode vs pyvt int8 | 3 | 1.30 | 1.25-1.50 |" in out
     assert "| m | int4 decode vs llama.cpp Q4_0 | 3 | 1.50 | 1.30-2.00 |" in out
+    assert "| m | int4 prefill vs llama.cpp Q4_0 | 3 | 1.50 | 1.30-2.00 |" in out
+    # llama.cpp's faster of its two flash-attention rows
+    assert "| m | Q6_K file decode, pyvt vs llama.cpp | 3 | 1.50 | 1.50-2.00 |" in out
+    assert "Q4_K_M file" not in out  # no such rows in these runs
     assert "| m | read GB/s at the start | 3 | 32.00 | 30.00-35.00 |" in out
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")

@@ -373,21 +373,23 @@ def test_gpu_linear_matches_cpu(name, prepack, fn, m):
 
 
 @on_gpu
+@pytest.mark.parametrize("prepack, swiglu", [(pyvt.prepack_fp8_blocked, pyvt.linear_swiglu_fp8),
+                                             (pyvt.prepack_int8_blocked, pyvt.linear_swiglu_int8)],
+                         ids=["fp8", "int8"])
 @pytest.mark.parametrize("m", [1, 5, 40])
-def test_gpu_swiglu_matches_cpu(m):
+def test_gpu_swiglu_matches_cpu(prepack, swiglu, m):
     in_f, out_f = 128, 96
     wg, wu = rand(out_f, in_f, seed=5, scale=0.05), rand(out_f, in_f, seed=6, scale=0.05)
     x, gb, ub = rand(m, in_f, seed=7), rand(out_f, seed=8, scale=0.1), rand(out_f, seed=9, scale=0.1)
-    with pyvt.prepack_fp8_blocked(wg) as cg, pyvt.prepack_fp8_blocked(wu) as cu, \
-            pyvt.prepack_fp8_blocked(wg, device="cuda") as gg, pyvt.prepack_fp8_blocked(wu, device="cuda") as gu:
-        ref = pyvt.linear_swiglu_fp8(x, cg, cu, (gb, ub))
-        assert nerr(pyvt.linear_swiglu_fp8(x, gg, gu, (gb, ub)), ref) < TOL
+    with prepack(wg) as cg, prepack(wu) as cu, prepack(wg, device="cuda") as gg, prepack(wu, device="cuda") as gu:
+        ref = swiglu(x, cg, cu, (gb, ub))
+        assert nerr(swiglu(x, gg, gu, (gb, ub)), ref) < TOL
         with pyvt.to_device(x) as xd, pyvt.to_device(gb) as gbd:
-            y = pyvt.linear_swiglu_fp8(xd, gg, gu, (gbd, ub))
+            y = swiglu(xd, gg, gu, (gbd, ub))
             assert isinstance(y, pyvt.DeviceArray) and y.shape == (m, out_f)
             assert nerr(y.numpy(), ref) < TOL
         with pytest.raises(ValueError, match="same device"):
-            pyvt.linear_swiglu_fp8(x, gg, cu)
+            swiglu(x, gg, cu)
 
 
 @on_gpu
