@@ -1020,6 +1020,22 @@ VT_VNNI4_TARGET inline void tile_i8_wssd(const DenseW& w, int64_t t, const int32
     }
 }
 
+// The 16-row 4-bit kernels' pieces: 16 rows' f32 results and int32 block sums set to zero, and
+// K-block b of a tile (16 pairs of k a block; the last may have fewer of the np_all).
+VT_VNNI4_TARGET inline void zero_rows16(float* facc) {
+    for (int i = 0; i < 16; ++i) _mm512_store_ps(facc + 16 * i, _mm512_setzero_ps());
+}
+VT_VNNI4_TARGET inline void zero_sums16(__m512i* acc) {
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+}
+struct NibbleBlock {
+    const uint8_t* q;  // its first pair's 16 bytes
+    int64_t np;        // its pairs
+};
+inline NibbleBlock nibble_block(const uint8_t* tile, int64_t np_all, int64_t b) {
+    return {tile + b * 16 * L, min64(16, np_all - b * 16)};
+}
+
 // int4 (K-blocks of 32): gemv_tile_i4_vnni's block sums (Min = false) on 16 rows — the nibbles
 // of 4 k decoded once (vpermb + vpmultishiftqb) for 16 vpdpbusd with x's bytes, packed per group
 // (pack_x8_groups_avx2) — and its f32 steps. Written with intrinsics: here the separate
@@ -1033,12 +1049,11 @@ VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int
     const uint8_t* tile = tr.bytes;
     const int64_t np_all = (w.in + 1) / 2;  // pairs of k; 16 a block
     const VnniNibbles nib4;
-    for (int i = 0; i < 16; ++i) _mm512_store_ps(facc + 16 * i, _mm512_setzero_ps());
+    zero_rows16(facc);
     for (int64_t b = 0; b < nkb; ++b) {
         __m512i acc[16];
-        for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
-        const int64_t p0 = b * 16, np = min64(16, np_all - p0);
-        const uint8_t* q = tile + p0 * L;
+        zero_sums16(acc);
+        const auto [q, np] = nibble_block(tile, np_all, b);
         const int32_t* xb = xw + b * 8 * 16;  // 8 dwords of x (32 k) per row and block
         const auto step = [&](__m512i u, const int32_t* xk) VT_VNNI4_TARGET {
             for (int i = 0; i < 16; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], u, _mm512_set1_epi32(xk[i]));
@@ -1084,13 +1099,12 @@ VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const in
     // the words' low bytes take the nibbles at bits 0, 4 (row 2q), 8, 12 (row 2q + 1); pair p + 1 at 16 .. 28
     const __m512i sh_lo = _mm512_set1_epi64(0x000C000800040000LL), sh_hi = _mm512_set1_epi64(0x001C001800140010LL);
     const __m512i nib = _mm512_set1_epi16(0x0F);
-    for (int i = 0; i < 16; ++i) _mm512_store_ps(facc + 16 * i, _mm512_setzero_ps());
+    zero_rows16(facc);
     for (int64_t b = 0; b < nkb; ++b) {
         __m512i acc[16];
-        for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
-        const int64_t p0 = b * 16, np = min64(16, np_all - p0);
-        const uint8_t* q = tile + p0 * L;
-        const int32_t* xb = xw + p0 * 16;  // the pairs of this block, 16 rows each
+        zero_sums16(acc);
+        const auto [q, np] = nibble_block(tile, np_all, b);
+        const int32_t* xb = xw + b * 16 * 16;  // the pairs of this block, 16 rows each
         const auto step = [&](const uint8_t* src, __mmask64 bytes, const int32_t* xk) VT_VNNI4_TARGET {
             const __m512i v = _mm512_maskz_permutexvar_epi8(~0ull, perm, _mm512_maskz_loadu_epi8(bytes, src));
             const __m512i lo = _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, sh_lo, v), nib);
