@@ -94,8 +94,10 @@ bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 #if defined(VT_HAVE_X86_KERNELS)
 // x rounded to int16 per K-block once, for every thread (cpu/kernels.h, LinearJob::xq), with
 // the block sums of the 4-bit kinds; split into bytes for the 4-bit GEMV (split).
-void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bool bytes16 = false) {
-    // bytes16: x split into two bytes per k for linear_int4_min_vnni (signed) / linear_int8_vnni (unsigned)
+void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bool bytes16 = false,
+                   int64_t bytes16_from = 0) {
+    // bytes16: x split into two bytes per k for linear_int4_min_vnni (signed) / linear_int8_vnni
+    // (unsigned), rows bytes16_from .. m - 1 (the others left unwritten)
     const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
     const bool four = cpu::int4_kind(job.w);
     int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
@@ -120,7 +122,9 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     if (bytes16) {  // the VNNI kernels' two bytes per k, in k order
         int8_t* xh = thread_buffer<int8_t, 1>(static_cast<size_t>(job.m * ld));
         int8_t* xl = thread_buffer<int8_t, 2>(static_cast<size_t>(job.m * ld));
-        cpu::split_x16_bytes_avx2(q, job.m, nkb * kb, ld, xh, xl, ld, job.w.kind == cpu::kInt8Blocked);
+        const int64_t r0 = bytes16_from;
+        cpu::split_x16_bytes_avx2(q + r0 * ld, job.m - r0, nkb * kb, ld, xh + r0 * ld, xl + r0 * ld, ld,
+                                  job.w.kind == cpu::kInt8Blocked);
         gj.xb = xh;
         gj.xbl = xl;
         gj.xb_ld = ld;
@@ -148,7 +152,7 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
     const int64_t nkb = cpu::num_kblocks(job.w), kb = job.w.kb, groups = job.m / cpu::kVnniRows;
     const int64_t words = groups * cpu::kVnniRows * nkb * kb / (x16 ? 2 : 4), scales = groups * cpu::kVnniRows * nkb;
     // the last rows (m % 16) go to linear_int8_vnni's / linear_int4_min_vnni's kernels: x in bytes
-    round_x_int16(job, false, gj, x16 && job.m % cpu::kVnniRows != 0);
+    round_x_int16(job, false, gj, x16 && job.m % cpu::kVnniRows != 0, groups * cpu::kVnniRows);
     int32_t* xw = thread_buffer<int32_t, 1>(static_cast<size_t>(words));
     float* xws = thread_buffer<float, 3>(static_cast<size_t>(scales));
     int32_t* xm8 = kind == cpu::kInt4Blocked ? thread_buffer<int32_t, 2>(static_cast<size_t>(scales)) : nullptr;

@@ -1083,7 +1083,8 @@ VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int
 // (u_2p, u_2p+1) and (u_2p+2, u_2p+3) of each row — and its f32 steps (xsq: the packed sq * xs).
 // With intrinsics (measured faster here than the broadcast folded into vpdpwssd).
 VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
-                                            const float* xsq, int64_t nkb, float* facc) {
+                                            const void* aux, int64_t nkb, float* facc) {
+    const float* xsq = static_cast<const float*>(aux);
     const TileRef tr = tile_ref(w, t);
     const uint16_t* sc = tr.scales;
     const uint16_t* mn = reinterpret_cast<const uint16_t*>(tr.bytes + w.min_off);
@@ -1859,11 +1860,7 @@ VT_VNNI4_TARGET void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1
 }
 
 VT_VNNI4_TARGET void gemm_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
-    const Tile16Fn tile_fn = [](const DenseW& w, int64_t t, const int32_t* xw, const float* xws, const void* aux,
-                                int64_t nkb, float* facc) VT_VNNI4_TARGET {
-        tile_i4m_vnni16(w, t, xw, xws, static_cast<const float*>(aux), nkb, facc);
-    };
-    gemm_vnni16<kInt4Min>(job, t0, t1, tile_fn, num_kblocks(job.w) * job.w.kb / 2);  // x as int8's
+    gemm_vnni16<kInt4Min>(job, t0, t1, tile_i4m_vnni16, num_kblocks(job.w) * job.w.kb / 2);  // x as int8's
 }
 
 VT_VNNI4_TARGET void gemm_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
