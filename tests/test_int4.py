@@ -169,6 +169,12 @@ def test_bad_arguments():
             ops.linear_int4(np.ones(63, np.float32), p)
         with pytest.raises(TypeError):
             ops.linear_swiglu_int4(np.ones(64, np.float32), p, q)
+        # int8's SwiGLU: the wrong packed type and unequal shapes named
+        with pytest.raises(TypeError, match=r"linear_swiglu_int8 \(up\) expects a PackedInt8 .*got PackedInt4"):
+            ops.linear_swiglu_int8(np.ones(64, np.float32), q, p)
+        with ops.prepack_int8_blocked(np.ones((8, 64), np.float32)) as r:
+            with pytest.raises(ValueError, match=r"gate shape \(4, 64\) != up shape \(8, 64\)"):
+                ops.linear_swiglu_int8(np.ones(64, np.float32), q, r)
 
 
 def test_device_placement():
