@@ -197,12 +197,15 @@ import sys
 import numpy as np
 from pyvt import ops
 fmt = sys.argv[2]
-pk = {"int4": ops.prepack_int4_blocked, "int4-min": ops.prepack_int4_min_blocked, "int8": ops.prepack_int8_blocked}[fmt]
-lin = {"int4": ops.linear_int4, "int4-min": ops.linear_int4_min, "int8": ops.linear_int8_w8a16}[fmt]
-sw = {"int4": ops.linear_swiglu_int4, "int4-min": ops.linear_swiglu_int4_min, "int8": ops.linear_swiglu_int8}[fmt]
+pk = {"int4": ops.prepack_int4_blocked, "int4-min": ops.prepack_int4_min_blocked, "int8": ops.prepack_int8_blocked,
+      "mxfp4": ops.prepack_mxfp4}[fmt]
+lin = {"int4": ops.linear_int4, "int4-min": ops.linear_int4_min, "int8": ops.linear_int8_w8a16,
+       "mxfp4": ops.linear_mxfp4}[fmt]
+sw = {"int4": ops.linear_swiglu_int4, "int4-min": ops.linear_swiglu_int4_min, "int8": ops.linear_swiglu_int8,
+      "mxfp4": ops.linear_swiglu_mxfp4}[fmt]
 # from 16 rows the VNNI GEMMs take groups of 16 (gemm_int8_vnni, gemm_int4_vnni,
-# gemm_int4_min_vnni), the last rows as the fewer rows do
-ms = (1, 2, 3, 4, 5, 9, 16, 37) if fmt == "int4" else (1, 2, 4, 5, 6, 7, 13, 16, 37) if fmt == "int4-min" else (1, 2, 4, 5, 7, 13, 16, 37)
+# gemm_int4_min_vnni, gemm_mxfp4_vnni), the last rows as the fewer rows do
+ms = (1, 2, 3, 4, 5, 9, 16, 37) if fmt == "int4" else (1, 2, 4, 5, 7, 13, 16, 37) if fmt == "int8" else (1, 2, 4, 5, 6, 7, 13, 16, 37)
 rng = np.random.default_rng(5)
 res = {}
 shapes = ((16, 32, 32), (17, 33, 32), (300, 545, 32), (1536, 576, 32), (40, 7, 32), (33, 1000, 32),
@@ -211,8 +214,8 @@ if fmt == "int8":  # K a multiple of the block
     shapes = ((16, 32, 32), (17, 64, 32), (300, 544, 32), (1536, 576, 32), (33, 1024, 64), (64, 2048, 32),
               (31, 96, 16), (48, 208, 16), (40, 256, 128))
 for out, k, kb in shapes:
-    if fmt == "int4" and kb != 32:
-        continue  # int4 with other blocks keeps the f32 kernels on AVX-512
+    if fmt in ("int4", "mxfp4") and kb != 32:
+        continue  # int4 with other blocks keeps the f32 kernels on AVX-512; MXFP4 has blocks of 32 only
     w = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
     u = (rng.standard_normal((out, k)) * 0.05).astype(np.float32)
     b = rng.standard_normal(out).astype(np.float32)
@@ -229,12 +232,13 @@ np.savez(sys.argv[1], isa=ops.cpu_isa(), **res)
 """
 
 
-@pytest.mark.parametrize("fmt", ["int4", "int4-min", "int8"])
+@pytest.mark.parametrize("fmt", ["int4", "int4-min", "int8", "mxfp4"])
 def test_avx512_gives_the_avx2_bits(tmp_path, fmt):
     """int4 (block 32) on an AVX-512 CPU runs AVX2's integer kernels, its GEMV with VNNI + VBMI
-    where the CPU has them (kernels_avx2.cpp, gemv_int4_vnni); int4-min and int8, on a CPU with
-    VNNI + VBMI, run linear_int4_min_vnni / linear_int8_vnni for every m (all three from 16
-    rows: gemm_int8_vnni / gemm_int4_vnni / gemm_int4_min_vnni): every linear (SwiGLU too; 4-bit:
+    where the CPU has them (kernels_avx2.cpp, gemv_int4_vnni); int4-min, int8 and MXFP4, on a CPU
+    with VNNI + VBMI, run linear_int4_min_vnni / linear_int8_vnni / linear_mxfp4_vnni for every m
+    (all four from 16 rows: gemm_int8_vnni / gemm_int4_vnni / gemm_int4_min_vnni /
+    gemm_mxfp4_vnni): every linear (SwiGLU too; 4-bit:
     GELU), the GEMV's m and the GEMM's (groups of 8 rows, of 16 from 16 rows, and remainders),
     short and odd K-blocks for the 4-bit formats, blocks of 16-128, equal to the AVX2 level's
     bit for bit, so a model decodes the same tokens on both."""
@@ -253,7 +257,7 @@ def test_avx512_gives_the_avx2_bits(tmp_path, fmt):
         with np.load(path) as z:
             got[isa] = {key: z[key] for key in z.files}
         assert str(got[isa].pop("isa")) == isa
-    assert len(got["avx512"]) == {"int4": 8 * 8 * 3, "int4-min": 10 * 9 * 3, "int8": 9 * 8 * 3}[fmt]
+    assert len(got["avx512"]) == {"int4": 8 * 8 * 3, "int4-min": 10 * 9 * 3, "int8": 9 * 8 * 3, "mxfp4": 8 * 9 * 3}[fmt]
     for key, want in got["avx2"].items():
         assert np.array_equal(got["avx512"][key], want, equal_nan=True), key
 

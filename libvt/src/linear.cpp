@@ -138,12 +138,13 @@ void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bo
     }
 }
 
-// int8, int4 and int4-min (4-bit: K-blocks of 32) with VNNI + VBMI, m >= kVnniMinM: x rounded as
-// their other kernels take it (int16; int4: bytes), packed per group of 16 rows for
-// cpu::gemm_int8_vnni / gemm_int4_vnni / gemm_int4_min_vnni.
+// int8, int4, int4-min and MXFP4 (4-bit: K-blocks of 32) with VNNI + VBMI, m >= kVnniMinM: x
+// rounded as their other kernels take it (int16; int4: bytes), packed per group of 16 rows for
+// cpu::gemm_int8_vnni / gemm_int4_vnni / gemm_int4_min_vnni / gemm_mxfp4_vnni.
 bool vnni_gemm(const cpu::LinearJob& job) {
     return job.m >= cpu::kVnniMinM && cpu_vnni() &&
-           (cpu::vnni_gemm_int8(job.w) || cpu::vnni_gemm_int4(job.w) || cpu::vnni_gemm_int4_min(job.w));
+           (cpu::vnni_gemm_int8(job.w) || cpu::vnni_gemm_int4(job.w) || cpu::vnni_gemm_int4_min(job.w) ||
+            cpu::vnni_gemm_mxfp4(job.w));
 }
 
 void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
@@ -155,10 +156,13 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
     round_x_int16(job, false, gj, x16 && job.m % cpu::kVnniRows != 0, groups * cpu::kVnniRows);
     int32_t* xw = thread_buffer<int32_t, 1>(static_cast<size_t>(words));
     float* xws = thread_buffer<float, 3>(static_cast<size_t>(scales));
-    int32_t* xm8 = kind == cpu::kInt4Blocked ? thread_buffer<int32_t, 2>(static_cast<size_t>(scales)) : nullptr;
+    // int4's 8 * xqsum, MXFP4's 12 * xqsum
+    int32_t* xm8 = kind == cpu::kInt4Blocked || kind == cpu::kMxfp4
+                       ? thread_buffer<int32_t, 2>(static_cast<size_t>(scales))
+                       : nullptr;
     float* xsq = kind == cpu::kInt4Min ? thread_buffer<float, 4>(static_cast<size_t>(scales)) : nullptr;
     const auto pack = [&](int64_t g0, int64_t g1, int) {
-        if (x16) cpu::pack_x16_groups_avx2(gj.xq, gj.xqs, gj.xqsum, g0, g1, nkb, kb, gj.xq_ld, xw, xws, xsq);
+        if (x16) cpu::pack_x16_groups_avx2(gj.xq, gj.xqs, gj.xqsum, g0, g1, nkb, kb, gj.xq_ld, xw, xws, xsq, xm8);
         else cpu::pack_x8_groups_avx2(gj.xb, gj.xqs, gj.xqsum, g0, g1, nkb, kb, gj.xb_ld, xw, xws, xm8);
     };
     if (words < (int64_t(1) << 14)) pack(0, groups, 0);
@@ -170,6 +174,7 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
     parallel_for(job.w.ntiles, 1, [&](int64_t t0, int64_t t1, int) {
         if (kind == cpu::kInt8Blocked) cpu::gemm_int8_vnni(gj, t0, t1);
         else if (kind == cpu::kInt4Blocked) cpu::gemm_int4_vnni(gj, t0, t1);
+        else if (kind == cpu::kMxfp4) cpu::gemm_mxfp4_vnni(gj, t0, t1);
         else cpu::gemm_int4_min_vnni(gj, t0, t1);
     });
 }

@@ -111,8 +111,9 @@ struct LinearJob {
     // xw[(g * kp + p) * 16 + i] = the int16 pair (xq[k], xq[k + 1]), k = 2p, of row 16 g + i
     // (kp = nkb * kb / 2); int4 (pack_x8_groups_avx2): xw[(g * kq + j) * 16 + i] = the bytes
     // xb[4j .. 4j + 3] of that row (kq = nkb * kb / 4). Both: xws[(g * nkb + b) * 16 + i] = xqs
-    // of that row and block; int4: xm8 likewise = 8 * xqsum (an exact integer); int4-min (x as
-    // int8's): xsq likewise = xqsum * xqs (the f32 product its GEMV forms).
+    // of that row and block; int4: xm8 likewise = 8 * xqsum (an exact integer), MXFP4 (x as
+    // int8's): xm8 = 12 * xqsum; int4-min (x as int8's): xsq likewise = xqsum * xqs (the f32
+    // product its GEMV forms).
     const int32_t* xw = nullptr;
     const float* xws = nullptr;
     const int32_t* xm8 = nullptr;
@@ -217,7 +218,8 @@ void linear_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 // those kernels: the same bits. int8 (vnni_gemm_int8): x's int16 pairs times the weights widened
 // to int16 (vpdpwssd); int4 (vnni_gemm_int4, K-blocks of 32): x's bytes times the nibbles
 // (vpdpbusd), as gemv_int4_vnni but on 16 rows; int4-min (vnni_gemm_int4_min, K-blocks of 32):
-// x's int16 pairs times the nibbles widened to int16 pairs (vpdpwssd).
+// x's int16 pairs times the nibbles widened to int16 pairs (vpdpwssd); MXFP4 (vnni_gemm_mxfp4):
+// as int4-min with the nibbles' v + 12 (linear_mxfp4_vnni's table) for the nibbles.
 constexpr int64_t kVnniRows = 16;
 constexpr int64_t kVnniMinM = 16;
 inline bool vnni_gemm_int8(const DenseW& w) {
@@ -225,14 +227,16 @@ inline bool vnni_gemm_int8(const DenseW& w) {
 }
 inline bool vnni_gemm_int4(const DenseW& w) { return w.kind == kInt4Blocked && w.kb == 32; }
 inline bool vnni_gemm_int4_min(const DenseW& w) { return w.kind == kInt4Min && w.kb == 32; }
+inline bool vnni_gemm_mxfp4(const DenseW& w) { return w.kind == kMxfp4 && w.kb == 32; }
 void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
 void gemm_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1);
-// Groups [g0, g1) of x into LinearJob::xw / xws (/ xm8, xsq) as described there: int8 and
-// int4-min from xq (rows of stride ld, kb even; int4-min: xsum and xsq too), int4 from xb
-// (bytes, rows of stride ld) and xsum.
+void gemm_mxfp4_vnni(const LinearJob& job, int64_t t0, int64_t t1);
+// Groups [g0, g1) of x into LinearJob::xw / xws (/ xm8, xsq) as described there: int8,
+// int4-min and MXFP4 from xq (rows of stride ld, kb even; int4-min: xsq from xsum, MXFP4: xm12
+// = its xm8 from xsum; null where not wanted), int4 from xb (bytes, rows of stride ld) and xsum.
 void pack_x16_groups_avx2(const int16_t* xq, const float* xs, const float* xsum, int64_t g0, int64_t g1,
-                          int64_t nkb, int64_t kb, int64_t ld, int32_t* xw, float* xws, float* xsq);
+                          int64_t nkb, int64_t kb, int64_t ld, int32_t* xw, float* xws, float* xsq, int32_t* xm12);
 void pack_x8_groups_avx2(const int8_t* xb, const float* xs, const float* xsum, int64_t g0, int64_t g1, int64_t nkb,
                          int64_t kb, int64_t ld, int32_t* xw, float* xws, int32_t* xm8);
 void gemm_avx512(const LinearJob& job, int64_t t0, int64_t t1, float* scratch);

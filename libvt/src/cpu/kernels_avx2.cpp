@@ -1080,11 +1080,17 @@ VT_VNNI4_TARGET inline void tile_i4_vnni16(const DenseW& w, int64_t t, const int
 // int4-min (K-blocks of 32): gemv_tile_i4_vnni's block sums (Min) as vpdpwssd of x's int16 pairs
 // (packed as int8's) with the nibbles widened to int16 pairs — per 4 k, one vpermb puts rows 2q,
 // 2q + 1 of pairs p and p + 1 in qword q, and two vpmultishiftqb + vpand make the words
-// (u_2p, u_2p+1) and (u_2p+2, u_2p+3) of each row — and its f32 steps (xsq: the packed sq * xs).
-// With intrinsics (measured faster here than the broadcast folded into vpdpwssd).
+// (u_2p, u_2p+1) and (u_2p+2, u_2p+3) of each row — and its f32 steps (aux = xsq: the packed
+// sq * xs). With intrinsics (measured faster here than the broadcast folded into vpdpwssd).
+// Fp4 (MXFP4, K-blocks of 32): each word's nibble through the table of v + 12 (vpshufb on the
+// words' low bytes, their high bytes zeroed by the mask), so the block sum is gemv_tile_i4_vnni's
+// (Fp4) exact sum of (v + 12) * xq, then its f32 steps: 12 * sum(xq) off (aux = xm8: the packed
+// 12 * xqsum, an integer), no mins.
+template <bool Fp4>
 VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const int32_t* xw, const float* xws,
                                             const void* aux, int64_t nkb, float* facc) {
-    const float* xsq = static_cast<const float*>(aux);
+    const float* xsq = static_cast<const float*>(aux);          // int4-min
+    const int32_t* xm12 = static_cast<const int32_t*>(aux);     // MXFP4
     const TileRef tr = tile_ref(w, t);
     const uint16_t* sc = tr.scales;
     const uint16_t* mn = reinterpret_cast<const uint16_t*>(tr.bytes + w.min_off);
@@ -1100,6 +1106,13 @@ VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const in
     // the words' low bytes take the nibbles at bits 0, 4 (row 2q), 8, 12 (row 2q + 1); pair p + 1 at 16 .. 28
     const __m512i sh_lo = _mm512_set1_epi64(0x000C000800040000LL), sh_hi = _mm512_set1_epi64(0x001C001800140010LL);
     const __m512i nib = _mm512_set1_epi16(0x0F);
+    const __m512i fp4 =
+        _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Plus12)));
+    const auto words = [&](__m512i shifted) VT_VNNI4_TARGET {  // the words' nibbles, or v + 12 (Fp4)
+        const __m512i u = _mm512_and_si512(shifted, nib);
+        if constexpr (Fp4) return _mm512_maskz_shuffle_epi8(0x5555555555555555ull, fp4, u);
+        else return u;
+    };
     zero_rows16(facc);
     for (int64_t b = 0; b < nkb; ++b) {
         __m512i acc[16];
@@ -1108,8 +1121,8 @@ VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const in
         const int32_t* xb = xw + b * 16 * 16;  // the pairs of this block, 16 rows each
         const auto step = [&](const uint8_t* src, __mmask64 bytes, const int32_t* xk) VT_VNNI4_TARGET {
             const __m512i v = _mm512_maskz_permutexvar_epi8(~0ull, perm, _mm512_maskz_loadu_epi8(bytes, src));
-            const __m512i lo = _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, sh_lo, v), nib);
-            const __m512i hi = _mm512_and_si512(_mm512_maskz_multishift_epi64_epi8(~0ull, sh_hi, v), nib);
+            const __m512i lo = words(_mm512_maskz_multishift_epi64_epi8(~0ull, sh_lo, v));
+            const __m512i hi = words(_mm512_maskz_multishift_epi64_epi8(~0ull, sh_hi, v));
             for (int i = 0; i < 16; ++i) {
                 acc[i] = _mm512_dpwssd_epi32(acc[i], lo, _mm512_set1_epi32(xk[i]));
                 acc[i] = _mm512_dpwssd_epi32(acc[i], hi, _mm512_set1_epi32(xk[16 + i]));
@@ -1124,11 +1137,21 @@ VT_VNNI4_TARGET inline void tile_i4m_vnni16(const DenseW& w, int64_t t, const in
                 step(q + 2 * j * L, bytes == 32 ? 0xFFFFFFFFull : (1ull << bytes) - 1, xb + 2 * j * 16);
             }
         }
-        const __m512 s = scaled16(sc + b * L, rm), mv = scaled16(mn + b * L, rm);
-        for (int i = 0; i < 16; ++i) {  // gemv_tile_i4_vnni's f32 steps (Min)
-            const __m512 f = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, acc[i]),
-                                             _mm512_mul_ps(s, _mm512_set1_ps(xws[b * 16 + i])), _mm512_load_ps(facc + 16 * i));
-            _mm512_store_ps(facc + 16 * i, _mm512_fmadd_ps(mv, _mm512_set1_ps(xsq[b * 16 + i]), f));
+        const __m512 s = scaled16(sc + b * L, rm);
+        if constexpr (Fp4) {
+            for (int i = 0; i < 16; ++i) {  // gemv_tile_i4_vnni's f32 steps (Fp4)
+                const __m512i sum = _mm512_sub_epi32(acc[i], _mm512_set1_epi32(xm12[b * 16 + i]));
+                _mm512_store_ps(facc + 16 * i,
+                                _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum),
+                                                _mm512_mul_ps(s, _mm512_set1_ps(xws[b * 16 + i])), _mm512_load_ps(facc + 16 * i)));
+            }
+        } else {
+            const __m512 mv = scaled16(mn + b * L, rm);
+            for (int i = 0; i < 16; ++i) {  // gemv_tile_i4_vnni's f32 steps (Min)
+                const __m512 f = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, acc[i]),
+                                                 _mm512_mul_ps(s, _mm512_set1_ps(xws[b * 16 + i])), _mm512_load_ps(facc + 16 * i));
+                _mm512_store_ps(facc + 16 * i, _mm512_fmadd_ps(mv, _mm512_set1_ps(xsq[b * 16 + i]), f));
+            }
         }
     }
 }
@@ -1860,7 +1883,11 @@ VT_VNNI4_TARGET void gemm_int8_vnni(const LinearJob& job, int64_t t0, int64_t t1
 }
 
 VT_VNNI4_TARGET void gemm_int4_min_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
-    gemm_vnni16<kInt4Min>(job, t0, t1, tile_i4m_vnni16, num_kblocks(job.w) * job.w.kb / 2);  // x as int8's
+    gemm_vnni16<kInt4Min>(job, t0, t1, tile_i4m_vnni16<false>, num_kblocks(job.w) * job.w.kb / 2);  // x as int8's
+}
+
+VT_VNNI4_TARGET void gemm_mxfp4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
+    gemm_vnni16<kMxfp4>(job, t0, t1, tile_i4m_vnni16<true>, num_kblocks(job.w) * job.w.kb / 2);  // x as int8's
 }
 
 VT_VNNI4_TARGET void gemm_int4_vnni(const LinearJob& job, int64_t t0, int64_t t1) {
@@ -1881,7 +1908,7 @@ void pack_dwords16(const uint8_t* x, int64_t row_bytes, int64_t g0, int64_t g1, 
 }  // namespace
 
 void pack_x16_groups_avx2(const int16_t* xq, const float* xs, const float* xsum, int64_t g0, int64_t g1,
-                          int64_t nkb, int64_t kb, int64_t ld, int32_t* xw, float* xws, float* xsq) {
+                          int64_t nkb, int64_t kb, int64_t ld, int32_t* xw, float* xws, float* xsq, int32_t* xm12) {
     pack_dwords16(reinterpret_cast<const uint8_t*>(xq), ld * 2, g0, g1, nkb * kb / 2, xw);
     for (int64_t g = g0; g < g1; ++g)
         for (int64_t i = 0; i < kVnniRows; ++i)
@@ -1889,6 +1916,8 @@ void pack_x16_groups_avx2(const int16_t* xq, const float* xs, const float* xsum,
                 const int64_t r = (g * kVnniRows + i) * nkb + b, o = (g * nkb + b) * kVnniRows + i;
                 xws[o] = xs[r];
                 if (xsq) xsq[o] = xsum[r] * xs[r];  // gemv_tile_i4_vnni's sq * xsv
+                // its 12 * sum(xq) (Fp4): an integer, |xsum| <= 32 * 32639
+                if (xm12) xm12[o] = 12 * static_cast<int32_t>(xsum[r]);
             }
 }
 
