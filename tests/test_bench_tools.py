@@ -784,3 +784,47 @@ def test_requantize_names_an_unknown_type(tmp_path, capsys):
         ge.main(["--requantize", "--type", "q5_k_m", str(tmp_path / "in.gguf"), str(tmp_path / "out.gguf")])
     assert ei.value.code == 2 and "type 'q5_k_m' is not one of" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+# ---- bench/ab.py ----------------------------------------------------------------------------
+
+def test_ab_speedups_are_per_round_and_oriented():
+    """bench/ab.py: a speed-up is new over old within each round — tok/s new ÷ old, ms old ÷ new —
+    with the median and range over rounds, and a measure only one build reported is left out."""
+    ab = _bench_module("ab")
+    rounds = [{"old": {"m prefill tok/s": 100.0, "q m=512 ms": 20.0, "only old ms": 1.0},
+               "new": {"m prefill tok/s": 150.0, "q m=512 ms": 10.0}},
+              {"old": {"m prefill tok/s": 80.0, "q m=512 ms": 30.0},
+               "new": {"m prefill tok/s": 100.0, "q m=512 ms": 12.0}},
+              {"old": {"m prefill tok/s": 120.0, "q m=512 ms": 22.0},
+               "new": {"m prefill tok/s": 240.0, "q m=512 ms": 11.0}}]
+    rows = {r["measure"]: r for r in ab.summarize(rounds)}
+    assert set(rows) == {"m prefill tok/s", "q m=512 ms"}
+    p = rows["m prefill tok/s"]
+    assert p["per_round"] == [1.5, 1.25, 2.0] and p["speedup"] == 1.5 and p["speedup_range"] == [1.25, 2.0]
+    assert p["old"] == 100.0 and p["new"] == 150.0 and p["rounds"] == 3
+    q = rows["q m=512 ms"]
+    assert q["per_round"] == [2.0, 2.5, 2.0] and q["speedup"] == 2.0 and q["speedup_range"] == [2.0, 2.5]
+    md = "\n".join(ab.table(ab.summarize(rounds)))
+    assert "| m prefill tok/s | 3 | 100 | 150 | **1.50×** (1.25-2.00) |" in md
+
+
+@pytest.mark.parametrize("spec, msg", [("noequals", "LABEL=PATH:FORMAT:N"), ("a=/p:int8", "LABEL=PATH:FORMAT:N"),
+                                       ("=/p:int8:5", "LABEL=PATH:FORMAT:N"), ("a=/p:int8:x", "N must be an integer"),
+                                       ("a=/p:int8:0", "at least 1")])
+def test_ab_model_specs(spec, msg):
+    ab = _bench_module("ab")
+    with pytest.raises(ValueError, match=msg):
+        ab.parse_model_spec(spec, "prefill")
+    t = ab.parse_model_spec("tl=C:/models/x:y:int4-min:512", "decode")  # colons in the path stay in it
+    assert t == {"kind": "decode", "label": "tl", "path": "C:/models/x:y", "format": "int4-min", "n": 512}
+
+
+def test_ab_refuses_a_run_with_nothing_to_measure(capsys):
+    ab = _bench_module("ab")
+    with pytest.raises(SystemExit):
+        ab.main(["--old", sys.executable])
+    assert "nothing to measure" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        ab.main(["--linear", "int8"])
+    assert "--old PYTHON is required" in capsys.readouterr().err
