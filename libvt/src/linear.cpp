@@ -59,8 +59,8 @@ float* thread_scratch(size_t floats) { return thread_buffer<float>(floats); }
 
 // int4-min, MXFP4 and int8 on an AVX-512 CPU with VNNI + VBMI: cpu::linear_int4_min_vnni /
 // linear_mxfp4_vnni / linear_int8_vnni for every m, the AVX2 integer kernels' bits (x rounded
-// to int16), faster than the f32 GEMVs (docs/guide.md, "Numerics").
-bool vnni_linear(const cpu::DenseW& w) {
+// to int16), faster than the f32 GEMVs (docs/guide.md, "Numerics"). (Only x86 builds call it.)
+[[maybe_unused]] bool vnni_linear(const cpu::DenseW& w) {
 #if defined(VT_HAVE_X86_KERNELS)
     return (w.kind == cpu::kInt4Min || w.kind == cpu::kInt8Blocked || w.kind == cpu::kMxfp4) && cpu_vnni();
 #else
