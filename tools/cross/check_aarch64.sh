@@ -50,20 +50,9 @@ if [ ! -e "$SYSROOT/lib/ld-linux-aarch64.so.1" ]; then
     unpack libc6:arm64 libgcc-s1:arm64
 fi
 
-mkdir -p "$BUILD"
-for tool in cc c++ ar ranlib; do
-    case $tool in
-        cc|c++) printf '#!/bin/sh\nexec %s -m ziglang %s -target %s "$@"\n' "$PY" "$tool" "$TARGET" ;;
-        *) printf '#!/bin/sh\nexec %s -m ziglang %s "$@"\n' "$PY" "$tool" ;;
-    esac > "$BUILD/zig-$tool"
-    chmod +x "$BUILD/zig-$tool"
-done
-cat > "$BUILD/aarch64.ini" <<INI
-[binaries]
-c = '$BUILD/zig-cc'
-cpp = '$BUILD/zig-c++'
-ar = '$BUILD/zig-ar'
-ranlib = '$BUILD/zig-ranlib'
+. "$ROOT/tools/zig_tools.sh"
+zig_tools "$BUILD" "$PY" "$TARGET"
+{ cat "$BUILD/zig.ini"; cat <<INI; } > "$BUILD/aarch64.ini"
 exe_wrapper = ['qemu-aarch64', '-L', '$SYSROOT']
 
 [host_machine]

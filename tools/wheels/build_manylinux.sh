@@ -28,20 +28,8 @@ mkdir -p "$WORK" "$OUT"
 # zig as the compilers; meson reads them from a native file (this is not a cross build: the
 # machine runs what it builds).
 ZIG=("$PY" -m ziglang)
-for tool in cc c++ ar ranlib; do
-    case $tool in
-        cc|c++) printf '#!/bin/sh\nexec %s -m ziglang %s -target %s "$@"\n' "$PY" "$tool" "$TARGET" ;;
-        *) printf '#!/bin/sh\nexec %s -m ziglang %s "$@"\n' "$PY" "$tool" ;;
-    esac > "$WORK/zig-$tool"
-    chmod +x "$WORK/zig-$tool"
-done
-cat > "$WORK/zig.ini" <<INI
-[binaries]
-c = '$WORK/zig-cc'
-cpp = '$WORK/zig-c++'
-ar = '$WORK/zig-ar'
-ranlib = '$WORK/zig-ranlib'
-INI
+. "$ROOT/tools/zig_tools.sh"
+zig_tools "$WORK" "$PY" "$TARGET"
 "${ZIG[@]}" version > "$WORK/zig-version.txt"
 # Python's own pkg-config file first: meson's Cython sanity check asks pkg-config for
 # `python3`, and a distribution's python3.pc may point at headers zig cannot use (Debian's
