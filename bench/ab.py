@@ -176,8 +176,9 @@ def run_worker(python: str, task: dict[str, Any], timeout: float) -> dict[str, A
     r = subprocess.run([python, str(Path(__file__).resolve()), "--worker", json.dumps(task)], capture_output=True,
                        text=True, timeout=timeout, env=env, cwd=str(HERE))
     if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no output on stderr"])[-1]
         raise RuntimeError(f"{python}: {task['kind']} {task.get('label', task.get('format'))} failed "
-                           f"(exit {r.returncode}): {r.stderr.strip().splitlines()[-1:] or ''}")
+                           f"(exit {r.returncode}): {last}")
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         raise RuntimeError(f"{python}: {task['kind']} printed no result")
@@ -226,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         if t["kind"] != "linear" and not Path(os.path.expanduser(t["path"])).exists():
             ap.error(f"--{t['kind']} {t['label']}: no such model path {t['path']}")
 
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
     import decode as D  # bench/decode.py: machine and version records
 
     env = {"machine": D.machine_info("cpu"), "versions": D.versions(), "git": D.git_info(), "loadavg_start": D.loadavg(),
@@ -239,7 +242,11 @@ def main(argv: list[str] | None = None) -> int:
         vals: dict[str, dict[str, float]] = {"old": {}, "new": {}}
         for b in order:
             for t in tasks:
-                res = run_worker(pythons[b], t, a.timeout)
+                try:
+                    res = run_worker(pythons[b], t, a.timeout)
+                except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                    print(f"ab.py: round {r}, {b} build: {e}", file=sys.stderr)
+                    return 1
                 builds.setdefault(b, res["build"])
                 vals[b].update(res["values"])
                 line = (f"{time.strftime('%H:%M:%S')} round {r} {b} " +

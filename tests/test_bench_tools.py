@@ -828,3 +828,14 @@ def test_ab_refuses_a_run_with_nothing_to_measure(capsys):
     with pytest.raises(SystemExit):
         ab.main(["--linear", "int8"])
     assert "--old PYTHON is required" in capsys.readouterr().err
+
+
+def test_ab_names_a_build_that_fails(tmp_path, capsys):
+    """A build whose interpreter fails (or does not exist) ends the run with one line naming the
+    round, the build and why — no traceback, nothing saved."""
+    ab = _bench_module("ab")
+    for python, why in (("/bin/false", "failed (exit 1)"), (str(tmp_path / "no-python"), "No such file")):
+        assert ab.main(["--old", python, "--new", python, "--prefill", f"x={tmp_path}:int8:4", "--rounds", "1",
+                        "--no-save"]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("ab.py: round 0, old build: ") and why in err[0], err
