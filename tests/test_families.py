@@ -182,12 +182,17 @@ def test_rounded_kv_cache_against_the_reference_rounding_keys_and_values(from_go
 # margin is 0.2 since. olmo2 (added the same day: the post-norm block, whose linears read the
 # unnormed residual stream) flips 4 of 96 under int8 (0.958; margins 0.170, 0.011, 0.035, 0.048:
 # no clear position), fp8 0.854, int4 0.656: the int8 floor over all positions is 0.95 since.
+# The generic kernels (CPUs without AVX2, every aarch64 CPU; VT_ISA=generic) keep int4's x in
+# f32 where the x86 integer kernels round it to a byte, which moves near-ties: olmo2's int4 there
+# 0.646 (62 of 96; found 2026-11-29 running this file under qemu-aarch64, the same on x86 with
+# VT_ISA=generic): the 4-bit floors are 0.625 (60 of 96) since.
 NEAR_TIE = 0.2
 INT8_FLOOR = 0.95
+FOUR_BIT_FLOOR = 0.625
 
 
-@pytest.mark.parametrize("fmt,floor", [("int8", INT8_FLOOR), ("fp8", 0.85), ("fp8-channel", 0.85), ("int4", 0.65),
-                                       ("int4-min", 0.65)])
+@pytest.mark.parametrize("fmt,floor", [("int8", INT8_FLOOR), ("fp8", 0.85), ("fp8-channel", 0.85),
+                                       ("int4", FOUR_BIT_FLOOR), ("int4-min", FOUR_BIT_FLOOR)])
 @pytest.mark.parametrize("name", CASES)
 def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
     folder, _ = from_golden(name)
