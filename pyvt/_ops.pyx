@@ -1075,8 +1075,9 @@ def backend_info():
 
 
 def cpu_isa():
-    """The CPU kernel level in use: 'generic', 'avx2' or 'avx512' (VT_ISA can lower it)."""
-    m = re.search(r"^cpu: available \((?:[^ ,]+ )?(generic|avx2|avx512),", backend_info(), re.M)
+    """The CPU kernel level in use: 'generic', 'avx2' or 'avx512' (VT_ISA can lower it); on
+    64-bit ARM 'neon' (its int8 kernels) or 'generic' (VT_ISA=generic)."""
+    m = re.search(r"^cpu: available \((?:[^ ,]+ )?(generic|avx2|avx512|neon),", backend_info(), re.M)
     return m.group(1) if m else "generic"
 
 

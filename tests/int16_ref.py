@@ -52,23 +52,25 @@ def int16_gemm_applies(fmt: str, m: int, isa: str | None = None, kb: int = 32) -
     """Whether a linear of format fmt over m rows with K-blocks of kb rounds x as round_x16 does
     (at CPU level isa, default the one in use): every integer format on AVX2, int4 with kb = 32
     on AVX-512 too, and int4-min, mxfp4 and int8 on AVX-512 CPUs with VNNI + VBMI (libvt/src/linear.cpp,
-    integer_kernels; ops.cpu_vnni() tells, for this CPU). Every block size the tests use is
+    integer_kernels; ops.cpu_vnni() tells, for this CPU), and int8 on 64-bit ARM ("neon"). Every block size the tests use is
     even and <= 512."""
     del m  # every number of rows: the GEMV (m <= 4) and the GEMM alike
     # a process of this level has the VNNI + VBMI kernels? (VT_ISA=avx512-novnni: not)
     vnni = ops.cpu_vnni() if isa is None else (isa == "avx512" and cpu_has_vnni())
     isa = "avx512" if isa == "avx512-novnni" else (isa or ops.cpu_isa())
     avx512 = isa == "avx512" and ((fmt == "int4" and kb == 32) or (fmt in ("int4-min", "int8", "mxfp4") and vnni))
-    return fmt in INT16_FORMATS and (isa == "avx2" or avx512)
+    neon = isa == "neon" and fmt == "int8"  # 64-bit ARM's int8 kernels (libvt/src/cpu/kernels_neon.cpp)
+    return fmt in INT16_FORMATS and (isa == "avx2" or avx512 or neon)
 
 
 def exact_batch_kv_cache() -> str:
     """The KV cache for tests that demand a batched (or chunk-prefilled) sequence equal its lone
     run token for token (their models are int8). Where the int8 linears give a row the same bits
-    alone or in a batch — AVX2, and AVX-512 with VNNI + VBMI (the GEMV scales as the GEMM does) —
+    alone or in a batch — AVX2, AVX-512 with VNNI + VBMI (the GEMV scales as the GEMM does) and
+    64-bit ARM's NEON kernels (one kernel for every m) —
     the default f16 cache is checked (on the VNNI Xeon: 10 runs of test_engine and
     test_structured, 2026-11-28). Where the f32 GEMV and GEMM round differently (AVX-512 without
     VNNI, generic), keys and values differ by float rounding, which the f16 cache's rounding can
     magnify into another token at a near-tie (measured before the linears were made exact: 1 run
     in ~10 of test_engine::test_concurrent_requests_equal_their_single_runs): f32 there."""
-    return "f16" if ops.cpu_isa() == "avx2" or ops.cpu_vnni() else "f32"
+    return "f16" if ops.cpu_isa() in ("avx2", "neon") or ops.cpu_vnni() else "f32"

@@ -4,6 +4,7 @@ quantization against the bounds each format implies, and the three CPU kernel le
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
@@ -471,7 +472,7 @@ def _run_isa(level, path):
 
 def test_isa_levels_agree(tmp_path):
     native = ops.cpu_isa()
-    order = ["generic", "avx2", "avx512"]
+    order = ["generic", "neon"] if native == "neon" else ["generic", "avx2", "avx512"]
     levels = order[: order.index(native) + 1]
     if ops.cpu_vnni():
         levels.append("avx512-novnni")  # the f32 kernels CPUs without VNNI + VBMI run
@@ -491,8 +492,9 @@ def test_isa_levels_agree(tmp_path):
 def test_unknown_isa_is_named_and_ignored(tmp_path):
     """A VT_ISA value that names no level is reported in one line on stderr and the CPU keeps its
     own level (a typo must not silently benchmark the wrong kernels)."""
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        pytest.skip("VT_ISA only chooses among the x86 kernels")
+    arm = platform.machine().lower() in ("aarch64", "arm64")
+    if platform.machine().lower() not in ("x86_64", "amd64") and not arm:
+        pytest.skip("VT_ISA chooses among the x86 kernels, and on 64-bit ARM between generic and neon")
     r = subprocess.run([sys.executable, "-c", "from pyvt import ops; print(ops.cpu_isa())"],
                        env=dict(os.environ, VT_ISA="avx-512"), capture_output=True, text=True, timeout=120,
                        cwd=tmp_path)
@@ -500,7 +502,9 @@ def test_unknown_isa_is_named_and_ignored(tmp_path):
     if "VT_ISA" not in os.environ:  # else this process runs at a lowered level
         assert r.stdout.strip() == ops.cpu_isa()
     lines = [ln for ln in r.stderr.splitlines() if "VT_ISA" in ln]
-    assert lines == ["libvt: VT_ISA=avx-512 is not one of generic, avx2, avx512, avx512-novnni; ignored"], r.stderr
+    want = ("libvt: VT_ISA=avx-512 is neither generic nor neon (64-bit ARM); ignored" if arm else
+            "libvt: VT_ISA=avx-512 is not one of generic, avx2, avx512, avx512-novnni; ignored")
+    assert lines == [want], r.stderr
 
 
 _PREFETCH_SCRIPT = r"""
@@ -598,3 +602,49 @@ def test_parallel_regions_count_hand_offs_to_the_pool():
             assert ops.parallel_regions() == r2
     finally:
         ops.set_num_threads(before)
+
+
+# ---- int8 linears: the same bits on every CPU whose integer kernels run ----------------------
+#
+# AVX2, AVX-512 with VNNI + VBMI and 64-bit ARM (NEON) compute an int8 linear in the same
+# integers and f32 steps (docs/guide.md, "Numerics"), so their outputs are bit for bit those an
+# x86 machine recorded in tests/data/int8_linear_bits.json (written by
+# INT8_BITS_WRITE=1 pytest -k int8_linears_give_the_recorded_bits, on x86 with AVX2 or VNNI).
+# The inputs are integer formulas, not a random generator: the same floats on any machine.
+
+INT8_BITS = os.path.join(os.path.dirname(__file__), "data", "int8_linear_bits.json")
+
+
+def _formula(rows: int, cols: int, a: int, b: int, scale: float) -> np.ndarray:
+    i = np.arange(rows, dtype=np.int64)[:, None]
+    j = np.arange(cols, dtype=np.int64)[None, :]
+    return (((i * a + j * b + i * j) % 2001 - 1000) * scale).astype(np.float32)
+
+
+def _int8_bits_outputs() -> dict[str, list[int]]:
+    out_f, in_f = 40, 320  # two tiles and a half; ten K-blocks of 32
+    w = _formula(out_f, in_f, 7919, 104729, 5e-5)
+    u = _formula(out_f, in_f, 15485863, 7, 4e-5)
+    bias = _formula(1, out_f, 3, 11, 1e-3)[0]
+    pw, pu = ops.prepack_int8_blocked(w), ops.prepack_int8_blocked(u)
+    res = {}
+    for m in (1, 2, 3, 17):
+        x = _formula(m, in_f, 31, 17, 2e-3)
+        res[f"linear m={m}"] = ops.linear_int8_w8a16(x, pw, bias)
+        res[f"swiglu m={m}"] = ops.linear_swiglu_int8(x, pw, pu, (bias, None))
+    return {k: v.astype(np.float32).ravel().view(np.uint32).tolist() for k, v in res.items()}
+
+
+def test_int8_linears_give_the_recorded_bits():
+    if not int16_gemm_applies("int8", 1):
+        pytest.skip(f"the int8 linears here ({ops.cpu_isa()}) are the f32 kernels, not the integer ones")
+    got = _int8_bits_outputs()
+    if os.environ.get("INT8_BITS_WRITE") == "1":
+        with open(INT8_BITS, "w", encoding="utf-8") as f:
+            json.dump({"machine": platform.machine(), "isa": ops.cpu_isa(), "outputs": got}, f)
+    with open(INT8_BITS, encoding="utf-8") as f:
+        want = json.load(f)["outputs"]
+    assert sorted(got) == sorted(want)
+    for key, bits in want.items():
+        diff = [i for i, (a, b) in enumerate(zip(got[key], bits)) if a != b]
+        assert not diff, f"{key}: {len(diff)} of {len(bits)} values differ from the recorded bits (first at {diff[0]})"

@@ -252,5 +252,5 @@ def test_thread_and_info_functions():
     assert ops.version().count(".") == 2
     assert ops.backend_info().startswith("cpu: available")
     assert "cuda:" in ops.backend_info()
-    assert ops.cpu_isa() in ("generic", "avx2", "avx512")
+    assert ops.cpu_isa() in ("generic", "avx2", "avx512", "neon")
     assert ops.cuda_available() in (True, False)

@@ -133,7 +133,23 @@ bool prefetch_to_l2() {
     return l2;
 }
 
+bool cpu_neon() {
+#if defined(VT_HAVE_NEON_KERNELS)
+    static const bool on = [] {
+        const char* env = std::getenv("VT_ISA");
+        if (!env || !std::strcmp(env, "neon")) return true;
+        if (!std::strcmp(env, "generic")) return false;
+        std::fprintf(stderr, "libvt: VT_ISA=%s is neither generic nor neon (64-bit ARM); ignored\n", env);
+        return true;
+    }();
+    return on;
+#else
+    return false;
+#endif
+}
+
 const char* cpu_level_name() {
+    if (cpu_neon()) return "neon";
     switch (cpu_level()) {
         case 2: return "avx512";
         case 1: return "avx2";

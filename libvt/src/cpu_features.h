@@ -17,7 +17,11 @@ const CpuFeatures& cpu_features();
 // VT_ISA=generic|avx2|avx512 in the environment lowers it (never raises it); avx512-novnni
 // also hides VNNI and VBMI from cpu_features().
 int cpu_level();
-const char* cpu_level_name();  // "generic", "avx2", "avx512"
+const char* cpu_level_name();  // "generic", "avx2", "avx512"; on 64-bit ARM "neon" (cpu_neon())
+
+// 64-bit ARM builds: the NEON int8 linears run (kernels_neon.cpp) unless VT_ISA=generic.
+// (cpu_level() stays 0 there: the levels name x86's kernels.) False elsewhere.
+bool cpu_neon();
 
 // The AVX-512 level with VNNI and VBMI: the kernels that need both run (int4's GEMV, the int8
 // and int4-min linears, the 2:4 sparse ones).

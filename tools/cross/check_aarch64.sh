@@ -13,9 +13,10 @@
 #                                                 # (ARCH=aarch64 tools/wheels/build_manylinux.sh),
 #                                                 # installed for that Python; libvt not rebuilt
 #
-# There are no ARM kernels of libvt's own yet: on aarch64 it runs the generic C++ kernels
-# (kernels_generic.cpp; the compiler vectorizes them with NEON), whose speed is not measured
-# here — qemu emulates, it does not time. docs/packaging.md, "64-bit ARM".
+# On aarch64 libvt runs its NEON int8 linears (kernels_neon.cpp: the x86 integer kernels' bits)
+# and the generic C++ kernels for the rest (kernels_generic.cpp; the compiler vectorizes them
+# with NEON), whose speed is not measured here — qemu emulates, it does not time.
+# docs/packaging.md, "64-bit ARM".
 #
 # Needs: python3 with `pip install ziglang meson ninja cython`; qemu-user (apt-get install
 # qemu-user); Debian's arm64 packages (dpkg --add-architecture arm64 && apt-get update): glibc
