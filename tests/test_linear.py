@@ -604,15 +604,15 @@ def test_parallel_regions_count_hand_offs_to_the_pool():
         ops.set_num_threads(before)
 
 
-# ---- int8 linears: the same bits on every CPU whose integer kernels run ----------------------
+# ---- int8 and int4-min linears: the same bits on every CPU whose integer kernels run -------
 #
-# AVX2, AVX-512 with VNNI + VBMI and 64-bit ARM (NEON) compute an int8 linear in the same
-# integers and f32 steps (docs/guide.md, "Numerics"), so their outputs are bit for bit those an
-# x86 machine recorded in tests/data/int8_linear_bits.json (written by
-# INT8_BITS_WRITE=1 pytest -k int8_linears_give_the_recorded_bits, on x86 with AVX2 or VNNI).
-# The inputs are integer formulas, not a random generator: the same floats on any machine.
+# AVX2, AVX-512 with VNNI + VBMI and 64-bit ARM (NEON) compute an int8 or int4-min linear in the
+# same integers and f32 steps (docs/guide.md, "Numerics"), so their outputs are bit for bit
+# those an x86 machine recorded in tests/data/integer_linear_bits.json (written by
+# INTEGER_BITS_WRITE=1 pytest -k integer_linears_give_the_recorded_bits, on x86 with AVX2 or
+# VNNI). The inputs are integer formulas, not a random generator: the same floats on any machine.
 
-INT8_BITS = os.path.join(os.path.dirname(__file__), "data", "int8_linear_bits.json")
+INTEGER_BITS = os.path.join(os.path.dirname(__file__), "data", "integer_linear_bits.json")
 
 
 def _formula(rows: int, cols: int, a: int, b: int, scale: float) -> np.ndarray:
@@ -621,29 +621,48 @@ def _formula(rows: int, cols: int, a: int, b: int, scale: float) -> np.ndarray:
     return (((i * a + j * b + i * j) % 2001 - 1000) * scale).astype(np.float32)
 
 
-def _int8_bits_outputs() -> dict[str, list[int]]:
-    out_f, in_f = 40, 320  # two tiles and a half; ten K-blocks of 32
-    w = _formula(out_f, in_f, 7919, 104729, 5e-5)
-    u = _formula(out_f, in_f, 15485863, 7, 4e-5)
-    bias = _formula(1, out_f, 3, 11, 1e-3)[0]
-    pw, pu = ops.prepack_int8_blocked(w), ops.prepack_int8_blocked(u)
+def _integer_bits_outputs(fmt: str) -> dict[str, np.ndarray]:
     res = {}
-    for m in (1, 2, 3, 17):
-        x = _formula(m, in_f, 31, 17, 2e-3)
-        res[f"linear m={m}"] = ops.linear_int8_w8a16(x, pw, bias)
-        res[f"swiglu m={m}"] = ops.linear_swiglu_int8(x, pw, pu, (bias, None))
-    return {k: v.astype(np.float32).ravel().view(np.uint32).tolist() for k, v in res.items()}
+    out_f = 40  # two tiles and a half
+    for in_f in (320, 77) if fmt == "int4-min" else (320,):  # int4-min: any K (a short, odd last block)
+        w = _formula(out_f, in_f, 7919, 104729, 5e-5)
+        u = _formula(out_f, in_f, 15485863, 7, 4e-5)
+        bias = _formula(1, out_f, 3, 11, 1e-3)[0]
+        for m in (1, 2, 3, 17):
+            x = _formula(m, in_f, 31, 17, 2e-3)
+            key = f"{fmt} K={in_f} m={m}"
+            if fmt == "int8":
+                pw, pu = ops.prepack_int8_blocked(w), ops.prepack_int8_blocked(u)
+                res[f"{key} linear"] = ops.linear_int8_w8a16(x, pw, bias)
+                res[f"{key} swiglu"] = ops.linear_swiglu_int8(x, pw, pu, (bias, None))
+            else:
+                pw, pu = ops.prepack_int4_min_blocked(w), ops.prepack_int4_min_blocked(u)
+                res[f"{key} linear"] = ops.linear_int4_min(x, pw, bias)
+                res[f"{key} gelu"] = ops.linear_int4_min(x, pw, bias, gelu=True)
+                res[f"{key} swiglu"] = ops.linear_swiglu_int4_min(x, pw, pu, (bias, None))
+    return res
 
 
-def test_int8_linears_give_the_recorded_bits():
-    if not int16_gemm_applies("int8", 1):
-        pytest.skip(f"the int8 linears here ({ops.cpu_isa()}) are the f32 kernels, not the integer ones")
-    got = _int8_bits_outputs()
-    if os.environ.get("INT8_BITS_WRITE") == "1":
-        with open(INT8_BITS, "w", encoding="utf-8") as f:
-            json.dump({"machine": platform.machine(), "isa": ops.cpu_isa(), "outputs": got}, f)
-    with open(INT8_BITS, encoding="utf-8") as f:
-        want = json.load(f)["outputs"]
+def _bits(a: np.ndarray) -> list[int]:
+    return np.ascontiguousarray(a, np.float32).ravel().view(np.uint32).tolist()
+
+
+@pytest.mark.parametrize("fmt", ["int8", "int4-min"])
+def test_integer_linears_give_the_recorded_bits(fmt):
+    if not int16_gemm_applies(fmt, 1):
+        pytest.skip(f"{fmt} linears here ({ops.cpu_isa()}) are the f32 kernels, not the integer ones")
+    got = {k: _bits(v) for k, v in _integer_bits_outputs(fmt).items()}
+    if os.environ.get("INTEGER_BITS_WRITE") == "1":
+        rec = {}
+        if os.path.exists(INTEGER_BITS):
+            with open(INTEGER_BITS, encoding="utf-8") as f:
+                rec = json.load(f)
+        rec.setdefault("outputs", {}).update(got)
+        rec.update(machine=platform.machine(), isa=ops.cpu_isa())
+        with open(INTEGER_BITS, "w", encoding="utf-8") as f:
+            json.dump(rec, f)
+    with open(INTEGER_BITS, encoding="utf-8") as f:
+        want = {k: v for k, v in json.load(f)["outputs"].items() if k.startswith(fmt + " ")}
     assert sorted(got) == sorted(want)
     for key, bits in want.items():
         diff = [i for i, (a, b) in enumerate(zip(got[key], bits)) if a != b]

@@ -181,27 +181,33 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
 #endif
 
 #if defined(VT_HAVE_NEON_KERNELS)
-// int8 on 64-bit ARM (cpu_neon()): x rounded to int16 once for every thread, then
-// cpu::linear_int8_neon for every m (the x86 int8 kernels' bits).
-bool neon_int8(const cpu::LinearJob& job) {
-    const auto ok = [](const cpu::DenseW& w) { return w.kind == cpu::kInt8Blocked && cpu::int16_gemm_ok(w); };
+// int8 and int4-min on 64-bit ARM (cpu_neon()): x rounded to int16 once for every thread, then
+// cpu::linear_neon for every m (the x86 integer kernels' bits).
+bool neon_linear(const cpu::LinearJob& job) {
+    const int kind = job.w.kind;
+    const auto ok = [kind](const cpu::DenseW& w) {
+        return (w.kind == cpu::kInt8Blocked || w.kind == cpu::kInt4Min) && w.kind == kind && cpu::int16_gemm_ok(w);
+    };
     return cpu_neon() && ok(job.w) && (!cpu::gated(job.act) || (ok(job.w2) && job.w2.kb == job.w.kb));
 }
 
-void run_neon_int8(const cpu::LinearJob& job) {
+void run_neon(const cpu::LinearJob& job) {
     cpu::LinearJob gj = job;
     const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
     int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
     float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
+    float* qsum = job.w.kind == cpu::kInt4Min ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
     const auto rows = [&](int64_t i0, int64_t i1, int) {
-        cpu::quantize_x16_portable(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb, cpu::kXq16Max);
+        cpu::quantize_x16_portable(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
+                                   qsum ? qsum + i0 * nkb : nullptr, cpu::kXq16Max);
     };
     if (job.m * in < (int64_t(1) << 16)) rows(0, job.m, 0);  // a decode step: not worth the pool
     else parallel_for(job.m, 1, rows);
     gj.xq = q;
     gj.xqs = qs;
     gj.xq_ld = ld;
-    const auto run = [&](int64_t t0, int64_t t1, int) { cpu::linear_int8_neon(gj, t0, t1); };
+    gj.xqsum = qsum;
+    const auto run = [&](int64_t t0, int64_t t1, int) { cpu::linear_neon(gj, t0, t1); };
     if (job.m <= cpu::kGemvMaxM) parallel_for_balanced(job.w.ntiles, 1, run);  // memory-bound: balanced
     else parallel_for(job.w.ntiles, 1, run);
 }
@@ -209,8 +215,8 @@ void run_neon_int8(const cpu::LinearJob& job) {
 
 void run_dense(const cpu::LinearJob& job) {
 #if defined(VT_HAVE_NEON_KERNELS)
-    if (neon_int8(job)) {
-        run_neon_int8(job);
+    if (neon_linear(job)) {
+        run_neon(job);
         return;
     }
 #endif

@@ -184,12 +184,13 @@ constexpr int64_t kGemvMaxM = 4;
 
 #if defined(VT_HAVE_NEON_KERNELS)
 // 64-bit ARM (kernels_neon.cpp): x rounded to int16 per row and K-block as quantize_x16_avx2
-// rounds it (xs NaN for a block holding a NaN or infinity; no block sums), and the int8
-// linear on it for every m (int16_gemm_ok int8 weights; swiglu's up weight of the same kind and
-// block) — gemv_tile_i8x16's integers, f32 steps and epilogue: the x86 int8 kernels' bits.
+// rounds it (xs NaN for a block holding a NaN or infinity; xsum, when not null, the blocks'
+// sums of the rounded x), and the int8 / int4-min linear on it for every m (int16_gemm_ok
+// weights of those kinds; swiglu's up weight of the same kind and block) — gemv_tile_i8x16's /
+// gemv_tile_i4x8's integers, f32 steps and epilogue: the x86 integer kernels' bits.
 void quantize_x16_portable(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,
-                           int16_t qmax);
-void linear_int8_neon(const LinearJob& job, int64_t t0, int64_t t1);
+                           float* xsum, int16_t qmax);
+void linear_neon(const LinearJob& job, int64_t t0, int64_t t1);
 #endif
 constexpr int64_t kGemvMaxMAvx512 = 8;
 inline int64_t gemv_max_m(int level) { return level == 2 ? kGemvMaxMAvx512 : kGemvMaxM; }

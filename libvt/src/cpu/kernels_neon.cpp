@@ -1,13 +1,16 @@
-// int8 linears on 64-bit ARM (NEON, the baseline of every aarch64 CPU): the arithmetic of the
-// x86 integer kernels, so an int8 model gives the same bits on ARM as on x86.
+// int8 and int4-min linears on 64-bit ARM (NEON, the baseline of every aarch64 CPU): the
+// arithmetic of the x86 integer kernels, so their linears give the same bits on ARM as on x86.
 //
 // x is rounded per row and K-block to int16 as quantize_x16_avx2 rounds it (scale = max |x| /
 // 32639, round to nearest even; a block holding a NaN or infinity gives NaN), each block's sum
 // over k of weight (int8) times x (int16) is formed exactly in int32 by widening multiply-adds
 // (smlal: |sum| <= kb * 127 * 32639 < 2^31 for kb <= 512), and the f32 steps after it are
 // gemv_tile_i8x16's, operation for operation: scale = f16(block scale) * rowmul, then
-// acc = fma(float(sum), scale * xs, acc) block after block; the epilogue (bias, GELU, SwiGLU,
-// GeGLU) is kernels_avx2.cpp's with the same polynomial, fused multiply-adds and divisions.
+// acc = fma(float(sum), scale * xs, acc) block after block. int4-min (gemv_tile_i4x8's steps):
+// the nibbles u (0..15) times x's int16 likewise exact in int32 (15 * 32639 * kb < 2^31), then
+// acc = fma(float(sum), scale * xs, acc) and acc = fma(min * rowmul, xqsum * xs, acc), xqsum
+// being the block's sum of the rounded x. The epilogue (bias, GELU, SwiGLU, GeGLU) is
+// kernels_avx2.cpp's with the same polynomial, fused multiply-adds and divisions.
 // Against the generic kernels (f32 weights, f32 x) this is half the vector instructions per
 // weight (a load, two sign extensions and four smlal per 16 weights and row, where the f32 path
 // converts every weight to f32 first). Its speed has not been measured: the ARM runs so far are
@@ -125,6 +128,60 @@ inline void tile_i8(const DenseW& w, int64_t t, const int16_t* xq, int64_t ldq, 
         for (int j = 0; j < 4; ++j) out[i].v[j] = f[i][j];
 }
 
+// int4-min: rows i < R of x against tile t, as gemv_tile_i4x8 (Min): the block sums of u * xq
+// (u the nibble: low for even k, high for odd k of each pair's byte), then its f32 steps.
+// xsum: the rounded x's block sums (exact integers in f32).
+template <int R>
+inline void tile_i4m(const DenseW& w, int64_t t, const int16_t* xq, int64_t ldq, const float* xs, const float* xsum,
+                     int64_t nkb, Row16* out) {
+    const uint8_t* tile = w.tiles + t * w.tile_bytes;
+    const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const int64_t kb = w.kb, np_all = (w.in + 1) / 2;
+    float32x4_t rm[4];
+    for (int j = 0; j < 4; ++j) rm[j] = vld1q_f32(w.rowmul + t * L + 4 * j);
+    const uint8x16_t low4 = vdupq_n_u8(0x0F);
+    float32x4_t f[R][4];
+    for (int i = 0; i < R; ++i)
+        for (int j = 0; j < 4; ++j) f[i][j] = splat(0.0f);
+    for (int64_t b = 0; b < nkb; ++b) {
+        const int64_t p0 = b * kb / 2, p1 = p0 + kb / 2 < np_all ? p0 + kb / 2 : np_all;
+        int32x4_t a[R][4];
+        for (int i = 0; i < R; ++i)
+            for (int j = 0; j < 4; ++j) a[i][j] = vdupq_n_s32(0);
+        for (int64_t p = p0; p < p1; ++p) {
+            const uint8x16_t v = vld1q_u8(tile + p * L);
+            const uint8x16_t ue = vandq_u8(v, low4), uo = vshrq_n_u8(v, 4);  // k = 2p, 2p + 1
+            const int16x8_t e_lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(ue)));
+            const int16x8_t e_hi = vreinterpretq_s16_u16(vmovl_high_u8(ue));
+            const int16x8_t o_lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(uo)));
+            const int16x8_t o_hi = vreinterpretq_s16_u16(vmovl_high_u8(uo));
+            for (int i = 0; i < R; ++i) {
+                const int16_t x0 = xq[i * ldq + 2 * p], x1 = xq[i * ldq + 2 * p + 1];
+                a[i][0] = vmlal_n_s16(vmlal_n_s16(a[i][0], vget_low_s16(e_lo), x0), vget_low_s16(o_lo), x1);
+                a[i][1] = vmlal_high_n_s16(vmlal_high_n_s16(a[i][1], e_lo, x0), o_lo, x1);
+                a[i][2] = vmlal_n_s16(vmlal_n_s16(a[i][2], vget_low_s16(e_hi), x0), vget_low_s16(o_hi), x1);
+                a[i][3] = vmlal_high_n_s16(vmlal_high_n_s16(a[i][3], e_hi, x0), o_hi, x1);
+            }
+        }
+        float32x4_t s[4], mv[4];
+        for (int j = 0; j < 4; ++j) {
+            s[j] = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(sc + b * L + 4 * j))), rm[j]);
+            mv[j] = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(mn + b * L + 4 * j))), rm[j]);
+        }
+        for (int i = 0; i < R; ++i) {
+            const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
+            const float32x4_t x8 = splat(xsv), sm = splat(sq * xsv);
+            for (int j = 0; j < 4; ++j) {
+                f[i][j] = vfmaq_f32(f[i][j], vcvtq_f32_s32(a[i][j]), vmulq_f32(s[j], x8));
+                f[i][j] = vfmaq_f32(f[i][j], mv[j], sm);
+            }
+        }
+    }
+    for (int i = 0; i < R; ++i)
+        for (int j = 0; j < 4; ++j) out[i].v[j] = f[i][j];
+}
+
 // kernels_avx2.cpp's epilogue on one row's tile: bias, the activation, the valid columns stored.
 void epilogue(const LinearJob& job, int64_t t, const Row16& g0, const Row16& u0, float* yrow) {
     const int64_t c0 = t * L, valid = job.w.out - c0 < L ? job.w.out - c0 : L;
@@ -159,7 +216,7 @@ void epilogue(const LinearJob& job, int64_t t, const Row16& g0, const Row16& u0,
 }  // namespace
 
 void quantize_x16_portable(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,
-                           int16_t qmax) {
+                           float* xsum, int16_t qmax) {
     const int64_t nkb = (in + kb - 1) / kb;
     for (int64_t i = 0; i < m; ++i) {
         for (int64_t b = 0; b < nkb; ++b) {
@@ -176,35 +233,41 @@ void quantize_x16_portable(const float* x, int64_t m, int64_t in, int64_t kb, in
             }
             if (nonfinite || !(am > 0.f)) {
                 xs[i * nkb + b] = nonfinite ? std::numeric_limits<float>::quiet_NaN() : 0.f;
+                if (xsum) xsum[i * nkb + b] = 0.f;
                 std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(n));
                 continue;
             }
             xs[i * nkb + b] = am / qmax;
             const float inv = qmax / am;
+            int64_t sum = 0;
             for (int64_t k = 0; k < n; ++k) {  // |x inv| <= qmax (to the last ulp): no clamp reached
                 const float q = std::nearbyint(xb[k] * inv);
                 qb[k] = static_cast<int16_t>(q > qmax ? qmax : (q < -qmax ? -qmax : q));
+                sum += qb[k];
             }
+            if (xsum) xsum[i * nkb + b] = static_cast<float>(sum);
         }
     }
 }
 
-void linear_int8_neon(const LinearJob& job, int64_t t0, int64_t t1) {
+void linear_neon(const LinearJob& job, int64_t t0, int64_t t1) {
     const int64_t out = job.w.out, nkb = num_kblocks(job.w);
-    const bool two = gated(job.act);
+    const bool two = gated(job.act), i4m = job.w.kind == kInt4Min;
+    const auto tile = [&](const DenseW& w, int64_t t, int64_t i0, int64_t r, Row16* o) {
+        const int16_t* xq = job.xq + i0 * job.xq_ld;
+        const float* xs = job.xqs + i0 * nkb;
+        const float* xsum = i4m ? job.xqsum + i0 * nkb : nullptr;
+        if (i4m && r == 2) tile_i4m<2>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
+        else if (i4m) tile_i4m<1>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
+        else if (r == 2) tile_i8<2>(w, t, xq, job.xq_ld, xs, nkb, o);
+        else tile_i8<1>(w, t, xq, job.xq_ld, xs, nkb, o);
+    };
     for (int64_t t = t0; t < t1; ++t) {
         for (int64_t i0 = 0; i0 < job.m; i0 += 2) {  // rows in pairs: two rows' sums fill the registers
             const int64_t r = job.m - i0 < 2 ? job.m - i0 : 2;
-            const int16_t* xq = job.xq + i0 * job.xq_ld;
-            const float* xs = job.xqs + i0 * nkb;
             Row16 g[2], u[2];
-            if (r == 2) {
-                tile_i8<2>(job.w, t, xq, job.xq_ld, xs, nkb, g);
-                if (two) tile_i8<2>(job.w2, t, xq, job.xq_ld, xs, nkb, u);
-            } else {
-                tile_i8<1>(job.w, t, xq, job.xq_ld, xs, nkb, g);
-                if (two) tile_i8<1>(job.w2, t, xq, job.xq_ld, xs, nkb, u);
-            }
+            tile(job.w, t, i0, r, g);
+            if (two) tile(job.w2, t, i0, r, u);
             for (int64_t i = 0; i < r; ++i) epilogue(job, t, g[i], two ? u[i] : g[i], job.y + (i0 + i) * out);
         }
     }
