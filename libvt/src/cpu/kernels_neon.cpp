@@ -11,10 +11,10 @@
 // acc = fma(float(sum), scale * xs, acc) and acc = fma(min * rowmul, xqsum * xs, acc), xqsum
 // being the block's sum of the rounded x. The epilogue (bias, GELU, SwiGLU, GeGLU) is
 // kernels_avx2.cpp's with the same polynomial, fused multiply-adds and divisions.
-// Against the generic kernels (f32 weights, f32 x) this is half the vector instructions per
-// weight (a load, two sign extensions and four smlal per 16 weights and row, where the f32 path
-// converts every weight to f32 first). Its speed has not been measured: the ARM runs so far are
-// emulated (docs/packaging.md, "64-bit ARM").
+// The compiled int8 loop takes 12 instructions per k of a tile (16 weights, one row: a load,
+// x's broadcast, two sign extensions, two ext, four smlal, the loop's two), where the generic
+// kernels call a decode function per k and keep their sums in memory. Speed on an ARM CPU is
+// unmeasured: the runs so far are emulated (bench/results/aarch64-qemu-neon-20261129.md).
 
 #include <arm_neon.h>
 
