@@ -137,6 +137,34 @@ inline bool int16_gemm_ok(const DenseW& w) {
 // which the kernel reads whole), plus 32 int16 so that rows of a power-of-two width do not sit
 // 4 KiB apart (the 6 rows the microkernel reads at once would share L1 sets and alias).
 inline int64_t xq_stride(int64_t in, int64_t kb) { return (in + kb - 1) / kb * kb + 32; }
+// The pieces of x's rounding that quantize_x16_avx2 and the portable quantize_x16_portable
+// share (one rounding, two instruction sets). Internal linkage: each kernel library keeps its
+// own copy, compiled with its own flags (no inline function shared across them).
+namespace {
+// |x[k]| of k in [k0, n) into the block's running max am, nonfinite set by a NaN or infinity.
+inline void x16_absmax(const float* x, int64_t k0, int64_t n, float& am, bool& nonfinite) {
+    for (int64_t k = k0; k < n; ++k) {
+        const float ax = __builtin_fabsf(x[k]);
+        nonfinite = nonfinite || !(ax < __builtin_huge_valf());
+        am = ax > am ? ax : am;
+    }
+}
+// The block's scale xs = am / qmax and the factor qmax / am that rounds it (true), or, for a
+// block of zeros or one holding a NaN or infinity, xs = 0 or NaN, its sum 0 and its n values
+// of qb zero (false: nothing left to round).
+inline bool x16_block_scale(float am, bool nonfinite, int16_t qmax, int16_t* qb, int64_t n, float* xs, float* xsum,
+                            float* inv) {
+    if (nonfinite || !(am > 0.f)) {
+        *xs = nonfinite ? __builtin_nanf("") : 0.f;
+        if (xsum) *xsum = 0.f;
+        for (int64_t k = 0; k < n; ++k) qb[k] = 0;
+        return false;
+    }
+    *xs = am / qmax;
+    *inv = qmax / am;
+    return true;
+}
+}  // namespace
 // Fills xq [m * ld], xs [m * nkb] and, when not null, xsum [m * nkb] as LinearJob::xq and
 // LinearJob::xqsum describe (AVX2 code).
 void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,

@@ -1708,19 +1708,10 @@ void quantize_x16_avx2(const float* x, int64_t m, int64_t in, int64_t kb, int16_
             float am = 0.f;
             for (float v : lanes) am = v > am ? v : am;
             bool nonfinite = _mm256_movemask_ps(bad) != 0;
-            for (int64_t r = k; r < n; ++r) {
-                const float ax = std::fabs(xb[r]);
-                nonfinite = nonfinite || !(ax < std::numeric_limits<float>::infinity());
-                am = ax > am ? ax : am;
-            }
-            if (nonfinite || !(am > 0.f)) {
-                xs[i * nkb + b] = nonfinite ? std::numeric_limits<float>::quiet_NaN() : 0.f;
-                if (xsum) xsum[i * nkb + b] = 0.f;
-                std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(n));
+            x16_absmax(xb, k, n, am, nonfinite);
+            float inv;
+            if (!x16_block_scale(am, nonfinite, qmax, qb, n, xs + i * nkb + b, xsum ? xsum + i * nkb + b : nullptr, &inv))
                 continue;
-            }
-            xs[i * nkb + b] = am / qmax;
-            const float inv = qmax / am;
             const __m256 iv = _mm256_set1_ps(inv);
             __m256i sum8 = _mm256_setzero_si256();
             k = 0;

@@ -20,7 +20,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "../ops/cpu_clones.h"
 #include "../ops/exp_nonpos.h"
@@ -224,21 +223,11 @@ void quantize_x16_portable(const float* x, int64_t m, int64_t in, int64_t kb, in
             int16_t* qb = xq + i * ld + b * kb;
             const int64_t n = kb < in - b * kb ? kb : in - b * kb;
             std::memset(qb + n, 0, sizeof(int16_t) * static_cast<size_t>(kb - n));  // a short last block
-            float am = 0.f;
+            float am = 0.f, inv;
             bool nonfinite = false;
-            for (int64_t k = 0; k < n; ++k) {
-                const float ax = std::fabs(xb[k]);
-                nonfinite = nonfinite || !(ax < std::numeric_limits<float>::infinity());
-                am = ax > am ? ax : am;
-            }
-            if (nonfinite || !(am > 0.f)) {
-                xs[i * nkb + b] = nonfinite ? std::numeric_limits<float>::quiet_NaN() : 0.f;
-                if (xsum) xsum[i * nkb + b] = 0.f;
-                std::memset(qb, 0, sizeof(int16_t) * static_cast<size_t>(n));
+            x16_absmax(xb, 0, n, am, nonfinite);
+            if (!x16_block_scale(am, nonfinite, qmax, qb, n, xs + i * nkb + b, xsum ? xsum + i * nkb + b : nullptr, &inv))
                 continue;
-            }
-            xs[i * nkb + b] = am / qmax;
-            const float inv = qmax / am;
             int64_t sum = 0;
             for (int64_t k = 0; k < n; ++k) {  // |x inv| <= qmax (to the last ulp): no clamp reached
                 const float q = std::nearbyint(xb[k] * inv);
