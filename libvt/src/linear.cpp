@@ -84,6 +84,10 @@ bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
     const bool avx512_int4 = level == 2 && w.kind == cpu::kInt4Blocked && w.kb == 32;
     return (level == 1 || avx512_int4 || vnni_linear(w)) && cpu::int16_gemm_ok(w) &&
            (w2 == nullptr || w2->kind == w.kind);
+#elif defined(VT_HAVE_NEON_KERNELS)
+    // 64-bit ARM: int8 and int4-min (run_neon; the x86 kernels' bits)
+    return cpu_neon() && (w.kind == cpu::kInt8Blocked || w.kind == cpu::kInt4Min) && cpu::int16_gemm_ok(w) &&
+           (w2 == nullptr || (w2->kind == w.kind && w2->kb == w.kb));
 #else
     (void)w;
     (void)w2;
@@ -181,16 +185,8 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
 #endif
 
 #if defined(VT_HAVE_NEON_KERNELS)
-// int8 and int4-min on 64-bit ARM (cpu_neon()): x rounded to int16 once for every thread, then
-// cpu::linear_neon for every m (the x86 integer kernels' bits).
-bool neon_linear(const cpu::LinearJob& job) {
-    const int kind = job.w.kind;
-    const auto ok = [kind](const cpu::DenseW& w) {
-        return (w.kind == cpu::kInt8Blocked || w.kind == cpu::kInt4Min) && w.kind == kind && cpu::int16_gemm_ok(w);
-    };
-    return cpu_neon() && ok(job.w) && (!cpu::gated(job.act) || (ok(job.w2) && job.w2.kb == job.w.kb));
-}
-
+// int8 and int4-min on 64-bit ARM (integer_kernels): x rounded to int16 once for every thread,
+// then cpu::linear_neon for every m (the x86 integer kernels' bits).
 void run_neon(const cpu::LinearJob& job) {
     cpu::LinearJob gj = job;
     const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
@@ -215,7 +211,7 @@ void run_neon(const cpu::LinearJob& job) {
 
 void run_dense(const cpu::LinearJob& job) {
 #if defined(VT_HAVE_NEON_KERNELS)
-    if (neon_linear(job)) {
+    if (integer_kernels(job.w, cpu::gated(job.act) ? &job.w2 : nullptr)) {
         run_neon(job);
         return;
     }
