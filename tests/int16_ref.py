@@ -52,14 +52,14 @@ def int16_gemm_applies(fmt: str, m: int, isa: str | None = None, kb: int = 32) -
     """Whether a linear of format fmt over m rows with K-blocks of kb rounds x as round_x16 does
     (at CPU level isa, default the one in use): every integer format on AVX2, int4 with kb = 32
     on AVX-512 too, and int4-min, mxfp4 and int8 on AVX-512 CPUs with VNNI + VBMI (libvt/src/linear.cpp,
-    integer_kernels; ops.cpu_vnni() tells, for this CPU), and int8 and int4-min on 64-bit ARM ("neon"). Every block size the tests use is
+    integer_kernels; ops.cpu_vnni() tells, for this CPU), and int8, int4 and int4-min on 64-bit ARM ("neon"). Every block size the tests use is
     even and <= 512."""
     del m  # every number of rows: the GEMV (m <= 4) and the GEMM alike
     # a process of this level has the VNNI + VBMI kernels? (VT_ISA=avx512-novnni: not)
     vnni = ops.cpu_vnni() if isa is None else (isa == "avx512" and cpu_has_vnni())
     isa = "avx512" if isa == "avx512-novnni" else (isa or ops.cpu_isa())
     avx512 = isa == "avx512" and ((fmt == "int4" and kb == 32) or (fmt in ("int4-min", "int8", "mxfp4") and vnni))
-    neon = isa == "neon" and fmt in ("int8", "int4-min")  # 64-bit ARM's (libvt/src/cpu/kernels_neon.cpp)
+    neon = isa == "neon" and fmt != "mxfp4"  # 64-bit ARM's (libvt/src/cpu/kernels_neon.cpp)
     return fmt in INT16_FORMATS and (isa == "avx2" or avx512 or neon)
 
 

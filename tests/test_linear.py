@@ -604,9 +604,9 @@ def test_parallel_regions_count_hand_offs_to_the_pool():
         ops.set_num_threads(before)
 
 
-# ---- int8 and int4-min linears: the same bits on every CPU whose integer kernels run -------
+# ---- int8, int4-min and int4 linears: the same bits on every CPU whose integer kernels run --
 #
-# AVX2, AVX-512 with VNNI + VBMI and 64-bit ARM (NEON) compute an int8 or int4-min linear in the
+# AVX2, AVX-512 with VNNI + VBMI and 64-bit ARM (NEON) compute an int8, int4-min or int4 linear in the
 # same integers and f32 steps (docs/guide.md, "Numerics"), so their outputs are bit for bit
 # those an x86 machine recorded in tests/data/integer_linear_bits.json (written by
 # INTEGER_BITS_WRITE=1 pytest -k integer_linears_give_the_recorded_bits, on x86 with AVX2 or
@@ -624,7 +624,7 @@ def _formula(rows: int, cols: int, a: int, b: int, scale: float) -> np.ndarray:
 def _integer_bits_outputs(fmt: str) -> dict[str, np.ndarray]:
     res = {}
     out_f = 40  # two tiles and a half
-    for in_f in (320, 77) if fmt == "int4-min" else (320,):  # int4-min: any K (a short, odd last block)
+    for in_f in (320, 77) if fmt != "int8" else (320,):  # 4-bit: any K (a short, odd last block)
         w = _formula(out_f, in_f, 7919, 104729, 5e-5)
         u = _formula(out_f, in_f, 15485863, 7, 4e-5)
         bias = _formula(1, out_f, 3, 11, 1e-3)[0]
@@ -635,11 +635,16 @@ def _integer_bits_outputs(fmt: str) -> dict[str, np.ndarray]:
                 pw, pu = ops.prepack_int8_blocked(w), ops.prepack_int8_blocked(u)
                 res[f"{key} linear"] = ops.linear_int8_w8a16(x, pw, bias)
                 res[f"{key} swiglu"] = ops.linear_swiglu_int8(x, pw, pu, (bias, None))
-            else:
+            elif fmt == "int4-min":
                 pw, pu = ops.prepack_int4_min_blocked(w), ops.prepack_int4_min_blocked(u)
                 res[f"{key} linear"] = ops.linear_int4_min(x, pw, bias)
                 res[f"{key} gelu"] = ops.linear_int4_min(x, pw, bias, gelu=True)
                 res[f"{key} swiglu"] = ops.linear_swiglu_int4_min(x, pw, pu, (bias, None))
+            else:
+                pw, pu = ops.prepack_int4_blocked(w), ops.prepack_int4_blocked(u)
+                res[f"{key} linear"] = ops.linear_int4(x, pw, bias)
+                res[f"{key} gelu"] = ops.linear_int4(x, pw, bias, gelu=True)
+                res[f"{key} swiglu"] = ops.linear_swiglu_int4(x, pw, pu, (bias, None))
     return res
 
 
@@ -647,7 +652,7 @@ def _bits(a: np.ndarray) -> list[int]:
     return np.ascontiguousarray(a, np.float32).ravel().view(np.uint32).tolist()
 
 
-@pytest.mark.parametrize("fmt", ["int8", "int4-min"])
+@pytest.mark.parametrize("fmt", ["int8", "int4-min", "int4"])
 def test_integer_linears_give_the_recorded_bits(fmt):
     if not int16_gemm_applies(fmt, 1):
         pytest.skip(f"{fmt} linears here ({ops.cpu_isa()}) are the f32 kernels, not the integer ones")

@@ -85,8 +85,9 @@ bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
     return (level == 1 || avx512_int4 || vnni_linear(w)) && cpu::int16_gemm_ok(w) &&
            (w2 == nullptr || w2->kind == w.kind);
 #elif defined(VT_HAVE_NEON_KERNELS)
-    // 64-bit ARM: int8 and int4-min (run_neon; the x86 kernels' bits)
-    return cpu_neon() && (w.kind == cpu::kInt8Blocked || w.kind == cpu::kInt4Min) && cpu::int16_gemm_ok(w) &&
+    // 64-bit ARM: int8, int4-min and int4 (run_neon; the x86 integer kernels' bits, AVX2's for
+    // int4 of any even block)
+    return cpu_neon() && w.kind != cpu::kMxfp4 && cpu::int16_gemm_ok(w) &&
            (w2 == nullptr || (w2->kind == w.kind && w2->kb == w.kb));
 #else
     (void)w;
@@ -185,17 +186,17 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
 #endif
 
 #if defined(VT_HAVE_NEON_KERNELS)
-// int8 and int4-min on 64-bit ARM (integer_kernels): x rounded to int16 once for every thread,
-// then cpu::linear_neon for every m (the x86 integer kernels' bits).
+// int8, int4-min and int4 on 64-bit ARM (integer_kernels): x rounded to int16 (int4: to
+// |q| <= 127) once for every thread, then cpu::linear_neon for every m (the x86 integer kernels' bits).
 void run_neon(const cpu::LinearJob& job) {
     cpu::LinearJob gj = job;
     const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
     int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
     float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
-    float* qsum = job.w.kind == cpu::kInt4Min ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
+    float* qsum = cpu::int4_kind(job.w) ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
     const auto rows = [&](int64_t i0, int64_t i1, int) {
         cpu::quantize_x16_portable(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
-                                   qsum ? qsum + i0 * nkb : nullptr, cpu::kXq16Max);
+                                   qsum ? qsum + i0 * nkb : nullptr, cpu::xq_max(job.w));
     };
     if (job.m * in < (int64_t(1) << 16)) rows(0, job.m, 0);  // a decode step: not worth the pool
     else parallel_for(job.m, 1, rows);

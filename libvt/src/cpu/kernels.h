@@ -213,9 +213,10 @@ constexpr int64_t kGemvMaxM = 4;
 #if defined(VT_HAVE_NEON_KERNELS)
 // 64-bit ARM (kernels_neon.cpp): x rounded to int16 per row and K-block as quantize_x16_avx2
 // rounds it (xs NaN for a block holding a NaN or infinity; xsum, when not null, the blocks'
-// sums of the rounded x), and the int8 / int4-min linear on it for every m (int16_gemm_ok
-// weights of those kinds; swiglu's up weight of the same kind and block) — gemv_tile_i8x16's /
-// gemv_tile_i4x8's integers, f32 steps and epilogue: the x86 integer kernels' bits.
+// sums of the rounded x), and the int8 / int4-min / int4 linear on it for every m
+// (int16_gemm_ok weights of those kinds; swiglu's up weight of the same kind and block) —
+// gemv_tile_i8x16's / gemv_tile_i4x8's / gemv_tile_i4a8's integers, f32 steps and epilogue:
+// the x86 integer kernels' bits.
 void quantize_x16_portable(const float* x, int64_t m, int64_t in, int64_t kb, int16_t* xq, int64_t ld, float* xs,
                            float* xsum, int16_t qmax);
 void linear_neon(const LinearJob& job, int64_t t0, int64_t t1);

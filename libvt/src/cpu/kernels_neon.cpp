@@ -1,4 +1,4 @@
-// int8 and int4-min linears on 64-bit ARM (NEON, the baseline of every aarch64 CPU): the
+// int8, int4-min and int4 linears on 64-bit ARM (NEON, the baseline of every aarch64 CPU): the
 // arithmetic of the x86 integer kernels, so their linears give the same bits on ARM as on x86.
 //
 // x is rounded per row and K-block to int16 as quantize_x16_avx2 rounds it (scale = max |x| /
@@ -9,7 +9,8 @@
 // acc = fma(float(sum), scale * xs, acc) block after block. int4-min (gemv_tile_i4x8's steps):
 // the nibbles u (0..15) times x's int16 likewise exact in int32 (15 * 32639 * kb < 2^31), then
 // acc = fma(float(sum), scale * xs, acc) and acc = fma(min * rowmul, xqsum * xs, acc), xqsum
-// being the block's sum of the rounded x. The epilogue (bias, GELU, SwiGLU, GeGLU) is
+// being the block's sum of the rounded x. int4 (gemv_tile_i4a8's steps): x rounded to |q| <= 127,
+// acc = fma(float(sum - 8 * xqsum), scale * xs, acc). The epilogue (bias, GELU, SwiGLU, GeGLU) is
 // kernels_avx2.cpp's with the same polynomial, fused multiply-adds and divisions.
 // The compiled int8 loop takes 12 instructions per k of a tile (16 weights, one row: a load,
 // x's broadcast, two sign extensions, two ext, four smlal, the loop's two), where the generic
@@ -127,15 +128,16 @@ inline void tile_i8(const DenseW& w, int64_t t, const int16_t* xq, int64_t ldq, 
         for (int j = 0; j < 4; ++j) out[i].v[j] = f[i][j];
 }
 
-// int4-min: rows i < R of x against tile t, as gemv_tile_i4x8 (Min): the block sums of u * xq
-// (u the nibble: low for even k, high for odd k of each pair's byte), then its f32 steps.
-// xsum: the rounded x's block sums (exact integers in f32).
-template <int R>
-inline void tile_i4m(const DenseW& w, int64_t t, const int16_t* xq, int64_t ldq, const float* xs, const float* xsum,
-                     int64_t nkb, Row16* out) {
+// int4-min (Min) and int4: rows i < R of x against tile t: the block sums of u * xq (u the
+// nibble: low for even k, high for odd k of each pair's byte), then gemv_tile_i4x8's (Min) or
+// gemv_tile_i4a8's (int4: q = u - 8, so 8 * xsum off the sum) f32 steps. xsum: the rounded x's
+// block sums (exact integers in f32).
+template <int R, bool Min>
+inline void tile_i4(const DenseW& w, int64_t t, const int16_t* xq, int64_t ldq, const float* xs, const float* xsum,
+                    int64_t nkb, Row16* out) {
     const uint8_t* tile = w.tiles + t * w.tile_bytes;
     const uint16_t* sc = reinterpret_cast<const uint16_t*>(tile + w.scale_off);
-    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);
+    const uint16_t* mn = reinterpret_cast<const uint16_t*>(tile + w.min_off);  // (Min only)
     const int64_t kb = w.kb, np_all = (w.in + 1) / 2;
     float32x4_t rm[4];
     for (int j = 0; j < 4; ++j) rm[j] = vld1q_f32(w.rowmul + t * L + 4 * j);
@@ -166,14 +168,19 @@ inline void tile_i4m(const DenseW& w, int64_t t, const int16_t* xq, int64_t ldq,
         float32x4_t s[4], mv[4];
         for (int j = 0; j < 4; ++j) {
             s[j] = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(sc + b * L + 4 * j))), rm[j]);
-            mv[j] = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(mn + b * L + 4 * j))), rm[j]);
+            if (Min) mv[j] = vmulq_f32(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(mn + b * L + 4 * j))), rm[j]);
         }
         for (int i = 0; i < R; ++i) {
             const float xsv = xs[i * nkb + b], sq = xsum[i * nkb + b];
             const float32x4_t x8 = splat(xsv), sm = splat(sq * xsv);
+            const int32x4_t m8 = vdupq_n_s32(8 * static_cast<int32_t>(sq));
             for (int j = 0; j < 4; ++j) {
-                f[i][j] = vfmaq_f32(f[i][j], vcvtq_f32_s32(a[i][j]), vmulq_f32(s[j], x8));
-                f[i][j] = vfmaq_f32(f[i][j], mv[j], sm);
+                if constexpr (Min) {
+                    f[i][j] = vfmaq_f32(f[i][j], vcvtq_f32_s32(a[i][j]), vmulq_f32(s[j], x8));
+                    f[i][j] = vfmaq_f32(f[i][j], mv[j], sm);
+                } else {
+                    f[i][j] = vfmaq_f32(f[i][j], vcvtq_f32_s32(vsubq_s32(a[i][j], m8)), vmulq_f32(s[j], x8));
+                }
             }
         }
     }
@@ -241,15 +248,23 @@ void quantize_x16_portable(const float* x, int64_t m, int64_t in, int64_t kb, in
 
 void linear_neon(const LinearJob& job, int64_t t0, int64_t t1) {
     const int64_t out = job.w.out, nkb = num_kblocks(job.w);
-    const bool two = gated(job.act), i4m = job.w.kind == kInt4Min;
+    const bool two = gated(job.act);
+    const int kind = job.w.kind;
     const auto tile = [&](const DenseW& w, int64_t t, int64_t i0, int64_t r, Row16* o) {
         const int16_t* xq = job.xq + i0 * job.xq_ld;
         const float* xs = job.xqs + i0 * nkb;
-        const float* xsum = i4m ? job.xqsum + i0 * nkb : nullptr;
-        if (i4m && r == 2) tile_i4m<2>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
-        else if (i4m) tile_i4m<1>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
-        else if (r == 2) tile_i8<2>(w, t, xq, job.xq_ld, xs, nkb, o);
-        else tile_i8<1>(w, t, xq, job.xq_ld, xs, nkb, o);
+        const float* xsum = job.xqsum ? job.xqsum + i0 * nkb : nullptr;
+        if (kind == kInt4Min) {
+            if (r == 2) tile_i4<2, true>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
+            else tile_i4<1, true>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
+        } else if (kind == kInt4Blocked) {
+            if (r == 2) tile_i4<2, false>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
+            else tile_i4<1, false>(w, t, xq, job.xq_ld, xs, xsum, nkb, o);
+        } else if (r == 2) {
+            tile_i8<2>(w, t, xq, job.xq_ld, xs, nkb, o);
+        } else {
+            tile_i8<1>(w, t, xq, job.xq_ld, xs, nkb, o);
+        }
     };
     for (int64_t t = t0; t < t1; ++t) {
         for (int64_t i0 = 0; i0 < job.m; i0 += 2) {  // rows in pairs: two rows' sums fill the registers
