@@ -13,7 +13,7 @@
 #                                                 # (ARCH=aarch64 tools/wheels/build_manylinux.sh),
 #                                                 # installed for that Python; libvt not rebuilt
 #
-# On aarch64 libvt runs its NEON int8 and int4-min linears (kernels_neon.cpp: the x86 integer kernels' bits)
+# On aarch64 libvt runs its NEON int8, int4-min and int4 linears (kernels_neon.cpp: the x86 integer kernels' bits)
 # and the generic C++ kernels for the rest (kernels_generic.cpp; the compiler vectorizes them
 # with NEON), whose speed is not measured here — qemu emulates, it does not time.
 # docs/packaging.md, "64-bit ARM".
