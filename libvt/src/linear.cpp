@@ -96,28 +96,40 @@ bool integer_kernels(const cpu::DenseW& w, const cpu::DenseW* w2) {
 #endif
 }
 
-#if defined(VT_HAVE_X86_KERNELS)
-// x rounded to int16 per K-block once, for every thread (cpu/kernels.h, LinearJob::xq), with
-// the block sums of the 4-bit kinds; split into bytes for the 4-bit GEMV (split).
-void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bool bytes16 = false,
-                   int64_t bytes16_from = 0) {
-    // bytes16: x split into two bytes per k for linear_int4_min_vnni (signed) / linear_int8_vnni
-    // (unsigned), rows bytes16_from .. m - 1 (the others left unwritten)
+#if defined(VT_HAVE_X86_KERNELS) || defined(VT_HAVE_NEON_KERNELS)
+// x rounded to int16 per K-block once, for every thread (cpu/kernels.h, LinearJob::xq), with the
+// block sums of the 4-bit kinds, by `quantize`: quantize_x16_avx2 on x86, quantize_x16_portable
+// on ARM (the same numbers).
+using QuantizeX16 = void (*)(const float*, int64_t, int64_t, int64_t, int16_t*, int64_t, float*, float*, int16_t);
+void quantize_rows(const cpu::LinearJob& job, cpu::LinearJob& gj, QuantizeX16 quantize) {
     const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
-    const bool four = cpu::int4_kind(job.w);
     int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
     float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
-    float* qsum = four ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
+    float* qsum = cpu::int4_kind(job.w) ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
     const auto rows = [&](int64_t i0, int64_t i1, int) {
-        cpu::quantize_x16_avx2(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
-                               qsum ? qsum + i0 * nkb : nullptr, cpu::xq_max(job.w));
+        quantize(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb, qsum ? qsum + i0 * nkb : nullptr,
+                 cpu::xq_max(job.w));
     };
     if (job.m * in < (int64_t(1) << 16)) rows(0, job.m, 0);  // a decode step: not worth the pool
-    else parallel_for(job.m, 1, [&](int64_t i0, int64_t i1, int t) { rows(i0, i1, t); });
+    else parallel_for(job.m, 1, rows);
     gj.xq = q;
     gj.xqs = qs;
     gj.xq_ld = ld;
     gj.xqsum = qsum;
+}
+#endif
+
+#if defined(VT_HAVE_X86_KERNELS)
+// x rounded by quantize_rows, then as the x86 integer kernels take it: narrowed to bytes (int4),
+// split into bytes for the 4-bit GEMV (split) or the VNNI kernels (bytes16).
+void round_x_int16(const cpu::LinearJob& job, bool split, cpu::LinearJob& gj, bool bytes16 = false,
+                   int64_t bytes16_from = 0) {
+    // bytes16: x split into two bytes per k for linear_int4_min_vnni (signed) / linear_int8_vnni
+    // (unsigned), rows bytes16_from .. m - 1 (the others left unwritten)
+    quantize_rows(job, gj, cpu::quantize_x16_avx2);
+    const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = gj.xq_ld;
+    const bool four = cpu::int4_kind(job.w);
+    const int16_t* q = gj.xq;
     if (cpu::xq_max(job.w) == cpu::kXq8Max && kb == 32 && !split) {  // the int4 GEMM's and VNNI GEMV's bytes
         int8_t* xb = thread_buffer<int8_t>(static_cast<size_t>(job.m * ld));
         cpu::narrow_x8_avx2(q, job.m, nkb * kb, ld, xb, ld);
@@ -190,20 +202,7 @@ void run_vnni_gemm(const cpu::LinearJob& job, cpu::LinearJob& gj) {
 // |q| <= 127) once for every thread, then cpu::linear_neon for every m (the x86 integer kernels' bits).
 void run_neon(const cpu::LinearJob& job) {
     cpu::LinearJob gj = job;
-    const int64_t in = job.w.in, nkb = cpu::num_kblocks(job.w), kb = job.w.kb, ld = cpu::xq_stride(in, kb);
-    int16_t* q = thread_buffer<int16_t>(static_cast<size_t>(job.m * ld));
-    float* qs = thread_buffer<float, 1>(static_cast<size_t>(job.m * nkb));
-    float* qsum = cpu::int4_kind(job.w) ? thread_buffer<float, 2>(static_cast<size_t>(job.m * nkb)) : nullptr;
-    const auto rows = [&](int64_t i0, int64_t i1, int) {
-        cpu::quantize_x16_portable(job.x + i0 * in, i1 - i0, in, kb, q + i0 * ld, ld, qs + i0 * nkb,
-                                   qsum ? qsum + i0 * nkb : nullptr, cpu::xq_max(job.w));
-    };
-    if (job.m * in < (int64_t(1) << 16)) rows(0, job.m, 0);  // a decode step: not worth the pool
-    else parallel_for(job.m, 1, rows);
-    gj.xq = q;
-    gj.xqs = qs;
-    gj.xq_ld = ld;
-    gj.xqsum = qsum;
+    quantize_rows(job, gj, cpu::quantize_x16_portable);
     const auto run = [&](int64_t t0, int64_t t1, int) { cpu::linear_neon(gj, t0, t1); };
     if (job.m <= cpu::kGemvMaxM) parallel_for_balanced(job.w.ntiles, 1, run);  // memory-bound: balanced
     else parallel_for(job.w.ntiles, 1, run);
