@@ -42,14 +42,14 @@ esac
 A64_WHO=check_aarch64
 . "$ROOT/tools/cross/aarch64_env.sh"
 die() { a64_die "$@"; }
-"$PY" -m ziglang version >/dev/null 2>&1 || die "$PY -m ziglang failed (pip install ziglang)"
-if [ "$MODE" = wheel ]; then
+if [ "$MODE" = wheel ]; then  # the arguments first, before any tool is looked for
     [ -f "$WHEEL" ] || die "$WHEEL: no such wheel"
     case "$(basename "$WHEEL")" in
         pyvt*-cp${A64_PY_VERSION/./}-*aarch64*.whl) ;;
         *) die "$WHEEL: not a cp${A64_PY_VERSION/./} aarch64 wheel of pyvt (the sysroot's Python is $A64_PY_VERSION)" ;;
     esac
 fi
+"$PY" -m ziglang version >/dev/null 2>&1 || die "$PY -m ziglang failed (pip install ziglang)"
 a64_glibc
 [ "$MODE" = libvt ] || a64_python
 a64_machine_files "$BUILD" "$PY" "$TARGET" "$([ "$MODE" = libvt ] || echo python)"
