@@ -139,6 +139,23 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "smollm3-window-bias": ("SmolLM3Config", dict(num_hidden_layers=4, no_rope_layers=[1, 0, 1, 1], use_sliding_window=True,
                                                   sliding_window=6, attention_bias=True, mlp_bias=True,
                                                   tie_word_embeddings=False, pad_token_id=ENDOFTEXT)),
+    # RoPE over pairs (2i, 2i + 1) (the loader reorders q's and k's rows, biases and norms):
+    # Helium with q/k/v and MLP biases; ERNIE 4.5 with use_bias (every linear), tied; GLM with
+    # its fused gate_up_proj, q/k/v biases and half of each head rotating; GLM-4 adds the
+    # sandwich norms.
+    "helium": ("HeliumConfig", dict(head_dim=16, attention_bias=True, mlp_bias=True, pad_token_id=ENDOFTEXT)),
+    "ernie4_5": ("Ernie4_5Config", dict(head_dim=16, use_bias=True, pad_token_id=ENDOFTEXT)),
+    "glm": ("GlmConfig", dict(head_dim=16, pad_token_id=ENDOFTEXT)),
+    "glm4": ("Glm4Config", dict(head_dim=16, pad_token_id=ENDOFTEXT)),
+    # Seed-OSS: q/k/v biases (attention_bias) and o's (attention_out_bias), MLP biases.
+    "seed-oss": ("SeedOssConfig", dict(head_dim=16, attention_out_bias=True, mlp_bias=True, pad_token_id=ENDOFTEXT)),
+    # OLMo 3: OLMo 2's block, three sliding layers (window 6) and a global one (the 4th), the
+    # global layer's RoPE with linear scaling, the sliding ones' without and with another base.
+    "olmo3": ("Olmo3Config", dict(num_hidden_layers=4, sliding_window=6, pad_token_id=ENDOFTEXT, rope_parameters={
+        "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 500.0}})),
+    # Ministral: Mistral's block with sliding layers by layer_types.
+    "ministral": ("MinistralConfig", dict(head_dim=16, sliding_window=6, layer_types=["full_attention", "sliding_attention"])),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -192,6 +209,13 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
                             "residual-multiplier 0.375", "logits-scaling 2.5"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
+    "helium": ("Helium", ["qkv-bias", "mlp-bias", "interleaved-rope"]),
+    "ernie4_5": ("Ernie4_5", ["attention-bias", "mlp-bias", "interleaved-rope"]),
+    "glm": ("Glm", ["qkv-bias", "interleaved-rope", "fused-gate-up", "rotary-dim 8"]),
+    "glm4": ("Glm4", ["qkv-bias", "sandwich-norms", "interleaved-rope", "fused-gate-up", "rotary-dim 8"]),
+    "seed-oss": ("SeedOss", ["attention-bias", "mlp-bias"]),
+    "olmo3": ("OLMo3", ["qk-norm-full", "post-norm", "local-rope-theta 500", "sliding-window 6 (layers 0..2)"]),
+    "ministral": ("Ministral", ["sliding-window 6 (layer 1)"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -250,7 +274,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
     n = cfg["num_hidden_layers"]
     w = cfg.get("sliding_window") or 0
-    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4"):
+    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
@@ -302,8 +326,14 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
 def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     """llama_ref.reference_logits' keyword arguments of the families beyond its positional
     ones: moe, nope, granite, olmo2."""
+    local = None
+    if cfg["model_type"] == "olmo3":  # the sliding layers' own RoPE base, unscaled
+        local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
+                 "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
-                olmo2=cfg["model_type"] in ("olmo2", "exaone4"), qk_full=cfg["model_type"] == "olmoe",
+                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4"),
+                sandwich=cfg["model_type"] == "glm4", local_rope=local,
+                olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] == "olmoe",
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] in ("stablelm", "starcoder2"))

@@ -285,6 +285,17 @@ def _rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s, rest], axis=-1)
 
 
+def _rope_interleaved(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """_rope over pairs (2i, 2i + 1) of the first rot dims (Helium, ERNIE 4.5, GLM: their
+    rotate_half stacks (-x[..., 1::2], x[..., 0::2]) and repeats each frequency twice)."""
+    half = cos.shape[-1]
+    ev, od, rest = x[..., 0:2 * half:2], x[..., 1:2 * half:2], x[..., 2 * half:]
+    c, s = cos[:, None, :], sin[:, None, :]
+    out = np.empty_like(x[..., :2 * half])
+    out[..., 0::2], out[..., 1::2] = ev * c - od * s, od * c + ev * s
+    return np.concatenate([out, rest], axis=-1)
+
+
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
@@ -304,7 +315,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      nope: list[bool] | None = None, granite: dict[str, float] | None = None,
                      olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0,
                      gemma1: bool = False, phi: bool = False, layer_norm: bool = False,
-                     qk_per_head: bool = False) -> np.ndarray:
+                     qk_per_head: bool = False, interleaved: bool = False, sandwich: bool = False,
+                     local_rope: dict[str, Any] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -349,6 +361,13 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `qk_per_head` with `olmo2` (Exaone4ForCausalLM): the post-norm block with per-head q/k norms.
 
+    `interleaved`: RoPE over pairs (2i, 2i + 1) instead of (i, i + rot/2) (Helium, ERNIE 4.5, GLM).
+
+    `sandwich` (Glm4ForCausalLM): Llama's pre-norm block plus the attention and MLP outputs
+    RMSNormed (post_self_attn_layernorm, post_mlp_layernorm) before their residual adds.
+
+    `local_rope` ({"theta", "layers"}, OLMo 3): the layers marked rotate with that base, unscaled.
+
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
 
@@ -381,8 +400,12 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     cos, sin = np.cos(ang), np.sin(ang)
     if rope_attention_scale(cfg) != 1.0:  # (transformers: cos and sin times the attention factor)
         cos, sin = cos * rope_attention_scale(cfg), sin * rope_attention_scale(cfg)
-    if gemma2 and gemma2.get("local"):
-        local = TinyConfig(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, theta=gemma2["local_theta"])
+    if local_rope:
+        gemma2_local = {"local_theta": local_rope["theta"], "local": local_rope["layers"]}
+    else:
+        gemma2_local = gemma2 or {}
+    if gemma2_local.get("local"):
+        local = TinyConfig(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, theta=gemma2_local["local_theta"])
         ang_l = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(local).astype(np.float64)[None, :]
         cos_l, sin_l = np.cos(ang_l), np.sin(ang_l)
     causal = np.triu(np.full((n, n), -np.inf), k=1)
@@ -424,12 +447,13 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if p + "self_attn.q_norm.weight" in W and not ((olmo2 and not qk_per_head) or qk_full):
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
+        rope = _rope_interleaved if interleaved else _rope
         if nope and nope[i]:
             pass
-        elif gemma2 and gemma2.get("local") and gemma2["local"][i]:
-            q, k = _rope(q, cos_l, sin_l), _rope(k, cos_l, sin_l)
+        elif gemma2_local.get("local") and gemma2_local["local"][i]:
+            q, k = rope(q, cos_l, sin_l), rope(k, cos_l, sin_l)
         else:
-            q, k = _rope(q, cos, sin), _rope(k, cos, sin)
+            q, k = rope(q, cos, sin), rope(k, cos, sin)
         if kv_cache == "f16":
             k, v = k.astype(np.float16).astype(np.float64), v.astype(np.float16).astype(np.float64)
         elif kv_cache == "int8":
@@ -461,6 +485,13 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             g = lin(x, p + "mlp.gate_proj")
             y = lin(g / (1.0 + np.exp(-g)) * lin(x, p + "mlp.up_proj"), p + "mlp.down_proj")
             x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
+            continue
+        if sandwich:
+            x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_self_attn_layernorm.weight"], cfg.eps)
+            h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
+            g, u = lin(h, p + "mlp.gate_proj"), lin(h, p + "mlp.up_proj")
+            x = x + _rmsnorm(lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj"), W[p + "post_mlp_layernorm.weight"],
+                             cfg.eps)
             continue
         x = x + lin(o, p + "self_attn.o_proj") * rmul
         h = (_layernorm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], cfg.eps)

@@ -406,7 +406,9 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
             "PhiForCausalLM, StableLmForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
-            "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM") in msg
+            "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
+            "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
+            "MinistralForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -949,3 +951,42 @@ def test_starcoder2_biases_with_use_bias_false_name_the_field(from_golden, tmp_p
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, use_bias=False)))
     msg = refused(tmp_path)
     assert "unexpected" in msg and "self_attn.q_proj.bias" in msg and "(config.json's use_bias is false)" in msg
+
+
+@pytest.mark.parametrize("name, edit, words", [
+    ("ernie4_5", {"use_bias": False}, "(config.json's use_bias is not true)"),
+    ("ernie4_5", {"use_bias": None}, "(config.json's use_bias is not true)"),  # (left out: false)
+    ("glm", {"attention_bias": False}, "(config.json's attention_bias is false)"),
+    ("seed-oss", {"attention_out_bias": False}, "(config.json's attention_out_bias is not true)"),
+])
+def test_bias_fields_of_the_newer_families_are_named(from_golden, tmp_path, name, edit, words):
+    """Bias tensors a config does not enable are refused naming the field that would."""
+    cfg = copy_case(from_golden, name, tmp_path)
+    cfg.update(edit)
+    cfg = {k: v for k, v in cfg.items() if v is not None}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    msg = refused(tmp_path)
+    assert "unexpected" in msg and "self_attn." in msg and words in msg and "\n" not in msg
+
+
+def test_olmo3_and_glm_defaults_without_their_fields(from_golden, golden, tmp_path):
+    """Fields left out take their config classes' defaults: OLMo 3's sliding layers rotate with
+    rope_theta when rope_parameters has no sliding_attention entry; GLM's q/k/v biases are on
+    without attention_bias and half of each head rotates without partial_rotary_factor."""
+    (tmp_path / "glm").mkdir()
+    (tmp_path / "olmo3").mkdir()
+    cfg = copy_case(from_golden, "glm", tmp_path / "glm")
+    cfg.pop("attention_bias")
+    rp = dict(cfg["rope_parameters"])
+    rp.pop("partial_rotary_factor")
+    cfg["rope_parameters"] = rp
+    (tmp_path / "glm" / "config.json").write_text(json.dumps(cfg))
+    seq = golden["cases"]["glm"]["sequence"]
+    with load(from_golden("glm")[0], weight_format="bf16") as a, load(tmp_path / "glm", weight_format="bf16") as b:
+        assert b.info["features"] == a.info["features"]
+        np.testing.assert_array_equal(b.logits(seq[:16]), a.logits(seq[:16]))
+    cfg = copy_case(from_golden, "olmo3", tmp_path / "olmo3")
+    cfg["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": 500.0}}
+    (tmp_path / "olmo3" / "config.json").write_text(json.dumps(cfg))
+    with load(tmp_path / "olmo3", weight_format="bf16") as m:
+        assert "local-rope-theta 500" in m.info["features"]

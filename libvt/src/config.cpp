@@ -282,14 +282,17 @@ std::string shape_str(const std::vector<int64_t>& s) {
 // config.json's fields, for L blocks.
 void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.family = &F;
+    const bool use_bias = (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0) ||
+                          (F.attn_bias == ModelFamily::CONFIG_USE_BIAS_OFF && c.use_bias == 1);
     c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS ||
                  (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1) ||
                  (F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && c.use_qkv_bias == 1) ||
-                 (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0);
+                 (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS &&
+                  (c.attention_bias_field == 1 || (c.attention_bias_field < 0 && F.bias_by_default))) ||
+                 use_bias;
     c.o_bias = (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1) ||
-               (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0);
-    c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) ||
-                 (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0);
+               (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && c.attention_out_bias == 1) || use_bias;
+    c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias;
     c.qk_norm = F.qk_norm;
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
@@ -314,7 +317,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             fail(VT_STATUS_UNSUPPORTED, "%s: use_bidirectional_attention true is not supported (causal decoding only)",
                  c.path.c_str());
     }
-    if (F.local_rope && c.rope_local_theta < 0) c.rope_local_theta = 10000.0;  // Gemma3TextConfig's default
+    // Gemma3TextConfig's default; OLMo 3's sliding layers default to rope_theta (Olmo3Config)
+    if (F.local_rope && c.rope_local_theta < 0) c.rope_local_theta = F.gemma != ModelFamily::NOT_GEMMA ? 10000.0 : c.rope_theta;
     if (F.multipliers) {  // GraniteConfig's defaults: 1 each
         c.embed_scale = float(c.embedding_multiplier > 0 ? c.embedding_multiplier : 1.0);
         c.attn_scale = c.attention_multiplier > 0 ? c.attention_multiplier : 1.0;
@@ -335,14 +339,15 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
     const int64_t window = c.sliding_window < 0 ? F.default_window : c.sliding_window;
-    if (F.window == ModelFamily::WINDOW_ALL_LAYERS) {
+    if (F.window == ModelFamily::WINDOW_ALL_LAYERS ||
+        (F.window == ModelFamily::WINDOW_TYPES_OR_ALL && c.layer_types.empty())) {
         for (auto& w : c.layer_window) w = window;
     } else if (F.window == ModelFamily::WINDOW_ALTERNATE && c.layer_types.empty()) {
         const int64_t P = c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern;
         for (int64_t l = 0; l < L; ++l)
             if ((l + 1) % P != 0) c.layer_window[size_t(l)] = window;
     } else if ((F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) ||
-               F.window == ModelFamily::WINDOW_ALTERNATE) {
+               F.window == ModelFamily::WINDOW_ALTERNATE || F.window == ModelFamily::WINDOW_TYPES_OR_ALL) {
         if (!c.layer_types.empty()) {
             if (int64_t(c.layer_types.size()) < L)
                 fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
@@ -558,6 +563,13 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             msg += " (config.json's use_qkv_bias is not true)";
         if ((attn_bias || mlp_bias) && F.attn_bias == ModelFamily::CONFIG_USE_BIAS && !c.qkv_bias)
             msg += " (config.json's use_bias is false)";
+        if ((attn_bias || mlp_bias) && F.attn_bias == ModelFamily::CONFIG_USE_BIAS_OFF && !c.qkv_bias)
+            msg += " (config.json's use_bias is not true)";
+        if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && !c.qkv_bias)
+            msg += " (config.json's attention_bias is false)";
+        else if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && !c.o_bias &&
+                 std::strcmp(F.name, "SeedOss") == 0)
+            msg += " (config.json's attention_out_bias is not true)";
         if (mlp_bias && F.config_mlp_bias && !c.mlp_bias) msg += " (config.json's mlp_bias is not true)";
         fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
     }
@@ -679,7 +691,7 @@ void resolve_rope(LlamaConfig& c) {
         const std::string where = c.from_file ? c.path : "config.json";
         if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0))
             fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
-                 "embeddings: Phi, Phi-3 and StableLM families only)", where.c_str(), c.partial_rotary_factor,
+                 "embeddings: Phi, Phi-3, StableLM and GLM families only)", where.c_str(), c.partial_rotary_factor,
                  c.family ? c.family->name : "this family");
         c.rotary_dim = int64_t(double(c.head_dim) * c.partial_rotary_factor);
         if (c.rotary_dim < 2 || c.rotary_dim % 2)
@@ -834,6 +846,7 @@ LlamaConfig read_config(const std::string& dir) {
             c.partial_rotary_given = true;
         }
         c.attention_bias_field = r.boolean(root, "attention_bias");
+        c.attention_out_bias = r.boolean(root, "attention_out_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");
         c.use_sliding_window = r.boolean(root, "use_sliding_window");
         // (0 or null: no window — Qwen2MoeConfig writes 0 when use_sliding_window is false)

@@ -63,6 +63,7 @@ struct LlamaConfig {
     std::string hidden_act;
     // config.json's family-specific fields (-1 / empty: absent or null).
     int attention_bias_field = -1;   // attention_bias
+    int attention_out_bias = -1;     // Seed-OSS: o_proj's bias
     int mlp_bias_field = -1;         // mlp_bias
     int use_sliding_window = -1;     // use_sliding_window (Qwen2, Qwen3)
     int64_t sliding_window = -1;     // sliding_window

@@ -10,7 +10,9 @@
 // block). Mixture-of-experts rows: GraniteMoE, GraniteMoeShared, OLMoE, Mixtral, Qwen2-MoE,
 // Qwen3-MoE, gpt-oss (the router and experts: the fields at the end); Phi-1/2 (LayerNorm, the
 // parallel block), StableLM, Starcoder2 (LayerNorm, Starcoder2's ungated MLP), EXAONE 4 (OLMo 2's
-// block, NoPE global layers). Multimodal Gemma 3
+// block, NoPE global layers), Helium, ERNIE 4.5 and GLM (pairs-interleaved RoPE, reordered at
+// load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral.
+// Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
 #pragma once
@@ -52,13 +54,23 @@ struct ModelFamily {
     // rsqrt(var + eps) · w + b (T_ATTN_NORM_BIAS, T_MLP_NORM_BIAS, and the final norm's bias:
     // final_norm with ".weight" -> ".bias"; eps from config.json's layer_norm_eps).
     enum Norm { RMS_NORM, RMS_NORM_PLUS_ONE, LAYER_NORM } norm;
-    enum Rope { ROTATE_HALF } rope;      // pairs (i, i + head_dim/2), transformers' rotate_half
+    // ROTATE_HALF: pairs (i, i + rotary_dim/2), transformers' rotate_half. INTERLEAVED: pairs
+    // (2i, 2i + 1) (Helium, ERNIE 4.5, GLM: their rotate_half takes x[..., 0::2] and
+    // x[..., 1::2]); the loader puts each head's rows of q_proj and k_proj (and their biases
+    // and norms) in rotate-half order, so the passes compute the same scores with one RoPE.
+    enum Rope { ROTATE_HALF, INTERLEAVED } rope;
     // Biases of the attention projections: none; q/k/v always (Qwen2); q/k/v/o when
     // config.json's attention_bias is true (Llama, Qwen3); q/k/v when its use_qkv_bias is
     // (StableLM).
     // CONFIG_USE_BIAS: every linear but lm_head (q/k/v/o and the MLP's) when use_bias is,
-    // true when left out (Starcoder2).
-    enum AttnBias { NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS, CONFIG_QKV_BIAS, CONFIG_USE_BIAS } attn_bias;
+    // true when left out (Starcoder2); CONFIG_USE_BIAS_OFF: the same, false when left out
+    // (ERNIE 4.5).
+    // CONFIG_QKV_OUT_BIAS: q/k/v when attention_bias is (left out: bias_by_default), o when
+    // attention_out_bias is (Seed-OSS; GLM and Helium have no o bias, so no such field).
+    enum AttnBias {
+        NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS, CONFIG_QKV_BIAS, CONFIG_USE_BIAS, CONFIG_USE_BIAS_OFF,
+        CONFIG_QKV_OUT_BIAS
+    } attn_bias;
     bool config_mlp_bias;  // gate/up/down biases when config.json's mlp_bias is true (Llama)
     bool qk_norm;          // per-head RMSNorm (weights [head_dim]) on q and k before RoPE (Qwen3)
     // Fused tensors: T_Q names q|k|v rows in one tensor ([QKV, H], Phi-3's qkv_proj; T_K, T_V
@@ -70,7 +82,9 @@ struct ModelFamily {
     // else, when use_sliding_window is true, layers >= max_window_layers (Qwen2, Qwen3).
     // WINDOW_ALTERNATE: layer_types, else layer i slides unless (i + 1) % P == 0, P =
     // sliding_window_pattern or default_window_pattern (Gemma 2: 2, Gemma 3: 6).
-    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE } window;
+    // WINDOW_TYPES_OR_ALL: layer_types, else every layer when sliding_window is not null
+    // (Ministral).
+    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE, WINDOW_TYPES_OR_ALL } window;
     int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
     // Gemma (every generation): embeddings scaled by float32(sqrt(hidden_size)) and a GeGLU MLP
     // (tanh GELU). GEMMA1 stops there: Llama's pre-norm block, scores / sqrt(head_dim).
@@ -147,6 +161,14 @@ struct ModelFamily {
     // EXAONE 4: with a sliding window (sliding_window not null), the full-attention layers attend
     // without RoPE (NoPE), the sliding ones rotate.
     bool nope_global;
+    // The fields below are left out of the rows that do not use them (false).
+    // CONFIG_QKV_OUT_BIAS: q/k/v biases when config.json leaves attention_bias out (GLM,
+    // Seed-OSS: true, as their config classes).
+    bool bias_by_default;
+    // GLM-4 (0414): the pre-norm block plus the attention and MLP outputs RMSNormed before
+    // their residual adds (T_POST_ATTN_NORM = post_self_attn_layernorm, T_POST_MLP_NORM =
+    // post_mlp_layernorm; T_MLP_NORM, the MLP's input norm, is its post_attention_layernorm).
+    bool sandwich_norms;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -78,6 +78,14 @@ void check_options(const vt_model_options& o) {
 
 // ---- Loading helpers --------------------------------------------------------------------
 
+// A q or k bias / norm of n floats in heads of hd, the first `rotary` of each in pair order
+// (RoPE over pairs (2i, 2i + 1)), put in rotate-half order as the projection's rows are.
+void unpermute_floats(float* v, int64_t n, int64_t hd, int64_t rotary) {
+    std::vector<float> src(v, v + n);
+    unpermute_units(reinterpret_cast<const uint8_t*>(src.data()), reinterpret_cast<uint8_t*>(v), n, sizeof(float),
+                    n / hd, rotary);
+}
+
 void copy_parallel(void* dst, const void* src, size_t n) {
     const int64_t chunk = int64_t(1) << 20;
     const int64_t nchunks = int64_t((n + size_t(chunk) - 1) / size_t(chunk));
@@ -594,6 +602,19 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     ld.progress(int64_t(emb.nbytes));
     if (!tied) ck->release(emb);  // a tied embedding is read again for lm_head below
 
+    // Families whose RoPE rotates pairs (2i, 2i + 1) (family.h, ModelFamily::INTERLEAVED).
+    const bool interleaved = F.rope == ModelFamily::INTERLEAVED;
+    if (interleaved && F.fused_qkv)
+        fail(VT_STATUS_INTERNAL, "%s: pair-interleaved RoPE with a fused qkv_proj is not implemented", F.name);
+    auto interleaved_view = [&](const TensorView& t, int64_t heads) {
+        if (t.permuted_heads)  // (a references file's llama.cpp order: not one of these families')
+            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_permuted_heads is not supported for %s (its RoPE "
+                 "rotates pairs (2i, 2i + 1) as the file's rows are)", t.name.c_str(), ck->file_of(t).c_str(), F.name);
+        TensorView v = t;
+        v.permuted_heads = heads;
+        v.permuted_rotary = cfg.rotary_dim;
+        return v;
+    };
     m->layers.resize(size_t(L));
     for (int64_t l = 0; l < L; ++l) {
         LayerWeights& w = m->layers[size_t(l)];
@@ -617,7 +638,15 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             ld.progress(int64_t(t(T_Q).nbytes));
         } else {
             const int64_t rows = t(T_Q).shape[0] + t(T_K).shape[0] + t(T_V).shape[0];
-            const std::vector<const TensorView*> qkv = {&t(T_Q), &t(T_K), &t(T_V)};
+            std::vector<const TensorView*> qkv = {&t(T_Q), &t(T_K), &t(T_V)};
+            // RoPE over pairs (2i, 2i + 1): q's and k's rows put in rotate-half order (the pass's).
+            TensorView qi, ki;
+            if (interleaved) {
+                qi = interleaved_view(t(T_Q), cfg.num_heads);
+                ki = interleaved_view(t(T_K), cfg.num_kv_heads);
+                qkv[0] = &qi;
+                qkv[1] = &ki;
+            }
             const vt_format qf = ld.format_of(qkv, fmt);
             const int32_t qb = ld.block_of(qkv, fmt, blk);
             w.qkv = cached(ln + "qkv", rows, t(T_Q).shape[1], qf, qb, [&] { return ld.pack_concat(qkv, qf, qb); });
@@ -780,6 +809,15 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         small(T_DOWN_BIAS, w.down_bias);
         small(T_Q_NORM, w.q_norm);
         small(T_K_NORM, w.k_norm);
+        if (interleaved) {  // q's and k's biases and norms in the order of their rows
+            const int64_t q = cfg.num_heads * cfg.head_dim;
+            if (!w.qkv_bias.empty()) {
+                unpermute_floats(w.qkv_bias.data(), q, cfg.head_dim, cfg.rotary_dim);
+                unpermute_floats(w.qkv_bias.data() + q, cfg.num_kv_heads * cfg.head_dim, cfg.head_dim, cfg.rotary_dim);
+            }
+            for (AlignedVec<float>* n : {&w.q_norm, &w.k_norm})
+                if (!n->empty()) unpermute_floats(n->data(), int64_t(n->size()), cfg.head_dim, cfg.rotary_dim);
+        }
         small(T_POST_ATTN_NORM, w.post_attn_norm);
         small(T_POST_MLP_NORM, w.post_mlp_norm);
         small(T_SINKS, w.sinks);

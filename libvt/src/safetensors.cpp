@@ -450,15 +450,19 @@ void SafeTensorsFile::parse_header(const json::Value& hdr, const uint8_t* base, 
     }
 }
 
-void unpermute_rows(const TensorView& t, uint8_t* dst) {
-    const int64_t rows = t.shape[0], heads = t.permuted_heads;
-    const size_t row_bytes = t.nbytes / size_t(rows);
-    const int64_t hd = rows / heads, half = hd / 2;
-    for (int64_t h = 0; h < heads; ++h)
+void unpermute_units(const uint8_t* src, uint8_t* dst, int64_t n, size_t unit, int64_t heads, int64_t rotary) {
+    const int64_t hd = n / heads, rd = rotary > 0 ? rotary : hd, half = rd / 2;
+    for (int64_t h = 0; h < heads; ++h) {
         for (int64_t i = 0; i < 2; ++i)
             for (int64_t j = 0; j < half; ++j)
-                std::memcpy(dst + size_t(h * hd + i * half + j) * row_bytes, t.data + size_t(h * hd + 2 * j + i) * row_bytes,
-                            row_bytes);
+                std::memcpy(dst + size_t(h * hd + i * half + j) * unit, src + size_t(h * hd + 2 * j + i) * unit, unit);
+        if (rd < hd) std::memcpy(dst + size_t(h * hd + rd) * unit, src + size_t(h * hd + rd) * unit, size_t(hd - rd) * unit);
+    }
+}
+
+void unpermute_rows(const TensorView& t, uint8_t* dst) {
+    const int64_t rows = t.shape[0];
+    unpermute_units(t.data, dst, rows, t.nbytes / size_t(rows), t.permuted_heads, t.permuted_rotary);
 }
 
 // ---- Checkpoint (one or many files) ------------------------------------------------------

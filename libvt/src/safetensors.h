@@ -68,6 +68,10 @@ struct TensorView {
     // this many heads, rows (i, i + head_dim/2) adjacent (row h·hd + 2j + i holds Hugging
     // Face's row h·hd + i·hd/2 + j). 0: rows in order. The loader reorders them (unpermuted()).
     int64_t permuted_heads = 0;
+    // With permuted_heads: how many of each head's rows are in pair order (the rotary dims of
+    // a family whose RoPE rotates pairs (2j, 2j + 1), GLM's first half); the rest are in order.
+    // 0: the whole head.
+    int64_t permuted_rotary = 0;
 
     int64_t numel() const;
     std::string shape_str() const;  // "[2048, 64]"
@@ -145,6 +149,9 @@ private:
 
 // t's bytes with its rows in order (t.permuted_heads undone) into dst (t.nbytes).
 void unpermute_rows(const TensorView& t, uint8_t* dst);
+// The same order for `n` units of `unit` bytes in `heads` heads, the first `rotary` units of
+// each in pair order (0: all): src unit h·hd + 2j + i goes to h·hd + i·rotary/2 + j.
+void unpermute_units(const uint8_t* src, uint8_t* dst, int64_t n, size_t unit, int64_t heads, int64_t rotary);
 
 // Filesystem helpers shared with config.cpp.
 bool path_exists(const std::string& path);

@@ -537,7 +537,8 @@ typedef struct vt_model_info {
     int64_t total_bytes;       /* all memory held by the model                               */
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
-     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE". */
+     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
+     * "OLMo3", "Ministral". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -547,7 +548,9 @@ typedef struct vt_model_info {
      * "moe E experts top-K" (+ " (M of N layers)" when some layers are dense), "norm-topk",
      * "shared-expert I", "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
-     * "logits-scaling S" (Granite), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE). */
+     * "logits-scaling S" (Granite), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
+     * "interleaved-rope" (Helium, ERNIE 4.5, GLM: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4),
+     * "rotary-dim N" (partial rotary embeddings). */
     char features[256];
     int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
 } vt_model_info;

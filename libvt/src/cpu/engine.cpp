@@ -594,7 +594,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     }
     // OLMo 2: no norm before attention or the MLP, the outputs normed before the adds.
     const bool post_only = c.family && c.family->post_norm_only;
-    const bool post = gemma || post_only;  // the attention / MLP outputs normed before the add
+    // the attention / MLP outputs normed before the add (GLM-4: and the pre-norms)
+    const bool post = gemma || post_only || (c.family && c.family->sandwich_norms);
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
     const bool phi = c.family && c.family->phi;

@@ -230,6 +230,10 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
              c.family->phi ? "; the parallel attention / MLP residual, an ungated GELU MLP, lm_head's bias"
              : ungated_mlp(*c.family) ? "; an ungated GELU MLP" : "",
              ungated_mlp(*c.family) ? " and a gated MLP" : "");
+    if (c.family && c.family->sandwich_norms)
+        fail(VT_STATUS_UNSUPPORTED, "%s: its block (the attention and MLP outputs RMSNormed before the residual adds "
+             "of a pre-norm block) runs on the CPU backend only (the CUDA kernels have those norms for Gemma's block "
+             "only)", c.family->name);
     if (c.family && c.family->multipliers)
         fail(VT_STATUS_UNSUPPORTED, "%s: its multipliers (residual_multiplier, logits_scaling, attention_multiplier) "
              "run on the CPU backend only (the CUDA kernels' epilogues have no such scales yet)", c.family->name);
