@@ -156,6 +156,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "sliding_attention": {"rope_type": "default", "rope_theta": 500.0}})),
     # Ministral: Mistral's block with sliding layers by layer_types.
     "ministral": ("MinistralConfig", dict(head_dim=16, sliding_window=6, layer_types=["full_attention", "sliding_attention"])),
+    # Cohere: a bias-free LayerNorm before a parallel block, RoPE over pairs (2i, 2i + 1),
+    # q/k/v/o biases, logits times logit_scale (0.25), tied; Cohere 2 adds sliding layers
+    # (window 6) that alone rotate: three sliding layers and a global one without RoPE.
+    "cohere": ("CohereConfig", dict(attention_bias=True, logit_scale=0.25, pad_token_id=ENDOFTEXT)),
+    "cohere2": ("Cohere2Config", dict(num_hidden_layers=4, sliding_window=6, pad_token_id=ENDOFTEXT)),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -216,6 +221,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "seed-oss": ("SeedOss", ["attention-bias", "mlp-bias"]),
     "olmo3": ("OLMo3", ["qk-norm-full", "post-norm", "local-rope-theta 500", "sliding-window 6 (layers 0..2)"]),
     "ministral": ("Ministral", ["sliding-window 6 (layer 1)"]),
+    "cohere": ("Cohere", ["attention-bias", "layer-norm", "parallel-block", "logit-scale 0.25", "interleaved-rope"]),
+    "cohere2": ("Cohere2", ["layer-norm", "parallel-block", "logit-scale 0.0625", "interleaved-rope",
+                            "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -274,7 +282,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
     n = cfg["num_hidden_layers"]
     w = cfg.get("sliding_window") or 0
-    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral"):
+    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
@@ -331,7 +339,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
-                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4"),
+                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4", "cohere", "cohere2"),
+                cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4", local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] == "olmoe",
                 qk_per_head=cfg["model_type"] == "exaone4",
@@ -352,6 +361,8 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
     global layers when it has a window), else None."""
     if cfg["model_type"] == "exaone4":
         return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
+    if cfg["model_type"] == "cohere2":  # only the sliding layers rotate
+        return [not cfg.get("sliding_window") or t != "sliding_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] != "smollm3":
         return None
     return [not v for v in cfg["no_rope_layers"]]

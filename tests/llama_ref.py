@@ -316,7 +316,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0,
                      gemma1: bool = False, phi: bool = False, layer_norm: bool = False,
                      qk_per_head: bool = False, interleaved: bool = False, sandwich: bool = False,
-                     local_rope: dict[str, Any] | None = None) -> np.ndarray:
+                     local_rope: dict[str, Any] | None = None, cohere: float | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -367,6 +367,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     RMSNormed (post_self_attn_layernorm, post_mlp_layernorm) before their residual adds.
 
     `local_rope` ({"theta", "layers"}, OLMo 3): the layers marked rotate with that base, unscaled.
+
+    `cohere` (the logit scale; CohereForCausalLM, Cohere2ForCausalLM): a LayerNorm without bias
+    (input_layernorm, model.norm) before a parallel block, x + o_proj(attn(h)) + mlp(h) with
+    h = LN(x) and Llama's SwiGLU MLP; the logits times the scale.
 
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
@@ -422,8 +426,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         mask = causal
         if windows and windows[i] > 0:
             mask = np.where(ij >= windows[i], -np.inf, causal)
-        if phi:
-            h = _layernorm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], cfg.eps)
+        if phi or cohere:
+            h = _layernorm(x, W[p + "input_layernorm.weight"], W.get(p + "input_layernorm.bias", 0.0), cfg.eps)
             q, k = lin(h, p + "self_attn.q_proj").reshape(n, nh, hd), lin(h, p + "self_attn.k_proj").reshape(n, kv, hd)
             v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
         elif olmo2 and qk_per_head:  # (EXAONE 4: the post-norm block, q/k normed per head below)
@@ -474,6 +478,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if phi:
             x = x + lin(o, p + "self_attn.dense") + lin(_gelu_tanh(lin(h, p + "mlp.fc1")), p + "mlp.fc2")
             continue
+        if cohere:
+            g = lin(h, p + "mlp.gate_proj")
+            x = x + lin(o, p + "self_attn.o_proj") + lin(g / (1.0 + np.exp(-g)) * lin(h, p + "mlp.up_proj"),
+                                                          p + "mlp.down_proj")
+            continue
         if gemma2:
             x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
             h = _rmsnorm(x, W[p + "pre_feedforward_layernorm.weight"], cfg.eps)
@@ -511,6 +520,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         x = x + lin(act * u, p + "mlp.down_proj") * rmul
     if phi:
         x = _layernorm(x, W["model.final_layernorm.weight"], W["model.final_layernorm.bias"], cfg.eps)
+    elif cohere:
+        x = _layernorm(x, W["model.norm.weight"], 0.0, cfg.eps)
     elif layer_norm:
         x = _layernorm(x, W["model.norm.weight"], W["model.norm.bias"], cfg.eps)
     else:
@@ -524,6 +535,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         logits = gemma2["final_softcap"] * np.tanh(logits / gemma2["final_softcap"])
     if granite:
         logits = logits / granite["logits_scaling"]
+    if cohere:
+        logits = logits * cohere
     return logits
 
 

@@ -131,6 +131,15 @@ def test_float64_reference(from_golden, golden, name):
 # to move; hence 1.2e-4. The second bound (a quarter of the rounding's own effect) still holds
 # with room in every case.
 KV_BOUNDS = {"f16": 1.2e-4, "int8": 5e-3}
+# Cohere's parallel LayerNorm block (added 2026-11-29) sits farther from the rounded reference
+# with the f16 cache: 7.8e-5 (cohere) and 1.6e-4 (cohere2, four layers) against 2.2e-4 and
+# 3.8e-4 from the exact one, measured on this AVX-512 VM. The rounding itself is modelled: the
+# change the f16 cache makes to pyvt's logits has 0.99 of the norm of the change it makes to
+# the reference's; their difference is 0.35-0.42 of it (Helium's: 0.11), spread over the rows,
+# as keys near an f16 boundary round the other way (pyvt's f32 keys vs the reference's float64
+# ones; Cohere's f32 logits are 5.7e-6 / 7.2e-6 from float64 against 5e-7 to 9e-7 for the
+# other new families). Hence a wider bound and a half, not a quarter, for these two.
+KV_COHERE = {"cohere": (2.5e-4, 2), "cohere2": (2.5e-4, 2)}
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -163,8 +172,9 @@ def test_rounded_kv_cache_against_the_reference_rounding_keys_and_values(from_go
         # of that prefix (short factors throughout).
         step, step_ref = step[:orig - 4], R.reference_logits(*args[:2], seq[:orig], *args[3:], kv_cache=kv_cache,
                                                                       **extra)[4:]
+    bound, part = KV_COHERE.get(name, (KV_BOUNDS[kv_cache], 4)) if kv_cache == "f16" else (KV_BOUNDS[kv_cache], 4)
     for e in (rel_err(got, ref), rel_err(step, step_ref)):
-        assert e < KV_BOUNDS[kv_cache] and e < rel_err(got, exact) / 4
+        assert e < bound and e < rel_err(got, exact) / part
 
 
 # Random tiny models have close logits: an 8-bit mode's ~1 % logit error flips the argmax where
@@ -393,7 +403,7 @@ def refused(folder) -> str:
 @pytest.mark.parametrize("arch,model_type,words", [
     ("DeepseekV3ForCausalLM", "deepseek_v3", ["multi-head latent attention"]),
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
-    ("CohereForCausalLM", "cohere", []),
+    ("JambaForCausalLM", "jamba", []),
     ("GraniteMoeHybridForCausalLM", "granitemoehybrid", []),
     ("FalconForCausalLM", "falcon", []),
 ])
@@ -408,7 +418,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "PhiForCausalLM, StableLmForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
-            "MinistralForCausalLM)") in msg
+            "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -990,3 +1000,29 @@ def test_olmo3_and_glm_defaults_without_their_fields(from_golden, golden, tmp_pa
     (tmp_path / "olmo3" / "config.json").write_text(json.dumps(cfg))
     with load(tmp_path / "olmo3", weight_format="bf16") as m:
         assert "local-rope-theta 500" in m.info["features"]
+
+
+@pytest.mark.parametrize("edit, words", [
+    ({"use_qk_norm": True}, "use_qk_norm true is not supported for Cohere (a LayerNorm of q and k with weights per head)"),
+    ({"logit_scale": 1e-300}, 'field "logit_scale" = 1e-300 is out of range'),
+])
+def test_cohere_fields_that_cannot_run_are_named(from_golden, tmp_path, edit, words):
+    cfg = copy_case(from_golden, "cohere", tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
+    msg = refused(tmp_path)
+    assert words in msg and "\n" not in msg
+
+
+def test_cohere2_without_a_window_rotates_no_layer(from_golden, golden, tmp_path):
+    """Cohere2's attention rotates only on a layer with a window: with sliding_window null every
+    layer attends without RoPE (as transformers computes it), against the float64 reference."""
+    cfg = copy_case(from_golden, "cohere2", tmp_path)
+    cfg["sliding_window"] = None
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    _, w = from_golden("cohere2")
+    seq = golden["cases"]["cohere2"]["sequence"][:24]
+    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), None,
+                             **F.reference_extras(cfg))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "no-rope every layer" in m.info["features"]
+        assert rel_err(m.logits(seq), ref) < 1e-5

@@ -297,13 +297,19 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
         c.rms_norm_eps = c.layer_norm_eps;
-        c.final_norm_bias = bias_of(F.final_norm);
+        if (!F.norm_without_bias) c.final_norm_bias = bias_of(F.final_norm);
         if (c.qk_layernorm == 1)
             fail(VT_STATUS_UNSUPPORTED, "%s: qk_layernorm true is not supported for %s (LayerNorm of q and k)",
                  c.path.c_str(), F.name);
         if (c.use_parallel_residual == 1)
             fail(VT_STATUS_UNSUPPORTED, "%s: use_parallel_residual true is not supported for %s (its sequential "
                  "block only)", c.path.c_str(), F.name);
+    }
+    if (F.logit_scale) {  // CohereConfig's default 0.0625
+        c.logit_scale = c.logit_scale_field > 0 ? c.logit_scale_field : 0.0625;
+        if (c.use_qk_norm == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: use_qk_norm true is not supported for %s (a LayerNorm of q and k with "
+                 "weights per head)", c.path.c_str(), F.name);
     }
     if (F.phi) {  // biases on every linear, lm_head's too
         c.qkv_bias = c.o_bias = c.mlp_bias = true;
@@ -367,6 +373,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
+    // Cohere 2: only a layer with a window rotates (none when sliding_window is null).
+    if (F.rope_sliding_only)
+        for (int64_t l = 0; l < L; ++l) c.layer_nope[size_t(l)] = c.layer_window[size_t(l)] == 0;
     // EXAONE 4: with a window, the global layers attend without RoPE.
     if (F.nope_global && window > 0)
         for (int64_t l = 0; l < L; ++l) c.layer_nope[size_t(l)] = c.layer_window[size_t(l)] == 0;
@@ -780,6 +789,8 @@ void check_float32(const LlamaConfig& c) {
                                 {"logits_scaling", c.logits_scaling}})
             if (!f32_ok(v) || float(v) < 1.17549435e-38f) refuse(field, v, range);
     }
+    if (c.family && c.family->logit_scale && (!f32_ok(c.logit_scale) || float(c.logit_scale) < 1.17549435e-38f))
+        refuse("logit_scale", c.logit_scale, range);
     const std::vector<float> inv = ops::rope_inv_freq(c);
     for (size_t k = 0; k < inv.size(); ++k)
         if (!(std::isfinite(inv[k]) && inv[k] > 0.0f)) {
@@ -914,6 +925,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.attention_multiplier = r.positive(root, "attention_multiplier");
         c.residual_multiplier = r.positive(root, "residual_multiplier");
         c.logits_scaling_field = r.positive(root, "logits_scaling");
+        c.logit_scale_field = r.positive(root, "logit_scale");
+        c.use_qk_norm = r.boolean(root, "use_qk_norm");
         if (const json::Value* cq = root.find("clip_qkv"); cq && !cq->is_null()) {
             c.clip_qkv = r.positive(root, "clip_qkv");
             if (!std::isfinite(float(c.clip_qkv)))

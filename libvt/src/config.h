@@ -121,6 +121,10 @@ struct LlamaConfig {
     double attn_scale = 0;
     float residual_scale = 1.0f;
     double logits_scaling = 1.0;
+    // Cohere (resolved; others 1): the logits are multiplied by it (config.json's logit_scale).
+    double logit_scale = 1.0;
+    double logit_scale_field = -1;  // logit_scale as config.json has it (-1: absent)
+    int use_qk_norm = -1;           // Cohere (true: refused)
     // [blocks] 1 where the layer attends without RoPE (SmolLM3's NoPE layers; q is still scaled).
     std::vector<uint8_t> layer_nope;
     // Mixture of experts (resolved; 0 experts = a dense model): each token's MLP is the sum of

@@ -11,7 +11,8 @@
 // Qwen3-MoE, gpt-oss (the router and experts: the fields at the end); Phi-1/2 (LayerNorm, the
 // parallel block), StableLM, Starcoder2 (LayerNorm, Starcoder2's ungated MLP), EXAONE 4 (OLMo 2's
 // block, NoPE global layers), Helium, ERNIE 4.5 and GLM (pairs-interleaved RoPE, reordered at
-// load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral.
+// load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral,
+// Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale).
 // Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
@@ -169,6 +170,17 @@ struct ModelFamily {
     // their residual adds (T_POST_ATTN_NORM = post_self_attn_layernorm, T_POST_MLP_NORM =
     // post_mlp_layernorm; T_MLP_NORM, the MLP's input norm, is its post_attention_layernorm).
     bool sandwich_norms;
+    // Cohere: one norm before a parallel block, x + attn(h) + mlp(h) with h = norm(x), the MLP
+    // gated as Llama's (Phi's parallel block has its own flag, with its ungated MLP and biases).
+    bool parallel_block;
+    // Cohere: LayerNorm (mean subtracted) with a weight and no bias (no ".bias" tensors, the
+    // final norm's included).
+    bool norm_without_bias;
+    // Cohere: the logits times config.json's logit_scale (CohereConfig's default 0.0625).
+    bool logit_scale;
+    // Cohere 2: only the sliding layers rotate (a layer with no window — every layer when
+    // sliding_window is null — attends without RoPE).
+    bool rope_sliding_only;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

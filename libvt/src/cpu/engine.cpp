@@ -598,7 +598,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool post = gemma || post_only || (c.family && c.family->sandwich_norms);
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
-    const bool phi = c.family && c.family->phi;
+    const bool phi = c.family && (c.family->phi || c.family->parallel_block);  // (Cohere's too)
     const bool layer_norm = c.family && c.family->norm == ModelFamily::LAYER_NORM;  // (Phi, StableLM)
     // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm
     // (LayerNorm families: LayerNorm(x) · norm + bias).
@@ -729,6 +729,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     }
     if (logits_out && r0 < m) {
         linear(*M.lm_head, xn + r0 * H, m - r0, bias_or_null(M.lm_head_bias), lopt, logits_out);
+        if (c.logit_scale != 1.0) {  // Cohere: logits · logit_scale
+            const float sc = float(c.logit_scale);
+            const int64_t n = (m - r0) * c.vocab_size;
+            parallel_for(n, 65536, [&](int64_t b, int64_t e, int) {
+                for (int64_t k = b; k < e; ++k) logits_out[k] *= sc;
+            });
+        }
         if (c.logits_scaling != 1.0) {  // Granite: logits / logits_scaling
             const float d = float(c.logits_scaling);
             const int64_t n = (m - r0) * c.vocab_size;

@@ -225,9 +225,11 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
              "clip_qkv) runs on the CPU backend only (the CUDA kernels norm q and k per head and fuse a pre-norm into "
              "every block)", c.family ? c.family->name : "this model");
     if (c.family && c.family->norm == ModelFamily::LAYER_NORM)  // (Phi, StableLM)
-        fail(VT_STATUS_UNSUPPORTED, "%s: its block (LayerNorm with biases%s) runs on the CPU backend only (the CUDA "
+        fail(VT_STATUS_UNSUPPORTED, "%s: its block (LayerNorm %s%s) runs on the CPU backend only (the CUDA "
              "kernels fuse an RMSNorm%s into every block)", c.family->name,
+             c.family->norm_without_bias ? "without biases" : "with biases",
              c.family->phi ? "; the parallel attention / MLP residual, an ungated GELU MLP, lm_head's bias"
+             : c.family->parallel_block ? "; the parallel attention / MLP residual, logit_scale"
              : ungated_mlp(*c.family) ? "; an ungated GELU MLP" : "",
              ungated_mlp(*c.family) ? " and a gated MLP" : "");
     if (c.family && c.family->sandwich_norms)
