@@ -1,6 +1,7 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
-`granite`, `olmo2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
+`granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
+`qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
 checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
@@ -21,9 +22,15 @@ layout differences between llama.cpp and Hugging Face are undone here:
 * llama.cpp's converter permutes the rows of Q and K of a `llama` model so that RoPE rotates
   adjacent pairs (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2})
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
-  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` / `gemma*` / `phi3`
-  converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE), so
-  nothing is undone there.
+  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
+  / `olmo2` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  and so do its `ernie4_5` / `glm4` ones, whose Hugging Face models rotate pairs (2i, 2i + 1)
+  as llama.cpp's NORM RoPE does (libvt reorders those rows at load, as for the Hub's
+  checkpoints): nothing is undone there.
+* What llama.cpp computes otherwise than the Hugging Face family is rebuilt or refused
+  (`_hf_configs`): an `olmo2` file with a sliding window is OLMo 3, whose sliding layers
+  llama.cpp rotates with rope.freq_base unscaled (`_olmo3_config`); ERNIE 4.5 files with
+  biases, Seed-OSS o / MLP biases, GLM-4's M-RoPE and NextN layers are refused.
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
   (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
@@ -53,7 +60,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .gguf import (GGML_TYPES, GGMLType, GGUFFile, dequantize, iq4_nl_as_q8_0, iq4_xs_as_q8_0, meta_value,
+from .gguf import (GGML_TYPES, GGMLType, GGUFFile, _describe, dequantize, iq4_nl_as_q8_0, iq4_xs_as_q8_0, meta_value,
                    q4_k_as_q4_1, q4_k_fits_q4_1, q5_0_as_q8_0, quantize_q8_0)
 from .gguf_tokenizer import build_tokenizer, eos_token_ids, tokenizer_config
 
@@ -161,6 +168,7 @@ class _Arch(NamedTuple):
     mlp_norm: str = "ffn_norm.weight"  # the norm before the MLP (gpt-oss: post_attention_norm)
     parallel: bool = False   # Phi-2: one LayerNorm (attn_norm) before attention and an ungated MLP (ffn_up, ffn_down)
     gated: bool = True       # False: an ungated MLP, ffn_up then ffn_down (Starcoder2)
+    gate_up: bool = False    # ffn_up is gate rows then up rows and there is no ffn_gate (GLM-4)
 
 
 _ARCHS = {
@@ -221,7 +229,23 @@ _ARCHS["starcoder2"] = _Arch("Starcoder2ForCausalLM", "starcoder2", False, ("att
                                     "ffn_down.weight": "mlp.c_proj.weight", "ffn_down.bias": "mlp.c_proj.bias"})
 # gpt-oss's biases beside its router and experts.
 _OSS_BIASES = ("ffn_gate_inp.bias", "ffn_gate_exps.bias", "ffn_up_exps.bias", "ffn_down_exps.bias")
+# ERNIE 4.5 dense: llama's tensors, Q/K in Hugging Face's order (its own RoPE rotates pairs
+# (2i, 2i + 1), as llama.cpp's ernie4_5 does), no biases (_hf_configs: use_bias).
+_ARCHS["ernie4_5"] = _Arch("Ernie4_5ForCausalLM", "ernie4_5", False)
+# Seed-OSS: llama's block with q/k/v biases; its pre-MLP norm is post_attention_norm.
+_ARCHS["seed_oss"] = _Arch("SeedOssForCausalLM", "seed_oss", False, optional=_QKV_BIASES,
+                           mlp_norm="post_attention_norm.weight",
+                           names={"post_attention_norm.weight": "post_attention_layernorm.weight"})
+# GLM-4: Q/K in Hugging Face's order (pairs (2i, 2i + 1) of the first rope.dimension_count dims
+# rotate), q/k/v biases, the sandwich norms (post_attention_norm after attention, ffn_norm
+# before the MLP, post_ffw_norm after it) and gate|up fused in ffn_up.
+_ARCHS["glm4"] = _Arch("Glm4ForCausalLM", "glm4", False, _GEMMA_NORMS, _QKV_BIASES, gated=False, gate_up=True,
+                       names={"post_attention_norm.weight": "post_self_attn_layernorm.weight",
+                              "post_ffw_norm.weight": "post_mlp_layernorm.weight",
+                              "ffn_up.weight": "mlp.gate_up_proj.weight"})
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
+# `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
+_OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
 # granitemoe with a shared expert (expert_shared_feed_forward_length > 0): GraniteMoeShared, its
 # ffn_gate_shexp | ffn_up_shexp rows stacked into shared_mlp.input_linear, no gate on it.
 _GRANITEMOE_SHARED = _Arch("GraniteMoeSharedForCausalLM", "granitemoeshared", True,
@@ -552,10 +576,17 @@ def _hparams(meta: dict, p: str) -> dict:
         raise ValueError(f"{p}: {n_head} attention heads is not a multiple of {n_kv} KV heads")
     rope_dim = need_int("rope.dimension_count", head_dim)
     ln = arch in _LAYER_NORM_ARCHS
-    if rope_dim != head_dim and (not ln or rope_dim > head_dim or rope_dim % 2):
+    partial = ln or arch == "glm4"  # (GLM-4: half of each head rotates)
+    if rope_dim != head_dim and (not partial or rope_dim > head_dim or rope_dim % 2):
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported"
-                         + (" (an even number of dims up to head_dim is needed)" if ln else ""))
+                         + (" (an even number of dims up to head_dim is needed)" if partial else ""))
+    if arch == "glm4":  # GLM-4V's M-RoPE sections, GLM-OCR's NextN layers: not a Glm4ForCausalLM
+        if "glm4.rope.dimension_sections" in meta:
+            raise ValueError(f"{p}: glm4.rope.dimension_sections: a multimodal GLM-4 file (M-RoPE) is not supported")
+        if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
+            raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
+                             "NextN (multi-token prediction) layers are not supported")
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
@@ -588,6 +619,9 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if g.tensors[n].shape != (head_dim // 2,):
             raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, expected [{head_dim // 2}]")
     moe = hp["moe"]
+    if arch == "ernie4_5" and (biases := [n for n in names if n.endswith(".bias")]):
+        raise ValueError(f"{p}: tensor {biases[0]}: ERNIE 4.5 files with biases are not supported (transformers' "
+                         "use_bias puts one on every linear; llama.cpp's ernie4_5 adds only q/k/v's)")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -614,7 +648,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_q.weight": (n_head * head_dim, hidden), "attn_k.weight": (n_kv * head_dim, hidden),
         "attn_v.weight": (n_kv * head_dim, hidden), "attn_output.weight": (hidden, n_head * head_dim),
         "attn_qkv.weight": ((n_head + 2 * n_kv) * head_dim, hidden),
-        "ffn_gate.weight": (ffn, hidden), "ffn_up.weight": (2 * ffn if a.fused else ffn, hidden),
+        "ffn_gate.weight": (ffn, hidden), "ffn_up.weight": (2 * ffn if a.fused or a.gate_up else ffn, hidden),
         "ffn_down.weight": (hidden, ffn),
         "attn_q.bias": (n_head * head_dim,), "attn_k.bias": (n_kv * head_dim,), "attn_v.bias": (n_kv * head_dim,),
         "attn_output.bias": (hidden,),
@@ -767,12 +801,23 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         "vocab_size": vocab_size,
     }
     gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
-    if hp["arch"] == "olmo2":  # Olmo2Config; a sliding window is OLMo 3's, which pyvt does not run
-        if _window(meta, "olmo2.attention.sliding_window", None, g.path):
-            raise ValueError(f"{g.path}: olmo2.attention.sliding_window: an OLMo 3 file (sliding-window layers with "
-                             "their own RoPE) is not supported; OLMo 2 files have no window")
+    if hp["arch"] == "olmo2":  # Olmo2Config; with a sliding window Olmo3Config
         for k in ("mlp_bias", "pretraining_tp"):
             del config[k]
+        window = _window(meta, "olmo2.attention.sliding_window", None, g.path)
+        if window:
+            _olmo3_config(config, meta, hp, window, g.path)
+    elif hp["arch"] == "ernie4_5":  # Ernie4_5Config: use_bias false (a file with biases is refused)
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
+            del config[k]
+        config["use_bias"] = False
+    elif hp["arch"] == "seed_oss":  # SeedOssConfig: q/k/v biases by attention_bias; llama.cpp has no o or MLP biases
+        del config["pretraining_tp"]
+        config["attention_out_bias"] = False
+    elif hp["arch"] == "glm4":  # Glm4Config: the rotating dims as partial_rotary_factor
+        for k in ("mlp_bias", "pretraining_tp"):
+            del config[k]
+        config["partial_rotary_factor"] = _rotary_factor(hp["rope_dim"], hp["head_dim"])
     elif hp["arch"] in ("granite", "granitemoe"):  # GraniteConfig's multipliers, as llama.cpp applies the keys
         # (no attention.scale: llama.cpp scales scores by 1/sqrt(head_dim), GraniteConfig's default is 1)
         config.update(
@@ -844,6 +889,42 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config["pad_token_id"] = pad_id
         gen_config["pad_token_id"] = pad_id
     return config, gen_config
+
+
+def _olmo3_config(config: dict, meta: dict, hp: dict, window: int, p) -> None:
+    """An `olmo2` file with a sliding window as Olmo3Config, as llama.cpp runs it
+    (src/models/olmo2.cpp): the layers attention.sliding_window_pattern marks (an array of
+    flags, or n: layer i slides unless i % n == n - 1; absent: 4) attend over the window and
+    rotate with rope.freq_base unscaled (its graph passes freq_scale 1, ext_factor 0,
+    attn_factor 1); the others with rope.freq_base and the file's scaling. llama.cpp's graph
+    does not read rope.freq_base_swa, so a file whose swa base differs (the model's sliding
+    layers rotating otherwise) is refused naming it."""
+    n_layers = hp["n_layers"]
+    key = "olmo2.attention.sliding_window_pattern"
+    pat = meta.get(key, 4)
+    if isinstance(pat, np.ndarray):  # (llama.cpp's converter writes bools)
+        if pat.ndim != 1 or pat.dtype.kind not in "biu" or len(pat) != n_layers or not np.isin(pat, (0, 1)).all():
+            raise ValueError(f"{p}: {key} = {_describe(pat)} is not {n_layers} flags (one per block)")
+        sliding = [bool(f) for f in pat]
+    else:
+        n = meta_value(meta, key, "int", p, 4)
+        if not 0 < n <= 1 << 20:
+            raise ValueError(f"{p}: {key} = {n} is not a positive integer")
+        sliding = [i % n < n - 1 for i in range(n_layers)]
+    if "olmo2.rope.freq_base_swa" in meta:
+        swa = _f32(_real(meta, "olmo2.rope.freq_base_swa", hp["theta"], 1.0, 1e12, p))
+        if swa != hp["theta"]:
+            raise ValueError(f"{p}: olmo2.rope.freq_base_swa = {swa:g} differs from rope.freq_base = {hp['theta']:g}: "
+                             "llama.cpp rotates OLMo 3's sliding layers with rope.freq_base, the model with its own "
+                             "base; pyvt does not guess which is meant")
+    full = {"rope_type": "default", "rope_theta": hp["theta"]}
+    if config["rope_scaling"]:
+        full.update(config["rope_scaling"])
+    config.update(architectures=["Olmo3ForCausalLM"], model_type="olmo3", sliding_window=window,
+                  layer_types=["sliding_attention" if s else "full_attention" for s in sliding],
+                  rope_parameters={"full_attention": full,
+                                   "sliding_attention": {"rope_type": "default", "rope_theta": hp["theta"]}})
+    del config["rope_scaling"], config["rope_theta"]
 
 
 def _window(meta: dict, key: str, default, p: str):
@@ -1276,8 +1357,9 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep_blocks: bool = False,
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
-    `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `qwen2moe`, `qwen3moe`,
-    `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
+    `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
+    `glm4`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging Face-style
+    folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -1460,7 +1542,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -763,6 +763,7 @@ _HF_TO_GGUF = {
     "mlp.down_proj.weight": "ffn_down.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
     "pre_feedforward_layernorm.weight": "ffn_norm.weight",
     "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+    "post_self_attn_layernorm.weight": "post_attention_norm.weight", "post_mlp_layernorm.weight": "post_ffw_norm.weight",
 }
 
 
@@ -788,7 +789,7 @@ def _gguf_name(hf: str, arch: str) -> str:
     if arch == "starcoder2" and rest.startswith(("mlp.c_fc.", "mlp.c_proj.")):
         return f"blk.{i}." + ("ffn_up." if "c_fc" in rest else "ffn_down.") + rest.rsplit(".", 1)[1]
     if rest == "post_attention_layernorm.weight":  # Gemma's own norm; Llama's / Phi-3's pre-MLP norm
-        return f"blk.{i}." + ("post_attention_norm.weight" if arch in ("gemma2", "gemma3", "olmo2")
+        return f"blk.{i}." + ("post_attention_norm.weight" if arch in ("gemma2", "gemma3", "olmo2", "seed_oss")
                               else "ffn_norm.weight")
     return f"blk.{i}." + _HF_TO_GGUF[rest]
 
@@ -820,6 +821,14 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
     ref = tmp_path / f"{name}-hf"
     w = F.write_from_golden(ref, name, golden)
     cfg = json.loads((ref / "config.json").read_text())
+    # Biases llama.cpp's architecture has no place for (its converter would write tensors its
+    # loader refuses): left out of both, the folder's config saying so.
+    no_bias = {"ernie4_5": (".bias",), "seed_oss": ("o_proj.bias", "mlp.gate_proj.bias", "mlp.up_proj.bias",
+                                                     "mlp.down_proj.bias")}.get(arch)
+    if no_bias:
+        w = {k: v for k, v in w.items() if not k.endswith(no_bias)}
+        cfg.update({"use_bias": False} if arch == "ernie4_5" else {"attention_out_bias": False, "mlp_bias": False})
+        R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     tensors = []
     for hf_name in sorted(w):
         x = w[hf_name]
@@ -856,8 +865,28 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             cfg["layer_types"] = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n_layers)]
             cfg["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
                                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    elif arch == "olmo2" and cfg["model_type"] == "olmo3":
+        # OLMo 3 as Olmo2Model writes it: the window, the per-layer pattern (layer_types), the
+        # global layers' RoPE (base, linear scaling) and the sliding layers' base as
+        # rope.freq_base_swa. llama.cpp's graph rotates the sliding layers with rope.freq_base,
+        # so the folder says the same base (the case's own 500 is test_olmo3_gguf_..._swa_base).
+        rp = cfg["rope_parameters"]
+        full = rp["full_attention"]
+        md["olmo2.rope.freq_base"] = float(full["rope_theta"])
+        md["olmo2.rope.freq_base_swa"] = float(full["rope_theta"])
+        md["olmo2.rope.scaling.type"] = full["rope_type"]
+        md["olmo2.rope.scaling.factor"] = float(full["factor"])
+        md["olmo2.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
+        md["olmo2.attention.sliding_window_pattern"] = [t == "sliding_attention" for t in cfg["layer_types"]]
+        rp["sliding_attention"] = {"rope_type": "default", "rope_theta": full["rope_theta"]}
     elif arch == "olmo2":
         md["olmo2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+    elif arch in ("ernie4_5", "seed_oss", "glm4"):  # head_dim stored; GLM-4: the rotating dims
+        md[f"{arch}.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        md[f"{arch}.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md[f"{arch}.attention.value_length"] = gw.Val(gw.UINT32, hd)
+        if arch == "glm4":
+            md["glm4.rope.dimension_count"] = gw.Val(gw.UINT32, int(hd * cfg["rope_parameters"]["partial_rotary_factor"]))
     elif arch == "starcoder2":  # LayerNorm eps under its own key; the window when set
         md["starcoder2.attention.layer_norm_epsilon"] = float(cfg["norm_epsilon"])
         del md["starcoder2.attention.layer_norm_rms_epsilon"]
@@ -908,7 +937,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("phi3-longrope", "phi3"), ("smollm3", "smollm3"), ("granite", "granite"),
                 ("olmo2", "olmo2"), ("phi", "phi2"), ("phi-gqa-04", "phi2"), ("stablelm", "stablelm"),
                 ("stablelm-qkv-bias", "stablelm"), ("starcoder2", "starcoder2"),
-                ("starcoder2-window-nobias", "starcoder2")]
+                ("starcoder2-window-nobias", "starcoder2"), ("ernie4_5", "ernie4_5"), ("seed-oss", "seed_oss"),
+                ("glm4", "glm4"), ("olmo3", "olmo2")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -926,6 +956,14 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert cfg.get(k) == want.get(k), k
     if arch == "smollm3":
         assert cfg["no_rope_layers"] == want["no_rope_layers"] == [1, 1, 1, 0]
+    if name == "olmo3":  # three sliding layers, the global one's linear scaling, the sliding ones' base unscaled
+        assert cfg["model_type"] == "olmo3" and cfg["layer_types"] == want["layer_types"]
+        assert cfg["rope_parameters"] == {"full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0},
+                                          "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+    if arch == "glm4":
+        assert cfg["partial_rotary_factor"] == 0.5 and cfg["attention_bias"] is True
+    if arch in ("ernie4_5", "seed_oss"):
+        assert cfg.get("use_bias", cfg.get("attention_out_bias")) is False and not cfg.get("mlp_bias")
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -967,6 +1005,19 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
     path, _ = family_gguf(tmp_path, "gemma3", "gemma3", qtype=gw.Q8_0)
     plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
     _assert_loads_as_its_dequantized_folder(path, plain, "Gemma3")
+
+
+@pytest.mark.parametrize("name,arch,family", [("ernie4_5", "ernie4_5", "Ernie4_5"), ("glm4", "glm4", "Glm4"),
+                                              ("seed-oss", "seed_oss", "SeedOss"), ("olmo3", "olmo2", "OLMo3")])
+def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
+    """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's
+    and GLM-4's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
+    checkpoints; a referred permutation would be refused for them), GLM-4's gate|up kept fused;
+    the logits of the folder of its dequantized weights."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = family_gguf(tmp_path, name, arch, qtype=gw.Q8_0)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    _assert_loads_as_its_dequantized_folder(path, plain, family)
 
 
 def _assert_loads_as_its_dequantized_folder(path, plain, family):
@@ -1038,17 +1089,25 @@ def test_convert_gemma_names_missing_norms(tmp_path, arch, name, drop, match):
 def test_family_tensor_names_match_the_gguf_package():
     """Our GGUF names of the family tensors (here and in pyvt.convert) are gguf-py's own."""
     gguf_pkg = pytest.importorskip("gguf")
-    for arch, marks in (("gemma2", gguf_pkg.MODEL_ARCH.GEMMA2), ("gemma3", gguf_pkg.MODEL_ARCH.GEMMA3),
-                        ("phi3", gguf_pkg.MODEL_ARCH.PHI3)):
-        tmap = gguf_pkg.get_tensor_name_map(marks, 2)
+    M = gguf_pkg.MODEL_ARCH
+    for arch, marks, case in (("gemma2", M.GEMMA2, "gemma2"), ("gemma3", M.GEMMA3, "gemma3"), ("phi3", M.PHI3, "phi3"),
+                              ("ernie4_5", M.ERNIE4_5, "ernie4_5"), ("seed_oss", M.SEED_OSS, "seed-oss"),
+                              ("glm4", M.GLM4, "glm4"), ("olmo2", M.OLMO2, "olmo3")):
         import family_models as F
 
-        case = {"gemma2": "gemma2", "gemma3": "gemma3", "phi3": "phi3"}[arch]
-        for hf_name in F.load_golden()["cases"][case]["shapes"]:
+        golden = F.load_golden()["cases"][case]
+        tmap = gguf_pkg.get_tensor_name_map(marks, golden["config"]["num_hidden_layers"])
+        for hf_name in golden["shapes"]:
+            if hf_name.endswith(".bias") and arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
+                    ("q_proj.bias", "k_proj.bias", "v_proj.bias")):
+                continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
             ours = _gguf_name(hf_name, arch)
-            theirs = tmap.get_name(hf_name.removesuffix(".weight"))
-            assert theirs is not None and ours == theirs + ".weight", (arch, hf_name, ours, theirs)
-            assert convert.hf_tensor_name(ours, arch) == hf_name, (arch, ours)
+            theirs = tmap.get_name(hf_name.rsplit(".", 1)[0]) if hf_name.endswith(".bias") else \
+                tmap.get_name(hf_name.removesuffix(".weight"))
+            suffix = "." + hf_name.rsplit(".", 1)[1]
+            assert theirs is not None and ours == theirs + suffix, (arch, hf_name, ours, theirs)
+            if not (arch == "ernie4_5" and hf_name.endswith(".bias")):
+                assert convert.hf_tensor_name(ours, arch) == hf_name, (arch, ours)
 
 
 def test_convert_refuses_another_familys_tensors(tmp_path):
@@ -1573,12 +1632,50 @@ def test_moe_gguf_of_an_unsupported_architecture_is_named(tmp_path):
         convert.convert_gguf(path, tmp_path / "out")
 
 
-def test_olmo3_gguf_with_a_window_is_named(tmp_path):
-    """llama.cpp writes OLMo 3 as `olmo2` with a sliding window (its own RoPE on those layers):
-    refused naming the key, not converted into an OLMo 2 that computes something else."""
+def test_olmo3_gguf_with_a_window_is_olmo3(tmp_path):
+    """llama.cpp writes OLMo 3 as `olmo2` with a sliding window: an Olmo3ForCausalLM folder (the
+    olmo3 case itself: test_convert_gemma_and_phi3, llama.cpp's logits). Without
+    sliding_window_pattern llama.cpp's default applies (pattern 4: layer i slides unless
+    i % 4 == 3), and the sliding layers rotate with rope.freq_base."""
     path, _ = family_gguf(tmp_path, "olmo2", "olmo2", meta={"olmo2.attention.sliding_window": gw.Val(gw.UINT32, 4096)})
-    with pytest.raises(ValueError, match="olmo2.attention.sliding_window: an OLMo 3 file"):
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "out", dtype="f32") / "config.json").read_text())
+    assert (cfg["architectures"], cfg["model_type"], cfg["sliding_window"]) == (["Olmo3ForCausalLM"], "olmo3", 4096)
+    assert cfg["layer_types"] == ["sliding_attention"] * 3
+    assert cfg["rope_parameters"]["sliding_attention"] == {"rope_type": "default", "rope_theta": 10000.0}
+    assert "rope_scaling" not in cfg and "rope_theta" not in cfg
+    # the pattern as a number n (llama.cpp's set_swa_pattern): layer i slides unless i % n == n - 1
+    path, _ = family_gguf(tmp_path, "olmo2", "olmo2", meta={"olmo2.attention.sliding_window": gw.Val(gw.UINT32, 8),
+                                                            "olmo2.attention.sliding_window_pattern": gw.Val(gw.UINT32, 2)})
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "out2", dtype="f32") / "config.json").read_text())
+    assert cfg["layer_types"] == ["sliding_attention", "full_attention", "sliding_attention"]
+
+
+@pytest.mark.parametrize("name,arch,kw,match", [
+    # llama.cpp's graph rotates OLMo 3's sliding layers with rope.freq_base, whatever freq_base_swa says
+    ("olmo3", "olmo2", {"meta": {"olmo2.rope.freq_base_swa": 500.0}},
+     r"olmo2\.rope\.freq_base_swa = 500 differs from rope\.freq_base = 10000"),
+    ("olmo3", "olmo2", {"meta": {"olmo2.attention.sliding_window_pattern": [True, False]}},
+     r"olmo2\.attention\.sliding_window_pattern = an array of 2 bool values is not 4 flags"),
+    ("ernie4_5", "ernie4_5", {"extra_tensors": [("blk.1.attn_q.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensor blk\.1\.attn_q\.bias: ERNIE 4\.5 files with biases are not supported"),
+    ("seed-oss", "seed_oss", {"extra_tensors": [("blk.0.attn_output.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensors a seed_oss model does not have: blk\.0\.attn_output\.bias"),
+    ("glm4", "glm4", {"meta": {"glm4.rope.dimension_sections": [4, 2, 2, 0]}},
+     r"glm4\.rope\.dimension_sections: a multimodal GLM-4 file \(M-RoPE\)"),
+    ("glm4", "glm4", {"meta": {"glm4.nextn_predict_layers": gw.Val(gw.UINT32, 1)}},
+     r"glm4\.nextn_predict_layers = 1: GLM-4 files with NextN"),
+    ("glm4", "glm4", {"meta": {"glm4.rope.dimension_count": gw.Val(gw.UINT32, 7)}},
+     r"partial rotary embeddings \(rope\.dimension_count 7 of head_dim 16\)"),
+])
+def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
+    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) computes otherwise than
+    the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
+    the key or tensor, before any folder is written."""
+    path, _ = family_gguf(tmp_path, name, arch, **kw)
+    with pytest.raises(ValueError, match=match) as ei:
         convert.convert_gguf(path, tmp_path / "out")
+    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
 
 
 @pytest.mark.parametrize("name", ["granitemoe", "granitemoe-shared"])

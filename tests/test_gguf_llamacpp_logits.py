@@ -3,7 +3,8 @@
 tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-python) holds
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
-converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 and the mixture-of-experts llama (Mixtral) / qwen2moe /
+converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
+ernie4_5 / seed_oss / glm4 and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -34,6 +35,15 @@ With the conversion's ramp the logits differ from llama.cpp's by 0.25 of the lar
 tiny case (head_dim 16, YaRN factor 4 over 64 positions); for gpt-oss-20b's RoPE (head_dim 64,
 factor 32 over 4096, base 150000) 9 of its 32 frequencies differ by 0.3-43 %. (Regenerating the file moved the older cases' logits by up to 1.2e-4 of the
 largest — llama.cpp's threads sum in another order — so their stored values were kept.)
+ernie4_5, seed-oss, glm4 and olmo3 (added 2026-11-29 with `tools/make_llamacpp_golden.py
+--logits`, which records only the named cases; the same llama-cpp-python): 3.7e-7, 5.1e-7,
+7.5e-7 and 6.1e-7, argmax equal at all 60 positions — ERNIE 4.5's and GLM-4's pair-rotating
+RoPE (Q/K in Hugging Face's order in the file, llama.cpp's NORM rope; GLM-4 on the first 8 of
+16 dims), GLM-4's sandwich norms and fused gate|up, Seed-OSS's q/k/v biases, and OLMo 3 (an
+`olmo2` file with a window and a per-layer pattern): three sliding layers of window 6 rotating
+with rope.freq_base unscaled, the global one with linear scaling 4, as llama.cpp's olmo2 graph
+computes. The ernie4_5 and seed-oss files hold no o / MLP biases (llama.cpp has no place for
+them; test_convert.family_gguf leaves them out of the case).
 """
 
 from __future__ import annotations
@@ -86,8 +96,9 @@ def build_case(folder: Path, spec) -> Path:
 def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
-                     "olmo2", "granitemoe", "olmoe", "gpt-oss"}
+                     "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
+    assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
 
 
 @pytest.mark.parametrize("name", CASES)

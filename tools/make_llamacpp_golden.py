@@ -25,6 +25,9 @@ Dev-only (llama-cpp-python is a benchmark peer, never a dependency):
 
     pip install llama-cpp-python tokenizers
     python tools/make_llamacpp_golden.py
+    python tools/make_llamacpp_golden.py --logits NAME...   # only these LOGIT_CASES, added to
+        # (or replaced in) gguf_logits_llamacpp.json; every other case and the token ids stay
+        # byte for byte as they are (llama.cpp's threads may sum in another order on a rerun)
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ LOGIT_CASES = {
     "phi": ("family", "phi", "phi2"), "phi-gqa-04": ("family", "phi-gqa-04", "phi2"),
     "stablelm": ("family", "stablelm", "stablelm"),  # (llama.cpp needs output.weight: the tied case is not one)
     "starcoder2": ("family", "starcoder2", "starcoder2"),
+    "ernie4_5": ("family", "ernie4_5", "ernie4_5"), "seed-oss": ("family", "seed-oss", "seed_oss"),
+    "glm4": ("family", "glm4", "glm4"), "olmo3": ("family", "olmo3", "olmo2"),  # (OLMo 3: llama.cpp's olmo2)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
@@ -148,7 +153,7 @@ def train_bpe() -> tuple[list[str], list[str]]:
     return [t for t, _ in vocab], merges
 
 
-def logits_golden() -> dict:
+def logits_golden(names=None) -> dict:
     import numpy as np
     import llama_cpp
     from test_gguf_llamacpp_logits import build_case
@@ -156,6 +161,8 @@ def logits_golden() -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, spec in LOGIT_CASES.items():
+            if names is not None and name not in names:
+                continue
             path = build_case(Path(tmp) / name, spec)
             lm = llama_cpp.Llama(str(path), n_ctx=128, logits_all=True, verbose=False, n_threads=2,
                                  type_k=0, type_v=0)  # GGML_TYPE_F32 keys and values
@@ -167,9 +174,38 @@ def logits_golden() -> dict:
     return out
 
 
+def add_logits(names: list[str]) -> int:
+    """Record only the named LOGIT_CASES into the existing logits file, leaving the others as
+    they are (the file's own order, then the new cases in LOGIT_CASES' order)."""
+    import llama_cpp
+
+    unknown = [n for n in names if n not in LOGIT_CASES]
+    if unknown:
+        print(f"unknown logit cases: {', '.join(unknown)} (known: {', '.join(LOGIT_CASES)})", file=sys.stderr)
+        return 2
+    text = OUT_LOGITS.read_text(encoding="utf-8")
+    data = json.loads(text)
+    if json.dumps(data, separators=(",", ":")) + "\n" != text:
+        print(f"{OUT_LOGITS} would not be rewritten byte for byte; not touching it", file=sys.stderr)
+        return 1
+    if (data["sequence"], data["rows"]) != (LOGIT_SEQ, LOGIT_ROWS):
+        print(f"{OUT_LOGITS} holds another sequence or rows than LOGIT_SEQ / LOGIT_ROWS", file=sys.stderr)
+        return 1
+    if data["versions"]["llama_cpp_python"] != llama_cpp.__version__:
+        print(f"{OUT_LOGITS} was written with llama-cpp-python {data['versions']['llama_cpp_python']}, this is "
+              f"{llama_cpp.__version__}", file=sys.stderr)
+        return 1
+    data["cases"].update(logits_golden(set(names)))
+    OUT_LOGITS.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {', '.join(names)} into {OUT_LOGITS} ({len(data['cases'])} models)")
+    return 0
+
+
 def main() -> int:
     import llama_cpp
 
+    if sys.argv[1:2] == ["--logits"]:
+        return add_logits(sys.argv[2:])
     cases = {"spm-prefix": spm_case(None), "spm-no-prefix": spm_case(False)}
     trained = train_bpe()
     for pre in BPE_PRES:
