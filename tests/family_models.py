@@ -161,6 +161,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # (window 6) that alone rotate: three sliding layers and a global one without RoPE.
     "cohere": ("CohereConfig", dict(attention_bias=True, logit_scale=0.25, pad_token_id=ENDOFTEXT)),
     "cohere2": ("Cohere2Config", dict(num_hidden_layers=4, sliding_window=6, pad_token_id=ENDOFTEXT)),
+    # Arcee: Llama's attention with an ungated relu² MLP (up_proj, down_proj), biases everywhere.
+    "arcee": ("ArceeConfig", dict(attention_bias=True, mlp_bias=True)),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -224,6 +226,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "cohere": ("Cohere", ["attention-bias", "layer-norm", "parallel-block", "logit-scale 0.25", "interleaved-rope"]),
     "cohere2": ("Cohere2", ["layer-norm", "parallel-block", "logit-scale 0.0625", "interleaved-rope",
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
+    "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"

@@ -514,6 +514,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if p + "mlp.c_fc.weight" in W:  # Starcoder2: c_proj(gelu_tanh(c_fc h))
             x = x + lin(_gelu_tanh(lin(h, p + "mlp.c_fc")), p + "mlp.c_proj")
             continue
+        if p + "mlp.gate_proj.weight" not in W:  # Arcee: down(relu(up h)²)
+            x = x + lin(np.maximum(lin(h, p + "mlp.up_proj"), 0.0) ** 2, p + "mlp.down_proj")
+            continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")
         act = _gelu_tanh(g) if gemma1 else g / (1.0 + np.exp(-g))

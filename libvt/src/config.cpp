@@ -466,7 +466,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (!c.hidden_act.empty() && c.hidden_act != F.activation)
         fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s)",
              c.path.c_str(), c.hidden_act.c_str(), F.name,
-             (std::string(F.activation) + (F.phi ? "(fc1 · x)" : "(gate) · up")).c_str());
+             (std::string(F.activation) + (ungated_mlp(F) ? "(fc1 · x)" : "(gate) · up")).c_str());
     // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
     int64_t max_layer = -1;
     for (const TensorView* t : ck.tensors()) {

@@ -512,6 +512,27 @@ const ModelFamily kFamilies[] = {
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
         /*logit scale=*/true, /*rope sliding only=*/true,
     },
+    {
+        // Arcee (arcee-ai/AFM-4.5B): Llama's block with an ungated MLP, down(relu(up · x)²)
+        // (NemotronMLP; up_proj as the one input linear), MLP biases when mlp_bias.
+        "Arcee", "ArceeForCausalLM", "arcee",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.up_proj.weight", nullptr, "mlp.down_proj.weight",
+         "input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.bias",
+         "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias", "mlp.up_proj.bias", nullptr,
+         "mlp.down_proj.bias", nullptr, nullptr, nullptr, nullptr},
+        "self_attn.rotary_emb.inv_freq",
+        "relu2", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/4096,
+        VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
+        /*logit scale=*/false, /*rope sliding only=*/false,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -696,6 +717,7 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.family && c.family->norm == ModelFamily::LAYER_NORM) add("layer-norm");
     if (c.family && c.family->phi) add("parallel-block, gelu-mlp");
     if (c.family && c.family->parallel_block) add("parallel-block");
+    if (c.family && std::strcmp(c.family->activation, "relu2") == 0) add("relu2-mlp");
     if (c.logit_scale != 1.0) add(format("logit-scale %g", c.logit_scale));
     if (c.family && c.family->gpt_oss) {
         add("attention-sinks");

@@ -12,7 +12,8 @@
 // parallel block), StableLM, Starcoder2 (LayerNorm, Starcoder2's ungated MLP), EXAONE 4 (OLMo 2's
 // block, NoPE global layers), Helium, ERNIE 4.5 and GLM (pairs-interleaved RoPE, reordered at
 // load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral,
-// Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale).
+// Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale), Arcee
+// (an ungated relu² MLP).
 // Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
@@ -196,7 +197,8 @@ struct MoeTensor {
 };
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 
-// Whether the family's MLP is act(gate) alone, not act(gate) · up (Phi's fc1, Starcoder2's c_fc).
+// Whether the family's MLP is act(gate) alone, not act(gate) · up (Phi's fc1, Starcoder2's c_fc,
+// Arcee's up_proj).
 inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] && !f.fused_gate_up && !f.router; }
 
 // The family a config declares (architectures / model_type; a config that says nothing is

@@ -570,6 +570,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const float eps = float(c.rms_norm_eps);
     const bool gemma = c.family && c.family->gemma_block();  // Gemma 2 / 3's block
     const bool geglu = c.family && c.family->gemma != ModelFamily::NOT_GEMMA;
+    const bool relu2 = c.family && std::strcmp(c.family->activation, "relu2") == 0;  // Arcee's ungated MLP
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
     // (Granite: attention_multiplier)
     const float qscale = c.attn_scale > 0 ? float(c.attn_scale)
@@ -696,11 +697,18 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         });
         if (c.moe_layer(l)) {
             moe_mlp(s, w, xnf, n, tmp);
-        } else if (!w.up) {  // Phi, Starcoder2: fc2(gelu_tanh(fc1 · h + b)) + b (c_proj, c_fc)
+        } else if (!w.up) {  // Phi, Starcoder2: fc2(gelu_tanh(fc1 · h + b)) + b (c_proj, c_fc); Arcee: relu²
             const int64_t I = c.intermediate_size;
             linear(*w.gate, xnf, n, bias_or_null(w.gate_bias), lopt, mlp);
             parallel_for(n, n > 1 ? 1 : n, [&](int64_t b, int64_t e, int) {
-                for (int64_t i = b; i < e; ++i) ops::geglu_tanh(mlp + i * I, s.ones.data(), I, mlp + i * I);
+                for (int64_t i = b; i < e; ++i) {
+                    float* r = mlp + i * I;
+                    if (relu2) {
+                        for (int64_t k = 0; k < I; ++k) r[k] = r[k] > 0.0f ? r[k] * r[k] : 0.0f;
+                    } else {
+                        ops::geglu_tanh(r, s.ones.data(), I, r);
+                    }
+                }
             });
             linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
         } else {

@@ -236,6 +236,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
         fail(VT_STATUS_UNSUPPORTED, "%s: its block (the attention and MLP outputs RMSNormed before the residual adds "
              "of a pre-norm block) runs on the CPU backend only (the CUDA kernels have those norms for Gemma's block "
              "only)", c.family->name);
+    if (c.family && ungated_mlp(*c.family) && c.family->norm != ModelFamily::LAYER_NORM)
+        fail(VT_STATUS_UNSUPPORTED, "%s: its ungated MLP (%s of one linear) runs on the CPU backend only (the CUDA "
+             "kernels have the gated SwiGLU / GeGLU epilogues)", c.family->name, c.family->activation);
     if (c.family && c.family->multipliers)
         fail(VT_STATUS_UNSUPPORTED, "%s: its multipliers (residual_multiplier, logits_scaling, attention_multiplier) "
              "run on the CPU backend only (the CUDA kernels' epilogues have no such scales yet)", c.family->name);
