@@ -1,8 +1,8 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style
-checkpoint folder.
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe`
+or `gpt-oss` architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -24,13 +24,15 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
   / `olmo2` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
-  and so do its `ernie4_5` / `glm4` ones, whose Hugging Face models rotate pairs (2i, 2i + 1)
-  as llama.cpp's NORM RoPE does (libvt reorders those rows at load, as for the Hub's
-  checkpoints): nothing is undone there.
+  and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
+  rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
+  as for the Hub's checkpoints): nothing is undone there.
 * What llama.cpp computes otherwise than the Hugging Face family is rebuilt or refused
   (`_hf_configs`): an `olmo2` file with a sliding window is OLMo 3, whose sliding layers
-  llama.cpp rotates with rope.freq_base unscaled (`_olmo3_config`); ERNIE 4.5 files with
-  biases, Seed-OSS o / MLP biases, GLM-4's M-RoPE and NextN layers are refused.
+  llama.cpp rotates with rope.freq_base unscaled (`_olmo3_config`); Cohere's logit_scale as
+  llama.cpp applies it, Cohere 2's window and sliding layers as it reads them (`_cohere_config`);
+  ERNIE 4.5 files with biases, Seed-OSS o / MLP biases, GLM-4's M-RoPE and NextN layers,
+  Cohere files with biases, q/k norms (Command R+) or an output matrix are refused.
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
   (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
@@ -112,8 +114,10 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
     return _GLOBAL_NAMES.get(gguf_name)
 
 
-# The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon; partial rotary dims).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2")
+# The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
+# whose heads may rotate only partly (rope.dimension_count below head_dim).
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2")
+_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4")
 
 
 _BLOCK_NAMES = {
@@ -166,7 +170,8 @@ class _Arch(NamedTuple):
     post_norm: bool = False  # no attn_norm / ffn_norm (OLMo 2)
     qk_full: bool = False    # q/k norms over the whole projection (OLMo 2, OLMoE)
     mlp_norm: str = "ffn_norm.weight"  # the norm before the MLP (gpt-oss: post_attention_norm)
-    parallel: bool = False   # Phi-2: one LayerNorm (attn_norm) before attention and an ungated MLP (ffn_up, ffn_down)
+    parallel: bool = False   # one LayerNorm (attn_norm) before attention and the MLP, side by side: Phi-2's
+                             # ungated MLP (ffn_up, ffn_down); with ffn_gate required, Cohere's gated one
     gated: bool = True       # False: an ungated MLP, ffn_up then ffn_down (Starcoder2)
     gate_up: bool = False    # ffn_up is gate rows then up rows and there is no ffn_gate (GLM-4)
 
@@ -243,6 +248,14 @@ _ARCHS["glm4"] = _Arch("Glm4ForCausalLM", "glm4", False, _GEMMA_NORMS, _QKV_BIAS
                        names={"post_attention_norm.weight": "post_self_attn_layernorm.weight",
                               "post_ffw_norm.weight": "post_mlp_layernorm.weight",
                               "ffn_up.weight": "mlp.gate_up_proj.weight"})
+# Cohere (Command R, Aya 23; llama.cpp's command-r) and Cohere 2 (Command R7B, Command A): one
+# LayerNorm without bias (attn_norm) before a parallel block with Llama's gated MLP, Q/K in
+# Hugging Face's order (its RoPE rotates pairs (2i, 2i + 1), as llama.cpp's NORM rope does), the
+# output tied to token_embd (llama.cpp loads no output.weight), logits times logit_scale
+# (_cohere_config); no biases, no q/k norms (_check_tensors).
+_ARCHS["command-r"] = _Arch("CohereForCausalLM", "cohere", False, ("ffn_gate.weight",), parallel=True)
+_ARCHS["cohere2"] = _Arch("Cohere2ForCausalLM", "cohere2", False, ("ffn_gate.weight",), parallel=True)
+_COHERE_ARCHS = ("command-r", "cohere2")
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
 _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
@@ -574,9 +587,12 @@ def _hparams(meta: dict, p: str) -> dict:
         raise ValueError(f"{p}: different key and value head sizes are not supported")
     if n_head % n_kv:
         raise ValueError(f"{p}: {n_head} attention heads is not a multiple of {n_kv} KV heads")
+    if arch in _COHERE_ARCHS and n_head * head_dim != hidden:  # (q and o are [hidden, hidden] there)
+        raise ValueError(f"{p}: {arch}.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                         f"embedding_length {hidden} (a {arch} model's heads span its hidden size)")
     rope_dim = need_int("rope.dimension_count", head_dim)
     ln = arch in _LAYER_NORM_ARCHS
-    partial = ln or arch == "glm4"  # (GLM-4: half of each head rotates)
+    partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
     if rope_dim != head_dim and (not partial or rope_dim > head_dim or rope_dim % 2):
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported"
@@ -622,6 +638,16 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     if arch == "ernie4_5" and (biases := [n for n in names if n.endswith(".bias")]):
         raise ValueError(f"{p}: tensor {biases[0]}: ERNIE 4.5 files with biases are not supported (transformers' "
                          "use_bias puts one on every linear; llama.cpp's ernie4_5 adds only q/k/v's)")
+    if arch in _COHERE_ARCHS:
+        if qk := [n for n in names if n.endswith(_QK_NORMS)]:  # (llama.cpp's command-r with 64+ blocks)
+            raise ValueError(f"{p}: tensor {qk[0]}: Command R+ q/k LayerNorms (CohereConfig's use_qk_norm) "
+                             "are not supported")
+        if biases := [n for n in names if n.endswith(".bias")]:
+            raise ValueError(f"{p}: tensor {biases[0]}: {arch} files with biases are not supported (llama.cpp's "
+                             f"{arch} adds only q/k/v's, Cohere's attention_bias puts one on o_proj too)")
+        if "output.weight" in g.tensors:
+            raise ValueError(f"{p}: tensor output.weight: llama.cpp's {arch} takes its output from token_embd.weight "
+                             "(tied) and does not load an output matrix; pyvt does not guess which is meant")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -814,6 +840,8 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     elif hp["arch"] == "seed_oss":  # SeedOssConfig: q/k/v biases by attention_bias; llama.cpp has no o or MLP biases
         del config["pretraining_tp"]
         config["attention_out_bias"] = False
+    elif hp["arch"] in _COHERE_ARCHS:  # CohereConfig / Cohere2Config
+        _cohere_config(config, meta, hp, g.path)
     elif hp["arch"] == "glm4":  # Glm4Config: the rotating dims as partial_rotary_factor
         for k in ("mlp_bias", "pretraining_tp"):
             del config[k]
@@ -899,24 +927,8 @@ def _olmo3_config(config: dict, meta: dict, hp: dict, window: int, p) -> None:
     attn_factor 1); the others with rope.freq_base and the file's scaling. llama.cpp's graph
     does not read rope.freq_base_swa, so a file whose swa base differs (the model's sliding
     layers rotating otherwise) is refused naming it."""
-    n_layers = hp["n_layers"]
-    key = "olmo2.attention.sliding_window_pattern"
-    pat = meta.get(key, 4)
-    if isinstance(pat, np.ndarray):  # (llama.cpp's converter writes bools)
-        if pat.ndim != 1 or pat.dtype.kind not in "biu" or len(pat) != n_layers or not np.isin(pat, (0, 1)).all():
-            raise ValueError(f"{p}: {key} = {_describe(pat)} is not {n_layers} flags (one per block)")
-        sliding = [bool(f) for f in pat]
-    else:
-        n = meta_value(meta, key, "int", p, 4)
-        if not 0 < n <= 1 << 20:
-            raise ValueError(f"{p}: {key} = {n} is not a positive integer")
-        sliding = [i % n < n - 1 for i in range(n_layers)]
-    if "olmo2.rope.freq_base_swa" in meta:
-        swa = _f32(_real(meta, "olmo2.rope.freq_base_swa", hp["theta"], 1.0, 1e12, p))
-        if swa != hp["theta"]:
-            raise ValueError(f"{p}: olmo2.rope.freq_base_swa = {swa:g} differs from rope.freq_base = {hp['theta']:g}: "
-                             "llama.cpp rotates OLMo 3's sliding layers with rope.freq_base, the model with its own "
-                             "base; pyvt does not guess which is meant")
+    sliding = _swa_layers(meta, "olmo2.attention.sliding_window_pattern", hp["n_layers"], p)
+    _same_swa_base(meta, "olmo2", hp, "OLMo 3", p)
     full = {"rope_type": "default", "rope_theta": hp["theta"]}
     if config["rope_scaling"]:
         full.update(config["rope_scaling"])
@@ -925,6 +937,60 @@ def _olmo3_config(config: dict, meta: dict, hp: dict, window: int, p) -> None:
                   rope_parameters={"full_attention": full,
                                    "sliding_attention": {"rope_type": "default", "rope_theta": hp["theta"]}})
     del config["rope_scaling"], config["rope_theta"]
+
+
+def _swa_layers(meta: dict, key: str, n_layers: int, p) -> list[bool]:
+    """Which layers slide, as llama.cpp's load_swa_pattern reads `key`: an array of flags, or n
+    (layer i slides unless i % n == n - 1); absent: 4."""
+    pat = meta.get(key, 4)
+    if isinstance(pat, np.ndarray):  # (llama.cpp's converter writes bools)
+        if pat.ndim != 1 or pat.dtype.kind not in "biu" or len(pat) != n_layers or not np.isin(pat, (0, 1)).all():
+            raise ValueError(f"{p}: {key} = {_describe(pat)} is not {n_layers} flags (one per block)")
+        return [bool(f) for f in pat]
+    n = meta_value(meta, key, "int", p, 4)
+    if not 0 < n <= 1 << 20:
+        raise ValueError(f"{p}: {key} = {n} is not a positive integer")
+    return [i % n < n - 1 for i in range(n_layers)]
+
+
+def _same_swa_base(meta: dict, arch: str, hp: dict, model: str, p) -> None:
+    """llama.cpp's olmo2 and cohere2 graphs rotate the sliding layers with rope.freq_base and
+    never read rope.freq_base_swa: a file whose swa base differs is refused naming it."""
+    if f"{arch}.rope.freq_base_swa" in meta:
+        swa = _f32(_real(meta, f"{arch}.rope.freq_base_swa", hp["theta"], 1.0, 1e12, p))
+        if swa != hp["theta"]:
+            raise ValueError(f"{p}: {arch}.rope.freq_base_swa = {swa:g} differs from rope.freq_base = {hp['theta']:g}: "
+                             f"llama.cpp rotates {model}'s sliding layers with rope.freq_base, the model with its own "
+                             "base; pyvt does not guess which is meant")
+
+
+def _cohere_config(config: dict, meta: dict, hp: dict, p) -> None:
+    """A command-r file as CohereConfig, a cohere2 one as Cohere2Config, as llama.cpp runs them
+    (src/models/command-r.cpp, cohere2.cpp): LayerNorm eps, the logits times ARCH.logit_scale
+    (command-r: absent or 0, llama.cpp does not scale them: 1; cohere2: the key is needed, as
+    llama.cpp needs it), no biases (a file with them is refused). Cohere 2: the window (needed;
+    transformers' null window rotates no layer, which llama.cpp never computes), the sliding
+    layers by attention.sliding_window_pattern (absent: 4) — only they rotate, in llama.cpp's
+    graph as in transformers' — with rope.freq_base (a differing rope.freq_base_swa is refused)."""
+    arch = hp["arch"]
+    key = f"{arch}.logit_scale"
+    if arch == "cohere2" and key not in meta:
+        raise ValueError(f"{p}: missing metadata {key} (llama.cpp's cohere2 needs it)")
+    scale = _f32(_real(meta, key, 0.0, 0.0, 1e30, p, open_lo=False)) or 1.0
+    for k in ("mlp_bias", "pretraining_tp", "rms_norm_eps"):
+        del config[k]
+    config.update(layer_norm_eps=hp["eps"], logit_scale=scale)
+    if arch == "command-r":  # (CohereConfig has no head_dim: hidden_size / heads, checked in _hparams)
+        del config["head_dim"]
+        config["use_qk_norm"] = False
+        return
+    window = _window(meta, "cohere2.attention.sliding_window", None, p)
+    if not window:
+        raise ValueError(f"{p}: cohere2.attention.sliding_window is missing or 0 (llama.cpp's cohere2 needs a window; "
+                         "without one transformers rotates no layer)")
+    sliding = _swa_layers(meta, "cohere2.attention.sliding_window_pattern", hp["n_layers"], p)
+    _same_swa_base(meta, "cohere2", hp, "Cohere 2", p)
+    config.update(sliding_window=window, layer_types=["sliding_attention" if s else "full_attention" for s in sliding])
 
 
 def _window(meta: dict, key: str, default, p: str):
@@ -1358,8 +1424,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a Hugging Face-style
-    folder; returns `out_dir`.
+    `glm4`, `command-r`, `cohere2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a
+    Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -1542,7 +1608,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -813,8 +813,9 @@ def _gguf_meta(arch: str, cfg: dict) -> dict:
 def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra_tensors=()):
     """Case `name` of tests/family_models.py written as llama.cpp's converter writes `arch`
     (Gemma norms as w + 1, Phi-3's fused tensors as they are, no Q/K permutation, no
-    output.weight when tied), with the byte-level test vocabulary. Returns (GGUF path, the
-    Hugging Face folder of the same weights, whose config says what the GGUF can say)."""
+    output.weight when tied), with the byte-level test vocabulary; `meta` updates the metadata
+    (a value None removes the key). Returns (GGUF path, the Hugging Face folder of the same
+    weights, whose config says what the GGUF can say)."""
     import family_models as F
 
     golden = F.load_golden()
@@ -824,10 +825,11 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
     # Biases llama.cpp's architecture has no place for (its converter would write tensors its
     # loader refuses): left out of both, the folder's config saying so.
     no_bias = {"ernie4_5": (".bias",), "seed_oss": ("o_proj.bias", "mlp.gate_proj.bias", "mlp.up_proj.bias",
-                                                     "mlp.down_proj.bias")}.get(arch)
+                                                     "mlp.down_proj.bias"), "command-r": (".bias",)}.get(arch)
     if no_bias:
         w = {k: v for k, v in w.items() if not k.endswith(no_bias)}
-        cfg.update({"use_bias": False} if arch == "ernie4_5" else {"attention_out_bias": False, "mlp_bias": False})
+        cfg.update({"use_bias": False} if arch == "ernie4_5" else {"attention_bias": False} if arch == "command-r"
+                   else {"attention_out_bias": False, "mlp_bias": False})
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     tensors = []
     for hf_name in sorted(w):
@@ -881,6 +883,20 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         rp["sliding_attention"] = {"rope_type": "default", "rope_theta": full["rope_theta"]}
     elif arch == "olmo2":
         md["olmo2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+    elif arch in ("command-r", "cohere2"):
+        # As llama.cpp's converter writes them: LayerNorm eps, logit_scale, all dims rotating;
+        # Cohere 2's head_dim (a config field) and window, no sliding_window_pattern (llama.cpp's
+        # default, 4: the case's three sliding layers and a global one).
+        md[f"{arch}.attention.layer_norm_epsilon"] = float(cfg["layer_norm_eps"])
+        del md[f"{arch}.attention.layer_norm_rms_epsilon"]
+        md[f"{arch}.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        md[f"{arch}.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
+        md[f"{arch}.logit_scale"] = float(cfg["logit_scale"])
+        if arch == "cohere2":
+            md["cohere2.attention.key_length"] = gw.Val(gw.UINT32, hd)
+            md["cohere2.attention.value_length"] = gw.Val(gw.UINT32, hd)
+            md["cohere2.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
+            assert cfg["layer_types"] == ["full_attention" if i % 4 == 3 else "sliding_attention" for i in range(n_layers)]
     elif arch in ("ernie4_5", "seed_oss", "glm4"):  # head_dim stored; GLM-4: the rotating dims
         md[f"{arch}.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md[f"{arch}.attention.key_length"] = gw.Val(gw.UINT32, hd)
@@ -927,6 +943,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                     x = np.asarray(rp[key], np.float32)
                     tensors.append((g, gw.F32, x.shape, gw.quant_f32(x)))
     md.update(meta or {})
+    md = {k: v for k, v in md.items() if v is not None}
     (ref / "config.json").write_text(json.dumps(cfg, indent=2))
     path = tmp_path / f"{name}.gguf"
     gw.write_gguf(path, md, tensors)
@@ -938,7 +955,7 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("olmo2", "olmo2"), ("phi", "phi2"), ("phi-gqa-04", "phi2"), ("stablelm", "stablelm"),
                 ("stablelm-qkv-bias", "stablelm"), ("starcoder2", "starcoder2"),
                 ("starcoder2-window-nobias", "starcoder2"), ("ernie4_5", "ernie4_5"), ("seed-oss", "seed_oss"),
-                ("glm4", "glm4"), ("olmo3", "olmo2")]
+                ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -964,6 +981,11 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert cfg["partial_rotary_factor"] == 0.5 and cfg["attention_bias"] is True
     if arch in ("ernie4_5", "seed_oss"):
         assert cfg.get("use_bias", cfg.get("attention_out_bias")) is False and not cfg.get("mlp_bias")
+    if arch in ("command-r", "cohere2"):  # (the cohere case's 0.25; cohere2's the default 0.0625)
+        assert cfg["logit_scale"] == want["logit_scale"] and cfg["layer_norm_eps"] == want["layer_norm_eps"]
+        assert cfg["attention_bias"] is False and "rms_norm_eps" not in cfg
+        if arch == "cohere2":
+            assert cfg["layer_types"] == want["layer_types"] and cfg["head_dim"] == want["head_dim"]
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1008,10 +1030,11 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name,arch,family", [("ernie4_5", "ernie4_5", "Ernie4_5"), ("glm4", "glm4", "Glm4"),
-                                              ("seed-oss", "seed_oss", "SeedOss"), ("olmo3", "olmo2", "OLMo3")])
+                                              ("seed-oss", "seed_oss", "SeedOss"), ("olmo3", "olmo2", "OLMo3"),
+                                              ("cohere", "command-r", "Cohere"), ("cohere2", "cohere2", "Cohere2")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
-    """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's
-    and GLM-4's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
+    """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
+    GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
     checkpoints; a referred permutation would be refused for them), GLM-4's gate|up kept fused;
     the logits of the folder of its dequantized weights."""
     monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
@@ -1092,14 +1115,15 @@ def test_family_tensor_names_match_the_gguf_package():
     M = gguf_pkg.MODEL_ARCH
     for arch, marks, case in (("gemma2", M.GEMMA2, "gemma2"), ("gemma3", M.GEMMA3, "gemma3"), ("phi3", M.PHI3, "phi3"),
                               ("ernie4_5", M.ERNIE4_5, "ernie4_5"), ("seed_oss", M.SEED_OSS, "seed-oss"),
-                              ("glm4", M.GLM4, "glm4"), ("olmo2", M.OLMO2, "olmo3")):
+                              ("glm4", M.GLM4, "glm4"), ("olmo2", M.OLMO2, "olmo3"),
+                              ("command-r", M.COMMAND_R, "cohere"), ("cohere2", M.COHERE2, "cohere2")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
         tmap = gguf_pkg.get_tensor_name_map(marks, golden["config"]["num_hidden_layers"])
         for hf_name in golden["shapes"]:
-            if hf_name.endswith(".bias") and arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
-                    ("q_proj.bias", "k_proj.bias", "v_proj.bias")):
+            if hf_name.endswith(".bias") and (arch == "command-r" or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
+                    ("q_proj.bias", "k_proj.bias", "v_proj.bias"))):
                 continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
             ours = _gguf_name(hf_name, arch)
             theirs = tmap.get_name(hf_name.rsplit(".", 1)[0]) if hf_name.endswith(".bias") else \
@@ -1650,6 +1674,29 @@ def test_olmo3_gguf_with_a_window_is_olmo3(tmp_path):
     assert cfg["layer_types"] == ["sliding_attention", "full_attention", "sliding_attention"]
 
 
+def test_cohere_gguf_keys_as_llama_cpp_reads_them(tmp_path):
+    """command-r: logit_scale absent or 0 is no scaling in llama.cpp (1 in the folder), another
+    value is the folder's logit_scale. cohere2: sliding_window_pattern as llama.cpp's
+    load_swa_pattern reads it — n (layer i slides unless i % n == n - 1) or one flag per block —
+    and its window (the cohere2 case, without the key: llama.cpp's 4, test_convert_gemma_and_phi3)."""
+    def config(name, arch, meta, out):
+        path, _ = family_gguf(tmp_path / out, name, arch, meta=meta)
+        return json.loads((convert.convert_gguf(path, tmp_path / out / "hf", dtype="f32") / "config.json").read_text())
+
+    for v, want in ((None, 1.0), (0.0, 1.0), (0.5, 0.5)):
+        cfg = config("cohere", "command-r", {"command-r.logit_scale": v}, f"r{v}")
+        assert (cfg["architectures"], cfg["logit_scale"], cfg["use_qk_norm"]) == (["CohereForCausalLM"], want, False)
+        assert "head_dim" not in cfg and "sliding_window" not in cfg
+    cfg = config("cohere2", "cohere2", {"cohere2.attention.sliding_window_pattern": gw.Val(gw.UINT32, 2),
+                                        "cohere2.attention.sliding_window": gw.Val(gw.UINT32, 4096),
+                                        "cohere2.logit_scale": 0.125}, "p2")
+    assert cfg["layer_types"] == ["sliding_attention", "full_attention"] * 2
+    assert (cfg["sliding_window"], cfg["logit_scale"], cfg["model_type"]) == (4096, 0.125, "cohere2")
+    flags = [False, True, True, False]
+    cfg = config("cohere2", "cohere2", {"cohere2.attention.sliding_window_pattern": flags}, "flags")
+    assert cfg["layer_types"] == ["sliding_attention" if f else "full_attention" for f in flags]
+
+
 @pytest.mark.parametrize("name,arch,kw,match", [
     # llama.cpp's graph rotates OLMo 3's sliding layers with rope.freq_base, whatever freq_base_swa says
     ("olmo3", "olmo2", {"meta": {"olmo2.rope.freq_base_swa": 500.0}},
@@ -1666,9 +1713,38 @@ def test_olmo3_gguf_with_a_window_is_olmo3(tmp_path):
      r"glm4\.nextn_predict_layers = 1: GLM-4 files with NextN"),
     ("glm4", "glm4", {"meta": {"glm4.rope.dimension_count": gw.Val(gw.UINT32, 7)}},
      r"partial rotary embeddings \(rope\.dimension_count 7 of head_dim 16\)"),
+    # Cohere: no biases (llama.cpp's command-r / cohere2 load q/k/v's only, Cohere's
+    # attention_bias adds o_proj's), no Command R+ q/k norms, no output matrix (llama.cpp ties it),
+    # heads spanning the hidden size
+    ("cohere", "command-r", {"extra_tensors": [("blk.1.attn_q.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensor blk\.1\.attn_q\.bias: command-r files with biases are not supported"),
+    ("cohere2", "cohere2", {"extra_tensors": [("blk.0.attn_norm.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensor blk\.0\.attn_norm\.bias: cohere2 files with biases are not supported"),
+    ("cohere", "command-r", {"extra_tensors": [("blk.0.attn_q_norm.weight", gw.F32, (4, 16), gw.quant_f32(np.ones((4, 16))))]},
+     r"tensor blk\.0\.attn_q_norm\.weight: Command R\+ q/k LayerNorms \(CohereConfig's use_qk_norm\)"),
+    ("cohere2", "cohere2", {"extra_tensors": [("output.weight", gw.F32, (300, 64), gw.quant_f32(np.zeros((300, 64))))]},
+     r"tensor output\.weight: llama\.cpp's cohere2 takes its output from token_embd\.weight"),
+    ("cohere", "command-r", {"meta": {"command-r.attention.key_length": gw.Val(gw.UINT32, 8),
+                                      "command-r.attention.value_length": gw.Val(gw.UINT32, 8)}},
+     r"command-r\.attention\.key_length = 8: 4 heads of it are not embedding_length 64"),
+    ("cohere", "command-r", {"meta": {"command-r.logit_scale": -0.25}},
+     r"command-r\.logit_scale = -0\.25 is outside \[0, 1e\+30\]"),
+    # Cohere 2: the keys llama.cpp needs, its one RoPE base, all dims rotating (Cohere2Config has
+    # no partial rotary), flags for every block
+    ("cohere2", "cohere2", {"meta": {"cohere2.logit_scale": None}}, r"missing metadata cohere2\.logit_scale"),
+    ("cohere2", "cohere2", {"meta": {"cohere2.attention.sliding_window": None}},
+     r"cohere2\.attention\.sliding_window is missing or 0"),
+    ("cohere2", "cohere2", {"meta": {"cohere2.attention.sliding_window": gw.Val(gw.UINT32, 0)}},
+     r"cohere2\.attention\.sliding_window is missing or 0"),
+    ("cohere2", "cohere2", {"meta": {"cohere2.rope.freq_base_swa": 500.0}},
+     r"cohere2\.rope\.freq_base_swa = 500 differs from rope\.freq_base = 10000"),
+    ("cohere2", "cohere2", {"meta": {"cohere2.rope.dimension_count": gw.Val(gw.UINT32, 8)}},
+     r"partial rotary embeddings \(rope\.dimension_count 8 of head_dim 16\) are not supported$"),
+    ("cohere2", "cohere2", {"meta": {"cohere2.attention.sliding_window_pattern": [True, True, False]}},
+     r"cohere2\.attention\.sliding_window_pattern = an array of 3 bool values is not 4 flags"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
-    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) computes otherwise than
+    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

@@ -4,7 +4,7 @@ tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-p
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
-ernie4_5 / seed_oss / glm4 and the mixture-of-experts llama (Mixtral) / qwen2moe /
+ernie4_5 / seed_oss / glm4 / command-r / cohere2 and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -44,6 +44,16 @@ RoPE (Q/K in Hugging Face's order in the file, llama.cpp's NORM rope; GLM-4 on t
 with rope.freq_base unscaled, the global one with linear scaling 4, as llama.cpp's olmo2 graph
 computes. The ernie4_5 and seed-oss files hold no o / MLP biases (llama.cpp has no place for
 them; test_convert.family_gguf leaves them out of the case).
+cohere (llama.cpp's command-r) and cohere2 (added 2026-11-29 with --logits, the same
+llama-cpp-python): 4.7e-7 and 4.9e-7, argmax equal at all 60 positions — the bias-free
+LayerNorm before the parallel block, Q/K in Hugging Face's pair order (llama.cpp's NORM rope),
+logit_scale 0.25 (cohere) / 0.0625 (cohere2), the output tied to token_embd, and Cohere 2's
+three sliding layers of window 6 (llama.cpp's default pattern 4: no pattern key, as its
+converter writes none) that alone rotate, the global one without RoPE. Broken on purpose the
+conversion fails here: Q/K taken as llama-permuted (cohere 0.20, cohere2 0.41), logit_scale
+dropped (cohere 0.75: libvt's default 0.0625), the pattern read as dense-first (cohere2 0.48);
+in the folder, every layer sliding (0.21) or no window (0.49). The cohere case's biases are left
+out (llama.cpp's command-r has no o_proj bias: a file with biases is refused).
 """
 
 from __future__ import annotations
@@ -96,7 +106,7 @@ def build_case(folder: Path, spec) -> Path:
 def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
-                     "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4"}
+                     "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
 
