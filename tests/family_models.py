@@ -163,6 +163,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "cohere2": ("Cohere2Config", dict(num_hidden_layers=4, sliding_window=6, pad_token_id=ENDOFTEXT)),
     # Arcee: Llama's attention with an ungated relu² MLP (up_proj, down_proj), biases everywhere.
     "arcee": ("ArceeConfig", dict(attention_bias=True, mlp_bias=True)),
+    # Apertus: q/k norms, an ungated xIELU MLP with per-layer parameters, its default llama3 RoPE
+    # scaling (factor 8 over 8192 positions, base 1.2e7: the low frequencies are scaled).
+    "apertus": ("ApertusConfig", dict(pad_token_id=ENDOFTEXT)),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -227,6 +230,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "cohere2": ("Cohere2", ["layer-norm", "parallel-block", "logit-scale 0.0625", "interleaved-rope",
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
+    "apertus": ("Apertus", ["qk-norm", "xielu-mlp"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -409,6 +413,9 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         if name.endswith("shared_mlp.output_linear.weight"):
             out[name.replace("shared_mlp.output_linear.weight", "mlp.shared_expert.down_proj.weight")] = x
             continue
+        # Apertus's norms under Llama's names
+        name = name.replace(".attention_layernorm.", ".input_layernorm.")
+        name = name.replace(".feedforward_layernorm.", ".post_attention_layernorm.")
         if ".block_sparse_moe." in name:
             name = name.replace(".block_sparse_moe.", ".mlp.")
             name = name.replace(".w1.", ".gate_proj.").replace(".w3.", ".up_proj.").replace(".w2.", ".down_proj.")
@@ -446,7 +453,13 @@ def random_weights(shapes: dict[str, list[int]], seed: int) -> dict[str, np.ndar
     w: dict[str, np.ndarray] = {}
     for name in sorted(shapes):
         shape = tuple(shapes[name])
-        if name.endswith(".bias"):
+        if name.endswith(("act_fn.alpha_p", "act_fn.alpha_n")):  # Apertus's xIELU (softplus of these)
+            a = 0.3 * rng.standard_normal(shape)
+        elif name.endswith("act_fn.beta"):
+            a = np.full(shape, 0.5)
+        elif name.endswith("act_fn.eps"):
+            a = np.full(shape, -1e-6)
+        elif name.endswith(".bias"):
             a = 0.3 * rng.standard_normal(shape)
         elif name.endswith("norm.weight"):
             a = 1.0 + 0.2 * rng.standard_normal(shape)
@@ -456,7 +469,7 @@ def random_weights(shapes: dict[str, list[int]], seed: int) -> dict[str, np.ndar
             gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \
                 else 0.5 if name.endswith(("o_proj.weight", "down_proj.weight", "experts.down_proj")) else 1.0
             a = rng.standard_normal(shape) * gain / math.sqrt(shape[-1])  # (fan-in: the last dim)
-        w[name] = R.round_to(a.astype(np.float32), "BF16")
+        w[name] = R.round_to(a.astype(np.float32), "BF16").reshape(shape)  # (0-d stays 0-d)
     return w
 
 

@@ -514,6 +514,14 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if p + "mlp.c_fc.weight" in W:  # Starcoder2: c_proj(gelu_tanh(c_fc h))
             x = x + lin(_gelu_tanh(lin(h, p + "mlp.c_fc")), p + "mlp.c_proj")
             continue
+        if p + "mlp.act_fn.alpha_p" in W:  # Apertus: down(xielu(up h)), its parameters in float32
+            sp = lambda v: float(np.float32(np.log1p(np.exp(np.float32(v)))))
+            beta, eps = float(W[p + "mlp.act_fn.beta"]), float(W[p + "mlp.act_fn.eps"])
+            ap, an = sp(W[p + "mlp.act_fn.alpha_p"][0]), float(np.float32(beta + sp(W[p + "mlp.act_fn.alpha_n"][0])))
+            u = lin(h, p + "mlp.up_proj")
+            act = np.where(u > 0, ap * u * u + beta * u, (np.expm1(np.minimum(u, eps)) - u) * an + beta * u)
+            x = x + lin(act, p + "mlp.down_proj")
+            continue
         if p + "mlp.gate_proj.weight" not in W:  # Arcee: down(relu(up h)²)
             x = x + lin(np.maximum(lin(h, p + "mlp.up_proj"), 0.0) ** 2, p + "mlp.down_proj")
             continue

@@ -418,7 +418,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "PhiForCausalLM, StableLmForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
-            "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM)") in msg
+            "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
+            "ApertusForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1026,3 +1027,28 @@ def test_cohere2_without_a_window_rotates_no_layer(from_golden, golden, tmp_path
     with load(tmp_path, weight_format="bf16") as m:
         assert "no-rope every layer" in m.info["features"]
         assert rel_err(m.logits(seq), ref) < 1e-5
+
+
+def test_apertus_config_without_rope_fields_is_refused(from_golden, tmp_path):
+    """ApertusConfig fills in llama3 RoPE scaling when config.json states none; pyvt does not guess it."""
+    cfg = copy_case(from_golden, "apertus", tmp_path)
+    cfg.pop("rope_parameters", None)
+    cfg.pop("rope_theta", None)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    msg = refused(tmp_path)
+    assert 'field "rope_parameters" is missing (Apertus' in msg and "\n" not in msg
+
+
+def test_apertus_xielu_scalars_of_shape_1_load_alike(from_golden, golden, tmp_path):
+    """xIELU's beta and eps are 0-d in transformers' files; a file holding them as [1] computes the same."""
+    folder, w = from_golden("apertus")
+    cfg = golden["cases"]["apertus"]["config"]
+    for f in folder.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    ck = F.to_checkpoint(w, cfg)
+    assert ck["model.layers.0.mlp.act_fn.beta"].shape == ()
+    R.write_safetensors(tmp_path / "model.safetensors", {k: (v.reshape(1) if v.ndim == 0 else v) for k, v in ck.items()},
+                        "BF16")
+    seq = golden["cases"]["apertus"]["sequence"][:16]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        np.testing.assert_array_equal(a.logits(seq), b.logits(seq))

@@ -622,6 +622,10 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (c.intermediate_size < 0)
         c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
+    // (ApertusConfig fills in llama3 scaling when config.json has no RoPE fields: not guessed here)
+    if (std::strcmp(F.name, "Apertus") == 0 && c.from_file && c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" is missing (Apertus's RoPE: its config class "
+             "fills in llama3 scaling, which a config.json of the model states)", c.path.c_str());
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
@@ -665,9 +669,15 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
             {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
             // (OLMo 2's and OLMoE's q/k norms span the whole projection)
-            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}, {H}, {H}};
-        for (int k = 0; k < T_COUNT; ++k)
-            if (layer_tensor_expected(c, LayerTensor(k), l)) want(layer_name(l, k), shapes[k]);
+            {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}, {H}, {H},
+            {1}, {1}, {}, {}};
+        for (int k = 0; k < T_COUNT; ++k) {
+            if (!layer_tensor_expected(c, LayerTensor(k), l)) continue;
+            const TensorView* t = ck.find(layer_name(l, k));
+            // (xIELU's scalars: [] as save_pretrained writes a 0-d buffer, or [1])
+            if (k >= T_ACT_ALPHA_P && k <= T_ACT_EPS && t && t->numel() == 1 && t->shape.size() <= 1) continue;
+            want(layer_name(l, k), shapes[k]);
+        }
         for (const MoeTensor& t : moe_layer_tensors(c, l)) want(t.name, t.shape());
     }
     if (!problems.empty()) {

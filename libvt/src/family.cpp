@@ -533,6 +533,29 @@ const ModelFamily kFamilies[] = {
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false,
     },
+    {
+        // Apertus (swiss-ai/Apertus-8B / 70B): Llama's attention with per-head q/k RMSNorms
+        // before RoPE, norms named attention_layernorm / feedforward_layernorm, and an ungated
+        // MLP down(xielu(up · x)) whose xIELU has learned per-layer parameters (mlp.act_fn.*).
+        "Apertus", "ApertusForCausalLM", "apertus",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.up_proj.weight", nullptr, "mlp.down_proj.weight",
+         "attention_layernorm.weight", "feedforward_layernorm.weight", "self_attn.q_proj.bias",
+         "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias", nullptr, nullptr, nullptr,
+         "self_attn.q_norm.weight", "self_attn.k_norm.weight", nullptr, nullptr, nullptr, nullptr, nullptr,
+         "mlp.act_fn.alpha_p", "mlp.act_fn.alpha_n", "mlp.act_fn.beta", "mlp.act_fn.eps"},
+        "self_attn.rotary_emb.inv_freq",
+        "xielu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/12000000.0, /*max positions=*/65536,
+        VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
+        /*logit scale=*/false, /*rope sliding only=*/false,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -678,7 +701,11 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
             return c.family && (c.family->gemma_block() || c.family->post_norm_only || c.family->sandwich_norms);
         case T_SINKS: return c.family && c.family->gpt_oss;
         case T_ATTN_NORM_BIAS:
-        case T_MLP_NORM_BIAS: return c.family && c.family->norm == ModelFamily::LAYER_NORM;
+        case T_MLP_NORM_BIAS: return c.family && c.family->norm == ModelFamily::LAYER_NORM && !c.family->norm_without_bias;
+        case T_ACT_ALPHA_P:
+        case T_ACT_ALPHA_N:
+        case T_ACT_BETA:
+        case T_ACT_EPS: return true;  // (where the family names them: Apertus)
         default: return which < kRequiredTensors;
     }
 }
@@ -718,6 +745,7 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.family && c.family->phi) add("parallel-block, gelu-mlp");
     if (c.family && c.family->parallel_block) add("parallel-block");
     if (c.family && std::strcmp(c.family->activation, "relu2") == 0) add("relu2-mlp");
+    if (c.family && std::strcmp(c.family->activation, "xielu") == 0) add("xielu-mlp");
     if (c.logit_scale != 1.0) add(format("logit-scale %g", c.logit_scale));
     if (c.family && c.family->gpt_oss) {
         add("attention-sinks");

@@ -13,7 +13,7 @@
 // block, NoPE global layers), Helium, ERNIE 4.5 and GLM (pairs-interleaved RoPE, reordered at
 // load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral,
 // Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale), Arcee
-// (an ungated relu² MLP).
+// (an ungated relu² MLP), Apertus (an ungated xIELU MLP with per-layer parameters, q/k norms).
 // Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
@@ -34,6 +34,8 @@ enum LayerTensor {
     T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_ATTN_NORM, T_MLP_NORM,
     T_Q_BIAS, T_K_BIAS, T_V_BIAS, T_O_BIAS, T_GATE_BIAS, T_UP_BIAS, T_DOWN_BIAS, T_Q_NORM, T_K_NORM,
     T_POST_ATTN_NORM, T_POST_MLP_NORM, T_SINKS, T_ATTN_NORM_BIAS, T_MLP_NORM_BIAS,
+    // Apertus: the xIELU activation's per-layer parameters (alpha_p, alpha_n [1]; beta, eps [])
+    T_ACT_ALPHA_P, T_ACT_ALPHA_N, T_ACT_BETA, T_ACT_EPS,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;

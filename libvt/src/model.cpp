@@ -821,6 +821,18 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         small(T_POST_ATTN_NORM, w.post_attn_norm);
         small(T_POST_MLP_NORM, w.post_mlp_norm);
         small(T_SINKS, w.sinks);
+        if (present(T_ACT_ALPHA_P)) {  // Apertus's xIELU (transformers: softplus in float32)
+            AlignedVec<float> ap, an, beta, eps;
+            small(T_ACT_ALPHA_P, ap);
+            small(T_ACT_ALPHA_N, an);
+            small(T_ACT_BETA, beta);
+            small(T_ACT_EPS, eps);
+            auto softplus = [](float v) { return v > 20.0f ? v : float(std::log1p(std::exp(double(v)))); };
+            w.xielu_beta = beta[0];
+            w.xielu_eps = eps[0];
+            w.xielu_alpha_p = softplus(ap[0]);
+            w.xielu_alpha_n = w.xielu_beta + softplus(an[0]);
+        }
         small(T_ATTN_NORM_BIAS, w.attn_norm_bias);
         small(T_MLP_NORM_BIAS, w.mlp_norm_bias);
         if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)  // x·(1 + w) in float32, as transformers computes it

@@ -35,6 +35,10 @@ struct LayerWeights {
     AlignedVec<float> post_attn_norm;  // [H] Gemma 2: RMSNorm of the attention output
     AlignedVec<float> post_mlp_norm;   // [H] Gemma 2: RMSNorm of the MLP output
     AlignedVec<float> sinks;           // [NH] gpt-oss: each head's attention sink logit
+    // Apertus's xIELU, as transformers computes it: x > 0: alpha_p·x² + beta·x, else
+    // (expm1(min(x, eps)) − x)·alpha_n + beta·x, alpha_p = softplus(its parameter), alpha_n =
+    // beta + softplus(its parameter) (float32).
+    float xielu_alpha_p = 0, xielu_alpha_n = 0, xielu_beta = 0, xielu_eps = 0;
     AlignedVec<float> attn_norm_bias;  // [H] LayerNorm families (Phi, StableLM): input_layernorm's bias
     AlignedVec<float> mlp_norm_bias;   // [H] StableLM: post_attention_layernorm's bias
     // Mixture of experts (LlamaConfig::moe_layer; gate / up / down above are then null).

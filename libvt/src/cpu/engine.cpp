@@ -571,6 +571,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool gemma = c.family && c.family->gemma_block();  // Gemma 2 / 3's block
     const bool geglu = c.family && c.family->gemma != ModelFamily::NOT_GEMMA;
     const bool relu2 = c.family && std::strcmp(c.family->activation, "relu2") == 0;  // Arcee's ungated MLP
+    const bool xielu = c.family && std::strcmp(c.family->activation, "xielu") == 0;  // Apertus's
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
     // (Granite: attention_multiplier)
     const float qscale = c.attn_scale > 0 ? float(c.attn_scale)
@@ -705,6 +706,12 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                     float* r = mlp + i * I;
                     if (relu2) {
                         for (int64_t k = 0; k < I; ++k) r[k] = r[k] > 0.0f ? r[k] * r[k] : 0.0f;
+                    } else if (xielu) {  // Apertus
+                        const float ap = w.xielu_alpha_p, an = w.xielu_alpha_n, be = w.xielu_beta, ep = w.xielu_eps;
+                        for (int64_t k = 0; k < I; ++k) {
+                            const float v = r[k];
+                            r[k] = v > 0.0f ? ap * v * v + be * v : (std::expm1(std::min(v, ep)) - v) * an + be * v;
+                        }
                     } else {
                         ops::geglu_tanh(r, s.ones.data(), I, r);
                     }
