@@ -256,6 +256,15 @@ _ARCHS["glm4"] = _Arch("Glm4ForCausalLM", "glm4", False, _GEMMA_NORMS, _QKV_BIAS
 _ARCHS["command-r"] = _Arch("CohereForCausalLM", "cohere", False, ("ffn_gate.weight",), parallel=True)
 _ARCHS["cohere2"] = _Arch("Cohere2ForCausalLM", "cohere2", False, ("ffn_gate.weight",), parallel=True)
 _COHERE_ARCHS = ("command-r", "cohere2")
+# Arcee (AFM-4.5B; llama.cpp's converter is Llama's): llama's tensors, Q/K rows permuted, an
+# ungated relu² MLP (ffn_up, ffn_down); no biases (_check_tensors).
+_ARCHS["arcee"] = _Arch("ArceeForCausalLM", "arcee", True, gated=False)
+# EXAONE 4: OLMo 2's post-norm block (post_attention_norm, post_ffw_norm) with q/k norms per head,
+# Q/K in Hugging Face's order (NEOX rope); the window, its pattern and NoPE as llama.cpp decides
+# them (_exaone4_config).
+_ARCHS["exaone4"] = _Arch("Exaone4ForCausalLM", "exaone4", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True,
+                          names={"post_attention_norm.weight": "post_attention_layernorm.weight",
+                                 "post_ffw_norm.weight": "post_feedforward_layernorm.weight"})
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
 _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
@@ -597,6 +606,9 @@ def _hparams(meta: dict, p: str) -> dict:
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported"
                          + (" (an even number of dims up to head_dim is needed)" if partial else ""))
+    if arch == "exaone4" and meta_value(meta, "exaone4.nextn_predict_layers", "int", p, 0):  # (EXAONE 4.5's MTP)
+        raise ValueError(f"{p}: exaone4.nextn_predict_layers = {meta['exaone4.nextn_predict_layers']}: EXAONE files "
+                         "with NextN (multi-token prediction) layers are not supported")
     if arch == "glm4":  # GLM-4V's M-RoPE sections, GLM-OCR's NextN layers: not a Glm4ForCausalLM
         if "glm4.rope.dimension_sections" in meta:
             raise ValueError(f"{p}: glm4.rope.dimension_sections: a multimodal GLM-4 file (M-RoPE) is not supported")
@@ -648,6 +660,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if "output.weight" in g.tensors:
             raise ValueError(f"{p}: tensor output.weight: llama.cpp's {arch} takes its output from token_embd.weight "
                              "(tied) and does not load an output matrix; pyvt does not guess which is meant")
+    if arch == "arcee" and (biases := [n for n in names if n.endswith(".bias")]):
+        raise ValueError(f"{p}: tensor {biases[0]}: arcee files with biases are not supported (llama.cpp's arcee adds "
+                         "only q/k/v's; ArceeConfig's attention_bias puts one on o_proj too, its mlp_bias on "
+                         "up/down_proj, which llama.cpp never adds)")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -842,6 +858,13 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config["attention_out_bias"] = False
     elif hp["arch"] in _COHERE_ARCHS:  # CohereConfig / Cohere2Config
         _cohere_config(config, meta, hp, g.path)
+    elif hp["arch"] == "arcee":  # ArceeConfig: relu² (llama.cpp's LLM_FFN_RELU_SQR), no biases (refused)
+        del config["pretraining_tp"]
+        config["hidden_act"] = "relu2"
+    elif hp["arch"] == "exaone4":  # Exaone4Config
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
+            del config[k]
+        _exaone4_config(config, meta, hp, g.path)
     elif hp["arch"] == "glm4":  # Glm4Config: the rotating dims as partial_rotary_factor
         for k in ("mlp_bias", "pretraining_tp"):
             del config[k]
@@ -954,7 +977,7 @@ def _swa_layers(meta: dict, key: str, n_layers: int, p) -> list[bool]:
 
 
 def _same_swa_base(meta: dict, arch: str, hp: dict, model: str, p) -> None:
-    """llama.cpp's olmo2 and cohere2 graphs rotate the sliding layers with rope.freq_base and
+    """llama.cpp's olmo2, cohere2 and exaone4 graphs rotate the sliding layers with rope.freq_base and
     never read rope.freq_base_swa: a file whose swa base differs is refused naming it."""
     if f"{arch}.rope.freq_base_swa" in meta:
         swa = _f32(_real(meta, f"{arch}.rope.freq_base_swa", hp["theta"], 1.0, 1e12, p))
@@ -962,6 +985,33 @@ def _same_swa_base(meta: dict, arch: str, hp: dict, model: str, p) -> None:
             raise ValueError(f"{p}: {arch}.rope.freq_base_swa = {swa:g} differs from rope.freq_base = {hp['theta']:g}: "
                              f"llama.cpp rotates {model}'s sliding layers with rope.freq_base, the model with its own "
                              "base; pyvt does not guess which is meant")
+
+
+def _exaone4_config(config: dict, meta: dict, hp: dict, p) -> None:
+    """An exaone4 file as Exaone4Config, as llama.cpp runs it (src/models/exaone4.cpp): only a
+    file of 64 blocks (EXAONE 4.0 32B) has sliding layers there — the window
+    attention.sliding_window (absent: 4096), the layers attention.sliding_window_pattern marks
+    (flags, or n; absent: 4) — and then only they rotate (the global layers attend without
+    RoPE, as transformers' Exaone4 computes them with a window), all with rope.freq_base (a
+    differing rope.freq_base_swa is refused). Any other file llama.cpp runs with every layer
+    global and rotating: transformers' model without a window; a window or pattern stored in
+    one (which transformers would honour) is refused naming the key."""
+    n = hp["n_layers"]
+    if n == 64:
+        window = _window(meta, "exaone4.attention.sliding_window", 4096, p)
+        if not window:
+            raise ValueError(f"{p}: exaone4.attention.sliding_window = 0: llama.cpp's 64-block EXAONE 4 has sliding "
+                             "layers; a window of 0 is not one pyvt can represent")
+        sliding = _swa_layers(meta, "exaone4.attention.sliding_window_pattern", n, p)
+        _same_swa_base(meta, "exaone4", hp, "EXAONE 4", p)
+        config.update(sliding_window=window, layer_types=["sliding_attention" if s else "full_attention" for s in sliding])
+        return
+    for key in ("exaone4.attention.sliding_window", "exaone4.attention.sliding_window_pattern"):
+        if key in meta and (key.endswith("pattern") or _window(meta, key, None, p)):
+            raise ValueError(f"{p}: {key}: llama.cpp gives EXAONE 4 sliding layers (and global ones without RoPE) "
+                             f"only with 64 blocks, so it runs this {n}-block file with every layer global and "
+                             "rotating, which the model with its window does not; pyvt does not guess which is meant")
+    config.update(sliding_window=None, sliding_window_pattern=0, layer_types=["full_attention"] * n)
 
 
 def _cohere_config(config: dict, meta: dict, hp: dict, p) -> None:
