@@ -1,8 +1,8 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`command-r` (Cohere: Command R, Aya 23), `cohere2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe`
-or `gpt-oss` architecture into a Hugging Face-style checkpoint folder.
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `qwen2moe`, `qwen3moe`,
+`granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -22,8 +22,9 @@ layout differences between llama.cpp and Hugging Face are undone here:
 * llama.cpp's converter permutes the rows of Q and K of a `llama` model so that RoPE rotates
   adjacent pairs (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2})
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
-  K with n_head_kv; their biases too). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
+  is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
+  / `olmo2` / `exaone4` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -32,7 +33,9 @@ layout differences between llama.cpp and Hugging Face are undone here:
   llama.cpp rotates with rope.freq_base unscaled (`_olmo3_config`); Cohere's logit_scale as
   llama.cpp applies it, Cohere 2's window and sliding layers as it reads them (`_cohere_config`);
   ERNIE 4.5 files with biases, Seed-OSS o / MLP biases, GLM-4's M-RoPE and NextN layers,
-  Cohere files with biases, q/k norms (Command R+) or an output matrix are refused.
+  Cohere files with biases, q/k norms (Command R+) or an output matrix are refused; EXAONE 4's
+  window and NoPE global layers only as llama.cpp runs them, with 64 blocks (`_exaone4_config`;
+  another file storing a window is refused), Arcee files with biases are refused.
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
   (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
@@ -256,6 +259,15 @@ _ARCHS["glm4"] = _Arch("Glm4ForCausalLM", "glm4", False, _GEMMA_NORMS, _QKV_BIAS
 _ARCHS["command-r"] = _Arch("CohereForCausalLM", "cohere", False, ("ffn_gate.weight",), parallel=True)
 _ARCHS["cohere2"] = _Arch("Cohere2ForCausalLM", "cohere2", False, ("ffn_gate.weight",), parallel=True)
 _COHERE_ARCHS = ("command-r", "cohere2")
+# Arcee (AFM-4.5B; llama.cpp's converter is Llama's): llama's tensors, Q/K rows permuted, an
+# ungated relu² MLP (ffn_up, ffn_down); no biases (_check_tensors).
+_ARCHS["arcee"] = _Arch("ArceeForCausalLM", "arcee", True, gated=False)
+# EXAONE 4: OLMo 2's post-norm block (post_attention_norm, post_ffw_norm) with q/k norms per head,
+# Q/K in Hugging Face's order (NEOX rope); the window, its pattern and NoPE as llama.cpp decides
+# them (_exaone4_config).
+_ARCHS["exaone4"] = _Arch("Exaone4ForCausalLM", "exaone4", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True,
+                          names={"post_attention_norm.weight": "post_attention_layernorm.weight",
+                                 "post_ffw_norm.weight": "post_feedforward_layernorm.weight"})
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
 _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
@@ -597,6 +609,9 @@ def _hparams(meta: dict, p: str) -> dict:
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported"
                          + (" (an even number of dims up to head_dim is needed)" if partial else ""))
+    if arch == "exaone4" and meta_value(meta, "exaone4.nextn_predict_layers", "int", p, 0):  # (EXAONE 4.5's MTP)
+        raise ValueError(f"{p}: exaone4.nextn_predict_layers = {meta['exaone4.nextn_predict_layers']}: EXAONE files "
+                         "with NextN (multi-token prediction) layers are not supported")
     if arch == "glm4":  # GLM-4V's M-RoPE sections, GLM-OCR's NextN layers: not a Glm4ForCausalLM
         if "glm4.rope.dimension_sections" in meta:
             raise ValueError(f"{p}: glm4.rope.dimension_sections: a multimodal GLM-4 file (M-RoPE) is not supported")
@@ -648,6 +663,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if "output.weight" in g.tensors:
             raise ValueError(f"{p}: tensor output.weight: llama.cpp's {arch} takes its output from token_embd.weight "
                              "(tied) and does not load an output matrix; pyvt does not guess which is meant")
+    if arch == "arcee" and (biases := [n for n in names if n.endswith(".bias")]):
+        raise ValueError(f"{p}: tensor {biases[0]}: arcee files with biases are not supported (llama.cpp's arcee adds "
+                         "only q/k/v's; ArceeConfig's attention_bias puts one on o_proj too, its mlp_bias on "
+                         "up/down_proj, which llama.cpp never adds)")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -842,6 +861,13 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config["attention_out_bias"] = False
     elif hp["arch"] in _COHERE_ARCHS:  # CohereConfig / Cohere2Config
         _cohere_config(config, meta, hp, g.path)
+    elif hp["arch"] == "arcee":  # ArceeConfig: relu² (llama.cpp's LLM_FFN_RELU_SQR), no biases (refused)
+        del config["pretraining_tp"]
+        config["hidden_act"] = "relu2"
+    elif hp["arch"] == "exaone4":  # Exaone4Config
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
+            del config[k]
+        _exaone4_config(config, meta, hp, g.path)
     elif hp["arch"] == "glm4":  # Glm4Config: the rotating dims as partial_rotary_factor
         for k in ("mlp_bias", "pretraining_tp"):
             del config[k]
@@ -954,7 +980,7 @@ def _swa_layers(meta: dict, key: str, n_layers: int, p) -> list[bool]:
 
 
 def _same_swa_base(meta: dict, arch: str, hp: dict, model: str, p) -> None:
-    """llama.cpp's olmo2 and cohere2 graphs rotate the sliding layers with rope.freq_base and
+    """llama.cpp's olmo2, cohere2 and exaone4 graphs rotate the sliding layers with rope.freq_base and
     never read rope.freq_base_swa: a file whose swa base differs is refused naming it."""
     if f"{arch}.rope.freq_base_swa" in meta:
         swa = _f32(_real(meta, f"{arch}.rope.freq_base_swa", hp["theta"], 1.0, 1e12, p))
@@ -962,6 +988,33 @@ def _same_swa_base(meta: dict, arch: str, hp: dict, model: str, p) -> None:
             raise ValueError(f"{p}: {arch}.rope.freq_base_swa = {swa:g} differs from rope.freq_base = {hp['theta']:g}: "
                              f"llama.cpp rotates {model}'s sliding layers with rope.freq_base, the model with its own "
                              "base; pyvt does not guess which is meant")
+
+
+def _exaone4_config(config: dict, meta: dict, hp: dict, p) -> None:
+    """An exaone4 file as Exaone4Config, as llama.cpp runs it (src/models/exaone4.cpp): only a
+    file of 64 blocks (EXAONE 4.0 32B) has sliding layers there — the window
+    attention.sliding_window (absent: 4096), the layers attention.sliding_window_pattern marks
+    (flags, or n; absent: 4) — and then only they rotate (the global layers attend without
+    RoPE, as transformers' Exaone4 computes them with a window), all with rope.freq_base (a
+    differing rope.freq_base_swa is refused). Any other file llama.cpp runs with every layer
+    global and rotating: transformers' model without a window; a window or pattern stored in
+    one (which transformers would honour) is refused naming the key."""
+    n = hp["n_layers"]
+    if n == 64:
+        window = _window(meta, "exaone4.attention.sliding_window", 4096, p)
+        if not window:
+            raise ValueError(f"{p}: exaone4.attention.sliding_window = 0: llama.cpp's 64-block EXAONE 4 has sliding "
+                             "layers; a window of 0 is not one pyvt can represent")
+        sliding = _swa_layers(meta, "exaone4.attention.sliding_window_pattern", n, p)
+        _same_swa_base(meta, "exaone4", hp, "EXAONE 4", p)
+        config.update(sliding_window=window, layer_types=["sliding_attention" if s else "full_attention" for s in sliding])
+        return
+    for key in ("exaone4.attention.sliding_window", "exaone4.attention.sliding_window_pattern"):
+        if key in meta and (key.endswith("pattern") or _window(meta, key, None, p)):
+            raise ValueError(f"{p}: {key}: llama.cpp gives EXAONE 4 sliding layers (and global ones without RoPE) "
+                             f"only with 64 blocks, so it runs this {n}-block file with every layer global and "
+                             "rotating, which the model with its window does not; pyvt does not guess which is meant")
+    config.update(sliding_window=None, sliding_window_pattern=0, layer_types=["full_attention"] * n)
 
 
 def _cohere_config(config: dict, meta: dict, hp: dict, p) -> None:
@@ -1424,8 +1477,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss`) to a
-    Hugging Face-style folder; returns `out_dir`.
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or
+    `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -1608,7 +1661,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -789,7 +789,7 @@ def _gguf_name(hf: str, arch: str) -> str:
     if arch == "starcoder2" and rest.startswith(("mlp.c_fc.", "mlp.c_proj.")):
         return f"blk.{i}." + ("ffn_up." if "c_fc" in rest else "ffn_down.") + rest.rsplit(".", 1)[1]
     if rest == "post_attention_layernorm.weight":  # Gemma's own norm; Llama's / Phi-3's pre-MLP norm
-        return f"blk.{i}." + ("post_attention_norm.weight" if arch in ("gemma2", "gemma3", "olmo2", "seed_oss")
+        return f"blk.{i}." + ("post_attention_norm.weight" if arch in ("gemma2", "gemma3", "olmo2", "seed_oss", "exaone4")
                               else "ffn_norm.weight")
     return f"blk.{i}." + _HF_TO_GGUF[rest]
 
@@ -810,25 +810,43 @@ def _gguf_meta(arch: str, cfg: dict) -> dict:
     }
 
 
+# Cases made of a family case's blocks repeated to more blocks (block i is block i % L of the
+# case): llama.cpp's exaone4 has sliding layers (and NoPE global ones) only with 64 blocks.
+TILED = {"exaone4-64": ("exaone4", 64)}
+
+
 def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra_tensors=()):
     """Case `name` of tests/family_models.py written as llama.cpp's converter writes `arch`
-    (Gemma norms as w + 1, Phi-3's fused tensors as they are, no Q/K permutation, no
-    output.weight when tied), with the byte-level test vocabulary; `meta` updates the metadata
-    (a value None removes the key). Returns (GGUF path, the Hugging Face folder of the same
-    weights, whose config says what the GGUF can say)."""
+    (Gemma norms as w + 1, Phi-3's fused tensors as they are, Q/K permuted where llama.cpp's
+    converter permutes them, no output.weight when tied), with the byte-level test vocabulary;
+    `meta` updates the metadata (a value None removes the key). A TILED name is its case's blocks
+    repeated. Returns (GGUF path, the Hugging Face folder of the same weights, whose config says
+    what the GGUF can say)."""
     import family_models as F
 
     golden = F.load_golden()
     ref = tmp_path / f"{name}-hf"
-    w = F.write_from_golden(ref, name, golden)
+    case, blocks = TILED.get(name, (name, None))
+    w = F.write_from_golden(ref, case, golden)
     cfg = json.loads((ref / "config.json").read_text())
+    if blocks:
+        n0 = cfg["num_hidden_layers"]
+        w = {k: v for k, v in w.items() if not k.startswith("model.layers.")} | {
+            f"model.layers.{i}.{k.split('.', 3)[3]}": v for i in range(blocks) for k, v in w.items()
+            if k.startswith(f"model.layers.{i % n0}.")}
+        cfg["num_hidden_layers"] = blocks
+        if "layer_types" in cfg:
+            cfg["layer_types"] = [cfg["layer_types"][i % n0] for i in range(blocks)]
+        R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     # Biases llama.cpp's architecture has no place for (its converter would write tensors its
     # loader refuses): left out of both, the folder's config saying so.
     no_bias = {"ernie4_5": (".bias",), "seed_oss": ("o_proj.bias", "mlp.gate_proj.bias", "mlp.up_proj.bias",
-                                                     "mlp.down_proj.bias"), "command-r": (".bias",)}.get(arch)
+                                                     "mlp.down_proj.bias"), "command-r": (".bias",),
+               "arcee": (".bias",)}.get(arch)
     if no_bias:
         w = {k: v for k, v in w.items() if not k.endswith(no_bias)}
         cfg.update({"use_bias": False} if arch == "ernie4_5" else {"attention_bias": False} if arch == "command-r"
+                   else {"attention_bias": False, "mlp_bias": False} if arch == "arcee"
                    else {"attention_out_bias": False, "mlp_bias": False})
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     tensors = []
@@ -839,7 +857,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             continue
         if arch.startswith("gemma") and hf_name.endswith("norm.weight"):
             x = x + np.float32(1.0)
-        if arch in ("smollm3", "granite") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
+        if arch in ("smollm3", "granite", "arcee") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
                                                                  "k_proj.bias")):  # llama's row order
             x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
         ty = gw.F32 if x.ndim == 1 else qtype
@@ -897,6 +915,19 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             md["cohere2.attention.value_length"] = gw.Val(gw.UINT32, hd)
             md["cohere2.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
             assert cfg["layer_types"] == ["full_attention" if i % 4 == 3 else "sliding_attention" for i in range(n_layers)]
+    elif arch == "arcee":  # as llama.cpp's LlamaModel writes it: head_dim, all dims rotating
+        md["arcee.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        md["arcee.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
+        md["arcee.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md["arcee.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch == "exaone4":
+        # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
+        # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
+        # without (exaone4-nowindow: every layer global and rotating, as llama.cpp runs it).
+        md["exaone4.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        if cfg.get("sliding_window") is not None:
+            md["exaone4.attention.sliding_window"] = gw.Val(gw.UINT32, cfg["sliding_window"])
+            md["exaone4.attention.sliding_window_pattern"] = [t == "sliding_attention" for t in cfg["layer_types"]]
     elif arch in ("ernie4_5", "seed_oss", "glm4"):  # head_dim stored; GLM-4: the rotating dims
         md[f"{arch}.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md[f"{arch}.attention.key_length"] = gw.Val(gw.UINT32, hd)
@@ -955,7 +986,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("olmo2", "olmo2"), ("phi", "phi2"), ("phi-gqa-04", "phi2"), ("stablelm", "stablelm"),
                 ("stablelm-qkv-bias", "stablelm"), ("starcoder2", "starcoder2"),
                 ("starcoder2-window-nobias", "starcoder2"), ("ernie4_5", "ernie4_5"), ("seed-oss", "seed_oss"),
-                ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2")]
+                ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2"),
+                ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -986,6 +1018,11 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert cfg["attention_bias"] is False and "rms_norm_eps" not in cfg
         if arch == "cohere2":
             assert cfg["layer_types"] == want["layer_types"] and cfg["head_dim"] == want["head_dim"]
+    if arch == "arcee":  # relu², the biases left out of both (llama.cpp has no o / MLP ones)
+        assert (cfg["hidden_act"], cfg["attention_bias"], cfg["mlp_bias"]) == ("relu2", False, False)
+    if arch == "exaone4":  # exaone4-64: 32 sliding layers (window 6) and 32 global ones; nowindow: none
+        assert cfg["layer_types"] == want["layer_types"] and "attention_bias" not in cfg
+        assert cfg["layer_types"].count("sliding_attention") == (32 if name == "exaone4-64" else 0)
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1031,7 +1068,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name,arch,family", [("ernie4_5", "ernie4_5", "Ernie4_5"), ("glm4", "glm4", "Glm4"),
                                               ("seed-oss", "seed_oss", "SeedOss"), ("olmo3", "olmo2", "OLMo3"),
-                                              ("cohere", "command-r", "Cohere"), ("cohere2", "cohere2", "Cohere2")])
+                                              ("cohere", "command-r", "Cohere"), ("cohere2", "cohere2", "Cohere2"),
+                                              ("arcee", "arcee", "Arcee"), ("exaone4-64", "exaone4", "Exaone4")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1116,13 +1154,14 @@ def test_family_tensor_names_match_the_gguf_package():
     for arch, marks, case in (("gemma2", M.GEMMA2, "gemma2"), ("gemma3", M.GEMMA3, "gemma3"), ("phi3", M.PHI3, "phi3"),
                               ("ernie4_5", M.ERNIE4_5, "ernie4_5"), ("seed_oss", M.SEED_OSS, "seed-oss"),
                               ("glm4", M.GLM4, "glm4"), ("olmo2", M.OLMO2, "olmo3"),
-                              ("command-r", M.COMMAND_R, "cohere"), ("cohere2", M.COHERE2, "cohere2")):
+                              ("command-r", M.COMMAND_R, "cohere"), ("cohere2", M.COHERE2, "cohere2"),
+                              ("arcee", M.ARCEE, "arcee"), ("exaone4", M.EXAONE4, "exaone4")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
         tmap = gguf_pkg.get_tensor_name_map(marks, golden["config"]["num_hidden_layers"])
         for hf_name in golden["shapes"]:
-            if hf_name.endswith(".bias") and (arch == "command-r" or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
+            if hf_name.endswith(".bias") and (arch in ("command-r", "arcee") or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
                     ("q_proj.bias", "k_proj.bias", "v_proj.bias"))):
                 continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
             ours = _gguf_name(hf_name, arch)
@@ -1697,6 +1736,26 @@ def test_cohere_gguf_keys_as_llama_cpp_reads_them(tmp_path):
     assert cfg["layer_types"] == ["sliding_attention" if f else "full_attention" for f in flags]
 
 
+def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
+    """A 64-block exaone4 file: without the keys llama.cpp's window 4096 and pattern 4 (layer i
+    slides unless i % 4 == 3), a pattern n as load_swa_pattern reads it; the global layers are
+    Exaone4Config's NoPE ones (the exaone4-64 case: llama.cpp's logits)."""
+    def config(meta, out):
+        path, _ = family_gguf(tmp_path / out, "exaone4-64", "exaone4", meta=meta)
+        return json.loads((convert.convert_gguf(path, tmp_path / out / "hf", dtype="f32") / "config.json").read_text())
+
+    cfg = config({"exaone4.attention.sliding_window": None, "exaone4.attention.sliding_window_pattern": None}, "d")
+    assert (cfg["architectures"], cfg["sliding_window"]) == (["Exaone4ForCausalLM"], 4096)
+    assert cfg["layer_types"] == ["full_attention" if i % 4 == 3 else "sliding_attention" for i in range(64)]
+    cfg = config({"exaone4.attention.sliding_window_pattern": gw.Val(gw.UINT32, 3)}, "n3")
+    assert cfg["sliding_window"] == 6
+    assert cfg["layer_types"] == ["full_attention" if i % 3 == 2 else "sliding_attention" for i in range(64)]
+    # a file of other than 64 blocks without a window: every layer global and rotating
+    path, _ = family_gguf(tmp_path / "nw", "exaone4-nowindow", "exaone4")
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "nw" / "hf", dtype="f32") / "config.json").read_text())
+    assert (cfg["sliding_window"], cfg["sliding_window_pattern"], cfg["layer_types"]) == (None, 0, ["full_attention"] * 2)
+
+
 @pytest.mark.parametrize("name,arch,kw,match", [
     # llama.cpp's graph rotates OLMo 3's sliding layers with rope.freq_base, whatever freq_base_swa says
     ("olmo3", "olmo2", {"meta": {"olmo2.rope.freq_base_swa": 500.0}},
@@ -1742,9 +1801,33 @@ def test_cohere_gguf_keys_as_llama_cpp_reads_them(tmp_path):
      r"partial rotary embeddings \(rope\.dimension_count 8 of head_dim 16\) are not supported$"),
     ("cohere2", "cohere2", {"meta": {"cohere2.attention.sliding_window_pattern": [True, True, False]}},
      r"cohere2\.attention\.sliding_window_pattern = an array of 3 bool values is not 4 flags"),
+    # Arcee: no biases (llama.cpp's arcee loads q/k/v's only; ArceeConfig's attention_bias adds
+    # o_proj's, mlp_bias up/down_proj's), no fused attn_qkv (ArceeForCausalLM has none)
+    ("arcee", "arcee", {"extra_tensors": [("blk.1.attn_q.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensor blk\.1\.attn_q\.bias: arcee files with biases are not supported"),
+    ("arcee", "arcee", {"extra_tensors": [("blk.0.ffn_up.bias", gw.F32, (96,), gw.quant_f32(np.zeros(96)))]},
+     r"tensor blk\.0\.ffn_up\.bias: arcee files with biases are not supported"),
+    ("arcee", "arcee", {"extra_tensors": [("blk.0.attn_qkv.weight", gw.F32, (128, 64), gw.quant_f32(np.zeros((128, 64))))]},
+     r"tensors a arcee model does not have: blk\.0\.attn_qkv\.weight"),
+    # EXAONE 4: llama.cpp honours a window (and NoPE) only with 64 blocks; its one RoPE base; no
+    # biases (Exaone4Config has none), no NextN layers, flags for every block
+    ("exaone4-nowindow", "exaone4", {"meta": {"exaone4.attention.sliding_window": gw.Val(gw.UINT32, 6)}},
+     r"exaone4\.attention\.sliding_window: llama\.cpp gives EXAONE 4 sliding layers .* only with 64 blocks"),
+    ("exaone4-nowindow", "exaone4", {"meta": {"exaone4.attention.sliding_window_pattern": [True, False]}},
+     r"exaone4\.attention\.sliding_window_pattern: llama\.cpp gives EXAONE 4 sliding layers"),
+    ("exaone4-64", "exaone4", {"meta": {"exaone4.rope.freq_base_swa": 500.0}},
+     r"exaone4\.rope\.freq_base_swa = 500 differs from rope\.freq_base = 10000"),
+    ("exaone4-64", "exaone4", {"meta": {"exaone4.attention.sliding_window": gw.Val(gw.UINT32, 0)}},
+     r"exaone4\.attention\.sliding_window = 0: llama\.cpp's 64-block EXAONE 4 has sliding layers"),
+    ("exaone4-64", "exaone4", {"meta": {"exaone4.attention.sliding_window_pattern": [True, False, True]}},
+     r"exaone4\.attention\.sliding_window_pattern = an array of 3 bool values is not 64 flags"),
+    ("exaone4-nowindow", "exaone4", {"extra_tensors": [("blk.0.attn_q.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensors a exaone4 model does not have: blk\.0\.attn_q\.bias"),
+    ("exaone4-nowindow", "exaone4", {"meta": {"exaone4.nextn_predict_layers": gw.Val(gw.UINT32, 1)}},
+     r"exaone4\.nextn_predict_layers = 1: EXAONE files with NextN"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
-    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 computes otherwise than
+    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

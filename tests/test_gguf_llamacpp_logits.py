@@ -4,7 +4,7 @@ tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-p
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
-ernie4_5 / seed_oss / glm4 / command-r / cohere2 and the mixture-of-experts llama (Mixtral) / qwen2moe /
+ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -54,6 +54,20 @@ conversion fails here: Q/K taken as llama-permuted (cohere 0.20, cohere2 0.41), 
 dropped (cohere 0.75: libvt's default 0.0625), the pattern read as dense-first (cohere2 0.48);
 in the folder, every layer sliding (0.21) or no window (0.49). The cohere case's biases are left
 out (llama.cpp's command-r has no o_proj bias: a file with biases is refused).
+arcee, exaone4-nowindow and exaone4-64 (added 2026-11-29 with --logits, the same
+llama-cpp-python): 5.6e-7, 3.9e-7 and 1.2e-6, argmax equal at all 60 positions — Arcee's
+llama-permuted Q/K and ungated relu² MLP (llama.cpp's LLM_FFN_RELU_SQR), EXAONE 4's post-norm
+block with per-head q/k norms, Q/K in Hugging Face's order (NEOX rope). llama.cpp gives EXAONE 4
+sliding layers only with 64 blocks (src/models/exaone4.cpp; any other file runs every layer
+global and rotating, as exaone4-nowindow is), so exaone4-64 is the exaone4 case's two blocks
+repeated to 64 (test_convert.TILED) with its per-layer pattern: 32 sliding layers of window 6
+that rotate and 32 global ones without RoPE. Broken on purpose the conversion fails here:
+arcee's Q/K left llama-permuted (0.78); exaone4's Q/K taken as llama-permuted (nowindow 0.52,
+64 0.53), its two post norms swapped (nowindow 0.35); for exaone4-64 the pattern inverted
+(0.65), the pattern key ignored for llama.cpp's default 4 (0.59), every layer sliding so the
+NoPE layers rotate (0.87), no window with every layer rotating (0.67). The arcee case's biases
+are left out (llama.cpp's arcee has no o_proj or MLP biases: a file with biases is refused);
+relu² replaced by silu is refused by libvt ("not supported for Arcee").
 """
 
 from __future__ import annotations
@@ -91,7 +105,7 @@ def build_case(folder: Path, spec) -> Path:
     # llama.cpp wants as many tokens as embedding rows: the test vocabulary padded with unused ones.
     import family_models as F
 
-    rows = F.load_golden()["cases"][name]["config"]["vocab_size"]
+    rows = F.load_golden()["cases"][T.TILED.get(name, (name,))[0]]["config"]["vocab_size"]
     toks, types = T.byte_level_vocab()
     pad = rows - len(toks)
     meta = {"tokenizer.ggml.tokens": toks + [f"<unused_{i}>" for i in range(pad)],
@@ -106,9 +120,11 @@ def build_case(folder: Path, spec) -> Path:
 def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
-                     "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2"}
+                     "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
+                     "arcee", "exaone4"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
+    assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)
 
 
 @pytest.mark.parametrize("name", CASES)
