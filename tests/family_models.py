@@ -166,6 +166,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # Apertus: q/k norms, an ungated xIELU MLP with per-layer parameters, its default llama3 RoPE
     # scaling (factor 8 over 8192 positions, base 1.2e7: the low frequencies are scaled).
     "apertus": ("ApertusConfig", dict(pad_token_id=ENDOFTEXT)),
+    # Nemotron: LayerNorm1P (1 + w, with bias), an ungated relu² MLP, half of each head rotating,
+    # every bias.
+    "nemotron": ("NemotronConfig", dict(attention_bias=True, mlp_bias=True, pad_token_id=ENDOFTEXT)),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -231,6 +234,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "apertus": ("Apertus", ["qk-norm", "xielu-mlp"]),
+    "nemotron": ("Nemotron", ["attention-bias", "mlp-bias", "layer-norm-1p", "relu2-mlp", "rotary-dim 8"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -352,7 +356,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] == "olmoe",
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
-                phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] in ("stablelm", "starcoder2"))
+                phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron"))
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
@@ -431,6 +435,10 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
             x = out.pop(name)
             p = name[:-len("gate_up_proj.weight")]
             out[p + "gate_proj.weight"], out[p + "up_proj.weight"] = np.split(x, 2)
+    if cfg["model_type"] == "nemotron":  # LayerNorm1P: the weights used as 1 + w
+        for name in list(out):
+            if name.endswith(("layernorm.weight", "model.norm.weight")):
+                out[name] = (1.0 + out[name].astype(np.float64)).astype(np.float32)
     return out
 
 
@@ -447,7 +455,14 @@ def gemma2_params(cfg: dict[str, Any]) -> dict[str, float] | None:
     return out
 
 
-def random_weights(shapes: dict[str, list[int]], seed: int) -> dict[str, np.ndarray]:
+def norm_center(model_type: str) -> float:
+    """Where random_weights centres the norm weights: 1, except Nemotron's LayerNorm1P, which uses
+    its weights as 1 + w (trained ones sit near 0; near 1 they doubled every norm, and the relu²
+    MLP's outputs grew so that int8 moved its logits 3 % where the other families' moved 1 %)."""
+    return 0.0 if model_type == "nemotron" else 1.0
+
+
+def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float = 1.0) -> dict[str, np.ndarray]:
     """float32 weights of bfloat16 values, scaled so activations and logits are O(1)."""
     rng = np.random.default_rng(seed)
     w: dict[str, np.ndarray] = {}
@@ -462,7 +477,7 @@ def random_weights(shapes: dict[str, list[int]], seed: int) -> dict[str, np.ndar
         elif name.endswith(".bias"):
             a = 0.3 * rng.standard_normal(shape)
         elif name.endswith("norm.weight"):
-            a = 1.0 + 0.2 * rng.standard_normal(shape)
+            a = norm_center + 0.2 * rng.standard_normal(shape)
         elif name == "model.embed_tokens.weight":
             a = rng.standard_normal(shape)
         else:
@@ -506,7 +521,7 @@ def write_from_golden(folder: Path, name: str, golden: dict[str, Any]) -> dict[s
     g = golden["cases"][name]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(g["config"], indent=2))
-    w = random_weights(g["shapes"], g["seed"])
+    w = random_weights(g["shapes"], g["seed"], norm_center(g["config"]["model_type"]))
     R.write_safetensors(folder / "model.safetensors", to_checkpoint(w, g["config"]), "BF16")
     write_tokenizer(folder)
     return w
@@ -528,7 +543,7 @@ def build_transformers(name: str, folder: Path | None = None):
     model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
     tied = bool(getattr(config, "tie_word_embeddings", False))
     shapes = {k: list(v.shape) for k, v in model.state_dict().items() if not (tied and k == "lm_head.weight")}
-    w = random_weights(shapes, seed_of(name))
+    w = random_weights(shapes, seed_of(name), norm_center(config.model_type))
     state = {k: torch.from_numpy(v.copy()) for k, v in w.items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     assert not unexpected and set(missing) <= {"lm_head.weight"}, (missing, unexpected)

@@ -710,7 +710,7 @@ void resolve_rope(LlamaConfig& c) {
         const std::string where = c.from_file ? c.path : "config.json";
         if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0))
             fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
-                 "embeddings: Phi, Phi-3, StableLM and GLM families only)", where.c_str(), c.partial_rotary_factor,
+                 "embeddings: Phi, Phi-3, StableLM, GLM and Nemotron families only)", where.c_str(), c.partial_rotary_factor,
                  c.family ? c.family->name : "this family");
         c.rotary_dim = int64_t(double(c.head_dim) * c.partial_rotary_factor);
         if (c.rotary_dim < 2 || c.rotary_dim % 2)
@@ -857,6 +857,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.use_qkv_bias = r.boolean(root, "use_qkv_bias");
         c.use_bias = r.boolean(root, "use_bias");
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "norm_epsilon");  // (Starcoder2's name)
+        if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "norm_eps");  // (Nemotron's)
         c.use_parallel_residual = r.boolean(root, "use_parallel_residual");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");

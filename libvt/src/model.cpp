@@ -835,7 +835,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         }
         small(T_ATTN_NORM_BIAS, w.attn_norm_bias);
         small(T_MLP_NORM_BIAS, w.mlp_norm_bias);
-        if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)  // x·(1 + w) in float32, as transformers computes it
+        // x·(1 + w) in float32, as transformers computes it (Gemma; Nemotron's LayerNorm1P)
+        if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE || F.norm_plus_one)
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
                                          &w.post_mlp_norm})
                 for (float& v : *n) v = 1.0f + v;
@@ -847,7 +848,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->final_norm = ld.to_f32_vec(norm);
     if (!cfg.final_norm_bias.empty()) m->final_norm_bias = ld.to_f32_vec(ld.tensor(cfg.final_norm_bias));  // LayerNorm
     if (!cfg.lm_head_bias.empty()) m->lm_head_bias = ld.to_f32_vec(ld.tensor(cfg.lm_head_bias));
-    if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE)
+    if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE || F.norm_plus_one)
         for (float& v : m->final_norm) v = 1.0f + v;
     ld.progress(int64_t(norm.nbytes));
     if (tied && m->embed_rows) {
