@@ -1,8 +1,9 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `qwen2moe`, `qwen3moe`,
-`granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint folder.
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`,
+`qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
+folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -24,7 +25,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -35,7 +36,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ERNIE 4.5 files with biases, Seed-OSS o / MLP biases, GLM-4's M-RoPE and NextN layers,
   Cohere files with biases, q/k norms (Command R+) or an output matrix are refused; EXAONE 4's
   window and NoPE global layers only as llama.cpp runs them, with 64 blocks (`_exaone4_config`;
-  another file storing a window is refused), Arcee files with biases are refused.
+  another file storing a window is refused), Arcee files with biases are refused; Apertus's
+  xIELU parameters, metadata arrays in the file (xielu.*, raw as the checkpoint holds them),
+  become each block's mlp.act_fn.* tensors (`_xielu_params`), its llama3 RoPE is stated as
+  rope_parameters, and biases on only some of q/k/v/o are refused.
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
   (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
@@ -1538,8 +1542,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or
-    `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`, `qwen3moe`, `granitemoe`,
+    `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
