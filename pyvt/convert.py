@@ -1,8 +1,9 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `qwen2moe`, `qwen3moe`,
-`granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint folder.
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`,
+`qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
+folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -24,7 +25,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -35,7 +36,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ERNIE 4.5 files with biases, Seed-OSS o / MLP biases, GLM-4's M-RoPE and NextN layers,
   Cohere files with biases, q/k norms (Command R+) or an output matrix are refused; EXAONE 4's
   window and NoPE global layers only as llama.cpp runs them, with 64 blocks (`_exaone4_config`;
-  another file storing a window is refused), Arcee files with biases are refused.
+  another file storing a window is refused), Arcee files with biases are refused; Apertus's
+  xIELU parameters, metadata arrays in the file (xielu.*, raw as the checkpoint holds them),
+  become each block's mlp.act_fn.* tensors (`_xielu_params`), its llama3 RoPE is stated as
+  rope_parameters, and biases on only some of q/k/v/o are refused.
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
   (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
@@ -268,6 +272,18 @@ _ARCHS["arcee"] = _Arch("ArceeForCausalLM", "arcee", True, gated=False)
 _ARCHS["exaone4"] = _Arch("Exaone4ForCausalLM", "exaone4", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True,
                           names={"post_attention_norm.weight": "post_attention_layernorm.weight",
                                  "post_ffw_norm.weight": "post_feedforward_layernorm.weight"})
+# Apertus (llama.cpp's converter: Llama's with undo_permute off): Q/K in Hugging Face's order (NEOX
+# rope), per-head q/k norms, the norms named attention_layernorm / feedforward_layernorm, an
+# ungated xIELU MLP (ffn_up, ffn_down) whose per-layer parameters are metadata arrays
+# (xielu.*: _xielu_params), q/k/v/o biases all or none (attention_bias; _check_tensors), llama3
+# RoPE scaling by rope_freqs.
+_ARCHS["apertus"] = _Arch("ApertusForCausalLM", "apertus", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",),
+                          gated=False, names={"attn_norm.weight": "attention_layernorm.weight",
+                                              "ffn_norm.weight": "feedforward_layernorm.weight"})
+# The xIELU parameters as transformers' checkpoint holds them (mlp.act_fn.*: alpha_p / alpha_n
+# [1], beta / eps []), under llama.cpp's keys (no architecture prefix).
+_XIELU = (("xielu.alpha_p", "alpha_p", (1,)), ("xielu.alpha_n", "alpha_n", (1,)), ("xielu.beta", "beta", ()),
+          ("xielu.eps", "eps", ()))
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
 _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
@@ -612,6 +628,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if arch == "exaone4" and meta_value(meta, "exaone4.nextn_predict_layers", "int", p, 0):  # (EXAONE 4.5's MTP)
         raise ValueError(f"{p}: exaone4.nextn_predict_layers = {meta['exaone4.nextn_predict_layers']}: EXAONE files "
                          "with NextN (multi-token prediction) layers are not supported")
+    xielu = _xielu_params(meta, n_layers, p) if arch == "apertus" else None
     if arch == "glm4":  # GLM-4V's M-RoPE sections, GLM-OCR's NextN layers: not a Glm4ForCausalLM
         if "glm4.rope.dimension_sections" in meta:
             raise ValueError(f"{p}: glm4.rope.dimension_sections: a multimodal GLM-4 file (M-RoPE) is not supported")
@@ -631,7 +648,34 @@ def _hparams(meta: dict, p: str) -> dict:
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
-                head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim)
+                head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu)
+
+
+def _xielu_params(meta: dict, n_layers: int, p: str) -> dict:
+    """Apertus's xIELU parameters per layer, as llama.cpp's get_key_or_arr reads xielu.alpha_p /
+    alpha_n / beta / eps (each needed: one float per block, or one for all): the raw values of
+    the checkpoint's mlp.act_fn.* (llama.cpp's converter stores them as they are; ggml_xielu,
+    as transformers, takes alpha_p = softplus(alpha_p), alpha_n = beta + softplus(alpha_n)).
+    -> {name: float32 array [n_layers]}."""
+    out = {}
+    for key, name, _ in _XIELU:
+        if key not in meta:
+            raise ValueError(f"{p}: missing metadata {key} (llama.cpp's apertus needs it: the xIELU parameter "
+                             f"mlp.act_fn.{name} of every block)")
+        v = meta[key]
+        if isinstance(v, np.ndarray):
+            if v.ndim != 1 or v.dtype.kind != "f" or len(v) != n_layers:
+                raise ValueError(f"{p}: {key} = {_describe(v)} is not {n_layers} floats (one per block)")
+            x = v.astype(np.float32)
+        elif isinstance(v, (float, np.floating)):
+            x = np.full(n_layers, v, np.float32)
+        else:
+            raise ValueError(f"{p}: {key} = {_describe(v)} is not a float or {n_layers} floats (one per block)")
+        if not np.isfinite(x).all():
+            raise ValueError(f"{p}: {key} has a value that is not a finite float32 (block "
+                             f"{int(np.argmin(np.isfinite(x)))})")
+        out[name] = x
+    return out
 
 
 def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool]:
@@ -667,6 +711,13 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: tensor {biases[0]}: arcee files with biases are not supported (llama.cpp's arcee adds "
                          "only q/k/v's; ArceeConfig's attention_bias puts one on o_proj too, its mlp_bias on "
                          "up/down_proj, which llama.cpp never adds)")
+    if arch == "apertus":  # ApertusConfig's attention_bias: q/k/v/o biases in every block, or none
+        bias_kinds = _QKV_BIASES + ("attn_output.bias",)
+        if any(n.endswith(bias_kinds) for n in names):
+            miss = [f"blk.{i}.{t}" for i in range(n_layers) for t in bias_kinds if f"blk.{i}.{t}" not in g.tensors]
+            if miss:
+                raise ValueError(f"{p}: missing tensor {miss[0]}: an apertus file with biases needs q/k/v/o biases "
+                                 "in every block (ApertusConfig's attention_bias puts them on all four)")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -864,6 +915,14 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     elif hp["arch"] == "arcee":  # ArceeConfig: relu² (llama.cpp's LLM_FFN_RELU_SQR), no biases (refused)
         del config["pretraining_tp"]
         config["hidden_act"] = "relu2"
+    elif hp["arch"] == "apertus":  # ApertusConfig: xIELU, RoPE as rope_parameters
+        for k in ("mlp_bias", "pretraining_tp"):
+            del config[k]
+        # (ApertusConfig fills in llama3 scaling when rope_parameters is absent: the file's RoPE
+        # is stated, llama3 from rope_freqs or none, as llama.cpp rotates)
+        config.update(hidden_act="xielu", rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                                           **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
     elif hp["arch"] == "exaone4":  # Exaone4Config
         for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
             del config[k]
@@ -1469,6 +1528,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             items.append((out_name(n, e), d, out_shape(n, e), producer(n, d, expert=e)))
         else:
             items.append((out_name(n, e), st_dtype, out_shape(n, e), producer(n, expert=e)))
+    if hp.get("xielu"):  # Apertus: the metadata's xIELU parameters as the checkpoint's tensors, float32
+        for i in range(hp["n_layers"]):
+            for _, name, shape in _XIELU:
+                x = hp["xielu"][name][i].reshape(shape)
+                items.append((f"model.layers.{i}.mlp.act_fn.{name}", "F32", shape,
+                              lambda x=x: np.ascontiguousarray(x, "<f4")))
     write_safetensors(path, items, {"format": "pt" if not n_kept + n_q8 else "pyvt"})
     return summary
 
@@ -1477,8 +1542,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `qwen2moe`, `qwen3moe`, `granitemoe`, `olmoe` or
-    `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`, `qwen3moe`, `granitemoe`,
+    `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors

@@ -753,6 +753,7 @@ def test_convert_qwen(tmp_path, arch):
 # the gguf package itself below when it is installed).
 _HF_TO_GGUF = {
     "input_layernorm.weight": "attn_norm.weight",
+    "attention_layernorm.weight": "attn_norm.weight", "feedforward_layernorm.weight": "ffn_norm.weight",  # (Apertus)
     "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
     "self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
     "self_attn.qkv_proj.weight": "attn_qkv.weight",
@@ -810,6 +811,24 @@ def _gguf_meta(arch: str, cfg: dict) -> dict:
     }
 
 
+def _llama3_rope_freqs(rp: dict, hd: int) -> np.ndarray:
+    """llama.cpp's rope_freqs tensor for llama3 scaling (LlamaModel.generate_extra_tensors)."""
+    freqs = 1.0 / (np.float32(rp["rope_theta"]) ** (np.arange(0, hd, 2, dtype=np.float32) / np.float32(hd)))
+    factor, low, high = rp.get("factor", 8.0), rp.get("low_freq_factor", 1.0), rp.get("high_freq_factor", 4.0)
+    old = rp.get("original_max_position_embeddings", 8192)
+    out = []
+    for f in freqs.astype(np.float64):
+        wavelen = 2 * math.pi / f
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.asarray(out, np.float32)
+
+
 # Cases made of a family case's blocks repeated to more blocks (block i is block i % L of the
 # case): llama.cpp's exaone4 has sliding layers (and NoPE global ones) only with 64 blocks.
 TILED = {"exaone4-64": ("exaone4", 64)}
@@ -850,8 +869,12 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                    else {"attention_out_bias": False, "mlp_bias": False})
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     tensors = []
+    xielu = {}  # Apertus: mlp.act_fn.* per block, metadata arrays in llama.cpp's files
     for hf_name in sorted(w):
         x = w[hf_name]
+        if ".mlp.act_fn." in hf_name:
+            xielu.setdefault(hf_name.rsplit(".", 1)[1], {})[int(hf_name.split(".")[2])] = float(x.reshape(()))
+            continue
         g = _gguf_name(hf_name, arch)
         if g in drop:
             continue
@@ -920,6 +943,18 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["arcee.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch == "apertus":
+        # As ApertusModel (Llama's converter, undo_permute off) writes it: Q/K as they are, the
+        # xIELU parameters raw (not softplus'd) as one float per block under xielu.*, llama3
+        # scaling as the rope_freqs tensor LlamaModel.generate_extra_tensors computes.
+        rp = cfg["rope_parameters"]
+        md["apertus.rope.freq_base"] = float(rp["rope_theta"])
+        md["apertus.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
+        md["apertus.vocab_size"] = gw.Val(gw.UINT32, cfg["vocab_size"])
+        for k in ("alpha_p", "alpha_n", "beta", "eps"):
+            md[f"xielu.{k}"] = [xielu[k][i] for i in range(n_layers)]
+        if rp.get("rope_type") == "llama3" and "rope_freqs.weight" not in drop:
+            tensors.append(("rope_freqs.weight", gw.F32, (hd // 2,), gw.quant_f32(_llama3_rope_freqs(rp, hd))))
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -987,7 +1022,7 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("stablelm-qkv-bias", "stablelm"), ("starcoder2", "starcoder2"),
                 ("starcoder2-window-nobias", "starcoder2"), ("ernie4_5", "ernie4_5"), ("seed-oss", "seed_oss"),
                 ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2"),
-                ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4")]
+                ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4"), ("apertus", "apertus")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1023,6 +1058,9 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     if arch == "exaone4":  # exaone4-64: 32 sliding layers (window 6) and 32 global ones; nowindow: none
         assert cfg["layer_types"] == want["layer_types"] and "attention_bias" not in cfg
         assert cfg["layer_types"].count("sliding_attention") == (32 if name == "exaone4-64" else 0)
+    if arch == "apertus":  # xIELU, the llama3 scaling recovered from rope_freqs, stated as rope_parameters
+        assert (cfg["hidden_act"], cfg["attention_bias"], cfg["model_type"]) == ("xielu", False, "apertus")
+        assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1069,12 +1107,14 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name,arch,family", [("ernie4_5", "ernie4_5", "Ernie4_5"), ("glm4", "glm4", "Glm4"),
                                               ("seed-oss", "seed_oss", "SeedOss"), ("olmo3", "olmo2", "OLMo3"),
                                               ("cohere", "command-r", "Cohere"), ("cohere2", "cohere2", "Cohere2"),
-                                              ("arcee", "arcee", "Arcee"), ("exaone4-64", "exaone4", "Exaone4")])
+                                              ("arcee", "arcee", "Arcee"), ("exaone4-64", "exaone4", "Exaone4"),
+                                              ("apertus", "apertus", "Apertus")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
-    checkpoints; a referred permutation would be refused for them), GLM-4's gate|up kept fused;
-    the logits of the folder of its dequantized weights."""
+    checkpoints; a referred permutation would be refused for them), GLM-4's gate|up kept fused,
+    Apertus's xIELU parameters (metadata) written beside the referred blocks; the logits of the
+    folder of its dequantized weights."""
     monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
     path, _ = family_gguf(tmp_path, name, arch, qtype=gw.Q8_0)
     plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
@@ -1155,12 +1195,15 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("ernie4_5", M.ERNIE4_5, "ernie4_5"), ("seed_oss", M.SEED_OSS, "seed-oss"),
                               ("glm4", M.GLM4, "glm4"), ("olmo2", M.OLMO2, "olmo3"),
                               ("command-r", M.COMMAND_R, "cohere"), ("cohere2", M.COHERE2, "cohere2"),
-                              ("arcee", M.ARCEE, "arcee"), ("exaone4", M.EXAONE4, "exaone4")):
+                              ("arcee", M.ARCEE, "arcee"), ("exaone4", M.EXAONE4, "exaone4"),
+                              ("apertus", M.APERTUS, "apertus")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
         tmap = gguf_pkg.get_tensor_name_map(marks, golden["config"]["num_hidden_layers"])
         for hf_name in golden["shapes"]:
+            if ".mlp.act_fn." in hf_name:  # (Apertus's xIELU parameters: metadata, xielu.*, in llama.cpp's files)
+                continue
             if hf_name.endswith(".bias") and (arch in ("command-r", "arcee") or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
                     ("q_proj.bias", "k_proj.bias", "v_proj.bias"))):
                 continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
@@ -1736,6 +1779,42 @@ def test_cohere_gguf_keys_as_llama_cpp_reads_them(tmp_path):
     assert cfg["layer_types"] == ["sliding_attention" if f else "full_attention" for f in flags]
 
 
+def test_apertus_gguf_as_llama_cpp_reads_it(tmp_path):
+    """apertus: xielu.* as llama.cpp's get_key_or_arr reads them — one float per block, or one
+    float for every block — become each block's mlp.act_fn.alpha_p / alpha_n [1], beta / eps []
+    as they are (float32: libvt takes their softplus, as ggml_xielu and transformers do); no
+    rope_freqs: rope_parameters without scaling (not ApertusConfig's llama3 default); q/k/v/o
+    biases in every block: attention_bias, loaded by libvt."""
+    from pyvt import _model
+
+    def convert_case(out, **kw):
+        path, _ = family_gguf(tmp_path / out, "apertus", "apertus", **kw)
+        folder = convert.convert_gguf(path, tmp_path / out / "hf", dtype="bf16")
+        return json.loads((folder / "config.json").read_text()), read_safetensors(folder / "model.safetensors"), folder
+
+    cfg, st, _ = convert_case("arrays")
+    w = read_safetensors(tmp_path / "arrays" / "apertus-hf" / "model.safetensors")
+    for i in range(2):
+        for k, shape in (("alpha_p", (1,)), ("alpha_n", (1,)), ("beta", ()), ("eps", ())):
+            name = f"model.layers.{i}.mlp.act_fn.{k}"
+            assert st[name].shape == shape and st[name] == w[name], name  # (raw, not softplus'd)
+    assert st["model.layers.0.mlp.act_fn.alpha_p"] != st["model.layers.1.mlp.act_fn.alpha_p"]
+    # one float for all blocks (the case's beta and eps are the same in both)
+    beta, eps = float(w["model.layers.0.mlp.act_fn.beta"]), float(w["model.layers.0.mlp.act_fn.eps"])
+    _, st1, _ = convert_case("scalars", meta={"xielu.beta": beta, "xielu.eps": eps})
+    assert all(np.array_equal(st1[k], st[k]) for k in st if ".act_fn." in k)
+    cfg, _, _ = convert_case("norope", drop=("rope_freqs.weight",))
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 12000000.0}
+    h, kv, q = 64, 32, 64
+    biases = [(f"blk.{i}.{t}", gw.F32, (n,), gw.quant_f32(np.full(n, 0.125 * (i + 1), np.float32)))
+              for i in range(2) for t, n in (("attn_q.bias", q), ("attn_k.bias", kv), ("attn_v.bias", kv),
+                                              ("attn_output.bias", h))]
+    cfg, st, folder = convert_case("bias", extra_tensors=biases)
+    assert cfg["attention_bias"] is True and (st["model.layers.1.self_attn.o_proj.bias"] == 0.25).all()
+    with _model.Model(str(folder), device="cpu", kv_cache="f32") as m:
+        assert np.isfinite(m.logits([72, 101, 108])).all()
+
+
 def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
     """A 64-block exaone4 file: without the keys llama.cpp's window 4096 and pattern 4 (layer i
     slides unless i % 4 == 3), a pattern n as load_swa_pattern reads it; the global layers are
@@ -1825,9 +1904,34 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
      r"tensors a exaone4 model does not have: blk\.0\.attn_q\.bias"),
     ("exaone4-nowindow", "exaone4", {"meta": {"exaone4.nextn_predict_layers": gw.Val(gw.UINT32, 1)}},
      r"exaone4\.nextn_predict_layers = 1: EXAONE files with NextN"),
+    # Apertus: the four xIELU keys llama.cpp needs, one float per block (or one for all), finite;
+    # q/k/v/o biases all or none (ApertusConfig's attention_bias); no gate (its MLP is ungated),
+    # no q/k norm biases (RMSNorms), no fused attn_qkv; rope_freqs only as llama3 scaling
+    ("apertus", "apertus", {"meta": {"xielu.alpha_n": None}},
+     r"missing metadata xielu\.alpha_n \(llama\.cpp's apertus needs it: the xIELU parameter mlp\.act_fn\.alpha_n"),
+    ("apertus", "apertus", {"meta": {"xielu.eps": None}}, r"missing metadata xielu\.eps"),
+    ("apertus", "apertus", {"meta": {"xielu.beta": [0.5, 0.5, 0.5]}},
+     r"xielu\.beta = an array of 3 float32 values is not 2 floats \(one per block\)"),
+    ("apertus", "apertus", {"meta": {"xielu.alpha_p": gw.Val(gw.INT32, 1)}},
+     r"xielu\.alpha_p = 1 is not a float or 2 floats"),
+    ("apertus", "apertus", {"meta": {"xielu.alpha_p": [0.25, float("nan")]}},
+     r"xielu\.alpha_p has a value that is not a finite float32 \(block 1\)"),
+    ("apertus", "apertus", {"extra_tensors": [("blk.1.attn_q.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"missing tensor blk\.0\.attn_q\.bias: an apertus file with biases needs q/k/v/o biases in every block"),
+    ("apertus", "apertus", {"extra_tensors": [(f"blk.{i}.{t}", gw.F32, (n,), gw.quant_f32(np.zeros(n))) for i in range(2)
+                                              for t, n in (("attn_q.bias", 64), ("attn_k.bias", 32), ("attn_v.bias", 32))]},
+     r"missing tensor blk\.0\.attn_output\.bias: an apertus file with biases"),
+    ("apertus", "apertus", {"extra_tensors": [("blk.0.ffn_gate.weight", gw.F32, (96, 64), gw.quant_f32(np.zeros((96, 64))))]},
+     r"tensors a apertus model does not have: blk\.0\.ffn_gate\.weight"),
+    ("apertus", "apertus", {"extra_tensors": [("blk.0.attn_k_norm.bias", gw.F32, (16,), gw.quant_f32(np.zeros(16)))]},
+     r"tensors a apertus model does not have: blk\.0\.attn_k_norm\.bias"),
+    ("apertus", "apertus", {"drop": ("rope_freqs.weight",),
+                            "extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.linspace(1, 3, 8)))]},
+     r"rope_freqs\.weight does not match any Llama-3 rope scaling"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
-    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 computes otherwise than
+    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus
+    computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

@@ -4,7 +4,7 @@ tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-p
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
-ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 and the mixture-of-experts llama (Mixtral) / qwen2moe /
+ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -68,6 +68,17 @@ arcee's Q/K left llama-permuted (0.78); exaone4's Q/K taken as llama-permuted (n
 NoPE layers rotate (0.87), no window with every layer rotating (0.67). The arcee case's biases
 are left out (llama.cpp's arcee has no o_proj or MLP biases: a file with biases is refused);
 relu² replaced by silu is refused by libvt ("not supported for Arcee").
+apertus (added 2026-11-29 with --logits, the same llama-cpp-python): 3.8e-7, argmax equal at
+all 60 positions — Q/K in Hugging Face's order (llama.cpp's converter does not permute them:
+NEOX rope), per-head q/k RMSNorms, the ungated MLP down(xIELU(up x)) with each block's own
+parameters, stored by llama.cpp's converter raw (as mlp.act_fn.* holds them) in the metadata
+arrays xielu.alpha_p / alpha_n / beta / eps, and llama3 scaling (factor 8 over 8192 positions,
+base 1.2e7) as the rope_freqs tensor. Broken on purpose the conversion fails here: Q/K taken as
+llama-permuted (0.15), alpha_p and alpha_n swapped (0.080), beta and eps swapped (0.23), the
+alphas softplus'd once more (as if the file held softplus(alpha): 0.21), alpha_n written as
+beta + softplus(alpha_n) (not inverted: 0.15), every block with block 0's parameters (0.099),
+the rope_freqs scaling dropped (8.1e-4; argmax still equal: the scaled frequencies are the slow
+ones, over 60 positions).
 """
 
 from __future__ import annotations
@@ -121,7 +132,7 @@ def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
-                     "arcee", "exaone4"}
+                     "arcee", "exaone4", "apertus"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)
