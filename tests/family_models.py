@@ -169,6 +169,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # Nemotron: LayerNorm1P (1 + w, with bias), an ungated relu² MLP, half of each head rotating,
     # every bias.
     "nemotron": ("NemotronConfig", dict(attention_bias=True, mlp_bias=True, pad_token_id=ENDOFTEXT)),
+    # HunYuan dense: per-head q/k norms after RoPE, q/k/v/o biases, RoPE "dynamic" with a fixed
+    # NTK alpha (the base stretched to 10000 · 1000^(16/14)).
+    "hunyuan-dense": ("HunYuanDenseV1Config", dict(head_dim=16, attention_bias=True, pad_token_id=ENDOFTEXT,
+                                                   rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
+                                                                    "rope_theta": 10000.0})),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -235,6 +240,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "apertus": ("Apertus", ["qk-norm", "xielu-mlp"]),
     "nemotron": ("Nemotron", ["attention-bias", "mlp-bias", "layer-norm-1p", "relu2-mlp", "rotary-dim 8"]),
+    "hunyuan-dense": ("HunYuanDenseV1", ["attention-bias", "qk-norm-after-rope", "ntk-alpha 1000"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -267,6 +273,10 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     rp = cfg.get("rope_parameters") or {}
     rp = rp.get("full_attention", rp)  # Gemma 3: the global layers' (the local ones: gemma2_params)
     theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    if rp.get("rope_type") == "dynamic" and rp.get("alpha"):  # HunYuan's fixed NTK alpha: a larger base
+        hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        theta = theta * rp["alpha"] ** (hd / (hd - 2))
+        rp = {"rope_type": "default", "rope_theta": theta}
     scaling = dict(rp) if rp.get("rope_type", "default") != "default" or rp.get("partial_rotary_factor", 1) != 1 else None
     prf = cfg.get("partial_rotary_factor", rp.get("partial_rotary_factor", 1.0))
     if prf != 1.0:  # (llama_ref reads it from the rope dict)
@@ -350,6 +360,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
+                qk_after_rope=cfg["model_type"] == "hunyuan_v1_dense",
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4", "cohere", "cohere2"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4", local_rope=local,

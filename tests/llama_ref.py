@@ -316,7 +316,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      olmo2: bool = False, qk_full: bool = False, clip_qkv: float = 0.0,
                      gemma1: bool = False, phi: bool = False, layer_norm: bool = False,
                      qk_per_head: bool = False, interleaved: bool = False, sandwich: bool = False,
-                     local_rope: dict[str, Any] | None = None, cohere: float | None = None) -> np.ndarray:
+                     local_rope: dict[str, Any] | None = None, cohere: float | None = None,
+                     qk_after_rope: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -367,6 +368,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     RMSNormed (post_self_attn_layernorm, post_mlp_layernorm) before their residual adds.
 
     `local_rope` ({"theta", "layers"}, OLMo 3): the layers marked rotate with that base, unscaled.
+
+    `qk_after_rope` (HunYuan dense): the per-head q/k norms (query_layernorm, key_layernorm) after
+    RoPE instead of before.
 
     `cohere` (the logit scale; CohereForCausalLM, Cohere2ForCausalLM): a LayerNorm without bias
     (input_layernorm, model.norm) before a parallel block, x + o_proj(attn(h)) + mlp(h) with
@@ -448,7 +452,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             v = lin(h, p + "self_attn.v_proj").reshape(n, kv, hd)
         if clip_qkv:
             q, k, v = (np.clip(a, -clip_qkv, clip_qkv) for a in (q, k, v))
-        if p + "self_attn.q_norm.weight" in W and not ((olmo2 and not qk_per_head) or qk_full):
+        if p + "self_attn.q_norm.weight" in W and not ((olmo2 and not qk_per_head) or qk_full or qk_after_rope):
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         rope = _rope_interleaved if interleaved else _rope
@@ -458,6 +462,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q, k = rope(q, cos_l, sin_l), rope(k, cos_l, sin_l)
         else:
             q, k = rope(q, cos, sin), rope(k, cos, sin)
+        if qk_after_rope:
+            q = _rmsnorm(q, W[p + "self_attn.query_layernorm.weight"], cfg.eps)
+            k = _rmsnorm(k, W[p + "self_attn.key_layernorm.weight"], cfg.eps)
         if kv_cache == "f16":
             k, v = k.astype(np.float16).astype(np.float64), v.astype(np.float16).astype(np.float64)
         elif kv_cache == "int8":

@@ -420,7 +420,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
-            "ApertusForCausalLM, NemotronForCausalLM)") in msg
+            "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1053,3 +1053,20 @@ def test_apertus_xielu_scalars_of_shape_1_load_alike(from_golden, golden, tmp_pa
     seq = golden["cases"]["apertus"]["sequence"][:16]
     with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
         np.testing.assert_array_equal(a.logits(seq), b.logits(seq))
+
+
+@pytest.mark.parametrize("name, rope, words", [
+    # (transformers' dynamic NTK recomputes the frequencies per length: only HunYuan's fixed alpha runs)
+    ("hunyuan-dense", {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0},
+     'rope_parameters type "dynamic" is not supported'),
+    ("llama-bias-hd24", {"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0, "rope_theta": 10000.0},
+     'rope_parameters type "dynamic" is not supported'),
+])
+def test_dynamic_rope_runs_only_as_hunyuans_fixed_alpha(from_golden, tmp_path, name, rope, words):
+    cfg = copy_case(from_golden, name, tmp_path)
+    cfg.pop("rope_scaling", None)
+    cfg.pop("rope_theta", None)
+    cfg["rope_parameters"] = rope
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    msg = refused(tmp_path)
+    assert words in msg and "\n" not in msg

@@ -190,6 +190,8 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
                 out->push_back(e.d);
             }
         }
+    } else if (type == "dynamic" && r.positive(rs, "alpha", (f + ".alpha").c_str()) > 0) {
+        c.rope.ntk_alpha = r.positive(rs, "alpha", (f + ".alpha").c_str());  // (HunYuan only: resolve_features)
     } else {
         fail(VT_STATUS_UNSUPPORTED,
              "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope)",
@@ -305,6 +307,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             fail(VT_STATUS_UNSUPPORTED, "%s: use_parallel_residual true is not supported for %s (its sequential "
                  "block only)", c.path.c_str(), F.name);
     }
+    if (c.rope.ntk_alpha > 0 && !F.ntk_alpha)  // (as for any other unsupported type)
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"dynamic\" is not supported (supported: default, linear, llama3, yarn, "
+             "longrope)", c.path.c_str(), c.rope.field.c_str());
     if (F.logit_scale) {  // CohereConfig's default 0.0625
         c.logit_scale = c.logit_scale_field > 0 ? c.logit_scale_field : 0.0625;
         if (c.use_qk_norm == 1)
@@ -627,6 +632,10 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" is missing (Apertus's RoPE: its config class "
              "fills in llama3 scaling, which a config.json of the model states)", c.path.c_str());
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
+    // HunYuan's fixed NTK alpha: the base stretched as transformers' compute_ntk_alpha_rope_parameters
+    // (in double, from config.json's numbers; the frequencies then as the default type's)
+    if (c.rope.ntk_alpha > 0)
+        c.rope_theta *= std::pow(c.rope.ntk_alpha, double(c.head_dim) / double(c.head_dim - 2));
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
     if (F.gemma != ModelFamily::NOT_GEMMA) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer

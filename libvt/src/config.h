@@ -27,6 +27,9 @@ struct RopeScaling {
     double attention_factor = -1;                     // yarn, longrope: cos/sin scale (-1: the type's default)
     std::vector<double> long_factor, short_factor;    // longrope: [head_dim / 2] each
     std::string field = "rope_scaling";               // the config.json key it came from (messages)
+    // rope type "dynamic" with an alpha (HunYuan: a fixed NTK alpha, base · alpha^(d / (d - 2)));
+    // 0: none. Other families refuse it (transformers' dynamic NTK recomputes per length).
+    double ntk_alpha = 0;
 };
 
 struct LlamaConfig {

@@ -13,7 +13,7 @@
 // block, NoPE global layers), Helium, ERNIE 4.5 and GLM (pairs-interleaved RoPE, reordered at
 // load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral,
 // Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale), Arcee
-// (an ungated relu² MLP), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated xIELU MLP with per-layer parameters, q/k norms).
+// (an ungated relu² MLP), HunYuan dense (q/k norms after RoPE, NTK alpha), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated xIELU MLP with per-layer parameters, q/k norms).
 // Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
@@ -186,6 +186,10 @@ struct ModelFamily {
     bool rope_sliding_only;
     // Nemotron: LayerNorm1P, the LayerNorm's weight used as 1 + w (the loader stores 1 + w).
     bool norm_plus_one;
+    // HunYuan dense: the per-head q/k RMSNorms after RoPE (query_layernorm, key_layernorm), and
+    // rope type "dynamic" with an alpha as a fixed NTK base (RopeScaling::ntk_alpha).
+    bool qk_norm_after_rope;
+    bool ntk_alpha;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

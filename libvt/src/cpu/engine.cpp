@@ -599,6 +599,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     // the attention / MLP outputs normed before the add (GLM-4: and the pre-norms)
     const bool post = gemma || post_only || (c.family && c.family->sandwich_norms);
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
+    const bool norm_after_rope = c.family && c.family->qk_norm_after_rope;  // HunYuan's q/k norms
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
     const bool phi = c.family && (c.family->phi || c.family->parallel_block);  // (Cohere's too)
     const bool layer_norm = c.family && c.family->norm == ModelFamily::LAYER_NORM;  // (Phi, StableLM)
@@ -643,7 +644,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 if (c.qk_norm && qk_full) {  // OLMo 2, OLMoE: over the whole q and the whole k
                     ops::rmsnorm_heads(row, 1, NH * HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, 1, KV * HD, w.k_norm.data(), eps);
-                } else if (c.qk_norm) {
+                } else if (c.qk_norm && !norm_after_rope) {
                     ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
                     ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
                 }
@@ -652,6 +653,12 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                     for (int64_t d = 0; d < QKV; ++d) row[d] = std::min(cl, std::max(-cl, row[d]));
                 }
                 if (nope) {  // SmolLM3's NoPE layers: q scaled, q and k not rotated
+                    for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
+                } else if (norm_after_rope) {  // HunYuan: rotate, then the per-head norms, then scale q
+                    ops::rope(row, NH, HD, cs, 1.0f, ROT);
+                    ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
+                    ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
+                    ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
                     for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
                 } else {
                     ops::rope(row, NH, HD, cs, qscale, ROT);
