@@ -1,7 +1,7 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`,
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -25,7 +25,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -39,9 +39,11 @@ layout differences between llama.cpp and Hugging Face are undone here:
   another file storing a window is refused), Arcee files with biases are refused; Apertus's
   xIELU parameters, metadata arrays in the file (xielu.*, raw as the checkpoint holds them),
   become each block's mlp.act_fn.* tensors (`_xielu_params`), its llama3 RoPE is stated as
-  rope_parameters, and biases on only some of q/k/v/o are refused.
-* Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
-  (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
+  rope_parameters, and biases on only some of q/k/v/o are refused; Nemotron's biases on only
+  some of q/k/v/o or up/down, its rope_freqs and scaling other than linear are refused.
+* Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) and Nemotron's
+  LayerNorm1P weights are stored as w + 1 (llama.cpp's norm multiplies by the weight; Gemma's
+  and Nemotron's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
   Hugging Face's `qkv_proj` and `gate_up_proj` as they are.
 * A mixture-of-experts block stacks its experts ([experts, rows, cols] `ffn_*_exps`); Hugging
@@ -1604,7 +1606,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`, `qwen3moe`, `granitemoe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`, `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
