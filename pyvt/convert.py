@@ -1,7 +1,7 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`,
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -25,7 +25,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -39,9 +39,11 @@ layout differences between llama.cpp and Hugging Face are undone here:
   another file storing a window is refused), Arcee files with biases are refused; Apertus's
   xIELU parameters, metadata arrays in the file (xielu.*, raw as the checkpoint holds them),
   become each block's mlp.act_fn.* tensors (`_xielu_params`), its llama3 RoPE is stated as
-  rope_parameters, and biases on only some of q/k/v/o are refused.
-* Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) are stored as w + 1
-  (llama.cpp's norm multiplies by the weight; Gemma's by 1 + w): 1 is subtracted here.
+  rope_parameters, and biases on only some of q/k/v/o are refused; Nemotron's biases on only
+  some of q/k/v/o or up/down, its rope_freqs and scaling other than linear are refused.
+* Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) and Nemotron's
+  LayerNorm1P weights are stored as w + 1 (llama.cpp's norm multiplies by the weight; Gemma's
+  and Nemotron's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
   Hugging Face's `qkv_proj` and `gate_up_proj` as they are.
 * A mixture-of-experts block stacks its experts ([experts, rows, cols] `ffn_*_exps`); Hugging
@@ -116,15 +118,15 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
     """The Hugging Face name of a global (not per-block) GGUF tensor of `arch`, else None."""
     if arch == "phi2" and gguf_name in _PHI2_GLOBAL_NAMES:
         return _PHI2_GLOBAL_NAMES[gguf_name]
-    if arch in ("stablelm", "starcoder2") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
+    if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
 
 
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2")
-_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4")
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron")
+_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron")
 
 
 _BLOCK_NAMES = {
@@ -284,6 +286,20 @@ _ARCHS["apertus"] = _Arch("ApertusForCausalLM", "apertus", False, _QK_NORMS, _QK
 # [1], beta / eps []), under llama.cpp's keys (no architecture prefix).
 _XIELU = (("xielu.alpha_p", "alpha_p", (1,)), ("xielu.alpha_n", "alpha_n", (1,)), ("xielu.beta", "beta", ()),
           ("xielu.eps", "eps", ()))
+# Nemotron (Minitron-4B, Nemotron-Mini-4B; llama.cpp's NemotronModel): Llama's sequential block
+# with LayerNorm1P — llama.cpp's converter stores each `*norm.weight` as 1 + w (its LayerNorm
+# multiplies by the weight), so 1 is subtracted here: the folder holds the checkpoint's w, as
+# libvt adds 1 at load —, LayerNorm biases (attn_norm / ffn_norm / output_norm .bias), an
+# ungated relu² MLP (ffn_up, ffn_down), Q/K in Hugging Face's order (NEOX rope) with the first
+# rope.dimension_count dims of each head rotating; q/k/v/o biases and up/down biases each all or
+# none (attention_bias, mlp_bias; _check_tensors).
+_NEMOTRON_ATTN_BIASES = _QKV_BIASES + ("attn_output.bias",)
+_NEMOTRON_MLP_BIASES = ("ffn_up.bias", "ffn_down.bias")
+_ARCHS["nemotron"] = _Arch("NemotronForCausalLM", "nemotron", False, ("attn_norm.bias", "ffn_norm.bias"),
+                           _NEMOTRON_ATTN_BIASES + _NEMOTRON_MLP_BIASES, norm_shift=1.0, gated=False,
+                           names={"attn_norm.bias": "input_layernorm.bias",
+                                  "ffn_norm.bias": "post_attention_layernorm.bias",
+                                  "ffn_up.bias": "mlp.up_proj.bias", "ffn_down.bias": "mlp.down_proj.bias"})
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
 _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
@@ -618,6 +634,14 @@ def _hparams(meta: dict, p: str) -> dict:
     if arch in _COHERE_ARCHS and n_head * head_dim != hidden:  # (q and o are [hidden, hidden] there)
         raise ValueError(f"{p}: {arch}.attention.key_length = {head_dim}: {n_head} heads of it are not "
                          f"embedding_length {hidden} (a {arch} model's heads span its hidden size)")
+    if arch == "nemotron" and n_head * head_dim != hidden:
+        # (llama.cpp's nemotron: q and o are [hidden, hidden], and its converter counts the
+        # rotating dims as partial_rotary_factor · hidden / heads, not of head_dim)
+        raise ValueError(f"{p}: nemotron.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                         f"embedding_length {hidden} (llama.cpp's nemotron needs heads spanning the hidden size)")
+    if arch == "nemotron" and "nemotron.attention.layer_norm_epsilon" not in meta:  # (llama.cpp requires it)
+        raise ValueError(f"{p}: missing metadata nemotron.attention.layer_norm_epsilon (the LayerNorm eps "
+                         "llama.cpp's nemotron needs)")
     rope_dim = need_int("rope.dimension_count", head_dim)
     ln = arch in _LAYER_NORM_ARCHS
     partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
@@ -678,6 +702,15 @@ def _xielu_params(meta: dict, n_layers: int, p: str) -> dict:
     return out
 
 
+def _all_or_none(g: GGUFFile, n_layers: int, kinds: tuple, why: str, p: str) -> None:
+    """Block tensors `kinds` (biases a config field adds together): in every block, or in none;
+    otherwise refused naming the first missing one."""
+    if any(n.endswith(kinds) for n in g.tensors if _BLOCK_RE.match(n)):
+        miss = [f"blk.{i}.{t}" for i in range(n_layers) for t in kinds if f"blk.{i}.{t}" not in g.tensors]
+        if miss:
+            raise ValueError(f"{p}: missing tensor {miss[0]}: {why}")
+
+
 def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool]:
     """Check that the tensors are those of a model of this architecture with these
     hyperparameters, with their shapes -> (vocab size, tied embeddings)."""
@@ -712,12 +745,18 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                          "only q/k/v's; ArceeConfig's attention_bias puts one on o_proj too, its mlp_bias on "
                          "up/down_proj, which llama.cpp never adds)")
     if arch == "apertus":  # ApertusConfig's attention_bias: q/k/v/o biases in every block, or none
-        bias_kinds = _QKV_BIASES + ("attn_output.bias",)
-        if any(n.endswith(bias_kinds) for n in names):
-            miss = [f"blk.{i}.{t}" for i in range(n_layers) for t in bias_kinds if f"blk.{i}.{t}" not in g.tensors]
-            if miss:
-                raise ValueError(f"{p}: missing tensor {miss[0]}: an apertus file with biases needs q/k/v/o biases "
-                                 "in every block (ApertusConfig's attention_bias puts them on all four)")
+        _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "an apertus file with biases needs q/k/v/o "
+                     "biases in every block (ApertusConfig's attention_bias puts them on all four)", p)
+    if arch == "nemotron":
+        # NemotronConfig's attention_bias puts biases on q/k/v/o, its mlp_bias on up/down_proj, in
+        # every block; llama.cpp's nemotron loads each of the six on its own (all optional)
+        _all_or_none(g, n_layers, _NEMOTRON_ATTN_BIASES, "a nemotron file with attention biases needs q/k/v/o "
+                     "biases in every block (NemotronConfig's attention_bias puts them on all four)", p)
+        _all_or_none(g, n_layers, _NEMOTRON_MLP_BIASES, "a nemotron file with MLP biases needs up and down "
+                     "biases in every block (NemotronConfig's mlp_bias puts them on both)", p)
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's nemotron rotates without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's nemotron loads no RoPE frequency factors "
+                             "(NemotronConfig's RoPE is linear-scaled or not at all); pyvt does not guess what is meant")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -737,7 +776,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch in ("stablelm", "starcoder2"):
+    if arch in ("stablelm", "starcoder2", "nemotron"):
         expected["output_norm.bias"] = (hidden,)
     shapes = {
         "attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
@@ -798,6 +837,8 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
     a = hp["arch"]
+    if a == "nemotron":
+        return _nemotron_rope_scaling(meta, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
         out = {"rope_type": "longrope"}
         for n, key in zip(_ROPE_FACTORS, ("long_factor", "short_factor")):
@@ -826,6 +867,20 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
                 out["original_max_position_embeddings"] = int(orig)
             return out
     return None
+
+
+def _nemotron_rope_scaling(meta: dict, p: str) -> dict | None:
+    """A nemotron file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent: linear)
+    none, or linear by rope.scaling.factor (absent or 1: none) — what llama.cpp's converter
+    writes for NemotronConfig's rope factor; any other type is refused naming the key."""
+    kind = meta_value(meta, "nemotron.rope.scaling.type", "string", p, "linear")
+    if kind == "none":
+        return None
+    if kind != "linear":
+        raise ValueError(f"{p}: nemotron.rope.scaling.type = {kind!r:.40}: llama.cpp's converter writes nemotron "
+                         "files with linear scaling or none; pyvt converts those only")
+    factor = _real(meta, "nemotron.rope.scaling.factor", 1.0, 0.0, 1e6, p)
+    return {"rope_type": "linear", "factor": factor} if factor != 1.0 else None
 
 
 def _rotary_factor(rot: int, head_dim: int) -> float:
@@ -922,6 +977,15 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         # is stated, llama3 from rope_freqs or none, as llama.cpp rotates)
         config.update(hidden_act="xielu", rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
                                                            **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
+    elif hp["arch"] == "nemotron":  # NemotronConfig: LayerNorm1P eps as norm_eps, relu², RoPE as rope_parameters
+        for k in ("pretraining_tp", "rms_norm_eps"):
+            del config[k]
+        config.update(hidden_act="relu2", norm_eps=hp["eps"],
+                      mlp_bias=any(n.endswith("ffn_up.bias") for n in g.tensors),
+                      rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                       "partial_rotary_factor": _rotary_factor(hp["rope_dim"], hp["head_dim"]),
+                                       **(config["rope_scaling"] or {})})
         del config["rope_scaling"], config["rope_theta"]
     elif hp["arch"] == "exaone4":  # Exaone4Config
         for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
@@ -1542,7 +1606,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `qwen2moe`, `qwen3moe`, `granitemoe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`, `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.

@@ -762,6 +762,7 @@ _HF_TO_GGUF = {
     "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
     "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
     "mlp.down_proj.weight": "ffn_down.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
+    "mlp.up_proj.bias": "ffn_up.bias", "mlp.down_proj.bias": "ffn_down.bias",  # (Nemotron)
     "pre_feedforward_layernorm.weight": "ffn_norm.weight",
     "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
     "post_self_attn_layernorm.weight": "post_attention_norm.weight", "post_mlp_layernorm.weight": "post_ffw_norm.weight",
@@ -785,7 +786,7 @@ def _gguf_name(hf: str, arch: str) -> str:
     _, _, i, rest = hf.split(".", 3)
     if arch == "phi2" and rest in _PHI_TO_GGUF:
         return f"blk.{i}." + _PHI_TO_GGUF[rest]
-    if arch in ("stablelm", "starcoder2") and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
+    if arch in ("stablelm", "starcoder2", "nemotron") and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
         return f"blk.{i}." + ("attn_norm.bias" if rest.startswith("input") else "ffn_norm.bias")
     if arch == "starcoder2" and rest.startswith(("mlp.c_fc.", "mlp.c_proj.")):
         return f"blk.{i}." + ("ffn_up." if "c_fc" in rest else "ffn_down.") + rest.rsplit(".", 1)[1]
@@ -878,8 +879,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         g = _gguf_name(hf_name, arch)
         if g in drop:
             continue
-        if arch.startswith("gemma") and hf_name.endswith("norm.weight"):
-            x = x + np.float32(1.0)
+        if (arch.startswith("gemma") or arch == "nemotron") and hf_name.endswith("norm.weight"):
+            x = x + np.float32(1.0)  # (Gemma's norms; Nemotron's LayerNorm1P: NemotronModel.modify_tensors)
         if arch in ("smollm3", "granite", "arcee") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
                                                                  "k_proj.bias")):  # llama's row order
             x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
@@ -955,6 +956,19 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             md[f"xielu.{k}"] = [xielu[k][i] for i in range(n_layers)]
         if rp.get("rope_type") == "llama3" and "rope_freqs.weight" not in drop:
             tensors.append(("rope_freqs.weight", gw.F32, (hd // 2,), gw.quant_f32(_llama3_rope_freqs(rp, hd))))
+    elif arch == "nemotron":
+        # As NemotronModel writes it: the LayerNorm eps (the config's rms_norm_eps, which it also
+        # writes, is unused), the rotating dims as int(partial_rotary_factor · hidden) // heads,
+        # head_dim, scaling type none (linear with a factor), norm weights as 1 + w (above).
+        rp = cfg["rope_parameters"]
+        md["nemotron.attention.layer_norm_epsilon"] = float(cfg["norm_eps"])
+        md["nemotron.rope.freq_base"] = float(rp["rope_theta"])
+        md["nemotron.rope.dimension_count"] = gw.Val(
+            gw.UINT32, int(rp["partial_rotary_factor"] * cfg["hidden_size"]) // cfg["num_attention_heads"])
+        md["nemotron.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md["nemotron.attention.value_length"] = gw.Val(gw.UINT32, hd)
+        md["nemotron.vocab_size"] = gw.Val(gw.UINT32, cfg["vocab_size"])
+        md["nemotron.rope.scaling.type"] = "none"
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1022,7 +1036,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("stablelm-qkv-bias", "stablelm"), ("starcoder2", "starcoder2"),
                 ("starcoder2-window-nobias", "starcoder2"), ("ernie4_5", "ernie4_5"), ("seed-oss", "seed_oss"),
                 ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2"),
-                ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4"), ("apertus", "apertus")]
+                ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4"), ("apertus", "apertus"),
+                ("nemotron", "nemotron")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1061,6 +1076,10 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     if arch == "apertus":  # xIELU, the llama3 scaling recovered from rope_freqs, stated as rope_parameters
         assert (cfg["hidden_act"], cfg["attention_bias"], cfg["model_type"]) == ("xielu", False, "apertus")
         assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
+    if arch == "nemotron":  # relu², LayerNorm1P's eps, every bias, half of each head rotating
+        assert (cfg["hidden_act"], cfg["norm_eps"], cfg["attention_bias"], cfg["mlp_bias"]) == ("relu2", 1e-5, True, True)
+        assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
+        assert "rms_norm_eps" not in cfg and cfg["head_dim"] == want["head_dim"]
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1108,7 +1127,7 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("seed-oss", "seed_oss", "SeedOss"), ("olmo3", "olmo2", "OLMo3"),
                                               ("cohere", "command-r", "Cohere"), ("cohere2", "cohere2", "Cohere2"),
                                               ("arcee", "arcee", "Arcee"), ("exaone4-64", "exaone4", "Exaone4"),
-                                              ("apertus", "apertus", "Apertus")])
+                                              ("apertus", "apertus", "Apertus"), ("nemotron", "nemotron", "Nemotron")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1196,7 +1215,7 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("glm4", M.GLM4, "glm4"), ("olmo2", M.OLMO2, "olmo3"),
                               ("command-r", M.COMMAND_R, "cohere"), ("cohere2", M.COHERE2, "cohere2"),
                               ("arcee", M.ARCEE, "arcee"), ("exaone4", M.EXAONE4, "exaone4"),
-                              ("apertus", M.APERTUS, "apertus")):
+                              ("apertus", M.APERTUS, "apertus"), ("nemotron", M.NEMOTRON, "nemotron")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1815,6 +1834,42 @@ def test_apertus_gguf_as_llama_cpp_reads_it(tmp_path):
         assert np.isfinite(m.logits([72, 101, 108])).all()
 
 
+def test_nemotron_gguf_as_llama_cpp_reads_it(tmp_path):
+    """nemotron: rope.scaling.type absent is linear with rope.scaling.factor (llama.cpp's
+    default), "none" ignores a factor (llama.cpp never scales then); the rotating dims are
+    rope.dimension_count of head_dim (partial_rotary_factor); a file with attention biases but
+    no MLP ones, or none at all, is NemotronConfig's attention_bias / mlp_bias as they are, and
+    loads in libvt."""
+    from pyvt import _model
+
+    def convert_case(out, **kw):
+        path, _ = family_gguf(tmp_path / out, "nemotron", "nemotron", **kw)
+        folder = convert.convert_gguf(path, tmp_path / out / "hf", dtype="f32")
+        return json.loads((folder / "config.json").read_text()), folder
+
+    cfg, _ = convert_case("default-linear", meta={"nemotron.rope.scaling.type": None, "nemotron.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0,
+                                      "partial_rotary_factor": 0.5}
+    cfg, _ = convert_case("none", meta={"nemotron.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}
+    cfg, _ = convert_case("quarter", meta={"nemotron.rope.dimension_count": gw.Val(gw.UINT32, 4)})
+    assert cfg["rope_parameters"]["partial_rotary_factor"] == 0.25
+    mlp = tuple(f"blk.{i}.{t}" for i in range(2) for t in ("ffn_up.bias", "ffn_down.bias"))
+    attn = tuple(f"blk.{i}.{t}" for i in range(2) for t in ("attn_q.bias", "attn_k.bias", "attn_v.bias",
+                                                             "attn_output.bias"))
+    for out, drop, want in (("attn-only", mlp, (True, False)), ("mlp-only", attn, (False, True)),
+                            ("no-bias", mlp + attn, (False, False))):
+        cfg, folder = convert_case(out, drop=drop)
+        assert (cfg["attention_bias"], cfg["mlp_bias"]) == want, out
+        st = read_safetensors(folder / "model.safetensors")
+        biases = {k.split(".", 3)[3] for k in st if k.endswith("proj.bias")}
+        assert biases == ({"self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias",
+                           "self_attn.o_proj.bias"} if want[0] else set()) | (
+            {"mlp.up_proj.bias", "mlp.down_proj.bias"} if want[1] else set()), out
+        with _model.Model(str(folder), device="cpu", kv_cache="f32") as m:
+            assert np.isfinite(m.logits([72, 101, 108])).all()
+
+
 def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
     """A 64-block exaone4 file: without the keys llama.cpp's window 4096 and pattern 4 (layer i
     slides unless i % 4 == 3), a pattern n as load_swa_pattern reads it; the global layers are
@@ -1928,10 +1983,44 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
     ("apertus", "apertus", {"drop": ("rope_freqs.weight",),
                             "extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.linspace(1, 3, 8)))]},
      r"rope_freqs\.weight does not match any Llama-3 rope scaling"),
+    # Nemotron: q/k/v/o biases all or none, up/down biases all or none (NemotronConfig's
+    # attention_bias / mlp_bias; llama.cpp loads each alone); its LayerNorms' biases required (as
+    # llama.cpp requires them); no rope_freqs (llama.cpp's nemotron loads none), scaling linear
+    # or none; heads spanning the hidden size (llama.cpp's q and o are [hidden, hidden]); the
+    # LayerNorm eps llama.cpp requires; no gate (ungated MLP), no fused attn_qkv, no q/k norms
+    ("nemotron", "nemotron", {"drop": ("blk.1.attn_output.bias",)},
+     r"missing tensor blk\.1\.attn_output\.bias: a nemotron file with attention biases needs q/k/v/o biases in every"),
+    ("nemotron", "nemotron", {"drop": ("blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias",
+                                       "blk.0.attn_output.bias")},
+     r"missing tensor blk\.0\.attn_q\.bias: a nemotron file with attention biases"),
+    ("nemotron", "nemotron", {"drop": ("blk.0.ffn_down.bias", "blk.1.ffn_down.bias")},
+     r"missing tensor blk\.0\.ffn_down\.bias: a nemotron file with MLP biases needs up and down biases in every"),
+    ("nemotron", "nemotron", {"drop": ("blk.1.ffn_norm.bias",)}, r"missing tensors: blk\.1\.ffn_norm\.bias$"),
+    ("nemotron", "nemotron", {"drop": ("output_norm.bias",)}, r"missing tensors: output_norm\.bias$"),
+    ("nemotron", "nemotron", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's nemotron loads no RoPE frequency factors"),
+    ("nemotron", "nemotron", {"meta": {"nemotron.rope.scaling.type": "yarn", "nemotron.rope.scaling.factor": 4.0}},
+     r"nemotron\.rope\.scaling\.type = 'yarn': llama\.cpp's converter writes nemotron files with linear scaling or none"),
+    ("nemotron", "nemotron", {"meta": {"nemotron.rope.scaling.factor": float("inf"),
+                                       "nemotron.rope.scaling.type": None}},
+     r"nemotron\.rope\.scaling\.factor = inf is outside"),
+    ("nemotron", "nemotron", {"meta": {"nemotron.attention.key_length": gw.Val(gw.UINT32, 32),
+                                       "nemotron.attention.value_length": gw.Val(gw.UINT32, 32)}},
+     r"nemotron\.attention\.key_length = 32: 4 heads of it are not embedding_length 64"),
+    ("nemotron", "nemotron", {"meta": {"nemotron.attention.layer_norm_epsilon": None}},
+     r"missing metadata nemotron\.attention\.layer_norm_epsilon"),
+    ("nemotron", "nemotron", {"meta": {"nemotron.rope.dimension_count": gw.Val(gw.UINT32, 7)}},
+     r"partial rotary embeddings \(rope\.dimension_count 7 of head_dim 16\) are not supported \(an even number"),
+    ("nemotron", "nemotron", {"extra_tensors": [("blk.0.ffn_gate.weight", gw.F32, (96, 64), gw.quant_f32(np.zeros((96, 64))))]},
+     r"tensors a nemotron model does not have: blk\.0\.ffn_gate\.weight"),
+    ("nemotron", "nemotron", {"extra_tensors": [("blk.0.attn_qkv.weight", gw.F32, (128, 64), gw.quant_f32(np.zeros((128, 64))))]},
+     r"tensors a nemotron model does not have: blk\.0\.attn_qkv\.weight"),
+    ("nemotron", "nemotron", {"extra_tensors": [("blk.0.attn_q_norm.weight", gw.F32, (16,), gw.quant_f32(np.zeros(16)))]},
+     r"tensors a nemotron model does not have: blk\.0\.attn_q_norm\.weight"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
-    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus
-    computes otherwise than
+    """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
+    nemotron computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

@@ -4,7 +4,7 @@ tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-p
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
-ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus and the mixture-of-experts llama (Mixtral) / qwen2moe /
+ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -79,6 +79,16 @@ alphas softplus'd once more (as if the file held softplus(alpha): 0.21), alpha_n
 beta + softplus(alpha_n) (not inverted: 0.15), every block with block 0's parameters (0.099),
 the rope_freqs scaling dropped (8.1e-4; argmax still equal: the scaled frequencies are the slow
 ones, over 60 positions).
+nemotron (added 2026-11-29 with --logits, the same llama-cpp-python): 6.4e-7, argmax equal at
+all 60 positions — Llama's sequential block with LayerNorm1P, whose weights llama.cpp's
+converter stores as 1 + w (the folder gets w back: libvt adds 1 at load; the case's weights sit
+near 0, family_models.norm_center), with biases on the LayerNorms, q/k/v/o and up/down, Q/K in
+Hugging Face's order (NEOX rope), the first 8 of each head's 16 dims rotating (rope.dimension_count,
+as the converter counts it: int(0.5 · hidden) // heads), the ungated relu² MLP. Broken on
+purpose the conversion fails here: norm weights left as 1 + w (1.3) or shifted by 2 (1.0), Q/K
+taken as llama-permuted (0.38), all 16 dims rotating (0.32), the two LayerNorms' biases
+swapped (0.36); relu² replaced by silu is refused by libvt ("not supported for Nemotron"), and
+so are the MLP biases with mlp_bias false.
 """
 
 from __future__ import annotations
@@ -132,7 +142,7 @@ def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
-                     "arcee", "exaone4", "apertus"}
+                     "arcee", "exaone4", "apertus", "nemotron"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)
