@@ -171,6 +171,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "nemotron": ("NemotronConfig", dict(attention_bias=True, mlp_bias=True, pad_token_id=ENDOFTEXT)),
     # HunYuan dense: per-head q/k norms after RoPE, q/k/v/o biases, RoPE "dynamic" with a fixed
     # NTK alpha (the base stretched to 10000 · 1000^(16/14)).
+    # VaultGemma: Gemma 2's block without its post norms (caps 3 / 8, a window of 6 on layer 0).
+    "vaultgemma": ("VaultGemmaConfig", dict(head_dim=16, query_pre_attn_scalar=24, sliding_window=6,
+                                            attn_logit_softcapping=3.0, final_logit_softcapping=8.0,
+                                            pad_token_id=ENDOFTEXT)),
     "hunyuan-dense": ("HunYuanDenseV1Config", dict(head_dim=16, attention_bias=True, pad_token_id=ENDOFTEXT,
                                                    rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
                                                                     "rope_theta": 10000.0})),
@@ -240,6 +244,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "apertus": ("Apertus", ["qk-norm", "xielu-mlp"]),
     "nemotron": ("Nemotron", ["attention-bias", "mlp-bias", "layer-norm-1p", "relu2-mlp", "rotary-dim 8"]),
+    "vaultgemma": ("VaultGemma", ["gemma-norms", "geglu", "no-post-norms", "query-pre-attn-scalar 24", "attn-softcap 3",
+                                  "final-softcap 8", "sliding-window 6 (layer 0)"]),
     "hunyuan-dense": ("HunYuanDenseV1", ["attention-bias", "qk-norm-after-rope", "ntk-alpha 1000"]),
 }
 
@@ -303,7 +309,8 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
     n = cfg["num_hidden_layers"]
     w = cfg.get("sliding_window") or 0
-    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2"):
+    if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
+                             "vaultgemma"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
@@ -455,7 +462,7 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
 
 def gemma2_params(cfg: dict[str, Any]) -> dict[str, float] | None:
     """llama_ref's `gemma2` argument for a Gemma 2 config.json, else None."""
-    if cfg["model_type"] not in ("gemma2", "gemma3_text"):
+    if cfg["model_type"] not in ("gemma2", "gemma3_text", "vaultgemma"):
         return None
     out = {"query_pre_attn_scalar": cfg["query_pre_attn_scalar"],
            "attn_softcap": cfg.get("attn_logit_softcapping") or 0.0,

@@ -490,11 +490,13 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + lin(o, p + "self_attn.o_proj") + lin(g / (1.0 + np.exp(-g)) * lin(h, p + "mlp.up_proj"),
                                                           p + "mlp.down_proj")
             continue
-        if gemma2:
-            x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
+        if gemma2:  # (VaultGemma: without the post norms)
+            post = (lambda t, n: _rmsnorm(t, W[p + n], cfg.eps)) if p + "post_attention_layernorm.weight" in W \
+                else (lambda t, n: t)
+            x = x + post(lin(o, p + "self_attn.o_proj"), "post_attention_layernorm.weight")
             h = _rmsnorm(x, W[p + "pre_feedforward_layernorm.weight"], cfg.eps)
             y = lin(_gelu_tanh(lin(h, p + "mlp.gate_proj")) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
-            x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
+            x = x + post(y, "post_feedforward_layernorm.weight")
             continue
         if olmo2:
             x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)

@@ -446,13 +446,13 @@ def test_errors_leave_the_session_usable(ckpt):
 
 # bf16 for every case; the 8- and 4-bit GEMVs / GEMMs (same epilogues, other weight decoding)
 # on a biased, a q/k-normed and a Gemma case (the GPU check's time budget).
-# (The mixture-of-experts, Granite, OLMo 2 / 3, EXAONE 4, GLM-4, Phi, StableLM, Starcoder2, Cohere, Arcee, Apertus, Nemotron and HunYuan cases run on the CPU only:
+# (The mixture-of-experts and Granite cases, and these model types, run on the CPU only:
 # test_cpu_only_families_are_refused_on_the_device.)
+CPU_ONLY_TYPES = ("olmo2", "olmo3", "exaone4", "phi", "stablelm", "starcoder2", "glm4", "cohere", "cohere2", "arcee",
+                  "apertus", "nemotron", "hunyuan_v1_dense", "vaultgemma")
 CPU_ONLY = [name for name in sorted(F.CASES) if F.moe_params(F.load_golden()["cases"][name]["config"])
             or F.granite_params(F.load_golden()["cases"][name]["config"])
-            or F.load_golden()["cases"][name]["config"]["model_type"] in ("olmo2", "olmo3", "exaone4", "phi", "stablelm", "starcoder2", "glm4", "cohere",
-                                                                      "cohere2", "arcee", "apertus",
-                                                                      "nemotron", "hunyuan_v1_dense")]
+            or F.load_golden()["cases"][name]["config"]["model_type"] in CPU_ONLY_TYPES]
 FAMILY_RUNS = [(name, "bf16") for name in sorted(F.CASES) if name not in CPU_ONLY] + [
     (name, fmt) for fmt in ("int8", "int4") for name in ("llama-bias-hd24", "qwen3-bias-hd8", "gemma2")] + [
     (name, fmt) for fmt in ("fp8", "fp8-channel", "int4-min") for name in ("qwen3-bias-hd8", "gemma2")]

@@ -420,7 +420,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
-            "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM)") in msg
+            "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, "
+            "VaultGemmaForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg

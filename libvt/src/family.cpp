@@ -603,6 +603,24 @@ const ModelFamily kFamilies[] = {
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/true,
         /*ntk alpha=*/true,
     },
+    {
+        // VaultGemma (google/vaultgemma-1b): Gemma 2's block without its post-attention and
+        // post-feedforward norms ((1 + w) norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
+        // soft-caps, alternating sliding layers).
+        "VaultGemma", "VaultGemmaForCausalLM", "vaultgemma",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "pre_feedforward_layernorm.weight", nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+        "self_attn.rotary_emb.inv_freq",
+        "gelu_pytorch_tanh", ModelFamily::RMS_NORM_PLUS_ONE, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/ModelFamily::GEMMA2, /*window pattern=*/2, /*softcaps=*/50.0, 30.0, /*local rope=*/false,
+        /*config head_dim=*/256, /*head_dim=*/256, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/8192,
+        VT_DENSE,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -811,6 +829,7 @@ std::string feature_list(const LlamaConfig& c) {
         add("geglu");
     }
     if (c.family && c.family->gemma_block()) {
+        if (!c.family->layer_tensors[T_POST_ATTN_NORM]) add("no-post-norms");
         add(format("query-pre-attn-scalar %g", c.query_pre_attn_scalar));
         if (c.family->local_rope) add(format("local-rope-theta %g", c.rope_local_theta));
     } else if (c.family && c.family->local_rope) {  // (OLMo 3)

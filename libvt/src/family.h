@@ -13,7 +13,9 @@
 // block, NoPE global layers), Helium, ERNIE 4.5 and GLM (pairs-interleaved RoPE, reordered at
 // load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral,
 // Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale), Arcee
-// (an ungated relu² MLP), HunYuan dense (q/k norms after RoPE, NTK alpha), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated xIELU MLP with per-layer parameters, q/k norms).
+// (an ungated relu² MLP), HunYuan dense (q/k norms after RoPE, NTK alpha), VaultGemma (Gemma 2
+// without its post norms), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated
+// xIELU MLP with per-layer parameters, q/k norms).
 // Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).

@@ -597,7 +597,9 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     // OLMo 2: no norm before attention or the MLP, the outputs normed before the adds.
     const bool post_only = c.family && c.family->post_norm_only;
     // the attention / MLP outputs normed before the add (GLM-4: and the pre-norms)
-    const bool post = gemma || post_only || (c.family && c.family->sandwich_norms);
+    // (VaultGemma: Gemma 2's block without its post norms)
+    const bool post = (gemma && c.family->layer_tensors[T_POST_ATTN_NORM]) || post_only ||
+                      (c.family && c.family->sandwich_norms);
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     const bool norm_after_rope = c.family && c.family->qk_norm_after_rope;  // HunYuan's q/k norms
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.

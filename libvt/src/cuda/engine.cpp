@@ -232,6 +232,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
              : c.family->parallel_block ? "; the parallel attention / MLP residual, logit_scale"
              : ungated_mlp(*c.family) ? "; an ungated GELU MLP" : "",
              ungated_mlp(*c.family) ? " and a gated MLP" : "");
+    if (c.family && c.family->gemma_block() && !c.family->layer_tensors[T_POST_ATTN_NORM])
+        fail(VT_STATUS_UNSUPPORTED, "%s: Gemma 2's block without its post norms runs on the CPU backend only (the "
+             "CUDA Gemma path norms every attention and MLP output)", c.family->name);
     if (c.family && c.family->qk_norm_after_rope)
         fail(VT_STATUS_UNSUPPORTED, "%s: its q/k norms after RoPE run on the CPU backend only (the CUDA kernels norm "
              "q and k before RoPE)", c.family->name);
