@@ -190,8 +190,8 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
                 out->push_back(e.d);
             }
         }
-    } else if (type == "dynamic" && r.positive(rs, "alpha", (f + ".alpha").c_str()) > 0) {
-        c.rope.ntk_alpha = r.positive(rs, "alpha", (f + ".alpha").c_str());  // (HunYuan only: resolve_features)
+    } else if (const double alpha = type == "dynamic" ? r.positive(rs, "alpha", (f + ".alpha").c_str()) : -1; alpha > 0) {
+        c.rope.ntk_alpha = alpha;  // (HunYuan only: resolve_features)
     } else {
         fail(VT_STATUS_UNSUPPORTED,
              "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope)",
@@ -581,8 +581,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
             msg += " (config.json's use_bias is not true)";
         if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && !c.qkv_bias)
             msg += " (config.json's attention_bias is false)";
-        else if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && !c.o_bias &&
-                 std::strcmp(F.name, "SeedOss") == 0)
+        else if (attn_bias && F.out_bias_field && !c.o_bias)
             msg += " (config.json's attention_out_bias is not true)";
         if (mlp_bias && F.config_mlp_bias && !c.mlp_bias) msg += " (config.json's mlp_bias is not true)";
         fail(VT_STATUS_UNSUPPORTED, "%s", msg.c_str());
@@ -628,7 +627,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
     // (ApertusConfig fills in llama3 scaling when config.json has no RoPE fields: not guessed here)
-    if (std::strcmp(F.name, "Apertus") == 0 && c.from_file && c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE)
+    if (F.rope_fields_required && c.from_file && c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" is missing (Apertus's RoPE: its config class "
              "fills in llama3 scaling, which a config.json of the model states)", c.path.c_str());
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;

@@ -192,6 +192,12 @@ struct ModelFamily {
     // rope type "dynamic" with an alpha as a fixed NTK base (RopeScaling::ntk_alpha).
     bool qk_norm_after_rope;
     bool ntk_alpha;
+    // Seed-OSS: o_proj's bias has a field of its own in config.json (attention_out_bias), which
+    // a refusal of unexpected bias tensors names.
+    bool out_bias_field;
+    // Apertus: config.json must state its RoPE (its config class fills in llama3 scaling when it
+    // does not, which is not guessed here).
+    bool rope_fields_required;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
