@@ -178,6 +178,16 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "hunyuan-dense": ("HunYuanDenseV1Config", dict(head_dim=16, attention_bias=True, pad_token_id=ENDOFTEXT,
                                                    rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
                                                                     "rope_theta": 10000.0})),
+    # GPT-NeoX (Pythia): the fused query_key_value in per-head [q, k, v] groups, the parallel
+    # block with two LayerNorms, exact GELU, biases everywhere, a quarter of each head rotary;
+    # and its sequential block (use_parallel_residual false) without attention biases, tanh
+    # GELU (gelu_fast, GPT-NeoX-20B's) and half the head rotary. (One KV head per query head:
+    # GPTNeoXConfig has no such field; _COMMON's would otherwise say 2.)
+    "gpt-neox": ("GPTNeoXConfig", dict(num_key_value_heads=4)),
+    "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
+                                                  hidden_act="gelu_fast", attention_bias=False,
+                                                  rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                                   "partial_rotary_factor": 0.5})),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -247,6 +257,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "vaultgemma": ("VaultGemma", ["gemma-norms", "geglu", "no-post-norms", "query-pre-attn-scalar 24", "attn-softcap 3",
                                   "final-softcap 8", "sliding-window 6 (layer 0)"]),
     "hunyuan-dense": ("HunYuanDenseV1", ["attention-bias", "qk-norm-after-rope", "ntk-alpha 1000"]),
+    "gpt-neox": ("GPTNeoX", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block-two-norms", "gelu-exact-mlp",
+                              "fused-qkv", "rotary-dim 4"]),
+    "gpt-neox-sequential": ("GPTNeoX", ["mlp-bias", "layer-norm", "fused-qkv", "rotary-dim 8"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -291,8 +304,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
         scaling.setdefault("original_max_position_embeddings", cfg["original_max_position_embeddings"])
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
-                        kv_heads=cfg["num_key_value_heads"], head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm")
+                        kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -331,6 +344,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     out: dict[str, np.ndarray] = {}
     if cfg["model_type"] == "gpt_oss":  # stacked (and transposed) as the Hub's dequantized files hold them
         return dict(w)
+    if cfg["model_type"] == "gpt_neox":  # (transformers >= 5 holds embed_out as lm_head, saves it as embed_out)
+        return {("embed_out.weight" if k == "lm_head.weight" else k): v for k, v in w.items()}
     if cfg["model_type"] in ("granitemoe", "granitemoeshared"):  # stacked as they are, under their file names
         ren = {"block_sparse_moe.router.weight": "block_sparse_moe.router.layer.weight",
                "block_sparse_moe.experts.gate_up_proj": "block_sparse_moe.input_linear.weight",
@@ -374,7 +389,10 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] == "olmoe",
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
-                phi=cfg["model_type"] == "phi", layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron"))
+                phi=cfg["model_type"] == "phi",
+                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox"),
+                gelu_exact=cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox",
+                parallel_norms=cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
@@ -443,7 +461,25 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
             name = name.replace(".w1.", ".gate_proj.").replace(".w3.", ".up_proj.").replace(".w2.", ".down_proj.")
         out[name] = x
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    q, kv = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+    if cfg["model_type"] == "gpt_neox":  # under Starcoder2's names; query_key_value split per head
+        neox = {"gpt_neox.embed_in.": "model.embed_tokens.", "embed_out.": "lm_head.",
+                "gpt_neox.final_layer_norm.": "model.norm.", "gpt_neox.layers.": "model.layers.",
+                ".attention.dense.": ".self_attn.o_proj.", ".mlp.dense_h_to_4h.": ".mlp.c_fc.",
+                ".mlp.dense_4h_to_h.": ".mlp.c_proj."}
+        for name in list(out):
+            x = out.pop(name)
+            for a, b in neox.items():
+                name = name.replace(a, b)
+            if ".attention.query_key_value." in name:
+                kind = name.rsplit(".", 1)[1]
+                g = x.reshape(cfg["num_attention_heads"], 3, hd, *x.shape[1:])
+                for j, t in enumerate("qkv"):
+                    out[name.replace("attention.query_key_value", f"self_attn.{t}_proj")] = \
+                        np.ascontiguousarray(g[:, j].reshape(-1, *x.shape[1:]))
+                assert kind in ("weight", "bias")
+            else:
+                out[name] = x
+    q, kv = cfg["num_attention_heads"] * hd, cfg.get("num_key_value_heads", cfg["num_attention_heads"]) * hd
     for name in list(out):
         if name.endswith("self_attn.qkv_proj.weight"):
             x = out.pop(name)
@@ -496,7 +532,7 @@ def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float =
             a = 0.3 * rng.standard_normal(shape)
         elif name.endswith("norm.weight"):
             a = norm_center + 0.2 * rng.standard_normal(shape)
-        elif name == "model.embed_tokens.weight":
+        elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight"):
             a = rng.standard_normal(shape)
         else:
             gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \

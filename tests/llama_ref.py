@@ -296,6 +296,10 @@ def _rope_interleaved(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.nda
     return np.concatenate([out, rest], axis=-1)
 
 
+def _gelu_erf(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+
+
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
@@ -317,7 +321,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      gemma1: bool = False, phi: bool = False, layer_norm: bool = False,
                      qk_per_head: bool = False, interleaved: bool = False, sandwich: bool = False,
                      local_rope: dict[str, Any] | None = None, cohere: float | None = None,
-                     qk_after_rope: bool = False) -> np.ndarray:
+                     qk_after_rope: bool = False, gelu_exact: bool = False,
+                     parallel_norms: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -375,6 +380,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     `cohere` (the logit scale; CohereForCausalLM, Cohere2ForCausalLM): a LayerNorm without bias
     (input_layernorm, model.norm) before a parallel block, x + o_proj(attn(h)) + mlp(h) with
     h = LN(x) and Llama's SwiGLU MLP; the logits times the scale.
+
+    `parallel_norms` with `layer_norm` (GPTNeoXForCausalLM, use_parallel_residual): the parallel
+    block with two LayerNorms, x + o_proj(attn(LN1(x))) + mlp(LN2(x)) (input_layernorm,
+    post_attention_layernorm). `gelu_exact`: the c_fc MLP's GELU exact (erf) instead of tanh.
 
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
@@ -511,6 +520,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + _rmsnorm(lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj"), W[p + "post_mlp_layernorm.weight"],
                              cfg.eps)
             continue
+        gelu = _gelu_erf if gelu_exact else _gelu_tanh
+        if parallel_norms:
+            h2 = _layernorm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], cfg.eps)
+            x = x + lin(o, p + "self_attn.o_proj") + lin(gelu(lin(h2, p + "mlp.c_fc")), p + "mlp.c_proj")
+            continue
         x = x + lin(o, p + "self_attn.o_proj") * rmul
         h = (_layernorm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], cfg.eps)
              if layer_norm else _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps))
@@ -521,7 +535,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + _oss_moe(W, p + "mlp.", h, moe or {})
             continue
         if p + "mlp.c_fc.weight" in W:  # Starcoder2: c_proj(gelu_tanh(c_fc h))
-            x = x + lin(_gelu_tanh(lin(h, p + "mlp.c_fc")), p + "mlp.c_proj")
+            x = x + lin(gelu(lin(h, p + "mlp.c_fc")), p + "mlp.c_proj")
             continue
         if p + "mlp.act_fn.alpha_p" in W:  # Apertus: down(xielu(up h)), its parameters in float32
             sp = lambda v: float(np.float32(np.log1p(np.exp(np.float32(v)))))

@@ -416,7 +416,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "PhiForCausalLM, StableLmForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "PhiForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
@@ -1069,5 +1069,49 @@ def test_dynamic_rope_runs_only_as_hunyuans_fixed_alpha(from_golden, tmp_path, n
     cfg.pop("rope_theta", None)
     cfg["rope_parameters"] = rope
     (tmp_path / "config.json").write_text(json.dumps(cfg))
+    msg = refused(tmp_path)
+    assert words in msg and "\n" not in msg
+
+
+def test_gpt_neox_as_pythia_files_hold_it(from_golden, golden, tmp_path):
+    """Pythia's files as the Hub has them: config.json with rotary_pct / rotary_emb_base, no
+    rope_parameters (and a num_key_value_heads, which GPT-NeoX does not read), and per layer the causal-mask and RoPE buffers of old
+    conversions (attention.bias, attention.masked_bias, attention.rotary_emb.inv_freq): the same
+    logits as the case; a layer tensor that is none of those still named as unexpected."""
+    cfg = copy_case(from_golden, "gpt-neox", tmp_path)
+    for k in ("num_key_value_heads", "rope_parameters", "rms_norm_eps"):
+        cfg.pop(k)
+    cfg.update(rotary_pct=0.25, rotary_emb_base=10000)
+    cfg["num_key_value_heads"] = 2  # (not a GPTNeoXConfig field: transformers ignores it, as pyvt does)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    _, w = from_golden("gpt-neox")
+    ck = F.to_checkpoint(w, cfg)
+    n = 16
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"gpt_neox.layers.{l}.attention."
+        ck[p + "bias"] = np.tril(np.ones((n, n), np.float32))[None, None]
+        ck[p + "masked_bias"] = np.array(-1e9, np.float32)
+        ck[p + "rotary_emb.inv_freq"] = np.ones(2, np.float32)
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "F32")
+    seq = golden["cases"]["gpt-neox"]["sequence"][:16]
+    with load(from_golden("gpt-neox")[0], weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["features"] == a.info["features"] and b.info["num_kv_heads"] == 4
+        np.testing.assert_array_equal(b.logits(seq), a.logits(seq))
+    ck["gpt_neox.layers.1.attention.rotary_emb.cos_cached"] = np.ones(2, np.float32)
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "F32")
+    msg = refused(tmp_path)
+    assert "unexpected 1 tensors: gpt_neox.layers.1.attention.rotary_emb.cos_cached" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("edit, words", [
+    ({"hidden_act": "relu"}, 'hidden_act "relu" is not supported for GPTNeoX (its MLP computes gelu(fc1 · x); gelu, '
+                             'gelu_new, gelu_fast or gelu_pytorch_tanh)'),
+    ({"intermediate_size": 128}, "gpt_neox.layers.0.mlp.dense_h_to_4h.weight is [96, 64], expected [128, 64]"),
+    ({"attention_bias": False}, "unexpected 4 tensors: gpt_neox.layers.{0..1}.attention.dense.bias, "
+                                "gpt_neox.layers.{0..1}.attention.query_key_value.bias"),
+])
+def test_gpt_neox_configs_that_do_not_fit_are_named(from_golden, tmp_path, edit, words):
+    cfg = copy_case(from_golden, "gpt-neox", tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
     msg = refused(tmp_path)
     assert words in msg and "\n" not in msg

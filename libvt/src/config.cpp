@@ -210,13 +210,9 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
 
 // ---- Names ------------------------------------------------------------------------------
 
-// Every family of the table (family.h) names its blocks "model.layers.N.": the name
-// helpers below (layer order, compact lists) use that prefix whatever the family.
-const char* const kLayerPrefix = llama_family().layer_prefix;
-
-// "model.layers.12.mlp.fc1.weight" -> layer 12, rest "mlp.fc1.weight".
-bool split_layer_name(const std::string& name, int64_t* layer, std::string* rest) {
-    const char* prefix = kLayerPrefix;
+// "model.layers.12.mlp.fc1.weight" -> layer 12, rest "mlp.fc1.weight" (prefix: the family's
+// layer_prefix, "model.layers." for most, "gpt_neox.layers." for GPT-NeoX).
+bool split_layer_name(const std::string& name, const char* prefix, int64_t* layer, std::string* rest) {
     const size_t plen = std::strlen(prefix);
     if (name.compare(0, plen, prefix) != 0) return false;
     size_t i = plen, j = i;
@@ -230,14 +226,14 @@ bool split_layer_name(const std::string& name, int64_t* layer, std::string* rest
 
 // Lists names compactly: per-layer names that differ only by the layer index are folded,
 // e.g. "model.layers.{0..31}.mlp.fc1.weight". At most `max_items` entries.
-std::string compact_names(const std::vector<std::string>& names, size_t max_items = 12) {
+std::string compact_names(const std::vector<std::string>& names, const char* prefix, size_t max_items = 12) {
     std::map<std::string, std::vector<int64_t>> per_layer;  // rest -> layers
     std::vector<std::string> items;
     std::vector<std::string> order;  // first appearance of each item
     for (const auto& n : names) {
         int64_t layer;
         std::string rest;
-        if (split_layer_name(n, &layer, &rest)) {
+        if (split_layer_name(n, prefix, &layer, &rest)) {
             auto& v = per_layer[rest];
             if (v.empty()) order.push_back("\x01" + rest);
             v.push_back(layer);
@@ -264,7 +260,7 @@ std::string compact_names(const std::vector<std::string>& names, size_t max_item
             for (size_t i = 0; i < v.size() && i < 6; ++i) layers += (i ? "," : "") + std::to_string(v[i]);
             layers += v.size() > 6 ? ",...}" : "}";
         }
-        items.push_back(kLayerPrefix + layers + "." + rest);
+        items.push_back(prefix + layers + "." + rest);
     }
     std::string s;
     for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? ", " : "") + items[i];
@@ -286,15 +282,17 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.family = &F;
     const bool use_bias = (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0) ||
                           (F.attn_bias == ModelFamily::CONFIG_USE_BIAS_OFF && c.use_bias == 1);
+    // (GPT-NeoX: attention_bias true when left out)
+    const bool attention_bias = c.attention_bias_field == 1 || (c.attention_bias_field < 0 && F.bias_by_default);
     c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS ||
-                 (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1) ||
+                 (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                  (F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && c.use_qkv_bias == 1) ||
                  (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS &&
-                  (c.attention_bias_field == 1 || (c.attention_bias_field < 0 && F.bias_by_default))) ||
+                  attention_bias) ||
                  use_bias;
-    c.o_bias = (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && c.attention_bias_field == 1) ||
+    c.o_bias = (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && c.attention_out_bias == 1) || use_bias;
-    c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias;
+    c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias || F.mlp_bias_always;
     c.qk_norm = F.qk_norm;
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
@@ -303,7 +301,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         if (c.qk_layernorm == 1)
             fail(VT_STATUS_UNSUPPORTED, "%s: qk_layernorm true is not supported for %s (LayerNorm of q and k)",
                  c.path.c_str(), F.name);
-        if (c.use_parallel_residual == 1)
+        c.parallel_two_norms = F.parallel_residual_field && c.use_parallel_residual != 0;  // (GPT-NeoX)
+        if (c.use_parallel_residual == 1 && !F.parallel_residual_field)
             fail(VT_STATUS_UNSUPPORTED, "%s: use_parallel_residual true is not supported for %s (its sequential "
                  "block only)", c.path.c_str(), F.name);
     }
@@ -468,16 +467,31 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     // (Gemma 1's first releases say "gelu", which GemmaConfig takes as the tanh GELU they were
     // trained with, as transformers does.)
     if (F.gemma == ModelFamily::GEMMA1 && c.hidden_act == "gelu") c.hidden_act = F.activation;
-    if (!c.hidden_act.empty() && c.hidden_act != F.activation)
+    // An ungated GELU MLP (Phi, Starcoder2, GPT-NeoX) computes whichever GELU config.json
+    // names, as transformers' ACT2FN: gelu exactly (erf), gelu_new / gelu_fast /
+    // gelu_pytorch_tanh with tanh.
+    const bool ungated = ungated_mlp(F);
+    auto is_gelu = [](const std::string& a) {
+        return a == "gelu" || a == "gelu_new" || a == "gelu_fast" || a == "gelu_pytorch_tanh";
+    };
+    const std::string act = c.hidden_act.empty() ? std::string(F.activation) : c.hidden_act;
+    if (ungated && is_gelu(F.activation) && is_gelu(act)) {
+        c.ungated_act = act == "gelu" ? LlamaConfig::ACT_GELU : LlamaConfig::ACT_GELU_TANH;
+    } else if (act == F.activation) {
+        c.ungated_act = act == "relu2" ? LlamaConfig::ACT_RELU2 : act == "xielu" ? LlamaConfig::ACT_XIELU
+                                                                                 : LlamaConfig::ACT_GELU_TANH;
+    }
+    if (!c.hidden_act.empty() && c.hidden_act != F.activation && !(ungated && is_gelu(F.activation) && is_gelu(act)))
         fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s)",
              c.path.c_str(), c.hidden_act.c_str(), F.name,
-             (std::string(F.activation) + (ungated_mlp(F) ? "(fc1 · x)" : "(gate) · up")).c_str());
+             (std::string(F.activation) + (ungated ? "(fc1 · x)" : "(gate) · up") +
+             (ungated && is_gelu(F.activation) ? "; gelu, gelu_new, gelu_fast or gelu_pytorch_tanh" : "")).c_str());
     // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
     int64_t max_layer = -1;
     for (const TensorView* t : ck.tensors()) {
         int64_t layer;
         std::string rest;
-        if (split_layer_name(t->name, &layer, &rest)) max_layer = std::max(max_layer, layer);
+        if (split_layer_name(t->name, F.layer_prefix, &layer, &rest)) max_layer = std::max(max_layer, layer);
     }
     const int64_t L = c.num_layers > 0 ? c.num_layers : max_layer + 1;
     // Listing what is missing costs memory per expected name: a 100-byte file naming
@@ -488,7 +502,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
              "not a %s checkpoint this engine can run: %s; %lld layers (%s) need %lld layer tensors, but the "
              "checkpoint holds %lld tensors in all",
              F.name, ck.files()[0]->path().c_str(), (long long)L,
-             c.num_layers > 0 ? "config.json's num_hidden_layers" : "the highest model.layers.N + 1",
+             c.num_layers > 0 ? "config.json's num_hidden_layers" : (std::string("the highest ") + F.layer_prefix + "N + 1").c_str(),
              (long long)L * T_COUNT, (long long)have);
     resolve_features(F, c, L);
     resolve_moe(ck, F, c, L);
@@ -544,14 +558,14 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         int64_t layer;
         std::string rest;
         // Old conversions store the RoPE buffer; it is recomputed from the config.
-        if (split_layer_name(t->name, &layer, &rest) && rest == F.ignored_layer_tensor) continue;
+        if (split_layer_name(t->name, F.layer_prefix, &layer, &rest) && is_ignored_layer_tensor(F, rest)) continue;
         unexpected.push_back(t->name);
     }
     // Keep layer order natural (layers.2 before layers.10) for messages.
-    auto by_layer = [](const std::string& a, const std::string& b) {
+    auto by_layer = [&F](const std::string& a, const std::string& b) {
         int64_t la, lb;
         std::string ra, rb;
-        bool ia = split_layer_name(a, &la, &ra), ib = split_layer_name(b, &lb, &rb);
+        bool ia = split_layer_name(a, F.layer_prefix, &la, &ra), ib = split_layer_name(b, F.layer_prefix, &lb, &rb);
         if (ia != ib) return ia < ib;
         if (!ia) return a < b;
         return la != lb ? la < lb : ra < rb;
@@ -561,10 +575,10 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (!missing.empty() || !unexpected.empty() || L <= 0) {
         std::string msg = std::string("not a ") + F.name + " checkpoint this engine can run: " + ck.files()[0]->path();
         if (c.from_file) msg += " (architecture " + c.architecture_str() + ")";
-        if (L <= 0) msg += "; no model.layers.N tensors";
-        if (!missing.empty()) msg += format("; missing %zu tensors: ", missing.size()) + compact_names(missing);
+        if (L <= 0) msg += std::string("; no ") + F.layer_prefix + "N tensors";
+        if (!missing.empty()) msg += format("; missing %zu tensors: ", missing.size()) + compact_names(missing, F.layer_prefix);
         if (!unexpected.empty())
-            msg += format("; unexpected %zu tensors: ", unexpected.size()) + compact_names(unexpected);
+            msg += format("; unexpected %zu tensors: ", unexpected.size()) + compact_names(unexpected, F.layer_prefix);
         // Biases the config does not enable: say which field would.
         bool attn_bias = false, mlp_bias = false;
         for (const auto& n : unexpected) {
@@ -619,6 +633,8 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         }
     }
     if (c.num_heads < 0 && !F.fused_qkv) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
+    // (GPT-NeoX: multi-head attention only; GPTNeoXConfig reads no num_key_value_heads)
+    if (F.qkv_grouped) c.num_kv_heads = c.num_heads;
     if (c.num_kv_heads < 0) {
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
         else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
@@ -675,7 +691,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
-            {I, H}, {H, I}, {H}, {H}, {QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
+            {I, H}, {H, I}, {H}, {H}, {F.fused_qkv ? QD + 2 * KVD : QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
             // (OLMo 2's and OLMoE's q/k norms span the whole projection)
             {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}, {H}, {H},
             {1}, {1}, {}, {}};
@@ -875,6 +891,13 @@ LlamaConfig read_config(const std::string& dir) {
             c.partial_rotary_factor = prf->d;
             c.partial_rotary_given = true;
         }
+        // GPT-NeoX's names for them (GPTNeoXConfig moves them into rope_parameters)
+        if (const json::Value* rp = r.get(root, "rotary_pct"); rp && !c.partial_rotary_given) {
+            if (!rp->is_number() || !(rp->d > 0) || !(rp->d <= 1)) r.bad("rotary_pct", *rp, "a number in (0, 1]");
+            c.partial_rotary_factor = rp->d;
+            c.partial_rotary_given = true;
+        }
+        if (c.rope_theta < 0) c.rope_theta = r.positive(root, "rotary_emb_base");
         c.attention_bias_field = r.boolean(root, "attention_bias");
         c.attention_out_bias = r.boolean(root, "attention_out_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");

@@ -80,7 +80,7 @@ struct LlamaConfig {
     int qk_layernorm = -1;                 // Phi, StableLM (true: refused)
     int use_qkv_bias = -1;                 // StableLM
     int use_bias = -1;                     // Starcoder2 (-1: absent = true)
-    int use_parallel_residual = -1;        // StableLM (true: refused)
+    int use_parallel_residual = -1;        // GPT-NeoX (StableLM: true refused)
     double layer_norm_eps = -1;            // Phi's LayerNorm eps (its rms_norm_eps; -1: absent)
     double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention
     // Mixture of experts (config.json; -1 / empty: absent).
@@ -128,6 +128,13 @@ struct LlamaConfig {
     double logit_scale = 1.0;
     double logit_scale_field = -1;  // logit_scale as config.json has it (-1: absent)
     int use_qk_norm = -1;           // Cohere (true: refused)
+    // The ungated MLP's activation (family.h, ungated_mlp: Phi, Starcoder2, GPT-NeoX, Arcee,
+    // Apertus, Nemotron), resolved from hidden_act: GELU with tanh (gelu_new, gelu_fast,
+    // gelu_pytorch_tanh), exact GELU (gelu: erf), relu², xIELU.
+    enum UngatedAct { ACT_GELU_TANH, ACT_GELU, ACT_RELU2, ACT_XIELU } ungated_act = ACT_GELU_TANH;
+    // GPT-NeoX with use_parallel_residual: the parallel block with two norms, x + attn(LN1(x)) +
+    // mlp(LN2(x)) (LN2: the layer's mlp_norm, applied to the block's input).
+    bool parallel_two_norms = false;
     // [blocks] 1 where the layer attends without RoPE (SmolLM3's NoPE layers; q is still scaled).
     std::vector<uint8_t> layer_nope;
     // Mixture of experts (resolved; 0 experts = a dense model): each token's MLP is the sum of

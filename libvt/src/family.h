@@ -15,7 +15,8 @@
 // Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale), Arcee
 // (an ungated relu² MLP), HunYuan dense (q/k norms after RoPE, NTK alpha), VaultGemma (Gemma 2
 // without its post norms), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated
-// xIELU MLP with per-layer parameters, q/k norms).
+// xIELU MLP with per-layer parameters, q/k norms), GPT-NeoX (the fused qkv in per-head groups,
+// the parallel block with two LayerNorms, an exact-GELU MLP).
 // Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
@@ -52,7 +53,9 @@ struct ModelFamily {
     const char* lm_head;  // absent or ignored when the embeddings are tied
     const char* layer_prefix;
     const char* layer_tensors[T_COUNT];  // null: the family has no such tensor (fused)
-    const char* ignored_layer_tensor;  // stored by old conversions, recomputed: not "unexpected"
+    // Buffers old conversions store (the RoPE inverse frequencies, GPT-NeoX's causal masks),
+    // recomputed: not "unexpected". Layer-relative names, '|'-separated (is_ignored_layer_tensor).
+    const char* ignored_layer_tensor;
     // The block.
     const char* activation;  // config.json hidden_act this family's MLP computes: act(gate) · up
     // RMS_NORM: x · rsqrt(mean(x²) + eps) · w; RMS_NORM_PLUS_ONE: the same with (1 + w)
@@ -198,6 +201,17 @@ struct ModelFamily {
     // Apertus: config.json must state its RoPE (its config class fills in llama3 scaling when it
     // does not, which is not guessed here).
     bool rope_fields_required;
+    // GPT-NeoX: the fused query_key_value's rows in groups, one per KV head — that group's
+    // num_heads / num_kv_heads query heads, then its key head, then its value head (GPT-NeoX,
+    // one KV head per query head: [q, k, v] per head); the loader puts them (and the fused
+    // bias) in q|k|v order, as fused_qkv's packed qkv holds them.
+    bool qkv_grouped;
+    // GPT-NeoX: config.json's use_parallel_residual (true when left out) chooses the parallel
+    // block with two norms, x + attn(LN1(x)) + mlp(LN2(x)) (T_ATTN_NORM, T_MLP_NORM: resolved
+    // into LlamaConfig::parallel_two_norms), over the sequential one.
+    bool parallel_residual_field;
+    // GPT-NeoX: biases on the MLP's linears whatever config.json says.
+    bool mlp_bias_always;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
@@ -228,6 +242,10 @@ std::string unsupported_family_reason(const LlamaConfig& c);
 
 // The Llama row (a config that names no family).
 const ModelFamily& llama_family();
+
+// Whether `rest` (a layer tensor's name after layer_prefix + N + ".") is one of the family's
+// ignored_layer_tensor names.
+bool is_ignored_layer_tensor(const ModelFamily& f, const std::string& rest);
 
 // layer_prefix + layer + "." + layer_tensors[which].
 std::string layer_tensor_name(const ModelFamily& f, int64_t layer, LayerTensor which);

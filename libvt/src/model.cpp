@@ -633,7 +633,19 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             return cached(ln + name, x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk),
                           [&] { return ld.pack_tensor(x, fmt, blk); });
         };
-        if (F.fused_qkv) {  // q|k|v rows already, as the packed qkv holds them
+        if (F.fused_qkv && F.qkv_grouped) {  // (GPT-NeoX) rows put in q|k|v order first
+            const TensorView& x = t(T_Q);
+            ld.not_permuted(x);
+            w.qkv = cached(ln + "qkv", x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk), [&] {
+                AlignedVec<uint8_t> rows(x.nbytes);
+                regroup_qkv_units(x.data, rows.data(), x.nbytes / size_t(x.shape[0]), cfg.num_heads, cfg.num_kv_heads,
+                                  cfg.head_dim);
+                TensorView v = x;
+                v.data = rows.data();
+                return ld.pack_tensor(v, fmt, blk);
+            });
+            ld.progress(int64_t(x.nbytes));
+        } else if (F.fused_qkv) {  // q|k|v rows already, as the packed qkv holds them
             w.qkv = one("qkv", T_Q);
             ld.progress(int64_t(t(T_Q).nbytes));
         } else {
@@ -802,6 +814,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             std::copy(q.begin(), q.end(), w.qkv_bias.begin());
             std::copy(k.begin(), k.end(), w.qkv_bias.begin() + std::ptrdiff_t(q.size()));
             std::copy(v.begin(), v.end(), w.qkv_bias.begin() + std::ptrdiff_t(q.size() + k.size()));
+        }
+        if (F.qkv_grouped && !w.qkv_bias.empty()) {  // (the fused bias, in the order of the rows)
+            const AlignedVec<float> grouped = w.qkv_bias;
+            regroup_qkv_units(reinterpret_cast<const uint8_t*>(grouped.data()), reinterpret_cast<uint8_t*>(w.qkv_bias.data()),
+                              sizeof(float), cfg.num_heads, cfg.num_kv_heads, cfg.head_dim);
         }
         small(T_O_BIAS, w.o_bias);
         small(T_GATE_BIAS, w.gate_bias);

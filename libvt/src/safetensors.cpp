@@ -460,6 +460,16 @@ void unpermute_units(const uint8_t* src, uint8_t* dst, int64_t n, size_t unit, i
     }
 }
 
+void regroup_qkv_units(const uint8_t* src, uint8_t* dst, size_t unit, int64_t nh, int64_t kv, int64_t hd) {
+    const int64_t per = nh / kv, qd = nh * hd, kvd = kv * hd;
+    for (int64_t g = 0; g < kv; ++g) {
+        const uint8_t* s = src + size_t(g * (per + 2) * hd) * unit;
+        std::memcpy(dst + size_t(g * per * hd) * unit, s, size_t(per * hd) * unit);
+        std::memcpy(dst + size_t(qd + g * hd) * unit, s + size_t(per * hd) * unit, size_t(hd) * unit);
+        std::memcpy(dst + size_t(qd + kvd + g * hd) * unit, s + size_t((per + 1) * hd) * unit, size_t(hd) * unit);
+    }
+}
+
 void unpermute_rows(const TensorView& t, uint8_t* dst) {
     const int64_t rows = t.shape[0];
     unpermute_units(t.data, dst, rows, t.nbytes / size_t(rows), t.permuted_heads, t.permuted_rotary);

@@ -153,6 +153,11 @@ void unpermute_rows(const TensorView& t, uint8_t* dst);
 // each in pair order (0: all): src unit h·hd + 2j + i goes to h·hd + i·rotary/2 + j.
 void unpermute_units(const uint8_t* src, uint8_t* dst, int64_t n, size_t unit, int64_t heads, int64_t rotary);
 
+// A fused query_key_value's n = (nh + 2·kv)·hd units (rows of `unit` bytes, or floats of its
+// bias) in groups, one per KV head — nh / kv query heads, one key head, one value head, hd
+// units each (GPT-NeoX: [q, k, v] per head) — from src into dst in q|k|v order.
+void regroup_qkv_units(const uint8_t* src, uint8_t* dst, size_t unit, int64_t nh, int64_t kv, int64_t hd);
+
 // Filesystem helpers shared with config.cpp.
 bool path_exists(const std::string& path);
 // Like path_exists, but also true for a dangling or looping symlink (lstat): a file that is

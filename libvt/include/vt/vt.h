@@ -538,7 +538,8 @@ typedef struct vt_model_info {
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
-     * "OLMo3", "Ministral", "Cohere", "Cohere2", "Arcee", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma". */
+     * "OLMo3", "Ministral", "Cohere", "Cohere2", "Arcee", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma",
+     * "GPTNeoX". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -551,7 +552,9 @@ typedef struct vt_model_info {
      * "logits-scaling S" (Granite), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
      * "interleaved-rope" (Helium, ERNIE 4.5, GLM: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4),
      * "rotary-dim N" (partial rotary embeddings), "parallel-block" and "logit-scale S" (Cohere), "relu2-mlp" (Arcee), "xielu-mlp" (Apertus), "layer-norm-1p" (Nemotron's LayerNorm1P),
-     * "qk-norm-after-rope" and "ntk-alpha A" (HunYuan dense), "no-post-norms" (VaultGemma). */
+     * "qk-norm-after-rope" and "ntk-alpha A" (HunYuan dense), "no-post-norms" (VaultGemma),
+     * "parallel-block-two-norms" (GPT-NeoX's x + attn(LN1(x)) + mlp(LN2(x))), "gelu-exact-mlp" (an ungated MLP
+     * whose GELU is erf's, hidden_act "gelu"). */
     char features[256];
     int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
 } vt_model_info;

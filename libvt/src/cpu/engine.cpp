@@ -570,8 +570,6 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const float eps = float(c.rms_norm_eps);
     const bool gemma = c.family && c.family->gemma_block();  // Gemma 2 / 3's block
     const bool geglu = c.family && c.family->gemma != ModelFamily::NOT_GEMMA;
-    const bool relu2 = c.family && std::strcmp(c.family->activation, "relu2") == 0;  // Arcee's ungated MLP
-    const bool xielu = c.family && std::strcmp(c.family->activation, "xielu") == 0;  // Apertus's
     // Scores are q·k / sqrt(head_dim) (Gemma 2: query_pre_attn_scalar^-0.5, as transformers).
     // (Granite: attention_multiplier)
     const float qscale = c.attn_scale > 0 ? float(c.attn_scale)
@@ -603,7 +601,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     const bool norm_after_rope = c.family && c.family->qk_norm_after_rope;  // HunYuan's q/k norms
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
-    const bool phi = c.family && (c.family->phi || c.family->parallel_block);  // (Cohere's too)
+    // (Cohere's too; GPT-NeoX's with the MLP's own norm of x: parallel_two_norms)
+    const bool phi = c.family && (c.family->phi || c.family->parallel_block || c.parallel_two_norms);
     const bool layer_norm = c.family && c.family->norm == ModelFamily::LAYER_NORM;  // (Phi, StableLM)
     // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm
     // (LayerNorm families: LayerNorm(x) · norm + bias).
@@ -695,6 +694,9 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 if (phi) {  // the parallel block: x += attn(h); the MLP reads h (xn) too
+                    if (c.parallel_two_norms)  // (GPT-NeoX: or its own norm of x, before the add)
+                        add_layernorm(xf + i * H, nullptr, w.mlp_norm.data(), bias_or_null(w.mlp_norm_bias), eps, H,
+                                      xnf + i * H);
                     for (int64_t h = 0; h < H; ++h) xf[i * H + h] += tmp[i * H + h];
                     continue;
                 }
@@ -707,20 +709,22 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         });
         if (c.moe_layer(l)) {
             moe_mlp(s, w, xnf, n, tmp);
-        } else if (!w.up) {  // Phi, Starcoder2: fc2(gelu_tanh(fc1 · h + b)) + b (c_proj, c_fc); Arcee: relu²
+        } else if (!w.up) {  // Phi, Starcoder2, GPT-NeoX: fc2(gelu(fc1 · h + b)) + b (c_proj, c_fc); Arcee: relu²
             const int64_t I = c.intermediate_size;
             linear(*w.gate, xnf, n, bias_or_null(w.gate_bias), lopt, mlp);
             parallel_for(n, n > 1 ? 1 : n, [&](int64_t b, int64_t e, int) {
                 for (int64_t i = b; i < e; ++i) {
                     float* r = mlp + i * I;
-                    if (relu2) {
+                    if (c.ungated_act == LlamaConfig::ACT_RELU2) {
                         for (int64_t k = 0; k < I; ++k) r[k] = r[k] > 0.0f ? r[k] * r[k] : 0.0f;
-                    } else if (xielu) {  // Apertus
+                    } else if (c.ungated_act == LlamaConfig::ACT_XIELU) {  // Apertus
                         const float ap = w.xielu_alpha_p, an = w.xielu_alpha_n, be = w.xielu_beta, ep = w.xielu_eps;
                         for (int64_t k = 0; k < I; ++k) {
                             const float v = r[k];
                             r[k] = v > 0.0f ? ap * v * v + be * v : (std::expm1(std::min(v, ep)) - v) * an + be * v;
                         }
+                    } else if (c.ungated_act == LlamaConfig::ACT_GELU) {  // exact: 0.5·x·(1 + erf(x / √2))
+                        for (int64_t k = 0; k < I; ++k) r[k] = 0.5f * r[k] * (1.0f + std::erf(r[k] * 0.70710678118654752f));
                     } else {
                         ops::geglu_tanh(r, s.ones.data(), I, r);
                     }
