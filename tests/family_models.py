@@ -184,6 +184,14 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # GELU (gelu_fast, GPT-NeoX-20B's) and half the head rotary. (One KV head per query head:
     # GPTNeoXConfig has no such field; _COMMON's would otherwise say 2.)
     "gpt-neox": ("GPTNeoXConfig", dict(num_key_value_heads=4)),
+    # GPT-2: learned positions, no RoPE, Conv1D weights, tied; GPTBigCode: the same block with
+    # Linear weights, multi-query (one KV head) by default; its multi-head variant (c_attn in
+    # per-head [q, k, v] groups) with unscaled scores (scale_attn_weights false), untied. (n_inner:
+    # their name for the MLP width; the intermediate_size _COMMON passes is stored unread.)
+    "gpt2": ("GPT2Config", dict(n_inner=96)),
+    "gpt-bigcode": ("GPTBigCodeConfig", dict(n_inner=96)),
+    "gpt-bigcode-mha-unscaled": ("GPTBigCodeConfig", dict(n_inner=96, multi_query=False, scale_attn_weights=False,
+                                                          tie_word_embeddings=False)),
     "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -260,6 +268,11 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "gpt-neox": ("GPTNeoX", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block-two-norms", "gelu-exact-mlp",
                               "fused-qkv", "rotary-dim 4"]),
     "gpt-neox-sequential": ("GPTNeoX", ["mlp-bias", "layer-norm", "fused-qkv", "rotary-dim 8"]),
+    "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
+    "gpt-bigcode": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "multi-query",
+                                   "fused-qkv"]),
+    "gpt-bigcode-mha-unscaled": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions",
+                                                "attention-scale 1", "fused-qkv"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -277,7 +290,8 @@ def transformers_config(name: str):
 
 def architecture(config_class: str) -> str:
     """The ForCausalLM class of a config class ("Qwen2Config" -> "Qwen2ForCausalLM")."""
-    return {"Gemma3TextConfig": "Gemma3ForCausalLM"}.get(config_class, config_class.replace("Config", "ForCausalLM"))
+    return {"Gemma3TextConfig": "Gemma3ForCausalLM", "GPT2Config": "GPT2LMHeadModel"}.get(
+        config_class, config_class.replace("Config", "ForCausalLM"))
 
 
 def config_json(config) -> dict[str, Any]:
@@ -287,8 +301,28 @@ def config_json(config) -> dict[str, Any]:
     return d
 
 
+GPT2_NAMES = {"n_embd": "hidden_size", "n_inner": "intermediate_size", "n_layer": "num_hidden_layers",
+              "n_head": "num_attention_heads", "n_positions": "max_position_embeddings",
+              "layer_norm_epsilon": "layer_norm_eps"}
+
+
+def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A config.json with GPT-2's field names (n_embd, ...) under the usual ones, and the KV heads
+    its family computes with (GPT-NeoX, GPT-2: one per query head; GPTBigCode: multi_query)."""
+    if cfg["model_type"] not in ("gpt2", "gpt_bigcode", "gpt_neox"):
+        return cfg
+    out = dict(cfg)
+    for a, b in GPT2_NAMES.items():
+        if a in cfg:
+            out[b] = cfg[a]
+    mq = cfg["model_type"] == "gpt_bigcode" and cfg.get("multi_query", True)
+    out["num_key_value_heads"] = 1 if mq else out["num_attention_heads"]
+    return out
+
+
 def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     """llama_ref's view of a config.json (for the float64 reference)."""
+    cfg = std_fields(cfg)
     rp = cfg.get("rope_parameters") or {}
     rp = rp.get("full_attention", rp)  # Gemma 3: the global layers' (the local ones: gemma2_params)
     theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
@@ -305,7 +339,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox")
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -320,6 +354,7 @@ def longrope_switch(cfg: dict[str, Any]) -> int | None:
 
 def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
+    cfg = std_fields(cfg)
     n = cfg["num_hidden_layers"]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
@@ -344,6 +379,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     out: dict[str, np.ndarray] = {}
     if cfg["model_type"] == "gpt_oss":  # stacked (and transposed) as the Hub's dequantized files hold them
         return dict(w)
+    if cfg["model_type"] in ("gpt2", "gpt_bigcode"):  # (the causal-mask buffers are not saved)
+        return {k: v for k, v in w.items() if not k.endswith((".attn.bias", ".attn.masked_bias"))}
     if cfg["model_type"] == "gpt_neox":  # (transformers >= 5 holds embed_out as lm_head, saves it as embed_out)
         return {("embed_out.weight" if k == "lm_head.weight" else k): v for k, v in w.items()}
     if cfg["model_type"] in ("granitemoe", "granitemoeshared"):  # stacked as they are, under their file names
@@ -390,8 +427,10 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] == "phi",
-                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox"),
+                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode"),
                 gelu_exact=cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox",
+                learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode"),
+                attn_scale=1.0 if cfg.get("scale_attn_weights") is False else None,
                 parallel_norms=cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
 
 
@@ -460,7 +499,27 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
             name = name.replace(".block_sparse_moe.", ".mlp.")
             name = name.replace(".w1.", ".gate_proj.").replace(".w3.", ".up_proj.").replace(".w2.", ".down_proj.")
         out[name] = x
+    cfg = std_fields(cfg)
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if cfg["model_type"] in ("gpt2", "gpt_bigcode"):  # under Starcoder2's names, Conv1D weights transposed
+        ren = {"transformer.wte.": "model.embed_tokens.", "transformer.wpe.": "model.pos_embed.",
+               "transformer.ln_f.": "model.norm.", "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.",
+               ".ln_2.": ".post_attention_layernorm.", ".attn.c_proj.": ".self_attn.o_proj."}
+        nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+        for name in list(out):
+            x = out.pop(name)
+            for a, b in ren.items():
+                name = name.replace(a, b)
+            if cfg["model_type"] == "gpt2" and x.ndim == 2 and ".layers." in name:
+                x = np.ascontiguousarray(x.T)  # Conv1D: [in, out]
+            if ".attn.c_attn." in name:
+                if nkv == nh and cfg["model_type"] == "gpt_bigcode":  # per-head [q, k, v] groups
+                    x = x.reshape(nh, 3, hd, *x.shape[1:]).transpose(1, 0, *range(2, x.ndim + 2)).reshape(x.shape)
+                parts = np.split(x, [nh * hd, (nh + nkv) * hd])
+                for t, part in zip("qkv", parts):
+                    out[name.replace("attn.c_attn", f"self_attn.{t}_proj")] = np.ascontiguousarray(part)
+            else:
+                out[name] = x
     if cfg["model_type"] == "gpt_neox":  # under Starcoder2's names; query_key_value split per head
         neox = {"gpt_neox.embed_in.": "model.embed_tokens.", "embed_out.": "lm_head.",
                 "gpt_neox.final_layer_norm.": "model.norm.", "gpt_neox.layers.": "model.layers.",
@@ -532,8 +591,12 @@ def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float =
             a = 0.3 * rng.standard_normal(shape)
         elif name.endswith("norm.weight"):
             a = norm_center + 0.2 * rng.standard_normal(shape)
-        elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight"):
+        elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight", "transformer.wte.weight"):
             a = rng.standard_normal(shape)
+        elif name == "transformer.wpe.weight":  # (learned positions: smaller than the tokens')
+            a = 0.5 * rng.standard_normal(shape)
+        elif name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):  # (GPT-2's norms)
+            a = norm_center + 0.2 * rng.standard_normal(shape)
         else:
             gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \
                 else 0.5 if name.endswith(("o_proj.weight", "down_proj.weight", "experts.down_proj")) else 1.0

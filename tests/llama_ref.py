@@ -322,7 +322,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      qk_per_head: bool = False, interleaved: bool = False, sandwich: bool = False,
                      local_rope: dict[str, Any] | None = None, cohere: float | None = None,
                      qk_after_rope: bool = False, gelu_exact: bool = False,
-                     parallel_norms: bool = False) -> np.ndarray:
+                     parallel_norms: bool = False, learned_positions: bool = False,
+                     attn_scale: float | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -385,6 +386,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     block with two LayerNorms, x + o_proj(attn(LN1(x))) + mlp(LN2(x)) (input_layernorm,
     post_attention_layernorm). `gelu_exact`: the c_fc MLP's GELU exact (erf) instead of tanh.
 
+    `learned_positions` (GPT2LMHeadModel, GPTBigCodeForCausalLM): `model.pos_embed.weight`'s row
+    of each position added to the embeddings, no RoPE in any layer. `attn_scale`: the scores'
+    scale instead of 1/sqrt(head_dim) (GPTBigCode's scale_attn_weights false: 1).
+
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
 
@@ -407,7 +412,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     x = W["model.embed_tokens.weight"][tokens]
     if gemma2 or gemma1:
         x = x * float(np.float32(math.sqrt(cfg.hidden)))
+    if learned_positions:
+        x = x + W["model.pos_embed.weight"][np.arange(n)]
     scale = gemma2["query_pre_attn_scalar"] ** -0.5 if gemma2 else 1.0 / math.sqrt(hd)
+    if attn_scale is not None:
+        scale = attn_scale
     rmul = 1.0
     if granite:
         x = x * granite["embedding_multiplier"]
@@ -465,7 +474,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         rope = _rope_interleaved if interleaved else _rope
-        if nope and nope[i]:
+        if (nope and nope[i]) or learned_positions:
             pass
         elif gemma2_local.get("local") and gemma2_local["local"][i]:
             q, k = rope(q, cos_l, sin_l), rope(k, cos_l, sin_l)

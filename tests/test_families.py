@@ -416,7 +416,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "PhiForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "PhiForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, GPT2LMHeadModel, GPTBigCodeForCausalLM, "
+            "Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
@@ -1115,3 +1116,57 @@ def test_gpt_neox_configs_that_do_not_fit_are_named(from_golden, tmp_path, edit,
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
     msg = refused(tmp_path)
     assert words in msg and "\n" not in msg
+
+
+def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
+    """openai-community/gpt2's files name the base model's tensors without "transformer."
+    (wte.weight, h.0.attn.c_attn.weight, ...) and keep the causal-mask buffers (h.N.attn.bias,
+    h.N.attn.masked_bias): the same logits as the case; a name held both ways is refused."""
+    cfg = copy_case(from_golden, "gpt2", tmp_path)
+    _, w = from_golden("gpt2")
+    ck = {k[len("transformer."):]: v for k, v in F.to_checkpoint(w, cfg).items()}
+    for l in range(cfg["n_layer"]):
+        ck[f"h.{l}.attn.bias"] = np.tril(np.ones((16, 16), np.float32))[None, None]
+        ck[f"h.{l}.attn.masked_bias"] = np.array(-1e4, np.float32)
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "F32")
+    seq = golden["cases"]["gpt2"]["sequence"][:16]
+    with load(from_golden("gpt2")[0], weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        np.testing.assert_array_equal(b.logits(seq), a.logits(seq))
+    ck["transformer.ln_f.bias"] = ck["ln_f.bias"]
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "F32")
+    msg = refused(tmp_path)
+    assert "duplicate tensor name transformer.ln_f.bias" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("name, edit, words", [
+    ("gpt2", {"scale_attn_by_inverse_layer_idx": True},
+     "scale_attn_by_inverse_layer_idx true is not supported for GPT2 (scores divided by the layer index + 1)"),
+    ("gpt2", {"add_cross_attention": True}, "add_cross_attention true is not supported"),
+    ("gpt2", {"n_positions": 128}, "transformer.wpe.weight is [256, 64], expected [128, 64]"),
+    ("gpt2", {"n_inner": 128}, "transformer.h.0.mlp.c_fc.weight is [64, 96], expected [64, 128]"),
+    ("gpt-bigcode", {"multi_query": False}, "transformer.h.0.attn.c_attn.weight is [96, 64], expected [192, 64]"),
+    ("gpt-bigcode", {"activation_function": "relu"}, 'hidden_act "relu" is not supported for GPTBigCode'),
+])
+def test_gpt2_lineage_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
+    cfg = copy_case(from_golden, name, tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
+    msg = refused(tmp_path)
+    assert words in msg and "\n" not in msg
+
+
+def test_learned_positions_bound_the_context(from_golden):
+    """GPT-2's positions end with its wpe table (n_positions, 256 here): a longer max_seq_len is
+    refused naming both; the full table's last position still computes (one step of decode at
+    position 255 equals the prefill's last row)."""
+    folder, _ = from_golden("gpt2")
+    with pytest.raises(ValueError) as e:
+        load(folder, max_seq_len=257)
+    assert "max_seq_len 257 is more than the 256 learned positions of GPT2 (transformer.wpe.weight" in str(e.value)
+    seq = [(7 * i) % 250 for i in range(256)]
+    with load(folder, weight_format="bf16") as m:
+        full = m.logits(seq)
+    with load(folder, weight_format="bf16", max_seq_len=256) as m:
+        s = _model.Session(m)
+        s.prefill(seq[:-1])
+        _, last = s.decode(seq[-1], want_logits=True)
+        np.testing.assert_allclose(last, full[-1], rtol=0, atol=1e-4 * np.abs(full[-1]).max())

@@ -377,6 +377,18 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
+    // GPT-2 lineage: learned positions, no layer rotates; scores unscaled when
+    // scale_attn_weights is false.
+    if (F.pos_embed) {
+        std::fill(c.layer_nope.begin(), c.layer_nope.end(), uint8_t(1));
+        if (c.scale_attn_weights == 0) c.attn_scale = 1.0;
+        if (c.scale_attn_by_inverse_layer_idx == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: scale_attn_by_inverse_layer_idx true is not supported for %s (scores "
+                 "divided by the layer index + 1)", c.path.c_str(), F.name);
+    }
+    if (c.add_cross_attention == 1)
+        fail(VT_STATUS_UNSUPPORTED, "%s: add_cross_attention true is not supported (a decoder attending to an "
+             "encoder's states)", c.path.c_str());
     // Cohere 2: only a layer with a window rotates (none when sliding_window is null).
     if (F.rope_sliding_only)
         for (int64_t l = 0; l < L; ++l) c.layer_nope[size_t(l)] = c.layer_window[size_t(l)] == 0;
@@ -459,11 +471,14 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
              F.fused_experts ? "intermediate_size" : "moe_intermediate_size, no expert 0 tensors");
 }
 
-void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
+void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     const ModelFamily* fam = family_of(c);
     if (!fam) fail(VT_STATUS_UNSUPPORTED, "%s: %s", c.path.c_str(), unsupported_family_reason(c).c_str());
     const ModelFamily& F = *fam;
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
+    // GPT-2's own files: the base model's names without "transformer." (wte.weight, h.0...).
+    if (F.bare_prefix && !ck.find(F.embed) && ck.find(std::string(F.embed).substr(std::strlen(F.bare_prefix))))
+        ck.add_name_prefix(F.bare_prefix, F.lm_head);
     // (Gemma 1's first releases say "gelu", which GemmaConfig takes as the tanh GELU they were
     // trained with, as transformers does.)
     if (F.gemma == ModelFamily::GEMMA1 && c.hidden_act == "gelu") c.hidden_act = F.activation;
@@ -527,6 +542,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (!tied) expected.insert(F.lm_head);
     if (!c.final_norm_bias.empty()) expected.insert(c.final_norm_bias);  // (Phi)
     if (!c.lm_head_bias.empty()) expected.insert(c.lm_head_bias);
+    if (F.pos_embed) expected.insert(F.pos_embed);
     for (int64_t l = 0; l < L; ++l) {
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) expected.insert(layer_name(l, k));
@@ -633,14 +649,19 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         }
     }
     if (c.num_heads < 0 && !F.fused_qkv) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
-    // (GPT-NeoX: multi-head attention only; GPTNeoXConfig reads no num_key_value_heads)
-    if (F.qkv_grouped) c.num_kv_heads = c.num_heads;
+    // (GPT-NeoX, GPT-2: multi-head attention only, their config classes read no num_key_value_heads;
+    // GPTBigCode: one KV head when multi_query, true when left out)
+    if (F.multi_query_field) c.num_kv_heads = c.multi_query != 0 ? 1 : c.num_heads;
+    else if (F.kv_heads_are_heads) c.num_kv_heads = c.num_heads;
     if (c.num_kv_heads < 0) {
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
         else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
     }
+    // GPT-2 lineage: n_inner, else 4 · hidden_size (GPT2Config / GPTBigCodeConfig have no
+    // intermediate_size: one in config.json is not theirs)
+    if (F.pos_embed && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
     if (c.intermediate_size < 0)
-        c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, 0);
+        c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, F.conv1d_weights ? 1 : 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
     // (ApertusConfig fills in llama3 scaling when config.json has no RoPE fields: not guessed here)
     if (F.rope_fields_required && c.from_file && c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE)
@@ -688,6 +709,7 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
     if (!c.final_norm_bias.empty()) want(c.final_norm_bias, {H});
     if (!c.lm_head_bias.empty()) want(c.lm_head_bias, {V});
     if (!tied) want(F.lm_head, {V, H});
+    if (F.pos_embed) want(F.pos_embed, {c.max_position_embeddings, H});
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
@@ -698,6 +720,10 @@ void check_and_resolve(const Checkpoint& ck, LlamaConfig& c, int64_t* file_layer
         for (int k = 0; k < T_COUNT; ++k) {
             if (!layer_tensor_expected(c, LayerTensor(k), l)) continue;
             const TensorView* t = ck.find(layer_name(l, k));
+            if (F.conv1d_weights && k <= T_DOWN) {  // (GPT-2's Conv1D: [in, out] as stored)
+                want(layer_name(l, k), {shapes[k][1], shapes[k][0]});
+                continue;
+            }
             // (xIELU's scalars: [] as save_pretrained writes a 0-d buffer, or [1])
             if (k >= T_ACT_ALPHA_P && k <= T_ACT_EPS && t && t->numel() == 1 && t->shape.size() <= 1) continue;
             want(layer_name(l, k), shapes[k]);
@@ -883,6 +909,19 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "norm_epsilon");  // (Starcoder2's name)
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "norm_eps");  // (Nemotron's)
         c.use_parallel_residual = r.boolean(root, "use_parallel_residual");
+        // GPT-2's names (its config classes' attribute_map: n_embd, n_layer, n_head, n_positions,
+        // n_inner; layer_norm_epsilon, activation_function)
+        if (c.hidden_size < 0) c.hidden_size = r.integer(root, "n_embd", 1, kMaxDim);
+        if (c.num_layers < 0) c.num_layers = r.integer(root, "n_layer", 1, 100000);
+        if (c.num_heads < 0) c.num_heads = r.integer(root, "n_head", 1, 65536);
+        if (c.max_position_embeddings < 0) c.max_position_embeddings = r.integer(root, "n_positions", 1, int64_t(1) << 40);
+        c.n_inner = r.integer(root, "n_inner", 1, kMaxDim);
+        if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "layer_norm_epsilon");
+        if (c.hidden_act.empty()) c.hidden_act = r.string(root, "activation_function");
+        c.multi_query = r.boolean(root, "multi_query");
+        c.scale_attn_weights = r.boolean(root, "scale_attn_weights");
+        c.scale_attn_by_inverse_layer_idx = r.boolean(root, "scale_attn_by_inverse_layer_idx");
+        c.add_cross_attention = r.boolean(root, "add_cross_attention");
         c.rope_theta = r.positive(root, "rope_theta");
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
         if (const json::Value* prf = r.get(root, "partial_rotary_factor")) {
@@ -1016,7 +1055,7 @@ LlamaConfig read_config(const std::string& dir) {
     return c;
 }
 
-LlamaConfig resolve_config(const Checkpoint& ck, int64_t* file_layers) {
+LlamaConfig resolve_config(Checkpoint& ck, int64_t* file_layers) {
     LlamaConfig c = read_config(ck.dir());
     check_and_resolve(ck, c, file_layers);
     resolve_rope(c);

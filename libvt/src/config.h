@@ -81,6 +81,11 @@ struct LlamaConfig {
     int use_qkv_bias = -1;                 // StableLM
     int use_bias = -1;                     // Starcoder2 (-1: absent = true)
     int use_parallel_residual = -1;        // GPT-NeoX (StableLM: true refused)
+    int multi_query = -1;                  // GPTBigCode (-1: absent = true)
+    int64_t n_inner = -1;                  // GPT-2 lineage's MLP width (-1: absent or null = 4 · hidden)
+    int scale_attn_weights = -1;           // GPT-2 lineage (false: scores unscaled)
+    int scale_attn_by_inverse_layer_idx = -1;  // GPT-2 (true: refused)
+    int add_cross_attention = -1;          // GPT-2 lineage (true: refused)
     double layer_norm_eps = -1;            // Phi's LayerNorm eps (its rms_norm_eps; -1: absent)
     double rope_local_theta = -1;          // Gemma 3: rope_local_base_freq / rope_parameters.sliding_attention
     // Mixture of experts (config.json; -1 / empty: absent).
@@ -171,7 +176,7 @@ LlamaConfig read_config(const std::string& dir);
 // it (rms_norm_eps, rope_theta, rope scaling factors, the RoPE inverse frequencies, Gemma's
 // attention scale and soft caps) checked to be finite and nonzero (VT_STATUS_FORMAT_ERROR naming config.json and the field).
 // *file_layers: the blocks of the checkpoint.
-LlamaConfig resolve_config(const Checkpoint& ck, int64_t* file_layers);
+LlamaConfig resolve_config(Checkpoint& ck, int64_t* file_layers);
 
 // Appends the tokenizer's EOS to c.eos_token_ids (read_config does): tokenizer_config.json's
 // "eos_token" (a string or {"content": ...}) mapped to its id through dir/tokenizer.json (added

@@ -212,6 +212,23 @@ struct ModelFamily {
     bool parallel_residual_field;
     // GPT-NeoX: biases on the MLP's linears whatever config.json says.
     bool mlp_bias_always;
+    // GPT-2 lineage (GPTBigCode): learned absolute positions, this [max_position_embeddings, H]
+    // table's row `pos` added to each token's embedding, and no RoPE (every layer NoPE);
+    // null: none. The context is then at most max_position_embeddings (n_positions).
+    const char* pos_embed;
+    // GPTBigCode: config.json's multi_query (true when left out) makes one KV head (its
+    // c_attn: q rows, then k's, then v's); false: one per query head, c_attn's rows in per-head
+    // [q, k, v] groups (qkv_grouped).
+    bool multi_query_field;
+    // GPT-2: its linears are Conv1D weights, stored [in, out] (x · W): transposed at load
+    // (c_attn, c_proj, mlp.c_fc, mlp.c_proj); the shapes are checked as stored.
+    bool conv1d_weights;
+    // GPT-2: the Hub's own files name the base model's tensors without this prefix (wte.weight,
+    // h.0.attn.c_attn.weight, ...); such a checkpoint's names get it, as transformers loads them.
+    const char* bare_prefix;
+    // GPT-NeoX, GPT-2: config.json's num_key_value_heads is not read (their config classes have
+    // none): one KV head per query head, as transformers computes.
+    bool kv_heads_are_heads;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

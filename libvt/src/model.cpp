@@ -167,6 +167,30 @@ public:
         return tmp.data();
     }
 
+    // A Conv1D weight (GPT-2: [in, out], x · W) as the [out, in] a linear packs: a transposed
+    // copy in tmp (float dtypes; GGUF blocks are rows of the other orientation already).
+    TensorView transposed(const TensorView& t, AlignedVec<uint8_t>& tmp) const {
+        not_permuted(t);
+        if (!t.float_dtype || t.shape.size() != 2)
+            fail(VT_STATUS_UNSUPPORTED, "tensor %s in %s: a Conv1D weight must be a 2-D F32, F16 or BF16 tensor to be "
+                 "transposed, not %s %s", t.name.c_str(), ck_.file_of(t).c_str(), t.dtype_name.c_str(),
+                 t.shape_str().c_str());
+        const int64_t rows = t.shape[0], cols = t.shape[1];
+        const size_t es = t.dtype == VT_DTYPE_F32 ? 4 : 2;
+        tmp.resize(t.nbytes);
+        uint8_t* dst = tmp.data();
+        const uint8_t* src = t.data;
+        parallel_for(cols, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, rows)), [&](int64_t b, int64_t e, int) {
+            for (int64_t c = b; c < e; ++c)
+                for (int64_t r = 0; r < rows; ++r)
+                    std::memcpy(dst + size_t(c * rows + r) * es, src + size_t(r * cols + c) * es, es);
+        });
+        TensorView v = t;
+        v.data = tmp.data();
+        v.shape = {cols, rows};
+        return v;
+    }
+
     AlignedVec<float> to_f32_vec(const TensorView& t) const {
         AlignedVec<uint8_t> tmp;
         const void* src = aligned_data(t, tmp);
@@ -529,6 +553,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->kv_cache_dtype = opt.kv_cache_dtype;
     m->max_seq_len = opt.max_seq_len > 0 ? opt.max_seq_len : cfg.max_position_embeddings;
     m->max_seq_len = std::min<int64_t>(m->max_seq_len, int64_t(1) << 24);
+    // Learned positions (GPT-2 lineage) end with their table.
+    if (F.pos_embed && m->max_seq_len > cfg.max_position_embeddings)
+        fail(VT_STATUS_INVALID_ARGUMENT, "max_seq_len %lld is more than the %lld learned positions of %s (%s: "
+             "its max_position_embeddings / n_positions)", (long long)m->max_seq_len,
+             (long long)cfg.max_position_embeddings, F.name, F.pos_embed);
     m->cfg = cfg;
     m->inv_freq = ops::rope_inv_freq(cfg);
     m->inv_freq_long = ops::rope_inv_freq_long(cfg);
@@ -630,10 +659,19 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         const int32_t blk = m->block_size;
         auto one = [&](const char* name, int which) {
             const TensorView& x = t(which);
+            if (F.conv1d_weights)  // (GPT-2: [in, out] as stored, packed as [out, in])
+                return cached(ln + name, x.shape[1], x.shape[0], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk), [&] {
+                    AlignedVec<uint8_t> tmp;
+                    const TensorView v = ld.transposed(x, tmp);
+                    return ld.pack_tensor(v, fmt, blk);
+                });
             return cached(ln + name, x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk),
                           [&] { return ld.pack_tensor(x, fmt, blk); });
         };
-        if (F.fused_qkv && F.qkv_grouped) {  // (GPT-NeoX) rows put in q|k|v order first
+        if (F.fused_qkv && F.conv1d_weights) {  // (GPT-2's c_attn: q|k|v columns)
+            w.qkv = one("qkv", T_Q);
+            ld.progress(int64_t(t(T_Q).nbytes));
+        } else if (F.fused_qkv && F.qkv_grouped) {  // (GPT-NeoX) rows put in q|k|v order first
             const TensorView& x = t(T_Q);
             ld.not_permuted(x);
             w.qkv = cached(ln + "qkv", x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk), [&] {
@@ -788,7 +826,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                 return cached(ln + name, x.shape[0], x.shape[1], gf, gbk,
                               [&] { return ld.pack_concat({&x}, gf, gbk, ld.keeps(x, gf, gbk)); });
             };
-            w.gate = half("gate", T_GATE);
+            w.gate = F.conv1d_weights ? one("gate", T_GATE) : half("gate", T_GATE);  // (GPT-2: ungated, alone)
             ld.progress(int64_t(t(T_GATE).nbytes));
             if (present(T_UP)) {
                 w.up = half("up", T_UP);
@@ -863,6 +901,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
+    if (F.pos_embed) {  // learned positions, float32 (added to each embedding row)
+        const TensorView& pe = ld.tensor(F.pos_embed);
+        m->pos_embed = ld.to_f32_vec(pe);
+        ck->release(pe);
+    }
     if (!cfg.final_norm_bias.empty()) m->final_norm_bias = ld.to_f32_vec(ld.tensor(cfg.final_norm_bias));  // LayerNorm
     if (!cfg.lm_head_bias.empty()) m->lm_head_bias = ld.to_f32_vec(ld.tensor(cfg.lm_head_bias));
     if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE || F.norm_plus_one)
@@ -894,7 +937,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     // Bytes read per decoded token: an MoE layer reads its router, its shared expert and
     // experts_per_tok of its experts (their average size); the others stay in memory.
     int64_t wb = m->lm_head->nbytes() +
-                 int64_t((m->final_norm.size() + m->final_norm_bias.size() + m->lm_head_bias.size()) * sizeof(float));
+                 int64_t((m->final_norm.size() + m->final_norm_bias.size() + m->lm_head_bias.size()) *
+                         sizeof(float));
     int64_t idle_experts = 0;
     for (auto& w : m->layers) {
         wb += w.qkv->nbytes() + w.o->nbytes();
@@ -920,7 +964,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     pc.finish();  // after the check: a file that changed during the load is never cached
     m->weight_bytes = wb;
     m->total_bytes = wb + idle_experts + int64_t(m->embed.size()) + (m->embed_pack ? m->embed_pack->nbytes() : 0) +
-                     int64_t(m->inv_freq.size() * sizeof(float)) + int64_t(sizeof(vt_model));
+                     int64_t((m->inv_freq.size() + m->pos_embed.size()) * sizeof(float)) + int64_t(sizeof(vt_model));
 
     // CUDA: explicitly asked for, or AUTO with a usable device. AUTO falls back to the CPU
     // when the device cannot take this model (unsupported shape, not enough memory).

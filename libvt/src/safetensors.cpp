@@ -543,6 +543,19 @@ void Checkpoint::finish() {
     // A folder converted from a GGUF may hold the GGUF's blocks by reference (kGgufRefsName).
     const std::string refs = join_path(dir_, kGgufRefsName);
     if (entry_exists(refs)) files_.push_back(std::make_unique<SafeTensorsFile>(refs, files_.size(), SafeTensorsFile::FromRefs{}));
+    index();
+}
+
+void Checkpoint::add_name_prefix(const std::string& prefix, const std::string& keep) {
+    for (auto& f : files_)
+        for (auto& t : f->tensors_)
+            if (t.name != keep && t.name.compare(0, prefix.size(), prefix) != 0) t.name = prefix + t.name;
+    index();
+}
+
+void Checkpoint::index() {
+    by_name_.clear();
+    sorted_.clear();
     for (const auto& f : files_) {
         for (const auto& t : f->tensors()) {
             auto ins = by_name_.emplace(t.name, &t);

@@ -107,6 +107,7 @@ private:
     MappedFile map_;
     std::vector<TensorView> tensors_;
 
+    friend class Checkpoint;  // (add_name_prefix renames tensors_)
     void read_header(size_t file_index);
     // The tensors of a parsed SafeTensors-style JSON header `hdr`, their data_offsets counted
     // from `base` (data_size bytes); `label` names the header in errors.
@@ -135,8 +136,12 @@ public:
     // the page cache; a later read of `t` maps them again (the same bytes: the mapping is
     // private and never written).
     void release(const TensorView& t) const;
+    // Every tensor not named `keep` whose name does not start with `prefix` gets it (GPT-2's
+    // files without "transformer."); the index is rebuilt (a name then held twice is refused).
+    void add_name_prefix(const std::string& prefix, const std::string& keep);
 
 private:
+    void index();
     std::string dir_;
     std::vector<std::unique_ptr<SafeTensorsFile>> files_;
     std::unordered_map<std::string, const TensorView*> by_name_;

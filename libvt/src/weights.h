@@ -74,6 +74,7 @@ struct ModelWeights {
     AlignedVec<float> final_norm;          // [H]
     AlignedVec<float> final_norm_bias;     // [H] a LayerNorm's bias (Phi, StableLM; else empty)
     AlignedVec<float> lm_head_bias;        // [V] Phi (else empty)
+    AlignedVec<float> pos_embed;           // [max_position_embeddings, H] learned positions (GPT-2 lineage; else empty)
     // (Every RMSNorm weight is stored as the pass multiplies by it: 1 + w for Gemma's norms.)
     std::unique_ptr<Packed> lm_head;       // [V, H] (from the embedding table when tied)
     // (On a CUDA model the packed linears above are freed after upload: null.)

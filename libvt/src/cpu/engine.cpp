@@ -624,6 +624,10 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     parallel_for(m, m > 1 ? row_grain : 1, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
             M.embed_row(tokens[i], x + i * H);
+            if (!M.pos_embed.empty()) {  // (GPT-2 lineage: + the learned position's row)
+                const float* pe = M.pos_embed.data() + p.pos(i) * H;
+                for (int64_t h = 0; h < H; ++h) x[i * H + h] += pe[h];
+            }
             if (c.embed_scale > 0)
                 for (int64_t h = 0; h < H; ++h) x[i * H + h] *= c.embed_scale;
             add_next(x + i * H, nullptr, norm0, bias0, xn + i * H);
