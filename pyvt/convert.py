@@ -1,7 +1,8 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`,
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
+(GPT-NeoX, Pythia), `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -25,7 +26,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -45,7 +46,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   LayerNorm1P weights are stored as w + 1 (llama.cpp's norm multiplies by the weight; Gemma's
   and Nemotron's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
-  Hugging Face's `qkv_proj` and `gate_up_proj` as they are.
+  Hugging Face's `qkv_proj` and `gate_up_proj` as they are; GPT-NeoX's `attn_qkv`, which
+  llama.cpp's converter reorders from per-head [q, k, v] groups into q | k | v, gets its
+  per-head rows back (`qkv_per_head`; a references file marks the GGUF's rows with
+  pyvt_qkv_heads instead, which libvt honours).
 * A mixture-of-experts block stacks its experts ([experts, rows, cols] `ffn_*_exps`); Hugging
   Face checkpoints hold one tensor per expert, written here one slice at a time (a Q8_0 /
   Q4_0 / Q4_1 expert keeps its blocks: each expert is whole rows of them). Qwen2-MoE's shared
@@ -1701,7 +1705,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`, `qwen3moe`, `granitemoe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `qwen2moe`, `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -1888,7 +1892,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")
