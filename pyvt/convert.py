@@ -1,7 +1,8 @@
 """Convert a GGUF file of llama.cpp's `llama` (Llama, Mistral; Mixtral when it has experts),
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
-`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`,
+`command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
+(GPT-NeoX, Pythia), `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -25,7 +26,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -45,7 +46,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   LayerNorm1P weights are stored as w + 1 (llama.cpp's norm multiplies by the weight; Gemma's
   and Nemotron's by 1 + w): 1 is subtracted here.
   Phi-3's fused `attn_qkv` (q | k | v rows) and `ffn_up` (gate rows, then up rows) are
-  Hugging Face's `qkv_proj` and `gate_up_proj` as they are.
+  Hugging Face's `qkv_proj` and `gate_up_proj` as they are; GPT-NeoX's `attn_qkv`, which
+  llama.cpp's converter reorders from per-head [q, k, v] groups into q | k | v, gets its
+  per-head rows back (`qkv_per_head`; a references file marks the GGUF's rows with
+  pyvt_qkv_heads instead, which libvt honours).
 * A mixture-of-experts block stacks its experts ([experts, rows, cols] `ffn_*_exps`); Hugging
   Face checkpoints hold one tensor per expert, written here one slice at a time (a Q8_0 /
   Q4_0 / Q4_1 expert keeps its blocks: each expert is whole rows of them). Qwen2-MoE's shared
@@ -78,6 +82,8 @@ from .gguf_tokenizer import build_tokenizer, eos_token_ids, tokenizer_config
 __all__ = [
     "convert_gguf",
     "unpermute_qk",
+    "qkv_per_head",
+    "qkv_blocked",
     "permute_qk",
     "write_safetensors",
     "dequantize_folder",
@@ -114,10 +120,21 @@ _PHI2_GLOBAL_NAMES = {
 }
 
 
+# GPT-NeoX's global tensors (GPTNeoXForCausalLM's names: embed_in, final_layer_norm, embed_out).
+_GPTNEOX_GLOBAL_NAMES = {
+    "token_embd.weight": "gpt_neox.embed_in.weight",
+    "output_norm.weight": "gpt_neox.final_layer_norm.weight",
+    "output_norm.bias": "gpt_neox.final_layer_norm.bias",
+    "output.weight": "embed_out.weight",
+}
+
+
 def _global_name(gguf_name: str, arch: str) -> str | None:
     """The Hugging Face name of a global (not per-block) GGUF tensor of `arch`, else None."""
     if arch == "phi2" and gguf_name in _PHI2_GLOBAL_NAMES:
         return _PHI2_GLOBAL_NAMES[gguf_name]
+    if arch == "gptneox":
+        return _GPTNEOX_GLOBAL_NAMES.get(gguf_name)
     if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
@@ -125,8 +142,8 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron")
-_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron")
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox")
+_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox")
 
 
 _BLOCK_NAMES = {
@@ -183,6 +200,7 @@ class _Arch(NamedTuple):
                              # ungated MLP (ffn_up, ffn_down); with ffn_gate required, Cohere's gated one
     gated: bool = True       # False: an ungated MLP, ffn_up then ffn_down (Starcoder2)
     gate_up: bool = False    # ffn_up is gate rows then up rows and there is no ffn_gate (GLM-4)
+    prefix: str = "model.layers."  # the Hugging Face blocks' prefix (GPT-NeoX: gpt_neox.layers.)
 
 
 _ARCHS = {
@@ -300,6 +318,23 @@ _ARCHS["nemotron"] = _Arch("NemotronForCausalLM", "nemotron", False, ("attn_norm
                            names={"attn_norm.bias": "input_layernorm.bias",
                                   "ffn_norm.bias": "post_attention_layernorm.bias",
                                   "ffn_up.bias": "mlp.up_proj.bias", "ffn_down.bias": "mlp.down_proj.bias"})
+# GPT-NeoX (Pythia; llama.cpp's GPTNeoXModel): two LayerNorms with biases (attn_norm, ffn_norm)
+# before attention and the MLP, side by side (use_parallel_residual) or one after the other; a
+# fused attn_qkv whose rows llama.cpp's converter reorders from GPT-NeoX's per-head [q, k, v]
+# groups into q | k | v (the folder gets them back per head: _qkv_per_head; a references file
+# leaves them in the GGUF marked pyvt_qkv_heads, which libvt honours), biases on every linear
+# (llama.cpp requires each), an ungated GELU MLP (ffn_up, ffn_down), the first
+# rope.dimension_count dims of each head rotating (NEOX).
+_ARCHS["gptneox"] = _Arch(
+    "GPTNeoXForCausalLM", "gpt_neox", False,
+    ("attn_norm.bias", "ffn_norm.bias", "attn_qkv.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"),
+    fused=True, gated=False, prefix="gpt_neox.layers.",
+    names={"attn_norm.weight": "input_layernorm.weight", "attn_norm.bias": "input_layernorm.bias",
+           "ffn_norm.weight": "post_attention_layernorm.weight", "ffn_norm.bias": "post_attention_layernorm.bias",
+           "attn_qkv.weight": "attention.query_key_value.weight", "attn_qkv.bias": "attention.query_key_value.bias",
+           "attn_output.weight": "attention.dense.weight", "attn_output.bias": "attention.dense.bias",
+           "ffn_up.weight": "mlp.dense_h_to_4h.weight", "ffn_up.bias": "mlp.dense_h_to_4h.bias",
+           "ffn_down.weight": "mlp.dense_4h_to_h.weight", "ffn_down.bias": "mlp.dense_4h_to_h.bias"})
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
 _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
@@ -375,7 +410,7 @@ def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> st
     if t not in _common_block(a) + a.required + a.optional:
         return None
     name = a.names.get(t) or _BLOCK_NAMES.get(t)
-    return f"model.layers.{int(m.group(1))}.{name}" if name else None
+    return f"{a.prefix}{int(m.group(1))}.{name}" if name else None
 
 
 def permute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
@@ -391,6 +426,26 @@ def permute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
         .swapaxes(1, 2)
         .reshape(w.shape)
     )
+
+
+def qkv_per_head(w: np.ndarray, n_head: int) -> np.ndarray:
+    """llama.cpp -> Hugging Face row order of GPT-NeoX's fused query_key_value (weight or bias):
+    q | k | v blocks of n_head heads each back to GPT-NeoX's per-head [q, k, v] groups (the
+    inverse of llama.cpp's GPTNeoXModel.modify_tensors). Whole rows move: exact for rows of
+    any GGML block type."""
+    rows = w.shape[0]
+    if n_head <= 0 or rows % (3 * n_head):
+        raise ValueError(f"cannot group {rows} q|k|v rows over {n_head} heads")
+    return w.reshape(3, n_head, rows // (3 * n_head), *w.shape[1:]).swapaxes(0, 1).reshape(w.shape)
+
+
+def qkv_blocked(w: np.ndarray, n_head: int) -> np.ndarray:
+    """Hugging Face -> llama.cpp row order of GPT-NeoX's query_key_value (inverse of
+    `qkv_per_head`; what llama.cpp's converter does)."""
+    rows = w.shape[0]
+    if n_head <= 0 or rows % (3 * n_head):
+        raise ValueError(f"cannot regroup {rows} per-head rows over {n_head} heads")
+    return w.reshape(n_head, 3, rows // (3 * n_head), *w.shape[1:]).swapaxes(0, 1).reshape(w.shape)
 
 
 def unpermute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
@@ -642,6 +697,22 @@ def _hparams(meta: dict, p: str) -> dict:
     if arch == "nemotron" and "nemotron.attention.layer_norm_epsilon" not in meta:  # (llama.cpp requires it)
         raise ValueError(f"{p}: missing metadata nemotron.attention.layer_norm_epsilon (the LayerNorm eps "
                          "llama.cpp's nemotron needs)")
+    par_res = None
+    if arch == "gptneox":
+        # llama.cpp's gptneox: q and o are [hidden, hidden]; GPT-NeoX's head_size is hidden / heads
+        # and its attention multi-head (GPTNeoXConfig has no num_key_value_heads), while
+        # llama.cpp would group a file's heads by head_count_kv
+        if n_head * head_dim != hidden:
+            raise ValueError(f"{p}: gptneox.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                             f"embedding_length {hidden} (GPT-NeoX's heads span its hidden size)")
+        if n_kv != n_head:
+            raise ValueError(f"{p}: gptneox.attention.head_count_kv = {n_kv}: GPT-NeoX's attention is multi-head "
+                             f"({n_head} KV heads, one per head); GPTNeoXConfig cannot express grouped-query "
+                             "attention, which llama.cpp would compute")
+        for key in ("gptneox.attention.layer_norm_epsilon", "gptneox.use_parallel_residual"):
+            if key not in meta:  # (llama.cpp requires both)
+                raise ValueError(f"{p}: missing metadata {key} (llama.cpp's gptneox needs it)")
+        par_res = meta_value(meta, "gptneox.use_parallel_residual", "bool", p)
     rope_dim = need_int("rope.dimension_count", head_dim)
     ln = arch in _LAYER_NORM_ARCHS
     partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
@@ -672,7 +743,7 @@ def _hparams(meta: dict, p: str) -> dict:
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
-                head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu)
+                head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res)
 
 
 def _xielu_params(meta: dict, n_layers: int, p: str) -> dict:
@@ -757,6 +828,13 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's nemotron rotates without frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's nemotron loads no RoPE frequency factors "
                              "(NemotronConfig's RoPE is linear-scaled or not at all); pyvt does not guess what is meant")
+    if arch == "gptneox":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's gptneox rotates without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's gptneox loads no RoPE frequency factors; "
+                             "pyvt does not guess what is meant")
+        if "output.weight" not in g.tensors:  # (GPT-NeoX's embed_out; llama.cpp's gptneox needs it)
+            raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's gptneox needs the output matrix, "
+                             "GPT-NeoX's embed_out)")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -776,14 +854,14 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch in ("stablelm", "starcoder2", "nemotron"):
+    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox"):
         expected["output_norm.bias"] = (hidden,)
     shapes = {
         "attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
         "attn_q.weight": (n_head * head_dim, hidden), "attn_k.weight": (n_kv * head_dim, hidden),
         "attn_v.weight": (n_kv * head_dim, hidden), "attn_output.weight": (hidden, n_head * head_dim),
-        "attn_qkv.weight": ((n_head + 2 * n_kv) * head_dim, hidden),
-        "ffn_gate.weight": (ffn, hidden), "ffn_up.weight": (2 * ffn if a.fused or a.gate_up else ffn, hidden),
+        "attn_qkv.weight": ((n_head + 2 * n_kv) * head_dim, hidden), "attn_qkv.bias": ((n_head + 2 * n_kv) * head_dim,),
+        "ffn_gate.weight": (ffn, hidden), "ffn_up.weight": (2 * ffn if (a.fused and a.gated) or a.gate_up else ffn, hidden),
         "ffn_down.weight": (hidden, ffn),
         "attn_q.bias": (n_head * head_dim,), "attn_k.bias": (n_kv * head_dim,), "attn_v.bias": (n_kv * head_dim,),
         "attn_output.bias": (hidden,),
@@ -837,8 +915,8 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
     a = hp["arch"]
-    if a == "nemotron":
-        return _nemotron_rope_scaling(meta, p)
+    if a in ("nemotron", "gptneox"):
+        return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
         out = {"rope_type": "longrope"}
         for n, key in zip(_ROPE_FACTORS, ("long_factor", "short_factor")):
@@ -869,17 +947,18 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     return None
 
 
-def _nemotron_rope_scaling(meta: dict, p: str) -> dict | None:
-    """A nemotron file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent: linear)
-    none, or linear by rope.scaling.factor (absent or 1: none) — what llama.cpp's converter
-    writes for NemotronConfig's rope factor; any other type is refused naming the key."""
-    kind = meta_value(meta, "nemotron.rope.scaling.type", "string", p, "linear")
+def _linear_rope_scaling(meta: dict, arch: str, p: str) -> dict | None:
+    """A nemotron / gptneox file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
+    linear) none, or linear by rope.scaling.factor (absent or 1: none) — what llama.cpp's
+    converter writes for NemotronConfig's rope factor (for GPT-NeoX it writes no scaling); any
+    other type is refused naming the key."""
+    kind = meta_value(meta, f"{arch}.rope.scaling.type", "string", p, "linear")
     if kind == "none":
         return None
     if kind != "linear":
-        raise ValueError(f"{p}: nemotron.rope.scaling.type = {kind!r:.40}: llama.cpp's converter writes nemotron "
+        raise ValueError(f"{p}: {arch}.rope.scaling.type = {kind!r:.40}: llama.cpp's converter writes {arch} "
                          "files with linear scaling or none; pyvt converts those only")
-    factor = _real(meta, "nemotron.rope.scaling.factor", 1.0, 0.0, 1e6, p)
+    factor = _real(meta, f"{arch}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
     return {"rope_type": "linear", "factor": factor} if factor != 1.0 else None
 
 
@@ -983,6 +1062,17 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             del config[k]
         config.update(hidden_act="relu2", norm_eps=hp["eps"],
                       mlp_bias=any(n.endswith("ffn_up.bias") for n in g.tensors),
+                      rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                       "partial_rotary_factor": _rotary_factor(hp["rope_dim"], hp["head_dim"]),
+                                       **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
+    elif hp["arch"] == "gptneox":  # GPTNeoXConfig (transformers 5's rope_parameters)
+        for k in ("pretraining_tp", "rms_norm_eps", "head_dim", "mlp_bias", "num_key_value_heads"):
+            del config[k]
+        # llama.cpp's gptneox applies ggml_gelu, the tanh approximation (FastGELU's formula),
+        # whatever the checkpoint's hidden_act was (a GGUF does not store it): the folder says so.
+        config.update(hidden_act="gelu_fast", layer_norm_eps=hp["eps"], use_parallel_residual=hp["par_res"],
+                      attention_bias=True, attention_dropout=0.0, hidden_dropout=0.0,
                       rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
                                        "partial_rotary_factor": _rotary_factor(hp["rope_dim"], hp["head_dim"]),
                                        **(config["rope_scaling"] or {})})
@@ -1278,7 +1368,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
-            "attn_norm.weight", "attn_norm.bias", "attn_qkv.weight", "attn_q.weight", "attn_q.bias", "attn_k.weight",
+            "attn_norm.weight", "attn_norm.bias", "attn_qkv.weight", "attn_qkv.bias", "attn_q.weight", "attn_q.bias", "attn_k.weight",
             "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
             "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight",
@@ -1316,6 +1406,11 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         """The heads of a Q or K projection llama.cpp's converter permuted (0 for others)."""
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
         return {"attn_q": n_head, "attn_k": n_kv}.get(kind, 0) if permuted else 0
+
+    def qkv_heads(name: str) -> int:
+        """GPT-NeoX's fused attn_qkv (weight or bias), whose q | k | v rows go back into per-head
+        groups: its heads (0 for others)."""
+        return n_head if arch == "gptneox" and name.endswith((".attn_qkv.weight", ".attn_qkv.bias")) else 0
 
     def layer_of(name: str) -> int:
         return int(_BLOCK_RE.match(name).group(1))
@@ -1435,7 +1530,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 return
             raw = blocks(g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name))
             raw = raw.reshape(rows, raw.size // rows)
-            yield unpermute_qk(raw, heads) if heads is not None else raw
+            yield (unpermute_qk(raw, heads) if heads is not None else qkv_per_head(raw, qkv_heads(name))
+                   if qkv_heads(name) else raw)
         return produce
 
     def oss_producer(name: str, e: str, st_dtype: str = st_dtype):
@@ -1526,9 +1622,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             if name.endswith("ffn_gate_inp_shexp.weight"):  # [hidden] in GGUF, [1, hidden] in HF
                 yield check(g.dequantize(name).reshape(1, -1))
                 return
-            if heads is not None or len(info.shape) != 2:
+            if heads is not None or qkv_heads(name) or len(info.shape) != 2:
                 x = g.dequantize(name)
-                yield check(unpermute_qk(x, heads) if heads is not None else x)
+                yield check(unpermute_qk(x, heads) if heads is not None else qkv_per_head(x, qkv_heads(name))
+                            if qkv_heads(name) else x)
                 return
             # Row chunks of ~4M values bound the float32 temporaries (embedding tables).
             rows, cols = info.shape
@@ -1582,6 +1679,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                                     "data_offsets": [info.offset + a, info.offset + b]}
             if permuted_heads(n) and e is None:
                 refs[out_name(n, e)]["pyvt_permuted_heads"] = permuted_heads(n)
+            if qkv_heads(n):  # (GPT-NeoX: the GGUF's q | k | v rows, which libvt takes as they are)
+                refs[out_name(n, e)]["pyvt_qkv_heads"] = qkv_heads(n)
         elif how[(n, e)] == "kept":
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
                           raw_producer(n, e)))
@@ -1606,7 +1705,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `qwen2moe`, `qwen3moe`, `granitemoe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `qwen2moe`, `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -1750,7 +1849,8 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
                     raise ValueError(f"{where}: tensor {name!r} lies outside the file")
 
                 def produce(fh=fh, base=base, a=a, b=b, shape=shape, st=h["dtype"], name=name, where=where,
-                            ggml_of=ggml_of, heads=h.get("pyvt_permuted_heads", 0)):
+                            ggml_of=ggml_of, heads=h.get("pyvt_permuted_heads", 0),
+                            qkv=h.get("pyvt_qkv_heads", 0)):
                     fh.seek(base + a)
                     raw = np.frombuffer(fh.read(b - a), dtype=np.uint8)
                     if st in ggml_of:
@@ -1763,6 +1863,8 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
                         raise ValueError(f"{where}: tensor {name!r} has dtype {st}, not one pyvt writes")
                     if heads:
                         x = unpermute_qk(x, heads)
+                    if qkv:  # (GPT-NeoX's q | k | v rows as llama.cpp holds them: per head again)
+                        x = qkv_per_head(x, qkv)
                     return _encode(x, st_dtype)
 
                 items.append((name, st_dtype, shape, produce))
@@ -1790,7 +1892,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

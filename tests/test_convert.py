@@ -776,8 +776,19 @@ _PHI_TO_GGUF = {  # Phi-1/2's names (llama.cpp's phi2)
 }
 
 
+_NEOX_TO_GGUF = {  # GPT-NeoX's names (llama.cpp's gptneox)
+    "input_layernorm.weight": "attn_norm.weight", "input_layernorm.bias": "attn_norm.bias",
+    "post_attention_layernorm.weight": "ffn_norm.weight", "post_attention_layernorm.bias": "ffn_norm.bias",
+    "attention.query_key_value.weight": "attn_qkv.weight", "attention.query_key_value.bias": "attn_qkv.bias",
+    "attention.dense.weight": "attn_output.weight", "attention.dense.bias": "attn_output.bias",
+    "mlp.dense_h_to_4h.weight": "ffn_up.weight", "mlp.dense_h_to_4h.bias": "ffn_up.bias",
+    "mlp.dense_4h_to_h.weight": "ffn_down.weight", "mlp.dense_4h_to_h.bias": "ffn_down.bias",
+}
+
+
 def _gguf_name(hf: str, arch: str) -> str:
-    glob = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+    glob = {"gpt_neox.embed_in.weight": "token_embd.weight", "gpt_neox.final_layer_norm.weight": "output_norm.weight",
+            "gpt_neox.final_layer_norm.bias": "output_norm.bias", "embed_out.weight": "output.weight","model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
             "lm_head.weight": "output.weight", "model.final_layernorm.weight": "output_norm.weight",
             "model.final_layernorm.bias": "output_norm.bias", "lm_head.bias": "output.bias",
             "model.norm.bias": "output_norm.bias"}
@@ -786,6 +797,8 @@ def _gguf_name(hf: str, arch: str) -> str:
     _, _, i, rest = hf.split(".", 3)
     if arch == "phi2" and rest in _PHI_TO_GGUF:
         return f"blk.{i}." + _PHI_TO_GGUF[rest]
+    if arch == "gptneox":
+        return f"blk.{i}." + _NEOX_TO_GGUF[rest]
     if arch in ("stablelm", "starcoder2", "nemotron") and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
         return f"blk.{i}." + ("attn_norm.bias" if rest.startswith("input") else "ffn_norm.bias")
     if arch == "starcoder2" and rest.startswith(("mlp.c_fc.", "mlp.c_proj.")):
@@ -869,6 +882,16 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                    else {"attention_bias": False, "mlp_bias": False} if arch == "arcee"
                    else {"attention_out_bias": False, "mlp_bias": False})
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
+    if arch == "gptneox":
+        # llama.cpp's gptneox needs q/k/v and dense biases (a case without: zeros in both, the
+        # same model) and applies the tanh GELU whatever the checkpoint's hidden_act (the folder
+        # says gelu_fast, as pyvt writes it)
+        for l in range(cfg["num_hidden_layers"]):
+            p = f"gpt_neox.layers.{l}.attention."
+            w.setdefault(p + "query_key_value.bias", np.zeros(3 * cfg["hidden_size"], np.float32))
+            w.setdefault(p + "dense.bias", np.zeros(cfg["hidden_size"], np.float32))
+        cfg.update(attention_bias=True, hidden_act="gelu_fast")
+        R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     tensors = []
     xielu = {}  # Apertus: mlp.act_fn.* per block, metadata arrays in llama.cpp's files
     for hf_name in sorted(w):
@@ -884,6 +907,8 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         if arch in ("smollm3", "granite", "arcee") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
                                                                  "k_proj.bias")):  # llama's row order
             x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
+        if arch == "gptneox" and ".query_key_value." in hf_name:  # q | k | v (GPTNeoXModel.modify_tensors)
+            x = convert.qkv_blocked(x, cfg["num_attention_heads"])
         ty = gw.F32 if x.ndim == 1 else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
@@ -969,6 +994,18 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["nemotron.attention.value_length"] = gw.Val(gw.UINT32, hd)
         md["nemotron.vocab_size"] = gw.Val(gw.UINT32, cfg["vocab_size"])
         md["nemotron.rope.scaling.type"] = "none"
+    elif arch == "gptneox":
+        # As GPTNeoXModel writes it: no head_count_kv, no rope.freq_base (llama.cpp's default
+        # 10000, the cases' base), the rotating dims as int(rotary_pct · head_dim), the LayerNorm
+        # eps and use_parallel_residual (llama.cpp needs both)
+        rp = cfg["rope_parameters"]
+        assert rp["rope_theta"] == 10000.0
+        for k in ("gptneox.attention.head_count_kv", "gptneox.attention.layer_norm_rms_epsilon"):
+            del md[k]
+        md["gptneox.attention.layer_norm_epsilon"] = float(cfg["layer_norm_eps"])
+        md["gptneox.rope.dimension_count"] = gw.Val(gw.UINT32, int(rp["partial_rotary_factor"] * hd))
+        md["gptneox.use_parallel_residual"] = bool(cfg["use_parallel_residual"])
+        cfg.pop("num_key_value_heads")  # (not a GPTNeoXConfig field; the golden config's 4 is the heads)
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1037,7 +1074,7 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("starcoder2-window-nobias", "starcoder2"), ("ernie4_5", "ernie4_5"), ("seed-oss", "seed_oss"),
                 ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2"),
                 ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4"), ("apertus", "apertus"),
-                ("nemotron", "nemotron")]
+                ("nemotron", "nemotron"), ("gpt-neox", "gptneox"), ("gpt-neox-sequential", "gptneox")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1080,6 +1117,11 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert (cfg["hidden_act"], cfg["norm_eps"], cfg["attention_bias"], cfg["mlp_bias"]) == ("relu2", 1e-5, True, True)
         assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
         assert "rms_norm_eps" not in cfg and cfg["head_dim"] == want["head_dim"]
+    if arch == "gptneox":  # the tanh GELU llama.cpp applies, every bias, the residual as stored, 4 / 8 of 16 dims rotating
+        assert (cfg["hidden_act"], cfg["attention_bias"], cfg["layer_norm_eps"]) == ("gelu_fast", True, 1e-5)
+        assert cfg["use_parallel_residual"] is want["use_parallel_residual"] is (name == "gpt-neox")
+        assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
+        assert "num_key_value_heads" not in cfg and "head_dim" not in cfg and cfg["model_type"] == "gpt_neox"
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1127,7 +1169,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("seed-oss", "seed_oss", "SeedOss"), ("olmo3", "olmo2", "OLMo3"),
                                               ("cohere", "command-r", "Cohere"), ("cohere2", "cohere2", "Cohere2"),
                                               ("arcee", "arcee", "Arcee"), ("exaone4-64", "exaone4", "Exaone4"),
-                                              ("apertus", "apertus", "Apertus"), ("nemotron", "nemotron", "Nemotron")])
+                                              ("apertus", "apertus", "Apertus"), ("nemotron", "nemotron", "Nemotron"),
+                                              ("gpt-neox", "gptneox", "GPTNeoX")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1138,6 +1181,51 @@ def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatc
     path, _ = family_gguf(tmp_path, name, arch, qtype=gw.Q8_0)
     plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
     _assert_loads_as_its_dequantized_folder(path, plain, family)
+
+
+def test_gptneox_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
+    """gptneox: llama.cpp's converter stores query_key_value as q | k | v blocks; a copied folder
+    holds GPT-NeoX's per-head [q, k, v] rows (Q8_0 blocks moved whole, the bias too), a
+    references file leaves the GGUF's rows where they are, marked pyvt_qkv_heads, which libvt
+    packs as they are (not regrouped a second time) and dequantize_folder puts per head: every
+    folder the same weights and logits. A marker naming other heads is refused, one left out
+    computes something else."""
+    import pyvt
+
+    path, _ = family_gguf(tmp_path, "gpt-neox", "gptneox", qtype=gw.Q8_0)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    copied = convert.convert_gguf(path, tmp_path / "copied", dtype="f32", keep_blocks=True)
+    refd = convert.convert_gguf(path, tmp_path / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+    qkv = "gpt_neox.layers.1.attention.query_key_value.weight"
+    good = json.loads((refd / convert.GGUF_REFS).read_text())
+    info = gguf.GGUFFile(path).tensors["blk.1.attn_qkv.weight"]
+    assert good[qkv]["pyvt_qkv_heads"] == 4 and good[qkv]["data_offsets"] == [info.offset, info.offset + info.nbytes]
+    want = read_safetensors(plain / "model.safetensors")
+    for folder in (copied, refd):
+        got = read_safetensors(convert.dequantize_folder(folder, tmp_path / f"{folder.name}-deq", dtype="f32")
+                               / "model.safetensors")
+        assert set(got) == set(want)
+        for k, v in want.items():
+            np.testing.assert_array_equal(got[k], v, err_msg=k)
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+    with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
+            pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+        assert c.info["weight_format"] == r.info["weight_format"] == "int8"
+        exp = c.logits(seq)
+        np.testing.assert_array_equal(r.logits(seq), exp)
+    refs = json.loads(json.dumps(good))
+    refs[qkv]["pyvt_qkv_heads"] = 2
+    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pytest.raises(ValueError, match=f"tensor {qkv} in .*: pyvt_qkv_heads 2 is not the model's 4 heads"):
+        pyvt.load_model(refd, progress=False)
+    refs[qkv]["pyvt_qkv_heads"] = 5  # (192 rows are no 3 · 5)
+    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pytest.raises(ValueError, match=f"tensor {qkv}: \"pyvt_qkv_heads\" must be a positive number of heads"):
+        pyvt.load_model(refd, progress=False)
+    del refs[qkv]["pyvt_qkv_heads"]  # (regrouped as if per head: another model)
+    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+        assert np.abs(r.logits(seq) - exp).max() > 0.01 * np.abs(exp).max()
 
 
 def _assert_loads_as_its_dequantized_folder(path, plain, family):
@@ -1215,12 +1303,15 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("glm4", M.GLM4, "glm4"), ("olmo2", M.OLMO2, "olmo3"),
                               ("command-r", M.COMMAND_R, "cohere"), ("cohere2", M.COHERE2, "cohere2"),
                               ("arcee", M.ARCEE, "arcee"), ("exaone4", M.EXAONE4, "exaone4"),
-                              ("apertus", M.APERTUS, "apertus"), ("nemotron", M.NEMOTRON, "nemotron")):
+                              ("apertus", M.APERTUS, "apertus"), ("nemotron", M.NEMOTRON, "nemotron"),
+                              ("gptneox", M.GPTNEOX, "gpt-neox")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
         tmap = gguf_pkg.get_tensor_name_map(marks, golden["config"]["num_hidden_layers"])
         for hf_name in golden["shapes"]:
+            if arch == "gptneox" and hf_name == "lm_head.weight":  # (GPTNeoXForCausalLM's file name)
+                hf_name = "embed_out.weight"
             if ".mlp.act_fn." in hf_name:  # (Apertus's xIELU parameters: metadata, xielu.*, in llama.cpp's files)
                 continue
             if hf_name.endswith(".bias") and (arch in ("command-r", "arcee") or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
@@ -2017,10 +2108,38 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
      r"tensors a nemotron model does not have: blk\.0\.attn_qkv\.weight"),
     ("nemotron", "nemotron", {"extra_tensors": [("blk.0.attn_q_norm.weight", gw.F32, (16,), gw.quant_f32(np.zeros(16)))]},
      r"tensors a nemotron model does not have: blk\.0\.attn_q_norm\.weight"),
+    # GPT-NeoX: what llama.cpp's gptneox computes that GPTNeoXConfig cannot say (grouped KV
+    # heads, heads not spanning the hidden size), what llama.cpp requires (the LayerNorm eps,
+    # use_parallel_residual, output.weight, every bias), no rope_freqs, scaling linear or none;
+    # q/k/v apart or a gate are not its tensors
+    ("gpt-neox", "gptneox", {"meta": {"gptneox.attention.head_count_kv": gw.Val(gw.UINT32, 2)}},
+     r"gptneox\.attention\.head_count_kv = 2: GPT-NeoX's attention is multi-head \(4 KV heads"),
+    ("gpt-neox", "gptneox", {"meta": {"gptneox.attention.key_length": gw.Val(gw.UINT32, 32),
+                                      "gptneox.attention.value_length": gw.Val(gw.UINT32, 32)}},
+     r"gptneox\.attention\.key_length = 32: 4 heads of it are not embedding_length 64"),
+    ("gpt-neox", "gptneox", {"meta": {"gptneox.attention.layer_norm_epsilon": None}},
+     r"missing metadata gptneox\.attention\.layer_norm_epsilon \(llama\.cpp's gptneox needs it\)"),
+    ("gpt-neox", "gptneox", {"meta": {"gptneox.use_parallel_residual": None}},
+     r"missing metadata gptneox\.use_parallel_residual \(llama\.cpp's gptneox needs it\)"),
+    ("gpt-neox", "gptneox", {"meta": {"gptneox.use_parallel_residual": "yes"}},
+     r"gptneox\.use_parallel_residual = .* is not"),
+    ("gpt-neox", "gptneox", {"drop": ("output.weight",)}, r"missing tensor output\.weight \(llama\.cpp's gptneox needs"),
+    ("gpt-neox", "gptneox", {"drop": ("blk.1.attn_qkv.bias",)}, r"missing tensors: blk\.1\.attn_qkv\.bias$"),
+    ("gpt-neox", "gptneox", {"drop": ("output_norm.bias",)}, r"missing tensors: output_norm\.bias$"),
+    ("gpt-neox", "gptneox", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's gptneox loads no RoPE frequency factors"),
+    ("gpt-neox", "gptneox", {"meta": {"gptneox.rope.scaling.type": "yarn", "gptneox.rope.scaling.factor": 4.0}},
+     r"gptneox\.rope\.scaling\.type = 'yarn': llama\.cpp's converter writes gptneox files with linear scaling or"),
+    ("gpt-neox", "gptneox", {"meta": {"gptneox.rope.dimension_count": gw.Val(gw.UINT32, 5)}},
+     r"partial rotary embeddings \(rope\.dimension_count 5 of head_dim 16\) are not supported \(an even number"),
+    ("gpt-neox", "gptneox", {"extra_tensors": [("blk.0.attn_q.weight", gw.F32, (64, 64), gw.quant_f32(np.zeros((64, 64))))]},
+     r"tensors a gptneox model does not have: blk\.0\.attn_q\.weight"),
+    ("gpt-neox", "gptneox", {"extra_tensors": [("blk.0.ffn_gate.weight", gw.F32, (96, 64), gw.quant_f32(np.zeros((96, 64))))]},
+     r"tensors a gptneox model does not have: blk\.0\.ffn_gate\.weight"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
     """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
-    nemotron computes otherwise than
+    nemotron / gptneox computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

@@ -71,6 +71,8 @@ LOGIT_CASES = {
     "exaone4-64": ("family", "exaone4-64", "exaone4"),  # (the exaone4 case's 2 blocks repeated: llama.cpp's window needs 64)
     "apertus": ("family", "apertus", "apertus"),
     "nemotron": ("family", "nemotron", "nemotron"),
+    "gpt-neox": ("family", "gpt-neox", "gptneox"),  # (the parallel block)
+    "gpt-neox-sequential": ("family", "gpt-neox-sequential", "gptneox"),  # (zero q/k/v/o biases: llama.cpp needs them)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]

@@ -155,6 +155,9 @@ public:
         if (t.permuted_heads)
             fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_permuted_heads is for a Q or K projection only",
                  t.name.c_str(), ck_.file_of(t).c_str());
+        if (t.qkv_heads)
+            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads is for GPT-NeoX's query_key_value only",
+                 t.name.c_str(), ck_.file_of(t).c_str());
     }
 
     // Tensor data with its dtype's alignment (a copy when the file's offset is unaligned).
@@ -671,6 +674,16 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         if (F.fused_qkv && F.conv1d_weights) {  // (GPT-2's c_attn: q|k|v columns)
             w.qkv = one("qkv", T_Q);
             ld.progress(int64_t(t(T_Q).nbytes));
+        } else if (F.fused_qkv && F.qkv_grouped && t(T_Q).qkv_heads) {  // (GPT-NeoX from a GGUF) q|k|v rows already
+            const TensorView& x = t(T_Q);
+            if (x.qkv_heads != cfg.num_heads || cfg.num_kv_heads != cfg.num_heads)
+                fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads %lld is not the model's %lld heads",
+                     x.name.c_str(), ck->file_of(x).c_str(), (long long)x.qkv_heads, (long long)cfg.num_heads);
+            TensorView v = x;
+            v.qkv_heads = 0;
+            w.qkv = cached(ln + "qkv", v.shape[0], v.shape[1], ld.format_of({&v}, fmt), ld.block_of({&v}, fmt, blk),
+                           [&] { return ld.pack_tensor(v, fmt, blk); });
+            ld.progress(int64_t(x.nbytes));
         } else if (F.fused_qkv && F.qkv_grouped) {  // (GPT-NeoX) rows put in q|k|v order first
             const TensorView& x = t(T_Q);
             ld.not_permuted(x);

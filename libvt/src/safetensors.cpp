@@ -432,6 +432,16 @@ void SafeTensorsFile::parse_header(const json::Value& hdr, const uint8_t* base, 
                      p, n, t.shape_str().c_str());
             t.permuted_heads = ph->i;
         }
+        if (const json::Value* qh = e.find("pyvt_qkv_heads")) {
+            const std::string suffix = "attention.query_key_value.weight";
+            if (!refs || qh->type != json::Type::Int || qh->i <= 0 || t.shape.size() != 2 ||
+                t.shape[0] % (3 * qh->i) != 0 || name.size() < suffix.size() ||
+                name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: \"pyvt_qkv_heads\" must be a positive number of heads "
+                     "dividing its %s rows into q | k | v, on a query_key_value weight of a references file",
+                     p, n, t.shape_str().c_str());
+            t.qkv_heads = qh->i;
+        }
         tensors_.push_back(std::move(t));
     }
 

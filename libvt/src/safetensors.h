@@ -72,6 +72,10 @@ struct TensorView {
     // a family whose RoPE rotates pairs (2j, 2j + 1), GLM's first half); the rest are in order.
     // 0: the whole head.
     int64_t permuted_rotary = 0;
+    // A references file's GPT-NeoX query_key_value weight as llama.cpp's converter stores it:
+    // q | k | v blocks of this many heads, not GPT-NeoX's per-head [q, k, v] groups (the loader
+    // packs it as it is instead of regrouping it). 0: GPT-NeoX's own order.
+    int64_t qkv_heads = 0;
 
     int64_t numel() const;
     std::string shape_str() const;  // "[2048, 64]"
