@@ -192,6 +192,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "gpt-bigcode": ("GPTBigCodeConfig", dict(n_inner=96)),
     "gpt-bigcode-mha-unscaled": ("GPTBigCodeConfig", dict(n_inner=96, multi_query=False, scale_attn_weights=False,
                                                           tie_word_embeddings=False)),
+    # GPT-J: Phi's parallel block without attention biases, RoPE over pairs (2i, 2i + 1) of the
+    # first rotary_dim dims (8 of 16; and every dim), lm_head's bias, untied.
+    "gptj": ("GPTJConfig", dict(n_inner=96, rotary_dim=8)),
+    "gptj-full-rotary": ("GPTJConfig", dict(rotary_dim=16)),
     "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -268,6 +272,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "gpt-neox": ("GPTNeoX", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block-two-norms", "gelu-exact-mlp",
                               "fused-qkv", "rotary-dim 4"]),
     "gpt-neox-sequential": ("GPTNeoX", ["mlp-bias", "layer-norm", "fused-qkv", "rotary-dim 8"]),
+    "gptj": ("GPTJ", ["mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "interleaved-rope", "rotary-dim 8"]),
+    "gptj-full-rotary": ("GPTJ", ["mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "interleaved-rope"]),
     "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
     "gpt-bigcode": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "multi-query",
                                    "fused-qkv"]),
@@ -309,12 +315,16 @@ GPT2_NAMES = {"n_embd": "hidden_size", "n_inner": "intermediate_size", "n_layer"
 def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
     """A config.json with GPT-2's field names (n_embd, ...) under the usual ones, and the KV heads
     its family computes with (GPT-NeoX, GPT-2: one per query head; GPTBigCode: multi_query)."""
-    if cfg["model_type"] not in ("gpt2", "gpt_bigcode", "gpt_neox"):
+    if cfg["model_type"] not in ("gpt2", "gpt_bigcode", "gpt_neox", "gptj"):
         return cfg
     out = dict(cfg)
     for a, b in GPT2_NAMES.items():
         if a in cfg:
             out[b] = cfg[a]
+    if cfg["model_type"] != "gpt_neox":  # (n_inner null: 4 · n_embd)
+        out["intermediate_size"] = cfg.get("n_inner") or 4 * out["hidden_size"]
+    if cfg["model_type"] == "gptj":  # (the rotated dims of each head)
+        out["partial_rotary_factor"] = cfg["rotary_dim"] / (out["hidden_size"] // out["num_attention_heads"])
     mq = cfg["model_type"] == "gpt_bigcode" and cfg.get("multi_query", True)
     out["num_key_value_heads"] = 1 if mq else out["num_attention_heads"]
     return out
@@ -339,7 +349,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode")
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -379,7 +389,7 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     out: dict[str, np.ndarray] = {}
     if cfg["model_type"] == "gpt_oss":  # stacked (and transposed) as the Hub's dequantized files hold them
         return dict(w)
-    if cfg["model_type"] in ("gpt2", "gpt_bigcode"):  # (the causal-mask buffers are not saved)
+    if cfg["model_type"] in ("gpt2", "gpt_bigcode", "gptj"):  # (the causal-mask buffers are not saved)
         return {k: v for k, v in w.items() if not k.endswith((".attn.bias", ".attn.masked_bias"))}
     if cfg["model_type"] == "gpt_neox":  # (transformers >= 5 holds embed_out as lm_head, saves it as embed_out)
         return {("embed_out.weight" if k == "lm_head.weight" else k): v for k, v in w.items()}
@@ -420,13 +430,13 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
                 qk_after_rope=cfg["model_type"] == "hunyuan_v1_dense",
-                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4", "cohere", "cohere2"),
+                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4", local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] == "olmoe",
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
-                phi=cfg["model_type"] == "phi",
+                phi=cfg["model_type"] in ("phi", "gptj"),
                 layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode"),
                 gelu_exact=cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox",
                 learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode"),
@@ -501,6 +511,15 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         out[name] = x
     cfg = std_fields(cfg)
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if cfg["model_type"] == "gptj":  # under Phi's names
+        ren = {"transformer.wte.": "model.embed_tokens.", "transformer.ln_f.": "model.final_layernorm.",
+               "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.", ".attn.out_proj.": ".self_attn.dense.",
+               ".attn.": ".self_attn.", ".mlp.fc_in.": ".mlp.fc1.", ".mlp.fc_out.": ".mlp.fc2."}
+        for name in list(out):
+            x = out.pop(name)
+            for a, b in ren.items():
+                name = name.replace(a, b)
+            out[name] = x
     if cfg["model_type"] in ("gpt2", "gpt_bigcode"):  # under Starcoder2's names, Conv1D weights transposed
         ren = {"transformer.wte.": "model.embed_tokens.", "transformer.wpe.": "model.pos_embed.",
                "transformer.ln_f.": "model.norm.", "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.",

@@ -416,7 +416,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "PhiForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, GPT2LMHeadModel, GPTBigCodeForCausalLM, "
+            "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, GPT2LMHeadModel, GPTBigCodeForCausalLM, "
             "Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
@@ -1146,6 +1146,10 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("gpt2", {"n_inner": 128}, "transformer.h.0.mlp.c_fc.weight is [64, 96], expected [64, 128]"),
     ("gpt-bigcode", {"multi_query": False}, "transformer.h.0.attn.c_attn.weight is [96, 64], expected [192, 64]"),
     ("gpt-bigcode", {"activation_function": "relu"}, 'hidden_act "relu" is not supported for GPTBigCode'),
+    ("gptj", {"rotary_dim": None}, "rotary_dim null is not supported for GPTJ"),
+    ("gptj", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
+    ("gptj", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
+    ("gptj", {"n_inner": None}, "transformer.h.0.mlp.fc_in.weight is [96, 64], expected [256, 64]"),
 ])
 def test_gpt2_lineage_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
     cfg = copy_case(from_golden, name, tmp_path)

@@ -284,13 +284,13 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                           (F.attn_bias == ModelFamily::CONFIG_USE_BIAS_OFF && c.use_bias == 1);
     // (GPT-NeoX: attention_bias true when left out)
     const bool attention_bias = c.attention_bias_field == 1 || (c.attention_bias_field < 0 && F.bias_by_default);
-    c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS ||
+    c.qkv_bias = F.attn_bias == ModelFamily::QKV_BIAS || F.attn_bias == ModelFamily::ALL_BIAS ||
                  (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                  (F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && c.use_qkv_bias == 1) ||
                  (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS &&
                   attention_bias) ||
                  use_bias;
-    c.o_bias = (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
+    c.o_bias = F.attn_bias == ModelFamily::ALL_BIAS || (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && c.attention_out_bias == 1) || use_bias;
     c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias || F.mlp_bias_always;
     c.qk_norm = F.qk_norm;
@@ -315,8 +315,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             fail(VT_STATUS_UNSUPPORTED, "%s: use_qk_norm true is not supported for %s (a LayerNorm of q and k with "
                  "weights per head)", c.path.c_str(), F.name);
     }
-    if (F.phi) {  // biases on every linear, lm_head's too
-        c.qkv_bias = c.o_bias = c.mlp_bias = true;
+    if (F.phi) {  // biases on the MLP's linears and lm_head (Phi's attention: ALL_BIAS)
+        c.mlp_bias = true;
         c.lm_head_bias = bias_of(F.lm_head);
     }
     if (F.gemma_block()) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
@@ -657,9 +657,9 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
         else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
     }
-    // GPT-2 lineage: n_inner, else 4 · hidden_size (GPT2Config / GPTBigCodeConfig have no
+    // GPT-2 lineage, GPT-J: n_inner, else 4 · hidden_size (their config classes have no
     // intermediate_size: one in config.json is not theirs)
-    if (F.pos_embed && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
+    if (n_inner_width(F) && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
     if (c.intermediate_size < 0)
         c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, F.conv1d_weights ? 1 : 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
@@ -767,6 +767,17 @@ void resolve_rope(LlamaConfig& c) {
             fail(VT_STATUS_FORMAT_ERROR, "%s: partial_rotary_factor %g gives %lld rotary dims of head_dim %lld "
                  "(an even number >= 2 is needed)", where.c_str(), c.partial_rotary_factor, (long long)c.rotary_dim,
                  (long long)c.head_dim);
+    }
+    if (c.family && c.family->rotary_dim_field) {  // GPT-J: rotary_dim itself (GPTJConfig's default 64)
+        const std::string where = c.from_file ? c.path : "config.json";
+        if (c.rotary_dim_field == 0)
+            fail(VT_STATUS_UNSUPPORTED, "%s: rotary_dim null is not supported for %s (transformers then rotates by "
+                 "hidden_size dims, which fits one head only)", where.c_str(), c.family->name);
+        const int64_t rd = c.rotary_dim_field > 0 ? c.rotary_dim_field : 64;
+        if (rd % 2 || rd > c.head_dim)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: rotary_dim %lld does not fit head_dim %lld (an even number of dims up to "
+                 "head_dim is needed)", where.c_str(), (long long)rd, (long long)c.head_dim);
+        c.rotary_dim = rd;
     }
     RopeScaling& r = c.rope;
     if (r.kind != RopeScaling::YARN && r.kind != RopeScaling::LONGROPE) return;
@@ -916,6 +927,8 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.num_heads < 0) c.num_heads = r.integer(root, "n_head", 1, 65536);
         if (c.max_position_embeddings < 0) c.max_position_embeddings = r.integer(root, "n_positions", 1, int64_t(1) << 40);
         c.n_inner = r.integer(root, "n_inner", 1, kMaxDim);
+        c.rotary_dim_field = r.integer(root, "rotary_dim", 1, 65536);  // (GPT-J)
+        if (const json::Value* rd = root.find("rotary_dim"); rd && rd->is_null()) c.rotary_dim_field = 0;
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "layer_norm_epsilon");
         if (c.hidden_act.empty()) c.hidden_act = r.string(root, "activation_function");
         c.multi_query = r.boolean(root, "multi_query");

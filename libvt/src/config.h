@@ -83,6 +83,7 @@ struct LlamaConfig {
     int use_parallel_residual = -1;        // GPT-NeoX (StableLM: true refused)
     int multi_query = -1;                  // GPTBigCode (-1: absent = true)
     int64_t n_inner = -1;                  // GPT-2 lineage's MLP width (-1: absent or null = 4 · hidden)
+    int64_t rotary_dim_field = -1;         // GPT-J's rotary_dim (-1: absent, 0: null)
     int scale_attn_weights = -1;           // GPT-2 lineage (false: scores unscaled)
     int scale_attn_by_inverse_layer_idx = -1;  // GPT-2 (true: refused)
     int add_cross_attention = -1;          // GPT-2 lineage (true: refused)

@@ -78,7 +78,8 @@ struct ModelFamily {
     // attention_out_bias is (Seed-OSS; GLM and Helium have no o bias, so no such field).
     enum AttnBias {
         NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS, CONFIG_QKV_BIAS, CONFIG_USE_BIAS, CONFIG_USE_BIAS_OFF,
-        CONFIG_QKV_OUT_BIAS
+        CONFIG_QKV_OUT_BIAS,
+        ALL_BIAS  // q/k/v/o always (Phi)
     } attn_bias;
     bool config_mlp_bias;  // gate/up/down biases when config.json's mlp_bias is true (Llama)
     bool qk_norm;          // per-head RMSNorm (weights [head_dim]) on q and k before RoPE (Qwen3)
@@ -159,10 +160,10 @@ struct ModelFamily {
     // the clamped SwiGLU: (clamp(up, ±limit) + 1) · g · sigmoid(alpha · g), g = min(gate, limit)
     // (config.json's swiglu_limit, swiglu_alpha).
     bool gpt_oss;
-    // Phi-1 / 1.5 / 2: one LayerNorm (with bias) before a parallel block, x + attn(h) + mlp(h),
-    // h = LN(x); the MLP fc2(act(fc1 · h)) (T_GATE = fc1, T_DOWN = fc2, no up; biases
-    // T_GATE_BIAS, T_DOWN_BIAS), the attention's q/k/v and dense (o) biases; the final norm's
-    // bias (final_norm with ".weight" -> ".bias") and lm_head's (likewise).
+    // Phi-1 / 1.5 / 2, GPT-J: one LayerNorm (with bias) before a parallel block, x + attn(h) +
+    // mlp(h), h = LN(x); the MLP fc2(act(fc1 · h)) (T_GATE = fc1, T_DOWN = fc2, no up; biases
+    // T_GATE_BIAS, T_DOWN_BIAS); the final norm's bias (final_norm with ".weight" -> ".bias")
+    // and lm_head's (likewise). (The attention's biases: attn_bias — Phi's ALL_BIAS, GPT-J's none.)
     bool phi;
     // partial_rotary_factor when config.json leaves it out (0: 1, every dim rotates; Phi 0.5,
     // StableLM 0.25, as their config classes).
@@ -229,6 +230,9 @@ struct ModelFamily {
     // GPT-NeoX, GPT-2: config.json's num_key_value_heads is not read (their config classes have
     // none): one KV head per query head, as transformers computes.
     bool kv_heads_are_heads;
+    // GPT-J: config.json's rotary_dim (the rotated dims of each head, 64 when left out) instead
+    // of a partial_rotary_factor.
+    bool rotary_dim_field;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
@@ -247,6 +251,10 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 // Whether the family's MLP is act(gate) alone, not act(gate) · up (Phi's fc1, Starcoder2's c_fc,
 // Arcee's up_proj).
 inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] && !f.fused_gate_up && !f.router; }
+
+// GPT2Config, GPTBigCodeConfig, GPTJConfig: the MLP's width is n_inner (null: 4 · n_embd); an
+// intermediate_size in config.json is not theirs.
+inline bool n_inner_width(const ModelFamily& f) { return f.pos_embed || f.rotary_dim_field; }
 
 // The family a config declares (architectures / model_type; a config that says nothing is
 // taken as Llama), or nullptr when no row of the table matches.
