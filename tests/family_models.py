@@ -196,6 +196,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # first rotary_dim dims (8 of 16; and every dim), lm_head's bias, untied.
     "gptj": ("GPTJConfig", dict(n_inner=96, rotary_dim=8)),
     "gptj-full-rotary": ("GPTJConfig", dict(rotary_dim=16)),
+    # OPT: learned positions (rows pos + 2), the pre-norm LayerNorm block, an ungated ReLU MLP,
+    # biases (enable_bias), tied; and without biases, untied. (ffn_dim: its MLP width.)
+    "opt": ("OPTConfig", dict(ffn_dim=96)),
+    "opt-nobias-untied": ("OPTConfig", dict(ffn_dim=96, enable_bias=False, tie_word_embeddings=False)),
     "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -274,6 +278,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "gpt-neox-sequential": ("GPTNeoX", ["mlp-bias", "layer-norm", "fused-qkv", "rotary-dim 8"]),
     "gptj": ("GPTJ", ["mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "interleaved-rope", "rotary-dim 8"]),
     "gptj-full-rotary": ("GPTJ", ["mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "interleaved-rope"]),
+    "opt": ("OPT", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "relu-mlp"]),
+    "opt-nobias-untied": ("OPT", ["layer-norm", "learned-positions", "relu-mlp"]),
     "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
     "gpt-bigcode": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "multi-query",
                                    "fused-qkv"]),
@@ -315,6 +321,9 @@ GPT2_NAMES = {"n_embd": "hidden_size", "n_inner": "intermediate_size", "n_layer"
 def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
     """A config.json with GPT-2's field names (n_embd, ...) under the usual ones, and the KV heads
     its family computes with (GPT-NeoX, GPT-2: one per query head; GPTBigCode: multi_query)."""
+    if cfg["model_type"] == "opt":  # (its LayerNorms' eps: PyTorch's default)
+        return dict(cfg, intermediate_size=cfg["ffn_dim"], num_key_value_heads=cfg["num_attention_heads"],
+                    layer_norm_eps=1e-5)
     if cfg["model_type"] not in ("gpt2", "gpt_bigcode", "gpt_neox", "gptj"):
         return cfg
     out = dict(cfg)
@@ -349,7 +358,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj")
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -437,9 +446,11 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
-                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode"),
+                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
+                                                 "opt"),
                 gelu_exact=cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox",
-                learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode"),
+                learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode", "opt"),
+                relu=cfg["model_type"] == "opt",
                 attn_scale=1.0 if cfg.get("scale_attn_weights") is False else None,
                 parallel_norms=cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
 
@@ -511,6 +522,19 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         out[name] = x
     cfg = std_fields(cfg)
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if cfg["model_type"] == "opt":  # under Arcee's names (an ungated up / down), positions from row 2
+        ren = {"model.decoder.embed_tokens.": "model.embed_tokens.", "model.decoder.final_layer_norm.": "model.norm.",
+               "model.decoder.layers.": "model.layers.", ".self_attn_layer_norm.": ".input_layernorm.",
+               ".final_layer_norm.": ".post_attention_layernorm.", ".self_attn.out_proj.": ".self_attn.o_proj.",
+               ".fc1.": ".mlp.up_proj.", ".fc2.": ".mlp.down_proj."}
+        for name in list(out):
+            x = out.pop(name)
+            if name == "model.decoder.embed_positions.weight":
+                out["model.pos_embed.weight"] = x[2:]
+                continue
+            for a, b in ren.items():
+                name = name.replace(a, b)
+            out[name] = x
     if cfg["model_type"] == "gptj":  # under Phi's names
         ren = {"transformer.wte.": "model.embed_tokens.", "transformer.ln_f.": "model.final_layernorm.",
                "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.", ".attn.out_proj.": ".self_attn.dense.",
@@ -610,9 +634,10 @@ def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float =
             a = 0.3 * rng.standard_normal(shape)
         elif name.endswith("norm.weight"):
             a = norm_center + 0.2 * rng.standard_normal(shape)
-        elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight", "transformer.wte.weight"):
+        elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight", "transformer.wte.weight",
+                      "model.decoder.embed_tokens.weight"):
             a = rng.standard_normal(shape)
-        elif name == "transformer.wpe.weight":  # (learned positions: smaller than the tokens')
+        elif name in ("transformer.wpe.weight", "model.decoder.embed_positions.weight"):  # (smaller than the tokens')
             a = 0.5 * rng.standard_normal(shape)
         elif name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):  # (GPT-2's norms)
             a = norm_center + 0.2 * rng.standard_normal(shape)

@@ -323,7 +323,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      local_rope: dict[str, Any] | None = None, cohere: float | None = None,
                      qk_after_rope: bool = False, gelu_exact: bool = False,
                      parallel_norms: bool = False, learned_positions: bool = False,
-                     attn_scale: float | None = None) -> np.ndarray:
+                     attn_scale: float | None = None, relu: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -388,7 +388,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `learned_positions` (GPT2LMHeadModel, GPTBigCodeForCausalLM): `model.pos_embed.weight`'s row
     of each position added to the embeddings, no RoPE in any layer. `attn_scale`: the scores'
-    scale instead of 1/sqrt(head_dim) (GPTBigCode's scale_attn_weights false: 1).
+    scale instead of 1/sqrt(head_dim) (GPTBigCode's scale_attn_weights false: 1). `relu` (OPT):
+    the ungated MLP's activation ReLU instead of Arcee's relu².
 
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
@@ -554,8 +555,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             act = np.where(u > 0, ap * u * u + beta * u, (np.expm1(np.minimum(u, eps)) - u) * an + beta * u)
             x = x + lin(act, p + "mlp.down_proj")
             continue
-        if p + "mlp.gate_proj.weight" not in W:  # Arcee: down(relu(up h)²)
-            x = x + lin(np.maximum(lin(h, p + "mlp.up_proj"), 0.0) ** 2, p + "mlp.down_proj")
+        if p + "mlp.gate_proj.weight" not in W:  # Arcee: down(relu(up h)²); OPT (`relu`): down(relu(up h))
+            r = np.maximum(lin(h, p + "mlp.up_proj"), 0.0)
+            x = x + lin(r if relu else r ** 2, p + "mlp.down_proj")
             continue
         g = lin(h, p + "mlp.gate_proj")
         u = lin(h, p + "mlp.up_proj")

@@ -416,8 +416,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, GPT2LMHeadModel, GPTBigCodeForCausalLM, "
-            "Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, OPTForCausalLM, GPT2LMHeadModel, "
+            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
@@ -1150,12 +1150,32 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("gptj", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("gptj", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
     ("gptj", {"n_inner": None}, "transformer.h.0.mlp.fc_in.weight is [96, 64], expected [256, 64]"),
+    ("opt", {"do_layer_norm_before": False}, "do_layer_norm_before false is not supported for OPT (opt-350m's post-norm"),
+    ("opt", {"_remove_final_layer_norm": True}, "_remove_final_layer_norm true is not supported for OPT"),
+    ("opt", {"layer_norm_elementwise_affine": False}, "layer_norm_elementwise_affine false is not supported for OPT"),
+    ("opt", {"word_embed_proj_dim": 32}, "word_embed_proj_dim 32 is not supported for OPT"),
+    ("opt", {"max_position_embeddings": 128}, "model.decoder.embed_positions.weight is [258, 64], expected [130, 64]"),
+    ("opt", {"enable_bias": False}, "unexpected 12 tensors: model.decoder.layers.{0..1}.fc1.bias"),
+    ("opt", {"enable_bias": False}, "(config.json's enable_bias is false)"),
 ])
 def test_gpt2_lineage_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
     cfg = copy_case(from_golden, name, tmp_path)
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
     msg = refused(tmp_path)
     assert words in msg and "\n" not in msg
+
+
+def test_opt_as_the_hubs_files_hold_it(from_golden, golden, tmp_path):
+    """facebook/opt-*'s files name the decoder without "model." (decoder.embed_tokens.weight,
+    decoder.layers.0...): the same logits as the case, whose positions read rows pos + 2."""
+    cfg = copy_case(from_golden, "opt", tmp_path)
+    _, w = from_golden("opt")
+    ck = {k[len("model."):]: v for k, v in F.to_checkpoint(w, cfg).items()}
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "F32")
+    seq = golden["cases"]["opt"]["sequence"][:16]
+    with load(from_golden("opt")[0], weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        np.testing.assert_array_equal(b.logits(seq), a.logits(seq))
+        assert b.info["max_seq_len"] == 256
 
 
 def test_learned_positions_bound_the_context(from_golden):

@@ -386,6 +386,21 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             fail(VT_STATUS_UNSUPPORTED, "%s: scale_attn_by_inverse_layer_idx true is not supported for %s (scores "
                  "divided by the layer index + 1)", c.path.c_str(), F.name);
     }
+    if (F.pos_embed_offset) {  // OPT: what opt-350m's and others' blocks compute otherwise
+        if (c.do_layer_norm_before == 0)
+            fail(VT_STATUS_UNSUPPORTED, "%s: do_layer_norm_before false is not supported for %s (opt-350m's post-norm "
+                 "block)", c.path.c_str(), F.name);
+        if (c.remove_final_layer_norm == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: _remove_final_layer_norm true is not supported for %s (no final norm)",
+                 c.path.c_str(), F.name);
+        if (c.layer_norm_elementwise_affine == 0)
+            fail(VT_STATUS_UNSUPPORTED, "%s: layer_norm_elementwise_affine false is not supported for %s (LayerNorms "
+                 "without weights)", c.path.c_str(), F.name);
+        if (c.word_embed_proj_dim > 0 && c.word_embed_proj_dim != c.hidden_size)
+            fail(VT_STATUS_UNSUPPORTED, "%s: word_embed_proj_dim %lld is not supported for %s (embeddings of another "
+                 "width projected in and out; hidden_size %lld)", c.path.c_str(), (long long)c.word_embed_proj_dim,
+                 F.name, (long long)c.hidden_size);
+    }
     if (c.add_cross_attention == 1)
         fail(VT_STATUS_UNSUPPORTED, "%s: add_cross_attention true is not supported (a decoder attending to an "
              "encoder's states)", c.path.c_str());
@@ -493,8 +508,10 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (ungated && is_gelu(F.activation) && is_gelu(act)) {
         c.ungated_act = act == "gelu" ? LlamaConfig::ACT_GELU : LlamaConfig::ACT_GELU_TANH;
     } else if (act == F.activation) {
-        c.ungated_act = act == "relu2" ? LlamaConfig::ACT_RELU2 : act == "xielu" ? LlamaConfig::ACT_XIELU
-                                                                                 : LlamaConfig::ACT_GELU_TANH;
+        c.ungated_act = act == "relu2"   ? LlamaConfig::ACT_RELU2
+                        : act == "xielu" ? LlamaConfig::ACT_XIELU
+                        : act == "relu"  ? LlamaConfig::ACT_RELU
+                                         : LlamaConfig::ACT_GELU_TANH;
     }
     if (!c.hidden_act.empty() && c.hidden_act != F.activation && !(ungated && is_gelu(F.activation) && is_gelu(act)))
         fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s)",
@@ -606,7 +623,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_BIAS && !c.qkv_bias)
             msg += " (config.json's use_qkv_bias is not true)";
         if ((attn_bias || mlp_bias) && F.attn_bias == ModelFamily::CONFIG_USE_BIAS && !c.qkv_bias)
-            msg += " (config.json's use_bias is false)";
+            msg += " (config.json's " + c.use_bias_name + " is false)";
         if ((attn_bias || mlp_bias) && F.attn_bias == ModelFamily::CONFIG_USE_BIAS_OFF && !c.qkv_bias)
             msg += " (config.json's use_bias is not true)";
         if (attn_bias && F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && !c.qkv_bias)
@@ -709,7 +726,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (!c.final_norm_bias.empty()) want(c.final_norm_bias, {H});
     if (!c.lm_head_bias.empty()) want(c.lm_head_bias, {V});
     if (!tied) want(F.lm_head, {V, H});
-    if (F.pos_embed) want(F.pos_embed, {c.max_position_embeddings, H});
+    if (F.pos_embed) want(F.pos_embed, {c.max_position_embeddings + F.pos_embed_offset, H});
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
@@ -928,6 +945,13 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.max_position_embeddings < 0) c.max_position_embeddings = r.integer(root, "n_positions", 1, int64_t(1) << 40);
         c.n_inner = r.integer(root, "n_inner", 1, kMaxDim);
         c.rotary_dim_field = r.integer(root, "rotary_dim", 1, 65536);  // (GPT-J)
+        // OPT's names (ffn_dim, enable_bias) and the fields of its variants
+        if (c.intermediate_size < 0) c.intermediate_size = r.integer(root, "ffn_dim", 1, kMaxDim);
+        if (c.use_bias < 0 && (c.use_bias = r.boolean(root, "enable_bias")) >= 0) c.use_bias_name = "enable_bias";
+        c.do_layer_norm_before = r.boolean(root, "do_layer_norm_before");
+        c.remove_final_layer_norm = r.boolean(root, "_remove_final_layer_norm");
+        c.layer_norm_elementwise_affine = r.boolean(root, "layer_norm_elementwise_affine");
+        c.word_embed_proj_dim = r.integer(root, "word_embed_proj_dim", 1, kMaxDim);
         if (const json::Value* rd = root.find("rotary_dim"); rd && rd->is_null()) c.rotary_dim_field = 0;
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "layer_norm_epsilon");
         if (c.hidden_act.empty()) c.hidden_act = r.string(root, "activation_function");

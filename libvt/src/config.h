@@ -80,10 +80,14 @@ struct LlamaConfig {
     int qk_layernorm = -1;                 // Phi, StableLM (true: refused)
     int use_qkv_bias = -1;                 // StableLM
     int use_bias = -1;                     // Starcoder2 (-1: absent = true)
+    std::string use_bias_name = "use_bias";  // its field (OPT: enable_bias)
     int use_parallel_residual = -1;        // GPT-NeoX (StableLM: true refused)
     int multi_query = -1;                  // GPTBigCode (-1: absent = true)
     int64_t n_inner = -1;                  // GPT-2 lineage's MLP width (-1: absent or null = 4 · hidden)
     int64_t rotary_dim_field = -1;         // GPT-J's rotary_dim (-1: absent, 0: null)
+    // OPT (-1: absent): what its block computes otherwise than pyvt's (refused when so)
+    int do_layer_norm_before = -1, remove_final_layer_norm = -1, layer_norm_elementwise_affine = -1;
+    int64_t word_embed_proj_dim = -1;
     int scale_attn_weights = -1;           // GPT-2 lineage (false: scores unscaled)
     int scale_attn_by_inverse_layer_idx = -1;  // GPT-2 (true: refused)
     int add_cross_attention = -1;          // GPT-2 lineage (true: refused)
@@ -136,8 +140,8 @@ struct LlamaConfig {
     int use_qk_norm = -1;           // Cohere (true: refused)
     // The ungated MLP's activation (family.h, ungated_mlp: Phi, Starcoder2, GPT-NeoX, Arcee,
     // Apertus, Nemotron), resolved from hidden_act: GELU with tanh (gelu_new, gelu_fast,
-    // gelu_pytorch_tanh), exact GELU (gelu: erf), relu², xIELU.
-    enum UngatedAct { ACT_GELU_TANH, ACT_GELU, ACT_RELU2, ACT_XIELU } ungated_act = ACT_GELU_TANH;
+    // gelu_pytorch_tanh), exact GELU (gelu: erf), relu², xIELU, ReLU (OPT).
+    enum UngatedAct { ACT_GELU_TANH, ACT_GELU, ACT_RELU2, ACT_XIELU, ACT_RELU } ungated_act = ACT_GELU_TANH;
     // GPT-NeoX with use_parallel_residual: the parallel block with two norms, x + attn(LN1(x)) +
     // mlp(LN2(x)) (LN2: the layer's mlp_norm, applied to the block's input).
     bool parallel_two_norms = false;

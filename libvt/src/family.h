@@ -233,6 +233,9 @@ struct ModelFamily {
     // GPT-J: config.json's rotary_dim (the rotated dims of each head, 64 when left out) instead
     // of a partial_rotary_factor.
     bool rotary_dim_field;
+    // OPT: the learned positions' table starts this many rows before position 0 (its rows
+    // pos + 2; the table has max_position_embeddings + 2 rows).
+    int64_t pos_embed_offset;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
@@ -254,7 +257,7 @@ inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] &&
 
 // GPT2Config, GPTBigCodeConfig, GPTJConfig: the MLP's width is n_inner (null: 4 · n_embd); an
 // intermediate_size in config.json is not theirs.
-inline bool n_inner_width(const ModelFamily& f) { return f.pos_embed || f.rotary_dim_field; }
+inline bool n_inner_width(const ModelFamily& f) { return (f.pos_embed && !f.pos_embed_offset) || f.rotary_dim_field; }
 
 // The family a config declares (architectures / model_type; a config that says nothing is
 // taken as Llama), or nullptr when no row of the table matches.

@@ -625,7 +625,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         for (int64_t i = b; i < e; ++i) {
             M.embed_row(tokens[i], x + i * H);
             if (!M.pos_embed.empty()) {  // (GPT-2 lineage: + the learned position's row)
-                const float* pe = M.pos_embed.data() + p.pos(i) * H;
+                const float* pe = M.pos_embed.data() + (p.pos(i) + c.family->pos_embed_offset) * H;
                 for (int64_t h = 0; h < H; ++h) x[i * H + h] += pe[h];
             }
             if (c.embed_scale > 0)
@@ -727,6 +727,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                             const float v = r[k];
                             r[k] = v > 0.0f ? ap * v * v + be * v : (std::expm1(std::min(v, ep)) - v) * an + be * v;
                         }
+                    } else if (c.ungated_act == LlamaConfig::ACT_RELU) {  // OPT
+                        for (int64_t k = 0; k < I; ++k) r[k] = std::max(r[k], 0.0f);
                     } else if (c.ungated_act == LlamaConfig::ACT_GELU) {  // exact: 0.5·x·(1 + erf(x / √2))
                         for (int64_t k = 0; k < I; ++k) r[k] = 0.5f * r[k] * (1.0f + std::erf(r[k] * 0.70710678118654752f));
                     } else {
