@@ -2,7 +2,7 @@
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
 `command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
-(GPT-NeoX, Pythia), `qwen2moe`,
+(GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -49,7 +49,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   Hugging Face's `qkv_proj` and `gate_up_proj` as they are; GPT-NeoX's `attn_qkv`, which
   llama.cpp's converter reorders from per-head [q, k, v] groups into q | k | v, gets its
   per-head rows back (`qkv_per_head`; a references file marks the GGUF's rows with
-  pyvt_qkv_heads instead, which libvt honours).
+  pyvt_qkv_heads instead, which libvt honours; so does GPTBigCode's multi-head `c_attn`).
+  GPT-2's Conv1D weights, which llama.cpp's converter transposes to [out, in], are written
+  as Conv1D's [in, out] again when they are floats; GGML blocks (rows along the input) stay
+  [out, in], written or referenced with the marker pyvt_out_in, which libvt honours.
 * A mixture-of-experts block stacks its experts ([experts, rows, cols] `ffn_*_exps`); Hugging
   Face checkpoints hold one tensor per expert, written here one slice at a time (a Q8_0 /
   Q4_0 / Q4_1 expert keeps its blocks: each expert is whole rows of them). Qwen2-MoE's shared
@@ -129,12 +132,27 @@ _GPTNEOX_GLOBAL_NAMES = {
 }
 
 
+# GPT-2's and GPTBigCode's global tensors (the base model's transformer.*, the learned
+# positions wpe; lm_head when untied).
+_GPT2_GLOBAL_NAMES = {
+    "token_embd.weight": "transformer.wte.weight",
+    "position_embd.weight": "transformer.wpe.weight",
+    "output_norm.weight": "transformer.ln_f.weight",
+    "output_norm.bias": "transformer.ln_f.bias",
+    "output.weight": "lm_head.weight",
+}
+# The GGUF architectures of the GPT-2 lineage: learned positions (position_embd), no RoPE.
+_LEARNED_POS_ARCHS = ("gpt2", "starcoder")
+
+
 def _global_name(gguf_name: str, arch: str) -> str | None:
     """The Hugging Face name of a global (not per-block) GGUF tensor of `arch`, else None."""
     if arch == "phi2" and gguf_name in _PHI2_GLOBAL_NAMES:
         return _PHI2_GLOBAL_NAMES[gguf_name]
     if arch == "gptneox":
         return _GPTNEOX_GLOBAL_NAMES.get(gguf_name)
+    if arch in _LEARNED_POS_ARCHS:
+        return _GPT2_GLOBAL_NAMES.get(gguf_name)
     if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
@@ -142,7 +160,7 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox")
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder")
 _PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox")
 
 
@@ -335,6 +353,29 @@ _ARCHS["gptneox"] = _Arch(
            "attn_output.weight": "attention.dense.weight", "attn_output.bias": "attention.dense.bias",
            "ffn_up.weight": "mlp.dense_h_to_4h.weight", "ffn_up.bias": "mlp.dense_h_to_4h.bias",
            "ffn_down.weight": "mlp.dense_4h_to_h.weight", "ffn_down.bias": "mlp.dense_4h_to_h.bias"})
+# GPT-2 (llama.cpp's GPT2Model) and GPTBigCode (StarCoder 1, SantaCoder; its StarCoderModel):
+# LayerNorms with biases (attn_norm, ffn_norm) before attention and the MLP, one after the
+# other, learned positions (position_embd, added to the embeddings; no RoPE), a fused attn_qkv
+# of q | k | v rows, biases on every linear (llama.cpp requires each), an ungated tanh-GELU MLP
+# (ffn_up, ffn_down), output optional (tied when absent). GPT-2's Conv1D weights are stored
+# [in, out] on the Hub and transposed to [out, in] by llama.cpp's converter: the folder gets
+# float ones back as Conv1D; GGML blocks (rows of the input dimension, which cannot be
+# transposed) are written or referenced as they are, marked pyvt_out_in, which libvt honours.
+# GPTBigCode's multi-head c_attn (one KV head per head) is per-head [q, k, v] groups, which the
+# GGUF holds as q | k | v: moved back per head as GPT-NeoX's (pyvt_qkv_heads in a references file).
+_GPT2_NAMES = {"attn_norm.weight": "ln_1.weight", "attn_norm.bias": "ln_1.bias",
+               "ffn_norm.weight": "ln_2.weight", "ffn_norm.bias": "ln_2.bias",
+               "attn_qkv.weight": "attn.c_attn.weight", "attn_qkv.bias": "attn.c_attn.bias",
+               "attn_output.weight": "attn.c_proj.weight", "attn_output.bias": "attn.c_proj.bias",
+               "ffn_up.weight": "mlp.c_fc.weight", "ffn_up.bias": "mlp.c_fc.bias",
+               "ffn_down.weight": "mlp.c_proj.weight", "ffn_down.bias": "mlp.c_proj.bias"}
+_GPT2_BIASES = ("attn_norm.bias", "ffn_norm.bias", "attn_qkv.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias")
+_ARCHS["gpt2"] = _Arch("GPT2LMHeadModel", "gpt2", False, _GPT2_BIASES, fused=True, gated=False,
+                       prefix="transformer.h.", names=_GPT2_NAMES)
+_ARCHS["starcoder"] = _Arch("GPTBigCodeForCausalLM", "gpt_bigcode", False, _GPT2_BIASES, fused=True, gated=False,
+                            prefix="transformer.h.", names=_GPT2_NAMES)
+# GPT-2's Conv1D weights (llama.cpp's names): [out, in] in the GGUF, [in, out] in the checkpoint.
+_CONV1D = (".attn_qkv.weight", ".attn_output.weight", ".ffn_up.weight", ".ffn_down.weight")
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
 # `olmo2` with a sliding window: OLMo 3 (llama.cpp's converter writes Olmo3ForCausalLM as olmo2).
 _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
@@ -529,7 +570,8 @@ _LOSSLESS = {GGMLType.F32: "F32", GGMLType.F16: "F16", GGMLType.BF16: "BF16"}
 
 
 def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
-    """Write a .safetensors file from an iterable of ``(name, st_dtype, shape, produce)``.
+    """Write a .safetensors file from an iterable of ``(name, st_dtype, shape, produce)`` (a fifth
+    element, a dict, adds its entries to the tensor's header entry: pyvt's markers, pyvt_out_in).
 
     ``produce()`` returns the tensor's data -- one array, or an iterable of arrays whose bytes
     follow each other -- and is called once per tensor, in order, after the header is written, so
@@ -539,14 +581,15 @@ def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
     items = list(tensors)
     header: dict = {"__metadata__": {str(k): str(v) for k, v in (metadata or {"format": "pt"}).items()}}
     offset = 0
-    for name, st_dtype, shape, _ in items:
+    for name, st_dtype, shape, _, *extra in items:
         if name in header:
             raise ValueError(f"duplicate tensor name {name!r}")
         if st_dtype in _BLOCK_BYTES:  # logical shape [rows, cols]: cols / 32 blocks per row
             n = math.prod(shape) // 32 * _BLOCK_BYTES[st_dtype]
         else:
             n = math.prod(shape) * sizes[st_dtype]
-        header[name] = {"dtype": st_dtype, "shape": list(shape), "data_offsets": [offset, offset + n]}
+        header[name] = {"dtype": st_dtype, "shape": list(shape), "data_offsets": [offset, offset + n],
+                        **(extra[0] if extra else {})}
         offset += n
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hbytes += b" " * (-len(hbytes) % 8)
@@ -556,7 +599,7 @@ def write_safetensors(path, tensors, metadata: dict | None = None) -> None:
         with open(tmp, "wb") as f:
             f.write(struct.pack("<Q", len(hbytes)))
             f.write(hbytes)
-            for name, st_dtype, shape, produce in items:
+            for name, st_dtype, shape, produce, *_ in items:
                 want = header[name]["data_offsets"][1] - header[name]["data_offsets"][0]
                 got = 0
                 data = produce()
@@ -713,7 +756,26 @@ def _hparams(meta: dict, p: str) -> dict:
             if key not in meta:  # (llama.cpp requires both)
                 raise ValueError(f"{p}: missing metadata {key} (llama.cpp's gptneox needs it)")
         par_res = meta_value(meta, "gptneox.use_parallel_residual", "bool", p)
-    rope_dim = need_int("rope.dimension_count", head_dim)
+    if arch in _LEARNED_POS_ARCHS:
+        # llama.cpp's gpt2 / starcoder: q and o are [hidden, hidden] (the heads span the hidden
+        # size); the LayerNorm eps and the context length (position_embd's rows) are needed
+        if n_head * head_dim != hidden:
+            raise ValueError(f"{p}: {arch}.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                             f"embedding_length {hidden} (llama.cpp's {arch} needs heads spanning the hidden size)")
+        for key in (f"{arch}.attention.layer_norm_epsilon", f"{arch}.context_length"):
+            if key not in meta:
+                raise ValueError(f"{p}: missing metadata {key} (llama.cpp's {arch} needs it)")
+        # GPT2Config is multi-head; GPTBigCodeConfig multi-query (one KV head) or multi-head:
+        # llama.cpp would group the heads by any other head_count_kv
+        if arch == "gpt2" and n_kv != n_head:
+            raise ValueError(f"{p}: gpt2.attention.head_count_kv = {n_kv}: GPT-2's attention is multi-head "
+                             f"({n_head} KV heads, one per head); GPT2Config cannot express grouped-query attention, "
+                             "which llama.cpp would compute")
+        if arch == "starcoder" and n_kv not in (1, n_head):
+            raise ValueError(f"{p}: starcoder.attention.head_count_kv = {n_kv}: GPTBigCode's attention is multi-query "
+                             f"(1 KV head) or multi-head ({n_head}); GPTBigCodeConfig cannot express grouped-query "
+                             "attention, which llama.cpp would compute")
+    rope_dim = head_dim if arch in _LEARNED_POS_ARCHS else need_int("rope.dimension_count", head_dim)  # (no RoPE)
     ln = arch in _LAYER_NORM_ARCHS
     partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
     if rope_dim != head_dim and (not partial or rope_dim > head_dim or rope_dim % 2):
@@ -835,6 +897,9 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if "output.weight" not in g.tensors:  # (GPT-NeoX's embed_out; llama.cpp's gptneox needs it)
             raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's gptneox needs the output matrix, "
                              "GPT-NeoX's embed_out)")
+    if arch in _LEARNED_POS_ARCHS and "rope_freqs.weight" in g.tensors:  # (no RoPE; llama.cpp would not load it)
+        raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} has learned positions and no RoPE; "
+                         "pyvt does not guess what is meant")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
@@ -854,8 +919,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox"):
+    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox") + _LEARNED_POS_ARCHS:
         expected["output_norm.bias"] = (hidden,)
+    if arch in _LEARNED_POS_ARCHS:  # (llama.cpp: [context_length, hidden])
+        expected["position_embd.weight"] = (hp["ctx"], hidden)
     shapes = {
         "attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,),
         "attn_q.weight": (n_head * head_dim, hidden), "attn_k.weight": (n_kv * head_dim, hidden),
@@ -915,6 +982,8 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
     a = hp["arch"]
+    if a in _LEARNED_POS_ARCHS:  # (no RoPE: llama.cpp reads no scaling)
+        return None
     if a in ("nemotron", "gptneox"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
@@ -992,6 +1061,13 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             "torch_dtype": torch_dtype, "use_cache": True, "vocab_size": vocab_size,
             "attention_dropout": 0.0, "embd_pdrop": 0.0, "resid_pdrop": 0.0, "initializer_range": 0.02,
         }
+        gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
+        if pad_id is not None:
+            config["pad_token_id"] = pad_id
+            gen_config["pad_token_id"] = pad_id
+        return config, gen_config
+    if hp["arch"] in _LEARNED_POS_ARCHS:
+        config = _gpt2_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype)
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
         if pad_id is not None:
             config["pad_token_id"] = pad_id
@@ -1156,6 +1232,30 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config["pad_token_id"] = pad_id
         gen_config["pad_token_id"] = pad_id
     return config, gen_config
+
+
+def _gpt2_config(hp: dict, vocab_size: int, tied: bool, bos_id, eos_value, torch_dtype: str) -> dict:
+    """GPT2Config (gpt2) or GPTBigCodeConfig (starcoder) under their own field names, as llama.cpp
+    runs the file (src/models/gpt2.cpp, starcoder.cpp): scores / sqrt(head_dim)
+    (scale_attn_weights), ggml's tanh GELU (gelu_new; GPTBigCode's gelu_pytorch_tanh, the same
+    formula), the MLP feed_forward_length wide (n_inner), n_positions the context length (the
+    rows of wpe); GPTBigCode multi-query with one KV head, else multi-head."""
+    a = _ARCHS[hp["arch"]]
+    config = {
+        "architectures": [a.architecture], "model_type": a.model_type, "bos_token_id": bos_id,
+        "eos_token_id": eos_value, "n_embd": hp["hidden"], "n_layer": hp["n_layers"], "n_head": hp["n_head"],
+        "n_inner": hp["ffn"], "n_positions": hp["ctx"], "layer_norm_epsilon": hp["eps"],
+        "activation_function": "gelu_new" if hp["arch"] == "gpt2" else "gelu_pytorch_tanh",
+        "scale_attn_weights": True, "add_cross_attention": False, "tie_word_embeddings": tied,
+        "vocab_size": vocab_size, "torch_dtype": torch_dtype, "use_cache": True, "initializer_range": 0.02,
+        "attn_pdrop": 0.0, "embd_pdrop": 0.0, "resid_pdrop": 0.0,
+    }
+    if hp["arch"] == "gpt2":
+        config.update(scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False)
+    else:
+        config.update(multi_query=hp["n_kv"] == 1, attention_softmax_in_fp32=True,
+                      scale_attention_softmax_in_fp32=True)
+    return config
 
 
 def _olmo3_config(config: dict, meta: dict, hp: dict, window: int, p) -> None:
@@ -1364,7 +1464,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     permuted = _ARCHS[arch].permuted
     shift = _ARCHS[arch].norm_shift
     moe = hp["moe"]
-    order: list = ["token_embd.weight"]
+    order: list = ["token_embd.weight", "position_embd.weight"]
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
@@ -1410,7 +1510,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     def qkv_heads(name: str) -> int:
         """GPT-NeoX's fused attn_qkv (weight or bias), whose q | k | v rows go back into per-head
         groups: its heads (0 for others)."""
-        return n_head if arch == "gptneox" and name.endswith((".attn_qkv.weight", ".attn_qkv.bias")) else 0
+        grouped = arch == "gptneox" or (arch == "starcoder" and n_kv == n_head > 1)  # (GPTBigCode multi-head)
+        return n_head if grouped and name.endswith((".attn_qkv.weight", ".attn_qkv.bias")) else 0
+
+    def conv1d(name: str) -> bool:
+        """GPT-2's Conv1D weights: [out, in] in the GGUF, [in, out] in the checkpoint."""
+        return arch == "gpt2" and name.startswith("blk.") and name.endswith(_CONV1D)
 
     def layer_of(name: str) -> int:
         return int(_BLOCK_RE.match(name).group(1))
@@ -1463,7 +1568,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return False
         shape = out_shape(name, e)
         return (len(shape) in (2, 3) and shape[-1] % 32 == 0 and (len(shape) == 2 or e in ("in", "out"))
-                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")))
+                and not name.endswith(("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight"))
+                and name != "position_embd.weight")  # (libvt adds its rows as floats)
 
     def kept(name: str, e=None) -> bool:
         info = g.tensors[name]
@@ -1622,8 +1728,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             if name.endswith("ffn_gate_inp_shexp.weight"):  # [hidden] in GGUF, [1, hidden] in HF
                 yield check(g.dequantize(name).reshape(1, -1))
                 return
-            if heads is not None or qkv_heads(name) or len(info.shape) != 2:
+            if heads is not None or qkv_heads(name) or len(info.shape) != 2 or conv1d(name):
                 x = g.dequantize(name)
+                if conv1d(name) and st_dtype != "GGML_Q8_0":  # (GPT-2: Conv1D's [in, out]; Q8_0 rows stay [out, in])
+                    x = np.ascontiguousarray(x.T)
                 yield check(unpermute_qk(x, heads) if heads is not None else qkv_per_head(x, qkv_heads(name))
                             if qkv_heads(name) else x)
                 return
@@ -1667,8 +1775,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             + f", converting {len(order) - n_kept - n_q8} to {st_dtype}")
     else:
         say(f"converting {len(order)} tensors to {st_dtype}")
+    def float_shape(name: str, e) -> tuple:  # (GPT-2's Conv1D weights written as the checkpoint holds them)
+        return out_shape(name, e)[::-1] if conv1d(name) else out_shape(name, e)
+
     items = []
     for n, e in order:
+        out_in = {"pyvt_out_in": True} if conv1d(n) else {}  # (blocks: rows of the GGUF's [out, in])
         if isinstance(e, str) and e.startswith("oss-"):
             mx = e.endswith(("-blocks", "-scales"))
             items.append((out_name(n, e), "U8" if mx else st_dtype, out_shape(n, e), oss_producer(n, e)))
@@ -1679,18 +1791,22 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                                     "data_offsets": [info.offset + a, info.offset + b]}
             if permuted_heads(n) and e is None:
                 refs[out_name(n, e)]["pyvt_permuted_heads"] = permuted_heads(n)
-            if qkv_heads(n):  # (GPT-NeoX: the GGUF's q | k | v rows, which libvt takes as they are)
+            if qkv_heads(n):  # (GPT-NeoX, GPTBigCode multi-head: the GGUF's q | k | v rows, taken as they are)
                 refs[out_name(n, e)]["pyvt_qkv_heads"] = qkv_heads(n)
+            if conv1d(n):  # (GPT-2: the GGUF's [out, in] rows, not transposed to Conv1D)
+                refs[out_name(n, e)]["pyvt_out_in"] = True
         elif how[(n, e)] == "kept":
             items.append((out_name(n, e), BLOCK_DTYPES[g.tensors[n].ggml_type][0], out_shape(n, e),
-                          raw_producer(n, e)))
+                          raw_producer(n, e), out_in))
         elif how[(n, e)] == "int8":
-            items.append((out_name(n, e), "GGML_Q8_0", out_shape(n, e), producer(n, "GGML_Q8_0", expert=e)))
+            items.append((out_name(n, e), "GGML_Q8_0", out_shape(n, e), producer(n, "GGML_Q8_0", expert=e), out_in))
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
             d = _LOSSLESS[g.tensors[n].ggml_type]
-            items.append((out_name(n, e), d, out_shape(n, e), producer(n, d, expert=e)))
+            items.append((out_name(n, e), d, float_shape(n, e), producer(n, d, expert=e)))
+        elif keep_blocks and n == "position_embd.weight":  # (quantized: as libvt holds it, float32, exact)
+            items.append((out_name(n, e), "F32", out_shape(n, e), producer(n, "F32", expert=e)))
         else:
-            items.append((out_name(n, e), st_dtype, out_shape(n, e), producer(n, expert=e)))
+            items.append((out_name(n, e), st_dtype, float_shape(n, e), producer(n, expert=e)))
     if hp.get("xielu"):  # Apertus: the metadata's xIELU parameters as the checkpoint's tensors, float32
         for i in range(hp["n_layers"]):
             for _, name, shape in _XIELU:
@@ -1705,7 +1821,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `qwen2moe`, `qwen3moe`, `granitemoe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `qwen2moe`,
+    `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -1850,7 +1967,7 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
 
                 def produce(fh=fh, base=base, a=a, b=b, shape=shape, st=h["dtype"], name=name, where=where,
                             ggml_of=ggml_of, heads=h.get("pyvt_permuted_heads", 0),
-                            qkv=h.get("pyvt_qkv_heads", 0)):
+                            qkv=h.get("pyvt_qkv_heads", 0), out_in=h.get("pyvt_out_in", False)):
                     fh.seek(base + a)
                     raw = np.frombuffer(fh.read(b - a), dtype=np.uint8)
                     if st in ggml_of:
@@ -1865,9 +1982,11 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
                         x = unpermute_qk(x, heads)
                     if qkv:  # (GPT-NeoX's q | k | v rows as llama.cpp holds them: per head again)
                         x = qkv_per_head(x, qkv)
+                    if out_in:  # (GPT-2's [out, in] rows: Conv1D's [in, out] again)
+                        x = np.ascontiguousarray(x.T)
                     return _encode(x, st_dtype)
 
-                items.append((name, st_dtype, shape, produce))
+                items.append((name, st_dtype, shape[::-1] if h.get("pyvt_out_in") else shape, produce))
         out.mkdir(parents=True, exist_ok=True)
         write_safetensors(out / "model.safetensors", items, {"format": "pt"})
     for p in sorted(src.iterdir()):
@@ -1892,7 +2011,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -784,6 +784,12 @@ _NEOX_TO_GGUF = {  # GPT-NeoX's names (llama.cpp's gptneox)
     "mlp.dense_h_to_4h.weight": "ffn_up.weight", "mlp.dense_h_to_4h.bias": "ffn_up.bias",
     "mlp.dense_4h_to_h.weight": "ffn_down.weight", "mlp.dense_4h_to_h.bias": "ffn_down.bias",
 }
+# GPT-2's and GPTBigCode's names (llama.cpp's gpt2 / starcoder): the blocks, then the globals.
+_GPT2_TO_GGUF = {"ln_1": "attn_norm", "ln_2": "ffn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output",
+                 "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
+_GPT2_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.wpe.weight": "position_embd.weight",
+                        "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
+                        "lm_head.weight": "output.weight"}
 
 
 def _gguf_name(hf: str, arch: str) -> str:
@@ -792,6 +798,12 @@ def _gguf_name(hf: str, arch: str) -> str:
             "lm_head.weight": "output.weight", "model.final_layernorm.weight": "output_norm.weight",
             "model.final_layernorm.bias": "output_norm.bias", "lm_head.bias": "output.bias",
             "model.norm.bias": "output_norm.bias"}
+    if arch in ("gpt2", "starcoder"):
+        if hf in _GPT2_GLOBAL_TO_GGUF:
+            return _GPT2_GLOBAL_TO_GGUF[hf]
+        _, _, i, rest = hf.split(".", 3)
+        mod, kind = rest.rsplit(".", 1)
+        return f"blk.{i}.{_GPT2_TO_GGUF[mod]}.{kind}"
     if hf in glob:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
@@ -909,11 +921,20 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
         if arch == "gptneox" and ".query_key_value." in hf_name:  # q | k | v (GPTNeoXModel.modify_tensors)
             x = convert.qkv_blocked(x, cfg["num_attention_heads"])
+        if arch == "gpt2" and x.ndim == 2 and hf_name.startswith("transformer.h."):  # GPT2Model: Conv1D transposed
+            x = np.ascontiguousarray(x.T)
+        if arch == "starcoder" and ".attn.c_attn." in hf_name and not cfg.get("multi_query", True):
+            x = convert.qkv_blocked(x, cfg["n_head"])  # (multi-head: per-head groups as llama.cpp computes q | k | v)
         ty = gw.F32 if x.ndim == 1 else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
-    n_layers, hd = cfg["num_hidden_layers"], cfg["head_dim"] if "head_dim" in cfg else cfg["hidden_size"] // cfg["num_attention_heads"]
-    md = _gguf_meta(arch, cfg)
+    if arch in ("gpt2", "starcoder"):  # (their config's names: n_embd, n_layer, ...)
+        std = F.std_fields(cfg)
+        n_layers, hd = std["num_hidden_layers"], std["hidden_size"] // std["num_attention_heads"]
+        md = _gguf_meta(arch, dict(std, rms_norm_eps=0.0))
+    else:
+        n_layers, hd = cfg["num_hidden_layers"], cfg["head_dim"] if "head_dim" in cfg else cfg["hidden_size"] // cfg["num_attention_heads"]
+        md = _gguf_meta(arch, cfg)
     if arch == "gemma":  # Gemma 1: llama's block, head_dim stored
         md["gemma.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md["gemma.attention.value_length"] = gw.Val(gw.UINT32, hd)
@@ -1006,6 +1027,20 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["gptneox.rope.dimension_count"] = gw.Val(gw.UINT32, int(rp["partial_rotary_factor"] * hd))
         md["gptneox.use_parallel_residual"] = bool(cfg["use_parallel_residual"])
         cfg.pop("num_key_value_heads")  # (not a GPTNeoXConfig field; the golden config's 4 is the heads)
+    elif arch in ("gpt2", "starcoder"):
+        # As GPT2Model / StarCoderModel write it: the LayerNorm eps, no RoPE keys; GPT-2 without
+        # head_count_kv, StarCoder with 1 (the multi-head case: the heads, which llama.cpp reads —
+        # its converter writes 1 whatever multi_query says, a file llama.cpp then refuses). Unlike
+        # the converters (4 · n_embd) feed_forward_length is the case's n_inner, as llama.cpp needs
+        # for the tensors' shapes. llama.cpp always scales the scores: the folder says so.
+        del md[f"{arch}.attention.layer_norm_rms_epsilon"]
+        md[f"{arch}.attention.layer_norm_epsilon"] = float(cfg["layer_norm_epsilon"])
+        if arch == "gpt2":
+            del md["gpt2.attention.head_count_kv"]
+        else:
+            md["starcoder.attention.head_count_kv"] = gw.Val(gw.UINT32, 1 if cfg.get("multi_query", True)
+                                                             else cfg["n_head"])
+        cfg["scale_attn_weights"] = True
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1074,7 +1109,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("starcoder2-window-nobias", "starcoder2"), ("ernie4_5", "ernie4_5"), ("seed-oss", "seed_oss"),
                 ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2"),
                 ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4"), ("apertus", "apertus"),
-                ("nemotron", "nemotron"), ("gpt-neox", "gptneox"), ("gpt-neox-sequential", "gptneox")]
+                ("nemotron", "nemotron"), ("gpt-neox", "gptneox"), ("gpt-neox-sequential", "gptneox"),
+                ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1087,6 +1123,15 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     path, ref = family_gguf(tmp_path, name, arch)
     out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
     cfg, want = json.loads((out / "config.json").read_text()), json.loads((ref / "config.json").read_text())
+    if arch in ("gpt2", "starcoder"):  # (GPT-2's names: n_embd, n_inner, ...; the KV heads multi_query says)
+        import family_models as F
+
+        assert cfg["model_type"] == want["model_type"] and "hidden_size" not in cfg and "rope_theta" not in cfg
+        for k in ("n_embd", "n_layer", "n_head", "n_inner", "n_positions", "layer_norm_epsilon", "activation_function",
+                  "scale_attn_weights", "multi_query"):
+            assert cfg.get(k) == want.get(k), k
+        assert cfg["scale_attn_weights"] is True  # (llama.cpp scales; the unscaled case's folder says so too)
+        cfg, want = F.std_fields(cfg), F.std_fields(want)
     for k in ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
               "num_key_value_heads", "sliding_window", "tie_word_embeddings", "vocab_size"):
         assert cfg.get(k) == want.get(k), k
@@ -1170,7 +1215,9 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("cohere", "command-r", "Cohere"), ("cohere2", "cohere2", "Cohere2"),
                                               ("arcee", "arcee", "Arcee"), ("exaone4-64", "exaone4", "Exaone4"),
                                               ("apertus", "apertus", "Apertus"), ("nemotron", "nemotron", "Nemotron"),
-                                              ("gpt-neox", "gptneox", "GPTNeoX")])
+                                              ("gpt-neox", "gptneox", "GPTNeoX"), ("gpt2", "gpt2", "GPT2"),
+                                              ("gpt-bigcode", "starcoder", "GPTBigCode"),
+                                              ("gpt-bigcode-mha-unscaled", "starcoder", "GPTBigCode")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1226,6 +1273,72 @@ def test_gptneox_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
     (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
     with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
         assert np.abs(r.logits(seq) - exp).max() > 0.01 * np.abs(exp).max()
+
+
+def test_gpt2_gguf_linears_as_llama_cpp_holds_them(tmp_path):
+    """gpt2: llama.cpp's converter transposes GPT-2's Conv1D weights ([in, out]) to [out, in]
+    rows. A float folder holds them as Conv1D again (the checkpoint's own tensors, which libvt
+    transposes at load); GGML blocks, rows of the input dimension, cannot be transposed: a
+    copied folder writes them as they are and a references file points at them, both marked
+    pyvt_out_in, which libvt packs without transposing and dequantize_folder transposes back:
+    every folder the same weights and logits. The marker left out is refused (the rows are not
+    a Conv1D's shape), put on GPTBigCode's Linear weights too; the starcoder
+    multi-head c_attn referred to with its pyvt_qkv_heads computes what its copy does."""
+    import pyvt
+
+    path, _ = family_gguf(tmp_path, "gpt2", "gpt2", qtype=gw.Q8_0)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    copied = convert.convert_gguf(path, tmp_path / "copied", dtype="f32", keep_blocks=True)
+    refd = convert.convert_gguf(path, tmp_path / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+    fc = "transformer.h.1.mlp.c_fc.weight"
+    good = json.loads((refd / convert.GGUF_REFS).read_text())
+    info = gguf.GGUFFile(path).tensors["blk.1.ffn_up.weight"]
+    assert good[fc]["pyvt_out_in"] is True and good[fc]["shape"] == [96, 64]
+    assert good[fc]["data_offsets"] == [info.offset, info.offset + info.nbytes]
+    assert "transformer.wpe.weight" not in good  # (the positions: floats, added as they are)
+    head = json.loads((copied / "model.safetensors").read_bytes()[8:8 + struct.unpack(
+        "<Q", (copied / "model.safetensors").read_bytes()[:8])[0]])
+    assert head[fc]["dtype"] == "GGML_Q8_0" and head[fc]["shape"] == [96, 64] and head[fc]["pyvt_out_in"] is True
+    want = read_safetensors(plain / "model.safetensors")
+    assert want[fc].shape == (64, 96)  # (Conv1D: [in, out])
+    for folder in (copied, refd):
+        got = read_safetensors(convert.dequantize_folder(folder, tmp_path / f"{folder.name}-deq", dtype="f32")
+                               / "model.safetensors")
+        assert set(got) == set(want)
+        for k, v in want.items():
+            np.testing.assert_array_equal(got[k], v, err_msg=k)
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+    with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
+            pyvt.load_model(refd, progress=False, kv_cache="f32") as r, \
+            pyvt.load_model(plain, weight_format="int8", progress=False, kv_cache="f32") as p:
+        assert c.info["weight_format"] == r.info["weight_format"] == "int8"
+        exp = c.logits(seq)
+        np.testing.assert_array_equal(r.logits(seq), exp)
+        assert np.abs(p.logits(seq) - exp).max() <= 1e-4 * np.abs(exp).max()
+    refs = json.loads(json.dumps(good))
+    del refs[fc]["pyvt_out_in"]
+    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pytest.raises(ValueError, match=rf"{fc} is \[96, 64\], expected \[64, 96\]"):  # (taken as a Conv1D)
+        pyvt.load_model(refd, progress=False)
+    refs[fc]["pyvt_out_in"] = 1
+    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pytest.raises(ValueError, match=f"tensor {fc}: \"pyvt_out_in\" must be true, on a 2-D c_attn, c_proj or c_fc"):
+        pyvt.load_model(refd, progress=False)
+
+    path, _ = family_gguf(tmp_path, "gpt-bigcode-mha-unscaled", "starcoder", qtype=gw.Q8_0)
+    copied = convert.convert_gguf(path, tmp_path / "sc-copied", dtype="f32", keep_blocks=True)
+    refd = convert.convert_gguf(path, tmp_path / "sc-refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+    qkv = "transformer.h.0.attn.c_attn.weight"
+    good = json.loads((refd / convert.GGUF_REFS).read_text())
+    assert good[qkv]["pyvt_qkv_heads"] == 4 and "pyvt_out_in" not in good[qkv]
+    with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
+            pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+        np.testing.assert_array_equal(r.logits(seq), c.logits(seq))
+    good[fc] = dict(good[fc], pyvt_out_in=True)
+    (refd / convert.GGUF_REFS).write_text(json.dumps(good))
+    with pytest.raises(ValueError, match=f"tensor {fc} in .*: pyvt_out_in is for GPT-2's Conv1D weights only, not "
+                                         "GPTBigCode's"):
+        pyvt.load_model(refd, progress=False)
 
 
 def _assert_loads_as_its_dequantized_folder(path, plain, family):
@@ -1304,11 +1417,12 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("command-r", M.COMMAND_R, "cohere"), ("cohere2", M.COHERE2, "cohere2"),
                               ("arcee", M.ARCEE, "arcee"), ("exaone4", M.EXAONE4, "exaone4"),
                               ("apertus", M.APERTUS, "apertus"), ("nemotron", M.NEMOTRON, "nemotron"),
-                              ("gptneox", M.GPTNEOX, "gpt-neox")):
+                              ("gptneox", M.GPTNEOX, "gpt-neox"), ("gpt2", M.GPT2, "gpt2"),
+                              ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
-        tmap = gguf_pkg.get_tensor_name_map(marks, golden["config"]["num_hidden_layers"])
+        tmap = gguf_pkg.get_tensor_name_map(marks, F.std_fields(golden["config"])["num_hidden_layers"])
         for hf_name in golden["shapes"]:
             if arch == "gptneox" and hf_name == "lm_head.weight":  # (GPTNeoXForCausalLM's file name)
                 hf_name = "embed_out.weight"
@@ -2136,10 +2250,36 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
      r"tensors a gptneox model does not have: blk\.0\.attn_q\.weight"),
     ("gpt-neox", "gptneox", {"extra_tensors": [("blk.0.ffn_gate.weight", gw.F32, (96, 64), gw.quant_f32(np.zeros((96, 64))))]},
      r"tensors a gptneox model does not have: blk\.0\.ffn_gate\.weight"),
+    # GPT-2 / GPTBigCode: what llama.cpp's gpt2 / starcoder compute that GPT2Config /
+    # GPTBigCodeConfig cannot say (grouped KV heads: GPT-2 is multi-head, GPTBigCode 1 or all;
+    # heads not spanning the hidden size), what llama.cpp requires (the eps, the context length
+    # that sizes position_embd, every bias, the positions), no RoPE tensors; q/k/v apart are
+    # not theirs
+    ("gpt2", "gpt2", {"meta": {"gpt2.attention.head_count_kv": gw.Val(gw.UINT32, 2)}},
+     r"gpt2\.attention\.head_count_kv = 2: GPT-2's attention is multi-head \(4 KV heads"),
+    ("gpt-bigcode", "starcoder", {"meta": {"starcoder.attention.head_count_kv": gw.Val(gw.UINT32, 2)}},
+     r"starcoder\.attention\.head_count_kv = 2: GPTBigCode's attention is multi-query \(1 KV head\) or multi-head \(4\)"),
+    ("gpt2", "gpt2", {"meta": {"gpt2.attention.key_length": gw.Val(gw.UINT32, 32),
+                               "gpt2.attention.value_length": gw.Val(gw.UINT32, 32)}},
+     r"gpt2\.attention\.key_length = 32: 4 heads of it are not embedding_length 64"),
+    ("gpt-bigcode", "starcoder", {"meta": {"starcoder.attention.layer_norm_epsilon": None}},
+     r"missing metadata starcoder\.attention\.layer_norm_epsilon \(llama\.cpp's starcoder needs it\)"),
+    ("gpt2", "gpt2", {"meta": {"gpt2.context_length": None}},
+     r"missing metadata gpt2\.context_length \(llama\.cpp's gpt2 needs it\)"),
+    ("gpt2", "gpt2", {"meta": {"gpt2.context_length": gw.Val(gw.UINT32, 128)}},
+     r"tensor position_embd\.weight has shape \[256, 64\], expected \[128, 64\]"),
+    ("gpt2", "gpt2", {"drop": ("position_embd.weight",)}, r"missing tensors: position_embd\.weight$"),
+    ("gpt-bigcode", "starcoder", {"drop": ("blk.1.attn_qkv.bias",)}, r"missing tensors: blk\.1\.attn_qkv\.bias$"),
+    ("gpt2", "gpt2", {"drop": ("output_norm.bias",)}, r"missing tensors: output_norm\.bias$"),
+    ("gpt2", "gpt2", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's gpt2 has learned positions and no RoPE"),
+    ("gpt-bigcode", "starcoder", {"extra_tensors": [("blk.0.attn_q.weight", gw.F32, (64, 64),
+                                                     gw.quant_f32(np.zeros((64, 64))))]},
+     r"tensors a starcoder model does not have: blk\.0\.attn_q\.weight"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
     """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
-    nemotron / gptneox computes otherwise than
+    nemotron / gptneox / gpt2 / starcoder computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

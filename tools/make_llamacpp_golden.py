@@ -73,6 +73,9 @@ LOGIT_CASES = {
     "nemotron": ("family", "nemotron", "nemotron"),
     "gpt-neox": ("family", "gpt-neox", "gptneox"),  # (the parallel block)
     "gpt-neox-sequential": ("family", "gpt-neox-sequential", "gptneox"),  # (zero q/k/v/o biases: llama.cpp needs them)
+    "gpt2": ("family", "gpt2", "gpt2"),  # (GPT2Model's [out, in] rows of the Conv1D weights)
+    "gpt-bigcode": ("family", "gpt-bigcode", "starcoder"),  # (multi-query: head_count_kv 1)
+    "gpt-bigcode-mha-unscaled": ("family", "gpt-bigcode-mha-unscaled", "starcoder"),  # (head_count_kv = heads; scaled)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]

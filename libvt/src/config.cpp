@@ -737,8 +737,11 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         for (int k = 0; k < T_COUNT; ++k) {
             if (!layer_tensor_expected(c, LayerTensor(k), l)) continue;
             const TensorView* t = ck.find(layer_name(l, k));
-            if (F.conv1d_weights && k <= T_DOWN) {  // (GPT-2's Conv1D: [in, out] as stored)
-                want(layer_name(l, k), {shapes[k][1], shapes[k][0]});
+            if (t && t->out_in && !(F.conv1d_weights && k <= T_DOWN))
+                fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_out_in is for GPT-2's Conv1D weights only, not %s's",
+                     t->name.c_str(), ck.file_of(*t).c_str(), F.name);
+            if (F.conv1d_weights && k <= T_DOWN) {  // (GPT-2's Conv1D: [in, out] as stored; pyvt_out_in: [out, in])
+                want(layer_name(l, k), t && t->out_in ? shapes[k] : std::vector<int64_t>{shapes[k][1], shapes[k][0]});
                 continue;
             }
             // (xIELU's scalars: [] as save_pretrained writes a 0-d buffer, or [1])

@@ -156,7 +156,10 @@ public:
             fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_permuted_heads is for a Q or K projection only",
                  t.name.c_str(), ck_.file_of(t).c_str());
         if (t.qkv_heads)
-            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads is for GPT-NeoX's query_key_value only",
+            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads is for GPT-NeoX's query_key_value and "
+                 "GPTBigCode's multi-head c_attn only", t.name.c_str(), ck_.file_of(t).c_str());
+        if (t.out_in)
+            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_out_in is for GPT-2's Conv1D weights only",
                  t.name.c_str(), ck_.file_of(t).c_str());
     }
 
@@ -662,6 +665,12 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         const int32_t blk = m->block_size;
         auto one = [&](const char* name, int which) {
             const TensorView& x = t(which);
+            if (F.conv1d_weights && x.out_in) {  // (GPT-2 from a GGUF: [out, in] rows already)
+                TensorView v = x;
+                v.out_in = false;
+                return cached(ln + name, v.shape[0], v.shape[1], ld.format_of({&v}, fmt), ld.block_of({&v}, fmt, blk),
+                              [&] { return ld.pack_tensor(v, fmt, blk); });
+            }
             if (F.conv1d_weights)  // (GPT-2: [in, out] as stored, packed as [out, in])
                 return cached(ln + name, x.shape[1], x.shape[0], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk), [&] {
                     AlignedVec<uint8_t> tmp;

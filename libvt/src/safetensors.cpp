@@ -432,15 +432,27 @@ void SafeTensorsFile::parse_header(const json::Value& hdr, const uint8_t* base, 
                      p, n, t.shape_str().c_str());
             t.permuted_heads = ph->i;
         }
+        auto ends_with_name = [&](const char* s) {
+            const size_t k = std::strlen(s);
+            return name.size() >= k && name.compare(name.size() - k, k, s) == 0;
+        };
         if (const json::Value* qh = e.find("pyvt_qkv_heads")) {
-            const std::string suffix = "attention.query_key_value.weight";
+            // (GPT-NeoX's query_key_value; GPTBigCode's multi-head c_attn)
             if (!refs || qh->type != json::Type::Int || qh->i <= 0 || t.shape.size() != 2 ||
-                t.shape[0] % (3 * qh->i) != 0 || name.size() < suffix.size() ||
-                name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+                t.shape[0] % (3 * qh->i) != 0 ||
+                !(ends_with_name("attention.query_key_value.weight") || ends_with_name("attn.c_attn.weight")))
                 fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: \"pyvt_qkv_heads\" must be a positive number of heads "
-                     "dividing its %s rows into q | k | v, on a query_key_value weight of a references file",
+                     "dividing its %s rows into q | k | v, on a query_key_value or c_attn weight of a references file",
                      p, n, t.shape_str().c_str());
             t.qkv_heads = qh->i;
+        }
+        if (const json::Value* oi = e.find("pyvt_out_in")) {  // (a references file's or pyvt's own file's)
+            if (oi->type != json::Type::Bool || !oi->b || t.shape.size() != 2 ||
+                !(ends_with_name("attn.c_attn.weight") || ends_with_name("attn.c_proj.weight") ||
+                  ends_with_name("mlp.c_fc.weight") || ends_with_name("mlp.c_proj.weight")))
+                fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: \"pyvt_out_in\" must be true, on a 2-D c_attn, c_proj or "
+                     "c_fc weight (%s)", p, n, t.shape_str().c_str());
+            t.out_in = true;
         }
         tensors_.push_back(std::move(t));
     }

@@ -76,6 +76,10 @@ struct TensorView {
     // q | k | v blocks of this many heads, not GPT-NeoX's per-head [q, k, v] groups (the loader
     // packs it as it is instead of regrouping it). 0: GPT-NeoX's own order.
     int64_t qkv_heads = 0;
+    // A GPT-2 Conv1D weight (c_attn, c_proj, c_fc) held as a linear's [out, in] rows, not
+    // Conv1D's [in, out] ("pyvt_out_in": true; a GGUF's blocks, which cannot be transposed):
+    // the loader packs it as it is instead of transposing it.
+    bool out_in = false;
 
     int64_t numel() const;
     std::string shape_str() const;  // "[2048, 64]"
