@@ -200,6 +200,16 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # biases (enable_bias), tied; and without biases, untied. (ffn_dim: its MLP width.)
     "opt": ("OPTConfig", dict(ffn_dim=96)),
     "opt-nobias-untied": ("OPTConfig", dict(ffn_dim=96, enable_bias=False, tie_word_embeddings=False)),
+    # Falcon: falcon-7b's block (multi-query, parallel with one norm, no biases, exact GELU, tied);
+    # the old sequential multi-head block with biases, untied; the new decoder architecture with
+    # two parallel norms (ln_attn, ln_mlp) and 2 KV heads; and with one norm (Falcon2-11B's) and
+    # biases. (ffn_hidden_size: its MLP width.)
+    "falcon-7b": ("FalconConfig", dict(ffn_hidden_size=96)),
+    "falcon-seq-mha-bias": ("FalconConfig", dict(ffn_hidden_size=96, multi_query=False, parallel_attn=False, bias=True,
+                                                 tie_word_embeddings=False)),
+    "falcon-new-2ln": ("FalconConfig", dict(ffn_hidden_size=96, new_decoder_architecture=True, num_kv_heads=2)),
+    "falcon-new-1ln-bias": ("FalconConfig", dict(ffn_hidden_size=96, new_decoder_architecture=True, num_kv_heads=2,
+                                                 num_ln_in_parallel_attn=1, bias=True)),
     "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -280,6 +290,11 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "gptj-full-rotary": ("GPTJ", ["mlp-bias", "layer-norm", "parallel-block", "gelu-mlp", "interleaved-rope"]),
     "opt": ("OPT", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "relu-mlp"]),
     "opt-nobias-untied": ("OPT", ["layer-norm", "learned-positions", "relu-mlp"]),
+    "falcon-7b": ("Falcon", ["layer-norm", "parallel-block", "gelu-exact-mlp", "multi-query", "fused-qkv"]),
+    "falcon-seq-mha-bias": ("Falcon", ["attention-bias", "mlp-bias", "layer-norm", "gelu-exact-mlp", "fused-qkv"]),
+    "falcon-new-2ln": ("Falcon", ["layer-norm", "parallel-block-two-norms", "gelu-exact-mlp", "fused-qkv"]),
+    "falcon-new-1ln-bias": ("Falcon", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block", "gelu-exact-mlp",
+                                       "fused-qkv"]),
     "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
     "gpt-bigcode": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "multi-query",
                                    "fused-qkv"]),
@@ -321,6 +336,12 @@ GPT2_NAMES = {"n_embd": "hidden_size", "n_inner": "intermediate_size", "n_layer"
 def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
     """A config.json with GPT-2's field names (n_embd, ...) under the usual ones, and the KV heads
     its family computes with (GPT-NeoX, GPT-2: one per query head; GPTBigCode: multi_query)."""
+    if cfg["model_type"] == "falcon":  # (FalconDecoderLayer / FalconAttention's choices)
+        nh = cfg["num_attention_heads"]
+        kv = (cfg.get("num_kv_heads") or nh) if cfg.get("new_decoder_architecture") else \
+            1 if cfg.get("multi_query", True) else nh
+        return dict(cfg, intermediate_size=cfg.get("ffn_hidden_size") or 4 * cfg["hidden_size"], num_key_value_heads=kv,
+                    layer_norm_eps=cfg["layer_norm_epsilon"])
     if cfg["model_type"] == "opt":  # (its LayerNorms' eps: PyTorch's default)
         return dict(cfg, intermediate_size=cfg["ffn_dim"], num_key_value_heads=cfg["num_attention_heads"],
                     layer_norm_eps=1e-5)
@@ -358,7 +379,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt")
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt",
+                                                                                             "falcon")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -447,12 +469,21 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
                 layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
-                                                 "opt"),
-                gelu_exact=cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox",
+                                                 "opt", "falcon"),
+                gelu_exact=(cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox")
+                or (cfg["model_type"] == "falcon" and cfg.get("activation", "gelu") == "gelu"),
+                parallel_one_norm=cfg["model_type"] == "falcon" and not falcon_two_norms(cfg)
+                and (cfg.get("parallel_attn", True) or cfg.get("new_decoder_architecture")),
                 learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode", "opt"),
                 relu=cfg["model_type"] == "opt",
                 attn_scale=1.0 if cfg.get("scale_attn_weights") is False else None,
-                parallel_norms=cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
+                parallel_norms=(cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
+                or (cfg["model_type"] == "falcon" and falcon_two_norms(cfg)))
+
+
+def falcon_two_norms(cfg: dict[str, Any]) -> bool:
+    """Whether a Falcon config.json describes the block with ln_attn and ln_mlp."""
+    return bool(cfg.get("new_decoder_architecture")) and (cfg.get("num_ln_in_parallel_attn") or 2) == 2
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
@@ -522,6 +553,23 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         out[name] = x
     cfg = std_fields(cfg)
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if cfg["model_type"] == "falcon":  # under Starcoder2's names, query_key_value split by KV group
+        ren = {"transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
+               "transformer.h.": "model.layers.", ".self_attention.dense.": ".self_attn.o_proj.",
+               ".mlp.dense_h_to_4h.": ".mlp.c_fc.", ".mlp.dense_4h_to_h.": ".mlp.c_proj.", ".ln_attn.": ".input_layernorm.",
+               ".ln_mlp.": ".post_attention_layernorm."}
+        nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+        for name in list(out):
+            x = out.pop(name)
+            for a, b in ren.items():
+                name = name.replace(a, b)
+            if ".self_attention.query_key_value." in name:
+                g = x.reshape(nkv, nh // nkv + 2, hd, *x.shape[1:])
+                for t, part in (("q", g[:, :-2]), ("k", g[:, -2]), ("v", g[:, -1])):
+                    out[name.replace("self_attention.query_key_value", f"self_attn.{t}_proj")] = \
+                        np.ascontiguousarray(part.reshape(-1, *x.shape[1:]))
+            else:
+                out[name] = x
     if cfg["model_type"] == "opt":  # under Arcee's names (an ungated up / down), positions from row 2
         ren = {"model.decoder.embed_tokens.": "model.embed_tokens.", "model.decoder.final_layer_norm.": "model.norm.",
                "model.decoder.layers.": "model.layers.", ".self_attn_layer_norm.": ".input_layernorm.",
@@ -635,11 +683,11 @@ def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float =
         elif name.endswith("norm.weight"):
             a = norm_center + 0.2 * rng.standard_normal(shape)
         elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight", "transformer.wte.weight",
-                      "model.decoder.embed_tokens.weight"):
+                      "model.decoder.embed_tokens.weight", "transformer.word_embeddings.weight"):
             a = rng.standard_normal(shape)
         elif name in ("transformer.wpe.weight", "model.decoder.embed_positions.weight"):  # (smaller than the tokens')
             a = 0.5 * rng.standard_normal(shape)
-        elif name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):  # (GPT-2's norms)
+        elif name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight", "ln_attn.weight", "ln_mlp.weight")):  # (GPT-2's, Falcon's)
             a = norm_center + 0.2 * rng.standard_normal(shape)
         else:
             gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \

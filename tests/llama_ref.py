@@ -323,7 +323,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      local_rope: dict[str, Any] | None = None, cohere: float | None = None,
                      qk_after_rope: bool = False, gelu_exact: bool = False,
                      parallel_norms: bool = False, learned_positions: bool = False,
-                     attn_scale: float | None = None, relu: bool = False) -> np.ndarray:
+                     attn_scale: float | None = None, relu: bool = False,
+                     parallel_one_norm: bool = False) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -384,7 +385,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `parallel_norms` with `layer_norm` (GPTNeoXForCausalLM, use_parallel_residual): the parallel
     block with two LayerNorms, x + o_proj(attn(LN1(x))) + mlp(LN2(x)) (input_layernorm,
-    post_attention_layernorm). `gelu_exact`: the c_fc MLP's GELU exact (erf) instead of tanh.
+    post_attention_layernorm); `parallel_one_norm` (Falcon's parallel_attn): the MLP reads the
+    attention's LayerNorm h instead. `gelu_exact`: the c_fc MLP's GELU exact (erf) instead of tanh.
 
     `learned_positions` (GPT2LMHeadModel, GPTBigCodeForCausalLM): `model.pos_embed.weight`'s row
     of each position added to the embeddings, no RoPE in any layer. `attn_scale`: the scores'
@@ -531,6 +533,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                              cfg.eps)
             continue
         gelu = _gelu_erf if gelu_exact else _gelu_tanh
+        if parallel_one_norm:  # (Falcon: the MLP reads the attention's LayerNorm h)
+            x = x + lin(o, p + "self_attn.o_proj") + lin(gelu(lin(h, p + "mlp.c_fc")), p + "mlp.c_proj")
+            continue
         if parallel_norms:
             h2 = _layernorm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], cfg.eps)
             x = x + lin(o, p + "self_attn.o_proj") + lin(gelu(lin(h2, p + "mlp.c_fc")), p + "mlp.c_proj")

@@ -406,7 +406,7 @@ def refused(folder) -> str:
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("JambaForCausalLM", "jamba", []),
     ("GraniteMoeHybridForCausalLM", "granitemoehybrid", []),
-    ("FalconForCausalLM", "falcon", []),
+    ("BloomForCausalLM", "bloom", []),
 ])
 def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_type, words):
     cfg = copy_case(from_golden, "mistral", tmp_path)
@@ -416,7 +416,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, OPTForCausalLM, GPT2LMHeadModel, "
+            "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, OPTForCausalLM, "
+            "GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
@@ -1150,6 +1151,13 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("gptj", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("gptj", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
     ("gptj", {"n_inner": None}, "transformer.h.0.mlp.fc_in.weight is [96, 64], expected [256, 64]"),
+    ("falcon-7b", {"alibi": True}, "alibi true is not supported for Falcon (falcon-rw's ALiBi"),
+    ("falcon-new-1ln-bias", {"parallel_attn": False},
+     "new_decoder_architecture with num_ln_in_parallel_attn 1 and parallel_attn false is not supported for Falcon"),
+    ("falcon-seq-mha-bias", {"num_kv_heads": 2}, "num_kv_heads 2 with multi_query false is not supported for Falcon"),
+    ("falcon-new-2ln", {"num_ln_in_parallel_attn": 1}, "missing 4 tensors: transformer.h.{0..1}.input_layernorm.bias"),
+    ("falcon-new-2ln", {"num_kv_heads": 4}, "self_attention.query_key_value.weight is [128, 64], expected [192, 64]"),
+    ("falcon-7b", {"bias": True}, "missing 8 tensors: transformer.h.{0..1}.mlp.dense_4h_to_h.bias"),
     ("opt", {"do_layer_norm_before": False}, "do_layer_norm_before false is not supported for OPT (opt-350m's post-norm"),
     ("opt", {"_remove_final_layer_norm": True}, "_remove_final_layer_norm true is not supported for OPT"),
     ("opt", {"layer_norm_elementwise_affine": False}, "layer_norm_elementwise_affine false is not supported for OPT"),

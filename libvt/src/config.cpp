@@ -386,6 +386,19 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             fail(VT_STATUS_UNSUPPORTED, "%s: scale_attn_by_inverse_layer_idx true is not supported for %s (scores "
                  "divided by the layer index + 1)", c.path.c_str(), F.name);
     }
+    if (F.falcon_norms) {  // Falcon: the block its fields describe (FalconDecoderLayer)
+        if (c.alibi == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: alibi true is not supported for %s (falcon-rw's ALiBi position biases "
+                 "instead of RoPE)", c.path.c_str(), F.name);
+        if (F.falcon_norms == 2) {
+            c.parallel_two_norms = true;
+        } else if (c.parallel_attn != 0) {
+            c.parallel_one_norm = true;
+        } else if (c.new_decoder_architecture == 1) {  // (transformers has no MLP input for it)
+            fail(VT_STATUS_UNSUPPORTED, "%s: new_decoder_architecture with num_ln_in_parallel_attn 1 and parallel_attn "
+                 "false is not supported for %s (its layer has no norm before the MLP)", c.path.c_str(), F.name);
+        }
+    }
     if (F.pos_embed_offset) {  // OPT: what opt-350m's and others' blocks compute otherwise
         if (c.do_layer_norm_before == 0)
             fail(VT_STATUS_UNSUPPORTED, "%s: do_layer_norm_before false is not supported for %s (opt-350m's post-norm "
@@ -670,6 +683,21 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // GPTBigCode: one KV head when multi_query, true when left out)
     if (F.multi_query_field) c.num_kv_heads = c.multi_query != 0 ? 1 : c.num_heads;
     else if (F.kv_heads_are_heads) c.num_kv_heads = c.num_heads;
+    // Falcon: num_kv_heads in the new decoder architecture; else one (multi_query, true when left
+    // out) or one per head (its query_key_value then per-head [q, k, v]).
+    if (F.falcon_norms && c.num_heads > 0) {
+        if (c.new_decoder_architecture == 1) {
+            c.num_kv_heads = c.falcon_num_kv_heads > 0 ? c.falcon_num_kv_heads : c.num_heads;
+        } else if (c.multi_query != 0) {
+            c.num_kv_heads = 1;
+        } else {
+            if (c.falcon_num_kv_heads > 0 && c.falcon_num_kv_heads != c.num_heads)
+                fail(VT_STATUS_UNSUPPORTED, "%s: num_kv_heads %lld with multi_query false is not supported for %s "
+                     "(without the new decoder architecture its query_key_value holds one key and value per head)",
+                     c.path.c_str(), (long long)c.falcon_num_kv_heads, F.name);
+            c.num_kv_heads = c.num_heads;
+        }
+    }
     if (c.num_kv_heads < 0) {
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
         else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
@@ -677,6 +705,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // GPT-2 lineage, GPT-J: n_inner, else 4 · hidden_size (their config classes have no
     // intermediate_size: one in config.json is not theirs)
     if (n_inner_width(F) && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
+    if (F.falcon_norms && c.from_file && c.hidden_size > 0)  // (FalconConfig: ffn_hidden_size, else 4 · hidden_size)
+        c.intermediate_size = c.ffn_hidden_size > 0 ? c.ffn_hidden_size : 4 * c.hidden_size;
     if (c.intermediate_size < 0)
         c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, F.conv1d_weights ? 1 : 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
@@ -955,6 +985,16 @@ LlamaConfig read_config(const std::string& dir) {
         c.remove_final_layer_norm = r.boolean(root, "_remove_final_layer_norm");
         c.layer_norm_elementwise_affine = r.boolean(root, "layer_norm_elementwise_affine");
         c.word_embed_proj_dim = r.integer(root, "word_embed_proj_dim", 1, kMaxDim);
+        // Falcon's names (num_kv_heads, ffn_hidden_size, activation, bias; n_embed: an old one)
+        c.new_decoder_architecture = r.boolean(root, "new_decoder_architecture");
+        c.parallel_attn = r.boolean(root, "parallel_attn");
+        c.alibi = r.boolean(root, "alibi");
+        c.num_ln_in_parallel_attn = r.integer(root, "num_ln_in_parallel_attn", 1, 2);
+        c.falcon_num_kv_heads = r.integer(root, "num_kv_heads", 1, 65536);
+        c.ffn_hidden_size = r.integer(root, "ffn_hidden_size", 1, kMaxDim);
+        if (c.hidden_size < 0) c.hidden_size = r.integer(root, "n_embed", 1, kMaxDim);
+        if (c.hidden_act.empty()) c.hidden_act = r.string(root, "activation");
+        if (c.use_bias < 0 && (c.use_bias = r.boolean(root, "bias")) >= 0) c.use_bias_name = "bias";
         if (const json::Value* rd = root.find("rotary_dim"); rd && rd->is_null()) c.rotary_dim_field = 0;
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "layer_norm_epsilon");
         if (c.hidden_act.empty()) c.hidden_act = r.string(root, "activation_function");

@@ -88,6 +88,9 @@ struct LlamaConfig {
     // OPT (-1: absent): what its block computes otherwise than pyvt's (refused when so)
     int do_layer_norm_before = -1, remove_final_layer_norm = -1, layer_norm_elementwise_affine = -1;
     int64_t word_embed_proj_dim = -1;
+    // Falcon (-1: absent): its block's layout, its KV heads, ALiBi (refused), its MLP width
+    int new_decoder_architecture = -1, parallel_attn = -1, alibi = -1;
+    int64_t num_ln_in_parallel_attn = -1, falcon_num_kv_heads = -1, ffn_hidden_size = -1;
     int scale_attn_weights = -1;           // GPT-2 lineage (false: scores unscaled)
     int scale_attn_by_inverse_layer_idx = -1;  // GPT-2 (true: refused)
     int add_cross_attention = -1;          // GPT-2 lineage (true: refused)
@@ -145,6 +148,8 @@ struct LlamaConfig {
     // GPT-NeoX with use_parallel_residual: the parallel block with two norms, x + attn(LN1(x)) +
     // mlp(LN2(x)) (LN2: the layer's mlp_norm, applied to the block's input).
     bool parallel_two_norms = false;
+    // Falcon's parallel block with one norm: x + attn(LN(x)) + mlp(LN(x)) (no mlp_norm).
+    bool parallel_one_norm = false;
     // [blocks] 1 where the layer attends without RoPE (SmolLM3's NoPE layers; q is still scaled).
     std::vector<uint8_t> layer_nope;
     // Mixture of experts (resolved; 0 experts = a dense model): each token's MLP is the sum of

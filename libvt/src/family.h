@@ -236,6 +236,12 @@ struct ModelFamily {
     // OPT: the learned positions' table starts this many rows before position 0 (its rows
     // pos + 2; the table has max_position_embeddings + 2 rows).
     int64_t pos_embed_offset;
+    // Falcon: config.json chooses the block (new_decoder_architecture, parallel_attn,
+    // num_ln_in_parallel_attn: sequential, parallel with one norm, parallel with two), and
+    // the two-norm checkpoints name their norms ln_attn / ln_mlp: two rows, 1 for the layouts
+    // named input_layernorm (/ post_attention_layernorm), 2 for ln_attn + ln_mlp; family_of
+    // picks the one the config describes. 0: not Falcon.
+    int falcon_norms;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
@@ -258,6 +264,9 @@ inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] &&
 // GPT2Config, GPTBigCodeConfig, GPTJConfig: the MLP's width is n_inner (null: 4 · n_embd); an
 // intermediate_size in config.json is not theirs.
 inline bool n_inner_width(const ModelFamily& f) { return (f.pos_embed && !f.pos_embed_offset) || f.rotary_dim_field; }
+
+// Falcon: whether config c describes the block with two parallel norms (ln_attn, ln_mlp).
+bool falcon_two_norms(const LlamaConfig& c);
 
 // The family a config declares (architectures / model_type; a config that says nothing is
 // taken as Llama), or nullptr when no row of the table matches.

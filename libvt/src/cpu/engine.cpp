@@ -602,7 +602,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     const bool norm_after_rope = c.family && c.family->qk_norm_after_rope;  // HunYuan's q/k norms
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
     // (Cohere's too; GPT-NeoX's with the MLP's own norm of x: parallel_two_norms)
-    const bool phi = c.family && (c.family->phi || c.family->parallel_block || c.parallel_two_norms);
+    const bool phi = c.family && (c.family->phi || c.family->parallel_block || c.parallel_two_norms || c.parallel_one_norm);
     const bool layer_norm = c.family && c.family->norm == ModelFamily::LAYER_NORM;  // (Phi, StableLM)
     // x += t, then xn = x (post_only: the next linear reads x as it is) or rmsnorm(x) · norm
     // (LayerNorm families: LayerNorm(x) · norm + bias).
