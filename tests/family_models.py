@@ -210,6 +210,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "falcon-new-2ln": ("FalconConfig", dict(ffn_hidden_size=96, new_decoder_architecture=True, num_kv_heads=2)),
     "falcon-new-1ln-bias": ("FalconConfig", dict(ffn_hidden_size=96, new_decoder_architecture=True, num_kv_heads=2,
                                                  num_ln_in_parallel_attn=1, bias=True)),
+    # Bloom: ALiBi (4 heads: slopes 2^-2k; 6 heads: the power-of-2 slopes of 4 and two odd
+    # powers of the next base), the embeddings' LayerNorm, per-head [q, k, v] rows, biases, tied;
+    # and untied.
+    "bloom": ("BloomConfig", dict()),
+    "bloom-6heads-untied": ("BloomConfig", dict(hidden_size=96, num_attention_heads=6, tie_word_embeddings=False)),
     "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -295,6 +300,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "falcon-new-2ln": ("Falcon", ["layer-norm", "parallel-block-two-norms", "gelu-exact-mlp", "fused-qkv"]),
     "falcon-new-1ln-bias": ("Falcon", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block", "gelu-exact-mlp",
                                        "fused-qkv"]),
+    "bloom": ("Bloom", ["attention-bias", "mlp-bias", "layer-norm", "alibi", "embedding-norm", "fused-qkv"]),
+    "bloom-6heads-untied": ("Bloom", ["attention-bias", "mlp-bias", "layer-norm", "alibi", "embedding-norm", "fused-qkv"]),
     "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
     "gpt-bigcode": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "multi-query",
                                    "fused-qkv"]),
@@ -342,6 +349,10 @@ def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
             1 if cfg.get("multi_query", True) else nh
         return dict(cfg, intermediate_size=cfg.get("ffn_hidden_size") or 4 * cfg["hidden_size"], num_key_value_heads=kv,
                     layer_norm_eps=cfg["layer_norm_epsilon"])
+    if cfg["model_type"] == "bloom":  # (BloomMLP: 4 · hidden)
+        return dict(cfg, intermediate_size=4 * cfg["hidden_size"], num_hidden_layers=cfg["n_layer"],
+                    num_attention_heads=cfg["n_head"], num_key_value_heads=cfg["n_head"],
+                    layer_norm_eps=cfg["layer_norm_epsilon"])
     if cfg["model_type"] == "opt":  # (its LayerNorms' eps: PyTorch's default)
         return dict(cfg, intermediate_size=cfg["ffn_dim"], num_key_value_heads=cfg["num_attention_heads"],
                     layer_norm_eps=1e-5)
@@ -380,7 +391,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
                         max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt",
-                                                                                             "falcon")
+                                                                                             "falcon", "bloom")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -469,7 +480,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
                 layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
-                                                 "opt", "falcon"),
+                                                 "opt", "falcon", "bloom"),
+                alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom" else None,
                 gelu_exact=(cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox")
                 or (cfg["model_type"] == "falcon" and cfg.get("activation", "gelu") == "gelu"),
                 parallel_one_norm=cfg["model_type"] == "falcon" and not falcon_two_norms(cfg)
@@ -479,6 +491,16 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 attn_scale=1.0 if cfg.get("scale_attn_weights") is False else None,
                 parallel_norms=(cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
                 or (cfg["model_type"] == "falcon" and falcon_two_norms(cfg)))
+
+
+def alibi_slopes(n: int) -> list[float]:
+    """transformers' _get_alibi_slopes (Bloom) for n heads, in float32."""
+    p2 = 2 ** math.floor(math.log2(n))
+    base = np.float32(2 ** (-(2 ** -(math.log2(p2) - 3))))
+    out = [np.float32(base ** np.float32(k)) for k in range(1, p2 + 1)]
+    extra = np.float32(2 ** (-(2 ** -(math.log2(2 * p2) - 3))))
+    out += [np.float32(extra ** np.float32(k)) for k in range(1, 1 + 2 * min(p2, n - p2), 2)]
+    return [float(x) for x in out]
 
 
 def falcon_two_norms(cfg: dict[str, Any]) -> bool:
@@ -553,6 +575,22 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         out[name] = x
     cfg = std_fields(cfg)
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if cfg["model_type"] == "bloom":  # under Starcoder2's names, query_key_value split per head
+        ren = {"transformer.word_embeddings_layernorm.": "model.embed_norm.",
+               "transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
+               "transformer.h.": "model.layers.", ".self_attention.dense.": ".self_attn.o_proj.",
+               ".mlp.dense_h_to_4h.": ".mlp.c_fc.", ".mlp.dense_4h_to_h.": ".mlp.c_proj."}
+        for name in list(out):
+            x = out.pop(name)
+            for a, b in ren.items():
+                name = name.replace(a, b)
+            if ".self_attention.query_key_value." in name:
+                g = x.reshape(cfg["num_attention_heads"], 3, hd, *x.shape[1:])
+                for j, t in enumerate("qkv"):
+                    out[name.replace("self_attention.query_key_value", f"self_attn.{t}_proj")] = \
+                        np.ascontiguousarray(g[:, j].reshape(-1, *x.shape[1:]))
+            else:
+                out[name] = x
     if cfg["model_type"] == "falcon":  # under Starcoder2's names, query_key_value split by KV group
         ren = {"transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
                "transformer.h.": "model.layers.", ".self_attention.dense.": ".self_attn.o_proj.",
@@ -683,7 +721,7 @@ def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float =
         elif name.endswith("norm.weight"):
             a = norm_center + 0.2 * rng.standard_normal(shape)
         elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight", "transformer.wte.weight",
-                      "model.decoder.embed_tokens.weight", "transformer.word_embeddings.weight"):
+                      "model.decoder.embed_tokens.weight", "transformer.word_embeddings.weight"):  # (Falcon's, Bloom's)
             a = rng.standard_normal(shape)
         elif name in ("transformer.wpe.weight", "model.decoder.embed_positions.weight"):  # (smaller than the tokens')
             a = 0.5 * rng.standard_normal(shape)

@@ -324,7 +324,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      qk_after_rope: bool = False, gelu_exact: bool = False,
                      parallel_norms: bool = False, learned_positions: bool = False,
                      attn_scale: float | None = None, relu: bool = False,
-                     parallel_one_norm: bool = False) -> np.ndarray:
+                     parallel_one_norm: bool = False, alibi: list[float] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -393,6 +393,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     scale instead of 1/sqrt(head_dim) (GPTBigCode's scale_attn_weights false: 1). `relu` (OPT):
     the ungated MLP's activation ReLU instead of Arcee's relu².
 
+    `alibi` (BloomForCausalLM: one slope per head): slope_h · j added to head h's score of key j
+    instead of RoPE, and `model.embed_norm` (weight, bias) LayerNorms the embeddings.
+
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
 
@@ -417,6 +420,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         x = x * float(np.float32(math.sqrt(cfg.hidden)))
     if learned_positions:
         x = x + W["model.pos_embed.weight"][np.arange(n)]
+    if "model.embed_norm.weight" in W:  # (Bloom)
+        x = _layernorm(x, W["model.embed_norm.weight"], W["model.embed_norm.bias"], cfg.eps)
     scale = gemma2["query_pre_attn_scalar"] ** -0.5 if gemma2 else 1.0 / math.sqrt(hd)
     if attn_scale is not None:
         scale = attn_scale
@@ -477,7 +482,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         rope = _rope_interleaved if interleaved else _rope
-        if (nope and nope[i]) or learned_positions:
+        if (nope and nope[i]) or learned_positions or alibi:
             pass
         elif gemma2_local.get("local") and gemma2_local["local"][i]:
             q, k = rope(q, cos_l, sin_l), rope(k, cos_l, sin_l)
@@ -493,6 +498,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         rep = nh // kv
         k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
         s = np.einsum("qhd,khd->hqk", q, k) * scale
+        if alibi:
+            s = s + np.asarray(alibi)[:, None, None] * np.arange(n)[None, None, :]
         if cap:
             s = cap * np.tanh(s / cap)
         s = s + mask[None]

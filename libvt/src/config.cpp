@@ -276,6 +276,9 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 // ---- Structure check and config resolution -----------------------------------------------
 
+// "x.weight" -> "x.bias".
+std::string bias_name(const std::string& weight) { return weight.substr(0, weight.size() - std::strlen("weight")) + "bias"; }
+
 // The family's features for this config (LlamaConfig's qkv_bias .. layer_window) from
 // config.json's fields, for L blocks.
 void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
@@ -379,6 +382,10 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // GPT-2 lineage: learned positions, no layer rotates; scores unscaled when
     // scale_attn_weights is false.
+    if (F.alibi) std::fill(c.layer_nope.begin(), c.layer_nope.end(), uint8_t(1));  // (Bloom: ALiBi, no RoPE)
+    if (F.alibi && c.apply_residual_connection_post_layernorm == 1)
+        fail(VT_STATUS_UNSUPPORTED, "%s: apply_residual_connection_post_layernorm true is not supported for %s (the "
+             "residual taken after the norms)", c.path.c_str(), F.name);
     if (F.pos_embed) {
         std::fill(c.layer_nope.begin(), c.layer_nope.end(), uint8_t(1));
         if (c.scale_attn_weights == 0) c.attn_scale = 1.0;
@@ -573,6 +580,10 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (!c.final_norm_bias.empty()) expected.insert(c.final_norm_bias);  // (Phi)
     if (!c.lm_head_bias.empty()) expected.insert(c.lm_head_bias);
     if (F.pos_embed) expected.insert(F.pos_embed);
+    if (F.embed_norm) {  // (Bloom's LayerNorm of the embeddings)
+        expected.insert(F.embed_norm);
+        expected.insert(bias_name(F.embed_norm));
+    }
     for (int64_t l = 0; l < L; ++l) {
         for (int k = 0; k < T_COUNT; ++k)
             if (layer_tensor_expected(c, LayerTensor(k), l)) expected.insert(layer_name(l, k));
@@ -705,6 +716,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // GPT-2 lineage, GPT-J: n_inner, else 4 · hidden_size (their config classes have no
     // intermediate_size: one in config.json is not theirs)
     if (n_inner_width(F) && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
+    if (F.alibi && c.hidden_size > 0) c.intermediate_size = 4 * c.hidden_size;  // (BloomMLP: 4 · hidden_size)
     if (F.falcon_norms && c.from_file && c.hidden_size > 0)  // (FalconConfig: ffn_hidden_size, else 4 · hidden_size)
         c.intermediate_size = c.ffn_hidden_size > 0 ? c.ffn_hidden_size : 4 * c.hidden_size;
     if (c.intermediate_size < 0)
@@ -757,6 +769,10 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (!c.lm_head_bias.empty()) want(c.lm_head_bias, {V});
     if (!tied) want(F.lm_head, {V, H});
     if (F.pos_embed) want(F.pos_embed, {c.max_position_embeddings + F.pos_embed_offset, H});
+    if (F.embed_norm) {
+        want(F.embed_norm, {H});
+        want(bias_name(F.embed_norm), {H});
+    }
     for (int64_t l = 0; l < L; ++l) {
         const std::vector<int64_t> shapes[T_COUNT] = {
             {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
@@ -989,6 +1005,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.new_decoder_architecture = r.boolean(root, "new_decoder_architecture");
         c.parallel_attn = r.boolean(root, "parallel_attn");
         c.alibi = r.boolean(root, "alibi");
+        c.apply_residual_connection_post_layernorm = r.boolean(root, "apply_residual_connection_post_layernorm");
         c.num_ln_in_parallel_attn = r.integer(root, "num_ln_in_parallel_attn", 1, 2);
         c.falcon_num_kv_heads = r.integer(root, "num_kv_heads", 1, 65536);
         c.ffn_hidden_size = r.integer(root, "ffn_hidden_size", 1, kMaxDim);

@@ -90,6 +90,7 @@ struct LlamaConfig {
     int64_t word_embed_proj_dim = -1;
     // Falcon (-1: absent): its block's layout, its KV heads, ALiBi (refused), its MLP width
     int new_decoder_architecture = -1, parallel_attn = -1, alibi = -1;
+    int apply_residual_connection_post_layernorm = -1;  // Bloom (true: refused)
     int64_t num_ln_in_parallel_attn = -1, falcon_num_kv_heads = -1, ffn_hidden_size = -1;
     int scale_attn_weights = -1;           // GPT-2 lineage (false: scores unscaled)
     int scale_attn_by_inverse_layer_idx = -1;  // GPT-2 (true: refused)

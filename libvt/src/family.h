@@ -242,6 +242,11 @@ struct ModelFamily {
     // named input_layernorm (/ post_attention_layernorm), 2 for ln_attn + ln_mlp; family_of
     // picks the one the config describes. 0: not Falcon.
     int falcon_norms;
+    // Bloom: ALiBi instead of RoPE (every layer NoPE; each head's slope times the key position
+    // added to its scores, slopes as transformers' _get_alibi_slopes), and a LayerNorm of the
+    // embeddings (this weight, its ".bias") before the first block; null: none.
+    bool alibi;
+    const char* embed_norm;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

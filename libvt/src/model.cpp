@@ -923,6 +923,20 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     }
     const TensorView& norm = ld.tensor(F.final_norm);
     m->final_norm = ld.to_f32_vec(norm);
+    if (F.embed_norm) {  // (Bloom) the embeddings' LayerNorm
+        m->embed_norm = ld.to_f32_vec(ld.tensor(F.embed_norm));
+        m->embed_norm_bias = ld.to_f32_vec(ld.tensor(std::string(F.embed_norm, std::strlen(F.embed_norm) - 6) + "bias"));
+    }
+    if (F.alibi) {  // transformers' _get_alibi_slopes: 2^(-8/n)^k for the closest power of 2 n, then odd powers
+        const int64_t nh = cfg.num_heads;
+        int64_t p2 = 1;
+        while (p2 * 2 <= nh) p2 *= 2;
+        const float base = float(std::pow(2.0, -std::pow(2.0, -(std::log2(double(p2)) - 3))));
+        const float extra = float(std::pow(2.0, -std::pow(2.0, -(std::log2(double(2 * p2)) - 3))));
+        m->alibi_slopes.resize(size_t(nh));
+        for (int64_t h = 0; h < nh; ++h)
+            m->alibi_slopes[size_t(h)] = h < p2 ? std::pow(base, float(h + 1)) : std::pow(extra, float(2 * (h - p2) + 1));
+    }
     if (F.pos_embed) {  // learned positions, float32 (added to each embedding row)
         const TensorView& pe = ld.tensor(F.pos_embed);
         m->pos_embed = ld.to_f32_vec(pe);

@@ -74,6 +74,8 @@ struct ModelWeights {
     AlignedVec<float> final_norm;          // [H]
     AlignedVec<float> final_norm_bias;     // [H] a LayerNorm's bias (Phi, StableLM; else empty)
     AlignedVec<float> lm_head_bias;        // [V] Phi (else empty)
+    AlignedVec<float> alibi_slopes;        // [NH] ALiBi's slope per head (Bloom; else empty)
+    AlignedVec<float> embed_norm, embed_norm_bias;  // [H] Bloom's LayerNorm of the embeddings (else empty)
     AlignedVec<float> pos_embed;           // [max_position_embeddings, H] learned positions (GPT-2 lineage; else empty)
     // (Every RMSNorm weight is stored as the pass multiplies by it: 1 + w for Gemma's norms.)
     std::unique_ptr<Packed> lm_head;       // [V, H] (from the embedding table when tied)

@@ -156,23 +156,23 @@ int64_t partial_floats(const LlamaConfig& c) {
 // element type is T (an int8 cache passes its scales too).
 template <class T>
 void attend_cache(const CpuSession& s, int64_t l, int64_t h, const float* const* q, int64_t ng, int64_t k0,
-                  int64_t k1, ops::Partial out, float softcap) {
+                  int64_t k1, ops::Partial out, float softcap, const float* alibi) {
     const int64_t HD = s.model->cfg.head_dim;
     if constexpr (std::is_same<T, int8_t>::value)
         ops::attend(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), s.key_scales(l, h), s.value_scales(l, h),
-                    k0, k1, HD, out, softcap);
+                    k0, k1, HD, out, softcap, alibi);
     else
-        ops::attend(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), k0, k1, HD, out, softcap);
+        ops::attend(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), k0, k1, HD, out, softcap, alibi);
 }
 template <class T>
 void attend_cache_normalized(const CpuSession& s, int64_t l, int64_t h, const float* const* q, int64_t ng,
-                             int64_t k0, int64_t k1, float* const* out, float softcap) {
+                             int64_t k0, int64_t k1, float* const* out, float softcap, const float* alibi) {
     const int64_t HD = s.model->cfg.head_dim;
     if constexpr (std::is_same<T, int8_t>::value)
         ops::attend_normalized(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), s.key_scales(l, h),
-                               s.value_scales(l, h), k0, k1, HD, out, softcap);
+                               s.value_scales(l, h), k0, k1, HD, out, softcap, alibi);
     else
-        ops::attend_normalized(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), k0, k1, HD, out, softcap);
+        ops::attend_normalized(q, ng, s.keys<const T>(l, h), s.values<const T>(l, h), k0, k1, HD, out, softcap, alibi);
 }
 
 // Decode attention for one layer: each row of the pass is one query per head over its own
@@ -187,6 +187,7 @@ void attention_decode(const Pass& p, int64_t layer) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t window = c.layer_window[size_t(layer)];
     const float softcap = float(c.attn_softcap);
+    const float* alibi = s.model->alibi_slopes.empty() ? nullptr : s.model->alibi_slopes.data();  // (Bloom)
     const int64_t NH = c.num_heads, KV = c.num_kv_heads, HD = c.head_dim;
     const int64_t QKV = (NH + 2 * KV) * HD;
     const HeadGroups hg = head_groups(c);
@@ -228,7 +229,7 @@ void attention_decode(const Pass& p, int64_t layer) {
             float* pt = part + t * pstride;
             const ops::Partial out{pt, pt + gb * HD, pt + gb * HD + gb};
             const int64_t k0 = lo[r] + sp * per[r], k1 = std::min(p.pos(r) + 1, k0 + per[r]);
-            attend_cache<T>(rs, layer, u.kvh, q, u.ng, k0, k1, out, softcap);
+            attend_cache<T>(rs, layer, u.kvh, q, u.ng, k0, k1, out, softcap, alibi ? alibi + u.head0 : nullptr);
         }
     });
     // Merge the splits of each head: o = Σ_s e^(m_s - M) acc_s / Σ_s e^(m_s - M) l_s.
@@ -268,6 +269,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t i0, int64_t m, int6
     const HeadGroups hg = head_groups(c);
     const int64_t window = c.layer_window[size_t(layer)];
     const float softcap = float(c.attn_softcap);
+    const float* alibi = s.model->alibi_slopes.empty() ? nullptr : s.model->alibi_slopes.data();  // (Bloom)
     const AlignedVec<float>& sink_vec = s.model->layers[size_t(layer)].sinks;
     const float* sinks = sink_vec.empty() ? nullptr : sink_vec.data();  // gpt-oss
 
@@ -294,13 +296,14 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t i0, int64_t m, int6
                 }
                 const int64_t k0 = first_key(pos0 + i, window), k1 = pos0 + i + 1;
                 if (!sinks) {
-                    attend_cache_normalized<T>(s, layer, u.kvh, q, u.ng, k0, k1, o, softcap);
+                    attend_cache_normalized<T>(s, layer, u.kvh, q, u.ng, k0, k1, o, softcap, alibi ? alibi + u.head0 : nullptr);
                     continue;
                 }
                 // gpt-oss: o = Σ e^(s_j - M) v_j / (Σ e^(s_j - M) + e^(sink - M)), M = max(m, sink)
                 alignas(64) float acc[ops::kAccFloats];
                 float mx[kMaxGroup], l[kMaxGroup];
-                attend_cache<T>(s, layer, u.kvh, q, u.ng, k0, k1, ops::Partial{acc, mx, l}, softcap);
+                attend_cache<T>(s, layer, u.kvh, q, u.ng, k0, k1, ops::Partial{acc, mx, l}, softcap,
+                                alibi ? alibi + u.head0 : nullptr);
                 for (int64_t g = 0; g < u.ng; ++g) {
                     const float sink = sinks[u.head0 + g], M = std::max(mx[g], sink);
                     const float w = std::exp(mx[g] - M), inv = w / (w * l[g] + std::exp(sink - M));
@@ -630,6 +633,8 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
             }
             if (c.embed_scale > 0)
                 for (int64_t h = 0; h < H; ++h) x[i * H + h] *= c.embed_scale;
+            if (!M.embed_norm.empty())  // (Bloom: the embeddings LayerNormed, in place)
+                add_layernorm(x + i * H, nullptr, M.embed_norm.data(), M.embed_norm_bias.data(), eps, H, x + i * H);
             add_next(x + i * H, nullptr, norm0, bias0, xn + i * H);
         }
     });

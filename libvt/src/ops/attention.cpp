@@ -327,7 +327,7 @@ VT_INLINE void pv_heads(const float (*p)[kKeyBlock], int64_t ng, int64_t nb, con
 template <int I, class T>
 VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restrict kt, const T* __restrict v,
                            const float* __restrict ks, const float* __restrict vs, int64_t k0, int64_t k1,
-                           int64_t hd, Partial out, float softcap) {
+                           int64_t hd, Partial out, float softcap, const float* __restrict alibi) {
     constexpr bool kScaled = std::is_same<T, int8_t>::value;
     alignas(64) float s[kMaxGroup][kKeyBlock];
     // An f16 or int8 cache's keys / values converted (partial blocks, hd without a blocked kernel).
@@ -381,6 +381,10 @@ VT_INLINE void attend_body(const float* const* q, int64_t ng, const T* __restric
         if constexpr (kScaled)  // int8 keys: q · k_j = ks[j] · (q · kq_j)
             for (int64_t g = 0; g < ng; ++g)
                 for (int64_t j = 0; j < nb; ++j) s[g][j] *= ks[j0 + j];
+        // ALiBi: each head's slope times the key's position (Bloom: added to q·k / sqrt(hd)).
+        if (alibi)
+            for (int64_t g = 0; g < ng; ++g)
+                for (int64_t j = 0; j < nb; ++j) s[g][j] += alibi[g] * float(j0 + j);
         // Gemma 2's soft-capping of the scores: cap · tanh(s / cap), as transformers computes it.
         if (softcap > 0.0f)
             for (int64_t g = 0; g < ng; ++g) ops::softcap(s[g], nb, softcap);
@@ -424,15 +428,15 @@ template <class T>
 __attribute__((target(VT_TARGET_V4))) void attend_avx512(const float* const* q, int64_t ng, const T* kt,
                                                              const T* v, const float* ks, const float* vs,
                                                              int64_t k0, int64_t k1, int64_t hd, Partial out,
-                                                             float softcap) {
-    attend_body<kAvx512>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+                                                             float softcap, const float* alibi) {
+    attend_body<kAvx512>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap, alibi);
 }
 template <class T>
 __attribute__((target(VT_TARGET_V3))) void attend_avx2(const float* const* q, int64_t ng, const T* kt,
                                                            const T* v, const float* ks, const float* vs,
                                                            int64_t k0, int64_t k1, int64_t hd, Partial out,
-                                                           float softcap) {
-    attend_body<kAvx2>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+                                                           float softcap, const float* alibi) {
+    attend_body<kAvx2>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap, alibi);
 }
 
 // store_f16 with F16C (RNE whatever MXCSR says); AVX-512 machines use it too.
@@ -466,23 +470,24 @@ __attribute__((target(VT_TARGET_V3))) bool store_f16_avx2(const float* src, int6
 
 template <class T>
 void attend_t(const float* const* q, int64_t ng, const T* kt, const T* v, const float* ks, const float* vs,
-              int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
+              int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap, const float* alibi) {
 #if defined(VT_ATTEND_LEVELS)
     switch (cpu_level()) {
-        case 2: return attend_avx512(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
-        case 1: return attend_avx2(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+        case 2: return attend_avx512(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap, alibi);
+        case 1: return attend_avx2(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap, alibi);
         default: break;
     }
 #endif
-    attend_body<kGeneric>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+    attend_body<kGeneric>(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap, alibi);
 }
 
 template <class T>
 void attend_normalized_t(const float* const* q, int64_t ng, const T* kt, const T* v, const float* ks,
-                         const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap) {
+                         const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap,
+                         const float* alibi) {
     alignas(64) float acc[kAccFloats];
     float mm[kMaxGroup], ll[kMaxGroup];
-    attend_t(q, ng, kt, v, ks, vs, k0, k1, hd, Partial{acc, mm, ll}, softcap);
+    attend_t(q, ng, kt, v, ks, vs, k0, k1, hd, Partial{acc, mm, ll}, softcap, alibi);
     for (int64_t g = 0; g < ng; ++g) {
         const float f = 1.0f / ll[g];
         const float* __restrict a = acc + g * hd;
@@ -494,33 +499,33 @@ void attend_normalized_t(const float* const* q, int64_t ng, const T* kt, const T
 }  // namespace
 
 void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
-            int64_t hd, Partial out, float softcap) {
-    attend_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
+            int64_t hd, Partial out, float softcap, const float* alibi) {
+    attend_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap, alibi);
 }
 
 void attend(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
-            int64_t hd, Partial out, float softcap) {
-    attend_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
+            int64_t hd, Partial out, float softcap, const float* alibi) {
+    attend_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap, alibi);
 }
 
 void attend(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks, const float* vs,
-            int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap) {
-    attend_t(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+            int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap, const float* alibi) {
+    attend_t(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap, alibi);
 }
 
 void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
-                       int64_t hd, float* const* out, float softcap) {
-    attend_normalized_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
+                       int64_t hd, float* const* out, float softcap, const float* alibi) {
+    attend_normalized_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap, alibi);
 }
 
 void attend_normalized(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
-                       int64_t hd, float* const* out, float softcap) {
-    attend_normalized_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap);
+                       int64_t hd, float* const* out, float softcap, const float* alibi) {
+    attend_normalized_t(q, ng, kt, v, nullptr, nullptr, k0, k1, hd, out, softcap, alibi);
 }
 
 void attend_normalized(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks,
-                       const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap) {
-    attend_normalized_t(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap);
+                       const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap, const float* alibi) {
+    attend_normalized_t(q, ng, kt, v, ks, vs, k0, k1, hd, out, softcap, alibi);
 }
 
 bool store_i8(const float* src, int64_t n, int8_t* dst, int64_t stride, float* scale) {

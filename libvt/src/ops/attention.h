@@ -66,23 +66,31 @@ struct Partial {
 // q[g]: [hd] query of head g (pre-scaled by 1/sqrt(hd)), g < ng <= kMaxGroup, ng·hd <= kAccFloats;
 // kt: the KV head's key tiles (key_index); v: [positions, hd] its values; keys [k0, k1), k0 < k1.
 // softcap > 0: each score s becomes softcap · tanh(s / softcap) before the softmax (Gemma 2).
+// alibi (null: none): alibi[g] · j added to head g's score of key j before that (ALiBi's
+// linear position bias: Bloom).
 void attend(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
-            int64_t hd, Partial out, float softcap = 0.0f);
+            int64_t hd, Partial out, float softcap = 0.0f,
+            const float* alibi = nullptr);
 void attend(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
-            int64_t hd, Partial out, float softcap = 0.0f);
+            int64_t hd, Partial out, float softcap = 0.0f,
+            const float* alibi = nullptr);
 
 // The same over an int8 cache: ks, vs are the KV head's per-position key and value scales.
 void attend(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks, const float* vs,
-            int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap = 0.0f);
+            int64_t k0, int64_t k1, int64_t hd, Partial out, float softcap = 0.0f,
+            const float* alibi = nullptr);
 
 // attend() normalized: out[g] = softmax_j(q_g · k_j) v_j over keys [k0, k1). out[g]: [hd].
 void attend_normalized(const float* const* q, int64_t ng, const float* kt, const float* v, int64_t k0, int64_t k1,
-                       int64_t hd, float* const* out, float softcap = 0.0f);
+                       int64_t hd, float* const* out, float softcap = 0.0f,
+            const float* alibi = nullptr);
 void attend_normalized(const float* const* q, int64_t ng, const half* kt, const half* v, int64_t k0, int64_t k1,
-                       int64_t hd, float* const* out, float softcap = 0.0f);
+                       int64_t hd, float* const* out, float softcap = 0.0f,
+            const float* alibi = nullptr);
 
 void attend_normalized(const float* const* q, int64_t ng, const int8_t* kt, const int8_t* v, const float* ks,
-                       const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap = 0.0f);
+                       const float* vs, int64_t k0, int64_t k1, int64_t hd, float* const* out, float softcap = 0.0f,
+            const float* alibi = nullptr);
 
 // dst[i · stride] = src[i] rounded to f16 (to nearest, ties to even), i < n: how keys
 // (stride kKeyTile) and values (stride 1) enter an f16 cache. Returns false when a finite
