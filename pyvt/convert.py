@@ -2,7 +2,7 @@
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
 `command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
-(GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `qwen2moe`,
+(GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -26,7 +26,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -49,7 +49,9 @@ layout differences between llama.cpp and Hugging Face are undone here:
   Hugging Face's `qkv_proj` and `gate_up_proj` as they are; GPT-NeoX's `attn_qkv`, which
   llama.cpp's converter reorders from per-head [q, k, v] groups into q | k | v, gets its
   per-head rows back (`qkv_per_head`; a references file marks the GGUF's rows with
-  pyvt_qkv_heads instead, which libvt honours; so does GPTBigCode's multi-head `c_attn`).
+  pyvt_qkv_heads instead, which libvt honours; so does GPTBigCode's multi-head `c_attn`, and
+  Falcon's `attn_qkv`, reordered from its groups per KV head ([q·g, k, v]): `qkv_per_head` with
+  the KV heads, the marker [heads, KV heads]).
   GPT-2's Conv1D weights, which llama.cpp's converter transposes to [out, in], are written
   as Conv1D's [in, out] again when they are floats; GGML blocks (rows along the input) stay
   [out, in], written or referenced with the marker pyvt_out_in, which libvt honours.
@@ -143,6 +145,13 @@ _GPT2_GLOBAL_NAMES = {
 }
 # The GGUF architectures of the GPT-2 lineage: learned positions (position_embd), no RoPE.
 _LEARNED_POS_ARCHS = ("gpt2", "starcoder")
+# Falcon's global tensors (FalconForCausalLM's transformer.word_embeddings, ln_f; lm_head when untied).
+_FALCON_GLOBAL_NAMES = {
+    "token_embd.weight": "transformer.word_embeddings.weight",
+    "output_norm.weight": "transformer.ln_f.weight",
+    "output_norm.bias": "transformer.ln_f.bias",
+    "output.weight": "lm_head.weight",
+}
 
 
 def _global_name(gguf_name: str, arch: str) -> str | None:
@@ -153,6 +162,8 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
         return _GPTNEOX_GLOBAL_NAMES.get(gguf_name)
     if arch in _LEARNED_POS_ARCHS:
         return _GPT2_GLOBAL_NAMES.get(gguf_name)
+    if arch in ("falcon", "falcon-2ln"):
+        return _FALCON_GLOBAL_NAMES.get(gguf_name)
     if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
@@ -160,7 +171,8 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder")
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder",
+                     "falcon")
 _PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox")
 
 
@@ -215,7 +227,8 @@ class _Arch(NamedTuple):
     qk_full: bool = False    # q/k norms over the whole projection (OLMo 2, OLMoE)
     mlp_norm: str = "ffn_norm.weight"  # the norm before the MLP (gpt-oss: post_attention_norm)
     parallel: bool = False   # one LayerNorm (attn_norm) before attention and the MLP, side by side: Phi-2's
-                             # ungated MLP (ffn_up, ffn_down); with ffn_gate required, Cohere's gated one
+                             # ungated MLP (ffn_up, ffn_down); with ffn_gate required, Cohere's gated one;
+                             # with fused, attn_qkv instead of q/k/v (Falcon)
     gated: bool = True       # False: an ungated MLP, ffn_up then ffn_down (Starcoder2)
     gate_up: bool = False    # ffn_up is gate rows then up rows and there is no ffn_gate (GLM-4)
     prefix: str = "model.layers."  # the Hugging Face blocks' prefix (GPT-NeoX: gpt_neox.layers.)
@@ -374,6 +387,27 @@ _ARCHS["gpt2"] = _Arch("GPT2LMHeadModel", "gpt2", False, _GPT2_BIASES, fused=Tru
                        prefix="transformer.h.", names=_GPT2_NAMES)
 _ARCHS["starcoder"] = _Arch("GPTBigCodeForCausalLM", "gpt_bigcode", False, _GPT2_BIASES, fused=True, gated=False,
                             prefix="transformer.h.", names=_GPT2_NAMES)
+# Falcon (llama.cpp's FalconModel): always the parallel block, x + attn(LN_a(x)) + mlp(LN_m(x)),
+# LayerNorms with biases; without attn_norm_2 one norm for both (attn_norm: input_layernorm,
+# falcon-7b, Falcon2-11B), with it attention reads attn_norm_2 and the MLP attn_norm (falcon-40b
+# / 180B: ln_attn, ln_mlp — gguf-py's names, the "falcon-2ln" names here); a fused attn_qkv whose
+# rows llama.cpp's converter reorders from Falcon's groups per KV head ([q·g, k, v]) into
+# q | k | v (the folder gets the groups back: qkv_per_head; a references file leaves them in the
+# GGUF marked pyvt_qkv_heads, which libvt honours); no biases on the linears (llama.cpp loads
+# none), an ungated tanh-GELU MLP (ffn_up, ffn_down), every dim of each head rotating (NEOX),
+# output optional (tied when absent).
+_FALCON_NAMES = {"attn_norm.weight": "input_layernorm.weight", "attn_norm.bias": "input_layernorm.bias",
+                 "attn_norm_2.weight": "ln_attn.weight", "attn_norm_2.bias": "ln_attn.bias",
+                 "attn_qkv.weight": "self_attention.query_key_value.weight",
+                 "attn_output.weight": "self_attention.dense.weight",
+                 "ffn_up.weight": "mlp.dense_h_to_4h.weight", "ffn_down.weight": "mlp.dense_4h_to_h.weight"}
+_ARCHS["falcon"] = _Arch("FalconForCausalLM", "falcon", False, ("attn_norm.bias",), ("attn_norm_2.weight", "attn_norm_2.bias"),
+                         fused=True, parallel=True, gated=False, prefix="transformer.h.", names=_FALCON_NAMES)
+# A falcon file with attn_norm_2 in its blocks: attn_norm is then the MLP's norm, ln_mlp.
+_FALCON_2LN = _ARCHS["falcon"]._replace(names=dict(_FALCON_NAMES, **{"attn_norm.weight": "ln_mlp.weight",
+                                                                     "attn_norm.bias": "ln_mlp.bias"}))
+# Name variants of an architecture (hf_tensor_name's arch), chosen by the file's tensors.
+_VARIANT_ARCHS = {"falcon-2ln": _FALCON_2LN}
 # GPT-2's Conv1D weights (llama.cpp's names): [out, in] in the GGUF, [in, out] in the checkpoint.
 _CONV1D = (".attn_qkv.weight", ".attn_output.weight", ".ffn_up.weight", ".ffn_down.weight")
 _MIXTRAL = _Arch("MixtralForCausalLM", "mixtral", True)
@@ -409,8 +443,8 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool) -> str:
 
 def _common_block(a: _Arch) -> tuple:
     if a.parallel:
-        return ("attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight",
-                "ffn_up.weight", "ffn_down.weight")
+        attn = ("attn_qkv.weight",) if a.fused else ("attn_q.weight", "attn_k.weight", "attn_v.weight")
+        return ("attn_norm.weight",) + attn + ("attn_output.weight", "ffn_up.weight", "ffn_down.weight")
     if a.fused:
         return ("attn_norm.weight", "ffn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_up.weight",
                 "ffn_down.weight")
@@ -436,10 +470,11 @@ def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
 def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> str | None:
     """The Hugging Face name of a GGUF tensor of architecture `arch` (general.architecture),
     or None if that architecture has no such tensor. (`moe`: a MoE block's router and shared
-    expert; the stacked experts have one name per expert: _moe_hf_name.)"""
+    expert; the stacked experts have one name per expert: _moe_hf_name. `arch` "falcon-2ln": a
+    falcon file with attn_norm_2, whose attn_norm is falcon-40b's ln_mlp.)"""
     if _global_name(gguf_name, arch):
         return _global_name(gguf_name, arch)
-    a = _ARCHS.get(arch)
+    a = _ARCHS.get(arch) or _VARIANT_ARCHS.get(arch)
     m = _BLOCK_RE.match(gguf_name)
     if a is None or not m:
         return None
@@ -469,24 +504,37 @@ def permute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
     )
 
 
-def qkv_per_head(w: np.ndarray, n_head: int) -> np.ndarray:
-    """llama.cpp -> Hugging Face row order of GPT-NeoX's fused query_key_value (weight or bias):
-    q | k | v blocks of n_head heads each back to GPT-NeoX's per-head [q, k, v] groups (the
-    inverse of llama.cpp's GPTNeoXModel.modify_tensors). Whole rows move: exact for rows of
-    any GGML block type."""
-    rows = w.shape[0]
-    if n_head <= 0 or rows % (3 * n_head):
-        raise ValueError(f"cannot group {rows} q|k|v rows over {n_head} heads")
-    return w.reshape(3, n_head, rows // (3 * n_head), *w.shape[1:]).swapaxes(0, 1).reshape(w.shape)
+def _qkv_head_rows(rows: int, n_head: int, n_kv: int, what: str) -> int:
+    """The rows of one head of a fused q | k | v of n_head query and n_kv KV heads."""
+    if n_head <= 0 or n_kv <= 0 or n_head % n_kv or rows % (n_head + 2 * n_kv):
+        raise ValueError(f"cannot {what} {rows} rows over {n_head} heads and {n_kv} KV heads")
+    return rows // (n_head + 2 * n_kv)
 
 
-def qkv_blocked(w: np.ndarray, n_head: int) -> np.ndarray:
-    """Hugging Face -> llama.cpp row order of GPT-NeoX's query_key_value (inverse of
+def qkv_per_head(w: np.ndarray, n_head: int, n_kv: int | None = None) -> np.ndarray:
+    """llama.cpp -> Hugging Face row order of a fused query_key_value (weight or bias): q | k | v
+    blocks (q of n_head heads, k and v of n_kv, n_head when None) back into groups per KV head,
+    each its n_head / n_kv query heads, its key head, its value head — GPT-NeoX's per-head
+    [q, k, v] (n_kv = n_head), Falcon's [q·g, k, v] (the inverse of llama.cpp's
+    GPTNeoXModel / FalconModel.modify_tensors). Whole rows move: exact for rows of any GGML
+    block type."""
+    n_kv = n_head if n_kv is None else n_kv
+    hd = _qkv_head_rows(w.shape[0], n_head, n_kv, "group")
+    rest = w.shape[1:]
+    q = w[:n_head * hd].reshape(n_kv, n_head // n_kv, hd, *rest)
+    k = w[n_head * hd:(n_head + n_kv) * hd].reshape(n_kv, 1, hd, *rest)
+    v = w[(n_head + n_kv) * hd:].reshape(n_kv, 1, hd, *rest)
+    return np.concatenate([q, k, v], axis=1).reshape(w.shape)
+
+
+def qkv_blocked(w: np.ndarray, n_head: int, n_kv: int | None = None) -> np.ndarray:
+    """Hugging Face -> llama.cpp row order of a fused query_key_value (inverse of
     `qkv_per_head`; what llama.cpp's converter does)."""
-    rows = w.shape[0]
-    if n_head <= 0 or rows % (3 * n_head):
-        raise ValueError(f"cannot regroup {rows} per-head rows over {n_head} heads")
-    return w.reshape(n_head, 3, rows // (3 * n_head), *w.shape[1:]).swapaxes(0, 1).reshape(w.shape)
+    n_kv = n_head if n_kv is None else n_kv
+    hd = _qkv_head_rows(w.shape[0], n_head, n_kv, "regroup")
+    g = w.reshape(n_kv, n_head // n_kv + 2, hd, *w.shape[1:])
+    return np.concatenate([g[:, :-2].reshape(-1, *w.shape[1:]), g[:, -2].reshape(-1, *w.shape[1:]),
+                           g[:, -1].reshape(-1, *w.shape[1:])]).reshape(w.shape)
 
 
 def unpermute_qk(w: np.ndarray, n_head: int) -> np.ndarray:
@@ -775,6 +823,14 @@ def _hparams(meta: dict, p: str) -> dict:
             raise ValueError(f"{p}: starcoder.attention.head_count_kv = {n_kv}: GPTBigCode's attention is multi-query "
                              f"(1 KV head) or multi-head ({n_head}); GPTBigCodeConfig cannot express grouped-query "
                              "attention, which llama.cpp would compute")
+    if arch == "falcon":
+        # llama.cpp's falcon: q and o are [hidden, hidden] (FalconConfig's head_dim is hidden /
+        # heads); the LayerNorm eps is needed
+        if n_head * head_dim != hidden:
+            raise ValueError(f"{p}: falcon.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                             f"embedding_length {hidden} (Falcon's heads span its hidden size)")
+        if "falcon.attention.layer_norm_epsilon" not in meta:
+            raise ValueError(f"{p}: missing metadata falcon.attention.layer_norm_epsilon (llama.cpp's falcon needs it)")
     rope_dim = head_dim if arch in _LEARNED_POS_ARCHS else need_int("rope.dimension_count", head_dim)  # (no RoPE)
     ln = arch in _LAYER_NORM_ARCHS
     partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
@@ -897,6 +953,15 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if "output.weight" not in g.tensors:  # (GPT-NeoX's embed_out; llama.cpp's gptneox needs it)
             raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's gptneox needs the output matrix, "
                              "GPT-NeoX's embed_out)")
+    if arch == "falcon":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's falcon rotates without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's falcon loads no RoPE frequency factors; "
+                             "pyvt does not guess what is meant")
+        # FalconConfig has the second norm (ln_attn, with its bias) in every block or in none;
+        # llama.cpp takes it block by block
+        _all_or_none(g, n_layers, ("attn_norm_2.weight", "attn_norm_2.bias"), "a falcon file with attn_norm_2 "
+                     "needs it, weight and bias, in every block (falcon-40b's ln_attn; FalconConfig's "
+                     "num_ln_in_parallel_attn 2 puts it in all)", p)
     if arch in _LEARNED_POS_ARCHS and "rope_freqs.weight" in g.tensors:  # (no RoPE; llama.cpp would not load it)
         raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} has learned positions and no RoPE; "
                          "pyvt does not guess what is meant")
@@ -919,7 +984,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox") + _LEARNED_POS_ARCHS:
+    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox", "falcon") + _LEARNED_POS_ARCHS:
         expected["output_norm.bias"] = (hidden,)
     if arch in _LEARNED_POS_ARCHS:  # (llama.cpp: [context_length, hidden])
         expected["position_embd.weight"] = (hp["ctx"], hidden)
@@ -939,6 +1004,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_sinks.weight": (n_head,),
         "attn_norm.bias": (hidden,), "ffn_up.bias": (ffn,), "ffn_down.bias": (hidden,),  # (phi2)
         "ffn_norm.bias": (hidden,),  # (stablelm)
+        "attn_norm_2.weight": (hidden,), "attn_norm_2.bias": (hidden,),  # (falcon-40b's ln_attn)
     }
     if moe:
         E, fe = moe["n_expert"], moe["ffn_exp"]
@@ -984,7 +1050,7 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     a = hp["arch"]
     if a in _LEARNED_POS_ARCHS:  # (no RoPE: llama.cpp reads no scaling)
         return None
-    if a in ("nemotron", "gptneox"):
+    if a in ("nemotron", "gptneox", "falcon"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
         out = {"rope_type": "longrope"}
@@ -1017,9 +1083,9 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
 
 
 def _linear_rope_scaling(meta: dict, arch: str, p: str) -> dict | None:
-    """A nemotron / gptneox file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
+    """A nemotron / gptneox / falcon file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
     linear) none, or linear by rope.scaling.factor (absent or 1: none) — what llama.cpp's
-    converter writes for NemotronConfig's rope factor (for GPT-NeoX it writes no scaling); any
+    converter writes for NemotronConfig's rope factor (for GPT-NeoX and Falcon it writes no scaling); any
     other type is refused naming the key."""
     kind = meta_value(meta, f"{arch}.rope.scaling.type", "string", p, "linear")
     if kind == "none":
@@ -1066,8 +1132,9 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             config["pad_token_id"] = pad_id
             gen_config["pad_token_id"] = pad_id
         return config, gen_config
-    if hp["arch"] in _LEARNED_POS_ARCHS:
-        config = _gpt2_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype)
+    if hp["arch"] in _LEARNED_POS_ARCHS or hp["arch"] == "falcon":
+        config = (_gpt2_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype) if hp["arch"] != "falcon"
+                  else _falcon_config(g, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype))
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
         if pad_id is not None:
             config["pad_token_id"] = pad_id
@@ -1255,6 +1322,35 @@ def _gpt2_config(hp: dict, vocab_size: int, tied: bool, bos_id, eos_value, torch
     else:
         config.update(multi_query=hp["n_kv"] == 1, attention_softmax_in_fp32=True,
                       scale_attention_softmax_in_fp32=True)
+    return config
+
+
+def _falcon_config(g: GGUFFile, hp: dict, vocab_size: int, tied: bool, rope_scaling: dict | None, bos_id, eos_value,
+                   torch_dtype: str) -> dict:
+    """FalconConfig under its own field names, as llama.cpp runs the file (src/models/falcon.cpp):
+    always the parallel block — with attn_norm_2 two norms (new_decoder_architecture,
+    num_ln_in_parallel_attn 2: attention reads ln_attn, the MLP ln_mlp), else one for both
+    (parallel_attn) —, head_count_kv KV heads: falcon-7b's multi_query for one, the old
+    architecture's one per head for all, else the new decoder architecture's num_kv_heads (with
+    one norm: Falcon2-11B's num_ln_in_parallel_attn 1); ggml's tanh GELU (gelu_fast: llama.cpp
+    applies it whatever the checkpoint said, a GGUF does not store it), no biases (bias false:
+    llama.cpp loads none), the MLP feed_forward_length wide (ffn_hidden_size), alibi false, RoPE
+    over every dim as rope_parameters (transformers 5)."""
+    n_head, n_kv = hp["n_head"], hp["n_kv"]
+    two = "blk.0.attn_norm_2.weight" in g.tensors
+    config = {
+        "architectures": ["FalconForCausalLM"], "model_type": "falcon", "bos_token_id": bos_id,
+        "eos_token_id": eos_value, "hidden_size": hp["hidden"], "num_hidden_layers": hp["n_layers"],
+        "num_attention_heads": n_head, "ffn_hidden_size": hp["ffn"], "layer_norm_epsilon": hp["eps"],
+        "max_position_embeddings": hp["ctx"], "activation": "gelu_fast", "bias": False, "alibi": False,
+        "parallel_attn": True, "tie_word_embeddings": tied, "vocab_size": vocab_size, "torch_dtype": torch_dtype,
+        "use_cache": True, "initializer_range": 0.02, "attention_dropout": 0.0, "hidden_dropout": 0.0,
+        "rope_parameters": {"rope_type": "default", "rope_theta": hp["theta"], **(rope_scaling or {})},
+    }
+    if two or n_kv not in (1, n_head):  # (the new decoder architecture: its KV heads, its norms)
+        config.update(new_decoder_architecture=True, num_kv_heads=n_kv, num_ln_in_parallel_attn=2 if two else 1)
+    else:  # falcon-7b's multi-query block, or the old multi-head one
+        config.update(new_decoder_architecture=False, multi_query=n_kv == 1)
     return config
 
 
@@ -1468,7 +1564,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
-            "attn_norm.weight", "attn_norm.bias", "attn_qkv.weight", "attn_qkv.bias", "attn_q.weight", "attn_q.bias", "attn_k.weight",
+            "attn_norm.weight", "attn_norm.bias", "attn_norm_2.weight", "attn_norm_2.bias", "attn_qkv.weight", "attn_qkv.bias", "attn_q.weight", "attn_q.bias", "attn_k.weight",
             "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
             "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight",
@@ -1499,6 +1595,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                                   "ffn_gate_inp_shexp.weight")]
     order += ["output_norm.weight", "output_norm.bias", "output.weight", "output.bias"]
     mixtral = bool(moe) and arch == "llama"
+    falcon_2ln = arch == "falcon" and "blk.0.attn_norm_2.weight" in g.tensors  # (ln_attn / ln_mlp)
     order = [n if isinstance(n, tuple) else (n, None) for n in order]
     order = [(n, e) for n, e in order if n in g.tensors]
 
@@ -1507,11 +1604,19 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         kind = name.split(".")[-2] if name.startswith("blk.") else ""
         return {"attn_q": n_head, "attn_k": n_kv}.get(kind, 0) if permuted else 0
 
-    def qkv_heads(name: str) -> int:
-        """GPT-NeoX's fused attn_qkv (weight or bias), whose q | k | v rows go back into per-head
-        groups: its heads (0 for others)."""
-        grouped = arch == "gptneox" or (arch == "starcoder" and n_kv == n_head > 1)  # (GPTBigCode multi-head)
-        return n_head if grouped and name.endswith((".attn_qkv.weight", ".attn_qkv.bias")) else 0
+    def qkv_heads(name: str):
+        """A fused attn_qkv (weight or bias) whose q | k | v rows go back into groups per KV head
+        (GPT-NeoX's per-head [q, k, v]; GPTBigCode's multi-head c_attn; Falcon's [q·g, k, v]):
+        its pyvt_qkv_heads, the heads (one KV head each) or [heads, KV heads]; 0 for others and
+        for one KV head (q | k | v is then the Hugging Face order)."""
+        grouped = arch == "gptneox" or (arch == "starcoder" and n_kv == n_head > 1) or (arch == "falcon" and n_kv > 1)
+        if not (grouped and name.endswith((".attn_qkv.weight", ".attn_qkv.bias"))):
+            return 0
+        return n_head if n_kv == n_head else [n_head, n_kv]
+
+    def per_head(x: np.ndarray, name: str) -> np.ndarray:
+        m = qkv_heads(name)
+        return qkv_per_head(x, *m) if isinstance(m, list) else qkv_per_head(x, m)
 
     def conv1d(name: str) -> bool:
         """GPT-2's Conv1D weights: [out, in] in the GGUF, [in, out] in the checkpoint."""
@@ -1537,7 +1642,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return f"model.layers.{layer_of(name)}.block_sparse_moe.router.layer.weight"
         if moe and (e is not None or t in ("ffn_gate_inp.weight",) + _SHARED):
             return _moe_hf_name(t, layer_of(name), e, mixtral)
-        return hf_tensor_name(name, arch)
+        return hf_tensor_name(name, "falcon-2ln" if falcon_2ln else arch)
 
     def out_shape(name: str, e) -> tuple:
         shape = tuple(g.tensors[name].shape)
@@ -1636,8 +1741,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 return
             raw = blocks(g.raw(name, *expert_bytes(name, e)) if e is not None else g.raw(name))
             raw = raw.reshape(rows, raw.size // rows)
-            yield (unpermute_qk(raw, heads) if heads is not None else qkv_per_head(raw, qkv_heads(name))
-                   if qkv_heads(name) else raw)
+            yield (unpermute_qk(raw, heads) if heads is not None else per_head(raw, name) if qkv_heads(name) else raw)
         return produce
 
     def oss_producer(name: str, e: str, st_dtype: str = st_dtype):
@@ -1732,8 +1836,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                 x = g.dequantize(name)
                 if conv1d(name) and st_dtype != "GGML_Q8_0":  # (GPT-2: Conv1D's [in, out]; Q8_0 rows stay [out, in])
                     x = np.ascontiguousarray(x.T)
-                yield check(unpermute_qk(x, heads) if heads is not None else qkv_per_head(x, qkv_heads(name))
-                            if qkv_heads(name) else x)
+                yield check(unpermute_qk(x, heads) if heads is not None else per_head(x, name) if qkv_heads(name)
+                            else x)
                 return
             # Row chunks of ~4M values bound the float32 temporaries (embedding tables).
             rows, cols = info.shape
@@ -1791,7 +1895,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                                     "data_offsets": [info.offset + a, info.offset + b]}
             if permuted_heads(n) and e is None:
                 refs[out_name(n, e)]["pyvt_permuted_heads"] = permuted_heads(n)
-            if qkv_heads(n):  # (GPT-NeoX, GPTBigCode multi-head: the GGUF's q | k | v rows, taken as they are)
+            if qkv_heads(n):  # (GPT-NeoX, GPTBigCode multi-head, Falcon: the GGUF's q | k | v rows, taken as they are)
                 refs[out_name(n, e)]["pyvt_qkv_heads"] = qkv_heads(n)
             if conv1d(n):  # (GPT-2: the GGUF's [out, in] rows, not transposed to Conv1D)
                 refs[out_name(n, e)]["pyvt_out_in"] = True
@@ -1821,7 +1925,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `qwen2moe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
@@ -1980,8 +2084,8 @@ def dequantize_folder(src, dst, *, dtype: str = "bf16") -> Path:
                         raise ValueError(f"{where}: tensor {name!r} has dtype {st}, not one pyvt writes")
                     if heads:
                         x = unpermute_qk(x, heads)
-                    if qkv:  # (GPT-NeoX's q | k | v rows as llama.cpp holds them: per head again)
-                        x = qkv_per_head(x, qkv)
+                    if qkv:  # (q | k | v rows as llama.cpp holds them: per head, per KV head again)
+                        x = qkv_per_head(x, *qkv) if isinstance(qkv, list) else qkv_per_head(x, qkv)
                     if out_in:  # (GPT-2's [out, in] rows: Conv1D's [in, out] again)
                         x = np.ascontiguousarray(x.T)
                     return _encode(x, st_dtype)
@@ -2011,7 +2115,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -787,6 +787,13 @@ _NEOX_TO_GGUF = {  # GPT-NeoX's names (llama.cpp's gptneox)
 # GPT-2's and GPTBigCode's names (llama.cpp's gpt2 / starcoder): the blocks, then the globals.
 _GPT2_TO_GGUF = {"ln_1": "attn_norm", "ln_2": "ffn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output",
                  "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
+# Falcon's names (llama.cpp's falcon; falcon-40b's ln_mlp is attn_norm, its ln_attn attn_norm_2).
+_FALCON_TO_GGUF = {"input_layernorm": "attn_norm", "ln_mlp": "attn_norm", "ln_attn": "attn_norm_2",
+                   "self_attention.query_key_value": "attn_qkv", "self_attention.dense": "attn_output",
+                   "mlp.dense_h_to_4h": "ffn_up", "mlp.dense_4h_to_h": "ffn_down"}
+_FALCON_GLOBAL_TO_GGUF = {"transformer.word_embeddings.weight": "token_embd.weight",
+                          "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
+                          "lm_head.weight": "output.weight"}
 _GPT2_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.wpe.weight": "position_embd.weight",
                         "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
                         "lm_head.weight": "output.weight"}
@@ -798,12 +805,14 @@ def _gguf_name(hf: str, arch: str) -> str:
             "lm_head.weight": "output.weight", "model.final_layernorm.weight": "output_norm.weight",
             "model.final_layernorm.bias": "output_norm.bias", "lm_head.bias": "output.bias",
             "model.norm.bias": "output_norm.bias"}
-    if arch in ("gpt2", "starcoder"):
-        if hf in _GPT2_GLOBAL_TO_GGUF:
-            return _GPT2_GLOBAL_TO_GGUF[hf]
+    if arch in ("gpt2", "starcoder", "falcon"):
+        glob, block = (_FALCON_GLOBAL_TO_GGUF, _FALCON_TO_GGUF) if arch == "falcon" else \
+            (_GPT2_GLOBAL_TO_GGUF, _GPT2_TO_GGUF)
+        if hf in glob:
+            return glob[hf]
         _, _, i, rest = hf.split(".", 3)
         mod, kind = rest.rsplit(".", 1)
-        return f"blk.{i}.{_GPT2_TO_GGUF[mod]}.{kind}"
+        return f"blk.{i}.{block[mod]}.{kind}"
     if hf in glob:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
@@ -904,6 +913,15 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             w.setdefault(p + "dense.bias", np.zeros(cfg["hidden_size"], np.float32))
         cfg.update(attention_bias=True, hidden_act="gelu_fast")
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
+    if arch == "falcon":
+        # llama.cpp's falcon is always the parallel block and has no linear biases: a case's
+        # biases and sequential post_attention_layernorm are left out of both (the folder saying
+        # bias false, parallel_attn true); it applies the tanh GELU whatever the checkpoint's
+        # activation (the folder says gelu_fast, as pyvt writes it)
+        w = {k: v for k, v in w.items() if not k.endswith(("query_key_value.bias", "dense.bias", "dense_h_to_4h.bias",
+                                                          "dense_4h_to_h.bias")) and ".post_attention_layernorm." not in k}
+        cfg.update(bias=False, parallel_attn=True, activation="gelu_fast")
+        R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     tensors = []
     xielu = {}  # Apertus: mlp.act_fn.* per block, metadata arrays in llama.cpp's files
     for hf_name in sorted(w):
@@ -925,10 +943,13 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             x = np.ascontiguousarray(x.T)
         if arch == "starcoder" and ".attn.c_attn." in hf_name and not cfg.get("multi_query", True):
             x = convert.qkv_blocked(x, cfg["n_head"])  # (multi-head: per-head groups as llama.cpp computes q | k | v)
+        if arch == "falcon" and ".query_key_value." in hf_name:  # q | k | v (FalconModel.modify_tensors)
+            std = F.std_fields(cfg)
+            x = convert.qkv_blocked(x, std["num_attention_heads"], std["num_key_value_heads"])
         ty = gw.F32 if x.ndim == 1 else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
-    if arch in ("gpt2", "starcoder"):  # (their config's names: n_embd, n_layer, ...)
+    if arch in ("gpt2", "starcoder", "falcon"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
         std = F.std_fields(cfg)
         n_layers, hd = std["num_hidden_layers"], std["hidden_size"] // std["num_attention_heads"]
         md = _gguf_meta(arch, dict(std, rms_norm_eps=0.0))
@@ -1041,6 +1062,14 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             md["starcoder.attention.head_count_kv"] = gw.Val(gw.UINT32, 1 if cfg.get("multi_query", True)
                                                              else cfg["n_head"])
         cfg["scale_attn_weights"] = True
+    elif arch == "falcon":
+        # As FalconModel writes it: head_count_kv (num_kv_heads, else 1: multi-query; the
+        # multi-head case's heads), the LayerNorm eps, no RoPE keys (llama.cpp's base 10000, the
+        # cases'). Unlike the converter (4 · hidden_size, context 2048) feed_forward_length is the
+        # case's ffn_hidden_size, as llama.cpp needs for the tensors' shapes.
+        assert cfg["rope_parameters"]["rope_theta"] == 10000.0
+        del md["falcon.attention.layer_norm_rms_epsilon"]
+        md["falcon.attention.layer_norm_epsilon"] = float(cfg["layer_norm_epsilon"])
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1110,7 +1139,9 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("glm4", "glm4"), ("olmo3", "olmo2"), ("cohere", "command-r"), ("cohere2", "cohere2"),
                 ("arcee", "arcee"), ("exaone4-nowindow", "exaone4"), ("exaone4-64", "exaone4"), ("apertus", "apertus"),
                 ("nemotron", "nemotron"), ("gpt-neox", "gptneox"), ("gpt-neox-sequential", "gptneox"),
-                ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder")]
+                ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder"),
+                ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
+                ("falcon-seq-mha-bias", "falcon")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1131,6 +1162,19 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
                   "scale_attn_weights", "multi_query"):
             assert cfg.get(k) == want.get(k), k
         assert cfg["scale_attn_weights"] is True  # (llama.cpp scales; the unscaled case's folder says so too)
+        cfg, want = F.std_fields(cfg), F.std_fields(want)
+    if arch == "falcon":  # (FalconConfig's names; the block and KV heads its fields choose, as the case's)
+        import family_models as F
+
+        assert (cfg["activation"], cfg["bias"], cfg["alibi"], cfg["parallel_attn"]) == ("gelu_fast", False, False, True)
+        assert F.falcon_two_norms(cfg) == F.falcon_two_norms(want) == (name == "falcon-new-2ln")
+        assert cfg["new_decoder_architecture"] == want["new_decoder_architecture"]
+        if cfg["new_decoder_architecture"]:
+            assert cfg["num_kv_heads"] == want["num_kv_heads"] == 2 and "multi_query" not in cfg
+            assert cfg["num_ln_in_parallel_attn"] == want["num_ln_in_parallel_attn"]
+        else:
+            assert cfg["multi_query"] == want["multi_query"] and "num_kv_heads" not in cfg
+        assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0} and "hidden_size" in cfg
         cfg, want = F.std_fields(cfg), F.std_fields(want)
     for k in ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
               "num_key_value_heads", "sliding_window", "tie_word_embeddings", "vocab_size"):
@@ -1217,7 +1261,10 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("apertus", "apertus", "Apertus"), ("nemotron", "nemotron", "Nemotron"),
                                               ("gpt-neox", "gptneox", "GPTNeoX"), ("gpt2", "gpt2", "GPT2"),
                                               ("gpt-bigcode", "starcoder", "GPTBigCode"),
-                                              ("gpt-bigcode-mha-unscaled", "starcoder", "GPTBigCode")])
+                                              ("gpt-bigcode-mha-unscaled", "starcoder", "GPTBigCode"),
+                                              ("falcon-7b", "falcon", "Falcon"), ("falcon-new-2ln", "falcon", "Falcon"),
+                                              ("falcon-new-1ln-bias", "falcon", "Falcon"),
+                                              ("falcon-seq-mha-bias", "falcon", "Falcon")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1341,6 +1388,65 @@ def test_gpt2_gguf_linears_as_llama_cpp_holds_them(tmp_path):
         pyvt.load_model(refd, progress=False)
 
 
+def test_falcon_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
+    """falcon: llama.cpp's converter stores query_key_value as q | k | v blocks (q of 4 heads, k
+    and v of 2 KV heads here); a copied folder holds Falcon's groups per KV head ([q·2, k, v];
+    Q8_0 rows moved whole), a references file leaves the GGUF's rows where they are, marked
+    pyvt_qkv_heads [heads, KV heads], which libvt packs as they are and dequantize_folder
+    regroups: every folder the same weights and logits. A marker naming other heads is refused,
+    one left out computes something else. Multi-query (falcon-7b: q | k | v is Falcon's own
+    order) needs no marker; the multi-head file's is its heads, as GPT-NeoX's."""
+    import pyvt
+
+    path, _ = family_gguf(tmp_path, "falcon-new-2ln", "falcon", qtype=gw.Q8_0)
+    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
+    copied = convert.convert_gguf(path, tmp_path / "copied", dtype="f32", keep_blocks=True)
+    refd = convert.convert_gguf(path, tmp_path / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+    qkv = "transformer.h.1.self_attention.query_key_value.weight"
+    good = json.loads((refd / convert.GGUF_REFS).read_text())
+    info = gguf.GGUFFile(path).tensors["blk.1.attn_qkv.weight"]
+    assert good[qkv]["pyvt_qkv_heads"] == [4, 2] and good[qkv]["data_offsets"] == [info.offset, info.offset + info.nbytes]
+    assert "transformer.h.1.ln_attn.weight" in read_safetensors(plain / "model.safetensors")
+    want = read_safetensors(plain / "model.safetensors")
+    for folder in (copied, refd):
+        got = read_safetensors(convert.dequantize_folder(folder, tmp_path / f"{folder.name}-deq", dtype="f32")
+                               / "model.safetensors")
+        assert set(got) == set(want)
+        for k, v in want.items():
+            np.testing.assert_array_equal(got[k], v, err_msg=k)
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+    with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
+            pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+        assert c.info["weight_format"] == r.info["weight_format"] == "int8"
+        exp = c.logits(seq)
+        np.testing.assert_array_equal(r.logits(seq), exp)
+    refs = json.loads(json.dumps(good))
+    for bad, match in (([2, 1], f"tensor {qkv} in .*: pyvt_qkv_heads \\[2, 1\\] is not the model's 4 heads with 2 KV heads"),
+                       ([8, 4], f"tensor {qkv} in .*: pyvt_qkv_heads \\[8, 4\\] is not the model's 4 heads with 2 KV heads"),
+                       (4, f"tensor {qkv}: \"pyvt_qkv_heads\" must be a positive number of heads"),  # (128 rows: no 3 · 4)
+                       ([4, 1], f"tensor {qkv}: \"pyvt_qkv_heads\" must be a positive number of heads"),  # (no 6 · 16)
+                       ([4, 3], f"tensor {qkv}: \"pyvt_qkv_heads\" must be a positive number of heads"),
+                       ([4, 2, 1], f"tensor {qkv}: \"pyvt_qkv_heads\" must be a positive number of heads")):
+        refs[qkv]["pyvt_qkv_heads"] = bad
+        (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+        with pytest.raises(ValueError, match=match):
+            pyvt.load_model(refd, progress=False)
+    del refs[qkv]["pyvt_qkv_heads"]  # (regrouped as if per KV head: another model)
+    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+        assert np.abs(r.logits(seq) - exp).max() > 0.01 * np.abs(exp).max()
+
+    for name, marker in (("falcon-7b", None), ("falcon-seq-mha-bias", 4)):
+        path, _ = family_gguf(tmp_path / name, name, "falcon", qtype=gw.Q8_0)
+        copied = convert.convert_gguf(path, tmp_path / name / "copied", dtype="f32", keep_blocks=True)
+        refd = convert.convert_gguf(path, tmp_path / name / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+        good = json.loads((refd / convert.GGUF_REFS).read_text())
+        assert good["transformer.h.0.self_attention.query_key_value.weight"].get("pyvt_qkv_heads") == marker
+        with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
+                pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+            np.testing.assert_array_equal(r.logits(seq), c.logits(seq))
+
+
 def _assert_loads_as_its_dequantized_folder(path, plain, family):
     """load_model(path.gguf) (blocks kept) computes what the folder of its dequantized weights
     packed as int8 computes."""
@@ -1418,7 +1524,8 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("arcee", M.ARCEE, "arcee"), ("exaone4", M.EXAONE4, "exaone4"),
                               ("apertus", M.APERTUS, "apertus"), ("nemotron", M.NEMOTRON, "nemotron"),
                               ("gptneox", M.GPTNEOX, "gpt-neox"), ("gpt2", M.GPT2, "gpt2"),
-                              ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled")):
+                              ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
+                              ("falcon-2ln", M.FALCON, "falcon-new-2ln")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1431,7 +1538,7 @@ def test_family_tensor_names_match_the_gguf_package():
             if hf_name.endswith(".bias") and (arch in ("command-r", "arcee") or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
                     ("q_proj.bias", "k_proj.bias", "v_proj.bias"))):
                 continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
-            ours = _gguf_name(hf_name, arch)
+            ours = _gguf_name(hf_name, arch.removesuffix("-2ln"))  # (falcon-2ln: hf_tensor_name's ln_attn / ln_mlp)
             theirs = tmap.get_name(hf_name.rsplit(".", 1)[0]) if hf_name.endswith(".bias") else \
                 tmap.get_name(hf_name.removesuffix(".weight"))
             suffix = "." + hf_name.rsplit(".", 1)[1]
@@ -1451,10 +1558,10 @@ def test_convert_refuses_another_familys_tensors(tmp_path):
 
 
 def test_convert_refuses_other_architectures(tmp_path):
-    make_tiny_llama(tmp_path / "falcon.gguf", arch="falcon")
-    with pytest.raises(ValueError, match="unsupported architecture 'falcon'") as ei:
-        convert.convert_gguf(tmp_path / "falcon.gguf", tmp_path / "out")
-    assert str(tmp_path / "falcon.gguf") in str(ei.value)
+    make_tiny_llama(tmp_path / "bloom.gguf", arch="bloom")
+    with pytest.raises(ValueError, match="unsupported architecture 'bloom'") as ei:
+        convert.convert_gguf(tmp_path / "bloom.gguf", tmp_path / "out")
+    assert str(tmp_path / "bloom.gguf") in str(ei.value)
     # A phi2 file with a llama block (ffn_norm, ffn_gate): the tensors phi2 has not are named.
     make_tiny_llama(tmp_path / "phi.gguf", arch="phi2")
     with pytest.raises(ValueError, match=r"tensors a phi2 model does not have: blk\.0\.ffn_norm\.weight, blk\.0\.ffn_gate"):
@@ -2276,10 +2383,39 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
     ("gpt-bigcode", "starcoder", {"extra_tensors": [("blk.0.attn_q.weight", gw.F32, (64, 64),
                                                      gw.quant_f32(np.zeros((64, 64))))]},
      r"tensors a starcoder model does not have: blk\.0\.attn_q\.weight"),
+    # Falcon: what llama.cpp's falcon computes that FalconConfig cannot say (heads not spanning
+    # the hidden size, a second norm in some blocks only), what llama.cpp requires (the eps, the
+    # norms' biases) or does not load (linear biases, a pre-MLP ffn_norm, rope_freqs), partial
+    # or yarn-scaled RoPE, KV heads the qkv rows do not hold
+    ("falcon-7b", "falcon", {"meta": {"falcon.attention.key_length": gw.Val(gw.UINT32, 32),
+                                      "falcon.attention.value_length": gw.Val(gw.UINT32, 32)}},
+     r"falcon\.attention\.key_length = 32: 4 heads of it are not embedding_length 64"),
+    ("falcon-7b", "falcon", {"meta": {"falcon.attention.layer_norm_epsilon": None}},
+     r"missing metadata falcon\.attention\.layer_norm_epsilon \(llama\.cpp's falcon needs it\)"),
+    ("falcon-7b", "falcon", {"meta": {"falcon.attention.head_count_kv": gw.Val(gw.UINT32, 2)}},
+     r"tensor blk\.0\.attn_qkv\.weight has shape \[96, 64\], expected \[128, 64\]"),
+    ("falcon-new-2ln", "falcon", {"meta": {"falcon.attention.head_count_kv": gw.Val(gw.UINT32, 3)}},
+     r"4 attention heads is not a multiple of 3 KV heads"),
+    ("falcon-new-2ln", "falcon", {"drop": ("blk.1.attn_norm_2.weight", "blk.1.attn_norm_2.bias")},
+     r"missing tensor blk\.1\.attn_norm_2\.weight: a falcon file with attn_norm_2 needs it"),
+    ("falcon-new-2ln", "falcon", {"drop": ("blk.0.attn_norm_2.bias",)},
+     r"missing tensor blk\.0\.attn_norm_2\.bias: a falcon file with attn_norm_2 needs it"),
+    ("falcon-7b", "falcon", {"drop": ("blk.1.attn_norm.bias",)}, r"missing tensors: blk\.1\.attn_norm\.bias$"),
+    ("falcon-7b", "falcon", {"drop": ("output_norm.bias",)}, r"missing tensors: output_norm\.bias$"),
+    ("falcon-7b", "falcon", {"extra_tensors": [("blk.0.attn_qkv.bias", gw.F32, (96,), gw.quant_f32(np.zeros(96)))]},
+     r"tensors a falcon model does not have: blk\.0\.attn_qkv\.bias"),
+    ("falcon-7b", "falcon", {"extra_tensors": [("blk.0.ffn_norm.weight", gw.F32, (64,), gw.quant_f32(np.ones(64)))]},
+     r"tensors a falcon model does not have: blk\.0\.ffn_norm\.weight"),
+    ("falcon-7b", "falcon", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's falcon loads no RoPE frequency factors"),
+    ("falcon-7b", "falcon", {"meta": {"falcon.rope.scaling.type": "yarn", "falcon.rope.scaling.factor": 4.0}},
+     r"falcon\.rope\.scaling\.type = 'yarn': llama\.cpp's converter writes falcon files with linear scaling or"),
+    ("falcon-7b", "falcon", {"meta": {"falcon.rope.dimension_count": gw.Val(gw.UINT32, 8)}},
+     r"partial rotary embeddings \(rope\.dimension_count 8 of head_dim 16\) are not supported"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
     """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
-    nemotron / gptneox / gpt2 / starcoder computes otherwise than
+    nemotron / gptneox / gpt2 / starcoder / falcon computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

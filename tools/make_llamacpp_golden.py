@@ -76,6 +76,10 @@ LOGIT_CASES = {
     "gpt2": ("family", "gpt2", "gpt2"),  # (GPT2Model's [out, in] rows of the Conv1D weights)
     "gpt-bigcode": ("family", "gpt-bigcode", "starcoder"),  # (multi-query: head_count_kv 1)
     "gpt-bigcode-mha-unscaled": ("family", "gpt-bigcode-mha-unscaled", "starcoder"),  # (head_count_kv = heads; scaled)
+    "falcon-7b": ("family", "falcon-7b", "falcon"),  # (multi-query, one norm)
+    "falcon-new-2ln": ("family", "falcon-new-2ln", "falcon"),  # (attn_norm_2: two norms; 2 KV heads of 4)
+    "falcon-new-1ln-bias": ("family", "falcon-new-1ln-bias", "falcon"),  # (one norm, 2 KV heads; its biases left out)
+    "falcon-seq-mha-bias": ("family", "falcon-seq-mha-bias", "falcon"),  # (head_count_kv = heads; parallel, no biases)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]

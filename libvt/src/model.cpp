@@ -156,8 +156,8 @@ public:
             fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_permuted_heads is for a Q or K projection only",
                  t.name.c_str(), ck_.file_of(t).c_str());
         if (t.qkv_heads)
-            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads is for GPT-NeoX's query_key_value and "
-                 "GPTBigCode's multi-head c_attn only", t.name.c_str(), ck_.file_of(t).c_str());
+            fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads is for GPT-NeoX's and Falcon's "
+                 "query_key_value and GPTBigCode's multi-head c_attn only", t.name.c_str(), ck_.file_of(t).c_str());
         if (t.out_in)
             fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_out_in is for GPT-2's Conv1D weights only",
                  t.name.c_str(), ck_.file_of(t).c_str());
@@ -683,13 +683,21 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         if (F.fused_qkv && F.conv1d_weights) {  // (GPT-2's c_attn: q|k|v columns)
             w.qkv = one("qkv", T_Q);
             ld.progress(int64_t(t(T_Q).nbytes));
-        } else if (F.fused_qkv && F.qkv_grouped && t(T_Q).qkv_heads) {  // (GPT-NeoX from a GGUF) q|k|v rows already
+        } else if (F.fused_qkv && F.qkv_grouped && t(T_Q).qkv_heads) {  // (GPT-NeoX, Falcon from a GGUF) q|k|v rows already
+            // The marker must name the model's heads and KV heads: the rows are then the q | k | v
+            // blocks the packed qkv holds (GPTBigCode multi-query with a marker of its heads, or
+            // any other grouping, is refused rather than packed as another model).
             const TensorView& x = t(T_Q);
-            if (x.qkv_heads != cfg.num_heads || cfg.num_kv_heads != cfg.num_heads)
-                fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads %lld is not the model's %lld heads",
-                     x.name.c_str(), ck->file_of(x).c_str(), (long long)x.qkv_heads, (long long)cfg.num_heads);
+            if (x.qkv_heads != cfg.num_heads || x.qkv_kv_heads != cfg.num_kv_heads) {
+                const std::string said = x.qkv_kv_heads == x.qkv_heads ? std::to_string(x.qkv_heads)
+                    : "[" + std::to_string(x.qkv_heads) + ", " + std::to_string(x.qkv_kv_heads) + "]";
+                const std::string kv = cfg.num_kv_heads == cfg.num_heads ? ""
+                    : " with " + std::to_string(cfg.num_kv_heads) + " KV head" + (cfg.num_kv_heads == 1 ? "" : "s");
+                fail(VT_STATUS_FORMAT_ERROR, "tensor %s in %s: pyvt_qkv_heads %s is not the model's %lld heads%s",
+                     x.name.c_str(), ck->file_of(x).c_str(), said.c_str(), (long long)cfg.num_heads, kv.c_str());
+            }
             TensorView v = x;
-            v.qkv_heads = 0;
+            v.qkv_heads = v.qkv_kv_heads = 0;
             w.qkv = cached(ln + "qkv", v.shape[0], v.shape[1], ld.format_of({&v}, fmt), ld.block_of({&v}, fmt, blk),
                            [&] { return ld.pack_tensor(v, fmt, blk); });
             ld.progress(int64_t(x.nbytes));

@@ -437,14 +437,26 @@ void SafeTensorsFile::parse_header(const json::Value& hdr, const uint8_t* base, 
             return name.size() >= k && name.compare(name.size() - k, k, s) == 0;
         };
         if (const json::Value* qh = e.find("pyvt_qkv_heads")) {
-            // (GPT-NeoX's query_key_value; GPTBigCode's multi-head c_attn)
-            if (!refs || qh->type != json::Type::Int || qh->i <= 0 || t.shape.size() != 2 ||
-                t.shape[0] % (3 * qh->i) != 0 ||
+            // (GPT-NeoX's and Falcon's query_key_value; GPTBigCode's multi-head c_attn): n heads
+            // with a key and value head each, or [heads, KV heads] (Falcon's grouped KV heads)
+            int64_t h = 0, kv = 0;
+            if (qh->type == json::Type::Int) {
+                h = kv = qh->i;
+            } else if (qh->is_array() && qh->arr.size() == 2 && qh->arr[0].type == json::Type::Int &&
+                       qh->arr[1].type == json::Type::Int) {
+                h = qh->arr[0].i;
+                kv = qh->arr[1].i;
+            }
+            const bool fits = h > 0 && kv > 0 && kv <= h && h % kv == 0 && h <= (int64_t(1) << 20) &&
+                              t.shape.size() == 2 && t.shape[0] % (h + 2 * kv) == 0;
+            if (!refs || !fits ||
                 !(ends_with_name("attention.query_key_value.weight") || ends_with_name("attn.c_attn.weight")))
                 fail(VT_STATUS_FORMAT_ERROR, "%s: tensor %s: \"pyvt_qkv_heads\" must be a positive number of heads "
-                     "dividing its %s rows into q | k | v, on a query_key_value or c_attn weight of a references file",
+                     "dividing its %s rows into q | k | v (or [heads, KV heads], the heads a multiple of the KV "
+                     "heads), on a query_key_value or c_attn weight of a references file",
                      p, n, t.shape_str().c_str());
-            t.qkv_heads = qh->i;
+            t.qkv_heads = h;
+            t.qkv_kv_heads = kv;
         }
         if (const json::Value* oi = e.find("pyvt_out_in")) {  // (a references file's or pyvt's own file's)
             if (oi->type != json::Type::Bool || !oi->b || t.shape.size() != 2 ||

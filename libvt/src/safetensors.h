@@ -72,10 +72,13 @@ struct TensorView {
     // a family whose RoPE rotates pairs (2j, 2j + 1), GLM's first half); the rest are in order.
     // 0: the whole head.
     int64_t permuted_rotary = 0;
-    // A references file's GPT-NeoX query_key_value weight as llama.cpp's converter stores it:
-    // q | k | v blocks of this many heads, not GPT-NeoX's per-head [q, k, v] groups (the loader
-    // packs it as it is instead of regrouping it). 0: GPT-NeoX's own order.
+    // A references file's GPT-NeoX / Falcon query_key_value weight as llama.cpp's converter
+    // stores it: q | k | v blocks, q of qkv_heads heads and k and v of qkv_kv_heads each, not the
+    // Hugging Face groups per KV head ([q, k, v] per head; Falcon's [q·g, k, v]) (the loader packs
+    // it as it is instead of regrouping it). "pyvt_qkv_heads": n (both n) or [heads, KV heads].
+    // 0: the family's own order.
     int64_t qkv_heads = 0;
+    int64_t qkv_kv_heads = 0;
     // A GPT-2 Conv1D weight (c_attn, c_proj, c_fc) held as a linear's [out, in] rows, not
     // Conv1D's [in, out] ("pyvt_out_in": true; a GGUF's blocks, which cannot be transposed):
     // the loader packs it as it is instead of transposing it.
