@@ -215,6 +215,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # and untied.
     "bloom": ("BloomConfig", dict()),
     "bloom-6heads-untied": ("BloomConfig", dict(hidden_size=96, num_attention_heads=6, tie_word_embeddings=False)),
+    # MPT: ALiBi with MPT's slopes (4 heads; 6 heads: the odd slopes of 8 first), bias-free
+    # LayerNorms, no biases, exact GELU; with clip_qkv and softmax_scale.
+    "mpt": ("MptConfig", dict()),
+    "mpt-6heads-clip-scale": ("MptConfig", dict(hidden_size=96, num_attention_heads=6,
+                                                attn_config={"clip_qkv": 1.5, "softmax_scale": 0.2})),
     "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -302,6 +307,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                        "fused-qkv"]),
     "bloom": ("Bloom", ["attention-bias", "mlp-bias", "layer-norm", "alibi", "embedding-norm", "fused-qkv"]),
     "bloom-6heads-untied": ("Bloom", ["attention-bias", "mlp-bias", "layer-norm", "alibi", "embedding-norm", "fused-qkv"]),
+    "mpt": ("MPT", ["layer-norm", "gelu-exact-mlp", "alibi", "fused-qkv"]),
+    "mpt-6heads-clip-scale": ("MPT", ["clip-qkv 1.5", "layer-norm", "gelu-exact-mlp", "alibi", "softmax-scale 0.2",
+                                      "fused-qkv"]),
     "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
     "gpt-bigcode": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "multi-query",
                                    "fused-qkv"]),
@@ -349,6 +357,10 @@ def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
             1 if cfg.get("multi_query", True) else nh
         return dict(cfg, intermediate_size=cfg.get("ffn_hidden_size") or 4 * cfg["hidden_size"], num_key_value_heads=kv,
                     layer_norm_eps=cfg["layer_norm_epsilon"])
+    if cfg["model_type"] == "mpt":  # (MptConfig's names; expansion_ratio · d_model)
+        return dict(cfg, hidden_size=cfg["d_model"], intermediate_size=cfg["expansion_ratio"] * cfg["d_model"],
+                    num_hidden_layers=cfg["n_layers"], num_attention_heads=cfg["n_heads"],
+                    num_key_value_heads=cfg["n_heads"], layer_norm_eps=cfg["layer_norm_epsilon"])
     if cfg["model_type"] == "bloom":  # (BloomMLP: 4 · hidden)
         return dict(cfg, intermediate_size=4 * cfg["hidden_size"], num_hidden_layers=cfg["n_layer"],
                     num_attention_heads=cfg["n_head"], num_key_value_heads=cfg["n_head"],
@@ -391,7 +403,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
                         max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt",
-                                                                                             "falcon", "bloom")
+                                                                                             "falcon", "bloom", "mpt")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -477,18 +489,21 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 sandwich=cfg["model_type"] == "glm4", local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] == "olmoe",
                 qk_per_head=cfg["model_type"] == "exaone4",
-                clip_qkv=float(cfg.get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
+                clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
                 layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
-                                                 "opt", "falcon", "bloom"),
-                alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom" else None,
-                gelu_exact=(cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox")
+                                                 "opt", "falcon", "bloom", "mpt"),
+                alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom"
+                else mpt_alibi_slopes(cfg["n_heads"]) if cfg["model_type"] == "mpt" else None,
+                gelu_exact=(cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox") or cfg["model_type"] == "mpt"
                 or (cfg["model_type"] == "falcon" and cfg.get("activation", "gelu") == "gelu"),
                 parallel_one_norm=cfg["model_type"] == "falcon" and not falcon_two_norms(cfg)
                 and (cfg.get("parallel_attn", True) or cfg.get("new_decoder_architecture")),
                 learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode", "opt"),
+                # (MPT: attn_config's clip_qkv; softmax_scale, when set, replaces 1/sqrt(head_dim))
                 relu=cfg["model_type"] == "opt",
-                attn_scale=1.0 if cfg.get("scale_attn_weights") is False else None,
+                attn_scale=1.0 if cfg.get("scale_attn_weights") is False
+                else (cfg.get("attn_config") or {}).get("softmax_scale") if cfg["model_type"] == "mpt" else None,
                 parallel_norms=(cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
                 or (cfg["model_type"] == "falcon" and falcon_two_norms(cfg)))
 
@@ -501,6 +516,15 @@ def alibi_slopes(n: int) -> list[float]:
     extra = np.float32(2 ** (-(2 ** -(math.log2(2 * p2) - 3))))
     out += [np.float32(extra ** np.float32(k)) for k in range(1, 1 + 2 * min(p2, n - p2), 2)]
     return [float(x) for x in out]
+
+
+def mpt_alibi_slopes(n: int) -> list[float]:
+    """transformers' build_mpt_alibi_tensor slopes (MPT) for n heads, in float32."""
+    p2 = 2 ** math.ceil(math.log2(n))
+    s = [np.float32(1.0) / np.float32(2.0) ** (np.float32(k) * np.float32(8 / p2)) for k in range(1, p2 + 1)]
+    if p2 != n:
+        s = (s[1::2] + s[::2])[:n]
+    return [float(x) for x in s]
 
 
 def falcon_two_norms(cfg: dict[str, Any]) -> bool:
@@ -575,6 +599,19 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         out[name] = x
     cfg = std_fields(cfg)
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    if cfg["model_type"] == "mpt":  # under Starcoder2's names, Wqkv split into its q|k|v blocks
+        ren = {"transformer.wte.": "model.embed_tokens.", "transformer.norm_f.": "model.norm.",
+               "transformer.blocks.": "model.layers.", ".norm_1.": ".input_layernorm.", ".norm_2.": ".post_attention_layernorm.",
+               ".attn.out_proj.": ".self_attn.o_proj.", ".ffn.up_proj.": ".mlp.c_fc.", ".ffn.down_proj.": ".mlp.c_proj."}
+        for name in list(out):
+            x = out.pop(name)
+            for a, b in ren.items():
+                name = name.replace(a, b)
+            if ".attn.Wqkv." in name:
+                for t, part in zip("qkv", np.split(x, 3)):
+                    out[name.replace("attn.Wqkv", f"self_attn.{t}_proj")] = np.ascontiguousarray(part)
+            else:
+                out[name] = x
     if cfg["model_type"] == "bloom":  # under Starcoder2's names, query_key_value split per head
         ren = {"transformer.word_embeddings_layernorm.": "model.embed_norm.",
                "transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
@@ -721,11 +758,12 @@ def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float =
         elif name.endswith("norm.weight"):
             a = norm_center + 0.2 * rng.standard_normal(shape)
         elif name in ("model.embed_tokens.weight", "gpt_neox.embed_in.weight", "transformer.wte.weight",
-                      "model.decoder.embed_tokens.weight", "transformer.word_embeddings.weight"):  # (Falcon's, Bloom's)
+                      "model.decoder.embed_tokens.weight", "transformer.word_embeddings.weight"):  # (GPT-2's, OPT's, ...)
             a = rng.standard_normal(shape)
         elif name in ("transformer.wpe.weight", "model.decoder.embed_positions.weight"):  # (smaller than the tokens')
             a = 0.5 * rng.standard_normal(shape)
-        elif name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight", "ln_attn.weight", "ln_mlp.weight")):  # (GPT-2's, Falcon's)
+        elif name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight", "ln_attn.weight", "ln_mlp.weight", "norm_1.weight",
+                            "norm_2.weight", "norm_f.weight")):  # (GPT-2's, Falcon's, MPT's)
             a = norm_center + 0.2 * rng.standard_normal(shape)
         else:
             gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \

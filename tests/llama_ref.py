@@ -393,7 +393,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     scale instead of 1/sqrt(head_dim) (GPTBigCode's scale_attn_weights false: 1). `relu` (OPT):
     the ungated MLP's activation ReLU instead of Arcee's relu².
 
-    `alibi` (BloomForCausalLM: one slope per head): slope_h · j added to head h's score of key j
+    `alibi` (BloomForCausalLM, MptForCausalLM: one slope per head): slope_h · j added to head h's score of key j
     instead of RoPE, and `model.embed_norm` (weight, bias) LayerNorms the embeddings.
 
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
@@ -468,7 +468,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             k = _rmsnorm(lin(x, p + "self_attn.k_proj"), W[p + "self_attn.k_norm.weight"], cfg.eps).reshape(n, kv, hd)
             v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
         else:
-            h = (_layernorm(x, W[p + "input_layernorm.weight"], W[p + "input_layernorm.bias"], cfg.eps) if layer_norm
+            h = (_layernorm(x, W[p + "input_layernorm.weight"], W.get(p + "input_layernorm.bias", 0.0), cfg.eps) if layer_norm
                  else _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps))
             q, k = lin(h, p + "self_attn.q_proj"), lin(h, p + "self_attn.k_proj")
             if qk_full:
@@ -548,7 +548,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + lin(o, p + "self_attn.o_proj") + lin(gelu(lin(h2, p + "mlp.c_fc")), p + "mlp.c_proj")
             continue
         x = x + lin(o, p + "self_attn.o_proj") * rmul
-        h = (_layernorm(x, W[p + "post_attention_layernorm.weight"], W[p + "post_attention_layernorm.bias"], cfg.eps)
+        h = (_layernorm(x, W[p + "post_attention_layernorm.weight"], W.get(p + "post_attention_layernorm.bias", 0.0), cfg.eps)
              if layer_norm else _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps))
         if p + "mlp.gate.weight" in W:
             x = x + _moe(W, p + "mlp.", h, lin, moe or {}) * rmul
@@ -580,7 +580,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     elif cohere:
         x = _layernorm(x, W["model.norm.weight"], 0.0, cfg.eps)
     elif layer_norm:
-        x = _layernorm(x, W["model.norm.weight"], W["model.norm.bias"], cfg.eps)
+        x = _layernorm(x, W["model.norm.weight"], W.get("model.norm.bias", 0.0), cfg.eps)  # (MPT's: no bias)
     else:
         x = _rmsnorm(x, W["model.norm.weight"], cfg.eps)
     # An explicit lm_head.weight wins even when tied (tests pass a rounded copy of the table).

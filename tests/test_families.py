@@ -408,7 +408,7 @@ def refused(folder) -> str:
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("JambaForCausalLM", "jamba", []),
     ("GraniteMoeHybridForCausalLM", "granitemoehybrid", []),
-    ("MptForCausalLM", "mpt", []),
+    ("RwkvForCausalLM", "rwkv", []),
 ])
 def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_type, words):
     cfg = copy_case(from_golden, "mistral", tmp_path)
@@ -419,7 +419,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
-            "OPTForCausalLM, "
+            "MptForCausalLM, OPTForCausalLM, "
             "GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
@@ -1163,6 +1163,14 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("falcon-7b", {"bias": True}, "missing 8 tensors: transformer.h.{0..1}.mlp.dense_4h_to_h.bias"),
     ("bloom", {"apply_residual_connection_post_layernorm": True},
      "apply_residual_connection_post_layernorm true is not supported for Bloom"),
+    ("mpt", {"attn_config": {"alibi": False}}, "attn_config.alibi false is not supported for MPT"),
+    ("mpt", {"attn_config": {"alibi_bias_max": 16}}, "attn_config.alibi_bias_max other than 8 is not supported for MPT"),
+    ("mpt", {"attn_config": {"qk_ln": True}}, "attn_config.qk_ln true is not supported for MPT (LayerNorms of q and k)"),
+    ("mpt", {"attn_config": {"prefix_lm": True}}, "attn_config.prefix_lm true is not supported for MPT"),
+    ("mpt", {"no_bias": False}, "no_bias false is not supported for MPT"),
+    ("mpt", {"logit_scale": 0.5}, "logit_scale is not supported for MPT"),
+    ("mpt", {"attn_config": [1]}, 'field "attn_config" must be an object'),
+    ("mpt", {"attn_config": {"clip_qkv": -1}}, 'field "attn_config.clip_qkv" must be a finite positive number or null'),
     ("opt", {"do_layer_norm_before": False}, "do_layer_norm_before false is not supported for OPT (opt-350m's post-norm"),
     ("opt", {"_remove_final_layer_norm": True}, "_remove_final_layer_norm true is not supported for OPT"),
     ("opt", {"layer_norm_elementwise_affine": False}, "layer_norm_elementwise_affine false is not supported for OPT"),

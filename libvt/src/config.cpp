@@ -383,6 +383,19 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // GPT-2 lineage: learned positions, no layer rotates; scores unscaled when
     // scale_attn_weights is false.
     if (F.alibi) std::fill(c.layer_nope.begin(), c.layer_nope.end(), uint8_t(1));  // (Bloom: ALiBi, no RoPE)
+    if (F.alibi == 2) {  // MPT: what transformers' MptForCausalLM computes, and nothing it does not
+        auto refuse = [&](const char* field, const char* why) {
+            fail(VT_STATUS_UNSUPPORTED, "%s: %s is not supported for %s (%s)", c.path.c_str(), field, F.name, why);
+        };
+        if (c.attn_alibi == 0) refuse("attn_config.alibi false", "positions without ALiBi");
+        if (c.alibi_bias_max > 0 && c.alibi_bias_max != 8) refuse("attn_config.alibi_bias_max other than 8", "other slopes");
+        if (c.qk_ln == 1) refuse("attn_config.qk_ln true", "LayerNorms of q and k");
+        if (c.prefix_lm == 1) refuse("attn_config.prefix_lm true", "a bidirectional prefix");
+        if (c.attn_uses_sequence_id == 1) refuse("attn_config.attn_uses_sequence_id true", "attention within sequence ids");
+        if (c.no_bias == 0) refuse("no_bias false", "biases");
+        if (c.logit_scale_field > 0) refuse("logit_scale", "scaled logits");
+        if (c.softmax_scale > 0) c.attn_scale = c.softmax_scale;
+    }
     if (F.alibi && c.apply_residual_connection_post_layernorm == 1)
         fail(VT_STATUS_UNSUPPORTED, "%s: apply_residual_connection_post_layernorm true is not supported for %s (the "
              "residual taken after the norms)", c.path.c_str(), F.name);
@@ -716,7 +729,10 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // GPT-2 lineage, GPT-J: n_inner, else 4 · hidden_size (their config classes have no
     // intermediate_size: one in config.json is not theirs)
     if (n_inner_width(F) && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
-    if (F.alibi && c.hidden_size > 0) c.intermediate_size = 4 * c.hidden_size;  // (BloomMLP: 4 · hidden_size)
+    // (BloomMLP: 4 · hidden_size; MPT: expansion_ratio · d_model, as its own code — transformers'
+    // MptMLP is 4 · d_model whatever the ratio, so a checkpoint with another ratio fails its shapes there)
+    if (F.alibi && c.hidden_size > 0)
+        c.intermediate_size = (F.alibi == 2 && c.expansion_ratio > 0 ? c.expansion_ratio : 4) * c.hidden_size;
     if (F.falcon_norms && c.from_file && c.hidden_size > 0)  // (FalconConfig: ffn_hidden_size, else 4 · hidden_size)
         c.intermediate_size = c.ffn_hidden_size > 0 ? c.ffn_hidden_size : 4 * c.hidden_size;
     if (c.intermediate_size < 0)
@@ -1006,6 +1022,31 @@ LlamaConfig read_config(const std::string& dir) {
         c.parallel_attn = r.boolean(root, "parallel_attn");
         c.alibi = r.boolean(root, "alibi");
         c.apply_residual_connection_post_layernorm = r.boolean(root, "apply_residual_connection_post_layernorm");
+        // MPT's names (d_model, n_heads, n_layers, max_seq_len, expansion_ratio) and attn_config
+        if (c.hidden_size < 0) c.hidden_size = r.integer(root, "d_model", 1, kMaxDim);
+        if (c.num_heads < 0) c.num_heads = r.integer(root, "n_heads", 1, 65536);
+        if (c.num_layers < 0) c.num_layers = r.integer(root, "n_layers", 1, 100000);
+        if (c.max_position_embeddings < 0) c.max_position_embeddings = r.integer(root, "max_seq_len", 1, int64_t(1) << 40);
+        c.expansion_ratio = r.integer(root, "expansion_ratio", 1, 1024);
+        c.no_bias = r.boolean(root, "no_bias");
+        if (const json::Value* ac = r.get(root, "attn_config")) {
+            if (!ac->is_object()) r.bad("attn_config", *ac, "an object");
+            if (const json::Value* cq = ac->find("clip_qkv"); cq && !cq->is_null()) {
+                if (!cq->is_number() || !(cq->d > 0) || !std::isfinite(float(cq->d)))
+                    r.bad("attn_config.clip_qkv", *cq, "a finite positive number or null");
+                c.clip_qkv = cq->d;
+            }
+            if (const json::Value* ss = ac->find("softmax_scale"); ss && !ss->is_null()) {
+                if (!ss->is_number() || !(ss->d > 0) || !std::isfinite(float(ss->d)))
+                    r.bad("attn_config.softmax_scale", *ss, "a finite positive number or null");
+                c.softmax_scale = ss->d;
+            }
+            c.qk_ln = r.boolean(*ac, "qk_ln");
+            c.prefix_lm = r.boolean(*ac, "prefix_lm");
+            c.attn_uses_sequence_id = r.boolean(*ac, "attn_uses_sequence_id");
+            c.attn_alibi = r.boolean(*ac, "alibi");
+            c.alibi_bias_max = r.integer(*ac, "alibi_bias_max", 1, 1024);
+        }
         c.num_ln_in_parallel_attn = r.integer(root, "num_ln_in_parallel_attn", 1, 2);
         c.falcon_num_kv_heads = r.integer(root, "num_kv_heads", 1, 65536);
         c.ffn_hidden_size = r.integer(root, "ffn_hidden_size", 1, kMaxDim);

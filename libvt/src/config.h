@@ -91,6 +91,11 @@ struct LlamaConfig {
     // Falcon (-1: absent): its block's layout, its KV heads, ALiBi (refused), its MLP width
     int new_decoder_architecture = -1, parallel_attn = -1, alibi = -1;
     int apply_residual_connection_post_layernorm = -1;  // Bloom (true: refused)
+    // MPT (-1: absent): expansion_ratio, attn_config's fields, and those transformers' MPT does
+    // not compute (refused when set otherwise)
+    int64_t expansion_ratio = -1, alibi_bias_max = -1;
+    double softmax_scale = -1;
+    int qk_ln = -1, prefix_lm = -1, attn_uses_sequence_id = -1, attn_alibi = -1, no_bias = -1;
     int64_t num_ln_in_parallel_attn = -1, falcon_num_kv_heads = -1, ffn_hidden_size = -1;
     int scale_attn_weights = -1;           // GPT-2 lineage (false: scores unscaled)
     int scale_attn_by_inverse_layer_idx = -1;  // GPT-2 (true: refused)

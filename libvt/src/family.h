@@ -242,10 +242,11 @@ struct ModelFamily {
     // named input_layernorm (/ post_attention_layernorm), 2 for ln_attn + ln_mlp; family_of
     // picks the one the config describes. 0: not Falcon.
     int falcon_norms;
-    // Bloom: ALiBi instead of RoPE (every layer NoPE; each head's slope times the key position
-    // added to its scores, slopes as transformers' _get_alibi_slopes), and a LayerNorm of the
-    // embeddings (this weight, its ".bias") before the first block; null: none.
-    bool alibi;
+    // ALiBi instead of RoPE (every layer NoPE; each head's slope times the key position added to
+    // its scores): 1, Bloom's slopes (transformers' _get_alibi_slopes); 2, MPT's
+    // (build_mpt_alibi_tensor, alibi_bias_max 8); 0: none. Bloom: a LayerNorm of the embeddings
+    // (embed_norm, its ".bias") before the first block; null: none.
+    int alibi;
     const char* embed_norm;
 };
 

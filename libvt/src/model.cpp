@@ -935,7 +935,21 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         m->embed_norm = ld.to_f32_vec(ld.tensor(F.embed_norm));
         m->embed_norm_bias = ld.to_f32_vec(ld.tensor(std::string(F.embed_norm, std::strlen(F.embed_norm) - 6) + "bias"));
     }
-    if (F.alibi) {  // transformers' _get_alibi_slopes: 2^(-8/n)^k for the closest power of 2 n, then odd powers
+    if (F.alibi == 2) {  // MPT (build_mpt_alibi_tensor): 1 / 2^(k · 8 / P), P = n rounded up to a power of 2,
+        const int64_t nh = cfg.num_heads;  // then the odd k's before the even ones when P > n
+        int64_t P = 1;
+        while (P < nh) P *= 2;
+        std::vector<float> all(static_cast<size_t>(P), 0.0f);
+        for (int64_t k = 1; k <= P; ++k) all[size_t(k - 1)] = 1.0f / std::pow(2.0f, float(k) * float(8.0 / double(P)));
+        std::vector<float> order;
+        if (P != nh) {
+            for (int64_t k = 1; k < P; k += 2) order.push_back(all[size_t(k)]);
+            for (int64_t k = 0; k < P; k += 2) order.push_back(all[size_t(k)]);
+        } else {
+            order = all;
+        }
+        m->alibi_slopes.assign(order.begin(), order.begin() + nh);
+    } else if (F.alibi) {  // transformers' _get_alibi_slopes: 2^(-8/n)^k for the closest power of 2 n, then odd powers
         const int64_t nh = cfg.num_heads;
         int64_t p2 = 1;
         while (p2 * 2 <= nh) p2 *= 2;
