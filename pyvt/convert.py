@@ -2,7 +2,7 @@
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
 `command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
-(GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `qwen2moe`,
+(GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -42,6 +42,8 @@ layout differences between llama.cpp and Hugging Face are undone here:
   become each block's mlp.act_fn.* tensors (`_xielu_params`), its llama3 RoPE is stated as
   rope_parameters, and biases on only some of q/k/v/o are refused; Nemotron's biases on only
   some of q/k/v/o or up/down, its rope_freqs and scaling other than linear are refused.
+  Bloom's ALiBi is the max bias 8 llama.cpp applies (whatever attention.max_alibi_bias says: a
+  file saying another is refused), its MLP 4 · hidden (another feed_forward_length is refused).
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) and Nemotron's
   LayerNorm1P weights are stored as w + 1 (llama.cpp's norm multiplies by the weight; Gemma's
   and Nemotron's by 1 + w): 1 is subtracted here.
@@ -51,7 +53,8 @@ layout differences between llama.cpp and Hugging Face are undone here:
   per-head rows back (`qkv_per_head`; a references file marks the GGUF's rows with
   pyvt_qkv_heads instead, which libvt honours; so does GPTBigCode's multi-head `c_attn`, and
   Falcon's `attn_qkv`, reordered from its groups per KV head ([q·g, k, v]): `qkv_per_head` with
-  the KV heads, the marker [heads, KV heads]).
+  the KV heads, the marker [heads, KV heads]), and Bloom's `attn_qkv`, per-head [q, k, v] as
+  GPT-NeoX's (the marker its heads).
   GPT-2's Conv1D weights, which llama.cpp's converter transposes to [out, in], are written
   as Conv1D's [in, out] again when they are floats; GGML blocks (rows along the input) stay
   [out, in], written or referenced with the marker pyvt_out_in, which libvt honours.
@@ -152,6 +155,13 @@ _FALCON_GLOBAL_NAMES = {
     "output_norm.bias": "transformer.ln_f.bias",
     "output.weight": "lm_head.weight",
 }
+# Bloom's: Falcon's, and the LayerNorm of the embeddings (token_embd_norm: word_embeddings_layernorm).
+_BLOOM_GLOBAL_NAMES = dict(_FALCON_GLOBAL_NAMES, **{
+    "token_embd_norm.weight": "transformer.word_embeddings_layernorm.weight",
+    "token_embd_norm.bias": "transformer.word_embeddings_layernorm.bias",
+})
+# The GGUF architectures without RoPE: learned positions (GPT-2 lineage) or ALiBi (Bloom).
+_NO_ROPE_ARCHS = ("gpt2", "starcoder", "bloom")
 
 
 def _global_name(gguf_name: str, arch: str) -> str | None:
@@ -164,6 +174,8 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
         return _GPT2_GLOBAL_NAMES.get(gguf_name)
     if arch in ("falcon", "falcon-2ln"):
         return _FALCON_GLOBAL_NAMES.get(gguf_name)
+    if arch == "bloom":
+        return _BLOOM_GLOBAL_NAMES.get(gguf_name)
     if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
@@ -172,7 +184,7 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
 _LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder",
-                     "falcon")
+                     "falcon", "bloom")
 _PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox")
 
 
@@ -406,6 +418,25 @@ _ARCHS["falcon"] = _Arch("FalconForCausalLM", "falcon", False, ("attn_norm.bias"
 # A falcon file with attn_norm_2 in its blocks: attn_norm is then the MLP's norm, ln_mlp.
 _FALCON_2LN = _ARCHS["falcon"]._replace(names=dict(_FALCON_NAMES, **{"attn_norm.weight": "ln_mlp.weight",
                                                                      "attn_norm.bias": "ln_mlp.bias"}))
+# Bloom (llama.cpp's BloomModel): the sequential pre-norm block with LayerNorms with biases
+# (attn_norm: input_layernorm, ffn_norm: post_attention_layernorm), a LayerNorm of the
+# embeddings (token_embd_norm), ALiBi instead of RoPE (no RoPE keys or tensors), a fused attn_qkv
+# whose rows llama.cpp's converter reorders from Bloom's per-head [q, k, v] groups into
+# q | k | v (the folder gets them back per head: qkv_per_head; a references file leaves them in
+# the GGUF marked pyvt_qkv_heads, which libvt honours), biases on every linear (llama.cpp
+# requires each), an ungated tanh-GELU MLP of 4 · hidden (ffn_up, ffn_down), output optional
+# (tied when absent).
+_ARCHS["bloom"] = _Arch(
+    "BloomForCausalLM", "bloom", False,
+    ("attn_norm.bias", "ffn_norm.bias", "attn_qkv.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"),
+    fused=True, gated=False, prefix="transformer.h.",
+    names={"attn_norm.weight": "input_layernorm.weight", "attn_norm.bias": "input_layernorm.bias",
+           "ffn_norm.weight": "post_attention_layernorm.weight", "ffn_norm.bias": "post_attention_layernorm.bias",
+           "attn_qkv.weight": "self_attention.query_key_value.weight",
+           "attn_qkv.bias": "self_attention.query_key_value.bias",
+           "attn_output.weight": "self_attention.dense.weight", "attn_output.bias": "self_attention.dense.bias",
+           "ffn_up.weight": "mlp.dense_h_to_4h.weight", "ffn_up.bias": "mlp.dense_h_to_4h.bias",
+           "ffn_down.weight": "mlp.dense_4h_to_h.weight", "ffn_down.bias": "mlp.dense_4h_to_h.bias"})
 # Name variants of an architecture (hf_tensor_name's arch), chosen by the file's tensors.
 _VARIANT_ARCHS = {"falcon-2ln": _FALCON_2LN}
 # GPT-2's Conv1D weights (llama.cpp's names): [out, in] in the GGUF, [in, out] in the checkpoint.
@@ -831,7 +862,31 @@ def _hparams(meta: dict, p: str) -> dict:
                              f"embedding_length {hidden} (Falcon's heads span its hidden size)")
         if "falcon.attention.layer_norm_epsilon" not in meta:
             raise ValueError(f"{p}: missing metadata falcon.attention.layer_norm_epsilon (llama.cpp's falcon needs it)")
-    rope_dim = head_dim if arch in _LEARNED_POS_ARCHS else need_int("rope.dimension_count", head_dim)  # (no RoPE)
+    if arch == "bloom":
+        # llama.cpp's bloom: q and o are [hidden, hidden] and its heads multi-head (BloomConfig
+        # has neither a head size nor KV heads), the MLP 4 · hidden wide (BloomMLP; llama.cpp
+        # takes feed_forward_length), the LayerNorm eps needed, ALiBi with max bias 8 (llama.cpp
+        # sets 8 whatever a file says; transformers' slopes are those of 8)
+        if n_head * head_dim != hidden:
+            raise ValueError(f"{p}: bloom.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                             f"embedding_length {hidden} (Bloom's heads span its hidden size)")
+        if n_kv != n_head:
+            raise ValueError(f"{p}: bloom.attention.head_count_kv = {n_kv}: Bloom's attention is multi-head "
+                             f"({n_head} KV heads, one per head); BloomConfig cannot express grouped-query "
+                             "attention, which llama.cpp would compute")
+        if ffn != 4 * hidden:
+            raise ValueError(f"{p}: bloom.feed_forward_length = {ffn}: Bloom's MLP is 4 · embedding_length = "
+                             f"{4 * hidden} wide; BloomConfig cannot express another width, which llama.cpp would "
+                             "compute")
+        if "bloom.attention.layer_norm_epsilon" not in meta:
+            raise ValueError(f"{p}: missing metadata bloom.attention.layer_norm_epsilon (llama.cpp's bloom needs it)")
+        if "bloom.attention.max_alibi_bias" in meta:
+            bias = _real(meta, "bloom.attention.max_alibi_bias", 8.0, 0.0, 1e30, p)
+            if bias != 8.0:
+                raise ValueError(f"{p}: bloom.attention.max_alibi_bias = {bias!r}: llama.cpp's bloom applies ALiBi with "
+                                 "max bias 8 whatever the file says, and Bloom's slopes are those of 8; pyvt does "
+                                 "not guess what is meant")
+    rope_dim = head_dim if arch in _NO_ROPE_ARCHS else need_int("rope.dimension_count", head_dim)  # (no RoPE)
     ln = arch in _LAYER_NORM_ARCHS
     partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
     if rope_dim != head_dim and (not partial or rope_dim > head_dim or rope_dim % 2):
@@ -962,8 +1017,9 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         _all_or_none(g, n_layers, ("attn_norm_2.weight", "attn_norm_2.bias"), "a falcon file with attn_norm_2 "
                      "needs it, weight and bias, in every block (falcon-40b's ln_attn; FalconConfig's "
                      "num_ln_in_parallel_attn 2 puts it in all)", p)
-    if arch in _LEARNED_POS_ARCHS and "rope_freqs.weight" in g.tensors:  # (no RoPE; llama.cpp would not load it)
-        raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} has learned positions and no RoPE; "
+    if arch in _NO_ROPE_ARCHS and "rope_freqs.weight" in g.tensors:  # (no RoPE; llama.cpp would not load it)
+        raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} has "
+                         f"{'ALiBi' if arch == 'bloom' else 'learned positions'} and no RoPE; "
                          "pyvt does not guess what is meant")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
@@ -984,8 +1040,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox", "falcon") + _LEARNED_POS_ARCHS:
+    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
         expected["output_norm.bias"] = (hidden,)
+    if arch == "bloom":  # (the embeddings' LayerNorm, word_embeddings_layernorm: llama.cpp requires it)
+        expected.update({"token_embd_norm.weight": (hidden,), "token_embd_norm.bias": (hidden,)})
     if arch in _LEARNED_POS_ARCHS:  # (llama.cpp: [context_length, hidden])
         expected["position_embd.weight"] = (hp["ctx"], hidden)
     shapes = {
@@ -1048,7 +1106,7 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
     a = hp["arch"]
-    if a in _LEARNED_POS_ARCHS:  # (no RoPE: llama.cpp reads no scaling)
+    if a in _NO_ROPE_ARCHS:  # (no RoPE: llama.cpp reads no scaling)
         return None
     if a in ("nemotron", "gptneox", "falcon"):
         return _linear_rope_scaling(meta, a, p)
@@ -1132,9 +1190,10 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             config["pad_token_id"] = pad_id
             gen_config["pad_token_id"] = pad_id
         return config, gen_config
-    if hp["arch"] in _LEARNED_POS_ARCHS or hp["arch"] == "falcon":
-        config = (_gpt2_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype) if hp["arch"] != "falcon"
-                  else _falcon_config(g, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype))
+    if hp["arch"] in _LEARNED_POS_ARCHS or hp["arch"] in ("falcon", "bloom"):
+        config = (_falcon_config(g, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype)
+                  if hp["arch"] == "falcon" else _bloom_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype)
+                  if hp["arch"] == "bloom" else _gpt2_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype))
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
         if pad_id is not None:
             config["pad_token_id"] = pad_id
@@ -1323,6 +1382,23 @@ def _gpt2_config(hp: dict, vocab_size: int, tied: bool, bos_id, eos_value, torch
         config.update(multi_query=hp["n_kv"] == 1, attention_softmax_in_fp32=True,
                       scale_attention_softmax_in_fp32=True)
     return config
+
+
+def _bloom_config(hp: dict, vocab_size: int, tied: bool, bos_id, eos_value, torch_dtype: str) -> dict:
+    """BloomConfig under its own field names, as llama.cpp runs the file (src/models/bloom.cpp):
+    the sequential pre-norm block whose residual is taken before the norms
+    (apply_residual_connection_post_layernorm false), the embeddings' LayerNorm, ALiBi with max
+    bias 8 (transformers' _get_alibi_slopes, which are ggml's for any head count), scores /
+    sqrt(head_dim), one KV head per head, biases on every linear, the tanh GELU (BloomGelu, ggml's
+    formula) of a 4 · hidden MLP (checked in _hparams). BloomConfig stores no context length."""
+    return {
+        "architectures": ["BloomForCausalLM"], "model_type": "bloom", "bos_token_id": bos_id,
+        "eos_token_id": eos_value, "hidden_size": hp["hidden"], "n_layer": hp["n_layers"], "n_head": hp["n_head"],
+        "layer_norm_epsilon": hp["eps"], "apply_residual_connection_post_layernorm": False,
+        "tie_word_embeddings": tied, "vocab_size": vocab_size, "torch_dtype": torch_dtype, "use_cache": True,
+        "initializer_range": 0.02, "attention_dropout": 0.0, "hidden_dropout": 0.0, "pretraining_tp": 1,
+        "slow_but_exact": False,
+    }
 
 
 def _falcon_config(g: GGUFFile, hp: dict, vocab_size: int, tied: bool, rope_scaling: dict | None, bos_id, eos_value,
@@ -1560,7 +1636,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
     permuted = _ARCHS[arch].permuted
     shift = _ARCHS[arch].norm_shift
     moe = hp["moe"]
-    order: list = ["token_embd.weight", "position_embd.weight"]
+    order: list = ["token_embd.weight", "position_embd.weight", "token_embd_norm.weight", "token_embd_norm.bias"]
     for i in range(hp["n_layers"]):
         b = f"blk.{i}."
         order += [b + s for s in (
@@ -1606,10 +1682,11 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
     def qkv_heads(name: str):
         """A fused attn_qkv (weight or bias) whose q | k | v rows go back into groups per KV head
-        (GPT-NeoX's per-head [q, k, v]; GPTBigCode's multi-head c_attn; Falcon's [q·g, k, v]):
+        (GPT-NeoX's and Bloom's per-head [q, k, v]; GPTBigCode's multi-head c_attn; Falcon's [q·g, k, v]):
         its pyvt_qkv_heads, the heads (one KV head each) or [heads, KV heads]; 0 for others and
         for one KV head (q | k | v is then the Hugging Face order)."""
-        grouped = arch == "gptneox" or (arch == "starcoder" and n_kv == n_head > 1) or (arch == "falcon" and n_kv > 1)
+        grouped = (arch in ("gptneox", "bloom") or (arch == "starcoder" and n_kv == n_head > 1)
+                   or (arch == "falcon" and n_kv > 1))
         if not (grouped and name.endswith((".attn_qkv.weight", ".attn_qkv.bias"))):
             return 0
         return n_head if n_kv == n_head else [n_head, n_kv]
@@ -1895,7 +1972,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                                     "data_offsets": [info.offset + a, info.offset + b]}
             if permuted_heads(n) and e is None:
                 refs[out_name(n, e)]["pyvt_permuted_heads"] = permuted_heads(n)
-            if qkv_heads(n):  # (GPT-NeoX, GPTBigCode multi-head, Falcon: the GGUF's q | k | v rows, taken as they are)
+            if qkv_heads(n):  # (GPT-NeoX, GPTBigCode multi-head, Falcon, Bloom: the GGUF's q | k | v rows, as they are)
                 refs[out_name(n, e)]["pyvt_qkv_heads"] = qkv_heads(n)
             if conv1d(n):  # (GPT-2: the GGUF's [out, in] rows, not transposed to Conv1D)
                 refs[out_name(n, e)]["pyvt_out_in"] = True
@@ -1925,7 +2002,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `qwen2moe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
@@ -2115,7 +2192,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

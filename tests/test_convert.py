@@ -794,6 +794,13 @@ _FALCON_TO_GGUF = {"input_layernorm": "attn_norm", "ln_mlp": "attn_norm", "ln_at
 _FALCON_GLOBAL_TO_GGUF = {"transformer.word_embeddings.weight": "token_embd.weight",
                           "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
                           "lm_head.weight": "output.weight"}
+# Bloom's names (llama.cpp's bloom): the blocks, then the globals (Falcon's and the embeddings' norm).
+_BLOOM_TO_GGUF = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+                  "self_attention.query_key_value": "attn_qkv", "self_attention.dense": "attn_output",
+                  "mlp.dense_h_to_4h": "ffn_up", "mlp.dense_4h_to_h": "ffn_down"}
+_BLOOM_GLOBAL_TO_GGUF = dict(_FALCON_GLOBAL_TO_GGUF, **{
+    "transformer.word_embeddings_layernorm.weight": "token_embd_norm.weight",
+    "transformer.word_embeddings_layernorm.bias": "token_embd_norm.bias"})
 _GPT2_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.wpe.weight": "position_embd.weight",
                         "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
                         "lm_head.weight": "output.weight"}
@@ -805,9 +812,9 @@ def _gguf_name(hf: str, arch: str) -> str:
             "lm_head.weight": "output.weight", "model.final_layernorm.weight": "output_norm.weight",
             "model.final_layernorm.bias": "output_norm.bias", "lm_head.bias": "output.bias",
             "model.norm.bias": "output_norm.bias"}
-    if arch in ("gpt2", "starcoder", "falcon"):
+    if arch in ("gpt2", "starcoder", "falcon", "bloom"):
         glob, block = (_FALCON_GLOBAL_TO_GGUF, _FALCON_TO_GGUF) if arch == "falcon" else \
-            (_GPT2_GLOBAL_TO_GGUF, _GPT2_TO_GGUF)
+            (_BLOOM_GLOBAL_TO_GGUF, _BLOOM_TO_GGUF) if arch == "bloom" else (_GPT2_GLOBAL_TO_GGUF, _GPT2_TO_GGUF)
         if hf in glob:
             return glob[hf]
         _, _, i, rest = hf.split(".", 3)
@@ -946,10 +953,12 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         if arch == "falcon" and ".query_key_value." in hf_name:  # q | k | v (FalconModel.modify_tensors)
             std = F.std_fields(cfg)
             x = convert.qkv_blocked(x, std["num_attention_heads"], std["num_key_value_heads"])
+        if arch == "bloom" and ".query_key_value." in hf_name:  # q | k | v (BloomModel.modify_tensors)
+            x = convert.qkv_blocked(x, cfg["n_head"])
         ty = gw.F32 if x.ndim == 1 else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
-    if arch in ("gpt2", "starcoder", "falcon"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
+    if arch in ("gpt2", "starcoder", "falcon", "bloom"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
         std = F.std_fields(cfg)
         n_layers, hd = std["num_hidden_layers"], std["hidden_size"] // std["num_attention_heads"]
         md = _gguf_meta(arch, dict(std, rms_norm_eps=0.0))
@@ -1070,6 +1079,12 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         assert cfg["rope_parameters"]["rope_theta"] == 10000.0
         del md["falcon.attention.layer_norm_rms_epsilon"]
         md["falcon.attention.layer_norm_epsilon"] = float(cfg["layer_norm_epsilon"])
+    elif arch == "bloom":
+        # As BloomModel writes it: head_count_kv = heads, feed_forward_length 4 · hidden, the
+        # LayerNorm eps, no RoPE keys and no max_alibi_bias (llama.cpp's bloom sets 8); the
+        # context length the case's (the converter's seq_length, a number llama.cpp does not use)
+        del md["bloom.attention.layer_norm_rms_epsilon"]
+        md["bloom.attention.layer_norm_epsilon"] = float(cfg["layer_norm_epsilon"])
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1141,7 +1156,7 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("nemotron", "nemotron"), ("gpt-neox", "gptneox"), ("gpt-neox-sequential", "gptneox"),
                 ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder"),
                 ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
-                ("falcon-seq-mha-bias", "falcon")]
+                ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1175,6 +1190,13 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         else:
             assert cfg["multi_query"] == want["multi_query"] and "num_kv_heads" not in cfg
         assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0} and "hidden_size" in cfg
+        cfg, want = F.std_fields(cfg), F.std_fields(want)
+    if arch == "bloom":  # (BloomConfig's names; ALiBi, the residual before the norms)
+        import family_models as F
+
+        assert cfg["model_type"] == "bloom" and cfg["apply_residual_connection_post_layernorm"] is False
+        assert not any(k in cfg for k in ("intermediate_size", "num_key_value_heads", "rope_theta", "rope_parameters",
+                                          "max_position_embeddings"))
         cfg, want = F.std_fields(cfg), F.std_fields(want)
     for k in ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
               "num_key_value_heads", "sliding_window", "tie_word_embeddings", "vocab_size"):
@@ -1264,7 +1286,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("gpt-bigcode-mha-unscaled", "starcoder", "GPTBigCode"),
                                               ("falcon-7b", "falcon", "Falcon"), ("falcon-new-2ln", "falcon", "Falcon"),
                                               ("falcon-new-1ln-bias", "falcon", "Falcon"),
-                                              ("falcon-seq-mha-bias", "falcon", "Falcon")])
+                                              ("falcon-seq-mha-bias", "falcon", "Falcon"), ("bloom", "bloom", "Bloom"),
+                                              ("bloom-6heads-untied", "bloom", "Bloom")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1447,6 +1470,53 @@ def test_falcon_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
             np.testing.assert_array_equal(r.logits(seq), c.logits(seq))
 
 
+def test_bloom_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
+    """bloom: llama.cpp's converter stores query_key_value as q | k | v blocks (BloomModel
+    .modify_tensors); a copied folder holds Bloom's per-head [q, k, v] rows (Q8_0 rows moved
+    whole, the bias too), a references file leaves the GGUF's rows where they are, marked
+    pyvt_qkv_heads (the heads: 4, 6), which libvt packs as they are and dequantize_folder puts
+    per head: every folder the same weights and logits. A marker naming other heads is refused,
+    one left out computes something else. A max_alibi_bias of 8 (llama.cpp's) is accepted."""
+    import pyvt
+
+    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+    for name, heads in (("bloom", 4), ("bloom-6heads-untied", 6)):
+        path, _ = family_gguf(tmp_path / name, name, "bloom", qtype=gw.Q8_0,
+                              meta={"bloom.attention.max_alibi_bias": 8.0})
+        plain = convert.convert_gguf(path, tmp_path / name / "plain", dtype="f32")
+        copied = convert.convert_gguf(path, tmp_path / name / "copied", dtype="f32", keep_blocks=True)
+        refd = convert.convert_gguf(path, tmp_path / name / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+        qkv = "transformer.h.1.self_attention.query_key_value.weight"
+        good = json.loads((refd / convert.GGUF_REFS).read_text())
+        info = gguf.GGUFFile(path).tensors["blk.1.attn_qkv.weight"]
+        assert good[qkv]["pyvt_qkv_heads"] == heads
+        assert good[qkv]["data_offsets"] == [info.offset, info.offset + info.nbytes]
+        want = read_safetensors(plain / "model.safetensors")
+        assert "transformer.word_embeddings_layernorm.bias" in want
+        assert ("lm_head.weight" in want) == (name == "bloom-6heads-untied")
+        for folder in (copied, refd):
+            got = read_safetensors(convert.dequantize_folder(folder, tmp_path / name / f"{folder.name}-deq",
+                                                             dtype="f32") / "model.safetensors")
+            assert set(got) == set(want)
+            for k, v in want.items():
+                np.testing.assert_array_equal(got[k], v, err_msg=k)
+        with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
+                pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+            assert c.info["weight_format"] == r.info["weight_format"] == "int8"
+            exp = c.logits(seq)
+            np.testing.assert_array_equal(r.logits(seq), exp)
+        refs = json.loads(json.dumps(good))
+        refs[qkv]["pyvt_qkv_heads"] = heads // 2
+        (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+        with pytest.raises(ValueError, match=f"tensor {qkv} in .*: pyvt_qkv_heads {heads // 2} is not the model's "
+                                             f"{heads} heads"):
+            pyvt.load_model(refd, progress=False)
+        del refs[qkv]["pyvt_qkv_heads"]  # (regrouped as if per head: another model)
+        (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+        with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+            assert np.abs(r.logits(seq) - exp).max() > 0.01 * np.abs(exp).max()
+
+
 def _assert_loads_as_its_dequantized_folder(path, plain, family):
     """load_model(path.gguf) (blocks kept) computes what the folder of its dequantized weights
     packed as int8 computes."""
@@ -1525,7 +1595,7 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("apertus", M.APERTUS, "apertus"), ("nemotron", M.NEMOTRON, "nemotron"),
                               ("gptneox", M.GPTNEOX, "gpt-neox"), ("gpt2", M.GPT2, "gpt2"),
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
-                              ("falcon-2ln", M.FALCON, "falcon-new-2ln")):
+                              ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1539,8 +1609,9 @@ def test_family_tensor_names_match_the_gguf_package():
                     ("q_proj.bias", "k_proj.bias", "v_proj.bias"))):
                 continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
             ours = _gguf_name(hf_name, arch.removesuffix("-2ln"))  # (falcon-2ln: hf_tensor_name's ln_attn / ln_mlp)
-            theirs = tmap.get_name(hf_name.rsplit(".", 1)[0]) if hf_name.endswith(".bias") else \
-                tmap.get_name(hf_name.removesuffix(".weight"))
+            look = hf_name.removeprefix("transformer.") if arch == "bloom" else hf_name  # (BloomModel drops it)
+            theirs = tmap.get_name(look.rsplit(".", 1)[0]) if look.endswith(".bias") else \
+                tmap.get_name(look.removesuffix(".weight"))
             suffix = "." + hf_name.rsplit(".", 1)[1]
             assert theirs is not None and ours == theirs + suffix, (arch, hf_name, ours, theirs)
             if not (arch == "ernie4_5" and hf_name.endswith(".bias")):
@@ -1558,10 +1629,10 @@ def test_convert_refuses_another_familys_tensors(tmp_path):
 
 
 def test_convert_refuses_other_architectures(tmp_path):
-    make_tiny_llama(tmp_path / "bloom.gguf", arch="bloom")
-    with pytest.raises(ValueError, match="unsupported architecture 'bloom'") as ei:
-        convert.convert_gguf(tmp_path / "bloom.gguf", tmp_path / "out")
-    assert str(tmp_path / "bloom.gguf") in str(ei.value)
+    make_tiny_llama(tmp_path / "mpt.gguf", arch="mpt")
+    with pytest.raises(ValueError, match="unsupported architecture 'mpt'") as ei:
+        convert.convert_gguf(tmp_path / "mpt.gguf", tmp_path / "out")
+    assert str(tmp_path / "mpt.gguf") in str(ei.value)
     # A phi2 file with a llama block (ffn_norm, ffn_gate): the tensors phi2 has not are named.
     make_tiny_llama(tmp_path / "phi.gguf", arch="phi2")
     with pytest.raises(ValueError, match=r"tensors a phi2 model does not have: blk\.0\.ffn_norm\.weight, blk\.0\.ffn_gate"):
@@ -2412,10 +2483,37 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
      r"falcon\.rope\.scaling\.type = 'yarn': llama\.cpp's converter writes falcon files with linear scaling or"),
     ("falcon-7b", "falcon", {"meta": {"falcon.rope.dimension_count": gw.Val(gw.UINT32, 8)}},
      r"partial rotary embeddings \(rope\.dimension_count 8 of head_dim 16\) are not supported"),
+    # Bloom: what llama.cpp's bloom computes that BloomConfig cannot say (heads not spanning the
+    # hidden size, grouped KV heads, an MLP not 4 · hidden wide, ALiBi of another max bias than
+    # the 8 llama.cpp applies), what it requires (the eps, the embeddings' norm, every bias) or
+    # does not load (rope_freqs)
+    ("bloom", "bloom", {"meta": {"bloom.attention.key_length": gw.Val(gw.UINT32, 32),
+                                 "bloom.attention.value_length": gw.Val(gw.UINT32, 32)}},
+     r"bloom\.attention\.key_length = 32: 4 heads of it are not embedding_length 64"),
+    ("bloom", "bloom", {"meta": {"bloom.attention.head_count_kv": gw.Val(gw.UINT32, 2)}},
+     r"bloom\.attention\.head_count_kv = 2: Bloom's attention is multi-head \(4 KV heads, one per head\)"),
+    ("bloom", "bloom", {"meta": {"bloom.feed_forward_length": gw.Val(gw.UINT32, 128)}},
+     r"bloom\.feed_forward_length = 128: Bloom's MLP is 4 · embedding_length = 256 wide"),
+    ("bloom", "bloom", {"meta": {"bloom.attention.layer_norm_epsilon": None}},
+     r"missing metadata bloom\.attention\.layer_norm_epsilon \(llama\.cpp's bloom needs it\)"),
+    ("bloom", "bloom", {"meta": {"bloom.attention.max_alibi_bias": 4.0}},
+     r"bloom\.attention\.max_alibi_bias = 4\.0: llama\.cpp's bloom applies ALiBi with max bias 8"),
+    ("bloom", "bloom", {"meta": {"bloom.attention.max_alibi_bias": "8"}},
+     r"bloom\.attention\.max_alibi_bias = '8' is not a number"),
+    ("bloom", "bloom", {"drop": ("token_embd_norm.bias",)}, r"missing tensors: token_embd_norm\.bias$"),
+    ("bloom", "bloom", {"drop": ("token_embd_norm.weight", "token_embd_norm.bias")},
+     r"missing tensors: token_embd_norm\.weight, token_embd_norm\.bias$"),
+    ("bloom", "bloom", {"drop": ("blk.1.attn_qkv.bias",)}, r"missing tensors: blk\.1\.attn_qkv\.bias$"),
+    ("bloom", "bloom", {"drop": ("blk.0.ffn_norm.bias",)}, r"missing tensors: blk\.0\.ffn_norm\.bias$"),
+    ("bloom", "bloom", {"drop": ("output_norm.bias",)}, r"missing tensors: output_norm\.bias$"),
+    ("bloom", "bloom", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's bloom has ALiBi and no RoPE"),
+    ("bloom", "bloom", {"extra_tensors": [("blk.0.attn_q.weight", gw.F32, (64, 64), gw.quant_f32(np.zeros((64, 64))))]},
+     r"tensors a bloom model does not have: blk\.0\.attn_q\.weight"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
     """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
-    nemotron / gptneox / gpt2 / starcoder / falcon computes otherwise than
+    nemotron / gptneox / gpt2 / starcoder / falcon / bloom computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

@@ -80,6 +80,8 @@ LOGIT_CASES = {
     "falcon-new-2ln": ("family", "falcon-new-2ln", "falcon"),  # (attn_norm_2: two norms; 2 KV heads of 4)
     "falcon-new-1ln-bias": ("family", "falcon-new-1ln-bias", "falcon"),  # (one norm, 2 KV heads; its biases left out)
     "falcon-seq-mha-bias": ("family", "falcon-seq-mha-bias", "falcon"),  # (head_count_kv = heads; parallel, no biases)
+    "bloom": ("family", "bloom", "bloom"),  # (ALiBi over 4 heads, the embeddings' norm, tied)
+    "bloom-6heads-untied": ("family", "bloom-6heads-untied", "bloom"),  # (6 heads: ALiBi's odd powers; output)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
