@@ -565,6 +565,70 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
+# The families whose tensor names llama_ref does not read, under the names of a family it does
+# (Starcoder2's LayerNorm block with c_fc / c_proj, Phi's parallel block, Arcee's up / down),
+# with their fused query_key_value (the name after renaming) split into q / k / v.
+_STARCODER2_MLP = {".mlp.dense_h_to_4h.": ".mlp.c_fc.", ".mlp.dense_4h_to_h.": ".mlp.c_proj."}
+REFERENCE_NAMES: dict[str, tuple[dict[str, str], str | None]] = {
+    "gpt_neox": ({"gpt_neox.embed_in.": "model.embed_tokens.", "embed_out.": "lm_head.",
+                  "gpt_neox.final_layer_norm.": "model.norm.", "gpt_neox.layers.": "model.layers.",
+                  ".attention.dense.": ".self_attn.o_proj.", **_STARCODER2_MLP}, "attention.query_key_value"),
+    "gpt2": ({"transformer.wte.": "model.embed_tokens.", "transformer.wpe.": "model.pos_embed.",
+              "transformer.ln_f.": "model.norm.", "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.",
+              ".ln_2.": ".post_attention_layernorm.", ".attn.c_proj.": ".self_attn.o_proj."}, "attn.c_attn"),
+    "gptj": ({"transformer.wte.": "model.embed_tokens.", "transformer.ln_f.": "model.final_layernorm.",
+              "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.", ".attn.out_proj.": ".self_attn.dense.",
+              ".attn.": ".self_attn.", ".mlp.fc_in.": ".mlp.fc1.", ".mlp.fc_out.": ".mlp.fc2."}, None),
+    "opt": ({"model.decoder.embed_tokens.": "model.embed_tokens.", "model.decoder.final_layer_norm.": "model.norm.",
+             "model.decoder.layers.": "model.layers.", ".self_attn_layer_norm.": ".input_layernorm.",
+             ".final_layer_norm.": ".post_attention_layernorm.", ".self_attn.out_proj.": ".self_attn.o_proj.",
+             ".fc1.": ".mlp.up_proj.", ".fc2.": ".mlp.down_proj."}, None),
+    "falcon": ({"transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
+                "transformer.h.": "model.layers.", ".self_attention.dense.": ".self_attn.o_proj.", **_STARCODER2_MLP,
+                ".ln_attn.": ".input_layernorm.", ".ln_mlp.": ".post_attention_layernorm."},
+               "self_attention.query_key_value"),
+    "bloom": ({"transformer.word_embeddings_layernorm.": "model.embed_norm.",
+               "transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
+               "transformer.h.": "model.layers.", ".self_attention.dense.": ".self_attn.o_proj.", **_STARCODER2_MLP},
+              "self_attention.query_key_value"),
+    "mpt": ({"transformer.wte.": "model.embed_tokens.", "transformer.norm_f.": "model.norm.",
+             "transformer.blocks.": "model.layers.", ".norm_1.": ".input_layernorm.", ".norm_2.": ".post_attention_layernorm.",
+             ".attn.out_proj.": ".self_attn.o_proj.", ".ffn.up_proj.": ".mlp.c_fc.", ".ffn.down_proj.": ".mlp.c_proj."},
+            "attn.Wqkv"),
+}
+REFERENCE_NAMES["gpt_bigcode"] = REFERENCE_NAMES["gpt2"]
+
+
+def _split_qkv(x: np.ndarray, cfg: dict[str, Any], hd: int) -> list[np.ndarray]:
+    """A fused query_key_value's q, k, v rows: in groups per KV head ([q·g, k, v]: GPT-NeoX,
+    Bloom, Falcon, multi-head GPTBigCode), else in q|k|v blocks."""
+    nh, nkv, rest = cfg["num_attention_heads"], cfg["num_key_value_heads"], x.shape[1:]
+    grouped = cfg["model_type"] in ("gpt_neox", "bloom", "falcon") or (cfg["model_type"] == "gpt_bigcode" and nkv == nh)
+    if not grouped:
+        return np.split(x, [nh * hd, (nh + nkv) * hd])
+    g = x.reshape(nkv, nh // nkv + 2, hd, *rest)
+    return [g[:, :-2].reshape(-1, *rest), g[:, -2].reshape(-1, *rest), g[:, -1].reshape(-1, *rest)]
+
+
+def _under_reference_names(w: dict[str, np.ndarray], cfg: dict[str, Any], hd: int) -> dict[str, np.ndarray]:
+    ren, fused = REFERENCE_NAMES[cfg["model_type"]]
+    out: dict[str, np.ndarray] = {}
+    for name, x in w.items():
+        if cfg["model_type"] == "opt" and name == "model.decoder.embed_positions.weight":  # (rows pos + 2)
+            out["model.pos_embed.weight"] = x[2:]
+            continue
+        for a, b in ren.items():
+            name = name.replace(a, b)
+        if cfg["model_type"] == "gpt2" and x.ndim == 2 and ".layers." in name:
+            x = x.T  # Conv1D: [in, out]
+        if fused and f".{fused}." in name:
+            for t, part in zip("qkv", _split_qkv(x, cfg, hd)):
+                out[name.replace(fused, f"self_attn.{t}_proj")] = np.ascontiguousarray(part)
+        else:
+            out[name] = np.ascontiguousarray(x)
+    return out
+
+
 def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
     """Phi-3's fused qkv_proj / gate_up_proj split into Llama's tensors, Mixtral's
     block_sparse_moe named as Qwen-MoE's mlp, the experts one by one (for llama_ref)."""
@@ -599,111 +663,8 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         out[name] = x
     cfg = std_fields(cfg)
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    if cfg["model_type"] == "mpt":  # under Starcoder2's names, Wqkv split into its q|k|v blocks
-        ren = {"transformer.wte.": "model.embed_tokens.", "transformer.norm_f.": "model.norm.",
-               "transformer.blocks.": "model.layers.", ".norm_1.": ".input_layernorm.", ".norm_2.": ".post_attention_layernorm.",
-               ".attn.out_proj.": ".self_attn.o_proj.", ".ffn.up_proj.": ".mlp.c_fc.", ".ffn.down_proj.": ".mlp.c_proj."}
-        for name in list(out):
-            x = out.pop(name)
-            for a, b in ren.items():
-                name = name.replace(a, b)
-            if ".attn.Wqkv." in name:
-                for t, part in zip("qkv", np.split(x, 3)):
-                    out[name.replace("attn.Wqkv", f"self_attn.{t}_proj")] = np.ascontiguousarray(part)
-            else:
-                out[name] = x
-    if cfg["model_type"] == "bloom":  # under Starcoder2's names, query_key_value split per head
-        ren = {"transformer.word_embeddings_layernorm.": "model.embed_norm.",
-               "transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
-               "transformer.h.": "model.layers.", ".self_attention.dense.": ".self_attn.o_proj.",
-               ".mlp.dense_h_to_4h.": ".mlp.c_fc.", ".mlp.dense_4h_to_h.": ".mlp.c_proj."}
-        for name in list(out):
-            x = out.pop(name)
-            for a, b in ren.items():
-                name = name.replace(a, b)
-            if ".self_attention.query_key_value." in name:
-                g = x.reshape(cfg["num_attention_heads"], 3, hd, *x.shape[1:])
-                for j, t in enumerate("qkv"):
-                    out[name.replace("self_attention.query_key_value", f"self_attn.{t}_proj")] = \
-                        np.ascontiguousarray(g[:, j].reshape(-1, *x.shape[1:]))
-            else:
-                out[name] = x
-    if cfg["model_type"] == "falcon":  # under Starcoder2's names, query_key_value split by KV group
-        ren = {"transformer.word_embeddings.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
-               "transformer.h.": "model.layers.", ".self_attention.dense.": ".self_attn.o_proj.",
-               ".mlp.dense_h_to_4h.": ".mlp.c_fc.", ".mlp.dense_4h_to_h.": ".mlp.c_proj.", ".ln_attn.": ".input_layernorm.",
-               ".ln_mlp.": ".post_attention_layernorm."}
-        nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-        for name in list(out):
-            x = out.pop(name)
-            for a, b in ren.items():
-                name = name.replace(a, b)
-            if ".self_attention.query_key_value." in name:
-                g = x.reshape(nkv, nh // nkv + 2, hd, *x.shape[1:])
-                for t, part in (("q", g[:, :-2]), ("k", g[:, -2]), ("v", g[:, -1])):
-                    out[name.replace("self_attention.query_key_value", f"self_attn.{t}_proj")] = \
-                        np.ascontiguousarray(part.reshape(-1, *x.shape[1:]))
-            else:
-                out[name] = x
-    if cfg["model_type"] == "opt":  # under Arcee's names (an ungated up / down), positions from row 2
-        ren = {"model.decoder.embed_tokens.": "model.embed_tokens.", "model.decoder.final_layer_norm.": "model.norm.",
-               "model.decoder.layers.": "model.layers.", ".self_attn_layer_norm.": ".input_layernorm.",
-               ".final_layer_norm.": ".post_attention_layernorm.", ".self_attn.out_proj.": ".self_attn.o_proj.",
-               ".fc1.": ".mlp.up_proj.", ".fc2.": ".mlp.down_proj."}
-        for name in list(out):
-            x = out.pop(name)
-            if name == "model.decoder.embed_positions.weight":
-                out["model.pos_embed.weight"] = x[2:]
-                continue
-            for a, b in ren.items():
-                name = name.replace(a, b)
-            out[name] = x
-    if cfg["model_type"] == "gptj":  # under Phi's names
-        ren = {"transformer.wte.": "model.embed_tokens.", "transformer.ln_f.": "model.final_layernorm.",
-               "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.", ".attn.out_proj.": ".self_attn.dense.",
-               ".attn.": ".self_attn.", ".mlp.fc_in.": ".mlp.fc1.", ".mlp.fc_out.": ".mlp.fc2."}
-        for name in list(out):
-            x = out.pop(name)
-            for a, b in ren.items():
-                name = name.replace(a, b)
-            out[name] = x
-    if cfg["model_type"] in ("gpt2", "gpt_bigcode"):  # under Starcoder2's names, Conv1D weights transposed
-        ren = {"transformer.wte.": "model.embed_tokens.", "transformer.wpe.": "model.pos_embed.",
-               "transformer.ln_f.": "model.norm.", "transformer.h.": "model.layers.", ".ln_1.": ".input_layernorm.",
-               ".ln_2.": ".post_attention_layernorm.", ".attn.c_proj.": ".self_attn.o_proj."}
-        nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-        for name in list(out):
-            x = out.pop(name)
-            for a, b in ren.items():
-                name = name.replace(a, b)
-            if cfg["model_type"] == "gpt2" and x.ndim == 2 and ".layers." in name:
-                x = np.ascontiguousarray(x.T)  # Conv1D: [in, out]
-            if ".attn.c_attn." in name:
-                if nkv == nh and cfg["model_type"] == "gpt_bigcode":  # per-head [q, k, v] groups
-                    x = x.reshape(nh, 3, hd, *x.shape[1:]).transpose(1, 0, *range(2, x.ndim + 2)).reshape(x.shape)
-                parts = np.split(x, [nh * hd, (nh + nkv) * hd])
-                for t, part in zip("qkv", parts):
-                    out[name.replace("attn.c_attn", f"self_attn.{t}_proj")] = np.ascontiguousarray(part)
-            else:
-                out[name] = x
-    if cfg["model_type"] == "gpt_neox":  # under Starcoder2's names; query_key_value split per head
-        neox = {"gpt_neox.embed_in.": "model.embed_tokens.", "embed_out.": "lm_head.",
-                "gpt_neox.final_layer_norm.": "model.norm.", "gpt_neox.layers.": "model.layers.",
-                ".attention.dense.": ".self_attn.o_proj.", ".mlp.dense_h_to_4h.": ".mlp.c_fc.",
-                ".mlp.dense_4h_to_h.": ".mlp.c_proj."}
-        for name in list(out):
-            x = out.pop(name)
-            for a, b in neox.items():
-                name = name.replace(a, b)
-            if ".attention.query_key_value." in name:
-                kind = name.rsplit(".", 1)[1]
-                g = x.reshape(cfg["num_attention_heads"], 3, hd, *x.shape[1:])
-                for j, t in enumerate("qkv"):
-                    out[name.replace("attention.query_key_value", f"self_attn.{t}_proj")] = \
-                        np.ascontiguousarray(g[:, j].reshape(-1, *x.shape[1:]))
-                assert kind in ("weight", "bias")
-            else:
-                out[name] = x
+    if cfg["model_type"] in REFERENCE_NAMES:
+        out = _under_reference_names(out, cfg, hd)
     q, kv = cfg["num_attention_heads"] * hd, cfg.get("num_key_value_heads", cfg["num_attention_heads"]) * hd
     for name in list(out):
         if name.endswith("self_attn.qkv_proj.weight"):
