@@ -1108,20 +1108,6 @@ def test_gpt_neox_as_pythia_files_hold_it(from_golden, golden, tmp_path):
     assert "unexpected 1 tensors: gpt_neox.layers.1.attention.rotary_emb.cos_cached" in msg and "\n" not in msg
 
 
-@pytest.mark.parametrize("edit, words", [
-    ({"hidden_act": "relu"}, 'hidden_act "relu" is not supported for GPTNeoX (its MLP computes gelu(fc1 · x); gelu, '
-                             'gelu_new, gelu_fast or gelu_pytorch_tanh)'),
-    ({"intermediate_size": 128}, "gpt_neox.layers.0.mlp.dense_h_to_4h.weight is [96, 64], expected [128, 64]"),
-    ({"attention_bias": False}, "unexpected 4 tensors: gpt_neox.layers.{0..1}.attention.dense.bias, "
-                                "gpt_neox.layers.{0..1}.attention.query_key_value.bias"),
-])
-def test_gpt_neox_configs_that_do_not_fit_are_named(from_golden, tmp_path, edit, words):
-    cfg = copy_case(from_golden, "gpt-neox", tmp_path)
-    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
-    msg = refused(tmp_path)
-    assert words in msg and "\n" not in msg
-
-
 def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     """openai-community/gpt2's files name the base model's tensors without "transformer."
     (wte.weight, h.0.attn.c_attn.weight, ...) and keep the causal-mask buffers (h.N.attn.bias,
@@ -1143,6 +1129,11 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
 
 
 @pytest.mark.parametrize("name, edit, words", [
+    ("gpt-neox", {"hidden_act": "relu"}, 'hidden_act "relu" is not supported for GPTNeoX (its MLP computes gelu(fc1 · '
+                                         'x); gelu, gelu_new, gelu_fast or gelu_pytorch_tanh)'),
+    ("gpt-neox", {"intermediate_size": 128}, "gpt_neox.layers.0.mlp.dense_h_to_4h.weight is [96, 64], expected [128, 64]"),
+    ("gpt-neox", {"attention_bias": False}, "unexpected 4 tensors: gpt_neox.layers.{0..1}.attention.dense.bias, "
+                                            "gpt_neox.layers.{0..1}.attention.query_key_value.bias"),
     ("gpt2", {"scale_attn_by_inverse_layer_idx": True},
      "scale_attn_by_inverse_layer_idx true is not supported for GPT2 (scores divided by the layer index + 1)"),
     ("gpt2", {"add_cross_attention": True}, "add_cross_attention true is not supported"),
@@ -1179,7 +1170,7 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("opt", {"enable_bias": False}, "unexpected 12 tensors: model.decoder.layers.{0..1}.fc1.bias"),
     ("opt", {"enable_bias": False}, "(config.json's enable_bias is false)"),
 ])
-def test_gpt2_lineage_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
+def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
     cfg = copy_case(from_golden, name, tmp_path)
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
     msg = refused(tmp_path)
