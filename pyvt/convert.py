@@ -2,7 +2,7 @@
 `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`, `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`,
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
 `command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
-(GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `qwen2moe`,
+(GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `mpt`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
 folder.
 
@@ -44,6 +44,9 @@ layout differences between llama.cpp and Hugging Face are undone here:
   some of q/k/v/o or up/down, its rope_freqs and scaling other than linear are refused.
   Bloom's ALiBi is the max bias 8 llama.cpp applies (whatever attention.max_alibi_bias says: a
   file saying another is refused), its MLP 4 · hidden (another feed_forward_length is refused).
+  MPT's ALiBi is the attention.max_alibi_bias llama.cpp reads (absent or 0: no positions at all;
+  other than 8: refused), its clamp_kqv attn_config.clip_qkv; softmax_scale stays null (llama.cpp
+  scales by 1/sqrt(head_dim) whatever the checkpoint said), its MLP 4 · hidden.
 * Gemma's RMSNorm weights (every `*norm.weight`, q/k norms included) and Nemotron's
   LayerNorm1P weights are stored as w + 1 (llama.cpp's norm multiplies by the weight; Gemma's
   and Nemotron's by 1 + w): 1 is subtracted here.
@@ -160,8 +163,16 @@ _BLOOM_GLOBAL_NAMES = dict(_FALCON_GLOBAL_NAMES, **{
     "token_embd_norm.weight": "transformer.word_embeddings_layernorm.weight",
     "token_embd_norm.bias": "transformer.word_embeddings_layernorm.bias",
 })
-# The GGUF architectures without RoPE: learned positions (GPT-2 lineage) or ALiBi (Bloom).
-_NO_ROPE_ARCHS = ("gpt2", "starcoder", "bloom")
+# MPT's global tensors (MptForCausalLM's transformer.wte, norm_f without a bias; lm_head when untied).
+_MPT_GLOBAL_NAMES = {
+    "token_embd.weight": "transformer.wte.weight",
+    "output_norm.weight": "transformer.norm_f.weight",
+    "output.weight": "lm_head.weight",
+}
+# The GGUF architectures with ALiBi instead of RoPE.
+_ALIBI_ARCHS = ("bloom", "mpt")
+# The GGUF architectures without RoPE: learned positions (GPT-2 lineage) or ALiBi (Bloom, MPT).
+_NO_ROPE_ARCHS = ("gpt2", "starcoder") + _ALIBI_ARCHS
 
 
 def _global_name(gguf_name: str, arch: str) -> str | None:
@@ -176,6 +187,8 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
         return _FALCON_GLOBAL_NAMES.get(gguf_name)
     if arch == "bloom":
         return _BLOOM_GLOBAL_NAMES.get(gguf_name)
+    if arch == "mpt":
+        return _MPT_GLOBAL_NAMES.get(gguf_name)
     if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
@@ -184,7 +197,7 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
 _LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder",
-                     "falcon", "bloom")
+                     "falcon", "bloom", "mpt")
 _PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox")
 
 
@@ -437,6 +450,16 @@ _ARCHS["bloom"] = _Arch(
            "attn_output.weight": "self_attention.dense.weight", "attn_output.bias": "self_attention.dense.bias",
            "ffn_up.weight": "mlp.dense_h_to_4h.weight", "ffn_up.bias": "mlp.dense_h_to_4h.bias",
            "ffn_down.weight": "mlp.dense_4h_to_h.weight", "ffn_down.bias": "mlp.dense_4h_to_h.bias"})
+# MPT (llama.cpp's MPTModel): the sequential pre-norm block with LayerNorms without biases
+# (attn_norm: norm_1, ffn_norm: norm_2; llama.cpp would add biases a file has, MptConfig cannot
+# say so: they are tensors an mpt model does not have here), ALiBi instead of RoPE, a fused
+# attn_qkv of q | k | v blocks (MPT's own Wqkv order: no regrouping), no linear biases, an
+# ungated GELU MLP of 4 · hidden (ffn_up, ffn_down), output optional (tied when absent).
+_ARCHS["mpt"] = _Arch(
+    "MptForCausalLM", "mpt", False, fused=True, gated=False, prefix="transformer.blocks.",
+    names={"attn_norm.weight": "norm_1.weight", "ffn_norm.weight": "norm_2.weight",
+           "attn_qkv.weight": "attn.Wqkv.weight", "attn_output.weight": "attn.out_proj.weight",
+           "ffn_up.weight": "ffn.up_proj.weight", "ffn_down.weight": "ffn.down_proj.weight"})
 # Name variants of an architecture (hf_tensor_name's arch), chosen by the file's tensors.
 _VARIANT_ARCHS = {"falcon-2ln": _FALCON_2LN}
 # GPT-2's Conv1D weights (llama.cpp's names): [out, in] in the GGUF, [in, out] in the checkpoint.
@@ -886,6 +909,39 @@ def _hparams(meta: dict, p: str) -> dict:
                 raise ValueError(f"{p}: bloom.attention.max_alibi_bias = {bias!r}: llama.cpp's bloom applies ALiBi with "
                                  "max bias 8 whatever the file says, and Bloom's slopes are those of 8; pyvt does "
                                  "not guess what is meant")
+    alibi = clip = None
+    if arch == "mpt":
+        # llama.cpp's mpt: q and o are [hidden, hidden], its heads multi-head (transformers' MPT
+        # has no KV heads: kv_n_heads is MPTModel's head_count_kv), the MLP 4 · hidden (MptMLP's
+        # width whatever expansion_ratio; llama.cpp takes feed_forward_length), the LayerNorm
+        # eps needed; ALiBi only with max_alibi_bias (llama.cpp's default 0: no positions at all,
+        # which MptConfig cannot say), of 8 (pyvt's MPT slopes; ggml's are build_mpt_alibi_tensor's
+        # for every head count); clamp_kqv clamps q | k | v as clip_qkv (not above 0: none)
+        if n_head * head_dim != hidden:
+            raise ValueError(f"{p}: mpt.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                             f"embedding_length {hidden} (MPT's heads span its hidden size)")
+        if n_kv != n_head:
+            raise ValueError(f"{p}: mpt.attention.head_count_kv = {n_kv}: MPT's attention is multi-head "
+                             f"({n_head} KV heads, one per head); MptConfig cannot express grouped-query "
+                             "attention, which llama.cpp would compute")
+        if ffn != 4 * hidden:
+            raise ValueError(f"{p}: mpt.feed_forward_length = {ffn}: MPT's MLP is 4 · embedding_length = "
+                             f"{4 * hidden} wide; transformers' MptMLP cannot compute another width, which "
+                             "llama.cpp would")
+        if "mpt.attention.layer_norm_epsilon" not in meta:
+            raise ValueError(f"{p}: missing metadata mpt.attention.layer_norm_epsilon (llama.cpp's mpt needs it)")
+        if "mpt.attention.max_alibi_bias" not in meta:
+            raise ValueError(f"{p}: missing metadata mpt.attention.max_alibi_bias: llama.cpp's mpt then applies no "
+                             "ALiBi and no positions at all, which MptConfig cannot express")
+        alibi = _real(meta, "mpt.attention.max_alibi_bias", 8.0, 0.0, 1e30, p, open_lo=False)
+        if alibi != 8.0:
+            raise ValueError(f"{p}: mpt.attention.max_alibi_bias = {alibi!r}: "
+                             + ("llama.cpp's mpt then applies no ALiBi and no positions at all, which MptConfig "
+                                "cannot express" if alibi == 0 else
+                                "pyvt's MPT computes ALiBi with alibi_bias_max 8 only"))
+        if "mpt.attention.clamp_kqv" in meta:
+            clip = _real(meta, "mpt.attention.clamp_kqv", 0.0, -1e30, 1e30, p)
+            clip = float(_f32(clip)) if clip > 0 else None  # (llama.cpp clamps only above 0)
     rope_dim = head_dim if arch in _NO_ROPE_ARCHS else need_int("rope.dimension_count", head_dim)  # (no RoPE)
     ln = arch in _LAYER_NORM_ARCHS
     partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
@@ -916,7 +972,8 @@ def _hparams(meta: dict, p: str) -> dict:
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
-                head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res)
+                head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res,
+                alibi=alibi, clip=clip)
 
 
 def _xielu_params(meta: dict, n_layers: int, p: str) -> dict:
@@ -1019,7 +1076,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                      "num_ln_in_parallel_attn 2 puts it in all)", p)
     if arch in _NO_ROPE_ARCHS and "rope_freqs.weight" in g.tensors:  # (no RoPE; llama.cpp would not load it)
         raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} has "
-                         f"{'ALiBi' if arch == 'bloom' else 'learned positions'} and no RoPE; "
+                         f"{'ALiBi' if arch in _ALIBI_ARCHS else 'learned positions'} and no RoPE; "
                          "pyvt does not guess what is meant")
     block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
@@ -1190,10 +1247,11 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             config["pad_token_id"] = pad_id
             gen_config["pad_token_id"] = pad_id
         return config, gen_config
-    if hp["arch"] in _LEARNED_POS_ARCHS or hp["arch"] in ("falcon", "bloom"):
+    if hp["arch"] in _LEARNED_POS_ARCHS or hp["arch"] in ("falcon", "bloom", "mpt"):
         config = (_falcon_config(g, hp, vocab_size, tied, rope_scaling, bos_id, eos_value, torch_dtype)
                   if hp["arch"] == "falcon" else _bloom_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype)
-                  if hp["arch"] == "bloom" else _gpt2_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype))
+                  if hp["arch"] == "bloom" else _mpt_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype)
+                  if hp["arch"] == "mpt" else _gpt2_config(hp, vocab_size, tied, bos_id, eos_value, torch_dtype))
         gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
         if pad_id is not None:
             config["pad_token_id"] = pad_id
@@ -1398,6 +1456,27 @@ def _bloom_config(hp: dict, vocab_size: int, tied: bool, bos_id, eos_value, torc
         "tie_word_embeddings": tied, "vocab_size": vocab_size, "torch_dtype": torch_dtype, "use_cache": True,
         "initializer_range": 0.02, "attention_dropout": 0.0, "hidden_dropout": 0.0, "pretraining_tp": 1,
         "slow_but_exact": False,
+    }
+
+
+def _mpt_config(hp: dict, vocab_size: int, tied: bool, bos_id, eos_value, torch_dtype: str) -> dict:
+    """MptConfig under its own field names, as llama.cpp runs the file (src/models/mpt.cpp): the
+    sequential pre-norm block with LayerNorms without biases, ALiBi with alibi_bias_max 8 (ggml's
+    m0 / m1 slopes are build_mpt_alibi_tensor's for every head count), clamp_kqv as clip_qkv,
+    scores / sqrt(head_dim) (softmax_scale null: llama.cpp has no other scale), one KV head per
+    head, no biases, a 4 · hidden MLP (checked in _hparams). llama.cpp's MLP applies ggml's tanh
+    GELU where transformers' MptMLP applies the exact one, which no MptConfig field changes: the
+    folder says what transformers' MPT computes (see docs/models.md for the difference)."""
+    return {
+        "architectures": ["MptForCausalLM"], "model_type": "mpt", "bos_token_id": bos_id, "eos_token_id": eos_value,
+        "d_model": hp["hidden"], "n_heads": hp["n_head"], "n_layers": hp["n_layers"], "expansion_ratio": 4,
+        "max_seq_len": hp["ctx"], "vocab_size": vocab_size, "layer_norm_epsilon": hp["eps"], "no_bias": True,
+        "norm_type": "low_precision_layernorm", "learned_pos_emb": False, "logit_scale": None,
+        "attn_config": {"attn_type": "multihead_attention", "attn_pdrop": 0, "attn_impl": "torch",
+                        "clip_qkv": hp["clip"], "softmax_scale": None, "prefix_lm": False, "qk_ln": False,
+                        "attn_uses_sequence_id": False, "alibi": True, "alibi_bias_max": 8},
+        "tie_word_embeddings": tied, "torch_dtype": torch_dtype, "use_cache": True, "initializer_range": 0.02,
+        "emb_pdrop": 0.0, "resid_pdrop": 0.0, "embedding_fraction": 1.0,
     }
 
 
@@ -2002,7 +2081,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
                  gguf_refs: bool = False) -> Path:
     """Convert a GGUF file (architecture `llama`, `qwen2`, `qwen3`, `gemma`, `gemma2`, `gemma3`,
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
-    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `qwen2moe`,
+    `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
     `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
 
@@ -2192,7 +2271,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

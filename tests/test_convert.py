@@ -801,6 +801,11 @@ _BLOOM_TO_GGUF = {"input_layernorm": "attn_norm", "post_attention_layernorm": "f
 _BLOOM_GLOBAL_TO_GGUF = dict(_FALCON_GLOBAL_TO_GGUF, **{
     "transformer.word_embeddings_layernorm.weight": "token_embd_norm.weight",
     "transformer.word_embeddings_layernorm.bias": "token_embd_norm.bias"})
+# MPT's names (llama.cpp's mpt): the blocks, then the globals (no biases; lm_head when untied).
+_MPT_TO_GGUF = {"norm_1": "attn_norm", "norm_2": "ffn_norm", "attn.Wqkv": "attn_qkv", "attn.out_proj": "attn_output",
+                "ffn.up_proj": "ffn_up", "ffn.down_proj": "ffn_down"}
+_MPT_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.norm_f.weight": "output_norm.weight",
+                       "lm_head.weight": "output.weight"}
 _GPT2_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.wpe.weight": "position_embd.weight",
                         "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
                         "lm_head.weight": "output.weight"}
@@ -812,9 +817,10 @@ def _gguf_name(hf: str, arch: str) -> str:
             "lm_head.weight": "output.weight", "model.final_layernorm.weight": "output_norm.weight",
             "model.final_layernorm.bias": "output_norm.bias", "lm_head.bias": "output.bias",
             "model.norm.bias": "output_norm.bias"}
-    if arch in ("gpt2", "starcoder", "falcon", "bloom"):
+    if arch in ("gpt2", "starcoder", "falcon", "bloom", "mpt"):
         glob, block = (_FALCON_GLOBAL_TO_GGUF, _FALCON_TO_GGUF) if arch == "falcon" else \
-            (_BLOOM_GLOBAL_TO_GGUF, _BLOOM_TO_GGUF) if arch == "bloom" else (_GPT2_GLOBAL_TO_GGUF, _GPT2_TO_GGUF)
+            (_BLOOM_GLOBAL_TO_GGUF, _BLOOM_TO_GGUF) if arch == "bloom" else \
+            (_MPT_GLOBAL_TO_GGUF, _MPT_TO_GGUF) if arch == "mpt" else (_GPT2_GLOBAL_TO_GGUF, _GPT2_TO_GGUF)
         if hf in glob:
             return glob[hf]
         _, _, i, rest = hf.split(".", 3)
@@ -929,6 +935,10 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                                                           "dense_4h_to_h.bias")) and ".post_attention_layernorm." not in k}
         cfg.update(bias=False, parallel_attn=True, activation="gelu_fast")
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
+    if arch == "mpt":
+        # llama.cpp's mpt scales the scores by 1/sqrt(head_dim) whatever the checkpoint's
+        # softmax_scale (MPTModel does not write it): the folder says null, as pyvt writes it
+        cfg["attn_config"] = dict(cfg["attn_config"], softmax_scale=None)
     tensors = []
     xielu = {}  # Apertus: mlp.act_fn.* per block, metadata arrays in llama.cpp's files
     for hf_name in sorted(w):
@@ -958,7 +968,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         ty = gw.F32 if x.ndim == 1 else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
-    if arch in ("gpt2", "starcoder", "falcon", "bloom"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
+    if arch in ("gpt2", "starcoder", "falcon", "bloom", "mpt"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
         std = F.std_fields(cfg)
         n_layers, hd = std["num_hidden_layers"], std["hidden_size"] // std["num_attention_heads"]
         md = _gguf_meta(arch, dict(std, rms_norm_eps=0.0))
@@ -1085,6 +1095,15 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         # context length the case's (the converter's seq_length, a number llama.cpp does not use)
         del md["bloom.attention.layer_norm_rms_epsilon"]
         md["bloom.attention.layer_norm_epsilon"] = float(cfg["layer_norm_epsilon"])
+    elif arch == "mpt":
+        # As MPTModel writes it: head_count_kv = heads (no kv_n_heads), feed_forward_length 4 ·
+        # hidden, the LayerNorm eps, max_alibi_bias (alibi_bias_max), clamp_kqv when clip_qkv is
+        # set, no RoPE keys; softmax_scale is not written
+        del md["mpt.attention.layer_norm_rms_epsilon"]
+        md["mpt.attention.layer_norm_epsilon"] = float(cfg["layer_norm_epsilon"])
+        md["mpt.attention.max_alibi_bias"] = float(cfg["attn_config"]["alibi_bias_max"])
+        if cfg["attn_config"].get("clip_qkv") is not None:
+            md["mpt.attention.clamp_kqv"] = float(cfg["attn_config"]["clip_qkv"])
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1156,7 +1175,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("nemotron", "nemotron"), ("gpt-neox", "gptneox"), ("gpt-neox-sequential", "gptneox"),
                 ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder"),
                 ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
-                ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom")]
+                ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
+                ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1197,6 +1217,16 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert cfg["model_type"] == "bloom" and cfg["apply_residual_connection_post_layernorm"] is False
         assert not any(k in cfg for k in ("intermediate_size", "num_key_value_heads", "rope_theta", "rope_parameters",
                                           "max_position_embeddings"))
+        cfg, want = F.std_fields(cfg), F.std_fields(want)
+    if arch == "mpt":  # (MptConfig's names; ALiBi of 8, clamp_kqv as clip_qkv, llama.cpp's 1/sqrt(head_dim))
+        import family_models as F
+
+        ac = cfg["attn_config"]
+        assert cfg["model_type"] == "mpt" and cfg["no_bias"] is True and cfg["expansion_ratio"] == 4
+        assert (ac["alibi"], ac["alibi_bias_max"], ac["softmax_scale"]) == (True, 8, None)
+        assert ac["clip_qkv"] == want["attn_config"]["clip_qkv"] == (1.5 if name == "mpt-6heads-clip-scale" else None)
+        assert not any(k in cfg for k in ("hidden_size", "intermediate_size", "num_key_value_heads", "rope_theta",
+                                          "rope_parameters", "hidden_act"))
         cfg, want = F.std_fields(cfg), F.std_fields(want)
     for k in ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
               "num_key_value_heads", "sliding_window", "tie_word_embeddings", "vocab_size"):
@@ -1287,7 +1317,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("falcon-7b", "falcon", "Falcon"), ("falcon-new-2ln", "falcon", "Falcon"),
                                               ("falcon-new-1ln-bias", "falcon", "Falcon"),
                                               ("falcon-seq-mha-bias", "falcon", "Falcon"), ("bloom", "bloom", "Bloom"),
-                                              ("bloom-6heads-untied", "bloom", "Bloom")])
+                                              ("bloom-6heads-untied", "bloom", "Bloom"), ("mpt", "mpt", "MPT"),
+                                              ("mpt-6heads-clip-scale", "mpt", "MPT")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1595,7 +1626,8 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("apertus", M.APERTUS, "apertus"), ("nemotron", M.NEMOTRON, "nemotron"),
                               ("gptneox", M.GPTNEOX, "gpt-neox"), ("gpt2", M.GPT2, "gpt2"),
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
-                              ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied")):
+                              ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied"),
+                              ("mpt", M.MPT, "mpt-6heads-clip-scale")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1629,10 +1661,10 @@ def test_convert_refuses_another_familys_tensors(tmp_path):
 
 
 def test_convert_refuses_other_architectures(tmp_path):
-    make_tiny_llama(tmp_path / "mpt.gguf", arch="mpt")
-    with pytest.raises(ValueError, match="unsupported architecture 'mpt'") as ei:
-        convert.convert_gguf(tmp_path / "mpt.gguf", tmp_path / "out")
-    assert str(tmp_path / "mpt.gguf") in str(ei.value)
+    make_tiny_llama(tmp_path / "gptj.gguf", arch="gptj")
+    with pytest.raises(ValueError, match="unsupported architecture 'gptj'") as ei:
+        convert.convert_gguf(tmp_path / "gptj.gguf", tmp_path / "out")
+    assert str(tmp_path / "gptj.gguf") in str(ei.value)
     # A phi2 file with a llama block (ffn_norm, ffn_gate): the tensors phi2 has not are named.
     make_tiny_llama(tmp_path / "phi.gguf", arch="phi2")
     with pytest.raises(ValueError, match=r"tensors a phi2 model does not have: blk\.0\.ffn_norm\.weight, blk\.0\.ffn_gate"):
@@ -2510,10 +2542,49 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
      r"tensor rope_freqs\.weight: llama\.cpp's bloom has ALiBi and no RoPE"),
     ("bloom", "bloom", {"extra_tensors": [("blk.0.attn_q.weight", gw.F32, (64, 64), gw.quant_f32(np.zeros((64, 64))))]},
      r"tensors a bloom model does not have: blk\.0\.attn_q\.weight"),
+    # MPT: what llama.cpp's mpt computes that MptConfig cannot say (heads not spanning the hidden
+    # size, grouped KV heads, an MLP not 4 · hidden wide, no ALiBi at all when max_alibi_bias is
+    # absent or 0), what pyvt's MPT does not compute (another max bias), what llama.cpp requires
+    # (the eps), tensors transformers' MPT has no place for (biases, learned positions, q/k norms,
+    # AWQ scales) or llama.cpp does not load (rope_freqs)
+    ("mpt", "mpt", {"meta": {"mpt.attention.key_length": gw.Val(gw.UINT32, 32),
+                             "mpt.attention.value_length": gw.Val(gw.UINT32, 32)}},
+     r"mpt\.attention\.key_length = 32: 4 heads of it are not embedding_length 64"),
+    ("mpt", "mpt", {"meta": {"mpt.attention.head_count_kv": gw.Val(gw.UINT32, 2)}},
+     r"mpt\.attention\.head_count_kv = 2: MPT's attention is multi-head \(4 KV heads, one per head\)"),
+    ("mpt", "mpt", {"meta": {"mpt.feed_forward_length": gw.Val(gw.UINT32, 128)}},
+     r"mpt\.feed_forward_length = 128: MPT's MLP is 4 · embedding_length = 256 wide"),
+    ("mpt", "mpt", {"meta": {"mpt.attention.layer_norm_epsilon": None}},
+     r"missing metadata mpt\.attention\.layer_norm_epsilon \(llama\.cpp's mpt needs it\)"),
+    ("mpt", "mpt", {"meta": {"mpt.attention.max_alibi_bias": None}},
+     r"missing metadata mpt\.attention\.max_alibi_bias: llama\.cpp's mpt then applies no ALiBi"),
+    ("mpt", "mpt", {"meta": {"mpt.attention.max_alibi_bias": 0.0}},
+     r"mpt\.attention\.max_alibi_bias = 0\.0: llama\.cpp's mpt then applies no ALiBi and no positions at all"),
+    ("mpt", "mpt", {"meta": {"mpt.attention.max_alibi_bias": 16.0}},
+     r"mpt\.attention\.max_alibi_bias = 16\.0: pyvt's MPT computes ALiBi with alibi_bias_max 8 only"),
+    ("mpt", "mpt", {"meta": {"mpt.attention.clamp_kqv": "1.5"}}, r"mpt\.attention\.clamp_kqv = '1\.5' is not a number"),
+    ("mpt", "mpt", {"meta": {"mpt.attention.clamp_kqv": float("inf")}},
+     r"mpt\.attention\.clamp_kqv = inf is outside"),
+    ("mpt", "mpt", {"extra_tensors": [("blk.0.attn_norm.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensors a mpt model does not have: blk\.0\.attn_norm\.bias"),
+    ("mpt", "mpt", {"extra_tensors": [("blk.1.ffn_up.bias", gw.F32, (256,), gw.quant_f32(np.zeros(256)))]},
+     r"tensors a mpt model does not have: blk\.1\.ffn_up\.bias"),
+    ("mpt", "mpt", {"extra_tensors": [("output_norm.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensors a mpt model does not have: output_norm\.bias"),
+    ("mpt", "mpt", {"extra_tensors": [("position_embd.weight", gw.F32, (2048, 64),
+                                       gw.quant_f32(np.zeros((2048, 64))))]},
+     r"tensors a mpt model does not have: position_embd\.weight"),
+    ("mpt", "mpt", {"extra_tensors": [("blk.0.attn_q_norm.weight", gw.F32, (64,), gw.quant_f32(np.ones(64)))]},
+     r"tensors a mpt model does not have: blk\.0\.attn_q_norm\.weight"),
+    ("mpt", "mpt", {"extra_tensors": [("blk.0.ffn_act.scales", gw.F32, (256,), gw.quant_f32(np.ones(256)))]},
+     r"tensors a mpt model does not have: blk\.0\.ffn_act\.scales"),
+    ("mpt", "mpt", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's mpt has ALiBi and no RoPE"),
+    ("mpt", "mpt", {"drop": ("blk.1.ffn_norm.weight",)}, r"missing tensors: blk\.1\.ffn_norm\.weight$"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
     """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
-    nemotron / gptneox / gpt2 / starcoder / falcon / bloom computes otherwise than
+    nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

@@ -82,6 +82,8 @@ LOGIT_CASES = {
     "falcon-seq-mha-bias": ("family", "falcon-seq-mha-bias", "falcon"),  # (head_count_kv = heads; parallel, no biases)
     "bloom": ("family", "bloom", "bloom"),  # (ALiBi over 4 heads, the embeddings' norm, tied)
     "bloom-6heads-untied": ("family", "bloom-6heads-untied", "bloom"),  # (6 heads: ALiBi's odd powers; output)
+    "mpt": ("family", "mpt", "mpt"),  # (ALiBi over 4 heads, bias-free LayerNorms, tied)
+    "mpt-6heads-clip-scale": ("family", "mpt-6heads-clip-scale", "mpt"),  # (6 heads; clamp_kqv 1.5)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
