@@ -847,32 +847,21 @@ def _hparams(meta: dict, p: str) -> dict:
         # llama.cpp's gptneox: q and o are [hidden, hidden]; GPT-NeoX's head_size is hidden / heads
         # and its attention multi-head (GPTNeoXConfig has no num_key_value_heads), while
         # llama.cpp would group a file's heads by head_count_kv
-        if n_head * head_dim != hidden:
-            raise ValueError(f"{p}: gptneox.attention.key_length = {head_dim}: {n_head} heads of it are not "
-                             f"embedding_length {hidden} (GPT-NeoX's heads span its hidden size)")
-        if n_kv != n_head:
-            raise ValueError(f"{p}: gptneox.attention.head_count_kv = {n_kv}: GPT-NeoX's attention is multi-head "
-                             f"({n_head} KV heads, one per head); GPTNeoXConfig cannot express grouped-query "
-                             "attention, which llama.cpp would compute")
+        _heads_span_hidden(p, arch, n_head, head_dim, hidden, "GPT-NeoX's heads span its hidden size")
+        _multi_head_only(p, arch, n_kv, n_head, "GPT-NeoX", "GPTNeoXConfig")
         for key in ("gptneox.attention.layer_norm_epsilon", "gptneox.use_parallel_residual"):
-            if key not in meta:  # (llama.cpp requires both)
-                raise ValueError(f"{p}: missing metadata {key} (llama.cpp's gptneox needs it)")
+            _need_metadata(p, meta, key, arch)  # (llama.cpp requires both)
         par_res = meta_value(meta, "gptneox.use_parallel_residual", "bool", p)
     if arch in _LEARNED_POS_ARCHS:
         # llama.cpp's gpt2 / starcoder: q and o are [hidden, hidden] (the heads span the hidden
         # size); the LayerNorm eps and the context length (position_embd's rows) are needed
-        if n_head * head_dim != hidden:
-            raise ValueError(f"{p}: {arch}.attention.key_length = {head_dim}: {n_head} heads of it are not "
-                             f"embedding_length {hidden} (llama.cpp's {arch} needs heads spanning the hidden size)")
+        _heads_span_hidden(p, arch, n_head, head_dim, hidden, f"llama.cpp's {arch} needs heads spanning the hidden size")
         for key in (f"{arch}.attention.layer_norm_epsilon", f"{arch}.context_length"):
-            if key not in meta:
-                raise ValueError(f"{p}: missing metadata {key} (llama.cpp's {arch} needs it)")
+            _need_metadata(p, meta, key, arch)
         # GPT2Config is multi-head; GPTBigCodeConfig multi-query (one KV head) or multi-head:
         # llama.cpp would group the heads by any other head_count_kv
-        if arch == "gpt2" and n_kv != n_head:
-            raise ValueError(f"{p}: gpt2.attention.head_count_kv = {n_kv}: GPT-2's attention is multi-head "
-                             f"({n_head} KV heads, one per head); GPT2Config cannot express grouped-query attention, "
-                             "which llama.cpp would compute")
+        if arch == "gpt2":
+            _multi_head_only(p, arch, n_kv, n_head, "GPT-2", "GPT2Config")
         if arch == "starcoder" and n_kv not in (1, n_head):
             raise ValueError(f"{p}: starcoder.attention.head_count_kv = {n_kv}: GPTBigCode's attention is multi-query "
                              f"(1 KV head) or multi-head ({n_head}); GPTBigCodeConfig cannot express grouped-query "
@@ -880,29 +869,20 @@ def _hparams(meta: dict, p: str) -> dict:
     if arch == "falcon":
         # llama.cpp's falcon: q and o are [hidden, hidden] (FalconConfig's head_dim is hidden /
         # heads); the LayerNorm eps is needed
-        if n_head * head_dim != hidden:
-            raise ValueError(f"{p}: falcon.attention.key_length = {head_dim}: {n_head} heads of it are not "
-                             f"embedding_length {hidden} (Falcon's heads span its hidden size)")
-        if "falcon.attention.layer_norm_epsilon" not in meta:
-            raise ValueError(f"{p}: missing metadata falcon.attention.layer_norm_epsilon (llama.cpp's falcon needs it)")
+        _heads_span_hidden(p, arch, n_head, head_dim, hidden, "Falcon's heads span its hidden size")
+        _need_metadata(p, meta, f"{arch}.attention.layer_norm_epsilon", arch)
     if arch == "bloom":
         # llama.cpp's bloom: q and o are [hidden, hidden] and its heads multi-head (BloomConfig
         # has neither a head size nor KV heads), the MLP 4 · hidden wide (BloomMLP; llama.cpp
         # takes feed_forward_length), the LayerNorm eps needed, ALiBi with max bias 8 (llama.cpp
         # sets 8 whatever a file says; transformers' slopes are those of 8)
-        if n_head * head_dim != hidden:
-            raise ValueError(f"{p}: bloom.attention.key_length = {head_dim}: {n_head} heads of it are not "
-                             f"embedding_length {hidden} (Bloom's heads span its hidden size)")
-        if n_kv != n_head:
-            raise ValueError(f"{p}: bloom.attention.head_count_kv = {n_kv}: Bloom's attention is multi-head "
-                             f"({n_head} KV heads, one per head); BloomConfig cannot express grouped-query "
-                             "attention, which llama.cpp would compute")
+        _heads_span_hidden(p, arch, n_head, head_dim, hidden, "Bloom's heads span its hidden size")
+        _multi_head_only(p, arch, n_kv, n_head, "Bloom", "BloomConfig")
         if ffn != 4 * hidden:
             raise ValueError(f"{p}: bloom.feed_forward_length = {ffn}: Bloom's MLP is 4 · embedding_length = "
                              f"{4 * hidden} wide; BloomConfig cannot express another width, which llama.cpp would "
                              "compute")
-        if "bloom.attention.layer_norm_epsilon" not in meta:
-            raise ValueError(f"{p}: missing metadata bloom.attention.layer_norm_epsilon (llama.cpp's bloom needs it)")
+        _need_metadata(p, meta, f"{arch}.attention.layer_norm_epsilon", arch)
         if "bloom.attention.max_alibi_bias" in meta:
             bias = _real(meta, "bloom.attention.max_alibi_bias", 8.0, 0.0, 1e30, p)
             if bias != 8.0:
@@ -917,19 +897,13 @@ def _hparams(meta: dict, p: str) -> dict:
         # eps needed; ALiBi only with max_alibi_bias (llama.cpp's default 0: no positions at all,
         # which MptConfig cannot say), of 8 (pyvt's MPT slopes; ggml's are build_mpt_alibi_tensor's
         # for every head count); clamp_kqv clamps q | k | v as clip_qkv (not above 0: none)
-        if n_head * head_dim != hidden:
-            raise ValueError(f"{p}: mpt.attention.key_length = {head_dim}: {n_head} heads of it are not "
-                             f"embedding_length {hidden} (MPT's heads span its hidden size)")
-        if n_kv != n_head:
-            raise ValueError(f"{p}: mpt.attention.head_count_kv = {n_kv}: MPT's attention is multi-head "
-                             f"({n_head} KV heads, one per head); MptConfig cannot express grouped-query "
-                             "attention, which llama.cpp would compute")
+        _heads_span_hidden(p, arch, n_head, head_dim, hidden, "MPT's heads span its hidden size")
+        _multi_head_only(p, arch, n_kv, n_head, "MPT", "MptConfig")
         if ffn != 4 * hidden:
             raise ValueError(f"{p}: mpt.feed_forward_length = {ffn}: MPT's MLP is 4 · embedding_length = "
                              f"{4 * hidden} wide; transformers' MptMLP cannot compute another width, which "
                              "llama.cpp would")
-        if "mpt.attention.layer_norm_epsilon" not in meta:
-            raise ValueError(f"{p}: missing metadata mpt.attention.layer_norm_epsilon (llama.cpp's mpt needs it)")
+        _need_metadata(p, meta, f"{arch}.attention.layer_norm_epsilon", arch)
         if "mpt.attention.max_alibi_bias" not in meta:
             raise ValueError(f"{p}: missing metadata mpt.attention.max_alibi_bias: llama.cpp's mpt then applies no "
                              "ALiBi and no positions at all, which MptConfig cannot express")
@@ -1196,6 +1170,27 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
             return out
     return None
 
+
+
+def _heads_span_hidden(p, arch: str, n_head: int, head_dim: int, hidden: int, why: str) -> None:
+    """Refuses a GGUF whose heads do not span its hidden size (q and o [hidden, hidden])."""
+    if n_head * head_dim != hidden:
+        raise ValueError(f"{p}: {arch}.attention.key_length = {head_dim}: {n_head} heads of it are not "
+                         f"embedding_length {hidden} ({why})")
+
+
+def _multi_head_only(p, arch: str, n_kv: int, n_head: int, family: str, config_class: str) -> None:
+    """Refuses a GGUF whose KV heads are not its heads, for a family whose config class has
+    multi-head attention only (llama.cpp would group the heads)."""
+    if n_kv != n_head:
+        raise ValueError(f"{p}: {arch}.attention.head_count_kv = {n_kv}: {family}'s attention is multi-head "
+                         f"({n_head} KV heads, one per head); {config_class} cannot express grouped-query "
+                         "attention, which llama.cpp would compute")
+
+
+def _need_metadata(p, meta, key: str, arch: str) -> None:
+    if key not in meta:
+        raise ValueError(f"{p}: missing metadata {key} (llama.cpp's {arch} needs it)")
 
 def _linear_rope_scaling(meta: dict, arch: str, p: str) -> dict | None:
     """A nemotron / gptneox / falcon file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:

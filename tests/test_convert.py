@@ -1331,6 +1331,49 @@ def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatc
     _assert_loads_as_its_dequantized_folder(path, plain, family)
 
 
+_SEQ = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
+
+
+def _gguf_folders(path, root):
+    """The float folder (plain), the folder keeping the GGUF's blocks (copied) and the one
+    referring to them (refd) of GGUF file path, under root."""
+    return (convert.convert_gguf(path, root / "plain", dtype="f32"),
+            convert.convert_gguf(path, root / "copied", dtype="f32", keep_blocks=True),
+            convert.convert_gguf(path, root / "refd", dtype="f32", keep_blocks=True, gguf_refs=True))
+
+
+def _assert_same_weights_and_logits(plain, copied, refd) -> np.ndarray:
+    """copied and refd dequantize to plain's tensors exactly and compute the same int8 logits
+    of _SEQ (returned)."""
+    import pyvt
+
+    want = read_safetensors(plain / "model.safetensors")
+    for folder in (copied, refd):
+        got = read_safetensors(convert.dequantize_folder(folder, folder.parent / f"{folder.name}-deq", dtype="f32")
+                               / "model.safetensors")
+        assert set(got) == set(want)
+        for k, v in want.items():
+            np.testing.assert_array_equal(got[k], v, err_msg=k)
+    with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
+            pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+        assert c.info["weight_format"] == r.info["weight_format"] == "int8"
+        exp = c.logits(_SEQ)
+        np.testing.assert_array_equal(r.logits(_SEQ), exp)
+    return exp
+
+
+def _assert_marker_matters(refd, refs, name, exp) -> None:
+    """refd's references file without name's pyvt_qkv_heads: another model (the rows regrouped
+    as the Hub's checkpoints hold them), logits more than 1 % away from exp."""
+    import pyvt
+
+    refs = json.loads(json.dumps(refs))
+    del refs[name]["pyvt_qkv_heads"]
+    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
+    with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
+        assert np.abs(r.logits(_SEQ) - exp).max() > 0.01 * np.abs(exp).max()
+
+
 def test_gptneox_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
     """gptneox: llama.cpp's converter stores query_key_value as q | k | v blocks; a copied folder
     holds GPT-NeoX's per-head [q, k, v] rows (Q8_0 blocks moved whole, the bias too), a
@@ -1341,26 +1384,12 @@ def test_gptneox_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
     import pyvt
 
     path, _ = family_gguf(tmp_path, "gpt-neox", "gptneox", qtype=gw.Q8_0)
-    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
-    copied = convert.convert_gguf(path, tmp_path / "copied", dtype="f32", keep_blocks=True)
-    refd = convert.convert_gguf(path, tmp_path / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
     qkv = "gpt_neox.layers.1.attention.query_key_value.weight"
     good = json.loads((refd / convert.GGUF_REFS).read_text())
     info = gguf.GGUFFile(path).tensors["blk.1.attn_qkv.weight"]
     assert good[qkv]["pyvt_qkv_heads"] == 4 and good[qkv]["data_offsets"] == [info.offset, info.offset + info.nbytes]
-    want = read_safetensors(plain / "model.safetensors")
-    for folder in (copied, refd):
-        got = read_safetensors(convert.dequantize_folder(folder, tmp_path / f"{folder.name}-deq", dtype="f32")
-                               / "model.safetensors")
-        assert set(got) == set(want)
-        for k, v in want.items():
-            np.testing.assert_array_equal(got[k], v, err_msg=k)
-    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
-    with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
-            pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
-        assert c.info["weight_format"] == r.info["weight_format"] == "int8"
-        exp = c.logits(seq)
-        np.testing.assert_array_equal(r.logits(seq), exp)
+    exp = _assert_same_weights_and_logits(plain, copied, refd)
     refs = json.loads(json.dumps(good))
     refs[qkv]["pyvt_qkv_heads"] = 2
     (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
@@ -1370,10 +1399,7 @@ def test_gptneox_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
     (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
     with pytest.raises(ValueError, match=f"tensor {qkv}: \"pyvt_qkv_heads\" must be a positive number of heads"):
         pyvt.load_model(refd, progress=False)
-    del refs[qkv]["pyvt_qkv_heads"]  # (regrouped as if per head: another model)
-    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
-    with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
-        assert np.abs(r.logits(seq) - exp).max() > 0.01 * np.abs(exp).max()
+    _assert_marker_matters(refd, good, qkv, exp)
 
 
 def test_gpt2_gguf_linears_as_llama_cpp_holds_them(tmp_path):
@@ -1453,27 +1479,13 @@ def test_falcon_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
     import pyvt
 
     path, _ = family_gguf(tmp_path, "falcon-new-2ln", "falcon", qtype=gw.Q8_0)
-    plain = convert.convert_gguf(path, tmp_path / "plain", dtype="f32")
-    copied = convert.convert_gguf(path, tmp_path / "copied", dtype="f32", keep_blocks=True)
-    refd = convert.convert_gguf(path, tmp_path / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
     qkv = "transformer.h.1.self_attention.query_key_value.weight"
     good = json.loads((refd / convert.GGUF_REFS).read_text())
     info = gguf.GGUFFile(path).tensors["blk.1.attn_qkv.weight"]
     assert good[qkv]["pyvt_qkv_heads"] == [4, 2] and good[qkv]["data_offsets"] == [info.offset, info.offset + info.nbytes]
     assert "transformer.h.1.ln_attn.weight" in read_safetensors(plain / "model.safetensors")
-    want = read_safetensors(plain / "model.safetensors")
-    for folder in (copied, refd):
-        got = read_safetensors(convert.dequantize_folder(folder, tmp_path / f"{folder.name}-deq", dtype="f32")
-                               / "model.safetensors")
-        assert set(got) == set(want)
-        for k, v in want.items():
-            np.testing.assert_array_equal(got[k], v, err_msg=k)
-    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
-    with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
-            pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
-        assert c.info["weight_format"] == r.info["weight_format"] == "int8"
-        exp = c.logits(seq)
-        np.testing.assert_array_equal(r.logits(seq), exp)
+    exp = _assert_same_weights_and_logits(plain, copied, refd)
     refs = json.loads(json.dumps(good))
     for bad, match in (([2, 1], f"tensor {qkv} in .*: pyvt_qkv_heads \\[2, 1\\] is not the model's 4 heads with 2 KV heads"),
                        ([8, 4], f"tensor {qkv} in .*: pyvt_qkv_heads \\[8, 4\\] is not the model's 4 heads with 2 KV heads"),
@@ -1485,10 +1497,7 @@ def test_falcon_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
         (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
         with pytest.raises(ValueError, match=match):
             pyvt.load_model(refd, progress=False)
-    del refs[qkv]["pyvt_qkv_heads"]  # (regrouped as if per KV head: another model)
-    (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
-    with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
-        assert np.abs(r.logits(seq) - exp).max() > 0.01 * np.abs(exp).max()
+    _assert_marker_matters(refd, good, qkv, exp)
 
     for name, marker in (("falcon-7b", None), ("falcon-seq-mha-bias", 4)):
         path, _ = family_gguf(tmp_path / name, name, "falcon", qtype=gw.Q8_0)
@@ -1498,7 +1507,7 @@ def test_falcon_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
         assert good["transformer.h.0.self_attention.query_key_value.weight"].get("pyvt_qkv_heads") == marker
         with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
                 pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
-            np.testing.assert_array_equal(r.logits(seq), c.logits(seq))
+            np.testing.assert_array_equal(r.logits(_SEQ), c.logits(_SEQ))
 
 
 def test_bloom_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
@@ -1510,13 +1519,10 @@ def test_bloom_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
     one left out computes something else. A max_alibi_bias of 8 (llama.cpp's) is accepted."""
     import pyvt
 
-    seq = [72, 101, 108, 108, 111, 44, 32, 119, 5, 17]
     for name, heads in (("bloom", 4), ("bloom-6heads-untied", 6)):
         path, _ = family_gguf(tmp_path / name, name, "bloom", qtype=gw.Q8_0,
                               meta={"bloom.attention.max_alibi_bias": 8.0})
-        plain = convert.convert_gguf(path, tmp_path / name / "plain", dtype="f32")
-        copied = convert.convert_gguf(path, tmp_path / name / "copied", dtype="f32", keep_blocks=True)
-        refd = convert.convert_gguf(path, tmp_path / name / "refd", dtype="f32", keep_blocks=True, gguf_refs=True)
+        plain, copied, refd = _gguf_folders(path, tmp_path / name)
         qkv = "transformer.h.1.self_attention.query_key_value.weight"
         good = json.loads((refd / convert.GGUF_REFS).read_text())
         info = gguf.GGUFFile(path).tensors["blk.1.attn_qkv.weight"]
@@ -1525,27 +1531,14 @@ def test_bloom_gguf_qkv_rows_as_llama_cpp_holds_them(tmp_path):
         want = read_safetensors(plain / "model.safetensors")
         assert "transformer.word_embeddings_layernorm.bias" in want
         assert ("lm_head.weight" in want) == (name == "bloom-6heads-untied")
-        for folder in (copied, refd):
-            got = read_safetensors(convert.dequantize_folder(folder, tmp_path / name / f"{folder.name}-deq",
-                                                             dtype="f32") / "model.safetensors")
-            assert set(got) == set(want)
-            for k, v in want.items():
-                np.testing.assert_array_equal(got[k], v, err_msg=k)
-        with pyvt.load_model(copied, progress=False, kv_cache="f32") as c, \
-                pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
-            assert c.info["weight_format"] == r.info["weight_format"] == "int8"
-            exp = c.logits(seq)
-            np.testing.assert_array_equal(r.logits(seq), exp)
+        exp = _assert_same_weights_and_logits(plain, copied, refd)
         refs = json.loads(json.dumps(good))
         refs[qkv]["pyvt_qkv_heads"] = heads // 2
         (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
         with pytest.raises(ValueError, match=f"tensor {qkv} in .*: pyvt_qkv_heads {heads // 2} is not the model's "
                                              f"{heads} heads"):
             pyvt.load_model(refd, progress=False)
-        del refs[qkv]["pyvt_qkv_heads"]  # (regrouped as if per head: another model)
-        (refd / convert.GGUF_REFS).write_text(json.dumps(refs))
-        with pyvt.load_model(refd, progress=False, kv_cache="f32") as r:
-            assert np.abs(r.logits(seq) - exp).max() > 0.01 * np.abs(exp).max()
+        _assert_marker_matters(refd, good, qkv, exp)
 
 
 def _assert_loads_as_its_dequantized_folder(path, plain, family):
