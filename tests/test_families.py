@@ -1140,7 +1140,8 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("gpt2", {"n_positions": 128}, "transformer.wpe.weight is [256, 64], expected [128, 64]"),
     ("gpt2", {"n_inner": 128}, "transformer.h.0.mlp.c_fc.weight is [64, 96], expected [64, 128]"),
     ("gpt-bigcode", {"multi_query": False}, "transformer.h.0.attn.c_attn.weight is [96, 64], expected [192, 64]"),
-    ("gpt-bigcode", {"activation_function": "relu"}, 'hidden_act "relu" is not supported for GPTBigCode'),
+    ("gpt-bigcode", {"activation_function": "relu"}, 'activation_function "relu" is not supported for GPTBigCode'),
+    ("falcon-7b", {"activation": "relu"}, 'activation "relu" is not supported for Falcon'),
     ("gptj", {"rotary_dim": None}, "rotary_dim null is not supported for GPTJ"),
     ("gptj", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("gptj", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
@@ -1229,3 +1230,16 @@ def test_bloom_as_the_hubs_files_hold_it_and_alibi_past_the_golden_length(from_g
             s.prefill(seq[:-3])
             rows = np.stack([s.decode(t, want_logits=True)[1] for t in seq[-3:]])
         assert rel_err(rows, ref[-3:]) < 1e-5
+
+
+@pytest.mark.parametrize("name, field", [("gpt2", "hidden_act"), ("falcon-7b", "hidden_act"), ("bloom", "hidden_act"),
+                                         ("mpt", "hidden_act"), ("mpt", "activation_function")])
+def test_activation_fields_their_config_classes_do_not_read_are_ignored(from_golden, golden, tmp_path, name, field):
+    """GPT2Config reads activation_function, FalconConfig activation, BloomConfig and MptConfig
+    none (a fixed GELU): another family's field in their config.json changes nothing, as in
+    transformers."""
+    cfg = copy_case(from_golden, name, tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **{field: "relu"})))
+    seq = golden["cases"][name]["sequence"][:16]
+    with load(from_golden(name)[0], weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        np.testing.assert_array_equal(b.logits(seq), a.logits(seq))

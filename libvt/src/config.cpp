@@ -530,6 +530,19 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (Gemma 1's first releases say "gelu", which GemmaConfig takes as the tanh GELU they were
     // trained with, as transformers does.)
     if (F.gemma == ModelFamily::GEMMA1 && c.hidden_act == "gelu") c.hidden_act = F.activation;
+    // The field the family's config class reads its activation from: GPT-2's lineage, GPT-J and
+    // OPT activation_function, Falcon activation; Bloom and MPT none (their GELU is fixed); the
+    // others hidden_act. A field the class does not read is ignored, as transformers does.
+    const char* act_key = "hidden_act";
+    if (n_inner_width(F) || F.pos_embed_offset) {
+        act_key = "activation_function";
+        c.hidden_act = c.activation_function;
+    } else if (F.falcon_norms) {
+        act_key = "activation";
+        c.hidden_act = c.activation_field;
+    } else if (F.alibi) {
+        c.hidden_act.clear();
+    }
     // An ungated GELU MLP (Phi, Starcoder2, GPT-NeoX) computes whichever GELU config.json
     // names, as transformers' ACT2FN: gelu exactly (erf), gelu_new / gelu_fast /
     // gelu_pytorch_tanh with tanh.
@@ -547,8 +560,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
                                          : LlamaConfig::ACT_GELU_TANH;
     }
     if (!c.hidden_act.empty() && c.hidden_act != F.activation && !(ungated && is_gelu(F.activation) && is_gelu(act)))
-        fail(VT_STATUS_UNSUPPORTED, "%s: hidden_act \"%s\" is not supported for %s (its MLP computes %s)",
-             c.path.c_str(), c.hidden_act.c_str(), F.name,
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s \"%s\" is not supported for %s (its MLP computes %s)",
+             c.path.c_str(), act_key, c.hidden_act.c_str(), F.name,
              (std::string(F.activation) + (ungated ? "(fc1 · x)" : "(gate) · up") +
              (ungated && is_gelu(F.activation) ? "; gelu, gelu_new, gelu_fast or gelu_pytorch_tanh" : "")).c_str());
     // Blocks in the checkpoint: the config's count, else the highest layer index + 1.
@@ -1051,11 +1064,11 @@ LlamaConfig read_config(const std::string& dir) {
         c.falcon_num_kv_heads = r.integer(root, "num_kv_heads", 1, 65536);
         c.ffn_hidden_size = r.integer(root, "ffn_hidden_size", 1, kMaxDim);
         if (c.hidden_size < 0) c.hidden_size = r.integer(root, "n_embed", 1, kMaxDim);
-        if (c.hidden_act.empty()) c.hidden_act = r.string(root, "activation");
+        c.activation_field = r.string(root, "activation");
         if (c.use_bias < 0 && (c.use_bias = r.boolean(root, "bias")) >= 0) c.use_bias_name = "bias";
         if (const json::Value* rd = root.find("rotary_dim"); rd && rd->is_null()) c.rotary_dim_field = 0;
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "layer_norm_epsilon");
-        if (c.hidden_act.empty()) c.hidden_act = r.string(root, "activation_function");
+        c.activation_function = r.string(root, "activation_function");
         c.multi_query = r.boolean(root, "multi_query");
         c.scale_attn_weights = r.boolean(root, "scale_attn_weights");
         c.scale_attn_by_inverse_layer_idx = r.boolean(root, "scale_attn_by_inverse_layer_idx");

@@ -63,7 +63,9 @@ struct LlamaConfig {
     std::string path;                    // its path (for messages)
     std::vector<std::string> architectures;
     std::string model_type;
-    std::string hidden_act;
+    std::string hidden_act;           // hidden_act / hidden_activation (resolved: the family's field)
+    std::string activation_function;  // GPT-2's lineage, GPT-J, OPT
+    std::string activation_field;     // Falcon's "activation"
     // config.json's family-specific fields (-1 / empty: absent or null).
     int attention_bias_field = -1;   // attention_bias
     int attention_out_bias = -1;     // Seed-OSS: o_proj's bias
