@@ -190,6 +190,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # their name for the MLP width; the intermediate_size _COMMON passes is stored unread.)
     "gpt2": ("GPT2Config", dict(n_inner=96)),
     "gpt-bigcode": ("GPTBigCodeConfig", dict(n_inner=96)),
+    # GPT-Neo: a global and a local layer (window 8), unscaled scores, out_proj's bias only.
+    "gpt-neo": ("GPTNeoConfig", dict(window_size=8, attention_types=[[["global", "local"], 1]])),
     "gpt-bigcode-mha-unscaled": ("GPTBigCodeConfig", dict(n_inner=96, multi_query=False, scale_attn_weights=False,
                                                           tie_word_embeddings=False)),
     # GPT-J: Phi's parallel block without attention biases, RoPE over pairs (2i, 2i + 1) of the
@@ -311,6 +313,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "mpt-6heads-clip-scale": ("MPT", ["clip-qkv 1.5", "layer-norm", "gelu-exact-mlp", "alibi", "softmax-scale 0.2",
                                       "fused-qkv"]),
     "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
+    "gpt-neo": ("GPTNeo", ["out-bias", "mlp-bias", "layer-norm", "learned-positions", "attention-scale 1",
+                           "sliding-window 8 (layer 1)"]),
     "gpt-bigcode": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "multi-query",
                                    "fused-qkv"]),
     "gpt-bigcode-mha-unscaled": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions",
@@ -357,6 +361,10 @@ def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
             1 if cfg.get("multi_query", True) else nh
         return dict(cfg, intermediate_size=cfg.get("ffn_hidden_size") or 4 * cfg["hidden_size"], num_key_value_heads=kv,
                     layer_norm_eps=cfg["layer_norm_epsilon"])
+    if cfg["model_type"] == "gpt_neo":  # (GPTNeoConfig's names; intermediate_size, null: 4 · hidden)
+        return dict(cfg, intermediate_size=cfg.get("intermediate_size") or 4 * cfg["hidden_size"],
+                    num_hidden_layers=cfg["num_layers"], num_attention_heads=cfg["num_heads"],
+                    num_key_value_heads=cfg["num_heads"], layer_norm_eps=cfg["layer_norm_epsilon"])
     if cfg["model_type"] == "mpt":  # (MptConfig's names; expansion_ratio · d_model)
         return dict(cfg, hidden_size=cfg["d_model"], intermediate_size=cfg["expansion_ratio"] * cfg["d_model"],
                     num_hidden_layers=cfg["n_layers"], num_attention_heads=cfg["n_heads"],
@@ -403,7 +411,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
                         max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt",
-                                                                                             "falcon", "bloom", "mpt")
+                                                                                             "falcon", "bloom", "mpt",
+                                                                                             "gpt_neo")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
@@ -420,6 +429,9 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     """The keys each layer attends back over (0: all), as transformers decides it."""
     cfg = std_fields(cfg)
     n = cfg["num_hidden_layers"]
+    if cfg["model_type"] == "gpt_neo":  # (attention_types: [[["global", "local"], count], ...])
+        types = [t for kinds, count in cfg["attention_types"] for _ in range(count) for t in kinds]
+        return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
                              "vaultgemma"):
@@ -492,17 +504,17 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
                 layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
-                                                 "opt", "falcon", "bloom", "mpt"),
+                                                 "opt", "falcon", "bloom", "mpt", "gpt_neo"),
                 alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom"
                 else mpt_alibi_slopes(cfg["n_heads"]) if cfg["model_type"] == "mpt" else None,
                 gelu_exact=(cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox") or cfg["model_type"] == "mpt"
                 or (cfg["model_type"] == "falcon" and cfg.get("activation", "gelu") == "gelu"),
                 parallel_one_norm=cfg["model_type"] == "falcon" and not falcon_two_norms(cfg)
                 and (cfg.get("parallel_attn", True) or cfg.get("new_decoder_architecture")),
-                learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode", "opt"),
+                learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode", "opt", "gpt_neo"),
                 # (MPT: attn_config's clip_qkv; softmax_scale, when set, replaces 1/sqrt(head_dim))
                 relu=cfg["model_type"] == "opt",
-                attn_scale=1.0 if cfg.get("scale_attn_weights") is False
+                attn_scale=1.0 if cfg.get("scale_attn_weights") is False or cfg["model_type"] == "gpt_neo"
                 else (cfg.get("attn_config") or {}).get("softmax_scale") if cfg["model_type"] == "mpt" else None,
                 parallel_norms=(cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
                 or (cfg["model_type"] == "falcon" and falcon_two_norms(cfg)))
@@ -597,6 +609,8 @@ REFERENCE_NAMES: dict[str, tuple[dict[str, str], str | None]] = {
             "attn.Wqkv"),
 }
 REFERENCE_NAMES["gpt_bigcode"] = REFERENCE_NAMES["gpt2"]
+REFERENCE_NAMES["gpt_neo"] = ({**REFERENCE_NAMES["gpt2"][0], ".attn.attention.out_proj.": ".self_attn.o_proj.",
+                               ".attn.attention.": ".self_attn."}, None)
 
 
 def _split_qkv(x: np.ndarray, cfg: dict[str, Any], hd: int) -> list[np.ndarray]:
@@ -727,7 +741,11 @@ def random_weights(shapes: dict[str, list[int]], seed: int, norm_center: float =
                             "norm_2.weight", "norm_f.weight")):  # (GPT-2's, Falcon's, MPT's)
             a = norm_center + 0.2 * rng.standard_normal(shape)
         else:
-            gain = 4.0 if name == "lm_head.weight" else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \
+            # (GPT-Neo's unscaled scores, q · k without 1/sqrt(head_dim): its q and k at a quarter
+            # of the others' gain keep them the size of the other families')
+            gain = 4.0 if name == "lm_head.weight" else 0.5 if name.endswith(("attention.q_proj.weight",
+                                                                               "attention.k_proj.weight")) \
+                else 2.0 if name.endswith(("q_proj.weight", "k_proj.weight")) \
                 else 0.5 if name.endswith(("o_proj.weight", "down_proj.weight", "experts.down_proj")) else 1.0
             a = rng.standard_normal(shape) * gain / math.sqrt(shape[-1])  # (fan-in: the last dim)
         w[name] = R.round_to(a.astype(np.float32), "BF16").reshape(shape)  # (0-d stays 0-d)

@@ -420,7 +420,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
-            "GPT2LMHeadModel, "
+            "GPTNeoForCausalLM, GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
@@ -1142,6 +1142,10 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("gpt-bigcode", {"multi_query": False}, "transformer.h.0.attn.c_attn.weight is [96, 64], expected [192, 64]"),
     ("gpt-bigcode", {"activation_function": "relu"}, 'activation_function "relu" is not supported for GPTBigCode'),
     ("falcon-7b", {"activation": "relu"}, 'activation "relu" is not supported for Falcon'),
+    ("gpt-neo", {"attention_types": None}, 'field "attention_types" is missing (GPTNeo\'s global and local layers)'),
+    ("gpt-neo", {"attention_types": [[["global", "local"], 2]]}, "attention_types describes 4 layers, but the model has 2"),
+    ("gpt-neo", {"attention_types": [[["global", "sparse"], 1]]}, 'field "attention_types" must be a list of'),
+    ("gpt-neo", {"attention_types": [["global", 1]]}, 'field "attention_types" must be a list of'),
     ("gptj", {"rotary_dim": None}, "rotary_dim null is not supported for GPTJ"),
     ("gptj", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("gptj", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),

@@ -293,7 +293,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                  (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS &&
                   attention_bias) ||
                  use_bias;
-    c.o_bias = F.attn_bias == ModelFamily::ALL_BIAS || (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
+    c.o_bias = F.attn_bias == ModelFamily::ALL_BIAS || F.attn_bias == ModelFamily::OUT_BIAS || (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && c.attention_out_bias == 1) || use_bias;
     c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias || F.mlp_bias_always;
     c.qk_norm = F.qk_norm;
@@ -347,6 +347,10 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         const int64_t every = c.no_rope_layer_interval > 0 ? c.no_rope_layer_interval : 4;  // SmolLM3Config's
         for (int64_t l = 0; l < L; ++l)
             c.layer_nope[size_t(l)] = c.no_rope_layers.empty() ? (l + 1) % every == 0 : c.no_rope_layers[size_t(l)] == 0;
+    }
+    if (F.attention_types) {  // GPT-Neo: its layer types and window_size (GPTNeoConfig's default 256)
+        c.layer_types = c.attention_types;
+        c.sliding_window = c.window_size > 0 ? c.window_size : F.default_window;
     }
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
@@ -405,6 +409,15 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         if (c.scale_attn_by_inverse_layer_idx == 1)
             fail(VT_STATUS_UNSUPPORTED, "%s: scale_attn_by_inverse_layer_idx true is not supported for %s (scores "
                  "divided by the layer index + 1)", c.path.c_str(), F.name);
+    }
+    if (F.attention_types) {  // GPT-Neo: windows by attention_types, unscaled scores
+        if (c.attention_types.empty())
+            fail(VT_STATUS_FORMAT_ERROR, "%s: field \"attention_types\" is missing (%s's global and local layers)",
+                 c.path.c_str(), F.name);
+        if (int64_t(c.attention_types.size()) != L)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: attention_types describes %zu layers, but the model has %lld",
+                 c.path.c_str(), c.attention_types.size(), (long long)L);
+        c.attn_scale = 1.0;
     }
     if (F.falcon_norms) {  // Falcon: the block its fields describe (FalconDecoderLayer)
         if (c.alibi == 1)
@@ -530,11 +543,11 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (Gemma 1's first releases say "gelu", which GemmaConfig takes as the tanh GELU they were
     // trained with, as transformers does.)
     if (F.gemma == ModelFamily::GEMMA1 && c.hidden_act == "gelu") c.hidden_act = F.activation;
-    // The field the family's config class reads its activation from: GPT-2's lineage, GPT-J and
-    // OPT activation_function, Falcon activation; Bloom and MPT none (their GELU is fixed); the
+    // The field the family's config class reads its activation from: GPT-2's lineage, GPT-Neo,
+    // GPT-J and OPT activation_function, Falcon activation; Bloom and MPT none (their GELU is fixed); the
     // others hidden_act. A field the class does not read is ignored, as transformers does.
     const char* act_key = "hidden_act";
-    if (n_inner_width(F) || F.pos_embed_offset) {
+    if (F.pos_embed || F.rotary_dim_field) {
         act_key = "activation_function";
         c.hidden_act = c.activation_function;
     } else if (F.falcon_norms) {
@@ -744,6 +757,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (n_inner_width(F) && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
     // (BloomMLP: 4 · hidden_size; MPT: expansion_ratio · d_model, as its own code — transformers'
     // MptMLP is 4 · d_model whatever the ratio, so a checkpoint with another ratio fails its shapes there)
+    if (F.attention_types && c.from_file && c.hidden_size > 0)  // (GPT-Neo: intermediate_size, null: 4 · hidden)
+        c.intermediate_size = c.intermediate_size > 0 ? c.intermediate_size : 4 * c.hidden_size;
     if (F.alibi && c.hidden_size > 0)
         c.intermediate_size = (F.alibi == 2 && c.expansion_ratio > 0 ? c.expansion_ratio : 4) * c.hidden_size;
     if (F.falcon_norms && c.from_file && c.hidden_size > 0)  // (FalconConfig: ffn_hidden_size, else 4 · hidden_size)
@@ -1066,6 +1081,26 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.hidden_size < 0) c.hidden_size = r.integer(root, "n_embed", 1, kMaxDim);
         c.activation_field = r.string(root, "activation");
         if (c.use_bias < 0 && (c.use_bias = r.boolean(root, "bias")) >= 0) c.use_bias_name = "bias";
+        // GPT-Neo's names (num_heads, num_layers, window_size) and attention_types, expanded into
+        // layer_types: [[["global", "local"], 12]] -> global, local, ... (24 layers)
+        if (c.num_heads < 0) c.num_heads = r.integer(root, "num_heads", 1, 65536);
+        if (c.num_layers < 0) c.num_layers = r.integer(root, "num_layers", 1, 100000);
+        c.window_size = r.integer(root, "window_size", 1, int64_t(1) << 40);
+        if (const json::Value* at = r.get(root, "attention_types")) {
+            const char* want = "a list of [[\"global\" | \"local\", ...], count] pairs";
+            if (!at->is_array()) r.bad("attention_types", *at, want);
+            for (const auto& item : at->arr) {
+                if (!item.is_array() || item.arr.size() != 2 || !item.arr[0].is_array() || item.arr[1].type != json::Type::Int ||
+                    item.arr[1].i < 0 || item.arr[1].i > 100000)
+                    r.bad("attention_types", *at, want);
+                for (int64_t n = 0; n < item.arr[1].i; ++n)
+                    for (const auto& t : item.arr[0].arr) {
+                        if (!t.is_string() || (t.s != "global" && t.s != "local")) r.bad("attention_types", *at, want);
+                        if (c.attention_types.size() > 100000) r.bad("attention_types", *at, want);
+                        c.attention_types.push_back(t.s == "local" ? "sliding_attention" : "full_attention");
+                    }
+            }
+        }
         if (const json::Value* rd = root.find("rotary_dim"); rd && rd->is_null()) c.rotary_dim_field = 0;
         if (c.layer_norm_eps < 0) c.layer_norm_eps = r.positive(root, "layer_norm_epsilon");
         c.activation_function = r.string(root, "activation_function");

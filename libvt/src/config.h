@@ -99,6 +99,9 @@ struct LlamaConfig {
     double softmax_scale = -1;
     int qk_ln = -1, prefix_lm = -1, attn_uses_sequence_id = -1, attn_alibi = -1, no_bias = -1;
     int64_t num_ln_in_parallel_attn = -1, falcon_num_kv_heads = -1, ffn_hidden_size = -1;
+    // GPT-Neo: attention_types expanded ("full_attention" / "sliding_attention" per layer), window_size
+    std::vector<std::string> attention_types;
+    int64_t window_size = -1;
     int scale_attn_weights = -1;           // GPT-2 lineage (false: scores unscaled)
     int scale_attn_by_inverse_layer_idx = -1;  // GPT-2 (true: refused)
     int add_cross_attention = -1;          // GPT-2 lineage (true: refused)

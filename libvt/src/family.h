@@ -79,7 +79,8 @@ struct ModelFamily {
     enum AttnBias {
         NO_BIAS, QKV_BIAS, CONFIG_ATTENTION_BIAS, CONFIG_QKV_BIAS, CONFIG_USE_BIAS, CONFIG_USE_BIAS_OFF,
         CONFIG_QKV_OUT_BIAS,
-        ALL_BIAS  // q/k/v/o always (Phi)
+        ALL_BIAS,  // q/k/v/o always (Phi)
+        OUT_BIAS   // o only, always (GPT-Neo)
     } attn_bias;
     bool config_mlp_bias;  // gate/up/down biases when config.json's mlp_bias is true (Llama)
     bool qk_norm;          // per-head RMSNorm (weights [head_dim]) on q and k before RoPE (Qwen3)
@@ -248,6 +249,10 @@ struct ModelFamily {
     // (embed_norm, its ".bias") before the first block; null: none.
     int alibi;
     const char* embed_norm;
+    // GPT-Neo: config.json's attention_types ([[["global", "local"], n], ...], expanded per layer;
+    // required) choose each layer's window (window_size), and the MLP is intermediate_size wide
+    // (null: 4 · hidden); scores are not scaled.
+    bool attention_types;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
@@ -269,7 +274,9 @@ inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] &&
 
 // GPT2Config, GPTBigCodeConfig, GPTJConfig: the MLP's width is n_inner (null: 4 · n_embd); an
 // intermediate_size in config.json is not theirs.
-inline bool n_inner_width(const ModelFamily& f) { return (f.pos_embed && !f.pos_embed_offset) || f.rotary_dim_field; }
+inline bool n_inner_width(const ModelFamily& f) {
+    return (f.pos_embed && !f.pos_embed_offset && !f.attention_types) || f.rotary_dim_field;
+}
 
 // Falcon: whether config c describes the block with two parallel norms (ln_attn, ln_mlp).
 bool falcon_two_norms(const LlamaConfig& c);
