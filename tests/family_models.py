@@ -222,6 +222,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "mpt": ("MptConfig", dict()),
     "mpt-6heads-clip-scale": ("MptConfig", dict(hidden_size=96, num_attention_heads=6,
                                                 attn_config={"clip_qkv": 1.5, "softmax_scale": 0.2})),
+    # OLMo 1: LayerNorms without weights or biases; with clip_qkv, q/k/v/o biases and tied.
+    "olmo": ("OlmoConfig", dict(pad_token_id=ENDOFTEXT)),
+    "olmo-clip-bias-tied": ("OlmoConfig", dict(pad_token_id=ENDOFTEXT, clip_qkv=0.5, attention_bias=True,
+                                               tie_word_embeddings=True)),
     "gpt-neox-sequential": ("GPTNeoXConfig", dict(num_key_value_heads=4, use_parallel_residual=False,
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
@@ -312,6 +316,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "mpt": ("MPT", ["layer-norm", "gelu-exact-mlp", "alibi", "fused-qkv"]),
     "mpt-6heads-clip-scale": ("MPT", ["clip-qkv 1.5", "layer-norm", "gelu-exact-mlp", "alibi", "softmax-scale 0.2",
                                       "fused-qkv"]),
+    "olmo": ("OLMo", ["layer-norm", "no-norm-weights"]),
+    "olmo-clip-bias-tied": ("OLMo", ["attention-bias", "clip-qkv 0.5", "layer-norm", "no-norm-weights"]),
     "gpt2": ("GPT2", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions", "conv1d-weights", "fused-qkv"]),
     "gpt-neo": ("GPTNeo", ["out-bias", "mlp-bias", "layer-norm", "learned-positions", "attention-scale 1",
                            "sliding-window 8 (layer 1)"]),
@@ -361,6 +367,8 @@ def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
             1 if cfg.get("multi_query", True) else nh
         return dict(cfg, intermediate_size=cfg.get("ffn_hidden_size") or 4 * cfg["hidden_size"], num_key_value_heads=kv,
                     layer_norm_eps=cfg["layer_norm_epsilon"])
+    if cfg["model_type"] == "olmo":  # (OlmoLayerNorm's eps: 1e-5, no field)
+        return dict(cfg, layer_norm_eps=1e-5)
     if cfg["model_type"] == "gpt_neo":  # (GPTNeoConfig's names; intermediate_size, null: 4 · hidden)
         return dict(cfg, intermediate_size=cfg.get("intermediate_size") or 4 * cfg["hidden_size"],
                     num_hidden_layers=cfg["num_layers"], num_attention_heads=cfg["num_heads"],
@@ -410,7 +418,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt",
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt", "olmo",
                                                                                              "falcon", "bloom", "mpt",
                                                                                              "gpt_neo")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
@@ -504,7 +512,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
                 layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
-                                                 "opt", "falcon", "bloom", "mpt", "gpt_neo"),
+                                                 "opt", "falcon", "bloom", "mpt", "gpt_neo", "olmo"),
                 alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom"
                 else mpt_alibi_slopes(cfg["n_heads"]) if cfg["model_type"] == "mpt" else None,
                 gelu_exact=(cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox") or cfg["model_type"] == "mpt"
@@ -679,6 +687,11 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
     if cfg["model_type"] in REFERENCE_NAMES:
         out = _under_reference_names(out, cfg, hd)
+    if cfg["model_type"] == "olmo":  # (OlmoLayerNorm: no weights, as weights of 1)
+        ones = np.ones(cfg["hidden_size"], np.float32)
+        out["model.norm.weight"] = ones
+        for i in range(cfg["num_hidden_layers"]):
+            out[f"model.layers.{i}.input_layernorm.weight"] = out[f"model.layers.{i}.post_attention_layernorm.weight"] = ones
     q, kv = cfg["num_attention_heads"] * hd, cfg.get("num_key_value_heads", cfg["num_attention_heads"]) * hd
     for name in list(out):
         if name.endswith("self_attn.qkv_proj.weight"):

@@ -418,7 +418,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
+            "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
@@ -1146,6 +1146,8 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("gpt-neo", {"attention_types": [[["global", "local"], 2]]}, "attention_types describes 4 layers, but the model has 2"),
     ("gpt-neo", {"attention_types": [[["global", "sparse"], 1]]}, 'field "attention_types" must be a list of'),
     ("gpt-neo", {"attention_types": [["global", 1]]}, 'field "attention_types" must be a list of'),
+    ("olmo", {"clip_qkv": -1.0}, 'field "clip_qkv"'),
+    ("olmo", {"hidden_act": "gelu"}, 'hidden_act "gelu" is not supported for OLMo'),
     ("gptj", {"rotary_dim": None}, "rotary_dim null is not supported for GPTJ"),
     ("gptj", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("gptj", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),

@@ -614,7 +614,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // Names: what is expected, what is missing, what is not ours.
     std::set<std::string> expected;
     expected.insert(F.embed);
-    expected.insert(F.final_norm);
+    if (F.final_norm) expected.insert(F.final_norm);  // (OLMo 1's norms have no weights)
     if (!tied) expected.insert(F.lm_head);
     if (!c.final_norm_bias.empty()) expected.insert(c.final_norm_bias);  // (Phi)
     if (!c.lm_head_bias.empty()) expected.insert(c.lm_head_bias);
@@ -808,7 +808,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         fail(VT_STATUS_FORMAT_ERROR, "%s: MXFP4 experts need hidden_size (%lld) and intermediate_size (%lld) to be "
              "multiples of 32 (its block)", src.c_str(), (long long)H, (long long)c.moe_intermediate);
     want(F.embed, {V, H});
-    want(F.final_norm, {H});
+    if (F.final_norm) want(F.final_norm, {H});
     if (!c.final_norm_bias.empty()) want(c.final_norm_bias, {H});
     if (!c.lm_head_bias.empty()) want(c.lm_head_bias, {V});
     if (!tied) want(F.lm_head, {V, H});

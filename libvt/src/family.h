@@ -49,7 +49,7 @@ struct ModelFamily {
     const char* model_type;    // config.json "model_type"
     // Tensor names. Layer tensors are layer_prefix + N + "." + layer_tensors[k].
     const char* embed;
-    const char* final_norm;
+    const char* final_norm;  // null: the family's LayerNorms have no weights (OLMo 1): every norm's is 1
     const char* lm_head;  // absent or ignored when the embeddings are tied
     const char* layer_prefix;
     const char* layer_tensors[T_COUNT];  // null: the family has no such tensor (fused)

@@ -605,7 +605,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         return pc.get(name, rows, cols, fmt, block, pack);
     };
     const TensorView& emb = ld.tensor(F.embed);
-    int64_t total = int64_t(emb.nbytes) + int64_t(ld.tensor(F.final_norm).nbytes);
+    int64_t total = int64_t(emb.nbytes) + (F.final_norm ? int64_t(ld.tensor(F.final_norm).nbytes) : 0);
     if (!tied) total += int64_t(ld.tensor(F.lm_head).nbytes);
     for (int64_t l = 0; l < L; ++l) {
         for (int k = 0; k < T_COUNT; ++k)
@@ -925,12 +925,16 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
                                          &w.post_mlp_norm})
                 for (float& v : *n) v = 1.0f + v;
+        if (!F.final_norm)  // (OLMo 1: its norms' weights are 1)
+            for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm}) n->assign(size_t(H), 1.0f);
         // This layer's bytes of the file are packed: let them go (peak RSS ~ packed + one layer).
         for (int k = 0; k < T_COUNT; ++k)
             if (present(k)) ck->release(t(k));
     }
-    const TensorView& norm = ld.tensor(F.final_norm);
-    m->final_norm = ld.to_f32_vec(norm);
+    // (OLMo 1: LayerNorms without weights, each norm's weight 1)
+    const TensorView* norm = F.final_norm ? &ld.tensor(F.final_norm) : nullptr;
+    if (norm) m->final_norm = ld.to_f32_vec(*norm);
+    else m->final_norm.assign(size_t(H), 1.0f);
     if (F.embed_norm) {  // (Bloom) the embeddings' LayerNorm
         m->embed_norm = ld.to_f32_vec(ld.tensor(F.embed_norm));
         m->embed_norm_bias = ld.to_f32_vec(ld.tensor(std::string(F.embed_norm, std::strlen(F.embed_norm) - 6) + "bias"));
@@ -968,7 +972,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     if (!cfg.lm_head_bias.empty()) m->lm_head_bias = ld.to_f32_vec(ld.tensor(cfg.lm_head_bias));
     if (F.norm == ModelFamily::RMS_NORM_PLUS_ONE || F.norm_plus_one)
         for (float& v : m->final_norm) v = 1.0f + v;
-    ld.progress(int64_t(norm.nbytes));
+    if (norm) ld.progress(int64_t(norm->nbytes));
     if (tied && m->embed_rows) {
         // lm_head from the embedding's blocks: as they are (AUTO; then the lookups use it and
         // the separate embedding copy goes), or dequantized into the head format.

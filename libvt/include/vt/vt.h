@@ -539,7 +539,7 @@ typedef struct vt_model_info {
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cohere", "Cohere2", "Arcee", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma",
-     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo". */
+     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -557,7 +557,8 @@ typedef struct vt_model_info {
      * whose GELU is erf's, hidden_act "gelu"), "learned-positions" (GPT-2, GPTBigCode: wpe, no RoPE),
      * "conv1d-weights" (GPT-2), "multi-query" (GPTBigCode, Falcon), "attention-scale S" (scale_attn_weights false: 1),
      * "relu-mlp" (OPT), "alibi" (Bloom, MPT), "embedding-norm" (Bloom),
-     * "softmax-scale S" (MPT), "out-bias" (GPT-Neo: o_proj's bias alone). */
+     * "softmax-scale S" (MPT), "out-bias" (GPT-Neo: o_proj's bias alone),
+     * "no-norm-weights" (OLMo 1: LayerNorms without weights or biases). */
     char features[256];
     int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
 } vt_model_info;
