@@ -878,10 +878,8 @@ def _hparams(meta: dict, p: str) -> dict:
         # sets 8 whatever a file says; transformers' slopes are those of 8)
         _heads_span_hidden(p, arch, n_head, head_dim, hidden, "Bloom's heads span its hidden size")
         _multi_head_only(p, arch, n_kv, n_head, "Bloom", "BloomConfig")
-        if ffn != 4 * hidden:
-            raise ValueError(f"{p}: bloom.feed_forward_length = {ffn}: Bloom's MLP is 4 · embedding_length = "
-                             f"{4 * hidden} wide; BloomConfig cannot express another width, which llama.cpp would "
-                             "compute")
+        _mlp_of_4_hidden(p, arch, ffn, hidden, "Bloom",
+                         "BloomConfig cannot express another width, which llama.cpp would compute")
         _need_metadata(p, meta, f"{arch}.attention.layer_norm_epsilon", arch)
         if "bloom.attention.max_alibi_bias" in meta:
             bias = _real(meta, "bloom.attention.max_alibi_bias", 8.0, 0.0, 1e30, p)
@@ -899,10 +897,8 @@ def _hparams(meta: dict, p: str) -> dict:
         # for every head count); clamp_kqv clamps q | k | v as clip_qkv (not above 0: none)
         _heads_span_hidden(p, arch, n_head, head_dim, hidden, "MPT's heads span its hidden size")
         _multi_head_only(p, arch, n_kv, n_head, "MPT", "MptConfig")
-        if ffn != 4 * hidden:
-            raise ValueError(f"{p}: mpt.feed_forward_length = {ffn}: MPT's MLP is 4 · embedding_length = "
-                             f"{4 * hidden} wide; transformers' MptMLP cannot compute another width, which "
-                             "llama.cpp would")
+        _mlp_of_4_hidden(p, arch, ffn, hidden, "MPT",
+                         "transformers' MptMLP cannot compute another width, which llama.cpp would")
         _need_metadata(p, meta, f"{arch}.attention.layer_norm_epsilon", arch)
         if "mpt.attention.max_alibi_bias" not in meta:
             raise ValueError(f"{p}: missing metadata mpt.attention.max_alibi_bias: llama.cpp's mpt then applies no "
@@ -914,7 +910,7 @@ def _hparams(meta: dict, p: str) -> dict:
                                 "cannot express" if alibi == 0 else
                                 "pyvt's MPT computes ALiBi with alibi_bias_max 8 only"))
         if "mpt.attention.clamp_kqv" in meta:
-            clip = _real(meta, "mpt.attention.clamp_kqv", 0.0, -1e30, 1e30, p)
+            clip = _real(meta, "mpt.attention.clamp_kqv", 0.0, -1e30, 1e30, p, open_lo=False)  # (0: no clip)
             clip = float(_f32(clip)) if clip > 0 else None  # (llama.cpp clamps only above 0)
     rope_dim = head_dim if arch in _NO_ROPE_ARCHS else need_int("rope.dimension_count", head_dim)  # (no RoPE)
     ln = arch in _LAYER_NORM_ARCHS
@@ -1186,6 +1182,13 @@ def _multi_head_only(p, arch: str, n_kv: int, n_head: int, family: str, config_c
         raise ValueError(f"{p}: {arch}.attention.head_count_kv = {n_kv}: {family}'s attention is multi-head "
                          f"({n_head} KV heads, one per head); {config_class} cannot express grouped-query "
                          "attention, which llama.cpp would compute")
+
+
+def _mlp_of_4_hidden(p, arch: str, ffn: int, hidden: int, family: str, why: str) -> None:
+    """Refuses a GGUF whose MLP is not 4 · hidden wide, for a family whose width is fixed so."""
+    if ffn != 4 * hidden:
+        raise ValueError(f"{p}: {arch}.feed_forward_length = {ffn}: {family}'s MLP is 4 · embedding_length = "
+                         f"{4 * hidden} wide; {why}")
 
 
 def _need_metadata(p, meta, key: str, arch: str) -> None:

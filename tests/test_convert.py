@@ -2847,3 +2847,12 @@ def test_new_gguf_architectures_name_what_does_not_fit(tmp_path):
         with pytest.raises(ValueError) as e:
             convert.convert_gguf(make(d), d / "out")
         assert words in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("clamp", [0.0, -1.5])
+def test_mpt_gguf_clamp_kqv_not_above_0_is_no_clip(tmp_path, clamp):
+    """llama.cpp clamps q | k | v only when mpt.attention.clamp_kqv is above 0: a file saying 0 or
+    less converts with clip_qkv null."""
+    path, _ = family_gguf(tmp_path, "mpt-6heads-clip-scale", "mpt", meta={"mpt.attention.clamp_kqv": clamp})
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    assert json.loads((out / "config.json").read_text())["attn_config"]["clip_qkv"] is None
