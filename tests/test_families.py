@@ -1165,6 +1165,8 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("mpt", {"attn_config": {"alibi_bias_max": 16}}, "attn_config.alibi_bias_max other than 8 is not supported for MPT"),
     ("mpt", {"attn_config": {"qk_ln": True}}, "attn_config.qk_ln true is not supported for MPT (LayerNorms of q and k)"),
     ("mpt", {"attn_config": {"prefix_lm": True}}, "attn_config.prefix_lm true is not supported for MPT"),
+    ("mpt", {"attn_config": {"attn_uses_sequence_id": True}},
+     "attn_config.attn_uses_sequence_id true is not supported for MPT"),
     ("mpt", {"no_bias": False}, "no_bias false is not supported for MPT"),
     ("mpt", {"logit_scale": 0.5}, "logit_scale is not supported for MPT"),
     ("mpt", {"attn_config": [1]}, 'field "attn_config" must be an object'),
@@ -1249,3 +1251,15 @@ def test_activation_fields_their_config_classes_do_not_read_are_ignored(from_gol
     seq = golden["cases"][name]["sequence"][:16]
     with load(from_golden(name)[0], weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
         np.testing.assert_array_equal(b.logits(seq), a.logits(seq))
+
+
+def test_olmo_file_with_norm_weights_is_named(from_golden, tmp_path):
+    """OLMo 1's LayerNorms have no weights: a file that holds some (another conversion's) is
+    refused naming them, not run with or without them."""
+    cfg = copy_case(from_golden, "olmo", tmp_path)
+    _, w = from_golden("olmo")
+    ck = F.to_checkpoint(w, cfg)
+    ck["model.layers.0.input_layernorm.weight"] = np.ones(cfg["hidden_size"], np.float32)
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "BF16")
+    msg = refused(tmp_path)
+    assert "unexpected 1 tensors: model.layers.0.input_layernorm.weight" in msg and "\n" not in msg

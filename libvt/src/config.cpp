@@ -752,17 +752,18 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         if (c.from_file) c.num_kv_heads = c.num_heads;  // transformers' default
         else if (!F.fused_qkv) c.num_kv_heads = dim(k0, 0) > 0 && dim(k0, 0) % c.head_dim == 0 ? dim(k0, 0) / c.head_dim : -1;
     }
-    // GPT-2 lineage, GPT-J: n_inner, else 4 · hidden_size (their config classes have no
-    // intermediate_size: one in config.json is not theirs)
-    if (n_inner_width(F) && c.from_file && c.hidden_size > 0) c.intermediate_size = c.n_inner > 0 ? c.n_inner : 4 * c.hidden_size;
-    // (BloomMLP: 4 · hidden_size; MPT: expansion_ratio · d_model, as its own code — transformers'
-    // MptMLP is 4 · d_model whatever the ratio, so a checkpoint with another ratio fails its shapes there)
-    if (F.attention_types && c.from_file && c.hidden_size > 0)  // (GPT-Neo: intermediate_size, null: 4 · hidden)
-        c.intermediate_size = c.intermediate_size > 0 ? c.intermediate_size : 4 * c.hidden_size;
-    if (F.alibi && c.hidden_size > 0)
-        c.intermediate_size = (F.alibi == 2 && c.expansion_ratio > 0 ? c.expansion_ratio : 4) * c.hidden_size;
-    if (F.falcon_norms && c.from_file && c.hidden_size > 0)  // (FalconConfig: ffn_hidden_size, else 4 · hidden_size)
-        c.intermediate_size = c.ffn_hidden_size > 0 ? c.ffn_hidden_size : 4 * c.hidden_size;
+    // The MLP's width where the family's config class reads another field than intermediate_size
+    // (one in config.json is then not theirs) or fills in 4 · hidden_size: Bloom 4 · hidden, MPT
+    // expansion_ratio · d_model (as its own code: transformers' MptMLP is 4 · d_model whatever the
+    // ratio, so a checkpoint with another ratio fails its shapes there), Falcon ffn_hidden_size,
+    // GPT-Neo intermediate_size, GPT-2's lineage and GPT-J n_inner; each null: 4 · hidden.
+    if (c.hidden_size > 0 && (c.from_file || F.alibi)) {
+        const int64_t four = 4 * c.hidden_size;
+        if (F.alibi) c.intermediate_size = (F.alibi == 2 && c.expansion_ratio > 0 ? c.expansion_ratio : 4) * c.hidden_size;
+        else if (F.falcon_norms) c.intermediate_size = c.ffn_hidden_size > 0 ? c.ffn_hidden_size : four;
+        else if (F.attention_types) c.intermediate_size = c.intermediate_size > 0 ? c.intermediate_size : four;
+        else if ((F.pos_embed && !F.pos_embed_offset) || F.rotary_dim_field) c.intermediate_size = c.n_inner > 0 ? c.n_inner : four;
+    }
     if (c.intermediate_size < 0)
         c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, F.conv1d_weights ? 1 : 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;

@@ -272,12 +272,6 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 // Arcee's up_proj).
 inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] && !f.fused_gate_up && !f.router; }
 
-// GPT2Config, GPTBigCodeConfig, GPTJConfig: the MLP's width is n_inner (null: 4 · n_embd); an
-// intermediate_size in config.json is not theirs.
-inline bool n_inner_width(const ModelFamily& f) {
-    return (f.pos_embed && !f.pos_embed_offset && !f.attention_types) || f.rotary_dim_field;
-}
-
 // Falcon: whether config c describes the block with two parallel norms (ln_attn, ln_mlp).
 bool falcon_two_norms(const LlamaConfig& c);
 
