@@ -98,6 +98,19 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                          norm_topk_prob=True, head_dim=32, num_hidden_layers=3, mlp_only_layers=[1])),
     "qwen2-moe-shared": ("Qwen2MoeConfig", dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                                                 shared_expert_intermediate_size=64)),
+    # DeepSeek-V3's router (sigmoid scores, a correction bias, group-limited choice, scaling),
+    # shared experts, dense layers first: GLM-4 MoE (half-rotary heads, q/k/v biases; then q/k
+    # norms, unnormalized weights, two shared experts), dots1 (Qwen3's attention, a sliding layer).
+    "glm4-moe": ("Glm4MoeConfig", dict(n_routed_experts=8, num_experts_per_tok=3, moe_intermediate_size=32,
+                                       n_group=4, topk_group=2, num_hidden_layers=3, attention_bias=True,
+                                       routed_scaling_factor=2.5, pad_token_id=ENDOFTEXT)),
+    "glm4-moe-qknorm": ("Glm4MoeConfig", dict(n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                              use_qk_norm=True, norm_topk_prob=False, n_shared_experts=2,
+                                              first_k_dense_replace=0, pad_token_id=ENDOFTEXT)),
+    "dots1": ("Dots1Config", dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
+                                  moe_intermediate_size=32, n_group=2, topk_group=1, first_k_dense_replace=1,
+                                  num_hidden_layers=3, attention_bias=True, sliding_window=6, max_window_layers=2,
+                                  pad_token_id=ENDOFTEXT)),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -267,6 +280,12 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "mixtral": ("Mixtral", ["moe 4 experts top-2", "norm-topk"]),
     "qwen3-moe": ("Qwen3MoE", ["qk-norm", "moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "head-dim 32"]),
     "qwen2-moe-shared": ("Qwen2MoE", ["qkv-bias", "moe 4 experts top-2", "shared-expert 64"]),
+    "glm4-moe": ("Glm4MoE", ["qkv-bias", "moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "shared-expert 32",
+                             "sigmoid-router groups 2/4 scale 2.5", "rotary-dim 8"]),
+    "glm4-moe-qknorm": ("Glm4MoE", ["qk-norm", "moe 4 experts top-2", "shared-expert 64", "sigmoid-router",
+                                    "rotary-dim 8"]),
+    "dots1": ("Dots1", ["attention-bias", "qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "shared-expert 32",
+                        "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -442,7 +461,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma"):
+                             "vaultgemma", "dots1"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
@@ -502,7 +521,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     if cfg["model_type"] == "olmo3":  # the sliding layers' own RoPE base, unscaled
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
-    return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg),
+    return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg), mla=mla_params(cfg),
                 qk_after_rope=cfg["model_type"] == "hunyuan_v1_dense",
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
@@ -522,10 +541,29 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 learned_positions=cfg["model_type"] in ("gpt2", "gpt_bigcode", "opt", "gpt_neo"),
                 # (MPT: attn_config's clip_qkv; softmax_scale, when set, replaces 1/sqrt(head_dim))
                 relu=cfg["model_type"] == "opt",
-                attn_scale=1.0 if cfg.get("scale_attn_weights") is False or cfg["model_type"] == "gpt_neo"
+                attn_scale=mla_scale(cfg) if mla_params(cfg)
+                else 1.0 if cfg.get("scale_attn_weights") is False or cfg["model_type"] == "gpt_neo"
                 else (cfg.get("attn_config") or {}).get("softmax_scale") if cfg["model_type"] == "mpt" else None,
                 parallel_norms=(cfg["model_type"] == "gpt_neox" and cfg.get("use_parallel_residual", True))
                 or (cfg["model_type"] == "falcon" and falcon_two_norms(cfg)))
+
+
+def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """llama_ref's `mla` argument for DeepSeek-V2 / V3 (multi-head latent attention), else None."""
+    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3"):
+        return None
+    return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
+            "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2" or cfg.get("rope_interleave", True)}
+
+
+def mla_scale(cfg: dict[str, Any]) -> float:
+    """DeepSeek's softmax scale: (qk_nope + qk_rope)^-0.5, times mscale(factor, mscale_all_dim)² with YaRN."""
+    s = (cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"]) ** -0.5
+    rp = cfg.get("rope_parameters") or {}
+    if rp.get("rope_type", "default") != "default" and rp.get("mscale_all_dim"):
+        m = 1.0 if rp["factor"] <= 1 else 0.1 * rp["mscale_all_dim"] * math.log(rp["factor"]) + 1.0
+        s *= m * m
+    return s
 
 
 def alibi_slopes(n: int) -> list[float]:
@@ -575,11 +613,20 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
-                                 "gpt_oss"):
+                                 "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3"):
         return None
     out = {"experts_per_tok": cfg["num_experts_per_tok"],
            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss")
            or bool(cfg.get("norm_topk_prob"))}
+    if cfg["model_type"] == "deepseek_v2":  # (transformers' DeepseekV2 never renormalizes)
+        out["norm_topk"] = False
+        grouped = cfg.get("topk_method") == "group_limited_greedy"
+        out["softmax_groups"] = {"groups": cfg["n_group"] if grouped else 1,
+                                 "topk_groups": cfg["topk_group"] if grouped else 1,
+                                 "scale": cfg.get("routed_scaling_factor", 1.0)}
+    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3"):
+        out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
+                          "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out

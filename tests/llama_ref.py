@@ -324,7 +324,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      qk_after_rope: bool = False, gelu_exact: bool = False,
                      parallel_norms: bool = False, learned_positions: bool = False,
                      attn_scale: float | None = None, relu: bool = False,
-                     parallel_one_norm: bool = False, alibi: list[float] | None = None) -> np.ndarray:
+                     parallel_one_norm: bool = False, alibi: list[float] | None = None,
+                     mla: dict[str, Any] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -409,7 +410,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     softmax of the router logits, the top experts_per_tok experts (`mlp.experts.E.*_proj`),
     their weights renormalized to sum 1 when norm_topk, plus Qwen2-MoE's shared expert
     (`mlp.shared_expert.*_proj`) times sigmoid(`mlp.shared_expert_gate` · x) when present
-    (GraniteMoeShared's: without that gate)."""
+    (GraniteMoeShared's: without that gate). With "sigmoid" ({"groups", "topk_groups",
+    "scale"}: GLM-4 MoE, dots1), DeepSeek-V3's router instead: sigmoid scores, the choice made
+    on score + `mlp.gate.e_score_correction_bias` within the topk_groups groups whose two best
+    choice scores sum highest, the chosen plain scores renormalized (sum + 1e-20) when
+    norm_topk and times scale, and the shared experts (`mlp.shared_experts.*_proj`) added."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2 or gemma1:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
@@ -467,6 +472,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q = _rmsnorm(lin(x, p + "self_attn.q_proj"), W[p + "self_attn.q_norm.weight"], cfg.eps).reshape(n, nh, hd)
             k = _rmsnorm(lin(x, p + "self_attn.k_proj"), W[p + "self_attn.k_norm.weight"], cfg.eps).reshape(n, kv, hd)
             v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
+        elif mla:
+            h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
+            q, k, v = _mla_qkv(W, p + "self_attn.", h, lin, mla, cos, sin, kv_cache, cfg.eps)
         else:
             h = (_layernorm(x, W[p + "input_layernorm.weight"], W.get(p + "input_layernorm.bias", 0.0), cfg.eps) if layer_norm
                  else _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps))
@@ -482,7 +490,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q = _rmsnorm(q, W[p + "self_attn.q_norm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.k_norm.weight"], cfg.eps)
         rope = _rope_interleaved if interleaved else _rope
-        if (nope and nope[i]) or learned_positions or alibi:
+        if (nope and nope[i]) or learned_positions or alibi or mla:
             pass
         elif gemma2_local.get("local") and gemma2_local["local"][i]:
             q, k = rope(q, cos_l, sin_l), rope(k, cos_l, sin_l)
@@ -491,7 +499,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         if qk_after_rope:
             q = _rmsnorm(q, W[p + "self_attn.query_layernorm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.key_layernorm.weight"], cfg.eps)
-        if kv_cache == "f16":
+        if mla:  # (the cache holds the latent: rounded there)
+            pass
+        elif kv_cache == "f16":
             k, v = k.astype(np.float16).astype(np.float64), v.astype(np.float16).astype(np.float64)
         elif kv_cache == "int8":
             k, v = _round_kv_int8(k), _round_kv_int8(v)
@@ -509,7 +519,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             mx = np.maximum(mx, sink[:, None, None])
         s = np.exp(s - mx)
         s /= s.sum(axis=-1, keepdims=True) + (0.0 if sink is None else np.exp(sink[:, None, None] - mx))
-        o = np.einsum("hqk,khd->qhd", s, v).reshape(n, nh * hd)
+        o = np.einsum("hqk,khd->qhd", s, v).reshape(n, -1)
         if phi:
             x = x + lin(o, p + "self_attn.dense") + lin(_gelu_tanh(lin(h, p + "mlp.fc1")), p + "mlp.fc2")
             continue
@@ -597,6 +607,36 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     return logits
 
 
+def _mla_qkv(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, mla: dict[str, Any], cos: np.ndarray,
+             sin: np.ndarray, kv_cache: str, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DeepSeek-V2 / V3's multi-head latent attention, decompressed as transformers computes it:
+    q from q_proj (or q_a_proj, its RMSNorm, q_b_proj), [n, heads, nope | rope]; the latent
+    kv_a_proj_with_mqa · h = [c (kv_lora) | k_pe (rope)], c RMSNormed; k_pe and q's rope dims
+    rotated (pairs (2i, 2i + 1) when `interleaved`, cos / sin of the rope dims); kv_b_proj · c
+    per head = [k_nope | v]; keys [k_nope | k_pe] (k_pe shared by the heads). With an f16 or
+    int8 cache, c and the rotated k_pe are rounded as pyvt's cache holds them (int8: one scale
+    per position over [k_pe | c])."""
+    n, nh, nope, rope, vd = len(h), mla["heads"], mla["nope"], mla["rope"], mla["v"]
+    if p + "q_a_proj.weight" in W:
+        qf = lin(_rmsnorm(lin(h, p + "q_a_proj"), W[p + "q_a_layernorm.weight"], eps), p + "q_b_proj")
+    else:
+        qf = lin(h, p + "q_proj")
+    qf = qf.reshape(n, nh, nope + rope)
+    a = lin(h, p + "kv_a_proj_with_mqa")
+    c, k_pe = _rmsnorm(a[:, :-rope], W[p + "kv_a_layernorm.weight"], eps), a[:, None, -rope:]
+    rot = _rope_interleaved if mla["interleaved"] else _rope
+    q_pe, k_pe = rot(qf[..., nope:], cos, sin), rot(k_pe, cos, sin)
+    if kv_cache == "f16":
+        c, k_pe = c.astype(np.float16).astype(np.float64), k_pe.astype(np.float16).astype(np.float64)
+    elif kv_cache == "int8":
+        r = _round_kv_int8(np.concatenate([k_pe[:, 0], c], axis=-1)[:, None])[:, 0]
+        k_pe, c = r[:, None, :rope], r[:, rope:]
+    kv = lin(c, p + "kv_b_proj").reshape(n, nh, nope + vd)
+    q = np.concatenate([qf[..., :nope], q_pe], axis=-1)
+    k = np.concatenate([kv[..., :nope], np.repeat(k_pe, nh, axis=1)], axis=-1)
+    return q, k, kv[..., nope:]
+
+
 def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, Any]) -> np.ndarray:
     """The sparse MLP of reference_logits (`moe`'s docstring there) on rows h."""
     def swiglu(x: np.ndarray, q: str) -> np.ndarray:
@@ -605,12 +645,40 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
 
     k = moe["experts_per_tok"]
     z = h @ W[p + "gate.weight"].T
-    prob = np.exp(z - z.max(axis=-1, keepdims=True))
-    prob /= prob.sum(axis=-1, keepdims=True)
-    top = np.argsort(-prob, axis=-1, kind="stable")[:, :k]
-    wt = np.take_along_axis(prob, top, axis=-1)
-    if moe.get("norm_topk"):
-        wt = wt / wt.sum(axis=-1, keepdims=True)
+    if moe.get("sigmoid"):  # DeepSeek-V3's router: groups, a correction bias for the choice only
+        prob = 1.0 / (1.0 + np.exp(-z))
+        choice = prob + W[p + "gate.e_score_correction_bias"]
+        g, tg = moe["sigmoid"]["groups"], moe["sigmoid"]["topk_groups"]
+        grouped = choice.reshape(len(h), g, -1)
+        gscore = np.sort(grouped, axis=-1)[:, :, -2:].sum(axis=-1)
+        keep = np.argsort(-gscore, axis=-1, kind="stable")[:, :tg]
+        mask = np.zeros_like(gscore, dtype=bool)
+        np.put_along_axis(mask, keep, True, axis=-1)
+        choice = np.where(np.repeat(mask, grouped.shape[-1], axis=-1), choice, -np.inf)
+        top = np.argsort(-choice, axis=-1, kind="stable")[:, :k]
+        wt = np.take_along_axis(prob, top, axis=-1)
+        if moe.get("norm_topk"):
+            wt = wt / (wt.sum(axis=-1, keepdims=True) + 1e-20)
+        wt = wt * moe["sigmoid"]["scale"]
+    elif moe.get("softmax_groups"):  # DeepSeek-V2's: softmax, groups by their best, times scale
+        prob = np.exp(z - z.max(axis=-1, keepdims=True))
+        prob /= prob.sum(axis=-1, keepdims=True)
+        g, tg = moe["softmax_groups"]["groups"], moe["softmax_groups"]["topk_groups"]
+        if tg < g:
+            grouped = prob.reshape(len(h), g, -1)
+            keep = np.argsort(-grouped.max(axis=-1), axis=-1, kind="stable")[:, :tg]
+            mask = np.zeros((len(h), g), dtype=bool)
+            np.put_along_axis(mask, keep, True, axis=-1)
+            prob = np.where(np.repeat(mask, grouped.shape[-1], axis=-1), prob, 0.0)
+        top = np.argsort(-prob, axis=-1, kind="stable")[:, :k]
+        wt = np.take_along_axis(prob, top, axis=-1) * moe["softmax_groups"]["scale"]
+    else:
+        prob = np.exp(z - z.max(axis=-1, keepdims=True))
+        prob /= prob.sum(axis=-1, keepdims=True)
+        top = np.argsort(-prob, axis=-1, kind="stable")[:, :k]
+        wt = np.take_along_axis(prob, top, axis=-1)
+        if moe.get("norm_topk"):
+            wt = wt / wt.sum(axis=-1, keepdims=True)
     y = np.zeros_like(h)
     for e in np.unique(top):
         rows, slot = np.nonzero(top == e)
@@ -620,6 +688,8 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
         y += gate * swiglu(h, p + "shared_expert.")
     elif p + "shared_expert.gate_proj.weight" in W:  # GraniteMoeShared: added without a gate
         y += swiglu(h, p + "shared_expert.")
+    elif p + "shared_experts.gate_proj.weight" in W:  # GLM-4 MoE, dots1: likewise
+        y += swiglu(h, p + "shared_experts.")
     return y
 
 

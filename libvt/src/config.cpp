@@ -296,7 +296,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.o_bias = F.attn_bias == ModelFamily::ALL_BIAS || F.attn_bias == ModelFamily::OUT_BIAS || (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && c.attention_out_bias == 1) || use_bias;
     c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias || F.mlp_bias_always;
-    c.qk_norm = F.qk_norm;
+    c.qk_norm = F.qk_norm || (F.qk_norm_field && c.use_qk_norm == 1);
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
         c.rms_norm_eps = c.layer_norm_eps;
@@ -364,6 +364,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         for (int64_t l = 0; l < L; ++l)
             if ((l + 1) % P != 0) c.layer_window[size_t(l)] = window;
     } else if ((F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) ||
+               (F.window == ModelFamily::WINDOW_TYPES_OR_FROM && window > 0) ||
                F.window == ModelFamily::WINDOW_ALTERNATE || F.window == ModelFamily::WINDOW_TYPES_OR_ALL) {
         if (!c.layer_types.empty()) {
             if (int64_t(c.layer_types.size()) < L)
@@ -380,7 +381,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = 0; l < L; ++l)
                 if (c.layer_nope[size_t(l)]) c.layer_window[size_t(l)] = window;
         } else {
-            const int64_t first = c.max_window_layers < 0 ? 28 : c.max_window_layers;  // Qwen2Config's default
+            // Qwen2Config's default; Dots1Config's
+            const int64_t first = c.max_window_layers >= 0 ? c.max_window_layers
+                                  : F.window == ModelFamily::WINDOW_TYPES_OR_FROM ? 62 : 28;
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
@@ -472,13 +475,40 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
 // the number of experts (config.json, else counted in the checkpoint's first MoE layer), the
 // top k, renormalization, and the expert / shared widths (config.json, else from the first
 // MoE layer's tensors; Mixtral's experts are intermediate_size wide).
+// DeepSeek-V3-style routing (family.h, sigmoid_router): n_group groups of experts, the
+// topk_group best of them open to the choice, routed_scaling_factor; what the router's
+// torch.topk calls need (a group's two best, enough experts in the open groups) is checked.
+void resolve_sigmoid_router(const ModelFamily& F, LlamaConfig& c, const std::string& src) {
+    c.moe_sigmoid = true;
+    c.moe_groups = c.n_group_field > 0 ? c.n_group_field : 1;
+    c.moe_topk_groups = c.topk_group_field > 0 ? c.topk_group_field : 1;
+    const int64_t E = c.num_experts, G = c.moe_groups;
+    if (E % G != 0 || E / G < 2)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"n_group\" = %lld does not split the %lld experts into groups of 2 or "
+             "more (%s's router scores a group by its two best experts)", src.c_str(), (long long)G, (long long)E, F.name);
+    if (c.moe_topk_groups > G)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"topk_group\" = %lld is more than the %lld groups (n_group)",
+             src.c_str(), (long long)c.moe_topk_groups, (long long)G);
+    if (c.experts_per_tok > c.moe_topk_groups * (E / G))
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_experts_per_tok\" = %lld is more than the %lld experts of the "
+             "topk_group = %lld groups a token may choose from", src.c_str(), (long long)c.experts_per_tok,
+             (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
+    c.routed_scaling = float(c.routed_scaling_field >= 0 ? c.routed_scaling_field : 1.0);
+    if (!std::isfinite(c.routed_scaling))
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"routed_scaling_factor\" = %g is not finite in float32", src.c_str(),
+             c.routed_scaling_field);
+}
+
 void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.layer_moe.assign(size_t(std::max<int64_t>(L, 0)), 0);
     if (!F.router) return;
     const int64_t step = c.decoder_sparse_step > 0 ? c.decoder_sparse_step : 1;
+    // (DeepSeek-V3-style: the first first_k_dense_replace layers dense, as their config classes)
+    const int64_t first_dense = !F.sigmoid_router ? 0 : c.first_k_dense_field >= 0 ? c.first_k_dense_field
+                                                     : F.sigmoid_router == 1 ? 1 : 0;
     int64_t first = -1;
     for (int64_t l = 0; l < L; ++l) {
-        const bool dense = (l + 1) % step != 0 ||
+        const bool dense = (l + 1) % step != 0 || l < first_dense ||
                            std::find(c.mlp_only_layers.begin(), c.mlp_only_layers.end(), l) != c.mlp_only_layers.end();
         c.layer_moe[size_t(l)] = !dense;
         if (!dense && first < 0) first = l;
@@ -513,7 +543,9 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (c.experts_per_tok > c.num_experts)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_experts_per_tok\" = %lld is more than the %lld experts",
              src.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
-    c.norm_topk = F.config_norm_topk ? c.norm_topk_prob_field == 1 : true;
+    c.norm_topk = !F.config_norm_topk                ? true
+                  : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
+                                                : F.sigmoid_router == 1;  // (Glm4MoeConfig's default)
     auto rows_of = [&](const std::string& name) -> int64_t {
         const TensorView* t = ck.find(name);
         return t && t->shape.size() == 2 ? t->shape[0] : -1;
@@ -523,6 +555,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
     if (F.shared_prefix && F.fused_experts) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
         c.shared_intermediate = std::max<int64_t>(0, c.shared_intermediate_field);
+    } else if (F.shared_prefix && F.sigmoid_router) {  // n_shared_experts experts' width (else the rows say)
+        const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : F.sigmoid_router == 1 ? 1 : -1;
+        c.shared_intermediate = n >= 0 ? n * c.moe_intermediate_field
+                                       : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
     } else if (F.shared_prefix) {
         c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
                                                                  : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
@@ -530,6 +566,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (c.moe_intermediate <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "cannot infer the experts' width from %s (no %s)", src.c_str(),
              F.fused_experts ? "intermediate_size" : "moe_intermediate_size, no expert 0 tensors");
+    if (F.sigmoid_router) resolve_sigmoid_router(F, c, src);
 }
 
 void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
@@ -655,6 +692,10 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         std::string rest;
         // Old conversions store the RoPE buffer; it is recomputed from the config.
         if (split_layer_name(t->name, F.layer_prefix, &layer, &rest) && is_ignored_layer_tensor(F, rest)) continue;
+        // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
+        if (F.sigmoid_router && split_layer_name(t->name, F.layer_prefix, &layer, &rest) && layer >= L &&
+            layer < L + (c.nextn_layers_field >= 0 ? c.nextn_layers_field : F.sigmoid_router == 1 ? 1 : 0))
+            continue;
         unexpected.push_back(t->name);
     }
     // Keep layer order natural (layers.2 before layers.10) for messages.
@@ -1186,7 +1227,14 @@ LlamaConfig read_config(const std::string& dir) {
         c.shared_intermediate_field = r.integer(root, "shared_expert_intermediate_size", 0, kMaxDim);
         if (c.shared_intermediate_field < 0)  // GraniteMoeShared's name for it
             c.shared_intermediate_field = r.integer(root, "shared_intermediate_size", 0, kMaxDim);
+        if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "n_routed_experts", 0, 65536);
         c.norm_topk_prob_field = r.boolean(root, "norm_topk_prob");
+        c.n_group_field = r.integer(root, "n_group", 1, 65536);
+        c.topk_group_field = r.integer(root, "topk_group", 1, 65536);
+        c.n_shared_experts_field = r.integer(root, "n_shared_experts", 0, 65536);
+        c.first_k_dense_field = r.integer(root, "first_k_dense_replace", 0, 100000);
+        c.nextn_layers_field = r.integer(root, "num_nextn_predict_layers", 0, 100000);
+        c.routed_scaling_field = r.positive(root, "routed_scaling_factor");
         c.decoder_sparse_step = r.integer(root, "decoder_sparse_step", 1, 100000);
         c.no_rope_layer_interval = r.integer(root, "no_rope_layer_interval", 1, 100000);
         c.embedding_multiplier = r.positive(root, "embedding_multiplier");

@@ -114,6 +114,11 @@ struct LlamaConfig {
     int64_t shared_intermediate_field = -1; // shared_expert_intermediate_size (Qwen2-MoE)
     int norm_topk_prob_field = -1;          // norm_topk_prob (Qwen)
     int64_t decoder_sparse_step = -1;       // Qwen: layer l is MoE when (l + 1) % step == 0 ...
+    // DeepSeek-V3-style routers (family.h, sigmoid_router; -1: absent): n_group, topk_group,
+    // routed_scaling_factor, n_shared_experts, first_k_dense_replace, num_nextn_predict_layers
+    int64_t n_group_field = -1, topk_group_field = -1, n_shared_experts_field = -1;
+    int64_t first_k_dense_field = -1, nextn_layers_field = -1;
+    double routed_scaling_field = -1;
     std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
     std::vector<int64_t> no_rope_layers;    // SmolLM3: 1 = the layer rotates, 0 = NoPE (empty: absent)
     int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
@@ -173,6 +178,13 @@ struct LlamaConfig {
     int64_t moe_intermediate = 0;
     int64_t shared_intermediate = 0;
     bool norm_topk = false;
+    // DeepSeek-V3-style routing (GLM-4 MoE, dots1; family.h, sigmoid_router): sigmoid scores,
+    // the experts chosen by score + the router's correction bias within the topk_groups best of
+    // moe_groups groups (a group's score: the sum of its two best), weighted by their plain
+    // scores (renormalized when norm_topk) times routed_scaling.
+    bool moe_sigmoid = false;
+    int64_t moe_groups = 1, moe_topk_groups = 1;
+    float routed_scaling = 1.0f;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
     // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;

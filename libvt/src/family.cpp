@@ -23,7 +23,7 @@ namespace {
 // No router, no experts, no shared expert (the MoE fields of a dense row).
 #define VT_NO_MOE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false
+#define VT_DENSE VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false, /*sigmoid router=*/0, /*qk norm field=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -141,6 +141,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
         VT_NO_MOE, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -152,6 +153,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Phi-1 / 1.5 / 2: the parallel LayerNorm block (phi), partial rotary embeddings
@@ -171,6 +173,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/true, /*rotary factor=*/0.5, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GPT-J (gpt-j-6b, GPT4All-J, Pygmalion-6B): Phi's parallel block (one LayerNorm with
@@ -192,6 +195,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/true, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/true, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // StableLM (stablelm-2-1.6b, stablelm-3b-4e1t, stablelm-zephyr): Llama's sequential block
@@ -213,6 +217,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // OLMo 1 (allenai/OLMo-1B-hf / 7B-hf, OLMo-1.7): Llama's block with LayerNorms that have no
@@ -231,6 +236,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/true, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GPT-NeoX (Pythia, GPT-NeoX-20B, Dolly v2, RedPajama-INCITE): LayerNorms (weights and
@@ -255,6 +261,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/true, /*mlp bias always=*/true, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Falcon (falcon-7b, falcon-rw without ALiBi, Falcon2-11B): LayerNorms (weights and
@@ -278,6 +285,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/1, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Falcon with two parallel norms (falcon-40b / 180B: new_decoder_architecture with
@@ -297,6 +305,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/2, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Bloom (bigscience/bloom-560m … 176b, bloomz, mt0-free decoders): LayerNorms (weights and
@@ -319,6 +328,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/1, /*embed norm=*/"transformer.word_embeddings_layernorm.weight", /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // MPT (mosaicml/mpt-7b / 30b and their -instruct / -chat, as transformers' MptForCausalLM
@@ -338,6 +348,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/true, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/2, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // OPT (facebook/opt-125m … 66b, OPT-IML, Galactica): the pre-norm block with LayerNorms
@@ -362,6 +373,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/"model.decoder.embed_positions.weight", /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"model.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/2, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GPT-Neo (EleutherAI/gpt-neo-125m / 1.3B / 2.7B): GPT-2's block with Linear weights,
@@ -383,6 +395,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/true,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GPT-2 (gpt2 … gpt2-xl, distilgpt2, DialoGPT): LayerNorms (weights and biases), learned
@@ -404,6 +417,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/false, /*conv1d=*/true, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GPTBigCode (StarCoder, StarCoderBase, SantaCoder, WizardCoder, granite-20b/34b-code):
@@ -426,6 +440,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/true, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Starcoder2 (starcoder2-3b / 7b / 15b): a sequential block with LayerNorms (weights and
@@ -446,6 +461,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/4096,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // EXAONE 4 (EXAONE-4.0-1.2B / 32B): OLMo 2's post-norm block with per-head q/k norms,
@@ -465,6 +481,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/true, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         "OLMo2", "Olmo2ForCausalLM", "olmo2",
@@ -482,6 +499,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         "GraniteMoE", "GraniteMoeForCausalLM", "granitemoe",
@@ -497,6 +515,7 @@ const ModelFamily kFamilies[] = {
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GraniteMoeShared (granite-4.0-tiny-preview's layout without its Mamba layers,
@@ -514,6 +533,7 @@ const ModelFamily kFamilies[] = {
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/"shared_mlp.", nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         "OLMoE", "OlmoeForCausalLM", "olmoe",
@@ -527,6 +547,7 @@ const ModelFamily kFamilies[] = {
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // gpt-oss (gpt-oss-20b / 120b): Llama's pre-norm block with q/k/v/o biases, attention
@@ -550,6 +571,7 @@ const ModelFamily kFamilies[] = {
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
         /*gpt-oss=*/true, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -562,6 +584,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -574,6 +597,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -586,6 +610,40 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
+    },
+    {
+        // GLM-4 MoE (zai-org/GLM-4.5, GLM-4.5-Air, GLM-4.6): Llama's block with RoPE over the first
+        // half of each head (rotate-half pairs), q/k/v biases when attention_bias, per-head q/k
+        // RMSNorms when use_qk_norm; dense layers first, then experts with DeepSeek-V3's router
+        // and a shared expert (sigmoid_router).
+        "Glm4MoE", "Glm4MoeForCausalLM", "glm4_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_QKV_OUT_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/131072,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/1, /*qk norm field=*/true,
+    },
+    {
+        // dots1 (rednote-hilab/dots.llm1): Qwen3's attention (per-head q/k RMSNorms, biases on
+        // q/k/v/o when attention_bias), sliding layers by layer_types or max_window_layers, dense
+        // layers first, then experts with DeepSeek-V3's router and shared experts (sigmoid_router).
+        "Dots1", "Dots1ForCausalLM", "dots1",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_TYPES_OR_FROM, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/2, /*qk norm field=*/false,
     },
     {
         // Helium (kyutai/helium-1-2b): Llama's block with RoPE over pairs (2i, 2i + 1), q/k/v
@@ -601,6 +659,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // ERNIE 4.5 dense (baidu/ERNIE-4.5-0.3B): Llama's block with RoPE over pairs (2i, 2i + 1),
@@ -616,6 +675,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Seed-OSS (ByteDance-Seed/Seed-OSS-36B): Llama's block, q/k/v biases when attention_bias
@@ -631,6 +691,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/true, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GLM (THUDM/glm-4-9b-chat-hf): Llama's block with a fused gate_up_proj (gate rows, then
@@ -651,6 +712,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // GLM-4 (THUDM/GLM-4-9B-0414, GLM-Z1): GLM's block plus the attention and MLP outputs
@@ -670,6 +732,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // OLMo 3 (allenai/Olmo-3-7B): OLMo 2's block with sliding layers by layer_types (default:
@@ -690,6 +753,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
         /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Ministral (mistralai/Ministral-8B-Instruct-2410 as model_type ministral): Mistral's block,
@@ -705,6 +769,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Cohere (CohereForAI/c4ai-command-r-v01, Aya 23): a bias-free LayerNorm before a parallel
@@ -726,6 +791,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
         /*logit scale=*/true, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Cohere 2 (Command R7B, Command A): Cohere's block with sliding layers by layer_types
@@ -746,6 +812,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
         /*logit scale=*/true, /*rope sliding only=*/true, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Arcee (arcee-ai/AFM-4.5B): Llama's block with an ungated MLP, down(relu(up · x)²)
@@ -767,6 +834,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Apertus (swiss-ai/Apertus-8B / 70B): Llama's attention with per-head q/k RMSNorms
@@ -790,6 +858,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // Nemotron (nvidia/Minitron-4B / 8B, Nemotron-Mini-4B): Llama's sequential block with
@@ -814,6 +883,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/true, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // HunYuan dense (tencent/Hunyuan-0.5B..7B-Instruct): Llama's block with per-head q/k
@@ -837,6 +907,7 @@ const ModelFamily kFamilies[] = {
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/true,
         /*ntk alpha=*/true, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false,
     },
     {
         // VaultGemma (google/vaultgemma-1b): Gemma 2's block without its post-attention and
@@ -870,7 +941,7 @@ struct Unsupported {
 const Unsupported kUnsupported[] = {
     {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
-    {"deepseek_v3", "multi-head latent attention and grouped expert routing"},
+    {"deepseek_v3", "multi-head latent attention"},
 };
 
 std::string lower(std::string s) {
@@ -938,6 +1009,10 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
     const std::string p = f.layer_prefix + std::to_string(layer) + ".";
     const int64_t H = c.hidden_size, E = c.num_experts, I = c.moe_intermediate;
     out.push_back({p + f.router, {E, H}, false});
+    if (f.sigmoid_router) {  // (its correction bias, float32 [E])
+        const std::string rb = p + std::string(f.router);
+        out.push_back({rb.substr(0, rb.size() - std::strlen("weight")) + "e_score_correction_bias", {E}, false});
+    }
     if (f.gpt_oss) {
         const std::string rb = p + std::string(f.router);
         out.push_back({rb.substr(0, rb.size() - std::strlen("weight")) + "bias", {E}, false});
@@ -979,7 +1054,7 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
         out.push_back({sp + "gate_proj.weight", {S, H}, true});
         out.push_back({sp + "up_proj.weight", {S, H}, true});
         out.push_back({sp + "down_proj.weight", {H, S}, true});
-        out.push_back({p + f.shared_gate, {1, H}, false});
+        if (f.shared_gate) out.push_back({p + f.shared_gate, {1, H}, false});
     }
     return out;
 }
@@ -1126,6 +1201,12 @@ std::string feature_list(const LlamaConfig& c) {
         add(moe);
         if (c.norm_topk) add("norm-topk");
         if (c.shared_intermediate > 0) add(format("shared-expert %lld", (long long)c.shared_intermediate));
+        if (c.moe_sigmoid) {
+            std::string r = "sigmoid-router";
+            if (c.moe_groups > 1) r += format(" groups %lld/%lld", (long long)c.moe_topk_groups, (long long)c.moe_groups);
+            if (c.routed_scaling != 1.0f) r += format(" scale %g", double(c.routed_scaling));
+            add(r);
+        }
     }
     if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim) add(format("rotary-dim %lld", (long long)c.rotary_dim));
     if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size)

@@ -16,7 +16,8 @@
 // (an ungated relu² MLP), HunYuan dense (q/k norms after RoPE, NTK alpha), VaultGemma (Gemma 2
 // without its post norms), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated
 // xIELU MLP with per-layer parameters, q/k norms), GPT-NeoX (the fused qkv in per-head groups,
-// the parallel block with two LayerNorms, an exact-GELU MLP).
+// the parallel block with two LayerNorms, an exact-GELU MLP), GLM-4 MoE and dots1 (DeepSeek-V3's
+// sigmoid router with groups and shared experts: sigmoid_router).
 // Multimodal Gemma 3
 // and DeepSeek are not rows: the loader
 // refuses them naming what they need (unsupported_family_reason).
@@ -95,7 +96,9 @@ struct ModelFamily {
     // sliding_window_pattern or default_window_pattern (Gemma 2: 2, Gemma 3: 6).
     // WINDOW_TYPES_OR_ALL: layer_types, else every layer when sliding_window is not null
     // (Ministral).
-    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE, WINDOW_TYPES_OR_ALL } window;
+    // WINDOW_TYPES_OR_FROM: layer_types, else layers >= max_window_layers when sliding_window is
+    // not null (dots1: Qwen's rule without use_sliding_window).
+    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE, WINDOW_TYPES_OR_ALL, WINDOW_TYPES_OR_FROM } window;
     int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
     // Gemma (every generation): embeddings scaled by float32(sqrt(hidden_size)) and a GeGLU MLP
     // (tanh GELU). GEMMA1 stops there: Llama's pre-norm block, scores / sqrt(head_dim).
@@ -253,6 +256,19 @@ struct ModelFamily {
     // required) choose each layer's window (window_size), and the MLP is intermediate_size wide
     // (null: 4 · hidden); scores are not scaled.
     bool attention_types;
+    // GLM-4 MoE, dots1 (DeepSeek-V3's router): the router's sigmoid scores pick the experts
+    // with its e_score_correction_bias added (router with "weight" -> "e_score_correction_bias",
+    // [E] float32) within config.json's topk_group best of n_group groups; the picked scores,
+    // renormalized when norm_topk_prob, times routed_scaling_factor, weight them. The first
+    // first_k_dense_replace layers are dense; the others' shared experts (shared_prefix, no
+    // gate) are n_shared_experts · moe_intermediate_size wide. Layers past num_hidden_layers
+    // (num_nextn_predict_layers: the multi-token-prediction heads) are not loaded.
+    // 0: not this router; else whose config class's defaults apply to what config.json leaves
+    // out: 1 GLM-4 MoE's (first_k_dense_replace 1, norm_topk_prob true, n_shared_experts 1, one
+    // MTP layer), 2 dots1's (0, false, none: the shared expert's rows say).
+    int sigmoid_router;
+    // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
+    bool qk_norm_field;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -758,6 +758,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             };
             const TensorView& router = next();
             w.router = ld.to_f32_vec(router);
+            if (F.sigmoid_router) {  // its correction bias (the choice only)
+                const TensorView& cb = next();
+                w.router_choice_bias = ld.to_f32_vec(cb);
+                ld.progress(int64_t(cb.nbytes));
+            }
             ld.progress(int64_t(router.nbytes));
             w.experts.resize(size_t(cfg.num_experts));
             if (F.gpt_oss) {  // router bias; gate_up [E, H, 2I] (or MXFP4), its bias; down [E, I, H], its bias
@@ -831,9 +836,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                 ck->release(out);
             } else if (i < mt.size()) {
                 expert("shared", w.shared);
-                const TensorView& sg = next();
-                w.shared_gate = ld.to_f32_vec(sg);
-                ld.progress(int64_t(sg.nbytes));
+                if (F.shared_gate) {
+                    const TensorView& sg = next();
+                    w.shared_gate = ld.to_f32_vec(sg);
+                    ld.progress(int64_t(sg.nbytes));
+                }
             }
             ck->release(router);
         } else if (F.fused_gate_up) {  // gate rows, then up rows
@@ -1015,7 +1022,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             idle_experts += eb - active;
         }
         if (w.shared.gate) wb += w.shared.gate->nbytes() + w.shared.up->nbytes() + w.shared.down->nbytes();
-        wb += int64_t((w.router.size() + w.router_bias.size() + w.shared_gate.size() + w.sinks.size()) * sizeof(float));
+        wb += int64_t((w.router.size() + w.router_bias.size() + w.router_choice_bias.size() + w.shared_gate.size() + w.sinks.size()) * sizeof(float));
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
                        w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +
                        w.k_norm.size() + w.post_attn_norm.size() + w.post_mlp_norm.size() +

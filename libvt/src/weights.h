@@ -51,6 +51,7 @@ struct LayerWeights {
     };
     AlignedVec<float> router;        // [E, H] float32: the expert choice is a comparison
     AlignedVec<float> router_bias;   // [E] gpt-oss (else empty)
+    AlignedVec<float> router_choice_bias;  // [E] sigmoid_router's e_score_correction_bias (else empty)
     std::vector<Expert> experts;     // [E]
     Expert shared;                   // Qwen2-MoE's shared expert (null when none)
     AlignedVec<float> shared_gate;   // [H]

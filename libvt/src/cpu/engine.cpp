@@ -105,6 +105,8 @@ struct CpuSession final : BackendSession {
     std::vector<int32_t> moe_rows;  // [R·k] row·k + slot, grouped by expert
     std::vector<int32_t> moe_first; // [E + 1] each expert's start in moe_rows
     std::vector<int32_t> moe_fill;  // [E] cursors while grouping
+    std::vector<float> moe_choice;  // [E] sigmoid_router: one row's choice scores
+    std::vector<float> moe_group;   // [groups] their groups' scores
     AlignedVec<float> moe_h;        // [R, I_e] gpt-oss: the clamped SwiGLU of an expert's gate|up
     AlignedVec<float> ones;         // [I] ungated MLPs (Phi, Starcoder2): 1s, the "up" of ops::geglu_tanh's vector GELU
 
@@ -371,6 +373,8 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         s.moe_rows.assign(size_t(rows * k), 0);
         s.moe_first.assign(size_t(c.num_experts + 1), 0);
         s.moe_fill.assign(size_t(c.num_experts), 0);
+        s.moe_choice.assign(size_t(c.num_experts), 0.0f);
+        s.moe_group.assign(size_t(c.moe_groups), 0.0f);
         grow(s.moe_h, c.family && c.family->gpt_oss ? rows * c.moe_intermediate : 0);
     }
     grow(s.tmp, rows * H);
@@ -473,6 +477,34 @@ void add_layernorm(float* x, const float* d, const float* w, const float* b, flo
     for (int64_t i = 0; i < n; ++i) out[i] = (x[i] - mean) * r * w[i] + (b ? b[i] : 0.0f);
 }
 
+// DeepSeek-V3's group limit on one row's choice scores ch ([E]): each of the moe_groups groups
+// scored by the sum of its two best, the moe_topk_groups best groups kept (ties: the lower
+// index), the other groups' scores set to -inf. gs: [moe_groups] scratch.
+void sigmoid_router_groups(const LlamaConfig& c, float* ch, float* gs) {
+    const int64_t G = c.moe_groups, n = c.num_experts / G;
+    for (int64_t g = 0; g < G; ++g) {
+        float a = -INFINITY, b = -INFINITY;  // the best two
+        for (int64_t e = g * n; e < (g + 1) * n; ++e) {
+            if (ch[e] > a) {
+                b = a;
+                a = ch[e];
+            } else if (ch[e] > b) {
+                b = ch[e];
+            }
+        }
+        gs[g] = a + b;
+    }
+    for (int64_t j = 0; j < c.moe_topk_groups; ++j) {  // mark the kept groups with +inf
+        int64_t best = -1;
+        for (int64_t g = 0; g < G; ++g)
+            if (gs[g] != INFINITY && (best < 0 || gs[g] > gs[best])) best = g;
+        gs[best] = INFINITY;
+    }
+    for (int64_t g = 0; g < G; ++g)
+        if (gs[g] != INFINITY)
+            for (int64_t e = g * n; e < (g + 1) * n; ++e) ch[e] = -INFINITY;
+}
+
 // The mixture-of-experts MLP of layer w on n rows of xn ([n, H]) -> out ([n, H]), as
 // transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
 // logits in float32, each row's top k experts (ties: the lower index), their weights
@@ -497,17 +529,28 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
     std::fill(first, first + E + 1, 0);
     for (int64_t i = 0; i < n; ++i) {
         float* p = prob + i * E;
-        float mx = p[0];
-        for (int64_t e = 1; e < E; ++e) mx = std::max(mx, p[e]);
-        float sum = 0.0f;
-        for (int64_t e = 0; e < E; ++e) sum += (p[e] = std::exp(p[e] - mx));
-        const float inv = 1.0f / sum;
-        for (int64_t e = 0; e < E; ++e) p[e] *= inv;
+        const float* score = p;  // what the choice compares (sigmoid_router: p + its bias)
+        if (c.moe_sigmoid) {
+            float* ch = s.moe_choice.data();
+            for (int64_t e = 0; e < E; ++e) {
+                p[e] = 1.0f / (1.0f + std::exp(-p[e]));
+                ch[e] = p[e] + w.router_choice_bias[size_t(e)];
+            }
+            if (c.moe_topk_groups < c.moe_groups) sigmoid_router_groups(c, ch, s.moe_group.data());
+            score = ch;
+        } else {
+            float mx = p[0];
+            for (int64_t e = 1; e < E; ++e) mx = std::max(mx, p[e]);
+            float sum = 0.0f;
+            for (int64_t e = 0; e < E; ++e) sum += (p[e] = std::exp(p[e] - mx));
+            const float inv = 1.0f / sum;
+            for (int64_t e = 0; e < E; ++e) p[e] *= inv;
+        }
         float top = 0.0f;
         for (int64_t j = 0; j < k; ++j) {  // k passes of argmax over the experts not yet taken
             int64_t best = -1;
             for (int64_t e = 0; e < E; ++e) {
-                if (best >= 0 && !(p[e] > p[best])) continue;
+                if (best >= 0 && !(score[e] > score[best])) continue;
                 bool taken = false;
                 for (int64_t q = 0; q < j; ++q) taken |= pick[i * k + q] == e;
                 if (!taken) best = e;
@@ -517,8 +560,12 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             top += p[best];
             ++first[best + 1];
         }
-        if (c.norm_topk)
+        if (c.moe_sigmoid) {  // (as transformers: the sum + 1e-20, then the scaling)
+            const float d = c.norm_topk ? top + 1e-20f : 1.0f;
+            for (int64_t j = 0; j < k; ++j) wt[i * k + j] = wt[i * k + j] / d * c.routed_scaling;
+        } else if (c.norm_topk) {
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= top;
+        }
     }
     for (int64_t e = 0; e < E; ++e) first[e + 1] += first[e];
     int32_t* fill = s.moe_fill.data();
