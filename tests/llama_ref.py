@@ -261,8 +261,12 @@ def rope_attention_scale(cfg: TinyConfig) -> float:
         return float(np.float32(rs["attention_factor"]))
     orig = rs["original_max_position_embeddings"]
     factor = rs.get("factor") or cfg.max_pos / orig
-    if kind == "yarn":
-        return float(np.float32(1.0 if factor <= 1 else 0.1 * math.log(factor) + 1.0))
+    if kind == "yarn":  # (DeepSeek's mscale / mscale_all_dim: the ratio of the two, as transformers)
+        def mscale(m: float) -> float:
+            return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+        if rs.get("mscale") and rs.get("mscale_all_dim"):
+            return float(np.float32(mscale(rs["mscale"]) / mscale(rs["mscale_all_dim"])))
+        return float(np.float32(mscale(1.0)))
     return float(np.float32(1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(orig))))
 
 

@@ -410,7 +410,7 @@ def refused(folder) -> str:
 
 
 @pytest.mark.parametrize("arch,model_type,words", [
-    ("DeepseekV3ForCausalLM", "deepseek_v3", ["multi-head latent attention"]),
+    ("Qwen3NextForCausalLM", "qwen3_next", []),
     ("Gemma3ForConditionalGeneration", "gemma3", ["vision tower", "Gemma3ForCausalLM"]),
     ("JambaForCausalLM", "jamba", []),
     ("GraniteMoeHybridForCausalLM", "granitemoehybrid", []),
@@ -429,7 +429,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM, "
-            "Dots1ForCausalLM, HeliumForCausalLM, "
+            "Dots1ForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, "
@@ -624,7 +624,7 @@ def test_moe_bytes_per_token_count_the_active_experts(from_golden):
     assert info["total_bytes"] - info["weight_bytes"] < idle + 4 * 1024 * 1024
 
 
-@pytest.mark.parametrize("name", ["mixtral", "qwen2-moe-shared", "glm4-moe", "dots1"])
+@pytest.mark.parametrize("name", ["mixtral", "qwen2-moe-shared", "glm4-moe", "dots1", "deepseek-v3", "deepseek-v2"])
 def test_moe_speculative_verify_keeps_the_tokens_of_decode(from_golden, name):
     """A verify pass (several rows through the experts at once, grouped by expert) accepts a
     true draft whole and picks what token-by-token decoding picks."""
@@ -1196,6 +1196,20 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("glm4-moe", {"use_qk_norm": True}, "missing 6 tensors: model.layers.{0..2}.self_attn.k_norm.weight"),
     ("glm4-moe", {"attention_bias": False}, "(config.json's attention_bias is false)"),
     ("dots1", {"n_routed_experts": 16}, "missing"),
+    ("deepseek-v3", {"attention_bias": True}, "attention_bias true is not supported for DeepseekV3 (biases on q_a_proj"),
+    ("deepseek-v2", {"mlp_bias": True}, "mlp_bias true is not supported for DeepseekV2"),
+    ("deepseek-v2", {"norm_topk_prob": True}, "norm_topk_prob true is not supported for DeepseekV2 (transformers'"),
+    ("deepseek-v2", {"topk_method": "noaux_tc"}, 'topk_method "noaux_tc" is not supported for DeepseekV2'),
+    ("deepseek-v2", {"n_group": None}, "topk_method group_limited_greedy needs the fields"),
+    ("deepseek-v2", {"n_group": 16}, 'field "n_group" = 16 does not split the 8 experts into groups of 1 or more'),
+    ("deepseek-v2-lora", {"qk_rope_head_dim": 7}, "qk_rope_head_dim 7 must be even"),
+    ("deepseek-v2-lora", {"num_attention_heads": None}, 'field "num_attention_heads" is missing'),
+    ("deepseek-v2-lora", {"kv_lora_rank": 4096}, "kv_lora_rank + qk_rope_head_dim 4104 is larger than the 4096"),
+    ("deepseek-v2-lora", {"kv_lora_rank": 64},
+     "self_attn.kv_a_proj_with_mqa.weight is [40, 64], expected [72, 64]"),
+    ("deepseek-v2-lora", {"q_lora_rank": None}, "missing 2 tensors: model.layers.{0..1}.self_attn.q_proj.weight"),
+    ("deepseek-v3-halfrope", {"q_lora_rank": 32}, "self_attn.q_a_layernorm.weight"),
+    ("deepseek-v3", {"v_head_dim": 16}, "self_attn.kv_b_proj.weight is [160, 32], expected [128, 32]"),
 ])
 def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
     cfg = copy_case(from_golden, name, tmp_path)
@@ -1204,21 +1218,22 @@ def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, nam
     assert words in msg and "\n" not in msg
 
 
-def test_mtp_layers_after_the_model_are_left_out(from_golden, golden, tmp_path):
-    """GLM-4.5's files hold its multi-token-prediction layer as model.layers.<num_hidden_layers>
-    (num_nextn_predict_layers of them; Glm4MoeConfig's default 1): left out, the logits those of
-    the model's own layers. A layer past them is refused."""
-    cfg = copy_case(from_golden, "glm4-moe", tmp_path)
-    _, w = from_golden("glm4-moe")
+@pytest.mark.parametrize("name", ["glm4-moe", "deepseek-v3"])
+def test_mtp_layers_after_the_model_are_left_out(from_golden, golden, tmp_path, name):
+    """GLM-4.5's and DeepSeek-V3's files hold their multi-token-prediction layer as
+    model.layers.<num_hidden_layers> (num_nextn_predict_layers of them; their config classes'
+    default 1): left out, the logits those of the model's own layers. A layer past them is refused."""
+    cfg = copy_case(from_golden, name, tmp_path)
+    _, w = from_golden(name)
     ck = F.to_checkpoint(w, cfg)
     extra = {k.replace("model.layers.2.", "model.layers.3."): v for k, v in ck.items() if k.startswith("model.layers.2.")}
     extra["model.layers.3.eh_proj.weight"] = np.zeros((64, 128), np.float32)
     R.write_safetensors(tmp_path / "model.safetensors", {**ck, **extra}, "BF16")
-    g = golden["cases"]["glm4-moe"]
+    g = golden["cases"][name]
     with load(tmp_path, weight_format="bf16") as m:
         assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_nextn_predict_layers=0)))
-    assert "unexpected 39 tensors: model.layers.3." in refused(tmp_path)
+    assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)
 
 
 def test_dots1_without_layer_types_slides_from_max_window_layers(from_golden, tmp_path):

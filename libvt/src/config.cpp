@@ -471,21 +471,51 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         }
 }
 
-// The mixture-of-experts fields of a family with a router: which of the L layers are MoE,
-// the number of experts (config.json, else counted in the checkpoint's first MoE layer), the
-// top k, renormalization, and the expert / shared widths (config.json, else from the first
-// MoE layer's tensors; Mixtral's experts are intermediate_size wide).
-// DeepSeek-V3-style routing (family.h, sigmoid_router): n_group groups of experts, the
-// topk_group best of them open to the choice, routed_scaling_factor; what the router's
-// torch.topk calls need (a group's two best, enough experts in the open groups) is checked.
-void resolve_sigmoid_router(const ModelFamily& F, LlamaConfig& c, const std::string& src) {
-    c.moe_sigmoid = true;
-    c.moe_groups = c.n_group_field > 0 ? c.n_group_field : 1;
-    c.moe_topk_groups = c.topk_group_field > 0 ? c.topk_group_field : 1;
-    const int64_t E = c.num_experts, G = c.moe_groups;
-    if (E % G != 0 || E / G < 2)
-        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"n_group\" = %lld does not split the %lld experts into groups of 2 or "
-             "more (%s's router scores a group by its two best experts)", src.c_str(), (long long)G, (long long)E, F.name);
+// The DeepSeek lineage's routers (GLM-4 MoE, dots1, DeepSeek-V3: sigmoid_router; DeepSeek-V2's
+// softmax one): what their config classes fill in when config.json leaves a field out.
+struct RouterDefaults {
+    int64_t first_dense, n_shared, n_group, topk_group, nextn;  // (n_shared -1: the shared rows say)
+    bool norm_topk;
+    double scale;
+};
+bool grouped_router(const ModelFamily& F) { return F.sigmoid_router || F.mla == 2; }
+RouterDefaults router_defaults(const ModelFamily& F) {
+    if (F.mla == 2) return {0, 2, 1, 1, 0, false, 1.0};  // DeepseekV2Config
+    switch (F.sigmoid_router) {
+        case 1: return {1, 1, 1, 1, 1, true, 1.0};   // Glm4MoeConfig
+        case 3: return {3, 1, 8, 4, 1, true, 2.5};   // DeepseekV3Config
+        default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
+    }
+}
+
+// Their routing: n_group groups of experts, the topk_group best of them open to the choice
+// (DeepSeek-V2: with topk_method group_limited_greedy only), routed_scaling_factor; what the
+// router's torch.topk calls need (a sigmoid router's group: its two best; enough experts in the
+// open groups) is checked.
+void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::string& src) {
+    const RouterDefaults d = router_defaults(F);
+    c.moe_sigmoid = F.sigmoid_router != 0;
+    bool grouped = true;
+    if (F.mla == 2) {  // DeepseekV2's topk_method
+        const std::string m = c.topk_method.empty() ? "greedy" : c.topk_method;
+        if (m != "greedy" && m != "group_limited_greedy")
+            fail(VT_STATUS_UNSUPPORTED, "%s: topk_method \"%s\" is not supported for %s (greedy, group_limited_greedy)",
+                 src.c_str(), m.c_str(), F.name);
+        grouped = m == "group_limited_greedy";
+        if (grouped && (c.n_group_field < 0 || c.topk_group_field < 0))
+            fail(VT_STATUS_FORMAT_ERROR, "%s: topk_method group_limited_greedy needs the fields \"n_group\" and "
+                 "\"topk_group\"", src.c_str());
+        if (c.norm_topk_prob_field == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: norm_topk_prob true is not supported for %s (transformers' router never "
+                 "renormalizes its top weights; DeepSeek's own code does)", src.c_str(), F.name);
+    }
+    c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
+    c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
+    const int64_t E = c.num_experts, G = c.moe_groups, least = c.moe_sigmoid ? 2 : 1;
+    if (E % G != 0 || E / G < least)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"n_group\" = %lld does not split the %lld experts into groups of %lld or "
+             "more%s", src.c_str(), (long long)G, (long long)E, (long long)least,
+             c.moe_sigmoid ? format(" (%s's router scores a group by its two best experts)", F.name).c_str() : "");
     if (c.moe_topk_groups > G)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"topk_group\" = %lld is more than the %lld groups (n_group)",
              src.c_str(), (long long)c.moe_topk_groups, (long long)G);
@@ -493,19 +523,62 @@ void resolve_sigmoid_router(const ModelFamily& F, LlamaConfig& c, const std::str
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_experts_per_tok\" = %lld is more than the %lld experts of the "
              "topk_group = %lld groups a token may choose from", src.c_str(), (long long)c.experts_per_tok,
              (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
-    c.routed_scaling = float(c.routed_scaling_field >= 0 ? c.routed_scaling_field : 1.0);
+    c.routed_scaling = float(c.routed_scaling_field >= 0 ? c.routed_scaling_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"routed_scaling_factor\" = %g is not finite in float32", src.c_str(),
              c.routed_scaling_field);
 }
 
+// DeepSeek-V2 / V3's latent attention sizes (config.json, else their config classes' defaults)
+// and what the engine's absorbed form makes of them (LlamaConfig::mla_*): one KV head of
+// kv_lora_rank + qk_rope_head_dim. config.json's head_dim (their classes set it to
+// qk_rope_head_dim, RoPE's width) and num_key_value_heads are not the cache's.
+void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
+    if (!F.mla) return;
+    const std::string src = c.from_file ? c.path : "the defaults (no config.json)";
+    c.mla = true;
+    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : 1536;
+    c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : 512;
+    c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : 128;
+    c.mla_rope = c.qk_rope_field > 0 ? c.qk_rope_field : 64;
+    c.mla_v = c.v_head_field > 0 ? c.v_head_field : 128;
+    c.mla_interleaved = F.mla == 2 || c.rope_interleave_field != 0;  // (V3: rope_interleave, default true)
+    if (c.mla_rope % 2 != 0)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: qk_rope_head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
+             (long long)c.mla_rope);
+    if (c.num_heads < 0)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_attention_heads\" is missing (%s's query heads)", src.c_str(),
+             F.name);
+    if (c.attention_bias_field == 1)
+        fail(VT_STATUS_UNSUPPORTED, "%s: attention_bias true is not supported for %s (biases on q_a_proj, "
+             "kv_a_proj_with_mqa and o_proj)", src.c_str(), F.name);
+    if (c.mlp_bias_field == 1)
+        fail(VT_STATUS_UNSUPPORTED, "%s: mlp_bias true is not supported for %s", src.c_str(), F.name);
+    c.head_dim = c.mla_kv_lora + c.mla_rope;
+    c.num_kv_heads = 1;
+}
+
+// DeepSeek's softmax scale: (qk_nope + qk_rope)^-0.5, times mscale(factor, mscale_all_dim)² when
+// a rope type other than default says mscale_all_dim (transformers' yarn_apply_mscale).
+void resolve_mla_scale(LlamaConfig& c) {
+    if (!c.mla) return;
+    double s = 1.0 / std::sqrt(double(c.mla_nope + c.mla_rope));
+    if (c.rope.kind != RopeScaling::NONE && c.rope.mscale_all_dim > 0 && c.rope.factor > 1)
+        s *= std::pow(0.1 * c.rope.mscale_all_dim * std::log(c.rope.factor) + 1.0, 2);
+    c.attn_scale = s;
+}
+
+// The mixture-of-experts fields of a family with a router: which of the L layers are MoE,
+// the number of experts (config.json, else counted in the checkpoint's first MoE layer), the
+// top k, renormalization, and the expert / shared widths (config.json, else from the first
+// MoE layer's tensors; Mixtral's experts are intermediate_size wide).
 void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.layer_moe.assign(size_t(std::max<int64_t>(L, 0)), 0);
     if (!F.router) return;
     const int64_t step = c.decoder_sparse_step > 0 ? c.decoder_sparse_step : 1;
     // (DeepSeek-V3-style: the first first_k_dense_replace layers dense, as their config classes)
-    const int64_t first_dense = !F.sigmoid_router ? 0 : c.first_k_dense_field >= 0 ? c.first_k_dense_field
-                                                     : F.sigmoid_router == 1 ? 1 : 0;
+    const int64_t first_dense = !grouped_router(F) ? 0 : c.first_k_dense_field >= 0 ? c.first_k_dense_field
+                                                       : router_defaults(F).first_dense;
     int64_t first = -1;
     for (int64_t l = 0; l < L; ++l) {
         const bool dense = (l + 1) % step != 0 || l < first_dense ||
@@ -545,7 +618,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
              src.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
     c.norm_topk = !F.config_norm_topk                ? true
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
-                                                : F.sigmoid_router == 1;  // (Glm4MoeConfig's default)
+                                                : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
     auto rows_of = [&](const std::string& name) -> int64_t {
         const TensorView* t = ck.find(name);
         return t && t->shape.size() == 2 ? t->shape[0] : -1;
@@ -555,9 +628,9 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
     if (F.shared_prefix && F.fused_experts) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
         c.shared_intermediate = std::max<int64_t>(0, c.shared_intermediate_field);
-    } else if (F.shared_prefix && F.sigmoid_router) {  // n_shared_experts experts' width (else the rows say)
-        const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : F.sigmoid_router == 1 ? 1 : -1;
-        c.shared_intermediate = n >= 0 ? n * c.moe_intermediate_field
+    } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
+        const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
+        c.shared_intermediate = n >= 0 ? n * c.moe_intermediate
                                        : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
     } else if (F.shared_prefix) {
         c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
@@ -566,7 +639,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (c.moe_intermediate <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "cannot infer the experts' width from %s (no %s)", src.c_str(),
              F.fused_experts ? "intermediate_size" : "moe_intermediate_size, no expert 0 tensors");
-    if (F.sigmoid_router) resolve_sigmoid_router(F, c, src);
+    if (grouped_router(F)) resolve_grouped_router(F, c, src);
 }
 
 void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
@@ -632,6 +705,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
              F.name, ck.files()[0]->path().c_str(), (long long)L,
              c.num_layers > 0 ? "config.json's num_hidden_layers" : (std::string("the highest ") + F.layer_prefix + "N + 1").c_str(),
              (long long)L * T_COUNT, (long long)have);
+    resolve_mla(F, c);
     resolve_features(F, c, L);
     resolve_moe(ck, F, c, L);
     // (the same bound for the expert tensors a config's num_experts names; stacked experts
@@ -670,7 +744,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (gpt-oss's MXFP4 experts: U8 blocks and scales)
     std::set<std::string> matrices = {F.embed, F.lm_head}, bytes;
     for (int64_t l = 0; l < L; ++l) {
-        for (int k = T_Q; k <= T_DOWN; ++k)
+        for (int k : {T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_Q_A, T_Q_B, T_KV_A, T_KV_B})
             if (layer_tensor_expected(c, LayerTensor(k), l)) matrices.insert(layer_name(l, k));
         for (const MoeTensor& t : moe_layer_tensors(c, l)) {
             if (t.matrix && !t.u8) matrices.insert(t.name);
@@ -693,8 +767,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         // Old conversions store the RoPE buffer; it is recomputed from the config.
         if (split_layer_name(t->name, F.layer_prefix, &layer, &rest) && is_ignored_layer_tensor(F, rest)) continue;
         // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
-        if (F.sigmoid_router && split_layer_name(t->name, F.layer_prefix, &layer, &rest) && layer >= L &&
-            layer < L + (c.nextn_layers_field >= 0 ? c.nextn_layers_field : F.sigmoid_router == 1 ? 1 : 0))
+        if (grouped_router(F) && split_layer_name(t->name, F.layer_prefix, &layer, &rest) && layer >= L &&
+            layer < L + (c.nextn_layers_field >= 0 ? c.nextn_layers_field : router_defaults(F).nextn))
             continue;
         unexpected.push_back(t->name);
     }
@@ -749,7 +823,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (Fused q|k|v or gate|up tensors: the config names the sizes; k0 is q0 then, and the
     // inferences below are not made from them.)
     const TensorView* q0 = ck.find(layer_name(0, T_Q));
-    const TensorView* k0 = F.fused_qkv ? q0 : ck.find(layer_name(0, T_K));
+    const TensorView* k0 = F.fused_qkv || F.mla ? q0 : ck.find(layer_name(0, T_K));
     // (the first dense layer's gate_proj; an MoE model whose layers are all MoE has none)
     const TensorView* g0 = nullptr;
     for (int64_t l = 0; l < L && !g0; ++l)
@@ -769,7 +843,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
             c.head_dim = F.default_head_dim;
         }
     }
-    if (c.num_heads < 0 && !F.fused_qkv) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
+    if (c.num_heads < 0 && !F.fused_qkv && !F.mla) c.num_heads = dim(q0, 0) > 0 && dim(q0, 0) % c.head_dim == 0 ? dim(q0, 0) / c.head_dim : -1;
     // (GPT-NeoX, GPT-2: multi-head attention only, their config classes read no num_key_value_heads;
     // GPTBigCode: one KV head when multi_query, true when left out)
     if (F.multi_query_field) c.num_kv_heads = c.multi_query != 0 ? 1 : c.num_heads;
@@ -826,14 +900,17 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
              ck.file_of(*emb).c_str(), emb->shape_str().c_str());
     if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.intermediate_size <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "cannot infer the attention heads / MLP size from %s (q_proj %s, k_proj %s, "
-             "gate_proj %s with head_dim %lld)", src.c_str(), q0->shape_str().c_str(), k0->shape_str().c_str(),
+             "gate_proj %s with head_dim %lld)", src.c_str(), q0 ? q0->shape_str().c_str() : "(none)",
+             k0 ? k0->shape_str().c_str() : "(none)",
              g0 ? g0->shape_str().c_str() : "(none: every layer is MoE)", (long long)c.head_dim);
     if (c.head_dim % 2 != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
              (long long)c.head_dim);
-    if (c.head_dim > 512)
-        fail(VT_STATUS_UNSUPPORTED, "%s: head_dim %lld is larger than the 512 this engine supports", src.c_str(),
-             (long long)c.head_dim);
+    // (DeepSeek's latent head: kv_lora_rank + qk_rope_head_dim, 576 as released, up to one
+    // attention accumulator's floats)
+    if (c.head_dim > (c.mla ? 4096 : 512))
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s %lld is larger than the %d this engine supports", src.c_str(),
+             c.mla ? "kv_lora_rank + qk_rope_head_dim" : "head_dim", (long long)c.head_dim, c.mla ? 4096 : 512);
     if (c.num_heads % c.num_kv_heads != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: num_attention_heads %lld is not a multiple of num_key_value_heads %lld",
              src.c_str(), (long long)c.num_heads, (long long)c.num_kv_heads);
@@ -860,12 +937,16 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         want(bias_name(F.embed_norm), {H});
     }
     for (int64_t l = 0; l < L; ++l) {
+        const int64_t QIN = c.mla ? c.num_heads * (c.mla_nope + c.mla_rope) : F.fused_qkv ? QD + 2 * KVD : QD;
         const std::vector<int64_t> shapes[T_COUNT] = {
-            {F.fused_qkv ? QD + 2 * KVD : QD, H}, {KVD, H}, {KVD, H}, {H, QD}, {F.fused_gate_up ? 2 * I : I, H},
+            {QIN, H}, {KVD, H}, {KVD, H}, {H, c.mla ? c.num_heads * c.mla_v : QD}, {F.fused_gate_up ? 2 * I : I, H},
             {I, H}, {H, I}, {H}, {H}, {F.fused_qkv ? QD + 2 * KVD : QD}, {KVD}, {KVD}, {H}, {I}, {I}, {H},
             // (OLMo 2's and OLMoE's q/k norms span the whole projection)
             {F.qk_norm_full ? QD : c.head_dim}, {F.qk_norm_full ? KVD : c.head_dim}, {H}, {H}, {c.num_heads}, {H}, {H},
-            {1}, {1}, {}, {}};
+            {1}, {1}, {}, {},
+            // (DeepSeek's latent attention)
+            {c.mla_q_lora, H}, {c.mla_q_lora}, {c.num_heads * (c.mla_nope + c.mla_rope), c.mla_q_lora},
+            {c.mla_kv_lora + c.mla_rope, H}, {c.mla_kv_lora}, {c.num_heads * (c.mla_nope + c.mla_v), c.mla_kv_lora}};
         for (int k = 0; k < T_COUNT; ++k) {
             if (!layer_tensor_expected(c, LayerTensor(k), l)) continue;
             const TensorView* t = ck.find(layer_name(l, k));
@@ -905,7 +986,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
 void resolve_rope(LlamaConfig& c) {
     // Partial rotary embeddings (Phi-3 family: Phi-4-mini's 0.75): transformers rotates
     // int(head_dim · factor) dims; the other families' modeling code has no such path.
-    c.rotary_dim = c.head_dim;
+    c.rotary_dim = c.mla ? c.mla_rope : c.head_dim;  // (DeepSeek: the rope dims of its latent head)
     if (c.family && c.family->default_rotary_factor > 0 && !c.partial_rotary_given)
         c.partial_rotary_factor = c.family->default_rotary_factor;  // (Phi 0.5, StableLM 0.25: their configs')
     if (c.partial_rotary_factor != 1.0) {
@@ -1235,6 +1316,14 @@ LlamaConfig read_config(const std::string& dir) {
         c.first_k_dense_field = r.integer(root, "first_k_dense_replace", 0, 100000);
         c.nextn_layers_field = r.integer(root, "num_nextn_predict_layers", 0, 100000);
         c.routed_scaling_field = r.positive(root, "routed_scaling_factor");
+        if (const json::Value* ql = root.find("q_lora_rank"))  // (null: q_proj, no LoRA)
+            c.q_lora_field = ql->is_null() ? 0 : r.integer(root, "q_lora_rank", 1, kMaxDim);
+        c.kv_lora_field = r.integer(root, "kv_lora_rank", 1, kMaxDim);
+        c.qk_nope_field = r.integer(root, "qk_nope_head_dim", 1, kMaxDim);
+        c.qk_rope_field = r.integer(root, "qk_rope_head_dim", 1, kMaxDim);
+        c.v_head_field = r.integer(root, "v_head_dim", 1, kMaxDim);
+        c.rope_interleave_field = r.boolean(root, "rope_interleave");
+        c.topk_method = r.string(root, "topk_method");
         c.decoder_sparse_step = r.integer(root, "decoder_sparse_step", 1, 100000);
         c.no_rope_layer_interval = r.integer(root, "no_rope_layer_interval", 1, 100000);
         c.embedding_multiplier = r.positive(root, "embedding_multiplier");
@@ -1294,6 +1383,7 @@ LlamaConfig resolve_config(Checkpoint& ck, int64_t* file_layers) {
     LlamaConfig c = read_config(ck.dir());
     check_and_resolve(ck, c, file_layers);
     resolve_rope(c);
+    resolve_mla_scale(c);
     check_float32(c);
     return c;
 }

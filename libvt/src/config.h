@@ -119,6 +119,11 @@ struct LlamaConfig {
     int64_t n_group_field = -1, topk_group_field = -1, n_shared_experts_field = -1;
     int64_t first_k_dense_field = -1, nextn_layers_field = -1;
     double routed_scaling_field = -1;
+    // DeepSeek-V2 / V3 (-1: absent; q_lora_rank null: 0): the latent attention's sizes,
+    // rope_interleave (V3), topk_method (V2: "greedy" or "group_limited_greedy")
+    int64_t q_lora_field = -1, kv_lora_field = -1, qk_nope_field = -1, qk_rope_field = -1, v_head_field = -1;
+    int rope_interleave_field = -1;
+    std::string topk_method;
     std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
     std::vector<int64_t> no_rope_layers;    // SmolLM3: 1 = the layer rotates, 0 = NoPE (empty: absent)
     int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
@@ -182,6 +187,7 @@ struct LlamaConfig {
     // the experts chosen by score + the router's correction bias within the topk_groups best of
     // moe_groups groups (a group's score: the sum of its two best), weighted by their plain
     // scores (renormalized when norm_topk) times routed_scaling.
+    // (DeepSeek-V2's softmax router limits its groups too: scored by their best, the others 0)
     bool moe_sigmoid = false;
     int64_t moe_groups = 1, moe_topk_groups = 1;
     float routed_scaling = 1.0f;
@@ -192,6 +198,16 @@ struct LlamaConfig {
     // The widest MLP row of any layer (dense, expert, shared; gpt-oss's experts' gate|up is one
     // linear of 2·moe_intermediate rows): scratch sizes. (family.cpp)
     int64_t mlp_width() const;
+
+    // DeepSeek-V2 / V3's multi-head latent attention (family.h, mla; resolved): the cache and the
+    // attention see one KV head of head_dim = mla_kv_lora + mla_rope ([rotated k_pe | RMSNormed c]
+    // for keys and values alike), the queries num_heads heads of that width ([rotated q_pe |
+    // W_uk_hᵀ · q_nope]); rotary_dim = mla_rope (pairs (2i, 2i + 1) of the checkpoint's rows
+    // when mla_interleaved, put in rotate-half order as they are copied); each head's output's
+    // latent part goes through W_uv_h (mla_v rows) before o_proj ([H, num_heads · mla_v]).
+    bool mla = false;
+    int64_t mla_q_lora = 0, mla_kv_lora = 0, mla_nope = 0, mla_rope = 0, mla_v = 0;
+    bool mla_interleaved = false;
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

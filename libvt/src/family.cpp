@@ -23,7 +23,7 @@ namespace {
 // No router, no experts, no shared expert (the MoE fields of a dense row).
 #define VT_NO_MOE nullptr, nullptr, {nullptr, nullptr, nullptr}, nullptr, nullptr, false
 // The trailing fields of a dense family (no router, no experts).
-#define VT_DENSE VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false, /*sigmoid router=*/0, /*qk norm field=*/false
+#define VT_DENSE VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false, /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -141,7 +141,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
         VT_NO_MOE, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -153,7 +153,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Phi-1 / 1.5 / 2: the parallel LayerNorm block (phi), partial rotary embeddings
@@ -173,7 +173,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/true, /*rotary factor=*/0.5, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GPT-J (gpt-j-6b, GPT4All-J, Pygmalion-6B): Phi's parallel block (one LayerNorm with
@@ -195,7 +195,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/true, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/true, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // StableLM (stablelm-2-1.6b, stablelm-3b-4e1t, stablelm-zephyr): Llama's sequential block
@@ -217,7 +217,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // OLMo 1 (allenai/OLMo-1B-hf / 7B-hf, OLMo-1.7): Llama's block with LayerNorms that have no
@@ -236,7 +236,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/true, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GPT-NeoX (Pythia, GPT-NeoX-20B, Dolly v2, RedPajama-INCITE): LayerNorms (weights and
@@ -261,7 +261,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/true, /*mlp bias always=*/true, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Falcon (falcon-7b, falcon-rw without ALiBi, Falcon2-11B): LayerNorms (weights and
@@ -285,7 +285,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/1, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Falcon with two parallel norms (falcon-40b / 180B: new_decoder_architecture with
@@ -305,7 +305,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/2, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Bloom (bigscience/bloom-560m … 176b, bloomz, mt0-free decoders): LayerNorms (weights and
@@ -328,7 +328,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/1, /*embed norm=*/"transformer.word_embeddings_layernorm.weight", /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // MPT (mosaicml/mpt-7b / 30b and their -instruct / -chat, as transformers' MptForCausalLM
@@ -348,7 +348,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/true, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/2, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // OPT (facebook/opt-125m … 66b, OPT-IML, Galactica): the pre-norm block with LayerNorms
@@ -373,7 +373,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/"model.decoder.embed_positions.weight", /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"model.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/2, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GPT-Neo (EleutherAI/gpt-neo-125m / 1.3B / 2.7B): GPT-2's block with Linear weights,
@@ -395,7 +395,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/true,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GPT-2 (gpt2 … gpt2-xl, distilgpt2, DialoGPT): LayerNorms (weights and biases), learned
@@ -417,7 +417,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/false, /*conv1d=*/true, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GPTBigCode (StarCoder, StarCoderBase, SantaCoder, WizardCoder, granite-20b/34b-code):
@@ -440,7 +440,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/true, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Starcoder2 (starcoder2-3b / 7b / 15b): a sequential block with LayerNorms (weights and
@@ -461,7 +461,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/4096,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // EXAONE 4 (EXAONE-4.0-1.2B / 32B): OLMo 2's post-norm block with per-head q/k norms,
@@ -481,7 +481,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/true, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         "OLMo2", "Olmo2ForCausalLM", "olmo2",
@@ -499,7 +499,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         "GraniteMoE", "GraniteMoeForCausalLM", "granitemoe",
@@ -515,7 +515,7 @@ const ModelFamily kFamilies[] = {
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GraniteMoeShared (granite-4.0-tiny-preview's layout without its Mamba layers,
@@ -533,7 +533,7 @@ const ModelFamily kFamilies[] = {
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/"shared_mlp.", nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         "OLMoE", "OlmoeForCausalLM", "olmoe",
@@ -547,7 +547,7 @@ const ModelFamily kFamilies[] = {
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // gpt-oss (gpt-oss-20b / 120b): Llama's pre-norm block with q/k/v/o biases, attention
@@ -571,7 +571,7 @@ const ModelFamily kFamilies[] = {
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
         /*gpt-oss=*/true, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -584,7 +584,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -597,7 +597,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -610,7 +610,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GLM-4 MoE (zai-org/GLM-4.5, GLM-4.5-Air, GLM-4.6): Llama's block with RoPE over the first
@@ -627,7 +627,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/131072,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/1, /*qk norm field=*/true,
+        /*sigmoid router=*/1, /*qk norm field=*/true, /*mla=*/0,
     },
     {
         // dots1 (rednote-hilab/dots.llm1): Qwen3's attention (per-head q/k RMSNorms, biases on
@@ -643,7 +643,47 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/2, /*qk norm field=*/false,
+        /*sigmoid router=*/2, /*qk norm field=*/false, /*mla=*/0,
+    },
+    {
+        // DeepSeek-V3 / R1 (and Kimi K2, Moonlight: the same layout): multi-head latent attention
+        // (mla), dense layers first, then DeepSeek-V3's sigmoid router with shared experts.
+        "DeepseekV3", "DeepseekV3ForCausalLM", "deepseek_v3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_a_proj.weight",
+         "self_attn.q_a_layernorm.weight", "self_attn.q_b_proj.weight", "self_attn.kv_a_proj_with_mqa.weight",
+         "self_attn.kv_a_layernorm.weight", "self_attn.kv_b_proj.weight"}, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/4096,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/3, /*qk norm field=*/false, /*mla=*/3,
+    },
+    {
+        // DeepSeek-V2 / V2-Lite / V2.5, DeepSeek-Coder-V2: multi-head latent attention (mla), dense
+        // layers first, then routed experts with V2's softmax router (topk_method) and shared experts.
+        "DeepseekV2", "DeepseekV2ForCausalLM", "deepseek_v2",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_a_proj.weight",
+         "self_attn.q_a_layernorm.weight", "self_attn.q_b_proj.weight", "self_attn.kv_a_proj_with_mqa.weight",
+         "self_attn.kv_a_layernorm.weight", "self_attn.kv_b_proj.weight"}, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/2,
     },
     {
         // Helium (kyutai/helium-1-2b): Llama's block with RoPE over pairs (2i, 2i + 1), q/k/v
@@ -659,7 +699,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // ERNIE 4.5 dense (baidu/ERNIE-4.5-0.3B): Llama's block with RoPE over pairs (2i, 2i + 1),
@@ -675,7 +715,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Seed-OSS (ByteDance-Seed/Seed-OSS-36B): Llama's block, q/k/v biases when attention_bias
@@ -691,7 +731,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/true, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GLM (THUDM/glm-4-9b-chat-hf): Llama's block with a fused gate_up_proj (gate rows, then
@@ -712,7 +752,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // GLM-4 (THUDM/GLM-4-9B-0414, GLM-Z1): GLM's block plus the attention and MLP outputs
@@ -732,7 +772,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // OLMo 3 (allenai/Olmo-3-7B): OLMo 2's block with sliding layers by layer_types (default:
@@ -753,7 +793,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
         /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Ministral (mistralai/Ministral-8B-Instruct-2410 as model_type ministral): Mistral's block,
@@ -769,7 +809,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Cohere (CohereForAI/c4ai-command-r-v01, Aya 23): a bias-free LayerNorm before a parallel
@@ -791,7 +831,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
         /*logit scale=*/true, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Cohere 2 (Command R7B, Command A): Cohere's block with sliding layers by layer_types
@@ -812,7 +852,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
         /*logit scale=*/true, /*rope sliding only=*/true, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Arcee (arcee-ai/AFM-4.5B): Llama's block with an ungated MLP, down(relu(up · x)²)
@@ -834,7 +874,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Apertus (swiss-ai/Apertus-8B / 70B): Llama's attention with per-head q/k RMSNorms
@@ -858,7 +898,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // Nemotron (nvidia/Minitron-4B / 8B, Nemotron-Mini-4B): Llama's sequential block with
@@ -883,7 +923,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/true, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // HunYuan dense (tencent/Hunyuan-0.5B..7B-Instruct): Llama's block with per-head q/k
@@ -907,7 +947,7 @@ const ModelFamily kFamilies[] = {
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/true,
         /*ntk alpha=*/true, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0,
     },
     {
         // VaultGemma (google/vaultgemma-1b): Gemma 2's block without its post-attention and
@@ -941,7 +981,6 @@ struct Unsupported {
 const Unsupported kUnsupported[] = {
     {"gemma3", "the vision tower and the language_model.* tensor names of Gemma3ForConditionalGeneration (its text "
                "model as Gemma3ForCausalLM, model_type gemma3_text, is supported)"},
-    {"deepseek_v3", "multi-head latent attention"},
 };
 
 std::string lower(std::string s) {
@@ -1102,6 +1141,13 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
         case T_ACT_ALPHA_N:
         case T_ACT_BETA:
         case T_ACT_EPS: return true;  // (where the family names them: Apertus)
+        case T_Q: return !c.mla || c.mla_q_lora == 0;  // (DeepSeek: q_proj, or its LoRA)
+        case T_Q_A:
+        case T_Q_A_NORM:
+        case T_Q_B: return c.mla && c.mla_q_lora > 0;
+        case T_KV_A:
+        case T_KV_A_NORM:
+        case T_KV_B: return c.mla;
         default: return which < kRequiredTensors;
     }
 }
@@ -1201,15 +1247,22 @@ std::string feature_list(const LlamaConfig& c) {
         add(moe);
         if (c.norm_topk) add("norm-topk");
         if (c.shared_intermediate > 0) add(format("shared-expert %lld", (long long)c.shared_intermediate));
-        if (c.moe_sigmoid) {
-            std::string r = "sigmoid-router";
+        if (c.moe_sigmoid || c.moe_groups > 1 || c.routed_scaling != 1.0f) {  // (DeepSeek-V2's: softmax)
+            std::string r = c.moe_sigmoid ? "sigmoid-router" : "softmax-router";
             if (c.moe_groups > 1) r += format(" groups %lld/%lld", (long long)c.moe_topk_groups, (long long)c.moe_groups);
             if (c.routed_scaling != 1.0f) r += format(" scale %g", double(c.routed_scaling));
             add(r);
         }
     }
-    if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim) add(format("rotary-dim %lld", (long long)c.rotary_dim));
-    if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size)
+    if (c.mla) {
+        std::string a = format("mla kv-lora %lld", (long long)c.mla_kv_lora);
+        if (c.mla_q_lora > 0) a += format(" q-lora %lld", (long long)c.mla_q_lora);
+        add(a + format(" heads %lld+%lld v %lld", (long long)c.mla_nope, (long long)c.mla_rope, (long long)c.mla_v));
+        if (c.mla_interleaved) add("interleaved-rope");
+    }
+    if (c.rotary_dim > 0 && c.rotary_dim != c.head_dim && !c.mla)
+        add(format("rotary-dim %lld", (long long)c.rotary_dim));
+    if (c.num_heads > 0 && c.head_dim * c.num_heads != c.hidden_size && !c.mla)
         add(format("head-dim %lld", (long long)c.head_dim));
     int64_t w = 0;
     for (int64_t x : c.layer_window) w = std::max(w, x);

@@ -18,9 +18,8 @@
 // xIELU MLP with per-layer parameters, q/k norms), GPT-NeoX (the fused qkv in per-head groups,
 // the parallel block with two LayerNorms, an exact-GELU MLP), GLM-4 MoE and dots1 (DeepSeek-V3's
 // sigmoid router with groups and shared experts: sigmoid_router).
-// Multimodal Gemma 3
-// and DeepSeek are not rows: the loader
-// refuses them naming what they need (unsupported_family_reason).
+// DeepSeek-V2 and V3 (multi-head latent attention: mla). Multimodal Gemma 3 is not a row: the
+// loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +39,10 @@ enum LayerTensor {
     T_POST_ATTN_NORM, T_POST_MLP_NORM, T_SINKS, T_ATTN_NORM_BIAS, T_MLP_NORM_BIAS,
     // Apertus: the xIELU activation's per-layer parameters (alpha_p, alpha_n [1]; beta, eps [])
     T_ACT_ALPHA_P, T_ACT_ALPHA_N, T_ACT_BETA, T_ACT_EPS,
+    // DeepSeek-V2 / V3's multi-head latent attention (ModelFamily::mla): q's LoRA (q_a_proj, its
+    // RMSNorm, q_b_proj; T_Q is q_proj when q_lora_rank is null), the latent KV (kv_a_proj_with_mqa,
+    // its RMSNorm over the first kv_lora_rank) and kv_b_proj expanding it per head
+    T_Q_A, T_Q_A_NORM, T_Q_B, T_KV_A, T_KV_A_NORM, T_KV_B,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;
@@ -265,10 +268,22 @@ struct ModelFamily {
     // (num_nextn_predict_layers: the multi-token-prediction heads) are not loaded.
     // 0: not this router; else whose config class's defaults apply to what config.json leaves
     // out: 1 GLM-4 MoE's (first_k_dense_replace 1, norm_topk_prob true, n_shared_experts 1, one
-    // MTP layer), 2 dots1's (0, false, none: the shared expert's rows say).
+    // MTP layer), 2 dots1's (0, false, none: the shared expert's rows say), 3 DeepSeek-V3's (3,
+    // true, 1, one MTP layer; n_group 8, topk_group 4, routed_scaling_factor 2.5).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
+    // DeepSeek-V2 (2) / V3 (3): multi-head latent attention. q = q_proj · x, or q_b(RMSNorm(q_a ·
+    // x)) (q_lora_rank), per head [nope | rope]; the latent [c | k_pe] = kv_a_proj_with_mqa · x,
+    // c RMSNormed (kv_a_layernorm); kv_b_proj · c per head = [k_nope | v]; k_pe shared by the
+    // heads; RoPE on q's and k_pe's rope dims over pairs (2i, 2i + 1) (V2 always, V3 when
+    // rope_interleave), scores · (nope + rope)^-0.5 (· YaRN's mscale(factor, mscale_all_dim)²).
+    // The engine computes it absorbed: the cache holds one KV head per layer, [rotated k_pe |
+    // c] (LlamaConfig::mla_*), each query head's nope part goes through its W_uk (kv_b's k rows,
+    // transposed) into the latent, and each head's output through its W_uv (kv_b's v rows).
+    // The router: V3's sigmoid one (sigmoid_router 3); V2's softmax with topk_method
+    // ("greedy", or "group_limited_greedy": groups scored by their best), routed_scaling_factor.
+    int mla;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

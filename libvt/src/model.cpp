@@ -508,6 +508,9 @@ static int64_t release_host_linears(vt_model& m) {
     };
     for (LayerWeights& w : m.layers) {
         drop(w.qkv);
+        drop(w.q_b);
+        for (auto* v : {&w.uk, &w.uv})
+            for (auto& x : *v) drop(x);
         drop(w.o);
         drop(w.gate);
         drop(w.up);
@@ -680,7 +683,58 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             return cached(ln + name, x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk),
                           [&] { return ld.pack_tensor(x, fmt, blk); });
         };
-        if (F.fused_qkv && F.conv1d_weights) {  // (GPT-2's c_attn: q|k|v columns)
+        if (F.mla) {
+            // DeepSeek's latent attention: [q_a_proj or q_proj | kv_a_proj_with_mqa] as one linear
+            // (both read the normed x), q_b_proj, and kv_b_proj split per head into W_uk_hᵀ (its
+            // k rows transposed: q's nope part into the latent) and W_uv_h (its v rows). A linear
+            // whose input width the block does not divide takes the largest block that does.
+            auto fit = [&](int64_t in, const TensorView& x) -> int32_t {
+                if (blk <= 0 || in % blk == 0) return blk;  // (bf16: no blocks)
+                for (int32_t b : {128, 64, 32, 16})
+                    if (b < blk && in % b == 0) return b;
+                fail(VT_STATUS_UNSUPPORTED, "tensor %s in %s: its %lld columns are not a multiple of 16 (the "
+                     "smallest block of a packed linear)", x.name.c_str(), ck->file_of(x).c_str(), (long long)in);
+            };
+            const TensorView& qa = t(cfg.mla_q_lora > 0 ? T_Q_A : T_Q);
+            const TensorView& kva = t(T_KV_A);
+            const std::vector<const TensorView*> parts = {&qa, &kva};
+            const vt_format qf = ld.format_of(parts, fmt);
+            const int32_t qb = ld.block_of(parts, fmt, fit(qa.shape[1], qa));
+            w.qkv = cached(ln + "qkv", qa.shape[0] + kva.shape[0], qa.shape[1], qf, qb,
+                           [&] { return ld.pack_concat(parts, qf, qb); });
+            ld.progress(int64_t(qa.nbytes + kva.nbytes));
+            if (cfg.mla_q_lora > 0) {
+                const TensorView& x = t(T_Q_B);
+                const vt_format f = ld.format_of({&x}, fmt);
+                const int32_t b = ld.block_of({&x}, fmt, fit(x.shape[1], x));
+                w.q_b = cached(ln + "q_b", x.shape[0], x.shape[1], f, b, [&] { return ld.pack_tensor(x, f, b); });
+                ld.progress(int64_t(x.nbytes));
+            }
+            const TensorView& kb = t(T_KV_B);
+            if (!kb.float_dtype)
+                fail(VT_STATUS_UNSUPPORTED, "tensor %s in %s must be F32, F16 or BF16, not %s (its rows are split "
+                     "per head and transposed at load)", kb.name.c_str(), ck->file_of(kb).c_str(), kb.dtype_name.c_str());
+            const int64_t nope = cfg.mla_nope, vd = cfg.mla_v, R = cfg.mla_kv_lora;
+            const size_t es = kb.dtype == VT_DTYPE_F32 ? 4 : 2;
+            auto rows_of = [&](int64_t row0, int64_t rows) {
+                TensorView v = kb;
+                v.data = kb.data + size_t(row0 * R) * es;
+                v.shape = {rows, R};
+                v.nbytes = size_t(rows * R) * es;
+                return v;
+            };
+            const int32_t bk = fit(nope, kb), bv = fit(R, kb);
+            for (int64_t h = 0; h < cfg.num_heads; ++h) {
+                const std::string hn = std::to_string((long long)h);
+                const TensorView k = rows_of(h * (nope + vd), nope), v = rows_of(h * (nope + vd) + nope, vd);
+                w.uk.push_back(cached(ln + "uk." + hn, R, nope, fmt, bk, [&] {
+                    AlignedVec<uint8_t> tmp;
+                    return ld.pack_tensor(ld.transposed(k, tmp), fmt, bk);
+                }));
+                w.uv.push_back(cached(ln + "uv." + hn, vd, R, fmt, bv, [&] { return ld.pack_tensor(v, fmt, bv); }));
+            }
+            ld.progress(int64_t(kb.nbytes));
+        } else if (F.fused_qkv && F.conv1d_weights) {  // (GPT-2's c_attn: q|k|v columns)
             w.qkv = one("qkv", T_Q);
             ld.progress(int64_t(t(T_Q).nbytes));
         } else if (F.fused_qkv && F.qkv_grouped && t(T_Q).qkv_heads) {  // (GPT-NeoX, Falcon from a GGUF) q|k|v rows already
@@ -895,6 +949,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             regroup_qkv_units(reinterpret_cast<const uint8_t*>(grouped.data()), reinterpret_cast<uint8_t*>(w.qkv_bias.data()),
                               sizeof(float), cfg.num_heads, cfg.num_kv_heads, cfg.head_dim);
         }
+        small(T_Q_A_NORM, w.q_a_norm);  // (DeepSeek's latent attention: its norms)
+        small(T_KV_A_NORM, w.kv_a_norm);
         small(T_O_BIAS, w.o_bias);
         small(T_GATE_BIAS, w.gate_bias);
         small(T_UP_BIAS, w.up_bias);
@@ -1022,6 +1078,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             idle_experts += eb - active;
         }
         if (w.shared.gate) wb += w.shared.gate->nbytes() + w.shared.up->nbytes() + w.shared.down->nbytes();
+        if (w.q_b) wb += w.q_b->nbytes();
+        for (const auto* v : {&w.uk, &w.uv})
+            for (const auto& x : *v) wb += x->nbytes();
+        wb += int64_t((w.q_a_norm.size() + w.kv_a_norm.size()) * sizeof(float));
         wb += int64_t((w.router.size() + w.router_bias.size() + w.router_choice_bias.size() + w.shared_gate.size() + w.sinks.size()) * sizeof(float));
         wb += int64_t((w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size() + w.o_bias.size() +
                        w.gate_bias.size() + w.up_bias.size() + w.down_bias.size() + w.q_norm.size() +

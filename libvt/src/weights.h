@@ -41,6 +41,13 @@ struct LayerWeights {
     float xielu_alpha_p = 0, xielu_alpha_n = 0, xielu_beta = 0, xielu_eps = 0;
     AlignedVec<float> attn_norm_bias;  // [H] LayerNorm families (Phi, StableLM): input_layernorm's bias
     AlignedVec<float> mlp_norm_bias;   // [H] StableLM: post_attention_layernorm's bias
+    // DeepSeek's latent attention (LlamaConfig::mla; qkv above is then [q_a_proj or q_proj |
+    // kv_a_proj_with_mqa]: q's LoRA down-projection, or q itself, and the latent KV, one linear).
+    std::unique_ptr<Packed> q_b;                 // [NH·(nope + rope), q_lora] (null: no q LoRA)
+    AlignedVec<float> q_a_norm;                  // [q_lora]
+    AlignedVec<float> kv_a_norm;                 // [kv_lora]
+    std::vector<std::unique_ptr<Packed>> uk;     // [NH] W_uk_hᵀ [kv_lora, nope]: kv_b's k rows, transposed
+    std::vector<std::unique_ptr<Packed>> uv;     // [NH] W_uv_h [v, kv_lora]: kv_b's v rows
     // Mixture of experts (LlamaConfig::moe_layer; gate / up / down above are then null).
     struct Expert {
         std::unique_ptr<Packed> gate, up;  // [I_e, H] (gpt-oss: gate is [2·I_e, H], gate and up rows

@@ -537,7 +537,7 @@ typedef struct vt_model_info {
     int64_t total_bytes;       /* all memory held by the model                               */
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
-     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "Glm4MoE", "Dots1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
+     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "Glm4MoE", "Dots1", "DeepseekV3", "DeepseekV2", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cohere", "Cohere2", "Arcee", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma",
      * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo". */
     char family[32];
@@ -547,10 +547,11 @@ typedef struct vt_model_info {
      * "attn-softcap C", "final-softcap C", "head-dim N" (head_dim × num_heads != hidden_size),
      * "sliding-window W (every layer | layer A | layers A..B | layers A,B,... | K of N layers)",
      * "moe E experts top-K" (+ " (M of N layers)" when some layers are dense), "norm-topk",
-     * "shared-expert I", "sigmoid-router" (+ " groups K/G", " scale S": GLM-4 MoE, dots1), "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
+     * "shared-expert I", "sigmoid-router" / "softmax-router" (+ " groups K/G", " scale S": GLM-4 MoE, dots1, DeepSeek),
+     * "mla kv-lora R[ q-lora Q] heads N+P v V" (DeepSeek's latent attention), "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
      * "logits-scaling S" (Granite), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
-     * "interleaved-rope" (Helium, ERNIE 4.5, GLM: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4),
+     * "interleaved-rope" (Helium, ERNIE 4.5, GLM, DeepSeek: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4),
      * "rotary-dim N" (partial rotary embeddings), "parallel-block" and "logit-scale S" (Cohere), "relu2-mlp" (Arcee), "xielu-mlp" (Apertus), "layer-norm-1p" (Nemotron's LayerNorm1P),
      * "qk-norm-after-rope" and "ntk-alpha A" (HunYuan dense), "no-post-norms" (VaultGemma),
      * "parallel-block-two-norms" (GPT-NeoX's x + attn(LN1(x)) + mlp(LN2(x))), "gelu-exact-mlp" (an ungated MLP

@@ -109,6 +109,14 @@ struct CpuSession final : BackendSession {
     std::vector<float> moe_group;   // [groups] their groups' scores
     AlignedVec<float> moe_h;        // [R, I_e] gpt-oss: the clamped SwiGLU of an expert's gate|up
     AlignedVec<float> ones;         // [I] ungated MLPs (Phi, Starcoder2): 1s, the "up" of ops::geglu_tanh's vector GELU
+    // DeepSeek's latent attention (else empty): [q_a or q | c | k_pe] of each row, q's normed
+    // LoRA, q, one head's input and output of W_uk / W_uv, the heads' values before o_proj.
+    AlignedVec<float> mla_a;        // [R, qkv rows]
+    AlignedVec<float> mla_qa;       // [R, q_lora]
+    AlignedVec<float> mla_q;        // [R, NH·(nope + rope)]
+    AlignedVec<float> mla_in;       // [R, max(nope, kv_lora)]
+    AlignedVec<float> mla_out;      // [R, max(kv_lora, v)]
+    AlignedVec<float> mla_o;        // [R, NH·v]
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -377,6 +385,15 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         s.moe_group.assign(size_t(c.moe_groups), 0.0f);
         grow(s.moe_h, c.family && c.family->gpt_oss ? rows * c.moe_intermediate : 0);
     }
+    if (c.mla) {
+        const int64_t A = (c.mla_q_lora > 0 ? c.mla_q_lora : NH * (c.mla_nope + c.mla_rope)) + c.mla_kv_lora + c.mla_rope;
+        grow(s.mla_a, rows * A);
+        grow(s.mla_qa, rows * c.mla_q_lora);
+        grow(s.mla_q, rows * NH * (c.mla_nope + c.mla_rope));
+        grow(s.mla_in, rows * std::max(c.mla_nope, c.mla_kv_lora));
+        grow(s.mla_out, rows * std::max(c.mla_kv_lora, c.mla_v));
+        grow(s.mla_o, rows * NH * c.mla_v);
+    }
     grow(s.tmp, rows * H);
     if (c.family && ungated_mlp(*c.family)) s.ones.assign(size_t(c.intermediate_size), 1.0f);
     grow(s.rope, rows * HD);
@@ -505,6 +522,23 @@ void sigmoid_router_groups(const LlamaConfig& c, float* ch, float* gs) {
             for (int64_t e = g * n; e < (g + 1) * n; ++e) ch[e] = -INFINITY;
 }
 
+// DeepSeek-V2's group limit on one row's probabilities ch ([E]): each group scored by its best,
+// the moe_topk_groups best groups kept (ties: the lower index), the others' set to 0 (as its
+// masked_fill).
+void softmax_router_groups(const LlamaConfig& c, float* ch, float* gs) {
+    const int64_t G = c.moe_groups, n = c.num_experts / G;
+    for (int64_t g = 0; g < G; ++g) gs[g] = *std::max_element(ch + g * n, ch + (g + 1) * n);
+    for (int64_t j = 0; j < c.moe_topk_groups; ++j) {
+        int64_t best = -1;
+        for (int64_t g = 0; g < G; ++g)
+            if (gs[g] >= 0.0f && (best < 0 || gs[g] > gs[best])) best = g;
+        gs[best] = -1.0f;  // kept (probabilities are >= 0)
+    }
+    for (int64_t g = 0; g < G; ++g)
+        if (gs[g] >= 0.0f)
+            for (int64_t e = g * n; e < (g + 1) * n; ++e) ch[e] = 0.0f;
+}
+
 // The mixture-of-experts MLP of layer w on n rows of xn ([n, H]) -> out ([n, H]), as
 // transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
 // logits in float32, each row's top k experts (ties: the lower index), their weights
@@ -545,6 +579,12 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             for (int64_t e = 0; e < E; ++e) sum += (p[e] = std::exp(p[e] - mx));
             const float inv = 1.0f / sum;
             for (int64_t e = 0; e < E; ++e) p[e] *= inv;
+            if (c.moe_topk_groups < c.moe_groups) {  // DeepSeek-V2's group_limited_greedy
+                float* ch = s.moe_choice.data();
+                std::copy(p, p + E, ch);
+                softmax_router_groups(c, ch, s.moe_group.data());
+                score = ch;
+            }
         }
         float top = 0.0f;
         for (int64_t j = 0; j < k; ++j) {  // k passes of argmax over the experts not yet taken
@@ -565,6 +605,8 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] = wt[i * k + j] / d * c.routed_scaling;
         } else if (c.norm_topk) {
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= top;
+        } else if (c.routed_scaling != 1.0f) {  // (DeepSeek-V2)
+            for (int64_t j = 0; j < k; ++j) wt[i * k + j] *= c.routed_scaling;
         }
     }
     for (int64_t e = 0; e < E; ++e) first[e + 1] += first[e];
@@ -602,6 +644,80 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             const float* y = s.moe_y.data() + i * H;
             for (int64_t h = 0; h < H; ++h) o[h] += g * y[h];
         }
+    }
+}
+
+// DeepSeek's latent attention, absorbed (LlamaConfig::mla), for the pass's m rows of layer l:
+// each row's q ([rotated q_pe | W_uk_hᵀ · q_nope] per head, times qscale) into s.qkv, its
+// cache row [rotated k_pe | RMSNormed c] (keys and values alike) into its session's cache.
+// rope_dims copies a head's rope dims, in rotate-half order when the checkpoint's pairs are
+// (2i, 2i + 1).
+void mla_qkv(const Pass& p, const LayerWeights& w, int64_t l, const float* rope_table, float qscale,
+             const vt_linear_options& lopt) {
+    CpuSession& s = p.s;
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t m = p.m, NH = c.num_heads, HD = c.head_dim, QKV = (NH + 2) * HD;
+    const int64_t R = c.mla_kv_lora, RP = c.mla_rope, NP = c.mla_nope, QH = NP + RP;
+    const int64_t A = w.qkv->out, QA = A - R - RP;
+    const float eps = float(c.rms_norm_eps);
+    linear(*w.qkv, s.xn.data(), m, nullptr, lopt, s.mla_a.data());
+    const float* q = s.mla_a.data();
+    int64_t qs = A;  // q's row stride
+    if (w.q_b) {     // q = q_b · RMSNorm(q_a · x)
+        for (int64_t i = 0; i < m; ++i) {
+            std::memcpy(s.mla_qa.data() + i * QA, s.mla_a.data() + i * A, size_t(QA) * sizeof(float));
+            ops::rmsnorm_heads(s.mla_qa.data() + i * QA, 1, QA, w.q_a_norm.data(), eps);
+        }
+        linear(*w.q_b, s.mla_qa.data(), m, nullptr, lopt, s.mla_q.data());
+        q = s.mla_q.data();
+        qs = NH * QH;
+    }
+    for (int64_t h = 0; h < NH; ++h) {  // each head's q_nope into the latent: W_uk_hᵀ · q_nope
+        for (int64_t i = 0; i < m; ++i)
+            std::memcpy(s.mla_in.data() + i * NP, q + i * qs + h * QH, size_t(NP) * sizeof(float));
+        linear(*w.uk[size_t(h)], s.mla_in.data(), m, nullptr, lopt, s.mla_out.data());
+        for (int64_t i = 0; i < m; ++i)
+            std::memcpy(s.qkv.data() + i * QKV + h * HD + RP, s.mla_out.data() + i * R, size_t(R) * sizeof(float));
+    }
+    auto rope_dims = [&](const float* src, float* dst) {
+        if (!c.mla_interleaved) {
+            std::memcpy(dst, src, size_t(RP) * sizeof(float));
+            return;
+        }
+        for (int64_t j = 0; j < RP / 2; ++j) {
+            dst[j] = src[2 * j];
+            dst[RP / 2 + j] = src[2 * j + 1];
+        }
+    };
+    parallel_for(m, m > 1 ? std::max<int64_t>(1, 4096 / HD) : 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) {
+            float* row = s.qkv.data() + i * QKV;
+            for (int64_t h = 0; h < NH; ++h) rope_dims(q + i * qs + h * QH + NP, row + h * HD);
+            float* kv = row + NH * HD;
+            const float* a = s.mla_a.data() + i * A + QA;  // [c | k_pe]
+            std::memcpy(kv + RP, a, size_t(R) * sizeof(float));
+            ops::rmsnorm_heads(kv + RP, 1, R, w.kv_a_norm.data(), eps);
+            rope_dims(a + R, kv);
+            const float* cs = rope_table + i * HD;
+            ops::rope(row, NH, HD, cs, qscale, RP);
+            ops::rope(kv, 1, HD, cs, 1.0f, RP);
+            std::memcpy(kv + HD, kv, size_t(HD) * sizeof(float));  // the values: the same row
+            store_kv(p.row(i), l, p.pos(i), kv);
+        }
+    });
+}
+
+// The heads' attention outputs of rows [f, f + n) (s.att: [NH, HD] each, the latent part after
+// the rope dims) through their W_uv_h into s.mla_o ([NH · v] each), o_proj's input.
+void mla_values(CpuSession& s, const LayerWeights& w, int64_t f, int64_t n, const vt_linear_options& lopt) {
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t NH = c.num_heads, HD = c.head_dim, R = c.mla_kv_lora, RP = c.mla_rope, V = c.mla_v;
+    for (int64_t h = 0; h < NH; ++h) {
+        for (int64_t i = 0; i < n; ++i)
+            std::memcpy(s.mla_in.data() + i * R, s.att.data() + (f + i) * NH * HD + h * HD + RP, size_t(R) * sizeof(float));
+        linear(*w.uv[size_t(h)], s.mla_in.data(), n, nullptr, lopt, s.mla_out.data());
+        for (int64_t i = 0; i < n; ++i)
+            std::memcpy(s.mla_o.data() + (f + i) * NH * V + h * V, s.mla_out.data() + i * V, size_t(V) * sizeof(float));
     }
 }
 
@@ -689,12 +805,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     for (int64_t l = 0; l < c.num_layers; ++l) {
         const LayerWeights& w = M.layers[size_t(l)];
 
-        linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
         const float* rope_table = c.layer_local_rope[size_t(l)] ? s.rope_local.data() : s.rope.data();
+        if (c.mla) mla_qkv(p, w, l, rope_table, qscale, lopt);
+        else linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
         const bool nope = size_t(l) < c.layer_nope.size() && c.layer_nope[size_t(l)];
         // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
         // then K/V into the cache.
-        parallel_for(m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+        parallel_for(c.mla ? 0 : m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
                 const float* cs = rope_table + i * HD;
@@ -746,7 +863,12 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         float* const xnf = xn + f * H;
         float* const tmp = s.tmp.data() + f * H;
         float* const mlp = s.mlp.data() + f * mlp_width;
-        linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
+        if (c.mla) {
+            mla_values(s, w, f, n, lopt);
+            linear(*w.o, s.mla_o.data() + f * NH * c.mla_v, n, bias_or_null(w.o_bias), lopt, tmp);
+        } else {
+            linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
+        }
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 if (phi) {  // the parallel block: x += attn(h); the MLP reads h (xn) too

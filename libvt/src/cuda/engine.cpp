@@ -217,6 +217,9 @@ struct CudaModel final : BackendModel {
 std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_index, int32_t kv_dtype) {
     const LlamaConfig& c = m.cfg;
     // (device="auto" then runs the model on the CPU)
+    if (c.mla)  // (before the MoE check: a DeepSeek whose layers are all dense is refused for this)
+        fail(VT_STATUS_UNSUPPORTED, "%s: multi-head latent attention runs on the CPU backend only (the CUDA backend "
+             "has no q / latent absorption yet)", c.family ? c.family->name : "this model");
     if (c.num_experts > 0)
         fail(VT_STATUS_UNSUPPORTED, "%s: mixture-of-experts models run on the CPU backend only (the CUDA backend has "
              "no expert routing yet)", c.family ? c.family->name : "this model");
