@@ -3,8 +3,8 @@
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
 `command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
 (GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `mpt`, `qwen2moe`,
-`qwen3moe`, `granitemoe`, `olmoe` or `gpt-oss` architecture into a Hugging Face-style checkpoint
-folder.
+`qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air) or `dots1`
+(dots.llm1) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -64,7 +64,12 @@ layout differences between llama.cpp and Hugging Face are undone here:
 * A mixture-of-experts block stacks its experts ([experts, rows, cols] `ffn_*_exps`); Hugging
   Face checkpoints hold one tensor per expert, written here one slice at a time (a Q8_0 /
   Q4_0 / Q4_1 expert keeps its blocks: each expert is whole rows of them). Qwen2-MoE's shared
-  expert gate is [hidden] in GGUF and [1, hidden] in Hugging Face.
+  expert gate is [hidden] in GGUF and [1, hidden] in Hugging Face. GLM-4 MoE's and dots1's
+  router keys (sigmoid gating, expert groups, the weights' norm and scale, dense blocks first,
+  shared experts) become Glm4MoeConfig's / Dots1Config's fields as llama.cpp reads them
+  (`_sigmoid_router`), their correction bias exp_probs_b the router's float32
+  e_score_correction_bias; GLM-4 MoE's NextN blocks (after the model's) are left out, and dots1
+  has no sliding window (llama.cpp's has none).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -198,7 +203,7 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
 _LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder",
                      "falcon", "bloom", "mpt")
-_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox")
+_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox", "glm4moe")
 
 
 _BLOCK_NAMES = {
@@ -471,19 +476,38 @@ _OLMO3 = _Arch("Olmo3ForCausalLM", "olmo3", False)
 # ffn_gate_shexp | ffn_up_shexp rows stacked into shared_mlp.input_linear, no gate on it.
 _GRANITEMOE_SHARED = _Arch("GraniteMoeSharedForCausalLM", "granitemoeshared", True,
                            optional=_QKV_BIASES + ("attn_output.bias",))
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss")
+# GLM-4 MoE (GLM-4.5 / 4.6 / 4.5-Air; llama.cpp's glm4moe) and dots1 (dots.llm1): DeepSeek-V3's
+# router (sigmoid scores, the choice made on score + exp_probs_b, the correction bias, within the
+# expert_group_used_count best of expert_group_count groups; the chosen scores renormalized when
+# expert_weights_norm, times expert_weights_scale), ungated shared experts (ffn_*_shexp,
+# expert_shared_count experts wide), the first leading_dense_block_count blocks dense (ffn_gate /
+# ffn_up / ffn_down). Q/K in Hugging Face's order (NEOX rope). GLM-4 MoE: the first
+# rope.dimension_count dims of each head rotate, q/k/v biases (attention_bias) and per-head q/k
+# norms (use_qk_norm) when the file has them, post_attention_norm before the MLP; the NextN
+# (multi-token prediction) blocks after the model's (nextn_predict_layers, counted in
+# block_count) are left out. dots1: Qwen3's attention (q/k norms; q/k/v/o biases all or none).
+_ARCHS["glm4moe"] = _Arch("Glm4MoeForCausalLM", "glm4_moe", False, optional=_QKV_BIASES + _QK_NORMS,
+                          mlp_norm="post_attention_norm.weight",
+                          names={"post_attention_norm.weight": "post_attention_layernorm.weight"})
+_ARCHS["dots1"] = _Arch("Dots1ForCausalLM", "dots1", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",))
+_SIGMOID_ROUTER_ARCHS = ("glm4moe", "dots1")
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _SIGMOID_ROUTER_ARCHS
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
 _SHARED = ("ffn_gate_inp_shexp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight")
+# The sigmoid router's correction bias (DeepSeek-V3's e_score_correction_bias), [experts].
+_EXP_PROBS_B = "exp_probs_b.bias"
 
 
-def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool) -> str:
+def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: str = "") -> str:
     """The Hugging Face name of MoE block tensor `t` of `layer` (one expert of a stacked
-    *_exps tensor)."""
+    *_exps tensor) of architecture `arch` (general.architecture)."""
     p = f"model.layers.{layer}."
     if t == "ffn_gate_inp.weight":
         return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.gate.weight")
+    if t == _EXP_PROBS_B:
+        return p + "mlp.gate.e_score_correction_bias"
     if t in _EXPERTS:
         k = _EXPERTS.index(t)
         if mixtral:
@@ -491,7 +515,8 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool) -> str:
         return p + f"mlp.experts.{expert}." + ("gate_proj", "up_proj", "down_proj")[k] + ".weight"
     if t == "ffn_gate_inp_shexp.weight":
         return p + "mlp.shared_expert_gate.weight"
-    return p + "mlp.shared_expert." + {"ffn_gate_shexp.weight": "gate_proj", "ffn_up_shexp.weight": "up_proj",
+    shared = "mlp.shared_experts." if arch in _SIGMOID_ROUTER_ARCHS else "mlp.shared_expert."
+    return p + shared + {"ffn_gate_shexp.weight": "gate_proj", "ffn_up_shexp.weight": "up_proj",
                                        "ffn_down_shexp.weight": "down_proj"}[t] + ".weight"
 
 
@@ -511,14 +536,16 @@ def _common_block(a: _Arch) -> tuple:
 def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
     """The tensors every block of architecture `a` has (MoE: the router and stacked experts
     instead of the dense MLP; `shared`: Qwen2-MoE's gated shared expert, GraniteMoeShared's
-    ungated one)."""
+    ungated one; GLM-4 MoE's and dots1's ungated ones, and their router's correction bias)."""
     common = _common_block(a)
     if not moe:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
-    shexp = (_SHARED[1:] if a.model_type == "granitemoe" else _SHARED) if shared else ()
+    sigmoid = a.model_type in ("glm4_moe", "dots1")
+    shexp = (_SHARED[1:] if a.model_type == "granitemoe" or sigmoid else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
-    return tuple(t for t in common if t not in dense) + a.required + ("ffn_gate_inp.weight",) + _EXPERTS + shexp + oss
+    router = ("ffn_gate_inp.weight",) + ((_EXP_PROBS_B,) if sigmoid else ())
+    return tuple(t for t in common if t not in dense) + a.required + router + _EXPERTS + shexp + oss
 
 
 def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> str | None:
@@ -533,8 +560,8 @@ def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> st
     if a is None or not m:
         return None
     t = m.group(2)
-    if moe and t in ("ffn_gate_inp.weight",) + _SHARED:
-        return _moe_hf_name(t, int(m.group(1)), None, arch == "llama")
+    if moe and t in ("ffn_gate_inp.weight", _EXP_PROBS_B) + _SHARED:
+        return _moe_hf_name(t, int(m.group(1)), None, arch == "llama", arch)
     if moe and t in _EXPERTS:
         return None
     if t not in _common_block(a) + a.required + a.optional:
@@ -812,7 +839,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _SIGMOID_ROUTER_ARCHS and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -822,6 +849,12 @@ def _hparams(meta: dict, p: str) -> dict:
         moe = dict(n_expert=int(n_expert), n_used=used)
     hidden = need_int("embedding_length")
     n_layers = need_int("block_count")
+    nextn = 0
+    if arch in _SIGMOID_ROUTER_ARCHS:  # (llama.cpp: the NextN blocks are the last nextn_predict_layers of block_count)
+        nextn = meta_value(meta, f"{arch}.nextn_predict_layers", "int", p, 0)
+        if not 0 <= nextn < n_layers:
+            raise ValueError(f"{p}: {arch}.nextn_predict_layers = {nextn} is not below block_count = {n_layers}")
+        n_layers -= nextn
     n_head = need_int("attention.head_count")
     n_kv = need_int("attention.head_count_kv", n_head)
     ffn = need_int("feed_forward_length")
@@ -923,9 +956,9 @@ def _hparams(meta: dict, p: str) -> dict:
         raise ValueError(f"{p}: exaone4.nextn_predict_layers = {meta['exaone4.nextn_predict_layers']}: EXAONE files "
                          "with NextN (multi-token prediction) layers are not supported")
     xielu = _xielu_params(meta, n_layers, p) if arch == "apertus" else None
-    if arch == "glm4":  # GLM-4V's M-RoPE sections, GLM-OCR's NextN layers: not a Glm4ForCausalLM
-        if "glm4.rope.dimension_sections" in meta:
-            raise ValueError(f"{p}: glm4.rope.dimension_sections: a multimodal GLM-4 file (M-RoPE) is not supported")
+    if arch in ("glm4", "glm4moe") and f"{arch}.rope.dimension_sections" in meta:  # (GLM-4V's M-RoPE)
+        raise ValueError(f"{p}: {arch}.rope.dimension_sections: a multimodal GLM-4 file (M-RoPE) is not supported")
+    if arch == "glm4":  # GLM-OCR's NextN layers: not a Glm4ForCausalLM
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
@@ -941,9 +974,52 @@ def _hparams(meta: dict, p: str) -> dict:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
-    return dict(arch=arch, hidden=hidden, n_layers=n_layers, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
+        elif arch in _SIGMOID_ROUTER_ARCHS:
+            moe.update(_sigmoid_router(meta, arch, moe, n_layers, need_int("expert_shared_count"), p))
+    return dict(arch=arch, hidden=hidden, n_layers=n_layers, nextn=nextn, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res,
                 alibi=alibi, clip=clip)
+
+
+def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: int, p: str) -> dict:
+    """A glm4moe / dots1 file's router, dense blocks and shared experts as llama.cpp reads its
+    keys (src/models/glm4-moe.cpp, dots1.cpp, build_moe_ffn): expert_gating_func sigmoid (2;
+    glm4moe's default, dots1 needs it), the first leading_dense_block_count blocks dense (absent:
+    none), expert_group_count groups of which expert_group_used_count are open (absent or 1: one
+    group; as llama.cpp, fewer open than there are, and a group scored by its two best),
+    expert_weights_norm (absent: false), expert_weights_scale (absent or 0: 1), the shared
+    experts expert_shared_count · expert_feed_forward_length wide. Each key that does not fit is
+    refused naming it -> hp["moe"]'s lead, n_group, topk_group, norm, scale, n_shared, ffn_shexp."""
+    E, k = moe["n_expert"], moe["n_used"]
+    gating = meta_value(meta, f"{arch}.expert_gating_func", "int", p, 2 if arch == "glm4moe" else None)
+    if gating is None:
+        raise ValueError(f"{p}: missing metadata {arch}.expert_gating_func (llama.cpp's {arch} needs it; "
+                         "2, sigmoid, is the router's)")
+    if gating != 2:
+        raise ValueError(f"{p}: {arch}.expert_gating_func = {gating}: the {arch} router scores its experts by a "
+                         "sigmoid (2) as DeepSeek-V3's; pyvt converts no other")
+    lead = meta_value(meta, f"{arch}.leading_dense_block_count", "int", p, 0)
+    if not 0 <= lead < n_layers:
+        raise ValueError(f"{p}: {arch}.leading_dense_block_count = {lead} is not below the {n_layers} blocks "
+                         "(a mixture-of-experts model with none)")
+    groups = meta_value(meta, f"{arch}.expert_group_count", "int", p, 0)
+    used = meta_value(meta, f"{arch}.expert_group_used_count", "int", p, 0)
+    if groups > 1:
+        if E % groups or E // groups < 2:
+            raise ValueError(f"{p}: {arch}.expert_group_count = {groups} does not split the {E} experts into groups "
+                             "of 2 or more (the router scores a group by its two best experts)")
+        if not 0 < used < groups:
+            raise ValueError(f"{p}: {arch}.expert_group_used_count = {used} is not between 1 and "
+                             f"expert_group_count - 1 = {groups - 1} (as llama.cpp needs)")
+        if k > used * (E // groups):
+            raise ValueError(f"{p}: {arch}.expert_used_count = {k} is more than the {used * (E // groups)} experts "
+                             f"of the expert_group_used_count = {used} groups a token may choose from")
+    else:
+        groups = used = 1
+    scale = _real(meta, f"{arch}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
+    return dict(lead=lead, n_group=groups, topk_group=used, scale=_f32(scale) if scale else 1.0,
+                norm=meta_value(meta, f"{arch}.expert_weights_norm", "bool", p, False),
+                n_shared=n_shared, ffn_shexp=n_shared * moe["ffn_exp"])
 
 
 def _xielu_params(meta: dict, n_layers: int, p: str) -> dict:
@@ -988,7 +1064,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     arch = hp["arch"]
     hidden, n_layers, head_dim = hp["hidden"], hp["n_layers"], hp["head_dim"]
     n_head, n_kv, ffn = hp["n_head"], hp["n_kv"], hp["ffn"]
-    names = list(g.tensors)
+    # (GLM-4 MoE's NextN blocks, after the model's: left out, whatever they hold)
+    names = [n for n in g.tensors if not ((m := _BLOCK_RE.match(n)) and n_layers <= int(m.group(1)) < n_layers + hp["nextn"])]
     a = _ARCHS[arch]
     factors = [n for n in _ROPE_FACTORS if n in g.tensors]
     if factors and (arch != "phi3" or len(factors) != 2):
@@ -1048,7 +1125,17 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} has "
                          f"{'ALiBi' if arch in _ALIBI_ARCHS else 'learned positions'} and no RoPE; "
                          "pyvt does not guess what is meant")
-    block_has = set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
+    if arch == "glm4moe":  # Glm4MoeConfig's attention_bias, use_qk_norm: in every block or in none
+        _all_or_none(g, n_layers, _QKV_BIASES, "a glm4moe file with biases needs q/k/v biases in every block "
+                     "(Glm4MoeConfig's attention_bias puts them on all three)", p)
+        _all_or_none(g, n_layers, _QK_NORMS, "a glm4moe file with q/k norms needs them in every block "
+                     "(Glm4MoeConfig's use_qk_norm)", p)
+    if arch == "dots1":  # Dots1Config's attention_bias: q/k/v/o biases in every block, or none
+        _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "a dots1 file with biases needs q/k/v/o "
+                     "biases in every block (Dots1Config's attention_bias puts them on all four)", p)
+    lead = moe.get("lead", 0)  # (GLM-4 MoE, dots1: the first blocks dense)
+    block_has = (set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
+                 | (set(_block_tensors(a, False, False)) if lead else set()))
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
     if unknown:
@@ -1094,7 +1181,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     if moe:
         E, fe = moe["n_expert"], moe["ffn_exp"]
         shapes.update({"ffn_gate_inp.weight": (E, hidden), "ffn_gate_exps.weight": (E, fe, hidden),
-                       "ffn_up_exps.weight": (E, fe, hidden), "ffn_down_exps.weight": (E, hidden, fe)})
+                       "ffn_up_exps.weight": (E, fe, hidden), "ffn_down_exps.weight": (E, hidden, fe),
+                       _EXP_PROBS_B: (E,)})
         shapes.update({"ffn_gate_inp.bias": (E,), "ffn_gate_exps.bias": (E, fe), "ffn_up_exps.bias": (E, fe),
                        "ffn_down_exps.bias": (E, hidden)})  # (gpt-oss)
         if "ffn_shexp" in moe:
@@ -1103,7 +1191,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                            "ffn_up_shexp.weight": (fs, hidden), "ffn_down_shexp.weight": (hidden, fs)})
     for i in range(n_layers):
         b = f"blk.{i}."
-        expected.update({b + t: shapes[t] for t in _block_tensors(a, bool(moe), "ffn_shexp" in moe)})
+        expected.update({b + t: shapes[t] for t in _block_tensors(a, bool(moe) and i >= lead, "ffn_shexp" in moe)})
         expected.update({b + t: shapes[t] for t in a.optional if b + t in g.tensors})
     missing = [n for n in expected if n not in g.tensors]
     if missing:
@@ -1373,7 +1461,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
-    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2"):  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _SIGMOID_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -1404,6 +1492,19 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                       intermediate_size=moe["ffn_exp"], sliding_window=window, swiglu_limit=7.0, swiglu_alpha=1.702,
                       layer_types=[("sliding_attention" if window and i % 2 == 0 else "full_attention")
                                    for i in range(hp["n_layers"])])
+    elif moe and hp["arch"] in _SIGMOID_ROUTER_ARCHS:  # Glm4MoeConfig / Dots1Config (_sigmoid_router)
+        for k in ("mlp_bias", "pretraining_tp"):
+            del config[k]
+        config.update(n_routed_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                      moe_intermediate_size=moe["ffn_exp"], n_shared_experts=moe["n_shared"],
+                      first_k_dense_replace=moe["lead"], n_group=moe["n_group"], topk_group=moe["topk_group"],
+                      norm_topk_prob=moe["norm"], routed_scaling_factor=moe["scale"])
+        if hp["arch"] == "glm4moe":  # the rotating dims as a factor; the NextN blocks are not in the folder
+            config.update(partial_rotary_factor=_rotary_factor(hp["rope_dim"], hp["head_dim"]),
+                          use_qk_norm=any(n.endswith("attn_q_norm.weight") for n in g.tensors),
+                          num_nextn_predict_layers=0)
+        else:  # (llama.cpp's dots1 has no sliding window)
+            config.update(sliding_window=None, layer_types=["full_attention"] * hp["n_layers"])
     elif moe and hp["arch"] != "granitemoe":  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
@@ -1722,12 +1823,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
             "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight",
             "ffn_norm.bias")]
-        if not moe:
+        if not moe or i < moe.get("lead", 0):  # (GLM-4 MoE, dots1: the first blocks dense)
             order += [b + s for s in ("ffn_gate.weight", "ffn_up.weight", "ffn_up.bias", "ffn_down.weight",
                                       "ffn_down.bias", "post_ffw_norm.weight")]
             continue
-        # a MoE block: the router, each expert's gate / up / down, the shared expert
-        order.append(b + "ffn_gate_inp.weight")
+        # a MoE block: the router (its correction bias), each expert's gate / up / down, the shared expert
+        order += [b + "ffn_gate_inp.weight", b + _EXP_PROBS_B]
         if arch == "gpt-oss":  # as transformers holds them (MXFP4 experts: as the Hub's files do)
             order.append(b + "ffn_gate_inp.bias")
             for t, key in (("ffn_gate_exps.weight", "gu"), ("ffn_down_exps.weight", "dn")):
@@ -1794,8 +1895,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return f"model.layers.{layer_of(name)}.shared_mlp." + ("input_linear.weight" if e else "output_linear.weight")
         if arch == "granitemoe" and t == "ffn_gate_inp.weight":
             return f"model.layers.{layer_of(name)}.block_sparse_moe.router.layer.weight"
-        if moe and (e is not None or t in ("ffn_gate_inp.weight",) + _SHARED):
-            return _moe_hf_name(t, layer_of(name), e, mixtral)
+        if moe and (e is not None or t in ("ffn_gate_inp.weight", _EXP_PROBS_B) + _SHARED):
+            return _moe_hf_name(t, layer_of(name), e, mixtral, arch)
         return hf_tensor_name(name, "falcon-2ln" if falcon_2ln else arch)
 
     def out_shape(name: str, e) -> tuple:
@@ -2061,7 +2162,9 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
             d = _LOSSLESS[g.tensors[n].ggml_type]
             items.append((out_name(n, e), d, float_shape(n, e), producer(n, d, expert=e)))
-        elif keep_blocks and n == "position_embd.weight":  # (quantized: as libvt holds it, float32, exact)
+        elif (keep_blocks and n == "position_embd.weight") or n.endswith(_EXP_PROBS_B):
+            # (quantized positions: as libvt holds them, float32, exact; the router's correction bias
+            # float32 as the checkpoints hold it: it decides which experts, to the last bit)
             items.append((out_name(n, e), "F32", out_shape(n, e), producer(n, "F32", expert=e)))
         else:
             items.append((out_name(n, e), st_dtype, float_shape(n, e), producer(n, expert=e)))
@@ -2081,7 +2184,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe` or `gpt-oss`) to a Hugging Face-style folder; returns `out_dir`.
+    `olmoe`, `gpt-oss`, `glm4moe` or `dots1`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -2269,7 +2372,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

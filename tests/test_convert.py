@@ -1963,7 +1963,8 @@ def test_merges_from_scores_are_bounded(tmp_path):
 
 # ---- mixture-of-experts GGUFs ----------------------------------------------------------------
 
-def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None, drop=()):
+def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None, drop=(),
+             mtp=False, mha=False):
     """Golden case `name` (tests/family_models.py) written as llama.cpp writes a MoE `arch`
     (`llama` = Mixtral, `qwen2moe`, `qwen3moe`): each block's experts stacked into
     ffn_{gate,up,down}_exps [experts, rows, cols], the router ffn_gate_inp and Qwen2-MoE's
@@ -1972,6 +1973,14 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     gpt-oss: as llama.cpp's converter writes it (gate and up experts apart, each [E, I, H], with
     their biases; the router's bias; attn_sinks; post_attention_norm before the MLP).
     `expert_qtype`: the experts' type (MXFP4); `drop`: tensors left out of the file.
+    glm4moe / dots1: the dense first blocks' ffn_gate / ffn_up / ffn_down, the router's correction
+    bias exp_probs_b (F32), the ungated shared experts ffn_*_shexp and the router's keys as
+    llama.cpp's converter writes them (GLM-4 MoE: post_attention_norm before the MLP, the rotating
+    dims as rope.dimension_count; `mtp`: a NextN block after the model's, counted in block_count,
+    as GLM-4.5's files hold it: the last block again with nextn.* tensors). llama.cpp's dots1 has
+    no sliding window, which its file cannot say: the folder's layers are all global. `mha`: each
+    KV head's k/v rows repeated for its query heads (head_count_kv = head_count: the same model;
+    llama.cpp's dots1 loads k and v as wide as q).
     Returns (GGUF path, the Hugging Face folder of the same weights)."""
     import family_models as F
 
@@ -1991,13 +2000,16 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
             renamed[k] = v
         w = renamed
         cfg.update(num_hidden_layers=len(keep_layers), mlp_only_layers=[])
+    sigmoid = arch in ("glm4moe", "dots1")
+    if arch == "dots1":
+        cfg.update(sliding_window=None, layer_types=["full_attention"] * cfg["num_hidden_layers"])
     ref = tmp_path / f"{name}-hf"
     ref.mkdir()
     (ref / "config.json").write_text(json.dumps(cfg))
     R.write_safetensors(ref / "model.safetensors", w, "BF16")
     F.write_tokenizer(ref)
     n_layers, H = cfg["num_hidden_layers"], cfg["hidden_size"]
-    E = cfg.get("num_experts") or cfg["num_local_experts"]
+    E = cfg.get("num_experts") or cfg.get("n_routed_experts") or cfg["num_local_experts"]
     mixtral = arch == "llama"
     granite = arch == "granitemoe"  # (Q/K rows permuted as llama's; experts stacked in the folder)
     hd = cfg.get("head_dim") or H // cfg["num_attention_heads"]
@@ -2026,9 +2038,12 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                             ("self_attn.k_norm.weight", "attn_k_norm.weight")):
             if p + rest not in w:
                 continue
-            if oss and rest == "post_attention_layernorm.weight":
+            if (oss or arch == "glm4moe") and rest == "post_attention_layernorm.weight":
                 gname = "post_attention_norm.weight"
             x = w[p + rest]
+            if mha and rest.startswith(("self_attn.k_proj.", "self_attn.v_proj.")):
+                x = np.repeat(x.reshape(cfg["num_key_value_heads"], hd, -1),
+                              cfg["num_attention_heads"] // cfg["num_key_value_heads"], axis=0).reshape(-1, *x.shape[1:])
             if (mixtral or granite) and rest in ("self_attn.q_proj.weight", "self_attn.k_proj.weight"):
                 heads = cfg["num_attention_heads"] if "q_proj" in rest else cfg["num_key_value_heads"]
                 x = convert.permute_qk(x, heads)
@@ -2057,8 +2072,17 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                 add(f"blk.{i}.ffn_up_shexp.weight", np.ascontiguousarray(sup))
                 add(f"blk.{i}.ffn_down_shexp.weight", w[p + "shared_mlp.output_linear.weight"])
             continue
+        if p + "mlp.gate_proj.weight" in w:  # (glm4moe / dots1: a dense first block)
+            for hname in ("gate_proj", "up_proj", "down_proj"):
+                add(_gguf_name(f"{p}mlp.{hname}.weight", arch), w[f"{p}mlp.{hname}.weight"])
+            continue
         mp = p + ("block_sparse_moe." if mixtral else "mlp.")
         add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
+        if sigmoid:
+            add(f"blk.{i}.exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"], gw.F32)
+            for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
+                                 ("ffn_down_shexp.weight", "down_proj")):
+                add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_experts.{hname}.weight"])
         names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
         for gname, hname in zip(("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight"), names):
             add(f"blk.{i}.{gname}", np.stack([w[f"{mp}experts.{e}.{hname}.weight"] for e in range(E)]))
@@ -2093,7 +2117,30 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     shared = cfg.get("shared_expert_intermediate_size") or cfg.get("shared_intermediate_size")
     if shared:
         md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, shared)
+    if sigmoid:  # (llama.cpp's converter: Glm4MoeModel / Dots1Model, TextModel's n_group / topk_group)
+        md.update({f"{arch}.expert_shared_count": gw.Val(gw.UINT32, cfg["n_shared_experts"]),
+                   f"{arch}.leading_dense_block_count": gw.Val(gw.UINT32, cfg["first_k_dense_replace"]),
+                   f"{arch}.expert_weights_scale": float(cfg["routed_scaling_factor"]),
+                   f"{arch}.expert_weights_norm": bool(cfg["norm_topk_prob"]),
+                   f"{arch}.expert_gating_func": gw.Val(gw.UINT32, 2),
+                   f"{arch}.expert_group_count": gw.Val(gw.UINT32, cfg["n_group"]),
+                   f"{arch}.expert_group_used_count": gw.Val(gw.UINT32, cfg["topk_group"])})
+    if arch == "glm4moe":
+        md["glm4moe.rope.dimension_count"] = gw.Val(gw.UINT32, int(hd * cfg["rope_parameters"]["partial_rotary_factor"]))
+    if mha:
+        md[f"{arch}.attention.head_count_kv"] = gw.Val(gw.UINT32, cfg["num_attention_heads"])
+    if mtp:  # block n_layers: the last block's tensors again, and the NextN ones
+        last = f"blk.{n_layers - 1}."
+        for gname, ty, shape, data in list(tensors):
+            if gname.startswith(last):
+                tensors.append((f"blk.{n_layers}." + gname[len(last):], ty, shape, data))
+        for gname, x in (("nextn.eh_proj.weight", np.full((H, 2 * H), 0.01, np.float32)),
+                         ("nextn.enorm.weight", np.ones(H, np.float32)), ("nextn.hnorm.weight", np.ones(H, np.float32))):
+            add(f"blk.{n_layers}.{gname}", x, gw.F32)
+        md[f"{arch}.block_count"] = gw.Val(gw.UINT32, n_layers + 1)
+        md[f"{arch}.nextn_predict_layers"] = gw.Val(gw.UINT32, 1)
     md.update(meta or {})
+    md = {k: v for k, v in md.items() if v is not None}  # (meta's None: the key left out)
     path = tmp_path / f"{name}.gguf"
     gw.write_gguf(path, md, tensors)
     return path, ref
@@ -2101,7 +2148,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
 
 MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2]),
              ("granitemoe", "granitemoe", None), ("granitemoe-shared", "granitemoe", None), ("olmoe", "olmoe", None),
-             ("gpt-oss", "gpt-oss", None)]
+             ("gpt-oss", "gpt-oss", None), ("glm4-moe", "glm4moe", None), ("glm4-moe-qknorm", "glm4moe", None),
+             ("dots1", "dots1", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2154,6 +2202,86 @@ def test_moe_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
 ])
 def test_moe_gguf_that_does_not_fit_is_named(tmp_path, meta, words):
     path, _ = moe_gguf(tmp_path, "qwen3-moe", "qwen3moe", keep_layers=[0, 2], meta=meta)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value)
+
+
+def test_glm4moe_gguf_nextn_block_is_left_out(tmp_path):
+    """GLM-4.5's files hold a NextN (multi-token prediction) block after the model's, counted in
+    block_count (nextn_predict_layers): the folder has the model's blocks only and computes what
+    the safetensors case computes (llama.cpp's logits of this file: test_gguf_llamacpp_logits)."""
+    from pyvt import _model
+
+    path, ref = moe_gguf(tmp_path, "glm4-moe", "glm4moe", mtp=True)
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["num_hidden_layers"] == 3 and cfg["num_nextn_predict_layers"] == 0
+    st, src = read_safetensors(out / "model.safetensors"), read_safetensors(ref / "model.safetensors")
+    assert set(st) == set(src) and not any(k.startswith("model.layers.3.") for k in st)
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        np.testing.assert_array_equal(m.logits(_SEQ), r.logits(_SEQ))
+
+
+@pytest.mark.parametrize("name,arch,family", [("glm4-moe", "glm4moe", "Glm4MoE"), ("dots1", "dots1", "Dots1")])
+def test_sigmoid_router_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, arch, family):
+    """A Q8_0 glm4moe / dots1 GGUF: its experts' and shared experts' blocks kept (copied or
+    referred to), the router and its correction bias float32; the same weights and logits as
+    its dequantized folder, and loaded directly as that folder packed as int8."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = moe_gguf(tmp_path, name, arch, qtype=gw.Q8_0)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
+    _assert_same_weights_and_logits(plain, copied, refd)
+    header = safetensors_header(copied / "model.safetensors")
+    assert header["model.layers.1.mlp.gate.e_score_correction_bias"]["dtype"] == "F32"
+    assert header["model.layers.1.mlp.shared_experts.up_proj.weight"]["dtype"] == "GGML_Q8_0"
+    _assert_loads_as_its_dequantized_folder(path, plain, family)
+
+
+_DOTS1_O_BIASES = tuple(f"blk.{i}.attn_output.bias" for i in range(3))
+
+
+@pytest.mark.parametrize("name,arch,meta,drop,words", [
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_group_count": gw.Val(gw.UINT32, 3)}, (),
+     "glm4moe.expert_group_count = 3 does not split the 8 experts into groups of 2 or more"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_group_count": gw.Val(gw.UINT32, 8)}, (),
+     "glm4moe.expert_group_count = 8 does not split the 8 experts"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_group_used_count": gw.Val(gw.UINT32, 4)}, (),
+     "glm4moe.expert_group_used_count = 4 is not between 1 and expert_group_count - 1 = 3"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_group_used_count": None}, (),
+     "glm4moe.expert_group_used_count = 0 is not between 1"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_used_count": gw.Val(gw.UINT32, 5)}, (),
+     "glm4moe.expert_used_count = 5 is more than the 4 experts of the expert_group_used_count = 2 groups"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_gating_func": gw.Val(gw.UINT32, 1)}, (),
+     "glm4moe.expert_gating_func = 1: the glm4moe router scores its experts by a sigmoid (2)"),
+    ("dots1", "dots1", {"dots1.expert_gating_func": None}, (), "missing metadata dots1.expert_gating_func"),
+    ("dots1", "dots1", {"dots1.expert_gating_func": gw.Val(gw.UINT32, 3)}, (), "dots1.expert_gating_func = 3"),
+    ("dots1", "dots1", {}, ("blk.2.exp_probs_b.bias",), "missing tensors: blk.2.exp_probs_b.bias"),
+    ("glm4-moe", "glm4moe", {}, ("blk.1.exp_probs_b.bias",), "missing tensors: blk.1.exp_probs_b.bias"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_shared_count": None}, (), "missing metadata glm4moe.expert_shared_count"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_shared_count": gw.Val(gw.UINT32, 2)}, (),
+     "blk.1.ffn_gate_shexp.weight has shape [32, 64], expected [64, 64]"),
+    ("glm4-moe", "glm4moe", {"glm4moe.leading_dense_block_count": gw.Val(gw.UINT32, 3)}, (),
+     "glm4moe.leading_dense_block_count = 3 is not below the 3 blocks"),
+    ("glm4-moe", "glm4moe", {"glm4moe.leading_dense_block_count": None}, (),
+     "tensors a glm4moe model does not have: blk.0.ffn_gate.weight"),
+    ("glm4-moe", "glm4moe", {"glm4moe.expert_weights_scale": -2.5}, (), "glm4moe.expert_weights_scale = -2.5 is outside"),
+    ("glm4-moe", "glm4moe", {"glm4moe.nextn_predict_layers": gw.Val(gw.UINT32, 3)}, (),
+     "glm4moe.nextn_predict_layers = 3 is not below block_count = 3"),
+    ("glm4-moe", "glm4moe", {"glm4moe.rope.dimension_sections": gw.Val(gw.ARRAY, [2, 2, 0, 0], gw.INT32)}, (),
+     "glm4moe.rope.dimension_sections: a multimodal GLM-4 file (M-RoPE) is not supported"),
+    ("glm4-moe", "glm4moe", {}, ("blk.2.attn_v.bias",), "missing tensor blk.2.attn_v.bias: a glm4moe file with biases"),
+    ("glm4-moe-qknorm", "glm4moe", {}, ("blk.0.attn_k_norm.weight",),
+     "missing tensor blk.0.attn_k_norm.weight: a glm4moe file with q/k norms"),
+    ("dots1", "dots1", {}, _DOTS1_O_BIASES, "missing tensor blk.0.attn_output.bias: a dots1 file with biases needs q/k/v/o"),
+    ("dots1", "dots1", {"dots1.rope.dimension_count": gw.Val(gw.UINT32, 8)}, (),
+     "partial rotary embeddings (rope.dimension_count 8 of head_dim 16) are not supported"),
+])
+def test_sigmoid_router_gguf_that_does_not_fit_is_named(tmp_path, name, arch, meta, drop, words):
+    """glm4moe / dots1 keys and tensors that llama.cpp reads otherwise than Glm4MoeConfig /
+    Dots1Config can say, or cannot read at all: one line naming the key or the tensor."""
+    path, _ = moe_gguf(tmp_path, name, arch, meta=meta, drop=drop)
     with pytest.raises(ValueError) as e:
         convert.convert_gguf(path, tmp_path / "out")
     assert words in str(e.value)

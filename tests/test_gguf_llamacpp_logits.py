@@ -5,7 +5,7 @@ the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF mo
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
 ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
-qwen3moe / granitemoe / olmoe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
+qwen3moe / granitemoe / olmoe / glm4moe / dots1 (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
 
@@ -154,6 +154,23 @@ is about 2e-5 of the error, inside the GELU tolerance, which cannot see it. Brok
 the test fails: clamp_kqv dropped (6 heads: 0.086), the checkpoint's softmax_scale 0.2 kept
 (0.045 / 0.032), norm_1 and norm_2 swapped (0.16 / 0.10); in libvt, the ALiBi slopes reversed
 over the heads (0.12 / 0.12) or the odd k before the even ones (exact for 4 heads, 0.060 for 6).
+glm4-moe, glm4-moe-qknorm and dots1 (added 2026-11-29 with --logits, the same
+llama-cpp-python): 7.2e-7, 4.0e-7 and 3.7e-7, argmax equal at all 60 positions — DeepSeek-V3's
+sigmoid router as llama.cpp's build_moe_ffn computes it (the choice on score + exp_probs_b
+within the expert_group_used_count best of expert_group_count groups, a group scored by its two
+best: glm4-moe 2 of 4 groups, dots1 1 of 2; the weights renormalized by expert_weights_norm and
+times expert_weights_scale 2.5), the ungated shared experts (two wide in glm4-moe-qknorm), the
+dense first block (leading_dense_block_count), GLM-4 MoE's q/k/v biases, per-head q/k norms and
+first 8 of 16 dims rotating (NEOX), its post_attention_norm before the MLP, and the NextN block
+after the model's (glm4-moe's file holds one: llama.cpp and pyvt leave it out). Broken on
+purpose in the converted folder the test fails: glm4-moe with every group open (topk_group 4:
+0.41), scaling 1 (0.35), not renormalized (0.49), every dim rotating (0.73); dots1 with one
+group (0.27), renormalized (0.097), scaling 2 (0.31); glm4-moe-qknorm renormalized (0.11); the
+correction bias zeroed (0.24, 0.28, 0.40). What llama.cpp cannot express is left out of the
+files: dots1's sliding layer (llama.cpp's dots1 has no window; the converted folder says none)
+and its q/k/v/o biases (llama.cpp's dots1 loads no o_proj bias, so a file with them does not
+load); and llama.cpp's dots1 loads k and v as wide as q, so the case's 2 KV heads are repeated
+to its 4 heads (test_convert.moe_gguf's mha: the same model; dots.llm1 itself is multi-head).
 """
 
 from __future__ import annotations
@@ -175,6 +192,13 @@ CASES = sorted(DATA["cases"])
 TOL = {"gemma": 2e-3, "other": 1e-5}
 WINDOWS = {"phi3-window8": 8}  # rows at or past the window are not compared (see the docstring)
 MOE_LAYERS = {"qwen3-moe": [0, 2]}  # the MoE layers of a case with a dense one
+# How a MoE case's file is built beside its weights (test_convert.moe_gguf): glm4-moe with a NextN
+# block after the model's (GLM-4.5's files hold one; llama.cpp and pyvt leave it out), dots1
+# without its q/k/v/o biases (llama.cpp's dots1 loads no o_proj bias: such a file does not load)
+# and with its 2 KV heads repeated to the 4 heads (llama.cpp's dots1 loads k and v as wide as q;
+# dots.llm1 itself is multi-head).
+MOE_FILE = {"glm4-moe": dict(mtp=True),
+            "dots1": dict(mha=True, drop=tuple(f"blk.{i}.attn_{t}.bias" for i in range(3) for t in ("q", "k", "v", "output")))}
 ROUNDED_YARN = {"gpt-oss"}  # compared with llama.cpp's rounded YaRN ramp (see the docstring)
 
 
@@ -197,7 +221,7 @@ def build_case(folder: Path, spec) -> Path:
     meta = {"tokenizer.ggml.tokens": toks + [f"<unused_{i}>" for i in range(pad)],
             "tokenizer.ggml.token_type": gw.Val(gw.ARRAY, types + [5] * pad, gw.INT32)}
     if kind == "moe":  # (llama.cpp's MoE files have experts in every block: qwen3-moe's dense one goes)
-        path, _ = T.moe_gguf(folder, name, arg, meta=meta, keep_layers=MOE_LAYERS.get(name))
+        path, _ = T.moe_gguf(folder, name, arg, meta=meta, keep_layers=MOE_LAYERS.get(name), **MOE_FILE.get(name, {}))
         return path
     path, _ = T.family_gguf(folder, name, arg, meta=meta)
     return path
@@ -207,7 +231,8 @@ def test_every_architecture_is_covered():
     archs = {c["spec"][2] if c["spec"][0] in ("family", "moe") else c["spec"][1] for c in DATA["cases"].values()}
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
-                     "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt"}
+                     "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
+                     "glm4moe", "dots1"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

@@ -84,6 +84,9 @@ LOGIT_CASES = {
     "bloom-6heads-untied": ("family", "bloom-6heads-untied", "bloom"),  # (6 heads: ALiBi's odd powers; output)
     "mpt": ("family", "mpt", "mpt"),  # (ALiBi over 4 heads, bias-free LayerNorms, tied)
     "mpt-6heads-clip-scale": ("family", "mpt-6heads-clip-scale", "mpt"),  # (6 heads; clamp_kqv 1.5)
+    "glm4-moe": ("moe", "glm4-moe", "glm4moe"),  # (4 groups, 2 open, scaling 2.5, q/k/v biases, a NextN block)
+    "glm4-moe-qknorm": ("moe", "glm4-moe-qknorm", "glm4moe"),  # (q/k norms, not renormalized, 2 shared experts)
+    "dots1": ("moe", "dots1", "dots1"),  # (2 groups, 1 open, a dense first block; no biases, no window)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
