@@ -135,6 +135,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                   qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
                                                   n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
                                                   moe_intermediate_size=32, pad_token_id=ENDOFTEXT)),
+    # MiniMax-M2: q/k norms over the whole projection, half the head rotating (rotary_dim), a
+    # sigmoid router with its correction bias on the block and Mixtral's expert names.
+    "minimax-m2": ("MiniMaxM2Config", dict(head_dim=16, num_local_experts=8, num_experts_per_tok=2,
+                                           intermediate_size=32, rotary_dim=8)),
+    "minimax-m2-full-rope": ("MiniMaxM2Config", dict(head_dim=32, num_local_experts=4, num_experts_per_tok=3,
+                                                     intermediate_size=64, rope_theta=10000.0)),
     "dots1": ("Dots1Config", dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
                                   moe_intermediate_size=32, n_group=2, topk_group=1, first_k_dense_replace=1,
                                   num_hidden_layers=3, attention_bias=True, sliding_window=6, max_window_layers=2,
@@ -322,6 +328,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                    "interleaved-rope"]),
     "deepseek-v3-halfrope": ("DeepseekV3", ["moe 4 experts top-2", "shared-expert 64", "sigmoid-router scale 2.5",
                                             "mla kv-lora 48 heads 16+16 v 16"]),
+    "minimax-m2": ("MiniMaxM2", ["qk-norm-full", "moe 8 experts top-2", "norm-topk", "sigmoid-router", "rotary-dim 8"]),
+    "minimax-m2-full-rope": ("MiniMaxM2", ["qk-norm-full", "moe 4 experts top-3", "norm-topk", "sigmoid-router",
+                                           "head-dim 32"]),
     "dots1": ("Dots1", ["attention-bias", "qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "shared-expert 32",
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
@@ -516,7 +525,7 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     rows first; mlp.experts.down_proj [E, H, I]) and save_pretrained writes them one expert at
     a time, as the Hub's checkpoints are (Qwen: mlp.experts.N.{gate,up,down}_proj.weight;
     Mixtral: block_sparse_moe.experts.N.{w1,w3,w2}.weight and block_sparse_moe.gate)."""
-    mixtral = cfg["model_type"] == "mixtral"
+    mixtral = cfg["model_type"] in ("mixtral", "minimax_m2")  # (MiniMax-M2: Mixtral's names, its bias on the block)
     out: dict[str, np.ndarray] = {}
     if cfg["model_type"] == "gpt_oss":  # stacked (and transposed) as the Hub's dequantized files hold them
         return dict(w)
@@ -547,6 +556,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                     out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
         elif mixtral and name.endswith("mlp.gate.weight"):
             out[name.replace("mlp.gate.weight", "block_sparse_moe.gate.weight")] = x
+        elif mixtral and name.endswith("mlp.e_score_correction_bias"):
+            out[name.replace("mlp.e_score_correction_bias", "block_sparse_moe.e_score_correction_bias")] = x
         else:
             out[name] = x
     return out
@@ -564,7 +575,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4", local_rope=local,
-                olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] == "olmoe",
+                olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
@@ -651,10 +662,10 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
-                                 "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3"):
+                                 "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2"):
         return None
     out = {"experts_per_tok": cfg["num_experts_per_tok"],
-           "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss")
+           "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss", "minimax_m2")
            or bool(cfg.get("norm_topk_prob"))}
     if cfg["model_type"] == "deepseek_v2":  # (transformers' DeepseekV2 never renormalizes)
         out["norm_topk"] = False
@@ -662,7 +673,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
         out["softmax_groups"] = {"groups": cfg["n_group"] if grouped else 1,
                                  "topk_groups": cfg["topk_group"] if grouped else 1,
                                  "scale": cfg.get("routed_scaling_factor", 1.0)}
-    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3"):
+    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "gpt_oss":

@@ -651,7 +651,7 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
     z = h @ W[p + "gate.weight"].T
     if moe.get("sigmoid"):  # DeepSeek-V3's router: groups, a correction bias for the choice only
         prob = 1.0 / (1.0 + np.exp(-z))
-        choice = prob + W[p + "gate.e_score_correction_bias"]
+        choice = prob + W.get(p + "gate.e_score_correction_bias", W.get(p + "e_score_correction_bias"))  # (MiniMax-M2's: on the block)
         g, tg = moe["sigmoid"]["groups"], moe["sigmoid"]["topk_groups"]
         grouped = choice.reshape(len(h), g, -1)
         gscore = np.sort(grouped, axis=-1)[:, :, -2:].sum(axis=-1)

@@ -429,7 +429,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM, "
-            "Dots1ForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, HeliumForCausalLM, "
+            "Dots1ForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, "
@@ -624,7 +624,8 @@ def test_moe_bytes_per_token_count_the_active_experts(from_golden):
     assert info["total_bytes"] - info["weight_bytes"] < idle + 4 * 1024 * 1024
 
 
-@pytest.mark.parametrize("name", ["mixtral", "qwen2-moe-shared", "glm4-moe", "dots1", "deepseek-v3", "deepseek-v2"])
+@pytest.mark.parametrize("name", ["mixtral", "qwen2-moe-shared", "glm4-moe", "dots1", "deepseek-v3", "deepseek-v2",
+                                  "minimax-m2"])
 def test_moe_speculative_verify_keeps_the_tokens_of_decode(from_golden, name):
     """A verify pass (several rows through the experts at once, grouped by expert) accepts a
     true draft whole and picks what token-by-token decoding picks."""
@@ -1210,6 +1211,9 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("deepseek-v2-lora", {"q_lora_rank": None}, "missing 2 tensors: model.layers.{0..1}.self_attn.q_proj.weight"),
     ("deepseek-v3-halfrope", {"q_lora_rank": 32}, "self_attn.q_a_layernorm.weight"),
     ("deepseek-v3", {"v_head_dim": 16}, "self_attn.kv_b_proj.weight is [160, 32], expected [128, 32]"),
+    ("minimax-m2", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
+    ("minimax-m2", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
+    ("minimax-m2", {"num_experts_per_tok": 9}, 'field "num_experts_per_tok" = 9 is more than the 8 experts'),
 ])
 def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
     cfg = copy_case(from_golden, name, tmp_path)
@@ -1247,6 +1251,24 @@ def test_dots1_without_layer_types_slides_from_max_window_layers(from_golden, tm
         with load(tmp_path, weight_format="bf16") as m:
             feats = m.info["features"]
         assert (want in feats) if want else "sliding-window" not in feats, (edit, feats)
+
+
+def test_minimax_m2_legacy_rotary_dim(from_golden, golden, tmp_path):
+    """MiniMax-M2's released config.json says its rotated dims as rotary_dim (MiniMaxM2Config reads
+    it as partial_rotary_factor = rotary_dim / head_dim): the same logits as the case's factor;
+    without either every dim rotates, as transformers does."""
+    cfg = copy_case(from_golden, "minimax-m2", tmp_path)
+    g = golden["cases"]["minimax-m2"]
+    rope = {k: v for k, v in cfg["rope_parameters"].items() if k != "partial_rotary_factor"}
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, rope_parameters=rope, rotary_dim=8)))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "rotary-dim 8" in m.info["features"]
+        assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
+    del cfg["rotary_dim"]
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, rope_parameters=rope)))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert not any(f.startswith("rotary-dim") for f in m.info["features"])
+        assert (m.logits(g["sequence"]).argmax(-1) != np.asarray(g["argmax"])).any()
 
 
 def test_opt_as_the_hubs_files_hold_it(from_golden, golden, tmp_path):

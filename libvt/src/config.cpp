@@ -484,6 +484,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
     switch (F.sigmoid_router) {
         case 1: return {1, 1, 1, 1, 1, true, 1.0};   // Glm4MoeConfig
         case 3: return {3, 1, 8, 4, 1, true, 2.5};   // DeepseekV3Config
+        case 4: return {0, -1, 1, 1, 0, true, 1.0};  // MiniMaxM2Config (no such fields)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -989,9 +990,16 @@ void resolve_rope(LlamaConfig& c) {
     c.rotary_dim = c.mla ? c.mla_rope : c.head_dim;  // (DeepSeek: the rope dims of its latent head)
     if (c.family && c.family->default_rotary_factor > 0 && !c.partial_rotary_given)
         c.partial_rotary_factor = c.family->default_rotary_factor;  // (Phi 0.5, StableLM 0.25: their configs')
-    if (c.partial_rotary_factor != 1.0) {
+    if (c.family && c.family->rotary_dim_or_factor && c.rotary_dim_field > 0) {  // (MiniMax-M2's legacy field)
+        if (c.rotary_dim_field % 2 || c.rotary_dim_field > c.head_dim)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: rotary_dim %lld does not fit head_dim %lld (an even number of dims up to "
+                 "head_dim is needed)", c.from_file ? c.path.c_str() : "config.json", (long long)c.rotary_dim_field,
+                 (long long)c.head_dim);
+        c.rotary_dim = c.rotary_dim_field;
+    } else if (c.partial_rotary_factor != 1.0) {
         const std::string where = c.from_file ? c.path : "config.json";
-        if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0))
+        if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0 &&
+                          !c.family->rotary_dim_or_factor))
             fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
                  "embeddings: Phi, Phi-3, StableLM, GLM and Nemotron families only)", where.c_str(), c.partial_rotary_factor,
                  c.family ? c.family->name : "this family");

@@ -18,7 +18,8 @@
 // xIELU MLP with per-layer parameters, q/k norms), GPT-NeoX (the fused qkv in per-head groups,
 // the parallel block with two LayerNorms, an exact-GELU MLP), GLM-4 MoE and dots1 (DeepSeek-V3's
 // sigmoid router with groups and shared experts: sigmoid_router).
-// DeepSeek-V2 and V3 (multi-head latent attention: mla). Multimodal Gemma 3 is not a row: the
+// DeepSeek-V2 and V3 (multi-head latent attention: mla), MiniMax-M2 (a sigmoid router with
+// Mixtral's names). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -269,7 +270,8 @@ struct ModelFamily {
     // 0: not this router; else whose config class's defaults apply to what config.json leaves
     // out: 1 GLM-4 MoE's (first_k_dense_replace 1, norm_topk_prob true, n_shared_experts 1, one
     // MTP layer), 2 dots1's (0, false, none: the shared expert's rows say), 3 DeepSeek-V3's (3,
-    // true, 1, one MTP layer; n_group 8, topk_group 4, routed_scaling_factor 2.5).
+    // true, 1, one MTP layer; n_group 8, topk_group 4, routed_scaling_factor 2.5), 4 MiniMax-M2's
+    // (no groups, no shared experts, the top weights always renormalized, no scaling).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
@@ -284,6 +286,12 @@ struct ModelFamily {
     // The router: V3's sigmoid one (sigmoid_router 3); V2's softmax with topk_method
     // ("greedy", or "group_limited_greedy": groups scored by their best), routed_scaling_factor.
     int mla;
+    // The sigmoid router's correction bias, layer-relative ([E] float32; GLM-4 MoE, dots1,
+    // DeepSeek-V3: mlp.gate.e_score_correction_bias; MiniMax-M2: on the MoE block); null: none.
+    const char* choice_bias;
+    // MiniMax-M2: the rotated dims are config.json's rotary_dim (its released files' legacy
+    // field), else head_dim · partial_rotary_factor, else every dim.
+    bool rotary_dim_or_factor;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

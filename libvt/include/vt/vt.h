@@ -537,7 +537,7 @@ typedef struct vt_model_info {
     int64_t total_bytes;       /* all memory held by the model                               */
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
-     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "Glm4MoE", "Dots1", "DeepseekV3", "DeepseekV2", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
+     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "Glm4MoE", "Dots1", "DeepseekV3", "DeepseekV2", "MiniMaxM2", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cohere", "Cohere2", "Arcee", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma",
      * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo". */
     char family[32];
@@ -547,7 +547,7 @@ typedef struct vt_model_info {
      * "attn-softcap C", "final-softcap C", "head-dim N" (head_dim × num_heads != hidden_size),
      * "sliding-window W (every layer | layer A | layers A..B | layers A,B,... | K of N layers)",
      * "moe E experts top-K" (+ " (M of N layers)" when some layers are dense), "norm-topk",
-     * "shared-expert I", "sigmoid-router" / "softmax-router" (+ " groups K/G", " scale S": GLM-4 MoE, dots1, DeepSeek),
+     * "shared-expert I", "sigmoid-router" / "softmax-router" (+ " groups K/G", " scale S": GLM-4 MoE, dots1, DeepSeek, MiniMax-M2),
      * "mla kv-lora R[ q-lora Q] heads N+P v V" (DeepSeek's latent attention), "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
      * "logits-scaling S" (Granite), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
