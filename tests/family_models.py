@@ -141,6 +141,15 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                            intermediate_size=32, rotary_dim=8)),
     "minimax-m2-full-rope": ("MiniMaxM2Config", dict(head_dim=32, num_local_experts=4, num_experts_per_tok=3,
                                                      intermediate_size=64, rope_theta=10000.0)),
+    # ERNIE 4.5 MoE: ERNIE 4.5's attention (pairs-interleaved RoPE, use_bias false), softmax
+    # probabilities chosen with a correction bias (moe_statics), renormalized, shared experts,
+    # MoE layers by moe_layer_start_index / interval / end_index.
+    "ernie4_5-moe": ("Ernie4_5_MoeConfig", dict(moe_num_experts=8, moe_k=2, moe_intermediate_size=32,
+                                                moe_num_shared_experts=1, num_hidden_layers=3, tie_word_embeddings=False)),
+    "ernie4_5-moe-interval": ("Ernie4_5_MoeConfig", dict(moe_num_experts=4, moe_k=3, moe_intermediate_size=32,
+                                                         moe_num_shared_experts=0, num_hidden_layers=4,
+                                                         moe_layer_start_index=0, moe_layer_interval=2,
+                                                         moe_layer_end_index=2)),
     "dots1": ("Dots1Config", dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
                                   moe_intermediate_size=32, n_group=2, topk_group=1, first_k_dense_replace=1,
                                   num_hidden_layers=3, attention_bias=True, sliding_window=6, max_window_layers=2,
@@ -331,6 +340,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "minimax-m2": ("MiniMaxM2", ["qk-norm-full", "moe 8 experts top-2", "norm-topk", "sigmoid-router", "rotary-dim 8"]),
     "minimax-m2-full-rope": ("MiniMaxM2", ["qk-norm-full", "moe 4 experts top-3", "norm-topk", "sigmoid-router",
                                            "head-dim 32"]),
+    "ernie4_5-moe": ("Ernie4_5_MoE", ["interleaved-rope", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk",
+                                      "shared-expert 32"]),
+    "ernie4_5-moe-interval": ("Ernie4_5_MoE", ["interleaved-rope", "moe 4 experts top-3 (1 of 4 layers)", "norm-topk"]),
     "dots1": ("Dots1", ["attention-bias", "qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "shared-expert 32",
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
@@ -556,6 +568,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                     out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
         elif mixtral and name.endswith("mlp.gate.weight"):
             out[name.replace("mlp.gate.weight", "block_sparse_moe.gate.weight")] = x
+        elif name.endswith("mlp.gate.moe_statics.e_score_correction_bias"):  # (ERNIE 4.5: saved off the gate)
+            out[name.replace("mlp.gate.moe_statics.", "mlp.moe_statics.")] = x
         elif mixtral and name.endswith("mlp.e_score_correction_bias"):
             out[name.replace("mlp.e_score_correction_bias", "block_sparse_moe.e_score_correction_bias")] = x
         else:
@@ -572,7 +586,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg), mla=mla_params(cfg),
                 qk_after_rope=cfg["model_type"] == "hunyuan_v1_dense",
-                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "glm", "glm4", "cohere", "cohere2", "gptj"),
+                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4", local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
@@ -662,10 +676,12 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
 def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
-                                 "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2"):
+                                 "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
+                                 "ernie4_5_moe"):
         return None
-    out = {"experts_per_tok": cfg["num_experts_per_tok"],
-           "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss", "minimax_m2")
+    out = {"experts_per_tok": cfg.get("num_experts_per_tok") or cfg["moe_k"],  # (ERNIE 4.5: moe_k)
+           "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss", "minimax_m2",
+                                              "ernie4_5_moe")
            or bool(cfg.get("norm_topk_prob"))}
     if cfg["model_type"] == "deepseek_v2":  # (transformers' DeepseekV2 never renormalizes)
         out["norm_topk"] = False

@@ -679,7 +679,9 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
     else:
         prob = np.exp(z - z.max(axis=-1, keepdims=True))
         prob /= prob.sum(axis=-1, keepdims=True)
-        top = np.argsort(-prob, axis=-1, kind="stable")[:, :k]
+        choice = prob + W[p + "moe_statics.e_score_correction_bias"][0] \
+            if p + "moe_statics.e_score_correction_bias" in W else prob  # (ERNIE 4.5: chosen with its bias)
+        top = np.argsort(-choice, axis=-1, kind="stable")[:, :k]
         wt = np.take_along_axis(prob, top, axis=-1)
         if moe.get("norm_topk"):
             wt = wt / wt.sum(axis=-1, keepdims=True)
@@ -692,7 +694,7 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
         y += gate * swiglu(h, p + "shared_expert.")
     elif p + "shared_expert.gate_proj.weight" in W:  # GraniteMoeShared: added without a gate
         y += swiglu(h, p + "shared_expert.")
-    elif p + "shared_experts.gate_proj.weight" in W:  # GLM-4 MoE, dots1: likewise
+    elif p + "shared_experts.gate_proj.weight" in W:  # GLM-4 MoE, dots1, DeepSeek, ERNIE 4.5: likewise
         y += swiglu(h, p + "shared_experts.")
     return y
 

@@ -215,11 +215,12 @@ def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
         # 3-bit mantissa on these random weights (2026-11-28: olmo2 0.854 / 0.865, exaone4 0.896 /
         # 0.833 for fp8 / fp8-channel, every miss at a reference margin <= 0.7; int8 0.958 / 0.969).
         floor = 0.8
-    if name == "glm4-moe" and fmt != "int8":
-        # DeepSeek-V3's router weights each expert by its plain score but chooses by score + bias
-        # within the best groups: a choice flipped by the weights' rounding swaps in an expert of
-        # another weight, times routed_scaling 2.5 (2026-11-29, this Xeon: fp8 0.854, fp8-channel
-        # 0.823, int4 0.615-0.625, int4-min 0.708; int8 0.979; bf16 1.0).
+    if name in ("glm4-moe", "ernie4_5-moe") and fmt != "int8":
+        # These routers weight each expert by its plain score but choose by score + a correction
+        # bias (GLM-4 MoE: within the best groups): a choice flipped by the weights' rounding swaps
+        # in an expert of another weight (GLM-4 MoE: times routed_scaling 2.5). 2026-11-29, this
+        # Xeon: glm4-moe fp8 0.854, fp8-channel 0.823, int4 0.615-0.625, int4-min 0.708;
+        # ernie4_5-moe fp8 0.885, fp8-channel 0.917, int4 0.667, int4-min 0.594; int8 0.979 both.
         floor = 0.75 if fmt.startswith("fp8") else 0.55
     with load(folder, weight_format=fmt) as m:
         got = m.logits(g["sequence"]).argmax(-1)
@@ -429,8 +430,9 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM, "
-            "Dots1ForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, HeliumForCausalLM, "
-            "Ernie4_5ForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
+            "Dots1ForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
+            "HeliumForCausalLM, "
+            "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, "
             "VaultGemmaForCausalLM)") in msg
@@ -1213,6 +1215,10 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("deepseek-v3", {"v_head_dim": 16}, "self_attn.kv_b_proj.weight is [160, 32], expected [128, 32]"),
     ("minimax-m2", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("minimax-m2", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
+    ("ernie4_5-moe", {"use_bias": True}, "use_bias true is not supported for Ernie4_5_MoE (biases on the shared experts)"),
+    ("ernie4_5-moe", {"moe_num_shared_experts": 2}, "shared_experts.gate_proj.weight is [32, 64], expected [64, 64]"),
+    ("ernie4_5-moe", {"moe_layer_start_index": 0}, "missing 29 tensors: model.layers.0.mlp.experts.0.down_proj.weight"),
+    ("ernie4_5-moe", {"moe_k": 9}, 'field "moe_k" = 9 is more than the 8 experts'),
     ("minimax-m2", {"num_experts_per_tok": 9}, 'field "num_experts_per_tok" = 9 is more than the 8 experts'),
 ])
 def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):

@@ -283,6 +283,9 @@ std::string bias_name(const std::string& weight) { return weight.substr(0, weigh
 // config.json's fields, for L blocks.
 void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.family = &F;
+    if (F.moe_layer_range && c.use_bias == 1)  // (its shared experts' and dense MLPs' biases)
+        fail(VT_STATUS_UNSUPPORTED, "%s: use_bias true is not supported for %s (biases on the shared experts)",
+             c.path.c_str(), F.name);
     const bool use_bias = (F.attn_bias == ModelFamily::CONFIG_USE_BIAS && c.use_bias != 0) ||
                           (F.attn_bias == ModelFamily::CONFIG_USE_BIAS_OFF && c.use_bias == 1);
     // (GPT-NeoX: attention_bias true when left out)
@@ -521,8 +524,9 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"topk_group\" = %lld is more than the %lld groups (n_group)",
              src.c_str(), (long long)c.moe_topk_groups, (long long)G);
     if (c.experts_per_tok > c.moe_topk_groups * (E / G))
-        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_experts_per_tok\" = %lld is more than the %lld experts of the "
-             "topk_group = %lld groups a token may choose from", src.c_str(), (long long)c.experts_per_tok,
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %lld is more than the %lld experts of the "
+             "topk_group = %lld groups a token may choose from", src.c_str(), c.experts_per_tok_key.c_str(),
+             (long long)c.experts_per_tok,
              (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
     c.routed_scaling = float(c.routed_scaling_field >= 0 ? c.routed_scaling_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
@@ -580,9 +584,14 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     // (DeepSeek-V3-style: the first first_k_dense_replace layers dense, as their config classes)
     const int64_t first_dense = !grouped_router(F) ? 0 : c.first_k_dense_field >= 0 ? c.first_k_dense_field
                                                        : router_defaults(F).first_dense;
+    // (ERNIE 4.5: from moe_layer_start_index (default 1) to moe_layer_end_index (-1, the default:
+    // the last), every moe_layer_interval-th, as Ernie4_5_MoeConfig)
+    const int64_t every = F.moe_layer_range && c.moe_interval_field > 0 ? c.moe_interval_field : step;
+    const int64_t lo = F.moe_layer_range ? (c.moe_start_field >= 0 ? c.moe_start_field : 1) : first_dense;
+    const int64_t hi = F.moe_layer_range && c.moe_end_field >= 0 ? c.moe_end_field : L - 1;
     int64_t first = -1;
     for (int64_t l = 0; l < L; ++l) {
-        const bool dense = (l + 1) % step != 0 || l < first_dense ||
+        const bool dense = (l + 1) % every != 0 || l < lo || l > hi ||
                            std::find(c.mlp_only_layers.begin(), c.mlp_only_layers.end(), l) != c.mlp_only_layers.end();
         c.layer_moe[size_t(l)] = !dense;
         if (!dense && first < 0) first = l;
@@ -615,8 +624,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
              src.c_str());
     c.experts_per_tok = c.experts_per_tok_field;
     if (c.experts_per_tok > c.num_experts)
-        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"num_experts_per_tok\" = %lld is more than the %lld experts",
-             src.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %lld is more than the %lld experts",
+             src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
     c.norm_topk = !F.config_norm_topk                ? true
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
@@ -624,11 +633,13 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         const TensorView* t = ck.find(name);
         return t && t->shape.size() == 2 ? t->shape[0] : -1;
     };
-    if (!F.config_norm_topk && c.intermediate_size > 0) c.moe_intermediate = c.intermediate_size;  // Mixtral
+    if (!F.config_norm_topk && !F.moe_layer_range && c.intermediate_size > 0) c.moe_intermediate = c.intermediate_size;  // Mixtral
     else if (c.moe_intermediate_field > 0) c.moe_intermediate = c.moe_intermediate_field;
     else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
     if (F.shared_prefix && F.fused_experts) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
         c.shared_intermediate = std::max<int64_t>(0, c.shared_intermediate_field);
+    } else if (F.shared_prefix && F.moe_layer_range) {  // ERNIE 4.5: moe_num_shared_experts (default 2) wide
+        c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
         const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
         c.shared_intermediate = n >= 0 ? n * c.moe_intermediate
@@ -1311,16 +1322,25 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "num_local_experts", 0, 65536);
         c.experts_per_tok_field = r.integer(root, "num_experts_per_tok", 1, 65536);
         if (c.experts_per_tok_field < 0)  // gpt-oss's original name for it
-            c.experts_per_tok_field = r.integer(root, "experts_per_token", 1, 65536, "experts_per_token");
+            if ((c.experts_per_tok_field = r.integer(root, "experts_per_token", 1, 65536, "experts_per_token")) > 0)
+                c.experts_per_tok_key = "experts_per_token";
         c.moe_intermediate_field = r.integer(root, "moe_intermediate_size", 1, kMaxDim);
         c.shared_intermediate_field = r.integer(root, "shared_expert_intermediate_size", 0, kMaxDim);
         if (c.shared_intermediate_field < 0)  // GraniteMoeShared's name for it
             c.shared_intermediate_field = r.integer(root, "shared_intermediate_size", 0, kMaxDim);
         if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "n_routed_experts", 0, 65536);
+        if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "moe_num_experts", 0, 65536);  // (ERNIE 4.5)
+        if (c.experts_per_tok_field < 0 && (c.experts_per_tok_field = r.integer(root, "moe_k", 1, 65536, "moe_k")) > 0)
+            c.experts_per_tok_key = "moe_k";
+        c.moe_start_field = r.integer(root, "moe_layer_start_index", 0, 100000);
+        if (r.get(root, "moe_layer_end_index")) c.moe_end_field = r.integer(root, "moe_layer_end_index", -1, 100000);
+        c.moe_interval_field = r.integer(root, "moe_layer_interval", 1, 100000);
         c.norm_topk_prob_field = r.boolean(root, "norm_topk_prob");
         c.n_group_field = r.integer(root, "n_group", 1, 65536);
         c.topk_group_field = r.integer(root, "topk_group", 1, 65536);
         c.n_shared_experts_field = r.integer(root, "n_shared_experts", 0, 65536);
+        if (c.n_shared_experts_field < 0)  // (ERNIE 4.5)
+            c.n_shared_experts_field = r.integer(root, "moe_num_shared_experts", 0, 65536);
         c.first_k_dense_field = r.integer(root, "first_k_dense_replace", 0, 100000);
         c.nextn_layers_field = r.integer(root, "num_nextn_predict_layers", 0, 100000);
         c.routed_scaling_field = r.positive(root, "routed_scaling_factor");

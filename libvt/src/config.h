@@ -110,6 +110,7 @@ struct LlamaConfig {
     // Mixture of experts (config.json; -1 / empty: absent).
     int64_t num_experts_field = -1;         // num_experts (Qwen) / num_local_experts (Mixtral)
     int64_t experts_per_tok_field = -1;     // num_experts_per_tok
+    std::string experts_per_tok_key = "num_experts_per_tok";  // its name there (gpt-oss, ERNIE 4.5: others)
     int64_t moe_intermediate_field = -1;    // moe_intermediate_size (Qwen; Mixtral: intermediate_size)
     int64_t shared_intermediate_field = -1; // shared_expert_intermediate_size (Qwen2-MoE)
     int norm_topk_prob_field = -1;          // norm_topk_prob (Qwen)
@@ -118,6 +119,8 @@ struct LlamaConfig {
     // routed_scaling_factor, n_shared_experts, first_k_dense_replace, num_nextn_predict_layers
     int64_t n_group_field = -1, topk_group_field = -1, n_shared_experts_field = -1;
     int64_t first_k_dense_field = -1, nextn_layers_field = -1;
+    // ERNIE 4.5 MoE (-1: absent): moe_layer_start_index / end_index (-1 there: the last) / interval
+    int64_t moe_start_field = -1, moe_end_field = -2, moe_interval_field = -1;
     double routed_scaling_field = -1;
     // DeepSeek-V2 / V3 (-1: absent; q_lora_rank null: 0): the latent attention's sizes,
     // rope_interleave (V3), topk_method (V2: "greedy" or "group_limited_greedy")

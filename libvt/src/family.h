@@ -19,7 +19,7 @@
 // the parallel block with two LayerNorms, an exact-GELU MLP), GLM-4 MoE and dots1 (DeepSeek-V3's
 // sigmoid router with groups and shared experts: sigmoid_router).
 // DeepSeek-V2 and V3 (multi-head latent attention: mla), MiniMax-M2 (a sigmoid router with
-// Mixtral's names). Multimodal Gemma 3 is not a row: the
+// Mixtral's names), ERNIE 4.5 MoE (a softmax router with a correction bias, MoE layers by range). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -292,6 +292,12 @@ struct ModelFamily {
     // MiniMax-M2: the rotated dims are config.json's rotary_dim (its released files' legacy
     // field), else head_dim · partial_rotary_factor, else every dim.
     bool rotary_dim_or_factor;
+    // ERNIE 4.5 MoE: the MoE layers are those with (l + 1) % moe_layer_interval == 0 between
+    // moe_layer_start_index and moe_layer_end_index (-1: the last); moe_num_shared_experts
+    // ungated shared experts (shared_prefix) moe_intermediate_size wide each; the router's
+    // softmax probabilities chosen by probability + choice_bias ([1, E]), the chosen ones
+    // renormalized (their sum clamped below at moe_norm_min, 1e-12).
+    bool moe_layer_range;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

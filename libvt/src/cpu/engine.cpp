@@ -579,7 +579,11 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             for (int64_t e = 0; e < E; ++e) sum += (p[e] = std::exp(p[e] - mx));
             const float inv = 1.0f / sum;
             for (int64_t e = 0; e < E; ++e) p[e] *= inv;
-            if (c.moe_topk_groups < c.moe_groups) {  // DeepSeek-V2's group_limited_greedy
+            if (!w.router_choice_bias.empty()) {  // ERNIE 4.5: chosen by probability + its bias
+                float* ch = s.moe_choice.data();
+                for (int64_t e = 0; e < E; ++e) ch[e] = p[e] + w.router_choice_bias[size_t(e)];
+                score = ch;
+            } else if (c.moe_topk_groups < c.moe_groups) {  // DeepSeek-V2's group_limited_greedy
                 float* ch = s.moe_choice.data();
                 std::copy(p, p + E, ch);
                 softmax_router_groups(c, ch, s.moe_group.data());
@@ -603,8 +607,8 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
         if (c.moe_sigmoid) {  // (as transformers: the sum + 1e-20, then the scaling)
             const float d = c.norm_topk ? top + 1e-20f : 1.0f;
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] = wt[i * k + j] / d * c.routed_scaling;
-        } else if (c.norm_topk) {
-            for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= top;
+        } else if (c.norm_topk) {  // (ERNIE 4.5 clamps the sum at 1e-12; a softmax's top k sum is larger)
+            for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= std::max(top, 1e-12f);
         } else if (c.routed_scaling != 1.0f) {  // (DeepSeek-V2)
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] *= c.routed_scaling;
         }
