@@ -3,8 +3,9 @@
 `granite`, `olmo2` (OLMo 2; OLMo 3 when it has a sliding window), `ernie4_5`, `seed_oss`, `glm4`,
 `command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
 (GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `mpt`, `qwen2moe`,
-`qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air) or `dots1`
-(dots.llm1) architecture into a Hugging Face-style checkpoint folder.
+`qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
+(dots.llm1) or `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight) architecture into a
+Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -69,7 +70,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   shared experts) become Glm4MoeConfig's / Dots1Config's fields as llama.cpp reads them
   (`_sigmoid_router`), their correction bias exp_probs_b the router's float32
   e_score_correction_bias; GLM-4 MoE's NextN blocks (after the model's) are left out, and dots1
-  has no sliding window (llama.cpp's has none).
+  has no sliding window (llama.cpp's has none). DeepSeek's (deepseek2) router is the same
+  function's with softmax gating too (DeepseekV2ForCausalLM, greedy); its kv_b, which
+  llama.cpp's converter splits per head into attn_k_b (transposed) and attn_v_b, is rebuilt into
+  kv_b_proj, always float (`_mla_params`, `_mla_rope_scaling` for its YaRN).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -262,6 +266,7 @@ class _Arch(NamedTuple):
     gated: bool = True       # False: an ungated MLP, ffn_up then ffn_down (Starcoder2)
     gate_up: bool = False    # ffn_up is gate rows then up rows and there is no ffn_gate (GLM-4)
     prefix: str = "model.layers."  # the Hugging Face blocks' prefix (GPT-NeoX: gpt_neox.layers.)
+    mla: bool = False        # DeepSeek's latent attention (attn_kv_a_mqa, ...) instead of q/k/v
 
 
 _ARCHS = {
@@ -491,7 +496,30 @@ _ARCHS["glm4moe"] = _Arch("Glm4MoeForCausalLM", "glm4_moe", False, optional=_QKV
                           names={"post_attention_norm.weight": "post_attention_layernorm.weight"})
 _ARCHS["dots1"] = _Arch("Dots1ForCausalLM", "dots1", False, _QK_NORMS, _QKV_BIASES + ("attn_output.bias",))
 _SIGMOID_ROUTER_ARCHS = ("glm4moe", "dots1")
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _SIGMOID_ROUTER_ARCHS
+# DeepSeek-V2 / V2-Lite / V2.5 / Coder-V2, DeepSeek-V3 / R1, Kimi K2, Moonlight (llama.cpp's
+# deepseek2 for all): multi-head latent attention — q from attn_q, or through its LoRA
+# (attn_q_a, attn_q_a_norm, attn_q_b; attention.q_lora_rank), the latent attn_kv_a_mqa
+# ([kv_lora_rank | rope] rows) and its norm attn_kv_a_norm, kv_b either whole (attn_kv_b, older
+# files) or split per head as llama.cpp's converter now writes it (attn_k_b: each head's k rows
+# transposed, attn_v_b: its v rows; attention.key_length_mla / value_length_mla say so), rebuilt
+# into kv_b_proj as a float tensor (libvt splits and transposes it per head); RoPE over pairs
+# (2i, 2i + 1) of the rope dims (llama.cpp's NORM rope, rows as they are: V2's rotation, V3's
+# rope_interleave); the router as glm4moe's (_sigmoid_router) with expert_gating_func 2 (sigmoid:
+# DeepseekV3ForCausalLM, exp_probs_b its correction bias) or 1 (softmax, the default of older
+# files: DeepseekV2ForCausalLM, greedy), the first leading_dense_block_count blocks dense, the
+# ungated shared experts; NextN blocks after the model's left out.
+_MLA_NAMES = {"attn_q_a.weight": "self_attn.q_a_proj.weight", "attn_q_a_norm.weight": "self_attn.q_a_layernorm.weight",
+              "attn_q_b.weight": "self_attn.q_b_proj.weight", "attn_kv_a_mqa.weight": "self_attn.kv_a_proj_with_mqa.weight",
+              "attn_kv_a_norm.weight": "self_attn.kv_a_layernorm.weight", "attn_kv_b.weight": "self_attn.kv_b_proj.weight"}
+_MLA_Q_LORA = ("attn_q_a.weight", "attn_q_a_norm.weight", "attn_q_b.weight")
+_MLA_K_V_B = ("attn_k_b.weight", "attn_v_b.weight")  # (kv_b split per head: llama.cpp's newer files)
+_ARCHS["deepseek2"] = _Arch("DeepseekV3ForCausalLM", "deepseek_v3", False,
+                            optional=("attn_q.weight",) + _MLA_Q_LORA + ("attn_kv_b.weight",) + _MLA_K_V_B,
+                            names=_MLA_NAMES, mla=True)
+_DEEPSEEK_V2 = _ARCHS["deepseek2"]._replace(architecture="DeepseekV2ForCausalLM", model_type="deepseek_v2")
+# The GGUF architectures with DeepSeek's router keys (_sigmoid_router) and NextN blocks after the model's.
+_DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2",)
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _DEEPSEEK_ROUTER_ARCHS
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
@@ -515,12 +543,15 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
         return p + f"mlp.experts.{expert}." + ("gate_proj", "up_proj", "down_proj")[k] + ".weight"
     if t == "ffn_gate_inp_shexp.weight":
         return p + "mlp.shared_expert_gate.weight"
-    shared = "mlp.shared_experts." if arch in _SIGMOID_ROUTER_ARCHS else "mlp.shared_expert."
+    shared = "mlp.shared_experts." if arch in _DEEPSEEK_ROUTER_ARCHS else "mlp.shared_expert."
     return p + shared + {"ffn_gate_shexp.weight": "gate_proj", "ffn_up_shexp.weight": "up_proj",
                                        "ffn_down_shexp.weight": "down_proj"}[t] + ".weight"
 
 
 def _common_block(a: _Arch) -> tuple:
+    if a.mla:  # (DeepSeek: q and kv_b as the file has them, in a.required)
+        return ("attn_norm.weight", "ffn_norm.weight", "attn_kv_a_mqa.weight", "attn_kv_a_norm.weight",
+                "attn_output.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
     if a.parallel:
         attn = ("attn_qkv.weight",) if a.fused else ("attn_q.weight", "attn_k.weight", "attn_v.weight")
         return ("attn_norm.weight",) + attn + ("attn_output.weight", "ffn_up.weight", "ffn_down.weight")
@@ -536,13 +567,15 @@ def _common_block(a: _Arch) -> tuple:
 def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
     """The tensors every block of architecture `a` has (MoE: the router and stacked experts
     instead of the dense MLP; `shared`: Qwen2-MoE's gated shared expert, GraniteMoeShared's
-    ungated one; GLM-4 MoE's and dots1's ungated ones, and their router's correction bias)."""
+    ungated one; GLM-4 MoE's, dots1's and DeepSeek's ungated ones, and the sigmoid router's
+    correction bias)."""
     common = _common_block(a)
     if not moe:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
-    sigmoid = a.model_type in ("glm4_moe", "dots1")
-    shexp = (_SHARED[1:] if a.model_type == "granitemoe" or sigmoid else _SHARED) if shared else ()
+    sigmoid = a.model_type in ("glm4_moe", "dots1", "deepseek_v3")
+    ungated = sigmoid or a.model_type in ("granitemoe", "deepseek_v2")
+    shexp = (_SHARED[1:] if ungated else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
     router = ("ffn_gate_inp.weight",) + ((_EXP_PROBS_B,) if sigmoid else ())
     return tuple(t for t in common if t not in dense) + a.required + router + _EXPERTS + shexp + oss
@@ -839,7 +872,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _SIGMOID_ROUTER_ARCHS and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _DEEPSEEK_ROUTER_ARCHS and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -850,7 +883,7 @@ def _hparams(meta: dict, p: str) -> dict:
     hidden = need_int("embedding_length")
     n_layers = need_int("block_count")
     nextn = 0
-    if arch in _SIGMOID_ROUTER_ARCHS:  # (llama.cpp: the NextN blocks are the last nextn_predict_layers of block_count)
+    if arch in _DEEPSEEK_ROUTER_ARCHS:  # (llama.cpp: the NextN blocks are the last nextn_predict_layers of block_count)
         nextn = meta_value(meta, f"{arch}.nextn_predict_layers", "int", p, 0)
         if not 0 <= nextn < n_layers:
             raise ValueError(f"{p}: {arch}.nextn_predict_layers = {nextn} is not below block_count = {n_layers}")
@@ -859,8 +892,10 @@ def _hparams(meta: dict, p: str) -> dict:
     n_kv = need_int("attention.head_count_kv", n_head)
     ffn = need_int("feed_forward_length")
     ctx = need_int("context_length", 2048)
-    head_dim = need_int("attention.key_length", hidden // n_head if hidden % n_head == 0 else None)
-    if need_int("attention.value_length", head_dim) != head_dim:
+    mla = _mla_params(meta, n_head, n_kv, hidden, p) if arch == "deepseek2" else None
+    head_dim = (mla["nope"] + mla["rope"] if mla else
+                need_int("attention.key_length", hidden // n_head if hidden % n_head == 0 else None))
+    if not mla and need_int("attention.value_length", head_dim) != head_dim:
         raise ValueError(f"{p}: different key and value head sizes are not supported")
     if n_head % n_kv:
         raise ValueError(f"{p}: {n_head} attention heads is not a multiple of {n_kv} KV heads")
@@ -945,10 +980,11 @@ def _hparams(meta: dict, p: str) -> dict:
         if "mpt.attention.clamp_kqv" in meta:
             clip = _real(meta, "mpt.attention.clamp_kqv", 0.0, -1e30, 1e30, p, open_lo=False)  # (0: no clip)
             clip = float(_f32(clip)) if clip > 0 else None  # (llama.cpp clamps only above 0)
-    rope_dim = head_dim if arch in _NO_ROPE_ARCHS else need_int("rope.dimension_count", head_dim)  # (no RoPE)
+    rope_dim = (head_dim if arch in _NO_ROPE_ARCHS else mla["rope"] if mla  # (no RoPE; DeepSeek: its rope dims)
+                else need_int("rope.dimension_count", head_dim))
     ln = arch in _LAYER_NORM_ARCHS
     partial = arch in _PARTIAL_ROTARY_ARCHS  # (GLM-4: half of each head rotates)
-    if rope_dim != head_dim and (not partial or rope_dim > head_dim or rope_dim % 2):
+    if rope_dim != head_dim and not mla and (not partial or rope_dim > head_dim or rope_dim % 2):
         raise ValueError(f"{p}: partial rotary embeddings (rope.dimension_count {rope_dim} "
                          f"of head_dim {head_dim}) are not supported"
                          + (" (an even number of dims up to head_dim is needed)" if partial else ""))
@@ -962,6 +998,8 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
+    if arch == "deepseek2":  # (llama.cpp's deepseek2 requires it)
+        _need_metadata(p, meta, "deepseek2.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
@@ -969,16 +1007,68 @@ def _hparams(meta: dict, p: str) -> dict:
     if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
         moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe")
                           else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
+                          else need_int("expert_feed_forward_length") if arch == "deepseek2"  # (llama.cpp requires it)
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
-        elif arch in _SIGMOID_ROUTER_ARCHS:
+        elif arch in _DEEPSEEK_ROUTER_ARCHS:
             moe.update(_sigmoid_router(meta, arch, moe, n_layers, need_int("expert_shared_count"), p))
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, nextn=nextn, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res,
-                alibi=alibi, clip=clip)
+                alibi=alibi, clip=clip, mla=mla)
+
+
+def _mla_params(meta: dict, n_head: int, n_kv: int, hidden: int, p: str) -> dict:
+    """A deepseek2 file's latent attention as llama.cpp reads it (src/models/deepseek2.cpp):
+    attention.kv_lora_rank, attention.q_lora_rank (absent or 0: attn_q, no LoRA), the rope dims
+    rope.dimension_count; with attention.key_length_mla / value_length_mla (llama.cpp's converter
+    since kv_b is split: attn_k_b / attn_v_b) the q·k head nope + rope and v's width, key_length /
+    value_length then the latent cache's kv_lora + rope / kv_lora and one KV head; without them
+    (older files: attn_kv_b whole) key_length / value_length are the q·k head and v's width, the
+    KV heads the heads. Each key that does not fit is refused naming it -> q_lora, kv_lora,
+    nope, rope, v, split."""
+    a = "deepseek2"
+
+    def need(k: str, default=None) -> int:
+        v = meta_value(meta, f"{a}.{k}", "int", p, default)
+        if v is None:
+            raise ValueError(f"{p}: missing metadata {a}.{k} (llama.cpp's {a} needs it)")
+        if v <= 0:
+            raise ValueError(f"{p}: {a}.{k} = {v} is not a positive integer")
+        return int(v)
+
+    kv_lora, rope = need("attention.kv_lora_rank"), need("rope.dimension_count")
+    q_lora = meta_value(meta, f"{a}.attention.q_lora_rank", "int", p, 0)
+    if q_lora < 0:
+        raise ValueError(f"{p}: {a}.attention.q_lora_rank = {q_lora} is negative")
+    if rope % 2:
+        raise ValueError(f"{p}: {a}.rope.dimension_count = {rope} is odd (RoPE rotates pairs)")
+    have = [k for k in ("attention.key_length_mla", "attention.value_length_mla") if f"{a}.{k}" in meta]
+    if len(have) == 1:  # (llama.cpp asserts both or neither)
+        other = "value_length_mla" if have[0].endswith("key_length_mla") else "key_length_mla"
+        raise ValueError(f"{p}: {a}.{have[0]} without {a}.attention.{other} (llama.cpp needs both or neither)")
+    split = bool(have)
+    default = hidden // n_head if hidden % n_head == 0 else None
+    kl, vl = need("attention.key_length", default), need("attention.value_length", default)
+    if split:
+        qk, v = need("attention.key_length_mla"), need("attention.value_length_mla")
+        for key, got, want in (("attention.key_length", kl, kv_lora + rope), ("attention.value_length", vl, kv_lora),
+                               ("attention.head_count_kv", n_kv, 1)):
+            if got != want:
+                raise ValueError(f"{p}: {a}.{key} = {got}: a file with key_length_mla (the latent cache) has {want} "
+                                 "(kv_lora_rank + rope dims, kv_lora_rank, one KV head) as llama.cpp computes it")
+    else:
+        qk, v = kl, vl
+        if n_kv != n_head:
+            raise ValueError(f"{p}: {a}.attention.head_count_kv = {n_kv}: a file without key_length_mla (kv_b whole) "
+                             f"has as many KV heads as heads ({n_head}), as llama.cpp computes it")
+    key = "attention.key_length_mla" if split else "attention.key_length"
+    if qk <= rope:
+        raise ValueError(f"{p}: {a}.{key} = {qk} leaves no nope dims beside the {rope} rope dims "
+                         "(rope.dimension_count)")
+    return dict(q_lora=q_lora, kv_lora=kv_lora, nope=qk - rope, rope=rope, v=v, split=split)
 
 
 def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: int, p: str) -> dict:
@@ -988,22 +1078,41 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
     none), expert_group_count groups of which expert_group_used_count are open (absent or 1: one
     group; as llama.cpp, fewer open than there are, and a group scored by its two best),
     expert_weights_norm (absent: false), expert_weights_scale (absent or 0: 1), the shared
-    experts expert_shared_count · expert_feed_forward_length wide. Each key that does not fit is
-    refused naming it -> hp["moe"]'s lead, n_group, topk_group, norm, scale, n_shared, ffn_shexp."""
+    experts expert_shared_count · expert_feed_forward_length wide. deepseek2 also takes softmax
+    gating (1; absent: 1, as llama.cpp reads DeepSeek-V2 / V2.5 files without the key, but for
+    GLM-4.7-Flash's 47 / 48 blocks of 154880 tokens, 2): DeepSeek-V2's greedy router, never grouped
+    (llama.cpp scores a group by its two best probabilities, transformers' group_limited_greedy by
+    its best) nor renormalized (transformers' DeepSeek-V2 ignores norm_topk_prob). Each key that
+    does not fit is refused naming it -> hp["moe"]'s lead, n_group, topk_group, norm, scale,
+    n_shared, ffn_shexp, softmax."""
     E, k = moe["n_expert"], moe["n_used"]
-    gating = meta_value(meta, f"{arch}.expert_gating_func", "int", p, 2 if arch == "glm4moe" else None)
+    default = 2 if arch == "glm4moe" else None
+    if arch == "deepseek2":  # (llama.cpp: absent, softmax, but for GLM 4.7 Lite's sizes)
+        vocab = meta.get("deepseek2.vocab_size", len(meta.get("tokenizer.ggml.tokens") or ()))
+        default = 2 if n_layers in (47, 48) and vocab == 154880 else 1
+    gating = meta_value(meta, f"{arch}.expert_gating_func", "int", p, default)
     if gating is None:
         raise ValueError(f"{p}: missing metadata {arch}.expert_gating_func (llama.cpp's {arch} needs it; "
                          "2, sigmoid, is the router's)")
-    if gating != 2:
+    softmax = arch == "deepseek2" and gating == 1
+    if gating != 2 and not softmax:
         raise ValueError(f"{p}: {arch}.expert_gating_func = {gating}: the {arch} router scores its experts by a "
-                         "sigmoid (2) as DeepSeek-V3's; pyvt converts no other")
+                         "sigmoid (2) as DeepSeek-V3's" + (" or a softmax (1) as DeepSeek-V2's" if arch == "deepseek2"
+                                                           else "") + "; pyvt converts no other")
     lead = meta_value(meta, f"{arch}.leading_dense_block_count", "int", p, 0)
     if not 0 <= lead < n_layers:
         raise ValueError(f"{p}: {arch}.leading_dense_block_count = {lead} is not below the {n_layers} blocks "
                          "(a mixture-of-experts model with none)")
     groups = meta_value(meta, f"{arch}.expert_group_count", "int", p, 0)
     used = meta_value(meta, f"{arch}.expert_group_used_count", "int", p, 0)
+    norm = meta_value(meta, f"{arch}.expert_weights_norm", "bool", p, False)
+    if softmax and groups > 1:
+        raise ValueError(f"{p}: {arch}.expert_group_count = {groups} with softmax gating (expert_gating_func 1): "
+                         "llama.cpp scores a group by the sum of its two best probabilities, transformers' "
+                         "DeepSeek-V2 (group_limited_greedy) by its best; pyvt does not convert a model that differs")
+    if softmax and norm:
+        raise ValueError(f"{p}: {arch}.expert_weights_norm = true with softmax gating (expert_gating_func 1): "
+                         "transformers' DeepSeek-V2 never renormalizes its top weights (norm_topk_prob is ignored)")
     if groups > 1:
         if E % groups or E // groups < 2:
             raise ValueError(f"{p}: {arch}.expert_group_count = {groups} does not split the {E} experts into groups "
@@ -1017,9 +1126,8 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
     else:
         groups = used = 1
     scale = _real(meta, f"{arch}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
-    return dict(lead=lead, n_group=groups, topk_group=used, scale=_f32(scale) if scale else 1.0,
-                norm=meta_value(meta, f"{arch}.expert_weights_norm", "bool", p, False),
-                n_shared=n_shared, ffn_shexp=n_shared * moe["ffn_exp"])
+    return dict(lead=lead, n_group=groups, topk_group=used, scale=_f32(scale) if scale else 1.0, norm=norm,
+                n_shared=n_shared, ffn_shexp=n_shared * moe["ffn_exp"], softmax=softmax)
 
 
 def _xielu_params(meta: dict, n_layers: int, p: str) -> dict:
@@ -1133,7 +1241,12 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     if arch == "dots1":  # Dots1Config's attention_bias: q/k/v/o biases in every block, or none
         _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "a dots1 file with biases needs q/k/v/o "
                      "biases in every block (Dots1Config's attention_bias puts them on all four)", p)
-    lead = moe.get("lead", 0)  # (GLM-4 MoE, dots1: the first blocks dense)
+    if arch == "deepseek2":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 loads no RoPE frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's deepseek2 loads no RoPE frequency factors; "
+                             "pyvt does not guess what is meant")
+        a = _mla_arch(hp)  # (its q and kv_b tensors as the file's keys say)
+    lead = moe.get("lead", 0)  # (GLM-4 MoE, dots1, DeepSeek: the first blocks dense)
     block_has = (set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
                  | (set(_block_tensors(a, False, False)) if lead else set()))
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
@@ -1178,6 +1291,14 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "ffn_norm.bias": (hidden,),  # (stablelm)
         "attn_norm_2.weight": (hidden,), "attn_norm_2.bias": (hidden,),  # (falcon-40b's ln_attn)
     }
+    if hp.get("mla"):  # (DeepSeek's latent attention; attn_k_b / attn_v_b per head, as ggml's [nope, kv_lora, heads] ...)
+        m = hp.get("mla")
+        ql, R, nope, rope, v = m["q_lora"], m["kv_lora"], m["nope"], m["rope"], m["v"]
+        shapes.update({"attn_q_a.weight": (ql, hidden), "attn_q_a_norm.weight": (ql,),
+                       "attn_q_b.weight": (n_head * (nope + rope), ql), "attn_kv_a_mqa.weight": (R + rope, hidden),
+                       "attn_kv_a_norm.weight": (R,), "attn_kv_b.weight": (n_head * (nope + v), R),
+                       "attn_k_b.weight": (n_head, R, nope), "attn_v_b.weight": (n_head, v, R),
+                       "attn_output.weight": (hidden, n_head * v)})
     if moe:
         E, fe = moe["n_expert"], moe["ffn_exp"]
         shapes.update({"ffn_gate_inp.weight": (E, hidden), "ffn_gate_exps.weight": (E, fe, hidden),
@@ -1223,6 +1344,8 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     a = hp["arch"]
     if a in _NO_ROPE_ARCHS:  # (no RoPE: llama.cpp reads no scaling)
         return None
+    if a == "deepseek2":
+        return _mla_rope_scaling(meta, hp, p)
     if a in ("nemotron", "gptneox", "falcon"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
@@ -1254,6 +1377,46 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
             return out
     return None
 
+
+
+def _mla_rope_scaling(meta: dict, hp: dict, p: str) -> dict | None:
+    """A deepseek2 file's RoPE scaling as llama.cpp computes it (src/models/deepseek2.cpp,
+    llama_context's YaRN factors): none, or yarn by rope.scaling.factor from
+    rope.scaling.original_context_length (absent: context_length) with beta_fast 32 / beta_slow 1
+    (deepseek2 reads no other) and mscale = mscale_all_dim = rope.scaling.yarn_log_multiplier / 0.1
+    (its converter writes 0.1 · mscale_all_dim; llama.cpp then rotates unscaled and multiplies the
+    scores by yarn_get_mscale(factor, mscale_all_dim)², as transformers' DeepSeek does with mscale
+    equal to mscale_all_dim, DeepSeek's and Kimi's configs). What transformers' DeepSeek cannot
+    compute is refused naming the key: linear scaling and YaRN without yarn_log_multiplier (llama.cpp
+    then scales the scores by (1 + 0.1 ln factor)² on top), rope.scaling.attn_factor other than 1,
+    attention.temperature_scale (Llama 4's temperature tuning, Mistral Large 3's)."""
+    a = "deepseek2"
+    if meta.get(f"{a}.attention.temperature_scale"):
+        raise ValueError(f"{p}: {a}.attention.temperature_scale: llama.cpp's temperature tuning of the queries "
+                         "(Mistral Large 3) is not in transformers' DeepSeek; pyvt does not convert it")
+    if _real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p) != 1.0:
+        raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {meta[f'{a}.rope.scaling.attn_factor']}: llama.cpp's "
+                         f"{a} scales the rotated dims by it and the scores by its square, which transformers' "
+                         "DeepSeek cannot express")
+    kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p, "linear")
+    factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
+    if kind == "none" or factor == 1.0:
+        return None
+    if kind != "yarn":
+        raise ValueError(f"{p}: {a}.rope.scaling.type = {kind!r:.40}: llama.cpp's {a} then scales the scores by "
+                         "(1 + 0.1 ln factor)² as well, which transformers' DeepSeek does not; pyvt converts yarn only")
+    if f"{a}.rope.scaling.yarn_log_multiplier" not in meta:
+        raise ValueError(f"{p}: missing metadata {a}.rope.scaling.yarn_log_multiplier: llama.cpp's {a} then scales "
+                         "the rotated dims and the scores by YaRN's mscale both, which transformers' DeepSeek "
+                         "cannot express")
+    log_mul = _real(meta, f"{a}.rope.scaling.yarn_log_multiplier", 0.1, 0.0, 1e6, p)
+    mscale = _f32(np.float32(log_mul) / np.float32(0.1))  # (llama.cpp's rope_yarn_log_mul /= 0.1f)
+    orig = meta.get(f"{a}.rope.scaling.original_context_length", hp["ctx"])
+    if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
+        raise ValueError(f"{p}: {a}.rope.scaling.original_context_length = {orig!r:.60} is not a positive "
+                         "integer <= 2^24")
+    return {"rope_type": "yarn", "factor": _f32(factor), "original_max_position_embeddings": int(orig),
+            "mscale": mscale, "mscale_all_dim": mscale, "beta_fast": 32.0, "beta_slow": 1.0}
 
 
 def _heads_span_hidden(p, arch: str, n_head: int, head_dim: int, hidden: int, why: str) -> None:
@@ -1314,6 +1477,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
     pad_id = pad_id if isinstance(pad_id, int) and 0 <= pad_id < vocab_size else None
     eos_value = eos_ids[0] if len(eos_ids) == 1 else (eos_ids or None)
     architecture, model_type = (_MIXTRAL if hp["arch"] == "llama" and hp["moe"]
+                                else _mla_arch(hp) if hp.get("mla")
                                 else _GRANITEMOE_SHARED if hp["arch"] == "granitemoe" and "ffn_shexp" in hp["moe"]
                                 else _ARCHS[hp["arch"]])[:2]
     if hp["arch"] == "phi2":  # PhiConfig: LayerNorm eps, the rotary dims as a factor, gelu_new
@@ -1461,7 +1625,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
-    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _SIGMOID_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _DEEPSEEK_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -1505,6 +1669,8 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                           num_nextn_predict_layers=0)
         else:  # (llama.cpp's dots1 has no sliding window)
             config.update(sliding_window=None, layer_types=["full_attention"] * hp["n_layers"])
+    elif moe and hp["arch"] == "deepseek2":
+        _deepseek_config(config, hp)
     elif moe and hp["arch"] != "granitemoe":  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
@@ -1515,6 +1681,38 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config["pad_token_id"] = pad_id
         gen_config["pad_token_id"] = pad_id
     return config, gen_config
+
+
+def _mla_arch(hp: dict) -> _Arch:
+    """A deepseek2 file's architecture: DeepSeek-V3 (sigmoid router) or V2 (softmax), its q
+    (attn_q, or its LoRA) and kv_b (whole, or split per head) tensors as the keys say."""
+    m = hp.get("mla")
+    a = _DEEPSEEK_V2 if hp["moe"].get("softmax") else _ARCHS["deepseek2"]
+    return a._replace(required=(_MLA_Q_LORA if m["q_lora"] else ("attn_q.weight",))
+                      + (_MLA_K_V_B if m["split"] else ("attn_kv_b.weight",)), optional=())
+
+
+def _deepseek_config(config: dict, hp: dict) -> None:
+    """DeepseekV3Config / DeepseekV2Config fields of a deepseek2 file (_mla_params,
+    _sigmoid_router, _mla_rope_scaling): the latent attention's sizes, head_dim the rope dims
+    (as their config classes set it), the router (V2: greedy), RoPE as rope_parameters; V3's
+    pairs interleaved (llama.cpp's NORM rope) and its NextN blocks not in the folder."""
+    m, moe = hp.get("mla"), hp["moe"]
+    v3 = not moe["softmax"]
+    for k in ("pretraining_tp",) + (("mlp_bias",) if v3 else ()):
+        del config[k]
+    config.update(head_dim=m["rope"], num_key_value_heads=hp["n_head"], q_lora_rank=m["q_lora"] or None,
+                  kv_lora_rank=m["kv_lora"], qk_nope_head_dim=m["nope"], qk_rope_head_dim=m["rope"], v_head_dim=m["v"],
+                  n_routed_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                  moe_intermediate_size=moe["ffn_exp"], n_shared_experts=moe["n_shared"],
+                  first_k_dense_replace=moe["lead"], n_group=moe["n_group"], topk_group=moe["topk_group"],
+                  norm_topk_prob=moe["norm"], routed_scaling_factor=moe["scale"],
+                  rope_parameters={"rope_type": "default", "rope_theta": hp["theta"], **(config["rope_scaling"] or {})})
+    if v3:
+        config.update(rope_interleave=True, num_nextn_predict_layers=0)
+    else:
+        config["topk_method"] = "greedy"
+    del config["rope_scaling"], config["rope_theta"]
 
 
 def _gpt2_config(hp: dict, vocab_size: int, tied: bool, bos_id, eos_value, torch_dtype: str) -> dict:
@@ -1821,8 +2019,11 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             "attn_norm.weight", "attn_norm.bias", "attn_norm_2.weight", "attn_norm_2.bias", "attn_qkv.weight", "attn_qkv.bias", "attn_q.weight", "attn_q.bias", "attn_k.weight",
             "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
-            "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "ffn_norm.weight",
-            "ffn_norm.bias")]
+            "attn_q_norm.weight", "attn_k_norm.weight", "attn_q_a.weight", "attn_q_a_norm.weight", "attn_q_b.weight",
+            "attn_kv_a_mqa.weight", "attn_kv_a_norm.weight", "attn_kv_b.weight", "post_attention_norm.weight",
+            "ffn_norm.weight", "ffn_norm.bias")]
+        if b + "attn_k_b.weight" in g.tensors:  # (DeepSeek: kv_b_proj rebuilt from attn_k_b and attn_v_b)
+            order.append((b + "attn_k_b.weight", "kv_b"))
         if not moe or i < moe.get("lead", 0):  # (GLM-4 MoE, dots1: the first blocks dense)
             order += [b + s for s in ("ffn_gate.weight", "ffn_up.weight", "ffn_up.bias", "ffn_down.weight",
                                       "ffn_down.bias", "post_ffw_norm.weight")]
@@ -1882,6 +2083,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
     def out_name(name: str, e) -> str:
         t = name.split(".", 2)[2] if name.startswith("blk.") else ""
+        if e == "kv_b":
+            return f"model.layers.{layer_of(name)}.self_attn.kv_b_proj.weight"
         if isinstance(e, str) and e.startswith("oss-"):  # gpt-oss: oss-{gu,dn}[-blocks|-scales|-bias]
             part = e.split("-")
             return (f"model.layers.{layer_of(name)}.mlp.experts." + ("gate_up_proj" if part[1] == "gu" else "down_proj")
@@ -1901,6 +2104,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
 
     def out_shape(name: str, e) -> tuple:
         shape = tuple(g.tensors[name].shape)
+        if e == "kv_b":  # attn_k_b [heads, kv_lora, nope] and attn_v_b [heads, v, kv_lora] -> [heads · (nope + v), kv_lora]
+            return (shape[0] * (shape[2] + g.tensors[v_b(name)].shape[1]), shape[1])
         if isinstance(e, str) and e.startswith("oss-"):  # gpt-oss: GGUF [E, rows, cols] (bias [E, rows])
             gu = e.startswith("oss-gu")
             E, rows = shape[0], shape[1] * (2 if gu else 1)
@@ -1923,8 +2128,9 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         """Whether the item may be written as GGML blocks at all: keep_blocks, a matrix (or a
         stacked expert in / out) whose rows are whole blocks of 32; not the router nor the shared
         expert's gate (float: libvt compares the router's logits), nor gpt-oss's experts (written
-        as their MXFP4 blocks by oss_producer)."""
-        if not keep_blocks or (isinstance(e, str) and e.startswith("oss-")):
+        as their MXFP4 blocks by oss_producer), nor DeepSeek's kv_b (float: libvt splits and
+        transposes it per head)."""
+        if not keep_blocks or (isinstance(e, str) and e.startswith("oss-")) or kv_b(name, e):
             return False
         shape = out_shape(name, e)
         return (len(shape) in (2, 3) and shape[-1] % 32 == 0 and (len(shape) == 2 or e in ("in", "out"))
@@ -2054,6 +2260,13 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                     yield check(np.ascontiguousarray((interleave(*ws) if gu else ws[0]).T), f"{name} (expert {x})")
         return produce
 
+    def v_b(name: str) -> str:
+        return name.replace("attn_k_b.weight", "attn_v_b.weight")
+
+    def kv_b(name: str, e) -> bool:
+        """DeepSeek's kv_b_proj: attn_kv_b, or the item rebuilding it from attn_k_b / attn_v_b."""
+        return e == "kv_b" or name.endswith(".attn_kv_b.weight")
+
     def producer(name: str, st_dtype: str = st_dtype, expert: int | None = None):
         info = g.tensors[name]
         heads = permuted_heads(name) or None
@@ -2069,6 +2282,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return _encode(x, st_dtype)
 
         def produce():
+            if expert == "kv_b":  # each head's k rows (attn_k_b's, transposed back) then its v rows
+                k, v = g.dequantize(name), g.dequantize(v_b(name))
+                yield check(np.concatenate([k.transpose(0, 2, 1), v], axis=1).reshape(-1, k.shape[1]))
+                return
             parts = stacked_parts(name, expert)
             if parts is not None:
                 for t, x in parts:
@@ -2159,6 +2376,10 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                           raw_producer(n, e), out_in))
         elif how[(n, e)] == "int8":
             items.append((out_name(n, e), "GGML_Q8_0", out_shape(n, e), producer(n, "GGML_Q8_0", expert=e), out_in))
+        elif keep_blocks and kv_b(n, e):  # (DeepSeek's kv_b: float as the file holds it, else float32: exact)
+            types = {g.tensors[t].ggml_type for t in ((n, v_b(n)) if e else (n,))}
+            d = _LOSSLESS[types.pop()] if len(types) == 1 and types <= set(_LOSSLESS) else "F32"
+            items.append((out_name(n, e), d, out_shape(n, e), producer(n, d, expert=e)))
         elif keep_blocks and g.tensors[n].ggml_type in _LOSSLESS:  # F32 norms stay F32
             d = _LOSSLESS[g.tensors[n].ggml_type]
             items.append((out_name(n, e), d, float_shape(n, e), producer(n, d, expert=e)))
@@ -2184,7 +2405,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe` or `dots1`) to a Hugging Face-style folder; returns `out_dir`.
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1` or `deepseek2`) to a Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -2372,7 +2593,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -1964,7 +1964,7 @@ def test_merges_from_scores_are_bounded(tmp_path):
 # ---- mixture-of-experts GGUFs ----------------------------------------------------------------
 
 def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None, drop=(),
-             mtp=False, mha=False):
+             mtp=False, mha=False, kv_b="split"):
     """Golden case `name` (tests/family_models.py) written as llama.cpp writes a MoE `arch`
     (`llama` = Mixtral, `qwen2moe`, `qwen3moe`): each block's experts stacked into
     ffn_{gate,up,down}_exps [experts, rows, cols], the router ffn_gate_inp and Qwen2-MoE's
@@ -1981,6 +1981,14 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     no sliding window, which its file cannot say: the folder's layers are all global. `mha`: each
     KV head's k/v rows repeated for its query heads (head_count_kv = head_count: the same model;
     llama.cpp's dots1 loads k and v as wide as q).
+    deepseek2: as llama.cpp's converter writes DeepSeek-V2 / V3 (_deepseek2_attention,
+    _deepseek2_meta): kv_b split per head into attn_k_b / attn_v_b (`kv_b` "whole": attn_kv_b, as
+    older files hold it), q_lora_rank 0 for q_proj; what a deepseek2 file cannot say is made so
+    in the folder too: V2's group_limited_greedy router greedy (llama.cpp's softmax groups are
+    scored otherwise: refused), a rotate-half case's rope rows as pairs (rope_interleave true:
+    the same model), mscale / mscale_all_dim as llama.cpp reads them back (yarn_log_multiplier /
+    0.1 in float32). A quantized attn_k_b / attn_v_b whose rows are not whole blocks is F32 (as
+    llama.cpp's quantizer falls back).
     Returns (GGUF path, the Hugging Face folder of the same weights)."""
     import family_models as F
 
@@ -2001,6 +2009,10 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         w = renamed
         cfg.update(num_hidden_layers=len(keep_layers), mlp_only_layers=[])
     sigmoid = arch in ("glm4moe", "dots1")
+    deepseek = arch == "deepseek2"
+    if deepseek:
+        rope0 = dict(cfg["rope_parameters"])  # (the checkpoint's, which llama.cpp's converter writes)
+        w = _deepseek2_file_model(w, cfg)
     if arch == "dots1":
         cfg.update(sliding_window=None, layer_types=["full_attention"] * cfg["num_hidden_layers"])
     ref = tmp_path / f"{name}-hf"
@@ -2018,7 +2030,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     def add(gname, x, ty=None):
         if gname in drop:
             return
-        ty = ty if ty is not None else (gw.F32 if x.ndim == 1 else qtype)
+        ty = ty if ty is not None else (gw.F32 if x.ndim == 1 or (deepseek and x.shape[-1] % 32) else qtype)
         tensors.append((gname, ty, x.shape, gw.QUANTIZERS[ty](x)))
 
     for k in ("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"):
@@ -2026,7 +2038,9 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
             add(_gguf_name(k, arch), w[k])
     for i in range(n_layers):
         p = f"model.layers.{i}."
-        for rest, gname in (("input_layernorm.weight", "attn_norm.weight"),
+        if deepseek:
+            _deepseek2_attention(w, cfg, i, add, kv_b)
+        for rest, gname in () if deepseek else (("input_layernorm.weight", "attn_norm.weight"),
                             ("post_attention_layernorm.weight", "ffn_norm.weight"),
                             ("self_attn.q_proj.weight", "attn_q.weight"), ("self_attn.k_proj.weight", "attn_k.weight"),
                             ("self_attn.v_proj.weight", "attn_v.weight"),
@@ -2078,8 +2092,9 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
             continue
         mp = p + ("block_sparse_moe." if mixtral else "mlp.")
         add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
-        if sigmoid:
+        if mp + "gate.e_score_correction_bias" in w:  # (the sigmoid router's)
             add(f"blk.{i}.exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"], gw.F32)
+        if sigmoid or deepseek:
             for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
                                  ("ffn_down_shexp.weight", "down_proj")):
                 add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_experts.{hname}.weight"])
@@ -2125,6 +2140,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                    f"{arch}.expert_gating_func": gw.Val(gw.UINT32, 2),
                    f"{arch}.expert_group_count": gw.Val(gw.UINT32, cfg["n_group"]),
                    f"{arch}.expert_group_used_count": gw.Val(gw.UINT32, cfg["topk_group"])})
+    if deepseek:
+        md.update(_deepseek2_meta(cfg, kv_b, rope0))
     if arch == "glm4moe":
         md["glm4moe.rope.dimension_count"] = gw.Val(gw.UINT32, int(hd * cfg["rope_parameters"]["partial_rotary_factor"]))
     if mha:
@@ -2146,10 +2163,98 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     return path, ref
 
 
+def _deepseek2_file_model(w: dict, cfg: dict) -> dict:
+    """A DeepSeek case as a deepseek2 file can hold it (updates cfg): V2's group_limited_greedy
+    router greedy, rotate-half RoPE's rope rows (q's per head, kv_a's k_pe) put as pairs
+    (rope_interleave true: the same scores), YaRN's mscale as llama.cpp reads it back."""
+    if cfg.get("topk_method") == "group_limited_greedy":
+        cfg.update(topk_method="greedy", n_group=None, topk_group=None)
+    rp = cfg["rope_parameters"]
+    if rp.get("mscale_all_dim"):  # (yarn_log_multiplier = 0.1 · mscale_all_dim; llama.cpp divides by 0.1 in float32)
+        m = float(str(np.float32(np.float32(0.1 * rp["mscale_all_dim"]) / np.float32(0.1))))
+        cfg["rope_parameters"] = dict(rp, mscale=m, mscale_all_dim=m)
+    if cfg.get("rope_interleave", True):
+        return w
+    cfg["rope_interleave"] = True
+    nope, rope, R, H = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["kv_lora_rank"], cfg["num_attention_heads"]
+    w = dict(w)
+    for k in list(w):
+        if k.endswith(("self_attn.q_proj.weight", "self_attn.q_b_proj.weight")):
+            x = w[k].reshape(H, nope + rope, -1).copy()
+            x[:, nope:] = convert.permute_qk(x[:, nope:].reshape(H * rope, -1), H).reshape(H, rope, -1)
+            w[k] = x.reshape(w[k].shape)
+        elif k.endswith("self_attn.kv_a_proj_with_mqa.weight"):
+            w[k] = np.concatenate([w[k][:R], convert.permute_qk(w[k][R:], 1)])
+    return w
+
+
+def _deepseek2_attention(w: dict, cfg: dict, i: int, add, kv_b: str) -> None:
+    """Block i's norms and latent attention as llama.cpp's converter writes a deepseek2 file:
+    kv_b_proj split per head into attn_k_b (its k rows transposed: [heads, kv_lora, nope]) and
+    attn_v_b ([heads, v, kv_lora]), or whole (attn_kv_b) with kv_b "whole"."""
+    p = f"model.layers.{i}."
+    for rest, gname in (("input_layernorm.weight", "attn_norm.weight"),
+                        ("post_attention_layernorm.weight", "ffn_norm.weight"),
+                        ("self_attn.q_proj.weight", "attn_q.weight"), ("self_attn.q_a_proj.weight", "attn_q_a.weight"),
+                        ("self_attn.q_a_layernorm.weight", "attn_q_a_norm.weight"),
+                        ("self_attn.q_b_proj.weight", "attn_q_b.weight"),
+                        ("self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight"),
+                        ("self_attn.kv_a_layernorm.weight", "attn_kv_a_norm.weight"),
+                        ("self_attn.o_proj.weight", "attn_output.weight")):
+        if p + rest in w:
+            add(f"blk.{i}.{gname}", w[p + rest])
+    x = w[p + "self_attn.kv_b_proj.weight"]
+    if kv_b == "whole":
+        add(f"blk.{i}.attn_kv_b.weight", x)
+        return
+    nope, v = cfg["qk_nope_head_dim"], cfg["v_head_dim"]
+    x = x.reshape(cfg["num_attention_heads"], nope + v, -1)
+    add(f"blk.{i}.attn_k_b.weight", np.ascontiguousarray(x[:, :nope].transpose(0, 2, 1)))
+    add(f"blk.{i}.attn_v_b.weight", np.ascontiguousarray(x[:, nope:]))
+
+
+def _deepseek2_meta(cfg: dict, kv_b: str, rp: dict) -> dict:
+    """DeepseekV2Model.set_gguf_parameters' keys (llama.cpp's converter): the latent cache's
+    key / value lengths and one KV head beside the *_mla ones (kv_b split; whole: the q·k head,
+    v, the heads), the router's (gating 2 for V3, 1 for V2's softmax), YaRN's
+    yarn_log_multiplier 0.1 · mscale_all_dim; q_lora_rank 0 for q_proj (llama.cpp needs the key
+    but in files of 26 / 27 blocks)."""
+    a = "deepseek2"
+    nope, rope, v, R = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg["kv_lora_rank"]
+    split = kv_b != "whole"
+    md = {f"{a}.attention.kv_lora_rank": gw.Val(gw.UINT32, R),
+          f"{a}.attention.q_lora_rank": gw.Val(gw.UINT32, cfg["q_lora_rank"] or 0),
+          f"{a}.rope.dimension_count": gw.Val(gw.UINT32, rope),
+          f"{a}.attention.head_count_kv": gw.Val(gw.UINT32, 1 if split else cfg["num_attention_heads"]),
+          f"{a}.attention.key_length": gw.Val(gw.UINT32, R + rope if split else nope + rope),
+          f"{a}.attention.value_length": gw.Val(gw.UINT32, R if split else v),
+          f"{a}.vocab_size": gw.Val(gw.UINT32, cfg["vocab_size"]),
+          f"{a}.expert_shared_count": gw.Val(gw.UINT32, cfg["n_shared_experts"]),
+          f"{a}.leading_dense_block_count": gw.Val(gw.UINT32, cfg["first_k_dense_replace"]),
+          f"{a}.expert_weights_scale": float(cfg["routed_scaling_factor"]),
+          f"{a}.expert_gating_func": gw.Val(gw.UINT32, 2 if cfg["model_type"] == "deepseek_v3" else 1)}
+    if split:
+        md.update({f"{a}.attention.key_length_mla": gw.Val(gw.UINT32, nope + rope),
+                   f"{a}.attention.value_length_mla": gw.Val(gw.UINT32, v)})
+    if cfg["norm_topk_prob"]:
+        md[f"{a}.expert_weights_norm"] = True
+    if cfg.get("n_group") is not None:
+        md.update({f"{a}.expert_group_count": gw.Val(gw.UINT32, cfg["n_group"]),
+                   f"{a}.expert_group_used_count": gw.Val(gw.UINT32, cfg["topk_group"])})
+    if rp.get("rope_type") == "yarn":  # (rp: the checkpoint's rope_parameters)
+        md.update({f"{a}.rope.scaling.type": "yarn", f"{a}.rope.scaling.factor": float(rp["factor"]),
+                   f"{a}.rope.scaling.original_context_length": gw.Val(gw.UINT32, rp["original_max_position_embeddings"]),
+                   f"{a}.rope.scaling.yarn_beta_fast": float(rp["beta_fast"]),
+                   f"{a}.rope.scaling.yarn_beta_slow": float(rp["beta_slow"]),
+                   f"{a}.rope.scaling.yarn_log_multiplier": 0.1 * rp["mscale_all_dim"]})
+    return md
+
+
 MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None), ("qwen3-moe", "qwen3moe", [0, 2]),
              ("granitemoe", "granitemoe", None), ("granitemoe-shared", "granitemoe", None), ("olmoe", "olmoe", None),
              ("gpt-oss", "gpt-oss", None), ("glm4-moe", "glm4moe", None), ("glm4-moe-qknorm", "glm4moe", None),
-             ("dots1", "dots1", None)]
+             ("dots1", "dots1", None), ("deepseek-v3", "deepseek2", None), ("deepseek-v3-halfrope", "deepseek2", None),
+             ("deepseek-v2", "deepseek2", None), ("deepseek-v2-lora", "deepseek2", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2282,6 +2387,127 @@ def test_sigmoid_router_gguf_that_does_not_fit_is_named(tmp_path, name, arch, me
     """glm4moe / dots1 keys and tensors that llama.cpp reads otherwise than Glm4MoeConfig /
     Dots1Config can say, or cannot read at all: one line naming the key or the tensor."""
     path, _ = moe_gguf(tmp_path, name, arch, meta=meta, drop=drop)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value)
+
+
+def test_deepseek2_gguf_rope_pairs_and_whole_kv_b(tmp_path):
+    """A deepseek2 file of the rotate-half case (its rope rows put as pairs: the same model)
+    computes what the case's own folder computes; an older file with kv_b whole (attn_kv_b,
+    head_count_kv = heads, no *_mla keys) gives the split file's folder."""
+    import family_models as F
+    from pyvt import _model
+
+    path, _ = moe_gguf(tmp_path, "deepseek-v3-halfrope", "deepseek2")
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    assert json.loads((out / "config.json").read_text())["rope_interleave"] is True
+    case = tmp_path / "case"
+    F.write_from_golden(case, "deepseek-v3-halfrope", F.load_golden())
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(case), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        np.testing.assert_array_equal(m.logits(_SEQ), r.logits(_SEQ))
+    folders = []
+    for kind in ("whole", "split"):
+        (tmp_path / kind).mkdir()
+        path, _ = moe_gguf(tmp_path / kind, "deepseek-v2", "deepseek2", kv_b=kind)
+        folders.append(convert.convert_gguf(path, tmp_path / f"out-{kind}", dtype="f32"))
+    whole, split = folders
+    assert json.loads((whole / "config.json").read_text()) == json.loads((split / "config.json").read_text())
+    a, b = read_safetensors(whole / "model.safetensors"), read_safetensors(split / "model.safetensors")
+    assert set(a) == set(b)
+    for k, v in a.items():
+        np.testing.assert_array_equal(v, b[k], err_msg=k)
+
+
+def test_deepseek2_gguf_nextn_block_is_left_out(tmp_path):
+    """A NextN block after the model's (nextn_predict_layers, counted in block_count, as
+    GLM-4.7-Flash's deepseek2 files hold it) is left out of the folder."""
+    from pyvt import _model
+
+    path, ref = moe_gguf(tmp_path, "deepseek-v3", "deepseek2", mtp=True)
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["num_hidden_layers"] == 3 and cfg["num_nextn_predict_layers"] == 0
+    assert not any(k.startswith("model.layers.3.") for k in read_safetensors(out / "model.safetensors"))
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        np.testing.assert_array_equal(m.logits(_SEQ), r.logits(_SEQ))
+
+
+@pytest.mark.parametrize("name,family", [("deepseek-v3", "DeepseekV3"), ("deepseek-v2", "DeepseekV2")])
+def test_deepseek2_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, family):
+    """A Q8_0 deepseek2 GGUF: its matrices' blocks kept (copied or referred to), kv_b_proj
+    rebuilt from attn_k_b / attn_v_b as float32 (libvt splits and transposes it per head;
+    deepseek-v3's attn_k_b rows of 16 are F32 in the file, deepseek-v2's both Q8_0); the same
+    weights and logits as its dequantized folder, and loaded directly as that folder packed as
+    int8."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = moe_gguf(tmp_path, name, "deepseek2", qtype=gw.Q8_0)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
+    _assert_same_weights_and_logits(plain, copied, refd)
+    header = safetensors_header(copied / "model.safetensors")
+    assert header["model.layers.1.self_attn.kv_b_proj.weight"]["dtype"] == "F32"
+    assert header["model.layers.1.self_attn.kv_a_proj_with_mqa.weight"]["dtype"] == "GGML_Q8_0"
+    assert header["model.layers.1.mlp.shared_experts.up_proj.weight"]["dtype"] == "GGML_Q8_0"
+    _assert_loads_as_its_dequantized_folder(path, plain, family)
+
+
+_DS = "deepseek2"
+
+
+@pytest.mark.parametrize("name,meta,drop,words", [
+    ("deepseek-v2", {f"{_DS}.expert_group_count": gw.Val(gw.UINT32, 4),
+                     f"{_DS}.expert_group_used_count": gw.Val(gw.UINT32, 2)}, (),
+     "deepseek2.expert_group_count = 4 with softmax gating (expert_gating_func 1): llama.cpp scores a group by"),
+    ("deepseek-v2-lora", {f"{_DS}.expert_weights_norm": True}, (),
+     "deepseek2.expert_weights_norm = true with softmax gating"),
+    ("deepseek-v3", {f"{_DS}.expert_gating_func": gw.Val(gw.UINT32, 4)}, (),
+     "deepseek2.expert_gating_func = 4: the deepseek2 router scores its experts by a sigmoid (2) as DeepSeek-V3's "
+     "or a softmax (1)"),
+    ("deepseek-v2", {f"{_DS}.expert_gating_func": None}, ("blk.1.exp_probs_b.bias",), None),  # (absent: softmax)
+    ("deepseek-v2", {}, (), None),
+    ("deepseek-v3", {f"{_DS}.expert_gating_func": gw.Val(gw.UINT32, 1),
+                     f"{_DS}.expert_group_count": None, f"{_DS}.expert_weights_norm": None}, (),
+     "tensors a deepseek2 model does not have: blk.1.exp_probs_b.bias"),
+    ("deepseek-v3", {}, ("blk.2.exp_probs_b.bias",), "missing tensors: blk.2.exp_probs_b.bias"),
+    ("deepseek-v3", {f"{_DS}.attention.kv_lora_rank": None}, (), "missing metadata deepseek2.attention.kv_lora_rank"),
+    ("deepseek-v3", {f"{_DS}.attention.value_length_mla": None}, (),
+     "deepseek2.attention.key_length_mla without deepseek2.attention.value_length_mla"),
+    ("deepseek-v3", {f"{_DS}.attention.key_length": gw.Val(gw.UINT32, 24)}, (),
+     "deepseek2.attention.key_length = 24: a file with key_length_mla (the latent cache) has 40"),
+    ("deepseek-v3", {f"{_DS}.attention.head_count_kv": gw.Val(gw.UINT32, 4)}, (),
+     "deepseek2.attention.head_count_kv = 4: a file with key_length_mla (the latent cache) has 1"),
+    ("deepseek-v3", {f"{_DS}.attention.key_length_mla": gw.Val(gw.UINT32, 8)}, (),
+     "deepseek2.attention.key_length_mla = 8 leaves no nope dims beside the 8 rope dims"),
+    ("deepseek-v3", {f"{_DS}.rope.dimension_count": gw.Val(gw.UINT32, 7)}, (),
+     "deepseek2.rope.dimension_count = 7 is odd"),
+    ("deepseek-v3", {f"{_DS}.attention.q_lora_rank": gw.Val(gw.UINT32, 0)}, (),
+     "tensors a deepseek2 model does not have: blk.0.attn_q_a.weight"),
+    ("deepseek-v3", {}, ("blk.1.attn_v_b.weight",), "missing tensors: blk.1.attn_v_b.weight"),
+    ("deepseek-v3", {f"{_DS}.attention.key_length_mla": None, f"{_DS}.attention.value_length_mla": None}, (),
+     "deepseek2.attention.head_count_kv = 1: a file without key_length_mla (kv_b whole) has as many KV heads as heads"),
+    ("deepseek-v3", {f"{_DS}.expert_feed_forward_length": None}, (),
+     "missing metadata deepseek2.expert_feed_forward_length"),
+    ("deepseek-v3", {f"{_DS}.expert_shared_count": None}, (), "missing metadata deepseek2.expert_shared_count"),
+    ("deepseek-v3", {f"{_DS}.attention.layer_norm_rms_epsilon": None}, (),
+     "missing metadata deepseek2.attention.layer_norm_rms_epsilon"),
+    ("deepseek-v3", {f"{_DS}.attention.temperature_scale": 0.5}, (), "deepseek2.attention.temperature_scale"),
+    ("deepseek-v3", {f"{_DS}.rope.scaling.attn_factor": 1.5}, (), "deepseek2.rope.scaling.attn_factor = 1.5"),
+    ("deepseek-v3", {f"{_DS}.rope.scaling.type": "linear", f"{_DS}.rope.scaling.factor": 2.0}, (),
+     "deepseek2.rope.scaling.type = 'linear'"),
+    ("deepseek-v2", {f"{_DS}.rope.scaling.yarn_log_multiplier": None}, (),
+     "missing metadata deepseek2.rope.scaling.yarn_log_multiplier"),
+    ("deepseek-v3", {}, ("blk.0.attn_kv_a_norm.weight",), "missing tensors: blk.0.attn_kv_a_norm.weight"),
+])
+def test_deepseek2_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, words):
+    """deepseek2 keys and tensors that llama.cpp reads otherwise than DeepseekV3Config /
+    DeepseekV2Config can say, or cannot read at all: one line naming the key or the tensor
+    (words None: a file that converts)."""
+    path, _ = moe_gguf(tmp_path, name, "deepseek2", meta=meta, drop=drop)
+    if words is None:
+        convert.convert_gguf(path, tmp_path / "out")
+        return
     with pytest.raises(ValueError) as e:
         convert.convert_gguf(path, tmp_path / "out")
     assert words in str(e.value)

@@ -5,7 +5,7 @@ the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF mo
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
 ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
-qwen3moe / granitemoe / olmoe / glm4moe / dots1 (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
+qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
 
@@ -171,6 +171,24 @@ files: dots1's sliding layer (llama.cpp's dots1 has no window; the converted fol
 and its q/k/v/o biases (llama.cpp's dots1 loads no o_proj bias, so a file with them does not
 load); and llama.cpp's dots1 loads k and v as wide as q, so the case's 2 KV heads are repeated
 to its 4 heads (test_convert.moe_gguf's mha: the same model; dots.llm1 itself is multi-head).
+deepseek-v3, deepseek-v3-halfrope, deepseek-v2 and deepseek-v2-lora (added 2026-11-29 with
+--logits, the same llama-cpp-python): 6.6e-7, 4.3e-7, 9.3e-7 and 3.7e-7 over all 60 positions
+(the stored rows 6.2e-7, 5.7e-7, 1.0e-6, 4.7e-7), argmax equal at all 60 — multi-head latent
+attention in llama.cpp's absorbed form (kv_b split into attn_k_b / attn_v_b: deepseek-v3,
+-halfrope, -v2) and in its older decompressed one (attn_kv_b whole: deepseek-v2-lora), q's LoRA
+(deepseek-v3, -v2-lora) and q_proj (q_lora_rank 0), the V3 sigmoid router (2 of 4 groups,
+renormalized, scaling 2.5, exp_probs_b), V2's softmax one (greedy, scaling 1.5), the dense first
+block, the shared experts, V2-Lite's 512 + 64 latent with YaRN (factor 4 from 64 positions,
+mscale_all_dim 0.707 through yarn_log_multiplier). Broken on purpose in the converted folder
+the test fails: deepseek-v3 rotate-half (rope_interleave false: 0.42), every group open (0.39),
+scaling 1 (0.45), not renormalized (0.29); deepseek-v2 without mscale (0.094), scaling 1
+(0.12), without YaRN (0.23); deepseek-v3-halfrope said rotate-half again (0.99). What
+llama.cpp cannot express is left out of the files: the rotate-half RoPE of deepseek-v3-halfrope
+(llama.cpp's deepseek2 always rotates pairs (2i, 2i + 1) and its converter ignores
+rope_interleave: the file holds the case's rope rows of q and kv_a put as pairs, the same
+model), and deepseek-v2's group_limited_greedy router (llama.cpp scores a softmax group by the
+sum of its two best probabilities, transformers' DeepSeek-V2 by its best: such a file is
+refused, so the case's file routes greedy, as V2-Lite does).
 """
 
 from __future__ import annotations
@@ -198,7 +216,8 @@ MOE_LAYERS = {"qwen3-moe": [0, 2]}  # the MoE layers of a case with a dense one
 # and with its 2 KV heads repeated to the 4 heads (llama.cpp's dots1 loads k and v as wide as q;
 # dots.llm1 itself is multi-head).
 MOE_FILE = {"glm4-moe": dict(mtp=True),
-            "dots1": dict(mha=True, drop=tuple(f"blk.{i}.attn_{t}.bias" for i in range(3) for t in ("q", "k", "v", "output")))}
+            "dots1": dict(mha=True, drop=tuple(f"blk.{i}.attn_{t}.bias" for i in range(3) for t in ("q", "k", "v", "output"))),
+            "deepseek-v2-lora": dict(kv_b="whole")}  # (an older deepseek2 file: kv_b whole, llama.cpp decompresses)
 ROUNDED_YARN = {"gpt-oss"}  # compared with llama.cpp's rounded YaRN ramp (see the docstring)
 
 
@@ -232,7 +251,7 @@ def test_every_architecture_is_covered():
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
-                     "glm4moe", "dots1"}
+                     "glm4moe", "dots1", "deepseek2"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

@@ -87,6 +87,10 @@ LOGIT_CASES = {
     "glm4-moe": ("moe", "glm4-moe", "glm4moe"),  # (4 groups, 2 open, scaling 2.5, q/k/v biases, a NextN block)
     "glm4-moe-qknorm": ("moe", "glm4-moe-qknorm", "glm4moe"),  # (q/k norms, not renormalized, 2 shared experts)
     "dots1": ("moe", "dots1", "dots1"),  # (2 groups, 1 open, a dense first block; no biases, no window)
+    "deepseek-v3": ("moe", "deepseek-v3", "deepseek2"),  # (q's LoRA, sigmoid router 2 of 4 groups, kv_b split)
+    "deepseek-v3-halfrope": ("moe", "deepseek-v3-halfrope", "deepseek2"),  # (q_proj; rope rows as pairs: the same model)
+    "deepseek-v2": ("moe", "deepseek-v2", "deepseek2"),  # (V2-Lite's 512 + 64 latent, YaRN; greedy softmax router)
+    "deepseek-v2-lora": ("moe", "deepseek-v2-lora", "deepseek2"),  # (q's LoRA; kv_b whole, as older files hold it)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
