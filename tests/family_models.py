@@ -150,6 +150,16 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                          moe_num_shared_experts=0, num_hidden_layers=4,
                                                          moe_layer_start_index=0, moe_layer_interval=2,
                                                          moe_layer_end_index=2)),
+    # EXAONE MoE: per-head q/k norms, alternating sliding layers whose full layers attend without
+    # RoPE, DeepSeek-V3's router and shared experts; then layer_types and mlp_layer_types given.
+    "exaone-moe": ("ExaoneMoeConfig", dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                                           num_shared_experts=1, num_hidden_layers=4, sliding_window=6,
+                                           sliding_window_pattern=2, n_group=2, topk_group=1, pad_token_id=ENDOFTEXT)),
+    "exaone-moe-types": ("ExaoneMoeConfig", dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                                 num_shared_experts=2, num_hidden_layers=3, sliding_window=8,
+                                                 layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                                 mlp_layer_types=["sparse", "dense", "sparse"], norm_topk_prob=False,
+                                                 routed_scaling_factor=1.0, pad_token_id=ENDOFTEXT)),
     "dots1": ("Dots1Config", dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
                                   moe_intermediate_size=32, n_group=2, topk_group=1, first_k_dense_replace=1,
                                   num_hidden_layers=3, attention_bias=True, sliding_window=6, max_window_layers=2,
@@ -343,6 +353,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "ernie4_5-moe": ("Ernie4_5_MoE", ["interleaved-rope", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk",
                                       "shared-expert 32"]),
     "ernie4_5-moe-interval": ("Ernie4_5_MoE", ["interleaved-rope", "moe 4 experts top-3 (1 of 4 layers)", "norm-topk"]),
+    "exaone-moe": ("ExaoneMoE", ["qk-norm", "no-rope layers 1,3", "moe 8 experts top-2 (3 of 4 layers)", "norm-topk",
+                                 "shared-expert 32", "sigmoid-router groups 1/2 scale 2.5", "sliding-window 6 (layers 0,2)"]),
+    "exaone-moe-types": ("ExaoneMoE", ["qk-norm", "no-rope layer 1", "moe 4 experts top-2 (2 of 3 layers)",
+                                       "shared-expert 64", "sigmoid-router", "sliding-window 8 (layers 0,2)"]),
     "dots1": ("Dots1", ["attention-bias", "qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "shared-expert 32",
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
@@ -520,7 +534,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1"):
+                             "vaultgemma", "dots1", "exaone_moe"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
@@ -568,6 +582,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                     out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
         elif mixtral and name.endswith("mlp.gate.weight"):
             out[name.replace("mlp.gate.weight", "block_sparse_moe.gate.weight")] = x
+        elif cfg["model_type"] == "exaone_moe" and name.endswith("mlp.gate.e_score_correction_bias"):  # (on the block)
+            out[name.replace("mlp.gate.e_score_correction_bias", "mlp.e_score_correction_bias")] = x
         elif name.endswith("mlp.gate.moe_statics.e_score_correction_bias"):  # (ERNIE 4.5: saved off the gate)
             out[name.replace("mlp.gate.moe_statics.", "mlp.moe_statics.")] = x
         elif mixtral and name.endswith("mlp.e_score_correction_bias"):
@@ -664,7 +680,7 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
 def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
     """llama_ref's `nope` argument: the layers that attend without RoPE (SmolLM3; EXAONE 4's
     global layers when it has a window), else None."""
-    if cfg["model_type"] == "exaone4":
+    if cfg["model_type"] in ("exaone4", "exaone_moe"):
         return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] == "cohere2":  # only the sliding layers rotate
         return [not cfg.get("sliding_window") or t != "sliding_attention" for t in cfg["layer_types"]]
@@ -677,7 +693,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
-                                 "ernie4_5_moe"):
+                                 "ernie4_5_moe", "exaone_moe"):
         return None
     out = {"experts_per_tok": cfg.get("num_experts_per_tok") or cfg["moe_k"],  # (ERNIE 4.5: moe_k)
            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss", "minimax_m2",
@@ -689,7 +705,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
         out["softmax_groups"] = {"groups": cfg["n_group"] if grouped else 1,
                                  "topk_groups": cfg["topk_group"] if grouped else 1,
                                  "scale": cfg.get("routed_scaling_factor", 1.0)}
-    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2"):
+    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "gpt_oss":

@@ -429,7 +429,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
-            "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM, "
+            "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
+            "Glm4MoeForCausalLM, "
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
@@ -1215,6 +1216,10 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("deepseek-v3", {"v_head_dim": 16}, "self_attn.kv_b_proj.weight is [160, 32], expected [128, 32]"),
     ("minimax-m2", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("minimax-m2", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
+    ("exaone-moe-types", {"mlp_layer_types": ["sparse", "dense"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
+    ("exaone-moe-types", {"mlp_layer_types": ["sparse", "moe", "sparse"]}, 'field "mlp_layer_types" must be a list of'),
+    ("exaone-moe-types", {"mlp_layer_types": ["dense", "dense", "sparse"]},
+     "unexpected 17 tensors: model.layers.0.mlp.e_score_correction_bias"),
     ("ernie4_5-moe", {"use_bias": True}, "use_bias true is not supported for Ernie4_5_MoE (biases on the shared experts)"),
     ("ernie4_5-moe", {"moe_num_shared_experts": 2}, "shared_experts.gate_proj.weight is [32, 64], expected [64, 64]"),
     ("ernie4_5-moe", {"moe_layer_start_index": 0}, "missing 29 tensors: model.layers.0.mlp.experts.0.down_proj.weight"),
@@ -1244,6 +1249,19 @@ def test_mtp_layers_after_the_model_are_left_out(from_golden, golden, tmp_path, 
         assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_nextn_predict_layers=0)))
     assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)
+
+
+def test_exaone_moe_mtp_module_is_left_out(from_golden, golden, tmp_path):
+    """K-EXAONE's files hold a multi-token-prediction module under mtp.* (transformers ignores it):
+    left out, the logits those of the model."""
+    cfg = copy_case(from_golden, "exaone-moe", tmp_path)
+    _, w = from_golden("exaone-moe")
+    ck = F.to_checkpoint(w, cfg)
+    extra = {"mtp.layers.0.eh_proj.weight": np.zeros((64, 128), np.float32), "mtp.norm.weight": np.ones(64, np.float32)}
+    R.write_safetensors(tmp_path / "model.safetensors", {**ck, **extra}, "BF16")
+    g = golden["cases"]["exaone-moe"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
 
 
 def test_dots1_without_layer_types_slides_from_max_window_layers(from_golden, tmp_path):

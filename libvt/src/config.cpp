@@ -488,6 +488,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 1: return {1, 1, 1, 1, 1, true, 1.0};   // Glm4MoeConfig
         case 3: return {3, 1, 8, 4, 1, true, 2.5};   // DeepseekV3Config
         case 4: return {0, -1, 1, 1, 0, true, 1.0};  // MiniMaxM2Config (no such fields)
+        case 5: return {1, 1, 1, 1, 0, true, 2.5};   // ExaoneMoeConfig
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -590,8 +591,13 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const int64_t lo = F.moe_layer_range ? (c.moe_start_field >= 0 ? c.moe_start_field : 1) : first_dense;
     const int64_t hi = F.moe_layer_range && c.moe_end_field >= 0 ? c.moe_end_field : L - 1;
     int64_t first = -1;
+    const bool by_types = F.sigmoid_router == 5 && !c.mlp_layer_types.empty();  // (EXAONE MoE: they decide)
+    if (by_types && int64_t(c.mlp_layer_types.size()) != L)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
+             c.mlp_layer_types.size(), (long long)L);
     for (int64_t l = 0; l < L; ++l) {
-        const bool dense = (l + 1) % every != 0 || l < lo || l > hi ||
+        const bool dense = by_types ? c.mlp_layer_types[size_t(l)] == "dense" :
+                           (l + 1) % every != 0 || l < lo || l > hi ||
                            std::find(c.mlp_only_layers.begin(), c.mlp_only_layers.end(), l) != c.mlp_only_layers.end();
         c.layer_moe[size_t(l)] = !dense;
         if (!dense && first < 0) first = l;
@@ -778,6 +784,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         std::string rest;
         // Old conversions store the RoPE buffer; it is recomputed from the config.
         if (split_layer_name(t->name, F.layer_prefix, &layer, &rest) && is_ignored_layer_tensor(F, rest)) continue;
+        // (EXAONE MoE's multi-token-prediction module: mtp.*, as transformers ignores it)
+        if (F.sigmoid_router == 5 && t->name.compare(0, 4, "mtp.") == 0) continue;
         // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
         if (grouped_router(F) && split_layer_name(t->name, F.layer_prefix, &layer, &rest) && layer >= L &&
             layer < L + (c.nextn_layers_field >= 0 ? c.nextn_layers_field : router_defaults(F).nextn))
@@ -1286,6 +1294,14 @@ LlamaConfig read_config(const std::string& dir) {
                 c.layer_types.push_back(e.s);
             }
         }
+        if (const json::Value* mt = r.get(root, "mlp_layer_types")) {
+            if (!mt->is_array()) r.bad("mlp_layer_types", *mt, "a list of \"dense\" / \"sparse\"");
+            for (const auto& e : mt->arr) {
+                if (!e.is_string() || (e.s != "dense" && e.s != "sparse"))
+                    r.bad("mlp_layer_types", *mt, "a list of \"dense\" / \"sparse\"");
+                c.mlp_layer_types.push_back(e.s);
+            }
+        }
         if (const json::Value* rs = r.get(root, "rope_scaling")) read_rope(r, *rs, "rope_scaling", c);
         if (const json::Value* rp = r.get(root, "rope_parameters")) {
             // Gemma 3 (transformers >= 5): one set per layer type.
@@ -1341,6 +1357,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.n_shared_experts_field = r.integer(root, "n_shared_experts", 0, 65536);
         if (c.n_shared_experts_field < 0)  // (ERNIE 4.5)
             c.n_shared_experts_field = r.integer(root, "moe_num_shared_experts", 0, 65536);
+        if (c.n_shared_experts_field < 0)  // (EXAONE MoE)
+            c.n_shared_experts_field = r.integer(root, "num_shared_experts", 0, 65536);
         c.first_k_dense_field = r.integer(root, "first_k_dense_replace", 0, 100000);
         c.nextn_layers_field = r.integer(root, "num_nextn_predict_layers", 0, 100000);
         c.routed_scaling_field = r.positive(root, "routed_scaling_factor");

@@ -74,6 +74,7 @@ struct LlamaConfig {
     int64_t sliding_window = -1;     // sliding_window
     int64_t max_window_layers = -1;  // max_window_layers (Qwen2, Qwen3)
     std::vector<std::string> layer_types;  // "full_attention" / "sliding_attention" per layer
+    std::vector<std::string> mlp_layer_types;  // EXAONE MoE: "dense" / "sparse" per layer (empty: absent)
     double query_pre_attn_scalar = -1;     // Gemma 2 (-1: absent)
     double attn_logit_softcapping = -1;    // Gemma 2 (-1: absent, 0: null)
     double final_logit_softcapping = -1;   // Gemma 2 (-1: absent, 0: null)

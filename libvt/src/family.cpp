@@ -613,6 +613,24 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
     },
     {
+        // EXAONE MoE (K-EXAONE): Llama's pre-norm block with per-head q/k RMSNorms, sliding layers
+        // (layer_types, else sliding_window_pattern, default 4) and, with a sliding window, full
+        // layers without RoPE (EXAONE 4's); dense layers by mlp_layer_types (else the first
+        // first_k_dense_replace), the others experts with DeepSeek-V3's router and shared experts.
+        "ExaoneMoE", "ExaoneMoeForCausalLM", "exaone_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, /*window pattern=*/4, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/true, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/5, /*qk norm field=*/false, /*mla=*/0,
+        /*choice bias=*/"mlp.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+    },
+    {
         // GLM-4 MoE (zai-org/GLM-4.5, GLM-4.5-Air, GLM-4.6): Llama's block with RoPE over the first
         // half of each head (rotate-half pairs), q/k/v biases when attention_bias, per-head q/k
         // RMSNorms when use_qk_norm; dense layers first, then experts with DeepSeek-V3's router

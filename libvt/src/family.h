@@ -19,7 +19,8 @@
 // the parallel block with two LayerNorms, an exact-GELU MLP), GLM-4 MoE and dots1 (DeepSeek-V3's
 // sigmoid router with groups and shared experts: sigmoid_router).
 // DeepSeek-V2 and V3 (multi-head latent attention: mla), MiniMax-M2 (a sigmoid router with
-// Mixtral's names), ERNIE 4.5 MoE (a softmax router with a correction bias, MoE layers by range). Multimodal Gemma 3 is not a row: the
+// Mixtral's names), ERNIE 4.5 MoE (a softmax router with a correction bias, MoE layers by range), EXAONE MoE
+// (EXAONE 4's windows and NoPE with a pre-norm block, DeepSeek-V3's router, mlp_layer_types). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -271,7 +272,8 @@ struct ModelFamily {
     // out: 1 GLM-4 MoE's (first_k_dense_replace 1, norm_topk_prob true, n_shared_experts 1, one
     // MTP layer), 2 dots1's (0, false, none: the shared expert's rows say), 3 DeepSeek-V3's (3,
     // true, 1, one MTP layer; n_group 8, topk_group 4, routed_scaling_factor 2.5), 4 MiniMax-M2's
-    // (no groups, no shared experts, the top weights always renormalized, no scaling).
+    // (no groups, no shared experts, the top weights always renormalized, no scaling), 5 EXAONE MoE's
+    // (1, true, num_shared_experts 1, routed_scaling_factor 2.5; mlp_layer_types, when given, decide).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
