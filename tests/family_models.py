@@ -160,6 +160,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                  layer_types=["sliding_attention", "full_attention", "sliding_attention"],
                                                  mlp_layer_types=["sparse", "dense", "sparse"], norm_topk_prob=False,
                                                  routed_scaling_factor=1.0, pad_token_id=ENDOFTEXT)),
+    # GLM-4 MoE lite (GLM-4.7-Flash): DeepSeek-V3's latent attention, GLM-4 MoE's router.
+    "glm4-moe-lite": ("Glm4MoeLiteConfig", dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32,
+                                                qk_nope_head_dim=16, qk_rope_head_dim=16, v_head_dim=32,
+                                                n_routed_experts=8, num_experts_per_tok=4, n_group=1, topk_group=1,
+                                                n_shared_experts=1, moe_intermediate_size=32, num_hidden_layers=3,
+                                                pad_token_id=ENDOFTEXT)),
     "dots1": ("Dots1Config", dict(n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
                                   moe_intermediate_size=32, n_group=2, topk_group=1, first_k_dense_replace=1,
                                   num_hidden_layers=3, attention_bias=True, sliding_window=6, max_window_layers=2,
@@ -357,6 +363,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                  "shared-expert 32", "sigmoid-router groups 1/2 scale 2.5", "sliding-window 6 (layers 0,2)"]),
     "exaone-moe-types": ("ExaoneMoE", ["qk-norm", "no-rope layer 1", "moe 4 experts top-2 (2 of 3 layers)",
                                        "shared-expert 64", "sigmoid-router", "sliding-window 8 (layers 0,2)"]),
+    "glm4-moe-lite": ("Glm4MoeLite", ["moe 8 experts top-4 (2 of 3 layers)", "norm-topk", "shared-expert 32",
+                                      "sigmoid-router scale 1.8", "mla kv-lora 32 q-lora 32 heads 16+16 v 32",
+                                      "interleaved-rope"]),
     "dots1": ("Dots1", ["attention-bias", "qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "shared-expert 32",
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
@@ -629,7 +638,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `mla` argument for DeepSeek-V2 / V3 (multi-head latent attention), else None."""
-    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3"):
+    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
         return None
     return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
             "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2" or cfg.get("rope_interleave", True)}
@@ -693,7 +702,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
-                                 "ernie4_5_moe", "exaone_moe"):
+                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite"):
         return None
     out = {"experts_per_tok": cfg.get("num_experts_per_tok") or cfg["moe_k"],  # (ERNIE 4.5: moe_k)
            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss", "minimax_m2",
@@ -705,7 +714,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
         out["softmax_groups"] = {"groups": cfg["n_group"] if grouped else 1,
                                  "topk_groups": cfg["topk_group"] if grouped else 1,
                                  "scale": cfg.get("routed_scaling_factor", 1.0)}
-    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe"):
+    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "gpt_oss":

@@ -431,7 +431,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, "
-            "Dots1ForCausalLM, DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
+            "Dots1ForCausalLM, DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
@@ -1216,6 +1216,7 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("deepseek-v3", {"v_head_dim": 16}, "self_attn.kv_b_proj.weight is [160, 32], expected [128, 32]"),
     ("minimax-m2", {"rotary_dim": 7}, "rotary_dim 7 does not fit head_dim 16"),
     ("minimax-m2", {"rotary_dim": 32}, "rotary_dim 32 does not fit head_dim 16"),
+    ("glm4-moe-lite", {"mlp_layer_types": ["dense", "dense"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
     ("exaone-moe-types", {"mlp_layer_types": ["sparse", "dense"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
     ("exaone-moe-types", {"mlp_layer_types": ["sparse", "moe", "sparse"]}, 'field "mlp_layer_types" must be a list of'),
     ("exaone-moe-types", {"mlp_layer_types": ["dense", "dense", "sparse"]},

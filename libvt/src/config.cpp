@@ -489,6 +489,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 3: return {3, 1, 8, 4, 1, true, 2.5};   // DeepseekV3Config
         case 4: return {0, -1, 1, 1, 0, true, 1.0};  // MiniMaxM2Config (no such fields)
         case 5: return {1, 1, 1, 1, 0, true, 2.5};   // ExaoneMoeConfig
+        case 6: return {1, 1, 1, 1, 1, true, 1.8};   // Glm4MoeLiteConfig
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -543,11 +544,12 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     if (!F.mla) return;
     const std::string src = c.from_file ? c.path : "the defaults (no config.json)";
     c.mla = true;
-    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : 1536;
+    const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; else DeepSeek's)
+    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite ? 768 : 1536;
     c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : 512;
-    c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : 128;
+    c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : 128;
     c.mla_rope = c.qk_rope_field > 0 ? c.qk_rope_field : 64;
-    c.mla_v = c.v_head_field > 0 ? c.v_head_field : 128;
+    c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : 128;
     c.mla_interleaved = F.mla == 2 || c.rope_interleave_field != 0;  // (V3: rope_interleave, default true)
     if (c.mla_rope % 2 != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: qk_rope_head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
@@ -591,7 +593,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const int64_t lo = F.moe_layer_range ? (c.moe_start_field >= 0 ? c.moe_start_field : 1) : first_dense;
     const int64_t hi = F.moe_layer_range && c.moe_end_field >= 0 ? c.moe_end_field : L - 1;
     int64_t first = -1;
-    const bool by_types = F.sigmoid_router == 5 && !c.mlp_layer_types.empty();  // (EXAONE MoE: they decide)
+    // (EXAONE MoE, GLM-4 MoE lite: they decide)
+    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6) && !c.mlp_layer_types.empty();
     if (by_types && int64_t(c.mlp_layer_types.size()) != L)
         fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
              c.mlp_layer_types.size(), (long long)L);

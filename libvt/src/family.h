@@ -20,7 +20,8 @@
 // sigmoid router with groups and shared experts: sigmoid_router).
 // DeepSeek-V2 and V3 (multi-head latent attention: mla), MiniMax-M2 (a sigmoid router with
 // Mixtral's names), ERNIE 4.5 MoE (a softmax router with a correction bias, MoE layers by range), EXAONE MoE
-// (EXAONE 4's windows and NoPE with a pre-norm block, DeepSeek-V3's router, mlp_layer_types). Multimodal Gemma 3 is not a row: the
+// (EXAONE 4's windows and NoPE with a pre-norm block, DeepSeek-V3's router, mlp_layer_types),
+// GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -273,7 +274,8 @@ struct ModelFamily {
     // MTP layer), 2 dots1's (0, false, none: the shared expert's rows say), 3 DeepSeek-V3's (3,
     // true, 1, one MTP layer; n_group 8, topk_group 4, routed_scaling_factor 2.5), 4 MiniMax-M2's
     // (no groups, no shared experts, the top weights always renormalized, no scaling), 5 EXAONE MoE's
-    // (1, true, num_shared_experts 1, routed_scaling_factor 2.5; mlp_layer_types, when given, decide).
+    // (1, true, num_shared_experts 1, routed_scaling_factor 2.5; mlp_layer_types, when given, decide),
+    // 6 GLM-4 MoE lite's (as GLM-4 MoE's with routed_scaling_factor 1.8; mlp_layer_types decide).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
