@@ -4,8 +4,9 @@
 `command-r` (Cohere: Command R, Aya 23), `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`
 (GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `mpt`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
-(dots.llm1) or `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight) architecture into a
-Hugging Face-style checkpoint folder.
+(dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
+21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1) or `exaone-moe` (K-EXAONE) architecture
+into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -27,8 +28,8 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
-  and so do its `ernie4_5` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
 * What llama.cpp computes otherwise than the Hugging Face family is rebuilt or refused
@@ -73,7 +74,15 @@ layout differences between llama.cpp and Hugging Face are undone here:
   has no sliding window (llama.cpp's has none). DeepSeek's (deepseek2) router is the same
   function's with softmax gating too (DeepseekV2ForCausalLM, greedy); its kv_b, which
   llama.cpp's converter splits per head into attn_k_b (transposed) and attn_v_b, is rebuilt into
-  kv_b_proj, always float (`_mla_params`, `_mla_rope_scaling` for its YaRN).
+  kv_b_proj, always float (`_mla_params`, `_mla_rope_scaling` for its YaRN). EXAONE MoE's
+  router is the same function's too (its shared experts by expert_shared_feed_forward_length,
+  dense blocks first as mlp_layer_types, NextN blocks left out), its window and NoPE full
+  layers as llama.cpp runs them (`_exaone_moe_config`). ERNIE 4.5 MoE's softmax router and
+  MiniMax-M2's sigmoid one choose with exp_probs_b and renormalize, unscaled
+  (`_biased_router`); their correction bias goes where each family's checkpoints hold it
+  (ERNIE's moe_statics [1, experts], MiniMax-M2's and EXAONE MoE's on the block), MiniMax-M2's
+  experts under Mixtral's names; ERNIE 4.5 MoE files with MoE blocks every second or more
+  (interleave_moe_layer_step, which llama.cpp's loader cannot hold) are refused.
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -207,7 +216,7 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
 _LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder",
                      "falcon", "bloom", "mpt")
-_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox", "glm4moe")
+_PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox", "glm4moe", "minimax-m2")
 
 
 _BLOCK_NAMES = {
@@ -517,9 +526,33 @@ _ARCHS["deepseek2"] = _Arch("DeepseekV3ForCausalLM", "deepseek_v3", False,
                             optional=("attn_q.weight",) + _MLA_Q_LORA + ("attn_kv_b.weight",) + _MLA_K_V_B,
                             names=_MLA_NAMES, mla=True)
 _DEEPSEEK_V2 = _ARCHS["deepseek2"]._replace(architecture="DeepseekV2ForCausalLM", model_type="deepseek_v2")
+# EXAONE MoE (K-EXAONE; llama.cpp's exaone-moe): Llama's pre-norm block with per-head q/k norms,
+# Q/K in Hugging Face's order (NEOX rope), sliding layers by attention.sliding_window_pattern
+# whose full layers attend without RoPE (_exaone_moe_config), DeepSeek-V3's router
+# (_sigmoid_router) with the ungated shared experts and dense first blocks; NextN blocks after
+# the model's left out.
+_ARCHS["exaone-moe"] = _Arch("ExaoneMoeForCausalLM", "exaone_moe", False, _QK_NORMS)
 # The GGUF architectures with DeepSeek's router keys (_sigmoid_router) and NextN blocks after the model's.
-_DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2",)
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _DEEPSEEK_ROUTER_ARCHS
+_DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2", "exaone-moe")
+# ERNIE 4.5 MoE (llama.cpp's ernie4_5-moe): ERNIE 4.5's attention (Q/K in Hugging Face's order,
+# pairs (2i, 2i + 1) rotating: NORM rope), the first leading_dense_block_count blocks dense, the
+# others a softmax router choosing by probability + exp_probs_b (moe_statics'
+# e_score_correction_bias, [1, experts] in Hugging Face) and renormalizing the chosen, the
+# ungated shared experts expert_shared_feed_forward_length wide (_ernie_moe_router).
+_ARCHS["ernie4_5-moe"] = _Arch("Ernie4_5_MoeForCausalLM", "ernie4_5_moe", False)
+# MiniMax-M2 (llama.cpp's minimax-m2): q/k RMSNorms over the whole projection, the first
+# rope.dimension_count dims rotating (NEOX: Q/K as they are), experts in every block
+# feed_forward_length wide under Mixtral's names, a sigmoid router with its correction bias
+# (block_sparse_moe.e_score_correction_bias), top weights always renormalized.
+_ARCHS["minimax-m2"] = _Arch("MiniMaxM2ForCausalLM", "minimax_m2", False, _QK_NORMS, qk_full=True)
+# The GGUF architectures whose routers choose with a correction bias (exp_probs_b) and whose
+# shared experts (ungated) are mlp.shared_experts.
+_BIASED_ROUTER_ARCHS = _DEEPSEEK_ROUTER_ARCHS + ("ernie4_5-moe", "minimax-m2")
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS
+# Where each architecture's checkpoints keep the router's correction bias (else on mlp.gate).
+_EXP_PROBS_B_NAMES = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias",
+                      "minimax-m2": "block_sparse_moe.e_score_correction_bias",
+                      "exaone-moe": "mlp.e_score_correction_bias"}
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
@@ -535,7 +568,7 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
     if t == "ffn_gate_inp.weight":
         return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.gate.weight")
     if t == _EXP_PROBS_B:
-        return p + "mlp.gate.e_score_correction_bias"
+        return p + _EXP_PROBS_B_NAMES.get(arch, "mlp.gate.e_score_correction_bias")
     if t in _EXPERTS:
         k = _EXPERTS.index(t)
         if mixtral:
@@ -543,7 +576,7 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
         return p + f"mlp.experts.{expert}." + ("gate_proj", "up_proj", "down_proj")[k] + ".weight"
     if t == "ffn_gate_inp_shexp.weight":
         return p + "mlp.shared_expert_gate.weight"
-    shared = "mlp.shared_experts." if arch in _DEEPSEEK_ROUTER_ARCHS else "mlp.shared_expert."
+    shared = "mlp.shared_experts." if arch in _BIASED_ROUTER_ARCHS else "mlp.shared_expert."
     return p + shared + {"ffn_gate_shexp.weight": "gate_proj", "ffn_up_shexp.weight": "up_proj",
                                        "ffn_down_shexp.weight": "down_proj"}[t] + ".weight"
 
@@ -567,17 +600,17 @@ def _common_block(a: _Arch) -> tuple:
 def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
     """The tensors every block of architecture `a` has (MoE: the router and stacked experts
     instead of the dense MLP; `shared`: Qwen2-MoE's gated shared expert, GraniteMoeShared's
-    ungated one; GLM-4 MoE's, dots1's and DeepSeek's ungated ones, and the sigmoid router's
-    correction bias)."""
+    ungated one; GLM-4 MoE's, dots1's, DeepSeek's, EXAONE MoE's and ERNIE 4.5 MoE's ungated ones,
+    and the router's correction bias of those and MiniMax-M2)."""
     common = _common_block(a)
     if not moe:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
-    sigmoid = a.model_type in ("glm4_moe", "dots1", "deepseek_v3")
-    ungated = sigmoid or a.model_type in ("granitemoe", "deepseek_v2")
+    biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2")
+    ungated = biased or a.model_type in ("granitemoe", "deepseek_v2")
     shexp = (_SHARED[1:] if ungated else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
-    router = ("ffn_gate_inp.weight",) + ((_EXP_PROBS_B,) if sigmoid else ())
+    router = ("ffn_gate_inp.weight",) + ((_EXP_PROBS_B,) if biased else ())
     return tuple(t for t in common if t not in dense) + a.required + router + _EXPERTS + shexp + oss
 
 
@@ -594,7 +627,7 @@ def hf_tensor_name(gguf_name: str, arch: str = "llama", moe: bool = False) -> st
         return None
     t = m.group(2)
     if moe and t in ("ffn_gate_inp.weight", _EXP_PROBS_B) + _SHARED:
-        return _moe_hf_name(t, int(m.group(1)), None, arch == "llama", arch)
+        return _moe_hf_name(t, int(m.group(1)), None, arch in ("llama", "minimax-m2"), arch)
     if moe and t in _EXPERTS:
         return None
     if t not in _common_block(a) + a.required + a.optional:
@@ -872,7 +905,7 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _DEEPSEEK_ROUTER_ARCHS and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -888,6 +921,9 @@ def _hparams(meta: dict, p: str) -> dict:
         if not 0 <= nextn < n_layers:
             raise ValueError(f"{p}: {arch}.nextn_predict_layers = {nextn} is not below block_count = {n_layers}")
         n_layers -= nextn
+    if arch in ("ernie4_5-moe", "minimax-m2") and meta_value(meta, f"{arch}.nextn_predict_layers", "int", p, 0):
+        raise ValueError(f"{p}: {arch}.nextn_predict_layers = {meta[f'{arch}.nextn_predict_layers']}: llama.cpp's "
+                         f"{arch} loads no NextN (multi-token prediction) blocks; pyvt does not convert such a file")
     n_head = need_int("attention.head_count")
     n_kv = need_int("attention.head_count_kv", n_head)
     ffn = need_int("feed_forward_length")
@@ -1005,16 +1041,21 @@ def _hparams(meta: dict, p: str) -> dict:
     if float(theta).is_integer():
         theta = float(theta)
     if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
-        moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe")
+        moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe", "minimax-m2")  # (minimax-m2's experts: n_ff)
                           else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
-                          else need_int("expert_feed_forward_length") if arch == "deepseek2"  # (llama.cpp requires it)
+                          else need_int("expert_feed_forward_length")  # (llama.cpp requires it)
+                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe")
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length")  # GraniteMoeShared (0: none, as llama.cpp)
+        elif arch == "exaone-moe":  # (llama.cpp: the shared experts expert_shared_feed_forward_length wide, else one)
+            moe.update(_sigmoid_router(meta, arch, moe, n_layers, _shared_count(meta, arch, moe["ffn_exp"], 1, p), p))
         elif arch in _DEEPSEEK_ROUTER_ARCHS:
             moe.update(_sigmoid_router(meta, arch, moe, n_layers, need_int("expert_shared_count"), p))
+        elif arch in ("ernie4_5-moe", "minimax-m2"):
+            moe.update(_biased_router(meta, arch, moe, n_layers, p))
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, nextn=nextn, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res,
                 alibi=alibi, clip=clip, mla=mla)
@@ -1069,6 +1110,54 @@ def _mla_params(meta: dict, n_head: int, n_kv: int, hidden: int, p: str) -> dict
         raise ValueError(f"{p}: {a}.{key} = {qk} leaves no nope dims beside the {rope} rope dims "
                          "(rope.dimension_count)")
     return dict(q_lora=q_lora, kv_lora=kv_lora, nope=qk - rope, rope=rope, v=v, split=split)
+
+
+def _shared_count(meta: dict, arch: str, ffn_exp: int, default: int, p: str) -> int:
+    """The shared experts of an exaone-moe / ernie4_5-moe file as llama.cpp sizes them: the
+    expert_shared_feed_forward_length wide (absent or 0: `default` experts), in experts of
+    expert_feed_forward_length (a width no whole number of them makes is refused naming it)."""
+    width = meta_value(meta, f"{arch}.expert_shared_feed_forward_length", "int", p, 0)
+    if width < 0 or width % ffn_exp:
+        raise ValueError(f"{p}: {arch}.expert_shared_feed_forward_length = {width} is not a whole number of "
+                         f"experts of expert_feed_forward_length = {ffn_exp} (the checkpoints' shared experts)")
+    return width // ffn_exp if width else default
+
+
+def _biased_router(meta: dict, arch: str, moe: dict, n_layers: int, p: str) -> dict:
+    """An ernie4_5-moe / minimax-m2 file's router as llama.cpp computes it (src/models/
+    ernie4-5-moe.cpp, minimax-m2.cpp, build_moe_ffn): the choice made on the gate's score +
+    exp_probs_b, the chosen scores renormalized, never scaled (neither reads
+    expert_weights_scale / _norm). ernie4_5-moe: softmax whatever expert_gating_func says, the
+    first leading_dense_block_count blocks dense and every other one MoE (interleave_moe_layer_step,
+    needed, must be 1: llama.cpp's loader makes the blocks between MoE ones MoE too, its graph
+    dense), the shared experts by _shared_count (absent: none). minimax-m2: expert_gating_func
+    needed and sigmoid (2), no dense blocks, no shared experts. Expert groups (read for every
+    architecture by llama.cpp) are refused: neither model has them -> hp["moe"]'s lead,
+    n_shared, ffn_shexp (when shared experts)."""
+    if meta_value(meta, f"{arch}.expert_group_count", "int", p, 0) > 1:
+        raise ValueError(f"{p}: {arch}.expert_group_count = {meta[f'{arch}.expert_group_count']}: llama.cpp would "
+                         f"choose {arch}'s experts within groups, which its Hugging Face model has not")
+    if arch == "minimax-m2":
+        gating = meta_value(meta, f"{arch}.expert_gating_func", "int", p, None)
+        if gating != 2:
+            raise ValueError(f"{p}: " + ("missing metadata minimax-m2.expert_gating_func (llama.cpp's minimax-m2 "
+                                         "needs it" if gating is None else f"minimax-m2.expert_gating_func = {gating}: "
+                                         "MiniMax-M2's router scores its experts")
+                             + " by a sigmoid (2); pyvt converts no other)")
+        return dict(lead=0)
+    step = meta_value(meta, f"{arch}.interleave_moe_layer_step", "int", p, None)
+    if step is None:
+        raise ValueError(f"{p}: missing metadata {arch}.interleave_moe_layer_step (llama.cpp's {arch} needs it)")
+    if step != 1:
+        raise ValueError(f"{p}: {arch}.interleave_moe_layer_step = {step}: llama.cpp's {arch} loads experts in "
+                         "every block from leading_dense_block_count on and has no dense ones between; pyvt "
+                         "converts a step of 1 only")
+    lead = meta_value(meta, f"{arch}.leading_dense_block_count", "int", p, 0)
+    if not 0 <= lead < n_layers:
+        raise ValueError(f"{p}: {arch}.leading_dense_block_count = {lead} is not below the {n_layers} blocks "
+                         "(a mixture-of-experts model with none)")
+    n_shared = _shared_count(meta, arch, moe["ffn_exp"], 0, p)
+    return dict(lead=lead, n_shared=n_shared, **({"ffn_shexp": n_shared * moe["ffn_exp"]} if n_shared else {}))
 
 
 def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: int, p: str) -> dict:
@@ -1183,9 +1272,16 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if g.tensors[n].shape != (head_dim // 2,):
             raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, expected [{head_dim // 2}]")
     moe = hp["moe"]
-    if arch == "ernie4_5" and (biases := [n for n in names if n.endswith(".bias")]):
+    if arch in ("ernie4_5", "ernie4_5-moe") and (biases := [n for n in names if n.endswith(".bias")
+                                                        and not n.endswith(_EXP_PROBS_B)]):
         raise ValueError(f"{p}: tensor {biases[0]}: ERNIE 4.5 files with biases are not supported (transformers' "
-                         "use_bias puts one on every linear; llama.cpp's ernie4_5 adds only q/k/v's)")
+                         f"use_bias puts one on every linear; llama.cpp's {arch} adds only q/k/v's)")
+    if arch in ("ernie4_5-moe", "minimax-m2", "exaone-moe"):
+        if "rope_freqs.weight" in g.tensors:  # (none of them in transformers; ernie / minimax: not loaded)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a {arch} file are not "
+                             "supported (the Hugging Face model has none); pyvt does not guess what is meant")
+        if arch != "ernie4_5-moe" and "output.weight" not in g.tensors:
+            raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's {arch} needs it)")
     if arch in _COHERE_ARCHS:
         if qk := [n for n in names if n.endswith(_QK_NORMS)]:  # (llama.cpp's command-r with 64+ blocks)
             raise ValueError(f"{p}: tensor {qk[0]}: Command R+ q/k LayerNorms (CohereConfig's use_qk_norm) "
@@ -1319,7 +1415,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: missing tensors: {', '.join(missing[:10])}"
                          + (f" (and {len(missing) - 10} more)" if len(missing) > 10 else ""))
     for n, shape in expected.items():
-        if g.tensors[n].shape != shape:
+        if g.tensors[n].shape != shape and not (arch == "ernie4_5-moe" and n.endswith(_EXP_PROBS_B)
+                                                and g.tensors[n].shape == (1,) + shape):  # (its [1, E] as HF's)
             raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, "
                              f"expected {list(shape)}")
     tied = "output.weight" not in g.tensors
@@ -1625,7 +1722,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
-    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _DEEPSEEK_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -1671,6 +1768,8 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             config.update(sliding_window=None, layer_types=["full_attention"] * hp["n_layers"])
     elif moe and hp["arch"] == "deepseek2":
         _deepseek_config(config, hp)
+    elif moe and hp["arch"] in ("ernie4_5-moe", "minimax-m2", "exaone-moe"):
+        _biased_router_config(config, meta, hp, g.path)
     elif moe and hp["arch"] != "granitemoe":  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
@@ -1681,6 +1780,52 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config["pad_token_id"] = pad_id
         gen_config["pad_token_id"] = pad_id
     return config, gen_config
+
+
+def _biased_router_config(config: dict, meta: dict, hp: dict, p) -> None:
+    """Ernie4_5_MoeConfig / MiniMaxM2Config / ExaoneMoeConfig fields of an ernie4_5-moe /
+    minimax-m2 / exaone-moe file (_biased_router, _sigmoid_router). ERNIE 4.5 MoE: the MoE
+    layers from leading_dense_block_count to the last, every one, the shared experts' count; no
+    biases (use_bias). MiniMax-M2: the rotating dims as rotary_dim (the released config's field),
+    the experts feed_forward_length wide. EXAONE MoE: DeepSeek-V3's router fields, the dense
+    blocks first as mlp_layer_types, the window and its layers (_exaone_moe_config), its NextN
+    blocks not in the folder."""
+    moe, arch, n = hp["moe"], hp["arch"], hp["n_layers"]
+    for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
+        del config[k]
+    if arch == "ernie4_5-moe":
+        config.update(use_bias=False, moe_num_experts=moe["n_expert"], moe_k=moe["n_used"],
+                      moe_intermediate_size=moe["ffn_exp"], moe_num_shared_experts=moe["n_shared"],
+                      moe_layer_start_index=moe["lead"], moe_layer_end_index=n - 1, moe_layer_interval=1)
+    elif arch == "minimax-m2":
+        config.update(num_local_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"], rotary_dim=hp["rope_dim"],
+                      scoring_func="sigmoid", use_routing_bias=True, use_qk_norm=True, qk_norm_type="per_layer")
+    else:
+        config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                      moe_intermediate_size=moe["ffn_exp"], num_shared_experts=moe["n_shared"],
+                      first_k_dense_replace=moe["lead"], n_group=moe["n_group"], topk_group=moe["topk_group"],
+                      norm_topk_prob=moe["norm"], routed_scaling_factor=moe["scale"], num_nextn_predict_layers=0,
+                      mlp_layer_types=["dense" if i < moe["lead"] else "sparse" for i in range(n)])
+        _exaone_moe_config(config, meta, hp, p)
+
+
+def _exaone_moe_config(config: dict, meta: dict, hp: dict, p) -> None:
+    """An exaone-moe file's window as ExaoneMoeConfig's, as llama.cpp runs it (src/models/
+    exaone-moe.cpp): the window attention.sliding_window (needed, as llama.cpp needs it; 0 is
+    refused), the sliding layers attention.sliding_window_pattern marks (flags, or n: all but
+    each n-th; absent: 4) — only they rotate, the full ones attend without RoPE, as transformers'
+    EXAONE MoE computes them with a window — all with rope.freq_base (a differing
+    rope.freq_base_swa is refused)."""
+    a, n = "exaone-moe", hp["n_layers"]
+    if f"{a}.attention.sliding_window" not in meta:
+        raise ValueError(f"{p}: missing metadata {a}.attention.sliding_window (llama.cpp's {a} needs it)")
+    window = _window(meta, f"{a}.attention.sliding_window", None, p)
+    if not window:
+        raise ValueError(f"{p}: {a}.attention.sliding_window = 0: llama.cpp's {a} has sliding layers and full "
+                         "ones without RoPE; a window of 0 is not one pyvt can represent")
+    sliding = _swa_layers(meta, f"{a}.attention.sliding_window_pattern", n, p)
+    _same_swa_base(meta, a, hp, "EXAONE MoE", p)
+    config.update(sliding_window=window, layer_types=["sliding_attention" if s else "full_attention" for s in sliding])
 
 
 def _mla_arch(hp: dict) -> _Arch:
@@ -2049,7 +2194,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
                                   "ffn_gate_inp_shexp.weight")]
     order += ["output_norm.weight", "output_norm.bias", "output.weight", "output.bias"]
-    mixtral = bool(moe) and arch == "llama"
+    mixtral = bool(moe) and arch in ("llama", "minimax-m2")  # (MiniMax-M2: Mixtral's names)
     falcon_2ln = arch == "falcon" and "blk.0.attn_norm_2.weight" in g.tensors  # (ln_attn / ln_mlp)
     order = [n if isinstance(n, tuple) else (n, None) for n in order]
     order = [(n, e) for n, e in order if n in g.tensors]
@@ -2122,6 +2267,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return shape
         if e is not None:
             return shape[1:]
+        if arch == "ernie4_5-moe" and name.endswith(_EXP_PROBS_B):  # (moe_statics' [1, experts])
+            return (1, shape[-1])
         return (1,) + shape if name.endswith("ffn_gate_inp_shexp.weight") else shape
 
     def block_matrix(name: str, e=None) -> bool:
@@ -2405,7 +2552,8 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1` or `deepseek2`) to a Hugging Face-style folder; returns `out_dir`.
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2` or `exaone-moe`) to a
+    Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
     keep_blocks: write Q8_0, Q4_0 and Q4_1 matrices as they are (pyvt's GGML_* SafeTensors
@@ -2593,7 +2741,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -1964,7 +1964,7 @@ def test_merges_from_scores_are_bounded(tmp_path):
 # ---- mixture-of-experts GGUFs ----------------------------------------------------------------
 
 def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None, drop=(),
-             mtp=False, mha=False, kv_b="split"):
+             mtp=False, mha=False, kv_b="split", extra_tensors=()):
     """Golden case `name` (tests/family_models.py) written as llama.cpp writes a MoE `arch`
     (`llama` = Mixtral, `qwen2moe`, `qwen3moe`): each block's experts stacked into
     ffn_{gate,up,down}_exps [experts, rows, cols], the router ffn_gate_inp and Qwen2-MoE's
@@ -1972,7 +1972,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     those layers (renumbered from 0; llama.cpp's MoE files have experts in every layer).
     gpt-oss: as llama.cpp's converter writes it (gate and up experts apart, each [E, I, H], with
     their biases; the router's bias; attn_sinks; post_attention_norm before the MLP).
-    `expert_qtype`: the experts' type (MXFP4); `drop`: tensors left out of the file.
+    `expert_qtype`: the experts' type (MXFP4); `drop`: tensors left out of the file;
+    `extra_tensors`: (name, array) pairs added to it, F32.
     glm4moe / dots1: the dense first blocks' ffn_gate / ffn_up / ffn_down, the router's correction
     bias exp_probs_b (F32), the ungated shared experts ffn_*_shexp and the router's keys as
     llama.cpp's converter writes them (GLM-4 MoE: post_attention_norm before the MLP, the rotating
@@ -2008,7 +2009,18 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
             renamed[k] = v
         w = renamed
         cfg.update(num_hidden_layers=len(keep_layers), mlp_only_layers=[])
-    sigmoid = arch in ("glm4moe", "dots1")
+        for key in ("layer_types", "mlp_layer_types"):  # (EXAONE MoE: the kept layers' own)
+            if key in cfg:
+                cfg[key] = [cfg[key][i] for i in keep_layers]
+        if arch == "ernie4_5-moe":  # (the kept layers all MoE: llama.cpp's ernie4_5-moe has no others between)
+            cfg.update(moe_layer_start_index=0, moe_layer_end_index=len(keep_layers) - 1, moe_layer_interval=1)
+    if arch == "exaone-moe" and "mlp_layer_types" in cfg:  # (llama.cpp: dense blocks first only)
+        lead = cfg["mlp_layer_types"].index("sparse")
+        assert "dense" not in cfg["mlp_layer_types"][lead:], "llama.cpp's exaone-moe has dense blocks first only"
+        cfg["first_k_dense_replace"] = lead
+    sigmoid = arch in ("glm4moe", "dots1", "exaone-moe")
+    biased = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias", "exaone-moe": "mlp.e_score_correction_bias",
+              "minimax-m2": "block_sparse_moe.e_score_correction_bias"}.get(arch)
     deepseek = arch == "deepseek2"
     if deepseek:
         rope0 = dict(cfg["rope_parameters"])  # (the checkpoint's, which llama.cpp's converter writes)
@@ -2021,8 +2033,9 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     R.write_safetensors(ref / "model.safetensors", w, "BF16")
     F.write_tokenizer(ref)
     n_layers, H = cfg["num_hidden_layers"], cfg["hidden_size"]
-    E = cfg.get("num_experts") or cfg.get("n_routed_experts") or cfg["num_local_experts"]
+    E = cfg.get("num_experts") or cfg.get("n_routed_experts") or cfg.get("moe_num_experts") or cfg["num_local_experts"]
     mixtral = arch == "llama"
+    mixnames = arch in ("llama", "minimax-m2")  # (MiniMax-M2: Mixtral's expert names)
     granite = arch == "granitemoe"  # (Q/K rows permuted as llama's; experts stacked in the folder)
     hd = cfg.get("head_dim") or H // cfg["num_attention_heads"]
     tensors = []
@@ -2090,15 +2103,17 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
             for hname in ("gate_proj", "up_proj", "down_proj"):
                 add(_gguf_name(f"{p}mlp.{hname}.weight", arch), w[f"{p}mlp.{hname}.weight"])
             continue
-        mp = p + ("block_sparse_moe." if mixtral else "mlp.")
+        mp = p + ("block_sparse_moe." if mixnames else "mlp.")
         add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
         if mp + "gate.e_score_correction_bias" in w:  # (the sigmoid router's)
             add(f"blk.{i}.exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"], gw.F32)
-        if sigmoid or deepseek:
+        if biased:  # (ERNIE 4.5 MoE's [1, E] as its converter writes it; the others' on the block)
+            add(f"blk.{i}.exp_probs_b.bias", w[p + biased], gw.F32)
+        if (sigmoid or deepseek or arch == "ernie4_5-moe") and f"{p}mlp.shared_experts.up_proj.weight" in w:
             for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
                                  ("ffn_down_shexp.weight", "down_proj")):
                 add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_experts.{hname}.weight"])
-        names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
+        names = ("w1", "w3", "w2") if mixnames else ("gate_proj", "up_proj", "down_proj")
         for gname, hname in zip(("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight"), names):
             add(f"blk.{i}.{gname}", np.stack([w[f"{mp}experts.{e}.{hname}.weight"] for e in range(E)]))
         if p + "mlp.shared_expert_gate.weight" in w:
@@ -2112,7 +2127,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         f"{arch}.attention.value_length": gw.Val(gw.UINT32, hd),
         f"{arch}.rope.freq_base": float((cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0)),
         f"{arch}.expert_count": gw.Val(gw.UINT32, E),
-        f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg["num_experts_per_tok"]),
+        f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg.get("num_experts_per_tok") or cfg["moe_k"]),
     }
     if granite:
         for key, field in (("embedding_scale", "embedding_multiplier"), ("attention.scale", "attention_multiplier"),
@@ -2127,13 +2142,31 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         md["gpt-oss.rope.scaling.factor"] = float(rp["factor"])
         md["gpt-oss.rope.scaling.original_context_length"] = gw.Val(gw.UINT32, rp["original_max_position_embeddings"])
         assert cfg["layer_types"] == ["sliding_attention", "full_attention"] and cfg.get("swiglu_limit", 7.0) == 7.0
+    elif arch == "minimax-m2":  # (MiniMaxM2Model: the experts intermediate_size wide, the rotating dims, sigmoid)
+        md.update({"minimax-m2.expert_feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
+                   "minimax-m2.rope.dimension_count": gw.Val(gw.UINT32, cfg.get("rotary_dim") or hd),
+                   "minimax-m2.expert_gating_func": gw.Val(gw.UINT32, 2)})
     elif not mixtral and arch != "olmoe":
         md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
+    if arch == "ernie4_5-moe":  # (Ernie4_5MoeModel's keys; the shared experts' width as the released models' is)
+        md.update({"ernie4_5-moe.interleave_moe_layer_step": gw.Val(gw.UINT32, cfg["moe_layer_interval"]),
+                   "ernie4_5-moe.leading_dense_block_count": gw.Val(gw.UINT32, cfg["moe_layer_start_index"]),
+                   "ernie4_5-moe.expert_shared_count": gw.Val(gw.UINT32, cfg["moe_num_shared_experts"])})
+        if cfg["moe_num_shared_experts"]:
+            md["ernie4_5-moe.expert_shared_feed_forward_length"] = gw.Val(
+                gw.UINT32, cfg["moe_num_shared_experts"] * cfg["moe_intermediate_size"])
+    if arch == "exaone-moe":  # (ExaoneMoEModel / Exaone4Model's keys)
+        md.update({"exaone-moe.expert_shared_feed_forward_length": gw.Val(
+                       gw.UINT32, cfg["num_shared_experts"] * cfg["moe_intermediate_size"]),
+                   "exaone-moe.attention.sliding_window": gw.Val(gw.UINT32, cfg["sliding_window"]),
+                   "exaone-moe.attention.sliding_window_pattern": [t == "sliding_attention" for t in cfg["layer_types"]],
+                   "exaone-moe.nextn_predict_layers": gw.Val(gw.UINT32, 0)})
     shared = cfg.get("shared_expert_intermediate_size") or cfg.get("shared_intermediate_size")
     if shared:
         md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, shared)
     if sigmoid:  # (llama.cpp's converter: Glm4MoeModel / Dots1Model, TextModel's n_group / topk_group)
-        md.update({f"{arch}.expert_shared_count": gw.Val(gw.UINT32, cfg["n_shared_experts"]),
+        md.update({f"{arch}.expert_shared_count": gw.Val(gw.UINT32, cfg.get("n_shared_experts",
+                                                                             cfg.get("num_shared_experts"))),
                    f"{arch}.leading_dense_block_count": gw.Val(gw.UINT32, cfg["first_k_dense_replace"]),
                    f"{arch}.expert_weights_scale": float(cfg["routed_scaling_factor"]),
                    f"{arch}.expert_weights_norm": bool(cfg["norm_topk_prob"]),
@@ -2156,6 +2189,9 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
             add(f"blk.{n_layers}.{gname}", x, gw.F32)
         md[f"{arch}.block_count"] = gw.Val(gw.UINT32, n_layers + 1)
         md[f"{arch}.nextn_predict_layers"] = gw.Val(gw.UINT32, 1)
+    for gname, x in extra_tensors:  # (whatever drop says)
+        x = np.asarray(x, np.float32)
+        tensors.append((gname, gw.F32, x.shape, gw.QUANTIZERS[gw.F32](x)))
     md.update(meta or {})
     md = {k: v for k, v in md.items() if v is not None}  # (meta's None: the key left out)
     path = tmp_path / f"{name}.gguf"
@@ -2254,7 +2290,12 @@ MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None),
              ("granitemoe", "granitemoe", None), ("granitemoe-shared", "granitemoe", None), ("olmoe", "olmoe", None),
              ("gpt-oss", "gpt-oss", None), ("glm4-moe", "glm4moe", None), ("glm4-moe-qknorm", "glm4moe", None),
              ("dots1", "dots1", None), ("deepseek-v3", "deepseek2", None), ("deepseek-v3-halfrope", "deepseek2", None),
-             ("deepseek-v2", "deepseek2", None), ("deepseek-v2-lora", "deepseek2", None)]
+             ("deepseek-v2", "deepseek2", None), ("deepseek-v2-lora", "deepseek2", None),
+             # (llama.cpp's ernie4_5-moe has MoE in every block from the dense first ones, its exaone-moe dense
+             # blocks first only: those cases' MoE layers, their mixes not being files llama.cpp can hold)
+             ("ernie4_5-moe", "ernie4_5-moe", None), ("ernie4_5-moe-interval", "ernie4_5-moe", [1]),
+             ("minimax-m2", "minimax-m2", None), ("minimax-m2-full-rope", "minimax-m2", None),
+             ("exaone-moe", "exaone-moe", None), ("exaone-moe-types", "exaone-moe", [0, 2])]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2270,8 +2311,10 @@ def test_convert_moe(tmp_path, name, arch, layers):
     out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
     cfg, want = json.loads((out / "config.json").read_text()), json.loads((ref / "config.json").read_text())
     assert cfg["architectures"] == want["architectures"]
-    assert cfg.get("num_experts", cfg.get("num_local_experts")) == want.get("num_experts", want.get("num_local_experts"))
-    assert cfg["num_experts_per_tok"] == want["num_experts_per_tok"]
+    def experts(c):  # (ERNIE 4.5 MoE: moe_num_experts, moe_k)
+        return c.get("num_experts") or c.get("num_local_experts") or c.get("moe_num_experts"), \
+            c.get("num_experts_per_tok") or c.get("moe_k")
+    assert experts(cfg) == experts(want)
     if arch in ("qwen2moe", "qwen3moe"):
         assert cfg["norm_topk_prob"] == (arch == "qwen3moe") == bool(want.get("norm_topk_prob"))
         assert cfg["moe_intermediate_size"] == want["moe_intermediate_size"]
@@ -2329,18 +2372,30 @@ def test_glm4moe_gguf_nextn_block_is_left_out(tmp_path):
         np.testing.assert_array_equal(m.logits(_SEQ), r.logits(_SEQ))
 
 
-@pytest.mark.parametrize("name,arch,family", [("glm4-moe", "glm4moe", "Glm4MoE"), ("dots1", "dots1", "Dots1")])
-def test_sigmoid_router_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, arch, family):
-    """A Q8_0 glm4moe / dots1 GGUF: its experts' and shared experts' blocks kept (copied or
-    referred to), the router and its correction bias float32; the same weights and logits as
-    its dequantized folder, and loaded directly as that folder packed as int8."""
+_L1 = "model.layers.1."
+
+
+@pytest.mark.parametrize("name,arch,family,bias,kept", [
+    ("glm4-moe", "glm4moe", "Glm4MoE", "mlp.gate.e_score_correction_bias", "mlp.shared_experts.up_proj.weight"),
+    ("dots1", "dots1", "Dots1", "mlp.gate.e_score_correction_bias", "mlp.shared_experts.up_proj.weight"),
+    ("ernie4_5-moe", "ernie4_5-moe", "Ernie4_5_MoE", "mlp.moe_statics.e_score_correction_bias",
+     "mlp.shared_experts.up_proj.weight"),
+    ("minimax-m2", "minimax-m2", "MiniMaxM2", "block_sparse_moe.e_score_correction_bias",
+     "block_sparse_moe.experts.0.w1.weight"),
+    ("exaone-moe", "exaone-moe", "ExaoneMoE", "mlp.e_score_correction_bias", "mlp.shared_experts.up_proj.weight"),
+])
+def test_sigmoid_router_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, arch, family, bias, kept):
+    """A Q8_0 glm4moe / dots1 / ernie4_5-moe / minimax-m2 / exaone-moe GGUF: its experts' and
+    shared experts' blocks kept (copied or referred to), the router and its correction bias
+    float32 (where the family's checkpoints hold it); the same weights and logits as its
+    dequantized folder, and loaded directly as that folder packed as int8."""
     monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
     path, _ = moe_gguf(tmp_path, name, arch, qtype=gw.Q8_0)
     plain, copied, refd = _gguf_folders(path, tmp_path)
     _assert_same_weights_and_logits(plain, copied, refd)
     header = safetensors_header(copied / "model.safetensors")
-    assert header["model.layers.1.mlp.gate.e_score_correction_bias"]["dtype"] == "F32"
-    assert header["model.layers.1.mlp.shared_experts.up_proj.weight"]["dtype"] == "GGML_Q8_0"
+    assert header[_L1 + bias]["dtype"] == "F32"
+    assert header[_L1 + kept]["dtype"] == "GGML_Q8_0"
     _assert_loads_as_its_dequantized_folder(path, plain, family)
 
 
@@ -3210,3 +3265,108 @@ def test_mpt_gguf_clamp_kqv_not_above_0_is_no_clip(tmp_path, clamp):
     path, _ = family_gguf(tmp_path, "mpt-6heads-clip-scale", "mpt", meta={"mpt.attention.clamp_kqv": clamp})
     out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
     assert json.loads((out / "config.json").read_text())["attn_config"]["clip_qkv"] is None
+
+
+# ---- ernie4_5-moe / minimax-m2 / exaone-moe GGUFs --------------------------------------------
+
+def test_exaone_moe_gguf_nextn_block_is_left_out(tmp_path):
+    """A K-EXAONE file's NextN block after the model's (nextn_predict_layers, counted in
+    block_count, as its converter writes mtp.*) is left out of the folder, as llama.cpp skips it."""
+    from pyvt import _model
+
+    path, ref = moe_gguf(tmp_path, "exaone-moe", "exaone-moe", mtp=True)
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["num_hidden_layers"] == 4 and cfg["num_nextn_predict_layers"] == 0
+    assert cfg["mlp_layer_types"] == ["dense", "sparse", "sparse", "sparse"]
+    st = read_safetensors(out / "model.safetensors")
+    assert set(st) == set(read_safetensors(ref / "model.safetensors"))
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        np.testing.assert_array_equal(m.logits(_SEQ), r.logits(_SEQ))
+
+
+def test_ernie4_5_moe_gguf_correction_bias_of_either_shape(tmp_path):
+    """ERNIE 4.5 MoE's exp_probs_b as llama.cpp's converter writes it ([1, experts], moe_statics'
+    own shape) or flat ([experts], which llama.cpp loads alike): the same folder."""
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    path, ref = moe_gguf(tmp_path / "a", "ernie4_5-moe", "ernie4_5-moe")
+    w = read_safetensors(ref / "model.safetensors")
+    biases = [(f"blk.{i}.exp_probs_b.bias", w[f"model.layers.{i}.mlp.moe_statics.e_score_correction_bias"])
+              for i in (1, 2)]
+    assert all(x.shape == (1, 8) for _, x in biases)
+    flat, _ = moe_gguf(tmp_path / "b", "ernie4_5-moe", "ernie4_5-moe", drop=tuple(n for n, _ in biases),
+                       extra_tensors=[(n, x.reshape(-1)) for n, x in biases])
+    assert gguf.GGUFFile(flat).tensors["blk.1.exp_probs_b.bias"].shape == (8,)
+    a = convert.convert_gguf(path, tmp_path / "out-a", dtype="f32")
+    b = convert.convert_gguf(flat, tmp_path / "out-b", dtype="f32")
+    sa, sb = read_safetensors(a / "model.safetensors"), read_safetensors(b / "model.safetensors")
+    assert set(sa) == set(sb)
+    for k, v in sa.items():
+        np.testing.assert_array_equal(sb[k], v, err_msg=k)
+
+
+_E, _M, _X = "ernie4_5-moe", "minimax-m2", "exaone-moe"
+
+
+@pytest.mark.parametrize("name,arch,meta,drop,words", [
+    ("ernie4_5-moe", _E, {f"{_E}.interleave_moe_layer_step": gw.Val(gw.UINT32, 2)}, (),
+     "ernie4_5-moe.interleave_moe_layer_step = 2: llama.cpp's ernie4_5-moe loads experts in every block"),
+    ("ernie4_5-moe", _E, {f"{_E}.interleave_moe_layer_step": None}, (),
+     "missing metadata ernie4_5-moe.interleave_moe_layer_step"),
+    ("ernie4_5-moe", _E, {f"{_E}.expert_shared_feed_forward_length": None}, (),
+     "tensors a ernie4_5-moe model does not have: blk.1.ffn_gate_shexp.weight"),
+    ("ernie4_5-moe", _E, {f"{_E}.expert_group_count": gw.Val(gw.UINT32, 2),
+                          f"{_E}.expert_group_used_count": gw.Val(gw.UINT32, 1)}, (),
+     "ernie4_5-moe.expert_group_count = 2: llama.cpp would choose ernie4_5-moe's experts within groups"),
+    ("ernie4_5-moe", _E, {f"{_E}.expert_feed_forward_length": None}, (),
+     "missing metadata ernie4_5-moe.expert_feed_forward_length"),
+    ("ernie4_5-moe", _E, {f"{_E}.nextn_predict_layers": gw.Val(gw.UINT32, 1)}, (),
+     "ernie4_5-moe.nextn_predict_layers = 1: llama.cpp's ernie4_5-moe loads no NextN"),
+    ("ernie4_5-moe", _E, {}, ("blk.2.exp_probs_b.bias",), "missing tensors: blk.2.exp_probs_b.bias"),
+    ("minimax-m2", _M, {f"{_M}.expert_gating_func": None}, (), "missing metadata minimax-m2.expert_gating_func"),
+    ("minimax-m2", _M, {f"{_M}.expert_gating_func": gw.Val(gw.UINT32, 1)}, (),
+     "minimax-m2.expert_gating_func = 1: MiniMax-M2's router scores its experts by a sigmoid (2)"),
+    ("minimax-m2", _M, {f"{_M}.rope.dimension_count": gw.Val(gw.UINT32, 7)}, (),
+     "partial rotary embeddings (rope.dimension_count 7 of head_dim 16) are not supported"),
+    ("minimax-m2", _M, {}, ("output.weight",), "missing tensor output.weight (llama.cpp's minimax-m2 needs it)"),
+    ("minimax-m2", _M, {}, ("blk.0.attn_q_norm.weight",), "missing tensors: blk.0.attn_q_norm.weight"),
+    ("minimax-m2", _M, {f"{_M}.feed_forward_length": gw.Val(gw.UINT32, 64)}, (),
+     "blk.0.ffn_gate_exps.weight has shape [8, 32, 64], expected [8, 64, 64]"),
+    ("exaone-moe", _X, {f"{_X}.attention.sliding_window": None}, (),
+     "missing metadata exaone-moe.attention.sliding_window (llama.cpp's exaone-moe needs it)"),
+    ("exaone-moe", _X, {f"{_X}.attention.sliding_window": gw.Val(gw.UINT32, 0)}, (),
+     "exaone-moe.attention.sliding_window = 0"),
+    ("exaone-moe", _X, {f"{_X}.attention.sliding_window_pattern": [True, False]}, (),
+     "exaone-moe.attention.sliding_window_pattern = "),
+    ("exaone-moe", _X, {f"{_X}.rope.freq_base_swa": 500.0}, (),
+     "exaone-moe.rope.freq_base_swa = 500 differs from rope.freq_base = 10000"),
+    ("exaone-moe", _X, {f"{_X}.expert_gating_func": None}, (), "missing metadata exaone-moe.expert_gating_func"),
+    ("exaone-moe", _X, {f"{_X}.expert_gating_func": gw.Val(gw.UINT32, 1)}, (),
+     "exaone-moe.expert_gating_func = 1: the exaone-moe router scores its experts by a sigmoid (2)"),
+    ("exaone-moe", _X, {f"{_X}.expert_group_used_count": gw.Val(gw.UINT32, 2)}, (),
+     "exaone-moe.expert_group_used_count = 2 is not between 1 and expert_group_count - 1 = 1"),
+    ("exaone-moe", _X, {}, ("blk.3.attn_k_norm.weight",), "missing tensors: blk.3.attn_k_norm.weight"),
+    ("exaone-moe", _X, {}, ("output.weight",), "missing tensor output.weight (llama.cpp's exaone-moe needs it)"),
+] + [(a, a, {f"{a}.leading_dense_block_count": None}, (), f"tensors a {a} model does not have: blk.0.ffn_gate.weight")
+     for a in (_E, _X)] + [  # (the shared experts' width in whole experts of 32)
+    (a, a, {f"{a}.expert_shared_feed_forward_length": gw.Val(gw.UINT32, 48)}, (),
+     f"{a}.expert_shared_feed_forward_length = 48 is not a whole number of experts of expert_feed_forward_length = 32")
+    for a in (_E, _X)])
+def test_biased_router_gguf_that_does_not_fit_is_named(tmp_path, name, arch, meta, drop, words):
+    """ernie4_5-moe / minimax-m2 / exaone-moe keys and tensors that llama.cpp reads otherwise than
+    the Hugging Face configs can say, or cannot read at all: one line naming the key or tensor."""
+    path, _ = moe_gguf(tmp_path, name, arch, meta=meta, drop=drop)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value)
+
+
+@pytest.mark.parametrize("arch,name", [(_E, "ernie4_5-moe"), (_M, "minimax-m2"), (_X, "exaone-moe")])
+def test_biased_router_gguf_rope_freqs_is_refused(tmp_path, arch, name):
+    """RoPE frequency factors in these files (llama.cpp's ernie4_5-moe and minimax-m2 do not load
+    them; their Hugging Face models, and EXAONE MoE's, have none): refused naming the tensor."""
+    path, _ = moe_gguf(tmp_path, name, arch, extra_tensors=[("rope_freqs.weight", np.ones(8, np.float32))])
+    with pytest.raises(ValueError, match=f"tensor rope_freqs.weight: RoPE frequency factors in a {arch} file"):
+        convert.convert_gguf(path, tmp_path / "out")

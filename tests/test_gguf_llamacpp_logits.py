@@ -5,7 +5,7 @@ the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF mo
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
 ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
-qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
+qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
 
@@ -189,6 +189,26 @@ rope_interleave: the file holds the case's rope rows of q and kv_a put as pairs,
 model), and deepseek-v2's group_limited_greedy router (llama.cpp scores a softmax group by the
 sum of its two best probabilities, transformers' DeepSeek-V2 by its best: such a file is
 refused, so the case's file routes greedy, as V2-Lite does).
+ernie4_5-moe, ernie4_5-moe-interval, minimax-m2, minimax-m2-full-rope, exaone-moe and
+exaone-moe-types (added 2026-11-29 with --logits, the same llama-cpp-python): 6.6e-7, 2.1e-7,
+3.9e-7, 6.3e-7, 5.1e-7 and 5.3e-7, argmax equal at all 60 positions — ERNIE 4.5 MoE's softmax
+router choosing by probability + exp_probs_b ([1, experts] as its converter writes it) and
+renormalizing, its pair-rotating RoPE (Q/K in Hugging Face's order, NORM rope), the dense first
+block and the shared expert; MiniMax-M2's q/k norms over the whole projection, 8 of 16 dims
+rotating (NEOX) or all 32, its sigmoid router with exp_probs_b, always renormalized, under
+Mixtral's expert names; EXAONE MoE's per-head q/k norms, sliding layers of window 6 / 8 by the
+pattern flags that alone rotate (the full ones NoPE), DeepSeek-V3's router (2 groups, 1 open,
+scaling 2.5, renormalized; then neither), the shared experts (two wide in exaone-moe-types).
+Broken on purpose in the converted folder the test fails: the correction bias zeroed
+(ernie4_5-moe 0.30, -interval 0.033, minimax-m2 0.19, -full-rope 0.20, exaone-moe 0.74, -types
+0.37); ernie4_5-moe's Q/K taken as llama-permuted (0.66); minimax-m2 with every dim rotating
+(0.14); exaone-moe with every group open (0.70), scaling 1 (0.47), not renormalized (0.45), no
+window so every layer rotates (0.50), every layer sliding (0.80); exaone-moe-types renormalized
+(0.14). What llama.cpp cannot express is left out of the files: ernie4_5-moe-interval's MoE
+every second layer up to the third (llama.cpp's ernie4_5-moe loads experts in every block from
+leading_dense_block_count on and has no dense ones between: the file holds its one MoE layer,
+MOE_LAYERS), and exaone-moe-types' dense middle layer (llama.cpp's exaone-moe has dense blocks
+first only: the file holds its two MoE layers, sliding both).
 """
 
 from __future__ import annotations
@@ -209,7 +229,9 @@ CASES = sorted(DATA["cases"])
 # Largest |pyvt - llama.cpp| / largest |llama.cpp logit| allowed (measured values in the docstring).
 TOL = {"gemma": 2e-3, "other": 1e-5}
 WINDOWS = {"phi3-window8": 8}  # rows at or past the window are not compared (see the docstring)
-MOE_LAYERS = {"qwen3-moe": [0, 2]}  # the MoE layers of a case with a dense one
+# the MoE layers of a case with a dense one (ernie4_5-moe-interval: MoE every second layer up to
+# the third, exaone-moe-types: a dense middle layer; llama.cpp has dense blocks first only)
+MOE_LAYERS = {"qwen3-moe": [0, 2], "ernie4_5-moe-interval": [1], "exaone-moe-types": [0, 2]}
 # How a MoE case's file is built beside its weights (test_convert.moe_gguf): glm4-moe with a NextN
 # block after the model's (GLM-4.5's files hold one; llama.cpp and pyvt leave it out), dots1
 # without its q/k/v/o biases (llama.cpp's dots1 loads no o_proj bias: such a file does not load)
@@ -251,7 +273,7 @@ def test_every_architecture_is_covered():
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
-                     "glm4moe", "dots1", "deepseek2"}
+                     "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

@@ -91,6 +91,12 @@ LOGIT_CASES = {
     "deepseek-v3-halfrope": ("moe", "deepseek-v3-halfrope", "deepseek2"),  # (q_proj; rope rows as pairs: the same model)
     "deepseek-v2": ("moe", "deepseek-v2", "deepseek2"),  # (V2-Lite's 512 + 64 latent, YaRN; greedy softmax router)
     "deepseek-v2-lora": ("moe", "deepseek-v2-lora", "deepseek2"),  # (q's LoRA; kv_b whole, as older files hold it)
+    "ernie4_5-moe": ("moe", "ernie4_5-moe", "ernie4_5-moe"),  # (a dense first block, a shared expert, untied)
+    "ernie4_5-moe-interval": ("moe", "ernie4_5-moe-interval", "ernie4_5-moe"),  # (its MoE layer alone; tied, top 3)
+    "minimax-m2": ("moe", "minimax-m2", "minimax-m2"),  # (8 of head_dim 16 rotate, q/k norms over the projection)
+    "minimax-m2-full-rope": ("moe", "minimax-m2-full-rope", "minimax-m2"),  # (every dim rotates, top 3 of 4)
+    "exaone-moe": ("moe", "exaone-moe", "exaone-moe"),  # (windows, NoPE full layers, 2 groups, a dense first block)
+    "exaone-moe-types": ("moe", "exaone-moe-types", "exaone-moe"),  # (its MoE layers alone; not renormalized)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
