@@ -494,10 +494,12 @@ void add_layernorm(float* x, const float* d, const float* w, const float* b, flo
     for (int64_t i = 0; i < n; ++i) out[i] = (x[i] - mean) * r * w[i] + (b ? b[i] : 0.0f);
 }
 
-// DeepSeek-V3's group limit on one row's choice scores ch ([E]): each of the moe_groups groups
-// scored by the sum of its two best, the moe_topk_groups best groups kept (ties: the lower
-// index), the other groups' scores set to -inf. gs: [moe_groups] scratch.
-void sigmoid_router_groups(const LlamaConfig& c, float* ch, float* gs) {
+// The group limit of the DeepSeek lineage's routers on one row's choice scores ch ([E]): each
+// of the moe_groups groups scored by the sum of its best two (DeepSeek-V3's sigmoid router) or
+// by its best (DeepSeek-V2's softmax one: two_best false), the moe_topk_groups best groups kept
+// (ties: the lower index), the other groups' scores set to `masked` (-inf; V2's masked_fill: 0).
+// gs: [moe_groups] scratch.
+void limit_groups(const LlamaConfig& c, float* ch, float* gs, bool two_best, float masked) {
     const int64_t G = c.moe_groups, n = c.num_experts / G;
     for (int64_t g = 0; g < G; ++g) {
         float a = -INFINITY, b = -INFINITY;  // the best two
@@ -509,7 +511,7 @@ void sigmoid_router_groups(const LlamaConfig& c, float* ch, float* gs) {
                 b = ch[e];
             }
         }
-        gs[g] = a + b;
+        gs[g] = two_best ? a + b : a;
     }
     for (int64_t j = 0; j < c.moe_topk_groups; ++j) {  // mark the kept groups with +inf
         int64_t best = -1;
@@ -519,24 +521,7 @@ void sigmoid_router_groups(const LlamaConfig& c, float* ch, float* gs) {
     }
     for (int64_t g = 0; g < G; ++g)
         if (gs[g] != INFINITY)
-            for (int64_t e = g * n; e < (g + 1) * n; ++e) ch[e] = -INFINITY;
-}
-
-// DeepSeek-V2's group limit on one row's probabilities ch ([E]): each group scored by its best,
-// the moe_topk_groups best groups kept (ties: the lower index), the others' set to 0 (as its
-// masked_fill).
-void softmax_router_groups(const LlamaConfig& c, float* ch, float* gs) {
-    const int64_t G = c.moe_groups, n = c.num_experts / G;
-    for (int64_t g = 0; g < G; ++g) gs[g] = *std::max_element(ch + g * n, ch + (g + 1) * n);
-    for (int64_t j = 0; j < c.moe_topk_groups; ++j) {
-        int64_t best = -1;
-        for (int64_t g = 0; g < G; ++g)
-            if (gs[g] >= 0.0f && (best < 0 || gs[g] > gs[best])) best = g;
-        gs[best] = -1.0f;  // kept (probabilities are >= 0)
-    }
-    for (int64_t g = 0; g < G; ++g)
-        if (gs[g] >= 0.0f)
-            for (int64_t e = g * n; e < (g + 1) * n; ++e) ch[e] = 0.0f;
+            for (int64_t e = g * n; e < (g + 1) * n; ++e) ch[e] = masked;
 }
 
 // The mixture-of-experts MLP of layer w on n rows of xn ([n, H]) -> out ([n, H]), as
@@ -570,7 +555,7 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
                 p[e] = 1.0f / (1.0f + std::exp(-p[e]));
                 ch[e] = p[e] + w.router_choice_bias[size_t(e)];
             }
-            if (c.moe_topk_groups < c.moe_groups) sigmoid_router_groups(c, ch, s.moe_group.data());
+            if (c.moe_topk_groups < c.moe_groups) limit_groups(c, ch, s.moe_group.data(), true, -INFINITY);
             score = ch;
         } else {
             float mx = p[0];
@@ -586,7 +571,7 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             } else if (c.moe_topk_groups < c.moe_groups) {  // DeepSeek-V2's group_limited_greedy
                 float* ch = s.moe_choice.data();
                 std::copy(p, p + E, ch);
-                softmax_router_groups(c, ch, s.moe_group.data());
+                limit_groups(c, ch, s.moe_group.data(), false, 0.0f);
                 score = ch;
             }
         }
@@ -814,8 +799,9 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         else linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
         const bool nope = size_t(l) < c.layer_nope.size() && c.layer_nope[size_t(l)];
         // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
-        // then K/V into the cache.
-        parallel_for(c.mla ? 0 : m, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+        // then K/V into the cache. (DeepSeek's latent attention: mla_qkv has done so, no rows here.)
+        const int64_t qk_rows = c.mla ? 0 : m;
+        parallel_for(qk_rows, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
                 float* row = s.qkv.data() + i * QKV;
                 const float* cs = rope_table + i * HD;
