@@ -170,6 +170,13 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                   moe_intermediate_size=32, n_group=2, topk_group=1, first_k_dense_replace=1,
                                   num_hidden_layers=3, attention_bias=True, sliding_window=6, max_window_layers=2,
                                   pad_token_id=ENDOFTEXT)),
+    # LFM2: short-convolution layers beside attention ones (layer_types; or the layers not in
+    # full_attn_idxs), the MLP's width from block_ff_dim auto-adjusted (int(2·96/3) = 64, times
+    # 1.5, a multiple of 32: 96), norm_eps over the rms_norm_eps the config class does not read.
+    "lfm2": ("Lfm2Config", dict(num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
+                                block_multiple_of=32, block_ffn_dim_multiplier=1.5, pad_token_id=ENDOFTEXT)),
+    "lfm2-bias": ("Lfm2Config", dict(num_hidden_layers=4, full_attn_idxs=[1], conv_bias=True, conv_L_cache=4,
+                                     block_auto_adjust_ff_dim=False, tie_embedding=False, pad_token_id=ENDOFTEXT)),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -368,6 +375,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                       "interleaved-rope"]),
     "dots1": ("Dots1", ["attention-bias", "qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "shared-expert 32",
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
+    "lfm2": ("Lfm2", ["qk-norm", "short-conv 3 (layers 0,2)"]),
+    "lfm2-bias": ("Lfm2", ["qk-norm", "short-conv 4 (layers 0,2,3)", "conv-bias"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -522,7 +531,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
                         max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt", "olmo",
                                                                                              "falcon", "bloom", "mpt",
                                                                                              "gpt_neo")
-                             else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2" else cfg["rms_norm_eps"]), theta=theta,
+                             else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2"
+                             else cfg["norm_eps"] if cfg["model_type"] == "lfm2" else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
 
@@ -756,6 +766,12 @@ REFERENCE_NAMES: dict[str, tuple[dict[str, str], str | None]] = {
 REFERENCE_NAMES["gpt_bigcode"] = REFERENCE_NAMES["gpt2"]
 REFERENCE_NAMES["gpt_neo"] = ({**REFERENCE_NAMES["gpt2"][0], ".attn.attention.out_proj.": ".self_attn.o_proj.",
                                ".attn.attention.": ".self_attn."}, None)
+# LFM2: Llama's names for its norms, MLP and attention (its convolution's stay as they are)
+REFERENCE_NAMES["lfm2"] = ({".operator_norm.": ".input_layernorm.", ".ffn_norm.": ".post_attention_layernorm.",
+                            ".feed_forward.w1.": ".mlp.gate_proj.", ".feed_forward.w3.": ".mlp.up_proj.",
+                            ".feed_forward.w2.": ".mlp.down_proj.", ".self_attn.out_proj.": ".self_attn.o_proj.",
+                            ".self_attn.q_layernorm.": ".self_attn.q_norm.", ".self_attn.k_layernorm.": ".self_attn.k_norm.",
+                            "model.embedding_norm.": "model.norm."}, None)
 
 
 def _split_qkv(x: np.ndarray, cfg: dict[str, Any], hd: int) -> list[np.ndarray]:

@@ -401,6 +401,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     `alibi` (BloomForCausalLM, MptForCausalLM: one slope per head): slope_h · j added to head h's score of key j
     instead of RoPE, and `model.embed_norm` (weight, bias) LayerNorms the embeddings.
 
+    A layer with `conv.in_proj.weight` (Lfm2ForCausalLM's short convolution) mixes by
+    out_proj(C · (conv(B · x) + bias)) instead of attending, [B | C | x] = in_proj(h), conv the
+    depthwise causal kernel `conv.conv.weight` [H, 1, K] over zeros before position 0 (B · x
+    rounded to float16 with an f16 or int8 `kv_cache`), then Llama's SwiGLU MLP.
+
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
 
@@ -462,6 +467,21 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     for i in range(cfg.layers):
         p = f"model.layers.{i}."
+        if p + "conv.in_proj.weight" in W:  # LFM2's short convolution instead of the attention
+            h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
+            b, c, xx = np.split(lin(h, p + "conv.in_proj"), 3, axis=1)
+            bx = b * xx
+            if kv_cache != "f32":  # (the cache holds B·x in f16 beside an f16 or int8 KV cache)
+                bx = bx.astype(np.float16).astype(np.float64)
+            kern = W[p + "conv.conv.weight"][:, 0, :]  # [H, K]: tap j reads position t - (K - 1) + j
+            taps = kern.shape[1]
+            padded = np.concatenate([np.zeros((taps - 1, bx.shape[1])), bx])
+            y = sum(padded[j:j + n] * kern[:, j] for j in range(taps)) + W.get(p + "conv.conv.bias", 0.0)
+            x = x + lin(c * y, p + "conv.out_proj")
+            h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
+            g = lin(h, p + "mlp.gate_proj")
+            x = x + lin(g / (1.0 + np.exp(-g)) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+            continue
         mask = causal
         if windows and windows[i] > 0:
             mask = np.where(ij >= windows[i], -np.inf, causal)

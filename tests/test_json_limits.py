@@ -132,7 +132,7 @@ def test_a_huge_layer_index_is_refused_without_listing_its_layers(tmp_path):
                                                              "data_offsets": [0, 2]}}
     p = write_safetensors(tmp_path / "model.safetensors", json.dumps(hdr).encode(), bytes(2))
     first, peak = measure(p, tmp_path)
-    assert re.search(r"100000000 layers \(the highest model.layers.N \+ 1\) need \d{9,} layer tensors, but the "
+    assert re.search(r"100000000 layers \(the highest model.layers.N \+ 1\) need at least \d{9,} layer tensors, but the "
                      r"checkpoint holds 1 tensors", first), first
     assert peak < 50
 

@@ -390,6 +390,50 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
+    // LFM2 (Lfm2Config): which layers convolve — layer_types "conv", else every layer not in
+    // full_attn_idxs, else none —, the kernel (conv_L_cache, default 3) and its biases
+    // (conv_bias), the norms' eps (norm_eps: the class reads no rms_norm_eps), tie_embedding,
+    // and the MLP's width as Lfm2MLP computes it from block_ff_dim (else intermediate_size):
+    // int(2·I/3), then, with a multiplier (1.0 when left out, none when null), int(m·I)
+    // rounded up to a multiple of block_multiple_of (256).
+    c.layer_conv.assign(size_t(std::max<int64_t>(L, 0)), 0);
+    if (F.short_conv) {
+        if (!c.layer_types.empty()) {
+            if (int64_t(c.layer_types.size()) < L)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
+                     c.path.c_str(), c.layer_types.size(), (long long)L);
+            for (int64_t l = 0; l < L; ++l) {
+                const std::string& t = c.layer_types[size_t(l)];
+                if (t != "full_attention" && t != "conv")
+                    fail(VT_STATUS_UNSUPPORTED, "%s: layer_types[%lld] \"%s\" is not supported for %s (full_attention, "
+                         "conv)", c.path.c_str(), (long long)l, t.c_str(), F.name);
+                c.layer_conv[size_t(l)] = t == "conv";
+            }
+        } else if (c.full_attn_given) {  // (an index past the last layer names none, as in transformers)
+            std::fill(c.layer_conv.begin(), c.layer_conv.end(), uint8_t(1));
+            for (int64_t i : c.full_attn_idxs)
+                if (i < L) c.layer_conv[size_t(i)] = 0;
+        }
+        c.conv_kernel = c.conv_kernel_field > 0 ? c.conv_kernel_field : 3;
+        c.conv_bias = c.conv_bias_field == 1;
+        c.rms_norm_eps = c.norm_eps_field > 0 ? c.norm_eps_field : F.default_eps_with_config;
+        if (c.tie_embedding >= 0) c.tie_word_embeddings = c.tie_embedding;
+        else if (c.tie_word_embeddings < 0) c.tie_word_embeddings = 1;
+        int64_t I = c.block_ff_dim > 0 ? c.block_ff_dim : c.intermediate_size > 0 ? c.intermediate_size : 12288;
+        if (c.block_auto_adjust != 0) {
+            I = int64_t(2.0 * double(I) / 3.0);
+            if (c.block_ffn_multiplier != -2) {
+                I = int64_t((c.block_ffn_multiplier > 0 ? c.block_ffn_multiplier : 1.0) * double(I));
+                const int64_t mo = c.block_multiple_of > 0 ? c.block_multiple_of : 256;
+                I = (I + mo - 1) / mo * mo;
+            }
+        }
+        if (I <= 0)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: block_ff_dim / intermediate_size %lld leaves the MLP no width after "
+                 "block_auto_adjust_ff_dim", c.path.c_str(),
+                 (long long)(c.block_ff_dim > 0 ? c.block_ff_dim : c.intermediate_size));
+        c.intermediate_size = I;
+    }
     // GPT-2 lineage: learned positions, no layer rotates; scores unscaled when
     // scale_attn_weights is false.
     if (F.alibi) std::fill(c.layer_nope.begin(), c.layer_nope.end(), uint8_t(1));  // (Bloom: ALiBi, no RoPE)
@@ -718,14 +762,17 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     const int64_t L = c.num_layers > 0 ? c.num_layers : max_layer + 1;
     // Listing what is missing costs memory per expected name: a 100-byte file naming
     // model.layers.99999999 would otherwise build 900 million names (out of memory).
+    // (Every family's layer holds at least kMinLayerTensors: a mixer's in and out linears, the
+    // MLP's; the bound is linear in the file's tensor count, whatever T_COUNT grows to.)
+    constexpr int64_t kMinLayerTensors = 4;
     const int64_t have = int64_t(ck.tensors().size());
-    if (L > 0 && L > (4 * have + 64) / T_COUNT)
+    if (L > 0 && L * kMinLayerTensors > have + 64)
         fail(VT_STATUS_UNSUPPORTED,
-             "not a %s checkpoint this engine can run: %s; %lld layers (%s) need %lld layer tensors, but the "
-             "checkpoint holds %lld tensors in all",
+             "not a %s checkpoint this engine can run: %s; %lld layers (%s) need at least %lld layer tensors, but "
+             "the checkpoint holds %lld tensors in all",
              F.name, ck.files()[0]->path().c_str(), (long long)L,
              c.num_layers > 0 ? "config.json's num_hidden_layers" : (std::string("the highest ") + F.layer_prefix + "N + 1").c_str(),
-             (long long)L * T_COUNT, (long long)have);
+             (long long)L * kMinLayerTensors, (long long)have);
     resolve_mla(F, c);
     resolve_features(F, c, L);
     resolve_moe(ck, F, c, L);
@@ -765,7 +812,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (gpt-oss's MXFP4 experts: U8 blocks and scales)
     std::set<std::string> matrices = {F.embed, F.lm_head}, bytes;
     for (int64_t l = 0; l < L; ++l) {
-        for (int k : {T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_Q_A, T_Q_B, T_KV_A, T_KV_B})
+        for (int k : {T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_Q_A, T_Q_B, T_KV_A, T_KV_B, T_CONV_IN, T_CONV_OUT})
             if (layer_tensor_expected(c, LayerTensor(k), l)) matrices.insert(layer_name(l, k));
         for (const MoeTensor& t : moe_layer_tensors(c, l)) {
             if (t.matrix && !t.u8) matrices.insert(t.name);
@@ -845,14 +892,17 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     const TensorView* emb = ck.find(F.embed);
     // (Fused q|k|v or gate|up tensors: the config names the sizes; k0 is q0 then, and the
     // inferences below are not made from them.)
-    const TensorView* q0 = ck.find(layer_name(0, T_Q));
-    const TensorView* k0 = F.fused_qkv || F.mla ? q0 : ck.find(layer_name(0, T_K));
+    // (LFM2: the first layer that attends)
+    int64_t attn0 = 0;
+    while (attn0 + 1 < L && c.conv_layer(attn0)) ++attn0;
+    const TensorView* q0 = ck.find(layer_name(attn0, T_Q));
+    const TensorView* k0 = F.fused_qkv || F.mla ? q0 : ck.find(layer_name(attn0, T_K));
     // (the first dense layer's gate_proj; an MoE model whose layers are all MoE has none)
     const TensorView* g0 = nullptr;
     for (int64_t l = 0; l < L && !g0; ++l)
         if (!c.moe_layer(l)) g0 = ck.find(layer_name(l, T_GATE));
     std::vector<std::string> problems;
-    auto dim = [](const TensorView* t, size_t i) -> int64_t { return t->shape.size() == 2 ? t->shape[i] : -1; };
+    auto dim = [](const TensorView* t, size_t i) -> int64_t { return t && t->shape.size() == 2 ? t->shape[i] : -1; };
     if (c.hidden_size < 0) c.hidden_size = dim(emb, 1);
     if (c.vocab_size < 0) c.vocab_size = dim(emb, 0);
     if (c.head_dim < 0 && c.from_file && F.config_head_dim > 0) c.head_dim = F.config_head_dim;
@@ -969,7 +1019,9 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
             {1}, {1}, {}, {},
             // (DeepSeek's latent attention)
             {c.mla_q_lora, H}, {c.mla_q_lora}, {c.num_heads * (c.mla_nope + c.mla_rope), c.mla_q_lora},
-            {c.mla_kv_lora + c.mla_rope, H}, {c.mla_kv_lora}, {c.num_heads * (c.mla_nope + c.mla_v), c.mla_kv_lora}};
+            {c.mla_kv_lora + c.mla_rope, H}, {c.mla_kv_lora}, {c.num_heads * (c.mla_nope + c.mla_v), c.mla_kv_lora},
+            // (LFM2's short convolution)
+            {3 * H, H}, {H, 1, c.conv_kernel}, {H, H}, {3 * H}, {H}, {H}};
         for (int k = 0; k < T_COUNT; ++k) {
             if (!layer_tensor_expected(c, LayerTensor(k), l)) continue;
             const TensorView* t = ck.find(layer_name(l, k));
@@ -1411,6 +1463,26 @@ LlamaConfig read_config(const std::string& dir) {
                 c.mlp_only_layers.push_back(int64_t(e.d));
             }
         }
+        // LFM2's fields (Lfm2Config: block_ff_dim and tie_embedding win over intermediate_size
+        // and tie_word_embeddings, as its __post_init__ pops them)
+        if (const json::Value* fa = r.get(root, "full_attn_idxs")) {
+            if (!fa->is_array()) r.bad("full_attn_idxs", *fa, "a list of layer indices");
+            for (const auto& e : fa->arr) {
+                if (!e.is_number() || e.d < 0 || e.d > 100000 || e.d != double(int64_t(e.d)))
+                    r.bad("full_attn_idxs", *fa, "a list of layer indices");
+                c.full_attn_idxs.push_back(int64_t(e.d));
+            }
+            c.full_attn_given = true;
+        }
+        c.conv_kernel_field = r.integer(root, "conv_L_cache", 1, 256);
+        c.conv_bias_field = r.boolean(root, "conv_bias");
+        c.block_ff_dim = r.integer(root, "block_ff_dim", 1, kMaxDim);
+        c.block_auto_adjust = r.boolean(root, "block_auto_adjust_ff_dim");
+        c.block_ffn_multiplier = r.positive(root, "block_ffn_dim_multiplier");
+        if (const json::Value* bm = root.find("block_ffn_dim_multiplier"); bm && bm->is_null()) c.block_ffn_multiplier = -2;
+        c.block_multiple_of = r.integer(root, "block_multiple_of", 1, kMaxDim);
+        c.norm_eps_field = r.positive(root, "norm_eps");
+        c.tie_embedding = r.boolean(root, "tie_embedding");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

@@ -135,6 +135,14 @@ struct LlamaConfig {
     double residual_multiplier = -1, logits_scaling_field = -1;
     double clip_qkv = 0;  // OLMoE: q, k and v clamped to [-clip_qkv, clip_qkv] after the q/k norms (0: none)
     double swiglu_alpha = 1.702, swiglu_limit = 7.0;  // gpt-oss's clamped SwiGLU (GptOssConfig's defaults)
+    // LFM2 (-1: absent): full_attn_idxs (given: full_attn_given), conv_L_cache, conv_bias,
+    // block_ff_dim, block_auto_adjust_ff_dim, block_ffn_dim_multiplier (-2: null),
+    // block_multiple_of, norm_eps, tie_embedding
+    std::vector<int64_t> full_attn_idxs;
+    bool full_attn_given = false;
+    int64_t conv_kernel_field = -1, block_ff_dim = -1, block_multiple_of = -1;
+    int conv_bias_field = -1, block_auto_adjust = -1, tie_embedding = -1;
+    double block_ffn_multiplier = -1, norm_eps_field = -1;
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     // Phi: the final norm's and lm_head's bias names ("" elsewhere).
@@ -212,6 +220,13 @@ struct LlamaConfig {
     bool mla = false;
     int64_t mla_q_lora = 0, mla_kv_lora = 0, mla_nope = 0, mla_rope = 0, mla_v = 0;
     bool mla_interleaved = false;
+
+    // LFM2's short-convolution layers (family.h, short_conv; resolved): [blocks] 1 where the
+    // layer convolves instead of attending, the kernel's width (conv_L_cache) and its biases.
+    std::vector<uint8_t> layer_conv;
+    int64_t conv_kernel = 0;
+    bool conv_bias = false;
+    bool conv_layer(int64_t l) const { return l >= 0 && size_t(l) < layer_conv.size() && layer_conv[size_t(l)]; }
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

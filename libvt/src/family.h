@@ -21,7 +21,8 @@
 // DeepSeek-V2 and V3 (multi-head latent attention: mla), MiniMax-M2 (a sigmoid router with
 // Mixtral's names), ERNIE 4.5 MoE (a softmax router with a correction bias, MoE layers by range), EXAONE MoE
 // (EXAONE 4's windows and NoPE with a pre-norm block, DeepSeek-V3's router, mlp_layer_types),
-// GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router). Multimodal Gemma 3 is not a row: the
+// GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router), LFM2 (short-convolution
+// layers beside attention ones: short_conv). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -46,6 +47,10 @@ enum LayerTensor {
     // RMSNorm, q_b_proj; T_Q is q_proj when q_lora_rank is null), the latent KV (kv_a_proj_with_mqa,
     // its RMSNorm over the first kv_lora_rank) and kv_b_proj expanding it per head
     T_Q_A, T_Q_A_NORM, T_Q_B, T_KV_A, T_KV_A_NORM, T_KV_B,
+    // LFM2's short-convolution layers (ModelFamily::short_conv), in place of the attention:
+    // in_proj ([3·H, H]: B, C and x rows), the depthwise causal kernel ([H, 1, K]), out_proj
+    // ([H, H]), and their biases when config.json's conv_bias is true
+    T_CONV_IN, T_CONV, T_CONV_OUT, T_CONV_IN_BIAS, T_CONV_BIAS, T_CONV_OUT_BIAS,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;
@@ -302,6 +307,13 @@ struct ModelFamily {
     // softmax probabilities chosen by probability + choice_bias ([1, E]), the chosen ones
     // renormalized (their sum clamped below at moe_norm_min, 1e-12).
     bool moe_layer_range;
+    // LFM2: the layers config.json's layer_types marks "conv" (else those not in full_attn_idxs;
+    // with neither, every layer attends) replace the attention by a gated short convolution:
+    // [B | C | x] = in_proj · h, y = C ⊙ conv_K(B ⊙ x) (depthwise, causal over the last
+    // conv_L_cache positions, zeros before the first), out_proj · y. The cache keeps B ⊙ x per
+    // position of such a layer (LlamaConfig::layer_conv). The MLP's width is
+    // LFM2's block_ff_dim, auto-adjusted as its config class does.
+    bool short_conv;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -550,7 +550,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     // The family resolve_config found (family.h): its tensor names.
     const ModelFamily& F = *cfg.family;
     if (m->format == VT_FORMAT_AUTO) {  // layer 0's q_proj decides what the model reports
-        const TensorView* q0 = ck->find(layer_tensor_name(F, 0, T_Q));
+        int64_t attn0 = 0;  // (LFM2: the first layer that attends)
+        while (attn0 + 1 < file_layers && cfg.conv_layer(attn0)) ++attn0;
+        const TensorView* q0 = ck->find(layer_tensor_name(F, attn0, T_Q));
         m->format = q0 && q0->ggml >= 0 && ggml_packable(q0->ggml) ? ggml_native_format(q0->ggml)
                                                                    : VT_FORMAT_INT8_BLOCKED;
     }
@@ -683,7 +685,21 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             return cached(ln + name, x.shape[0], x.shape[1], ld.format_of({&x}, fmt), ld.block_of({&x}, fmt, blk),
                           [&] { return ld.pack_tensor(x, fmt, blk); });
         };
-        if (F.mla) {
+        if (cfg.conv_layer(l)) {
+            // LFM2's short convolution: in_proj ([B | C | x] rows) and out_proj as the layer's qkv
+            // and o linears (the pass reads them so in such a layer), the kernel [H, 1, K] as
+            // [H, K] floats, the biases (conv_bias: in_proj's as qkv_bias, out_proj's as o_bias).
+            w.qkv = one("qkv", T_CONV_IN);
+            w.o = one("o", T_CONV_OUT);
+            w.conv = ld.to_f32_vec(t(T_CONV));
+            ld.progress(int64_t(t(T_CONV_IN).nbytes + t(T_CONV_OUT).nbytes + t(T_CONV).nbytes));
+            if (cfg.conv_bias) {
+                w.qkv_bias = ld.to_f32_vec(t(T_CONV_IN_BIAS));
+                w.conv_bias = ld.to_f32_vec(t(T_CONV_BIAS));
+                w.o_bias = ld.to_f32_vec(t(T_CONV_OUT_BIAS));
+                ld.progress(int64_t(t(T_CONV_IN_BIAS).nbytes + t(T_CONV_BIAS).nbytes + t(T_CONV_OUT_BIAS).nbytes));
+            }
+        } else if (F.mla) {
             // DeepSeek's latent attention: [q_a_proj or q_proj | kv_a_proj_with_mqa] as one linear
             // (both read the normed x), q_b_proj, and kv_b_proj split per head into W_uk_hᵀ (its
             // k rows transposed: q's nope part into the latent) and W_uv_h (its v rows). A linear
@@ -786,8 +802,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             w.qkv = cached(ln + "qkv", rows, t(T_Q).shape[1], qf, qb, [&] { return ld.pack_concat(qkv, qf, qb); });
             ld.progress(int64_t(t(T_Q).nbytes + t(T_K).nbytes + t(T_V).nbytes));
         }
-        w.o = one("o", T_O);
-        ld.progress(int64_t(t(T_O).nbytes));
+        if (!cfg.conv_layer(l)) {
+            w.o = one("o", T_O);
+            ld.progress(int64_t(t(T_O).nbytes));
+        }
         if (cfg.moe_layer(l)) {
             // The router and the shared gate in float32; each expert's gate / up as a pair
             // (one format, as below), its down alone.

@@ -48,6 +48,10 @@ struct LayerWeights {
     AlignedVec<float> kv_a_norm;                 // [kv_lora]
     std::vector<std::unique_ptr<Packed>> uk;     // [NH] W_uk_hᵀ [kv_lora, nope]: kv_b's k rows, transposed
     std::vector<std::unique_ptr<Packed>> uv;     // [NH] W_uv_h [v, kv_lora]: kv_b's v rows
+    // LFM2's short-convolution layer (LlamaConfig::layer_conv; qkv above is then in_proj
+    // [3·H, H] (B | C | x rows) with its bias in qkv_bias, o is out_proj [H, H] with o_bias).
+    AlignedVec<float> conv;                      // [H, K] the depthwise causal kernel
+    AlignedVec<float> conv_bias;                 // [H] (conv_bias; else empty)
     // Mixture of experts (LlamaConfig::moe_layer; gate / up / down above are then null).
     struct Expert {
         std::unique_ptr<Packed> gate, up;  // [I_e, H] (gpt-oss: gate is [2·I_e, H], gate and up rows

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "family.h"
+#include "half.h"
 #include "memory.h"
 #include "ops/attention.h"
 #include "ops/rmsnorm.h"
@@ -64,6 +65,19 @@ struct CpuSession final : BackendSession {
     ByteArray kt;                // [L, KV, kv_cap / 16, HD, 16]  keys (after RoPE), tiled
     ByteArray v;                 // [L, KV, kv_cap, HD]  values
     ByteArray ks, vs;            // int8: [L, KV, kv_cap] f32 key / value scales (else empty)
+    // LFM2's short-convolution layers hold no keys or values: L above counts the layers that
+    // attend (kv_layers), each layer's slot in its own array is layer_slot[l]. A convolution
+    // layer keeps B ⊙ x of every position instead (conv, [conv_layers, kv_cap, H], f32 with an
+    // f32 KV cache, else f16): the kernel reads the last K of them, so truncating, copying a
+    // prefix or decoding a batch works on it as on the KV cache, position by position.
+    int64_t kv_layers = 0, conv_layers = 0;
+    std::vector<int64_t> layer_slot;  // [L]
+    ByteArray conv;
+    int64_t conv_elem_bytes() const { return kv_dtype == VT_DTYPE_F32 ? 4 : 2; }
+    uint8_t* conv_row(int64_t l, int64_t pos) const {
+        const int64_t H = model->cfg.hidden_size;
+        return conv.get() + size_t((layer_slot[size_t(l)] * kv_cap + pos) * H * conv_elem_bytes());
+    }
 
     int64_t elem_bytes() const { return kv_dtype == VT_DTYPE_F32 ? 4 : kv_dtype == VT_DTYPE_F16 ? 2 : 1; }
     bool scaled() const { return kv_dtype == VT_DTYPE_I8; }
@@ -74,14 +88,14 @@ struct CpuSession final : BackendSession {
     T* values(int64_t l, int64_t h) const { return reinterpret_cast<T*>(v.get()) + head_offset(l, h); }
     size_t head_offset(int64_t l, int64_t h) const {
         const LlamaConfig& c = model->cfg;
-        return size_t((l * c.num_kv_heads + h) * c.head_dim * kv_cap);
+        return size_t((layer_slot[size_t(l)] * c.num_kv_heads + h) * c.head_dim * kv_cap);
     }
     // An int8 cache's key / value scales of layer l, KV head h ([kv_cap]).
     float* key_scales(int64_t l, int64_t h) const {
-        return reinterpret_cast<float*>(ks.get()) + (l * model->cfg.num_kv_heads + h) * kv_cap;
+        return reinterpret_cast<float*>(ks.get()) + (layer_slot[size_t(l)] * model->cfg.num_kv_heads + h) * kv_cap;
     }
     float* value_scales(int64_t l, int64_t h) const {
-        return reinterpret_cast<float*>(vs.get()) + (l * model->cfg.num_kv_heads + h) * kv_cap;
+        return reinterpret_cast<float*>(vs.get()) + (layer_slot[size_t(l)] * model->cfg.num_kv_heads + h) * kv_cap;
     }
 
     // Scratch for up to `rows` tokens per pass (prefill runs in chunks of at most kPassRows).
@@ -117,6 +131,9 @@ struct CpuSession final : BackendSession {
     AlignedVec<float> mla_in;       // [R, max(nope, kv_lora)]
     AlignedVec<float> mla_out;      // [R, max(kv_lora, v)]
     AlignedVec<float> mla_o;        // [R, NH·v]
+    // LFM2's short convolution (else empty): [B | C | x] of each row, then y = C ⊙ conv(B ⊙ x).
+    AlignedVec<float> conv_in;      // [R, 3·H]
+    AlignedVec<float> conv_y;       // [R, H]
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -329,7 +346,7 @@ void attention_prefill(CpuSession& s, int64_t layer, int64_t i0, int64_t m, int6
 void ensure_kv(CpuSession& s, int64_t needed) {
     if (needed <= s.kv_cap) return;
     const LlamaConfig& c = s.model->cfg;
-    const int64_t L = c.num_layers, KV = c.num_kv_heads, HD = c.head_dim;
+    const int64_t L = s.kv_layers, KV = c.num_kv_heads, HD = c.head_dim;
     int64_t cap = std::max<int64_t>({needed, 2 * s.kv_cap, 64});
     cap = std::min(cap, s.max_tokens);
     cap = (cap + ops::kKeyTile - 1) / ops::kKeyTile * ops::kKeyTile;  // whole key tiles
@@ -354,6 +371,13 @@ void ensure_kv(CpuSession& s, int64_t needed) {
         }
         std::swap(s.ks, ks);
         std::swap(s.vs, vs);
+    }
+    if (s.conv_layers > 0) {  // (LFM2: B ⊙ x of the positions held, layer by layer)
+        const size_t row = size_t(c.hidden_size * s.conv_elem_bytes());
+        ByteArray cv = kv_array(size_t(s.conv_layers * cap) * row);
+        for (int64_t k = 0; k < s.conv_layers && s.len > 0; ++k)
+            std::memcpy(cv.get() + size_t(k * cap) * row, s.conv.get() + size_t(k * s.kv_cap) * row, size_t(s.len) * row);
+        std::swap(s.conv, cv);
     }
     std::swap(s.kt, kt);
     std::swap(s.v, v);
@@ -393,6 +417,10 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         grow(s.mla_in, rows * std::max(c.mla_nope, c.mla_kv_lora));
         grow(s.mla_out, rows * std::max(c.mla_kv_lora, c.mla_v));
         grow(s.mla_o, rows * NH * c.mla_v);
+    }
+    if (s.conv_layers > 0) {
+        grow(s.conv_in, rows * 3 * H);
+        grow(s.conv_y, rows * H);
     }
     grow(s.tmp, rows * H);
     if (c.family && ungated_mlp(*c.family)) s.ones.assign(size_t(c.intermediate_size), 1.0f);
@@ -710,6 +738,56 @@ void mla_values(CpuSession& s, const LayerWeights& w, int64_t f, int64_t n, cons
     }
 }
 
+// LFM2's short convolution of the pass's rows in layer l: [B | C | x] = in_proj · xn; B ⊙ x of
+// every row into its session's cache at its position (T: the cache's element, float or
+// ops::half); then for rows [f, m), y = C ⊙ (Σ_j w[:, j] ⊙ (B ⊙ x)[pos − K + 1 + j] + bias), the
+// positions before 0 being zeros -> s.conv_y. Every row reads B ⊙ x back from the cache, its
+// own included, so a prefill, a decode step and a batched step compute the same numbers.
+template <class T>
+void short_conv(const Pass& p, const LayerWeights& w, int64_t l, int64_t f, const vt_linear_options& lopt) {
+    CpuSession& s = p.s;
+    const LlamaConfig& c = s.model->cfg;
+    const int64_t H = c.hidden_size, K = c.conv_kernel, m = p.m;
+    const int64_t grain = std::max<int64_t>(1, 8192 / (K * H));
+    linear(*w.qkv, s.xn.data(), m, bias_or_null(w.qkv_bias), lopt, s.conv_in.data());
+    parallel_for(m, m > 1 ? grain : 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) {
+            const float* in = s.conv_in.data() + i * 3 * H;
+            T* dst = reinterpret_cast<T*>(p.row(i).conv_row(l, p.pos(i)));
+            if constexpr (std::is_same<T, float>::value) {
+                for (int64_t h = 0; h < H; ++h) dst[h] = in[h] * in[2 * H + h];
+            } else {
+                float* bx = s.conv_y.data() + i * H;  // (scratch until the second loop below)
+                for (int64_t h = 0; h < H; ++h) bx[h] = in[h] * in[2 * H + h];
+                if (!ops::store_f16(bx, H, dst, 1))
+                    fail(VT_STATUS_UNSUPPORTED,
+                         "layer %lld: the convolution input B·x of the token at position %lld is beyond the range of "
+                         "the f16 cache (largest finite f16: 65504); load the model with kv_cache_dtype F32 (pyvt: "
+                         "kv_cache=\"f32\")", (long long)l, (long long)p.pos(i));
+            }
+        }
+    });
+    const float* kw = w.conv.data();  // [H, K]
+    const float* kb = bias_or_null(w.conv_bias);
+    parallel_for(m - f, m - f > 1 ? grain : 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = f + b; i < f + e; ++i) {
+            const CpuSession& rs = p.row(i);
+            const int64_t pos = p.pos(i);
+            float* y = s.conv_y.data() + i * H;
+            for (int64_t h = 0; h < H; ++h) y[h] = 0.0f;
+            for (int64_t j = std::max<int64_t>(0, K - 1 - pos); j < K; ++j) {
+                const T* bx = reinterpret_cast<const T*>(rs.conv_row(l, pos - (K - 1) + j));
+                for (int64_t h = 0; h < H; ++h) {
+                    if constexpr (std::is_same<T, float>::value) y[h] += kw[h * K + j] * bx[h];
+                    else y[h] += kw[h * K + j] * f16_to_f32(bx[h]);
+                }
+            }
+            const float* C = s.conv_in.data() + i * 3 * H + H;
+            for (int64_t h = 0; h < H; ++h) y[h] = (kb ? y[h] + kb[h] : y[h]) * C[h];
+        }
+    });
+}
+
 // Runs the rows of the pass through the model, appending their K/V to their sessions'
 // caches. When logits_out is not null, rows [r0, m) get final norm + lm_head into
 // logits_out ([m - r0, V]). Sessions' lengths are the caller's to advance.
@@ -794,70 +872,77 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     for (int64_t l = 0; l < c.num_layers; ++l) {
         const LayerWeights& w = M.layers[size_t(l)];
 
-        const float* rope_table = c.layer_local_rope[size_t(l)] ? s.rope_local.data() : s.rope.data();
-        if (c.mla) mla_qkv(p, w, l, rope_table, qscale, lopt);
-        else linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
-        const bool nope = size_t(l) < c.layer_nope.size() && c.layer_nope[size_t(l)];
-        // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
-        // then K/V into the cache. (DeepSeek's latent attention: mla_qkv has done so, no rows here.)
-        const int64_t qk_rows = c.mla ? 0 : m;
-        parallel_for(qk_rows, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
-            for (int64_t i = b; i < e; ++i) {
-                float* row = s.qkv.data() + i * QKV;
-                const float* cs = rope_table + i * HD;
-                if (c.qk_norm && qk_full) {  // OLMo 2, OLMoE: over the whole q and the whole k
-                    ops::rmsnorm_heads(row, 1, NH * HD, w.q_norm.data(), eps);
-                    ops::rmsnorm_heads(row + NH * HD, 1, KV * HD, w.k_norm.data(), eps);
-                } else if (c.qk_norm && !norm_after_rope) {
-                    ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
-                    ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
-                }
-                if (c.clip_qkv > 0) {  // OLMoE's clip_qkv: q, k and v clamped
-                    const float cl = float(c.clip_qkv);
-                    for (int64_t d = 0; d < QKV; ++d) row[d] = std::min(cl, std::max(-cl, row[d]));
-                }
-                if (nope) {  // SmolLM3's NoPE layers: q scaled, q and k not rotated
-                    for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
-                } else if (norm_after_rope) {  // HunYuan: rotate, then the per-head norms, then scale q
-                    ops::rope(row, NH, HD, cs, 1.0f, ROT);
-                    ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
-                    ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
-                    ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
-                    for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
-                } else {
-                    ops::rope(row, NH, HD, cs, qscale, ROT);
-                    ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
-                }
-                store_kv(p.row(i), l, p.pos(i), row + NH * HD);
-            }
-        });
         // In the last block only the rows that need logits go on past their keys and values
-        // (rows [f, m)): a prefill chunk that wants none stops here, one that wants the last
+        // (rows [f, m)): a prefill chunk that wants none stops there, one that wants the last
         // row's runs that row alone through attention, o_proj and the MLP.
         const int64_t f = l + 1 < c.num_layers ? 0 : std::min(r0, m), n = m - f;
-        if (n == 0) break;
-        // (batched decode: r0 = 0, so f = 0; a short pass's last block, when it wants the
-        // last row only, runs that row alone through prefill's attention)
-        const bool decode = p.sess || m == 1 || (m <= kDecodeAttentionRows && f == 0);
-        switch (s.kv_dtype) {
-            case VT_DTYPE_F16:
-                decode ? attention_decode<ops::half>(p, l) : attention_prefill<ops::half>(s, l, f, m, p.pos0);
-                break;
-            case VT_DTYPE_I8:
-                decode ? attention_decode<int8_t>(p, l) : attention_prefill<int8_t>(s, l, f, m, p.pos0);
-                break;
-            default:
-                decode ? attention_decode<float>(p, l) : attention_prefill<float>(s, l, f, m, p.pos0);
-        }
         float* const xf = x + f * H;
         float* const xnf = xn + f * H;
         float* const tmp = s.tmp.data() + f * H;
         float* const mlp = s.mlp.data() + f * mlp_width;
-        if (c.mla) {
-            mla_values(s, w, f, n, lopt);
-            linear(*w.o, s.mla_o.data() + f * NH * c.mla_v, n, bias_or_null(w.o_bias), lopt, tmp);
+        if (c.conv_layer(l)) {  // LFM2: the short convolution instead of the attention
+            if (s.kv_dtype == VT_DTYPE_F32) short_conv<float>(p, w, l, f, lopt);
+            else short_conv<ops::half>(p, w, l, f, lopt);
+            if (n == 0) break;
+            linear(*w.o, s.conv_y.data() + f * H, n, bias_or_null(w.o_bias), lopt, tmp);
         } else {
-            linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
+            const float* rope_table = c.layer_local_rope[size_t(l)] ? s.rope_local.data() : s.rope.data();
+            if (c.mla) mla_qkv(p, w, l, rope_table, qscale, lopt);
+            else linear(*w.qkv, xn, m, bias_or_null(w.qkv_bias), lopt, s.qkv.data());
+            const bool nope = size_t(l) < c.layer_nope.size() && c.layer_nope[size_t(l)];
+            // (Qwen3: per-head RMSNorm of q and k,) RoPE on q (pre-scaled by 1/sqrt(HD)) and k,
+            // then K/V into the cache. (DeepSeek's latent attention: mla_qkv has done so, no rows here.)
+            const int64_t qk_rows = c.mla ? 0 : m;
+            parallel_for(qk_rows, m > 1 ? row_grain : m, [&](int64_t b, int64_t e, int) {
+                for (int64_t i = b; i < e; ++i) {
+                    float* row = s.qkv.data() + i * QKV;
+                    const float* cs = rope_table + i * HD;
+                    if (c.qk_norm && qk_full) {  // OLMo 2, OLMoE: over the whole q and the whole k
+                        ops::rmsnorm_heads(row, 1, NH * HD, w.q_norm.data(), eps);
+                        ops::rmsnorm_heads(row + NH * HD, 1, KV * HD, w.k_norm.data(), eps);
+                    } else if (c.qk_norm && !norm_after_rope) {
+                        ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
+                        ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
+                    }
+                    if (c.clip_qkv > 0) {  // OLMoE's clip_qkv: q, k and v clamped
+                        const float cl = float(c.clip_qkv);
+                        for (int64_t d = 0; d < QKV; ++d) row[d] = std::min(cl, std::max(-cl, row[d]));
+                    }
+                    if (nope) {  // SmolLM3's NoPE layers: q scaled, q and k not rotated
+                        for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
+                    } else if (norm_after_rope) {  // HunYuan: rotate, then the per-head norms, then scale q
+                        ops::rope(row, NH, HD, cs, 1.0f, ROT);
+                        ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
+                        ops::rmsnorm_heads(row, NH, HD, w.q_norm.data(), eps);
+                        ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
+                        for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
+                    } else {
+                        ops::rope(row, NH, HD, cs, qscale, ROT);
+                        ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
+                    }
+                    store_kv(p.row(i), l, p.pos(i), row + NH * HD);
+                }
+            });
+            if (n == 0) break;
+            // (batched decode: r0 = 0, so f = 0; a short pass's last block, when it wants the
+            // last row only, runs that row alone through prefill's attention)
+            const bool decode = p.sess || m == 1 || (m <= kDecodeAttentionRows && f == 0);
+            switch (s.kv_dtype) {
+                case VT_DTYPE_F16:
+                    decode ? attention_decode<ops::half>(p, l) : attention_prefill<ops::half>(s, l, f, m, p.pos0);
+                    break;
+                case VT_DTYPE_I8:
+                    decode ? attention_decode<int8_t>(p, l) : attention_prefill<int8_t>(s, l, f, m, p.pos0);
+                    break;
+                default:
+                    decode ? attention_decode<float>(p, l) : attention_prefill<float>(s, l, f, m, p.pos0);
+            }
+            if (c.mla) {
+                mla_values(s, w, f, n, lopt);
+                linear(*w.o, s.mla_o.data() + f * NH * c.mla_v, n, bias_or_null(w.o_bias), lopt, tmp);
+            } else {
+                linear(*w.o, s.att.data() + f * NH * HD, n, bias_or_null(w.o_bias), lopt, tmp);
+            }
         }
         parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) {
@@ -961,6 +1046,9 @@ struct CpuModel final : BackendModel {
         s->model = &w;
         s->kv_dtype = kv_dtype;
         s->max_tokens = capacity;
+        s->layer_slot.resize(size_t(w.cfg.num_layers));
+        for (int64_t l = 0; l < w.cfg.num_layers; ++l)
+            s->layer_slot[size_t(l)] = w.cfg.conv_layer(l) ? s->conv_layers++ : s->kv_layers++;
         ensure_rows(*s, 1);
         ensure_part(*s, 1);
         // Small sessions get their whole cache now; large ones grow (doubling) as they fill.
@@ -1009,7 +1097,7 @@ void CpuSession::copy_prefix(const BackendSession& from, int64_t n) {
     len = 0;  // nothing of the old content is kept when the cache grows
     ensure_kv(*this, n);
     const LlamaConfig& c = model->cfg;
-    const int64_t LK = c.num_layers * c.num_kv_heads, HD = c.head_dim;
+    const int64_t LK = kv_layers * c.num_kv_heads, HD = c.head_dim;
     const int64_t tiles = (n + ops::kKeyTile - 1) / ops::kKeyTile;  // the last one may be part used
     const int64_t eb = elem_bytes();  // the same model: the same element type as src
     for (int64_t lk = 0; lk < LK; ++lk) {
@@ -1021,6 +1109,9 @@ void CpuSession::copy_prefix(const BackendSession& from, int64_t n) {
             std::memcpy(vs.get() + lk * kv_cap * 4, src.vs.get() + lk * src.kv_cap * 4, size_t(n) * 4);
         }
     }
+    const size_t row = size_t(c.hidden_size * conv_elem_bytes());
+    for (int64_t k = 0; k < conv_layers; ++k)
+        std::memcpy(conv.get() + size_t(k * kv_cap) * row, src.conv.get() + size_t(k * src.kv_cap) * row, size_t(n) * row);
     len = n;
 }
 

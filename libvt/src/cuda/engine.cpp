@@ -223,6 +223,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     if (c.num_experts > 0)
         fail(VT_STATUS_UNSUPPORTED, "%s: mixture-of-experts models run on the CPU backend only (the CUDA backend has "
              "no expert routing yet)", c.family ? c.family->name : "this model");
+    if (std::find(c.layer_conv.begin(), c.layer_conv.end(), uint8_t(1)) != c.layer_conv.end())
+        fail(VT_STATUS_UNSUPPORTED, "%s: short-convolution layers run on the CPU backend only (the CUDA backend has "
+             "no convolution state yet)", c.family ? c.family->name : "this model");
     if (c.family && (c.family->post_norm_only || c.family->qk_norm_full || c.clip_qkv > 0))
         fail(VT_STATUS_UNSUPPORTED, "%s: its block (q/k norms over the whole projection, OLMo 2's post norms, "
              "clip_qkv) runs on the CPU backend only (the CUDA kernels norm q and k per head and fuse a pre-norm into "
