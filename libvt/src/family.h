@@ -21,7 +21,8 @@
 // DeepSeek-V2 and V3 (multi-head latent attention: mla), MiniMax-M2 (a sigmoid router with
 // Mixtral's names), ERNIE 4.5 MoE (a softmax router with a correction bias, MoE layers by range), EXAONE MoE
 // (EXAONE 4's windows and NoPE with a pre-norm block, DeepSeek-V3's router, mlp_layer_types),
-// GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router). Multimodal Gemma 3 is not a row: the
+// GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router), HunYuan MoE (HunYuan
+// dense's attention, Mixtral's softmax router, one ungated shared MLP; per-layer config lists). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -302,6 +303,15 @@ struct ModelFamily {
     // softmax probabilities chosen by probability + choice_bias ([1, E]), the chosen ones
     // renormalized (their sum clamped below at moe_norm_min, 1e-12).
     bool moe_layer_range;
+    // HunYuan MoE: config.json's num_experts, moe_topk (the experts per token), num_shared_expert
+    // and moe_intermediate_size may each be one number or a list of one per layer
+    // (HunYuanMoEV1Config). The engine routes every layer alike: a list must hold one value for
+    // every layer; and as transformers builds it, the experts and the one ungated shared MLP
+    // (shared_prefix) are intermediate_size wide, so num_shared_expert must be 1 and
+    // moe_intermediate_size intermediate_size (else refused naming the field). use_cla true
+    // (Tencent's cross-layer KV sharing), use_mixed_mlp_moe false (no shared MLP) and
+    // moe_layer_num_skipped above 0, which transformers' model cannot compute, are refused too.
+    bool moe_per_layer_fields;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
