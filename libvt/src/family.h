@@ -305,12 +305,14 @@ struct ModelFamily {
     bool moe_layer_range;
     // HunYuan MoE: config.json's num_experts, moe_topk (the experts per token), num_shared_expert
     // and moe_intermediate_size may each be one number or a list of one per layer
-    // (HunYuanMoEV1Config). The engine routes every layer alike: a list must hold one value for
+    // (HunYuanMoEV1Config's moe_topk; the others as llama.cpp's converter reads the released
+    // config.json). The engine routes every layer alike: a list must hold one value for
     // every layer; and as transformers builds it, the experts and the one ungated shared MLP
     // (shared_prefix) are intermediate_size wide, so num_shared_expert must be 1 and
     // moe_intermediate_size intermediate_size (else refused naming the field). use_cla true
-    // (Tencent's cross-layer KV sharing), use_mixed_mlp_moe false (no shared MLP) and
-    // moe_layer_num_skipped above 0, which transformers' model cannot compute, are refused too.
+    // (cross-layer KV sharing), use_mixed_mlp_moe false (no shared MLP) and moe_layer_num_skipped
+    // above 0 — released config.json fields transformers' model does not read, whose other
+    // values describe a model it does not compute — are refused too.
     bool moe_per_layer_fields;
 };
 
