@@ -257,6 +257,19 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "hunyuan-dense": ("HunYuanDenseV1Config", dict(head_dim=16, attention_bias=True, pad_token_id=ENDOFTEXT,
                                                    rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
                                                                     "rope_theta": 10000.0})),
+    # HunYuan MoE (Hunyuan-A13B's layout): HunYuan dense's attention (q/k norms after RoPE, the
+    # fixed NTK alpha) with experts in every layer: softmax, the top moe_topk renormalized, one
+    # shared MLP added ungated, all intermediate_size wide. Then the released config.json's
+    # per-layer lists (moe_topk, num_shared_expert, moe_intermediate_size; the same value for
+    # each layer) with top 3 of 4, q/k/v/o biases, tied embeddings and the default RoPE.
+    "hunyuan-moe": ("HunYuanMoEV1Config", dict(head_dim=16, num_experts=8, moe_topk=2, pad_token_id=ENDOFTEXT,
+                                               rope_parameters={"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0,
+                                                                "rope_theta": 10000.0})),
+    "hunyuan-moe-lists": ("HunYuanMoEV1Config", dict(head_dim=16, num_experts=4, moe_topk=[3, 3, 3], num_hidden_layers=3,
+                                                     num_shared_expert=[1, 1, 1], moe_intermediate_size=[96, 96, 96],
+                                                     use_mixed_mlp_moe=True, use_cla=False, moe_layer_num_skipped=0,
+                                                     attention_bias=True, tie_word_embeddings=True,
+                                                     pad_token_id=ENDOFTEXT)),
     # GPT-NeoX (Pythia): the fused query_key_value in per-head [q, k, v] groups, the parallel
     # block with two LayerNorms, exact GELU, biases everywhere, a quarter of each head rotary;
     # and its sequential block (use_parallel_residual false) without attention biases, tanh
@@ -409,6 +422,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "vaultgemma": ("VaultGemma", ["gemma-norms", "geglu", "no-post-norms", "query-pre-attn-scalar 24", "attn-softcap 3",
                                   "final-softcap 8", "sliding-window 6 (layer 0)"]),
     "hunyuan-dense": ("HunYuanDenseV1", ["attention-bias", "qk-norm-after-rope", "ntk-alpha 1000"]),
+    "hunyuan-moe": ("HunYuanMoEV1", ["qk-norm-after-rope", "ntk-alpha 1000", "moe 8 experts top-2", "norm-topk",
+                                     "shared-expert 96"]),
+    "hunyuan-moe-lists": ("HunYuanMoEV1", ["attention-bias", "qk-norm-after-rope", "moe 4 experts top-3", "norm-topk",
+                                           "shared-expert 96"]),
     "gpt-neox": ("GPTNeoX", ["attention-bias", "mlp-bias", "layer-norm", "parallel-block-two-norms", "gelu-exact-mlp",
                               "fused-qkv", "rotary-dim 4"]),
     "gpt-neox-sequential": ("GPTNeoX", ["mlp-bias", "layer-norm", "fused-qkv", "rotary-dim 8"]),
@@ -620,7 +637,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg), mla=mla_params(cfg),
-                qk_after_rope=cfg["model_type"] == "hunyuan_v1_dense",
+                qk_after_rope=cfg["model_type"] in ("hunyuan_v1_dense", "hunyuan_v1_moe"),
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4", local_rope=local,
@@ -712,11 +729,13 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
-                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite"):
+                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe"):
         return None
-    out = {"experts_per_tok": cfg.get("num_experts_per_tok") or cfg["moe_k"],  # (ERNIE 4.5: moe_k)
+    # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
+    k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
+    out = {"experts_per_tok": k[0] if isinstance(k, list) else k,
            "norm_topk": cfg["model_type"] in ("mixtral", "granitemoe", "granitemoeshared", "gpt_oss", "minimax_m2",
-                                              "ernie4_5_moe")
+                                              "ernie4_5_moe", "hunyuan_v1_moe")
            or bool(cfg.get("norm_topk_prob"))}
     if cfg["model_type"] == "deepseek_v2":  # (transformers' DeepseekV2 never renormalizes)
         out["norm_topk"] = False
@@ -829,6 +848,8 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
         if name.endswith("shared_mlp.output_linear.weight"):
             out[name.replace("shared_mlp.output_linear.weight", "mlp.shared_expert.down_proj.weight")] = x
             continue
+        # HunYuan MoE's router and shared MLP under the names llama_ref reads (added ungated)
+        name = name.replace(".mlp.gate.wg.weight", ".mlp.gate.weight").replace(".mlp.shared_mlp.", ".mlp.shared_experts.")
         # Apertus's norms under Llama's names
         name = name.replace(".attention_layernorm.", ".input_layernorm.")
         name = name.replace(".feedforward_layernorm.", ".post_attention_layernorm.")

@@ -441,7 +441,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
-            "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, "
+            "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM)") in msg
     for word in words:
         assert word in msg
@@ -1082,6 +1082,8 @@ def test_apertus_xielu_scalars_of_shape_1_load_alike(from_golden, golden, tmp_pa
     # (transformers' dynamic NTK recomputes the frequencies per length: only HunYuan's fixed alpha runs)
     ("hunyuan-dense", {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0},
      'rope_parameters type "dynamic" is not supported'),
+    ("hunyuan-moe", {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0},
+     'rope_parameters type "dynamic" is not supported'),
     ("llama-bias-hd24", {"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0, "rope_theta": 10000.0},
      'rope_parameters type "dynamic" is not supported'),
 ])
@@ -1244,6 +1246,26 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("lfm2", {"block_ffn_dim_multiplier": None}, "feed_forward.w1.weight is [96, 64], expected [64, 64]"),
     ("lfm2-bias", {"conv_bias": False}, "unexpected 9 tensors: model.layers.{0,2,3}.conv.conv.bias"),
     ("lfm2-bias", {"block_auto_adjust_ff_dim": True}, "feed_forward.w1.weight is [96, 64], expected [256, 64]"),
+    # HunYuan MoE: per-layer lists must hold one value for every layer; the widths transformers builds
+    ("hunyuan-moe-lists", {"moe_topk": [3, 2, 3]},
+     "moe_topk [3, 2, 3] differs per layer, which is not supported (the engine gives every MoE layer the same experts per"),
+    ("hunyuan-moe-lists", {"num_experts": [4, 4, 2]}, "num_experts [4, 4, 2] differs per layer, which is not supported"),
+    ("hunyuan-moe-lists", {"moe_topk": [3, 3]}, 'field "moe_topk" lists 2 values, but the model has 3 layers'),
+    ("hunyuan-moe-lists", {"moe_topk": [3, "3", 3]}, 'field "moe_topk" must be an integer in [1, 65536] or a list of them'),
+    ("hunyuan-moe-lists", {"num_experts": []}, 'field "num_experts" must be an integer in [0, 65536] or a list of them'),
+    ("hunyuan-moe-lists", {"num_shared_expert": [2, 2, 2]},
+     "num_shared_expert 2 is not supported for HunYuanMoEV1 (transformers' model has one shared MLP"),
+    ("hunyuan-moe", {"num_shared_expert": 0}, "num_shared_expert 0 is not supported for HunYuanMoEV1"),
+    ("hunyuan-moe-lists", {"moe_intermediate_size": [48, 48, 48]},
+     "moe_intermediate_size 48 is not supported for HunYuanMoEV1 (transformers' experts are intermediate_size = 96 wide)"),
+    ("hunyuan-moe-lists", {"use_mixed_mlp_moe": False}, "use_mixed_mlp_moe false is not supported for HunYuanMoEV1"),
+    ("hunyuan-moe-lists", {"use_cla": True}, "use_cla true is not supported for HunYuanMoEV1 (cross-layer attention"),
+    ("hunyuan-moe-lists", {"moe_layer_num_skipped": 1}, "moe_layer_num_skipped 1 is not supported for HunYuanMoEV1"),
+    ("hunyuan-moe", {"moe_topk": 9}, 'field "moe_topk" = 9 is more than the 8 experts'),
+    ("hunyuan-moe", {"attention_bias": True}, "missing 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
+    ("qwen3-moe", {"num_experts": [8, 8, 8]}, 'field "num_experts" must be an integer for Qwen3MoE, got a list'),
+    ("qwen3-moe", {"moe_intermediate_size": [32, 32, 32]},
+     'field "moe_intermediate_size" must be an integer for Qwen3MoE, got a list'),
 ])
 def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, name, edit, words):
     cfg = copy_case(from_golden, name, tmp_path)
@@ -1312,6 +1334,31 @@ def test_minimax_m2_legacy_rotary_dim(from_golden, golden, tmp_path):
     with load(tmp_path, weight_format="bf16") as m:
         assert not any(f.startswith("rotary-dim") for f in m.info["features"])
         assert (m.logits(g["sequence"]).argmax(-1) != np.asarray(g["argmax"])).any()
+
+
+def test_hunyuan_moe_fields_as_numbers_or_lists_load_alike(from_golden, golden, tmp_path):
+    """HunYuanMoEV1Config's num_experts, moe_topk, num_shared_expert and moe_intermediate_size as
+    one number or one per layer (Hunyuan-A13B's config.json lists them; a list longer than the
+    layers is read as transformers reads it, entry l for layer l): the same logits. Without
+    moe_topk, the config class's 1 expert per token."""
+    cfg = copy_case(from_golden, "hunyuan-moe-lists", tmp_path)
+    g = golden["cases"]["hunyuan-moe-lists"]
+    seq = g["sequence"][:24]
+    with load(tmp_path, weight_format="bf16") as m:
+        want = m.logits(seq)
+    for edit in [dict(moe_topk=3, num_shared_expert=1, moe_intermediate_size=96),
+                 dict(num_experts=[4, 4, 4, 4], moe_topk=[3, 3, 3, 3, 3]),
+                 {k: None for k in ("num_shared_expert", "moe_intermediate_size", "use_mixed_mlp_moe", "use_cla",
+                                    "moe_layer_num_skipped")}]:
+        (tmp_path / "config.json").write_text(json.dumps({k: v for k, v in dict(cfg, **edit).items() if v is not None}))
+        with load(tmp_path, weight_format="bf16") as m:
+            assert "moe 4 experts top-3" in m.info["features"], edit
+            np.testing.assert_array_equal(m.logits(seq), want, err_msg=str(edit))
+    del cfg["moe_topk"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "moe 4 experts top-1" in m.info["features"]
+        assert np.abs(m.logits(seq) - want).max() > 0.01  # (one expert a token, not three)
 
 
 def test_opt_as_the_hubs_files_hold_it(from_golden, golden, tmp_path):

@@ -65,6 +65,24 @@ public:
         return x;
     }
 
+    // An integer field in [lo, hi], or a list of them (HunYuan MoE's per-layer fields: the values
+    // go to *per_layer, the first is returned; an empty list is refused); -1 if absent.
+    int64_t integer_or_list(const json::Value& obj, const char* key, int64_t lo, int64_t hi,
+                            std::vector<int64_t>* per_layer) const {
+        const json::Value* v = get(obj, key);
+        if (!v || !v->is_array()) return integer(obj, key, lo, hi);
+        const std::string want = format("an integer in [%lld, %lld] or a list of them", (long long)lo, (long long)hi);
+        if (v->arr.empty() || v->arr.size() > 100000) bad(key, *v, want.c_str());
+        for (const auto& e : v->arr) {
+            const bool whole = e.type == json::Type::Int ||
+                               (e.type == json::Type::Double && std::floor(e.d) == e.d && std::fabs(e.d) < 9e15);
+            const int64_t x = e.type == json::Type::Int ? e.i : whole ? int64_t(e.d) : 0;
+            if (!whole || x < lo || x > hi) bad(key, *v, want.c_str());
+            per_layer->push_back(x);
+        }
+        return per_layer->front();
+    }
+
     // A positive finite number; -1 if absent.
     double positive(const json::Value& obj, const char* key, const char* field = nullptr) const {
         const json::Value* v = get(obj, key);
@@ -620,6 +638,54 @@ void resolve_mla_scale(LlamaConfig& c) {
     c.attn_scale = s;
 }
 
+// HunYuan MoE's per-layer MoE fields (family.h, moe_per_layer_fields): a list must give every
+// one of the L layers the same value (the engine routes every layer alike; transformers reads
+// entry l for layer l), and the widths must be those of transformers' model. Another family's
+// config.json gets no lists. Without moe_topk, HunYuanMoEV1Config's 1.
+void resolve_per_layer_moe_fields(const ModelFamily& F, LlamaConfig& c, int64_t L) {
+    const std::pair<const char*, const std::vector<int64_t>*> lists[] = {
+        {"num_experts", &c.num_experts_list}, {"moe_topk", &c.moe_topk_list},
+        {"num_shared_expert", &c.num_shared_expert_list}, {"moe_intermediate_size", &c.moe_intermediate_list}};
+    for (const auto& [key, v] : lists) {
+        if (v->empty()) continue;
+        if (!F.moe_per_layer_fields)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" must be an integer for %s, got a list", c.path.c_str(), key,
+                 F.name);
+        if (int64_t(v->size()) < L)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" lists %zu values, but the model has %lld layers",
+                 c.path.c_str(), key, v->size(), (long long)L);
+        std::string shown = "[";
+        for (size_t i = 0; i < v->size() && i < 8; ++i) shown += (i ? ", " : "") + std::to_string((*v)[i]);
+        shown += v->size() > 8 ? ", ...]" : "]";
+        for (int64_t l = 0; l < L; ++l)
+            if ((*v)[size_t(l)] != v->front())
+                fail(VT_STATUS_UNSUPPORTED, "%s: %s %s differs per layer, which is not supported (the engine gives every "
+                     "MoE layer the same %s)", c.path.c_str(), key, shown.c_str(),
+                     std::strcmp(key, "moe_topk") == 0 ? "experts per token" : "experts");
+    }
+    if (!F.moe_per_layer_fields) return;
+    if (c.experts_per_tok_field < 0) {  // (HunYuanMoEV1Config's default moe_topk: 1)
+        c.experts_per_tok_field = 1;
+        c.experts_per_tok_key = "moe_topk";
+    }
+    if (c.num_shared_expert_field >= 0 && c.num_shared_expert_field != 1)
+        fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_expert %lld is not supported for %s (transformers' model has one "
+             "shared MLP, intermediate_size wide)", c.path.c_str(), (long long)c.num_shared_expert_field, F.name);
+    if (c.moe_intermediate_field > 0 && c.intermediate_size > 0 && c.moe_intermediate_field != c.intermediate_size)
+        fail(VT_STATUS_UNSUPPORTED, "%s: moe_intermediate_size %lld is not supported for %s (transformers' experts are "
+             "intermediate_size = %lld wide)", c.path.c_str(), (long long)c.moe_intermediate_field, F.name,
+             (long long)c.intermediate_size);
+    if (c.use_mixed_mlp_moe == 0)
+        fail(VT_STATUS_UNSUPPORTED, "%s: use_mixed_mlp_moe false is not supported for %s (transformers' model always "
+             "adds its shared MLP)", c.path.c_str(), F.name);
+    if (c.use_cla == 1)
+        fail(VT_STATUS_UNSUPPORTED, "%s: use_cla true is not supported for %s (cross-layer attention: layers reusing "
+             "another layer's keys and values)", c.path.c_str(), F.name);
+    if (c.moe_layer_num_skipped > 0)
+        fail(VT_STATUS_UNSUPPORTED, "%s: moe_layer_num_skipped %lld is not supported for %s (transformers' model has "
+             "experts in every layer)", c.path.c_str(), (long long)c.moe_layer_num_skipped, F.name);
+}
+
 // The mixture-of-experts fields of a family with a router: which of the L layers are MoE,
 // the number of experts (config.json, else counted in the checkpoint's first MoE layer), the
 // top k, renormalization, and the expert / shared widths (config.json, else from the first
@@ -691,6 +757,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
     if (F.shared_prefix && F.fused_experts) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
         c.shared_intermediate = std::max<int64_t>(0, c.shared_intermediate_field);
+    } else if (F.shared_prefix && F.moe_per_layer_fields) {  // HunYuan MoE: one, intermediate_size wide
+        c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
     } else if (F.shared_prefix && F.moe_layer_range) {  // ERNIE 4.5: moe_num_shared_experts (default 2) wide
         c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
@@ -775,6 +843,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
              (long long)L * kMinLayerTensors, (long long)have);
     resolve_mla(F, c);
     resolve_features(F, c, L);
+    resolve_per_layer_moe_fields(F, c, L);
     resolve_moe(ck, F, c, L);
     // (the same bound for the expert tensors a config's num_experts names; stacked experts
     // are a few tensors per layer, however many experts they hold)
@@ -1389,13 +1458,13 @@ LlamaConfig read_config(const std::string& dir) {
             c.sliding_window_pattern = r.integer(root, "sliding_window_pattern", 0, 100000);
         }
         c.use_bidirectional_attention = r.boolean(root, "use_bidirectional_attention");
-        c.num_experts_field = r.integer(root, "num_experts", 0, 65536);
+        c.num_experts_field = r.integer_or_list(root, "num_experts", 0, 65536, &c.num_experts_list);
         if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "num_local_experts", 0, 65536);
         c.experts_per_tok_field = r.integer(root, "num_experts_per_tok", 1, 65536);
         if (c.experts_per_tok_field < 0)  // gpt-oss's original name for it
             if ((c.experts_per_tok_field = r.integer(root, "experts_per_token", 1, 65536, "experts_per_token")) > 0)
                 c.experts_per_tok_key = "experts_per_token";
-        c.moe_intermediate_field = r.integer(root, "moe_intermediate_size", 1, kMaxDim);
+        c.moe_intermediate_field = r.integer_or_list(root, "moe_intermediate_size", 1, kMaxDim, &c.moe_intermediate_list);
         c.shared_intermediate_field = r.integer(root, "shared_expert_intermediate_size", 0, kMaxDim);
         if (c.shared_intermediate_field < 0)  // GraniteMoeShared's name for it
             c.shared_intermediate_field = r.integer(root, "shared_intermediate_size", 0, kMaxDim);
@@ -1403,6 +1472,13 @@ LlamaConfig read_config(const std::string& dir) {
         if (c.num_experts_field < 0) c.num_experts_field = r.integer(root, "moe_num_experts", 0, 65536);  // (ERNIE 4.5)
         if (c.experts_per_tok_field < 0 && (c.experts_per_tok_field = r.integer(root, "moe_k", 1, 65536, "moe_k")) > 0)
             c.experts_per_tok_key = "moe_k";
+        if (c.experts_per_tok_field < 0 &&  // (HunYuan MoE: one number, or one per layer)
+            (c.experts_per_tok_field = r.integer_or_list(root, "moe_topk", 1, 65536, &c.moe_topk_list)) > 0)
+            c.experts_per_tok_key = "moe_topk";
+        c.num_shared_expert_field = r.integer_or_list(root, "num_shared_expert", 0, 65536, &c.num_shared_expert_list);
+        c.moe_layer_num_skipped = r.integer(root, "moe_layer_num_skipped", 0, 100000);
+        c.use_cla = r.boolean(root, "use_cla");
+        c.use_mixed_mlp_moe = r.boolean(root, "use_mixed_mlp_moe");
         c.moe_start_field = r.integer(root, "moe_layer_start_index", 0, 100000);
         if (r.get(root, "moe_layer_end_index")) c.moe_end_field = r.integer(root, "moe_layer_end_index", -1, 100000);
         c.moe_interval_field = r.integer(root, "moe_layer_interval", 1, 100000);

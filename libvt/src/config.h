@@ -122,6 +122,13 @@ struct LlamaConfig {
     int64_t first_k_dense_field = -1, nextn_layers_field = -1;
     // ERNIE 4.5 MoE (-1: absent): moe_layer_start_index / end_index (-1 there: the last) / interval
     int64_t moe_start_field = -1, moe_end_field = -2, moe_interval_field = -1;
+    // HunYuan MoE: num_experts, moe_topk, num_shared_expert and moe_intermediate_size given as
+    // per-layer lists (empty: one number, or absent; the *_field above / num_shared_expert_field
+    // then hold the list's first value); use_cla, use_mixed_mlp_moe (-1: absent),
+    // moe_layer_num_skipped (-1: absent).
+    std::vector<int64_t> num_experts_list, moe_topk_list, num_shared_expert_list, moe_intermediate_list;
+    int64_t num_shared_expert_field = -1, moe_layer_num_skipped = -1;
+    int use_cla = -1, use_mixed_mlp_moe = -1;
     double routed_scaling_field = -1;
     // DeepSeek-V2 / V3 (-1: absent; q_lora_rank null: 0): the latent attention's sizes,
     // rope_interleave (V3), topk_method (V2: "greedy" or "group_limited_greedy")

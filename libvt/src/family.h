@@ -21,8 +21,9 @@
 // DeepSeek-V2 and V3 (multi-head latent attention: mla), MiniMax-M2 (a sigmoid router with
 // Mixtral's names), ERNIE 4.5 MoE (a softmax router with a correction bias, MoE layers by range), EXAONE MoE
 // (EXAONE 4's windows and NoPE with a pre-norm block, DeepSeek-V3's router, mlp_layer_types),
-// GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router), LFM2 (short-convolution
-// layers beside attention ones: short_conv). Multimodal Gemma 3 is not a row: the
+// GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router), HunYuan MoE (HunYuan
+// dense's attention, Mixtral's softmax router, one ungated shared MLP; per-layer config lists),
+// LFM2 (short-convolution layers beside attention ones: short_conv). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -314,6 +315,17 @@ struct ModelFamily {
     // position of such a layer (LlamaConfig::layer_conv). The MLP's width is
     // LFM2's block_ff_dim, auto-adjusted as its config class does.
     bool short_conv;
+    // HunYuan MoE: config.json's num_experts, moe_topk (the experts per token), num_shared_expert
+    // and moe_intermediate_size may each be one number or a list of one per layer
+    // (HunYuanMoEV1Config's moe_topk; the others as llama.cpp's converter reads the released
+    // config.json). The engine routes every layer alike: a list must hold one value for
+    // every layer; and as transformers builds it, the experts and the one ungated shared MLP
+    // (shared_prefix) are intermediate_size wide, so num_shared_expert must be 1 and
+    // moe_intermediate_size intermediate_size (else refused naming the field). use_cla true
+    // (cross-layer KV sharing), use_mixed_mlp_moe false (no shared MLP) and moe_layer_num_skipped
+    // above 0 — released config.json fields transformers' model does not read, whose other
+    // values describe a model it does not compute — are refused too.
+    bool moe_per_layer_fields;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -537,9 +537,9 @@ typedef struct vt_model_info {
     int64_t total_bytes;       /* all memory held by the model                               */
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "GraniteMoE", "GraniteMoeShared", "OLMoE",
-     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "Dots1", "DeepseekV3", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
+     * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "Dots1", "DeepseekV3", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cohere", "Cohere2", "Arcee", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma",
-     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo". */
+     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -559,7 +559,8 @@ typedef struct vt_model_info {
      * "conv1d-weights" (GPT-2), "multi-query" (GPTBigCode, Falcon), "attention-scale S" (scale_attn_weights false: 1),
      * "relu-mlp" (OPT), "alibi" (Bloom, MPT), "embedding-norm" (Bloom),
      * "softmax-scale S" (MPT), "out-bias" (GPT-Neo: o_proj's bias alone),
-     * "no-norm-weights" (OLMo 1: LayerNorms without weights or biases). */
+     * "no-norm-weights" (OLMo 1: LayerNorms without weights or biases),
+     * "short-conv K (layers ...)" and "conv-bias" (LFM2's short-convolution layers, K taps). */
     char features[256];
     int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
 } vt_model_info;
