@@ -177,6 +177,15 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                 block_multiple_of=32, block_ffn_dim_multiplier=1.5, pad_token_id=ENDOFTEXT)),
     "lfm2-bias": ("Lfm2Config", dict(num_hidden_layers=4, full_attn_idxs=[1], conv_bias=True, conv_L_cache=4,
                                      block_auto_adjust_ff_dim=False, tie_embedding=False, pad_token_id=ENDOFTEXT)),
+    # LFM2-MoE: LFM2's layers, experts after num_dense_layers with a sigmoid router choosing on
+    # score + expert_bias, the top weights renormalized (sum + 1e-6) and scaled; or no bias, raw weights.
+    "lfm2-moe": ("Lfm2MoeConfig", dict(num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
+                                       num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                                       num_dense_layers=1, routed_scaling_factor=1.5, pad_token_id=ENDOFTEXT)),
+    "lfm2-moe-nobias": ("Lfm2MoeConfig", dict(num_hidden_layers=3, layer_types=["full_attention", "conv", "conv"],
+                                              num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
+                                              num_dense_layers=0, use_expert_bias=False, norm_topk_prob=False,
+                                              pad_token_id=ENDOFTEXT)),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -390,6 +399,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "lfm2": ("Lfm2", ["qk-norm", "short-conv 3 (layers 0,2)"]),
     "lfm2-bias": ("Lfm2", ["qk-norm", "short-conv 4 (layers 0,2,3)", "conv-bias"]),
+    "lfm2-moe": ("Lfm2Moe", ["qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk", "sigmoid-router scale 1.5",
+                             "short-conv 3 (layers 0,2)"]),
+    "lfm2-moe-nobias": ("Lfm2Moe", ["qk-norm", "moe 4 experts top-3", "sigmoid-router", "short-conv 3 (layers 1..2)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -549,7 +561,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
                                                                                              "falcon", "bloom", "mpt",
                                                                                              "gpt_neo")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2"
-                             else cfg["norm_eps"] if cfg["model_type"] == "lfm2" else cfg["rms_norm_eps"]), theta=theta,
+                             else cfg["norm_eps"] if cfg["model_type"] in ("lfm2", "lfm2_moe") else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
 
@@ -606,6 +618,15 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
             out[name] = x
         return out
     for name, x in w.items():
+        if name.endswith(("feed_forward.experts.gate_up_proj", "feed_forward.experts.down_proj")):  # LFM2-MoE
+            p = name[:name.index("feed_forward.experts.") + len("feed_forward.experts.")]
+            for e in range(x.shape[0]):
+                if name.endswith("gate_up_proj"):
+                    gate, up = np.split(x[e], 2)
+                    out[p + f"{e}.w1.weight"], out[p + f"{e}.w3.weight"] = np.ascontiguousarray(gate), np.ascontiguousarray(up)
+                else:
+                    out[p + f"{e}.w2.weight"] = np.ascontiguousarray(x[e])
+            continue
         if name.endswith("mlp.experts.gate_up_proj") or name.endswith("mlp.experts.down_proj"):
             p = name[:-len("mlp.experts.gate_up_proj" if name.endswith("gate_up_proj") else "mlp.experts.down_proj")]
             ep = p + ("block_sparse_moe.experts." if mixtral else "mlp.experts.")
@@ -729,7 +750,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
-                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe"):
+                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -746,6 +767,9 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
+    if cfg["model_type"] == "lfm2_moe":  # (its router's sum + 1e-6; norm_topk_prob true when left out)
+        out["norm_topk"] = cfg.get("norm_topk_prob", True)
+        out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": cfg.get("routed_scaling_factor", 1.0), "norm_eps": 1e-6}
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out
@@ -791,6 +815,10 @@ REFERENCE_NAMES["lfm2"] = ({".operator_norm.": ".input_layernorm.", ".ffn_norm."
                             ".feed_forward.w2.": ".mlp.down_proj.", ".self_attn.out_proj.": ".self_attn.o_proj.",
                             ".self_attn.q_layernorm.": ".self_attn.q_norm.", ".self_attn.k_layernorm.": ".self_attn.k_norm.",
                             "model.embedding_norm.": "model.norm."}, None)
+# LFM2-MoE: LFM2's, its router and experts under Qwen-MoE's names
+REFERENCE_NAMES["lfm2_moe"] = ({**REFERENCE_NAMES["lfm2"][0], ".feed_forward.expert_bias": ".mlp.gate.e_score_correction_bias",
+                                ".feed_forward.gate.": ".mlp.gate.", ".feed_forward.experts.": ".mlp.experts.",
+                                ".w1.": ".gate_proj.", ".w3.": ".up_proj.", ".w2.": ".down_proj."}, None)
 
 
 def _split_qkv(x: np.ndarray, cfg: dict[str, Any], hd: int) -> list[np.ndarray]:

@@ -404,7 +404,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     A layer with `conv.in_proj.weight` (Lfm2ForCausalLM's short convolution) mixes by
     out_proj(C · (conv(B · x) + bias)) instead of attending, [B | C | x] = in_proj(h), conv the
     depthwise causal kernel `conv.conv.weight` [H, 1, K] over zeros before position 0 (B · x
-    rounded to float16 with an f16 or int8 `kv_cache`), then Llama's SwiGLU MLP.
+    rounded to float16 with an f16 or int8 `kv_cache`), then Llama's SwiGLU MLP (LFM2-MoE: or
+    `moe`'s sparse one, its "sigmoid" "norm_eps" the 1e-6 added to the top weights' sum).
 
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
@@ -479,6 +480,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             y = sum(padded[j:j + n] * kern[:, j] for j in range(taps)) + W.get(p + "conv.conv.bias", 0.0)
             x = x + lin(c * y, p + "conv.out_proj")
             h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
+            if p + "mlp.gate.weight" in W:  # (LFM2-MoE)
+                x = x + _moe(W, p + "mlp.", h, lin, moe or {})
+                continue
             g = lin(h, p + "mlp.gate_proj")
             x = x + lin(g / (1.0 + np.exp(-g)) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
             continue
@@ -671,7 +675,8 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
     z = h @ W[p + "gate.weight"].T
     if moe.get("sigmoid"):  # DeepSeek-V3's router: groups, a correction bias for the choice only
         prob = 1.0 / (1.0 + np.exp(-z))
-        choice = prob + W.get(p + "gate.e_score_correction_bias", W.get(p + "e_score_correction_bias"))  # (MiniMax-M2's: on the block)
+        bias = W.get(p + "gate.e_score_correction_bias", W.get(p + "e_score_correction_bias"))  # (MiniMax-M2's: on the block)
+        choice = prob + (0.0 if bias is None else bias)  # (LFM2-MoE without use_expert_bias: none)
         g, tg = moe["sigmoid"]["groups"], moe["sigmoid"]["topk_groups"]
         grouped = choice.reshape(len(h), g, -1)
         gscore = np.sort(grouped, axis=-1)[:, :, -2:].sum(axis=-1)
@@ -682,7 +687,7 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
         top = np.argsort(-choice, axis=-1, kind="stable")[:, :k]
         wt = np.take_along_axis(prob, top, axis=-1)
         if moe.get("norm_topk"):
-            wt = wt / (wt.sum(axis=-1, keepdims=True) + 1e-20)
+            wt = wt / (wt.sum(axis=-1, keepdims=True) + moe["sigmoid"].get("norm_eps", 1e-20))
         wt = wt * moe["sigmoid"]["scale"]
     elif moe.get("softmax_groups"):  # DeepSeek-V2's: softmax, groups by their best, times scale
         prob = np.exp(z - z.max(axis=-1, keepdims=True))

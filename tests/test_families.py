@@ -442,7 +442,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
-            "VaultGemmaForCausalLM, Lfm2ForCausalLM)") in msg
+            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1246,6 +1246,11 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("lfm2", {"block_ffn_dim_multiplier": None}, "feed_forward.w1.weight is [96, 64], expected [64, 64]"),
     ("lfm2-bias", {"conv_bias": False}, "unexpected 9 tensors: model.layers.{0,2,3}.conv.conv.bias"),
     ("lfm2-bias", {"block_auto_adjust_ff_dim": True}, "feed_forward.w1.weight is [96, 64], expected [256, 64]"),
+    ("lfm2-moe", {"use_expert_bias": False}, "unexpected 2 tensors: model.layers.{1..2}.feed_forward.expert_bias"),
+    ("lfm2-moe-nobias", {"use_expert_bias": True}, "missing 3 tensors: model.layers.{0..2}.feed_forward.expert_bias"),
+    ("lfm2-moe", {"num_dense_layers": 0}, "missing 26 tensors: model.layers.0.feed_forward.expert_bias"),
+    ("lfm2-moe", {"num_experts_per_tok": 9}, 'field "num_experts_per_tok" = 9 is more than the 8 experts'),
+    ("lfm2-moe", {"moe_intermediate_size": 64}, "feed_forward.experts.0.w1.weight is [32, 64], expected [64, 64]"),
     # HunYuan MoE: per-layer lists must hold one value for every layer; the widths transformers builds
     ("hunyuan-moe-lists", {"moe_topk": [3, 2, 3]},
      "moe_topk [3, 2, 3] differs per layer, which is not supported (the engine gives every MoE layer the same experts per"),

@@ -438,7 +438,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         if (c.tie_embedding >= 0) c.tie_word_embeddings = c.tie_embedding;
         else if (c.tie_word_embeddings < 0) c.tie_word_embeddings = 1;
         int64_t I = c.block_ff_dim > 0 ? c.block_ff_dim : c.intermediate_size > 0 ? c.intermediate_size : 12288;
-        if (c.block_auto_adjust != 0) {
+        if (F.short_conv == 2) I = c.intermediate_size > 0 ? c.intermediate_size : 7168;  // (Lfm2MoeConfig: as it is)
+        else if (c.block_auto_adjust != 0) {
             I = int64_t(2.0 * double(I) / 3.0);
             if (c.block_ffn_multiplier != -2) {
                 I = int64_t((c.block_ffn_multiplier > 0 ? c.block_ffn_multiplier : 1.0) * double(I));
@@ -552,6 +553,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 4: return {0, -1, 1, 1, 0, true, 1.0};  // MiniMaxM2Config (no such fields)
         case 5: return {1, 1, 1, 1, 0, true, 2.5};   // ExaoneMoeConfig
         case 6: return {1, 1, 1, 1, 1, true, 1.8};   // Glm4MoeLiteConfig
+        case 7: return {2, 0, 1, 1, 0, true, 1.0};   // Lfm2MoeConfig (num_dense_layers)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -695,8 +697,12 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (!F.router) return;
     const int64_t step = c.decoder_sparse_step > 0 ? c.decoder_sparse_step : 1;
     // (DeepSeek-V3-style: the first first_k_dense_replace layers dense, as their config classes)
-    const int64_t first_dense = !grouped_router(F) ? 0 : c.first_k_dense_field >= 0 ? c.first_k_dense_field
+    // (LFM2-MoE: its num_dense_layers)
+    const int64_t first_dense_field = F.sigmoid_router == 7 ? c.num_dense_layers_field : c.first_k_dense_field;
+    const int64_t first_dense = !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
+    c.moe_choice_bias = F.choice_bias && !(F.sigmoid_router == 7 && c.use_expert_bias == 0);
+    c.moe_norm_eps = F.sigmoid_router == 7 ? 1e-6f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
     // (ERNIE 4.5: from moe_layer_start_index (default 1) to moe_layer_end_index (-1, the default:
     // the last), every moe_layer_interval-th, as Ernie4_5_MoeConfig)
     const int64_t every = F.moe_layer_range && c.moe_interval_field > 0 ? c.moe_interval_field : step;
@@ -1559,6 +1565,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.block_multiple_of = r.integer(root, "block_multiple_of", 1, kMaxDim);
         c.norm_eps_field = r.positive(root, "norm_eps");
         c.tie_embedding = r.boolean(root, "tie_embedding");
+        c.num_dense_layers_field = r.integer(root, "num_dense_layers", 0, 100000);
+        c.use_expert_bias = r.boolean(root, "use_expert_bias");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

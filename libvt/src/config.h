@@ -150,6 +150,8 @@ struct LlamaConfig {
     int64_t conv_kernel_field = -1, block_ff_dim = -1, block_multiple_of = -1;
     int conv_bias_field = -1, block_auto_adjust = -1, tie_embedding = -1;
     double block_ffn_multiplier = -1, norm_eps_field = -1;
+    int64_t num_dense_layers_field = -1;  // LFM2-MoE: num_dense_layers (-1: absent)
+    int use_expert_bias = -1;             // LFM2-MoE: use_expert_bias (-1: absent = true)
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     // Phi: the final norm's and lm_head's bias names ("" elsewhere).
@@ -210,6 +212,10 @@ struct LlamaConfig {
     bool moe_sigmoid = false;
     int64_t moe_groups = 1, moe_topk_groups = 1;
     float routed_scaling = 1.0f;
+    // The router's correction bias is in the checkpoint (ModelFamily::choice_bias; LFM2-MoE: when
+    // use_expert_bias), and what the sigmoid router adds to the top weights' sum before dividing.
+    bool moe_choice_bias = false;
+    float moe_norm_eps = 1e-20f;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
     // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;

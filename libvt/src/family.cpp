@@ -1092,7 +1092,34 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/80, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/128000,
-        VT_DENSE_BEFORE_CONV, /*short conv=*/true, /*moe per layer fields=*/false,
+        VT_DENSE_BEFORE_CONV, /*short conv=*/1, /*moe per layer fields=*/false,
+    },
+    {
+        // LFM2-MoE (LiquidAI/LFM2-8B-A1B): LFM2's blocks with experts after the first
+        // num_dense_layers: a sigmoid router (feed_forward.gate) choosing on score +
+        // feed_forward.expert_bias (use_expert_bias), the top weights renormalized (the sum +
+        // 1e-6) and scaled; experts feed_forward.experts.N.w1 / w3 / w2, moe_intermediate_size wide.
+        "Lfm2Moe", "Lfm2MoeForCausalLM", "lfm2_moe",
+        "model.embed_tokens.weight", "model.embedding_norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.out_proj.weight", "feed_forward.w1.weight", "feed_forward.w3.weight", "feed_forward.w2.weight",
+         "operator_norm.weight", "ffn_norm.weight", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         "self_attn.q_layernorm.weight", "self_attn.k_layernorm.weight", nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         "conv.in_proj.weight", "conv.conv.weight", "conv.out_proj.weight", "conv.in_proj.bias", "conv.conv.bias",
+         "conv.out_proj.bias"},
+        nullptr,
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/64, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/1000000.0, /*max positions=*/128000,
+        "feed_forward.gate.weight", "feed_forward.experts.", {"w1.weight", "w3.weight", "w2.weight"},
+        /*shared prefix=*/nullptr, /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/7, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"feed_forward.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/2, /*moe per layer fields=*/false,
     },
 };
 
@@ -1175,7 +1202,7 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
     const std::string p = f.layer_prefix + std::to_string(layer) + ".";
     const int64_t H = c.hidden_size, E = c.num_experts, I = c.moe_intermediate;
     out.push_back({p + f.router, {E, H}, false});
-    if (f.choice_bias)  // (the router's correction bias, float32 [E]; ERNIE 4.5's [1, E])
+    if (c.moe_choice_bias)  // (the router's correction bias, float32 [E]; ERNIE 4.5's [1, E])
         out.push_back({p + f.choice_bias, f.moe_layer_range ? std::vector<int64_t>{1, E} : std::vector<int64_t>{E}, false});
     if (f.gpt_oss) {
         const std::string rb = p + std::string(f.router);

@@ -23,7 +23,8 @@
 // (EXAONE 4's windows and NoPE with a pre-norm block, DeepSeek-V3's router, mlp_layer_types),
 // GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router), HunYuan MoE (HunYuan
 // dense's attention, Mixtral's softmax router, one ungated shared MLP; per-layer config lists),
-// LFM2 (short-convolution layers beside attention ones: short_conv). Multimodal Gemma 3 is not a row: the
+// LFM2 (short-convolution layers beside attention ones: short_conv), LFM2-MoE (LFM2's layers, a
+// sigmoid router with an optional bias: sigmoid_router 7). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -281,7 +282,10 @@ struct ModelFamily {
     // true, 1, one MTP layer; n_group 8, topk_group 4, routed_scaling_factor 2.5), 4 MiniMax-M2's
     // (no groups, no shared experts, the top weights always renormalized, no scaling), 5 EXAONE MoE's
     // (1, true, num_shared_experts 1, routed_scaling_factor 2.5; mlp_layer_types, when given, decide),
-    // 6 GLM-4 MoE lite's (as GLM-4 MoE's with routed_scaling_factor 1.8; mlp_layer_types decide).
+    // 6 GLM-4 MoE lite's (as GLM-4 MoE's with routed_scaling_factor 1.8; mlp_layer_types decide),
+    // 7 LFM2-MoE's (the first num_dense_layers, default 2, dense; no groups, no shared experts;
+    // norm_topk_prob true with the sum + 1e-6 instead of 1e-20; the correction bias only when
+    // use_expert_bias, true when left out).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
@@ -313,8 +317,9 @@ struct ModelFamily {
     // [B | C | x] = in_proj · h, y = C ⊙ conv_K(B ⊙ x) (depthwise, causal over the last
     // conv_L_cache positions, zeros before the first), out_proj · y. The cache keeps B ⊙ x per
     // position of such a layer (LlamaConfig::layer_conv). The MLP's width is
-    // LFM2's block_ff_dim, auto-adjusted as its config class does.
-    bool short_conv;
+    // LFM2's block_ff_dim, auto-adjusted as its config class does (1); LFM2-MoE (2): its dense
+    // MLPs intermediate_size wide as config.json says, its experts after num_dense_layers.
+    int short_conv;
     // HunYuan MoE: config.json's num_experts, moe_topk (the experts per token), num_shared_expert
     // and moe_intermediate_size may each be one number or a list of one per layer
     // (HunYuanMoEV1Config's moe_topk; the others as llama.cpp's converter reads the released

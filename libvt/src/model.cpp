@@ -830,7 +830,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             };
             const TensorView& router = next();
             w.router = ld.to_f32_vec(router);
-            if (F.choice_bias) {  // its correction bias (the choice only)
+            if (cfg.moe_choice_bias) {  // its correction bias (the choice only)
                 const TensorView& cb = next();
                 w.router_choice_bias = ld.to_f32_vec(cb);
                 ld.progress(int64_t(cb.nbytes));

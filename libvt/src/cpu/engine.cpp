@@ -579,9 +579,10 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
         const float* score = p;  // what the choice compares (sigmoid_router: p + its bias)
         if (c.moe_sigmoid) {
             float* ch = s.moe_choice.data();
+            const float* bias = bias_or_null(w.router_choice_bias);  // (LFM2-MoE may have none)
             for (int64_t e = 0; e < E; ++e) {
                 p[e] = 1.0f / (1.0f + std::exp(-p[e]));
-                ch[e] = p[e] + w.router_choice_bias[size_t(e)];
+                ch[e] = bias ? p[e] + bias[e] : p[e];
             }
             if (c.moe_topk_groups < c.moe_groups) limit_groups(c, ch, s.moe_group.data(), true, -INFINITY);
             score = ch;
@@ -617,8 +618,8 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             top += p[best];
             ++first[best + 1];
         }
-        if (c.moe_sigmoid) {  // (as transformers: the sum + 1e-20, then the scaling)
-            const float d = c.norm_topk ? top + 1e-20f : 1.0f;
+        if (c.moe_sigmoid) {  // (as transformers: the sum + 1e-20 (LFM2-MoE: 1e-6), then the scaling)
+            const float d = c.norm_topk ? top + c.moe_norm_eps : 1.0f;
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] = wt[i * k + j] / d * c.routed_scaling;
         } else if (c.norm_topk) {  // (ERNIE 4.5 clamps the sum at 1e-12; a softmax's top k sum is larger)
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= std::max(top, 1e-12f);
