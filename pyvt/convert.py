@@ -28,7 +28,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
