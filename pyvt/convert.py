@@ -5,8 +5,8 @@
 (GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `mpt`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
-21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1) or `exaone-moe` (K-EXAONE) architecture
-into a Hugging Face-style checkpoint folder.
+21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE) or `lfm2` (LiquidAI
+LFM2) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -28,7 +28,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -83,6 +83,12 @@ layout differences between llama.cpp and Hugging Face are undone here:
   (ERNIE's moe_statics [1, experts], MiniMax-M2's and EXAONE MoE's on the block), MiniMax-M2's
   experts under Mixtral's names; ERNIE 4.5 MoE files with MoE blocks every second or more
   (interleave_moe_layer_step, which llama.cpp's loader cannot hold) are refused.
+* LFM2 (`lfm2`) mixes some blocks by a gated short convolution instead of attention: llama.cpp
+  marks them by 0 in the per-block attention.head_count_kv array (written back as
+  layer_types), stores the depthwise kernel as [hidden, shortconv.l_cache] (Hugging Face's
+  Conv1d weight is [hidden, 1, l_cache]) and names the final norm token_embd_norm (Hugging
+  Face's model.embedding_norm); the MLP is feed_forward_length wide as it stands
+  (block_auto_adjust_ff_dim false). What Lfm2Config cannot say is refused (`_lfm2_layers`).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -187,6 +193,13 @@ _MPT_GLOBAL_NAMES = {
     "output_norm.weight": "transformer.norm_f.weight",
     "output.weight": "lm_head.weight",
 }
+# LFM2's global tensors: llama.cpp's converter maps model.embedding_norm, the norm LFM2 applies
+# after its last block, to token_embd_norm, and llama.cpp's lfm2 loads that as its output norm.
+_LFM2_GLOBAL_NAMES = {
+    "token_embd.weight": "model.embed_tokens.weight",
+    "token_embd_norm.weight": "model.embedding_norm.weight",
+    "output.weight": "lm_head.weight",
+}
 # The GGUF architectures with ALiBi instead of RoPE.
 _ALIBI_ARCHS = ("bloom", "mpt")
 # The GGUF architectures without RoPE: learned positions (GPT-2 lineage) or ALiBi (Bloom, MPT).
@@ -207,6 +220,8 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
         return _BLOOM_GLOBAL_NAMES.get(gguf_name)
     if arch == "mpt":
         return _MPT_GLOBAL_NAMES.get(gguf_name)
+    if arch == "lfm2":
+        return _LFM2_GLOBAL_NAMES.get(gguf_name)
     if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
@@ -532,6 +547,22 @@ _DEEPSEEK_V2 = _ARCHS["deepseek2"]._replace(architecture="DeepseekV2ForCausalLM"
 # (_sigmoid_router) with the ungated shared experts and dense first blocks; NextN blocks after
 # the model's left out.
 _ARCHS["exaone-moe"] = _Arch("ExaoneMoeForCausalLM", "exaone_moe", False, _QK_NORMS)
+# LFM2 (LiquidAI/LFM2-350M ... 2.6B; llama.cpp's lfm2): pre-norm blocks (attn_norm: operator_norm,
+# ffn_norm) whose mixer is Qwen3's attention (per-head q/k norms as q_layernorm / k_layernorm,
+# out_proj; Q/K in Hugging Face's order, NEOX rope) where attention.head_count_kv[i] > 0, else a
+# gated short convolution (shortconv.in_proj, .conv, .out_proj; biases when conv_bias), and a
+# SwiGLU MLP (w1 gate, w3 up, w2 down). Which tensors a block has depends on its kind
+# (_check_tensors); the shortconv ones are listed as optional for the names alone.
+_LFM2_CONV = ("shortconv.in_proj.weight", "shortconv.conv.weight", "shortconv.out_proj.weight")
+_LFM2_CONV_BIASES = ("shortconv.in_proj.bias", "shortconv.conv.bias", "shortconv.out_proj.bias")
+_ARCHS["lfm2"] = _Arch("Lfm2ForCausalLM", "lfm2", False, _QK_NORMS, _LFM2_CONV + _LFM2_CONV_BIASES,
+                       names={"attn_norm.weight": "operator_norm.weight", "ffn_norm.weight": "ffn_norm.weight",
+                              "attn_output.weight": "self_attn.out_proj.weight",
+                              "attn_q_norm.weight": "self_attn.q_layernorm.weight",
+                              "attn_k_norm.weight": "self_attn.k_layernorm.weight",
+                              "ffn_gate.weight": "feed_forward.w1.weight", "ffn_up.weight": "feed_forward.w3.weight",
+                              "ffn_down.weight": "feed_forward.w2.weight",
+                              **{t: "conv." + t.split(".", 1)[1] for t in _LFM2_CONV + _LFM2_CONV_BIASES}})
 # The GGUF architectures with DeepSeek's router keys (_sigmoid_router) and NextN blocks after the model's.
 _DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2", "exaone-moe")
 # ERNIE 4.5 MoE (llama.cpp's ernie4_5-moe): ERNIE 4.5's attention (Q/K in Hugging Face's order,
@@ -925,7 +956,11 @@ def _hparams(meta: dict, p: str) -> dict:
         raise ValueError(f"{p}: {arch}.nextn_predict_layers = {meta[f'{arch}.nextn_predict_layers']}: llama.cpp's "
                          f"{arch} loads no NextN (multi-token prediction) blocks; pyvt does not convert such a file")
     n_head = need_int("attention.head_count")
-    n_kv = need_int("attention.head_count_kv", n_head)
+    conv = []  # (LFM2: the blocks that convolve instead of attending)
+    if arch == "lfm2":
+        n_kv, conv = _lfm2_layers(meta, n_layers, n_head, p)
+    else:
+        n_kv = need_int("attention.head_count_kv", n_head)
     ffn = need_int("feed_forward_length")
     ctx = need_int("context_length", 2048)
     mla = _mla_params(meta, n_head, n_kv, hidden, p) if arch == "deepseek2" else None
@@ -946,6 +981,9 @@ def _hparams(meta: dict, p: str) -> dict:
     if arch == "nemotron" and "nemotron.attention.layer_norm_epsilon" not in meta:  # (llama.cpp requires it)
         raise ValueError(f"{p}: missing metadata nemotron.attention.layer_norm_epsilon (the LayerNorm eps "
                          "llama.cpp's nemotron needs)")
+    l_cache = None
+    if arch == "lfm2":
+        l_cache = _lfm2_checks(meta, n_head, head_dim, hidden, p)
     par_res = None
     if arch == "gptneox":
         # llama.cpp's gptneox: q and o are [hidden, hidden]; GPT-NeoX's head_size is hidden / heads
@@ -1058,7 +1096,61 @@ def _hparams(meta: dict, p: str) -> dict:
             moe.update(_biased_router(meta, arch, moe, n_layers, p))
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, nextn=nextn, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res,
-                alibi=alibi, clip=clip, mla=mla)
+                alibi=alibi, clip=clip, mla=mla, conv=conv, l_cache=l_cache)
+
+
+def _lfm2_layers(meta: dict, n_layers: int, n_head: int, p: str) -> tuple[int, list[int]]:
+    """An lfm2 file's KV heads and convolution blocks as llama.cpp reads them: attention.head_count_kv
+    one number (every block attends) or one per block (absent: the heads), a block with 0 mixing by
+    its short convolution (is_recr) -> (the KV heads, the convolving blocks). Lfm2Config has one
+    num_key_value_heads: attending blocks with different counts, and a file where no block attends,
+    are refused naming the key."""
+    key = "lfm2.attention.head_count_kv"
+    v = meta.get(key, n_head)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        if int(v) <= 0:
+            raise ValueError(f"{p}: {key} = {v!r} is not a positive integer (a number for every block, or an array "
+                             "with 0 for the convolution blocks)")
+        return int(v), []
+    counts = [int(c) for c in meta_value(meta, key, "ints", p)]
+    if len(counts) != n_layers:  # (llama.cpp's get_key_or_arr needs one per block)
+        raise ValueError(f"{p}: {key} lists {len(counts)} blocks, but lfm2.block_count = {n_layers}")
+    attending = [i for i, c in enumerate(counts) if c != 0]
+    if not attending:
+        raise ValueError(f"{p}: {key} is 0 for every block: an LFM2 model without an attention block is not one "
+                         "pyvt converts")
+    first = attending[0]
+    for i in attending:
+        if counts[i] < 0 or counts[i] != counts[first]:
+            raise ValueError(f"{p}: {key}[{i}] = {counts[i]}, but block {first} has {counts[first]}: Lfm2Config has "
+                             "one num_key_value_heads for every attention block (0 marks a convolution block)")
+    return counts[first], [i for i, c in enumerate(counts) if c == 0]
+
+
+def _lfm2_checks(meta: dict, n_head: int, head_dim: int, hidden: int, p: str) -> int:
+    """What an lfm2 file must say for Lfm2ForCausalLM to compute what llama.cpp does -> the
+    kernel's width (shortconv.l_cache). llama.cpp's lfm2 needs shortconv.l_cache and the RMS eps,
+    q and out_proj [hidden, hidden] (Lfm2's head_dim is hidden / heads); refused naming the key:
+    an l_cache below 2 (llama.cpp's kernel reads l_cache - 1 positions before each) or above 256
+    (the widest libvt reads), a sliding window (llama.cpp then slides every attention block,
+    Lfm2Config has no window), non-causal attention (LFM2's bidirectional embedding models)."""
+    _heads_span_hidden(p, "lfm2", n_head, head_dim, hidden, "llama.cpp's lfm2 has q and out_proj [hidden, hidden], "
+                       "Lfm2's head_dim is hidden / heads")
+    for key in ("lfm2.attention.layer_norm_rms_epsilon", "lfm2.shortconv.l_cache"):
+        _need_metadata(p, meta, key, "lfm2")
+    l_cache = meta_value(meta, "lfm2.shortconv.l_cache", "int", p)
+    if not 2 <= l_cache <= 256:
+        raise ValueError(f"{p}: lfm2.shortconv.l_cache = {l_cache} is not between 2 (llama.cpp's lfm2 convolves "
+                         "over the l_cache - 1 positions before each and needs one) and 256 (the widest kernel pyvt "
+                         "runs)")
+    window = _window(meta, "lfm2.attention.sliding_window", None, p)
+    if window:
+        raise ValueError(f"{p}: lfm2.attention.sliding_window = {window}: llama.cpp's lfm2 then slides every "
+                         "attention block over that window, which Lfm2Config cannot express")
+    if not meta_value(meta, "lfm2.attention.causal", "bool", p, True):
+        raise ValueError(f"{p}: lfm2.attention.causal = false: a bidirectional LFM2 (an embedding model, "
+                         "Lfm2BidirectionalModel) is not a causal language model pyvt runs")
+    return l_cache
 
 
 def _mla_params(meta: dict, n_head: int, n_kv: int, hidden: int, p: str) -> dict:
@@ -1337,6 +1429,20 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     if arch == "dots1":  # Dots1Config's attention_bias: q/k/v/o biases in every block, or none
         _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "a dots1 file with biases needs q/k/v/o "
                      "biases in every block (Dots1Config's attention_bias puts them on all four)", p)
+    conv = set(hp.get("conv") or ())
+    conv_bias = False
+    if arch == "lfm2":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's lfm2 rotates without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's lfm2 loads no RoPE frequency factors "
+                             "(Lfm2's RoPE has none); pyvt does not guess what is meant")
+        # Lfm2Config's conv_bias: in_proj, conv and out_proj biases in every convolution block, or
+        # none (llama.cpp's lfm2 loads none: such a file is Hugging Face's model, not llama.cpp's)
+        conv_bias = any(f"blk.{i}.{t}" in g.tensors for i in conv for t in _LFM2_CONV_BIASES)
+        if conv_bias and (miss := [f"blk.{i}.{t}" for i in sorted(conv) for t in _LFM2_CONV_BIASES
+                                   if f"blk.{i}.{t}" not in g.tensors]):
+            raise ValueError(f"{p}: missing tensor {miss[0]}: an lfm2 file with convolution biases needs in_proj, "
+                             "conv and out_proj biases in every convolution block (Lfm2Config's conv_bias puts them "
+                             "on all three)")
     if arch == "deepseek2":
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 loads no RoPE frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's deepseek2 loads no RoPE frequency factors; "
@@ -1360,7 +1466,9 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         first = min(set(range(len(present) + 1)) - present)
         raise ValueError(f"{p}: {arch}.block_count = {n_layers}, but the file has tensors for "
                          f"{len(present)} blocks (none for blk.{first})")
-    expected = {"token_embd.weight": (vocab_size, hidden), "output_norm.weight": (hidden,)}
+    # (LFM2's final norm is token_embd_norm: _LFM2_GLOBAL_NAMES)
+    expected = {"token_embd.weight": (vocab_size, hidden),
+                ("token_embd_norm.weight" if arch == "lfm2" else "output_norm.weight"): (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
     if arch in ("stablelm", "starcoder2", "nemotron", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
@@ -1386,6 +1494,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_norm.bias": (hidden,), "ffn_up.bias": (ffn,), "ffn_down.bias": (hidden,),  # (phi2)
         "ffn_norm.bias": (hidden,),  # (stablelm)
         "attn_norm_2.weight": (hidden,), "attn_norm_2.bias": (hidden,),  # (falcon-40b's ln_attn)
+        # (LFM2's short convolution: [B | C | x] rows, the depthwise kernel as ggml's [hidden, l_cache])
+        "shortconv.in_proj.weight": (3 * hidden, hidden), "shortconv.conv.weight": (hidden, hp.get("l_cache")),
+        "shortconv.out_proj.weight": (hidden, hidden), "shortconv.in_proj.bias": (3 * hidden,),
+        "shortconv.conv.bias": (hidden,), "shortconv.out_proj.bias": (hidden,),
     }
     if hp.get("mla"):  # (DeepSeek's latent attention; attn_k_b / attn_v_b per head, as ggml's [nope, kv_lora, heads] ...)
         m = hp.get("mla")
@@ -1408,8 +1520,21 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                            "ffn_up_shexp.weight": (fs, hidden), "ffn_down_shexp.weight": (hidden, fs)})
     for i in range(n_layers):
         b = f"blk.{i}."
+        if arch == "lfm2":  # (a convolution block: its shortconv tensors instead of the attention's)
+            kinds = (("attn_norm.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
+                     + _LFM2_CONV + (_LFM2_CONV_BIASES if conv_bias else ()) if i in conv
+                     else _block_tensors(a, False, False))
+            expected.update({b + t: shapes[t] for t in kinds})
+            continue
         expected.update({b + t: shapes[t] for t in _block_tensors(a, bool(moe) and i >= lead, "ffn_shexp" in moe)})
         expected.update({b + t: shapes[t] for t in a.optional if b + t in g.tensors})
+    if arch == "lfm2" and (stray := [n for n in names if (m := _BLOCK_RE.match(n)) and int(m.group(1)) < n_layers
+                                     and n not in expected]):
+        i = int(_BLOCK_RE.match(stray[0]).group(1))
+        raise ValueError(f"{p}: tensor {stray[0]}: block {i} "
+                         + (f"convolves (lfm2.attention.head_count_kv[{i}] = 0)" if i in conv else
+                            f"attends (lfm2.attention.head_count_kv[{i}] = {n_kv})")
+                         + ", and an LFM2 block has either attention or convolution tensors")
     missing = [n for n in expected if n not in g.tensors]
     if missing:
         raise ValueError(f"{p}: missing tensors: {', '.join(missing[:10])}"
@@ -1722,6 +1847,8 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
+    elif hp["arch"] == "lfm2":
+        _lfm2_config(config, g, hp)
     elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
@@ -1780,6 +1907,24 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config["pad_token_id"] = pad_id
         gen_config["pad_token_id"] = pad_id
     return config, gen_config
+
+
+def _lfm2_config(config: dict, g: GGUFFile, hp: dict) -> None:
+    """Lfm2Config's fields of an lfm2 file: the RMS eps as norm_eps (the class reads no
+    rms_norm_eps), the convolution blocks as layer_types (and full_attn_idxs, the attending ones),
+    conv_L_cache, conv_bias, the MLP feed_forward_length wide as block_ff_dim (llama.cpp's
+    converter wrote the adjusted width: block_auto_adjust_ff_dim false), tie_embedding beside
+    tie_word_embeddings, RoPE as rope_parameters."""
+    for k in ("mlp_bias", "pretraining_tp", "attention_bias", "rms_norm_eps", "head_dim", "hidden_act"):
+        del config[k]
+    types = ["conv" if i in hp["conv"] else "full_attention" for i in range(hp["n_layers"])]
+    config.update(norm_eps=hp["eps"], conv_L_cache=hp["l_cache"],
+                  conv_bias=any(n.endswith(_LFM2_CONV_BIASES) for n in g.tensors), block_ff_dim=hp["ffn"],
+                  block_auto_adjust_ff_dim=False, layer_types=types,
+                  full_attn_idxs=[i for i, t in enumerate(types) if t == "full_attention"],
+                  tie_embedding=config["tie_word_embeddings"],
+                  rope_parameters={"rope_type": "default", "rope_theta": hp["theta"], **(config["rope_scaling"] or {})})
+    del config["rope_scaling"], config["rope_theta"]
 
 
 def _biased_router_config(config: dict, meta: dict, hp: dict, p) -> None:
@@ -2166,7 +2311,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
             "attn_q_norm.weight", "attn_k_norm.weight", "attn_q_a.weight", "attn_q_a_norm.weight", "attn_q_b.weight",
             "attn_kv_a_mqa.weight", "attn_kv_a_norm.weight", "attn_kv_b.weight", "post_attention_norm.weight",
-            "ffn_norm.weight", "ffn_norm.bias")]
+            "shortconv.in_proj.weight", "shortconv.in_proj.bias", "shortconv.conv.weight", "shortconv.conv.bias",
+            "shortconv.out_proj.weight", "shortconv.out_proj.bias", "ffn_norm.weight", "ffn_norm.bias")]
         if b + "attn_k_b.weight" in g.tensors:  # (DeepSeek: kv_b_proj rebuilt from attn_k_b and attn_v_b)
             order.append((b + "attn_k_b.weight", "kv_b"))
         if not moe or i < moe.get("lead", 0):  # (GLM-4 MoE, dots1: the first blocks dense)
@@ -2269,6 +2415,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return shape[1:]
         if arch == "ernie4_5-moe" and name.endswith(_EXP_PROBS_B):  # (moe_statics' [1, experts])
             return (1, shape[-1])
+        if arch == "lfm2" and name.endswith(".shortconv.conv.weight"):  # ([hidden, l_cache] -> Conv1d's [hidden, 1, l_cache])
+            return (shape[0], 1, shape[1])
         return (1,) + shape if name.endswith("ffn_gate_inp_shexp.weight") else shape
 
     def block_matrix(name: str, e=None) -> bool:
@@ -2451,6 +2599,9 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             if name.endswith("ffn_gate_inp_shexp.weight"):  # [hidden] in GGUF, [1, hidden] in HF
                 yield check(g.dequantize(name).reshape(1, -1))
                 return
+            if arch == "lfm2" and name.endswith(".shortconv.conv.weight"):  # (LFM2's kernel: Conv1d's [hidden, 1, l_cache])
+                yield check(g.dequantize(name).reshape(out_shape(name, None)))
+                return
             if heads is not None or qkv_heads(name) or len(info.shape) != 2 or conv1d(name):
                 x = g.dequantize(name)
                 if conv1d(name) and st_dtype != "GGML_Q8_0":  # (GPT-2: Conv1D's [in, out]; Q8_0 rows stay [out, in])
@@ -2552,7 +2703,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2` or `exaone-moe`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe` or `lfm2`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -2741,7 +2892,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -806,6 +806,12 @@ _MPT_TO_GGUF = {"norm_1": "attn_norm", "norm_2": "ffn_norm", "attn.Wqkv": "attn_
                 "ffn.up_proj": "ffn_up", "ffn.down_proj": "ffn_down"}
 _MPT_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.norm_f.weight": "output_norm.weight",
                        "lm_head.weight": "output.weight"}
+# LFM2's block names (llama.cpp's lfm2; its final norm model.embedding_norm is token_embd_norm).
+_LFM2_TO_GGUF = {"operator_norm": "attn_norm", "ffn_norm": "ffn_norm", "self_attn.q_proj": "attn_q",
+                 "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v", "self_attn.out_proj": "attn_output",
+                 "self_attn.q_layernorm": "attn_q_norm", "self_attn.k_layernorm": "attn_k_norm",
+                 "feed_forward.w1": "ffn_gate", "feed_forward.w3": "ffn_up", "feed_forward.w2": "ffn_down",
+                 "conv.in_proj": "shortconv.in_proj", "conv.conv": "shortconv.conv", "conv.out_proj": "shortconv.out_proj"}
 _GPT2_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.wpe.weight": "position_embd.weight",
                         "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
                         "lm_head.weight": "output.weight"}
@@ -826,9 +832,14 @@ def _gguf_name(hf: str, arch: str) -> str:
         _, _, i, rest = hf.split(".", 3)
         mod, kind = rest.rsplit(".", 1)
         return f"blk.{i}.{block[mod]}.{kind}"
+    if arch == "lfm2" and hf == "model.embedding_norm.weight":
+        return "token_embd_norm.weight"
     if hf in glob:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
+    if arch == "lfm2":
+        mod, kind = rest.rsplit(".", 1)
+        return f"blk.{i}.{_LFM2_TO_GGUF[mod]}.{kind}"
     if arch == "phi2" and rest in _PHI_TO_GGUF:
         return f"blk.{i}." + _PHI_TO_GGUF[rest]
     if arch == "gptneox":
@@ -965,7 +976,9 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             x = convert.qkv_blocked(x, std["num_attention_heads"], std["num_key_value_heads"])
         if arch == "bloom" and ".query_key_value." in hf_name:  # q | k | v (BloomModel.modify_tensors)
             x = convert.qkv_blocked(x, cfg["n_head"])
-        ty = gw.F32 if x.ndim == 1 else qtype
+        if arch == "lfm2" and hf_name.endswith(".conv.conv.weight"):  # Conv1d's [hidden, 1, L] as [hidden, L] (LFM2Model)
+            x = x.reshape(x.shape[0], x.shape[2])
+        ty = gw.F32 if x.ndim == 1 or g.endswith(".shortconv.conv.weight") else qtype  # (the kernel stays F32, as llama.cpp's)
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
     if arch in ("gpt2", "starcoder", "falcon", "bloom", "mpt"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
@@ -1104,6 +1117,21 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["mpt.attention.max_alibi_bias"] = float(cfg["attn_config"]["alibi_bias_max"])
         if cfg["attn_config"].get("clip_qkv") is not None:
             md["mpt.attention.clamp_kqv"] = float(cfg["attn_config"]["clip_qkv"])
+    elif arch == "lfm2":
+        # As LFM2Model writes it: head_count_kv per block with 0 for the convolution blocks, the
+        # kernel's width, norm_eps as the RMS eps (the config's rms_norm_eps is not LFM2's), the
+        # MLP's width as Lfm2MLP computes it (block_auto_adjust_ff_dim), vocab_size; no key_length
+        ff = cfg.get("block_ff_dim") or cfg["intermediate_size"]
+        if cfg["block_auto_adjust_ff_dim"]:
+            ff, mult, mo = int(2 * ff / 3), cfg["block_ffn_dim_multiplier"], cfg["block_multiple_of"]
+            ff = mo * (((int(mult * ff) if mult is not None else ff) + mo - 1) // mo)
+        md["lfm2.feed_forward_length"] = gw.Val(gw.UINT32, ff)
+        md["lfm2.attention.head_count_kv"] = gw.Val(gw.ARRAY, [0 if t == "conv" else cfg["num_key_value_heads"]
+                                                               for t in cfg["layer_types"]], gw.UINT32)
+        md["lfm2.attention.layer_norm_rms_epsilon"] = float(cfg["norm_eps"])
+        md["lfm2.shortconv.l_cache"] = gw.Val(gw.UINT32, cfg["conv_L_cache"])
+        md["lfm2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        md["lfm2.vocab_size"] = gw.Val(gw.UINT32, cfg["vocab_size"])
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1176,7 +1204,7 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder"),
                 ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
-                ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt")]
+                ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1263,6 +1291,12 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert cfg["use_parallel_residual"] is want["use_parallel_residual"] is (name == "gpt-neox")
         assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
         assert "num_key_value_heads" not in cfg and "head_dim" not in cfg and cfg["model_type"] == "gpt_neox"
+    if arch == "lfm2":  # the convolution blocks from head_count_kv's 0s, the MLP's width as it stands, norm_eps
+        assert cfg["layer_types"] == want["layer_types"] and cfg["conv_L_cache"] == want["conv_L_cache"]
+        assert cfg["conv_bias"] is want["conv_bias"] is (name == "lfm2-bias")
+        assert (cfg["block_ff_dim"], cfg["block_auto_adjust_ff_dim"], cfg["norm_eps"]) == (96, False, 1e-5)
+        assert cfg["full_attn_idxs"] == [1] and cfg["tie_embedding"] is cfg["tie_word_embeddings"]
+        assert "rms_norm_eps" not in cfg and cfg["rope_parameters"] == want["rope_parameters"]
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1318,7 +1352,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("falcon-new-1ln-bias", "falcon", "Falcon"),
                                               ("falcon-seq-mha-bias", "falcon", "Falcon"), ("bloom", "bloom", "Bloom"),
                                               ("bloom-6heads-untied", "bloom", "Bloom"), ("mpt", "mpt", "MPT"),
-                                              ("mpt-6heads-clip-scale", "mpt", "MPT")])
+                                              ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
+                                              ("lfm2-bias", "lfm2", "Lfm2")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1620,7 +1655,7 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("gptneox", M.GPTNEOX, "gpt-neox"), ("gpt2", M.GPT2, "gpt2"),
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
                               ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied"),
-                              ("mpt", M.MPT, "mpt-6heads-clip-scale")):
+                              ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -2994,6 +3029,98 @@ def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, 
         convert.convert_gguf(path, tmp_path / "out")
     assert str(path) in str(ei.value) and "\n" not in str(ei.value)
     assert not (tmp_path / "out" / "config.json").exists()
+
+
+def _lfm2_bias(t, n=64):
+    return (t, gw.F32, (n,), gw.quant_f32(np.zeros(n)))
+
+
+_KV = "lfm2.attention.head_count_kv"
+
+
+@pytest.mark.parametrize("name,kw,match", [
+    # head_count_kv: one per block (llama.cpp's get_key_or_arr), 0 marking a convolution block,
+    # one KV-head count for the attending ones (Lfm2Config's num_key_value_heads), one attending
+    ("lfm2", {"meta": {_KV: gw.Val(gw.ARRAY, [0, 2], gw.UINT32)}},
+     r"lfm2\.attention\.head_count_kv lists 2 blocks, but lfm2\.block_count = 3$"),
+    ("lfm2", {"meta": {_KV: gw.Val(gw.ARRAY, [0, 2, 4], gw.UINT32)}},
+     r"lfm2\.attention\.head_count_kv\[2\] = 4, but block 1 has 2: Lfm2Config has one num_key_value_heads"),
+    ("lfm2", {"meta": {_KV: gw.Val(gw.ARRAY, [0, 0, 0], gw.UINT32)}},
+     r"lfm2\.attention\.head_count_kv is 0 for every block"),
+    ("lfm2", {"meta": {_KV: ["a", "b", "c"]}}, r"lfm2\.attention\.head_count_kv = .* is not"),
+    # a block whose tensors are the other kind's (the array says it attends; one count for all)
+    ("lfm2", {"meta": {_KV: gw.Val(gw.ARRAY, [2, 2, 0], gw.UINT32)}},
+     r"tensor blk\.0\.shortconv\.\w+\.weight: block 0 attends \(lfm2\.attention\.head_count_kv\[0\] = 2\), and an "
+     r"LFM2 block has either attention or convolution tensors$"),
+    ("lfm2", {"meta": {_KV: gw.Val(gw.UINT32, 2)}}, r"tensor blk\.0\.shortconv\.\w+\.weight: block 0 attends"),
+    ("lfm2", {"extra_tensors": [_lfm2_bias("blk.1.shortconv.conv.bias")]},
+     r"tensor blk\.1\.shortconv\.conv\.bias: block 1 attends"),
+    ("lfm2", {"extra_tensors": [_lfm2_bias("blk.0.attn_q_norm.weight", 16)]},
+     r"tensor blk\.0\.attn_q_norm\.weight: block 0 convolves \(lfm2\.attention\.head_count_kv\[0\] = 0\)"),
+    # the kernel: llama.cpp needs its width, of 2 or more (it reads l_cache - 1 positions before each)
+    ("lfm2", {"meta": {"lfm2.shortconv.l_cache": None}}, r"missing metadata lfm2\.shortconv\.l_cache \(llama\.cpp's lfm2"),
+    ("lfm2", {"meta": {"lfm2.shortconv.l_cache": gw.Val(gw.UINT32, 1)}},
+     r"lfm2\.shortconv\.l_cache = 1 is not between 2 .* and 256"),
+    ("lfm2", {"meta": {"lfm2.shortconv.l_cache": gw.Val(gw.UINT32, 4)}},
+     r"tensor blk\.0\.shortconv\.conv\.weight has shape \[64, 3\], expected \[64, 4\]"),
+    ("lfm2", {"meta": {"lfm2.attention.layer_norm_rms_epsilon": None}},
+     r"missing metadata lfm2\.attention\.layer_norm_rms_epsilon"),
+    # what Lfm2Config cannot say: a window, bidirectional attention, heads not spanning the hidden
+    # size, partial rotation, RoPE factors, experts
+    ("lfm2", {"meta": {"lfm2.attention.sliding_window": gw.Val(gw.UINT32, 8)}},
+     r"lfm2\.attention\.sliding_window = 8: llama\.cpp's lfm2 then slides every attention block"),
+    ("lfm2", {"meta": {"lfm2.attention.causal": False}}, r"lfm2\.attention\.causal = false: a bidirectional LFM2"),
+    ("lfm2", {"meta": {"lfm2.attention.key_length": gw.Val(gw.UINT32, 8),
+                       "lfm2.attention.value_length": gw.Val(gw.UINT32, 8)}},
+     r"lfm2\.attention\.key_length = 8: 4 heads of it are not embedding_length 64"),
+    ("lfm2", {"meta": {"lfm2.rope.dimension_count": gw.Val(gw.UINT32, 8)}},
+     r"partial rotary embeddings \(rope\.dimension_count 8 of head_dim 16\)"),
+    ("lfm2", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's lfm2 loads no RoPE frequency factors"),
+    ("lfm2", {"meta": {"lfm2.expert_count": gw.Val(gw.UINT32, 4)}}, r"mixture-of-experts lfm2 models are not supported"),
+    # tensors an LFM2 has no place for: Llama's final norm, attention biases, a fused attn_qkv,
+    # LFM2-ColBERT's dense_2 projection
+    ("lfm2", {"extra_tensors": [_lfm2_bias("output_norm.weight")]},
+     r"tensors a lfm2 model does not have: output_norm\.weight$"),
+    ("lfm2", {"extra_tensors": [_lfm2_bias("blk.1.attn_q.bias")]},
+     r"tensors a lfm2 model does not have: blk\.1\.attn_q\.bias$"),
+    ("lfm2", {"extra_tensors": [("blk.1.attn_qkv.weight", gw.F32, (128, 64), gw.quant_f32(np.zeros((128, 64))))]},
+     r"tensors a lfm2 model does not have: blk\.1\.attn_qkv\.weight$"),
+    ("lfm2", {"extra_tensors": [("dense_2.weight", gw.F32, (32, 64), gw.quant_f32(np.zeros((32, 64))))]},
+     r"tensors a lfm2 model does not have: dense_2\.weight$"),
+    ("lfm2", {"drop": ("token_embd_norm.weight",)}, r"missing tensors: token_embd_norm\.weight$"),
+    # Lfm2Config's conv_bias: the three biases in every convolution block, or none
+    ("lfm2-bias", {"drop": ("blk.2.shortconv.conv.bias",)},
+     r"missing tensor blk\.2\.shortconv\.conv\.bias: an lfm2 file with convolution biases needs in_proj, conv and "
+     r"out_proj biases in every convolution block"),
+    ("lfm2", {"extra_tensors": [_lfm2_bias("blk.2.shortconv.out_proj.bias")]},
+     r"missing tensor blk\.0\.shortconv\.in_proj\.bias: an lfm2 file with convolution biases"),
+])
+def test_lfm2_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
+    """What an lfm2 file says that Lfm2ForCausalLM cannot compute as llama.cpp does, or that
+    llama.cpp itself needs and the file lacks: refused in one line naming the file and the key or
+    tensor, before any folder is written."""
+    path, _ = family_gguf(tmp_path, name, "lfm2", **kw)
+    with pytest.raises(ValueError, match=match) as ei:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_lfm2_gguf_rope_scaling_reaches_the_model(tmp_path):
+    """An lfm2 file's linear RoPE scaling, which llama.cpp applies, becomes Lfm2Config's
+    rope_parameters; the attention block then rotates otherwise (other logits past position 0)."""
+    from pyvt import _model
+
+    path, ref = family_gguf(tmp_path, "lfm2", "lfm2", meta={"lfm2.rope.scaling.type": "linear",
+                                                              "lfm2.rope.scaling.factor": 4.0})
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["rope_parameters"] == {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}
+    with _model.Model(str(out), device="cpu", kv_cache="f32") as m, _model.Model(str(ref), device="cpu", kv_cache="f32") as r:
+        got, exp = m.logits(_SEQ), r.logits(_SEQ)
+    np.testing.assert_allclose(got[0], exp[0], rtol=0, atol=1e-4 * np.abs(exp).max())
+    assert np.abs(got - exp).max() > 1e-3 * np.abs(exp).max()
 
 
 @pytest.mark.parametrize("name", ["granitemoe", "granitemoe-shared"])

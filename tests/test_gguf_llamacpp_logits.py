@@ -5,7 +5,7 @@ the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF mo
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
 ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
-qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe (test_convert.moe_gguf), and make_tiny_llama's llama / qwen2 / qwen3 models
+qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe (test_convert.moe_gguf), lfm2 (family), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
 
@@ -209,6 +209,17 @@ every second layer up to the third (llama.cpp's ernie4_5-moe loads experts in ev
 leading_dense_block_count on and has no dense ones between: the file holds its one MoE layer,
 MOE_LAYERS), and exaone-moe-types' dense middle layer (llama.cpp's exaone-moe has dense blocks
 first only: the file holds its two MoE layers, sliding both).
+lfm2 and lfm2-bias (added 2026-11-29 with --logits, the same llama-cpp-python): 4.5e-7 and
+8.6e-7, argmax equal at all 60 positions — LFM2's gated short convolutions (llama.cpp's
+ssm_conv over the kernel [hidden, l_cache]: 3 taps in blocks 0 and 2; 4 taps in blocks 0, 2
+and 3, found by the 0s of attention.head_count_kv) beside Qwen3-style attention blocks (per-head
+q/k norms, NEOX rope, base 1e6), token_embd_norm as the final norm, the MLP 96 wide as written
+(lfm2's auto-adjusted from 96 with multiplier 1.5), tied and untied. Broken on purpose in the
+converted folder the test fails: the taps reversed (0.82 / 1.0), C and x swapped in in_proj
+(1.1 / 1.0), norm_eps 1e-2 (0.0080 / 0.017), rope base 1e4 (0.091 / 0.095). What llama.cpp
+cannot express is left out of the file: lfm2-bias's in_proj / conv / out_proj biases
+(llama.cpp's lfm2 loads none, so a file with them does not load; FAMILY_FILE) — pyvt's reading
+of them is checked against the safetensors case only (tests/test_convert.py).
 """
 
 from __future__ import annotations
@@ -240,6 +251,10 @@ MOE_LAYERS = {"qwen3-moe": [0, 2], "ernie4_5-moe-interval": [1], "exaone-moe-typ
 MOE_FILE = {"glm4-moe": dict(mtp=True),
             "dots1": dict(mha=True, drop=tuple(f"blk.{i}.attn_{t}.bias" for i in range(3) for t in ("q", "k", "v", "output"))),
             "deepseek-v2-lora": dict(kv_b="whole")}  # (an older deepseek2 file: kv_b whole, llama.cpp decompresses)
+# How a family case's file is built beside its weights (test_convert.family_gguf): lfm2-bias
+# without its convolution biases (llama.cpp's lfm2 loads none: a file with them does not load).
+FAMILY_FILE = {"lfm2-bias": dict(drop=tuple(f"blk.{i}.shortconv.{t}.bias" for i in (0, 2, 3)
+                                            for t in ("in_proj", "conv", "out_proj")))}
 ROUNDED_YARN = {"gpt-oss"}  # compared with llama.cpp's rounded YaRN ramp (see the docstring)
 
 
@@ -264,7 +279,7 @@ def build_case(folder: Path, spec) -> Path:
     if kind == "moe":  # (llama.cpp's MoE files have experts in every block: qwen3-moe's dense one goes)
         path, _ = T.moe_gguf(folder, name, arg, meta=meta, keep_layers=MOE_LAYERS.get(name), **MOE_FILE.get(name, {}))
         return path
-    path, _ = T.family_gguf(folder, name, arg, meta=meta)
+    path, _ = T.family_gguf(folder, name, arg, meta=meta, **FAMILY_FILE.get(name, {}))
     return path
 
 
@@ -273,7 +288,7 @@ def test_every_architecture_is_covered():
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
-                     "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe"}
+                     "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

@@ -97,6 +97,8 @@ LOGIT_CASES = {
     "minimax-m2-full-rope": ("moe", "minimax-m2-full-rope", "minimax-m2"),  # (every dim rotates, top 3 of 4)
     "exaone-moe": ("moe", "exaone-moe", "exaone-moe"),  # (windows, NoPE full layers, 2 groups, a dense first block)
     "exaone-moe-types": ("moe", "exaone-moe-types", "exaone-moe"),  # (its MoE layers alone; not renormalized)
+    "lfm2": ("family", "lfm2", "lfm2"),  # (convolution blocks 0 and 2 of 3 taps, the MLP auto-adjusted, tied)
+    "lfm2-bias": ("family", "lfm2-bias", "lfm2"),  # (4 taps, blocks 0, 2, 3 convolve, untied; its biases left out)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
