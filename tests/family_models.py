@@ -182,6 +182,17 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "lfm2-moe": ("Lfm2MoeConfig", dict(num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
                                        num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
                                        num_dense_layers=1, routed_scaling_factor=1.5, pad_token_id=ENDOFTEXT)),
+    # LFM3: Lfm3Config's default layer_types (conv, conv, full, conv, sliding) and RoPE (full layers
+    # proportional, 4 of 8 pairs turning; sliding layers their own base), sandwich norms, the heads'
+    # output gate, 7 taps; or none of the gate and norms, with biases and a quarter of the pairs.
+    "lfm3": ("Lfm3Config", dict(num_hidden_layers=5, head_dim=16, sliding_window=6, pad_token_id=ENDOFTEXT)),
+    "lfm3-nogate": ("Lfm3Config", dict(num_hidden_layers=4, head_dim=16, use_attention_gate=False, use_sandwich_norm=False,
+                                       attention_bias=True, conv_L_cache=3, sliding_window=8, tie_word_embeddings=False,
+                                       layer_types=["sliding_attention", "conv", "full_attention", "conv"],
+                                       rope_parameters={"full_attention": {"rope_type": "proportional", "rope_theta": 1e6,
+                                                                           "factor": 2.0, "partial_rotary_factor": 0.25},
+                                                        "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}},
+                                       pad_token_id=ENDOFTEXT)),
     "lfm2-moe-nobias": ("Lfm2MoeConfig", dict(num_hidden_layers=3, layer_types=["full_attention", "conv", "conv"],
                                               num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
                                               num_dense_layers=0, use_expert_bias=False, norm_topk_prob=False,
@@ -399,6 +410,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "lfm2": ("Lfm2", ["qk-norm", "short-conv 3 (layers 0,2)"]),
     "lfm2-bias": ("Lfm2", ["qk-norm", "short-conv 4 (layers 0,2,3)", "conv-bias"]),
+    "lfm3": ("Lfm3", ["qk-norm", "sandwich-norms", "attention-gate", "proportional-rope 8 of 16 dims",
+                      "local-rope-theta 10000", "short-conv 7 (layers 0,1,3)", "sliding-window 6 (layer 4)"]),
+    "lfm3-nogate": ("Lfm3", ["attention-bias", "qk-norm", "proportional-rope 4 of 16 dims", "local-rope-theta 10000",
+                             "short-conv 3 (layers 1,3)", "sliding-window 8 (layer 0)"]),
     "lfm2-moe": ("Lfm2Moe", ["qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk", "sigmoid-router scale 1.5",
                              "short-conv 3 (layers 0,2)"]),
     "lfm2-moe-nobias": ("Lfm2Moe", ["qk-norm", "moe 4 experts top-3", "sigmoid-router", "short-conv 3 (layers 1..2)"]),
@@ -561,7 +576,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
                                                                                              "falcon", "bloom", "mpt",
                                                                                              "gpt_neo")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2"
-                             else cfg["norm_eps"] if cfg["model_type"] in ("lfm2", "lfm2_moe") else cfg["rms_norm_eps"]), theta=theta,
+                             else cfg["norm_eps"] if cfg["model_type"] in ("lfm2", "lfm2_moe", "lfm3") else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
 
 
@@ -582,7 +597,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
         return [w] * n
@@ -637,6 +652,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                     out[ep + f"{e}." + ("w3.weight" if mixtral else "up_proj.weight")] = np.ascontiguousarray(up)
                 else:
                     out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
+        elif name.endswith(".self_attn.g_proj.weight"):  # (LFM3: saved as its files name it)
+            out[name.replace(".self_attn.g_proj.", ".self_attn.gate_proj.")] = x
         elif mixtral and name.endswith("mlp.gate.weight"):
             out[name.replace("mlp.gate.weight", "block_sparse_moe.gate.weight")] = x
         elif cfg["model_type"] == "exaone_moe" and name.endswith("mlp.gate.e_score_correction_bias"):  # (on the block)
@@ -654,14 +671,15 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     """llama_ref.reference_logits' keyword arguments of the families beyond its positional
     ones: moe, nope, granite, olmo2."""
     local = None
-    if cfg["model_type"] == "olmo3":  # the sliding layers' own RoPE base, unscaled
+    if cfg["model_type"] in ("olmo3", "lfm3"):  # the sliding layers' own RoPE base, unscaled
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg), mla=mla_params(cfg),
                 qk_after_rope=cfg["model_type"] in ("hunyuan_v1_dense", "hunyuan_v1_moe"),
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
-                sandwich=cfg["model_type"] == "glm4", local_rope=local,
+                sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True)),
+                local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
@@ -815,6 +833,11 @@ REFERENCE_NAMES["lfm2"] = ({".operator_norm.": ".input_layernorm.", ".ffn_norm."
                             ".feed_forward.w2.": ".mlp.down_proj.", ".self_attn.out_proj.": ".self_attn.o_proj.",
                             ".self_attn.q_layernorm.": ".self_attn.q_norm.", ".self_attn.k_layernorm.": ".self_attn.k_norm.",
                             "model.embedding_norm.": "model.norm."}, None)
+# LFM3: its sandwich norms under GLM-4's names
+REFERENCE_NAMES["lfm3"] = ({".operator_norm.": ".input_layernorm.", ".post_operator_norm.": ".post_self_attn_layernorm.",
+                            ".ffn_norm.": ".post_attention_layernorm.", ".post_ffn_norm.": ".post_mlp_layernorm.",
+                            ".feed_forward.w1.": ".mlp.gate_proj.", ".feed_forward.w3.": ".mlp.up_proj.",
+                            ".feed_forward.w2.": ".mlp.down_proj.", "model.embedding_norm.": "model.norm."}, None)
 # LFM2-MoE: LFM2's, its router and experts under Qwen-MoE's names
 REFERENCE_NAMES["lfm2_moe"] = ({**REFERENCE_NAMES["lfm2"][0], ".feed_forward.expert_bias": ".mlp.gate.e_score_correction_bias",
                                 ".feed_forward.gate.": ".mlp.gate.", ".feed_forward.experts.": ".mlp.experts.",

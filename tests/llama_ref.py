@@ -206,7 +206,14 @@ def write_checkpoint(folder: Path, cfg: TinyConfig, *, dtype: str = "BF16", seed
 def rope_inv_freq(cfg: TinyConfig, seq_len: int = 0) -> np.ndarray:
     """As transformers computes it, in float32 (default, linear, llama3, yarn and longrope
     rope types; longrope: the long factors when seq_len > original_max_position_embeddings)."""
-    dim = int(cfg.hd * (cfg.rope_scaling or {}).get("partial_rotary_factor", 1.0))  # the rotary dims
+    rs = cfg.rope_scaling or {}
+    if rs.get("rope_type") == "proportional":  # every dim; int(factor · hd // 2) pairs turn, the rest at 0
+        angles = int(rs.get("partial_rotary_factor", 1.0) * cfg.hd // 2)
+        inv = np.zeros(cfg.hd // 2, np.float32)
+        pf = np.float32(cfg.theta) ** (np.arange(0, 2 * angles, 2, dtype=np.int64).astype(np.float32) / np.float32(cfg.hd))
+        inv[:angles] = (np.float32(1.0) / pf.astype(np.float32)).astype(np.float32)
+        return (inv / np.float32(rs.get("factor", 1.0))).astype(np.float32)
+    dim = int(cfg.hd * rs.get("partial_rotary_factor", 1.0))  # the rotary dims
     pos_freqs = (np.float32(cfg.theta) ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / np.float32(dim)))
     pos_freqs = pos_freqs.astype(np.float32)
     inv = (np.float32(1.0) / pos_freqs).astype(np.float32)
@@ -478,13 +485,17 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             taps = kern.shape[1]
             padded = np.concatenate([np.zeros((taps - 1, bx.shape[1])), bx])
             y = sum(padded[j:j + n] * kern[:, j] for j in range(taps)) + W.get(p + "conv.conv.bias", 0.0)
-            x = x + lin(c * y, p + "conv.out_proj")
+            out = lin(c * y, p + "conv.out_proj")
+            if sandwich:  # (LFM3: its post_operator_norm)
+                out = _rmsnorm(out, W[p + "post_self_attn_layernorm.weight"], cfg.eps)
+            x = x + out
             h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
             if p + "mlp.gate.weight" in W:  # (LFM2-MoE)
                 x = x + _moe(W, p + "mlp.", h, lin, moe or {})
                 continue
             g = lin(h, p + "mlp.gate_proj")
-            x = x + lin(g / (1.0 + np.exp(-g)) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+            out = lin(g / (1.0 + np.exp(-g)) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+            x = x + (_rmsnorm(out, W[p + "post_mlp_layernorm.weight"], cfg.eps) if sandwich else out)
             continue
         mask = causal
         if windows and windows[i] > 0:
@@ -548,6 +559,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         s = np.exp(s - mx)
         s /= s.sum(axis=-1, keepdims=True) + (0.0 if sink is None else np.exp(sink[:, None, None] - mx))
         o = np.einsum("hqk,khd->qhd", s, v).reshape(n, -1)
+        if p + "self_attn.gate_proj.weight" in W:  # LFM3: each head's output times sigmoid(g_proj · h)
+            gate = 1.0 / (1.0 + np.exp(-lin(h, p + "self_attn.gate_proj")))
+            o = (o.reshape(n, nh, hd) * gate[:, :, None]).reshape(n, -1)
         if phi:
             x = x + lin(o, p + "self_attn.dense") + lin(_gelu_tanh(lin(h, p + "mlp.fc1")), p + "mlp.fc2")
             continue

@@ -200,6 +200,13 @@ def test_rounded_kv_cache_against_the_reference_rounding_keys_and_values(from_go
 # 0.646 (62 of 96; found 2026-11-29 running this file under qemu-aarch64, the same on x86 with
 # VT_ISA=generic): the 4-bit floors are 0.625 (60 of 96) since.
 NEAR_TIE = 0.2
+# LFM3's random case is the most sensitive to rounding: each sublayer's output is RMSNormed to
+# full size before its add (the sandwich norms), and its 7-tap convolution multiplies three
+# projections of one in_proj. The float64 reference with its own weights rounded to symmetric int8
+# blocks of 32 agrees 0.979 with itself unrounded and flips the same 0.21-margin position the
+# engine's int8 does (rounded to int4: 0.49; in_proj alone 0.583). 2026-11-29, this Xeon: int8
+# 0.979, fp8 0.927, fp8-channel 0.844, int4 0.625, int4-min 0.688.
+NEAR_TIE_OF = {"lfm3": 0.25}
 INT8_FLOOR = 0.95
 FOUR_BIT_FLOOR = 0.625
 
@@ -228,14 +235,17 @@ def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
         # int4 blocks of 32 agrees 0.708 on this case (every linear: 0.573); 2026-11-29, this
         # Xeon: int4 0.677, int4-min 0.604; lfm2 0.844 / 0.917; int8 0.958 / 1.0.
         floor = 0.55
+    if name == "lfm3" and fmt != "int8":
+        floor = 0.8 if fmt.startswith("fp8") else 0.55
     with load(folder, weight_format=fmt) as m:
         got = m.logits(g["sequence"]).argmax(-1)
     same = got == np.asarray(g["argmax"])
     assert same.mean() >= floor, f"{fmt}: teacher-forced top-1 agreement {same.mean():.3f} < {floor}"
     if fmt == "int8":
-        clear = np.asarray(g["margins"]) >= NEAR_TIE
+        near = NEAR_TIE_OF.get(name, NEAR_TIE)
+        clear = np.asarray(g["margins"]) >= near
         assert same[clear].all(), (
-            f"int8 disagrees at positions {np.nonzero(~same & clear)[0].tolist()} (reference margins >= {NEAR_TIE})")
+            f"int8 disagrees at positions {np.nonzero(~same & clear)[0].tolist()} (reference margins >= {near})")
 
 
 @pytest.mark.parametrize("fmt", ["bf16", "int8"])
@@ -396,7 +406,7 @@ def test_matches_transformers(hf_case, golden, name):
     with load(folder, weight_format="int8") as m:
         same = m.logits(seq).argmax(-1) == ref.argmax(-1)
     top2 = np.sort(ref, -1)[:, -2:]
-    clear = top2[:, 1] - top2[:, 0] >= NEAR_TIE
+    clear = top2[:, 1] - top2[:, 0] >= NEAR_TIE_OF.get(name, NEAR_TIE)
     assert same.mean() >= INT8_FLOOR and same[clear].all()
 
 
@@ -442,7 +452,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
-            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM)") in msg
+            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1246,6 +1256,20 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("lfm2", {"block_ffn_dim_multiplier": None}, "feed_forward.w1.weight is [96, 64], expected [64, 64]"),
     ("lfm2-bias", {"conv_bias": False}, "unexpected 9 tensors: model.layers.{0,2,3}.conv.conv.bias"),
     ("lfm2-bias", {"block_auto_adjust_ff_dim": True}, "feed_forward.w1.weight is [96, 64], expected [256, 64]"),
+    ("lfm3", {"layer_types": ["conv", "conv", "full_attention", "conv", "chunked_attention"]},
+     'layer_types[4] "chunked_attention" is not supported for Lfm3 (full_attention, sliding_attention, conv)'),
+    ("lfm3", {"use_attention_gate": False}, "unexpected 2 tensors: model.layers.{2,4}.self_attn.gate_proj.weight"),
+    ("lfm3", {"use_sandwich_norm": False}, "unexpected 10 tensors: model.layers.{0..4}.post_ffn_norm.weight"),
+    ("lfm3", {"rope_parameters": None}, 'field "rope_parameters" with "full_attention" and "sliding_attention" sets is '
+                                        "missing (LFM3's RoPE"),
+    ("lfm3", {"rope_parameters": {"full_attention": {"rope_type": "proportional", "rope_theta": 1e6},
+                                  "sliding_attention": {"rope_type": "default", "rope_theta": 1e4,
+                                                        "partial_rotary_factor": 0.5}}},
+     "rope_parameters.sliding_attention.partial_rotary_factor 0.5 is not supported"),
+    ("lfm3", {"rope_parameters": {"full_attention": {"rope_type": "proportional", "rope_theta": 1e6, "factor": 0},
+                                  "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}},
+     'field "rope_parameters.full_attention.factor" must be a positive number'),
+    ("lfm3-nogate", {"attention_bias": False}, "unexpected 8 tensors: model.layers.{0,2}.self_attn.k_proj.bias"),
     ("lfm2-moe", {"use_expert_bias": False}, "unexpected 2 tensors: model.layers.{1..2}.feed_forward.expert_bias"),
     ("lfm2-moe-nobias", {"use_expert_bias": True}, "missing 3 tensors: model.layers.{0..2}.feed_forward.expert_bias"),
     ("lfm2-moe", {"num_dense_layers": 0}, "missing 26 tensors: model.layers.0.feed_forward.expert_bias"),

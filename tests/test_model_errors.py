@@ -244,7 +244,7 @@ def test_config_whose_float32_constants_are_out_of_range(good, tmp_path, patch, 
 
 @pytest.mark.parametrize("scaling, pattern", [
     ({"rope_type": "dynamic", "factor": 4.0}, r'rope_scaling type "dynamic" is not supported \(supported: default, '
-                                               r'linear, llama3, yarn, longrope\)'),
+                                               r'linear, llama3, yarn, longrope, proportional\)'),
     ({"rope_type": "yarn", "factor": 4.0}, r"rope_scaling\.original_max_position_embeddings is missing \(rope type yarn\)"),
     ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, "beta_fast": -1},
      r'field "rope_scaling\.beta_fast" must be a positive number'),

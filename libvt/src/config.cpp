@@ -157,6 +157,10 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
     c.rope.field = f;
     if (type.empty() || type == "default") {
         c.rope.kind = RopeScaling::NONE;
+    } else if (type == "proportional") {  // (factor: 1 when left out)
+        c.rope.kind = RopeScaling::PROPORTIONAL;
+        const double factor = r.positive(rs, "factor", (f + ".factor").c_str());
+        c.rope.factor = factor > 0 ? factor : 1.0;
     } else if (type == "linear") {
         c.rope.kind = RopeScaling::LINEAR;
         double factor = r.positive(rs, "factor", (f + ".factor").c_str());
@@ -212,7 +216,7 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         c.rope.ntk_alpha = alpha;  // (HunYuan only: resolve_features)
     } else {
         fail(VT_STATUS_UNSUPPORTED,
-             "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope)",
+             "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope, proportional)",
              r.path().c_str(), field, type.c_str());
     }
     if (const json::Value* prf = r.get(rs, "partial_rotary_factor")) {
@@ -332,7 +336,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     if (c.rope.ntk_alpha > 0 && !F.ntk_alpha)  // (as for any other unsupported type)
         fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"dynamic\" is not supported (supported: default, linear, llama3, yarn, "
-             "longrope)", c.path.c_str(), c.rope.field.c_str());
+             "longrope, proportional)", c.path.c_str(), c.rope.field.c_str());
     if (F.logit_scale) {  // CohereConfig's default 0.0625
         c.logit_scale = c.logit_scale_field > 0 ? c.logit_scale_field : 0.0625;
         if (c.use_qk_norm == 1)
@@ -352,7 +356,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                  c.path.c_str());
     }
     // Gemma3TextConfig's default; OLMo 3's sliding layers default to rope_theta (Olmo3Config)
-    if (F.local_rope && c.rope_local_theta < 0) c.rope_local_theta = F.gemma != ModelFamily::NOT_GEMMA ? 10000.0 : c.rope_theta;
+    if (F.local_rope && c.rope_local_theta < 0)  // (LFM3: Lfm3Config's sliding_attention default)
+        c.rope_local_theta = F.gemma != ModelFamily::NOT_GEMMA || F.short_conv == 3 ? 10000.0 : c.rope_theta;
     if (F.multipliers) {  // GraniteConfig's defaults: 1 each
         c.embed_scale = float(c.embedding_multiplier > 0 ? c.embedding_multiplier : 1.0);
         c.attn_scale = c.attention_multiplier > 0 ? c.attention_multiplier : 1.0;
@@ -415,30 +420,44 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // int(2·I/3), then, with a multiplier (1.0 when left out, none when null), int(m·I)
     // rounded up to a multiple of block_multiple_of (256).
     c.layer_conv.assign(size_t(std::max<int64_t>(L, 0)), 0);
+    // GLM-4's sandwich norms; LFM3's unless use_sandwich_norm is false. LFM3's heads' output gate
+    // unless use_attention_gate is.
+    c.sandwich_norms = F.sandwich_norms && !(F.short_conv == 3 && c.use_sandwich_norm == 0);
+    c.attn_gate = F.layer_tensors[T_ATTN_GATE] && c.use_attention_gate != 0;
+    if (F.short_conv == 3 && c.layer_types.empty())  // (Lfm3Config's default)
+        for (int64_t l = 0; l < L; ++l)
+            c.layer_types.push_back(l % 4 == 2 ? "full_attention" : l % 4 == 0 && l > 0 ? "sliding_attention" : "conv");
     if (F.short_conv) {
         if (!c.layer_types.empty()) {
             if (int64_t(c.layer_types.size()) < L)
                 fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
                      c.path.c_str(), c.layer_types.size(), (long long)L);
+            const bool sliding = F.short_conv == 3;  // (LFM3: sliding_window, 256 when left out, null: none)
+            const int64_t w = c.sliding_window >= 0 ? c.sliding_window : 256;
             for (int64_t l = 0; l < L; ++l) {
                 const std::string& t = c.layer_types[size_t(l)];
-                if (t != "full_attention" && t != "conv")
+                if (t != "full_attention" && t != "conv" && !(sliding && t == "sliding_attention"))
                     fail(VT_STATUS_UNSUPPORTED, "%s: layer_types[%lld] \"%s\" is not supported for %s (full_attention, "
-                         "conv)", c.path.c_str(), (long long)l, t.c_str(), F.name);
+                         "%sconv)", c.path.c_str(), (long long)l, t.c_str(), F.name, sliding ? "sliding_attention, " : "");
                 c.layer_conv[size_t(l)] = t == "conv";
+                if (t == "sliding_attention") c.layer_window[size_t(l)] = w;
             }
         } else if (c.full_attn_given) {  // (an index past the last layer names none, as in transformers)
             std::fill(c.layer_conv.begin(), c.layer_conv.end(), uint8_t(1));
             for (int64_t i : c.full_attn_idxs)
                 if (i < L) c.layer_conv[size_t(i)] = 0;
         }
-        c.conv_kernel = c.conv_kernel_field > 0 ? c.conv_kernel_field : 3;
+        c.conv_kernel = c.conv_kernel_field > 0 ? c.conv_kernel_field : F.short_conv == 3 ? 7 : 3;
         c.conv_bias = c.conv_bias_field == 1;
-        c.rms_norm_eps = c.norm_eps_field > 0 ? c.norm_eps_field : F.default_eps_with_config;
-        if (c.tie_embedding >= 0) c.tie_word_embeddings = c.tie_embedding;
+        // (LFM3's config class maps rms_norm_eps onto norm_eps; LFM2's reads norm_eps only)
+        const double eps = c.norm_eps_field > 0 ? c.norm_eps_field : F.short_conv == 3 ? c.rms_norm_eps : -1;
+        c.rms_norm_eps = eps > 0 ? eps : F.default_eps_with_config;
+        // (LFM3's config class pops neither tie_embedding nor block_ff_dim: they are not its fields)
+        if (c.tie_embedding >= 0 && F.short_conv != 3) c.tie_word_embeddings = c.tie_embedding;
         else if (c.tie_word_embeddings < 0) c.tie_word_embeddings = 1;
         int64_t I = c.block_ff_dim > 0 ? c.block_ff_dim : c.intermediate_size > 0 ? c.intermediate_size : 12288;
         if (F.short_conv == 2) I = c.intermediate_size > 0 ? c.intermediate_size : 7168;  // (Lfm2MoeConfig: as it is)
+        else if (F.short_conv == 3) I = c.intermediate_size > 0 ? c.intermediate_size : 7680;  // (Lfm3Config)
         else if (c.block_auto_adjust != 0) {
             I = int64_t(2.0 * double(I) / 3.0);
             if (c.block_ffn_multiplier != -2) {
@@ -887,7 +906,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (gpt-oss's MXFP4 experts: U8 blocks and scales)
     std::set<std::string> matrices = {F.embed, F.lm_head}, bytes;
     for (int64_t l = 0; l < L; ++l) {
-        for (int k : {T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_Q_A, T_Q_B, T_KV_A, T_KV_B, T_CONV_IN, T_CONV_OUT})
+        for (int k : {T_Q, T_K, T_V, T_O, T_GATE, T_UP, T_DOWN, T_Q_A, T_Q_B, T_KV_A, T_KV_B, T_CONV_IN, T_CONV_OUT, T_ATTN_GATE})
             if (layer_tensor_expected(c, LayerTensor(k), l)) matrices.insert(layer_name(l, k));
         for (const MoeTensor& t : moe_layer_tensors(c, l)) {
             if (t.matrix && !t.u8) matrices.insert(t.name);
@@ -1031,7 +1050,13 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, F.conv1d_weights ? 1 : 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
     // (ApertusConfig fills in llama3 scaling when config.json has no RoPE fields: not guessed here)
-    if (F.rope_fields_required && c.from_file && c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE)
+    // (Lfm3Config fills in proportional RoPE for the full layers and another base for the sliding
+    // ones when config.json has no per-layer-type rope_parameters: not guessed either)
+    if (F.short_conv == 3 && c.from_file && !c.rope_by_layer_type)
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" with \"full_attention\" and \"sliding_attention\" "
+             "sets is missing (LFM3's RoPE: its config class fills them in, which a config.json of the model states)",
+             c.path.c_str());
+    else if (F.rope_fields_required && c.from_file && c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" is missing (Apertus's RoPE: its config class "
              "fills in llama3 scaling, which a config.json of the model states)", c.path.c_str());
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
@@ -1096,7 +1121,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
             {c.mla_q_lora, H}, {c.mla_q_lora}, {c.num_heads * (c.mla_nope + c.mla_rope), c.mla_q_lora},
             {c.mla_kv_lora + c.mla_rope, H}, {c.mla_kv_lora}, {c.num_heads * (c.mla_nope + c.mla_v), c.mla_kv_lora},
             // (LFM2's short convolution)
-            {3 * H, H}, {H, 1, c.conv_kernel}, {H, H}, {3 * H}, {H}, {H}};
+            {3 * H, H}, {H, 1, c.conv_kernel}, {H, H}, {3 * H}, {H}, {H},
+            {c.num_heads, H}};  // (LFM3's heads' gate)
         for (int k = 0; k < T_COUNT; ++k) {
             if (!layer_tensor_expected(c, LayerTensor(k), l)) continue;
             const TensorView* t = ck.find(layer_name(l, k));
@@ -1145,6 +1171,9 @@ void resolve_rope(LlamaConfig& c) {
                  "head_dim is needed)", c.from_file ? c.path.c_str() : "config.json", (long long)c.rotary_dim_field,
                  (long long)c.head_dim);
         c.rotary_dim = c.rotary_dim_field;
+    } else if (c.rope.kind == RopeScaling::PROPORTIONAL) {
+        // (proportional: every dim in rotate-half pairs, int(factor · head_dim // 2) of them turning)
+        c.rope_angles = int64_t(std::floor(c.partial_rotary_factor * double(c.head_dim) / 2.0));
     } else if (c.partial_rotary_factor != 1.0) {
         const std::string where = c.from_file ? c.path : "config.json";
         if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0 &&
@@ -1253,7 +1282,9 @@ void check_float32(const LlamaConfig& c) {
     if (c.family && c.family->logit_scale && (!f32_ok(c.logit_scale) || float(c.logit_scale) < 1.17549435e-38f))
         refuse("logit_scale", c.logit_scale, range);
     const std::vector<float> inv = ops::rope_inv_freq(c);
-    for (size_t k = 0; k < inv.size(); ++k)
+    // (proportional RoPE: the pairs from rope_angles on turn at frequency 0 by design)
+    const size_t turning = c.rope.kind == RopeScaling::PROPORTIONAL ? std::min(inv.size(), size_t(c.rope_angles)) : inv.size();
+    for (size_t k = 0; k < turning; ++k)
         if (!(std::isfinite(inv[k]) && inv[k] > 0.0f)) {
             const bool scaled = c.rope.kind != RopeScaling::NONE;
             fail(VT_STATUS_FORMAT_ERROR,
@@ -1437,6 +1468,7 @@ LlamaConfig read_config(const std::string& dir) {
             // Gemma 3 (transformers >= 5): one set per layer type.
             const json::Value* full = rp->is_object() ? rp->find("full_attention") : nullptr;
             if (full && full->is_object()) {
+                c.rope_by_layer_type = true;
                 read_rope(r, *full, "rope_parameters.full_attention", c);
                 if (const json::Value* sl = rp->find("sliding_attention"); sl && sl->is_object()) {
                     LlamaConfig local;
@@ -1444,6 +1476,9 @@ LlamaConfig read_config(const std::string& dir) {
                     if (local.rope.kind != RopeScaling::NONE)
                         fail(VT_STATUS_UNSUPPORTED, "%s: rope_parameters.sliding_attention with a rope type other than "
                              "default is not supported", path.c_str());
+                    if (local.partial_rotary_given && local.partial_rotary_factor != 1.0)
+                        fail(VT_STATUS_UNSUPPORTED, "%s: rope_parameters.sliding_attention.partial_rotary_factor %g is not "
+                             "supported (the sliding layers rotate every dim)", path.c_str(), local.partial_rotary_factor);
                     c.rope_local_theta = local.rope_theta;
                 }
             } else {
@@ -1567,6 +1602,8 @@ LlamaConfig read_config(const std::string& dir) {
         c.tie_embedding = r.boolean(root, "tie_embedding");
         c.num_dense_layers_field = r.integer(root, "num_dense_layers", 0, 100000);
         c.use_expert_bias = r.boolean(root, "use_expert_bias");
+        c.use_sandwich_norm = r.boolean(root, "use_sandwich_norm");
+        c.use_attention_gate = r.boolean(root, "use_attention_gate");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

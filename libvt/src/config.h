@@ -16,7 +16,10 @@ struct ModelFamily;
 struct RopeScaling {
     // transformers' rope types (modeling_rope_utils): default, linear, llama3, yarn, longrope
     // (Phi-3's "su" is longrope).
-    enum Kind { NONE, LINEAR, LLAMA3, YARN, LONGROPE } kind = NONE;
+    // PROPORTIONAL (Gemma 4, LFM3): every dim of the head in rotate-half pairs, the first
+    // int(partial_rotary_factor · head_dim // 2) pairs at base ** (-2i / head_dim) / factor, the
+    // others at frequency 0 (not rotated).
+    enum Kind { NONE, LINEAR, LLAMA3, YARN, LONGROPE, PROPORTIONAL } kind = NONE;
     double factor = 1.0;                              // yarn / longrope: -1 = max_position / original
     double low_freq_factor = 1.0;                     // llama3
     double high_freq_factor = 4.0;                    // llama3
@@ -152,6 +155,8 @@ struct LlamaConfig {
     double block_ffn_multiplier = -1, norm_eps_field = -1;
     int64_t num_dense_layers_field = -1;  // LFM2-MoE: num_dense_layers (-1: absent)
     int use_expert_bias = -1;             // LFM2-MoE: use_expert_bias (-1: absent = true)
+    int use_sandwich_norm = -1, use_attention_gate = -1;  // LFM3 (-1: absent = true)
+    bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     // Phi: the final norm's and lm_head's bias names ("" elsewhere).
@@ -239,6 +244,12 @@ struct LlamaConfig {
     std::vector<uint8_t> layer_conv;
     int64_t conv_kernel = 0;
     bool conv_bias = false;
+    // The attention and MLP outputs RMSNormed before their adds (family.h: sandwich_norms, GLM-4;
+    // LFM3 unless use_sandwich_norm is false), the heads' sigmoid output gate (LFM3: T_ATTN_GATE).
+    bool sandwich_norms = false;
+    bool attn_gate = false;
+    // PROPORTIONAL RoPE: the rotated pairs (the rest of head_dim / 2 turn at frequency 0).
+    int64_t rope_angles = 0;
     bool conv_layer(int64_t l) const { return l >= 0 && size_t(l) < layer_conv.size() && layer_conv[size_t(l)]; }
 
     // Which family these name: family_of() (family.h).

@@ -1121,6 +1121,33 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/7, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"feed_forward.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
         /*short conv=*/2, /*moe per layer fields=*/false,
     },
+    {
+        // LFM3 (LiquidAI/LFM3-1.7B): LFM2's convolution layers beside Qwen3's attention (q_norm,
+        // k_norm, o_proj; q/k/v/o biases when attention_bias) with each head's output times
+        // sigmoid(g_proj · h) (self_attn.gate_proj in its files), full and sliding layers by layer_types with their own RoPE
+        // (full: proportional by default), the sandwich norms, a SwiGLU MLP intermediate_size wide.
+        "Lfm3", "Lfm3ForCausalLM", "lfm3",
+        "model.embed_tokens.weight", "model.embedding_norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "feed_forward.w1.weight", "feed_forward.w3.weight", "feed_forward.w2.weight",
+         "operator_norm.weight", "ffn_norm.weight", "self_attn.q_proj.bias", "self_attn.k_proj.bias",
+         "self_attn.v_proj.bias", "self_attn.o_proj.bias", nullptr, nullptr, nullptr,
+         "self_attn.q_norm.weight", "self_attn.k_norm.weight", "post_operator_norm.weight", "post_ffn_norm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         "conv.in_proj.weight", "conv.conv.weight", "conv.out_proj.weight", "conv.in_proj.bias", "conv.conv.bias",
+         "conv.out_proj.bias", "self_attn.gate_proj.weight"},
+        nullptr,
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/true,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/1000000.0, /*max positions=*/128000,
+        VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/3, /*moe per layer fields=*/false,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -1269,7 +1296,8 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
     if (c.family && !c.family->layer_tensors[which]) return false;  // fused into another
     if (c.conv_layer(layer)) {  // (LFM2: its short convolution in place of the attention)
         switch (which) {
-            case T_Q: case T_K: case T_V: case T_O: case T_Q_NORM: case T_K_NORM: return false;
+            case T_Q: case T_K: case T_V: case T_O: case T_Q_NORM: case T_K_NORM: case T_ATTN_GATE:
+            case T_Q_BIAS: case T_K_BIAS: case T_V_BIAS: case T_O_BIAS: return false;
             case T_CONV_IN: case T_CONV: case T_CONV_OUT: return true;
             case T_CONV_IN_BIAS: case T_CONV_BIAS: case T_CONV_OUT_BIAS: return c.conv_bias;
             default: break;
@@ -1290,7 +1318,7 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
         case T_K_NORM: return c.qk_norm;
         case T_POST_ATTN_NORM:
         case T_POST_MLP_NORM:
-            return c.family && (c.family->gemma_block() || c.family->post_norm_only || c.family->sandwich_norms);
+            return c.family && (c.family->gemma_block() || c.family->post_norm_only || c.sandwich_norms);
         case T_SINKS: return c.family && c.family->gpt_oss;
         case T_MLP_NORM: return !c.parallel_one_norm;  // (Falcon's parallel block with one norm)
         case T_ATTN_NORM_BIAS: return c.family && c.family->norm == ModelFamily::LAYER_NORM && !c.family->norm_without_bias;
@@ -1310,6 +1338,7 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
         case T_KV_B: return c.mla;
         case T_CONV_IN: case T_CONV: case T_CONV_OUT:
         case T_CONV_IN_BIAS: case T_CONV_BIAS: case T_CONV_OUT_BIAS: return false;  // (conv layers: above)
+        case T_ATTN_GATE: return c.attn_gate;
         default: return which < kRequiredTensors;
     }
 }
@@ -1372,7 +1401,10 @@ std::string feature_list(const LlamaConfig& c) {
         if (c.mxfp4_experts) add("mxfp4-experts");
     }
     if (c.family && c.family->post_norm_only) add("post-norm");
-    if (c.family && c.family->sandwich_norms) add("sandwich-norms");
+    if (c.sandwich_norms) add("sandwich-norms");
+    if (c.attn_gate) add("attention-gate");
+    if (c.rope.kind == RopeScaling::PROPORTIONAL)
+        add(format("proportional-rope %lld of %lld dims", (long long)(2 * c.rope_angles), (long long)c.head_dim));
     if (c.family && c.family->rope == ModelFamily::INTERLEAVED) add("interleaved-rope");
     if (c.family && c.family->fused_qkv) add("fused-qkv");
     if (c.family && c.family->fused_gate_up) add("fused-gate-up");

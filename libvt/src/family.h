@@ -53,6 +53,10 @@ enum LayerTensor {
     // in_proj ([3·H, H]: B, C and x rows), the depthwise causal kernel ([H, 1, K]), out_proj
     // ([H, H]), and their biases when config.json's conv_bias is true
     T_CONV_IN, T_CONV, T_CONV_OUT, T_CONV_IN_BIAS, T_CONV_BIAS, T_CONV_OUT_BIAS,
+    // LFM3: each attention head's output times sigmoid(g_proj · h) ([num_heads, H]; its files'
+    // self_attn.gate_proj, transformers' g_proj), when
+    // config.json's use_attention_gate (true when left out)
+    T_ATTN_GATE,
     T_COUNT
 };
 constexpr int kRequiredTensors = T_Q_BIAS;
@@ -318,7 +322,13 @@ struct ModelFamily {
     // conv_L_cache positions, zeros before the first), out_proj · y. The cache keeps B ⊙ x per
     // position of such a layer (LlamaConfig::layer_conv). The MLP's width is
     // LFM2's block_ff_dim, auto-adjusted as its config class does (1); LFM2-MoE (2): its dense
-    // MLPs intermediate_size wide as config.json says, its experts after num_dense_layers.
+    // MLPs intermediate_size wide as config.json says, its experts after num_dense_layers; LFM3
+    // (3): as LFM2-MoE's dense MLPs, plus "sliding_attention" layers (sliding_window, default
+    // 256; RoPE with rope_parameters.sliding_attention's base, the full layers with
+    // rope_parameters.full_attention's), the sandwich norms (post_operator_norm, post_ffn_norm)
+    // when use_sandwich_norm and the heads' output gate (T_ATTN_GATE) when use_attention_gate
+    // (both true when left out), layer_types by default conv but for every 4th layer from 2
+    // (full) and from 4 (sliding).
     int short_conv;
     // HunYuan MoE: config.json's num_experts, moe_topk (the experts per token), num_shared_expert
     // and moe_intermediate_size may each be one number or a list of one per layer

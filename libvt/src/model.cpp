@@ -806,6 +806,10 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             w.o = one("o", T_O);
             ld.progress(int64_t(t(T_O).nbytes));
         }
+        if (present(T_ATTN_GATE)) {  // (LFM3)
+            w.attn_gate = one("attn_gate", T_ATTN_GATE);
+            ld.progress(int64_t(t(T_ATTN_GATE).nbytes));
+        }
         if (cfg.moe_layer(l)) {
             // The router and the shared gate in float32; each expert's gate / up as a pair
             // (one format, as below), its down alone.
@@ -1084,7 +1088,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                          sizeof(float));
     int64_t idle_experts = 0;
     for (auto& w : m->layers) {
-        wb += w.qkv->nbytes() + w.o->nbytes();
+        wb += w.qkv->nbytes() + w.o->nbytes() + (w.attn_gate ? w.attn_gate->nbytes() : 0);
         if (w.gate) wb += w.gate->nbytes() + (w.up ? w.up->nbytes() : 0) + w.down->nbytes();
         int64_t eb = 0;
         for (const auto& e : w.experts)  // (gpt-oss: gate|up in one linear, and biases)

@@ -134,6 +134,7 @@ struct CpuSession final : BackendSession {
     // LFM2's short convolution (else empty): [B | C | x] of each row, then y = C ⊙ conv(B ⊙ x).
     AlignedVec<float> conv_in;      // [R, 3·H]
     AlignedVec<float> conv_y;       // [R, H]
+    AlignedVec<float> attn_g;       // [R, NH] LFM3: the heads' output gates (else empty)
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -422,6 +423,7 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         grow(s.conv_in, rows * 3 * H);
         grow(s.conv_y, rows * H);
     }
+    grow(s.attn_g, c.attn_gate ? rows * NH : 0);
     grow(s.tmp, rows * H);
     if (c.family && ungated_mlp(*c.family)) s.ones.assign(size_t(c.intermediate_size), 1.0f);
     grow(s.rope, rows * HD);
@@ -831,7 +833,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     // the attention / MLP outputs normed before the add (GLM-4: and the pre-norms)
     // (VaultGemma: Gemma 2's block without its post norms)
     const bool post = (gemma && c.family->layer_tensors[T_POST_ATTN_NORM]) || post_only ||
-                      (c.family && c.family->sandwich_norms);
+                      c.sandwich_norms;
     const bool qk_full = c.family && c.family->qk_norm_full;  // q/k norms over the whole projection
     const bool norm_after_rope = c.family && c.family->qk_norm_after_rope;  // HunYuan's q/k norms
     // Phi: LayerNorm (with bias), x + attn(h) + mlp(h) with h = LN(x), an ungated GELU MLP.
@@ -937,6 +939,18 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                     break;
                 default:
                     decode ? attention_decode<float>(p, l) : attention_prefill<float>(s, l, f, m, p.pos0);
+            }
+            if (w.attn_gate) {  // LFM3: each head's output times sigmoid(g_proj · h)
+                float* g = s.attn_g.data() + f * NH;
+                linear(*w.attn_gate, xnf, n, nullptr, lopt, g);
+                parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
+                    for (int64_t i = b; i < e; ++i)
+                        for (int64_t h = 0; h < NH; ++h) {
+                            const float gate = 1.0f / (1.0f + std::exp(-g[i * NH + h]));
+                            float* o = s.att.data() + (f + i) * NH * HD + h * HD;
+                            for (int64_t d = 0; d < HD; ++d) o[d] *= gate;
+                        }
+                });
             }
             if (c.mla) {
                 mla_values(s, w, f, n, lopt);

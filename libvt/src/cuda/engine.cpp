@@ -226,6 +226,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     if (std::find(c.layer_conv.begin(), c.layer_conv.end(), uint8_t(1)) != c.layer_conv.end())
         fail(VT_STATUS_UNSUPPORTED, "%s: short-convolution layers run on the CPU backend only (the CUDA backend has "
              "no convolution state yet)", c.family ? c.family->name : "this model");
+    if (c.attn_gate)
+        fail(VT_STATUS_UNSUPPORTED, "%s: its heads' output gate runs on the CPU backend only (the CUDA attention has "
+             "no gate in its epilogue yet)", c.family ? c.family->name : "this model");
     if (c.family && (c.family->post_norm_only || c.family->qk_norm_full || c.clip_qkv > 0))
         fail(VT_STATUS_UNSUPPORTED, "%s: its block (q/k norms over the whole projection, OLMo 2's post norms, "
              "clip_qkv) runs on the CPU backend only (the CUDA kernels norm q and k per head and fuse a pre-norm into "
@@ -246,7 +249,7 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     if (c.family && c.family->qk_norm_after_rope)
         fail(VT_STATUS_UNSUPPORTED, "%s: its q/k norms after RoPE run on the CPU backend only (the CUDA kernels norm "
              "q and k before RoPE)", c.family->name);
-    if (c.family && c.family->sandwich_norms)
+    if (c.sandwich_norms)
         fail(VT_STATUS_UNSUPPORTED, "%s: its block (the attention and MLP outputs RMSNormed before the residual adds "
              "of a pre-norm block) runs on the CPU backend only (the CUDA kernels have those norms for Gemma's block "
              "only)", c.family->name);

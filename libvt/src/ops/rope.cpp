@@ -53,7 +53,12 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
         for (int64_t i = 0; i < half; ++i)
             inv[size_t(i)] = 1.0f / (float(c.rope.short_factor[size_t(i)]) * pos_freqs[size_t(i)]);
     }
-    if (c.rope.kind == RopeScaling::LINEAR) {
+    if (c.rope.kind == RopeScaling::PROPORTIONAL) {
+        // _compute_proportional_rope_parameters: the pairs past rope_angles at frequency 0 (not
+        // rotated), every frequency divided by factor
+        for (int64_t i = c.rope_angles; i < half; ++i) inv[size_t(i)] = 0.0f;
+        for (auto& f : inv) f = f / float(c.rope.factor);
+    } else if (c.rope.kind == RopeScaling::LINEAR) {
         for (auto& f : inv) f = f / float(c.rope.factor);
     } else if (c.rope.kind == RopeScaling::LLAMA3) {
         // _compute_llama3_parameters
