@@ -197,6 +197,13 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                               num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
                                               num_dense_layers=0, use_expert_bias=False, norm_topk_prob=False,
                                               pad_token_id=ENDOFTEXT)),
+    # Ministral 3: Mistral's block, YaRN, queries scaled by 1 + beta · log(1 + floor(pos / orig)) (orig
+    # small here, so the sequence crosses many steps); or every layer sliding with default RoPE.
+    "ministral3": ("Ministral3Config", dict(head_dim=16, pad_token_id=ENDOFTEXT, rope_parameters={
+        "rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0, "original_max_position_embeddings": 8, "beta_fast": 32.0,
+        "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1})),
+    "ministral3-window": ("Ministral3Config", dict(head_dim=32, sliding_window=8, pad_token_id=ENDOFTEXT, rope_parameters={
+        "rope_type": "default", "rope_theta": 1e4, "original_max_position_embeddings": 16, "llama_4_scaling_beta": 0.3})),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -417,6 +424,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "lfm2-moe": ("Lfm2Moe", ["qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk", "sigmoid-router scale 1.5",
                              "short-conv 3 (layers 0,2)"]),
     "lfm2-moe-nobias": ("Lfm2Moe", ["qk-norm", "moe 4 experts top-3", "sigmoid-router", "short-conv 3 (layers 1..2)"]),
+    "ministral3": ("Ministral3", ["query-log-scale 0.1 per 8"]),
+    "ministral3-window": ("Ministral3", ["query-log-scale 0.3 per 16", "head-dim 32", "sliding-window 8 (every layer)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -599,7 +608,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
                              "vaultgemma", "dots1", "exaone_moe", "lfm3"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
-    if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2"):
+    if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3"):
         return [w] * n
     if cfg["model_type"] in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "smollm3") and cfg.get("use_sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
@@ -674,7 +683,10 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     if cfg["model_type"] in ("olmo3", "lfm3"):  # the sliding layers' own RoPE base, unscaled
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
-    return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg), mla=mla_params(cfg),
+    rp = cfg.get("rope_parameters") or {}
+    llama4 = {"beta": rp["llama_4_scaling_beta"], "orig": rp["original_max_position_embeddings"]} \
+        if cfg["model_type"] in ("ministral3", "mistral4") else None
+    return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg), mla=mla_params(cfg), llama4=llama4,
                 qk_after_rope=cfg["model_type"] in ("hunyuan_v1_dense", "hunyuan_v1_moe"),
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,

@@ -336,7 +336,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      parallel_norms: bool = False, learned_positions: bool = False,
                      attn_scale: float | None = None, relu: bool = False,
                      parallel_one_norm: bool = False, alibi: list[float] | None = None,
-                     mla: dict[str, Any] | None = None) -> np.ndarray:
+                     mla: dict[str, Any] | None = None, llama4: dict[str, Any] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -413,6 +413,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     depthwise causal kernel `conv.conv.weight` [H, 1, K] over zeros before position 0 (B · x
     rounded to float16 with an f16 or int8 `kv_cache`), then Llama's SwiGLU MLP (LFM2-MoE: or
     `moe`'s sparse one, its "sigmoid" "norm_eps" the 1e-6 added to the top weights' sum).
+
+    `llama4` ({"beta", "orig"}: Ministral3ForCausalLM): each query, after RoPE, times
+    1 + beta · log(1 + floor(position / orig)).
 
     `qk_full` (OLMoE): q and k RMSNormed over the whole projection in the pre-norm block;
     `clip_qkv` > 0 (OLMoE): q, k and v clamped to [-clip_qkv, clip_qkv] after those norms.
@@ -535,6 +538,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             q, k = rope(q, cos_l, sin_l), rope(k, cos_l, sin_l)
         else:
             q, k = rope(q, cos, sin), rope(k, cos, sin)
+        if llama4:  # (Ministral 3: each query times 1 + beta · log(1 + floor(pos / orig)))
+            q = q * (1.0 + llama4["beta"] * np.log(1.0 + np.floor(np.arange(n) / llama4["orig"])))[:, None, None]
         if qk_after_rope:
             q = _rmsnorm(q, W[p + "self_attn.query_layernorm.weight"], cfg.eps)
             k = _rmsnorm(k, W[p + "self_attn.key_layernorm.weight"], cfg.eps)

@@ -450,7 +450,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
-            "MinistralForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
+            "MinistralForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM)") in msg
     for word in words:
@@ -1256,6 +1256,14 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("lfm2", {"block_ffn_dim_multiplier": None}, "feed_forward.w1.weight is [96, 64], expected [64, 64]"),
     ("lfm2-bias", {"conv_bias": False}, "unexpected 9 tensors: model.layers.{0,2,3}.conv.conv.bias"),
     ("lfm2-bias", {"block_auto_adjust_ff_dim": True}, "feed_forward.w1.weight is [96, 64], expected [256, 64]"),
+    ("ministral3", {"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}},
+     'rope_parameters needs "llama_4_scaling_beta" and "original_max_position_embeddings" (Ministral3 scales each query'),
+    ("ministral3", {"rope_parameters": None}, 'field "rope_parameters" is missing: it needs "llama_4_scaling_beta"'),
+    ("ministral3-window", {"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "llama_4_scaling_beta": 0.3}},
+     'rope_parameters needs "llama_4_scaling_beta" and "original_max_position_embeddings"'),
+    ("ministral3-window", {"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "llama_4_scaling_beta": -1,
+                                               "original_max_position_embeddings": 16}},
+     'field "rope_parameters.llama_4_scaling_beta" must be a finite number >= 0'),
     ("lfm3", {"layer_types": ["conv", "conv", "full_attention", "conv", "chunked_attention"]},
      'layer_types[4] "chunked_attention" is not supported for Lfm3 (full_attention, sliding_attention, conv)'),
     ("lfm3", {"use_attention_gate": False}, "unexpected 2 tensors: model.layers.{2,4}.self_attn.gate_proj.weight"),

@@ -219,6 +219,13 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
              "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope, proportional)",
              r.path().c_str(), field, type.c_str());
     }
+    if (const json::Value* b = r.get(rs, "llama_4_scaling_beta")) {  // (Ministral 3, Mistral 4)
+        if (!b->is_number() || !(b->d >= 0) || !std::isfinite(float(b->d)))
+            r.bad((f + ".llama_4_scaling_beta").c_str(), *b, "a finite number >= 0");
+        c.rope.llama4_beta = b->d;
+        c.rope.llama4_orig = r.integer(rs, "original_max_position_embeddings", 1, kMaxDim,
+                                       (f + ".original_max_position_embeddings").c_str());
+    }
     if (const json::Value* prf = r.get(rs, "partial_rotary_factor")) {
         if (!prf->is_number() || !(prf->d > 0) || !(prf->d <= 1))
             r.bad((f + ".partial_rotary_factor").c_str(), *prf, "a number in (0, 1]");
@@ -419,6 +426,13 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // and the MLP's width as Lfm2MLP computes it from block_ff_dim (else intermediate_size):
     // int(2·I/3), then, with a multiplier (1.0 when left out, none when null), int(m·I)
     // rounded up to a multiple of block_multiple_of (256).
+    if (F.llama4_attn_scale && (c.rope.llama4_beta < 0 || c.rope.llama4_orig < 0)) {  // (transformers: a TypeError)
+        const bool none = c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE && c.rope.llama4_beta < 0;
+        fail(VT_STATUS_FORMAT_ERROR, "%s: %s \"llama_4_scaling_beta\" and \"original_max_position_embeddings\" "
+             "(%s scales each query by 1 + beta · log(1 + floor(position / original_max_position_embeddings)))",
+             c.path.c_str(), none ? "field \"rope_parameters\" is missing: it needs" : (c.rope.field + " needs").c_str(),
+             F.name);
+    }
     c.layer_conv.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // GLM-4's sandwich norms; LFM3's unless use_sandwich_norm is false. LFM3's heads' output gate
     // unless use_attention_gate is.

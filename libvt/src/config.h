@@ -33,6 +33,10 @@ struct RopeScaling {
     // rope type "dynamic" with an alpha (HunYuan: a fixed NTK alpha, base · alpha^(d / (d - 2)));
     // 0: none. Other families refuse it (transformers' dynamic NTK recomputes per length).
     double ntk_alpha = 0;
+    // llama_4_scaling_beta and original_max_position_embeddings as the rope dict has them,
+    // whatever its type (-1: absent; family.h's llama4_attn_scale reads them)
+    double llama4_beta = -1;
+    int64_t llama4_orig = -1;
 };
 
 struct LlamaConfig {

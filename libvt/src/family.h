@@ -341,6 +341,10 @@ struct ModelFamily {
     // above 0 — released config.json fields transformers' model does not read, whose other
     // values describe a model it does not compute — are refused too.
     bool moe_per_layer_fields;
+    // Ministral 3, Mistral 4: each query (after RoPE) times 1 + beta · log(1 + floor(pos / orig)),
+    // beta and orig rope_parameters' llama_4_scaling_beta and original_max_position_embeddings
+    // (both required: transformers' model reads them unguarded). 1 below orig positions.
+    bool llama4_attn_scale;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

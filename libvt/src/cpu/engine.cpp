@@ -741,6 +741,14 @@ void mla_values(CpuSession& s, const LayerWeights& w, int64_t f, int64_t n, cons
     }
 }
 
+// Ministral 3, Mistral 4: the query at `pos` times 1 + beta · log(1 + floor(pos / orig)), in
+// float32 as transformers' get_llama_4_attn_scale (1 elsewhere).
+inline float llama4_scale(const LlamaConfig& c, int64_t pos) {
+    if (!c.family || !c.family->llama4_attn_scale) return 1.0f;
+    const float turns = std::floor(float(pos) / float(c.rope.llama4_orig));
+    return 1.0f + float(c.rope.llama4_beta) * std::log(1.0f + turns);
+}
+
 // LFM2's short convolution of the pass's rows in layer l: [B | C | x] = in_proj · xn; B ⊙ x of
 // every row into its session's cache at its position (T: the cache's element, float or
 // ops::half); then for rows [f, m), y = C ⊙ (Σ_j w[:, j] ⊙ (B ⊙ x)[pos − K + 1 + j] + bias), the
@@ -920,7 +928,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                         ops::rmsnorm_heads(row + NH * HD, KV, HD, w.k_norm.data(), eps);
                         for (int64_t d = 0; d < NH * HD; ++d) row[d] *= qscale;
                     } else {
-                        ops::rope(row, NH, HD, cs, qscale, ROT);
+                        ops::rope(row, NH, HD, cs, qscale * llama4_scale(c, p.pos(i)), ROT);
                         ops::rope(row + NH * HD, KV, HD, cs, 1.0f, ROT);
                     }
                     store_kv(p.row(i), l, p.pos(i), row + NH * HD);

@@ -226,6 +226,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
     if (std::find(c.layer_conv.begin(), c.layer_conv.end(), uint8_t(1)) != c.layer_conv.end())
         fail(VT_STATUS_UNSUPPORTED, "%s: short-convolution layers run on the CPU backend only (the CUDA backend has "
              "no convolution state yet)", c.family ? c.family->name : "this model");
+    if (c.family && c.family->llama4_attn_scale)
+        fail(VT_STATUS_UNSUPPORTED, "%s: its position-dependent query scale (llama_4_scaling_beta) runs on the CPU "
+             "backend only (the CUDA RoPE kernel scales every query alike)", c.family->name);
     if (c.attn_gate)
         fail(VT_STATUS_UNSUPPORTED, "%s: its heads' output gate runs on the CPU backend only (the CUDA attention has "
              "no gate in its epilogue yet)", c.family ? c.family->name : "this model");
