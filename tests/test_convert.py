@@ -812,6 +812,10 @@ _LFM2_TO_GGUF = {"operator_norm": "attn_norm", "ffn_norm": "ffn_norm", "self_att
                  "self_attn.q_layernorm": "attn_q_norm", "self_attn.k_layernorm": "attn_k_norm",
                  "feed_forward.w1": "ffn_gate", "feed_forward.w3": "ffn_up", "feed_forward.w2": "ffn_down",
                  "conv.in_proj": "shortconv.in_proj", "conv.conv": "shortconv.conv", "conv.out_proj": "shortconv.out_proj"}
+# LFM2-MoE's router (llama.cpp's lfm2moe; its expert_bias written as exp_probs_b.bias) and experts.
+_LFM2_MOE_TO_GGUF = {"feed_forward.gate.weight": "ffn_gate_inp.weight", "feed_forward.expert_bias": "exp_probs_b.bias",
+                     "feed_forward.experts.gate_up_proj": ("ffn_gate_exps.weight", "ffn_up_exps.weight"),
+                     "feed_forward.experts.down_proj": "ffn_down_exps.weight"}
 _GPT2_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.wpe.weight": "position_embd.weight",
                         "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
                         "lm_head.weight": "output.weight"}
@@ -832,12 +836,15 @@ def _gguf_name(hf: str, arch: str) -> str:
         _, _, i, rest = hf.split(".", 3)
         mod, kind = rest.rsplit(".", 1)
         return f"blk.{i}.{block[mod]}.{kind}"
-    if arch == "lfm2" and hf == "model.embedding_norm.weight":
+    if arch in ("lfm2", "lfm2moe") and hf == "model.embedding_norm.weight":
         return "token_embd_norm.weight"
     if hf in glob:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
-    if arch == "lfm2":
+    if arch in ("lfm2", "lfm2moe"):
+        if rest in _LFM2_MOE_TO_GGUF:  # (LFM2-MoE's router, its bias, its experts; gate|up: the pair of names)
+            g = _LFM2_MOE_TO_GGUF[rest]
+            return g if isinstance(g, tuple) else f"blk.{i}.{g}"
         mod, kind = rest.rsplit(".", 1)
         return f"blk.{i}.{_LFM2_TO_GGUF[mod]}.{kind}"
     if arch == "phi2" and rest in _PHI_TO_GGUF:
@@ -976,9 +983,16 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             x = convert.qkv_blocked(x, std["num_attention_heads"], std["num_key_value_heads"])
         if arch == "bloom" and ".query_key_value." in hf_name:  # q | k | v (BloomModel.modify_tensors)
             x = convert.qkv_blocked(x, cfg["n_head"])
-        if arch == "lfm2" and hf_name.endswith(".conv.conv.weight"):  # Conv1d's [hidden, 1, L] as [hidden, L] (LFM2Model)
+        if arch in ("lfm2", "lfm2moe") and hf_name.endswith(".conv.conv.weight"):  # Conv1d's [hidden, 1, L] as [hidden, L] (LFM2Model)
             x = x.reshape(x.shape[0], x.shape[2])
-        ty = gw.F32 if x.ndim == 1 or g.endswith(".shortconv.conv.weight") else qtype  # (the kernel stays F32, as llama.cpp's)
+        if isinstance(g, tuple):  # (LFM2-MoE's [E, 2I, H] gate|up experts: ffn_gate_exps, ffn_up_exps, as LFM2MoeModel stacks w1 / w3)
+            for gname, half in zip(g, np.split(x, 2, axis=1)):
+                gname = f"blk.{hf_name.split('.')[2]}.{gname}"
+                if gname not in drop:
+                    tensors.append((gname, qtype, half.shape, gw.QUANTIZERS[qtype](np.ascontiguousarray(half))))
+            continue
+        # (the kernel stays F32, as llama.cpp's; LFM2-MoE's router too, as in moe_gguf)
+        ty = gw.F32 if x.ndim == 1 or g.endswith((".shortconv.conv.weight", ".ffn_gate_inp.weight")) else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
     if arch in ("gpt2", "starcoder", "falcon", "bloom", "mpt"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
@@ -1132,6 +1146,25 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["lfm2.shortconv.l_cache"] = gw.Val(gw.UINT32, cfg["conv_L_cache"])
         md["lfm2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md["lfm2.vocab_size"] = gw.Val(gw.UINT32, cfg["vocab_size"])
+    elif arch == "lfm2moe":
+        # As LFM2MoeModel writes it: head_count_kv per block with 0 for the convolution blocks,
+        # the dense blocks' MLP intermediate_size wide (TextModel's), the experts'
+        # moe_intermediate_size, leading_dense_block_count, sigmoid gating, the kernel's width,
+        # norm_eps as the RMS eps, vocab_size. It writes neither routed_scaling_factor nor
+        # norm_topk_prob, which llama.cpp's lfm2moe does not read (it renormalizes, never
+        # scales): the folder says what llama.cpp computes.
+        md.update({"lfm2moe.attention.head_count_kv": gw.Val(gw.ARRAY, [0 if t == "conv" else cfg["num_key_value_heads"]
+                                                                       for t in cfg["layer_types"]], gw.UINT32),
+                   "lfm2moe.attention.layer_norm_rms_epsilon": float(cfg["norm_eps"]),
+                   "lfm2moe.shortconv.l_cache": gw.Val(gw.UINT32, cfg["conv_L_cache"]),
+                   "lfm2moe.rope.freq_base": float(cfg["rope_parameters"]["rope_theta"]),
+                   "lfm2moe.vocab_size": gw.Val(gw.UINT32, cfg["vocab_size"]),
+                   "lfm2moe.expert_count": gw.Val(gw.UINT32, cfg["num_experts"]),
+                   "lfm2moe.expert_used_count": gw.Val(gw.UINT32, cfg["num_experts_per_tok"]),
+                   "lfm2moe.expert_feed_forward_length": gw.Val(gw.UINT32, cfg["moe_intermediate_size"]),
+                   "lfm2moe.leading_dense_block_count": gw.Val(gw.UINT32, cfg["num_dense_layers"]),
+                   "lfm2moe.expert_gating_func": gw.Val(gw.UINT32, 2)})
+        cfg.update(routed_scaling_factor=1.0, norm_topk_prob=True)
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1204,7 +1237,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder"),
                 ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
-                ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2")]
+                ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
+                ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1297,6 +1331,15 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert (cfg["block_ff_dim"], cfg["block_auto_adjust_ff_dim"], cfg["norm_eps"]) == (96, False, 1e-5)
         assert cfg["full_attn_idxs"] == [1] and cfg["tie_embedding"] is cfg["tie_word_embeddings"]
         assert "rms_norm_eps" not in cfg and cfg["rope_parameters"] == want["rope_parameters"]
+    if arch == "lfm2moe":  # LFM2's blocks; the dense ones, the router and its bias as the keys and tensors say
+        assert cfg["layer_types"] == want["layer_types"] and cfg["conv_L_cache"] == want["conv_L_cache"] == 3
+        for k in ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_dense_layers", "use_expert_bias",
+                  "norm_topk_prob", "routed_scaling_factor", "norm_eps", "conv_bias"):
+            assert cfg[k] == want[k], k
+        assert cfg["use_expert_bias"] is (name == "lfm2-moe") and cfg["num_dense_layers"] == (name == "lfm2-moe")
+        # (llama.cpp's lfm2moe renormalizes and never scales: the folder's case says so too)
+        assert (cfg["norm_topk_prob"], cfg["routed_scaling_factor"]) == (True, 1.0)
+        assert "full_attn_idxs" not in cfg and "block_ff_dim" not in cfg and "rms_norm_eps" not in cfg
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1353,7 +1396,7 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("falcon-seq-mha-bias", "falcon", "Falcon"), ("bloom", "bloom", "Bloom"),
                                               ("bloom-6heads-untied", "bloom", "Bloom"), ("mpt", "mpt", "MPT"),
                                               ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
-                                              ("lfm2-bias", "lfm2", "Lfm2")])
+                                              ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1655,7 +1698,8 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("gptneox", M.GPTNEOX, "gpt-neox"), ("gpt2", M.GPT2, "gpt2"),
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
                               ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied"),
-                              ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias")):
+                              ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias"),
+                              ("lfm2moe", M.LFM2MOE, "lfm2-moe")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1668,14 +1712,24 @@ def test_family_tensor_names_match_the_gguf_package():
             if hf_name.endswith(".bias") and (arch in ("command-r", "arcee") or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
                     ("q_proj.bias", "k_proj.bias", "v_proj.bias"))):
                 continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
-            ours = _gguf_name(hf_name, arch.removesuffix("-2ln"))  # (falcon-2ln: hf_tensor_name's ln_attn / ln_mlp)
+            if arch == "lfm2moe" and ".experts." in hf_name:  # (stacked [E, ...] in the golden: below, per expert)
+                continue
+            hf = hf_name  # (LFM2MoeModel maps LFM2-MoE's expert_bias as expert_bias.bias)
+            hf_name = hf_name + ".bias" if hf_name.endswith(".expert_bias") else hf_name
+            ours = _gguf_name(hf, arch.removesuffix("-2ln"))  # (falcon-2ln: hf_tensor_name's ln_attn / ln_mlp)
             look = hf_name.removeprefix("transformer.") if arch == "bloom" else hf_name  # (BloomModel drops it)
             theirs = tmap.get_name(look.rsplit(".", 1)[0]) if look.endswith(".bias") else \
                 tmap.get_name(look.removesuffix(".weight"))
             suffix = "." + hf_name.rsplit(".", 1)[1]
             assert theirs is not None and ours == theirs + suffix, (arch, hf_name, ours, theirs)
             if not (arch == "ernie4_5" and hf_name.endswith(".bias")):
-                assert convert.hf_tensor_name(ours, arch) == hf_name, (arch, ours)
+                assert convert.hf_tensor_name(ours, arch, moe=arch == "lfm2moe") == hf, (arch, ours)
+    # LFM2-MoE's experts: LFM2MoeModel stacks layers.N.feed_forward.experts.w1 / w3 / w2 (gguf-py's names)
+    tmap = gguf_pkg.get_tensor_name_map(M.LFM2MOE, 3)
+    for hname, gname in (("w1", "ffn_gate_exps"), ("w3", "ffn_up_exps"), ("w2", "ffn_down_exps")):
+        assert tmap.get_name(f"layers.1.feed_forward.experts.{hname}") == f"blk.1.{gname}"
+        assert convert._moe_hf_name(gname + ".weight", 1, 5, False, "lfm2moe") == \
+            f"model.layers.1.feed_forward.experts.5.{hname}.weight"
 
 
 def test_convert_refuses_another_familys_tensors(tmp_path):
@@ -3105,6 +3159,76 @@ def test_lfm2_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
         convert.convert_gguf(path, tmp_path / "out")
     assert str(path) in str(ei.value) and "\n" not in str(ei.value)
     assert not (tmp_path / "out" / "config.json").exists()
+
+
+_LM = "lfm2moe"
+
+
+@pytest.mark.parametrize("name,kw,match", [
+    # the router: sigmoid gating (llama.cpp needs the key), no groups; llama.cpp's lfm2moe always
+    # renormalizes and never scales, whatever a key says
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_gating_func": None}}, r"missing metadata lfm2moe\.expert_gating_func"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_gating_func": gw.Val(gw.UINT32, 1)}},
+     r"lfm2moe\.expert_gating_func = 1: LFM2-MoE's router scores its experts by a sigmoid \(2\)"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_group_count": gw.Val(gw.UINT32, 2),
+                           f"{_LM}.expert_group_used_count": gw.Val(gw.UINT32, 1)}},
+     r"lfm2moe\.expert_group_count = 2: llama\.cpp would choose the experts within groups"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_weights_scale": 1.5}},
+     r"lfm2moe\.expert_weights_scale = 1\.5: llama\.cpp's lfm2moe does not scale the chosen weights"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_weights_norm": False}},
+     r"lfm2moe\.expert_weights_norm = false: llama\.cpp's lfm2moe renormalizes"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_count": None}}, r"missing metadata lfm2moe\.expert_count"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_feed_forward_length": None}},
+     r"missing metadata lfm2moe\.expert_feed_forward_length$"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_feed_forward_length": gw.Val(gw.UINT32, 16)}},
+     r"tensor blk\.1\.ffn_gate_exps\.weight has shape \[8, 32, 64\], expected \[8, 16, 64\]"),
+    # the dense blocks first (leading_dense_block_count): each block's MLP as the key says
+    ("lfm2-moe", {"meta": {f"{_LM}.leading_dense_block_count": gw.Val(gw.UINT32, 3)}},
+     r"lfm2moe\.leading_dense_block_count = 3 is not below the 3 blocks"),
+    ("lfm2-moe", {"meta": {f"{_LM}.leading_dense_block_count": gw.Val(gw.UINT32, 2)}},
+     r"tensor blk\.1\.[\w.]+: block 1 is dense \(lfm2moe\.leading_dense_block_count = 2\), and an LFM2-MoE block"),
+    ("lfm2-moe", {"meta": {f"{_LM}.leading_dense_block_count": None}},
+     r"tensors a lfm2moe model does not have: blk\.0\.ffn_gate\.weight"),
+    # Lfm2MoeConfig's use_expert_bias: the router's bias in every MoE block or none
+    ("lfm2-moe", {"drop": ("blk.2.exp_probs_b.bias",)},
+     r"missing tensor blk\.2\.exp_probs_b\.bias: an lfm2moe file with the router's expert bias needs it in every "
+     r"MoE block"),
+    # LFM2's own: the per-block KV heads, a window (which llama.cpp's lfm2moe ignores), RoPE
+    # factors, shared experts (LFM2-MoE has none), a convolution in an attending block
+    ("lfm2-moe", {"meta": {f"{_LM}.attention.head_count_kv": gw.Val(gw.ARRAY, [0, 2], gw.UINT32)}},
+     r"lfm2moe\.attention\.head_count_kv lists 2 blocks, but lfm2moe\.block_count = 3$"),
+    ("lfm2-moe", {"meta": {f"{_LM}.attention.sliding_window": gw.Val(gw.UINT32, 8)}},
+     r"lfm2moe\.attention\.sliding_window = 8: llama\.cpp's lfm2moe ignores it and Lfm2MoeConfig has no window"),
+    ("lfm2-moe", {"meta": {f"{_LM}.shortconv.l_cache": None}}, r"missing metadata lfm2moe\.shortconv\.l_cache"),
+    ("lfm2-moe", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's lfm2moe loads no RoPE frequency factors"),
+    ("lfm2-moe", {"extra_tensors": [("blk.1.ffn_up_shexp.weight", gw.F32, (32, 64), gw.quant_f32(np.zeros((32, 64))))]},
+     r"tensors a lfm2moe model does not have: blk\.1\.ffn_up_shexp\.weight$"),
+    ("lfm2-moe", {"extra_tensors": [_lfm2_bias("blk.1.shortconv.conv.bias")]},
+     r"tensor blk\.1\.shortconv\.conv\.bias: block 1 attends \(lfm2moe\.attention\.head_count_kv\[1\] = 2\)"),
+])
+def test_lfm2moe_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
+    """What an lfm2moe file says that Lfm2MoeForCausalLM cannot compute as llama.cpp does, or that
+    llama.cpp needs and the file lacks: refused in one line naming the file and the key or tensor,
+    before any folder is written."""
+    path, _ = family_gguf(tmp_path, name, "lfm2moe", **kw)
+    with pytest.raises(ValueError, match=match) as ei:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_lfm2moe_gguf_keeps_its_expert_blocks(tmp_path, monkeypatch):
+    """A Q8_0 lfm2moe file: its experts kept as Q8_0 blocks (copied or referred to), the router and
+    its bias float32; the same weights and logits as its dequantized folder."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = family_gguf(tmp_path, "lfm2-moe", "lfm2moe", qtype=gw.Q8_0)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
+    _assert_same_weights_and_logits(plain, copied, refd)
+    header = safetensors_header(copied / "model.safetensors")
+    assert header[_L1 + "feed_forward.expert_bias"]["dtype"] == header[_L1 + "feed_forward.gate.weight"]["dtype"] == "F32"
+    assert header[_L1 + "feed_forward.experts.7.w2.weight"]["dtype"] == "GGML_Q8_0"
+    assert header["model.layers.0.feed_forward.w1.weight"]["dtype"] == "GGML_Q8_0"
 
 
 def test_lfm2_gguf_rope_scaling_reaches_the_model(tmp_path):
