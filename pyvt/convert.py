@@ -575,6 +575,14 @@ _ARCHS["lfm2"] = _Arch("Lfm2ForCausalLM", "lfm2", False, _QK_NORMS, _LFM2_CONV +
 # (feed_forward.expert_bias, when use_expert_bias), the chosen renormalized, experts
 # feed_forward.experts.N.w1 / w3 / w2 expert_feed_forward_length wide (_lfm2_moe_router).
 _ARCHS["lfm2moe"] = _ARCHS["lfm2"]._replace(architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe")
+# HunYuan MoE (tencent/Hunyuan-A13B; llama.cpp's hunyuan-moe): Llama's pre-norm block with per-head
+# q/k norms after RoPE (query_layernorm / key_layernorm; Q/K in Hugging Face's order, NEOX rope),
+# q/k/v biases when the file has them (llama.cpp loads no o_proj bias: the folder's is zeros), in
+# every block a softmax router (ffn_gate_inp: mlp.gate.wg) whose top weights are renormalized,
+# experts and one ungated shared MLP (mlp.shared_mlp) feed_forward_length wide (_hunyuan_moe_router).
+_ARCHS["hunyuan-moe"] = _Arch("HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe", False, _QK_NORMS, _QKV_BIASES,
+                              names={"attn_q_norm.weight": "self_attn.query_layernorm.weight",
+                                     "attn_k_norm.weight": "self_attn.key_layernorm.weight"})
 # The GGUF architectures with DeepSeek's router keys (_sigmoid_router) and NextN blocks after the model's.
 _DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2", "exaone-moe")
 # ERNIE 4.5 MoE (llama.cpp's ernie4_5-moe): ERNIE 4.5's attention (Q/K in Hugging Face's order,
@@ -591,7 +599,8 @@ _ARCHS["minimax-m2"] = _Arch("MiniMaxM2ForCausalLM", "minimax_m2", False, _QK_NO
 # The GGUF architectures whose routers choose with a correction bias (exp_probs_b) and whose
 # shared experts (ungated) are mlp.shared_experts.
 _BIASED_ROUTER_ARCHS = _DEEPSEEK_ROUTER_ARCHS + ("ernie4_5-moe", "minimax-m2")
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS + ("lfm2moe",)
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS + ("lfm2moe",
+                                                                                                   "hunyuan-moe")
 # Where each architecture's checkpoints keep the router's correction bias (else on mlp.gate).
 _EXP_PROBS_B_NAMES = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias",
                       "minimax-m2": "block_sparse_moe.e_score_correction_bias",
@@ -612,6 +621,11 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
         if t in _EXPERTS:
             return p + f"feed_forward.experts.{expert}." + ("w1", "w3", "w2")[_EXPERTS.index(t)] + ".weight"
         return p + {"ffn_gate_inp.weight": "feed_forward.gate.weight", _EXP_PROBS_B: "feed_forward.expert_bias"}[t]
+    if arch == "hunyuan-moe" and t in ("ffn_gate_inp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight",
+                                       "ffn_down_shexp.weight"):  # (HunYuan MoE: its router and shared MLP)
+        return p + {"ffn_gate_inp.weight": "mlp.gate.wg.weight", "ffn_gate_shexp.weight": "mlp.shared_mlp.gate_proj.weight",
+                    "ffn_up_shexp.weight": "mlp.shared_mlp.up_proj.weight",
+                    "ffn_down_shexp.weight": "mlp.shared_mlp.down_proj.weight"}[t]
     if t == "ffn_gate_inp.weight":
         return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.gate.weight")
     if t == _EXP_PROBS_B:
@@ -654,7 +668,7 @@ def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
     biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2", "lfm2_moe")
-    ungated = biased or a.model_type in ("granitemoe", "deepseek_v2")
+    ungated = biased or a.model_type in ("granitemoe", "deepseek_v2", "hunyuan_v1_moe")
     shexp = (_SHARED[1:] if ungated else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
     router = ("ffn_gate_inp.weight",) + ((_EXP_PROBS_B,) if biased else ())
@@ -952,7 +966,8 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss", "lfm2moe") + _BIASED_ROUTER_ARCHS and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss", "lfm2moe", "hunyuan-moe") + _BIASED_ROUTER_ARCHS \
+            and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -1088,8 +1103,8 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
-    if arch == "deepseek2":  # (llama.cpp's deepseek2 requires it)
-        _need_metadata(p, meta, "deepseek2.attention.layer_norm_rms_epsilon", arch)
+    if arch in ("deepseek2", "hunyuan-moe"):  # (llama.cpp's deepseek2 / hunyuan-moe require it)
+        _need_metadata(p, meta, f"{arch}.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
@@ -1098,7 +1113,7 @@ def _hparams(meta: dict, p: str) -> dict:
         moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe", "minimax-m2")  # (minimax-m2's experts: n_ff)
                           else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
                           else need_int("expert_feed_forward_length")  # (llama.cpp requires it)
-                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe")
+                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe")
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
@@ -1112,6 +1127,8 @@ def _hparams(meta: dict, p: str) -> dict:
             moe.update(_biased_router(meta, arch, moe, n_layers, p))
         elif arch == "lfm2moe":
             moe.update(_lfm2_moe_router(meta, n_layers, p))
+        elif arch == "hunyuan-moe":
+            moe.update(_hunyuan_moe_router(meta, ffn, moe["ffn_exp"], p))
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, nextn=nextn, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res,
                 alibi=alibi, clip=clip, mla=mla, conv=conv, l_cache=l_cache)
@@ -1173,6 +1190,53 @@ def _lfm2_checks(meta: dict, arch: str, n_head: int, head_dim: int, hidden: int,
         raise ValueError(f"{p}: {arch}.attention.causal = false: a bidirectional LFM2 (an embedding model, "
                          "Lfm2BidirectionalModel) is not a causal language model pyvt runs")
     return l_cache
+
+
+def _hunyuan_moe_router(meta: dict, ffn: int, ffn_exp: int, p: str) -> dict:
+    """A hunyuan-moe file's experts and router as llama.cpp computes them (src/models/
+    hunyuan-moe.cpp, build_moe_ffn): experts in every block, feed_forward_length wide whatever
+    expert_feed_forward_length (needed) says, one ungated shared MLP
+    expert_shared_feed_forward_length wide (absent or 0: feed_forward_length), a softmax router
+    whose top weights are always renormalized and never scaled. HunYuanMoEV1ForCausalLM builds
+    experts and shared MLP intermediate_size wide, with one shared MLP: each width that is not
+    feed_forward_length and an expert_shared_count other than 1 is refused, and so is what
+    llama.cpp's hunyuan-moe ignores while the key says otherwise (expert_gating_func not softmax,
+    expert_weights_norm false, expert_weights_scale not 1, rope.scaling.alpha — hunyuan-vl's NTK
+    alpha; a hunyuan-moe file has the stretched base in rope.freq_base), and expert groups
+    (llama.cpp reads them for every architecture; HunYuan has none). -> hp["moe"]'s ffn_shexp."""
+    a = "hunyuan-moe"
+    if ffn_exp != ffn:
+        raise ValueError(f"{p}: {a}.expert_feed_forward_length = {ffn_exp} differs from feed_forward_length = {ffn}: "
+                         f"llama.cpp's {a} builds its experts feed_forward_length wide, HunYuanMoEV1's are "
+                         "intermediate_size wide; pyvt does not guess which is meant")
+    shexp = meta_value(meta, f"{a}.expert_shared_feed_forward_length", "int", p, 0) or ffn
+    if shexp != ffn:
+        raise ValueError(f"{p}: {a}.expert_shared_feed_forward_length = {shexp} differs from feed_forward_length = "
+                         f"{ffn}: HunYuanMoEV1's shared MLP is intermediate_size wide, as its experts")
+    shared = meta_value(meta, f"{a}.expert_shared_count", "int", p, 1)
+    if shared != 1:
+        raise ValueError(f"{p}: {a}.expert_shared_count = {shared}: HunYuanMoEV1 has one shared MLP "
+                         "(num_shared_expert 1); pyvt converts no other")
+    gating = meta_value(meta, f"{a}.expert_gating_func", "int", p, 1)
+    if gating != 1:
+        raise ValueError(f"{p}: {a}.expert_gating_func = {gating}: llama.cpp's {a} scores its experts by a softmax "
+                         "(1) whatever the key says; pyvt does not guess which is meant")
+    if meta_value(meta, f"{a}.expert_group_count", "int", p, 0) > 1:
+        raise ValueError(f"{p}: {a}.expert_group_count = {meta[f'{a}.expert_group_count']}: llama.cpp would choose "
+                         "the experts within groups, which HunYuanMoEV1 has not")
+    if not meta_value(meta, f"{a}.expert_weights_norm", "bool", p, True):
+        raise ValueError(f"{p}: {a}.expert_weights_norm = false: llama.cpp's {a} renormalizes the chosen weights "
+                         "whatever the key says; pyvt does not guess which is meant")
+    scale = _real(meta, f"{a}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
+    if scale not in (0.0, 1.0):
+        raise ValueError(f"{p}: {a}.expert_weights_scale = {scale!r}: llama.cpp's {a} does not scale the chosen "
+                         "weights whatever the key says (HunYuanMoEV1 does not either); pyvt does not guess which "
+                         "is meant")
+    if f"{a}.rope.scaling.alpha" in meta:
+        raise ValueError(f"{p}: {a}.rope.scaling.alpha = {meta[f'{a}.rope.scaling.alpha']!r:.40}: llama.cpp's {a} "
+                         "rotates with rope.freq_base alone (its converter stores the base the NTK alpha stretches "
+                         "there); pyvt does not guess which is meant")
+    return dict(ffn_shexp=ffn)
 
 
 def _lfm2_moe_router(meta: dict, n_layers: int, p: str) -> dict:
@@ -1484,6 +1548,16 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     if arch == "dots1":  # Dots1Config's attention_bias: q/k/v/o biases in every block, or none
         _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "a dots1 file with biases needs q/k/v/o "
                      "biases in every block (Dots1Config's attention_bias puts them on all four)", p)
+    if arch == "hunyuan-moe":
+        if "rope_freqs.weight" in g.tensors:  # (HunYuan's RoPE has no frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a hunyuan-moe file are not "
+                             "supported (HunYuanMoEV1 has none); pyvt does not guess what is meant")
+        if o_bias := [n for n in names if n.endswith(".attn_output.bias")]:
+            raise ValueError(f"{p}: tensor {o_bias[0]}: llama.cpp's hunyuan-moe loads no o_proj bias (a file with one "
+                             "does not load there, and a HunYuan checkpoint with attention_bias has one); pyvt does "
+                             "not convert a model llama.cpp does not run")
+        _all_or_none(g, n_layers, _QKV_BIASES, "a hunyuan-moe file with biases needs q/k/v biases in every block "
+                     "(HunYuanMoEV1Config's attention_bias puts them on all)", p)
     conv = set(hp.get("conv") or ())
     conv_bias = expert_bias = False
     if arch in _LFM2_ARCHS:
@@ -1639,7 +1713,7 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return None
     if a == "deepseek2":
         return _mla_rope_scaling(meta, hp, p)
-    if a in ("nemotron", "gptneox", "falcon"):
+    if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
         out = {"rope_type": "longrope"}
@@ -1740,7 +1814,7 @@ def _need_metadata(p, meta, key: str, arch: str) -> None:
         raise ValueError(f"{p}: missing metadata {key} (llama.cpp's {arch} needs it)")
 
 def _linear_rope_scaling(meta: dict, arch: str, p: str) -> dict | None:
-    """A nemotron / gptneox / falcon file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
+    """A nemotron / gptneox / falcon / hunyuan-moe file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
     linear) none, or linear by rope.scaling.factor (absent or 1: none) — what llama.cpp's
     converter writes for NemotronConfig's rope factor (for GPT-NeoX and Falcon it writes no scaling); any
     other type is refused naming the key."""
@@ -1920,7 +1994,7 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         del config["pretraining_tp"]
     elif hp["arch"] in _LFM2_ARCHS:
         _lfm2_config(config, g, hp)
-    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2", "hunyuan-moe") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -1968,6 +2042,15 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         _deepseek_config(config, hp)
     elif moe and hp["arch"] in ("ernie4_5-moe", "minimax-m2", "exaone-moe"):
         _biased_router_config(config, meta, hp, g.path)
+    elif moe and hp["arch"] == "hunyuan-moe":  # HunYuanMoEV1Config (_hunyuan_moe_router)
+        del config["mlp_bias"]
+        # (the file's rope.freq_base is the base HunYuan's NTK alpha stretches — 'dynamic' with
+        # alpha in the checkpoint, llama.cpp's converter storing base · alpha^(d / (d - 2)) —: stated
+        # as the default type's base, which rotates as that)
+        config.update(num_experts=moe["n_expert"], moe_topk=moe["n_used"],
+                      rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                       **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
     elif moe and hp["arch"] == "lfm2moe":  # Lfm2MoeConfig (_lfm2_moe_router)
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], num_dense_layers=moe["lead"],
@@ -2765,6 +2848,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             items.append((out_name(n, e), "F32", out_shape(n, e), producer(n, "F32", expert=e)))
         else:
             items.append((out_name(n, e), st_dtype, float_shape(n, e), producer(n, expert=e)))
+    if arch == "hunyuan-moe" and "blk.0.attn_q.bias" in g.tensors:
+        # (HunYuanMoEV1Config's attention_bias puts a bias on o_proj too; llama.cpp's hunyuan-moe has
+        # none: zeros, float32, compute what llama.cpp computes)
+        for i in range(hp["n_layers"]):
+            items.append((f"model.layers.{i}.self_attn.o_proj.bias", "F32", (hp["hidden"],),
+                          lambda: np.zeros(hp["hidden"], "<f4")))
     if hp.get("xielu"):  # Apertus: the metadata's xIELU parameters as the checkpoint's tensors, float32
         for i in range(hp["n_layers"]):
             for _, name, shape in _XIELU:

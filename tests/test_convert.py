@@ -1730,6 +1730,18 @@ def test_family_tensor_names_match_the_gguf_package():
         assert tmap.get_name(f"layers.1.feed_forward.experts.{hname}") == f"blk.1.{gname}"
         assert convert._moe_hf_name(gname + ".weight", 1, 5, False, "lfm2moe") == \
             f"model.layers.1.feed_forward.experts.5.{hname}.weight"
+    # HunYuan MoE's own names (its router, shared MLP, q/k norms, experts): gguf-py's and ours
+    tmap = gguf_pkg.get_tensor_name_map(M.HUNYUAN_MOE, 3)
+    for hf in ("mlp.gate.wg", "mlp.shared_mlp.gate_proj", "mlp.shared_mlp.up_proj", "mlp.shared_mlp.down_proj",
+               "self_attn.query_layernorm", "self_attn.key_layernorm", "self_attn.o_proj", "self_attn.q_proj",
+               "input_layernorm", "post_attention_layernorm"):
+        g = tmap.get_name(f"model.layers.1.{hf}")
+        assert g is not None and convert.hf_tensor_name(g + ".weight", "hunyuan-moe", moe=True) == \
+            f"model.layers.1.{hf}.weight", hf
+    for hname in ("gate_proj", "up_proj", "down_proj"):
+        g = tmap.get_name(f"model.layers.1.mlp.experts.{hname}")
+        assert convert._moe_hf_name(g.split(".", 2)[2] + ".weight", 1, 3, False, "hunyuan-moe") == \
+            f"model.layers.1.mlp.experts.3.{hname}.weight"
 
 
 def test_convert_refuses_another_familys_tensors(tmp_path):
@@ -2116,6 +2128,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         w = _deepseek2_file_model(w, cfg)
     if arch == "dots1":
         cfg.update(sliding_window=None, layer_types=["full_attention"] * cfg["num_hidden_layers"])
+    if arch == "hunyuan-moe":
+        _hunyuan_moe_file_model(w, cfg)
     ref = tmp_path / f"{name}-hf"
     ref.mkdir()
     (ref / "config.json").write_text(json.dumps(cfg))
@@ -2151,9 +2165,11 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                             ("self_attn.v_proj.bias", "attn_v.bias"), ("self_attn.o_proj.bias", "attn_output.bias"),
                             ("self_attn.sinks", "attn_sinks.weight"),
                             ("self_attn.q_norm.weight", "attn_q_norm.weight"),
-                            ("self_attn.k_norm.weight", "attn_k_norm.weight")):
-            if p + rest not in w:
-                continue
+                            ("self_attn.k_norm.weight", "attn_k_norm.weight"),
+                            ("self_attn.query_layernorm.weight", "attn_q_norm.weight"),  # (HunYuan's)
+                            ("self_attn.key_layernorm.weight", "attn_k_norm.weight")):
+            if p + rest not in w or (arch == "hunyuan-moe" and rest == "self_attn.o_proj.bias"):
+                continue  # (HunYuan's o_proj bias: zeros, not in the file — _hunyuan_moe_file_model)
             if (oss or arch == "glm4moe") and rest == "post_attention_layernorm.weight":
                 gname = "post_attention_norm.weight"
             x = w[p + rest]
@@ -2193,7 +2209,11 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                 add(_gguf_name(f"{p}mlp.{hname}.weight", arch), w[f"{p}mlp.{hname}.weight"])
             continue
         mp = p + ("block_sparse_moe." if mixnames else "mlp.")
-        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
+        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + ("gate.wg.weight" if arch == "hunyuan-moe" else "gate.weight")], gw.F32)
+        if arch == "hunyuan-moe":  # (its one ungated shared MLP, as HunYuanMoEModel maps mlp.shared_mlp)
+            for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
+                                 ("ffn_down_shexp.weight", "down_proj")):
+                add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_mlp.{hname}.weight"])
         if mp + "gate.e_score_correction_bias" in w:  # (the sigmoid router's)
             add(f"blk.{i}.exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"], gw.F32)
         if biased:  # (ERNIE 4.5 MoE's [1, E] as its converter writes it; the others' on the block)
@@ -2216,7 +2236,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         f"{arch}.attention.value_length": gw.Val(gw.UINT32, hd),
         f"{arch}.rope.freq_base": float((cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0)),
         f"{arch}.expert_count": gw.Val(gw.UINT32, E),
-        f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg.get("num_experts_per_tok") or cfg["moe_k"]),
+        f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg.get("num_experts_per_tok") or cfg.get("moe_k")
+                                            or np.ravel(cfg.get("moe_topk"))[0]),
     }
     if granite:
         for key, field in (("embedding_scale", "embedding_multiplier"), ("attention.scale", "attention_multiplier"),
@@ -2235,6 +2256,15 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         md.update({"minimax-m2.expert_feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
                    "minimax-m2.rope.dimension_count": gw.Val(gw.UINT32, cfg.get("rotary_dim") or hd),
                    "minimax-m2.expert_gating_func": gw.Val(gw.UINT32, 2)})
+    elif arch == "hunyuan-moe":
+        # As HunYuanMoEModel writes it: the experts' and shared MLP's widths, the shared count (its
+        # per-layer lists' first entries), the base 'dynamic' alpha stretches (_hunyuan_moe_file_model)
+        # with scaling type none
+        md.update({"hunyuan-moe.expert_feed_forward_length": gw.Val(
+                       gw.UINT32, np.ravel(cfg.get("moe_intermediate_size", cfg["intermediate_size"]))[0]),
+                   "hunyuan-moe.expert_shared_feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
+                   "hunyuan-moe.expert_shared_count": gw.Val(gw.UINT32, np.ravel(cfg.get("num_shared_expert", 1))[0]),
+                   "hunyuan-moe.rope.scaling.type": "none", "hunyuan-moe.rope.scaling.factor": 1.0})
     elif not mixtral and arch != "olmoe":
         md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
     if arch == "ernie4_5-moe":  # (Ernie4_5MoeModel's keys; the shared experts' width as the released models' is)
@@ -2286,6 +2316,20 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     path = tmp_path / f"{name}.gguf"
     gw.write_gguf(path, md, tensors)
     return path, ref
+
+
+def _hunyuan_moe_file_model(w: dict, cfg: dict) -> None:
+    """A HunYuan MoE case as a hunyuan-moe file holds it (updates w and cfg): its o_proj biases
+    zeros (llama.cpp's hunyuan-moe loads none: its file leaves them out), RoPE 'dynamic' with alpha
+    as the base llama.cpp's converter stores, theta · alpha^(d / (d - 2)) with d = hidden / heads,
+    in float32 — the default type with that base rotates the same."""
+    for k in [k for k in w if k.endswith(".self_attn.o_proj.bias")]:
+        w[k] = np.zeros_like(w[k])
+    rp = cfg["rope_parameters"]
+    if rp.get("rope_type") == "dynamic":
+        d = cfg["hidden_size"] // cfg["num_attention_heads"]
+        base = rp["rope_theta"] * rp["alpha"] ** (d / (d - 2))
+        cfg["rope_parameters"] = {"rope_type": "default", "rope_theta": float(np.float32(base))}
 
 
 def _deepseek2_file_model(w: dict, cfg: dict) -> dict:
@@ -2384,7 +2428,10 @@ MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None),
              # blocks first only: those cases' MoE layers, their mixes not being files llama.cpp can hold)
              ("ernie4_5-moe", "ernie4_5-moe", None), ("ernie4_5-moe-interval", "ernie4_5-moe", [1]),
              ("minimax-m2", "minimax-m2", None), ("minimax-m2-full-rope", "minimax-m2", None),
-             ("exaone-moe", "exaone-moe", None), ("exaone-moe-types", "exaone-moe", [0, 2])]
+             ("exaone-moe", "exaone-moe", None), ("exaone-moe-types", "exaone-moe", [0, 2]),
+             # (HunYuan MoE: its o_proj biases zeros and 'dynamic' alpha as the stretched base, as a
+             # hunyuan-moe file holds them: _hunyuan_moe_file_model)
+             ("hunyuan-moe", "hunyuan-moe", None), ("hunyuan-moe-lists", "hunyuan-moe", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2407,6 +2454,11 @@ def test_convert_moe(tmp_path, name, arch, layers):
     if arch in ("qwen2moe", "qwen3moe"):
         assert cfg["norm_topk_prob"] == (arch == "qwen3moe") == bool(want.get("norm_topk_prob"))
         assert cfg["moe_intermediate_size"] == want["moe_intermediate_size"]
+    if arch == "hunyuan-moe":  # (moe_topk one number, the list's entries being one; the base as the file has it)
+        assert cfg["moe_topk"] == np.ravel(want["moe_topk"])[0] == (2 if name == "hunyuan-moe" else 3)
+        assert cfg["attention_bias"] is want["attention_bias"] is (name == "hunyuan-moe-lists")
+        assert cfg["rope_parameters"] == want["rope_parameters"] and cfg["rope_parameters"]["rope_type"] == "default"
+        assert cfg["num_experts"] == want["num_experts"] and "mlp_bias" not in cfg and "rope_scaling" not in cfg
     st, src = read_safetensors(out / "model.safetensors"), read_safetensors(ref / "model.safetensors")
     assert set(st) == set(src)
     for k, v in src.items():
@@ -2472,6 +2524,7 @@ _L1 = "model.layers.1."
     ("minimax-m2", "minimax-m2", "MiniMaxM2", "block_sparse_moe.e_score_correction_bias",
      "block_sparse_moe.experts.0.w1.weight"),
     ("exaone-moe", "exaone-moe", "ExaoneMoE", "mlp.e_score_correction_bias", "mlp.shared_experts.up_proj.weight"),
+    ("hunyuan-moe", "hunyuan-moe", "HunYuanMoEV1", "mlp.gate.wg.weight", "mlp.shared_mlp.up_proj.weight"),
 ])
 def test_sigmoid_router_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, arch, family, bias, kept):
     """A Q8_0 glm4moe / dots1 / ernie4_5-moe / minimax-m2 / exaone-moe GGUF: its experts' and
@@ -3229,6 +3282,85 @@ def test_lfm2moe_gguf_keeps_its_expert_blocks(tmp_path, monkeypatch):
     assert header[_L1 + "feed_forward.expert_bias"]["dtype"] == header[_L1 + "feed_forward.gate.weight"]["dtype"] == "F32"
     assert header[_L1 + "feed_forward.experts.7.w2.weight"]["dtype"] == "GGML_Q8_0"
     assert header["model.layers.0.feed_forward.w1.weight"]["dtype"] == "GGML_Q8_0"
+
+
+def test_hunyuan_moe_gguf_base_computes_as_the_ntk_alpha(tmp_path):
+    """A hunyuan-moe file holds the base HunYuan's 'dynamic' NTK alpha stretches (llama.cpp's
+    converter: theta · alpha^(d / (d - 2)), float32), written as the default type's base: the
+    folder computes what the checkpoint with its alpha computes (libvt stretches the base in
+    double), to float32 rounding; the unstretched base does not."""
+    import family_models as F
+    from pyvt import _model
+
+    path, _ = moe_gguf(tmp_path, "hunyuan-moe", "hunyuan-moe")
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": float(np.float32(1e4 * 1e3 ** (16 / 14)))}
+    orig = tmp_path / "orig"
+    F.write_from_golden(orig, "hunyuan-moe", F.load_golden())
+    assert json.loads((orig / "config.json").read_text())["rope_parameters"]["alpha"] == 1000.0
+    seq = _SEQ * 3
+    with _model.Model(str(out), device="cpu", kv_cache="f32") as m, _model.Model(str(orig), device="cpu", kv_cache="f32") as r:
+        got, exp = m.logits(seq), r.logits(seq)
+    assert np.abs(got - exp).max() <= 1e-5 * np.abs(exp).max()
+    cfg["rope_parameters"]["rope_theta"] = 10000.0
+    (out / "config.json").write_text(json.dumps(cfg))
+    with _model.Model(str(out), device="cpu", kv_cache="f32") as m:
+        assert np.abs(m.logits(seq) - exp).max() > 1e-3 * np.abs(exp).max()
+
+
+_H = "hunyuan-moe"
+
+
+@pytest.mark.parametrize("name,meta,drop,extra,words", [
+    # widths: experts and the shared MLP feed_forward_length wide (llama.cpp builds them so,
+    # HunYuanMoEV1 intermediate_size wide), one shared MLP
+    ("hunyuan-moe", {f"{_H}.expert_feed_forward_length": gw.Val(gw.UINT32, 32)}, (), (),
+     "hunyuan-moe.expert_feed_forward_length = 32 differs from feed_forward_length = 96"),
+    ("hunyuan-moe", {f"{_H}.expert_feed_forward_length": None}, (), (),
+     "missing metadata hunyuan-moe.expert_feed_forward_length"),
+    ("hunyuan-moe", {f"{_H}.expert_shared_feed_forward_length": gw.Val(gw.UINT32, 192)}, (), (),
+     "hunyuan-moe.expert_shared_feed_forward_length = 192 differs from feed_forward_length = 96"),
+    ("hunyuan-moe", {f"{_H}.expert_shared_count": gw.Val(gw.UINT32, 2)}, (), (),
+     "hunyuan-moe.expert_shared_count = 2: HunYuanMoEV1 has one shared MLP"),
+    # what llama.cpp's hunyuan-moe ignores while the key says otherwise
+    ("hunyuan-moe", {f"{_H}.expert_gating_func": gw.Val(gw.UINT32, 2)}, (), (),
+     "hunyuan-moe.expert_gating_func = 2: llama.cpp's hunyuan-moe scores its experts by a softmax"),
+    ("hunyuan-moe", {f"{_H}.expert_weights_norm": False}, (), (),
+     "hunyuan-moe.expert_weights_norm = false: llama.cpp's hunyuan-moe renormalizes"),
+    ("hunyuan-moe", {f"{_H}.expert_weights_scale": 2.5}, (), (),
+     "hunyuan-moe.expert_weights_scale = 2.5: llama.cpp's hunyuan-moe does not scale"),
+    ("hunyuan-moe", {f"{_H}.rope.scaling.alpha": 1000.0}, (), (),
+     "hunyuan-moe.rope.scaling.alpha = 1000.0: llama.cpp's hunyuan-moe rotates with rope.freq_base alone"),
+    ("hunyuan-moe", {f"{_H}.expert_group_count": gw.Val(gw.UINT32, 2), f"{_H}.expert_group_used_count": gw.Val(gw.UINT32, 1)},
+     (), (), "hunyuan-moe.expert_group_count = 2: llama.cpp would choose the experts within groups"),
+    ("hunyuan-moe", {f"{_H}.rope.scaling.type": "yarn"}, (), (), "hunyuan-moe.rope.scaling.type = 'yarn'"),
+    ("hunyuan-moe", {f"{_H}.rope.dimension_count": gw.Val(gw.UINT32, 8)}, (), (),
+     "partial rotary embeddings (rope.dimension_count 8 of head_dim 16) are not supported"),
+    ("hunyuan-moe", {f"{_H}.attention.layer_norm_rms_epsilon": None}, (), (),
+     "missing metadata hunyuan-moe.attention.layer_norm_rms_epsilon"),
+    ("hunyuan-moe", {f"{_H}.expert_count": None}, (), (), "missing metadata hunyuan-moe.expert_count"),
+    # tensors: the o_proj bias llama.cpp does not load, q/k/v biases in some blocks only, the
+    # shared MLP, the q/k norms, RoPE factors
+    ("hunyuan-moe-lists", {}, (), [("blk.1.attn_output.bias", np.zeros(64, np.float32))],
+     "tensor blk.1.attn_output.bias: llama.cpp's hunyuan-moe loads no o_proj bias"),
+    ("hunyuan-moe-lists", {}, ("blk.2.attn_v.bias",), (),
+     "missing tensor blk.2.attn_v.bias: a hunyuan-moe file with biases needs q/k/v biases in every block"),
+    ("hunyuan-moe", {}, ("blk.1.ffn_down_shexp.weight",), (), "missing tensors: blk.1.ffn_down_shexp.weight"),
+    ("hunyuan-moe", {}, ("blk.0.attn_k_norm.weight",), (), "missing tensors: blk.0.attn_k_norm.weight"),
+    ("hunyuan-moe", {}, (), [("blk.0.ffn_gate_inp_shexp.weight", np.zeros(64, np.float32))],
+     "tensors a hunyuan-moe model does not have: blk.0.ffn_gate_inp_shexp.weight"),
+    ("hunyuan-moe", {}, (), [("rope_freqs.weight", np.ones(8, np.float32))],
+     "tensor rope_freqs.weight: RoPE frequency factors in a hunyuan-moe file are not supported"),
+])
+def test_hunyuan_moe_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, extra, words):
+    """hunyuan-moe keys and tensors HunYuanMoEV1ForCausalLM cannot compute as llama.cpp does, or
+    that llama.cpp needs and the file lacks: one line naming the key or tensor, no folder."""
+    path, _ = moe_gguf(tmp_path, name, "hunyuan-moe", meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "out" / "config.json").exists()
 
 
 def test_lfm2_gguf_rope_scaling_reaches_the_model(tmp_path):
