@@ -6,7 +6,8 @@
 `qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
-LFM2) or `lfm2moe` (LiquidAI LFM2-MoE) architecture into a Hugging Face-style checkpoint folder.
+LFM2), `lfm2moe` (LiquidAI LFM2-MoE) or `hunyuan-moe` (Hunyuan-A13B) architecture into a Hugging
+Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -28,7 +29,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -93,6 +94,11 @@ layout differences between llama.cpp and Hugging Face are undone here:
   with the router, its bias and the experts under feed_forward (`_lfm2_moe_router`): llama.cpp
   renormalizes the chosen weights and never scales them whatever the keys say, and so does the
   folder (keys saying otherwise are refused).
+* HunYuan MoE (`hunyuan-moe`): llama.cpp's converter bakes the 'dynamic' NTK alpha into
+  rope.freq_base (theta · alpha^(d / (d - 2))); the folder states that base as the default RoPE
+  type's, which rotates the same. llama.cpp adds q/k/v biases but has no o_proj bias: a file with
+  q/k/v biases becomes attention_bias true with a zero o_proj bias, one with attn_output.bias is
+  refused (`_hunyuan_moe_router` for the MoE keys).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -2870,7 +2876,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2` or `lfm2moe`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe` or `hunyuan-moe`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3059,7 +3065,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")
