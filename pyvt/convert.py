@@ -5,8 +5,9 @@
 (GPT-NeoX, Pythia), `gpt2`, `starcoder` (GPTBigCode: StarCoder 1, SantaCoder), `falcon`, `bloom`, `mpt`, `qwen2moe`,
 `qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
-21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE) or `lfm2` (LiquidAI
-LFM2) architecture into a Hugging Face-style checkpoint folder.
+21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
+LFM2), `lfm2moe` (LiquidAI LFM2-MoE) or `hunyuan-moe` (Hunyuan-A13B) architecture into a Hugging
+Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -28,7 +29,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
   is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -89,6 +90,15 @@ layout differences between llama.cpp and Hugging Face are undone here:
   Conv1d weight is [hidden, 1, l_cache]) and names the final norm token_embd_norm (Hugging
   Face's model.embedding_norm); the MLP is feed_forward_length wide as it stands
   (block_auto_adjust_ff_dim false). What Lfm2Config cannot say is refused (`_lfm2_layers`).
+  LFM2-MoE (`lfm2moe`) is read the same way, its MoE blocks after leading_dense_block_count
+  with the router, its bias and the experts under feed_forward (`_lfm2_moe_router`): llama.cpp
+  renormalizes the chosen weights and never scales them whatever the keys say, and so does the
+  folder (keys saying otherwise are refused).
+* HunYuan MoE (`hunyuan-moe`): llama.cpp's converter bakes the 'dynamic' NTK alpha into
+  rope.freq_base (theta · alpha^(d / (d - 2))); the folder states that base as the default RoPE
+  type's, which rotates the same. llama.cpp adds q/k/v biases but has no o_proj bias: a file with
+  q/k/v biases becomes attention_bias true with a zero o_proj bias, one with attn_output.bias is
+  refused (`_hunyuan_moe_router` for the MoE keys).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -200,6 +210,8 @@ _LFM2_GLOBAL_NAMES = {
     "token_embd_norm.weight": "model.embedding_norm.weight",
     "output.weight": "lm_head.weight",
 }
+# llama.cpp's LFM2 architectures: lfm2 (dense) and lfm2moe (LFM2-MoE), the same blocks.
+_LFM2_ARCHS = ("lfm2", "lfm2moe")
 # The GGUF architectures with ALiBi instead of RoPE.
 _ALIBI_ARCHS = ("bloom", "mpt")
 # The GGUF architectures without RoPE: learned positions (GPT-2 lineage) or ALiBi (Bloom, MPT).
@@ -220,7 +232,7 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
         return _BLOOM_GLOBAL_NAMES.get(gguf_name)
     if arch == "mpt":
         return _MPT_GLOBAL_NAMES.get(gguf_name)
-    if arch == "lfm2":
+    if arch in _LFM2_ARCHS:
         return _LFM2_GLOBAL_NAMES.get(gguf_name)
     if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
@@ -563,6 +575,20 @@ _ARCHS["lfm2"] = _Arch("Lfm2ForCausalLM", "lfm2", False, _QK_NORMS, _LFM2_CONV +
                               "ffn_gate.weight": "feed_forward.w1.weight", "ffn_up.weight": "feed_forward.w3.weight",
                               "ffn_down.weight": "feed_forward.w2.weight",
                               **{t: "conv." + t.split(".", 1)[1] for t in _LFM2_CONV + _LFM2_CONV_BIASES}})
+# LFM2-MoE (LiquidAI/LFM2-8B-A1B; llama.cpp's lfm2moe): LFM2's blocks, the first
+# leading_dense_block_count with the dense MLP (intermediate_size, as it stands), the others a
+# sigmoid router (ffn_gate_inp: feed_forward.gate) choosing on score + exp_probs_b
+# (feed_forward.expert_bias, when use_expert_bias), the chosen renormalized, experts
+# feed_forward.experts.N.w1 / w3 / w2 expert_feed_forward_length wide (_lfm2_moe_router).
+_ARCHS["lfm2moe"] = _ARCHS["lfm2"]._replace(architecture="Lfm2MoeForCausalLM", model_type="lfm2_moe")
+# HunYuan MoE (tencent/Hunyuan-A13B; llama.cpp's hunyuan-moe): Llama's pre-norm block with per-head
+# q/k norms after RoPE (query_layernorm / key_layernorm; Q/K in Hugging Face's order, NEOX rope),
+# q/k/v biases when the file has them (llama.cpp loads no o_proj bias: the folder's is zeros), in
+# every block a softmax router (ffn_gate_inp: mlp.gate.wg) whose top weights are renormalized,
+# experts and one ungated shared MLP (mlp.shared_mlp) feed_forward_length wide (_hunyuan_moe_router).
+_ARCHS["hunyuan-moe"] = _Arch("HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe", False, _QK_NORMS, _QKV_BIASES,
+                              names={"attn_q_norm.weight": "self_attn.query_layernorm.weight",
+                                     "attn_k_norm.weight": "self_attn.key_layernorm.weight"})
 # The GGUF architectures with DeepSeek's router keys (_sigmoid_router) and NextN blocks after the model's.
 _DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2", "exaone-moe")
 # ERNIE 4.5 MoE (llama.cpp's ernie4_5-moe): ERNIE 4.5's attention (Q/K in Hugging Face's order,
@@ -579,7 +605,8 @@ _ARCHS["minimax-m2"] = _Arch("MiniMaxM2ForCausalLM", "minimax_m2", False, _QK_NO
 # The GGUF architectures whose routers choose with a correction bias (exp_probs_b) and whose
 # shared experts (ungated) are mlp.shared_experts.
 _BIASED_ROUTER_ARCHS = _DEEPSEEK_ROUTER_ARCHS + ("ernie4_5-moe", "minimax-m2")
-_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS
+_MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS + ("lfm2moe",
+                                                                                                   "hunyuan-moe")
 # Where each architecture's checkpoints keep the router's correction bias (else on mlp.gate).
 _EXP_PROBS_B_NAMES = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias",
                       "minimax-m2": "block_sparse_moe.e_score_correction_bias",
@@ -596,6 +623,15 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
     """The Hugging Face name of MoE block tensor `t` of `layer` (one expert of a stacked
     *_exps tensor) of architecture `arch` (general.architecture)."""
     p = f"model.layers.{layer}."
+    if arch == "lfm2moe":  # (LFM2-MoE: its router, bias and experts under feed_forward)
+        if t in _EXPERTS:
+            return p + f"feed_forward.experts.{expert}." + ("w1", "w3", "w2")[_EXPERTS.index(t)] + ".weight"
+        return p + {"ffn_gate_inp.weight": "feed_forward.gate.weight", _EXP_PROBS_B: "feed_forward.expert_bias"}[t]
+    if arch == "hunyuan-moe" and t in ("ffn_gate_inp.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight",
+                                       "ffn_down_shexp.weight"):  # (HunYuan MoE: its router and shared MLP)
+        return p + {"ffn_gate_inp.weight": "mlp.gate.wg.weight", "ffn_gate_shexp.weight": "mlp.shared_mlp.gate_proj.weight",
+                    "ffn_up_shexp.weight": "mlp.shared_mlp.up_proj.weight",
+                    "ffn_down_shexp.weight": "mlp.shared_mlp.down_proj.weight"}[t]
     if t == "ffn_gate_inp.weight":
         return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.gate.weight")
     if t == _EXP_PROBS_B:
@@ -637,8 +673,8 @@ def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
     if not moe:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
-    biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2")
-    ungated = biased or a.model_type in ("granitemoe", "deepseek_v2")
+    biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2", "lfm2_moe")
+    ungated = biased or a.model_type in ("granitemoe", "deepseek_v2", "hunyuan_v1_moe")
     shexp = (_SHARED[1:] if ungated else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
     router = ("ffn_gate_inp.weight",) + ((_EXP_PROBS_B,) if biased else ())
@@ -936,7 +972,8 @@ def _hparams(meta: dict, p: str) -> dict:
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
-    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS and not n_expert:
+    if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss", "lfm2moe", "hunyuan-moe") + _BIASED_ROUTER_ARCHS \
+            and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")
     moe = {}
     if n_expert:
@@ -957,8 +994,8 @@ def _hparams(meta: dict, p: str) -> dict:
                          f"{arch} loads no NextN (multi-token prediction) blocks; pyvt does not convert such a file")
     n_head = need_int("attention.head_count")
     conv = []  # (LFM2: the blocks that convolve instead of attending)
-    if arch == "lfm2":
-        n_kv, conv = _lfm2_layers(meta, n_layers, n_head, p)
+    if arch in _LFM2_ARCHS:
+        n_kv, conv = _lfm2_layers(meta, arch, n_layers, n_head, p)
     else:
         n_kv = need_int("attention.head_count_kv", n_head)
     ffn = need_int("feed_forward_length")
@@ -982,8 +1019,8 @@ def _hparams(meta: dict, p: str) -> dict:
         raise ValueError(f"{p}: missing metadata nemotron.attention.layer_norm_epsilon (the LayerNorm eps "
                          "llama.cpp's nemotron needs)")
     l_cache = None
-    if arch == "lfm2":
-        l_cache = _lfm2_checks(meta, n_head, head_dim, hidden, p)
+    if arch in _LFM2_ARCHS:
+        l_cache = _lfm2_checks(meta, arch, n_head, head_dim, hidden, p)
     par_res = None
     if arch == "gptneox":
         # llama.cpp's gptneox: q and o are [hidden, hidden]; GPT-NeoX's head_size is hidden / heads
@@ -1072,8 +1109,8 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
-    if arch == "deepseek2":  # (llama.cpp's deepseek2 requires it)
-        _need_metadata(p, meta, "deepseek2.attention.layer_norm_rms_epsilon", arch)
+    if arch in ("deepseek2", "hunyuan-moe"):  # (llama.cpp's deepseek2 / hunyuan-moe require it)
+        _need_metadata(p, meta, f"{arch}.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
     if float(theta).is_integer():
@@ -1082,7 +1119,7 @@ def _hparams(meta: dict, p: str) -> dict:
         moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe", "minimax-m2")  # (minimax-m2's experts: n_ff)
                           else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
                           else need_int("expert_feed_forward_length")  # (llama.cpp requires it)
-                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe")
+                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe")
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
@@ -1094,18 +1131,22 @@ def _hparams(meta: dict, p: str) -> dict:
             moe.update(_sigmoid_router(meta, arch, moe, n_layers, need_int("expert_shared_count"), p))
         elif arch in ("ernie4_5-moe", "minimax-m2"):
             moe.update(_biased_router(meta, arch, moe, n_layers, p))
+        elif arch == "lfm2moe":
+            moe.update(_lfm2_moe_router(meta, n_layers, p))
+        elif arch == "hunyuan-moe":
+            moe.update(_hunyuan_moe_router(meta, ffn, moe["ffn_exp"], p))
     return dict(arch=arch, hidden=hidden, n_layers=n_layers, nextn=nextn, n_head=n_head, n_kv=n_kv, ffn=ffn, ctx=ctx,
                 head_dim=head_dim, eps=eps, theta=theta, moe=moe, rope_dim=rope_dim, xielu=xielu, par_res=par_res,
                 alibi=alibi, clip=clip, mla=mla, conv=conv, l_cache=l_cache)
 
 
-def _lfm2_layers(meta: dict, n_layers: int, n_head: int, p: str) -> tuple[int, list[int]]:
-    """An lfm2 file's KV heads and convolution blocks as llama.cpp reads them: attention.head_count_kv
+def _lfm2_layers(meta: dict, arch: str, n_layers: int, n_head: int, p: str) -> tuple[int, list[int]]:
+    """An lfm2 / lfm2moe file's KV heads and convolution blocks as llama.cpp reads them: attention.head_count_kv
     one number (every block attends) or one per block (absent: the heads), a block with 0 mixing by
     its short convolution (is_recr) -> (the KV heads, the convolving blocks). Lfm2Config has one
     num_key_value_heads: attending blocks with different counts, and a file where no block attends,
     are refused naming the key."""
-    key = "lfm2.attention.head_count_kv"
+    key = f"{arch}.attention.head_count_kv"
     v = meta.get(key, n_head)
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         if int(v) <= 0:
@@ -1114,7 +1155,7 @@ def _lfm2_layers(meta: dict, n_layers: int, n_head: int, p: str) -> tuple[int, l
         return int(v), []
     counts = [int(c) for c in meta_value(meta, key, "ints", p)]
     if len(counts) != n_layers:  # (llama.cpp's get_key_or_arr needs one per block)
-        raise ValueError(f"{p}: {key} lists {len(counts)} blocks, but lfm2.block_count = {n_layers}")
+        raise ValueError(f"{p}: {key} lists {len(counts)} blocks, but {arch}.block_count = {n_layers}")
     attending = [i for i, c in enumerate(counts) if c != 0]
     if not attending:
         raise ValueError(f"{p}: {key} is 0 for every block: an LFM2 model without an attention block is not one "
@@ -1127,30 +1168,114 @@ def _lfm2_layers(meta: dict, n_layers: int, n_head: int, p: str) -> tuple[int, l
     return counts[first], [i for i, c in enumerate(counts) if c == 0]
 
 
-def _lfm2_checks(meta: dict, n_head: int, head_dim: int, hidden: int, p: str) -> int:
-    """What an lfm2 file must say for Lfm2ForCausalLM to compute what llama.cpp does -> the
-    kernel's width (shortconv.l_cache). llama.cpp's lfm2 needs shortconv.l_cache and the RMS eps,
-    q and out_proj [hidden, hidden] (Lfm2's head_dim is hidden / heads); refused naming the key:
-    an l_cache below 2 (llama.cpp's kernel reads l_cache - 1 positions before each) or above 256
-    (the widest libvt reads), a sliding window (llama.cpp then slides every attention block,
-    Lfm2Config has no window), non-causal attention (LFM2's bidirectional embedding models)."""
-    _heads_span_hidden(p, "lfm2", n_head, head_dim, hidden, "llama.cpp's lfm2 has q and out_proj [hidden, hidden], "
+def _lfm2_checks(meta: dict, arch: str, n_head: int, head_dim: int, hidden: int, p: str) -> int:
+    """What an lfm2 / lfm2moe file must say for Lfm2ForCausalLM / Lfm2MoeForCausalLM to compute
+    what llama.cpp does -> the kernel's width (shortconv.l_cache). llama.cpp needs
+    shortconv.l_cache and the RMS eps, q and out_proj [hidden, hidden] (Lfm2's head_dim is hidden /
+    heads); refused naming the key: an l_cache below 2 (llama.cpp's kernel reads l_cache - 1
+    positions before each) or above 256 (the widest libvt reads), a sliding window (llama.cpp's
+    lfm2 then slides every attention block, its lfm2moe ignores the key; neither config has a
+    window), non-causal attention (LFM2's bidirectional embedding models)."""
+    _heads_span_hidden(p, arch, n_head, head_dim, hidden, f"llama.cpp's {arch} has q and out_proj [hidden, hidden], "
                        "Lfm2's head_dim is hidden / heads")
-    for key in ("lfm2.attention.layer_norm_rms_epsilon", "lfm2.shortconv.l_cache"):
-        _need_metadata(p, meta, key, "lfm2")
-    l_cache = meta_value(meta, "lfm2.shortconv.l_cache", "int", p)
+    for key in (f"{arch}.attention.layer_norm_rms_epsilon", f"{arch}.shortconv.l_cache"):
+        _need_metadata(p, meta, key, arch)
+    l_cache = meta_value(meta, f"{arch}.shortconv.l_cache", "int", p)
     if not 2 <= l_cache <= 256:
-        raise ValueError(f"{p}: lfm2.shortconv.l_cache = {l_cache} is not between 2 (llama.cpp's lfm2 convolves "
+        raise ValueError(f"{p}: {arch}.shortconv.l_cache = {l_cache} is not between 2 (llama.cpp's {arch} convolves "
                          "over the l_cache - 1 positions before each and needs one) and 256 (the widest kernel pyvt "
                          "runs)")
-    window = _window(meta, "lfm2.attention.sliding_window", None, p)
+    window = _window(meta, f"{arch}.attention.sliding_window", None, p)
     if window:
-        raise ValueError(f"{p}: lfm2.attention.sliding_window = {window}: llama.cpp's lfm2 then slides every "
-                         "attention block over that window, which Lfm2Config cannot express")
-    if not meta_value(meta, "lfm2.attention.causal", "bool", p, True):
-        raise ValueError(f"{p}: lfm2.attention.causal = false: a bidirectional LFM2 (an embedding model, "
+        raise ValueError(f"{p}: {arch}.attention.sliding_window = {window}: "
+                         + ("llama.cpp's lfm2 then slides every attention block over that window, which Lfm2Config "
+                            "cannot express" if arch == "lfm2" else
+                            "llama.cpp's lfm2moe ignores it and Lfm2MoeConfig has no window; pyvt does not guess "
+                            "which is meant"))
+    if not meta_value(meta, f"{arch}.attention.causal", "bool", p, True):
+        raise ValueError(f"{p}: {arch}.attention.causal = false: a bidirectional LFM2 (an embedding model, "
                          "Lfm2BidirectionalModel) is not a causal language model pyvt runs")
     return l_cache
+
+
+def _hunyuan_moe_router(meta: dict, ffn: int, ffn_exp: int, p: str) -> dict:
+    """A hunyuan-moe file's experts and router as llama.cpp computes them (src/models/
+    hunyuan-moe.cpp, build_moe_ffn): experts in every block, feed_forward_length wide whatever
+    expert_feed_forward_length (needed) says, one ungated shared MLP
+    expert_shared_feed_forward_length wide (absent or 0: feed_forward_length), a softmax router
+    whose top weights are always renormalized and never scaled. HunYuanMoEV1ForCausalLM builds
+    experts and shared MLP intermediate_size wide, with one shared MLP: each width that is not
+    feed_forward_length and an expert_shared_count other than 1 is refused, and so is what
+    llama.cpp's hunyuan-moe ignores while the key says otherwise (expert_gating_func not softmax,
+    expert_weights_norm false, expert_weights_scale not 1, rope.scaling.alpha — hunyuan-vl's NTK
+    alpha; a hunyuan-moe file has the stretched base in rope.freq_base), and expert groups
+    (llama.cpp reads them for every architecture; HunYuan has none). -> hp["moe"]'s ffn_shexp."""
+    a = "hunyuan-moe"
+    if ffn_exp != ffn:
+        raise ValueError(f"{p}: {a}.expert_feed_forward_length = {ffn_exp} differs from feed_forward_length = {ffn}: "
+                         f"llama.cpp's {a} builds its experts feed_forward_length wide, HunYuanMoEV1's are "
+                         "intermediate_size wide; pyvt does not guess which is meant")
+    shexp = meta_value(meta, f"{a}.expert_shared_feed_forward_length", "int", p, 0) or ffn
+    if shexp != ffn:
+        raise ValueError(f"{p}: {a}.expert_shared_feed_forward_length = {shexp} differs from feed_forward_length = "
+                         f"{ffn}: HunYuanMoEV1's shared MLP is intermediate_size wide, as its experts")
+    shared = meta_value(meta, f"{a}.expert_shared_count", "int", p, 1)
+    if shared != 1:
+        raise ValueError(f"{p}: {a}.expert_shared_count = {shared}: HunYuanMoEV1 has one shared MLP "
+                         "(num_shared_expert 1); pyvt converts no other")
+    gating = meta_value(meta, f"{a}.expert_gating_func", "int", p, 1)
+    if gating != 1:
+        raise ValueError(f"{p}: {a}.expert_gating_func = {gating}: llama.cpp's {a} scores its experts by a softmax "
+                         "(1) whatever the key says; pyvt does not guess which is meant")
+    if meta_value(meta, f"{a}.expert_group_count", "int", p, 0) > 1:
+        raise ValueError(f"{p}: {a}.expert_group_count = {meta[f'{a}.expert_group_count']}: llama.cpp would choose "
+                         "the experts within groups, which HunYuanMoEV1 has not")
+    if not meta_value(meta, f"{a}.expert_weights_norm", "bool", p, True):
+        raise ValueError(f"{p}: {a}.expert_weights_norm = false: llama.cpp's {a} renormalizes the chosen weights "
+                         "whatever the key says; pyvt does not guess which is meant")
+    scale = _real(meta, f"{a}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
+    if scale not in (0.0, 1.0):
+        raise ValueError(f"{p}: {a}.expert_weights_scale = {scale!r}: llama.cpp's {a} does not scale the chosen "
+                         "weights whatever the key says (HunYuanMoEV1 does not either); pyvt does not guess which "
+                         "is meant")
+    if f"{a}.rope.scaling.alpha" in meta:
+        raise ValueError(f"{p}: {a}.rope.scaling.alpha = {meta[f'{a}.rope.scaling.alpha']!r:.40}: llama.cpp's {a} "
+                         "rotates with rope.freq_base alone (its converter stores the base the NTK alpha stretches "
+                         "there); pyvt does not guess which is meant")
+    return dict(ffn_shexp=ffn)
+
+
+def _lfm2_moe_router(meta: dict, n_layers: int, p: str) -> dict:
+    """An lfm2moe file's router as llama.cpp computes it (src/models/lfm2moe.cpp, lfm2.cpp's graph,
+    build_moe_ffn): expert_gating_func needed (llama.cpp requires it) and sigmoid (2,
+    Lfm2MoeTopKRouter's), the choice on score + exp_probs_b, the chosen weights always
+    renormalized and never scaled (llama.cpp's lfm2moe reads neither expert_weights_norm nor
+    expert_weights_scale: a file saying otherwise is refused, as transformers would compute
+    what it says), the first leading_dense_block_count blocks dense (absent: none), no expert
+    groups (read for every architecture by llama.cpp; Lfm2MoeConfig has none) -> hp["moe"]'s lead."""
+    a = "lfm2moe"
+    gating = meta_value(meta, f"{a}.expert_gating_func", "int", p, None)
+    if gating != 2:
+        raise ValueError(f"{p}: " + (f"missing metadata {a}.expert_gating_func (llama.cpp's {a} needs it"
+                                     if gating is None else f"{a}.expert_gating_func = {gating}: LFM2-MoE's router "
+                                     "scores its experts")
+                         + " by a sigmoid (2); pyvt converts no other)")
+    if meta_value(meta, f"{a}.expert_group_count", "int", p, 0) > 1:
+        raise ValueError(f"{p}: {a}.expert_group_count = {meta[f'{a}.expert_group_count']}: llama.cpp would choose "
+                         "the experts within groups, which Lfm2MoeConfig has not")
+    if not meta_value(meta, f"{a}.expert_weights_norm", "bool", p, True):
+        raise ValueError(f"{p}: {a}.expert_weights_norm = false: llama.cpp's {a} renormalizes the chosen weights "
+                         "whatever the key says; pyvt does not guess which is meant")
+    scale = _real(meta, f"{a}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
+    if scale not in (0.0, 1.0):
+        raise ValueError(f"{p}: {a}.expert_weights_scale = {scale!r}: llama.cpp's {a} does not scale the chosen "
+                         "weights whatever the key says (LFM2-MoE's routed_scaling_factor); pyvt does not guess which "
+                         "is meant")
+    lead = meta_value(meta, f"{a}.leading_dense_block_count", "int", p, 0)
+    if not 0 <= lead < n_layers:
+        raise ValueError(f"{p}: {a}.leading_dense_block_count = {lead} is not below the {n_layers} blocks "
+                         "(a mixture-of-experts model with none)")
+    return dict(lead=lead)
 
 
 def _mla_params(meta: dict, n_head: int, n_kv: int, hidden: int, p: str) -> dict:
@@ -1429,20 +1554,37 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     if arch == "dots1":  # Dots1Config's attention_bias: q/k/v/o biases in every block, or none
         _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "a dots1 file with biases needs q/k/v/o "
                      "biases in every block (Dots1Config's attention_bias puts them on all four)", p)
+    if arch == "hunyuan-moe":
+        if "rope_freqs.weight" in g.tensors:  # (HunYuan's RoPE has no frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a hunyuan-moe file are not "
+                             "supported (HunYuanMoEV1 has none); pyvt does not guess what is meant")
+        if o_bias := [n for n in names if n.endswith(".attn_output.bias")]:
+            raise ValueError(f"{p}: tensor {o_bias[0]}: llama.cpp's hunyuan-moe loads no o_proj bias (a file with one "
+                             "does not load there, and a HunYuan checkpoint with attention_bias has one); pyvt does "
+                             "not convert a model llama.cpp does not run")
+        _all_or_none(g, n_layers, _QKV_BIASES, "a hunyuan-moe file with biases needs q/k/v biases in every block "
+                     "(HunYuanMoEV1Config's attention_bias puts them on all)", p)
     conv = set(hp.get("conv") or ())
-    conv_bias = False
-    if arch == "lfm2":
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's lfm2 rotates without frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's lfm2 loads no RoPE frequency factors "
+    conv_bias = expert_bias = False
+    if arch in _LFM2_ARCHS:
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's lfm2 / lfm2moe rotate without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} loads no RoPE frequency factors "
                              "(Lfm2's RoPE has none); pyvt does not guess what is meant")
         # Lfm2Config's conv_bias: in_proj, conv and out_proj biases in every convolution block, or
         # none (llama.cpp's lfm2 loads none: such a file is Hugging Face's model, not llama.cpp's)
         conv_bias = any(f"blk.{i}.{t}" in g.tensors for i in conv for t in _LFM2_CONV_BIASES)
         if conv_bias and (miss := [f"blk.{i}.{t}" for i in sorted(conv) for t in _LFM2_CONV_BIASES
                                    if f"blk.{i}.{t}" not in g.tensors]):
-            raise ValueError(f"{p}: missing tensor {miss[0]}: an lfm2 file with convolution biases needs in_proj, "
+            raise ValueError(f"{p}: missing tensor {miss[0]}: an {arch} file with convolution biases needs in_proj, "
                              "conv and out_proj biases in every convolution block (Lfm2Config's conv_bias puts them "
                              "on all three)")
+        if moe:  # Lfm2MoeConfig's use_expert_bias: exp_probs_b in every MoE block, or none (llama.cpp needs it)
+            moe_blocks = [i for i in range(moe["lead"], n_layers) if f"blk.{i}.ffn_gate_inp.weight" in g.tensors]
+            expert_bias = any(f"blk.{i}.{_EXP_PROBS_B}" in g.tensors for i in moe_blocks)
+            if expert_bias and (miss := [i for i in moe_blocks if f"blk.{i}.{_EXP_PROBS_B}" not in g.tensors]):
+                raise ValueError(f"{p}: missing tensor blk.{miss[0]}.{_EXP_PROBS_B}: an lfm2moe file with the "
+                                 "router's expert bias needs it in every MoE block (Lfm2MoeConfig's "
+                                 "use_expert_bias)")
     if arch == "deepseek2":
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 loads no RoPE frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's deepseek2 loads no RoPE frequency factors; "
@@ -1468,7 +1610,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                          f"{len(present)} blocks (none for blk.{first})")
     # (LFM2's final norm is token_embd_norm: _LFM2_GLOBAL_NAMES)
     expected = {"token_embd.weight": (vocab_size, hidden),
-                ("token_embd_norm.weight" if arch == "lfm2" else "output_norm.weight"): (hidden,)}
+                ("token_embd_norm.weight" if arch in _LFM2_ARCHS else "output_norm.weight"): (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
     if arch in ("stablelm", "starcoder2", "nemotron", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
@@ -1520,20 +1662,29 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                            "ffn_up_shexp.weight": (fs, hidden), "ffn_down_shexp.weight": (hidden, fs)})
     for i in range(n_layers):
         b = f"blk.{i}."
-        if arch == "lfm2":  # (a convolution block: its shortconv tensors instead of the attention's)
-            kinds = (("attn_norm.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
-                     + _LFM2_CONV + (_LFM2_CONV_BIASES if conv_bias else ()) if i in conv
-                     else _block_tensors(a, False, False))
+        if arch in _LFM2_ARCHS:  # (a convolution block: its shortconv tensors instead of the attention's)
+            dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
+            kinds = (("attn_norm.weight", "ffn_norm.weight") + dense + _LFM2_CONV
+                     + (_LFM2_CONV_BIASES if conv_bias else ()) if i in conv else _block_tensors(a, False, False))
+            if moe and i >= lead:  # (LFM2-MoE: the router, its bias when use_expert_bias, the experts)
+                kinds = (tuple(t for t in kinds if t not in dense) + ("ffn_gate_inp.weight",) + _EXPERTS
+                         + ((_EXP_PROBS_B,) if expert_bias else ()))
             expected.update({b + t: shapes[t] for t in kinds})
             continue
         expected.update({b + t: shapes[t] for t in _block_tensors(a, bool(moe) and i >= lead, "ffn_shexp" in moe)})
         expected.update({b + t: shapes[t] for t in a.optional if b + t in g.tensors})
-    if arch == "lfm2" and (stray := [n for n in names if (m := _BLOCK_RE.match(n)) and int(m.group(1)) < n_layers
-                                     and n not in expected]):
+    if arch in _LFM2_ARCHS and (stray := [n for n in names if (m := _BLOCK_RE.match(n))
+                                          and int(m.group(1)) < n_layers and n not in expected]):
         i = int(_BLOCK_RE.match(stray[0]).group(1))
+        if moe and stray[0].split(".", 2)[2] in ("ffn_gate_inp.weight", _EXP_PROBS_B, "ffn_gate.weight",
+                                                        "ffn_up.weight", "ffn_down.weight") + _EXPERTS:
+            raise ValueError(f"{p}: tensor {stray[0]}: block {i} is "
+                             + ("dense" if i < lead else "a mixture of experts")
+                             + f" (lfm2moe.leading_dense_block_count = {lead}), and an LFM2-MoE block has either "
+                             "the dense MLP or the router and experts")
         raise ValueError(f"{p}: tensor {stray[0]}: block {i} "
-                         + (f"convolves (lfm2.attention.head_count_kv[{i}] = 0)" if i in conv else
-                            f"attends (lfm2.attention.head_count_kv[{i}] = {n_kv})")
+                         + (f"convolves ({arch}.attention.head_count_kv[{i}] = 0)" if i in conv else
+                            f"attends ({arch}.attention.head_count_kv[{i}] = {n_kv})")
                          + ", and an LFM2 block has either attention or convolution tensors")
     missing = [n for n in expected if n not in g.tensors]
     if missing:
@@ -1568,7 +1719,7 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return None
     if a == "deepseek2":
         return _mla_rope_scaling(meta, hp, p)
-    if a in ("nemotron", "gptneox", "falcon"):
+    if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
         out = {"rope_type": "longrope"}
@@ -1669,7 +1820,7 @@ def _need_metadata(p, meta, key: str, arch: str) -> None:
         raise ValueError(f"{p}: missing metadata {key} (llama.cpp's {arch} needs it)")
 
 def _linear_rope_scaling(meta: dict, arch: str, p: str) -> dict | None:
-    """A nemotron / gptneox / falcon file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
+    """A nemotron / gptneox / falcon / hunyuan-moe file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
     linear) none, or linear by rope.scaling.factor (absent or 1: none) — what llama.cpp's
     converter writes for NemotronConfig's rope factor (for GPT-NeoX and Falcon it writes no scaling); any
     other type is refused naming the key."""
@@ -1847,9 +1998,9 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         config.update(no_rope_layers=[int((i + 1) % 4 != 0) for i in range(hp["n_layers"])], no_rope_layer_interval=4,
                       use_sliding_window=False, sliding_window=None)
         del config["pretraining_tp"]
-    elif hp["arch"] == "lfm2":
+    elif hp["arch"] in _LFM2_ARCHS:
         _lfm2_config(config, g, hp)
-    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2", "hunyuan-moe") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -1897,6 +2048,20 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         _deepseek_config(config, hp)
     elif moe and hp["arch"] in ("ernie4_5-moe", "minimax-m2", "exaone-moe"):
         _biased_router_config(config, meta, hp, g.path)
+    elif moe and hp["arch"] == "hunyuan-moe":  # HunYuanMoEV1Config (_hunyuan_moe_router)
+        del config["mlp_bias"]
+        # (the file's rope.freq_base is the base HunYuan's NTK alpha stretches — 'dynamic' with
+        # alpha in the checkpoint, llama.cpp's converter storing base · alpha^(d / (d - 2)) —: stated
+        # as the default type's base, which rotates as that)
+        config.update(num_experts=moe["n_expert"], moe_topk=moe["n_used"],
+                      rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                       **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
+    elif moe and hp["arch"] == "lfm2moe":  # Lfm2MoeConfig (_lfm2_moe_router)
+        config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                      moe_intermediate_size=moe["ffn_exp"], num_dense_layers=moe["lead"],
+                      use_expert_bias=any(n.endswith(_EXP_PROBS_B) for n in g.tensors), norm_topk_prob=True,
+                      routed_scaling_factor=1.0)
     elif moe and hp["arch"] != "granitemoe":  # Qwen2MoeConfig / Qwen3MoeConfig; llama.cpp renormalizes qwen3moe's top weights, not qwen2moe's
         config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
                       moe_intermediate_size=moe["ffn_exp"], norm_topk_prob=hp["arch"] == "qwen3moe",
@@ -1910,20 +2075,22 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
 
 
 def _lfm2_config(config: dict, g: GGUFFile, hp: dict) -> None:
-    """Lfm2Config's fields of an lfm2 file: the RMS eps as norm_eps (the class reads no
-    rms_norm_eps), the convolution blocks as layer_types (and full_attn_idxs, the attending ones),
-    conv_L_cache, conv_bias, the MLP feed_forward_length wide as block_ff_dim (llama.cpp's
-    converter wrote the adjusted width: block_auto_adjust_ff_dim false), tie_embedding beside
-    tie_word_embeddings, RoPE as rope_parameters."""
+    """Lfm2Config's / Lfm2MoeConfig's fields of an lfm2 / lfm2moe file: the RMS eps as norm_eps (the
+    classes read no rms_norm_eps), the convolution blocks as layer_types (and, for Lfm2Config,
+    full_attn_idxs, the attending ones), conv_L_cache, conv_bias, tie_embedding beside
+    tie_word_embeddings, RoPE as rope_parameters. lfm2: the MLP feed_forward_length wide as
+    block_ff_dim (llama.cpp's converter wrote the adjusted width: block_auto_adjust_ff_dim false);
+    lfm2moe: the dense blocks' MLP as intermediate_size (Lfm2MoeConfig takes it as it is)."""
     for k in ("mlp_bias", "pretraining_tp", "attention_bias", "rms_norm_eps", "head_dim", "hidden_act"):
         del config[k]
     types = ["conv" if i in hp["conv"] else "full_attention" for i in range(hp["n_layers"])]
     config.update(norm_eps=hp["eps"], conv_L_cache=hp["l_cache"],
-                  conv_bias=any(n.endswith(_LFM2_CONV_BIASES) for n in g.tensors), block_ff_dim=hp["ffn"],
-                  block_auto_adjust_ff_dim=False, layer_types=types,
-                  full_attn_idxs=[i for i, t in enumerate(types) if t == "full_attention"],
+                  conv_bias=any(n.endswith(_LFM2_CONV_BIASES) for n in g.tensors), layer_types=types,
                   tie_embedding=config["tie_word_embeddings"],
                   rope_parameters={"rope_type": "default", "rope_theta": hp["theta"], **(config["rope_scaling"] or {})})
+    if hp["arch"] == "lfm2":
+        config.update(block_ff_dim=hp["ffn"], block_auto_adjust_ff_dim=False,
+                      full_attn_idxs=[i for i, t in enumerate(types) if t == "full_attention"])
     del config["rope_scaling"], config["rope_theta"]
 
 
@@ -2415,7 +2582,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             return shape[1:]
         if arch == "ernie4_5-moe" and name.endswith(_EXP_PROBS_B):  # (moe_statics' [1, experts])
             return (1, shape[-1])
-        if arch == "lfm2" and name.endswith(".shortconv.conv.weight"):  # ([hidden, l_cache] -> Conv1d's [hidden, 1, l_cache])
+        if arch in _LFM2_ARCHS and name.endswith(".shortconv.conv.weight"):  # ([hidden, l_cache] -> Conv1d's [hidden, 1, l_cache])
             return (shape[0], 1, shape[1])
         return (1,) + shape if name.endswith("ffn_gate_inp_shexp.weight") else shape
 
@@ -2599,7 +2766,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             if name.endswith("ffn_gate_inp_shexp.weight"):  # [hidden] in GGUF, [1, hidden] in HF
                 yield check(g.dequantize(name).reshape(1, -1))
                 return
-            if arch == "lfm2" and name.endswith(".shortconv.conv.weight"):  # (LFM2's kernel: Conv1d's [hidden, 1, l_cache])
+            if arch in _LFM2_ARCHS and name.endswith(".shortconv.conv.weight"):  # (LFM2's kernel: Conv1d's [hidden, 1, l_cache])
                 yield check(g.dequantize(name).reshape(out_shape(name, None)))
                 return
             if heads is not None or qkv_heads(name) or len(info.shape) != 2 or conv1d(name):
@@ -2687,6 +2854,12 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             items.append((out_name(n, e), "F32", out_shape(n, e), producer(n, "F32", expert=e)))
         else:
             items.append((out_name(n, e), st_dtype, float_shape(n, e), producer(n, expert=e)))
+    if arch == "hunyuan-moe" and "blk.0.attn_q.bias" in g.tensors:
+        # (HunYuanMoEV1Config's attention_bias puts a bias on o_proj too; llama.cpp's hunyuan-moe has
+        # none: zeros, float32, compute what llama.cpp computes)
+        for i in range(hp["n_layers"]):
+            items.append((f"model.layers.{i}.self_attn.o_proj.bias", "F32", (hp["hidden"],),
+                          lambda: np.zeros(hp["hidden"], "<f4")))
     if hp.get("xielu"):  # Apertus: the metadata's xIELU parameters as the checkpoint's tensors, float32
         for i in range(hp["n_layers"]):
             for _, name, shape in _XIELU:
@@ -2703,7 +2876,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe` or `lfm2`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe` or `hunyuan-moe`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -2892,7 +3065,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -812,6 +812,10 @@ _LFM2_TO_GGUF = {"operator_norm": "attn_norm", "ffn_norm": "ffn_norm", "self_att
                  "self_attn.q_layernorm": "attn_q_norm", "self_attn.k_layernorm": "attn_k_norm",
                  "feed_forward.w1": "ffn_gate", "feed_forward.w3": "ffn_up", "feed_forward.w2": "ffn_down",
                  "conv.in_proj": "shortconv.in_proj", "conv.conv": "shortconv.conv", "conv.out_proj": "shortconv.out_proj"}
+# LFM2-MoE's router (llama.cpp's lfm2moe; its expert_bias written as exp_probs_b.bias) and experts.
+_LFM2_MOE_TO_GGUF = {"feed_forward.gate.weight": "ffn_gate_inp.weight", "feed_forward.expert_bias": "exp_probs_b.bias",
+                     "feed_forward.experts.gate_up_proj": ("ffn_gate_exps.weight", "ffn_up_exps.weight"),
+                     "feed_forward.experts.down_proj": "ffn_down_exps.weight"}
 _GPT2_GLOBAL_TO_GGUF = {"transformer.wte.weight": "token_embd.weight", "transformer.wpe.weight": "position_embd.weight",
                         "transformer.ln_f.weight": "output_norm.weight", "transformer.ln_f.bias": "output_norm.bias",
                         "lm_head.weight": "output.weight"}
@@ -832,12 +836,15 @@ def _gguf_name(hf: str, arch: str) -> str:
         _, _, i, rest = hf.split(".", 3)
         mod, kind = rest.rsplit(".", 1)
         return f"blk.{i}.{block[mod]}.{kind}"
-    if arch == "lfm2" and hf == "model.embedding_norm.weight":
+    if arch in ("lfm2", "lfm2moe") and hf == "model.embedding_norm.weight":
         return "token_embd_norm.weight"
     if hf in glob:
         return glob[hf]
     _, _, i, rest = hf.split(".", 3)
-    if arch == "lfm2":
+    if arch in ("lfm2", "lfm2moe"):
+        if rest in _LFM2_MOE_TO_GGUF:  # (LFM2-MoE's router, its bias, its experts; gate|up: the pair of names)
+            g = _LFM2_MOE_TO_GGUF[rest]
+            return g if isinstance(g, tuple) else f"blk.{i}.{g}"
         mod, kind = rest.rsplit(".", 1)
         return f"blk.{i}.{_LFM2_TO_GGUF[mod]}.{kind}"
     if arch == "phi2" and rest in _PHI_TO_GGUF:
@@ -976,9 +983,16 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             x = convert.qkv_blocked(x, std["num_attention_heads"], std["num_key_value_heads"])
         if arch == "bloom" and ".query_key_value." in hf_name:  # q | k | v (BloomModel.modify_tensors)
             x = convert.qkv_blocked(x, cfg["n_head"])
-        if arch == "lfm2" and hf_name.endswith(".conv.conv.weight"):  # Conv1d's [hidden, 1, L] as [hidden, L] (LFM2Model)
+        if arch in ("lfm2", "lfm2moe") and hf_name.endswith(".conv.conv.weight"):  # Conv1d's [hidden, 1, L] as [hidden, L] (LFM2Model)
             x = x.reshape(x.shape[0], x.shape[2])
-        ty = gw.F32 if x.ndim == 1 or g.endswith(".shortconv.conv.weight") else qtype  # (the kernel stays F32, as llama.cpp's)
+        if isinstance(g, tuple):  # (LFM2-MoE's [E, 2I, H] gate|up experts: ffn_gate_exps, ffn_up_exps, as LFM2MoeModel stacks w1 / w3)
+            for gname, half in zip(g, np.split(x, 2, axis=1)):
+                gname = f"blk.{hf_name.split('.')[2]}.{gname}"
+                if gname not in drop:
+                    tensors.append((gname, qtype, half.shape, gw.QUANTIZERS[qtype](np.ascontiguousarray(half))))
+            continue
+        # (the kernel stays F32, as llama.cpp's; LFM2-MoE's router too, as in moe_gguf)
+        ty = gw.F32 if x.ndim == 1 or g.endswith((".shortconv.conv.weight", ".ffn_gate_inp.weight")) else qtype
         tensors.append((g, ty, x.shape, gw.QUANTIZERS[ty](x)))
     tensors += list(extra_tensors)
     if arch in ("gpt2", "starcoder", "falcon", "bloom", "mpt"):  # (their config's names: n_embd, n_layer, ...; Falcon's KV heads)
@@ -1132,6 +1146,25 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["lfm2.shortconv.l_cache"] = gw.Val(gw.UINT32, cfg["conv_L_cache"])
         md["lfm2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md["lfm2.vocab_size"] = gw.Val(gw.UINT32, cfg["vocab_size"])
+    elif arch == "lfm2moe":
+        # As LFM2MoeModel writes it: head_count_kv per block with 0 for the convolution blocks,
+        # the dense blocks' MLP intermediate_size wide (TextModel's), the experts'
+        # moe_intermediate_size, leading_dense_block_count, sigmoid gating, the kernel's width,
+        # norm_eps as the RMS eps, vocab_size. It writes neither routed_scaling_factor nor
+        # norm_topk_prob, which llama.cpp's lfm2moe does not read (it renormalizes, never
+        # scales): the folder says what llama.cpp computes.
+        md.update({"lfm2moe.attention.head_count_kv": gw.Val(gw.ARRAY, [0 if t == "conv" else cfg["num_key_value_heads"]
+                                                                       for t in cfg["layer_types"]], gw.UINT32),
+                   "lfm2moe.attention.layer_norm_rms_epsilon": float(cfg["norm_eps"]),
+                   "lfm2moe.shortconv.l_cache": gw.Val(gw.UINT32, cfg["conv_L_cache"]),
+                   "lfm2moe.rope.freq_base": float(cfg["rope_parameters"]["rope_theta"]),
+                   "lfm2moe.vocab_size": gw.Val(gw.UINT32, cfg["vocab_size"]),
+                   "lfm2moe.expert_count": gw.Val(gw.UINT32, cfg["num_experts"]),
+                   "lfm2moe.expert_used_count": gw.Val(gw.UINT32, cfg["num_experts_per_tok"]),
+                   "lfm2moe.expert_feed_forward_length": gw.Val(gw.UINT32, cfg["moe_intermediate_size"]),
+                   "lfm2moe.leading_dense_block_count": gw.Val(gw.UINT32, cfg["num_dense_layers"]),
+                   "lfm2moe.expert_gating_func": gw.Val(gw.UINT32, 2)})
+        cfg.update(routed_scaling_factor=1.0, norm_topk_prob=True)
     elif arch == "exaone4":
         # As Exaone4Model writes it: the window and the per-layer pattern when there is a window.
         # llama.cpp honours them only with 64 blocks (exaone4-64); a smaller case is written
@@ -1204,7 +1237,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("gpt2", "gpt2"), ("gpt-bigcode", "starcoder"), ("gpt-bigcode-mha-unscaled", "starcoder"),
                 ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
-                ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2")]
+                ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
+                ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1297,6 +1331,15 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert (cfg["block_ff_dim"], cfg["block_auto_adjust_ff_dim"], cfg["norm_eps"]) == (96, False, 1e-5)
         assert cfg["full_attn_idxs"] == [1] and cfg["tie_embedding"] is cfg["tie_word_embeddings"]
         assert "rms_norm_eps" not in cfg and cfg["rope_parameters"] == want["rope_parameters"]
+    if arch == "lfm2moe":  # LFM2's blocks; the dense ones, the router and its bias as the keys and tensors say
+        assert cfg["layer_types"] == want["layer_types"] and cfg["conv_L_cache"] == want["conv_L_cache"] == 3
+        for k in ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_dense_layers", "use_expert_bias",
+                  "norm_topk_prob", "routed_scaling_factor", "norm_eps", "conv_bias"):
+            assert cfg[k] == want[k], k
+        assert cfg["use_expert_bias"] is (name == "lfm2-moe") and cfg["num_dense_layers"] == (name == "lfm2-moe")
+        # (llama.cpp's lfm2moe renormalizes and never scales: the folder's case says so too)
+        assert (cfg["norm_topk_prob"], cfg["routed_scaling_factor"]) == (True, 1.0)
+        assert "full_attn_idxs" not in cfg and "block_ff_dim" not in cfg and "rms_norm_eps" not in cfg
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1353,7 +1396,7 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("falcon-seq-mha-bias", "falcon", "Falcon"), ("bloom", "bloom", "Bloom"),
                                               ("bloom-6heads-untied", "bloom", "Bloom"), ("mpt", "mpt", "MPT"),
                                               ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
-                                              ("lfm2-bias", "lfm2", "Lfm2")])
+                                              ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1655,7 +1698,8 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("gptneox", M.GPTNEOX, "gpt-neox"), ("gpt2", M.GPT2, "gpt2"),
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
                               ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied"),
-                              ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias")):
+                              ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias"),
+                              ("lfm2moe", M.LFM2MOE, "lfm2-moe")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1668,14 +1712,36 @@ def test_family_tensor_names_match_the_gguf_package():
             if hf_name.endswith(".bias") and (arch in ("command-r", "arcee") or arch in ("ernie4_5", "seed_oss") and not hf_name.endswith(
                     ("q_proj.bias", "k_proj.bias", "v_proj.bias"))):
                 continue  # (biases llama.cpp's architecture has no place for: family_gguf leaves them out)
-            ours = _gguf_name(hf_name, arch.removesuffix("-2ln"))  # (falcon-2ln: hf_tensor_name's ln_attn / ln_mlp)
+            if arch == "lfm2moe" and ".experts." in hf_name:  # (stacked [E, ...] in the golden: below, per expert)
+                continue
+            hf = hf_name  # (LFM2MoeModel maps LFM2-MoE's expert_bias as expert_bias.bias)
+            hf_name = hf_name + ".bias" if hf_name.endswith(".expert_bias") else hf_name
+            ours = _gguf_name(hf, arch.removesuffix("-2ln"))  # (falcon-2ln: hf_tensor_name's ln_attn / ln_mlp)
             look = hf_name.removeprefix("transformer.") if arch == "bloom" else hf_name  # (BloomModel drops it)
             theirs = tmap.get_name(look.rsplit(".", 1)[0]) if look.endswith(".bias") else \
                 tmap.get_name(look.removesuffix(".weight"))
             suffix = "." + hf_name.rsplit(".", 1)[1]
             assert theirs is not None and ours == theirs + suffix, (arch, hf_name, ours, theirs)
             if not (arch == "ernie4_5" and hf_name.endswith(".bias")):
-                assert convert.hf_tensor_name(ours, arch) == hf_name, (arch, ours)
+                assert convert.hf_tensor_name(ours, arch, moe=arch == "lfm2moe") == hf, (arch, ours)
+    # LFM2-MoE's experts: LFM2MoeModel stacks layers.N.feed_forward.experts.w1 / w3 / w2 (gguf-py's names)
+    tmap = gguf_pkg.get_tensor_name_map(M.LFM2MOE, 3)
+    for hname, gname in (("w1", "ffn_gate_exps"), ("w3", "ffn_up_exps"), ("w2", "ffn_down_exps")):
+        assert tmap.get_name(f"layers.1.feed_forward.experts.{hname}") == f"blk.1.{gname}"
+        assert convert._moe_hf_name(gname + ".weight", 1, 5, False, "lfm2moe") == \
+            f"model.layers.1.feed_forward.experts.5.{hname}.weight"
+    # HunYuan MoE's own names (its router, shared MLP, q/k norms, experts): gguf-py's and ours
+    tmap = gguf_pkg.get_tensor_name_map(M.HUNYUAN_MOE, 3)
+    for hf in ("mlp.gate.wg", "mlp.shared_mlp.gate_proj", "mlp.shared_mlp.up_proj", "mlp.shared_mlp.down_proj",
+               "self_attn.query_layernorm", "self_attn.key_layernorm", "self_attn.o_proj", "self_attn.q_proj",
+               "input_layernorm", "post_attention_layernorm"):
+        g = tmap.get_name(f"model.layers.1.{hf}")
+        assert g is not None and convert.hf_tensor_name(g + ".weight", "hunyuan-moe", moe=True) == \
+            f"model.layers.1.{hf}.weight", hf
+    for hname in ("gate_proj", "up_proj", "down_proj"):
+        g = tmap.get_name(f"model.layers.1.mlp.experts.{hname}")
+        assert convert._moe_hf_name(g.split(".", 2)[2] + ".weight", 1, 3, False, "hunyuan-moe") == \
+            f"model.layers.1.mlp.experts.3.{hname}.weight"
 
 
 def test_convert_refuses_another_familys_tensors(tmp_path):
@@ -2062,6 +2128,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         w = _deepseek2_file_model(w, cfg)
     if arch == "dots1":
         cfg.update(sliding_window=None, layer_types=["full_attention"] * cfg["num_hidden_layers"])
+    if arch == "hunyuan-moe":
+        _hunyuan_moe_file_model(w, cfg)
     ref = tmp_path / f"{name}-hf"
     ref.mkdir()
     (ref / "config.json").write_text(json.dumps(cfg))
@@ -2097,9 +2165,11 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                             ("self_attn.v_proj.bias", "attn_v.bias"), ("self_attn.o_proj.bias", "attn_output.bias"),
                             ("self_attn.sinks", "attn_sinks.weight"),
                             ("self_attn.q_norm.weight", "attn_q_norm.weight"),
-                            ("self_attn.k_norm.weight", "attn_k_norm.weight")):
-            if p + rest not in w:
-                continue
+                            ("self_attn.k_norm.weight", "attn_k_norm.weight"),
+                            ("self_attn.query_layernorm.weight", "attn_q_norm.weight"),  # (HunYuan's)
+                            ("self_attn.key_layernorm.weight", "attn_k_norm.weight")):
+            if p + rest not in w or (arch == "hunyuan-moe" and rest == "self_attn.o_proj.bias"):
+                continue  # (HunYuan's o_proj bias: zeros, not in the file — _hunyuan_moe_file_model)
             if (oss or arch == "glm4moe") and rest == "post_attention_layernorm.weight":
                 gname = "post_attention_norm.weight"
             x = w[p + rest]
@@ -2139,7 +2209,11 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                 add(_gguf_name(f"{p}mlp.{hname}.weight", arch), w[f"{p}mlp.{hname}.weight"])
             continue
         mp = p + ("block_sparse_moe." if mixnames else "mlp.")
-        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
+        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + ("gate.wg.weight" if arch == "hunyuan-moe" else "gate.weight")], gw.F32)
+        if arch == "hunyuan-moe":  # (its one ungated shared MLP, as HunYuanMoEModel maps mlp.shared_mlp)
+            for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
+                                 ("ffn_down_shexp.weight", "down_proj")):
+                add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_mlp.{hname}.weight"])
         if mp + "gate.e_score_correction_bias" in w:  # (the sigmoid router's)
             add(f"blk.{i}.exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"], gw.F32)
         if biased:  # (ERNIE 4.5 MoE's [1, E] as its converter writes it; the others' on the block)
@@ -2162,7 +2236,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         f"{arch}.attention.value_length": gw.Val(gw.UINT32, hd),
         f"{arch}.rope.freq_base": float((cfg.get("rope_parameters") or {}).get("rope_theta", 10000.0)),
         f"{arch}.expert_count": gw.Val(gw.UINT32, E),
-        f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg.get("num_experts_per_tok") or cfg["moe_k"]),
+        f"{arch}.expert_used_count": gw.Val(gw.UINT32, cfg.get("num_experts_per_tok") or cfg.get("moe_k")
+                                            or np.ravel(cfg.get("moe_topk"))[0]),
     }
     if granite:
         for key, field in (("embedding_scale", "embedding_multiplier"), ("attention.scale", "attention_multiplier"),
@@ -2181,6 +2256,15 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         md.update({"minimax-m2.expert_feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
                    "minimax-m2.rope.dimension_count": gw.Val(gw.UINT32, cfg.get("rotary_dim") or hd),
                    "minimax-m2.expert_gating_func": gw.Val(gw.UINT32, 2)})
+    elif arch == "hunyuan-moe":
+        # As HunYuanMoEModel writes it: the experts' and shared MLP's widths, the shared count (its
+        # per-layer lists' first entries), the base 'dynamic' alpha stretches (_hunyuan_moe_file_model)
+        # with scaling type none
+        md.update({"hunyuan-moe.expert_feed_forward_length": gw.Val(
+                       gw.UINT32, np.ravel(cfg.get("moe_intermediate_size", cfg["intermediate_size"]))[0]),
+                   "hunyuan-moe.expert_shared_feed_forward_length": gw.Val(gw.UINT32, cfg["intermediate_size"]),
+                   "hunyuan-moe.expert_shared_count": gw.Val(gw.UINT32, np.ravel(cfg.get("num_shared_expert", 1))[0]),
+                   "hunyuan-moe.rope.scaling.type": "none", "hunyuan-moe.rope.scaling.factor": 1.0})
     elif not mixtral and arch != "olmoe":
         md[f"{arch}.expert_feed_forward_length"] = gw.Val(gw.UINT32, cfg["moe_intermediate_size"])
     if arch == "ernie4_5-moe":  # (Ernie4_5MoeModel's keys; the shared experts' width as the released models' is)
@@ -2232,6 +2316,20 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     path = tmp_path / f"{name}.gguf"
     gw.write_gguf(path, md, tensors)
     return path, ref
+
+
+def _hunyuan_moe_file_model(w: dict, cfg: dict) -> None:
+    """A HunYuan MoE case as a hunyuan-moe file holds it (updates w and cfg): its o_proj biases
+    zeros (llama.cpp's hunyuan-moe loads none: its file leaves them out), RoPE 'dynamic' with alpha
+    as the base llama.cpp's converter stores, theta · alpha^(d / (d - 2)) with d = hidden / heads,
+    in float32 — the default type with that base rotates the same."""
+    for k in [k for k in w if k.endswith(".self_attn.o_proj.bias")]:
+        w[k] = np.zeros_like(w[k])
+    rp = cfg["rope_parameters"]
+    if rp.get("rope_type") == "dynamic":
+        d = cfg["hidden_size"] // cfg["num_attention_heads"]
+        base = rp["rope_theta"] * rp["alpha"] ** (d / (d - 2))
+        cfg["rope_parameters"] = {"rope_type": "default", "rope_theta": float(np.float32(base))}
 
 
 def _deepseek2_file_model(w: dict, cfg: dict) -> dict:
@@ -2330,7 +2428,10 @@ MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None),
              # blocks first only: those cases' MoE layers, their mixes not being files llama.cpp can hold)
              ("ernie4_5-moe", "ernie4_5-moe", None), ("ernie4_5-moe-interval", "ernie4_5-moe", [1]),
              ("minimax-m2", "minimax-m2", None), ("minimax-m2-full-rope", "minimax-m2", None),
-             ("exaone-moe", "exaone-moe", None), ("exaone-moe-types", "exaone-moe", [0, 2])]
+             ("exaone-moe", "exaone-moe", None), ("exaone-moe-types", "exaone-moe", [0, 2]),
+             # (HunYuan MoE: its o_proj biases zeros and 'dynamic' alpha as the stretched base, as a
+             # hunyuan-moe file holds them: _hunyuan_moe_file_model)
+             ("hunyuan-moe", "hunyuan-moe", None), ("hunyuan-moe-lists", "hunyuan-moe", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2353,6 +2454,11 @@ def test_convert_moe(tmp_path, name, arch, layers):
     if arch in ("qwen2moe", "qwen3moe"):
         assert cfg["norm_topk_prob"] == (arch == "qwen3moe") == bool(want.get("norm_topk_prob"))
         assert cfg["moe_intermediate_size"] == want["moe_intermediate_size"]
+    if arch == "hunyuan-moe":  # (moe_topk one number, the list's entries being one; the base as the file has it)
+        assert cfg["moe_topk"] == np.ravel(want["moe_topk"])[0] == (2 if name == "hunyuan-moe" else 3)
+        assert cfg["attention_bias"] is want["attention_bias"] is (name == "hunyuan-moe-lists")
+        assert cfg["rope_parameters"] == want["rope_parameters"] and cfg["rope_parameters"]["rope_type"] == "default"
+        assert cfg["num_experts"] == want["num_experts"] and "mlp_bias" not in cfg and "rope_scaling" not in cfg
     st, src = read_safetensors(out / "model.safetensors"), read_safetensors(ref / "model.safetensors")
     assert set(st) == set(src)
     for k, v in src.items():
@@ -2418,6 +2524,7 @@ _L1 = "model.layers.1."
     ("minimax-m2", "minimax-m2", "MiniMaxM2", "block_sparse_moe.e_score_correction_bias",
      "block_sparse_moe.experts.0.w1.weight"),
     ("exaone-moe", "exaone-moe", "ExaoneMoE", "mlp.e_score_correction_bias", "mlp.shared_experts.up_proj.weight"),
+    ("hunyuan-moe", "hunyuan-moe", "HunYuanMoEV1", "mlp.gate.wg.weight", "mlp.shared_mlp.up_proj.weight"),
 ])
 def test_sigmoid_router_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, arch, family, bias, kept):
     """A Q8_0 glm4moe / dots1 / ernie4_5-moe / minimax-m2 / exaone-moe GGUF: its experts' and
@@ -3104,6 +3211,155 @@ def test_lfm2_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
     with pytest.raises(ValueError, match=match) as ei:
         convert.convert_gguf(path, tmp_path / "out")
     assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+_LM = "lfm2moe"
+
+
+@pytest.mark.parametrize("name,kw,match", [
+    # the router: sigmoid gating (llama.cpp needs the key), no groups; llama.cpp's lfm2moe always
+    # renormalizes and never scales, whatever a key says
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_gating_func": None}}, r"missing metadata lfm2moe\.expert_gating_func"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_gating_func": gw.Val(gw.UINT32, 1)}},
+     r"lfm2moe\.expert_gating_func = 1: LFM2-MoE's router scores its experts by a sigmoid \(2\)"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_group_count": gw.Val(gw.UINT32, 2),
+                           f"{_LM}.expert_group_used_count": gw.Val(gw.UINT32, 1)}},
+     r"lfm2moe\.expert_group_count = 2: llama\.cpp would choose the experts within groups"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_weights_scale": 1.5}},
+     r"lfm2moe\.expert_weights_scale = 1\.5: llama\.cpp's lfm2moe does not scale the chosen weights"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_weights_norm": False}},
+     r"lfm2moe\.expert_weights_norm = false: llama\.cpp's lfm2moe renormalizes"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_count": None}}, r"missing metadata lfm2moe\.expert_count"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_feed_forward_length": None}},
+     r"missing metadata lfm2moe\.expert_feed_forward_length$"),
+    ("lfm2-moe", {"meta": {f"{_LM}.expert_feed_forward_length": gw.Val(gw.UINT32, 16)}},
+     r"tensor blk\.1\.ffn_gate_exps\.weight has shape \[8, 32, 64\], expected \[8, 16, 64\]"),
+    # the dense blocks first (leading_dense_block_count): each block's MLP as the key says
+    ("lfm2-moe", {"meta": {f"{_LM}.leading_dense_block_count": gw.Val(gw.UINT32, 3)}},
+     r"lfm2moe\.leading_dense_block_count = 3 is not below the 3 blocks"),
+    ("lfm2-moe", {"meta": {f"{_LM}.leading_dense_block_count": gw.Val(gw.UINT32, 2)}},
+     r"tensor blk\.1\.[\w.]+: block 1 is dense \(lfm2moe\.leading_dense_block_count = 2\), and an LFM2-MoE block"),
+    ("lfm2-moe", {"meta": {f"{_LM}.leading_dense_block_count": None}},
+     r"tensors a lfm2moe model does not have: blk\.0\.ffn_gate\.weight"),
+    # Lfm2MoeConfig's use_expert_bias: the router's bias in every MoE block or none
+    ("lfm2-moe", {"drop": ("blk.2.exp_probs_b.bias",)},
+     r"missing tensor blk\.2\.exp_probs_b\.bias: an lfm2moe file with the router's expert bias needs it in every "
+     r"MoE block"),
+    # LFM2's own: the per-block KV heads, a window (which llama.cpp's lfm2moe ignores), RoPE
+    # factors, shared experts (LFM2-MoE has none), a convolution in an attending block
+    ("lfm2-moe", {"meta": {f"{_LM}.attention.head_count_kv": gw.Val(gw.ARRAY, [0, 2], gw.UINT32)}},
+     r"lfm2moe\.attention\.head_count_kv lists 2 blocks, but lfm2moe\.block_count = 3$"),
+    ("lfm2-moe", {"meta": {f"{_LM}.attention.sliding_window": gw.Val(gw.UINT32, 8)}},
+     r"lfm2moe\.attention\.sliding_window = 8: llama\.cpp's lfm2moe ignores it and Lfm2MoeConfig has no window"),
+    ("lfm2-moe", {"meta": {f"{_LM}.shortconv.l_cache": None}}, r"missing metadata lfm2moe\.shortconv\.l_cache"),
+    ("lfm2-moe", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's lfm2moe loads no RoPE frequency factors"),
+    ("lfm2-moe", {"extra_tensors": [("blk.1.ffn_up_shexp.weight", gw.F32, (32, 64), gw.quant_f32(np.zeros((32, 64))))]},
+     r"tensors a lfm2moe model does not have: blk\.1\.ffn_up_shexp\.weight$"),
+    ("lfm2-moe", {"extra_tensors": [_lfm2_bias("blk.1.shortconv.conv.bias")]},
+     r"tensor blk\.1\.shortconv\.conv\.bias: block 1 attends \(lfm2moe\.attention\.head_count_kv\[1\] = 2\)"),
+])
+def test_lfm2moe_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
+    """What an lfm2moe file says that Lfm2MoeForCausalLM cannot compute as llama.cpp does, or that
+    llama.cpp needs and the file lacks: refused in one line naming the file and the key or tensor,
+    before any folder is written."""
+    path, _ = family_gguf(tmp_path, name, "lfm2moe", **kw)
+    with pytest.raises(ValueError, match=match) as ei:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_lfm2moe_gguf_keeps_its_expert_blocks(tmp_path, monkeypatch):
+    """A Q8_0 lfm2moe file: its experts kept as Q8_0 blocks (copied or referred to), the router and
+    its bias float32; the same weights and logits as its dequantized folder."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = family_gguf(tmp_path, "lfm2-moe", "lfm2moe", qtype=gw.Q8_0)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
+    _assert_same_weights_and_logits(plain, copied, refd)
+    header = safetensors_header(copied / "model.safetensors")
+    assert header[_L1 + "feed_forward.expert_bias"]["dtype"] == header[_L1 + "feed_forward.gate.weight"]["dtype"] == "F32"
+    assert header[_L1 + "feed_forward.experts.7.w2.weight"]["dtype"] == "GGML_Q8_0"
+    assert header["model.layers.0.feed_forward.w1.weight"]["dtype"] == "GGML_Q8_0"
+
+
+def test_hunyuan_moe_gguf_base_computes_as_the_ntk_alpha(tmp_path):
+    """A hunyuan-moe file holds the base HunYuan's 'dynamic' NTK alpha stretches (llama.cpp's
+    converter: theta · alpha^(d / (d - 2)), float32), written as the default type's base: the
+    folder computes what the checkpoint with its alpha computes (libvt stretches the base in
+    double), to float32 rounding; the unstretched base does not."""
+    import family_models as F
+    from pyvt import _model
+
+    path, _ = moe_gguf(tmp_path, "hunyuan-moe", "hunyuan-moe")
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": float(np.float32(1e4 * 1e3 ** (16 / 14)))}
+    orig = tmp_path / "orig"
+    F.write_from_golden(orig, "hunyuan-moe", F.load_golden())
+    assert json.loads((orig / "config.json").read_text())["rope_parameters"]["alpha"] == 1000.0
+    seq = _SEQ * 3
+    with _model.Model(str(out), device="cpu", kv_cache="f32") as m, _model.Model(str(orig), device="cpu", kv_cache="f32") as r:
+        got, exp = m.logits(seq), r.logits(seq)
+    assert np.abs(got - exp).max() <= 1e-5 * np.abs(exp).max()
+    cfg["rope_parameters"]["rope_theta"] = 10000.0
+    (out / "config.json").write_text(json.dumps(cfg))
+    with _model.Model(str(out), device="cpu", kv_cache="f32") as m:
+        assert np.abs(m.logits(seq) - exp).max() > 1e-3 * np.abs(exp).max()
+
+
+_H = "hunyuan-moe"
+
+
+@pytest.mark.parametrize("name,meta,drop,extra,words", [
+    # widths: experts and the shared MLP feed_forward_length wide (llama.cpp builds them so,
+    # HunYuanMoEV1 intermediate_size wide), one shared MLP
+    ("hunyuan-moe", {f"{_H}.expert_feed_forward_length": gw.Val(gw.UINT32, 32)}, (), (),
+     "hunyuan-moe.expert_feed_forward_length = 32 differs from feed_forward_length = 96"),
+    ("hunyuan-moe", {f"{_H}.expert_feed_forward_length": None}, (), (),
+     "missing metadata hunyuan-moe.expert_feed_forward_length"),
+    ("hunyuan-moe", {f"{_H}.expert_shared_feed_forward_length": gw.Val(gw.UINT32, 192)}, (), (),
+     "hunyuan-moe.expert_shared_feed_forward_length = 192 differs from feed_forward_length = 96"),
+    ("hunyuan-moe", {f"{_H}.expert_shared_count": gw.Val(gw.UINT32, 2)}, (), (),
+     "hunyuan-moe.expert_shared_count = 2: HunYuanMoEV1 has one shared MLP"),
+    # what llama.cpp's hunyuan-moe ignores while the key says otherwise
+    ("hunyuan-moe", {f"{_H}.expert_gating_func": gw.Val(gw.UINT32, 2)}, (), (),
+     "hunyuan-moe.expert_gating_func = 2: llama.cpp's hunyuan-moe scores its experts by a softmax"),
+    ("hunyuan-moe", {f"{_H}.expert_weights_norm": False}, (), (),
+     "hunyuan-moe.expert_weights_norm = false: llama.cpp's hunyuan-moe renormalizes"),
+    ("hunyuan-moe", {f"{_H}.expert_weights_scale": 2.5}, (), (),
+     "hunyuan-moe.expert_weights_scale = 2.5: llama.cpp's hunyuan-moe does not scale"),
+    ("hunyuan-moe", {f"{_H}.rope.scaling.alpha": 1000.0}, (), (),
+     "hunyuan-moe.rope.scaling.alpha = 1000.0: llama.cpp's hunyuan-moe rotates with rope.freq_base alone"),
+    ("hunyuan-moe", {f"{_H}.expert_group_count": gw.Val(gw.UINT32, 2), f"{_H}.expert_group_used_count": gw.Val(gw.UINT32, 1)},
+     (), (), "hunyuan-moe.expert_group_count = 2: llama.cpp would choose the experts within groups"),
+    ("hunyuan-moe", {f"{_H}.rope.scaling.type": "yarn"}, (), (), "hunyuan-moe.rope.scaling.type = 'yarn'"),
+    ("hunyuan-moe", {f"{_H}.rope.dimension_count": gw.Val(gw.UINT32, 8)}, (), (),
+     "partial rotary embeddings (rope.dimension_count 8 of head_dim 16) are not supported"),
+    ("hunyuan-moe", {f"{_H}.attention.layer_norm_rms_epsilon": None}, (), (),
+     "missing metadata hunyuan-moe.attention.layer_norm_rms_epsilon"),
+    ("hunyuan-moe", {f"{_H}.expert_count": None}, (), (), "missing metadata hunyuan-moe.expert_count"),
+    # tensors: the o_proj bias llama.cpp does not load, q/k/v biases in some blocks only, the
+    # shared MLP, the q/k norms, RoPE factors
+    ("hunyuan-moe-lists", {}, (), [("blk.1.attn_output.bias", np.zeros(64, np.float32))],
+     "tensor blk.1.attn_output.bias: llama.cpp's hunyuan-moe loads no o_proj bias"),
+    ("hunyuan-moe-lists", {}, ("blk.2.attn_v.bias",), (),
+     "missing tensor blk.2.attn_v.bias: a hunyuan-moe file with biases needs q/k/v biases in every block"),
+    ("hunyuan-moe", {}, ("blk.1.ffn_down_shexp.weight",), (), "missing tensors: blk.1.ffn_down_shexp.weight"),
+    ("hunyuan-moe", {}, ("blk.0.attn_k_norm.weight",), (), "missing tensors: blk.0.attn_k_norm.weight"),
+    ("hunyuan-moe", {}, (), [("blk.0.ffn_gate_inp_shexp.weight", np.zeros(64, np.float32))],
+     "tensors a hunyuan-moe model does not have: blk.0.ffn_gate_inp_shexp.weight"),
+    ("hunyuan-moe", {}, (), [("rope_freqs.weight", np.ones(8, np.float32))],
+     "tensor rope_freqs.weight: RoPE frequency factors in a hunyuan-moe file are not supported"),
+])
+def test_hunyuan_moe_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, extra, words):
+    """hunyuan-moe keys and tensors HunYuanMoEV1ForCausalLM cannot compute as llama.cpp does, or
+    that llama.cpp needs and the file lacks: one line naming the key or tensor, no folder."""
+    path, _ = moe_gguf(tmp_path, name, "hunyuan-moe", meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
     assert not (tmp_path / "out" / "config.json").exists()
 
 

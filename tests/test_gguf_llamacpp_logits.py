@@ -5,7 +5,7 @@ the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF mo
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
 ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
-qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe (test_convert.moe_gguf), lfm2 (family), and make_tiny_llama's llama / qwen2 / qwen3 models
+qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / hunyuan-moe (test_convert.moe_gguf), lfm2 / lfm2moe (family), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
 
@@ -220,6 +220,27 @@ converted folder the test fails: the taps reversed (0.82 / 1.0), C and x swapped
 cannot express is left out of the file: lfm2-bias's in_proj / conv / out_proj biases
 (llama.cpp's lfm2 loads none, so a file with them does not load; FAMILY_FILE) — pyvt's reading
 of them is checked against the safetensors case only (tests/test_convert.py).
+lfm2-moe and lfm2-moe-nobias (added 2026-11-29 with --logits, the same llama-cpp-python): 3.5e-7
+and 3.0e-7, argmax equal at all 60 positions — LFM2's blocks with llama.cpp's lfm2moe router
+(sigmoid scores, the choice on score + exp_probs_b, the chosen renormalized): lfm2-moe a dense
+first block then top 2 of 8 experts with the case's expert bias, lfm2-moe-nobias top 3 of 4 in
+every block. llama.cpp's lfm2moe never scales the chosen weights and always renormalizes them
+(its converter writes neither routed_scaling_factor nor norm_topk_prob): lfm2-moe's scale 1.5
+and lfm2-moe-nobias's unnormalized weights are not files it can hold, so the folders say 1.0 and
+true (family_gguf). lfm2-moe-nobias has no expert bias (use_expert_bias false) and llama.cpp
+needs exp_probs_b: its file holds zeros (FAMILY_FILE), which choose as none. Broken on purpose in
+the converted folder the test fails: norm_topk_prob false (0.038 / 0.14), routed_scaling_factor
+1.5 (0.048 / 0.078), one expert a token (0.095 / 0.16); w1 and w3 swapped in pyvt.convert (fails).
+hunyuan-moe and hunyuan-moe-lists (added 2026-11-29 with --logits, the same llama-cpp-python):
+4.2e-7 and 4.2e-7, argmax equal at all 60 positions — llama.cpp's hunyuan-moe: q/k norms after
+RoPE, a softmax router renormalizing its top 2 of 8 / top 3 of 4, one shared MLP; hunyuan-moe's
+alpha 1000 as the base llama.cpp's converter stores (rope.freq_base = 10000 · 1000^(16/14),
+float32: test_convert._hunyuan_moe_file_model), untied; hunyuan-moe-lists with q/k/v biases and
+tied. llama.cpp loads no o_proj bias, so the lists case's file leaves its o_proj biases out and
+its folder holds them as zeros (pyvt writes zeros for a file with q/k/v biases; a file with
+attn_output.bias is refused). Broken on purpose in the converted folder the test fails: the
+unstretched base (0.18) or a tenth of it (0.084), one expert a token (0.28 / 0.11),
+rms_norm_eps 1e-2 (0.0083 / 0.0033).
 """
 
 from __future__ import annotations
@@ -253,8 +274,12 @@ MOE_FILE = {"glm4-moe": dict(mtp=True),
             "deepseek-v2-lora": dict(kv_b="whole")}  # (an older deepseek2 file: kv_b whole, llama.cpp decompresses)
 # How a family case's file is built beside its weights (test_convert.family_gguf): lfm2-bias
 # without its convolution biases (llama.cpp's lfm2 loads none: a file with them does not load).
+# lfm2-moe-nobias with a zero router bias in each MoE block (llama.cpp's lfm2moe needs exp_probs_b:
+# a file without does not load; a zero bias chooses as none).
 FAMILY_FILE = {"lfm2-bias": dict(drop=tuple(f"blk.{i}.shortconv.{t}.bias" for i in (0, 2, 3)
-                                            for t in ("in_proj", "conv", "out_proj")))}
+                                            for t in ("in_proj", "conv", "out_proj"))),
+               "lfm2-moe-nobias": dict(extra_tensors=[(f"blk.{i}.exp_probs_b.bias", gw.F32, (4,),
+                                                       gw.quant_f32(np.zeros(4, np.float32))) for i in range(3)])}
 ROUNDED_YARN = {"gpt-oss"}  # compared with llama.cpp's rounded YaRN ramp (see the docstring)
 
 
@@ -288,7 +313,8 @@ def test_every_architecture_is_covered():
     assert archs >= {"llama", "qwen2", "qwen3", "gemma", "gemma2", "phi2", "stablelm", "starcoder2", "gemma3", "phi3", "qwen2moe", "qwen3moe", "smollm3", "granite",
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
-                     "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2"}
+                     "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
+                     "lfm2moe", "hunyuan-moe"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

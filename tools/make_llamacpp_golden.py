@@ -99,6 +99,10 @@ LOGIT_CASES = {
     "exaone-moe-types": ("moe", "exaone-moe-types", "exaone-moe"),  # (its MoE layers alone; not renormalized)
     "lfm2": ("family", "lfm2", "lfm2"),  # (convolution blocks 0 and 2 of 3 taps, the MLP auto-adjusted, tied)
     "lfm2-bias": ("family", "lfm2-bias", "lfm2"),  # (4 taps, blocks 0, 2, 3 convolve, untied; its biases left out)
+    "lfm2-moe": ("family", "lfm2-moe", "lfm2moe"),  # (a dense first block, top 2 of 8 with the expert bias, tied)
+    "lfm2-moe-nobias": ("family", "lfm2-moe-nobias", "lfm2moe"),  # (top 3 of 4; the bias llama.cpp needs as zeros)
+    "hunyuan-moe": ("moe", "hunyuan-moe", "hunyuan-moe"),  # (top 2 of 8, alpha 1000 as the stretched base, untied)
+    "hunyuan-moe-lists": ("moe", "hunyuan-moe-lists", "hunyuan-moe"),  # (top 3 of 4, q/k/v biases, no o bias, tied)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
