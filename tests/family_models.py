@@ -204,6 +204,25 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1})),
     "ministral3-window": ("Ministral3Config", dict(head_dim=32, sliding_window=8, pad_token_id=ENDOFTEXT, rope_parameters={
         "rope_type": "default", "rope_theta": 1e4, "original_max_position_embeddings": 16, "llama_4_scaling_beta": 0.3})),
+    # Mistral 4: DeepSeek-V3's latent attention (q LoRA, interleaved rope), YaRN with mscale_all_dim,
+    # Ministral 3's query scale, a softmax router within the group whose best two sum highest,
+    # renormalized and scaled; or q_proj, rotate-half rope, raw weights, no groups.
+    "mistral4": ("Mistral4Config", dict(num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+                                        qk_rope_head_dim=16, v_head_dim=16, n_routed_experts=8, num_experts_per_tok=2,
+                                        n_group=2, topk_group=1, n_shared_experts=1, moe_intermediate_size=32,
+                                        first_k_dense_replace=1, routed_scaling_factor=1.5, pad_token_id=ENDOFTEXT,
+                                        rope_parameters={"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0,
+                                                         "original_max_position_embeddings": 8, "beta_fast": 32.0,
+                                                         "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                                         "llama_4_scaling_beta": 0.1, "partial_rotary_factor": 0.5})),
+    "mistral4-nolora": ("Mistral4Config", dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=48, qk_nope_head_dim=16,
+                                               qk_rope_head_dim=8, v_head_dim=24, n_routed_experts=4, num_experts_per_tok=3,
+                                               n_shared_experts=2, moe_intermediate_size=32, norm_topk_prob=False,
+                                               rope_interleave=False, pad_token_id=ENDOFTEXT,
+                                               rope_parameters={"rope_type": "yarn", "rope_theta": 1e4, "factor": 2.0,
+                                                                "original_max_position_embeddings": 16,
+                                                                "llama_4_scaling_beta": 0.2,
+                                                                "partial_rotary_factor": 8 / 24})),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -426,6 +445,11 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "lfm2-moe-nobias": ("Lfm2Moe", ["qk-norm", "moe 4 experts top-3", "sigmoid-router", "short-conv 3 (layers 1..2)"]),
     "ministral3": ("Ministral3", ["query-log-scale 0.1 per 8"]),
     "ministral3-window": ("Ministral3", ["query-log-scale 0.3 per 16", "head-dim 32", "sliding-window 8 (every layer)"]),
+    "mistral4": ("Mistral4", ["query-log-scale 0.1 per 8", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk",
+                              "shared-expert 32", "softmax-router groups 1/2 scale 1.5",
+                              "mla kv-lora 32 q-lora 32 heads 16+16 v 16", "interleaved-rope"]),
+    "mistral4-nolora": ("Mistral4", ["query-log-scale 0.2 per 16", "moe 4 experts top-3", "shared-expert 64",
+                                     "mla kv-lora 48 heads 16+8 v 24"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -625,7 +649,7 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     Mixtral: block_sparse_moe.experts.N.{w1,w3,w2}.weight and block_sparse_moe.gate)."""
     mixtral = cfg["model_type"] in ("mixtral", "minimax_m2")  # (MiniMax-M2: Mixtral's names, its bias on the block)
     out: dict[str, np.ndarray] = {}
-    if cfg["model_type"] == "gpt_oss":  # stacked (and transposed) as the Hub's dequantized files hold them
+    if cfg["model_type"] in ("gpt_oss", "mistral4"):  # stacked as saved (gpt-oss: transposed, as the Hub's files)
         return dict(w)
     if cfg["model_type"] in ("gpt2", "gpt_bigcode", "gptj"):  # (the causal-mask buffers are not saved)
         return {k: v for k, v in w.items() if not k.endswith((".attn.bias", ".attn.masked_bias"))}
@@ -716,7 +740,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `mla` argument for DeepSeek-V2 / V3 (multi-head latent attention), else None."""
-    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite"):
+    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4"):
         return None
     return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
             "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2" or cfg.get("rope_interleave", True)}
@@ -780,7 +804,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
-                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe"):
+                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -797,6 +821,10 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
+    if cfg["model_type"] == "mistral4":  # (softmax; groups by their best two; norm_topk_prob true when left out)
+        out["norm_topk"] = cfg.get("norm_topk_prob", True)
+        out["softmax_groups"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
+                                 "scale": cfg.get("routed_scaling_factor", 1.0), "two_best": True}
     if cfg["model_type"] == "lfm2_moe":  # (its router's sum + 1e-6; norm_topk_prob true when left out)
         out["norm_topk"] = cfg.get("norm_topk_prob", True)
         out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": cfg.get("routed_scaling_factor", 1.0), "norm_eps": 1e-6}
@@ -891,6 +919,16 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
     block_sparse_moe named as Qwen-MoE's mlp, the experts one by one (for llama_ref)."""
     out = {}
     for name, x in to_checkpoint(w, cfg).items():
+        if name.endswith("mlp.experts.gate_up_proj") and cfg["model_type"] == "mistral4":  # stacked: per expert
+            p = name[:-len("gate_up_proj")]
+            for e in range(x.shape[0]):
+                out[f"{p}{e}.gate_proj.weight"], out[f"{p}{e}.up_proj.weight"] = np.split(x[e], 2)
+            continue
+        if name.endswith("mlp.experts.down_proj") and cfg["model_type"] == "mistral4":
+            p = name[:-len("down_proj")]
+            for e in range(x.shape[0]):
+                out[f"{p}{e}.down_proj.weight"] = x[e]
+            continue
         if name.endswith("block_sparse_moe.input_linear.weight"):  # GraniteMoE: one tensor per expert
             p = name[:-len("block_sparse_moe.input_linear.weight")]
             for e in range(x.shape[0]):
@@ -1054,7 +1092,10 @@ def build_transformers(name: str, folder: Path | None = None):
 
     config = transformers_config(name)
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    try:
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    except ValueError:  # (Mistral 4: a text model transformers' Auto classes map only inside Mistral 3's)
+        model = getattr(transformers, architecture(type(config).__name__))(config).to(torch.float32).eval()
     tied = bool(getattr(config, "tie_word_embeddings", False))
     shapes = {k: list(v.shape) for k, v in model.state_dict().items() if not (tied and k == "lm_head.weight")}
     w = random_weights(shapes, seed_of(name), norm_center(config.model_type))

@@ -714,12 +714,18 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
         g, tg = moe["softmax_groups"]["groups"], moe["softmax_groups"]["topk_groups"]
         if tg < g:
             grouped = prob.reshape(len(h), g, -1)
-            keep = np.argsort(-grouped.max(axis=-1), axis=-1, kind="stable")[:, :tg]
+            # (Mistral 4: a group scored by its best two, DeepSeek-V2: by its best)
+            gscore = np.sort(grouped, axis=-1)[:, :, -2:].sum(axis=-1) if moe["softmax_groups"].get("two_best") \
+                else grouped.max(axis=-1)
+            keep = np.argsort(-gscore, axis=-1, kind="stable")[:, :tg]
             mask = np.zeros((len(h), g), dtype=bool)
             np.put_along_axis(mask, keep, True, axis=-1)
             prob = np.where(np.repeat(mask, grouped.shape[-1], axis=-1), prob, 0.0)
         top = np.argsort(-prob, axis=-1, kind="stable")[:, :k]
-        wt = np.take_along_axis(prob, top, axis=-1) * moe["softmax_groups"]["scale"]
+        wt = np.take_along_axis(prob, top, axis=-1)
+        if moe.get("norm_topk"):  # (Mistral 4)
+            wt = wt / (wt.sum(axis=-1, keepdims=True) + 1e-20)
+        wt = wt * moe["softmax_groups"]["scale"]
     else:
         prob = np.exp(z - z.max(axis=-1, keepdims=True))
         prob /= prob.sum(axis=-1, keepdims=True)

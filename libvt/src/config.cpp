@@ -577,9 +577,10 @@ struct RouterDefaults {
     bool norm_topk;
     double scale;
 };
-bool grouped_router(const ModelFamily& F) { return F.sigmoid_router || F.mla == 2; }
+bool grouped_router(const ModelFamily& F) { return F.sigmoid_router || F.mla == 2 || F.mla == 4; }
 RouterDefaults router_defaults(const ModelFamily& F) {
     if (F.mla == 2) return {0, 2, 1, 1, 0, false, 1.0};  // DeepseekV2Config
+    if (F.mla == 4) return {0, 1, 1, 1, 0, true, 1.0};   // Mistral4Config
     switch (F.sigmoid_router) {
         case 1: return {1, 1, 1, 1, 1, true, 1.0};   // Glm4MoeConfig
         case 3: return {3, 1, 8, 4, 1, true, 2.5};   // DeepseekV3Config
@@ -614,11 +615,14 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
     }
     c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
     c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
-    const int64_t E = c.num_experts, G = c.moe_groups, least = c.moe_sigmoid ? 2 : 1;
+    // (DeepSeek-V3's sigmoid router and Mistral 4's softmax one score a group by its best two
+    // experts, DeepSeek-V2's by its best)
+    c.moe_groups_two_best = c.moe_sigmoid || F.mla == 4;
+    const int64_t E = c.num_experts, G = c.moe_groups, least = c.moe_groups_two_best ? 2 : 1;
     if (E % G != 0 || E / G < least)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"n_group\" = %lld does not split the %lld experts into groups of %lld or "
              "more%s", src.c_str(), (long long)G, (long long)E, (long long)least,
-             c.moe_sigmoid ? format(" (%s's router scores a group by its two best experts)", F.name).c_str() : "");
+             c.moe_groups_two_best ? format(" (%s's router scores a group by its two best experts)", F.name).c_str() : "");
     if (c.moe_topk_groups > G)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"topk_group\" = %lld is more than the %lld groups (n_group)",
              src.c_str(), (long long)c.moe_topk_groups, (long long)G);
@@ -641,10 +645,11 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     if (!F.mla) return;
     const std::string src = c.from_file ? c.path : "the defaults (no config.json)";
     c.mla = true;
-    const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; else DeepSeek's)
-    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite ? 768 : 1536;
-    c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : 512;
-    c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : 128;
+    const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's)
+    const bool m4 = F.mla == 4;
+    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite ? 768 : m4 ? 1024 : 1536;
+    c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : m4 ? 256 : 512;
+    c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : m4 ? 64 : 128;
     c.mla_rope = c.qk_rope_field > 0 ? c.qk_rope_field : 64;
     c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : 128;
     c.mla_interleaved = F.mla == 2 || c.rope_interleave_field != 0;  // (V3: rope_interleave, default true)
@@ -794,7 +799,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (!F.config_norm_topk && !F.moe_layer_range && c.intermediate_size > 0) c.moe_intermediate = c.intermediate_size;  // Mixtral
     else if (c.moe_intermediate_field > 0) c.moe_intermediate = c.moe_intermediate_field;
     else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
-    if (F.shared_prefix && F.fused_experts) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
+    if (granite_shared(F)) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
         c.shared_intermediate = std::max<int64_t>(0, c.shared_intermediate_field);
     } else if (F.shared_prefix && F.moe_per_layer_fields) {  // HunYuan MoE: one, intermediate_size wide
         c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
@@ -1177,6 +1182,14 @@ void resolve_rope(LlamaConfig& c) {
     // Partial rotary embeddings (Phi-3 family: Phi-4-mini's 0.75): transformers rotates
     // int(head_dim · factor) dims; the other families' modeling code has no such path.
     c.rotary_dim = c.mla ? c.mla_rope : c.head_dim;  // (DeepSeek: the rope dims of its latent head)
+    if (c.mla && c.partial_rotary_given) {  // (Mistral 4's: qk_rope / (qk_nope + qk_rope), its head's rope share)
+        const int64_t rot = int64_t(double(c.mla_nope + c.mla_rope) * c.partial_rotary_factor);
+        if (rot != c.mla_rope)
+            fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g rotates %lld of the query head's %lld dims, not its "
+                 "qk_rope_head_dim %lld (the latent attention rotates those)", c.from_file ? c.path.c_str() : "config.json",
+                 c.partial_rotary_factor, (long long)rot, (long long)(c.mla_nope + c.mla_rope), (long long)c.mla_rope);
+        c.partial_rotary_factor = 1.0;
+    }
     if (c.family && c.family->default_rotary_factor > 0 && !c.partial_rotary_given)
         c.partial_rotary_factor = c.family->default_rotary_factor;  // (Phi 0.5, StableLM 0.25: their configs')
     if (c.family && c.family->rotary_dim_or_factor && c.rotary_dim_field > 0) {  // (MiniMax-M2's legacy field)

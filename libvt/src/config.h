@@ -220,6 +220,7 @@ struct LlamaConfig {
     // (DeepSeek-V2's softmax router limits its groups too: scored by their best, the others 0)
     bool moe_sigmoid = false;
     int64_t moe_groups = 1, moe_topk_groups = 1;
+    bool moe_groups_two_best = false;  // a group scored by its best two experts (else its best)
     float routed_scaling = 1.0f;
     // The router's correction bias is in the checkpoint (ModelFamily::choice_bias; LFM2-MoE: when
     // use_expert_bias), and what the sigmoid router adds to the top weights' sum before dividing.

@@ -686,6 +686,29 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/3, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
     },
     {
+        // Mistral 4 (mistralai/Mistral-Small-4 / Mistral-Large-3 layout as Mistral4ForCausalLM):
+        // DeepSeek-V3's latent attention with Ministral 3's query scale, a softmax router choosing
+        // within the topk_group groups whose best two scores sum highest, shared experts; the
+        // routed experts stacked as transformers saves this model (gate_up_proj [E, 2·I, H], gate
+        // rows first; down_proj [E, H, I]).
+        "Mistral4", "Mistral4ForCausalLM", "mistral4",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_a_proj.weight",
+         "self_attn.q_a_layernorm.weight", "self_attn.q_b_proj.weight", "self_attn.kv_a_proj_with_mqa.weight",
+         "self_attn.kv_a_layernorm.weight", "self_attn.kv_b_proj.weight"}, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/1048576,
+        "mlp.gate.weight", /*expert prefix=*/nullptr, {"mlp.experts.gate_up_proj", nullptr, "mlp.experts.down_proj"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/4, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/true,
+    },
+    {
         // GLM-4 MoE lite (zai-org/GLM-4.7-Flash): DeepSeek-V3's latent attention with GLM-4 MoE's
         // router and shared experts, dense layers by mlp_layer_types (default: the first).
         "Glm4MoeLite", "Glm4MoeLiteForCausalLM", "glm4_moe_lite",
@@ -1268,7 +1291,7 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
         out.push_back({dn + "_bias", {E, H}, false});
         return out;
     }
-    if (f.fused_experts) {  // GraniteMoE: [E, 2·I, H] gate|up and [E, H, I] down
+    if (f.fused_experts) {  // GraniteMoE, Mistral 4: [E, 2·I, H] gate|up and [E, H, I] down
         out.push_back({p + f.expert_tensors[0], {E, 2 * I, H}, true});
         out.push_back({p + f.expert_tensors[2], {E, H, I}, true});
     }
@@ -1278,7 +1301,7 @@ std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer) {
         out.push_back({ep + f.expert_tensors[1], {I, H}, true});
         out.push_back({ep + f.expert_tensors[2], {H, I}, true});
     }
-    if (f.shared_prefix && c.shared_intermediate > 0 && f.fused_experts) {  // GraniteMoeShared
+    if (c.shared_intermediate > 0 && granite_shared(f)) {  // GraniteMoeShared
         const int64_t S = c.shared_intermediate;
         const std::string sp = p + f.shared_prefix;
         out.push_back({sp + "input_linear.weight", {2 * S, H}, true});  // gate rows, then up rows

@@ -301,6 +301,9 @@ struct ModelFamily {
     // The engine computes it absorbed: the cache holds one KV head per layer, [rotated k_pe |
     // c] (LlamaConfig::mla_*), each query head's nope part goes through its W_uk (kv_b's k rows,
     // transposed) into the latent, and each head's output through its W_uv (kv_b's v rows).
+    // 4: Mistral 4 — V3's attention (its defaults: q LoRA 1024, latent 256 + 64, nope 64), the router a
+    // softmax choosing within the topk_group groups whose two best scores sum highest, the top
+    // weights renormalized when norm_topk_prob (true) and times routed_scaling_factor.
     // The router: V3's sigmoid one (sigmoid_router 3); V2's softmax with topk_method
     // ("greedy", or "group_limited_greedy": groups scored by their best), routed_scaling_factor.
     int mla;
@@ -359,6 +362,10 @@ struct MoeTensor {
     const std::vector<int64_t>& shape() const { return dims; }
 };
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
+
+// GraniteMoeShared's shared expert: one input_linear ([2·S, H], gate rows then up rows) and
+// output_linear beside stacked experts. (Mistral 4's stacked experts keep per-tensor shared ones.)
+inline bool granite_shared(const ModelFamily& f) { return f.fused_experts && f.shared_prefix && !f.mla; }
 
 // Whether the family's MLP is act(gate) alone, not act(gate) · up (Phi's fc1, Starcoder2's c_fc,
 // Arcee's up_proj).

@@ -875,7 +875,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
                     ld.progress(int64_t(x->nbytes));
                     ck->release(*x);
                 }
-            } else if (F.fused_experts) {  // GraniteMoE: each expert's rows of the two stacked tensors
+            } else if (F.fused_experts) {  // GraniteMoE, Mistral 4: each expert's rows of the two stacked tensors
                 const TensorView& in3 = next();
                 const TensorView& out3 = next();
                 const int64_t E = cfg.num_experts, I = cfg.moe_intermediate, Hd = cfg.hidden_size;
@@ -897,7 +897,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             }
             for (int64_t e = 0; e < cfg.num_experts && !F.fused_experts; ++e)
                 expert("experts." + std::to_string((long long)e), w.experts[size_t(e)]);
-            if (i < mt.size() && F.fused_experts) {  // GraniteMoeShared: [2·S, H] gate|up, [H, S]
+            if (i < mt.size() && granite_shared(F)) {  // GraniteMoeShared: [2·S, H] gate|up, [H, S]
                 const TensorView& in = next();
                 const TensorView& out = next();
                 const int64_t S = cfg.shared_intermediate, Hd = cfg.hidden_size;

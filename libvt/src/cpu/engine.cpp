@@ -599,10 +599,10 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
                 float* ch = s.moe_choice.data();
                 for (int64_t e = 0; e < E; ++e) ch[e] = p[e] + w.router_choice_bias[size_t(e)];
                 score = ch;
-            } else if (c.moe_topk_groups < c.moe_groups) {  // DeepSeek-V2's group_limited_greedy
+            } else if (c.moe_topk_groups < c.moe_groups) {  // DeepSeek-V2's group_limited_greedy; Mistral 4's
                 float* ch = s.moe_choice.data();
                 std::copy(p, p + E, ch);
-                limit_groups(c, ch, s.moe_group.data(), false, 0.0f);
+                limit_groups(c, ch, s.moe_group.data(), c.moe_groups_two_best, 0.0f);
                 score = ch;
             }
         }
@@ -623,10 +623,12 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
         if (c.moe_sigmoid) {  // (as transformers: the sum + 1e-20 (LFM2-MoE: 1e-6), then the scaling)
             const float d = c.norm_topk ? top + c.moe_norm_eps : 1.0f;
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] = wt[i * k + j] / d * c.routed_scaling;
-        } else if (c.norm_topk) {  // (ERNIE 4.5 clamps the sum at 1e-12; a softmax's top k sum is larger)
-            for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= std::max(top, 1e-12f);
-        } else if (c.routed_scaling != 1.0f) {  // (DeepSeek-V2)
-            for (int64_t j = 0; j < k; ++j) wt[i * k + j] *= c.routed_scaling;
+        } else {
+            // (ERNIE 4.5 clamps the sum at 1e-12, Mistral 4 adds 1e-20: a softmax's top k sum is larger)
+            if (c.norm_topk)
+                for (int64_t j = 0; j < k; ++j) wt[i * k + j] /= std::max(top, 1e-12f);
+            if (c.routed_scaling != 1.0f)  // (DeepSeek-V2, Mistral 4)
+                for (int64_t j = 0; j < k; ++j) wt[i * k + j] *= c.routed_scaling;
         }
     }
     for (int64_t e = 0; e < E; ++e) first[e + 1] += first[e];
@@ -665,6 +667,14 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             for (int64_t h = 0; h < H; ++h) o[h] += g * y[h];
         }
     }
+}
+
+// Ministral 3, Mistral 4: the query at `pos` times 1 + beta · log(1 + floor(pos / orig)), in
+// float32 as transformers' get_llama_4_attn_scale (1 elsewhere).
+inline float llama4_scale(const LlamaConfig& c, int64_t pos) {
+    if (!c.family || !c.family->llama4_attn_scale) return 1.0f;
+    const float turns = std::floor(float(pos) / float(c.rope.llama4_orig));
+    return 1.0f + float(c.rope.llama4_beta) * std::log(1.0f + turns);
 }
 
 // DeepSeek's latent attention, absorbed (LlamaConfig::mla), for the pass's m rows of layer l:
@@ -719,7 +729,7 @@ void mla_qkv(const Pass& p, const LayerWeights& w, int64_t l, const float* rope_
             ops::rmsnorm_heads(kv + RP, 1, R, w.kv_a_norm.data(), eps);
             rope_dims(a + R, kv);
             const float* cs = rope_table + i * HD;
-            ops::rope(row, NH, HD, cs, qscale, RP);
+            ops::rope(row, NH, HD, cs, qscale * llama4_scale(c, p.pos(i)), RP);  // (Mistral 4: its query scale)
             ops::rope(kv, 1, HD, cs, 1.0f, RP);
             std::memcpy(kv + HD, kv, size_t(HD) * sizeof(float));  // the values: the same row
             store_kv(p.row(i), l, p.pos(i), kv);
@@ -739,14 +749,6 @@ void mla_values(CpuSession& s, const LayerWeights& w, int64_t f, int64_t n, cons
         for (int64_t i = 0; i < n; ++i)
             std::memcpy(s.mla_o.data() + (f + i) * NH * V + h * V, s.mla_out.data() + i * V, size_t(V) * sizeof(float));
     }
-}
-
-// Ministral 3, Mistral 4: the query at `pos` times 1 + beta · log(1 + floor(pos / orig)), in
-// float32 as transformers' get_llama_4_attn_scale (1 elsewhere).
-inline float llama4_scale(const LlamaConfig& c, int64_t pos) {
-    if (!c.family || !c.family->llama4_attn_scale) return 1.0f;
-    const float turns = std::floor(float(pos) / float(c.rope.llama4_orig));
-    return 1.0f + float(c.rope.llama4_beta) * std::log(1.0f + turns);
 }
 
 // LFM2's short convolution of the pass's rows in layer l: [B | C | x] = in_proj · xn; B ⊙ x of
