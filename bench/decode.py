@@ -33,6 +33,11 @@ llama.cpp's ``expert_used_count / expert_count`` of each ``*_exps`` tensor
 (``gguf_export.decode_bytes_per_token``), transformers' parameters likewise. (Random weights
 route each token to its own experts, so a prefill of 512 tokens touches nearly every expert.)
 
+LFM2 (``lfm2-1.2b``: LiquidAI/LFM2-1.2B's shape, random weights; 10 of its 16 blocks mix by a
+gated short convolution instead of attention) runs the same way too; its GGUFs are llama.cpp's
+``lfm2`` (tools/gguf_export.py), the Q4_0 requantized from the Q8_0 export by llama.cpp, and
+transformers runs it as ``Lfm2ForCausalLM``.
+
 Results: a table on stdout, and ``bench/results/decode-<host>-<date>.{json,md}`` with the
 machine, versions, git commit, settings and the exact command.
 
@@ -87,7 +92,8 @@ sys.path.insert(0, str(REPO / "tools"))
 # --------------------------------------------------------------------------------------------
 
 #: Models: ``source`` "hub" = the default model pulled by pyvt.hub (real weights, BF16 folder
-#: converted from the shipped Q4_1 GGUF); "random" = tools/make_checkpoint.py shape.
+#: converted from the shipped Q4_1 GGUF); "random" = tools/make_checkpoint.py shape (Llama,
+#: Qwen3-MoE or LFM2).
 #: ``q4_1``: the shipped Q4_1 GGUF exists as an extra llama.cpp baseline. ``pre``: llama.cpp
 #: pre-tokenizer name for GGUF export.
 MODELS: dict[str, dict[str, Any]] = {
@@ -95,6 +101,8 @@ MODELS: dict[str, dict[str, Any]] = {
     "tinyllama-1.1b": dict(source="random"),
     "llama-3.2-1b": dict(source="random"),
     "llama-2-7b": dict(source="random"),
+    # LiquidAI/LFM2-1.2B's shape (llama.cpp: its lfm2 architecture)
+    "lfm2-1.2b": dict(source="random"),
 }
 
 # Every other tools/make_checkpoint.py shape (e.g. "tiny", for smoke tests) is a random model too.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export a Hugging Face-style Llama (or Qwen3-MoE) folder to a llama.cpp-loadable GGUF (v3).
+"""Export a Hugging Face-style Llama (or Qwen3-MoE, or LFM2) folder to a llama.cpp-loadable GGUF (v3).
 
 Bench-only tool (llama.cpp is a baseline in ``bench/decode.py``, never a pyvt dependency).
 Input: ``config.json`` + safetensors (one file, shards, or an index; BF16/F16/F32) +
@@ -29,6 +29,29 @@ write) becomes llama.cpp's ``qwen3moe`` architecture, as convert_hf_to_gguf.py's
   ``ffn_gate_exps`` / ``ffn_up_exps`` [experts, moe_intermediate, hidden] and ``ffn_down_exps``
   [experts, hidden, moe_intermediate] (numpy order), in the weight type;
 * Q and K rows as they are: qwen3 / qwen3moe use NEOX (rotate-half) rope, no permutation.
+
+An LFM2 folder (``model_type`` ``lfm2``, Lfm2ForCausalLM: LiquidAI's LFM2, as
+tools/make_checkpoint.py's lfm2 shapes write) becomes llama.cpp's ``lfm2`` architecture, as
+convert_hf_to_gguf.py's ``LFM2Model`` writes it (:func:`_lfm2_arch`):
+
+* ``lfm2.*`` hyper-parameters: ``attention.head_count_kv`` an INT32 array with one entry per
+  block, 0 for a convolution block (llama.cpp reads a block with 0 KV heads as recurrent),
+  ``shortconv.l_cache`` (conv_L_cache), ``feed_forward_length`` the MLP's adjusted width
+  (block_ff_dim through block_auto_adjust_ff_dim, multiplier and multiple, as Lfm2MLP and the
+  converter compute it), the RMS eps from ``norm_eps``; no ``rope.dimension_count`` (the
+  converter writes none: llama.cpp rotates the whole head, hidden / heads);
+* per attention block ``attn_q`` / ``attn_k`` / ``attn_v`` / ``attn_output`` (out_proj) and
+  ``attn_q_norm`` / ``attn_k_norm`` (q_layernorm / k_layernorm, F32); per convolution block
+  ``shortconv.in_proj`` / ``shortconv.out_proj`` in the weight type and the depthwise kernel
+  ``shortconv.conv`` squeezed from Conv1d's [hidden, 1, L] to [hidden, L] and kept F32 (the
+  converter and llama.cpp's quantizer never quantize it); every block ``attn_norm``
+  (operator_norm), ``ffn_norm`` and ``ffn_gate`` / ``ffn_up`` / ``ffn_down`` (w1 / w3 / w2);
+* ``token_embd_norm`` for ``model.embedding_norm``: LFM2's final norm, which llama.cpp's lfm2
+  loads under that name as its output norm (there is no ``output_norm``);
+* Q and K rows as they are (NEOX rope).
+
+A config llama.cpp's lfm2 would compute differently (convolution biases, which it does not load;
+rope scaling; a sliding window; no attending block) is refused.
 
 llama.cpp's qwen3moe always renormalizes the top-k weights and has every layer sparse, so a
 config with ``norm_topk_prob`` false, ``mlp_only_layers`` or ``decoder_sparse_step`` > 1 is
@@ -403,6 +426,51 @@ def _moe_arch(cfg: dict[str, Any]) -> str | None:
     return "qwen3moe"
 
 
+def _lfm2_ff(cfg: dict[str, Any]) -> int:
+    """LFM2's MLP width as convert_hf_to_gguf.py's LFM2Model writes feed_forward_length (and as
+    Lfm2MLP sizes w1 / w3 / w2): block_ff_dim (else intermediate_size), with
+    block_auto_adjust_ff_dim int(2 * ff / 3), then int(multiplier * ff) unless the multiplier is
+    null, rounded up to a multiple of block_multiple_of."""
+    ff = int(cfg.get("block_ff_dim") or cfg["intermediate_size"])
+    if cfg.get("block_auto_adjust_ff_dim", True):
+        ff = int(2 * ff / 3)
+        mult = cfg.get("block_ffn_dim_multiplier", 1.0)
+        if mult is not None:
+            ff = int(float(mult) * ff)
+        m = int(cfg.get("block_multiple_of") or 256)
+        ff = m * ((ff + m - 1) // m)
+    return ff
+
+
+def _lfm2_arch(cfg: dict[str, Any], n_layers: int) -> list[bool] | None:
+    """For an LFM2 config: which blocks convolve (layer_types "conv", else the blocks not in
+    full_attn_idxs), as llama.cpp's lfm2 will read them from head_count_kv; None for another
+    model. Raises for an LFM2 llama.cpp's lfm2 would compute differently."""
+    if cfg.get("model_type") != "lfm2":
+        return None
+    types = cfg.get("layer_types")
+    if types is not None:
+        if len(types) != n_layers or set(types) - {"conv", "full_attention"}:
+            raise ValueError(f"lfm2: layer_types {types} must name conv or full_attention for each of "
+                             f"{n_layers} blocks")
+        conv = [t == "conv" for t in types]
+    else:
+        full = set(cfg.get("full_attn_idxs") or range(n_layers))
+        conv = [i not in full for i in range(n_layers)]
+    if all(conv):
+        raise ValueError("lfm2: no block attends; llama.cpp's lfm2 needs at least one")
+    if cfg.get("conv_bias"):
+        raise ValueError("lfm2 with conv_bias: llama.cpp's lfm2 loads no convolution biases")
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    if str(rs.get("rope_type", rs.get("type", "default")) or "default").lower() != "default":
+        raise ValueError(f"lfm2 with rope scaling {rs!r}: not exported")
+    if cfg.get("sliding_window"):
+        raise ValueError("lfm2 with a sliding window: not exported")
+    if int(cfg.get("conv_L_cache", 3)) < 2:
+        raise ValueError(f"lfm2: conv_L_cache {cfg.get('conv_L_cache')} below 2 (llama.cpp needs a state)")
+    return conv
+
+
 def _first_int(v: Any) -> int | None:
     if isinstance(v, list):
         v = v[0] if v else None
@@ -437,7 +505,8 @@ def export_gguf(
     nh = int(cfg["num_attention_heads"])
     nkv = int(cfg.get("num_key_value_heads") or nh)
     hd = int(cfg.get("head_dim") or h // nh)
-    inter = int(cfg["intermediate_size"])
+    conv = _lfm2_arch(cfg, nl)  # (LFM2: which blocks convolve)
+    inter = _lfm2_ff(cfg) if conv is not None else int(cfg["intermediate_size"])
     vocab = int(cfg["vocab_size"])
     emb_shape = st.shape("model.embed_tokens.weight")
     if emb_shape[0] != vocab:
@@ -446,7 +515,16 @@ def export_gguf(
     rs = cfg.get("rope_scaling") or {}
     theta = float(cfg.get("rope_theta", rs.get("rope_theta", 10000.0)) or 10000.0)
     moe = _moe_arch(cfg)
-    a = moe or "llama"  # the metadata keys' prefix
+    a = moe or ("lfm2" if conv is not None else "llama")  # the metadata keys' prefix
+    if conv is not None:
+        if hd * nh != h:
+            raise ValueError(f"lfm2: head_dim {hd} x {nh} heads is not hidden_size {h} (llama.cpp's lfm2 has "
+                             "q and out_proj [hidden, hidden])")
+        if "rope_theta" not in cfg:  # (transformers 5 keeps it in rope_parameters)
+            theta = float((cfg.get("rope_parameters") or {}).get("rope_theta", theta))
+        ff_rows = st.shape("model.layers.0.feed_forward.w1.weight")[0]
+        if ff_rows != inter:
+            raise ValueError(f"lfm2: feed_forward.w1 has {ff_rows} rows, but the config's MLP is {inter} wide")
     if moe:
         n_exp = int(cfg["num_experts"])
         n_used = int(cfg["num_experts_per_tok"])
@@ -470,13 +548,20 @@ def export_gguf(
         w.add_u32(f"{a}.expert_count", n_exp)
         w.add_u32(f"{a}.expert_used_count", n_used)
         w.add_u32(f"{a}.expert_feed_forward_length", moe_inter)
-    w.add_u32(f"{a}.rope.dimension_count", hd)
+    if conv is None:  # (lfm2: the converter writes none, llama.cpp rotates the whole head)
+        w.add_u32(f"{a}.rope.dimension_count", hd)
     w.add_u32(f"{a}.attention.head_count", nh)
-    w.add_u32(f"{a}.attention.head_count_kv", nkv)
+    if conv is not None:  # one per block, 0: a convolution block (INT32, as gguf-py writes a list)
+        w.add_array(f"{a}.attention.head_count_kv", T_INT32, [0 if c else nkv for c in conv])
+        w.add_u32(f"{a}.shortconv.l_cache", int(cfg.get("conv_L_cache", 3)))
+    else:
+        w.add_u32(f"{a}.attention.head_count_kv", nkv)
     if hd != h // nh or moe:  # llama.cpp's default head size is hidden / heads
         w.add_u32(f"{a}.attention.key_length", hd)
         w.add_u32(f"{a}.attention.value_length", hd)
-    w.add_f32(f"{a}.attention.layer_norm_rms_epsilon", float(cfg.get("rms_norm_eps", 1e-5)))
+    # (LFM2's eps is norm_eps: Lfm2Config reads no rms_norm_eps)
+    eps = cfg.get("norm_eps", cfg.get("rms_norm_eps", 1e-5)) if conv is not None else cfg.get("rms_norm_eps", 1e-5)
+    w.add_f32(f"{a}.attention.layer_norm_rms_epsilon", float(eps))
     w.add_f32(f"{a}.rope.freq_base", theta)
     w.add_u32("general.file_type", FILE_TYPES[qtype])
     w.add_u32("general.quantization_version", 2)
@@ -564,6 +649,11 @@ def export_gguf(
         w.add_tensor(gname, shape, qt2, data)
 
     add("token_embd.weight", "model.embed_tokens.weight")
+    if conv is not None:
+        _lfm2_tensors(w, st, conv, nl, int(cfg.get("conv_L_cache", 3)), h, add)
+        if not tied:
+            add("output.weight", "lm_head.weight")
+        return _write(w, out, folder, qtype, quiet)
     rf = llama3_rope_factors(cfg)
     if rf is not None:
         w.add_tensor("rope_freqs.weight", rf.shape, "f32", lambda: [rf])
@@ -594,7 +684,42 @@ def export_gguf(
     add("output_norm.weight", "model.norm.weight")
     if not tied:
         add("output.weight", "lm_head.weight")
+    return _write(w, out, folder, qtype, quiet)
 
+
+def _lfm2_tensors(w: GGUFWriter, st: SafetensorsFolder, conv: list[bool], nl: int, l_cache: int, h: int,
+                  add: Callable[..., None]) -> None:
+    """LFM2's blocks under llama.cpp's lfm2 names (see the module's docstring), then its final
+    norm as token_embd_norm."""
+    for i in range(nl):
+        p = f"model.layers.{i}."
+        b = f"blk.{i}."
+        add(b + "attn_norm.weight", p + "operator_norm.weight")
+        if conv[i]:
+            add(b + "shortconv.in_proj.weight", p + "conv.in_proj.weight")
+            k = p + "conv.conv.weight"
+            if st.shape(k) not in ((h, 1, l_cache), (h, l_cache)):
+                raise ValueError(f"{k} has shape {st.shape(k)}, expected ({h}, 1, {l_cache})")
+            # Conv1d's [hidden, 1, L] squeezed to [hidden, L] (ggml's {L, hidden}), F32 always
+            w.add_tensor(b + "shortconv.conv.weight", (h, l_cache), "f32",
+                         lambda k=k: [st.get(k).reshape(h, l_cache).astype("<f4")])
+            add(b + "shortconv.out_proj.weight", p + "conv.out_proj.weight")
+        else:
+            # (NEOX rope: Q/K rows as they are)
+            add(b + "attn_q.weight", p + "self_attn.q_proj.weight")
+            add(b + "attn_k.weight", p + "self_attn.k_proj.weight")
+            add(b + "attn_v.weight", p + "self_attn.v_proj.weight")
+            add(b + "attn_output.weight", p + "self_attn.out_proj.weight")
+            add(b + "attn_q_norm.weight", p + "self_attn.q_layernorm.weight")
+            add(b + "attn_k_norm.weight", p + "self_attn.k_layernorm.weight")
+        add(b + "ffn_norm.weight", p + "ffn_norm.weight")
+        add(b + "ffn_gate.weight", p + "feed_forward.w1.weight")
+        add(b + "ffn_up.weight", p + "feed_forward.w3.weight")
+        add(b + "ffn_down.weight", p + "feed_forward.w2.weight")
+    add("token_embd_norm.weight", "model.embedding_norm.weight")
+
+
+def _write(w: GGUFWriter, out: str | os.PathLike, folder: Path, qtype: str, quiet: bool) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.time()

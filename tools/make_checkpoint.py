@@ -4,7 +4,7 @@
 Each checkpoint is a Hugging Face-style folder::
 
     <out>/<shape>/config.json              LlamaForCausalLM config (Qwen3MoeForCausalLM for
-                                           the qwen3_moe shapes)
+                                           the qwen3_moe shapes, Lfm2ForCausalLM for lfm2)
     <out>/<shape>/model.safetensors        BF16 weights, ~N(0, 0.02), norm weights 1
     <out>/<shape>/tokenizer.json           a small byte-level BPE (vocab <= the model's)
     <out>/<shape>/tokenizer_config.json
@@ -15,6 +15,18 @@ tensor, keyed by the seed and the tensor name) and streamed to disk, so even the
 needs only a few hundred MB of RAM. The safetensors file is written here with numpy alone
 (8-byte little-endian header length, JSON header, raw data); BF16 is float32 rounded to
 nearest-even and truncated to its upper 16 bits.
+
+LFM2 shapes (``model_type="lfm2"``: LiquidAI's LFM2, Lfm2ForCausalLM) are stored as LiquidAI's
+checkpoints store them: a block either attends (``self_attn.{q,k,v,out}_proj``, per-head
+``self_attn.{q,k}_layernorm``) or, where ``layer_types`` says ``conv``, mixes by a gated short
+convolution (``conv.in_proj.weight`` [3 * hidden, hidden], the depthwise kernel
+``conv.conv.weight`` [hidden, 1, conv_L_cache], ``conv.out_proj.weight``); every block has
+``operator_norm``, ``ffn_norm`` and a SwiGLU MLP ``feed_forward.w1`` (gate) / ``w3`` (up) /
+``w2`` (down) as wide as Lfm2MLP computes it (:func:`mlp_width`); the final norm is
+``model.embedding_norm``. The kernel is drawn with ``conv_std`` (default
+``1 / sqrt(conv_L_cache)``: each output channel sums conv_L_cache taps of its own channel, so
+the convolution keeps its input's scale instead of shrinking it fifty-fold, as ``std`` would,
+and the convolution blocks stay as much a part of the output as the attention ones).
 
 Mixture-of-experts shapes (``model_type="qwen3_moe"`` in the shape dict: Qwen3-MoE, every
 layer sparse) are stored as Hugging Face checkpoints store them: ``self_attn.{q,k}_norm``,
@@ -59,7 +71,10 @@ __all__ = [
     "make_checkpoint",
     "llama_config",
     "qwen3_moe_config",
+    "lfm2_config",
     "is_moe",
+    "is_lfm2",
+    "mlp_width",
     "tensor_specs",
     "write_safetensors",
     "make_tokenizer",
@@ -185,16 +200,76 @@ SHAPES["tiny-qwen3-moe"] = dict(SHAPES["tiny"], model_type="qwen3_moe", head_dim
                                 rope_theta=1000000.0, rms_norm_eps=1e-6)
 
 
+# LiquidAI/LFM2-1.2B, from its config.json (huggingface.co/LiquidAI/LFM2-1.2B, as quoted verbatim
+# in public code): hidden_size 2048, num_hidden_layers 16, num_attention_heads 32 (head_dim 64),
+# num_key_value_heads 8, vocab_size 65536, conv_L_cache 3, conv_bias false, full_attn_idxs
+# [2, 5, 8, 10, 12, 14] (the other 10 blocks convolve), block_ff_dim 12288 with
+# block_auto_adjust_ff_dim true, block_ffn_dim_multiplier 1.0 and block_multiple_of 256 (Lfm2MLP:
+# int(2 * 12288 / 3) = 8192, a multiple of 256 already; llama.cpp's lfm2 names n_ff 8192
+# LLM_TYPE_1_2B), norm_eps 1e-5, rope_theta 1e6, max_position_embeddings 128000, embeddings tied
+# (Lfm2Config's tie_embedding default; the hub repository has no lm_head). ~1.17B params.
+SHAPES["lfm2-1.2b"] = dict(
+    model_type="lfm2",
+    hidden_size=2048,
+    num_hidden_layers=16,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    vocab_size=65536,
+    conv_L_cache=3,
+    layer_types=["full_attention" if i in (2, 5, 8, 10, 12, 14) else "conv" for i in range(16)],
+    block_ff_dim=12288,
+    block_auto_adjust_ff_dim=True,
+    block_ffn_dim_multiplier=1.0,
+    block_multiple_of=256,
+    tie_word_embeddings=True,
+    rope_theta=1000000.0,
+    rms_norm_eps=1e-5,
+    max_position_embeddings=128000,
+)
+# A ~0.2 MB LFM2 for unit tests (tests/test_bench_lfm2.py): blocks conv, attention, conv,
+# attention, conv; the MLP int(2 * 192 / 3) = 128 wide (a multiple of 64).
+SHAPES["tiny-lfm2"] = dict(SHAPES["tiny"], model_type="lfm2", num_hidden_layers=5,
+                           layer_types=["conv", "full_attention", "conv", "full_attention", "conv"],
+                           conv_L_cache=3, block_ff_dim=192, block_auto_adjust_ff_dim=True,
+                           block_ffn_dim_multiplier=1.0, block_multiple_of=64, tie_word_embeddings=True,
+                           rope_theta=1000000.0)
+del SHAPES["tiny-lfm2"]["intermediate_size"]
+
+
 def is_moe(cfg_or_shape: dict[str, Any]) -> bool:
     """Whether a shape or config is a mixture of experts (qwen3_moe)."""
     return cfg_or_shape.get("model_type") == "qwen3_moe"
 
 
+def is_lfm2(cfg_or_shape: dict[str, Any]) -> bool:
+    """Whether a shape or config is an LFM2 (short convolutions beside attention)."""
+    return cfg_or_shape.get("model_type") == "lfm2"
+
+
+def mlp_width(cfg: dict[str, Any]) -> int:
+    """The MLP's width: ``intermediate_size``, or for LFM2 what Lfm2MLP computes from
+    ``block_ff_dim``: with ``block_auto_adjust_ff_dim`` int(2 * ff / 3), then, unless the
+    multiplier is null, int(multiplier * ff) rounded up to a multiple of ``block_multiple_of``."""
+    if not is_lfm2(cfg):
+        return int(cfg["intermediate_size"])
+    ff = int(cfg.get("block_ff_dim") or cfg["intermediate_size"])
+    if cfg.get("block_auto_adjust_ff_dim", True):
+        ff = int(2 * ff / 3)
+        mult = cfg.get("block_ffn_dim_multiplier", 1.0)
+        if mult is not None:
+            ff = int(float(mult) * ff)
+            m = int(cfg.get("block_multiple_of") or 256)
+            ff = m * ((ff + m - 1) // m)
+    return ff
+
+
 def llama_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
     """A complete ``config.json`` dict for a shape (a Qwen3-MoE one for a qwen3_moe shape:
-    :func:`qwen3_moe_config`)."""
+    :func:`qwen3_moe_config`; an LFM2 one for an lfm2 shape: :func:`lfm2_config`)."""
     if is_moe(shape):
         return qwen3_moe_config(shape, name)
+    if is_lfm2(shape):
+        return lfm2_config(shape, name)
     s = dict(shape)
     hidden = int(s["hidden_size"])
     heads = int(s["num_attention_heads"])
@@ -262,13 +337,74 @@ def qwen3_moe_config(shape: dict[str, Any], name: str = "random") -> dict[str, A
     return cfg
 
 
+def lfm2_config(shape: dict[str, Any], name: str = "random") -> dict[str, Any]:
+    """A complete Lfm2ForCausalLM ``config.json`` dict (LiquidAI's field names, as in
+    LiquidAI/LFM2-1.2B's: ``block_ff_dim``, ``norm_eps``, ``tie_embedding``, ``conv_L_cache``,
+    ``full_attn_idxs`` beside ``layer_types``) for a ``model_type="lfm2"`` shape. Lfm2 has no
+    ``head_dim``: hidden / heads. The kernel's ``conv_std`` is stamped beside the seed's."""
+    s = dict(shape)
+    hidden, heads, layers = int(s["hidden_size"]), int(s["num_attention_heads"]), int(s["num_hidden_layers"])
+    if hidden % heads:
+        raise ValueError(f"lfm2: hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
+    types = list(s["layer_types"])
+    if len(types) != layers or set(types) - {"conv", "full_attention"} or "full_attention" not in types:
+        raise ValueError(f"lfm2: layer_types {types} must name conv or full_attention for each of {layers} "
+                         "layers, at least one attending")
+    l_cache = int(s.get("conv_L_cache", 3))
+    ff = int(s["block_ff_dim"])
+    tied = bool(s.get("tie_word_embeddings", True))
+    conv_std = float(s.get("conv_std") or 1.0 / math.sqrt(l_cache))
+    cfg: dict[str, Any] = {
+        "architectures": ["Lfm2ForCausalLM"],
+        "model_type": "lfm2",
+        "hidden_size": hidden,
+        "block_dim": hidden,
+        "conv_dim": hidden,
+        "conv_dim_out": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_heads": heads,
+        "num_key_value_heads": int(s.get("num_key_value_heads", heads)),
+        "layer_types": types,
+        "full_attn_idxs": [i for i, t in enumerate(types) if t == "full_attention"],
+        "conv_L_cache": l_cache,
+        "conv_bias": False,
+        "block_ff_dim": ff,
+        "intermediate_size": ff,  # (Lfm2Config's name for block_ff_dim, which wins where both are)
+        "block_auto_adjust_ff_dim": bool(s.get("block_auto_adjust_ff_dim", True)),
+        "block_ffn_dim_multiplier": s.get("block_ffn_dim_multiplier", 1.0),
+        "block_multiple_of": int(s.get("block_multiple_of", 256)),
+        "norm_eps": float(s.get("norm_eps", s.get("rms_norm_eps", 1e-5))),
+        "max_position_embeddings": int(s.get("max_position_embeddings", 128000)),
+        "rope_theta": float(s.get("rope_theta", 1000000.0)),
+        "tie_embedding": tied,
+        "tie_word_embeddings": tied,
+        "vocab_size": int(s["vocab_size"]),
+        # (make_tokenizer's <s> and </s>; LFM2's own tokenizer has <|startoftext|> 1, <|im_end|> 7)
+        "bos_token_id": int(s.get("bos_token_id", 1)),
+        "eos_token_id": s.get("eos_token_id", 2),
+        "pad_token_id": 0,
+        "initializer_range": 0.02,
+        "use_cache": True,
+        "torch_dtype": "bfloat16",
+        "_name_or_path": f"pyvt-random/{name}",
+        "_pyvt_random_checkpoint": {"shape": name, "format_version": FORMAT_VERSION, "conv_std": conv_std},
+    }
+    if mlp_width(cfg) <= 0:
+        raise ValueError(f"lfm2: block_ff_dim {ff} leaves the MLP no width")
+    return cfg
+
+
 def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
     """(name, shape, init) for every tensor of a Llama (or Qwen3-MoE) checkpoint, in file order.
 
-    init is "normal" (N(0, std)), "ones" (RMSNorm weights) or "router" (a MoE router:
-    N(0, router_std), see the module's docstring). A Qwen3-MoE layer has q/k norms after o_proj
-    and its router and experts (mlp.experts.E.*) instead of the dense MLP.
+    init is "normal" (N(0, std)), "ones" (RMSNorm weights), "router" (a MoE router:
+    N(0, router_std)) or "conv" (LFM2's kernel: N(0, conv_std)), see the module's docstring. A
+    Qwen3-MoE layer has q/k norms after o_proj and its router and experts (mlp.experts.E.*)
+    instead of the dense MLP. An LFM2 checkpoint: :func:`_lfm2_specs`.
     """
+    if is_lfm2(cfg):
+        return _lfm2_specs(cfg)
     moe = is_moe(cfg)
     h = cfg["hidden_size"]
     nh = cfg["num_attention_heads"]
@@ -300,6 +436,38 @@ def tensor_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
         else:
             specs += swiglu(p + "mlp.", cfg["intermediate_size"])
     specs.append(("model.norm.weight", (h,), "ones"))
+    if not cfg["tie_word_embeddings"]:
+        specs.append(("lm_head.weight", (v, h), "normal"))
+    return specs
+
+
+def _lfm2_specs(cfg: dict[str, Any]) -> list[tuple[str, tuple[int, ...], str]]:
+    """LFM2's tensors in Lfm2ForCausalLM's order: per block operator_norm, its mixer (attention
+    with q/k layernorms, or the short convolution), ffn_norm and the MLP; then embedding_norm
+    (the final norm). No lm_head when tied."""
+    h, nh, nkv, v = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["vocab_size"]
+    hd = h // nh
+    ff = mlp_width(cfg)
+    specs: list[tuple[str, tuple[int, ...], str]] = [("model.embed_tokens.weight", (v, h), "normal")]
+    for i, kind in enumerate(cfg["layer_types"]):
+        p = f"model.layers.{i}."
+        specs.append((p + "operator_norm.weight", (h,), "ones"))
+        if kind == "conv":
+            specs += [(p + "conv.in_proj.weight", (3 * h, h), "normal"),
+                      (p + "conv.conv.weight", (h, 1, cfg["conv_L_cache"]), "conv"),
+                      (p + "conv.out_proj.weight", (h, h), "normal")]
+        else:
+            specs += [(p + "self_attn.q_proj.weight", (nh * hd, h), "normal"),
+                      (p + "self_attn.k_proj.weight", (nkv * hd, h), "normal"),
+                      (p + "self_attn.v_proj.weight", (nkv * hd, h), "normal"),
+                      (p + "self_attn.out_proj.weight", (h, nh * hd), "normal"),
+                      (p + "self_attn.q_layernorm.weight", (hd,), "ones"),
+                      (p + "self_attn.k_layernorm.weight", (hd,), "ones")]
+        specs += [(p + "ffn_norm.weight", (h,), "ones"),
+                  (p + "feed_forward.w1.weight", (ff, h), "normal"),
+                  (p + "feed_forward.w3.weight", (ff, h), "normal"),
+                  (p + "feed_forward.w2.weight", (h, ff), "normal")]
+    specs.append(("model.embedding_norm.weight", (h,), "ones"))
     if not cfg["tie_word_embeddings"]:
         specs.append(("lm_head.weight", (v, h), "normal"))
     return specs
@@ -516,10 +684,13 @@ def make_checkpoint(
     pool = ThreadPoolExecutor(jobs) if jobs > 1 else None
     try:
         router_std = float(cfg.get("_pyvt_random_checkpoint", {}).get("router_std", std))
+        conv_std = float(cfg.get("_pyvt_random_checkpoint", {}).get("conv_std", std))
 
         def factory(n: str, s: tuple[int, ...], init: str) -> Callable[[], Iterator[np.ndarray]]:
             if init == "router":
                 return lambda: _tensor_stream(n, s, "normal", seed, router_std)
+            if init == "conv":
+                return lambda: _tensor_stream(n, s, "normal", seed, conv_std)
             return lambda: _tensor_stream(n, s, init, seed, std)
 
         streams = _prefetched([factory(n, s, init) for n, s, init in specs], pool, 2 * jobs)
@@ -570,7 +741,9 @@ def main(argv: list[str] | None = None) -> int:
         for k, s in SHAPES.items():
             cfg = llama_config(s, k)
             mlp = (f"{cfg['num_experts']} experts top-{cfg['num_experts_per_tok']} of inter "
-                   f"{cfg['moe_intermediate_size']}" if is_moe(cfg) else f"inter {cfg['intermediate_size']}")
+                   f"{cfg['moe_intermediate_size']}" if is_moe(cfg) else f"inter {mlp_width(cfg)}")
+            if is_lfm2(cfg):
+                mlp += f", {cfg['layer_types'].count('conv')} conv layers (L {cfg['conv_L_cache']})"
             print(f"{k:16s} {param_count(cfg) / 1e6:9.1f}M params  hidden {cfg['hidden_size']}, "
                   f"{cfg['num_hidden_layers']} layers, {cfg['num_attention_heads']}/{cfg['num_key_value_heads']} heads, "
                   f"{mlp}, vocab {cfg['vocab_size']}, "
