@@ -243,6 +243,7 @@ cdef class Model:
             "total_bytes": i.total_bytes,
             "family": i.family.decode("utf-8", "replace"),
             "features": [f for f in i.features.decode("utf-8", "replace").split(", ") if f],
+            "cache_bytes_per_token": i.cache_bytes_per_token,
         }
 
     # ---- lifetime: a count of users (calls in flight + open sessions) ------------------

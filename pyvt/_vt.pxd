@@ -206,6 +206,7 @@ cdef extern from "vt/vt.h" nogil:
         char family[32]
         char features[256]
         int32_t kv_cache_dtype
+        int64_t cache_bytes_per_token
 
     vt_status vt_model_get_info(const vt_model* model, vt_model_info* info)
 

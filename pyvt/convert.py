@@ -971,7 +971,7 @@ def _hparams(meta: dict, p: str) -> dict:
     n_expert = meta_value(meta, f"{arch}.expert_count", "int", p, 0)
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
-                         f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}: Mixtral, Qwen2-MoE, Qwen3-MoE)")
+                         f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}; llama's: Mixtral)")
     if arch in ("qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss", "lfm2moe", "hunyuan-moe") + _BIASED_ROUTER_ARCHS \
             and not n_expert:
         raise ValueError(f"{p}: missing metadata {arch}.expert_count (a {arch} model has experts)")

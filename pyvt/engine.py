@@ -164,8 +164,11 @@ class PrefixCache:
 
 
 def kv_bytes_per_token(info: Mapping[str, Any]) -> int:
-    """Bytes of keys and values one cached position takes (K and V per layer and KV head:
-    f16 or f32 elements, or int8 ones plus an f32 scale each)."""
+    """Bytes one cached position takes: libvt's count (``cache_bytes_per_token``: the attending
+    layers' keys and values, LFM2's convolution rows) when the info has it, else K and V per layer
+    and KV head (f16 or f32 elements, or int8 ones plus an f32 scale each)."""
+    if "cache_bytes_per_token" in info:
+        return int(info["cache_bytes_per_token"])
     hd = int(info["head_dim"])
     per_vector = {"f32": 4 * hd, "f16": 2 * hd, "int8": hd + 4}[info["kv_cache"]]
     return int(info["num_layers"]) * int(info["num_kv_heads"]) * 2 * per_vector

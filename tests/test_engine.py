@@ -322,7 +322,7 @@ def test_engine_options_are_checked(model):
 def test_kv_bytes_per_token_per_cache_type():
     from pyvt.engine import kv_bytes_per_token
 
-    info = {"num_layers": 30, "num_kv_heads": 3, "head_dim": 64}
+    info = {"num_layers": 30, "num_kv_heads": 3, "head_dim": 64}  # (an info without libvt's count)
     # K and V per layer and KV head: 64 elements each (int8: plus one f32 scale each)
     assert kv_bytes_per_token({**info, "kv_cache": "f32"}) == 30 * 3 * 2 * 64 * 4
     assert kv_bytes_per_token({**info, "kv_cache": "f16"}) == 30 * 3 * 2 * 64 * 2

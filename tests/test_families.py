@@ -1501,6 +1501,11 @@ def test_lfm2_convolution_inputs_follow_the_session(from_golden, golden):
     rng = np.random.default_rng(7)
     seq = [int(t) for t in rng.integers(0, 256, 300)]
     with load(folder, weight_format="bf16", max_seq_len=400) as m:
+        # per position: the one attending layer's K and V (2 KV heads of 16 f32), the three
+        # convolution layers' B·x (64 f32 each); pyvt.engine's prefix cache sizes by it
+        assert m.info["cache_bytes_per_token"] == 1 * 2 * 2 * 16 * 4 + 3 * 64 * 4
+        from pyvt.engine import kv_bytes_per_token
+        assert kv_bytes_per_token(m.info) == m.info["cache_bytes_per_token"]
         with m.new_session() as s:
             _, full = s.prefill(seq, logits="all")
         with m.new_session() as a, m.new_session() as b:

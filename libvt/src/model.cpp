@@ -1180,6 +1180,15 @@ void get_model_info(const vt_model& m, vt_model_info* info) {
     r.device = m.device;
     r.device_index = m.device_index;
     r.kv_cache_dtype = m.kv_cache_dtype;
+    {  // (what cpu/engine.cpp's sessions hold per position; the CUDA backend has no convolution layers)
+        const int64_t per_vector = m.kv_cache_dtype == VT_DTYPE_F32 ? 4 * c.head_dim
+                                   : m.kv_cache_dtype == VT_DTYPE_I8 ? c.head_dim + 4
+                                                                     : 2 * c.head_dim;
+        int64_t conv = 0;
+        for (uint8_t x : c.layer_conv) conv += x;
+        r.cache_bytes_per_token = (c.num_layers - conv) * c.num_kv_heads * 2 * per_vector +
+                                  conv * c.hidden_size * (m.kv_cache_dtype == VT_DTYPE_F32 ? 4 : 2);
+    }
     r.weight_bytes = m.weight_bytes;
     r.total_bytes = m.total_bytes + m.backend->device_bytes();
     std::snprintf(r.family, sizeof r.family, "%s", c.family ? c.family->name : "Llama");

@@ -566,6 +566,10 @@ typedef struct vt_model_info {
      * "query-log-scale B per O" (Ministral 3, Mistral 4: queries times 1 + B · log(1 + floor(pos / O))). */
     char features[256];
     int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
+    /* Bytes one cached position takes in a session: each attending layer's keys and values
+     * (F32 / F16 elements, I8 ones plus an f32 scale per vector), each short-convolution
+     * layer's B·x row (LFM2: hidden_size elements, f16 beside an F16 or I8 cache).          */
+    int64_t cache_bytes_per_token;
 } vt_model_info;
 
 VT_API vt_status vt_model_get_info(const vt_model* model, vt_model_info* info);
