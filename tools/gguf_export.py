@@ -427,19 +427,11 @@ def _moe_arch(cfg: dict[str, Any]) -> str | None:
 
 
 def _lfm2_ff(cfg: dict[str, Any]) -> int:
-    """LFM2's MLP width as convert_hf_to_gguf.py's LFM2Model writes feed_forward_length (and as
-    Lfm2MLP sizes w1 / w3 / w2): block_ff_dim (else intermediate_size), with
-    block_auto_adjust_ff_dim int(2 * ff / 3), then int(multiplier * ff) unless the multiplier is
-    null, rounded up to a multiple of block_multiple_of."""
-    ff = int(cfg.get("block_ff_dim") or cfg["intermediate_size"])
-    if cfg.get("block_auto_adjust_ff_dim", True):
-        ff = int(2 * ff / 3)
-        mult = cfg.get("block_ffn_dim_multiplier", 1.0)
-        if mult is not None:
-            ff = int(float(mult) * ff)
-        m = int(cfg.get("block_multiple_of") or 256)
-        ff = m * ((ff + m - 1) // m)
-    return ff
+    """LFM2's MLP width as convert_hf_to_gguf.py's LFM2Model writes feed_forward_length: what
+    Lfm2MLP sizes w1 / w3 / w2 to, make_checkpoint.mlp_width (one computation for both tools)."""
+    from make_checkpoint import mlp_width  # (tools/ is on the path wherever this module is)
+
+    return mlp_width(cfg)
 
 
 def _lfm2_arch(cfg: dict[str, Any], n_layers: int) -> list[bool] | None:
