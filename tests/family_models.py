@@ -207,7 +207,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # Mistral 4: DeepSeek-V3's latent attention (q LoRA, interleaved rope), YaRN with mscale_all_dim,
     # Ministral 3's query scale, a softmax router within the group whose best two sum highest,
     # renormalized and scaled; or q_proj, rotate-half rope, raw weights, no groups.
-    "mistral4": ("Mistral4Config", dict(num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+    "mistral4": ("Mistral4Config", dict(num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32,
+                                        qk_nope_head_dim=16,
                                         qk_rope_head_dim=16, v_head_dim=16, n_routed_experts=8, num_experts_per_tok=2,
                                         n_group=2, topk_group=1, n_shared_experts=1, moe_intermediate_size=32,
                                         first_k_dense_replace=1, routed_scaling_factor=1.5, pad_token_id=ENDOFTEXT,
@@ -215,7 +216,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                          "original_max_position_embeddings": 8, "beta_fast": 32.0,
                                                          "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
                                                          "llama_4_scaling_beta": 0.1, "partial_rotary_factor": 0.5})),
-    "mistral4-nolora": ("Mistral4Config", dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=48, qk_nope_head_dim=16,
+    "mistral4-nolora": ("Mistral4Config", dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=None,
+                                               kv_lora_rank=48, qk_nope_head_dim=16,
                                                qk_rope_head_dim=8, v_head_dim=24, n_routed_experts=4, num_experts_per_tok=3,
                                                n_shared_experts=2, moe_intermediate_size=32, norm_topk_prob=False,
                                                rope_interleave=False, pad_token_id=ENDOFTEXT,
@@ -223,6 +225,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                                 "original_max_position_embeddings": 16,
                                                                 "llama_4_scaling_beta": 0.2,
                                                                 "partial_rotary_factor": 8 / 24})),
+    # MiniCPM3: DeepSeek-V2's latent attention with rotate-half RoPE, dense MLPs, Granite-like scales
+    # (scale_emb, scale_depth / sqrt(layers), hidden / dim_model_base); or q_proj, the nulls' defaults
+    # (v_head_dim hidden / heads, scale_depth sqrt(layers), dim_model_base hidden) and LongRoPE (the
+    # long factors past 64 positions).
+    "minicpm3": ("MiniCPM3Config", dict(num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32,
+                                        qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16, scale_emb=12,
+                                        scale_depth=1.4, dim_model_base=32, pad_token_id=ENDOFTEXT)),
+    "minicpm3-longrope": ("MiniCPM3Config", dict(num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=48,
+                                                 qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=None,
+                                                 scale_depth=None, dim_model_base=None, pad_token_id=ENDOFTEXT,
+                                                 rope_parameters={"rope_type": "longrope", "rope_theta": 1e4,
+                                                                  "original_max_position_embeddings": 64,
+                                                                  "short_factor": [1.0, 1.1, 1.5, 2.0],
+                                                                  "long_factor": [1.0, 1.3, 2.5, 4.0]})),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -450,6 +466,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                               "mla kv-lora 32 q-lora 32 heads 16+16 v 16", "interleaved-rope"]),
     "mistral4-nolora": ("Mistral4", ["query-log-scale 0.2 per 16", "moe 4 experts top-3", "shared-expert 64",
                                      "mla kv-lora 48 heads 16+8 v 24"]),
+    "minicpm3": ("MiniCPM3", ["embedding-multiplier 12", "residual-multiplier 0.80829", "logits-scaling 2",
+                              "mla kv-lora 32 q-lora 32 heads 16+8 v 16"]),
+    "minicpm3-longrope": ("MiniCPM3", ["embedding-multiplier 12", "residual-multiplier 1", "logits-scaling 1",
+                                       "mla kv-lora 48 heads 16+8 v 16"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -740,10 +760,11 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `mla` argument for DeepSeek-V2 / V3 (multi-head latent attention), else None."""
-    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4"):
+    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3"):
         return None
     return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
-            "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2" or cfg.get("rope_interleave", True)}
+            "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2"
+            or (cfg["model_type"] != "minicpm3" and cfg.get("rope_interleave", True))}
 
 
 def mla_scale(cfg: dict[str, Any]) -> float:
@@ -781,7 +802,13 @@ def falcon_two_norms(cfg: dict[str, Any]) -> bool:
 
 
 def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
-    """llama_ref's `granite` argument for a Granite config.json, else None."""
+    """llama_ref's `granite` argument for a Granite config.json (MiniCPM3's scales as Granite's
+    multipliers: its attention's scale the latent one), else None."""
+    if cfg["model_type"] == "minicpm3":
+        n = cfg["num_hidden_layers"]
+        return {"embedding_multiplier": cfg["scale_emb"], "attention_multiplier": mla_scale(cfg),
+                "residual_multiplier": cfg["scale_depth"] / math.sqrt(n),
+                "logits_scaling": cfg["hidden_size"] / cfg["dim_model_base"]}
     if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared"):
         return None
     return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",

@@ -454,7 +454,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, "
-            "Dots1ForCausalLM, DeepseekV3ForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
+            "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
@@ -1280,6 +1280,13 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
      'rope_parameters needs "llama_4_scaling_beta" and "original_max_position_embeddings" (Mistral4 scales'),
     ("mistral4", {"n_group": 8}, 'field "n_group" = 8 does not split the 8 experts into groups of 2 or more (Mistral4'),
     ("mistral4", {"moe_intermediate_size": 16}, "mlp.experts.gate_up_proj is [8, 64, 64], expected [8, 32, 64]"),
+    ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),
+    ("minicpm3", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
+    ("minicpm3", {"v_head_dim": 32}, "self_attn.kv_b_proj.weight is [128, 32], expected [192, 32]"),
+    ("minicpm3", {"scale_emb": 0}, 'field "scale_emb" must be a positive number'),
+    ("minicpm3-longrope", {"rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4,
+                                               "original_max_position_embeddings": 64, "short_factor": [1.0, 1.1],
+                                               "long_factor": [1.0, 1.3, 2.5, 4.0]}}, "short_factor"),
     ("lfm3", {"layer_types": ["conv", "conv", "full_attention", "conv", "chunked_attention"]},
      'layer_types[4] "chunked_attention" is not supported for Lfm3 (full_attention, sliding_attention, conv)'),
     ("lfm3", {"use_attention_gate": False}, "unexpected 2 tensors: model.layers.{2,4}.self_attn.gate_proj.weight"),

@@ -646,13 +646,16 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     const std::string src = c.from_file ? c.path : "the defaults (no config.json)";
     c.mla = true;
     const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's)
-    const bool m4 = F.mla == 4;
-    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite ? 768 : m4 ? 1024 : 1536;
-    c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : m4 ? 256 : 512;
-    c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : m4 ? 64 : 128;
-    c.mla_rope = c.qk_rope_field > 0 ? c.qk_rope_field : 64;
-    c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : 128;
-    c.mla_interleaved = F.mla == 2 || c.rope_interleave_field != 0;  // (V3: rope_interleave, default true)
+    const bool m4 = F.mla == 4, cpm = F.mla == 5;  // (MiniCPM3Config's)
+    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite || cpm ? 768 : m4 ? 1024 : 1536;
+    c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : m4 || cpm ? 256 : 512;
+    c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : m4 || cpm ? 64 : 128;
+    c.mla_rope = c.qk_rope_field > 0 ? c.qk_rope_field : cpm ? 32 : 64;
+    // (MiniCPM3's v_head_dim, null or left out: hidden_size / num_attention_heads)
+    const int64_t v_cpm = c.hidden_size > 0 && c.num_heads > 0 ? c.hidden_size / c.num_heads : 64;
+    c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : cpm ? v_cpm : 128;
+    // (V2: pairs (2i, 2i + 1) always; V3, Mistral 4: unless rope_interleave is false; MiniCPM3: never)
+    c.mla_interleaved = F.mla == 2 || (!cpm && c.rope_interleave_field != 0);
     if (c.mla_rope % 2 != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: qk_rope_head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
              (long long)c.mla_rope);
@@ -1086,6 +1089,13 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
     if (F.gemma != ModelFamily::NOT_GEMMA) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer
+    if (F.minicpm_scales) {  // MiniCPM3Config's defaults: 12, 1.4, 256 (null: sqrt(layers), hidden_size)
+        c.embed_scale = float(c.scale_emb > 0 ? c.scale_emb : 12.0);
+        const double depth = c.scale_depth > 0 ? c.scale_depth : c.scale_depth == -2 ? std::sqrt(double(L)) : 1.4;
+        c.residual_scale = float(depth / std::sqrt(double(L)));
+        const int64_t base = c.dim_model_base > 0 ? c.dim_model_base : c.dim_model_base == -2 ? c.hidden_size : 256;
+        c.logits_scaling = double(c.hidden_size) / double(base);
+    }
     const std::string src = c.from_file ? c.path : "the tensor shapes (no config.json)";
     if (c.hidden_size <= 0 || c.vocab_size <= 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s in %s is %s, expected [vocab_size, hidden_size]", F.embed,
@@ -1630,6 +1640,11 @@ LlamaConfig read_config(const std::string& dir) {
         c.num_dense_layers_field = r.integer(root, "num_dense_layers", 0, 100000);
         c.use_expert_bias = r.boolean(root, "use_expert_bias");
         c.use_sandwich_norm = r.boolean(root, "use_sandwich_norm");
+        c.scale_emb = r.positive(root, "scale_emb");  // (MiniCPM3)
+        c.scale_depth = r.positive(root, "scale_depth");
+        if (const json::Value* v = root.find("scale_depth"); v && v->is_null()) c.scale_depth = -2;
+        c.dim_model_base = r.integer(root, "dim_model_base", 1, kMaxDim);
+        if (const json::Value* v = root.find("dim_model_base"); v && v->is_null()) c.dim_model_base = -2;
         c.use_attention_gate = r.boolean(root, "use_attention_gate");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);

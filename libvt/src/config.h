@@ -161,6 +161,9 @@ struct LlamaConfig {
     int use_expert_bias = -1;             // LFM2-MoE: use_expert_bias (-1: absent = true)
     int use_sandwich_norm = -1, use_attention_gate = -1;  // LFM3 (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
+    // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
+    double scale_emb = -1, scale_depth = -1;
+    int64_t dim_model_base = -1;
 
     // The family (family.h) and its features for this checkpoint, resolved by resolve_config.
     // Phi: the final norm's and lm_head's bias names ("" elsewhere).

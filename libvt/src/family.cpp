@@ -25,7 +25,7 @@ namespace {
 // The trailing fields of a dense family (no router, no experts): VT_DENSE; up to
 // moe_layer_range, for a row that sets short_conv: VT_DENSE_BEFORE_CONV.
 #define VT_DENSE_BEFORE_CONV VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false, /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false
-#define VT_DENSE VT_DENSE_BEFORE_CONV, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false
+#define VT_DENSE VT_DENSE_BEFORE_CONV, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false
 
 // Defaults are transformers' config classes' (LlamaConfig, MistralConfig, Qwen2Config,
 // Qwen3Config, Phi3Config), except without a config.json, where they are TinyLlama's (Llama only).
@@ -143,7 +143,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/2000000.0, /*max positions=*/32768,
         VT_NO_MOE, /*nope=*/true, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         "Granite", "GraniteForCausalLM", "granite",
@@ -155,7 +155,7 @@ const ModelFamily kFamilies[] = {
         /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Phi-1 / 1.5 / 2: the parallel LayerNorm block (phi), partial rotary embeddings
@@ -175,7 +175,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/true, /*rotary factor=*/0.5, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GPT-J (gpt-j-6b, GPT4All-J, Pygmalion-6B): Phi's parallel block (one LayerNorm with
@@ -197,7 +197,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/true, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/true, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // StableLM (stablelm-2-1.6b, stablelm-3b-4e1t, stablelm-zephyr): Llama's sequential block
@@ -219,7 +219,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // OLMo 1 (allenai/OLMo-1B-hf / 7B-hf, OLMo-1.7): Llama's block with LayerNorms that have no
@@ -238,7 +238,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/true, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GPT-NeoX (Pythia, GPT-NeoX-20B, Dolly v2, RedPajama-INCITE): LayerNorms (weights and
@@ -263,7 +263,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.25, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/true, /*mlp bias always=*/true, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Falcon (falcon-7b, falcon-rw without ALiBi, Falcon2-11B): LayerNorms (weights and
@@ -287,7 +287,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/1, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Falcon with two parallel norms (falcon-40b / 180B: new_decoder_architecture with
@@ -307,7 +307,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/2, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Bloom (bigscience/bloom-560m … 176b, bloomz, mt0-free decoders): LayerNorms (weights and
@@ -330,7 +330,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/1, /*embed norm=*/"transformer.word_embeddings_layernorm.weight", /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // MPT (mosaicml/mpt-7b / 30b and their -instruct / -chat, as transformers' MptForCausalLM
@@ -350,7 +350,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/true, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/2, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // OPT (facebook/opt-125m … 66b, OPT-IML, Galactica): the pre-norm block with LayerNorms
@@ -375,7 +375,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/"model.decoder.embed_positions.weight", /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"model.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/2, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GPT-Neo (EleutherAI/gpt-neo-125m / 1.3B / 2.7B): GPT-2's block with Linear weights,
@@ -397,7 +397,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/true,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GPT-2 (gpt2 … gpt2-xl, distilgpt2, DialoGPT): LayerNorms (weights and biases), learned
@@ -419,7 +419,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/false, /*conv1d=*/true, /*bare prefix=*/"transformer.", /*kv heads are heads=*/true, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GPTBigCode (StarCoder, StarCoderBase, SantaCoder, WizardCoder, granite-20b/34b-code):
@@ -442,7 +442,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false,
         /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/true, /*parallel residual field=*/false, /*mlp bias always=*/true, /*pos embed=*/"transformer.wpe.weight", /*multi query field=*/true, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Starcoder2 (starcoder2-3b / 7b / 15b): a sequential block with LayerNorms (weights and
@@ -463,7 +463,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/4096,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // EXAONE 4 (EXAONE-4.0-1.2B / 32B): OLMo 2's post-norm block with per-head q/k norms,
@@ -483,7 +483,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/true, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         "OLMo2", "Olmo2ForCausalLM", "olmo2",
@@ -501,7 +501,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         VT_NO_MOE, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         "GraniteMoE", "GraniteMoeForCausalLM", "granitemoe",
@@ -517,7 +517,7 @@ const ModelFamily kFamilies[] = {
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GraniteMoeShared (granite-4.0-tiny-preview's layout without its Mamba layers,
@@ -535,7 +535,7 @@ const ModelFamily kFamilies[] = {
         {"block_sparse_moe.input_linear.weight", nullptr, "block_sparse_moe.output_linear.weight"},
         /*shared expert=*/"shared_mlp.", nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/true, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         "OLMoE", "OlmoeForCausalLM", "olmoe",
@@ -549,7 +549,7 @@ const ModelFamily kFamilies[] = {
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // gpt-oss (gpt-oss-20b / 120b): Llama's pre-norm block with q/k/v/o biases, attention
@@ -573,7 +573,7 @@ const ModelFamily kFamilies[] = {
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false,
         /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false,
         /*gpt-oss=*/true, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         "Mixtral", "MixtralForCausalLM", "mixtral",
@@ -586,7 +586,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/1000000.0, /*max positions=*/131072,
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         "Qwen2MoE", "Qwen2MoeForCausalLM", "qwen2_moe",
@@ -599,7 +599,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_expert.", "mlp.shared_expert_gate.weight", /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         "Qwen3MoE", "Qwen3MoeForCausalLM", "qwen3_moe",
@@ -612,7 +612,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // EXAONE MoE (K-EXAONE): Llama's pre-norm block with per-head q/k RMSNorms, sliding layers
@@ -630,7 +630,7 @@ const ModelFamily kFamilies[] = {
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/true, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
         /*sigmoid router=*/5, /*qk norm field=*/false, /*mla=*/0,
-        /*choice bias=*/"mlp.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*choice bias=*/"mlp.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GLM-4 MoE (zai-org/GLM-4.5, GLM-4.5-Air, GLM-4.6): Llama's block with RoPE over the first
@@ -647,7 +647,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/131072,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/1, /*qk norm field=*/true, /*mla=*/0, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/1, /*qk norm field=*/true, /*mla=*/0, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // dots1 (rednote-hilab/dots.llm1): Qwen3's attention (per-head q/k RMSNorms, biases on
@@ -663,7 +663,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/2, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/2, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // DeepSeek-V3 / R1 (and Kimi K2, Moonlight: the same layout): multi-head latent attention
@@ -683,7 +683,28 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/4096,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/3, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/3, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
+    },
+    {
+        // MiniCPM3 (openbmb/MiniCPM3-4B): DeepSeek-V2's latent attention with rotate-half RoPE
+        // (mla 5), Llama's MLP in every layer, embeddings times scale_emb, each residual branch
+        // times scale_depth / sqrt(layers), the final norm's output divided by hidden / dim_model_base.
+        "MiniCPM3", "MiniCPM3ForCausalLM", "minicpm3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_a_proj.weight",
+         "self_attn.q_a_layernorm.weight", "self_attn.q_b_proj.weight", "self_attn.kv_a_proj_with_mqa.weight",
+         "self_attn.kv_a_layernorm.weight", "self_attn.kv_b_proj.weight"}, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+        nullptr, nullptr, {nullptr, nullptr, nullptr},
+        nullptr, /*shared gate=*/nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/5, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/true,
     },
     {
         // Mistral 4 (mistralai/Mistral-Small-4 / Mistral-Large-3 layout as Mistral4ForCausalLM):
@@ -706,7 +727,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/1048576,
         "mlp.gate.weight", /*expert prefix=*/nullptr, {"mlp.experts.gate_up_proj", nullptr, "mlp.experts.down_proj"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/4, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/true,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/4, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/true, /*minicpm scales=*/false,
     },
     {
         // GLM-4 MoE lite (zai-org/GLM-4.7-Flash): DeepSeek-V3's latent attention with GLM-4 MoE's
@@ -726,7 +747,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/202752,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/6, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/6, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // DeepSeek-V2 / V2-Lite / V2.5, DeepSeek-Coder-V2: multi-head latent attention (mla), dense
@@ -746,7 +767,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/2048,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/2, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/2, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // MiniMax-M2 / M2.1: Llama's block with q and k RMSNormed over the whole projection (OLMo 2's
@@ -764,7 +785,7 @@ const ModelFamily kFamilies[] = {
         "block_sparse_moe.gate.weight", "block_sparse_moe.experts.", {"w1.weight", "w3.weight", "w2.weight"},
         /*shared expert=*/nullptr, nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
         /*sigmoid router=*/4, /*qk norm field=*/false, /*mla=*/0,
-        /*choice bias=*/"block_sparse_moe.e_score_correction_bias", /*rotary dim or factor=*/true, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*choice bias=*/"block_sparse_moe.e_score_correction_bias", /*rotary dim or factor=*/true, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Helium (kyutai/helium-1-2b): Llama's block with RoPE over pairs (2i, 2i + 1), q/k/v
@@ -780,7 +801,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // ERNIE 4.5 dense (baidu/ERNIE-4.5-0.3B): Llama's block with RoPE over pairs (2i, 2i + 1),
@@ -796,7 +817,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // ERNIE 4.5 MoE (baidu/ERNIE-4.5-21B-A3B, 300B-A47B): ERNIE 4.5's attention and, in the
@@ -815,7 +836,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.moe_statics.e_score_correction_bias", /*rotary dim or factor=*/false,
-        /*moe layer range=*/true, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*moe layer range=*/true, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Seed-OSS (ByteDance-Seed/Seed-OSS-36B): Llama's block, q/k/v biases when attention_bias
@@ -831,7 +852,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/true, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GLM (THUDM/glm-4-9b-chat-hf): Llama's block with a fused gate_up_proj (gate rows, then
@@ -852,7 +873,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // GLM-4 (THUDM/GLM-4-9B-0414, GLM-Z1): GLM's block plus the attention and MLP outputs
@@ -872,7 +893,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/true, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // OLMo 3 (allenai/Olmo-3-7B): OLMo 2's block with sliding layers by layer_types (default:
@@ -893,7 +914,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/true, /*fused experts=*/false,
         /*qk norm full=*/true, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Ministral (mistralai/Ministral-8B-Instruct-2410 as model_type ministral): Mistral's block,
@@ -909,7 +930,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Ministral 3 (mistralai/Ministral-3-3B / 8B / 14B's text model as Ministral3ForCausalLM):
@@ -926,7 +947,7 @@ const ModelFamily kFamilies[] = {
         VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/true,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/true, /*minicpm scales=*/false,
     },
     {
         // Cohere (CohereForAI/c4ai-command-r-v01, Aya 23): a bias-free LayerNorm before a parallel
@@ -948,7 +969,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
         /*logit scale=*/true, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Cohere 2 (Command R7B, Command A): Cohere's block with sliding layers by layer_types
@@ -969,7 +990,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
         /*logit scale=*/true, /*rope sliding only=*/true, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Arcee (arcee-ai/AFM-4.5B): Llama's block with an ungated MLP, down(relu(up · x)²)
@@ -991,7 +1012,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Apertus (swiss-ai/Apertus-8B / 70B): Llama's attention with per-head q/k RMSNorms
@@ -1015,7 +1036,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // Nemotron (nvidia/Minitron-4B / 8B, Nemotron-Mini-4B): Llama's sequential block with
@@ -1040,7 +1061,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.5, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/true, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // HunYuan dense (tencent/Hunyuan-0.5B..7B-Instruct): Llama's block with per-head q/k
@@ -1064,7 +1085,7 @@ const ModelFamily kFamilies[] = {
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/true,
         /*ntk alpha=*/true, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // HunYuan MoE (tencent/Hunyuan-A13B): HunYuan dense's attention (per-head q/k RMSNorms after
@@ -1092,7 +1113,7 @@ const ModelFamily kFamilies[] = {
         /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/true,
         /*ntk alpha=*/true, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
-        /*short conv=*/false, /*moe per layer fields=*/true, /*llama4 scale=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/true, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // VaultGemma (google/vaultgemma-1b): Gemma 2's block without its post-attention and
@@ -1132,7 +1153,7 @@ const ModelFamily kFamilies[] = {
         /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
         /*config head_dim=*/0, /*head_dim=*/80, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
         /*rope_theta=*/1000000.0, /*max positions=*/128000,
-        VT_DENSE_BEFORE_CONV, /*short conv=*/1, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        VT_DENSE_BEFORE_CONV, /*short conv=*/1, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // LFM2-MoE (LiquidAI/LFM2-8B-A1B): LFM2's blocks with experts after the first
@@ -1159,7 +1180,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
         /*sigmoid router=*/7, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"feed_forward.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
-        /*short conv=*/2, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*short conv=*/2, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
         // LFM3 (LiquidAI/LFM3-1.7B): LFM2's convolution layers beside Qwen3's attention (q_norm,
@@ -1186,7 +1207,7 @@ const ModelFamily kFamilies[] = {
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/true, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
-        /*short conv=*/3, /*moe per layer fields=*/false, /*llama4 scale=*/false,
+        /*short conv=*/3, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
 };
 
@@ -1463,6 +1484,11 @@ std::string feature_list(const LlamaConfig& c) {
     }
     if (c.attn_softcap > 0) add(format("attn-softcap %g", c.attn_softcap));
     if (c.final_softcap > 0) add(format("final-softcap %g", c.final_softcap));
+    if (c.family && c.family->minicpm_scales) {  // (MiniCPM3: its attention's scale is the latent one)
+        add(format("embedding-multiplier %g", double(c.embed_scale)));
+        add(format("residual-multiplier %g", double(c.residual_scale)));
+        add(format("logits-scaling %g", c.logits_scaling));
+    }
     if (c.family && c.family->multipliers) {
         add(format("embedding-multiplier %g", double(c.embed_scale)));
         add(format("attention-multiplier %g", c.attn_scale));

@@ -301,6 +301,8 @@ struct ModelFamily {
     // The engine computes it absorbed: the cache holds one KV head per layer, [rotated k_pe |
     // c] (LlamaConfig::mla_*), each query head's nope part goes through its W_uk (kv_b's k rows,
     // transposed) into the latent, and each head's output through its W_uv (kv_b's v rows).
+    // 5: MiniCPM3 — V2's attention (its defaults: q LoRA 768, latent 256 + 32, nope 64, v
+    // hidden / heads) with rotate-half RoPE, no router.
     // 4: Mistral 4 — V3's attention (its defaults: q LoRA 1024, latent 256 + 64, nope 64), the router a
     // softmax choosing within the topk_group groups whose two best scores sum highest, the top
     // weights renormalized when norm_topk_prob (true) and times routed_scaling_factor.
@@ -348,6 +350,10 @@ struct ModelFamily {
     // beta and orig rope_parameters' llama_4_scaling_beta and original_max_position_embeddings
     // (both required: transformers' model reads them unguarded). 1 below orig positions.
     bool llama4_attn_scale;
+    // MiniCPM3: embeddings times scale_emb (12 when left out), each residual branch times
+    // scale_depth / sqrt(num_hidden_layers) (1.4; null: sqrt(layers)), the logits divided by
+    // hidden_size / dim_model_base (256; null: hidden_size) — Granite's multipliers, by other names.
+    bool minicpm_scales;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
