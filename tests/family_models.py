@@ -239,6 +239,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                                   "original_max_position_embeddings": 64,
                                                                   "short_factor": [1.0, 1.1, 1.5, 2.0],
                                                                   "long_factor": [1.0, 1.3, 2.5, 4.0]})),
+    # Solar Open: Llama's attention (q/k/v biases), GLM-4 MoE's router and shared expert in every layer
+    # (no groups, no scaling, as released; GLM-4 MoE's cases cover those).
+    "solar-open": ("SolarOpenConfig", dict(head_dim=16, n_routed_experts=8, num_experts_per_tok=2,
+                                           moe_intermediate_size=32, n_shared_experts=1, attention_bias=True,
+                                           pad_token_id=ENDOFTEXT)),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -470,6 +475,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                               "mla kv-lora 32 q-lora 32 heads 16+8 v 16"]),
     "minicpm3-longrope": ("MiniCPM3", ["embedding-multiplier 12", "residual-multiplier 1", "logits-scaling 1",
                                        "mla kv-lora 48 heads 16+8 v 16"]),
+    "solar-open": ("SolarOpen", ["qkv-bias", "moe 8 experts top-2", "norm-topk", "shared-expert 32", "sigmoid-router"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -831,7 +837,8 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `moe` argument for a mixture-of-experts config.json, else None."""
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
-                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4"):
+                                 "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
+                                 "solar_open"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -845,7 +852,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
         out["softmax_groups"] = {"groups": cfg["n_group"] if grouped else 1,
                                  "topk_groups": cfg["topk_group"] if grouped else 1,
                                  "scale": cfg.get("routed_scaling_factor", 1.0)}
-    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite"):
+    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite", "solar_open"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "mistral4":  # (softmax; groups by their best two; norm_topk_prob true when left out)

@@ -453,7 +453,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
-            "Glm4MoeForCausalLM, "
+            "Glm4MoeForCausalLM, SolarOpenForCausalLM, "
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
@@ -1280,6 +1280,8 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
      'rope_parameters needs "llama_4_scaling_beta" and "original_max_position_embeddings" (Mistral4 scales'),
     ("mistral4", {"n_group": 8}, 'field "n_group" = 8 does not split the 8 experts into groups of 2 or more (Mistral4'),
     ("mistral4", {"moe_intermediate_size": 16}, "mlp.experts.gate_up_proj is [8, 64, 64], expected [8, 32, 64]"),
+    ("solar-open", {"attention_bias": False}, "unexpected 6 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
+    ("solar-open", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for SolarOpen"),
     ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),
     ("minicpm3", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
     ("minicpm3", {"v_head_dim": 32}, "self_attn.kv_b_proj.weight is [128, 32], expected [192, 32]"),
@@ -1567,3 +1569,14 @@ def test_lfm2_convolution_input_beyond_f16_is_refused(from_golden, golden, tmp_p
         in str(e.value)
     with load(tmp_path, weight_format="bf16") as m:  # (f32)
         assert np.isfinite(m.logits(seq)).all()
+
+
+def test_solar_open_keeps_experts_in_every_layer(from_golden, golden, tmp_path):
+    """SolarOpenConfig has no first_k_dense_replace (GLM-4 MoE's): one in config.json is not read,
+    and every layer keeps its experts, as transformers builds it."""
+    cfg = copy_case(from_golden, "solar-open", tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, first_k_dense_replace=1)))
+    g = golden["cases"]["solar-open"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "moe 8 experts top-2" in m.info["features"]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))

@@ -588,6 +588,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 5: return {1, 1, 1, 1, 0, true, 2.5};   // ExaoneMoeConfig
         case 6: return {1, 1, 1, 1, 1, true, 1.8};   // Glm4MoeLiteConfig
         case 7: return {2, 0, 1, 1, 0, true, 1.0};   // Lfm2MoeConfig (num_dense_layers)
+        case 8: return {0, 1, 1, 1, 0, true, 1.0};   // SolarOpenConfig (no dense layers, no MTP layers)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -739,7 +740,9 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const int64_t step = c.decoder_sparse_step > 0 ? c.decoder_sparse_step : 1;
     // (DeepSeek-V3-style: the first first_k_dense_replace layers dense, as their config classes)
     // (LFM2-MoE: its num_dense_layers)
-    const int64_t first_dense_field = F.sigmoid_router == 7 ? c.num_dense_layers_field : c.first_k_dense_field;
+    // (Solar Open's config class has no first_k_dense_replace: experts in every layer)
+    const int64_t first_dense_field = F.sigmoid_router == 7 ? c.num_dense_layers_field
+                                      : F.sigmoid_router == 8 ? 0 : c.first_k_dense_field;
     const int64_t first_dense = !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
     c.moe_choice_bias = F.choice_bias && !(F.sigmoid_router == 7 && c.use_expert_bias == 0);

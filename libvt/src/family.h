@@ -289,7 +289,8 @@ struct ModelFamily {
     // 6 GLM-4 MoE lite's (as GLM-4 MoE's with routed_scaling_factor 1.8; mlp_layer_types decide),
     // 7 LFM2-MoE's (the first num_dense_layers, default 2, dense; no groups, no shared experts;
     // norm_topk_prob true with the sum + 1e-6 instead of 1e-20; the correction bias only when
-    // use_expert_bias, true when left out).
+    // use_expert_bias, true when left out), 8 Solar Open's (GLM-4 MoE's router in every layer:
+    // no first_k_dense_replace, no MTP layers).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
