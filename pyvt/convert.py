@@ -589,6 +589,11 @@ _ARCHS["lfm2moe"] = _ARCHS["lfm2"]._replace(architecture="Lfm2MoeForCausalLM", m
 _ARCHS["hunyuan-moe"] = _Arch("HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe", False, _QK_NORMS, _QKV_BIASES,
                               names={"attn_q_norm.weight": "self_attn.query_layernorm.weight",
                                      "attn_k_norm.weight": "self_attn.key_layernorm.weight"})
+# Ministral 3 (mistralai/Ministral-3 3B / 8B / 14B text models; llama.cpp's mistral3): Llama's
+# block, Q/K rows permuted as llama's converter writes them, no biases; RoPE and the query scale
+# 1 + attention.temperature_scale · log(1 + floor(pos / original_context_length)) stated as
+# Ministral3Config's rope_parameters (_mistral3_rope).
+_ARCHS["mistral3"] = _Arch("Ministral3ForCausalLM", "ministral3", True)
 # The GGUF architectures with DeepSeek's router keys (_sigmoid_router) and NextN blocks after the model's.
 _DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2", "exaone-moe")
 # ERNIE 4.5 MoE (llama.cpp's ernie4_5-moe): ERNIE 4.5's attention (Q/K in Hugging Face's order,
@@ -1109,7 +1114,7 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
-    if arch in ("deepseek2", "hunyuan-moe"):  # (llama.cpp's deepseek2 / hunyuan-moe require it)
+    if arch in ("deepseek2", "hunyuan-moe", "mistral3"):  # (llama.cpp's deepseek2 / hunyuan-moe / mistral3 require it)
         _need_metadata(p, meta, f"{arch}.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
@@ -1564,6 +1569,13 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                              "not convert a model llama.cpp does not run")
         _all_or_none(g, n_layers, _QKV_BIASES, "a hunyuan-moe file with biases needs q/k/v biases in every block "
                      "(HunYuanMoEV1Config's attention_bias puts them on all)", p)
+    if arch == "mistral3":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's llama3 factors; Ministral 3's RoPE is rope_parameters')
+            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a mistral3 file are not "
+                             "supported (Ministral 3's RoPE has none); pyvt does not guess what is meant")
+        if biases := [n for n in names if n.endswith(".bias")]:  # (llama.cpp's mistral3 loads o / MLP biases)
+            raise ValueError(f"{p}: tensor {biases[0]}: Ministral 3 has no biases (Ministral3Config has no "
+                             "attention_bias or mlp_bias); pyvt does not convert a mistral3 file with them")
     conv = set(hp.get("conv") or ())
     conv_bias = expert_bias = False
     if arch in _LFM2_ARCHS:
@@ -1719,6 +1731,8 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return None
     if a == "deepseek2":
         return _mla_rope_scaling(meta, hp, p)
+    if a == "mistral3":
+        return _mistral3_rope(meta, hp, p)
     if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
@@ -1790,6 +1804,64 @@ def _mla_rope_scaling(meta: dict, hp: dict, p: str) -> dict | None:
                          "integer <= 2^24")
     return {"rope_type": "yarn", "factor": _f32(factor), "original_max_position_embeddings": int(orig),
             "mscale": mscale, "mscale_all_dim": mscale, "beta_fast": 32.0, "beta_slow": 1.0}
+
+
+def _orig_context(meta: dict, a: str, hp: dict, p: str) -> int:
+    """rope.scaling.original_context_length as llama.cpp reads it (absent: context_length)."""
+    orig = meta.get(f"{a}.rope.scaling.original_context_length", hp["ctx"])
+    if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
+        raise ValueError(f"{p}: {a}.rope.scaling.original_context_length = {orig!r:.60} is not a positive "
+                         "integer <= 2^24")
+    return int(orig)
+
+
+def _mistral3_rope(meta: dict, hp: dict, p: str) -> dict:
+    """A mistral3 file's RoPE and query scale as llama.cpp computes them (src/models/mistral3.cpp,
+    llama_context's YaRN factors) -> Ministral3Config's rope_parameters. rope.scaling.type (absent:
+    linear, llama.cpp's default) none, linear or yarn by rope.scaling.factor (absent or 1: none);
+    YaRN from rope.scaling.original_context_length (absent: context_length) with
+    rope.scaling.yarn_beta_fast / _slow (absent: 32 / 1) and the rotation's attention factor
+    mscale(factor, 1) / mscale(factor, yarn_log_multiplier) (llama.cpp assumes mscale 1; the
+    converter writes mscale_all_dim as yarn_log_multiplier; absent or 0: mscale(factor, 1), as
+    transformers without the two fields). Each query, after RoPE, times 1 + temperature_scale ·
+    log(1 + floor(pos / original_context_length)) (llama.cpp's n_ctx_orig_yarn, whatever the
+    scaling type: llama_4_scaling_beta and original_max_position_embeddings; absent or 0: no
+    scale, beta 0). Refused naming the key: another scaling type, rope.scaling.attn_factor other
+    than 1 (llama.cpp then scales the rotated dims by it), rope.scaling.yarn_attn_factor (which
+    llama.cpp's mistral3 ignores and transformers would apply), a negative temperature_scale."""
+    a = "mistral3"
+    if _real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p) != 1.0:
+        raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {meta[f'{a}.rope.scaling.attn_factor']}: llama.cpp's "
+                         f"{a} scales the rotated dims by it, which Ministral3Config cannot express")
+    if f"{a}.rope.scaling.yarn_attn_factor" in meta:
+        raise ValueError(f"{p}: {a}.rope.scaling.yarn_attn_factor = {meta[f'{a}.rope.scaling.yarn_attn_factor']!r:.40}: "
+                         f"llama.cpp's {a} ignores it and transformers would apply it (attention_factor); pyvt does "
+                         "not guess which is meant")
+    orig = _orig_context(meta, a, hp, p)
+    kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p, "linear")
+    factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
+    out: dict = {"rope_type": "default", "rope_theta": hp["theta"]}
+    if kind not in ("none", "linear", "yarn"):
+        raise ValueError(f"{p}: {a}.rope.scaling.type = {kind!r:.40}: pyvt converts mistral3 files with yarn, linear "
+                         "or no scaling")
+    if kind == "linear" and factor != 1.0:
+        out.update(rope_type="linear", factor=_f32(factor))
+    elif kind == "yarn" and factor != 1.0:
+        out.update(rope_type="yarn", factor=_f32(factor), original_max_position_embeddings=orig,
+                   beta_fast=_f32(_real(meta, f"{a}.rope.scaling.yarn_beta_fast", 32.0, 0.0, 1e6, p)),
+                   beta_slow=_f32(_real(meta, f"{a}.rope.scaling.yarn_beta_slow", 1.0, 0.0, 1e6, p)))
+        log_mul = _real(meta, f"{a}.rope.scaling.yarn_log_multiplier", 0.0, -1e6, 1e6, p, open_lo=False)
+        if log_mul < 0:
+            raise ValueError(f"{p}: {a}.rope.scaling.yarn_log_multiplier = {log_mul!r} is negative "
+                             "(Ministral 3's mscale_all_dim)")
+        if log_mul:
+            out.update(mscale=1.0, mscale_all_dim=_f32(log_mul))
+    beta = _real(meta, f"{a}.attention.temperature_scale", 0.0, -1e6, 1e6, p, open_lo=False)
+    if beta < 0:
+        raise ValueError(f"{p}: {a}.attention.temperature_scale = {beta!r}: a negative query scale is not one "
+                         "Ministral 3 is released with; pyvt converts 0 or more")
+    out.update(llama_4_scaling_beta=_f32(beta) if beta else 0.0, original_max_position_embeddings=orig)
+    return out
 
 
 def _heads_span_hidden(p, arch: str, n_head: int, head_dim: int, hidden: int, why: str) -> None:
@@ -2000,6 +2072,16 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         del config["pretraining_tp"]
     elif hp["arch"] in _LFM2_ARCHS:
         _lfm2_config(config, g, hp)
+    elif hp["arch"] == "mistral3":  # Ministral3Config: no biases, RoPE and the query scale as rope_parameters
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias", "rope_theta"):
+            del config[k]
+        # (llama.cpp's mistral3 attends over every position: a file with a window is refused)
+        window = _window(meta, "mistral3.attention.sliding_window", None, g.path)
+        if window:
+            raise ValueError(f"{g.path}: mistral3.attention.sliding_window = {window}: llama.cpp's mistral3 attends "
+                             "over every position whatever the key says, Ministral3Config would slide; pyvt does not "
+                             "guess which is meant")
+        config.update(rope_parameters=config.pop("rope_scaling"), sliding_window=None)
     elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2", "hunyuan-moe") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):

@@ -969,7 +969,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             continue
         if (arch.startswith("gemma") or arch == "nemotron") and hf_name.endswith("norm.weight"):
             x = x + np.float32(1.0)  # (Gemma's norms; Nemotron's LayerNorm1P: NemotronModel.modify_tensors)
-        if arch in ("smollm3", "granite", "arcee") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
+        if arch in ("smollm3", "granite", "arcee", "mistral3") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
                                                                  "k_proj.bias")):  # llama's row order
             x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
         if arch == "gptneox" and ".query_key_value." in hf_name:  # q | k | v (GPTNeoXModel.modify_tensors)
@@ -1198,6 +1198,28 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["granite.attention.scale"] = float(cfg["attention_multiplier"])
         md["granite.residual_scale"] = float(cfg["residual_multiplier"])
         md["granite.logit_scale"] = float(cfg["logits_scaling"])
+    elif arch == "mistral3":
+        # As Ministral3Model (llama.cpp's LlamaModel) writes it: head_dim, every dim rotating, YaRN
+        # (type, factor, original length, betas; yarn_log_multiplier = mscale_all_dim) and the query
+        # scale's beta as attention.temperature_scale, its floor llama.cpp's original length. The
+        # converter asserts YaRN; a default-RoPE case's file states the original length all the
+        # same (llama.cpp reads the key whatever the scaling). llama.cpp's mistral3 has no sliding
+        # window: the file has none, and the folder's case says so (ministral3-window).
+        rp = cfg["rope_parameters"]
+        assert rp.get("mscale", 1.0) == 1.0  # (llama.cpp assumes it)
+        md.update({"mistral3.rope.freq_base": float(rp["rope_theta"]),
+                   "mistral3.rope.dimension_count": gw.Val(gw.UINT32, hd),
+                   "mistral3.attention.key_length": gw.Val(gw.UINT32, hd),
+                   "mistral3.attention.value_length": gw.Val(gw.UINT32, hd),
+                   "mistral3.attention.temperature_scale": float(rp["llama_4_scaling_beta"]),
+                   "mistral3.rope.scaling.original_context_length": gw.Val(gw.UINT32,
+                                                                           rp["original_max_position_embeddings"])})
+        if rp["rope_type"] == "yarn":
+            md.update({"mistral3.rope.scaling.type": "yarn", "mistral3.rope.scaling.factor": float(rp["factor"]),
+                       "mistral3.rope.scaling.yarn_beta_fast": float(rp["beta_fast"]),
+                       "mistral3.rope.scaling.yarn_beta_slow": float(rp["beta_slow"]),
+                       "mistral3.rope.scaling.yarn_log_multiplier": float(rp["mscale_all_dim"])})
+        cfg["sliding_window"] = None
     elif arch == "smollm3":  # llama.cpp: every 4th layer NoPE (no key stores it)
         md["smollm3.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md["smollm3.attention.key_length"] = gw.Val(gw.UINT32, hd)
@@ -1238,7 +1260,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
                 ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
-                ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe")]
+                ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe"), ("ministral3", "mistral3"),
+                ("ministral3-window", "mistral3")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1340,6 +1363,10 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         # (llama.cpp's lfm2moe renormalizes and never scales: the folder's case says so too)
         assert (cfg["norm_topk_prob"], cfg["routed_scaling_factor"]) == (True, 1.0)
         assert "full_attn_idxs" not in cfg and "block_ff_dim" not in cfg and "rms_norm_eps" not in cfg
+    if arch == "mistral3":  # YaRN and the query scale as rope_parameters, no window (llama.cpp's mistral3 has none)
+        assert cfg["rope_parameters"] == want["rope_parameters"] and cfg["head_dim"] == want["head_dim"]
+        assert cfg["sliding_window"] is want["sliding_window"] is None and cfg["model_type"] == "ministral3"
+        assert not any(k in cfg for k in ("rope_theta", "rope_scaling", "attention_bias", "mlp_bias"))
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1396,7 +1423,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("falcon-seq-mha-bias", "falcon", "Falcon"), ("bloom", "bloom", "Bloom"),
                                               ("bloom-6heads-untied", "bloom", "Bloom"), ("mpt", "mpt", "MPT"),
                                               ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
-                                              ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe")])
+                                              ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe"),
+                                              ("ministral3", "mistral3", "Ministral3")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1699,7 +1727,7 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
                               ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied"),
                               ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias"),
-                              ("lfm2moe", M.LFM2MOE, "lfm2-moe")):
+                              ("lfm2moe", M.LFM2MOE, "lfm2-moe"), ("mistral3", M.MISTRAL3, "ministral3")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -3136,6 +3164,75 @@ def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, 
         convert.convert_gguf(path, tmp_path / "out")
     assert str(path) in str(ei.value) and "\n" not in str(ei.value)
     assert not (tmp_path / "out" / "config.json").exists()
+
+
+_M3 = "mistral3"
+
+
+def _f32t(name, shape):
+    return (name, gw.F32, shape, gw.quant_f32(np.zeros(shape)))
+
+
+@pytest.mark.parametrize("name,kw,match", [
+    # llama.cpp's mistral3 needs the RMS eps; has no window (Ministral3Config would slide)
+    ("ministral3", {"meta": {f"{_M3}.attention.layer_norm_rms_epsilon": None}},
+     r"missing metadata mistral3\.attention\.layer_norm_rms_epsilon \(llama\.cpp's mistral3 needs it\)$"),
+    ("ministral3", {"meta": {f"{_M3}.attention.sliding_window": gw.Val(gw.UINT32, 8)}},
+     r"mistral3\.attention\.sliding_window = 8: llama\.cpp's mistral3 attends over every position"),
+    # RoPE: what llama.cpp's mistral3 reads otherwise than transformers, or other scaling types
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.attn_factor": 2.0}},
+     r"mistral3\.rope\.scaling\.attn_factor = 2\.0: llama\.cpp's mistral3 scales the rotated dims by it"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.yarn_attn_factor": 1.2}},
+     r"mistral3\.rope\.scaling\.yarn_attn_factor = 1\.2.*: llama\.cpp's mistral3 ignores it"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.type": "longrope"}},
+     r"mistral3\.rope\.scaling\.type = 'longrope': pyvt converts mistral3 files with yarn, linear or no scaling$"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.yarn_log_multiplier": -1.0}},
+     r"mistral3\.rope\.scaling\.yarn_log_multiplier = -1\.0 is negative"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.original_context_length": gw.Val(gw.INT32, 0)}},
+     r"mistral3\.rope\.scaling\.original_context_length = 0 is not a positive integer"),
+    ("ministral3", {"meta": {f"{_M3}.attention.temperature_scale": -0.1}},
+     r"mistral3\.attention\.temperature_scale = -0\.1.*: a negative query scale"),
+    ("ministral3", {"meta": {f"{_M3}.rope.dimension_count": gw.Val(gw.UINT32, 8)}},
+     r"partial rotary embeddings \(rope\.dimension_count 8 of head_dim 16\) are not supported$"),
+    # tensors llama.cpp's mistral3 loads that Ministral 3 has not: biases, llama3 factors, experts
+    ("ministral3", {"extra_tensors": [_f32t("blk.0.attn_output.bias", (64,))]},
+     r"tensor blk\.0\.attn_output\.bias: Ministral 3 has no biases"),
+    ("ministral3", {"extra_tensors": [_f32t("blk.1.ffn_up.bias", (96,))]}, r"tensor blk\.1\.ffn_up\.bias: Ministral 3 has no"),
+    ("ministral3", {"extra_tensors": [_f32t("rope_freqs.weight", (8,))]},
+     r"tensor rope_freqs\.weight: RoPE frequency factors in a mistral3 file are not supported"),
+    ("ministral3", {"meta": {f"{_M3}.expert_count": gw.Val(gw.UINT32, 4), f"{_M3}.expert_used_count": gw.Val(gw.UINT32, 2)}},
+     r"mixture-of-experts mistral3 models are not supported"),
+    ("ministral3", {"drop": ("blk.1.attn_k.weight",)}, r"missing tensors: blk\.1\.attn_k\.weight$"),
+])
+def test_mistral3_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
+    """What llama.cpp's mistral3 computes otherwise than Ministral3ForCausalLM, or pyvt cannot
+    represent: refused in one line naming the file and the key or tensor, before any folder."""
+    path, _ = family_gguf(tmp_path, name, _M3, **kw)
+    with pytest.raises(ValueError, match=match) as ei:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_mistral3_gguf_rope_keys_as_llama_cpp_reads_them(tmp_path):
+    """The keys of a mistral3 file as llama.cpp's mistral3 reads them, stated as rope_parameters:
+    no temperature_scale (llama.cpp then scales no query: beta 0), no original_context_length
+    (llama.cpp's context_length, for YaRN and the query scale's floor alike), no
+    yarn_log_multiplier (the rotation's factor mscale(factor, 1): no mscale fields), linear
+    scaling."""
+    cases = [({f"{_M3}.attention.temperature_scale": None},
+              dict(llama_4_scaling_beta=0.0)),
+             ({f"{_M3}.rope.scaling.original_context_length": None},
+              dict(original_max_position_embeddings=256)),
+             ({f"{_M3}.rope.scaling.yarn_log_multiplier": None}, dict(mscale=None, mscale_all_dim=None)),
+             ({f"{_M3}.rope.scaling.type": "linear", f"{_M3}.rope.scaling.factor": 2.0},
+              dict(rope_type="linear", factor=2.0, beta_fast=None, beta_slow=None, mscale=None, mscale_all_dim=None))]
+    for i, (meta, change) in enumerate(cases):
+        path, ref = family_gguf(tmp_path / str(i), "ministral3", _M3, meta=meta)
+        out = convert.convert_gguf(path, tmp_path / str(i) / "out", dtype="f32")
+        rp = json.loads((out / "config.json").read_text())["rope_parameters"]
+        want = dict(json.loads((ref / "config.json").read_text())["rope_parameters"], **change)
+        assert rp == {k: v for k, v in want.items() if v is not None}, i
 
 
 def _lfm2_bias(t, n=64):
