@@ -241,6 +241,17 @@ its folder holds them as zeros (pyvt writes zeros for a file with q/k/v biases; 
 attn_output.bias is refused). Broken on purpose in the converted folder the test fails: the
 unstretched base (0.18) or a tenth of it (0.084), one expert a token (0.28 / 0.11),
 rms_norm_eps 1e-2 (0.0083 / 0.0033).
+ministral3 and ministral3-window (added 2026-11-29 with --logits, the same llama-cpp-python): 4.5e-7
+and 5.9e-7, argmax equal at all 60 positions — llama.cpp's mistral3: Llama's block with Q/K
+permuted, each query times 1 + attention.temperature_scale · log(1 + floor(pos /
+original_context_length)) (0.1 per 8 positions, 0.3 per 16: the scale steps through the
+sequence), ministral3 with YaRN (factor 4 from 8 positions, the rotation's factor mscale(4, 1) /
+mscale(4, yarn_log_multiplier 1) = 1), ministral3-window with the default RoPE and head_dim 32.
+llama.cpp's mistral3 has no sliding window: ministral3-window's file has none and its folder
+says none (family_gguf). Broken on purpose in the converted folder the test fails: beta 0 (0.035
+/ 0.11), the original length doubled (0.015 / 0.048), no YaRN (0.39), no mscale fields (the
+rotation then scaled by mscale(4, 1): 0.051), mscale_all_dim 0.5 (0.026); Q/K left permuted in
+pyvt.convert (fails).
 """
 
 from __future__ import annotations
@@ -314,7 +325,7 @@ def test_every_architecture_is_covered():
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
                      "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
-                     "lfm2moe", "hunyuan-moe"}
+                     "lfm2moe", "hunyuan-moe", "mistral3"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)
