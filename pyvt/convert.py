@@ -6,8 +6,8 @@
 `qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
-LFM2), `lfm2moe` (LiquidAI LFM2-MoE) or `hunyuan-moe` (Hunyuan-A13B) architecture into a Hugging
-Face-style checkpoint folder.
+LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3) or
+`mistral4` (Mistral 4) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -27,8 +27,8 @@ layout differences between llama.cpp and Hugging Face are undone here:
 * llama.cpp's converter permutes the rows of Q and K of a `llama` model so that RoPE rotates
   adjacent pairs (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2})
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
-  K with n_head_kv; their biases too; `arcee`, `smollm3` and `granite` are converted as `llama`
-  is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
+  K with n_head_kv; their biases too; `arcee`, `smollm3`, `granite` and `mistral3` are converted as
+  `llama` is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
   / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
@@ -99,6 +99,17 @@ layout differences between llama.cpp and Hugging Face are undone here:
   type's, which rotates the same. llama.cpp adds q/k/v biases but has no o_proj bias: a file with
   q/k/v biases becomes attention_bias true with a zero o_proj bias, one with attn_output.bias is
   refused (`_hunyuan_moe_router` for the MoE keys).
+* Ministral 3 (`mistral3`): llama.cpp multiplies each query by 1 + attention.temperature_scale ·
+  log(1 + floor(pos / original_context_length)) and computes YaRN's rotation factor from
+  yarn_log_multiplier (mscale_all_dim) with mscale 1; both become Ministral3Config's
+  rope_parameters (`_mistral3_rope`). llama.cpp's mistral3 has no sliding window, no biases and
+  no experts in a Ministral 3: files saying otherwise are refused.
+  Mistral 4 (`mistral4`) is llama.cpp's deepseek2 run under another name: its latent attention
+  is read as deepseek2's (`_mla_params`), its softmax router over groups (scored by their two best,
+  as Mistral4TopkRouter) through `_sigmoid_router`, its experts written stacked as transformers
+  saves them (gate_up_proj from ffn_gate_up_exps, or gate and up stacked; down_proj), the query
+  scale from attention.temperature_scale / temperature_length and YaRN as llama.cpp's mistral4
+  scales it, not deepseek2's way (`_mistral4_rope`).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -553,6 +564,16 @@ _ARCHS["deepseek2"] = _Arch("DeepseekV3ForCausalLM", "deepseek_v3", False,
                             optional=("attn_q.weight",) + _MLA_Q_LORA + ("attn_kv_b.weight",) + _MLA_K_V_B,
                             names=_MLA_NAMES, mla=True)
 _DEEPSEEK_V2 = _ARCHS["deepseek2"]._replace(architecture="DeepseekV2ForCausalLM", model_type="deepseek_v2")
+# Mistral 4 (llama.cpp's mistral4: deepseek2's loader and graph): the same latent attention,
+# dense blocks first and ungated shared experts; its router a softmax (expert_gating_func 1)
+# choosing within the expert_group_used_count groups whose two best probabilities sum highest,
+# renormalized by expert_weights_norm, times expert_weights_scale, no correction bias; the
+# routed experts as transformers saves them, mlp.experts.gate_up_proj [E, 2·I, H] (the file's
+# ffn_gate_up_exps as it is, or its ffn_gate_exps / ffn_up_exps stacked per expert) and
+# mlp.experts.down_proj [E, H, I]; RoPE and the query scale as _mistral4_rope.
+_ARCHS["mistral4"] = _ARCHS["deepseek2"]._replace(architecture="Mistral4ForCausalLM", model_type="mistral4")
+_MLA_ARCHS = ("deepseek2", "mistral4")
+_GATE_UP_EXPS = "ffn_gate_up_exps.weight"  # (gate rows then up rows of each expert: llama.cpp's fused experts)
 # EXAONE MoE (K-EXAONE; llama.cpp's exaone-moe): Llama's pre-norm block with per-head q/k norms,
 # Q/K in Hugging Face's order (NEOX rope), sliding layers by attention.sliding_window_pattern
 # whose full layers attend without RoPE (_exaone_moe_config), DeepSeek-V3's router
@@ -589,8 +610,13 @@ _ARCHS["lfm2moe"] = _ARCHS["lfm2"]._replace(architecture="Lfm2MoeForCausalLM", m
 _ARCHS["hunyuan-moe"] = _Arch("HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe", False, _QK_NORMS, _QKV_BIASES,
                               names={"attn_q_norm.weight": "self_attn.query_layernorm.weight",
                                      "attn_k_norm.weight": "self_attn.key_layernorm.weight"})
+# Ministral 3 (mistralai/Ministral-3 3B / 8B / 14B text models; llama.cpp's mistral3): Llama's
+# block, Q/K rows permuted as llama's converter writes them, no biases; RoPE and the query scale
+# 1 + attention.temperature_scale · log(1 + floor(pos / original_context_length)) stated as
+# Ministral3Config's rope_parameters (_mistral3_rope).
+_ARCHS["mistral3"] = _Arch("Ministral3ForCausalLM", "ministral3", True)
 # The GGUF architectures with DeepSeek's router keys (_sigmoid_router) and NextN blocks after the model's.
-_DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2", "exaone-moe")
+_DEEPSEEK_ROUTER_ARCHS = _SIGMOID_ROUTER_ARCHS + ("deepseek2", "exaone-moe", "mistral4")
 # ERNIE 4.5 MoE (llama.cpp's ernie4_5-moe): ERNIE 4.5's attention (Q/K in Hugging Face's order,
 # pairs (2i, 2i + 1) rotating: NORM rope), the first leading_dense_block_count blocks dense, the
 # others a softmax router choosing by probability + exp_probs_b (moe_statics'
@@ -674,7 +700,7 @@ def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
     biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2", "lfm2_moe")
-    ungated = biased or a.model_type in ("granitemoe", "deepseek_v2", "hunyuan_v1_moe")
+    ungated = biased or a.model_type in ("granitemoe", "deepseek_v2", "hunyuan_v1_moe", "mistral4")
     shexp = (_SHARED[1:] if ungated else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
     router = ("ffn_gate_inp.weight",) + ((_EXP_PROBS_B,) if biased else ())
@@ -1000,7 +1026,7 @@ def _hparams(meta: dict, p: str) -> dict:
         n_kv = need_int("attention.head_count_kv", n_head)
     ffn = need_int("feed_forward_length")
     ctx = need_int("context_length", 2048)
-    mla = _mla_params(meta, n_head, n_kv, hidden, p) if arch == "deepseek2" else None
+    mla = _mla_params(meta, arch, n_head, n_kv, hidden, p) if arch in _MLA_ARCHS else None
     head_dim = (mla["nope"] + mla["rope"] if mla else
                 need_int("attention.key_length", hidden // n_head if hidden % n_head == 0 else None))
     if not mla and need_int("attention.value_length", head_dim) != head_dim:
@@ -1109,7 +1135,7 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
-    if arch in ("deepseek2", "hunyuan-moe"):  # (llama.cpp's deepseek2 / hunyuan-moe require it)
+    if arch in ("deepseek2", "hunyuan-moe", "mistral3", "mistral4"):  # (llama.cpp's deepseek2 / hunyuan-moe / mistral3 require it)
         _need_metadata(p, meta, f"{arch}.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
@@ -1119,7 +1145,7 @@ def _hparams(meta: dict, p: str) -> dict:
         moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe", "minimax-m2")  # (minimax-m2's experts: n_ff)
                           else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
                           else need_int("expert_feed_forward_length")  # (llama.cpp requires it)
-                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe")
+                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe", "mistral4")
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
@@ -1278,8 +1304,8 @@ def _lfm2_moe_router(meta: dict, n_layers: int, p: str) -> dict:
     return dict(lead=lead)
 
 
-def _mla_params(meta: dict, n_head: int, n_kv: int, hidden: int, p: str) -> dict:
-    """A deepseek2 file's latent attention as llama.cpp reads it (src/models/deepseek2.cpp):
+def _mla_params(meta: dict, a: str, n_head: int, n_kv: int, hidden: int, p: str) -> dict:
+    """A deepseek2 / mistral4 (`a`) file's latent attention as llama.cpp reads it (src/models/deepseek2.cpp):
     attention.kv_lora_rank, attention.q_lora_rank (absent or 0: attn_q, no LoRA), the rope dims
     rope.dimension_count; with attention.key_length_mla / value_length_mla (llama.cpp's converter
     since kv_b is split: attn_k_b / attn_v_b) the q·k head nope + rope and v's width, key_length /
@@ -1287,7 +1313,6 @@ def _mla_params(meta: dict, n_head: int, n_kv: int, hidden: int, p: str) -> dict
     (older files: attn_kv_b whole) key_length / value_length are the q·k head and v's width, the
     KV heads the heads. Each key that does not fit is refused naming it -> q_lora, kv_lora,
     nope, rope, v, split."""
-    a = "deepseek2"
 
     def need(k: str, default=None) -> int:
         v = meta_value(meta, f"{a}.{k}", "int", p, default)
@@ -1393,14 +1418,17 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
     n_shared, ffn_shexp, softmax."""
     E, k = moe["n_expert"], moe["n_used"]
     default = 2 if arch == "glm4moe" else None
-    if arch == "deepseek2":  # (llama.cpp: absent, softmax, but for GLM 4.7 Lite's sizes)
-        vocab = meta.get("deepseek2.vocab_size", len(meta.get("tokenizer.ggml.tokens") or ()))
+    if arch in _MLA_ARCHS:  # (llama.cpp's deepseek2 loader: absent, softmax, but for GLM 4.7 Lite's sizes)
+        vocab = meta.get(f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens") or ()))
         default = 2 if n_layers in (47, 48) and vocab == 154880 else 1
     gating = meta_value(meta, f"{arch}.expert_gating_func", "int", p, default)
     if gating is None:
         raise ValueError(f"{p}: missing metadata {arch}.expert_gating_func (llama.cpp's {arch} needs it; "
                          "2, sigmoid, is the router's)")
-    softmax = arch == "deepseek2" and gating == 1
+    softmax = arch in _MLA_ARCHS and gating == 1
+    if arch == "mistral4" and not softmax:  # (Mistral 4's router: a softmax, grouped by the best two)
+        raise ValueError(f"{p}: mistral4.expert_gating_func = {gating}: Mistral 4's router scores its experts by a "
+                         "softmax (1); pyvt converts no other")
     if gating != 2 and not softmax:
         raise ValueError(f"{p}: {arch}.expert_gating_func = {gating}: the {arch} router scores its experts by a "
                          "sigmoid (2) as DeepSeek-V3's" + (" or a softmax (1) as DeepSeek-V2's" if arch == "deepseek2"
@@ -1412,11 +1440,11 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
     groups = meta_value(meta, f"{arch}.expert_group_count", "int", p, 0)
     used = meta_value(meta, f"{arch}.expert_group_used_count", "int", p, 0)
     norm = meta_value(meta, f"{arch}.expert_weights_norm", "bool", p, False)
-    if softmax and groups > 1:
+    if softmax and groups > 1 and arch == "deepseek2":
         raise ValueError(f"{p}: {arch}.expert_group_count = {groups} with softmax gating (expert_gating_func 1): "
                          "llama.cpp scores a group by the sum of its two best probabilities, transformers' "
                          "DeepSeek-V2 (group_limited_greedy) by its best; pyvt does not convert a model that differs")
-    if softmax and norm:
+    if softmax and norm and arch == "deepseek2":
         raise ValueError(f"{p}: {arch}.expert_weights_norm = true with softmax gating (expert_gating_func 1): "
                          "transformers' DeepSeek-V2 never renormalizes its top weights (norm_topk_prob is ignored)")
     if groups > 1:
@@ -1564,6 +1592,13 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                              "not convert a model llama.cpp does not run")
         _all_or_none(g, n_layers, _QKV_BIASES, "a hunyuan-moe file with biases needs q/k/v biases in every block "
                      "(HunYuanMoEV1Config's attention_bias puts them on all)", p)
+    if arch == "mistral3":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's llama3 factors; Ministral 3's RoPE is rope_parameters')
+            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a mistral3 file are not "
+                             "supported (Ministral 3's RoPE has none); pyvt does not guess what is meant")
+        if biases := [n for n in names if n.endswith(".bias")]:  # (llama.cpp's mistral3 loads o / MLP biases)
+            raise ValueError(f"{p}: tensor {biases[0]}: Ministral 3 has no biases (Ministral3Config has no "
+                             "attention_bias or mlp_bias); pyvt does not convert a mistral3 file with them")
     conv = set(hp.get("conv") or ())
     conv_bias = expert_bias = False
     if arch in _LFM2_ARCHS:
@@ -1585,14 +1620,21 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                 raise ValueError(f"{p}: missing tensor blk.{miss[0]}.{_EXP_PROBS_B}: an lfm2moe file with the "
                                  "router's expert bias needs it in every MoE block (Lfm2MoeConfig's "
                                  "use_expert_bias)")
-    if arch == "deepseek2":
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 loads no RoPE frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's deepseek2 loads no RoPE frequency factors; "
+    if arch in _MLA_ARCHS:
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 / mistral4 load no RoPE frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} loads no RoPE frequency factors; "
                              "pyvt does not guess what is meant")
         a = _mla_arch(hp)  # (its q and kv_b tensors as the file's keys say)
+    if arch == "mistral4":
+        if bias := [n for n in names if n.endswith(_EXP_PROBS_B)]:  # (llama.cpp's loader takes one if there)
+            raise ValueError(f"{p}: tensor {bias[0]}: Mistral 4's router has no correction bias (llama.cpp would "
+                             "choose on score + bias); pyvt does not convert such a file")
+        # (the experts' gate and up: fused, as llama.cpp's converter writes them, or apart; one way for all)
+        hp["gate_up_exps"] = f"blk.{moe['lead']}.{_GATE_UP_EXPS}" in g.tensors
     lead = moe.get("lead", 0)  # (GLM-4 MoE, dots1, DeepSeek: the first blocks dense)
     block_has = (set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
-                 | (set(_block_tensors(a, False, False)) if lead else set()))
+                 | (set(_block_tensors(a, False, False)) if lead else set()) | ({_GATE_UP_EXPS} if hp.get("gate_up_exps")
+                                                                                 else set()))
     unknown = [n for n in names if n not in _SKIPPED and n not in factors and not _global_name(n, arch)
                and not ((m := _BLOCK_RE.match(n)) and m.group(2) in block_has)]
     if unknown:
@@ -1673,6 +1715,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
             continue
         expected.update({b + t: shapes[t] for t in _block_tensors(a, bool(moe) and i >= lead, "ffn_shexp" in moe)})
         expected.update({b + t: shapes[t] for t in a.optional if b + t in g.tensors})
+        if hp.get("gate_up_exps") and i >= lead:  # (Mistral 4's fused gate|up experts instead of the two)
+            for t in _EXPERTS[:2]:
+                del expected[b + t]
+            expected[b + _GATE_UP_EXPS] = (moe["n_expert"], 2 * moe["ffn_exp"], hidden)
     if arch in _LFM2_ARCHS and (stray := [n for n in names if (m := _BLOCK_RE.match(n))
                                           and int(m.group(1)) < n_layers and n not in expected]):
         i = int(_BLOCK_RE.match(stray[0]).group(1))
@@ -1719,6 +1765,10 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return None
     if a == "deepseek2":
         return _mla_rope_scaling(meta, hp, p)
+    if a == "mistral3":
+        return _mistral3_rope(meta, hp, p)
+    if a == "mistral4":
+        return _mistral4_rope(meta, hp, p)
     if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
@@ -1790,6 +1840,128 @@ def _mla_rope_scaling(meta: dict, hp: dict, p: str) -> dict | None:
                          "integer <= 2^24")
     return {"rope_type": "yarn", "factor": _f32(factor), "original_max_position_embeddings": int(orig),
             "mscale": mscale, "mscale_all_dim": mscale, "beta_fast": 32.0, "beta_slow": 1.0}
+
+
+def _orig_context(meta: dict, a: str, hp: dict, p: str) -> int:
+    """rope.scaling.original_context_length as llama.cpp reads it (absent: context_length)."""
+    orig = meta.get(f"{a}.rope.scaling.original_context_length", hp["ctx"])
+    if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
+        raise ValueError(f"{p}: {a}.rope.scaling.original_context_length = {orig!r:.60} is not a positive "
+                         "integer <= 2^24")
+    return int(orig)
+
+
+def _mistral3_rope(meta: dict, hp: dict, p: str) -> dict:
+    """A mistral3 file's RoPE and query scale as llama.cpp computes them (src/models/mistral3.cpp,
+    llama_context's YaRN factors) -> Ministral3Config's rope_parameters. rope.scaling.type (absent:
+    linear, llama.cpp's default) none, linear or yarn by rope.scaling.factor (absent or 1: none);
+    YaRN from rope.scaling.original_context_length (absent: context_length) with
+    rope.scaling.yarn_beta_fast / _slow (absent: 32 / 1) and the rotation's attention factor
+    mscale(factor, 1) / mscale(factor, yarn_log_multiplier) (llama.cpp assumes mscale 1; the
+    converter writes mscale_all_dim as yarn_log_multiplier; absent or 0: mscale(factor, 1), as
+    transformers without the two fields). Each query, after RoPE, times 1 + temperature_scale ·
+    log(1 + floor(pos / original_context_length)) (llama.cpp's n_ctx_orig_yarn, whatever the
+    scaling type: llama_4_scaling_beta and original_max_position_embeddings; absent or 0: no
+    scale, beta 0). Refused naming the key: another scaling type, rope.scaling.attn_factor other
+    than 1 (llama.cpp then scales the rotated dims by it), rope.scaling.yarn_attn_factor (which
+    llama.cpp's mistral3 ignores and transformers would apply), a negative temperature_scale."""
+    a = "mistral3"
+    if _real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p) != 1.0:
+        raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {meta[f'{a}.rope.scaling.attn_factor']}: llama.cpp's "
+                         f"{a} scales the rotated dims by it, which Ministral3Config cannot express")
+    if f"{a}.rope.scaling.yarn_attn_factor" in meta:
+        raise ValueError(f"{p}: {a}.rope.scaling.yarn_attn_factor = {meta[f'{a}.rope.scaling.yarn_attn_factor']!r:.40}: "
+                         f"llama.cpp's {a} ignores it and transformers would apply it (attention_factor); pyvt does "
+                         "not guess which is meant")
+    orig = _orig_context(meta, a, hp, p)
+    kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p, "linear")
+    factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
+    out: dict = {"rope_type": "default", "rope_theta": hp["theta"]}
+    if kind not in ("none", "linear", "yarn"):
+        raise ValueError(f"{p}: {a}.rope.scaling.type = {kind!r:.40}: pyvt converts mistral3 files with yarn, linear "
+                         "or no scaling")
+    if kind == "linear" and factor != 1.0:
+        out.update(rope_type="linear", factor=_f32(factor))
+    elif kind == "yarn" and factor != 1.0:
+        out.update(rope_type="yarn", factor=_f32(factor), original_max_position_embeddings=orig,
+                   beta_fast=_f32(_real(meta, f"{a}.rope.scaling.yarn_beta_fast", 32.0, 0.0, 1e6, p)),
+                   beta_slow=_f32(_real(meta, f"{a}.rope.scaling.yarn_beta_slow", 1.0, 0.0, 1e6, p)))
+        log_mul = _real(meta, f"{a}.rope.scaling.yarn_log_multiplier", 0.0, -1e6, 1e6, p, open_lo=False)
+        if log_mul < 0:
+            raise ValueError(f"{p}: {a}.rope.scaling.yarn_log_multiplier = {log_mul!r} is negative "
+                             "(Ministral 3's mscale_all_dim)")
+        if log_mul:
+            out.update(mscale=1.0, mscale_all_dim=_f32(log_mul))
+    beta = _real(meta, f"{a}.attention.temperature_scale", 0.0, -1e6, 1e6, p, open_lo=False)
+    if beta < 0:
+        raise ValueError(f"{p}: {a}.attention.temperature_scale = {beta!r}: a negative query scale is not one "
+                         "Ministral 3 is released with; pyvt converts 0 or more")
+    out.update(llama_4_scaling_beta=_f32(beta) if beta else 0.0, original_max_position_embeddings=orig)
+    return out
+
+
+def _mistral4_rope(meta: dict, hp: dict, p: str) -> dict:
+    """A mistral4 file's RoPE and query scale as llama.cpp computes them (deepseek2's graph run as
+    mistral4, llama_context's YaRN factors) -> Mistral4Config's rope_parameters. Scaling none, or
+    yarn by rope.scaling.factor f from rope.scaling.original_context_length (absent:
+    context_length), betas 32 / 1 (llama.cpp's deepseek2 loader reads no others). llama.cpp then
+    scales every score by mscale(f, 1)² and the rotated dims' by (mscale(f, 1) / mscale(f, m))² on
+    top, m = yarn_log_multiplier / 0.1 (its converter writes 0.1 · mscale_all_dim; absent: 0) —
+    unlike deepseek2, whose mscale llama.cpp sets to m —, which transformers computes with
+    mscale_all_dim 1 and mscale M such that mscale(f, M) = mscale(f, 1)² / mscale(f, m) (1 when m
+    is 1, as Mistral 4's releases). Each query times 1 + attention.temperature_scale · log(1 +
+    floor(pos / attention.temperature_length)) (absent or 0: no scale, beta 0), stated as
+    llama_4_scaling_beta and original_max_position_embeddings, which Mistral 4 also takes as
+    YaRN's original length. partial_rotary_factor the rope dims' share of the q·k head. Refused
+    naming the key: linear or other scaling (llama.cpp then scales the scores by mscale(f, 1)²
+    without YaRN), rope.scaling.attn_factor other than 1, temperature_scale without
+    temperature_length (llama.cpp fails on it) or negative, a temperature_length other than
+    YaRN's original length (transformers has one for both)."""
+    a, m = "mistral4", hp["mla"]
+    if _real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p) != 1.0:
+        raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {meta[f'{a}.rope.scaling.attn_factor']}: llama.cpp's "
+                         f"{a} scales the rotated dims by it and the scores by its square, which Mistral4Config "
+                         "cannot express")
+    kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p, "linear")
+    factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
+    orig = _orig_context(meta, a, hp, p)
+    out: dict = {"rope_type": "default", "rope_theta": hp["theta"]}
+    yarn = kind != "none" and factor != 1.0
+    if yarn and kind != "yarn":
+        raise ValueError(f"{p}: {a}.rope.scaling.type = {kind!r:.40}: llama.cpp's {a} then scales the scores by "
+                         "(1 + 0.1 ln factor)² without YaRN, which Mistral4Config cannot express; pyvt converts yarn "
+                         "or none")
+    if yarn:
+        log_mul = _real(meta, f"{a}.rope.scaling.yarn_log_multiplier", 0.0, 0.0, 1e6, p, open_lo=False)
+        mall = float(np.float32(log_mul) / np.float32(0.1))  # (llama.cpp's rope_yarn_log_mul /= 0.1f)
+        f = float(np.float32(factor))
+        lnf = math.log(f)
+        one = 1.0 + 0.1 * lnf
+        mscale = 1.0 if _f32(mall) == 1.0 else (one * one / (1.0 + 0.1 * mall * lnf) - 1.0) / (0.1 * lnf)
+        if not mscale > 0:  # (transformers then scales the rotated dims by mscale(f) alone)
+            raise ValueError(f"{p}: {a}.rope.scaling.yarn_log_multiplier = {log_mul!r}: llama.cpp's {a} then scales "
+                             "the rotated dims' scores by less than transformers' YaRN can")
+        out.update(rope_type="yarn", factor=_f32(factor), original_max_position_embeddings=orig, beta_fast=32.0,
+                   beta_slow=1.0, mscale=mscale, mscale_all_dim=1.0)
+    beta = _real(meta, f"{a}.attention.temperature_scale", 0.0, -1e6, 1e6, p, open_lo=False)
+    if beta < 0:
+        raise ValueError(f"{p}: {a}.attention.temperature_scale = {beta!r}: a negative query scale is not one "
+                         "Mistral 4 is released with; pyvt converts 0 or more")
+    floor = orig
+    if beta:
+        length = meta_value(meta, f"{a}.attention.temperature_length", "int", p, 0)
+        if length <= 0:
+            raise ValueError(f"{p}: " + (f"missing metadata {a}.attention.temperature_length" if length == 0 else
+                                         f"{a}.attention.temperature_length = {length} is not positive")
+                             + f" (the query scale's floor; llama.cpp's {a} fails without it)")
+        if yarn and length != orig:
+            raise ValueError(f"{p}: {a}.attention.temperature_length = {length} differs from YaRN's "
+                             f"rope.scaling.original_context_length = {orig}: Mistral4Config has one "
+                             "original_max_position_embeddings for both")
+        floor = length
+    out.update(llama_4_scaling_beta=_f32(beta) if beta else 0.0, original_max_position_embeddings=floor,
+               partial_rotary_factor=m["rope"] / (m["nope"] + m["rope"]))
+    return out
 
 
 def _heads_span_hidden(p, arch: str, n_head: int, head_dim: int, hidden: int, why: str) -> None:
@@ -2000,6 +2172,16 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         del config["pretraining_tp"]
     elif hp["arch"] in _LFM2_ARCHS:
         _lfm2_config(config, g, hp)
+    elif hp["arch"] == "mistral3":  # Ministral3Config: no biases, RoPE and the query scale as rope_parameters
+        for k in ("mlp_bias", "pretraining_tp", "attention_bias", "rope_theta"):
+            del config[k]
+        # (llama.cpp's mistral3 attends over every position: a file with a window is refused)
+        window = _window(meta, "mistral3.attention.sliding_window", None, g.path)
+        if window:
+            raise ValueError(f"{g.path}: mistral3.attention.sliding_window = {window}: llama.cpp's mistral3 attends "
+                             "over every position whatever the key says, Ministral3Config would slide; pyvt does not "
+                             "guess which is meant")
+        config.update(rope_parameters=config.pop("rope_scaling"), sliding_window=None)
     elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2", "hunyuan-moe") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
@@ -2046,6 +2228,17 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
             config.update(sliding_window=None, layer_types=["full_attention"] * hp["n_layers"])
     elif moe and hp["arch"] == "deepseek2":
         _deepseek_config(config, hp)
+    elif moe and hp["arch"] == "mistral4":  # Mistral4Config (_mla_params, _sigmoid_router, _mistral4_rope)
+        m = hp["mla"]
+        del config["mlp_bias"]
+        config.update(head_dim=m["nope"] + m["rope"], num_key_value_heads=hp["n_head"], q_lora_rank=m["q_lora"] or None,
+                      kv_lora_rank=m["kv_lora"], qk_nope_head_dim=m["nope"], qk_rope_head_dim=m["rope"],
+                      v_head_dim=m["v"], n_routed_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                      moe_intermediate_size=moe["ffn_exp"], n_shared_experts=moe["n_shared"],
+                      first_k_dense_replace=moe["lead"], n_group=moe["n_group"], topk_group=moe["topk_group"],
+                      norm_topk_prob=moe["norm"], routed_scaling_factor=moe["scale"], rope_interleave=True,
+                      rope_parameters=config.pop("rope_scaling"))
+        del config["rope_theta"]
     elif moe and hp["arch"] in ("ernie4_5-moe", "minimax-m2", "exaone-moe"):
         _biased_router_config(config, meta, hp, g.path)
     elif moe and hp["arch"] == "hunyuan-moe":  # HunYuanMoEV1Config (_hunyuan_moe_router)
@@ -2144,7 +2337,8 @@ def _mla_arch(hp: dict) -> _Arch:
     """A deepseek2 file's architecture: DeepSeek-V3 (sigmoid router) or V2 (softmax), its q
     (attn_q, or its LoRA) and kv_b (whole, or split per head) tensors as the keys say."""
     m = hp.get("mla")
-    a = _DEEPSEEK_V2 if hp["moe"].get("softmax") else _ARCHS["deepseek2"]
+    a = (_ARCHS["mistral4"] if hp["arch"] == "mistral4" else _DEEPSEEK_V2 if hp["moe"].get("softmax")
+         else _ARCHS["deepseek2"])
     return a._replace(required=(_MLA_Q_LORA if m["q_lora"] else ("attn_q.weight",))
                       + (_MLA_K_V_B if m["split"] else ("attn_kv_b.weight",)), optional=())
 
@@ -2502,6 +2696,9 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                       (b + "ffn_gate_shexp.weight", "shared-in")]  # (its shared gate|up: one tensor)
             order.append(b + "ffn_down_shexp.weight")
             continue
+        elif arch == "mistral4":  # stacked as transformers saves them (gate_up_proj, down_proj)
+            order += [(b + _GATE_UP_EXPS, "out") if b + _GATE_UP_EXPS in g.tensors else (b + "ffn_gate_exps.weight", "in"),
+                      (b + "ffn_down_exps.weight", "out")]
         else:
             order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
         order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
@@ -2549,6 +2746,9 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
                     + (f"_{part[2]}" if len(part) > 2 else ""))
         if arch == "gpt-oss" and t in ("ffn_gate_inp.weight", "ffn_gate_inp.bias"):
             return f"model.layers.{layer_of(name)}.mlp.router." + t.split(".")[1]
+        if arch == "mistral4" and e in ("in", "out"):
+            return f"model.layers.{layer_of(name)}.mlp.experts." + ("down_proj" if t == "ffn_down_exps.weight"
+                                                                    else "gate_up_proj")
         if e in ("in", "out"):
             return f"model.layers.{layer_of(name)}.block_sparse_moe." + ("input_linear.weight" if e == "in"
                                                                            else "output_linear.weight")
@@ -2876,7 +3076,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe` or `hunyuan-moe`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3` or `mistral4`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3065,7 +3265,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -969,7 +969,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             continue
         if (arch.startswith("gemma") or arch == "nemotron") and hf_name.endswith("norm.weight"):
             x = x + np.float32(1.0)  # (Gemma's norms; Nemotron's LayerNorm1P: NemotronModel.modify_tensors)
-        if arch in ("smollm3", "granite", "arcee") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
+        if arch in ("smollm3", "granite", "arcee", "mistral3") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
                                                                  "k_proj.bias")):  # llama's row order
             x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
         if arch == "gptneox" and ".query_key_value." in hf_name:  # q | k | v (GPTNeoXModel.modify_tensors)
@@ -1198,6 +1198,28 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["granite.attention.scale"] = float(cfg["attention_multiplier"])
         md["granite.residual_scale"] = float(cfg["residual_multiplier"])
         md["granite.logit_scale"] = float(cfg["logits_scaling"])
+    elif arch == "mistral3":
+        # As Ministral3Model (llama.cpp's LlamaModel) writes it: head_dim, every dim rotating, YaRN
+        # (type, factor, original length, betas; yarn_log_multiplier = mscale_all_dim) and the query
+        # scale's beta as attention.temperature_scale, its floor llama.cpp's original length. The
+        # converter asserts YaRN; a default-RoPE case's file states the original length all the
+        # same (llama.cpp reads the key whatever the scaling). llama.cpp's mistral3 has no sliding
+        # window: the file has none, and the folder's case says so (ministral3-window).
+        rp = cfg["rope_parameters"]
+        assert rp.get("mscale", 1.0) == 1.0  # (llama.cpp assumes it)
+        md.update({"mistral3.rope.freq_base": float(rp["rope_theta"]),
+                   "mistral3.rope.dimension_count": gw.Val(gw.UINT32, hd),
+                   "mistral3.attention.key_length": gw.Val(gw.UINT32, hd),
+                   "mistral3.attention.value_length": gw.Val(gw.UINT32, hd),
+                   "mistral3.attention.temperature_scale": float(rp["llama_4_scaling_beta"]),
+                   "mistral3.rope.scaling.original_context_length": gw.Val(gw.UINT32,
+                                                                           rp["original_max_position_embeddings"])})
+        if rp["rope_type"] == "yarn":
+            md.update({"mistral3.rope.scaling.type": "yarn", "mistral3.rope.scaling.factor": float(rp["factor"]),
+                       "mistral3.rope.scaling.yarn_beta_fast": float(rp["beta_fast"]),
+                       "mistral3.rope.scaling.yarn_beta_slow": float(rp["beta_slow"]),
+                       "mistral3.rope.scaling.yarn_log_multiplier": float(rp["mscale_all_dim"])})
+        cfg["sliding_window"] = None
     elif arch == "smollm3":  # llama.cpp: every 4th layer NoPE (no key stores it)
         md["smollm3.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md["smollm3.attention.key_length"] = gw.Val(gw.UINT32, hd)
@@ -1238,7 +1260,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("falcon-7b", "falcon"), ("falcon-new-2ln", "falcon"), ("falcon-new-1ln-bias", "falcon"),
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
                 ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
-                ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe")]
+                ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe"), ("ministral3", "mistral3"),
+                ("ministral3-window", "mistral3")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1340,6 +1363,10 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         # (llama.cpp's lfm2moe renormalizes and never scales: the folder's case says so too)
         assert (cfg["norm_topk_prob"], cfg["routed_scaling_factor"]) == (True, 1.0)
         assert "full_attn_idxs" not in cfg and "block_ff_dim" not in cfg and "rms_norm_eps" not in cfg
+    if arch == "mistral3":  # YaRN and the query scale as rope_parameters, no window (llama.cpp's mistral3 has none)
+        assert cfg["rope_parameters"] == want["rope_parameters"] and cfg["head_dim"] == want["head_dim"]
+        assert cfg["sliding_window"] is want["sliding_window"] is None and cfg["model_type"] == "ministral3"
+        assert not any(k in cfg for k in ("rope_theta", "rope_scaling", "attention_bias", "mlp_bias"))
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1396,7 +1423,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("falcon-seq-mha-bias", "falcon", "Falcon"), ("bloom", "bloom", "Bloom"),
                                               ("bloom-6heads-untied", "bloom", "Bloom"), ("mpt", "mpt", "MPT"),
                                               ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
-                                              ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe")])
+                                              ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe"),
+                                              ("ministral3", "mistral3", "Ministral3")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1699,7 +1727,7 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
                               ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied"),
                               ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias"),
-                              ("lfm2moe", M.LFM2MOE, "lfm2-moe")):
+                              ("lfm2moe", M.LFM2MOE, "lfm2-moe"), ("mistral3", M.MISTRAL3, "ministral3")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1742,6 +1770,18 @@ def test_family_tensor_names_match_the_gguf_package():
         g = tmap.get_name(f"model.layers.1.mlp.experts.{hname}")
         assert convert._moe_hf_name(g.split(".", 2)[2] + ".weight", 1, 3, False, "hunyuan-moe") == \
             f"model.layers.1.mlp.experts.3.{hname}.weight"
+    # Mistral 4's (llama.cpp's mistral4, Mistral4Model): the latent attention, router and shared experts by
+    # hf_tensor_name, the stacked experts ffn_gate_up_exps / ffn_down_exps (gate_up_proj / down_proj in the folder)
+    tmap = gguf_pkg.get_tensor_name_map(M.MISTRAL4, 3)
+    for hf in ("self_attn.q_a_proj", "self_attn.q_a_layernorm", "self_attn.q_b_proj", "self_attn.kv_a_proj_with_mqa",
+               "self_attn.kv_a_layernorm", "self_attn.o_proj", "mlp.gate", "mlp.shared_experts.gate_proj",
+               "mlp.shared_experts.up_proj", "mlp.shared_experts.down_proj", "input_layernorm",
+               "post_attention_layernorm"):
+        g = tmap.get_name(f"model.layers.1.{hf}")
+        assert g is not None and convert.hf_tensor_name(g + ".weight", "mistral4", moe=True) == \
+            f"model.layers.1.{hf}.weight", hf
+    assert tmap.get_name("model.layers.1.mlp.experts.gate_up_proj") == "blk.1." + convert._GATE_UP_EXPS[:-7]
+    assert tmap.get_name("model.layers.1.mlp.experts.down_proj") == "blk.1.ffn_down_exps"
 
 
 def test_convert_refuses_another_familys_tensors(tmp_path):
@@ -2065,7 +2105,7 @@ def test_merges_from_scores_are_bounded(tmp_path):
 # ---- mixture-of-experts GGUFs ----------------------------------------------------------------
 
 def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None, expert_qtype=None, drop=(),
-             mtp=False, mha=False, kv_b="split", extra_tensors=()):
+             mtp=False, mha=False, kv_b="split", extra_tensors=(), split_experts=None):
     """Golden case `name` (tests/family_models.py) written as llama.cpp writes a MoE `arch`
     (`llama` = Mixtral, `qwen2moe`, `qwen3moe`): each block's experts stacked into
     ffn_{gate,up,down}_exps [experts, rows, cols], the router ffn_gate_inp and Qwen2-MoE's
@@ -2091,6 +2131,12 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     the same model), mscale / mscale_all_dim as llama.cpp reads them back (yarn_log_multiplier /
     0.1 in float32). A quantized attn_k_b / attn_v_b whose rows are not whole blocks is F32 (as
     llama.cpp's quantizer falls back).
+    mistral4: deepseek2's attention and keys (llama.cpp's Mistral4Model is DeepseekV2Model's), the
+    stacked experts as it writes them, gate_up_proj as ffn_gate_up_exps (`split_experts`, default
+    for mistral4-nolora: ffn_gate_exps / ffn_up_exps apart, which llama.cpp loads too), the query
+    scale's attention.temperature_scale / temperature_length (the keys llama.cpp's mistral4 reads;
+    its converter writes them for Mistral's own format only), and YaRN's scaling as llama.cpp's
+    mistral4 computes it made so in the folder (_mistral4_file_model).
     Returns (GGUF path, the Hugging Face folder of the same weights)."""
     import family_models as F
 
@@ -2122,10 +2168,14 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
     sigmoid = arch in ("glm4moe", "dots1", "exaone-moe")
     biased = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias", "exaone-moe": "mlp.e_score_correction_bias",
               "minimax-m2": "block_sparse_moe.e_score_correction_bias"}.get(arch)
-    deepseek = arch == "deepseek2"
+    deepseek = arch in ("deepseek2", "mistral4")
     if deepseek:
         rope0 = dict(cfg["rope_parameters"])  # (the checkpoint's, which llama.cpp's converter writes)
         w = _deepseek2_file_model(w, cfg)
+    if arch == "mistral4":
+        _mistral4_file_model(cfg, rope0)
+        if split_experts is None:
+            split_experts = name == "mistral4-nolora"
     if arch == "dots1":
         cfg.update(sliding_window=None, layer_types=["full_attention"] * cfg["num_hidden_layers"])
     if arch == "hunyuan-moe":
@@ -2209,6 +2259,19 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                 add(_gguf_name(f"{p}mlp.{hname}.weight", arch), w[f"{p}mlp.{hname}.weight"])
             continue
         mp = p + ("block_sparse_moe." if mixnames else "mlp.")
+        if arch == "mistral4":  # (the router, the shared experts, the experts stacked as saved)
+            add(f"blk.{i}.ffn_gate_inp.weight", w[mp + "gate.weight"], gw.F32)
+            for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
+                                 ("ffn_down_shexp.weight", "down_proj")):
+                add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_experts.{hname}.weight"])
+            gu = w[mp + "experts.gate_up_proj"]
+            if split_experts:
+                for gname, half in zip(("ffn_gate_exps.weight", "ffn_up_exps.weight"), np.split(gu, 2, axis=1)):
+                    add(f"blk.{i}.{gname}", np.ascontiguousarray(half))
+            else:
+                add(f"blk.{i}.ffn_gate_up_exps.weight", gu)
+            add(f"blk.{i}.ffn_down_exps.weight", w[mp + "experts.down_proj"])
+            continue
         add(f"blk.{i}.ffn_gate_inp.weight", w[mp + ("gate.wg.weight" if arch == "hunyuan-moe" else "gate.weight")], gw.F32)
         if arch == "hunyuan-moe":  # (its one ungated shared MLP, as HunYuanMoEModel maps mlp.shared_mlp)
             for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
@@ -2293,7 +2356,10 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                    f"{arch}.expert_group_count": gw.Val(gw.UINT32, cfg["n_group"]),
                    f"{arch}.expert_group_used_count": gw.Val(gw.UINT32, cfg["topk_group"])})
     if deepseek:
-        md.update(_deepseek2_meta(cfg, kv_b, rope0))
+        md.update(_deepseek2_meta(cfg, kv_b, rope0, arch))
+    if arch == "mistral4":  # (the query scale: MistralMoeModel's keys, which llama.cpp's deepseek2 loader reads)
+        md.update({"mistral4.attention.temperature_scale": float(rope0["llama_4_scaling_beta"]),
+                   "mistral4.attention.temperature_length": gw.Val(gw.UINT32, rope0["original_max_position_embeddings"])})
     if arch == "glm4moe":
         md["glm4moe.rope.dimension_count"] = gw.Val(gw.UINT32, int(hd * cfg["rope_parameters"]["partial_rotary_factor"]))
     if mha:
@@ -2382,13 +2448,27 @@ def _deepseek2_attention(w: dict, cfg: dict, i: int, add, kv_b: str) -> None:
     add(f"blk.{i}.attn_v_b.weight", np.ascontiguousarray(x[:, nope:]))
 
 
-def _deepseek2_meta(cfg: dict, kv_b: str, rp: dict) -> dict:
+def _mistral4_file_model(cfg: dict, rp: dict) -> None:
+    """A Mistral 4 case as llama.cpp's mistral4 computes its file (updates cfg): YaRN's scores
+    scaled by mscale(f, 1)² and the rotated dims' by (mscale(f, 1) / mscale(f, m))² on top, m the
+    checkpoint's mscale_all_dim (0 without: no yarn_log_multiplier in the file) — in transformers'
+    terms mscale_all_dim 1 and mscale(f, mscale) = mscale(f, 1)² / mscale(f, m) —, the rope rows
+    as pairs (_deepseek2_file_model)."""
+    if rp.get("rope_type") != "yarn":
+        return
+    f, m = float(np.float32(rp["factor"])), rp.get("mscale_all_dim") or 0.0
+    m = float(np.float32(np.float32(0.1 * m) / np.float32(0.1)))
+    ms = lambda x: 1.0 + 0.1 * x * math.log(f)  # noqa: E731  (YaRN's mscale(f, x), f > 1)
+    mscale = 1.0 if m == 1.0 else (ms(1.0) ** 2 / ms(m) - 1.0) / (0.1 * math.log(f))
+    cfg["rope_parameters"] = dict(cfg["rope_parameters"], mscale=mscale, mscale_all_dim=1.0, beta_fast=32.0, beta_slow=1.0)
+
+
+def _deepseek2_meta(cfg: dict, kv_b: str, rp: dict, a: str = "deepseek2") -> dict:
     """DeepseekV2Model.set_gguf_parameters' keys (llama.cpp's converter): the latent cache's
     key / value lengths and one KV head beside the *_mla ones (kv_b split; whole: the q·k head,
     v, the heads), the router's (gating 2 for V3, 1 for V2's softmax), YaRN's
     yarn_log_multiplier 0.1 · mscale_all_dim; q_lora_rank 0 for q_proj (llama.cpp needs the key
     but in files of 26 / 27 blocks)."""
-    a = "deepseek2"
     nope, rope, v, R = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"], cfg["kv_lora_rank"]
     split = kv_b != "whole"
     md = {f"{a}.attention.kv_lora_rank": gw.Val(gw.UINT32, R),
@@ -2413,9 +2493,10 @@ def _deepseek2_meta(cfg: dict, kv_b: str, rp: dict) -> dict:
     if rp.get("rope_type") == "yarn":  # (rp: the checkpoint's rope_parameters)
         md.update({f"{a}.rope.scaling.type": "yarn", f"{a}.rope.scaling.factor": float(rp["factor"]),
                    f"{a}.rope.scaling.original_context_length": gw.Val(gw.UINT32, rp["original_max_position_embeddings"]),
-                   f"{a}.rope.scaling.yarn_beta_fast": float(rp["beta_fast"]),
-                   f"{a}.rope.scaling.yarn_beta_slow": float(rp["beta_slow"]),
-                   f"{a}.rope.scaling.yarn_log_multiplier": 0.1 * rp["mscale_all_dim"]})
+                   f"{a}.rope.scaling.yarn_beta_fast": float(rp.get("beta_fast", 32.0)),
+                   f"{a}.rope.scaling.yarn_beta_slow": float(rp.get("beta_slow", 1.0))})
+        if rp.get("mscale_all_dim") is not None:  # (DeepseekV2Model writes it when the config has it)
+            md[f"{a}.rope.scaling.yarn_log_multiplier"] = 0.1 * rp["mscale_all_dim"]
     return md
 
 
@@ -2431,7 +2512,10 @@ MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None),
              ("exaone-moe", "exaone-moe", None), ("exaone-moe-types", "exaone-moe", [0, 2]),
              # (HunYuan MoE: its o_proj biases zeros and 'dynamic' alpha as the stretched base, as a
              # hunyuan-moe file holds them: _hunyuan_moe_file_model)
-             ("hunyuan-moe", "hunyuan-moe", None), ("hunyuan-moe-lists", "hunyuan-moe", None)]
+             ("hunyuan-moe", "hunyuan-moe", None), ("hunyuan-moe-lists", "hunyuan-moe", None),
+             # (Mistral 4: its YaRN scaling as llama.cpp's mistral4 computes it, rotate-half rope rows as
+             # pairs: _mistral4_file_model; mistral4-nolora's gate and up experts apart in the file)
+             ("mistral4", "mistral4", None), ("mistral4-nolora", "mistral4", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2459,6 +2543,15 @@ def test_convert_moe(tmp_path, name, arch, layers):
         assert cfg["attention_bias"] is want["attention_bias"] is (name == "hunyuan-moe-lists")
         assert cfg["rope_parameters"] == want["rope_parameters"] and cfg["rope_parameters"]["rope_type"] == "default"
         assert cfg["num_experts"] == want["num_experts"] and "mlp_bias" not in cfg and "rope_scaling" not in cfg
+    if arch == "mistral4":  # (the router's and latent attention's fields; YaRN as llama.cpp's mistral4 computes it)
+        for k in ("n_routed_experts", "n_group", "topk_group", "norm_topk_prob", "routed_scaling_factor",
+                  "first_k_dense_replace", "n_shared_experts", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                  "qk_rope_head_dim", "v_head_dim", "rope_interleave", "head_dim"):
+            assert cfg[k] == want[k], k
+        rp, wrp = cfg["rope_parameters"], want["rope_parameters"]
+        assert set(rp) == set(wrp) and rp.pop("rope_type") == wrp.pop("rope_type") == "yarn"
+        assert rp == pytest.approx(wrp, rel=1e-12)
+        assert rp["mscale_all_dim"] == 1.0 and (rp["mscale"] == 1.0) is (name == "mistral4")
     st, src = read_safetensors(out / "model.safetensors"), read_safetensors(ref / "model.safetensors")
     assert set(st) == set(src)
     for k, v in src.items():
@@ -2708,6 +2801,88 @@ def test_deepseek2_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, w
     with pytest.raises(ValueError) as e:
         convert.convert_gguf(path, tmp_path / "out")
     assert words in str(e.value)
+
+
+_M4 = "mistral4"
+
+
+@pytest.mark.parametrize("name,meta,drop,extra,words", [
+    # the router: a softmax (absent: llama.cpp's deepseek2 loader's softmax), no correction bias, groups of 2+
+    ("mistral4", {f"{_M4}.expert_gating_func": gw.Val(gw.UINT32, 2)}, (), (),
+     "mistral4.expert_gating_func = 2: Mistral 4's router scores its experts by a softmax (1)"),
+    ("mistral4", {}, (), [("blk.1.exp_probs_b.bias", np.zeros(8))],
+     "tensor blk.1.exp_probs_b.bias: Mistral 4's router has no correction bias"),
+    ("mistral4", {f"{_M4}.expert_group_count": gw.Val(gw.UINT32, 8)}, (), (),
+     "mistral4.expert_group_count = 8 does not split the 8 experts into groups of 2 or more"),
+    ("mistral4", {f"{_M4}.expert_shared_count": None}, (), (), "missing metadata mistral4.expert_shared_count"),
+    # the query scale: its floor needed (llama.cpp fails without), one original length with YaRN's
+    ("mistral4", {f"{_M4}.attention.temperature_length": None}, (), (),
+     "missing metadata mistral4.attention.temperature_length (the query scale's floor"),
+    ("mistral4", {f"{_M4}.attention.temperature_length": gw.Val(gw.UINT32, 16)}, (), (),
+     "mistral4.attention.temperature_length = 16 differs from YaRN's rope.scaling.original_context_length = 8"),
+    ("mistral4", {f"{_M4}.attention.temperature_scale": -0.5}, (), (),
+     "mistral4.attention.temperature_scale = -0.5: a negative query scale"),
+    # RoPE: yarn or none as llama.cpp's mistral4 scales it
+    ("mistral4", {f"{_M4}.rope.scaling.type": "linear"}, (), (), "mistral4.rope.scaling.type = 'linear': llama.cpp's"),
+    ("mistral4", {f"{_M4}.rope.scaling.attn_factor": 1.5}, (), (), "mistral4.rope.scaling.attn_factor = 1.5"),
+    ("mistral4", {}, (), [("rope_freqs.weight", np.ones(8))],
+     "tensor rope_freqs.weight: llama.cpp's mistral4 loads no RoPE frequency factors"),
+    # the latent attention and experts as deepseek2's
+    ("mistral4", {f"{_M4}.attention.kv_lora_rank": None}, (), (), "missing metadata mistral4.attention.kv_lora_rank"),
+    ("mistral4", {f"{_M4}.attention.layer_norm_rms_epsilon": None}, (), (),
+     "missing metadata mistral4.attention.layer_norm_rms_epsilon"),
+    ("mistral4", {}, ("blk.2.ffn_gate_up_exps.weight",), (), "missing tensors: blk.2.ffn_gate_up_exps.weight"),
+    ("mistral4", {f"{_M4}.expert_feed_forward_length": gw.Val(gw.UINT32, 16)}, (), (),
+     "tensor blk.1.ffn_down_exps.weight has shape [8, 64, 32], expected [8, 64, 16]"),
+    ("mistral4-nolora", {}, ("blk.1.ffn_up_exps.weight",), (), "missing tensors: blk.1.ffn_up_exps.weight"),
+])
+def test_mistral4_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, extra, words):
+    """mistral4 keys and tensors that llama.cpp reads otherwise than Mistral4Config can say, or
+    cannot read at all: one line naming the key or the tensor, before any folder is written."""
+    path, _ = moe_gguf(tmp_path, name, _M4, meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_mistral4_gguf_keys_as_llama_cpp_reads_them(tmp_path):
+    """A mistral4 file as llama.cpp's converter writes one from transformers' checkpoint: no
+    expert_gating_func read as softmax, no temperature_scale (DeepseekV2Model writes none: llama.cpp
+    then scales no query, the folder's beta 0 with YaRN's original length), no expert groups;
+    and without YaRN the query scale's floor temperature_length."""
+    path, _ = moe_gguf(tmp_path, "mistral4", _M4, meta={f"{_M4}.expert_gating_func": None,
+                                                         f"{_M4}.attention.temperature_scale": None,
+                                                         f"{_M4}.attention.temperature_length": None,
+                                                         f"{_M4}.expert_group_count": None,
+                                                         f"{_M4}.expert_group_used_count": None})
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "a") / "config.json").read_text())
+    assert (cfg["rope_parameters"]["llama_4_scaling_beta"], cfg["rope_parameters"]["original_max_position_embeddings"],
+            cfg["n_group"], cfg["topk_group"]) == (0.0, 8, 1, 1)
+    (tmp_path / "b").mkdir()
+    path, _ = moe_gguf(tmp_path / "b", "mistral4", _M4, meta={f"{_M4}.rope.scaling.type": "none",
+                                                                f"{_M4}.attention.temperature_length": gw.Val(gw.UINT32, 16)})
+    rp = json.loads((convert.convert_gguf(path, tmp_path / "b" / "out") / "config.json").read_text())["rope_parameters"]
+    assert rp == {"rope_type": "default", "rope_theta": 10000.0, "llama_4_scaling_beta": 0.1,
+                  "original_max_position_embeddings": 16, "partial_rotary_factor": 0.5}
+
+
+@pytest.mark.parametrize("name", ["mistral4", "mistral4-nolora"])
+def test_mistral4_gguf_keeps_its_expert_blocks(tmp_path, monkeypatch, name):
+    """A Q8_0 mistral4 file: its stacked experts kept as Q8_0 blocks in gate_up_proj / down_proj
+    (the fused ffn_gate_up_exps as it is, or gate and up stacked per expert), the router float;
+    the same weights and logits copied, referred to and dequantized, and loaded directly as that
+    folder."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = moe_gguf(tmp_path, name, _M4, qtype=gw.Q8_0)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
+    _assert_same_weights_and_logits(plain, copied, refd)
+    header = safetensors_header(copied / "model.safetensors")
+    n = 1 if name == "mistral4" else 0
+    for t in ("mlp.experts.gate_up_proj", "mlp.experts.down_proj", "mlp.shared_experts.up_proj.weight"):
+        assert header[f"model.layers.{n}.{t}"]["dtype"] == "GGML_Q8_0", t
+    assert header[f"model.layers.{n}.mlp.gate.weight"]["dtype"] == "F32"
+    _assert_loads_as_its_dequantized_folder(path, plain, "Mistral4")
 
 
 def test_moe_gguf_of_an_unsupported_architecture_is_named(tmp_path):
@@ -3136,6 +3311,75 @@ def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, 
         convert.convert_gguf(path, tmp_path / "out")
     assert str(path) in str(ei.value) and "\n" not in str(ei.value)
     assert not (tmp_path / "out" / "config.json").exists()
+
+
+_M3 = "mistral3"
+
+
+def _f32t(name, shape):
+    return (name, gw.F32, shape, gw.quant_f32(np.zeros(shape)))
+
+
+@pytest.mark.parametrize("name,kw,match", [
+    # llama.cpp's mistral3 needs the RMS eps; has no window (Ministral3Config would slide)
+    ("ministral3", {"meta": {f"{_M3}.attention.layer_norm_rms_epsilon": None}},
+     r"missing metadata mistral3\.attention\.layer_norm_rms_epsilon \(llama\.cpp's mistral3 needs it\)$"),
+    ("ministral3", {"meta": {f"{_M3}.attention.sliding_window": gw.Val(gw.UINT32, 8)}},
+     r"mistral3\.attention\.sliding_window = 8: llama\.cpp's mistral3 attends over every position"),
+    # RoPE: what llama.cpp's mistral3 reads otherwise than transformers, or other scaling types
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.attn_factor": 2.0}},
+     r"mistral3\.rope\.scaling\.attn_factor = 2\.0: llama\.cpp's mistral3 scales the rotated dims by it"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.yarn_attn_factor": 1.2}},
+     r"mistral3\.rope\.scaling\.yarn_attn_factor = 1\.2.*: llama\.cpp's mistral3 ignores it"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.type": "longrope"}},
+     r"mistral3\.rope\.scaling\.type = 'longrope': pyvt converts mistral3 files with yarn, linear or no scaling$"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.yarn_log_multiplier": -1.0}},
+     r"mistral3\.rope\.scaling\.yarn_log_multiplier = -1\.0 is negative"),
+    ("ministral3", {"meta": {f"{_M3}.rope.scaling.original_context_length": gw.Val(gw.INT32, 0)}},
+     r"mistral3\.rope\.scaling\.original_context_length = 0 is not a positive integer"),
+    ("ministral3", {"meta": {f"{_M3}.attention.temperature_scale": -0.1}},
+     r"mistral3\.attention\.temperature_scale = -0\.1.*: a negative query scale"),
+    ("ministral3", {"meta": {f"{_M3}.rope.dimension_count": gw.Val(gw.UINT32, 8)}},
+     r"partial rotary embeddings \(rope\.dimension_count 8 of head_dim 16\) are not supported$"),
+    # tensors llama.cpp's mistral3 loads that Ministral 3 has not: biases, llama3 factors, experts
+    ("ministral3", {"extra_tensors": [_f32t("blk.0.attn_output.bias", (64,))]},
+     r"tensor blk\.0\.attn_output\.bias: Ministral 3 has no biases"),
+    ("ministral3", {"extra_tensors": [_f32t("blk.1.ffn_up.bias", (96,))]}, r"tensor blk\.1\.ffn_up\.bias: Ministral 3 has no"),
+    ("ministral3", {"extra_tensors": [_f32t("rope_freqs.weight", (8,))]},
+     r"tensor rope_freqs\.weight: RoPE frequency factors in a mistral3 file are not supported"),
+    ("ministral3", {"meta": {f"{_M3}.expert_count": gw.Val(gw.UINT32, 4), f"{_M3}.expert_used_count": gw.Val(gw.UINT32, 2)}},
+     r"mixture-of-experts mistral3 models are not supported"),
+    ("ministral3", {"drop": ("blk.1.attn_k.weight",)}, r"missing tensors: blk\.1\.attn_k\.weight$"),
+])
+def test_mistral3_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
+    """What llama.cpp's mistral3 computes otherwise than Ministral3ForCausalLM, or pyvt cannot
+    represent: refused in one line naming the file and the key or tensor, before any folder."""
+    path, _ = family_gguf(tmp_path, name, _M3, **kw)
+    with pytest.raises(ValueError, match=match) as ei:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_mistral3_gguf_rope_keys_as_llama_cpp_reads_them(tmp_path):
+    """The keys of a mistral3 file as llama.cpp's mistral3 reads them, stated as rope_parameters:
+    no temperature_scale (llama.cpp then scales no query: beta 0), no original_context_length
+    (llama.cpp's context_length, for YaRN and the query scale's floor alike), no
+    yarn_log_multiplier (the rotation's factor mscale(factor, 1): no mscale fields), linear
+    scaling."""
+    cases = [({f"{_M3}.attention.temperature_scale": None},
+              dict(llama_4_scaling_beta=0.0)),
+             ({f"{_M3}.rope.scaling.original_context_length": None},
+              dict(original_max_position_embeddings=256)),
+             ({f"{_M3}.rope.scaling.yarn_log_multiplier": None}, dict(mscale=None, mscale_all_dim=None)),
+             ({f"{_M3}.rope.scaling.type": "linear", f"{_M3}.rope.scaling.factor": 2.0},
+              dict(rope_type="linear", factor=2.0, beta_fast=None, beta_slow=None, mscale=None, mscale_all_dim=None))]
+    for i, (meta, change) in enumerate(cases):
+        path, ref = family_gguf(tmp_path / str(i), "ministral3", _M3, meta=meta)
+        out = convert.convert_gguf(path, tmp_path / str(i) / "out", dtype="f32")
+        rp = json.loads((out / "config.json").read_text())["rope_parameters"]
+        want = dict(json.loads((ref / "config.json").read_text())["rope_parameters"], **change)
+        assert rp == {k: v for k, v in want.items() if v is not None}, i
 
 
 def _lfm2_bias(t, n=64):

@@ -241,6 +241,35 @@ its folder holds them as zeros (pyvt writes zeros for a file with q/k/v biases; 
 attn_output.bias is refused). Broken on purpose in the converted folder the test fails: the
 unstretched base (0.18) or a tenth of it (0.084), one expert a token (0.28 / 0.11),
 rms_norm_eps 1e-2 (0.0083 / 0.0033).
+ministral3 and ministral3-window (added 2026-11-29 with --logits, the same llama-cpp-python): 4.5e-7
+and 5.9e-7, argmax equal at all 60 positions — llama.cpp's mistral3: Llama's block with Q/K
+permuted, each query times 1 + attention.temperature_scale · log(1 + floor(pos /
+original_context_length)) (0.1 per 8 positions, 0.3 per 16: the scale steps through the
+sequence), ministral3 with YaRN (factor 4 from 8 positions, the rotation's factor mscale(4, 1) /
+mscale(4, yarn_log_multiplier 1) = 1), ministral3-window with the default RoPE and head_dim 32.
+llama.cpp's mistral3 has no sliding window: ministral3-window's file has none and its folder
+says none (family_gguf). Broken on purpose in the converted folder the test fails: beta 0 (0.035
+/ 0.11), the original length doubled (0.015 / 0.048), no YaRN (0.39), no mscale fields (the
+rotation then scaled by mscale(4, 1): 0.051), mscale_all_dim 0.5 (0.026); Q/K left permuted in
+pyvt.convert (fails).
+mistral4 and mistral4-nolora (added 2026-11-29 with --logits, the same llama-cpp-python): 4.9e-7 and
+6.6e-7, argmax equal at all 60 positions — llama.cpp's mistral4 (deepseek2's graph): the latent
+attention in its absorbed form (attn_k_b / attn_v_b), q's LoRA (mistral4) or q_proj, a softmax
+router choosing within the best of 2 groups by their two best (mistral4: 1 of 2 open, renormalized,
+times 1.5; nolora: 3 of 4, raw), the dense first block, one / two shared experts, the experts as
+ffn_gate_up_exps (mistral4) or ffn_gate_exps / ffn_up_exps apart (nolora), the query scale from
+attention.temperature_scale / temperature_length (0.1 per 8, 0.2 per 16), YaRN factor 4 / 2.
+llama.cpp's mistral4 does not take deepseek2's mscale = mscale_all_dim: it scales every score by
+mscale(f, 1)² and the rotated dims' by (mscale(f, 1) / mscale(f, m))² more, m the file's
+yarn_log_multiplier / 0.1 (mistral4: 1; nolora's file has none, as its config has no
+mscale_all_dim: m = 0), which the folders state as mscale_all_dim 1 and mscale(f, mscale) =
+mscale(f, 1)² / mscale(f, m) (nolora: mscale 2.069, not the case's own model, which a llama.cpp
+file cannot hold; test_convert._mistral4_file_model). nolora's rotate-half rope rows are put as
+pairs in its file (rope_interleave true: the same model). Broken on purpose in the converted folder
+the test fails: beta 0 (0.052 / 0.059), the original length doubled (0.027 / 0.039), the
+renormalization flipped (0.35 / 0.022), scaling 1 / 2 (0.34 / 0.19), rotate-half (0.35 / 0.39),
+no YaRN (0.17 / 0.13), every group open (mistral4: 0.19), mscale_all_dim 0.5 (mistral4: 0.041),
+mscale 1 as deepseek2's reading would give (nolora: 0.060).
 """
 
 from __future__ import annotations
@@ -314,7 +343,7 @@ def test_every_architecture_is_covered():
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
                      "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
-                     "lfm2moe", "hunyuan-moe"}
+                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

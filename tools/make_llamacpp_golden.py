@@ -103,6 +103,10 @@ LOGIT_CASES = {
     "lfm2-moe-nobias": ("family", "lfm2-moe-nobias", "lfm2moe"),  # (top 3 of 4; the bias llama.cpp needs as zeros)
     "hunyuan-moe": ("moe", "hunyuan-moe", "hunyuan-moe"),  # (top 2 of 8, alpha 1000 as the stretched base, untied)
     "hunyuan-moe-lists": ("moe", "hunyuan-moe-lists", "hunyuan-moe"),  # (top 3 of 4, q/k/v biases, no o bias, tied)
+    "ministral3": ("family", "ministral3", "mistral3"),  # (YaRN factor 4 from 8, the query scale 0.1 per 8 positions)
+    "ministral3-window": ("family", "ministral3-window", "mistral3"),  # (default RoPE, 0.3 per 16; its window left out)
+    "mistral4": ("moe", "mistral4", "mistral4"),  # (q LoRA, YaRN, 1 of 2 groups, scale 1.5, ffn_gate_up_exps)
+    "mistral4-nolora": ("moe", "mistral4-nolora", "mistral4"),  # (q_proj, YaRN without mscale, gate / up experts apart)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
