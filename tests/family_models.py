@@ -244,6 +244,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "solar-open": ("SolarOpenConfig", dict(head_dim=16, n_routed_experts=8, num_experts_per_tok=2,
                                            moe_intermediate_size=32, n_shared_experts=1, attention_bias=True,
                                            pad_token_id=ENDOFTEXT)),
+    # CWM: Llama's block, MLP biases, its default layer types (full every 4th layer from 0) and llama3 RoPE.
+    "cwm": ("CwmConfig", dict(num_hidden_layers=5, head_dim=16, sliding_window=6, mlp_bias=True, pad_token_id=ENDOFTEXT,
+                              rope_parameters={"rope_type": "llama3", "rope_theta": 1e6, "factor": 16.0,
+                                               "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                               "original_max_position_embeddings": 32})),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -476,6 +481,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "minicpm3-longrope": ("MiniCPM3", ["embedding-multiplier 12", "residual-multiplier 1", "logits-scaling 1",
                                        "mla kv-lora 48 heads 16+8 v 16"]),
     "solar-open": ("SolarOpen", ["qkv-bias", "moe 8 experts top-2", "norm-topk", "shared-expert 32", "sigmoid-router"]),
+    "cwm": ("Cwm", ["mlp-bias", "sliding-window 6 (layers 1..3)"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -656,7 +662,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3"):
         return [w] * n

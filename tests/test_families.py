@@ -457,7 +457,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
-            "MinistralForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
+            "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM)") in msg
     for word in words:
@@ -1282,6 +1282,10 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("mistral4", {"moe_intermediate_size": 16}, "mlp.experts.gate_up_proj is [8, 64, 64], expected [8, 32, 64]"),
     ("solar-open", {"attention_bias": False}, "unexpected 6 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
     ("solar-open", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for SolarOpen"),
+    ("cwm", {"rope_parameters": None}, "field \"rope_parameters\" is missing (Cwm's RoPE: its config class fills in"),
+    ("cwm", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention",
+                             "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
+    ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
     ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),
     ("minicpm3", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
     ("minicpm3", {"v_head_dim": 32}, "self_attn.kv_b_proj.weight is [128, 32], expected [192, 32]"),
@@ -1579,4 +1583,18 @@ def test_solar_open_keeps_experts_in_every_layer(from_golden, golden, tmp_path):
     g = golden["cases"]["solar-open"]
     with load(tmp_path, weight_format="bf16") as m:
         assert "moe 8 experts top-2" in m.info["features"]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_cwm_without_layer_types_slides_all_but_every_fourth(from_golden, golden, tmp_path):
+    """CwmConfig without layer_types: layer i attends fully when i % 4 == 0 and slides otherwise —
+    the same model as its saved layer_types."""
+    cfg = copy_case(from_golden, "cwm", tmp_path)
+    assert cfg["layer_types"] == ["full_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+                                  "full_attention"]
+    cfg.pop("layer_types")
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["cwm"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "sliding-window 6 (layers 1..3)" in m.info["features"]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))

@@ -396,9 +396,13 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         const int64_t P = c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern;
         for (int64_t l = 0; l < L; ++l)
             if ((l + 1) % P != 0) c.layer_window[size_t(l)] = window;
+    } else if (F.window == ModelFamily::WINDOW_TYPES_OR_FIRST && c.layer_types.empty()) {  // (CwmConfig's)
+        for (int64_t l = 0; l < L; ++l)
+            if (l % F.default_window_pattern != 0) c.layer_window[size_t(l)] = window;
     } else if ((F.window == ModelFamily::WINDOW_QWEN && c.use_sliding_window == 1 && window > 0) ||
                (F.window == ModelFamily::WINDOW_TYPES_OR_FROM && window > 0) ||
-               F.window == ModelFamily::WINDOW_ALTERNATE || F.window == ModelFamily::WINDOW_TYPES_OR_ALL) {
+               F.window == ModelFamily::WINDOW_ALTERNATE || F.window == ModelFamily::WINDOW_TYPES_OR_ALL ||
+               F.window == ModelFamily::WINDOW_TYPES_OR_FIRST) {
         if (!c.layer_types.empty()) {
             if (int64_t(c.layer_types.size()) < L)
                 fail(VT_STATUS_FORMAT_ERROR, "%s: layer_types lists %zu layers, but the model has %lld",
@@ -1074,7 +1078,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (c.intermediate_size < 0)
         c.intermediate_size = !g0 ? c.moe_intermediate : F.fused_gate_up ? dim(g0, 0) / 2 : dim(g0, F.conv1d_weights ? 1 : 0);
     if (c.rms_norm_eps < 0) c.rms_norm_eps = c.from_file ? F.default_eps_with_config : F.default_eps_without_config;
-    // (ApertusConfig fills in llama3 scaling when config.json has no RoPE fields: not guessed here)
+    // (ApertusConfig and CwmConfig fill in llama3 scaling, Ministral3Config and Mistral4Config
+    // YaRN, when config.json has no RoPE fields: not guessed here)
     // (Lfm3Config fills in proportional RoPE for the full layers and another base for the sliding
     // ones when config.json has no per-layer-type rope_parameters: not guessed either)
     if (F.short_conv == 3 && c.from_file && !c.rope_by_layer_type)
@@ -1082,8 +1087,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
              "sets is missing (LFM3's RoPE: its config class fills them in, which a config.json of the model states)",
              c.path.c_str());
     else if (F.rope_fields_required && c.from_file && c.rope_theta < 0 && c.rope.kind == RopeScaling::NONE)
-        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" is missing (Apertus's RoPE: its config class "
-             "fills in llama3 scaling, which a config.json of the model states)", c.path.c_str());
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" is missing (%s's RoPE: its config class "
+             "fills in its own scaling, which a config.json of the model states)", c.path.c_str(), F.name);
     if (c.rope_theta < 0) c.rope_theta = F.default_rope_theta;
     // HunYuan's fixed NTK alpha: the base stretched as transformers' compute_ntk_alpha_rope_parameters
     // (in double, from config.json's numbers; the frequencies then as the default type's)

@@ -115,7 +115,10 @@ struct ModelFamily {
     // (Ministral).
     // WINDOW_TYPES_OR_FROM: layer_types, else layers >= max_window_layers when sliding_window is
     // not null (dots1: Qwen's rule without use_sliding_window).
-    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE, WINDOW_TYPES_OR_ALL, WINDOW_TYPES_OR_FROM } window;
+    // WINDOW_TYPES_OR_FIRST: layer_types, else layer i attends fully when i % P == 0 and slides
+    // otherwise, P = default_window_pattern (CWM: 4).
+    enum Window { NO_WINDOW, WINDOW_ALL_LAYERS, WINDOW_QWEN, WINDOW_ALTERNATE, WINDOW_TYPES_OR_ALL, WINDOW_TYPES_OR_FROM,
+                  WINDOW_TYPES_OR_FIRST } window;
     int64_t default_window;  // sliding_window when config.json leaves it out (0: none)
     // Gemma (every generation): embeddings scaled by float32(sqrt(hidden_size)) and a GeGLU MLP
     // (tanh GELU). GEMMA1 stops there: Llama's pre-norm block, scores / sqrt(head_dim).
