@@ -6,8 +6,8 @@
 `qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
-LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3) or
-`mistral4` (Mistral 4) architecture into a Hugging Face-style checkpoint folder.
+LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
+`mistral4` (Mistral 4) or `minicpm3` (MiniCPM3) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -110,6 +110,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   saves them (gate_up_proj from ffn_gate_up_exps, or gate and up stacked; down_proj), the query
   scale from attention.temperature_scale / temperature_length and YaRN as llama.cpp's mistral4
   scales it, not deepseek2's way (`_mistral4_rope`).
+  MiniCPM3 (`minicpm3`): deepseek2's latent attention reading (q's LoRA required, kv_b whole),
+  dense, rotate-half RoPE with LongRoPE from rope_factors_long / _short (`_minicpm3_rope`), and
+  MiniCPM's scales as llama.cpp's graph fixes them: scale_emb 12, scale_depth 1.4,
+  dim_model_base 256 (`_minicpm3_config`).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -1634,7 +1638,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                                  "router's expert bias needs it in every MoE block (Lfm2MoeConfig's "
                                  "use_expert_bias)")
     if arch in _MLA_ARCHS:
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 / mistral4 load no RoPE frequency factors)
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 / mistral4 / minicpm3 load no RoPE frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} loads no RoPE frequency factors; "
                              "pyvt does not guess what is meant")
         a = _mla_arch(hp)  # (its q and kv_b tensors as the file's keys say)
@@ -3164,7 +3168,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3` or `mistral4`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4` or `minicpm3`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3353,7 +3357,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")
