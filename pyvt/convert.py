@@ -6,8 +6,8 @@
 `qwen3moe`, `granitemoe`, `olmoe`, `gpt-oss`, `glm4moe` (GLM-4.5 / 4.6 / 4.5-Air), `dots1`
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
-LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3) or
-`mistral4` (Mistral 4) architecture into a Hugging Face-style checkpoint folder.
+LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
+`mistral4` (Mistral 4) or `minicpm3` (MiniCPM3) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -110,6 +110,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   saves them (gate_up_proj from ffn_gate_up_exps, or gate and up stacked; down_proj), the query
   scale from attention.temperature_scale / temperature_length and YaRN as llama.cpp's mistral4
   scales it, not deepseek2's way (`_mistral4_rope`).
+  MiniCPM3 (`minicpm3`): deepseek2's latent attention reading (q's LoRA required, kv_b whole),
+  dense, rotate-half RoPE with LongRoPE from rope_factors_long / _short (`_minicpm3_rope`), and
+  MiniCPM's scales as llama.cpp's graph fixes them: scale_emb 12, scale_depth 1.4,
+  dim_model_base 256 (`_minicpm3_config`).
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -572,7 +576,14 @@ _DEEPSEEK_V2 = _ARCHS["deepseek2"]._replace(architecture="DeepseekV2ForCausalLM"
 # ffn_gate_up_exps as it is, or its ffn_gate_exps / ffn_up_exps stacked per expert) and
 # mlp.experts.down_proj [E, H, I]; RoPE and the query scale as _mistral4_rope.
 _ARCHS["mistral4"] = _ARCHS["deepseek2"]._replace(architecture="Mistral4ForCausalLM", model_type="mistral4")
-_MLA_ARCHS = ("deepseek2", "mistral4")
+# MiniCPM3 (openbmb MiniCPM3-4B; llama.cpp's minicpm3): the same latent attention, dense (Llama's
+# MLP in every block), q through its LoRA always (attention.q_lora_rank required), kv_b whole
+# (attn_kv_b; llama.cpp's minicpm3 loads no attn_k_b / attn_v_b), Q and k_pe in Hugging Face's
+# order rotating halves (NEOX rope: MiniCPM3's own rotation, never interleaved), LongRoPE from
+# rope_factors_long / _short; MiniCPM's scales as llama.cpp's graph fixes them (_minicpm3_config).
+_ARCHS["minicpm3"] = _Arch("MiniCPM3ForCausalLM", "minicpm3", False, _MLA_Q_LORA + ("attn_kv_b.weight",),
+                           names=_MLA_NAMES, mla=True)
+_MLA_ARCHS = ("deepseek2", "mistral4", "minicpm3")
 _GATE_UP_EXPS = "ffn_gate_up_exps.weight"  # (gate rows then up rows of each expert: llama.cpp's fused experts)
 # EXAONE MoE (K-EXAONE; llama.cpp's exaone-moe): Llama's pre-norm block with per-head q/k norms,
 # Q/K in Hugging Face's order (NEOX rope), sliding layers by attention.sliding_window_pattern
@@ -1135,7 +1146,7 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
-    if arch in ("deepseek2", "hunyuan-moe", "mistral3", "mistral4"):  # (llama.cpp's deepseek2 / hunyuan-moe / mistral3 require it)
+    if arch in ("deepseek2", "hunyuan-moe", "mistral3", "mistral4", "minicpm3"):  # (llama.cpp's deepseek2 / hunyuan-moe / mistral3 / minicpm3 require it)
         _need_metadata(p, meta, f"{arch}.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
@@ -1305,14 +1316,15 @@ def _lfm2_moe_router(meta: dict, n_layers: int, p: str) -> dict:
 
 
 def _mla_params(meta: dict, a: str, n_head: int, n_kv: int, hidden: int, p: str) -> dict:
-    """A deepseek2 / mistral4 (`a`) file's latent attention as llama.cpp reads it (src/models/deepseek2.cpp):
-    attention.kv_lora_rank, attention.q_lora_rank (absent or 0: attn_q, no LoRA), the rope dims
+    """A deepseek2 / mistral4 / minicpm3 (`a`) file's latent attention as llama.cpp reads it
+    (src/models/deepseek2.cpp, minicpm3.cpp): attention.kv_lora_rank, attention.q_lora_rank
+    (absent or 0: attn_q, no LoRA; minicpm3 requires it, its q always through the LoRA), the rope dims
     rope.dimension_count; with attention.key_length_mla / value_length_mla (llama.cpp's converter
     since kv_b is split: attn_k_b / attn_v_b) the q·k head nope + rope and v's width, key_length /
     value_length then the latent cache's kv_lora + rope / kv_lora and one KV head; without them
     (older files: attn_kv_b whole) key_length / value_length are the q·k head and v's width, the
-    KV heads the heads. Each key that does not fit is refused naming it -> q_lora, kv_lora,
-    nope, rope, v, split."""
+    KV heads the heads (minicpm3: always so, its kv_b whole). Each key that does not fit is
+    refused naming it -> q_lora, kv_lora, nope, rope, v, split."""
 
     def need(k: str, default=None) -> int:
         v = meta_value(meta, f"{a}.{k}", "int", p, default)
@@ -1323,7 +1335,7 @@ def _mla_params(meta: dict, a: str, n_head: int, n_kv: int, hidden: int, p: str)
         return int(v)
 
     kv_lora, rope = need("attention.kv_lora_rank"), need("rope.dimension_count")
-    q_lora = meta_value(meta, f"{a}.attention.q_lora_rank", "int", p, 0)
+    q_lora = need("attention.q_lora_rank") if a == "minicpm3" else meta_value(meta, f"{a}.attention.q_lora_rank", "int", p, 0)
     if q_lora < 0:
         raise ValueError(f"{p}: {a}.attention.q_lora_rank = {q_lora} is negative")
     if rope % 2:
@@ -1333,6 +1345,9 @@ def _mla_params(meta: dict, a: str, n_head: int, n_kv: int, hidden: int, p: str)
         other = "value_length_mla" if have[0].endswith("key_length_mla") else "key_length_mla"
         raise ValueError(f"{p}: {a}.{have[0]} without {a}.attention.{other} (llama.cpp needs both or neither)")
     split = bool(have)
+    if split and a == "minicpm3":  # (llama.cpp's minicpm3 reads neither and loads kv_b whole)
+        raise ValueError(f"{p}: {a}.{have[0]}: llama.cpp's minicpm3 reads kv_b whole (attn_kv_b), not split per "
+                         "head; pyvt does not convert such a file")
     default = hidden // n_head if hidden % n_head == 0 else None
     kl, vl = need("attention.key_length", default), need("attention.value_length", default)
     if split:
@@ -1510,12 +1525,14 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     names = [n for n in g.tensors if not ((m := _BLOCK_RE.match(n)) and n_layers <= int(m.group(1)) < n_layers + hp["nextn"])]
     a = _ARCHS[arch]
     factors = [n for n in _ROPE_FACTORS if n in g.tensors]
-    if factors and (arch != "phi3" or len(factors) != 2):
+    longrope = arch in ("phi3", "minicpm3")
+    if factors and (not longrope or len(factors) != 2):
         raise ValueError(f"{p}: {', '.join(factors)} without "
-                         + ("its pair" if arch == "phi3" else f"a longrope {arch} model (only phi3 files have them)"))
+                         + ("its pair" if longrope else f"a longrope {arch} model (only phi3 and minicpm3 files have them)"))
+    half = (hp["mla"]["rope"] if hp.get("mla") else head_dim) // 2  # (MiniCPM3: one factor per rotating pair)
     for n in factors:
-        if g.tensors[n].shape != (head_dim // 2,):
-            raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, expected [{head_dim // 2}]")
+        if g.tensors[n].shape != (half,):
+            raise ValueError(f"{p}: tensor {n} has shape {list(g.tensors[n].shape)}, expected [{half}]")
     moe = hp["moe"]
     if arch in ("ernie4_5", "ernie4_5-moe") and (biases := [n for n in names if n.endswith(".bias")
                                                         and not n.endswith(_EXP_PROBS_B)]):
@@ -1621,7 +1638,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                                  "router's expert bias needs it in every MoE block (Lfm2MoeConfig's "
                                  "use_expert_bias)")
     if arch in _MLA_ARCHS:
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 / mistral4 load no RoPE frequency factors)
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 / mistral4 / minicpm3 load no RoPE frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} loads no RoPE frequency factors; "
                              "pyvt does not guess what is meant")
         a = _mla_arch(hp)  # (its q and kv_b tensors as the file's keys say)
@@ -1769,20 +1786,12 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return _mistral3_rope(meta, hp, p)
     if a == "mistral4":
         return _mistral4_rope(meta, hp, p)
+    if a == "minicpm3":
+        return _minicpm3_rope(g, meta, hp, p)
     if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
         return _linear_rope_scaling(meta, a, p)
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
-        out = {"rope_type": "longrope"}
-        for n, key in zip(_ROPE_FACTORS, ("long_factor", "short_factor")):
-            f = np.asarray(g.dequantize(n), np.float64).ravel()
-            if not (np.isfinite(f).all() and (f > 0).all()):
-                raise ValueError(f"{p}: tensor {n} has entries that are not finite positive numbers")
-            out[key] = [_f32(v) for v in f]
-        orig = meta.get(f"{a}.rope.scaling.original_context_length", hp["ctx"])
-        if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
-            raise ValueError(f"{p}: {a}.rope.scaling.original_context_length = {orig!r:.60} is not a "
-                             "positive integer <= 2^24")
-        out["original_max_position_embeddings"] = int(orig)
+        out = _longrope_factors(g, meta, hp, p)
         if f"{a}.rope.scaling.attn_factor" in meta:
             out["attention_factor"] = _f32(_real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p))
         return out
@@ -1898,6 +1907,56 @@ def _mistral3_rope(meta: dict, hp: dict, p: str) -> dict:
                          "Ministral 3 is released with; pyvt converts 0 or more")
     out.update(llama_4_scaling_beta=_f32(beta) if beta else 0.0, original_max_position_embeddings=orig)
     return out
+
+
+def _longrope_factors(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict:
+    """A phi3 / minicpm3 file's LongRoPE (its rope_factors_long / _short tensors, checked in
+    _check_tensors): rope_type longrope, long_factor / short_factor (finite positive) and
+    original_max_position_embeddings, llama.cpp's n_ctx_orig_yarn — rope.scaling.
+    original_context_length, absent: context_length (llama.cpp then takes the short factors up
+    to the context it was trained for)."""
+    a = hp["arch"]
+    out = {"rope_type": "longrope"}
+    for n, key in zip(_ROPE_FACTORS, ("long_factor", "short_factor")):
+        f = np.asarray(g.dequantize(n), np.float64).ravel()
+        if not (np.isfinite(f).all() and (f > 0).all()):
+            raise ValueError(f"{p}: tensor {n} has entries that are not finite positive numbers")
+        out[key] = [_f32(v) for v in f]
+    orig = meta.get(f"{a}.rope.scaling.original_context_length", hp["ctx"])
+    if isinstance(orig, bool) or not isinstance(orig, (int, np.integer)) or not 0 < int(orig) <= 1 << 24:
+        raise ValueError(f"{p}: {a}.rope.scaling.original_context_length = {orig!r:.60} is not a "
+                         "positive integer <= 2^24")
+    out["original_max_position_embeddings"] = int(orig)
+    return out
+
+
+def _minicpm3_rope(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
+    """A minicpm3 file's RoPE as llama.cpp computes it (src/models/minicpm3.cpp, NEOX rope over
+    the rope dims of q and k_pe) -> MiniCPM3Config's rope_parameters scaling: none, or LongRoPE
+    from rope_factors_long / _short (_longrope_factors; llama.cpp's converter writes them, and
+    no original_context_length, from MiniCPM3-4B's longrope config) with attention_factor
+    rope.scaling.attn_factor (absent: 1 — llama.cpp computes no other, where transformers would
+    derive one from the two lengths). Refused naming the key: yarn (llama.cpp's YaRN ramp, which
+    MiniCPM3's LongRoPE is not), a rope.scaling.factor other than 1 (llama.cpp's linear
+    scaling on top), an attn_factor other than 1 without the factors (the rotated dims scaled,
+    which a default RoPE cannot say)."""
+    a = "minicpm3"
+    kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p, "linear")
+    if kind == "yarn":
+        raise ValueError(f"{p}: {a}.rope.scaling.type = 'yarn': llama.cpp's {a} then rotates with YaRN's ramp, "
+                         "which MiniCPM3Config's RoPE (default or longrope) cannot express")
+    factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p, open_lo=False) or 1.0
+    if kind != "none" and factor != 1.0:
+        raise ValueError(f"{p}: {a}.rope.scaling.factor = {factor!r}: llama.cpp's {a} then divides every "
+                         "position by it, which MiniCPM3Config's RoPE (default or longrope) cannot express")
+    attn = _f32(_real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p))
+    if not all(n in g.tensors for n in _ROPE_FACTORS):
+        if attn != 1.0:
+            raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {attn!r} without rope_factors_long / "
+                             "rope_factors_short: llama.cpp scales the rotated dims by it, which MiniCPM3Config's "
+                             "default RoPE cannot express")
+        return None
+    return dict(_longrope_factors(g, meta, hp, p), attention_factor=attn)
 
 
 def _mistral4_rope(meta: dict, hp: dict, p: str) -> dict:
@@ -2086,7 +2145,9 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         "vocab_size": vocab_size,
     }
     gen_config = {"bos_token_id": bos_id, "eos_token_id": eos_value}
-    if hp["arch"] == "olmo2":  # Olmo2Config; with a sliding window Olmo3Config
+    if hp["arch"] == "minicpm3":  # MiniCPM3Config (_mla_params, _minicpm3_rope, _minicpm3_config)
+        _minicpm3_config(config, meta, hp, g.path)
+    elif hp["arch"] == "olmo2":  # Olmo2Config; with a sliding window Olmo3Config
         for k in ("mlp_bias", "pretraining_tp"):
             del config[k]
         window = _window(meta, "olmo2.attention.sliding_window", None, g.path)
@@ -2337,6 +2398,8 @@ def _mla_arch(hp: dict) -> _Arch:
     """A deepseek2 file's architecture: DeepSeek-V3 (sigmoid router) or V2 (softmax), its q
     (attn_q, or its LoRA) and kv_b (whole, or split per head) tensors as the keys say."""
     m = hp.get("mla")
+    if hp["arch"] == "minicpm3":  # (its q LoRA and kv_b whole: _mla_params requires both)
+        return _ARCHS["minicpm3"]
     a = (_ARCHS["mistral4"] if hp["arch"] == "mistral4" else _DEEPSEEK_V2 if hp["moe"].get("softmax")
          else _ARCHS["deepseek2"])
     return a._replace(required=(_MLA_Q_LORA if m["q_lora"] else ("attn_q.weight",))
@@ -2363,6 +2426,35 @@ def _deepseek_config(config: dict, hp: dict) -> None:
         config.update(rope_interleave=True, num_nextn_predict_layers=0)
     else:
         config["topk_method"] = "greedy"
+    del config["rope_scaling"], config["rope_theta"]
+
+
+# llama.cpp's minicpm3 graph fixes MiniCPM3-4B's scales (src/models/minicpm3.cpp: "if the model
+# varies, these parameters need to be read from the model"); its converter writes none.
+_MINICPM3_SCALES = {"scale_emb": 12, "scale_depth": 1.4, "dim_model_base": 256}
+
+
+def _minicpm3_config(config: dict, meta: dict, hp: dict, p: str) -> None:
+    """MiniCPM3Config fields of a minicpm3 file (_mla_params, _minicpm3_rope): the latent
+    attention's sizes (head_dim the rope dims, as its config class sets it; as many KV heads as
+    heads), RoPE as rope_parameters, and MiniCPM's scales as llama.cpp computes them whatever
+    the file says: embeddings times 12, each residual branch times 1.4 / sqrt(block_count), the
+    final norm's output times 256 / embedding_length (scale_emb 12, scale_depth 1.4,
+    dim_model_base 256: _MINICPM3_SCALES). Keys with other values (minicpm's embedding_scale,
+    residual_scale, logit_scale, which llama.cpp's minicpm3 does not read) are refused naming
+    them."""
+    m, a, n = hp["mla"], "minicpm3", hp["n_layers"]
+    want = {"embedding_scale": 12.0, "residual_scale": float(np.float32(1.4) / np.sqrt(np.float32(n))),
+            "logit_scale": hp["hidden"] / 256}
+    for k, v in want.items():
+        if f"{a}.{k}" in meta and not math.isclose(got := _real(meta, f"{a}.{k}", v, -1e30, 1e30, p), v, rel_tol=1e-6):
+            raise ValueError(f"{p}: {a}.{k} = {got!r}: llama.cpp's {a} computes with {v:.7g} whatever the key says "
+                             "(MiniCPM3-4B's scale_emb 12, scale_depth 1.4, dim_model_base 256); pyvt does not "
+                             "guess which is meant")
+    config.update(head_dim=m["rope"], num_key_value_heads=hp["n_head"], q_lora_rank=m["q_lora"],
+                  kv_lora_rank=m["kv_lora"], qk_nope_head_dim=m["nope"], qk_rope_head_dim=m["rope"], v_head_dim=m["v"],
+                  rope_parameters={"rope_type": "default", "rope_theta": hp["theta"], **(config["rope_scaling"] or {})},
+                  **_MINICPM3_SCALES)
     del config["rope_scaling"], config["rope_theta"]
 
 
@@ -3076,7 +3168,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3` or `mistral4`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4` or `minicpm3`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3265,7 +3357,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

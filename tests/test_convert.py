@@ -766,6 +766,10 @@ _HF_TO_GGUF = {
     "pre_feedforward_layernorm.weight": "ffn_norm.weight",
     "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
     "post_self_attn_layernorm.weight": "post_attention_norm.weight", "post_mlp_layernorm.weight": "post_ffw_norm.weight",
+    # (MiniCPM3's latent attention: q's LoRA, kv_b whole, as llama.cpp's minicpm3 loads them)
+    "self_attn.q_a_proj.weight": "attn_q_a.weight", "self_attn.q_a_layernorm.weight": "attn_q_a_norm.weight",
+    "self_attn.q_b_proj.weight": "attn_q_b.weight", "self_attn.kv_a_proj_with_mqa.weight": "attn_kv_a_mqa.weight",
+    "self_attn.kv_a_layernorm.weight": "attn_kv_a_norm.weight", "self_attn.kv_b_proj.weight": "attn_kv_b.weight",
 }
 
 
@@ -897,7 +901,31 @@ def _llama3_rope_freqs(rp: dict, hd: int) -> np.ndarray:
 
 # Cases made of a family case's blocks repeated to more blocks (block i is block i % L of the
 # case): llama.cpp's exaone4 has sliding layers (and NoPE global ones) only with 64 blocks.
-TILED = {"exaone4-64": ("exaone4", 64)}
+# With None, the case's blocks as they are under another name: minicpm3-lora-longrope is the
+# minicpm3 case (q's LoRA, which llama.cpp's minicpm3 needs and minicpm3-longrope has not)
+# with LongRoPE in its file (_minicpm3_file_model).
+TILED = {"exaone4-64": ("exaone4", 64), "minicpm3-lora-longrope": ("minicpm3", None)}
+
+
+def _minicpm3_file_model(cfg: dict, name: str) -> dict:
+    """A MiniCPM3 case as llama.cpp's minicpm3 computes its file (updates cfg) -> the file's
+    LongRoPE metadata: MiniCPM's scales fixed by llama.cpp's graph (scale_emb 12, scale_depth
+    1.4, dim_model_base 256: the minicpm3 case's dim_model_base 32 is not one a file can hold);
+    for minicpm3-lora-longrope the minicpm3-longrope case's LongRoPE (its factors, switching
+    past 64 of 256 positions) with transformers' attention factor sqrt(1 + ln 4 / ln 64), which
+    the file states as rope.scaling.attn_factor and original_context_length (keys llama.cpp
+    reads; its converter writes neither, so llama.cpp's default is context_length and 1)."""
+    import family_models as F
+
+    cfg.update(scale_emb=12, scale_depth=1.4, dim_model_base=256)
+    if name != "minicpm3-lora-longrope":
+        return {}
+    rp = dict(F.load_golden()["cases"]["minicpm3-longrope"]["config"]["rope_parameters"])
+    orig = rp["original_max_position_embeddings"]
+    attn = convert._f32(math.sqrt(1 + math.log(cfg["max_position_embeddings"] / orig) / math.log(orig)))  # (as float32)
+    cfg["rope_parameters"] = dict(rp, attention_factor=attn)
+    return {"minicpm3.rope.scaling.original_context_length": gw.Val(gw.UINT32, orig),
+            "minicpm3.rope.scaling.attn_factor": attn}
 
 
 def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra_tensors=()):
@@ -1220,6 +1248,26 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                        "mistral3.rope.scaling.yarn_beta_slow": float(rp["beta_slow"]),
                        "mistral3.rope.scaling.yarn_log_multiplier": float(rp["mscale_all_dim"])})
         cfg["sliding_window"] = None
+    elif arch == "minicpm3":
+        # As MiniCPM3Model writes it: the q / kv LoRA ranks, the q·k head as key_length, the rope
+        # dims, no value_length (llama.cpp: hidden / heads, the cases' v_head_dim), no
+        # rope.freq_base (llama.cpp's 10000, the cases'), no scales (llama.cpp's graph fixes them:
+        # _minicpm3_file_model), Q and k_pe as they are (NEOX rope); LongRoPE as rope_factors_long /
+        # _short beside the metadata _minicpm3_file_model gives.
+        assert cfg["v_head_dim"] == cfg["hidden_size"] // cfg["num_attention_heads"]
+        assert cfg["rope_parameters"]["rope_theta"] == 10000.0
+        md.update({"minicpm3.attention.q_lora_rank": gw.Val(gw.UINT32, cfg["q_lora_rank"]),
+                   "minicpm3.attention.kv_lora_rank": gw.Val(gw.UINT32, cfg["kv_lora_rank"]),
+                   "minicpm3.attention.key_length": gw.Val(gw.UINT32, cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"]),
+                   "minicpm3.rope.dimension_count": gw.Val(gw.UINT32, cfg["qk_rope_head_dim"]),
+                   "minicpm3.vocab_size": gw.Val(gw.UINT32, cfg["vocab_size"])})
+        md.update(_minicpm3_file_model(cfg, name))
+        rp = cfg["rope_parameters"]
+        if rp["rope_type"] == "longrope":
+            for key, g in (("long_factor", "rope_factors_long.weight"), ("short_factor", "rope_factors_short.weight")):
+                if g not in drop:
+                    x = np.asarray(rp[key], np.float32)
+                    tensors.append((g, gw.F32, x.shape, gw.quant_f32(x)))
     elif arch == "smollm3":  # llama.cpp: every 4th layer NoPE (no key stores it)
         md["smollm3.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
         md["smollm3.attention.key_length"] = gw.Val(gw.UINT32, hd)
@@ -1261,7 +1309,7 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
                 ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
                 ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe"), ("ministral3", "mistral3"),
-                ("ministral3-window", "mistral3")]
+                ("ministral3-window", "mistral3"), ("minicpm3", "minicpm3"), ("minicpm3-lora-longrope", "minicpm3")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1367,6 +1415,13 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
         assert cfg["rope_parameters"] == want["rope_parameters"] and cfg["head_dim"] == want["head_dim"]
         assert cfg["sliding_window"] is want["sliding_window"] is None and cfg["model_type"] == "ministral3"
         assert not any(k in cfg for k in ("rope_theta", "rope_scaling", "attention_bias", "mlp_bias"))
+    if arch == "minicpm3":  # the latent attention's sizes, llama.cpp's scales, LongRoPE as the file says
+        for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "scale_emb",
+                  "scale_depth", "dim_model_base", "rope_parameters", "max_position_embeddings"):
+            assert cfg[k] == want[k], k
+        assert (cfg["scale_emb"], cfg["scale_depth"], cfg["dim_model_base"]) == (12, 1.4, 256)
+        assert cfg["rope_parameters"]["rope_type"] == ("longrope" if name == "minicpm3-lora-longrope" else "default")
+        assert not any(k in cfg for k in ("rope_theta", "rope_scaling")) and cfg["model_type"] == "minicpm3"
     if arch == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             assert cfg[k] == want[k], k
@@ -1424,7 +1479,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("bloom-6heads-untied", "bloom", "Bloom"), ("mpt", "mpt", "MPT"),
                                               ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
                                               ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe"),
-                                              ("ministral3", "mistral3", "Ministral3")])
+                                              ("ministral3", "mistral3", "Ministral3"),
+                                              ("minicpm3-lora-longrope", "minicpm3", "MiniCPM3")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -2883,6 +2939,89 @@ def test_mistral4_gguf_keeps_its_expert_blocks(tmp_path, monkeypatch, name):
         assert header[f"model.layers.{n}.{t}"]["dtype"] == "GGML_Q8_0", t
     assert header[f"model.layers.{n}.mlp.gate.weight"]["dtype"] == "F32"
     _assert_loads_as_its_dequantized_folder(path, plain, "Mistral4")
+
+
+_C3, _C3L = "minicpm3", "minicpm3-lora-longrope"
+
+
+@pytest.mark.parametrize("name,meta,drop,extra,words", [
+    # the latent attention as llama.cpp's minicpm3 loads it: q's LoRA, kv_b whole, a KV head per head
+    (_C3, {f"{_C3}.attention.q_lora_rank": None}, (), (), "missing metadata minicpm3.attention.q_lora_rank (llama.cpp's"),
+    (_C3, {f"{_C3}.attention.kv_lora_rank": None}, (), (), "missing metadata minicpm3.attention.kv_lora_rank"),
+    (_C3, {f"{_C3}.attention.layer_norm_rms_epsilon": None}, (), (),
+     "missing metadata minicpm3.attention.layer_norm_rms_epsilon"),
+    (_C3, {f"{_C3}.attention.key_length_mla": gw.Val(gw.UINT32, 24),
+           f"{_C3}.attention.value_length_mla": gw.Val(gw.UINT32, 16)}, (), (),
+     "minicpm3.attention.key_length_mla: llama.cpp's minicpm3 reads kv_b whole (attn_kv_b)"),
+    (_C3, {f"{_C3}.attention.head_count_kv": gw.Val(gw.UINT32, 2)}, (), (),
+     "minicpm3.attention.head_count_kv = 2: a file without key_length_mla (kv_b whole) has as many KV heads"),
+    (_C3, {}, ("blk.1.attn_kv_b.weight",), (), "missing tensors: blk.1.attn_kv_b.weight"),
+    (_C3, {}, (), [("blk.0.attn_q.weight", gw.F32, (96, 64), gw.quant_f32(np.zeros((96, 64), np.float32)))],
+     "tensors a minicpm3 model does not have: blk.0.attn_q.weight"),
+    (_C3, {f"{_C3}.attention.value_length": gw.Val(gw.UINT32, 24)}, (), (),
+     "tensor blk.0.attn_output.weight has shape [64, 64], expected [64, 96]"),
+    # MiniCPM's scales: llama.cpp's graph fixes them; a key saying otherwise is refused
+    (_C3, {f"{_C3}.embedding_scale": 10.0}, (), (), "minicpm3.embedding_scale = 10.0: llama.cpp's minicpm3 computes with 12"),
+    (_C3, {f"{_C3}.residual_scale": 1.0}, (), (), "minicpm3.residual_scale = 1.0: llama.cpp's minicpm3 computes with 0.808"),
+    (_C3, {f"{_C3}.logit_scale": 2.0}, (), (), "minicpm3.logit_scale = 2.0: llama.cpp's minicpm3 computes with 0.25"),
+    # RoPE: none or LongRoPE, as llama.cpp rotates
+    (_C3, {f"{_C3}.rope.scaling.type": "yarn", f"{_C3}.rope.scaling.factor": 4.0}, (), (),
+     "minicpm3.rope.scaling.type = 'yarn': llama.cpp's minicpm3 then rotates with YaRN's ramp"),
+    (_C3L, {f"{_C3}.rope.scaling.factor": 4.0}, (), (), "minicpm3.rope.scaling.factor = 4.0: llama.cpp's minicpm3"),
+    (_C3, {f"{_C3}.rope.scaling.attn_factor": 1.5}, (), (),
+     "minicpm3.rope.scaling.attn_factor = 1.5 without rope_factors_long / rope_factors_short"),
+    (_C3L, {}, ("rope_factors_short.weight",), (), "rope_factors_long.weight without its pair"),
+    (_C3L, {}, ("rope_factors_long.weight",), [("rope_factors_long.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))],
+     "tensor rope_factors_long.weight has shape [8], expected [4]"),
+    (_C3L, {}, ("rope_factors_long.weight",), [("rope_factors_long.weight", gw.F32, (4,), gw.quant_f32(-np.ones(4)))],
+     "tensor rope_factors_long.weight has entries that are not finite positive numbers"),
+    (_C3, {}, (), [("rope_freqs.weight", gw.F32, (4,), gw.quant_f32(np.ones(4)))],
+     "tensor rope_freqs.weight: llama.cpp's minicpm3 loads no RoPE frequency factors"),
+])
+def test_minicpm3_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, extra, words):
+    """minicpm3 keys and tensors that llama.cpp reads otherwise than MiniCPM3Config can say, or
+    cannot read at all: one line naming the key or the tensor, before any folder is written."""
+    path, _ = family_gguf(tmp_path, name, _C3, meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_minicpm3_gguf_keys_as_llama_cpp_reads_them(tmp_path):
+    """The scale keys at llama.cpp's own values (minicpm's embedding_scale 12, residual_scale
+    1.4 / sqrt(3), logit_scale 64 / 256) are taken; a LongRoPE file without original_context_length
+    and attn_factor (as MiniCPM3Model writes one) switches at context_length with attention factor 1,
+    as llama.cpp computes it; a scaling type none with its factor is no scaling."""
+    path, _ = family_gguf(tmp_path, _C3, _C3, meta={f"{_C3}.embedding_scale": 12.0,
+                                                   f"{_C3}.residual_scale": 1.4 / math.sqrt(3),
+                                                   f"{_C3}.logit_scale": 0.25, f"{_C3}.rope.scaling.type": "none",
+                                                   f"{_C3}.rope.scaling.factor": 4.0})
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "a") / "config.json").read_text())
+    assert (cfg["scale_emb"], cfg["scale_depth"], cfg["dim_model_base"]) == (12, 1.4, 256)
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0}
+    (tmp_path / "b").mkdir()
+    path, _ = family_gguf(tmp_path / "b", _C3L, _C3, meta={f"{_C3}.rope.scaling.original_context_length": None,
+                                                          f"{_C3}.rope.scaling.attn_factor": None})
+    rp = json.loads((convert.convert_gguf(path, tmp_path / "b" / "out") / "config.json").read_text())["rope_parameters"]
+    assert (rp["rope_type"], rp["original_max_position_embeddings"], rp["attention_factor"]) == ("longrope", 256, 1.0)
+    assert rp["short_factor"] == [1.0, 1.1, 1.5, 2.0] and rp["long_factor"] == [1.0, 1.3, 2.5, 4.0]
+
+
+def test_minicpm3_gguf_keeps_its_blocks(tmp_path, monkeypatch):
+    """A Q8_0 minicpm3 file: its matrices kept as Q8_0 blocks (q's LoRA, kv_a, o, the MLP), kv_b
+    float (libvt splits it per head), the norms and rope factors float; the same weights and
+    logits copied, referred to and dequantized."""
+    monkeypatch.setenv("PYVT_CACHE", str(tmp_path / "cache"))
+    path, _ = family_gguf(tmp_path, _C3L, _C3, qtype=gw.Q8_0)
+    plain, copied, refd = _gguf_folders(path, tmp_path)
+    _assert_same_weights_and_logits(plain, copied, refd)
+    header = safetensors_header(copied / "model.safetensors")
+    for t in ("self_attn.q_a_proj", "self_attn.q_b_proj", "self_attn.kv_a_proj_with_mqa", "self_attn.o_proj",
+              "mlp.gate_proj", "mlp.down_proj"):
+        assert header[f"model.layers.1.{t}.weight"]["dtype"] == "GGML_Q8_0", t
+    for t in ("self_attn.kv_b_proj", "self_attn.q_a_layernorm", "self_attn.kv_a_layernorm"):
+        assert header[f"model.layers.1.{t}.weight"]["dtype"] == "F32", t
 
 
 def test_moe_gguf_of_an_unsupported_architecture_is_named(tmp_path):

@@ -270,6 +270,20 @@ the test fails: beta 0 (0.052 / 0.059), the original length doubled (0.027 / 0.0
 renormalization flipped (0.35 / 0.022), scaling 1 / 2 (0.34 / 0.19), rotate-half (0.35 / 0.39),
 no YaRN (0.17 / 0.13), every group open (mistral4: 0.19), mscale_all_dim 0.5 (mistral4: 0.041),
 mscale 1 as deepseek2's reading would give (nolora: 0.060).
+minicpm3 and minicpm3-lora-longrope (added 2026-11-29 with --logits, the same llama-cpp-python):
+2.6e-7 and 1.8e-7, argmax equal at all 60 positions — llama.cpp's minicpm3: the latent attention
+decompressed (attn_kv_b whole), q's LoRA, Q and k_pe rotating halves (NEOX rope, rows as
+transformers holds them), Llama's MLP, and MiniCPM's scales as its graph fixes them (embeddings
+times 12, residual branches times 1.4 / sqrt(3 blocks), the final norm times 256 / 64: the
+folders say scale_emb 12, scale_depth 1.4, dim_model_base 256; the minicpm3 case's own 32 is not
+one a file can hold). minicpm3-lora-longrope is the minicpm3 case with minicpm3-longrope's
+LongRoPE (rope_factors_long / _short, attn_factor sqrt(1 + ln 4 / ln 64)), its original length
+written as 32 here: llama.cpp takes the long factors for a context (n_ctx 128) past it from the
+first token, pyvt and transformers once the sequence is past it — both past it over these 60
+tokens. llama.cpp cannot run the minicpm3-longrope case itself (q_proj: its minicpm3 needs q's
+LoRA). Broken on purpose in the converted folder the test fails: dim_model_base 32 (0.87),
+scale_depth 1 (0.0080), scale_emb 1 (0.35), the attention factor left to transformers' derivation
+(1.3e-3), the short factors (original length 256: 1.6e-3), no LongRoPE (1.5e-3).
 """
 
 from __future__ import annotations
@@ -308,7 +322,10 @@ MOE_FILE = {"glm4-moe": dict(mtp=True),
 FAMILY_FILE = {"lfm2-bias": dict(drop=tuple(f"blk.{i}.shortconv.{t}.bias" for i in (0, 2, 3)
                                             for t in ("in_proj", "conv", "out_proj"))),
                "lfm2-moe-nobias": dict(extra_tensors=[(f"blk.{i}.exp_probs_b.bias", gw.F32, (4,),
-                                                       gw.quant_f32(np.zeros(4, np.float32))) for i in range(3)])}
+                                                       gw.quant_f32(np.zeros(4, np.float32))) for i in range(3)]),
+               # minicpm3-lora-longrope with an original length of 32: llama.cpp takes the long factors
+               # for a context past it from the first token (n_ctx 128), pyvt once the sequence (60) is past it
+               "minicpm3-lora-longrope": dict(meta={"minicpm3.rope.scaling.original_context_length": gw.Val(gw.UINT32, 32)})}
 ROUNDED_YARN = {"gpt-oss"}  # compared with llama.cpp's rounded YaRN ramp (see the docstring)
 
 
@@ -333,7 +350,8 @@ def build_case(folder: Path, spec) -> Path:
     if kind == "moe":  # (llama.cpp's MoE files have experts in every block: qwen3-moe's dense one goes)
         path, _ = T.moe_gguf(folder, name, arg, meta=meta, keep_layers=MOE_LAYERS.get(name), **MOE_FILE.get(name, {}))
         return path
-    path, _ = T.family_gguf(folder, name, arg, meta=meta, **FAMILY_FILE.get(name, {}))
+    extra = dict(FAMILY_FILE.get(name, {}))
+    path, _ = T.family_gguf(folder, name, arg, meta=meta | extra.pop("meta", {}), **extra)
     return path
 
 
@@ -343,7 +361,7 @@ def test_every_architecture_is_covered():
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
                      "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
-                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4"}
+                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)
