@@ -249,6 +249,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                               rope_parameters={"rope_type": "llama3", "rope_theta": 1e6, "factor": 16.0,
                                                "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                                                "original_max_position_embeddings": 32})),
+    # FlexOlmo: OLMo 2's post-norm block with OLMoE's experts in every layer.
+    "flex-olmo": ("FlexOlmoConfig", dict(num_experts=4, num_experts_per_tok=2, norm_topk_prob=True,
+                                         pad_token_id=ENDOFTEXT)),
     # SmolLM3: every 4th layer attends without RoPE (NoPE); with use_sliding_window the NoPE
     # layers slide (transformers' default layer_types).
     "smollm3": ("SmolLM3Config", dict(num_hidden_layers=4, pad_token_id=ENDOFTEXT)),
@@ -482,6 +485,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                        "mla kv-lora 48 heads 16+8 v 16"]),
     "solar-open": ("SolarOpen", ["qkv-bias", "moe 8 experts top-2", "norm-topk", "shared-expert 32", "sigmoid-router"]),
     "cwm": ("Cwm", ["mlp-bias", "sliding-window 6 (layers 1..3)"]),
+    "flex-olmo": ("FlexOlmo", ["qk-norm-full", "post-norm", "moe 4 experts top-2", "norm-topk"]),
     "smollm3": ("SmolLM3", ["no-rope layer 3"]),
     "olmo2": ("OLMo2", ["qk-norm-full", "post-norm"]),
     "olmoe": ("OLMoE", ["qk-norm-full", "moe 8 experts top-2"]),
@@ -748,7 +752,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True)),
                 local_rope=local,
-                olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
+                olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3", "flex_olmo"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
@@ -844,7 +848,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
-                                 "solar_open"):
+                                 "solar_open", "flex_olmo"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]

@@ -585,8 +585,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             continue
         if olmo2:
             x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_attention_layernorm.weight"], cfg.eps)
-            g = lin(x, p + "mlp.gate_proj")
-            y = lin(g / (1.0 + np.exp(-g)) * lin(x, p + "mlp.up_proj"), p + "mlp.down_proj")
+            if p + "mlp.gate.weight" in W:  # (FlexOlmo: OLMoE's experts)
+                y = _moe(W, p + "mlp.", x, lin, moe or {})
+            else:
+                g = lin(x, p + "mlp.gate_proj")
+                y = lin(g / (1.0 + np.exp(-g)) * lin(x, p + "mlp.up_proj"), p + "mlp.down_proj")
             x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
             continue
         if sandwich:

@@ -451,7 +451,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
-            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, SolarOpenForCausalLM, "
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
@@ -1286,6 +1286,8 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("cwm", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention",
                              "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
     ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
+    ("flex-olmo", {"num_experts": 8}, "missing 24 tensors: model.layers.{0..1}.mlp.experts.4.down_proj.weight"),
+    ("flex-olmo", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
     ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),
     ("minicpm3", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
     ("minicpm3", {"v_head_dim": 32}, "self_attn.kv_b_proj.weight is [128, 32], expected [192, 32]"),
