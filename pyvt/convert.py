@@ -1264,22 +1264,30 @@ def _hunyuan_moe_router(meta: dict, ffn: int, ffn_exp: int, p: str) -> dict:
     if gating != 1:
         raise ValueError(f"{p}: {a}.expert_gating_func = {gating}: llama.cpp's {a} scores its experts by a softmax "
                          "(1) whatever the key says; pyvt does not guess which is meant")
+    _refuse_router_keys_ignored(meta, a, p, "HunYuanMoEV1", "HunYuanMoEV1 does not either")
+    if f"{a}.rope.scaling.alpha" in meta:
+        raise ValueError(f"{p}: {a}.rope.scaling.alpha = {meta[f'{a}.rope.scaling.alpha']!r:.40}: llama.cpp's {a} "
+                         "rotates with rope.freq_base alone (its converter stores the base the NTK alpha stretches "
+                         "there); pyvt does not guess which is meant")
+    return dict(ffn_shexp=ffn)
+
+
+def _refuse_router_keys_ignored(meta: dict, a: str, p: str, groupless: str, scale_note: str) -> None:
+    """The router keys llama.cpp reads for every architecture but architecture `a`'s graph ignores (hunyuan-moe,
+    lfm2moe): expert groups (which `groupless`, the HF model, has not), expert_weights_norm false
+    (llama.cpp renormalizes anyway), expert_weights_scale other than 1 (llama.cpp does not scale;
+    `scale_note` says what the HF model does) — a file saying otherwise is refused, as pyvt does
+    not guess which computation is meant."""
     if meta_value(meta, f"{a}.expert_group_count", "int", p, 0) > 1:
         raise ValueError(f"{p}: {a}.expert_group_count = {meta[f'{a}.expert_group_count']}: llama.cpp would choose "
-                         "the experts within groups, which HunYuanMoEV1 has not")
+                         f"the experts within groups, which {groupless} has not")
     if not meta_value(meta, f"{a}.expert_weights_norm", "bool", p, True):
         raise ValueError(f"{p}: {a}.expert_weights_norm = false: llama.cpp's {a} renormalizes the chosen weights "
                          "whatever the key says; pyvt does not guess which is meant")
     scale = _real(meta, f"{a}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
     if scale not in (0.0, 1.0):
         raise ValueError(f"{p}: {a}.expert_weights_scale = {scale!r}: llama.cpp's {a} does not scale the chosen "
-                         "weights whatever the key says (HunYuanMoEV1 does not either); pyvt does not guess which "
-                         "is meant")
-    if f"{a}.rope.scaling.alpha" in meta:
-        raise ValueError(f"{p}: {a}.rope.scaling.alpha = {meta[f'{a}.rope.scaling.alpha']!r:.40}: llama.cpp's {a} "
-                         "rotates with rope.freq_base alone (its converter stores the base the NTK alpha stretches "
-                         "there); pyvt does not guess which is meant")
-    return dict(ffn_shexp=ffn)
+                         f"weights whatever the key says ({scale_note}); pyvt does not guess which is meant")
 
 
 def _lfm2_moe_router(meta: dict, n_layers: int, p: str) -> dict:
@@ -1297,17 +1305,7 @@ def _lfm2_moe_router(meta: dict, n_layers: int, p: str) -> dict:
                                      if gating is None else f"{a}.expert_gating_func = {gating}: LFM2-MoE's router "
                                      "scores its experts")
                          + " by a sigmoid (2); pyvt converts no other)")
-    if meta_value(meta, f"{a}.expert_group_count", "int", p, 0) > 1:
-        raise ValueError(f"{p}: {a}.expert_group_count = {meta[f'{a}.expert_group_count']}: llama.cpp would choose "
-                         "the experts within groups, which Lfm2MoeConfig has not")
-    if not meta_value(meta, f"{a}.expert_weights_norm", "bool", p, True):
-        raise ValueError(f"{p}: {a}.expert_weights_norm = false: llama.cpp's {a} renormalizes the chosen weights "
-                         "whatever the key says; pyvt does not guess which is meant")
-    scale = _real(meta, f"{a}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
-    if scale not in (0.0, 1.0):
-        raise ValueError(f"{p}: {a}.expert_weights_scale = {scale!r}: llama.cpp's {a} does not scale the chosen "
-                         "weights whatever the key says (LFM2-MoE's routed_scaling_factor); pyvt does not guess which "
-                         "is meant")
+    _refuse_router_keys_ignored(meta, a, p, "Lfm2MoeConfig", "LFM2-MoE's routed_scaling_factor")
     lead = meta_value(meta, f"{a}.leading_dense_block_count", "int", p, 0)
     if not 0 <= lead < n_layers:
         raise ValueError(f"{p}: {a}.leading_dense_block_count = {lead} is not below the {n_layers} blocks "
