@@ -1809,6 +1809,15 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
 
 
 
+def _refuse_mla_attn_factor(meta: dict, a: str, p: str, who: str) -> None:
+    """rope.scaling.attn_factor other than 1 in a latent-attention file (deepseek2, mistral4):
+    llama.cpp scales the rotated dims by it and the scores by its square, which `who` cannot
+    express -> refused naming the key."""
+    if _real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p) != 1.0:
+        raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {meta[f'{a}.rope.scaling.attn_factor']}: llama.cpp's "
+                         f"{a} scales the rotated dims by it and the scores by its square, which {who} cannot express")
+
+
 def _mla_rope_scaling(meta: dict, hp: dict, p: str) -> dict | None:
     """A deepseek2 file's RoPE scaling as llama.cpp computes it (src/models/deepseek2.cpp,
     llama_context's YaRN factors): none, or yarn by rope.scaling.factor from
@@ -1824,10 +1833,7 @@ def _mla_rope_scaling(meta: dict, hp: dict, p: str) -> dict | None:
     if meta.get(f"{a}.attention.temperature_scale"):
         raise ValueError(f"{p}: {a}.attention.temperature_scale: llama.cpp's temperature tuning of the queries "
                          "(Mistral Large 3) is not in transformers' DeepSeek; pyvt does not convert it")
-    if _real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p) != 1.0:
-        raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {meta[f'{a}.rope.scaling.attn_factor']}: llama.cpp's "
-                         f"{a} scales the rotated dims by it and the scores by its square, which transformers' "
-                         "DeepSeek cannot express")
+    _refuse_mla_attn_factor(meta, a, p, "transformers' DeepSeek")
     kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p, "linear")
     factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
     if kind == "none" or factor == 1.0:
@@ -1975,10 +1981,7 @@ def _mistral4_rope(meta: dict, hp: dict, p: str) -> dict:
     temperature_length (llama.cpp fails on it) or negative, a temperature_length other than
     YaRN's original length (transformers has one for both)."""
     a, m = "mistral4", hp["mla"]
-    if _real(meta, f"{a}.rope.scaling.attn_factor", 1.0, 0.0, 1e6, p) != 1.0:
-        raise ValueError(f"{p}: {a}.rope.scaling.attn_factor = {meta[f'{a}.rope.scaling.attn_factor']}: llama.cpp's "
-                         f"{a} scales the rotated dims by it and the scores by its square, which Mistral4Config "
-                         "cannot express")
+    _refuse_mla_attn_factor(meta, a, p, "Mistral4Config")
     kind = meta_value(meta, f"{a}.rope.scaling.type", "string", p, "linear")
     factor = _real(meta, f"{a}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
     orig = _orig_context(meta, a, hp, p)

@@ -16,7 +16,7 @@ import pytest
 
 import gguf_export as ge  # tools/, on pytest's pythonpath
 import make_checkpoint as mc
-from test_bench_tools import _bench_module, _pyvt_gguf, _read_st_header, _st_tensor
+from test_bench_tools import _bench_module, _llamacpp_logits, _pyvt_gguf, _read_st_header, _st_tensor
 
 TINY = "tiny-lfm2"
 BIG = "lfm2-1.2b"
@@ -197,18 +197,6 @@ def test_decode_bench_knows_lfm2(tiny_lfm2, tmp_path):
 # ------------------------------------------------------------------------------------------
 # Against llama.cpp (bench-only dependency: skipped where llama-cpp-python is not installed)
 # ------------------------------------------------------------------------------------------
-
-
-def _llamacpp_logits(path: Path, ids: list[int], f32_kv: bool = False) -> np.ndarray:
-    llama_cpp = pytest.importorskip("llama_cpp")
-    kw = dict(type_k=0, type_v=0) if f32_kv else {}  # GGML_TYPE_F32 keys and values
-    llm = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_batch=256, logits_all=True, verbose=False,
-                          n_threads=2, **kw)
-    try:
-        llm.eval(ids)
-        return np.array(llm.scores[: len(ids)], np.float64)
-    finally:
-        llm.close()
 
 
 def _pyvt_logits(path: Path, ids: list[int], **kw) -> tuple[np.ndarray, dict]:

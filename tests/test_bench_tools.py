@@ -40,6 +40,20 @@ def _pyvt_gguf():
     return mod
 
 
+def _llamacpp_logits(path: Path, ids: list[int], f32_kv: bool = False) -> np.ndarray:
+    """llama.cpp's logits of every position of `ids` on the GGUF at `path` (2 threads, context 256;
+    f32_kv: F32 keys and values). Skipped where llama-cpp-python is not installed (bench-only)."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    kw = dict(type_k=0, type_v=0) if f32_kv else {}  # GGML_TYPE_F32 keys and values
+    llm = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_batch=256, logits_all=True, verbose=False,
+                          n_threads=2, **kw)
+    try:
+        llm.eval(ids)
+        return np.array(llm.scores[: len(ids)], np.float64)
+    finally:
+        llm.close()
+
+
 def _bench_module(name: str):
     """bench/<name>.py as a fresh module (bench/ on sys.path while it loads: it imports its
     neighbours)."""

@@ -1016,8 +1016,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (Fused q|k|v or gate|up tensors: the config names the sizes; k0 is q0 then, and the
     // inferences below are not made from them.)
     // (LFM2: the first layer that attends)
-    int64_t attn0 = 0;
-    while (attn0 + 1 < L && c.conv_layer(attn0)) ++attn0;
+    const int64_t attn0 = c.first_attention_layer();
     const TensorView* q0 = ck.find(layer_name(attn0, T_Q));
     const TensorView* k0 = F.fused_qkv || F.mla ? q0 : ck.find(layer_name(attn0, T_K));
     // (the first dense layer's gate_proj; an MoE model whose layers are all MoE has none)

@@ -259,6 +259,13 @@ struct LlamaConfig {
     // PROPORTIONAL RoPE: the rotated pairs (the rest of head_dim / 2 turn at frequency 0).
     int64_t rope_angles = 0;
     bool conv_layer(int64_t l) const { return l >= 0 && size_t(l) < layer_conv.size() && layer_conv[size_t(l)]; }
+    // The first layer that attends (the last one when every layer convolves): whose q_proj tells
+    // the heads and the format.
+    int64_t first_attention_layer() const {
+        int64_t l = 0;
+        while (l + 1 < int64_t(layer_conv.size()) && layer_conv[size_t(l)]) ++l;
+        return l;
+    }
 
     // Which family these name: family_of() (family.h).
     std::string architecture_str() const;  // "PhiForCausalLM (model_type phi)" for messages

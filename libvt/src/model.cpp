@@ -550,9 +550,8 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     // The family resolve_config found (family.h): its tensor names.
     const ModelFamily& F = *cfg.family;
     if (m->format == VT_FORMAT_AUTO) {  // layer 0's q_proj decides what the model reports
-        int64_t attn0 = 0;  // (LFM2: the first layer that attends)
-        while (attn0 + 1 < file_layers && cfg.conv_layer(attn0)) ++attn0;
-        const TensorView* q0 = ck->find(layer_tensor_name(F, attn0, T_Q));
+        // (LFM2: the first layer that attends)
+        const TensorView* q0 = ck->find(layer_tensor_name(F, cfg.first_attention_layer(), T_Q));
         m->format = q0 && q0->ggml >= 0 && ggml_packable(q0->ggml) ? ggml_native_format(q0->ggml)
                                                                    : VT_FORMAT_INT8_BLOCKED;
     }
