@@ -15,6 +15,7 @@ from pyvt import _model
 
 import family_models as F
 import llama_ref as R
+from int16_ref import int16_gemm_applies
 
 pytestmark = [
     pytest.mark.cuda,
@@ -50,6 +51,18 @@ def ckpt(tmp_path_factory):
     return get
 
 
+def cpu_comparable(fmt: str, block: int = 32) -> None:
+    """Skip a CPU-vs-device comparison of int4 where this process's CPU kernels round x to one
+    byte per block of 32 (AVX2, AVX-512: tests/int16_ref.py), which the device's W4A16 kernels
+    do not: the logits then differ by x's rounding (on the H200's host, 2026-11-29: 0.5-1.2 % of
+    the largest logit on these 2-layer models, 7 % on Gemma 2's 104 positions, 10 % on the
+    22-layer TinyLlama shape), not by the device's arithmetic. `pytest -m cuda` (what
+    bench/gpu_check.sh runs) pins VT_ISA=generic (tests/conftest.py), so these run there
+    against the float CPU kernels. int8 and int4-min round x to int16 at most (~1e-5)."""
+    if fmt == "int4" and int16_gemm_applies("int4", 1, kb=block or 32):
+        pytest.skip(f"int4: this CPU ({pyvt.ops.cpu_isa()}) rounds x to bytes; run with -m cuda (VT_ISA=generic)")
+
+
 def nerr(a, b) -> float:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     assert np.isfinite(a).all()
@@ -70,6 +83,7 @@ def test_auto_picks_cuda(ckpt):
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("name", ["gqa-hd64", "mha-hd64-tied", "gqa8-hd128", "llama3-rope"])
 def test_logits_match_cpu(ckpt, name, fmt):
+    cpu_comparable(fmt)
     folder, cfg, w = ckpt(name)
     with _model.Model(str(folder), weight_format=fmt, device="cpu") as c, \
             _model.Model(str(folder), weight_format=fmt, device="cuda") as g:
@@ -107,6 +121,7 @@ def _assert_same_or_near_tie(model_cpu, prompt, toks_c, toks_g, margin):
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("name", ["gqa-hd64", "gqa8-hd128", "llama3-rope"])
 def test_greedy_tokens_match_cpu(ckpt, name, fmt):
+    cpu_comparable(fmt)
     folder, _, _ = ckpt(name)
     with _model.Model(str(folder), weight_format=fmt, device="cpu") as c, \
             _model.Model(str(folder), weight_format=fmt, device="cuda") as g:
@@ -256,6 +271,7 @@ def test_w8a16_prefill_gemm(ckpt, monkeypatch, fmt, block):
     device is sm_90 and the build has the kernel — the BF16 tables it reads are then on the
     device (the model's bytes grow by them) — and the logits stay within a BF16 GEMM's rounding
     of the CPU's; elsewhere nothing changes. A bad value of the variable is refused naming it."""
+    cpu_comparable(fmt, block)
     folder, _, _ = ckpt("gqa-hd64")
     prompt = [t % 300 for t in LONG_PROMPT * 3]  # 120 rows: one pass with m >= kW8a16MinM (64)
     armed = _w8a16_built() and torch_cc() == (9, 0)
@@ -476,6 +492,7 @@ def family(tmp_path_factory):
 
 @pytest.mark.parametrize("name,fmt", FAMILY_RUNS)
 def test_families_match_cpu(family, name, fmt):
+    cpu_comparable(fmt)
     folder, seq = family(name)
     # The same KV cache type on both sides (f16 against the CPU's f16 is checked by
     # test_kv_cache_types_on_the_device): Gemma 2's 104-token sequence with an f16 cache on the
@@ -572,6 +589,7 @@ def tinyllama(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_full_size_logits_match_cpu(tinyllama, fmt):
+    cpu_comparable(fmt)
     # Tolerance: the 2-layer models' 2e-3 grows with depth (22 layers of f32 sums in another
     # order); prefill's GEMM carries activations as bf16 hi + lo (~16 bits). A first guess, to
     # be tightened from the first GPU run's numbers.

@@ -717,3 +717,16 @@ def test_runner_summarizes_an_ab_step(tmp_path):
     assert st["ab_x"]["status"] == "pass"
     assert st["ab_x"]["detail"] == "VT_X=0: 1.0 ms/token; VT_X=1: 0.9 ms/token (=1 / =0: 0.9)"
     assert "VT_X=1: 0.9 ms/token" in (out / "summary.md").read_text()
+
+
+def test_gpu_test_runs_pin_the_float_cpu_kernels(plan):
+    """`pytest -m cuda` (the runner's pytest steps) compares the device with libvt's float CPU
+    kernels (tests/conftest.py sets VT_ISA=generic); other runs keep the CPU's own level."""
+    from conftest import cuda_run
+
+    for expr in ("cuda", "cuda and not slow", "slow and cuda", "(cuda)"):
+        assert cuda_run(expr), expr
+    for expr in ("", "not cuda", "slow", "not slow and not cuda", "cudagraph"):
+        assert not cuda_run(expr), expr
+    steps = [c for p in plan for s in p["steps"] for c in s["commands"] if "-m pytest" in c]
+    assert steps and all(" -m cuda " in c for c in steps if "tests/test_cuda" in c), steps

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "cpu_features.h"
 #include "cuda/cutlass_gemm.h"
 #include "cuda/device_math.h"
 #include "cuda/kernels.h"
@@ -417,9 +418,12 @@ void test_store_softcap(int m) {
 bool cutlass_built() { return cutlass_backend_line().rfind("cutlass: built", 0) == 0; }
 
 // Normalized error bound of an FP8 W8A8 linear against the CPU: 1e-5 (FP32 sums in another
-// order), 3e-4 on the sm_90a kernel, whose tensor core keeps fewer bits than FP32 inside each
-// 128-k promotion interval (an estimate to tighten from the first GPU run's measured errors).
-double fp8_tol(const CudaPacked& w, int64_t m) { return cuda_packed_fp8_hopper(w) && m >= 16 ? 3e-4 : 1e-5; }
+// order), 1e-3 on the sm_90a kernel, whose tensor core keeps fewer bits than FP32 inside each
+// 128-k promotion interval. Measured on an H200 (2026-11-29, 44 cases): 1.3e-4 to 3.4e-4 at
+// every K from 100 to 4096 and every m from 16 to 1000 (the sm_89 kernel: at most 1.3e-6 in
+// the same run, so x, scales, bias and GELU agree), above the first estimate of 3e-4; a wrong
+// scale, bias or row would be O(1).
+double fp8_tol(const CudaPacked& w, int64_t m) { return cuda_packed_fp8_hopper(w) && m >= 16 ? 1e-3 : 1e-5; }
 
 void test_cutlass_linear(vt_format f, int64_t n, int64_t k, int m, bool gelu) {
     char tag[160];
@@ -539,7 +543,9 @@ void test_w8a16_linear(vt_format f, int32_t block, int64_t n, int64_t k, int m) 
     if (s.nkb) check(cudaMemcpy(sc.data(), dw.d.scales, sc.size() * 2, cudaMemcpyDeviceToHost), "download");
     if (s.has_mins()) check(cudaMemcpy(mn.data(), dw.d.mins, mn.size() * 2, cudaMemcpyDeviceToHost), "download");
     w8a16_scales(s.nkb ? sc.data() : nullptr, s.n_pad, s.k_pad, s.kb, sb.data());
-    w8a16_zeros(sc.data(), s.has_mins() ? mn.data() : nullptr, s.n_pad, s.k_pad, s.kb, zb.data());
+    // Zeros for the 4-bit weights alone, as upload_linear does: a per-channel FP8 weight has no
+    // block scales (sc is empty), and reading them crashed this test on the H200 (2026-11-29).
+    if (wt == kW8a16U4) w8a16_zeros(sc.data(), s.has_mins() ? mn.data() : nullptr, s.n_pad, s.k_pad, s.kb, zb.data());
     const int phases = w8a16_phases(s.kb, s.k_pad);
     Buf bsb, bzb, bx, bb, bxb, bd;
     up(bsb, sb);
@@ -1612,12 +1618,19 @@ void test_model(const std::string& dir, vt_format f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // The CPU references run libvt's float kernels (x as it is): the integer kernels of AVX2,
+    // of AVX-512 with VNNI + VBMI and of int4 with blocks of 32 round x to int16 or to a byte
+    // per block (docs/guide.md, "Numerics"), which the device's W8A16 / W4A16 kernels do not,
+    // so against them the linears differ by x's rounding (up to 1e-2 for int4), not by the
+    // device's own. VT_ISA set by the caller is kept.
+    setenv("VT_ISA", "generic", 0);
     std::string why;
     if (!cuda_usable(&why)) {
         std::printf("skipped: %s\n", why.c_str());
         return 77;
     }
     std::printf("%s\n", cuda_backend_line().c_str());
+    std::printf("CPU references: %s kernels (VT_ISA=%s)\n", cpu_level_name(), std::getenv("VT_ISA"));
     try {
         for (vt_format f : {VT_FORMAT_INT8_BLOCKED, VT_FORMAT_FP8_BLOCKED, VT_FORMAT_FP8_CHANNEL, VT_FORMAT_BF16})
             for (int m : {1, 2, 3, 4, 5, 8, 9, 64, 100})
