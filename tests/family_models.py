@@ -317,6 +317,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "cohere2": ("Cohere2Config", dict(num_hidden_layers=4, sliding_window=6, pad_token_id=ENDOFTEXT)),
     # Arcee: Llama's attention with an ungated relu² MLP (up_proj, down_proj), biases everywhere.
     "arcee": ("ArceeConfig", dict(attention_bias=True, mlp_bias=True)),
+    # NanoChat: RMSNorms without weights (the embeddings' too), RoPE by -θ, per-head q/k norms
+    # after RoPE, an ungated relu² MLP (fc1, fc2), the logits capped at 15; then q/k/v/o biases,
+    # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
+    "nanochat": ("NanoChatConfig", dict(pad_token_id=ENDOFTEXT)),
+    "nanochat-bias-cap-tied": ("NanoChatConfig", dict(attention_bias=True, num_key_value_heads=4, final_logit_softcapping=6.0,
+                                                      tie_word_embeddings=True, pad_token_id=ENDOFTEXT)),
     # Apertus: q/k norms, an ungated xIELU MLP with per-layer parameters, its default llama3 RoPE
     # scaling (factor 8 over 8192 positions, base 1.2e7: the low frequencies are scaled).
     "apertus": ("ApertusConfig", dict(pad_token_id=ENDOFTEXT)),
@@ -513,6 +519,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "cohere2": ("Cohere2", ["layer-norm", "parallel-block", "logit-scale 0.0625", "interleaved-rope",
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
+    "nanochat": ("NanoChat", ["qk-norm-after-rope", "no-norm-weights", "embedding-norm", "relu2-mlp", "negated-rope",
+                              "final-softcap 15"]),
+    "nanochat-bias-cap-tied": ("NanoChat", ["attention-bias", "qk-norm-after-rope", "no-norm-weights", "embedding-norm",
+                                            "relu2-mlp", "negated-rope", "final-softcap 6"]),
     "apertus": ("Apertus", ["qk-norm", "xielu-mlp"]),
     "nemotron": ("Nemotron", ["attention-bias", "mlp-bias", "layer-norm-1p", "relu2-mlp", "rotary-dim 8"]),
     "vaultgemma": ("VaultGemma", ["gemma-norms", "geglu", "no-post-norms", "query-pre-attn-scalar 24", "attn-softcap 3",
@@ -747,7 +757,9 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     llama4 = {"beta": rp["llama_4_scaling_beta"], "orig": rp["original_max_position_embeddings"]} \
         if cfg["model_type"] in ("ministral3", "mistral4") else None
     return dict(moe=moe_params(cfg), nope=nope_layers(cfg), granite=granite_params(cfg), mla=mla_params(cfg), llama4=llama4,
-                qk_after_rope=cfg["model_type"] in ("hunyuan_v1_dense", "hunyuan_v1_moe"),
+                qk_after_rope=cfg["model_type"] in ("hunyuan_v1_dense", "hunyuan_v1_moe", "nanochat"),
+                rope_negated=cfg["model_type"] == "nanochat",
+                final_softcap=float(cfg.get("final_logit_softcapping") or 0.0) if cfg["model_type"] == "nanochat" else 0.0,
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True)),
@@ -911,6 +923,8 @@ REFERENCE_NAMES: dict[str, tuple[dict[str, str], str | None]] = {
 REFERENCE_NAMES["gpt_bigcode"] = REFERENCE_NAMES["gpt2"]
 REFERENCE_NAMES["gpt_neo"] = ({**REFERENCE_NAMES["gpt2"][0], ".attn.attention.out_proj.": ".self_attn.o_proj.",
                                ".attn.attention.": ".self_attn."}, None)
+# NanoChat: its ungated fc1 / fc2 as Arcee's up / down
+REFERENCE_NAMES["nanochat"] = ({".mlp.fc1.": ".mlp.up_proj.", ".mlp.fc2.": ".mlp.down_proj."}, None)
 # LFM2: Llama's names for its norms, MLP and attention (its convolution's stay as they are)
 REFERENCE_NAMES["lfm2"] = ({".operator_norm.": ".input_layernorm.", ".ffn_norm.": ".post_attention_layernorm.",
                             ".feed_forward.w1.": ".mlp.gate_proj.", ".feed_forward.w3.": ".mlp.up_proj.",
@@ -1006,11 +1020,16 @@ def unfused(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarr
     hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
     if cfg["model_type"] in REFERENCE_NAMES:
         out = _under_reference_names(out, cfg, hd)
-    if cfg["model_type"] == "olmo":  # (OlmoLayerNorm: no weights, as weights of 1)
+    if cfg["model_type"] in ("olmo", "nanochat"):  # (OlmoLayerNorm, NanoChat's RMSNorm: no weights, as weights of 1)
         ones = np.ones(cfg["hidden_size"], np.float32)
         out["model.norm.weight"] = ones
         for i in range(cfg["num_hidden_layers"]):
             out[f"model.layers.{i}.input_layernorm.weight"] = out[f"model.layers.{i}.post_attention_layernorm.weight"] = ones
+            if cfg["model_type"] == "nanochat":  # (and its q/k norms after RoPE, and the embeddings')
+                out[f"model.layers.{i}.self_attn.query_layernorm.weight"] = np.ones(hd, np.float32)
+                out[f"model.layers.{i}.self_attn.key_layernorm.weight"] = np.ones(hd, np.float32)
+        if cfg["model_type"] == "nanochat":
+            out["model.embed_norm.weight"] = ones
     q, kv = cfg["num_attention_heads"] * hd, cfg.get("num_key_value_heads", cfg["num_attention_heads"]) * hd
     for name in list(out):
         if name.endswith("self_attn.qkv_proj.weight"):

@@ -336,7 +336,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      parallel_norms: bool = False, learned_positions: bool = False,
                      attn_scale: float | None = None, relu: bool = False,
                      parallel_one_norm: bool = False, alibi: list[float] | None = None,
-                     mla: dict[str, Any] | None = None, llama4: dict[str, Any] | None = None) -> np.ndarray:
+                     mla: dict[str, Any] | None = None, llama4: dict[str, Any] | None = None,
+                     rope_negated: bool = False, final_softcap: float = 0.0) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
 
     The Llama block plus the variants of the other families, each where its tensors are in
@@ -390,6 +391,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
     `qk_after_rope` (HunYuan dense): the per-head q/k norms (query_layernorm, key_layernorm) after
     RoPE instead of before.
+
+    `rope_negated` (NanoChat): every pair turns by -θ (sin negated); `final_softcap` > 0: the
+    logits soft-capped without Gemma 2's block; `model.embed_norm.weight` without a bias: the
+    embeddings RMSNormed.
 
     `cohere` (the logit scale; CohereForCausalLM, Cohere2ForCausalLM): a LayerNorm without bias
     (input_layernorm, model.norm) before a parallel block, x + o_proj(attn(h)) + mlp(h) with
@@ -445,8 +450,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         x = x * float(np.float32(math.sqrt(cfg.hidden)))
     if learned_positions:
         x = x + W["model.pos_embed.weight"][np.arange(n)]
-    if "model.embed_norm.weight" in W:  # (Bloom)
+    if "model.embed_norm.bias" in W:  # (Bloom)
         x = _layernorm(x, W["model.embed_norm.weight"], W["model.embed_norm.bias"], cfg.eps)
+    elif "model.embed_norm.weight" in W:  # (NanoChat: RMSNormed, weights of 1)
+        x = _rmsnorm(x, W["model.embed_norm.weight"], cfg.eps)
     scale = gemma2["query_pre_attn_scalar"] ** -0.5 if gemma2 else 1.0 / math.sqrt(hd)
     if attn_scale is not None:
         scale = attn_scale
@@ -457,6 +464,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     cap = gemma2["attn_softcap"] if gemma2 else 0.0
     ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg, seq_len=n).astype(np.float64)[None, :]
     cos, sin = np.cos(ang), np.sin(ang)
+    if rope_negated:  # (NanoChat: its rotate_half is (x2, -x1), each pair turning by -θ)
+        sin = -sin
     if rope_attention_scale(cfg) != 1.0:  # (transformers: cos and sin times the attention factor)
         cos, sin = cos * rope_attention_scale(cfg), sin * rope_attention_scale(cfg)
     if local_rope:
@@ -650,6 +659,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         logits = logits + W["lm_head.bias"]
     if gemma2 and gemma2["final_softcap"]:
         logits = gemma2["final_softcap"] * np.tanh(logits / gemma2["final_softcap"])
+    if final_softcap:  # (NanoChat's, without Gemma's block)
+        logits = final_softcap * np.tanh(logits / final_softcap)
     if granite:
         logits = logits / granite["logits_scaling"]
     if cohere:

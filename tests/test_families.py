@@ -457,7 +457,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
-            "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
+            "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM)") in msg
     for word in words:
@@ -1286,6 +1286,9 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("cwm", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention",
                              "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
     ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
+    ("nanochat", {"hidden_act": "silu"}, 'hidden_act "silu" is not supported for NanoChat (its MLP computes relu2(fc1'),
+    ("nanochat", {"final_logit_softcapping": -1.0}, 'field "final_logit_softcapping" must be a positive number, got -1'),
+    ("nanochat", {"attention_bias": True}, "missing 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
     ("flex-olmo", {"num_experts": 8}, "missing 24 tensors: model.layers.{0..1}.mlp.experts.4.down_proj.weight"),
     ("flex-olmo", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
     ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),

@@ -361,6 +361,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         if (c.use_bidirectional_attention == 1)
             fail(VT_STATUS_UNSUPPORTED, "%s: use_bidirectional_attention true is not supported (causal decoding only)",
                  c.path.c_str());
+    } else if (F.default_final_softcap > 0) {  // (NanoChat: final_logit_softcapping alone, 15 when left out)
+        c.final_softcap = c.final_logit_softcapping < 0 ? F.default_final_softcap : c.final_logit_softcapping;
     }
     // Gemma3TextConfig's default; OLMo 3's sliding layers default to rope_theta (Olmo3Config)
     if (F.local_rope && c.rope_local_theta < 0)  // (LFM3: Lfm3Config's sliding_attention default)
@@ -921,7 +923,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (!c.final_norm_bias.empty()) expected.insert(c.final_norm_bias);  // (Phi)
     if (!c.lm_head_bias.empty()) expected.insert(c.lm_head_bias);
     if (F.pos_embed) expected.insert(F.pos_embed);
-    if (F.embed_norm) {  // (Bloom's LayerNorm of the embeddings)
+    if (F.embed_norm && *F.embed_norm) {  // (Bloom's LayerNorm of the embeddings)
         expected.insert(F.embed_norm);
         expected.insert(bias_name(F.embed_norm));
     }
@@ -1141,7 +1143,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (!c.lm_head_bias.empty()) want(c.lm_head_bias, {V});
     if (!tied) want(F.lm_head, {V, H});
     if (F.pos_embed) want(F.pos_embed, {c.max_position_embeddings + F.pos_embed_offset, H});
-    if (F.embed_norm) {
+    if (F.embed_norm && *F.embed_norm) {
         want(F.embed_norm, {H});
         want(bias_name(F.embed_norm), {H});
     }

@@ -1069,6 +1069,29 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
+        // NanoChat (karpathy/nanochat-d20 / d32): Llama's pre-norm block whose RMSNorms have no
+        // weights (the embeddings RMSNormed too, before the first block), RoPE turning each pair
+        // by -θ (its rotate_half is transformers' negated), per-head q/k RMSNorms after RoPE, an
+        // ungated MLP fc2(relu(fc1 · x)²), q/k/v/o biases when attention_bias, and the logits
+        // soft-capped (final_logit_softcapping, 15 when left out) as Gemma 2's.
+        "NanoChat", "NanoChatForCausalLM", "nanochat",
+        "model.embed_tokens.weight", nullptr, "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.fc1.weight", nullptr, "mlp.fc2.weight", nullptr, nullptr,
+         "self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias"},
+        "self_attn.rotary_emb.inv_freq",
+        "relu2", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF_NEGATED, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, /*final softcap=*/15.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        VT_NO_MOE, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false,
+        /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/true, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/"", /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
+    },
+    {
         // Apertus (swiss-ai/Apertus-8B / 70B): Llama's attention with per-head q/k RMSNorms
         // before RoPE, norms named attention_layernorm / feedforward_layernorm, and an ungated
         // MLP down(xielu(up · x)) whose xIELU has learned per-layer parameters (mlp.act_fn.*).
@@ -1523,6 +1546,7 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.rope.kind == RopeScaling::PROPORTIONAL)
         add(format("proportional-rope %lld of %lld dims", (long long)(2 * c.rope_angles), (long long)c.head_dim));
     if (c.family && c.family->rope == ModelFamily::INTERLEAVED) add("interleaved-rope");
+    if (c.family && c.family->rope == ModelFamily::ROTATE_HALF_NEGATED) add("negated-rope");
     if (c.family && c.family->fused_qkv) add("fused-qkv");
     if (c.family && c.family->fused_gate_up) add("fused-gate-up");
     if (c.family && c.family->gemma != ModelFamily::NOT_GEMMA) {

@@ -85,7 +85,10 @@ struct ModelFamily {
     // (2i, 2i + 1) (Helium, ERNIE 4.5, GLM: their rotate_half takes x[..., 0::2] and
     // x[..., 1::2]); the loader puts each head's rows of q_proj and k_proj (and their biases
     // and norms) in rotate-half order, so the passes compute the same scores with one RoPE.
-    enum Rope { ROTATE_HALF, INTERLEAVED } rope;
+    // ROTATE_HALF_NEGATED: NanoChat's rotate_half returns (x2, -x1), transformers' negated, so
+    // each pair turns by -θ: the inverse frequencies are negated at load (ModelWeights::inv_freq:
+    // the same cosines, the sines negated), and the passes rotate as for ROTATE_HALF.
+    enum Rope { ROTATE_HALF, INTERLEAVED, ROTATE_HALF_NEGATED } rope;
     // Biases of the attention projections: none; q/k/v always (Qwen2); q/k/v/o when
     // config.json's attention_bias is true (Llama, Qwen3); q/k/v when its use_qkv_bias is
     // (StableLM).
@@ -269,7 +272,8 @@ struct ModelFamily {
     // ALiBi instead of RoPE (every layer NoPE; each head's slope times the key position added to
     // its scores): 1, Bloom's slopes (transformers' _get_alibi_slopes); 2, MPT's
     // (build_mpt_alibi_tensor, alibi_bias_max 8); 0: none. Bloom: a LayerNorm of the embeddings
-    // (embed_norm, its ".bias") before the first block; null: none.
+    // (embed_norm, its ".bias") before the first block; null: none. "" (a family whose norms
+    // have no weights, final_norm null: NanoChat): the embeddings RMSNormed without weights.
     int alibi;
     const char* embed_norm;
     // GPT-Neo: config.json's attention_types ([[["global", "local"], n], ...], expanded per layer;

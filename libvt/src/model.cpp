@@ -579,6 +579,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         local.rope = RopeScaling();
         m->inv_freq_local = ops::rope_inv_freq(local);
     }
+    if (F.rope == ModelFamily::ROTATE_HALF_NEGATED)  // (NanoChat: each pair turns by -θ)
+        for (std::vector<float>* v : {&m->inv_freq, &m->inv_freq_long, &m->inv_freq_local})
+            for (float& f : *v) f = -f;
 
     const int64_t L = cfg.num_layers, H = cfg.hidden_size;
     const bool tied = cfg.tie_word_embeddings == 1;
@@ -1009,8 +1012,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm, &w.q_norm, &w.k_norm, &w.post_attn_norm,
                                          &w.post_mlp_norm})
                 for (float& v : *n) v = 1.0f + v;
-        if (!F.final_norm)  // (OLMo 1: its norms' weights are 1)
+        if (!F.final_norm) {  // (OLMo 1, NanoChat: their norms' weights are 1)
             for (AlignedVec<float>* n : {&w.attn_norm, &w.mlp_norm}) n->assign(size_t(H), 1.0f);
+            if (cfg.qk_norm && !F.layer_tensors[T_Q_NORM])  // (NanoChat's per-head q/k norms)
+                for (AlignedVec<float>* n : {&w.q_norm, &w.k_norm}) n->assign(size_t(cfg.head_dim), 1.0f);
+        }
         // This layer's bytes of the file are packed: let them go (peak RSS ~ packed + one layer).
         for (int k = 0; k < T_COUNT; ++k)
             if (present(k)) ck->release(t(k));
@@ -1019,7 +1025,9 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     const TensorView* norm = F.final_norm ? &ld.tensor(F.final_norm) : nullptr;
     if (norm) m->final_norm = ld.to_f32_vec(*norm);
     else m->final_norm.assign(size_t(H), 1.0f);
-    if (F.embed_norm) {  // (Bloom) the embeddings' LayerNorm
+    if (F.embed_norm && !*F.embed_norm) {  // (NanoChat) an RMSNorm without weights
+        m->embed_norm.assign(size_t(H), 1.0f);
+    } else if (F.embed_norm) {  // (Bloom) the embeddings' LayerNorm
         m->embed_norm = ld.to_f32_vec(ld.tensor(F.embed_norm));
         m->embed_norm_bias = ld.to_f32_vec(ld.tensor(std::string(F.embed_norm, std::strlen(F.embed_norm) - 6) + "bias"));
     }

@@ -538,7 +538,7 @@ typedef struct vt_model_info {
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "OLMo2", "FlexOlmo", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
-     * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma",
+     * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "HunYuanDenseV1", "VaultGemma",
      * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
@@ -557,9 +557,10 @@ typedef struct vt_model_info {
      * "parallel-block-two-norms" (GPT-NeoX's x + attn(LN1(x)) + mlp(LN2(x))), "gelu-exact-mlp" (an ungated MLP
      * whose GELU is erf's, hidden_act "gelu"), "learned-positions" (GPT-2, GPTBigCode: wpe, no RoPE),
      * "conv1d-weights" (GPT-2), "multi-query" (GPTBigCode, Falcon), "attention-scale S" (scale_attn_weights false: 1),
-     * "relu-mlp" (OPT), "alibi" (Bloom, MPT), "embedding-norm" (Bloom),
+     * "relu-mlp" (OPT), "alibi" (Bloom, MPT), "embedding-norm" (Bloom; NanoChat's without weights),
      * "softmax-scale S" (MPT), "out-bias" (GPT-Neo: o_proj's bias alone),
-     * "no-norm-weights" (OLMo 1: LayerNorms without weights or biases),
+     * "no-norm-weights" (OLMo 1: LayerNorms without weights or biases; NanoChat: RMSNorms without weights),
+     * "negated-rope" (NanoChat: each pair turns by -θ),
      * "short-conv K (layers ...)" and "conv-bias" (LFM2's short-convolution layers, K taps),
      * "attention-gate" (LFM3: each head's output times a sigmoid gate), "proportional-rope R of D dims"
      * (proportional RoPE: R of each head's D dims turn, the others at frequency 0),

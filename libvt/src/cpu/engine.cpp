@@ -876,7 +876,9 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
             }
             if (c.embed_scale > 0)
                 for (int64_t h = 0; h < H; ++h) x[i * H + h] *= c.embed_scale;
-            if (!M.embed_norm.empty())  // (Bloom: the embeddings LayerNormed, in place)
+            if (!M.embed_norm.empty() && M.embed_norm_bias.empty())  // (NanoChat: RMSNormed, weights of 1)
+                ops::rmsnorm_heads(x + i * H, 1, H, M.embed_norm.data(), eps);
+            else if (!M.embed_norm.empty())  // (Bloom: the embeddings LayerNormed, in place)
                 add_layernorm(x + i * H, nullptr, M.embed_norm.data(), M.embed_norm_bias.data(), eps, H, x + i * H);
             add_next(x + i * H, nullptr, norm0, bias0, xn + i * H);
         }
