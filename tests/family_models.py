@@ -239,6 +239,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                                   "original_max_position_embeddings": 64,
                                                                   "short_factor": [1.0, 1.1, 1.5, 2.0],
                                                                   "long_factor": [1.0, 1.3, 2.5, 4.0]})),
+    # Youtu-LLM: DeepSeek-V3's latent attention (q LoRA, pair-interleaved RoPE, YaRN whose mscale /
+    # mscale_all_dim scale cos / sin and mscale_all_dim² the scores) in Llama's block with a dense
+    # SwiGLU MLP in every layer, an lm_head; or q_proj, rotate-half RoPE, tied embeddings
+    # (YoutuConfig's default).
+    "youtu": ("YoutuConfig", dict(num_hidden_layers=3, num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32,
+                                  qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=24, tie_word_embeddings=False,
+                                  pad_token_id=ENDOFTEXT,
+                                  rope_parameters={"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0,
+                                                   "original_max_position_embeddings": 16, "beta_fast": 32.0,
+                                                   "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 0.8})),
+    "youtu-nolora": ("YoutuConfig", dict(num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=48, qk_nope_head_dim=16,
+                                         qk_rope_head_dim=16, v_head_dim=16, rope_interleave=False,
+                                         pad_token_id=ENDOFTEXT,
+                                         rope_parameters={"rope_type": "default", "rope_theta": 5e5})),
     # Solar Open: Llama's attention (q/k/v biases), GLM-4 MoE's router and shared expert in every layer
     # (no groups, no scaling, as released; GLM-4 MoE's cases cover those).
     "solar-open": ("SolarOpenConfig", dict(head_dim=16, n_routed_experts=8, num_experts_per_tok=2,
@@ -489,6 +503,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                               "mla kv-lora 32 q-lora 32 heads 16+8 v 16"]),
     "minicpm3-longrope": ("MiniCPM3", ["embedding-multiplier 12", "residual-multiplier 1", "logits-scaling 1",
                                        "mla kv-lora 48 heads 16+8 v 16"]),
+    "youtu": ("Youtu", ["mla kv-lora 32 q-lora 32 heads 16+8 v 24", "interleaved-rope"]),
+    "youtu-nolora": ("Youtu", ["mla kv-lora 48 heads 16+16 v 16"]),
     "solar-open": ("SolarOpen", ["qkv-bias", "moe 8 experts top-2", "norm-topk", "shared-expert 32", "sigmoid-router"]),
     "cwm": ("Cwm", ["mlp-bias", "sliding-window 6 (layers 1..3)"]),
     "flex-olmo": ("FlexOlmo", ["qk-norm-full", "post-norm", "moe 4 experts top-2", "norm-topk"]),
@@ -787,8 +803,9 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
-    """llama_ref's `mla` argument for DeepSeek-V2 / V3 (multi-head latent attention), else None."""
-    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3"):
+    """llama_ref's `mla` argument for DeepSeek-V2 / V3 and the families with their multi-head
+    latent attention (GLM-4 MoE lite, Mistral 4, MiniCPM3, Youtu), else None."""
+    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3", "youtu"):
         return None
     return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
             "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2"

@@ -454,7 +454,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, SolarOpenForCausalLM, "
-            "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
+            "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, YoutuForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
@@ -1298,6 +1298,13 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("minicpm3-longrope", {"rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4,
                                                "original_max_position_embeddings": 64, "short_factor": [1.0, 1.1],
                                                "long_factor": [1.0, 1.3, 2.5, 4.0]}}, "short_factor"),
+    ("youtu", {"attention_bias": True}, "attention_bias true is not supported for Youtu"),
+    ("youtu", {"mlp_bias": True}, "mlp_bias true is not supported for Youtu"),
+    ("youtu", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
+    ("youtu", {"v_head_dim": 16}, "self_attn.kv_b_proj.weight is [160, 32], expected [128, 32]"),
+    ("youtu", {"qk_rope_head_dim": 7}, "qk_rope_head_dim 7 must be even"),
+    ("youtu", {"kv_lora_rank": "32"}, 'field "kv_lora_rank"'),
+    ("youtu-nolora", {"tie_word_embeddings": False}, "lm_head.weight"),
     ("lfm3", {"layer_types": ["conv", "conv", "full_attention", "conv", "chunked_attention"]},
      'layer_types[4] "chunked_attention" is not supported for Lfm3 (full_attention, sliding_attention, conv)'),
     ("lfm3", {"use_attention_gate": False}, "unexpected 2 tensors: model.layers.{2,4}.self_attn.gate_proj.weight"),

@@ -652,7 +652,8 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     if (!F.mla) return;
     const std::string src = c.from_file ? c.path : "the defaults (no config.json)";
     c.mla = true;
-    const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's)
+    const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's,
+                                               // which YoutuConfig keeps)
     const bool m4 = F.mla == 4, cpm = F.mla == 5;  // (MiniCPM3Config's)
     c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite || cpm ? 768 : m4 ? 1024 : 1536;
     c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : m4 || cpm ? 256 : 512;
@@ -661,7 +662,7 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     // (MiniCPM3's v_head_dim, null or left out: hidden_size / num_attention_heads)
     const int64_t v_cpm = c.hidden_size > 0 && c.num_heads > 0 ? c.hidden_size / c.num_heads : 64;
     c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : cpm ? v_cpm : 128;
-    // (V2: pairs (2i, 2i + 1) always; V3, Mistral 4: unless rope_interleave is false; MiniCPM3: never)
+    // (V2: pairs (2i, 2i + 1) always; V3, Mistral 4, Youtu: unless rope_interleave is false; MiniCPM3: never)
     c.mla_interleaved = F.mla == 2 || (!cpm && c.rope_interleave_field != 0);
     if (c.mla_rope % 2 != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: qk_rope_head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),

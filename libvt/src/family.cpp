@@ -745,6 +745,27 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/5, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/true,
     },
     {
+        // Youtu-LLM (tencent/Youtu-LLM-2B): DeepSeek-V3's latent attention (mla 3: its defaults,
+        // pairs-interleaved RoPE unless rope_interleave is false, YaRN's mscale_all_dim in the
+        // softmax scale) in Llama's pre-norm block with Qwen3's SwiGLU MLP in every layer, no router.
+        "Youtu", "YoutuForCausalLM", "youtu",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_a_proj.weight",
+         "self_attn.q_a_layernorm.weight", "self_attn.q_b_proj.weight", "self_attn.kv_a_proj_with_mqa.weight",
+         "self_attn.kv_a_layernorm.weight", "self_attn.kv_b_proj.weight"}, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/131072,
+        nullptr, nullptr, {nullptr, nullptr, nullptr},
+        nullptr, /*shared gate=*/nullptr, /*config norm_topk_prob=*/false, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
+    },
+    {
         // Mistral 4 (mistralai/Mistral-Small-4 / Mistral-Large-3 layout as Mistral4ForCausalLM):
         // DeepSeek-V3's latent attention with Ministral 3's query scale, a softmax router choosing
         // within the topk_group groups whose best two scores sum highest, shared experts; the

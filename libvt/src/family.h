@@ -309,6 +309,7 @@ struct ModelFamily {
     // The engine computes it absorbed: the cache holds one KV head per layer, [rotated k_pe |
     // c] (LlamaConfig::mla_*), each query head's nope part goes through its W_uk (kv_b's k rows,
     // transposed) into the latent, and each head's output through its W_uv (kv_b's v rows).
+    // Youtu-LLM: 3 (V3's attention and defaults) with no router, a dense MLP in every layer.
     // 5: MiniCPM3 — V2's attention (its defaults: q LoRA 768, latent 256 + 32, nope 64, v
     // hidden / heads) with rotate-half RoPE, no router.
     // 4: Mistral 4 — V3's attention (its defaults: q LoRA 1024, latent 256 + 64, nope 64), the router a
