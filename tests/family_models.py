@@ -331,6 +331,13 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "cohere2": ("Cohere2Config", dict(num_hidden_layers=4, sliding_window=6, pad_token_id=ENDOFTEXT)),
     # Arcee: Llama's attention with an ungated relu² MLP (up_proj, down_proj), biases everywhere.
     "arcee": ("ArceeConfig", dict(attention_bias=True, mlp_bias=True)),
+    # EXAONE 3 / 3.5: Llama's block under its modeling code's names (transformer.h.N.attn.attention.*,
+    # mlp.c_fc_0 / c_fc_1 / c_proj) and its config.json's (num_layers, layer_norm_epsilon,
+    # activation_function), as the Hub's files are; llama3 RoPE scaling as 3.5's, untied as 7.8B's.
+    "exaone": ("ExaoneConfig", dict(head_dim=24, tie_word_embeddings=False, pad_token_id=ENDOFTEXT,
+                                    rope_parameters={"rope_type": "llama3", "rope_theta": 1e6, "factor": 8.0,
+                                                     "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                     "original_max_position_embeddings": 32})),
     # NanoChat: RMSNorms without weights (the embeddings' too), RoPE by -θ, per-head q/k norms
     # after RoPE, an ungated relu² MLP (fc1, fc2), the logits capped at 15; then q/k/v/o biases,
     # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
@@ -535,6 +542,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "cohere2": ("Cohere2", ["layer-norm", "parallel-block", "logit-scale 0.0625", "interleaved-rope",
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
+    "exaone": ("Exaone", ["head-dim 24"]),
     "nanochat": ("NanoChat", ["qk-norm-after-rope", "no-norm-weights", "embedding-norm", "relu2-mlp", "negated-rope",
                               "final-softcap 15"]),
     "nanochat-bias-cap-tied": ("NanoChat", ["attention-bias", "qk-norm-after-rope", "no-norm-weights", "embedding-norm",
@@ -595,10 +603,18 @@ def architecture(config_class: str) -> str:
         config_class, config_class.replace("Config", "ForCausalLM"))
 
 
+# EXAONE 3 / 3.5's config.json names (ExaoneConfig's attribute_map), as the Hub's files have them
+EXAONE_NAMES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "rms_norm_eps",
+                "activation_function": "hidden_act"}
+
+
 def config_json(config) -> dict[str, Any]:
-    """config.json as save_pretrained writes it for a transformers config."""
+    """config.json as save_pretrained writes it for a transformers config (EXAONE's: as the Hub's
+    files, under its own names)."""
     d = json.loads(config.to_json_string(use_diff=False))
     d["architectures"] = [architecture(type(config).__name__)]
+    if d["model_type"] == "exaone":
+        d = {next((a for a, b in EXAONE_NAMES.items() if b == k), k): v for k, v in d.items()}
     return d
 
 
@@ -618,6 +634,8 @@ def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
                     layer_norm_eps=cfg["layer_norm_epsilon"])
     if cfg["model_type"] == "olmo":  # (OlmoLayerNorm's eps: 1e-5, no field)
         return dict(cfg, layer_norm_eps=1e-5)
+    if cfg["model_type"] == "exaone":
+        return {EXAONE_NAMES.get(k, k): v for k, v in cfg.items()}
     if cfg["model_type"] == "gpt_neo":  # (GPTNeoConfig's names; intermediate_size, null: 4 · hidden)
         return dict(cfg, intermediate_size=cfg.get("intermediate_size") or 4 * cfg["hidden_size"],
                     num_hidden_layers=cfg["num_layers"], num_attention_heads=cfg["num_heads"],
@@ -715,6 +733,16 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
         return dict(w)
     if cfg["model_type"] in ("gpt2", "gpt_bigcode", "gptj"):  # (the causal-mask buffers are not saved)
         return {k: v for k, v in w.items() if not k.endswith((".attn.bias", ".attn.masked_bias"))}
+    if cfg["model_type"] == "exaone":  # under its modeling code's names, as the Hub's files (transformers renames them at load)
+        ren = {"model.embed_tokens.": "transformer.wte.", "model.norm.": "transformer.ln_f.", "model.layers.": "transformer.h.",
+               ".self_attn.o_proj.": ".attn.attention.out_proj.", ".self_attn.": ".attn.attention.",
+               ".input_layernorm.": ".ln_1.", ".post_attention_layernorm.": ".ln_2.", ".mlp.gate_proj.": ".mlp.c_fc_0.",
+               ".mlp.up_proj.": ".mlp.c_fc_1.", ".mlp.down_proj.": ".mlp.c_proj."}
+        for name, x in w.items():
+            for a, b in ren.items():
+                name = name.replace(a, b)
+            out[name] = x
+        return out
     if cfg["model_type"] == "gpt_neox":  # (transformers >= 5 holds embed_out as lm_head, saves it as embed_out)
         return {("embed_out.weight" if k == "lm_head.weight" else k): v for k, v in w.items()}
     if cfg["model_type"] in ("granitemoe", "granitemoeshared"):  # stacked as they are, under their file names
@@ -940,6 +968,12 @@ REFERENCE_NAMES: dict[str, tuple[dict[str, str], str | None]] = {
 REFERENCE_NAMES["gpt_bigcode"] = REFERENCE_NAMES["gpt2"]
 REFERENCE_NAMES["gpt_neo"] = ({**REFERENCE_NAMES["gpt2"][0], ".attn.attention.out_proj.": ".self_attn.o_proj.",
                                ".attn.attention.": ".self_attn."}, None)
+# EXAONE 3 / 3.5: its modeling code's names (transformers' conversion_mapping "exaone")
+REFERENCE_NAMES["exaone"] = ({"transformer.wte.": "model.embed_tokens.", "transformer.ln_f.": "model.norm.",
+                              "transformer.h.": "model.layers.", ".attn.attention.out_proj.": ".self_attn.o_proj.",
+                              ".attn.attention.": ".self_attn.", ".ln_1.": ".input_layernorm.",
+                              ".ln_2.": ".post_attention_layernorm.", ".mlp.c_fc_0.": ".mlp.gate_proj.",
+                              ".mlp.c_fc_1.": ".mlp.up_proj.", ".mlp.c_proj.": ".mlp.down_proj."}, None)
 # NanoChat: its ungated fc1 / fc2 as Arcee's up / down
 REFERENCE_NAMES["nanochat"] = ({".mlp.fc1.": ".mlp.up_proj.", ".mlp.fc2.": ".mlp.down_proj."}, None)
 # LFM2: Llama's names for its norms, MLP and attention (its convolution's stay as they are)

@@ -451,7 +451,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
-            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, ExaoneForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, SolarOpenForCausalLM, "
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, YoutuForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
@@ -1286,6 +1286,9 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("cwm", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention",
                              "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
     ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
+    ("exaone", {"activation_function": "gelu"}, 'activation_function "gelu" is not supported for Exaone (its MLP computes silu'),
+    ("exaone", {"attention_bias": True}, "missing 8 tensors: transformer.h.{0..1}.attn.attention.k_proj.bias"),
+    ("exaone", {"layer_norm_epsilon": 0}, 'field "layer_norm_epsilon" must be a positive number, got 0'),
     ("nanochat", {"hidden_act": "silu"}, 'hidden_act "silu" is not supported for NanoChat (its MLP computes relu2(fc1'),
     ("nanochat", {"final_logit_softcapping": -1.0}, 'field "final_logit_softcapping" must be a positive number, got -1'),
     ("nanochat", {"attention_bias": True}, "missing 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),

@@ -847,7 +847,14 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // GPT-J and OPT activation_function, Falcon activation; Bloom and MPT none (their GELU is fixed); the
     // others hidden_act. A field the class does not read is ignored, as transformers does.
     const char* act_key = "hidden_act";
-    if (F.pos_embed || F.rotary_dim_field) {
+    // EXAONE 3 / 3.5's config.json names (ExaoneConfig's attribute_map): activation_function for
+    // hidden_act, layer_norm_epsilon for rms_norm_eps (num_layers is read for any family).
+    const bool exaone_names = std::strcmp(F.model_type, "exaone") == 0;
+    if (exaone_names && c.rms_norm_eps < 0 && c.layer_norm_eps > 0) c.rms_norm_eps = c.layer_norm_eps;
+    if (exaone_names && c.hidden_act.empty() && !c.activation_function.empty()) {
+        act_key = "activation_function";
+        c.hidden_act = c.activation_function;
+    } else if (F.pos_embed || F.rotary_dim_field) {
         act_key = "activation_function";
         c.hidden_act = c.activation_function;
     } else if (F.falcon_norms) {

@@ -466,6 +466,28 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false,
     },
     {
+        // EXAONE 3.0 / 3.5 (LGAI-EXAONE/EXAONE-3.5-2.4B / 7.8B / 32B, EXAONE Deep): Llama's block
+        // under the names of its own modeling code (transformer.h.N.attn.attention.*, mlp.c_fc_0
+        // gate, c_fc_1 up, c_proj down, ln_1 / ln_2 / ln_f), which transformers renames into
+        // LlamaForCausalLM's at load; config.json's num_layers, layer_norm_epsilon and
+        // activation_function stand for num_hidden_layers, rms_norm_eps and hidden_act
+        // (ExaoneConfig's attribute_map). Biases when attention_bias / mlp_bias, as Llama's.
+        "Exaone", "ExaoneForCausalLM", "exaone",
+        "transformer.wte.weight", "transformer.ln_f.weight", "lm_head.weight", "transformer.h.",
+        {"attn.attention.q_proj.weight", "attn.attention.k_proj.weight", "attn.attention.v_proj.weight",
+         "attn.attention.out_proj.weight", "mlp.c_fc_0.weight", "mlp.c_fc_1.weight", "mlp.c_proj.weight",
+         "ln_1.weight", "ln_2.weight", "attn.attention.q_proj.bias", "attn.attention.k_proj.bias",
+         "attn.attention.v_proj.bias", "attn.attention.out_proj.bias", "mlp.c_fc_0.bias", "mlp.c_fc_1.bias",
+         "mlp.c_proj.bias"},
+        "attn.attention.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/500000.0, /*max positions=*/4096,
+        VT_DENSE,
+    },
+    {
         // EXAONE 4 (EXAONE-4.0-1.2B / 32B): OLMo 2's post-norm block with per-head q/k norms,
         // sliding layers by layer_types (else every sliding_window_pattern-th layer is global),
         // the global layers without RoPE when there is a window (nope_global).
@@ -1345,8 +1367,12 @@ const ModelFamily* family_of(const LlamaConfig& c) {
         if (!c.model_type.empty() && lower(c.model_type) != f.model_type) continue;
         if (f.falcon_norms && f.falcon_norms != (falcon_two_norms(c) ? 2 : 1)) continue;
         if (c.architectures.empty()) return &f;
-        for (const auto& a : c.architectures)
+        for (const auto& a : c.architectures) {
             if (lower(a) == lower(f.architecture)) return &f;
+            // (transformers >= 5 maps EXAONE 3 onto LlamaForCausalLM and saves it so, with
+            // model_type exaone and EXAONE's own tensor names)
+            if (lower(a) == "llamaforcausallm" && std::strcmp(f.model_type, "exaone") == 0) return &f;
+        }
     }
     return nullptr;
 }
