@@ -323,6 +323,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # Nemotron: LayerNorm1P (1 + w, with bias), an ungated relu² MLP, half of each head rotating,
     # every bias.
     "nemotron": ("NemotronConfig", dict(attention_bias=True, mlp_bias=True, pad_token_id=ENDOFTEXT)),
+    # Jais2: Llama's attention and block with LayerNorms (biases; layer_norm_eps, not the stray
+    # rms_norm_eps), Nemotron's ungated relu² MLP; Jais2Config's defaults put biases on every
+    # linear; head_dim other than hidden / heads. The second without biases, MQA, tied.
+    "jais2": ("Jais2Config", dict(head_dim=24, pad_token_id=ENDOFTEXT)),
+    "jais2-nobias-tied": ("Jais2Config", dict(attention_bias=False, mlp_bias=False, num_key_value_heads=1,
+                                              tie_word_embeddings=True, pad_token_id=ENDOFTEXT)),
     # HunYuan dense: per-head q/k norms after RoPE, q/k/v/o biases, RoPE "dynamic" with a fixed
     # NTK alpha (the base stretched to 10000 · 1000^(16/14)).
     # VaultGemma: Gemma 2's block without its post norms (caps 3 / 8, a window of 6 on layer 0).
@@ -515,6 +521,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "apertus": ("Apertus", ["qk-norm", "xielu-mlp"]),
     "nemotron": ("Nemotron", ["attention-bias", "mlp-bias", "layer-norm-1p", "relu2-mlp", "rotary-dim 8"]),
+    "jais2": ("Jais2", ["attention-bias", "mlp-bias", "layer-norm", "relu2-mlp", "head-dim 24"]),
+    "jais2-nobias-tied": ("Jais2", ["layer-norm", "relu2-mlp"]),
     "vaultgemma": ("VaultGemma", ["gemma-norms", "geglu", "no-post-norms", "query-pre-attn-scalar 24", "attn-softcap 3",
                                   "final-softcap 8", "sliding-window 6 (layer 0)"]),
     "hunyuan-dense": ("HunYuanDenseV1", ["attention-bias", "qk-norm-after-rope", "ntk-alpha 1000"]),
@@ -641,7 +649,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt", "olmo",
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "jais2", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt", "olmo",
                                                                                              "falcon", "bloom", "mpt",
                                                                                              "gpt_neo")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2"
@@ -756,7 +764,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
-                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
+                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "jais2", "gpt_neox", "gpt2", "gpt_bigcode",
                                                  "opt", "falcon", "bloom", "mpt", "gpt_neo", "olmo"),
                 alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom"
                 else mpt_alibi_slopes(cfg["n_heads"]) if cfg["model_type"] == "mpt" else None,

@@ -458,7 +458,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, "
-            "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
+            "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM)") in msg
     for word in words:
         assert word in msg
@@ -1287,7 +1287,10 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
                              "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
     ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
     ("flex-olmo", {"num_experts": 8}, "missing 24 tensors: model.layers.{0..1}.mlp.experts.4.down_proj.weight"),
-    ("flex-olmo", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
+    ("jais2", {"attention_bias": False}, "unexpected 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
+    ("jais2", {"mlp_bias": False}, "(config.json's mlp_bias is not true)"),
+    ("jais2-nobias-tied", {"mlp_bias": True}, "missing 4 tensors: model.layers.{0..1}.mlp.down_proj.bias"),
+    ("jais2", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for Jais2"),
     ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),
     ("minicpm3", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
     ("minicpm3", {"v_head_dim": 32}, "self_attn.kv_b_proj.weight is [128, 32], expected [192, 32]"),
@@ -1600,3 +1603,24 @@ def test_cwm_without_layer_types_slides_all_but_every_fourth(from_golden, golden
     with load(tmp_path, weight_format="bf16") as m:
         assert "sliding-window 6 (layers 1..3)" in m.info["features"]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_jais2_biases_are_on_when_left_out(from_golden, golden, tmp_path):
+    """Jais2Config's attention_bias and mlp_bias default to true: a config.json without them is
+    the model with every bias, and a bias-free checkpoint under such a config is refused naming
+    the missing tensors."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    cfg = copy_case(from_golden, "jais2", tmp_path / "a")
+    (tmp_path / "a" / "config.json").write_text(json.dumps(
+        {k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}))
+    g = golden["cases"]["jais2"]
+    with load(tmp_path / "a", weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["jais2"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+    cfg = copy_case(from_golden, "jais2-nobias-tied", tmp_path / "b")
+    (tmp_path / "b" / "config.json").write_text(json.dumps(
+        {k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}))
+    msg = refused(tmp_path / "b")
+    assert "missing 12 tensors: model.layers.{0..1}.mlp.down_proj.bias" in msg and "\n" not in msg
+

@@ -327,7 +327,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                  use_bias;
     c.o_bias = F.attn_bias == ModelFamily::ALL_BIAS || F.attn_bias == ModelFamily::OUT_BIAS || (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && c.attention_out_bias == 1) || use_bias;
-    c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias || F.mlp_bias_always;
+    // (Jais2: mlp_bias true when left out)
+    const bool mlp_bias = c.mlp_bias_field == 1 || (c.mlp_bias_field < 0 && F.mlp_bias_by_default);
+    c.mlp_bias = (F.config_mlp_bias && mlp_bias) || use_bias || F.mlp_bias_always;
     c.qk_norm = F.qk_norm || (F.qk_norm_field && c.use_qk_norm == 1);
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default

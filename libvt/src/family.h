@@ -14,7 +14,8 @@
 // load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral,
 // Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale), Arcee
 // (an ungated relu² MLP), HunYuan dense (q/k norms after RoPE, NTK alpha), VaultGemma (Gemma 2
-// without its post norms), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated
+// without its post norms), Nemotron (LayerNorm1P, relu², half-rotary heads), Jais2 (Llama's block with
+// LayerNorms and Nemotron's ungated relu² MLP, biases by default), Apertus (an ungated
 // xIELU MLP with per-layer parameters, q/k norms), GPT-NeoX (the fused qkv in per-head groups,
 // the parallel block with two LayerNorms, an exact-GELU MLP), GLM-4 MoE and dots1 (DeepSeek-V3's
 // sigmoid router with groups and shared experts: sigmoid_router).
@@ -358,6 +359,9 @@ struct ModelFamily {
     // scale_depth / sqrt(num_hidden_layers) (1.4; null: sqrt(layers)), the logits divided by
     // hidden_size / dim_model_base (256; null: hidden_size) — Granite's multipliers, by other names.
     bool minicpm_scales;
+    // Jais2: config.json's mlp_bias true when left out (Jais2Config's default; its attention_bias
+    // default is bias_by_default's).
+    bool mlp_bias_by_default;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,
