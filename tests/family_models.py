@@ -259,6 +259,18 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # the residual branches, 1 / logits).
     "granite": ("GraniteConfig", dict(embedding_multiplier=6.0, attention_multiplier=0.0625, residual_multiplier=0.375,
                                       logits_scaling=2.5, attention_bias=True, tie_word_embeddings=False)),
+    # GraniteSWA: Granite's multipliers with attention sinks and sliding layers — its default layer
+    # types (full every 4th layer from 0, the others sliding over 6 keys), tied; the second with
+    # layer_types, a window of 5, per-layer RoPE bases (layer_rope_theta: the full layers NoPE, the
+    # sliding ones a base other than rope_theta's) and MLP biases.
+    "granite-swa": ("GraniteSWAConfig", dict(num_hidden_layers=4, sliding_window=6, embedding_multiplier=6.0,
+                                             attention_multiplier=0.0625, residual_multiplier=0.375, logits_scaling=2.5,
+                                             attention_bias=True, pad_token_id=ENDOFTEXT)),
+    "granite-swa-nope": ("GraniteSWAConfig", dict(
+        num_hidden_layers=4, sliding_window=5, layer_types=["sliding_attention", "full_attention", "sliding_attention",
+                                                            "full_attention"],
+        layer_rope_theta=[5e5, 0, 5e5, 0], mlp_bias=True, embedding_multiplier=3.0, attention_multiplier=0.125,
+        residual_multiplier=0.5, logits_scaling=2.0, tie_word_embeddings=False, pad_token_id=ENDOFTEXT)),
     # GraniteMoE (granite-3.x-1b-a400m / 3b-a800m): Granite's multipliers with experts stacked in
     # two 3-D tensors (input_linear gate|up, output_linear), softmax over the top-k logits.
     "granitemoe": ("GraniteMoeConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
@@ -507,6 +519,12 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                  "norm-topk", "sliding-window 6 (layer 1)"]),
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
                             "residual-multiplier 0.375", "logits-scaling 2.5"]),
+    "granite-swa": ("GraniteSWA", ["attention-bias", "attention-sinks", "embedding-multiplier 6",
+                                   "attention-multiplier 0.0625", "residual-multiplier 0.375", "logits-scaling 2.5",
+                                   "sliding-window 6 (layers 1..3)"]),
+    "granite-swa-nope": ("GraniteSWA", ["mlp-bias", "attention-sinks", "embedding-multiplier 3",
+                                        "attention-multiplier 0.125", "residual-multiplier 0.5", "logits-scaling 2",
+                                        "no-rope layers 1,3", "sliding-window 5 (layers 0,2)"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
     "helium": ("Helium", ["qkv-bias", "mlp-bias", "interleaved-rope"]),
     "ernie4_5": ("Ernie4_5", ["attention-bias", "mlp-bias", "interleaved-rope"]),
@@ -636,6 +654,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     rp = cfg.get("rope_parameters") or {}
     rp = rp.get("full_attention", rp)  # Gemma 3: the global layers' (the local ones: gemma2_params)
     theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    if cfg["model_type"] == "granite_swa" and any(cfg["layer_rope_theta"]):  # (one base beside NoPE layers)
+        theta = next(t for t in cfg["layer_rope_theta"] if t)
     if rp.get("rope_type") == "dynamic" and rp.get("alpha"):  # HunYuan's fixed NTK alpha: a larger base
         hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
         theta = theta * rp["alpha"] ** (hd / (hd - 2))
@@ -674,7 +694,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3"):
         return [w] * n
@@ -833,7 +853,7 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
         return {"embedding_multiplier": cfg["scale_emb"], "attention_multiplier": mla_scale(cfg),
                 "residual_multiplier": cfg["scale_depth"] / math.sqrt(n),
                 "logits_scaling": cfg["hidden_size"] / cfg["dim_model_base"]}
-    if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared"):
+    if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared", "granite_swa"):
         return None
     return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",
                                 "logits_scaling")}
@@ -844,6 +864,8 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
     global layers when it has a window), else None."""
     if cfg["model_type"] in ("exaone4", "exaone_moe"):
         return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
+    if cfg["model_type"] == "granite_swa":  # (layer_rope_theta: 0 = NoPE)
+        return [not t for t in cfg["layer_rope_theta"]]
     if cfg["model_type"] == "cohere2":  # only the sliding layers rotate
         return [not cfg.get("sliding_window") or t != "sliding_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] != "smollm3":

@@ -448,6 +448,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
+            "GraniteSWAForCausalLM, "
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
@@ -1291,6 +1292,21 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("jais2", {"mlp_bias": False}, "(config.json's mlp_bias is not true)"),
     ("jais2-nobias-tied", {"mlp_bias": True}, "missing 4 tensors: model.layers.{0..1}.mlp.down_proj.bias"),
     ("jais2", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for Jais2"),
+    ("granite-swa", {"layer_rope_theta": [1e4, 1e4, 5e5, 0]},
+     "layer_rope_theta with two RoPE bases (10000 and 500000) is not supported for GraniteSWA"),
+    ("granite-swa", {"layer_rope_theta": [1e4, 1e4]}, "layer_rope_theta lists 2 layers, but the model has 4"),
+    ("granite-swa", {"layer_rope_theta": [1e4, -1, 1e4, 1e4]},
+     'field "layer_rope_theta" must be a list of one RoPE base per layer (a number >= 0; 0: no RoPE), got an array'),
+    ("granite-swa", {"layer_rope_theta": 1e4}, 'field "layer_rope_theta" must be a list of one RoPE base per layer'),
+    ("granite-swa", {"sliding_window": None},
+     "sliding_window null (or 0) is not supported for GraniteSWA with sliding layers (layer 1 is sliding_attention)"),
+    ("granite-swa", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention"]},
+     'layer_types[2] "chunked_attention" is not supported for GraniteSWA'),
+    ("granite-swa", {"layer_types": ["full_attention", "sliding_attention"]},
+     "layer_types lists 2 layers, but the model has 4"),
+    ("granite-swa", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for GraniteSWA"),
+    ("granite-swa-nope", {"attention_bias": True}, "missing 16 tensors: model.layers.{0..3}.self_attn.k_proj.bias"),
+    ("flex-olmo", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
     ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),
     ("minicpm3", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
     ("minicpm3", {"v_head_dim": 32}, "self_attn.kv_b_proj.weight is [128, 32], expected [192, 32]"),
@@ -1624,3 +1640,22 @@ def test_jais2_biases_are_on_when_left_out(from_golden, golden, tmp_path):
     msg = refused(tmp_path / "b")
     assert "missing 12 tensors: model.layers.{0..1}.mlp.down_proj.bias" in msg and "\n" not in msg
 
+
+def test_granite_swa_defaults_and_sinks(from_golden, golden, tmp_path):
+    """GraniteSWAConfig without layer_types and layer_rope_theta: every 4th layer from 0 attends
+    fully, the others slide, each rotating with rope_theta — the same model as its saved lists. A
+    file without the attention sinks is refused naming them."""
+    cfg = copy_case(from_golden, "granite-swa", tmp_path)
+    assert cfg["layer_types"] == ["full_attention"] + ["sliding_attention"] * 3
+    assert cfg["layer_rope_theta"] == [cfg["rope_parameters"]["rope_theta"]] * 4
+    (tmp_path / "config.json").write_text(json.dumps(
+        {k: v for k, v in cfg.items() if k not in ("layer_types", "layer_rope_theta")}))
+    g = golden["cases"]["granite-swa"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["granite-swa"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+    _, w = from_golden("granite-swa")
+    ck = {k: v for k, v in F.to_checkpoint(w, cfg).items() if not k.endswith("self_attn.sinks")}
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "BF16")
+    msg = refused(tmp_path)
+    assert "missing 4 tensors: model.layers.{0..3}.self_attn.sinks" in msg and "\n" not in msg
