@@ -273,6 +273,18 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # the residual branches, 1 / logits).
     "granite": ("GraniteConfig", dict(embedding_multiplier=6.0, attention_multiplier=0.0625, residual_multiplier=0.375,
                                       logits_scaling=2.5, attention_bias=True, tie_word_embeddings=False)),
+    # GraniteSWA: Granite's multipliers with attention sinks and sliding layers — its default layer
+    # types (full every 4th layer from 0, the others sliding over 6 keys), tied; the second with
+    # layer_types, a window of 5, per-layer RoPE bases (layer_rope_theta: the full layers NoPE, the
+    # sliding ones a base other than rope_theta's) and MLP biases.
+    "granite-swa": ("GraniteSWAConfig", dict(num_hidden_layers=4, sliding_window=6, embedding_multiplier=6.0,
+                                             attention_multiplier=0.0625, residual_multiplier=0.375, logits_scaling=2.5,
+                                             attention_bias=True, pad_token_id=ENDOFTEXT)),
+    "granite-swa-nope": ("GraniteSWAConfig", dict(
+        num_hidden_layers=4, sliding_window=5, layer_types=["sliding_attention", "full_attention", "sliding_attention",
+                                                            "full_attention"],
+        layer_rope_theta=[5e5, 0, 5e5, 0], mlp_bias=True, embedding_multiplier=3.0, attention_multiplier=0.125,
+        residual_multiplier=0.5, logits_scaling=2.0, tie_word_embeddings=False, pad_token_id=ENDOFTEXT)),
     # GraniteMoE (granite-3.x-1b-a400m / 3b-a800m): Granite's multipliers with experts stacked in
     # two 3-D tensors (input_linear gate|up, output_linear), softmax over the top-k logits.
     "granitemoe": ("GraniteMoeConfig", dict(num_local_experts=4, num_experts_per_tok=2, intermediate_size=32,
@@ -350,6 +362,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # Nemotron: LayerNorm1P (1 + w, with bias), an ungated relu² MLP, half of each head rotating,
     # every bias.
     "nemotron": ("NemotronConfig", dict(attention_bias=True, mlp_bias=True, pad_token_id=ENDOFTEXT)),
+    # Jais2: Llama's attention and block with LayerNorms (biases; layer_norm_eps, not the stray
+    # rms_norm_eps), Nemotron's ungated relu² MLP; Jais2Config's defaults put biases on every
+    # linear; head_dim other than hidden / heads. The second without biases, MQA, tied.
+    "jais2": ("Jais2Config", dict(head_dim=24, pad_token_id=ENDOFTEXT)),
+    "jais2-nobias-tied": ("Jais2Config", dict(attention_bias=False, mlp_bias=False, num_key_value_heads=1,
+                                              tie_word_embeddings=True, pad_token_id=ENDOFTEXT)),
     # HunYuan dense: per-head q/k norms after RoPE, q/k/v/o biases, RoPE "dynamic" with a fixed
     # NTK alpha (the base stretched to 10000 · 1000^(16/14)).
     # VaultGemma: Gemma 2's block without its post norms (caps 3 / 8, a window of 6 on layer 0).
@@ -530,6 +548,12 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                  "norm-topk", "sliding-window 6 (layer 1)"]),
     "granite": ("Granite", ["attention-bias", "embedding-multiplier 6", "attention-multiplier 0.0625",
                             "residual-multiplier 0.375", "logits-scaling 2.5"]),
+    "granite-swa": ("GraniteSWA", ["attention-bias", "attention-sinks", "embedding-multiplier 6",
+                                   "attention-multiplier 0.0625", "residual-multiplier 0.375", "logits-scaling 2.5",
+                                   "sliding-window 6 (layers 1..3)"]),
+    "granite-swa-nope": ("GraniteSWA", ["mlp-bias", "attention-sinks", "embedding-multiplier 3",
+                                        "attention-multiplier 0.125", "residual-multiplier 0.5", "logits-scaling 2",
+                                        "no-rope layers 1,3", "sliding-window 5 (layers 0,2)"]),
     "smollm3-window-bias": ("SmolLM3", ["attention-bias", "mlp-bias", "no-rope layer 1", "sliding-window 6 (layer 1)"]),
     "helium": ("Helium", ["qkv-bias", "mlp-bias", "interleaved-rope"]),
     "ernie4_5": ("Ernie4_5", ["attention-bias", "mlp-bias", "interleaved-rope"]),
@@ -549,6 +573,8 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                             "relu2-mlp", "negated-rope", "final-softcap 6"]),
     "apertus": ("Apertus", ["qk-norm", "xielu-mlp"]),
     "nemotron": ("Nemotron", ["attention-bias", "mlp-bias", "layer-norm-1p", "relu2-mlp", "rotary-dim 8"]),
+    "jais2": ("Jais2", ["attention-bias", "mlp-bias", "layer-norm", "relu2-mlp", "head-dim 24"]),
+    "jais2-nobias-tied": ("Jais2", ["layer-norm", "relu2-mlp"]),
     "vaultgemma": ("VaultGemma", ["gemma-norms", "geglu", "no-post-norms", "query-pre-attn-scalar 24", "attn-softcap 3",
                                   "final-softcap 8", "sliding-window 6 (layer 0)"]),
     "hunyuan-dense": ("HunYuanDenseV1", ["attention-bias", "qk-norm-after-rope", "ntk-alpha 1000"]),
@@ -672,6 +698,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     rp = cfg.get("rope_parameters") or {}
     rp = rp.get("full_attention", rp)  # Gemma 3: the global layers' (the local ones: gemma2_params)
     theta = cfg.get("rope_theta", rp.get("rope_theta", 10000.0))
+    if cfg["model_type"] == "granite_swa" and any(cfg["layer_rope_theta"]):  # (one base beside NoPE layers)
+        theta = next(t for t in cfg["layer_rope_theta"] if t)
     if rp.get("rope_type") == "dynamic" and rp.get("alpha"):  # HunYuan's fixed NTK alpha: a larger base
         hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
         theta = theta * rp["alpha"] ** (hd / (hd - 2))
@@ -685,7 +713,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
-                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt", "olmo",
+                        max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "jais2", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt", "olmo",
                                                                                              "falcon", "bloom", "mpt",
                                                                                              "gpt_neo")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2"
@@ -710,7 +738,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3"):
         return [w] * n
@@ -812,7 +840,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 qk_per_head=cfg["model_type"] == "exaone4",
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
-                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "gpt_neox", "gpt2", "gpt_bigcode",
+                layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "jais2", "gpt_neox", "gpt2", "gpt_bigcode",
                                                  "opt", "falcon", "bloom", "mpt", "gpt_neo", "olmo"),
                 alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom"
                 else mpt_alibi_slopes(cfg["n_heads"]) if cfg["model_type"] == "mpt" else None,
@@ -882,7 +910,7 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
         return {"embedding_multiplier": cfg["scale_emb"], "attention_multiplier": mla_scale(cfg),
                 "residual_multiplier": cfg["scale_depth"] / math.sqrt(n),
                 "logits_scaling": cfg["hidden_size"] / cfg["dim_model_base"]}
-    if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared"):
+    if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared", "granite_swa"):
         return None
     return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",
                                 "logits_scaling")}
@@ -893,6 +921,8 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
     global layers when it has a window), else None."""
     if cfg["model_type"] in ("exaone4", "exaone_moe"):
         return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
+    if cfg["model_type"] == "granite_swa":  # (layer_rope_theta: 0 = NoPE)
+        return [not t for t in cfg["layer_rope_theta"]]
     if cfg["model_type"] == "cohere2":  # only the sliding layers rotate
         return [not cfg.get("sliding_window") or t != "sliding_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] != "smollm3":

@@ -464,7 +464,7 @@ def test_errors_leave_the_session_usable(ckpt):
 # on a biased, a q/k-normed and a Gemma case (the GPU check's time budget).
 # (The mixture-of-experts and Granite cases, and these model types, run on the CPU only:
 # test_cpu_only_families_are_refused_on_the_device.)
-CPU_ONLY_TYPES = ("olmo2", "olmo3", "exaone4", "phi", "stablelm", "starcoder2", "glm4", "cohere", "cohere2", "arcee",
+CPU_ONLY_TYPES = ("olmo2", "olmo3", "exaone4", "phi", "stablelm", "starcoder2", "glm4", "cohere", "cohere2", "arcee", "jais2",
                   "nanochat", "apertus", "nemotron", "hunyuan_v1_dense", "vaultgemma", "gpt_neox",
                   "gpt2", "gpt_bigcode", "gptj", "opt", "falcon", "bloom", "mpt", "gpt_neo", "olmo", "lfm2", "lfm3", "ministral3", "mistral4", "youtu")
 CPU_ONLY = [name for name in sorted(F.CASES) if F.moe_params(F.load_golden()["cases"][name]["config"])

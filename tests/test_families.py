@@ -448,6 +448,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
+            "GraniteSWAForCausalLM, "
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
@@ -458,7 +459,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "HeliumForCausalLM, "
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
-            "ApertusForCausalLM, NemotronForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
+            "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM)") in msg
     for word in words:
         assert word in msg
@@ -1293,6 +1294,24 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("nanochat", {"final_logit_softcapping": -1.0}, 'field "final_logit_softcapping" must be a positive number, got -1'),
     ("nanochat", {"attention_bias": True}, "missing 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
     ("flex-olmo", {"num_experts": 8}, "missing 24 tensors: model.layers.{0..1}.mlp.experts.4.down_proj.weight"),
+    ("jais2", {"attention_bias": False}, "unexpected 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
+    ("jais2", {"mlp_bias": False}, "(config.json's mlp_bias is not true)"),
+    ("jais2-nobias-tied", {"mlp_bias": True}, "missing 4 tensors: model.layers.{0..1}.mlp.down_proj.bias"),
+    ("jais2", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for Jais2"),
+    ("granite-swa", {"layer_rope_theta": [1e4, 1e4, 5e5, 0]},
+     "layer_rope_theta with two RoPE bases (10000 and 500000) is not supported for GraniteSWA"),
+    ("granite-swa", {"layer_rope_theta": [1e4, 1e4]}, "layer_rope_theta lists 2 layers, but the model has 4"),
+    ("granite-swa", {"layer_rope_theta": [1e4, -1, 1e4, 1e4]},
+     'field "layer_rope_theta" must be a list of one RoPE base per layer (a number >= 0; 0: no RoPE), got an array'),
+    ("granite-swa", {"layer_rope_theta": 1e4}, 'field "layer_rope_theta" must be a list of one RoPE base per layer'),
+    ("granite-swa", {"sliding_window": None},
+     "sliding_window null (or 0) is not supported for GraniteSWA with sliding layers (layer 1 is sliding_attention)"),
+    ("granite-swa", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention"]},
+     'layer_types[2] "chunked_attention" is not supported for GraniteSWA'),
+    ("granite-swa", {"layer_types": ["full_attention", "sliding_attention"]},
+     "layer_types lists 2 layers, but the model has 4"),
+    ("granite-swa", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for GraniteSWA"),
+    ("granite-swa-nope", {"attention_bias": True}, "missing 16 tensors: model.layers.{0..3}.self_attn.k_proj.bias"),
     ("flex-olmo", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
     ("minicpm3", {"attention_bias": True}, "attention_bias true is not supported for MiniCPM3"),
     ("minicpm3", {"q_lora_rank": None}, "missing 3 tensors: model.layers.{0..2}.self_attn.q_proj.weight"),
@@ -1613,3 +1632,43 @@ def test_cwm_without_layer_types_slides_all_but_every_fourth(from_golden, golden
     with load(tmp_path, weight_format="bf16") as m:
         assert "sliding-window 6 (layers 1..3)" in m.info["features"]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_jais2_biases_are_on_when_left_out(from_golden, golden, tmp_path):
+    """Jais2Config's attention_bias and mlp_bias default to true: a config.json without them is
+    the model with every bias, and a bias-free checkpoint under such a config is refused naming
+    the missing tensors."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    cfg = copy_case(from_golden, "jais2", tmp_path / "a")
+    (tmp_path / "a" / "config.json").write_text(json.dumps(
+        {k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}))
+    g = golden["cases"]["jais2"]
+    with load(tmp_path / "a", weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["jais2"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+    cfg = copy_case(from_golden, "jais2-nobias-tied", tmp_path / "b")
+    (tmp_path / "b" / "config.json").write_text(json.dumps(
+        {k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}))
+    msg = refused(tmp_path / "b")
+    assert "missing 12 tensors: model.layers.{0..1}.mlp.down_proj.bias" in msg and "\n" not in msg
+
+
+def test_granite_swa_defaults_and_sinks(from_golden, golden, tmp_path):
+    """GraniteSWAConfig without layer_types and layer_rope_theta: every 4th layer from 0 attends
+    fully, the others slide, each rotating with rope_theta — the same model as its saved lists. A
+    file without the attention sinks is refused naming them."""
+    cfg = copy_case(from_golden, "granite-swa", tmp_path)
+    assert cfg["layer_types"] == ["full_attention"] + ["sliding_attention"] * 3
+    assert cfg["layer_rope_theta"] == [cfg["rope_parameters"]["rope_theta"]] * 4
+    (tmp_path / "config.json").write_text(json.dumps(
+        {k: v for k, v in cfg.items() if k not in ("layer_types", "layer_rope_theta")}))
+    g = golden["cases"]["granite-swa"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["granite-swa"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+    _, w = from_golden("granite-swa")
+    ck = {k: v for k, v in F.to_checkpoint(w, cfg).items() if not k.endswith("self_attn.sinks")}
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "BF16")
+    msg = refused(tmp_path)
+    assert "missing 4 tensors: model.layers.{0..3}.self_attn.sinks" in msg and "\n" not in msg

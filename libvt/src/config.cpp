@@ -327,7 +327,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                  use_bias;
     c.o_bias = F.attn_bias == ModelFamily::ALL_BIAS || F.attn_bias == ModelFamily::OUT_BIAS || (F.attn_bias == ModelFamily::CONFIG_ATTENTION_BIAS && attention_bias) ||
                (F.attn_bias == ModelFamily::CONFIG_QKV_OUT_BIAS && c.attention_out_bias == 1) || use_bias;
-    c.mlp_bias = (F.config_mlp_bias && c.mlp_bias_field == 1) || use_bias || F.mlp_bias_always;
+    // (Jais2: mlp_bias true when left out)
+    const bool mlp_bias = c.mlp_bias_field == 1 || (c.mlp_bias_field < 0 && F.mlp_bias_by_default);
+    c.mlp_bias = (F.config_mlp_bias && mlp_bias) || use_bias || F.mlp_bias_always;
     c.qk_norm = F.qk_norm || (F.qk_norm_field && c.use_qk_norm == 1);
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
@@ -383,6 +385,25 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         for (int64_t l = 0; l < L; ++l)
             c.layer_nope[size_t(l)] = c.no_rope_layers.empty() ? (l + 1) % every == 0 : c.no_rope_layers[size_t(l)] == 0;
     }
+    // GraniteSWA: layer_rope_theta, one base per layer; 0 = NoPE, the others' one base replaces
+    // rope_theta (GraniteSWAModel builds a rotary embedding per distinct base, each with
+    // rope_parameters' scaling).
+    if (F.layer_rope_theta && !c.layer_rope_theta.empty()) {
+        if (int64_t(c.layer_rope_theta.size()) < L)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: layer_rope_theta lists %zu layers, but the model has %lld", c.path.c_str(),
+                 c.layer_rope_theta.size(), (long long)L);
+        double base = 0;
+        for (int64_t l = 0; l < L; ++l) {
+            const double t = c.layer_rope_theta[size_t(l)];
+            c.layer_nope[size_t(l)] = t == 0;
+            if (t == 0 || t == base) continue;
+            if (base != 0)
+                fail(VT_STATUS_UNSUPPORTED, "%s: layer_rope_theta with two RoPE bases (%g and %g) is not supported for "
+                     "%s (one base beside NoPE layers, 0)", c.path.c_str(), base, t, F.name);
+            base = t;
+        }
+        if (base > 0) c.rope_theta = base;
+    }
     if (F.attention_types) {  // GPT-Neo: its layer types and window_size (GPTNeoConfig's default 256)
         c.layer_types = c.attention_types;
         c.sliding_window = c.window_size > 0 ? c.window_size : F.default_window;
@@ -426,6 +447,13 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             for (int64_t l = first; l < L; ++l) c.layer_window[size_t(l)] = window;
         }
     }
+    // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
+    // layer raises there), so such a config is refused rather than run with full attention.
+    if (F.layer_rope_theta && window == 0)
+        for (int64_t l = 0; l < L; ++l)
+            if (c.layer_types.empty() ? l % F.default_window_pattern != 0 : c.layer_types[size_t(l)] == "sliding_attention")
+                fail(VT_STATUS_UNSUPPORTED, "%s: sliding_window null (or 0) is not supported for %s with sliding "
+                     "layers (layer %lld is sliding_attention)", c.path.c_str(), F.name, (long long)l);
     // LFM2 (Lfm2Config): which layers convolve — layer_types "conv", else every layer not in
     // full_attn_idxs, else none —, the kernel (conv_L_cache, default 3) and its biases
     // (conv_bias), the norms' eps (norm_eps: the class reads no rms_norm_eps), tie_embedding,
@@ -1618,6 +1646,16 @@ LlamaConfig read_config(const std::string& dir) {
                 fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g is out of range: it must be a finite positive float32",
                      path.c_str(), key, v);
             *dst = v;
+        }
+        if (const json::Value* lr = r.get(root, "layer_rope_theta")) {  // (GraniteSWA; null: rope_theta)
+            const char* want = "a list of one RoPE base per layer (a number >= 0; 0: no RoPE)";
+            if (!lr->is_array()) r.bad("layer_rope_theta", *lr, want);
+            for (const auto& e : lr->arr) {
+                if (!e.is_number() || !(e.d >= 0) || !std::isfinite(e.d) ||
+                    (e.d != 0 && (!std::isfinite(float(e.d)) || float(e.d) < 1.17549435e-38f)))
+                    r.bad("layer_rope_theta", *lr, want);
+                c.layer_rope_theta.push_back(e.d);
+            }
         }
         if (const json::Value* nr = r.get(root, "no_rope_layers")) {
             if (!nr->is_array()) r.bad("no_rope_layers", *nr, "a list of 0 / 1 per layer");

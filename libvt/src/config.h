@@ -145,6 +145,7 @@ struct LlamaConfig {
     std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
     std::vector<int64_t> no_rope_layers;    // SmolLM3: 1 = the layer rotates, 0 = NoPE (empty: absent)
     int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
+    std::vector<double> layer_rope_theta;   // GraniteSWA: each layer's RoPE base, 0 = NoPE (empty: absent or null)
     double embedding_multiplier = -1, attention_multiplier = -1;  // Granite (-1: absent)
     double residual_multiplier = -1, logits_scaling_field = -1;
     double clip_qkv = 0;  // OLMoE: q, k and v clamped to [-clip_qkv, clip_qkv] after the q/k norms (0: none)

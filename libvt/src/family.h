@@ -14,7 +14,9 @@
 // load), GLM-4 (sandwich norms), Seed-OSS, OLMo 3 (OLMo 2 with sliding layers), Ministral,
 // Cohere and Cohere 2 (a bias-free LayerNorm before a parallel block, logit_scale), Arcee
 // (an ungated relu² MLP), HunYuan dense (q/k norms after RoPE, NTK alpha), VaultGemma (Gemma 2
-// without its post norms), Nemotron (LayerNorm1P, relu², half-rotary heads), Apertus (an ungated
+// without its post norms), Nemotron (LayerNorm1P, relu², half-rotary heads), Jais2 (Llama's block with
+// LayerNorms and Nemotron's ungated relu² MLP, biases by default), GraniteSWA (Granite with
+// sliding layers, attention sinks and per-layer RoPE bases), Apertus (an ungated
 // xIELU MLP with per-layer parameters, q/k norms), GPT-NeoX (the fused qkv in per-head groups,
 // the parallel block with two LayerNorms, an exact-GELU MLP), GLM-4 MoE and dots1 (DeepSeek-V3's
 // sigmoid router with groups and shared experts: sigmoid_router).
@@ -179,7 +181,9 @@ struct ModelFamily {
     // not per head (qk_norm must be set too).
     bool qk_norm_full;
     // gpt-oss: attention sinks (T_SINKS, one learned logit per query head that joins each
-    // softmax's denominator), the router's bias (router with ".weight" -> ".bias"), experts
+    // softmax's denominator; a row that names T_SINKS has them in every layer: GraniteSWA's
+    // sigmoid(logsumexp - sink) rescaling is the same), the router's bias (router with
+    // ".weight" -> ".bias"), experts
     // stacked as transformers holds them — expert_tensors[0] [E, H, 2·I] (x · W; gate and up
     // columns interleaved: 2j gate, 2j + 1 up) with "_bias" [E, 2·I], expert_tensors[2]
     // [E, I, H] with "_bias" [E, H] — or as the Hub's MXFP4 files hold them ("_blocks"
@@ -363,6 +367,15 @@ struct ModelFamily {
     // scale_depth / sqrt(num_hidden_layers) (1.4; null: sqrt(layers)), the logits divided by
     // hidden_size / dim_model_base (256; null: hidden_size) — Granite's multipliers, by other names.
     bool minicpm_scales;
+    // Jais2: config.json's mlp_bias true when left out (Jais2Config's default; its attention_bias
+    // default is bias_by_default's).
+    bool mlp_bias_by_default;
+    // GraniteSWA: config.json's layer_rope_theta, one RoPE base per layer (its config class fills
+    // in rope_theta for every layer when null): 0 makes that layer attend without RoPE
+    // (layer_nope); the other layers rotate with the one base they share (with rope_parameters'
+    // scaling, as its rotary embeddings keep it), which replaces rope_theta. Two different
+    // nonzero bases are refused naming the field (the engine rotates them with one table).
+    bool layer_rope_theta;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -244,7 +244,9 @@ std::unique_ptr<BackendModel> cuda_backend(const ModelWeights& m, int device_ind
              : c.family->parallel_block ? "; the parallel attention / MLP residual, logit_scale"
              : c.parallel_two_norms ? "; the parallel attention / MLP residual with two norms, an ungated GELU MLP"
              : c.parallel_one_norm ? "; the parallel attention / MLP residual, an ungated GELU MLP"
-             : ungated_mlp(*c.family) ? "; an ungated GELU MLP" : "",
+             : ungated_mlp(*c.family) ? (std::strcmp(c.family->activation, "relu2") == 0 ? "; an ungated relu² MLP"
+                                                                                 : "; an ungated GELU MLP")
+                                      : "",
              ungated_mlp(*c.family) ? " and a gated MLP" : "");
     if (c.family && c.family->gemma_block() && !c.family->layer_tensors[T_POST_ATTN_NORM])
         fail(VT_STATUS_UNSUPPORTED, "%s: Gemma 2's block without its post norms runs on the CPU backend only (the "
