@@ -1027,6 +1027,10 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         std = F.std_fields(cfg)
         n_layers, hd = std["num_hidden_layers"], std["hidden_size"] // std["num_attention_heads"]
         md = _gguf_meta(arch, dict(std, rms_norm_eps=0.0))
+    elif arch == "exaone":  # (its config.json's names: num_layers, layer_norm_epsilon)
+        std = F.std_fields(cfg)
+        n_layers, hd = std["num_hidden_layers"], std["head_dim"]
+        md = _gguf_meta(arch, std)
     else:
         n_layers, hd = cfg["num_hidden_layers"], cfg["head_dim"] if "head_dim" in cfg else cfg["hidden_size"] // cfg["num_attention_heads"]
         md = _gguf_meta(arch, cfg)
@@ -1085,6 +1089,19 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["arcee.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch == "exaone":
+        # As ExaoneModel writes it: Q/K as they are (not Llama's converter: NEOX rope), head_dim
+        # (key_length, a config field), every dim rotating, llama3 scaling as the rope_freqs tensor
+        # its generate_extra_tensors computes. (Its rope.dimension_count is hidden / heads, not
+        # head_dim: 16 for this case, a file llama.cpp's exaone refuses — it needs every dim
+        # rotating; the file here says head_dim, the one llama.cpp runs.)
+        rp = cfg["rope_parameters"]
+        md["exaone.rope.freq_base"] = float(rp["rope_theta"])
+        md["exaone.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
+        md["exaone.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md["exaone.attention.value_length"] = gw.Val(gw.UINT32, hd)
+        if rp.get("rope_type") == "llama3" and "rope_freqs.weight" not in drop:
+            tensors.append(("rope_freqs.weight", gw.F32, (hd // 2,), gw.quant_f32(_llama3_rope_freqs(rp, hd))))
     elif arch == "apertus":
         # As ApertusModel (Llama's converter, undo_permute off) writes it: Q/K as they are, the
         # xIELU parameters raw (not softplus'd) as one float per block under xielu.*, llama3
@@ -1309,7 +1326,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
                 ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
                 ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe"), ("ministral3", "mistral3"),
-                ("ministral3-window", "mistral3"), ("minicpm3", "minicpm3"), ("minicpm3-lora-longrope", "minicpm3")]
+                ("ministral3-window", "mistral3"), ("minicpm3", "minicpm3"), ("minicpm3-lora-longrope", "minicpm3"),
+                ("exaone", "exaone")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1384,6 +1402,11 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     if arch == "exaone4":  # exaone4-64: 32 sliding layers (window 6) and 32 global ones; nowindow: none
         assert cfg["layer_types"] == want["layer_types"] and "attention_bias" not in cfg
         assert cfg["layer_types"].count("sliding_attention") == (32 if name == "exaone4-64" else 0)
+    if arch == "exaone":  # the Hub's names (num_layers, ...), llama3 recovered from rope_freqs, no biases
+        assert (cfg["activation_function"], cfg["attention_bias"], cfg["mlp_bias"]) == ("silu", False, False)
+        for k in ("num_layers", "layer_norm_epsilon", "head_dim", "rope_parameters", "model_type"):
+            assert cfg[k] == want[k], k
+        assert not any(k in cfg for k in ("num_hidden_layers", "rms_norm_eps", "hidden_act", "rope_scaling", "rope_theta"))
     if arch == "apertus":  # xIELU, the llama3 scaling recovered from rope_freqs, stated as rope_parameters
         assert (cfg["hidden_act"], cfg["attention_bias"], cfg["model_type"]) == ("xielu", False, "apertus")
         assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
@@ -1480,7 +1503,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
                                               ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe"),
                                               ("ministral3", "mistral3", "Ministral3"),
-                                              ("minicpm3-lora-longrope", "minicpm3", "MiniCPM3")])
+                                              ("minicpm3-lora-longrope", "minicpm3", "MiniCPM3"),
+                                              ("exaone", "exaone", "Exaone")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1808,6 +1832,15 @@ def test_family_tensor_names_match_the_gguf_package():
             assert theirs is not None and ours == theirs + suffix, (arch, hf_name, ours, theirs)
             if not (arch == "ernie4_5" and hf_name.endswith(".bias")):
                 assert convert.hf_tensor_name(ours, arch, moe=arch == "lfm2moe") == hf, (arch, ours)
+    # EXAONE 3 / 3.5's own names (transformer.h.N.attn.attention.*, mlp.c_fc_0 / c_fc_1 / c_proj,
+    # ln_1 / ln_2 / ln_f: the Hub's files, the folder's), which gguf-py maps for exaone
+    golden = F.load_golden()["cases"]["exaone"]
+    tmap = gguf_pkg.get_tensor_name_map(M.EXAONE, 2)
+    for hf_name in golden["shapes"]:
+        hub = next(iter(F.to_checkpoint({hf_name: None}, golden["config"])))
+        ours = _gguf_name(hf_name, "exaone")
+        assert ours == tmap.get_name(hub.removesuffix(".weight")) + ".weight", (hub, ours)
+        assert convert.hf_tensor_name(ours, "exaone") == hub, (hub, ours)
     # LFM2-MoE's experts: LFM2MoeModel stacks layers.N.feed_forward.experts.w1 / w3 / w2 (gguf-py's names)
     tmap = gguf_pkg.get_tensor_name_map(M.LFM2MOE, 3)
     for hname, gname in (("w1", "ffn_gate_exps"), ("w3", "ffn_up_exps"), ("w2", "ffn_down_exps")):
@@ -3107,6 +3140,30 @@ def test_apertus_gguf_as_llama_cpp_reads_it(tmp_path):
         assert np.isfinite(m.logits([72, 101, 108])).all()
 
 
+def test_exaone_gguf_rope_as_llama_cpp_reads_it(tmp_path):
+    """exaone: llama3 scaling from rope_freqs (the case's own, original length 32, found among
+    the powers of two), else rope.scaling.type absent is linear with rope.scaling.factor
+    (llama.cpp's default), "none" ignores a factor; the folder loads in libvt as Exaone."""
+    from pyvt import _model
+
+    def convert_case(out, **kw):
+        path, _ = family_gguf(tmp_path / out, "exaone", "exaone", **kw)
+        folder = convert.convert_gguf(path, tmp_path / out / "hf", dtype="f32")
+        return json.loads((folder / "config.json").read_text()), folder
+
+    cfg, _ = convert_case("llama3")
+    assert cfg["rope_parameters"] == {"rope_type": "llama3", "rope_theta": 1e6, "factor": 8.0, "low_freq_factor": 1.0,
+                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
+    cfg, folder = convert_case("linear", drop=("rope_freqs.weight",),
+                               meta={"exaone.rope.scaling.type": None, "exaone.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}
+    with _model.Model(str(folder), device="cpu", kv_cache="f32") as m:
+        assert m.info["family"] == "Exaone" and np.isfinite(m.logits([72, 101, 108])).all()
+    cfg, _ = convert_case("none", drop=("rope_freqs.weight",),
+                          meta={"exaone.rope.scaling.type": "none", "exaone.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 1e6}
+
+
 def test_nemotron_gguf_as_llama_cpp_reads_it(tmp_path):
     """nemotron: rope.scaling.type absent is linear with rope.scaling.factor (llama.cpp's
     default), "none" ignores a factor (llama.cpp never scales then); the rotating dims are
@@ -3439,10 +3496,32 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
     ("mpt", "mpt", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
      r"tensor rope_freqs\.weight: llama\.cpp's mpt has ALiBi and no RoPE"),
     ("mpt", "mpt", {"drop": ("blk.1.ffn_norm.weight",)}, r"missing tensors: blk\.1\.ffn_norm\.weight$"),
+    # EXAONE 3 / 3.5: no biases (llama.cpp's exaone loads q/k/v's only; ExaoneConfig's
+    # attention_bias adds out_proj's), every dim rotating (llama.cpp asserts it; ExaoneModel writes
+    # hidden / heads, here 16 of head_dim 24), llama3 factors or a linear factor, not both, no YaRN,
+    # the RMS eps llama.cpp requires, rope_freqs of Llama 3's form only
+    ("exaone", "exaone", {"extra_tensors": [("blk.0.attn_q.bias", gw.F32, (96,), gw.quant_f32(np.zeros(96)))]},
+     r"tensor blk\.0\.attn_q\.bias: exaone files with biases are not supported \(llama\.cpp's exaone adds only"),
+    ("exaone", "exaone", {"extra_tensors": [("blk.1.ffn_down.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensor blk\.1\.ffn_down\.bias: exaone files with biases are not supported"),
+    ("exaone", "exaone", {"meta": {"exaone.rope.dimension_count": gw.Val(gw.UINT32, 16)}},
+     r"partial rotary embeddings \(rope\.dimension_count 16 of head_dim 24\) are not supported$"),
+    ("exaone", "exaone", {"meta": {"exaone.rope.scaling.type": "linear", "exaone.rope.scaling.factor": 2.0}},
+     r"exaone\.rope\.scaling\.factor = 2\.0 beside rope_freqs\.weight: llama\.cpp then applies both"),
+    ("exaone", "exaone", {"meta": {"exaone.rope.scaling.type": "yarn", "exaone.rope.scaling.factor": 4.0}},
+     r"exaone\.rope\.scaling\.type = 'yarn': llama\.cpp's converter writes exaone files with llama3 factors"),
+    ("exaone", "exaone", {"meta": {"exaone.attention.layer_norm_rms_epsilon": None}},
+     r"missing metadata exaone\.attention\.layer_norm_rms_epsilon \(llama\.cpp's exaone needs it\)"),
+    ("exaone", "exaone", {"drop": ("rope_freqs.weight",), "extra_tensors": [
+        ("rope_freqs.weight", gw.F32, (12,), gw.quant_f32(np.arange(1, 13, dtype=np.float32)))]},
+     r"rope_freqs\.weight does not match any Llama-3 rope scaling pyvt recognises"),
+    ("exaone", "exaone", {"extra_tensors": [("blk.0.attn_qkv.weight", gw.F32, (192, 64), gw.quant_f32(np.zeros((192, 64))))]},
+     r"tensors a exaone model does not have: blk\.0\.attn_qkv\.weight"),
+    ("exaone", "exaone", {"drop": ("blk.1.ffn_gate.weight",)}, r"missing tensors: blk\.1\.ffn_gate\.weight$"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
     """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
-    nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt computes otherwise than
+    nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / exaone computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)
