@@ -7,8 +7,8 @@
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
 LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
-`mistral4` (Mistral 4), `minicpm3` (MiniCPM3) or `exaone` (EXAONE 3 / 3.5) architecture into a
-Hugging Face-style checkpoint folder.
+`mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5) or `jais2` (Jais-2)
+architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -118,6 +118,9 @@ layout differences between llama.cpp and Hugging Face are undone here:
   EXAONE 3 / 3.5 (`exaone`): Llama's block, Q/K as they are (NEOX rope), written under EXAONE's
   own tensor and config.json names (`_exaone_config`), llama3 scaling from rope_freqs; biases
   are refused.
+  Jais-2 (`jais2`): LayerNorms with biases, q/k/v/o and MLP biases (llama.cpp's jais2 needs
+  the o / MLP / norm ones: the folder always says attention_bias and mlp_bias), the ungated relu²
+  MLP, Q/K as they are (NEOX rope); a file without q/k/v biases is refused.
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -262,14 +265,14 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
         return _LFM2_GLOBAL_NAMES.get(gguf_name)
     if arch == "exaone":
         return _EXAONE_GLOBAL_NAMES.get(gguf_name)
-    if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
+    if arch in ("stablelm", "starcoder2", "nemotron", "jais2") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
 
 
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder",
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "jais2", "gptneox", "gpt2", "starcoder",
                      "falcon", "bloom", "mpt")
 _PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox", "glm4moe", "minimax-m2")
 
@@ -460,6 +463,16 @@ _ARCHS["nemotron"] = _Arch("NemotronForCausalLM", "nemotron", False, ("attn_norm
                            names={"attn_norm.bias": "input_layernorm.bias",
                                   "ffn_norm.bias": "post_attention_layernorm.bias",
                                   "ffn_up.bias": "mlp.up_proj.bias", "ffn_down.bias": "mlp.down_proj.bias"})
+# Jais2 (inceptionai Jais-2; llama.cpp's Jais2Model): Llama's sequential block with LayerNorms and
+# their biases (attn_norm / ffn_norm / output_norm .bias), q/k/v/o biases, Nemotron's ungated relu²
+# MLP (ffn_up, ffn_down) with its biases, Q/K in Hugging Face's order (NEOX rope over the whole
+# head). llama.cpp's jais2 requires the o / MLP / norm biases (q/k/v's optional): a file is always
+# Jais2Config's attention_bias and mlp_bias, and one without q/k/v biases is refused (_check_tensors).
+_ARCHS["jais2"] = _Arch("Jais2ForCausalLM", "jais2", False,
+                        ("attn_norm.bias", "ffn_norm.bias") + _QKV_BIASES + ("attn_output.bias",) + _NEMOTRON_MLP_BIASES,
+                        gated=False, names={"attn_norm.bias": "input_layernorm.bias",
+                                            "ffn_norm.bias": "post_attention_layernorm.bias",
+                                            "ffn_up.bias": "mlp.up_proj.bias", "ffn_down.bias": "mlp.down_proj.bias"})
 # GPT-NeoX (Pythia; llama.cpp's GPTNeoXModel): two LayerNorms with biases (attn_norm, ffn_norm)
 # before attention and the MLP, side by side (use_parallel_residual) or one after the other; a
 # fused attn_qkv whose rows llama.cpp's converter reorders from GPT-NeoX's per-head [q, k, v]
@@ -1082,6 +1095,8 @@ def _hparams(meta: dict, p: str) -> dict:
         # rotating dims as partial_rotary_factor · hidden / heads, not of head_dim)
         raise ValueError(f"{p}: nemotron.attention.key_length = {head_dim}: {n_head} heads of it are not "
                          f"embedding_length {hidden} (llama.cpp's nemotron needs heads spanning the hidden size)")
+    if arch == "jais2":  # (llama.cpp's jais2 requires it; the rms eps its converter also writes is unused)
+        _need_metadata(p, meta, "jais2.attention.layer_norm_epsilon", arch)
     if arch == "nemotron" and "nemotron.attention.layer_norm_epsilon" not in meta:  # (llama.cpp requires it)
         raise ValueError(f"{p}: missing metadata nemotron.attention.layer_norm_epsilon (the LayerNorm eps "
                          "llama.cpp's nemotron needs)")
@@ -1603,6 +1618,14 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's nemotron rotates without frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's nemotron loads no RoPE frequency factors "
                              "(NemotronConfig's RoPE is linear-scaled or not at all); pyvt does not guess what is meant")
+    if arch == "jais2":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's jais2 rotates without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's jais2 loads no RoPE frequency factors; "
+                             "pyvt does not guess what is meant")
+        if "blk.0.attn_output.bias" in g.tensors and (
+                miss := [f"blk.{i}.{t}" for i in range(n_layers) for t in _QKV_BIASES if f"blk.{i}.{t}" not in g.tensors]):
+            raise ValueError(f"{p}: missing tensor {miss[0]}: a jais2 file has o_proj biases (llama.cpp's jais2 "
+                             "needs them), and Jais2Config's attention_bias puts biases on q/k/v/o together")
     if arch == "gptneox":
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's gptneox rotates without frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's gptneox loads no RoPE frequency factors; "
@@ -1704,7 +1727,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                 ("token_embd_norm.weight" if arch in _LFM2_ARCHS else "output_norm.weight"): (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
+    if arch in ("stablelm", "starcoder2", "nemotron", "jais2", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
         expected["output_norm.bias"] = (hidden,)
     if arch == "bloom":  # (the embeddings' LayerNorm, word_embeddings_layernorm: llama.cpp requires it)
         expected.update({"token_embd_norm.weight": (hidden,), "token_embd_norm.bias": (hidden,)})
@@ -1824,6 +1847,9 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return _minicpm3_rope(g, meta, hp, p)
     if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
         return _linear_rope_scaling(meta, a, p)
+    if a == "jais2":  # (llama.cpp's generic scaling keys; Jais2Model writes a linear or YaRN one from rope_parameters)
+        return _linear_rope_scaling(meta, a, p, "llama.cpp's jais2 would rotate with its YaRN (or other) scaling; "
+                                                "pyvt converts jais2 files with linear scaling or none")
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
         out = _longrope_factors(g, meta, hp, p)
         if f"{a}.rope.scaling.attn_factor" in meta:
@@ -2236,6 +2262,12 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                       rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
                                        "partial_rotary_factor": _rotary_factor(hp["rope_dim"], hp["head_dim"]),
                                        **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
+    elif hp["arch"] == "jais2":  # Jais2Config: LayerNorm eps, relu², every bias (llama.cpp's jais2 needs them)
+        for k in ("pretraining_tp", "rms_norm_eps"):
+            del config[k]
+        config.update(hidden_act="relu2", layer_norm_eps=hp["eps"], attention_bias=True, mlp_bias=True,
+                      rope_parameters={"rope_type": "default", "rope_theta": hp["theta"], **(config["rope_scaling"] or {})})
         del config["rope_scaling"], config["rope_theta"]
     elif hp["arch"] == "gptneox":  # GPTNeoXConfig (transformers 5's rope_parameters)
         for k in ("pretraining_tp", "rms_norm_eps", "head_dim", "mlp_bias", "num_key_value_heads"):
@@ -3239,7 +3271,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3` or `exaone`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone` or `jais2`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3428,7 +3460,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")
