@@ -7,7 +7,8 @@
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
 LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
-`mistral4` (Mistral 4) or `minicpm3` (MiniCPM3) architecture into a Hugging Face-style checkpoint folder.
+`mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5) or `jais2` (Jais-2)
+architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -114,6 +115,12 @@ layout differences between llama.cpp and Hugging Face are undone here:
   dense, rotate-half RoPE with LongRoPE from rope_factors_long / _short (`_minicpm3_rope`), and
   MiniCPM's scales as llama.cpp's graph fixes them: scale_emb 12, scale_depth 1.4,
   dim_model_base 256 (`_minicpm3_config`).
+  EXAONE 3 / 3.5 (`exaone`): Llama's block, Q/K as they are (NEOX rope), written under EXAONE's
+  own tensor and config.json names (`_exaone_config`), llama3 scaling from rope_freqs; biases
+  are refused.
+  Jais-2 (`jais2`): LayerNorms with biases, q/k/v/o and MLP biases (llama.cpp's jais2 needs
+  the o / MLP / norm ones: the folder always says attention_bias and mlp_bias), the ungated relu²
+  MLP, Q/K as they are (NEOX rope); a file without q/k/v biases is refused.
 * A GGUF has no tokenizer.json; it stores the vocabulary, merges and token types as metadata
   (rebuilt by :mod:`pyvt.gguf_tokenizer`).
 
@@ -218,6 +225,13 @@ _MPT_GLOBAL_NAMES = {
     "output_norm.weight": "transformer.norm_f.weight",
     "output.weight": "lm_head.weight",
 }
+# EXAONE 3 / 3.5's global tensors under its modeling code's names (transformer.wte, ln_f; lm_head
+# when untied), as the Hub's files and libvt's Exaone row name them.
+_EXAONE_GLOBAL_NAMES = {
+    "token_embd.weight": "transformer.wte.weight",
+    "output_norm.weight": "transformer.ln_f.weight",
+    "output.weight": "lm_head.weight",
+}
 # LFM2's global tensors: llama.cpp's converter maps model.embedding_norm, the norm LFM2 applies
 # after its last block, to token_embd_norm, and llama.cpp's lfm2 loads that as its output norm.
 _LFM2_GLOBAL_NAMES = {
@@ -249,14 +263,16 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
         return _MPT_GLOBAL_NAMES.get(gguf_name)
     if arch in _LFM2_ARCHS:
         return _LFM2_GLOBAL_NAMES.get(gguf_name)
-    if arch in ("stablelm", "starcoder2", "nemotron") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
+    if arch == "exaone":
+        return _EXAONE_GLOBAL_NAMES.get(gguf_name)
+    if arch in ("stablelm", "starcoder2", "nemotron", "jais2") and gguf_name == "output_norm.bias":  # (its final LayerNorm's bias)
         return "model.norm.bias"
     return _GLOBAL_NAMES.get(gguf_name)
 
 
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
-_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "gptneox", "gpt2", "starcoder",
+_LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "jais2", "gptneox", "gpt2", "starcoder",
                      "falcon", "bloom", "mpt")
 _PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox", "glm4moe", "minimax-m2")
 
@@ -409,6 +425,18 @@ _ARCHS["arcee"] = _Arch("ArceeForCausalLM", "arcee", True, gated=False)
 _ARCHS["exaone4"] = _Arch("Exaone4ForCausalLM", "exaone4", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True,
                           names={"post_attention_norm.weight": "post_attention_layernorm.weight",
                                  "post_ffw_norm.weight": "post_feedforward_layernorm.weight"})
+# EXAONE 3 / 3.5 (llama.cpp's ExaoneModel): Llama's block, Q/K in Hugging Face's order (its
+# converter is not Llama's and permutes nothing: NEOX rope), under EXAONE's own names
+# (transformer.h.N.ln_1 / ln_2, attn.attention.*, out_proj, mlp.c_fc_0 gate / c_fc_1 up / c_proj
+# down); llama3 scaling as rope_freqs; no biases (_check_tensors).
+_ARCHS["exaone"] = _Arch("ExaoneForCausalLM", "exaone", False, prefix="transformer.h.",
+                         names={"attn_norm.weight": "ln_1.weight", "ffn_norm.weight": "ln_2.weight",
+                                "attn_q.weight": "attn.attention.q_proj.weight",
+                                "attn_k.weight": "attn.attention.k_proj.weight",
+                                "attn_v.weight": "attn.attention.v_proj.weight",
+                                "attn_output.weight": "attn.attention.out_proj.weight",
+                                "ffn_gate.weight": "mlp.c_fc_0.weight", "ffn_up.weight": "mlp.c_fc_1.weight",
+                                "ffn_down.weight": "mlp.c_proj.weight"})
 # Apertus (llama.cpp's converter: Llama's with undo_permute off): Q/K in Hugging Face's order (NEOX
 # rope), per-head q/k norms, the norms named attention_layernorm / feedforward_layernorm, an
 # ungated xIELU MLP (ffn_up, ffn_down) whose per-layer parameters are metadata arrays
@@ -435,6 +463,16 @@ _ARCHS["nemotron"] = _Arch("NemotronForCausalLM", "nemotron", False, ("attn_norm
                            names={"attn_norm.bias": "input_layernorm.bias",
                                   "ffn_norm.bias": "post_attention_layernorm.bias",
                                   "ffn_up.bias": "mlp.up_proj.bias", "ffn_down.bias": "mlp.down_proj.bias"})
+# Jais2 (inceptionai Jais-2; llama.cpp's Jais2Model): Llama's sequential block with LayerNorms and
+# their biases (attn_norm / ffn_norm / output_norm .bias), q/k/v/o biases, Nemotron's ungated relu²
+# MLP (ffn_up, ffn_down) with its biases, Q/K in Hugging Face's order (NEOX rope over the whole
+# head). llama.cpp's jais2 requires the o / MLP / norm biases (q/k/v's optional): a file is always
+# Jais2Config's attention_bias and mlp_bias, and one without q/k/v biases is refused (_check_tensors).
+_ARCHS["jais2"] = _Arch("Jais2ForCausalLM", "jais2", False,
+                        ("attn_norm.bias", "ffn_norm.bias") + _QKV_BIASES + ("attn_output.bias",) + _NEMOTRON_MLP_BIASES,
+                        gated=False, names={"attn_norm.bias": "input_layernorm.bias",
+                                            "ffn_norm.bias": "post_attention_layernorm.bias",
+                                            "ffn_up.bias": "mlp.up_proj.bias", "ffn_down.bias": "mlp.down_proj.bias"})
 # GPT-NeoX (Pythia; llama.cpp's GPTNeoXModel): two LayerNorms with biases (attn_norm, ffn_norm)
 # before attention and the MLP, side by side (use_parallel_residual) or one after the other; a
 # fused attn_qkv whose rows llama.cpp's converter reorders from GPT-NeoX's per-head [q, k, v]
@@ -958,25 +996,30 @@ def _infer_llama3_rope_scaling(freqs: np.ndarray, rope_theta: float, head_dim: i
     factor = float(np.max(freqs))
     inv = rope_theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
     wavelen = 2 * math.pi / inv
-    for orig in (8192, 4096, 2048, 16384, 32768, 131072):
-        for low in (1.0, 2.0, 0.5, 4.0):
-            for high in (4.0, 2.0, 8.0, 1.0, 16.0):
-                if high <= low:
-                    continue
-                lw, hw = orig / low, orig / high
-                smooth = (orig / wavelen - low) / (high - low)
-                expect = np.where(
-                    wavelen < hw, 1.0,
-                    np.where(wavelen > lw, factor, 1.0 / ((1 - smooth) / factor + smooth)),
-                )
-                if np.allclose(expect, freqs, rtol=1e-3, atol=1e-4):
-                    return {
-                        "rope_type": "llama3",
-                        "factor": factor,
-                        "low_freq_factor": low,
-                        "high_freq_factor": high,
-                        "original_max_position_embeddings": orig,
-                    }
+    lows, highs = (1.0, 2.0, 0.5, 4.0), (4.0, 2.0, 8.0, 1.0, 16.0)
+    usual = (8192, 4096, 2048, 16384, 32768, 131072)
+    # The usual original lengths first; then any other power of two from 16 to 2^20 (the tests'
+    # tiny EXAONE case: 32), low and high factors outermost there, so that Llama 3's 1 / 4 is
+    # found before a scaled copy of it (orig, low, high all halved give the same factors).
+    candidates = [(o, lo, hi) for o in usual for lo in lows for hi in highs] + [
+        (1 << k, lo, hi) for lo in lows for hi in highs for k in range(4, 21) if (1 << k) not in usual]
+    for orig, low, high in candidates:
+        if high <= low:
+            continue
+        lw, hw = orig / low, orig / high
+        smooth = (orig / wavelen - low) / (high - low)
+        expect = np.where(
+            wavelen < hw, 1.0,
+            np.where(wavelen > lw, factor, 1.0 / ((1 - smooth) / factor + smooth)),
+        )
+        if np.allclose(expect, freqs, rtol=1e-3, atol=1e-4):
+            return {
+                "rope_type": "llama3",
+                "factor": factor,
+                "low_freq_factor": low,
+                "high_freq_factor": high,
+                "original_max_position_embeddings": orig,
+            }
     raise ValueError(
         f"{path}: rope_freqs.weight does not match any Llama-3 rope scaling pyvt recognises"
     )
@@ -1052,6 +1095,8 @@ def _hparams(meta: dict, p: str) -> dict:
         # rotating dims as partial_rotary_factor · hidden / heads, not of head_dim)
         raise ValueError(f"{p}: nemotron.attention.key_length = {head_dim}: {n_head} heads of it are not "
                          f"embedding_length {hidden} (llama.cpp's nemotron needs heads spanning the hidden size)")
+    if arch == "jais2":  # (llama.cpp's jais2 requires it; the rms eps its converter also writes is unused)
+        _need_metadata(p, meta, "jais2.attention.layer_norm_epsilon", arch)
     if arch == "nemotron" and "nemotron.attention.layer_norm_epsilon" not in meta:  # (llama.cpp requires it)
         raise ValueError(f"{p}: missing metadata nemotron.attention.layer_norm_epsilon (the LayerNorm eps "
                          "llama.cpp's nemotron needs)")
@@ -1146,7 +1191,7 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
-    if arch in ("deepseek2", "hunyuan-moe", "mistral3", "mistral4", "minicpm3"):  # (llama.cpp's deepseek2 / hunyuan-moe / mistral3 / minicpm3 require it)
+    if arch in ("deepseek2", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone"):  # (llama.cpp's deepseek2 / hunyuan-moe / mistral3 / minicpm3 / exaone require it)
         _need_metadata(p, meta, f"{arch}.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
@@ -1556,6 +1601,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: tensor {biases[0]}: arcee files with biases are not supported (llama.cpp's arcee adds "
                          "only q/k/v's; ArceeConfig's attention_bias puts one on o_proj too, its mlp_bias on "
                          "up/down_proj, which llama.cpp never adds)")
+    if arch == "exaone" and (biases := [n for n in names if n.endswith(".bias")]):
+        raise ValueError(f"{p}: tensor {biases[0]}: exaone files with biases are not supported (llama.cpp's exaone adds "
+                         "only q/k/v's; ExaoneConfig's attention_bias puts one on out_proj too, its mlp_bias on "
+                         "c_fc_0 / c_fc_1 / c_proj, which llama.cpp never adds)")
     if arch == "apertus":  # ApertusConfig's attention_bias: q/k/v/o biases in every block, or none
         _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "an apertus file with biases needs q/k/v/o "
                      "biases in every block (ApertusConfig's attention_bias puts them on all four)", p)
@@ -1569,6 +1618,14 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's nemotron rotates without frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's nemotron loads no RoPE frequency factors "
                              "(NemotronConfig's RoPE is linear-scaled or not at all); pyvt does not guess what is meant")
+    if arch == "jais2":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's jais2 rotates without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's jais2 loads no RoPE frequency factors; "
+                             "pyvt does not guess what is meant")
+        if "blk.0.attn_output.bias" in g.tensors and (
+                miss := [f"blk.{i}.{t}" for i in range(n_layers) for t in _QKV_BIASES if f"blk.{i}.{t}" not in g.tensors]):
+            raise ValueError(f"{p}: missing tensor {miss[0]}: a jais2 file has o_proj biases (llama.cpp's jais2 "
+                             "needs them), and Jais2Config's attention_bias puts biases on q/k/v/o together")
     if arch == "gptneox":
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's gptneox rotates without frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's gptneox loads no RoPE frequency factors; "
@@ -1670,7 +1727,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                 ("token_embd_norm.weight" if arch in _LFM2_ARCHS else "output_norm.weight"): (hidden,)}
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
-    if arch in ("stablelm", "starcoder2", "nemotron", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
+    if arch in ("stablelm", "starcoder2", "nemotron", "jais2", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
         expected["output_norm.bias"] = (hidden,)
     if arch == "bloom":  # (the embeddings' LayerNorm, word_embeddings_layernorm: llama.cpp requires it)
         expected.update({"token_embd_norm.weight": (hidden,), "token_embd_norm.bias": (hidden,)})
@@ -1773,9 +1830,11 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
 def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
     """config.json's rope_scaling: Llama-3's from the rope_freqs tensor, or linear / yarn
     from the metadata; None without scaling."""
+    a = hp["arch"]
+    if a == "exaone":
+        return _exaone_rope(g, meta, hp, p)
     if "rope_freqs.weight" in g.tensors:
         return _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
-    a = hp["arch"]
     if a in _NO_ROPE_ARCHS:  # (no RoPE: llama.cpp reads no scaling)
         return None
     if a == "deepseek2":
@@ -1788,6 +1847,9 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return _minicpm3_rope(g, meta, hp, p)
     if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
         return _linear_rope_scaling(meta, a, p)
+    if a == "jais2":  # (llama.cpp's generic scaling keys; Jais2Model writes a linear or YaRN one from rope_parameters)
+        return _linear_rope_scaling(meta, a, p, "llama.cpp's jais2 would rotate with its YaRN (or other) scaling; "
+                                                "pyvt converts jais2 files with linear scaling or none")
     if all(n in g.tensors for n in _ROPE_FACTORS):  # phi3 (checked): LongRoPE
         out = _longrope_factors(g, meta, hp, p)
         if f"{a}.rope.scaling.attn_factor" in meta:
@@ -1807,6 +1869,23 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
             return out
     return None
 
+
+
+def _exaone_rope(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
+    """An exaone file's RoPE as llama.cpp computes it (src/models/exaone.cpp: NEOX rope over the
+    whole head, each frequency divided by rope_freqs, positions by the linear factor): llama3
+    scaling from rope_freqs (what ExaoneModel writes for EXAONE 3.5's rope_scaling), else linear
+    or none (_linear_rope_scaling). Both at once (llama.cpp would apply the two, ExaoneConfig has
+    one rope_type) is refused naming the factor's key."""
+    linear = _linear_rope_scaling(meta, "exaone", p, "llama.cpp's converter writes exaone files with llama3 "
+                                  "factors (rope_freqs), linear scaling or none; pyvt converts those only")
+    if "rope_freqs.weight" not in g.tensors:
+        return linear
+    llama3 = _infer_llama3_rope_scaling(g.dequantize("rope_freqs.weight"), hp["theta"], hp["head_dim"], p)
+    if linear and llama3:
+        raise ValueError(f"{p}: exaone.rope.scaling.factor = {linear['factor']!r} beside rope_freqs.weight: llama.cpp "
+                         "then applies both, which ExaoneConfig's one rope_type cannot express")
+    return llama3 or linear
 
 
 def _refuse_mla_attn_factor(meta: dict, a: str, p: str, who: str) -> None:
@@ -2051,7 +2130,7 @@ def _need_metadata(p, meta, key: str, arch: str) -> None:
     if key not in meta:
         raise ValueError(f"{p}: missing metadata {key} (llama.cpp's {arch} needs it)")
 
-def _linear_rope_scaling(meta: dict, arch: str, p: str) -> dict | None:
+def _linear_rope_scaling(meta: dict, arch: str, p: str, only: str = "") -> dict | None:
     """A nemotron / gptneox / falcon / hunyuan-moe file's RoPE scaling as llama.cpp reads it: rope.scaling.type (absent:
     linear) none, or linear by rope.scaling.factor (absent or 1: none) — what llama.cpp's
     converter writes for NemotronConfig's rope factor (for GPT-NeoX and Falcon it writes no scaling); any
@@ -2060,8 +2139,9 @@ def _linear_rope_scaling(meta: dict, arch: str, p: str) -> dict | None:
     if kind == "none":
         return None
     if kind != "linear":
-        raise ValueError(f"{p}: {arch}.rope.scaling.type = {kind!r:.40}: llama.cpp's converter writes {arch} "
-                         "files with linear scaling or none; pyvt converts those only")
+        raise ValueError(f"{p}: {arch}.rope.scaling.type = {kind!r:.40}: "
+                         + (only or f"llama.cpp's converter writes {arch} files with linear scaling or none; "
+                            "pyvt converts those only"))
     factor = _real(meta, f"{arch}.rope.scaling.factor", 1.0, 0.0, 1e6, p)
     return {"rope_type": "linear", "factor": factor} if factor != 1.0 else None
 
@@ -2183,6 +2263,12 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                                        "partial_rotary_factor": _rotary_factor(hp["rope_dim"], hp["head_dim"]),
                                        **(config["rope_scaling"] or {})})
         del config["rope_scaling"], config["rope_theta"]
+    elif hp["arch"] == "jais2":  # Jais2Config: LayerNorm eps, relu², every bias (llama.cpp's jais2 needs them)
+        for k in ("pretraining_tp", "rms_norm_eps"):
+            del config[k]
+        config.update(hidden_act="relu2", layer_norm_eps=hp["eps"], attention_bias=True, mlp_bias=True,
+                      rope_parameters={"rope_type": "default", "rope_theta": hp["theta"], **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
     elif hp["arch"] == "gptneox":  # GPTNeoXConfig (transformers 5's rope_parameters)
         for k in ("pretraining_tp", "rms_norm_eps", "head_dim", "mlp_bias", "num_key_value_heads"):
             del config[k]
@@ -2194,6 +2280,8 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                                        "partial_rotary_factor": _rotary_factor(hp["rope_dim"], hp["head_dim"]),
                                        **(config["rope_scaling"] or {})})
         del config["rope_scaling"], config["rope_theta"]
+    elif hp["arch"] == "exaone":  # ExaoneConfig under the Hub's names (its attribute_map), no biases (refused)
+        _exaone_config(config)
     elif hp["arch"] == "exaone4":  # Exaone4Config
         for k in ("mlp_bias", "pretraining_tp", "attention_bias"):
             del config[k]
@@ -2593,6 +2681,20 @@ def _same_swa_base(meta: dict, arch: str, hp: dict, model: str, p) -> None:
             raise ValueError(f"{p}: {arch}.rope.freq_base_swa = {swa:g} differs from rope.freq_base = {hp['theta']:g}: "
                              f"llama.cpp rotates {model}'s sliding layers with rope.freq_base, the model with its own "
                              "base; pyvt does not guess which is meant")
+
+
+def _exaone_config(config: dict) -> None:
+    """config.json of an exaone file as EXAONE 3 / 3.5's own files say it: num_layers,
+    layer_norm_epsilon and activation_function (ExaoneConfig's attribute_map, which libvt's
+    Exaone row reads), RoPE as rope_parameters (the llama3 scaling rope_freqs gave, or linear, or
+    none), no biases (a file with them is refused)."""
+    rope = {"rope_type": "default", "rope_theta": config.pop("rope_theta"), **(config.pop("rope_scaling") or {})}
+    del config["pretraining_tp"]
+    renamed = {"num_hidden_layers": "num_layers", "rms_norm_eps": "layer_norm_epsilon",
+               "hidden_act": "activation_function"}
+    items = list(config.items())
+    config.clear()
+    config.update({renamed.get(k, k): v for k, v in items}, rope_parameters=rope)
 
 
 def _exaone4_config(config: dict, meta: dict, hp: dict, p) -> None:
@@ -3169,7 +3271,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4` or `minicpm3`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone` or `jais2`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3358,7 +3460,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

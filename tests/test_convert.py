@@ -855,7 +855,7 @@ def _gguf_name(hf: str, arch: str) -> str:
         return f"blk.{i}." + _PHI_TO_GGUF[rest]
     if arch == "gptneox":
         return f"blk.{i}." + _NEOX_TO_GGUF[rest]
-    if arch in ("stablelm", "starcoder2", "nemotron") and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
+    if arch in ("stablelm", "starcoder2", "nemotron", "jais2") and rest.endswith("layernorm.bias"):  # its LayerNorms' biases
         return f"blk.{i}." + ("attn_norm.bias" if rest.startswith("input") else "ffn_norm.bias")
     if arch == "starcoder2" and rest.startswith(("mlp.c_fc.", "mlp.c_proj.")):
         return f"blk.{i}." + ("ffn_up." if "c_fc" in rest else "ffn_down.") + rest.rsplit(".", 1)[1]
@@ -972,6 +972,17 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             w.setdefault(p + "dense.bias", np.zeros(cfg["hidden_size"], np.float32))
         cfg.update(attention_bias=True, hidden_act="gelu_fast")
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
+    if arch == "jais2":
+        # llama.cpp's jais2 needs the o_proj and MLP biases (and takes q/k/v's): a case without
+        # (jais2-nobias-tied) has zeros in both, the same model, the folder saying both biases
+        for l in range(cfg["num_hidden_layers"]):
+            p, hd_ = f"model.layers.{l}.", cfg["head_dim"]
+            for t, n in (("self_attn.q_proj", cfg["num_attention_heads"] * hd_), ("self_attn.k_proj", cfg["num_key_value_heads"] * hd_),
+                         ("self_attn.v_proj", cfg["num_key_value_heads"] * hd_), ("self_attn.o_proj", cfg["hidden_size"]),
+                         ("mlp.up_proj", cfg["intermediate_size"]), ("mlp.down_proj", cfg["hidden_size"])):
+                w.setdefault(p + t + ".bias", np.zeros(n, np.float32))
+        cfg.update(attention_bias=True, mlp_bias=True)
+        R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     if arch == "falcon":
         # llama.cpp's falcon is always the parallel block and has no linear biases: a case's
         # biases and sequential post_attention_layernorm are left out of both (the folder saying
@@ -1027,6 +1038,10 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         std = F.std_fields(cfg)
         n_layers, hd = std["num_hidden_layers"], std["hidden_size"] // std["num_attention_heads"]
         md = _gguf_meta(arch, dict(std, rms_norm_eps=0.0))
+    elif arch == "exaone":  # (its config.json's names: num_layers, layer_norm_epsilon)
+        std = F.std_fields(cfg)
+        n_layers, hd = std["num_hidden_layers"], std["head_dim"]
+        md = _gguf_meta(arch, std)
     else:
         n_layers, hd = cfg["num_hidden_layers"], cfg["head_dim"] if "head_dim" in cfg else cfg["hidden_size"] // cfg["num_attention_heads"]
         md = _gguf_meta(arch, cfg)
@@ -1085,6 +1100,27 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["arcee.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch == "jais2":
+        # As Jais2Model writes it: the LayerNorm eps (and the config's stray rms_norm_eps, unused),
+        # head_dim (key_length), every dim rotating (rope.dimension_count = head_dim), no scaling.
+        md["jais2.attention.layer_norm_epsilon"] = float(cfg["layer_norm_eps"])
+        md["jais2.rope.freq_base"] = float(cfg["rope_parameters"]["rope_theta"])
+        md["jais2.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
+        md["jais2.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md["jais2.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch == "exaone":
+        # As ExaoneModel writes it: Q/K as they are (not Llama's converter: NEOX rope), head_dim
+        # (key_length, a config field), every dim rotating, llama3 scaling as the rope_freqs tensor
+        # its generate_extra_tensors computes. (Its rope.dimension_count is hidden / heads, not
+        # head_dim: 16 for this case, a file llama.cpp's exaone refuses — it needs every dim
+        # rotating; the file here says head_dim, the one llama.cpp runs.)
+        rp = cfg["rope_parameters"]
+        md["exaone.rope.freq_base"] = float(rp["rope_theta"])
+        md["exaone.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
+        md["exaone.attention.key_length"] = gw.Val(gw.UINT32, hd)
+        md["exaone.attention.value_length"] = gw.Val(gw.UINT32, hd)
+        if rp.get("rope_type") == "llama3" and "rope_freqs.weight" not in drop:
+            tensors.append(("rope_freqs.weight", gw.F32, (hd // 2,), gw.quant_f32(_llama3_rope_freqs(rp, hd))))
     elif arch == "apertus":
         # As ApertusModel (Llama's converter, undo_permute off) writes it: Q/K as they are, the
         # xIELU parameters raw (not softplus'd) as one float per block under xielu.*, llama3
@@ -1309,7 +1345,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("falcon-seq-mha-bias", "falcon"), ("bloom", "bloom"), ("bloom-6heads-untied", "bloom"),
                 ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
                 ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe"), ("ministral3", "mistral3"),
-                ("ministral3-window", "mistral3"), ("minicpm3", "minicpm3"), ("minicpm3-lora-longrope", "minicpm3")]
+                ("ministral3-window", "mistral3"), ("minicpm3", "minicpm3"), ("minicpm3-lora-longrope", "minicpm3"),
+                ("exaone", "exaone"), ("jais2", "jais2"), ("jais2-nobias-tied", "jais2")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -1384,6 +1421,15 @@ def test_convert_gemma_and_phi3(tmp_path, name, arch):
     if arch == "exaone4":  # exaone4-64: 32 sliding layers (window 6) and 32 global ones; nowindow: none
         assert cfg["layer_types"] == want["layer_types"] and "attention_bias" not in cfg
         assert cfg["layer_types"].count("sliding_attention") == (32 if name == "exaone4-64" else 0)
+    if arch == "exaone":  # the Hub's names (num_layers, ...), llama3 recovered from rope_freqs, no biases
+        assert (cfg["activation_function"], cfg["attention_bias"], cfg["mlp_bias"]) == ("silu", False, False)
+        for k in ("num_layers", "layer_norm_epsilon", "head_dim", "rope_parameters", "model_type"):
+            assert cfg[k] == want[k], k
+        assert not any(k in cfg for k in ("num_hidden_layers", "rms_norm_eps", "hidden_act", "rope_scaling", "rope_theta"))
+    if arch == "jais2":  # relu², the LayerNorm eps, every bias (the nobias case's as zeros), the whole head rotating
+        assert (cfg["hidden_act"], cfg["layer_norm_eps"], cfg["attention_bias"], cfg["mlp_bias"]) == ("relu2", 1e-5, True, True)
+        assert cfg["rope_parameters"] == want["rope_parameters"] and cfg["head_dim"] == want["head_dim"]
+        assert not any(k in cfg for k in ("rms_norm_eps", "rope_scaling", "rope_theta")) and cfg["model_type"] == "jais2"
     if arch == "apertus":  # xIELU, the llama3 scaling recovered from rope_freqs, stated as rope_parameters
         assert (cfg["hidden_act"], cfg["attention_bias"], cfg["model_type"]) == ("xielu", False, "apertus")
         assert cfg["rope_parameters"] == want["rope_parameters"] and "rope_scaling" not in cfg
@@ -1480,7 +1526,8 @@ def test_gemma_gguf_loads_directly_with_its_blocks(tmp_path, monkeypatch):
                                               ("mpt-6heads-clip-scale", "mpt", "MPT"), ("lfm2", "lfm2", "Lfm2"),
                                               ("lfm2-bias", "lfm2", "Lfm2"), ("lfm2-moe", "lfm2moe", "Lfm2Moe"),
                                               ("ministral3", "mistral3", "Ministral3"),
-                                              ("minicpm3-lora-longrope", "minicpm3", "MiniCPM3")])
+                                              ("minicpm3-lora-longrope", "minicpm3", "MiniCPM3"),
+                                              ("exaone", "exaone", "Exaone"), ("jais2", "jais2", "Jais2")])
 def test_newer_family_ggufs_load_directly_with_their_blocks(tmp_path, monkeypatch, name, arch, family):
     """A Q8_0 file of each loaded as it is (a folder referring to the GGUF's blocks): ERNIE 4.5's,
     GLM-4's and Cohere's q/k in Hugging Face's pair order (libvt reorders them as it does the Hub's
@@ -1783,7 +1830,8 @@ def test_family_tensor_names_match_the_gguf_package():
                               ("starcoder", M.STARCODER, "gpt-bigcode-mha-unscaled"), ("falcon", M.FALCON, "falcon-7b"),
                               ("falcon-2ln", M.FALCON, "falcon-new-2ln"), ("bloom", M.BLOOM, "bloom-6heads-untied"),
                               ("mpt", M.MPT, "mpt-6heads-clip-scale"), ("lfm2", M.LFM2, "lfm2-bias"),
-                              ("lfm2moe", M.LFM2MOE, "lfm2-moe"), ("mistral3", M.MISTRAL3, "ministral3")):
+                              ("lfm2moe", M.LFM2MOE, "lfm2-moe"), ("mistral3", M.MISTRAL3, "ministral3"),
+                              ("jais2", M.JAIS2, "jais2")):
         import family_models as F
 
         golden = F.load_golden()["cases"][case]
@@ -1808,6 +1856,15 @@ def test_family_tensor_names_match_the_gguf_package():
             assert theirs is not None and ours == theirs + suffix, (arch, hf_name, ours, theirs)
             if not (arch == "ernie4_5" and hf_name.endswith(".bias")):
                 assert convert.hf_tensor_name(ours, arch, moe=arch == "lfm2moe") == hf, (arch, ours)
+    # EXAONE 3 / 3.5's own names (transformer.h.N.attn.attention.*, mlp.c_fc_0 / c_fc_1 / c_proj,
+    # ln_1 / ln_2 / ln_f: the Hub's files, the folder's), which gguf-py maps for exaone
+    golden = F.load_golden()["cases"]["exaone"]
+    tmap = gguf_pkg.get_tensor_name_map(M.EXAONE, 2)
+    for hf_name in golden["shapes"]:
+        hub = next(iter(F.to_checkpoint({hf_name: None}, golden["config"])))
+        ours = _gguf_name(hf_name, "exaone")
+        assert ours == tmap.get_name(hub.removesuffix(".weight")) + ".weight", (hub, ours)
+        assert convert.hf_tensor_name(ours, "exaone") == hub, (hub, ours)
     # LFM2-MoE's experts: LFM2MoeModel stacks layers.N.feed_forward.experts.w1 / w3 / w2 (gguf-py's names)
     tmap = gguf_pkg.get_tensor_name_map(M.LFM2MOE, 3)
     for hname, gname in (("w1", "ffn_gate_exps"), ("w3", "ffn_up_exps"), ("w2", "ffn_down_exps")):
@@ -3107,6 +3164,51 @@ def test_apertus_gguf_as_llama_cpp_reads_it(tmp_path):
         assert np.isfinite(m.logits([72, 101, 108])).all()
 
 
+def test_exaone_gguf_rope_as_llama_cpp_reads_it(tmp_path):
+    """exaone: llama3 scaling from rope_freqs (the case's own, original length 32, found among
+    the powers of two), else rope.scaling.type absent is linear with rope.scaling.factor
+    (llama.cpp's default), "none" ignores a factor; the folder loads in libvt as Exaone."""
+    from pyvt import _model
+
+    def convert_case(out, **kw):
+        path, _ = family_gguf(tmp_path / out, "exaone", "exaone", **kw)
+        folder = convert.convert_gguf(path, tmp_path / out / "hf", dtype="f32")
+        return json.loads((folder / "config.json").read_text()), folder
+
+    cfg, _ = convert_case("llama3")
+    assert cfg["rope_parameters"] == {"rope_type": "llama3", "rope_theta": 1e6, "factor": 8.0, "low_freq_factor": 1.0,
+                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
+    cfg, folder = convert_case("linear", drop=("rope_freqs.weight",),
+                               meta={"exaone.rope.scaling.type": None, "exaone.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}
+    with _model.Model(str(folder), device="cpu", kv_cache="f32") as m:
+        assert m.info["family"] == "Exaone" and np.isfinite(m.logits([72, 101, 108])).all()
+    cfg, _ = convert_case("none", drop=("rope_freqs.weight",),
+                          meta={"exaone.rope.scaling.type": "none", "exaone.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 1e6}
+
+
+def test_jais2_gguf_as_llama_cpp_reads_it(tmp_path):
+    """jais2: the LayerNorm eps from attention.layer_norm_epsilon (the rms eps its converter also
+    writes is not read: the case's file says 1e-6 there), rope.scaling.type absent is linear with
+    rope.scaling.factor, "none" ignores a factor; a linear-scaled folder loads in libvt."""
+    from pyvt import _model
+
+    def convert_case(out, **kw):
+        path, _ = family_gguf(tmp_path / out, "jais2", "jais2", **kw)
+        folder = convert.convert_gguf(path, tmp_path / out / "hf", dtype="f32")
+        return json.loads((folder / "config.json").read_text()), folder
+
+    cfg, _ = convert_case("eps", meta={"jais2.attention.layer_norm_epsilon": 1e-3})
+    assert cfg["layer_norm_eps"] == 1e-3 and "rms_norm_eps" not in cfg
+    cfg, folder = convert_case("linear", meta={"jais2.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0}
+    with _model.Model(str(folder), device="cpu", kv_cache="f32") as m:
+        assert m.info["family"] == "Jais2" and np.isfinite(m.logits([72, 101, 108])).all()
+    cfg, _ = convert_case("none", meta={"jais2.rope.scaling.type": "none", "jais2.rope.scaling.factor": 4.0})
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0}
+
+
 def test_nemotron_gguf_as_llama_cpp_reads_it(tmp_path):
     """nemotron: rope.scaling.type absent is linear with rope.scaling.factor (llama.cpp's
     default), "none" ignores a factor (llama.cpp never scales then); the rotating dims are
@@ -3439,10 +3541,49 @@ def test_exaone4_gguf_window_as_llama_cpp_reads_it(tmp_path):
     ("mpt", "mpt", {"extra_tensors": [("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]},
      r"tensor rope_freqs\.weight: llama\.cpp's mpt has ALiBi and no RoPE"),
     ("mpt", "mpt", {"drop": ("blk.1.ffn_norm.weight",)}, r"missing tensors: blk\.1\.ffn_norm\.weight$"),
+    # EXAONE 3 / 3.5: no biases (llama.cpp's exaone loads q/k/v's only; ExaoneConfig's
+    # attention_bias adds out_proj's), every dim rotating (llama.cpp asserts it; ExaoneModel writes
+    # hidden / heads, here 16 of head_dim 24), llama3 factors or a linear factor, not both, no YaRN,
+    # the RMS eps llama.cpp requires, rope_freqs of Llama 3's form only
+    ("exaone", "exaone", {"extra_tensors": [("blk.0.attn_q.bias", gw.F32, (96,), gw.quant_f32(np.zeros(96)))]},
+     r"tensor blk\.0\.attn_q\.bias: exaone files with biases are not supported \(llama\.cpp's exaone adds only"),
+    ("exaone", "exaone", {"extra_tensors": [("blk.1.ffn_down.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64)))]},
+     r"tensor blk\.1\.ffn_down\.bias: exaone files with biases are not supported"),
+    ("exaone", "exaone", {"meta": {"exaone.rope.dimension_count": gw.Val(gw.UINT32, 16)}},
+     r"partial rotary embeddings \(rope\.dimension_count 16 of head_dim 24\) are not supported$"),
+    ("exaone", "exaone", {"meta": {"exaone.rope.scaling.type": "linear", "exaone.rope.scaling.factor": 2.0}},
+     r"exaone\.rope\.scaling\.factor = 2\.0 beside rope_freqs\.weight: llama\.cpp then applies both"),
+    ("exaone", "exaone", {"meta": {"exaone.rope.scaling.type": "yarn", "exaone.rope.scaling.factor": 4.0}},
+     r"exaone\.rope\.scaling\.type = 'yarn': llama\.cpp's converter writes exaone files with llama3 factors"),
+    ("exaone", "exaone", {"meta": {"exaone.attention.layer_norm_rms_epsilon": None}},
+     r"missing metadata exaone\.attention\.layer_norm_rms_epsilon \(llama\.cpp's exaone needs it\)"),
+    ("exaone", "exaone", {"drop": ("rope_freqs.weight",), "extra_tensors": [
+        ("rope_freqs.weight", gw.F32, (12,), gw.quant_f32(np.arange(1, 13, dtype=np.float32)))]},
+     r"rope_freqs\.weight does not match any Llama-3 rope scaling pyvt recognises"),
+    ("exaone", "exaone", {"extra_tensors": [("blk.0.attn_qkv.weight", gw.F32, (192, 64), gw.quant_f32(np.zeros((192, 64))))]},
+     r"tensors a exaone model does not have: blk\.0\.attn_qkv\.weight"),
+    ("exaone", "exaone", {"drop": ("blk.1.ffn_gate.weight",)}, r"missing tensors: blk\.1\.ffn_gate\.weight$"),
+    # Jais2: llama.cpp's jais2 needs the o / MLP / norm biases and the LayerNorm eps, loads no
+    # rope_freqs, rotates every dim; Jais2Config's attention_bias puts q/k/v biases beside o's;
+    # YaRN is not converted
+    ("jais2", "jais2", {"drop": ("blk.1.attn_k.bias",)},
+     r"missing tensor blk\.1\.attn_k\.bias: a jais2 file has o_proj biases .* q/k/v/o together"),
+    ("jais2", "jais2", {"drop": ("blk.0.ffn_down.bias",)}, r"missing tensors: blk\.0\.ffn_down\.bias$"),
+    ("jais2", "jais2", {"drop": ("output_norm.bias",)}, r"missing tensors: output_norm\.bias$"),
+    ("jais2", "jais2", {"meta": {"jais2.attention.layer_norm_epsilon": None}},
+     r"missing metadata jais2\.attention\.layer_norm_epsilon \(llama\.cpp's jais2 needs it\)"),
+    ("jais2", "jais2", {"meta": {"jais2.rope.dimension_count": gw.Val(gw.UINT32, 12)}},
+     r"partial rotary embeddings \(rope\.dimension_count 12 of head_dim 24\) are not supported$"),
+    ("jais2", "jais2", {"extra_tensors": [("rope_freqs.weight", gw.F32, (12,), gw.quant_f32(np.ones(12)))]},
+     r"tensor rope_freqs\.weight: llama\.cpp's jais2 loads no RoPE frequency factors"),
+    ("jais2", "jais2", {"meta": {"jais2.rope.scaling.type": "yarn", "jais2.rope.scaling.factor": 4.0}},
+     r"jais2\.rope\.scaling\.type = 'yarn': llama\.cpp's jais2 would rotate with its YaRN"),
+    ("jais2", "jais2", {"extra_tensors": [("blk.0.ffn_gate.weight", gw.F32, (96, 64), gw.quant_f32(np.zeros((96, 64))))]},
+     r"tensors a jais2 model does not have: blk\.0\.ffn_gate\.weight"),
 ])
 def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, match):
     """What llama.cpp's ernie4_5 / seed_oss / glm4 / olmo2 (OLMo 3) / command-r / cohere2 / arcee / exaone4 / apertus /
-    nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt computes otherwise than
+    nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / exaone / jais2 computes otherwise than
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)

@@ -4,7 +4,7 @@ tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-p
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
-ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
+ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / exaone / jais2 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / hunyuan-moe (test_convert.moe_gguf), lfm2 / lfm2moe (family), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -284,6 +284,26 @@ tokens. llama.cpp cannot run the minicpm3-longrope case itself (q_proj: its mini
 LoRA). Broken on purpose in the converted folder the test fails: dim_model_base 32 (0.87),
 scale_depth 1 (0.0080), scale_emb 1 (0.35), the attention factor left to transformers' derivation
 (1.3e-3), the short factors (original length 256: 1.6e-3), no LongRoPE (1.5e-3).
+exaone (added 2026-11-30 with --logits, the same llama-cpp-python): 3.7e-7, argmax equal at all
+60 positions — llama.cpp's exaone: Llama's block, Q/K in Hugging Face's order (ExaoneModel is not
+Llama's converter: NEOX rope), head_dim 24 as key_length, the case's llama3 scaling (factor 8,
+1 / 4, original length 32, base 1e6) as the rope_freqs tensor its converter computes, recovered
+here as llama3 with those parameters; the folder under EXAONE's own names (transformer.h.N.ln_1,
+attn.attention.*, mlp.c_fc_0 / c_fc_1 / c_proj) and config.json's (num_layers, ...), as
+libvt's Exaone row reads them. The file says rope.dimension_count 24, every dim (ExaoneModel
+writes hidden / heads, 16 for this case, which llama.cpp's exaone refuses, and so does pyvt).
+Broken on purpose in the converted folder the test fails: no llama3 scaling (0.46), Q/K taken
+as llama-permuted (0.35), ln_1 and ln_2 swapped (0.43), c_fc_0 and c_fc_1 swapped (0.34).
+jais2 and jais2-nobias-tied (added 2026-11-30 with --logits, the same llama-cpp-python): 7.4e-7
+and 3.0e-7, argmax equal at all 60 positions — llama.cpp's jais2: LayerNorms with their biases
+(attention.layer_norm_epsilon; the rms eps its converter also writes, 1e-6 here, is not read),
+q/k/v/o biases, the ungated relu² MLP (LLM_FFN_RELU_SQR) with its biases, Q/K in Hugging Face's
+order rotating over the whole head (NEOX rope; head_dim 24 as key_length), untied; one KV head
+and tied. llama.cpp's jais2 needs the o_proj, MLP and norm biases: jais2-nobias-tied's file
+holds zeros there (test_convert.family_gguf, its folder saying attention_bias and mlp_bias: the
+same model). Broken on purpose in the converted folder the test fails: the two LayerNorms'
+biases swapped (0.56), the final norm's bias zeroed (0.31), Q/K taken as llama-permuted (0.46),
+the MLP biases zeroed (0.48).
 """
 
 from __future__ import annotations
@@ -361,7 +381,7 @@ def test_every_architecture_is_covered():
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
                      "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
-                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3"}
+                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone", "jais2"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

@@ -109,6 +109,9 @@ LOGIT_CASES = {
     "mistral4-nolora": ("moe", "mistral4-nolora", "mistral4"),  # (q_proj, YaRN without mscale, gate / up experts apart)
     "minicpm3": ("family", "minicpm3", "minicpm3"),  # (q LoRA, rotate-half, llama.cpp's fixed scales 12 / 1.4 / 256)
     "minicpm3-lora-longrope": ("family", "minicpm3-lora-longrope", "minicpm3"),  # (LongRoPE's long factors from 32)
+    "exaone": ("family", "exaone", "exaone"),  # (EXAONE's names, head_dim 24, llama3 factors from 32, untied)
+    "jais2": ("family", "jais2", "jais2"),  # (LayerNorms with biases, relu², every bias, head_dim 24, untied)
+    "jais2-nobias-tied": ("family", "jais2-nobias-tied", "jais2"),  # (one KV head, tied; zero biases: llama.cpp needs them)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
