@@ -350,6 +350,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                     rope_parameters={"rope_type": "llama3", "rope_theta": 1e6, "factor": 8.0,
                                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                                      "original_max_position_embeddings": 32})),
+    # IQuest-Coder: Llama's block under its own architecture and model_type; attention and MLP biases.
+    "iquestcoder": ("IQuestCoderConfig", dict(attention_bias=True, mlp_bias=True, head_dim=24, pad_token_id=ENDOFTEXT)),
     # NanoChat: RMSNorms without weights (the embeddings' too), RoPE by -θ, per-head q/k norms
     # after RoPE, an ungated relu² MLP (fc1, fc2), the logits capped at 15; then q/k/v/o biases,
     # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
@@ -567,6 +569,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "exaone": ("Exaone", ["head-dim 24"]),
+    "iquestcoder": ("IQuestCoder", ["attention-bias", "mlp-bias", "head-dim 24"]),
     "nanochat": ("NanoChat", ["qk-norm-after-rope", "no-norm-weights", "embedding-norm", "relu2-mlp", "negated-rope",
                               "final-softcap 15"]),
     "nanochat-bias-cap-tied": ("NanoChat", ["attention-bias", "qk-norm-after-rope", "no-norm-weights", "embedding-norm",

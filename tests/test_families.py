@@ -452,7 +452,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
-            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, ExaoneForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, ExaoneForCausalLM, IQuestCoderForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, SolarOpenForCausalLM, "
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, YoutuForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
@@ -1287,6 +1287,7 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("cwm", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention",
                              "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
     ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
+    ("iquestcoder", {"mlp_bias": False}, "unexpected 6 tensors: model.layers.{0..1}.mlp.down_proj.bias"),
     ("exaone", {"activation_function": "gelu"}, 'activation_function "gelu" is not supported for Exaone (its MLP computes silu'),
     ("exaone", {"attention_bias": True}, "missing 8 tensors: transformer.h.{0..1}.attn.attention.k_proj.bias"),
     ("exaone", {"layer_norm_epsilon": 0}, 'field "layer_norm_epsilon" must be a positive number, got 0'),

@@ -511,6 +511,20 @@ const ModelFamily kFamilies[] = {
         VT_DENSE,
     },
     {
+        // IQuest-Coder-V1 (IQuestLab/IQuest-Coder-V1-40B): Llama's block and names under its own
+        // architecture and model_type (IQuestCoderConfig: head_dim 128, rms_norm_eps 1e-5;
+        // transformers runs it as LlamaForCausalLM).
+        "IQuestCoder", "IQuestCoderForCausalLM", "iquestcoder",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/131072,
+        VT_DENSE,
+    },
+    {
         // EXAONE 4 (EXAONE-4.0-1.2B / 32B): OLMo 2's post-norm block with per-head q/k norms,
         // sliding layers by layer_types (else every sliding_window_pattern-th layer is global),
         // the global layers without RoPE when there is a window (nope_global).
@@ -1408,6 +1422,14 @@ std::string supported_list() {
 
 const ModelFamily& llama_family() { return kFamilies[0]; }
 
+// The model types transformers >= 5 runs as LlamaForCausalLM (its auto mapping) and saves so,
+// with their own model_type: EXAONE 3 (under EXAONE's tensor names), IQuest-Coder.
+static bool llama_mapped(const ModelFamily& f) {
+    for (const char* t : {"exaone", "iquestcoder"})
+        if (std::strcmp(f.model_type, t) == 0) return true;
+    return false;
+}
+
 const ModelFamily* family_of(const LlamaConfig& c) {
     for (const ModelFamily& f : kFamilies) {
         if (!c.model_type.empty() && lower(c.model_type) != f.model_type) continue;
@@ -1415,9 +1437,7 @@ const ModelFamily* family_of(const LlamaConfig& c) {
         if (c.architectures.empty()) return &f;
         for (const auto& a : c.architectures) {
             if (lower(a) == lower(f.architecture)) return &f;
-            // (transformers >= 5 maps EXAONE 3 onto LlamaForCausalLM and saves it so, with
-            // model_type exaone and EXAONE's own tensor names)
-            if (lower(a) == "llamaforcausallm" && std::strcmp(f.model_type, "exaone") == 0) return &f;
+            if (lower(a) == "llamaforcausallm" && llama_mapped(f)) return &f;
         }
     }
     return nullptr;
