@@ -352,6 +352,14 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                      "original_max_position_embeddings": 32})),
     # IQuest-Coder: Llama's block under its own architecture and model_type; attention and MLP biases.
     "iquestcoder": ("IQuestCoderConfig", dict(attention_bias=True, mlp_bias=True, head_dim=24, pad_token_id=ENDOFTEXT)),
+    # HyperCLOVA X: Granite's multipliers (logits_scaling multiplying; attention_multiplier left to
+    # its default 1/sqrt(head_dim)) with post norms after attention and the MLP; then without them
+    # (use_post_norm false), an explicit attention multiplier and MLP biases.
+    "hyperclovax": ("HyperCLOVAXConfig", dict(embedding_multiplier=3.0, residual_multiplier=0.6, logits_scaling=0.4,
+                                              attention_bias=True, pad_token_id=ENDOFTEXT)),
+    "hyperclovax-nopost": ("HyperCLOVAXConfig", dict(embedding_multiplier=2.0, residual_multiplier=0.3, logits_scaling=1.5,
+                                                     attention_multiplier=0.2, use_post_norm=False, mlp_bias=True,
+                                                     pad_token_id=ENDOFTEXT)),
     # NanoChat: RMSNorms without weights (the embeddings' too), RoPE by -θ, per-head q/k norms
     # after RoPE, an ungated relu² MLP (fc1, fc2), the logits capped at 15; then q/k/v/o biases,
     # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
@@ -569,6 +577,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "exaone": ("Exaone", ["head-dim 24"]),
+    "hyperclovax": ("HyperCLOVAX", ["attention-bias", "logit-scale 0.4", "sandwich-norms", "embedding-multiplier 3",
+                                    "attention-multiplier 0.25", "residual-multiplier 0.6"]),
+    "hyperclovax-nopost": ("HyperCLOVAX", ["mlp-bias", "logit-scale 1.5", "embedding-multiplier 2",
+                                           "attention-multiplier 0.2", "residual-multiplier 0.3"]),
     "iquestcoder": ("IQuestCoder", ["attention-bias", "mlp-bias", "head-dim 24"]),
     "nanochat": ("NanoChat", ["qk-norm-after-rope", "no-norm-weights", "embedding-norm", "relu2-mlp", "negated-rope",
                               "final-softcap 15"]),
@@ -837,7 +849,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 final_softcap=float(cfg.get("final_logit_softcapping") or 0.0) if cfg["model_type"] == "nanochat" else 0.0,
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
-                sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True)),
+                sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True))
+                or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True)),
                 local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3", "flex_olmo"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
                 qk_per_head=cfg["model_type"] == "exaone4",
@@ -913,6 +926,9 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
         return {"embedding_multiplier": cfg["scale_emb"], "attention_multiplier": mla_scale(cfg),
                 "residual_multiplier": cfg["scale_depth"] / math.sqrt(n),
                 "logits_scaling": cfg["hidden_size"] / cfg["dim_model_base"]}
+    if cfg["model_type"] == "hyperclovax":  # (its logits_scaling multiplies: the reference divides by its inverse)
+        return {"embedding_multiplier": cfg["embedding_multiplier"], "attention_multiplier": cfg["attention_multiplier"],
+                "residual_multiplier": cfg["residual_multiplier"], "logits_scaling": 1.0 / cfg["logits_scaling"]}
     if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared", "granite_swa"):
         return None
     return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",
@@ -1007,6 +1023,8 @@ REFERENCE_NAMES["exaone"] = ({"transformer.wte.": "model.embed_tokens.", "transf
                               ".attn.attention.": ".self_attn.", ".ln_1.": ".input_layernorm.",
                               ".ln_2.": ".post_attention_layernorm.", ".mlp.c_fc_0.": ".mlp.gate_proj.",
                               ".mlp.c_fc_1.": ".mlp.up_proj.", ".mlp.c_proj.": ".mlp.down_proj."}, None)
+# HyperCLOVA X: its post norms under GLM-4's names
+REFERENCE_NAMES["hyperclovax"] = ({".post_norm1.": ".post_self_attn_layernorm.", ".post_norm2.": ".post_mlp_layernorm."}, None)
 # NanoChat: its ungated fc1 / fc2 as Arcee's up / down
 REFERENCE_NAMES["nanochat"] = ({".mlp.fc1.": ".mlp.up_proj.", ".mlp.fc2.": ".mlp.down_proj."}, None)
 # LFM2: Llama's names for its norms, MLP and attention (its convolution's stay as they are)

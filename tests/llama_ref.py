@@ -602,11 +602,12 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + _rmsnorm(y, W[p + "post_feedforward_layernorm.weight"], cfg.eps)
             continue
         if sandwich:
-            x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_self_attn_layernorm.weight"], cfg.eps)
+            # (HyperCLOVA X: each normed output times the residual multiplier)
+            x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_self_attn_layernorm.weight"], cfg.eps) * rmul
             h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
             g, u = lin(h, p + "mlp.gate_proj"), lin(h, p + "mlp.up_proj")
             x = x + _rmsnorm(lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj"), W[p + "post_mlp_layernorm.weight"],
-                             cfg.eps)
+                             cfg.eps) * rmul
             continue
         gelu = _gelu_erf if gelu_exact else _gelu_tanh
         if parallel_one_norm:  # (Falcon: the MLP reads the attention's LayerNorm h)

@@ -448,7 +448,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
     assert f"architecture {arch} (model_type {model_type}) is not supported" in msg
     assert ("supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM, "
             "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, "
-            "GraniteSWAForCausalLM, "
+            "HyperCLOVAXForCausalLM, GraniteSWAForCausalLM, "
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
@@ -1288,6 +1288,8 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
                              "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
     ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
     ("iquestcoder", {"mlp_bias": False}, "unexpected 6 tensors: model.layers.{0..1}.mlp.down_proj.bias"),
+    ("hyperclovax", {"use_post_norm": False}, "unexpected 4 tensors: model.layers.{0..1}.post_norm1.weight"),
+    ("hyperclovax", {"logits_scaling": 1e300}, "logits_scaling"),
     ("exaone", {"activation_function": "gelu"}, 'activation_function "gelu" is not supported for Exaone (its MLP computes silu'),
     ("exaone", {"attention_bias": True}, "missing 8 tensors: transformer.h.{0..1}.attn.attention.k_proj.bias"),
     ("exaone", {"layer_norm_epsilon": 0}, 'field "layer_norm_epsilon" must be a positive number, got 0'),
@@ -1673,3 +1675,19 @@ def test_granite_swa_defaults_and_sinks(from_golden, golden, tmp_path):
     R.write_safetensors(tmp_path / "model.safetensors", ck, "BF16")
     msg = refused(tmp_path)
     assert "missing 4 tensors: model.layers.{0..3}.self_attn.sinks" in msg and "\n" not in msg
+
+
+def test_hyperclovax_defaults(from_golden, golden, tmp_path):
+    """HyperCLOVAXConfig without attention_multiplier scores by 1/sqrt(head_dim) (what its config
+    class writes as the field: the same logits), and without use_post_norm keeps the post norms."""
+    cfg = copy_case(from_golden, "hyperclovax", tmp_path)
+    assert cfg["attention_multiplier"] == cfg["head_dim"] ** -0.5 and cfg["use_post_norm"] is True
+    g = golden["cases"]["hyperclovax"]
+    with load(tmp_path, weight_format="bf16") as m:
+        want = m.logits(g["sequence"])
+    (tmp_path / "config.json").write_text(json.dumps(
+        {k: v for k, v in cfg.items() if k not in ("attention_multiplier", "use_post_norm")}))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "sandwich-norms" in m.info["features"] and not any(
+            f.startswith("attention-multiplier") for f in m.info["features"])
+        np.testing.assert_array_equal(m.logits(g["sequence"]), want)

@@ -375,6 +375,11 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         c.residual_scale = float(c.residual_multiplier > 0 ? c.residual_multiplier : 1.0);
         c.logits_scaling = c.logits_scaling_field > 0 ? c.logits_scaling_field : 1.0;
     }
+    if (F.multipliers == 2) {  // HyperCLOVAXConfig: logits · logits_scaling; scores · 1/sqrt(head_dim) by default
+        c.attn_scale = c.attention_multiplier > 0 ? c.attention_multiplier : 0.0;  // (0: the engine's 1/sqrt(head_dim))
+        c.logit_scale = c.logits_scaling;
+        c.logits_scaling = 1.0;
+    }
     // SmolLM3: no_rope_layers (1 = rotate), else every no_rope_layer_interval-th layer is NoPE.
     c.layer_nope.assign(size_t(std::max<int64_t>(L, 0)), 0);
     if (F.nope_layers) {
@@ -470,7 +475,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.layer_conv.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // GLM-4's sandwich norms; LFM3's unless use_sandwich_norm is false. LFM3's heads' output gate
     // unless use_attention_gate is.
-    c.sandwich_norms = F.sandwich_norms && !(F.short_conv == 3 && c.use_sandwich_norm == 0);
+    c.sandwich_norms = F.sandwich_norms && !(F.short_conv == 3 && c.use_sandwich_norm == 0) &&
+                       !(F.multipliers == 2 && c.use_post_norm == 0);  // (HyperCLOVA X: use_post_norm)
     c.attn_gate = F.layer_tensors[T_ATTN_GATE] && c.use_attention_gate != 0;
     if (F.short_conv == 3 && c.layer_types.empty())  // (Lfm3Config's default)
         for (int64_t l = 0; l < L; ++l)
@@ -1356,9 +1362,10 @@ void check_float32(const LlamaConfig& c) {
         // (as config.json says them: two are kept as float32 already)
         auto given = [](double v) { return v > 0 ? v : 1.0; };
         for (auto [field, v] : {std::pair<const char*, double>{"embedding_multiplier", given(c.embedding_multiplier)},
-                                {"attention_multiplier", c.attn_scale},
+                                {"attention_multiplier", given(c.attn_scale)},
                                 {"residual_multiplier", given(c.residual_multiplier)},
-                                {"logits_scaling", c.logits_scaling}})
+                                // (HyperCLOVA X: logits_scaling, a multiplier, is kept as logit_scale)
+                                {"logits_scaling", c.family->multipliers == 2 ? c.logit_scale : c.logits_scaling}})
             if (!f32_ok(v) || float(v) < 1.17549435e-38f) refuse(field, v, range);
     }
     if (c.family && c.family->logit_scale && (!f32_ok(c.logit_scale) || float(c.logit_scale) < 1.17549435e-38f))
@@ -1695,6 +1702,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.num_dense_layers_field = r.integer(root, "num_dense_layers", 0, 100000);
         c.use_expert_bias = r.boolean(root, "use_expert_bias");
         c.use_sandwich_norm = r.boolean(root, "use_sandwich_norm");
+        c.use_post_norm = r.boolean(root, "use_post_norm");  // (HyperCLOVA X)
         c.scale_emb = r.positive(root, "scale_emb");  // (MiniCPM3)
         c.scale_depth = r.positive(root, "scale_depth");
         if (const json::Value* v = root.find("scale_depth"); v && v->is_null()) c.scale_depth = -2;

@@ -161,6 +161,7 @@ struct LlamaConfig {
     int64_t num_dense_layers_field = -1;  // LFM2-MoE: num_dense_layers (-1: absent)
     int use_expert_bias = -1;             // LFM2-MoE: use_expert_bias (-1: absent = true)
     int use_sandwich_norm = -1, use_attention_gate = -1;  // LFM3 (-1: absent = true)
+    int use_post_norm = -1;                                // HyperCLOVA X (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
     // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
     double scale_emb = -1, scale_depth = -1;

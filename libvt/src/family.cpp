@@ -158,6 +158,27 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
     },
     {
+        // HyperCLOVA X (naver-hyperclovax/HyperCLOVAX-SEED-Think-14B): Granite's block and
+        // multipliers (MuP) with the logits times logits_scaling and, when use_post_norm, each
+        // attention / MLP output RMSNormed (post_norm1 / post_norm2, "Peri-LN") before the
+        // residual multiplier and add.
+        "HyperCLOVAX", "HyperCLOVAXForCausalLM", "hyperclovax",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.bias",
+         "self_attn.k_proj.bias", "self_attn.v_proj.bias", "self_attn.o_proj.bias", "mlp.gate_proj.bias",
+         "mlp.up_proj.bias", "mlp.down_proj.bias", nullptr, nullptr, "post_norm1.weight", "post_norm2.weight"},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/2048,
+        VT_NO_MOE, /*nope=*/false, /*multipliers=*/2, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
+    {
         // GraniteSWA (ibm-granite/granite-swash): Granite's block and four multipliers with
         // attention sinks (self_attn.sinks: transformers' sigmoid(logsumexp - sink) rescaling, one
         // more logit per head in each softmax), sliding layers by layer_types (else all but every
@@ -1681,11 +1702,11 @@ std::string feature_list(const LlamaConfig& c) {
         add(format("residual-multiplier %g", double(c.residual_scale)));
         add(format("logits-scaling %g", c.logits_scaling));
     }
-    if (c.family && c.family->multipliers) {
-        add(format("embedding-multiplier %g", double(c.embed_scale)));
-        add(format("attention-multiplier %g", c.attn_scale));
+    if (c.family && c.family->multipliers) {  // (HyperCLOVA X: its logits_scaling is the logit-scale above;
+        add(format("embedding-multiplier %g", double(c.embed_scale)));  // attention_multiplier left out: none)
+        if (c.attn_scale > 0) add(format("attention-multiplier %g", c.attn_scale));
         add(format("residual-multiplier %g", double(c.residual_scale)));
-        add(format("logits-scaling %g", c.logits_scaling));
+        if (c.family->multipliers != 2) add(format("logits-scaling %g", c.logits_scaling));
     }
     if (c.family && (c.family->nope_layers || c.family->nope_global || c.family->rope_sliding_only || c.family->layer_rope_theta)) {
         std::vector<int64_t> on;

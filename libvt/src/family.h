@@ -164,10 +164,14 @@ struct ModelFamily {
     // not; else every no_rope_layer_interval-th layer, default 4, is a NoPE layer); with
     // use_sliding_window and no layer_types, the NoPE layers slide.
     bool nope_layers;
-    // Granite: config.json's embedding_multiplier (embeddings), attention_multiplier (scores,
+    // 1, Granite: config.json's embedding_multiplier (embeddings), attention_multiplier (scores,
     // instead of 1/sqrt(head_dim)), residual_multiplier (each residual branch before its add)
     // and logits_scaling (logits divided by it); each 1 when left out (GraniteConfig).
-    bool multipliers;
+    // 2, HyperCLOVA X: the same, but logits_scaling multiplies the logits, attention_multiplier
+    // left out is 1/sqrt(head_dim) (HyperCLOVAXConfig), and use_post_norm (true when left out)
+    // gives the block its sandwich norms (sandwich_norms: post_norm1 / post_norm2, each output
+    // normed before its residual multiplier). 0: none.
+    int multipliers;
     // OLMo 2: no norm before attention or the MLP; their outputs are RMSNormed before the
     // residual add (post_attention_layernorm, post_feedforward_layernorm: T_POST_*).
     bool post_norm_only;

@@ -536,7 +536,7 @@ typedef struct vt_model_info {
                                   * MoE layer: router, shared expert, k average experts)     */
     int64_t total_bytes;       /* all memory held by the model                               */
     /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone", "IQuestCoder", "Exaone4", "Gemma",
-     * "Gemma2", "Gemma3", "SmolLM3", "Granite", "GraniteSWA", "OLMo2", "FlexOlmo", "GraniteMoE", "GraniteMoeShared", "OLMoE",
+     * "Gemma2", "Gemma3", "SmolLM3", "Granite", "GraniteSWA", "HyperCLOVAX", "OLMo2", "FlexOlmo", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Youtu", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "Jais2", "HunYuanDenseV1", "VaultGemma",
      * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3". */
@@ -551,8 +551,8 @@ typedef struct vt_model_info {
      * "mla kv-lora R[ q-lora Q] heads N+P v V" (DeepSeek's latent attention), "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
      * "logits-scaling S" (Granite), "attention-sinks" (gpt-oss, GraniteSWA), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
-     * "interleaved-rope" (Helium, ERNIE 4.5, GLM, DeepSeek: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4, LFM3),
-     * "rotary-dim N" (partial rotary embeddings), "parallel-block" and "logit-scale S" (Cohere), "relu2-mlp" (Arcee, Nemotron, Jais2), "xielu-mlp" (Apertus), "layer-norm-1p" (Nemotron's LayerNorm1P),
+     * "interleaved-rope" (Helium, ERNIE 4.5, GLM, DeepSeek: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4, LFM3, HyperCLOVA X),
+     * "rotary-dim N" (partial rotary embeddings), "parallel-block" and "logit-scale S" (Cohere; HyperCLOVA X's logits_scaling), "relu2-mlp" (Arcee, Nemotron, Jais2), "xielu-mlp" (Apertus), "layer-norm-1p" (Nemotron's LayerNorm1P),
      * "qk-norm-after-rope" and "ntk-alpha A" (HunYuan dense), "no-post-norms" (VaultGemma),
      * "parallel-block-two-norms" (GPT-NeoX's x + attn(LN1(x)) + mlp(LN2(x))), "gelu-exact-mlp" (an ungated MLP
      * whose GELU is erf's, hidden_act "gelu"), "learned-positions" (GPT-2, GPTBigCode: wpe, no RoPE),
