@@ -37,6 +37,11 @@ _COMMON: dict[str, Any] = dict(hidden_size=64, intermediate_size=96, num_hidden_
 # name -> (transformers config class, its arguments beyond _COMMON)
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "llama-bias-hd24": ("LlamaConfig", dict(attention_bias=True, mlp_bias=True, head_dim=24)),
+    # Dynamic NTK RoPE (transformers' "dynamic"): a pass whose sequence reaches past
+    # max_position_embeddings (32 here) rotates with a base grown for its length. The
+    # teacher-forced 96 tokens cross it in one prefill, greedy decoding (8 + 32) step by step.
+    "llama-dynamic": ("LlamaConfig", dict(max_position_embeddings=32, rope_parameters={
+        "rope_type": "dynamic", "factor": 3.5, "rope_theta": 10000.0})),
     "mistral": ("MistralConfig", dict(sliding_window=None)),
     "mistral-window8": ("MistralConfig", dict(sliding_window=8, head_dim=32)),
     "qwen2-tied": ("Qwen2Config", dict(tie_word_embeddings=True)),
@@ -447,6 +452,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
 # What `pyvt info` / vt_model_info report for each case.
 EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "llama-bias-hd24": ("Llama", ["attention-bias", "mlp-bias", "head-dim 24"]),
+    "llama-dynamic": ("Llama", []),
     "mistral": ("Mistral", []),
     "mistral-window8": ("Mistral", ["head-dim 32", "sliding-window 8 (every layer)"]),
     "qwen2-tied": ("Qwen2", ["qkv-bias"]),
@@ -642,6 +648,45 @@ def config_json(config) -> dict[str, Any]:
     if d["model_type"] == "exaone":
         d = {next((a for a, b in EXAONE_NAMES.items() if b == k), k): v for k, v in d.items()}
     return d
+
+
+def dynamic_rope(cfg: dict[str, Any]) -> bool:
+    """Whether a config.json's RoPE is transformers' dynamic NTK (its frequencies per forward
+    call's length; HunYuan's "dynamic" with an alpha is a fixed base)."""
+    rp = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    return rp.get("rope_type", rp.get("type")) == "dynamic" and not (
+        cfg["model_type"].startswith("hunyuan") and rp.get("alpha"))
+
+
+def decode_seq_lens(cfg: dict[str, Any], prefill: int, n: int) -> list[int] | None:
+    """The sequence length each position's RoPE belongs to when `prefill` tokens are prefilled
+    and the rest of n decoded one by one (llama_ref.reference_logits' rope_seq_lens): for dynamic
+    NTK, whose cached keys keep the frequencies of the call that made them. None otherwise."""
+    if not dynamic_rope(cfg):
+        return None
+    return [prefill] * prefill + list(range(prefill + 1, n + 1))
+
+
+def hf_greedy(model, prompt: list[int], n: int, cached: bool = False) -> tuple[list[int], list[float]]:
+    """n greedy tokens of a transformers model after `prompt` and the top-2 margin of each step:
+    each step a forward over the whole sequence, or (cached) as generate() runs, the prompt then
+    one token per call with the KV cache (dynamic NTK: the keys keep the frequencies of the
+    call that made them, the sequence length of each call its own)."""
+    import torch
+
+    toks, margins, past = list(prompt), [], None
+    with torch.no_grad():
+        for _ in range(n):
+            if cached:
+                out = model(torch.tensor([toks if past is None else toks[-1:]]), cache=past, use_cache=True)
+                past = out.cache
+            else:
+                out = model(torch.tensor([toks]))
+            row = out.logits[0, -1].double().numpy()
+            top2 = np.sort(row)[-2:]
+            margins.append(float(top2[1] - top2[0]))
+            toks.append(int(row.argmax()))
+    return toks[len(prompt):], margins
 
 
 GPT2_NAMES = {"n_embd": "hidden_size", "n_inner": "intermediate_size", "n_layer": "num_hidden_layers",

@@ -212,12 +212,20 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
                 out->push_back(e.d);
             }
         }
-    } else if (const double alpha = type == "dynamic" ? r.positive(rs, "alpha", (f + ".alpha").c_str()) : -1; alpha > 0) {
-        c.rope.ntk_alpha = alpha;  // (HunYuan only: resolve_features)
+    } else if (type == "dynamic") {
+        // transformers' dynamic NTK by factor, or (HunYuan, with an alpha) a fixed NTK base:
+        // which one is the family's (resolve_features). The factor is checked there.
+        c.rope.kind = RopeScaling::DYNAMIC;
+        c.rope.ntk_alpha = std::max(0.0, r.positive(rs, "alpha", (f + ".alpha").c_str()));
+        c.rope.factor = std::nan("");  // (absent)
+        if (const json::Value* fv = r.get(rs, "factor")) {
+            if (!fv->is_number() || !std::isfinite(fv->d)) r.bad((f + ".factor").c_str(), *fv, "a number");
+            c.rope.factor = fv->d;
+        }
     } else {
         fail(VT_STATUS_UNSUPPORTED,
-             "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope, proportional)",
-             r.path().c_str(), field, type.c_str());
+             "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope, proportional, "
+             "dynamic)", r.path().c_str(), field, type.c_str());
     }
     if (const json::Value* b = r.get(rs, "llama_4_scaling_beta")) {  // (Ministral 3, Mistral 4)
         if (!b->is_number() || !(b->d >= 0) || !std::isfinite(float(b->d)))
@@ -343,9 +351,23 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             fail(VT_STATUS_UNSUPPORTED, "%s: use_parallel_residual true is not supported for %s (its sequential "
                  "block only)", c.path.c_str(), F.name);
     }
-    if (c.rope.ntk_alpha > 0 && !F.ntk_alpha)  // (as for any other unsupported type)
-        fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"dynamic\" is not supported (supported: default, linear, llama3, yarn, "
-             "longrope, proportional)", c.path.c_str(), c.rope.field.c_str());
+    if (c.rope.kind == RopeScaling::DYNAMIC) {
+        if (F.ntk_alpha && c.rope.ntk_alpha > 0) {
+            // HunYuan's "dynamic" with an alpha: a fixed NTK base (check_and_resolve stretches
+            // rope_theta), the default type's frequencies otherwise
+            c.rope.kind = RopeScaling::NONE;
+            c.rope.factor = 1.0;
+        } else {
+            // transformers' dynamic NTK (an alpha, outside HunYuan, is not read)
+            c.rope.ntk_alpha = 0;
+            const std::string ff = c.rope.field + ".factor";
+            if (std::isnan(c.rope.factor))
+                fail(VT_STATUS_FORMAT_ERROR, "%s: %s is missing (rope type dynamic)", c.path.c_str(), ff.c_str());
+            if (!(c.rope.factor > 1))
+                fail(VT_STATUS_UNSUPPORTED, "%s: %s = %g is not supported (rope type dynamic needs a factor above 1)",
+                     c.path.c_str(), ff.c_str(), c.rope.factor);
+        }
+    }
     if (F.logit_scale) {  // CohereConfig's default 0.0625
         c.logit_scale = c.logit_scale_field > 0 ? c.logit_scale_field : 0.0625;
         if (c.use_qk_norm == 1)

@@ -457,7 +457,7 @@ typedef struct vt_model_options {
     int32_t device;        /* vt_device_kind; default VT_DEVICE_AUTO                       */
     int32_t device_index;  /* CUDA ordinal; default 0                                      */
     int64_t max_seq_len;   /* KV capacity limit; 0 = max_position_embeddings of the config
-                              (or 2048 without one)                                       */
+                              (or 2048 without one; rope type dynamic: factor times it)    */
     vt_progress_fn progress; /* NULL = silent                                              */
     void* progress_user;
     /* More EOS ids, appended (no repeats) to those of config.json, generation_config.json and
