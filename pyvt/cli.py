@@ -208,7 +208,7 @@ def _build_parser() -> _Parser:
     common = _common_parent()
     parser = _Parser(
         prog="pyvt", parents=[common],
-        description="pyvt: fast 8-bit LLM inference for Llama, Mistral, Qwen2/3, Phi-3, Gemma 1/2/3, SmolLM3, Phi-1/2, StableLM, Starcoder2, Granite, GraniteSWA, OLMo 2/3, EXAONE 3/3.5/4, Helium, ERNIE 4.5, GLM / GLM-4, Seed-OSS, CWM, Cohere 1/2, Arcee, NanoChat, Apertus, Nemotron, Jais2, HunYuan, VaultGemma, OLMo 1, GPT-NeoX, GPT-2, GPT-Neo, GPTBigCode, GPT-J, OPT, Falcon, Bloom, MPT, Ministral 3, MiniCPM3, Youtu-LLM, LFM2, LFM3 and MoE (Mixtral, Qwen-MoE, GLM-4 MoE, Solar Open, dots1, DeepSeek-V2/V3, Mistral 4, GLM-4.7-Flash, MiniMax-M2, ERNIE 4.5 MoE, EXAONE MoE, HunYuan MoE, LFM2-MoE, GraniteMoE, OLMoE, FlexOlmo, gpt-oss) checkpoints.",
+        description="pyvt: fast 8-bit LLM inference for Llama, Mistral, Qwen2/3, Phi-3, Gemma 1/2/3, SmolLM3, Phi-1/2, StableLM, Starcoder2, Granite, GraniteSWA, OLMo 2/3, EXAONE 3/3.5/4, InternLM3, Helium, ERNIE 4.5, GLM / GLM-4, Seed-OSS, CWM, Cohere 1/2, Arcee, NanoChat, Apertus, Nemotron, Jais2, HunYuan, VaultGemma, OLMo 1, GPT-NeoX, GPT-2, GPT-Neo, GPTBigCode, GPT-J, OPT, Falcon, Bloom, MPT, Ministral 3, MiniCPM3, Youtu-LLM, LFM2, LFM3 and MoE (Mixtral, Qwen-MoE, GLM-4 MoE, Solar Open, dots1, DeepSeek-V2/V3, Mistral 4, GLM-4.7-Flash, MiniMax-M2, ERNIE 4.5 MoE, EXAONE MoE, HunYuan MoE, LFM2-MoE, GraniteMoE, OLMoE, FlexOlmo, gpt-oss) checkpoints.",
         epilog="MODEL is a checkpoint folder, a .safetensors file, a model.safetensors.index.json, a .gguf "
                "file (converted once) or a Hugging Face id org/name[@revision][:file.gguf] (fetched into the "
                "Hugging Face cache); without one, the default model (SmolLM2-135M-Instruct) is fetched once "

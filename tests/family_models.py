@@ -355,6 +355,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                     rope_parameters={"rope_type": "llama3", "rope_theta": 1e6, "factor": 8.0,
                                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                                      "original_max_position_embeddings": 32})),
+    # InternLM3: Llama's block; config.json as the Hub's (InternLM3ForCausalLM, qkv_bias and bias
+    # for attention_bias and mlp_bias, rope_scaling dynamic by factor 6 beside rope_theta 5e7);
+    # InternLM3Config's default head_dim 128; max_position_embeddings 24, which the teacher-forced
+    # sequence and greedy decoding cross.
+    "internlm3": ("InternLM3Config", dict(qkv_bias=True, bias=True, max_position_embeddings=24, pad_token_id=ENDOFTEXT,
+                                          rope_parameters={"rope_type": "dynamic", "factor": 6.0, "rope_theta": 5e7})),
     # NanoChat: RMSNorms without weights (the embeddings' too), RoPE by -θ, per-head q/k norms
     # after RoPE, an ungated relu² MLP (fc1, fc2), the logits capped at 15; then q/k/v/o biases,
     # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
@@ -573,6 +579,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "exaone": ("Exaone", ["head-dim 24"]),
+    "internlm3": ("InternLM3", ["attention-bias", "mlp-bias", "head-dim 128"]),
     "nanochat": ("NanoChat", ["qk-norm-after-rope", "no-norm-weights", "embedding-norm", "relu2-mlp", "negated-rope",
                               "final-softcap 15"]),
     "nanochat-bias-cap-tied": ("NanoChat", ["attention-bias", "qk-norm-after-rope", "no-norm-weights", "embedding-norm",
@@ -647,7 +654,16 @@ def config_json(config) -> dict[str, Any]:
     d["architectures"] = [architecture(type(config).__name__)]
     if d["model_type"] == "exaone":
         d = {next((a for a, b in EXAONE_NAMES.items() if b == k), k): v for k, v in d.items()}
+    if d["model_type"] == "internlm3":  # (the Hub's: qkv_bias, bias, rope_scaling beside rope_theta)
+        d = {INTERNLM3_NAMES.get(k, k): v for k, v in d.items()}
+        rp = dict(d.pop("rope_parameters"))
+        d["rope_theta"] = rp.pop("rope_theta")
+        d["rope_scaling"] = rp
     return d
+
+
+# InternLM3's config.json names (InternLM3Config's attribute_map), as the Hub's files have them
+INTERNLM3_NAMES = {"attention_bias": "qkv_bias", "mlp_bias": "bias"}
 
 
 def dynamic_rope(cfg: dict[str, Any]) -> bool:
@@ -707,6 +723,10 @@ def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
         return dict(cfg, layer_norm_eps=1e-5)
     if cfg["model_type"] == "exaone":
         return {EXAONE_NAMES.get(k, k): v for k, v in cfg.items()}
+    if cfg["model_type"] == "internlm3" and "rope_scaling" in cfg:
+        d = {next((a for a, b in INTERNLM3_NAMES.items() if b == k), k): v for k, v in cfg.items()}
+        d["rope_parameters"] = dict(d.pop("rope_scaling"), rope_theta=d.pop("rope_theta"))
+        return d
     if cfg["model_type"] == "gpt_neo":  # (GPTNeoConfig's names; intermediate_size, null: 4 · hidden)
         return dict(cfg, intermediate_size=cfg.get("intermediate_size") or 4 * cfg["hidden_size"],
                     num_hidden_layers=cfg["num_layers"], num_attention_heads=cfg["num_heads"],

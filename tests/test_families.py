@@ -452,7 +452,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
-            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, ExaoneForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, ExaoneForCausalLM, InternLM3ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, SolarOpenForCausalLM, "
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, YoutuForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
@@ -1171,6 +1171,23 @@ def test_gpt_neox_as_pythia_files_hold_it(from_golden, golden, tmp_path):
     assert "unexpected 1 tensors: gpt_neox.layers.1.attention.rotary_emb.cos_cached" in msg and "\n" not in msg
 
 
+def test_internlm3_config_as_the_hubs_and_without_head_dim(from_golden, golden, tmp_path):
+    """InternLM3's config.json as released says rope_scaling {"type": "dynamic", ...} (the old
+    key) and may leave out head_dim (InternLM3Config's default 128): the same model. Beside the
+    usual attention_bias / mlp_bias, its qkv_bias / bias win, as transformers sets them last."""
+    folder, _ = from_golden("internlm3")
+    cfg = copy_case(from_golden, "internlm3", tmp_path)
+    assert cfg["head_dim"] == 128
+    del cfg["head_dim"]
+    cfg["rope_scaling"] = {"type": "dynamic", "factor": cfg["rope_scaling"]["factor"]}
+    cfg.update(attention_bias=False, mlp_bias=False)  # (qkv_bias, bias: true)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    seq = golden["cases"]["internlm3"]["sequence"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "InternLM3" and b.info["max_seq_len"] == 6 * 24
+        np.testing.assert_array_equal(a.logits(seq), b.logits(seq))
+
+
 def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     """openai-community/gpt2's files name the base model's tensors without "transformer."
     (wte.weight, h.0.attn.c_attn.weight, ...) and keep the causal-mask buffers (h.N.attn.bias,
@@ -1319,6 +1336,9 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
      'field "rope_parameters.factor"'),
     ("llama-dynamic", {"rope_parameters": {"rope_type": "dynamic", "rope_theta": 1e4}},
      "rope_parameters.factor is missing (rope type dynamic)"),
+    ("internlm3", {"rope_scaling": {"type": "dynamic", "factor": 0.5}}, "rope_scaling.factor = 0.5 is not supported"),
+    ("internlm3", {"bias": False}, "qkv_bias true with bias false is not supported for InternLM3"),
+    ("internlm3", {"qkv_bias": False}, "qkv_bias false with bias true is not supported for InternLM3"),
     ("exaone", {"activation_function": "gelu"}, 'activation_function "gelu" is not supported for Exaone (its MLP computes silu'),
     ("exaone", {"attention_bias": True}, "missing 8 tensors: transformer.h.{0..1}.attn.attention.k_proj.bias"),
     ("exaone", {"layer_norm_epsilon": 0}, 'field "layer_norm_epsilon" must be a positive number, got 0'),

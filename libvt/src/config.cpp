@@ -913,6 +913,29 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     } else if (F.alibi) {
         c.hidden_act.clear();
     }
+    // InternLM3's config.json names (InternLM3Config's attribute_map): qkv_bias for
+    // attention_bias, bias for mlp_bias (when both names are there, these win, as in transformers,
+    // which sets the attribute_map's names after the fields).
+    // transformers refuses them unequal: its remote code biased q/k/v by qkv_bias and o_proj and
+    // the MLP by bias, which Llama's attention_bias (q/k/v/o) and mlp_bias cannot say otherwise.
+    if (std::strcmp(F.model_type, "internlm3") == 0) {
+        const char* attn_key = "attention_bias";
+        const char* mlp_key = "mlp_bias";
+        if (c.qkv_bias_field >= 0) {
+            c.attention_bias_field = c.qkv_bias_field;
+            attn_key = "qkv_bias";
+        }
+        if (c.use_bias >= 0 && c.use_bias_name == "bias") {
+            c.mlp_bias_field = c.use_bias;
+            mlp_key = "bias";
+        }
+        c.use_bias = -1;  // (read for Falcon)
+        const bool attn = c.attention_bias_field == 1, mlp = c.mlp_bias_field == 1;
+        if (attn != mlp)
+            fail(VT_STATUS_UNSUPPORTED, "%s: %s %s with %s %s is not supported for InternLM3 (transformers' Llama "
+                 "implementation biases q/k/v/o as the MLP; it refuses them unequal)", c.path.c_str(), attn_key,
+                 attn ? "true" : "false", mlp_key, mlp ? "true" : "false");
+    }
     // An ungated GELU MLP (Phi, Starcoder2, GPT-NeoX) computes whichever GELU config.json
     // names, as transformers' ACT2FN: gelu exactly (erf), gelu_new / gelu_fast /
     // gelu_pytorch_tanh with tanh.
@@ -1541,6 +1564,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.attention_bias_field = r.boolean(root, "attention_bias");
         c.attention_out_bias = r.boolean(root, "attention_out_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");
+        c.qkv_bias_field = r.boolean(root, "qkv_bias");
         c.use_sliding_window = r.boolean(root, "use_sliding_window");
         // (0 or null: no window — Qwen2MoeConfig writes 0 when use_sliding_window is false)
         c.sliding_window = r.integer(root, "sliding_window", 0, int64_t(1) << 40);

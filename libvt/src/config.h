@@ -82,6 +82,7 @@ struct LlamaConfig {
     int attention_bias_field = -1;   // attention_bias
     int attention_out_bias = -1;     // Seed-OSS: o_proj's bias
     int mlp_bias_field = -1;         // mlp_bias
+    int qkv_bias_field = -1;         // qkv_bias (InternLM3's name for attention_bias; its "bias": use_bias)
     int use_sliding_window = -1;     // use_sliding_window (Qwen2, Qwen3)
     int64_t sliding_window = -1;     // sliding_window
     int64_t max_window_layers = -1;  // max_window_layers (Qwen2, Qwen3)

@@ -511,6 +511,22 @@ const ModelFamily kFamilies[] = {
         VT_DENSE,
     },
     {
+        // InternLM3 (internlm/internlm3-8b-instruct): Llama's block under Llama's tensor names,
+        // which transformers (>= 5) loads as LlamaForCausalLM; its config.json says qkv_bias (q/k/v)
+        // and bias (o_proj and the MLP) for attention_bias and mlp_bias (InternLM3Config's
+        // attribute_map; transformers refuses them unequal), head_dim 128 when left out, and RoPE
+        // type dynamic (NTK by factor, 6 in the released config).
+        "InternLM3", "InternLM3ForCausalLM", "internlm3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+        VT_DENSE,
+    },
+    {
         // EXAONE 4 (EXAONE-4.0-1.2B / 32B): OLMo 2's post-norm block with per-head q/k norms,
         // sliding layers by layer_types (else every sliding_window_pattern-th layer is global),
         // the global layers without RoPE when there is a window (nope_global).
@@ -1415,9 +1431,11 @@ const ModelFamily* family_of(const LlamaConfig& c) {
         if (c.architectures.empty()) return &f;
         for (const auto& a : c.architectures) {
             if (lower(a) == lower(f.architecture)) return &f;
-            // (transformers >= 5 maps EXAONE 3 onto LlamaForCausalLM and saves it so, with
-            // model_type exaone and EXAONE's own tensor names)
-            if (lower(a) == "llamaforcausallm" && std::strcmp(f.model_type, "exaone") == 0) return &f;
+            // (transformers >= 5 maps EXAONE 3 and InternLM3 onto LlamaForCausalLM and saves them
+            // so, with model_type exaone / internlm3; EXAONE's own tensor names)
+            if (lower(a) == "llamaforcausallm" &&
+                (std::strcmp(f.model_type, "exaone") == 0 || std::strcmp(f.model_type, "internlm3") == 0))
+                return &f;
         }
     }
     return nullptr;
