@@ -2,7 +2,7 @@
 
 ``load_model(path)`` + ``generate(model, prompt, opts)`` (also ``stream``, ``chat``,
 ``text_completion``, ``chat_completion``) for Hugging Face checkpoints of the families in
-docs/models.md (Llama, Mistral, Ministral, Qwen2/3, Phi-3, Gemma 1/2/3, SmolLM3, Helium, ERNIE 4.5, GLM, Seed-OSS, CWM, EXAONE 3/3.5, IQuest-Coder;
+docs/models.md (Llama, Mistral, Ministral, Qwen2/3, Phi-3, Gemma 1/2/3, SmolLM3, Helium, ERNIE 4.5, GLM, Seed-OSS, CWM, EXAONE 3/3.5, IQuest-Coder, InternLM3;
 on the CPU Phi-1/2, StableLM, Starcoder2, Cohere 1/2, Arcee, NanoChat, Apertus, Nemotron, Jais2, HunYuan, VaultGemma, OLMo 1, GPT-NeoX, GPT-2, GPT-Neo, GPTBigCode, GPT-J, OPT, Falcon, Bloom, MPT, Granite, GraniteSWA, HyperCLOVA X, OLMo 2/3, EXAONE 4, GLM-4, Ministral 3, MiniCPM3, Youtu-LLM, LFM2, LFM3 and the
 mixture-of-experts families), with weights prepacked once to 8
 bits (INT8 or FP8 E4M3, blocked scales), on any CPU and (when built with CUDA) NVIDIA GPUs. The quantized inference API (prepack_* / linear_*) and the

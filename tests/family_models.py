@@ -37,6 +37,11 @@ _COMMON: dict[str, Any] = dict(hidden_size=64, intermediate_size=96, num_hidden_
 # name -> (transformers config class, its arguments beyond _COMMON)
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "llama-bias-hd24": ("LlamaConfig", dict(attention_bias=True, mlp_bias=True, head_dim=24)),
+    # Dynamic NTK RoPE (transformers' "dynamic"): a pass whose sequence reaches past
+    # max_position_embeddings (32 here) rotates with a base grown for its length. The
+    # teacher-forced 96 tokens cross it in one prefill, greedy decoding (8 + 32) step by step.
+    "llama-dynamic": ("LlamaConfig", dict(max_position_embeddings=32, rope_parameters={
+        "rope_type": "dynamic", "factor": 3.5, "rope_theta": 10000.0})),
     "mistral": ("MistralConfig", dict(sliding_window=None)),
     "mistral-window8": ("MistralConfig", dict(sliding_window=8, head_dim=32)),
     "qwen2-tied": ("Qwen2Config", dict(tie_word_embeddings=True)),
@@ -360,6 +365,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "hyperclovax-nopost": ("HyperCLOVAXConfig", dict(embedding_multiplier=2.0, residual_multiplier=0.3, logits_scaling=1.5,
                                                      attention_multiplier=0.2, use_post_norm=False, mlp_bias=True,
                                                      pad_token_id=ENDOFTEXT)),
+    # InternLM3: Llama's block; config.json as the Hub's (InternLM3ForCausalLM, qkv_bias and bias
+    # for attention_bias and mlp_bias, rope_scaling dynamic by factor 6 beside rope_theta 5e7);
+    # InternLM3Config's default head_dim 128; max_position_embeddings 24, which the teacher-forced
+    # sequence and greedy decoding cross.
+    "internlm3": ("InternLM3Config", dict(qkv_bias=True, bias=True, max_position_embeddings=24, pad_token_id=ENDOFTEXT,
+                                          rope_parameters={"rope_type": "dynamic", "factor": 6.0, "rope_theta": 5e7})),
     # NanoChat: RMSNorms without weights (the embeddings' too), RoPE by -θ, per-head q/k norms
     # after RoPE, an ungated relu² MLP (fc1, fc2), the logits capped at 15; then q/k/v/o biases,
     # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
@@ -457,6 +468,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
 # What `pyvt info` / vt_model_info report for each case.
 EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "llama-bias-hd24": ("Llama", ["attention-bias", "mlp-bias", "head-dim 24"]),
+    "llama-dynamic": ("Llama", []),
     "mistral": ("Mistral", []),
     "mistral-window8": ("Mistral", ["head-dim 32", "sliding-window 8 (every layer)"]),
     "qwen2-tied": ("Qwen2", ["qkv-bias"]),
@@ -582,6 +594,7 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "hyperclovax-nopost": ("HyperCLOVAX", ["mlp-bias", "logit-scale 1.5", "embedding-multiplier 2",
                                            "attention-multiplier 0.2", "residual-multiplier 0.3"]),
     "iquestcoder": ("IQuestCoder", ["attention-bias", "mlp-bias", "head-dim 24"]),
+    "internlm3": ("InternLM3", ["attention-bias", "mlp-bias", "head-dim 128"]),
     "nanochat": ("NanoChat", ["qk-norm-after-rope", "no-norm-weights", "embedding-norm", "relu2-mlp", "negated-rope",
                               "final-softcap 15"]),
     "nanochat-bias-cap-tied": ("NanoChat", ["attention-bias", "qk-norm-after-rope", "no-norm-weights", "embedding-norm",
@@ -656,7 +669,55 @@ def config_json(config) -> dict[str, Any]:
     d["architectures"] = [architecture(type(config).__name__)]
     if d["model_type"] == "exaone":
         d = {next((a for a, b in EXAONE_NAMES.items() if b == k), k): v for k, v in d.items()}
+    if d["model_type"] == "internlm3":  # (the Hub's: qkv_bias, bias, rope_scaling beside rope_theta)
+        d = {INTERNLM3_NAMES.get(k, k): v for k, v in d.items()}
+        rp = dict(d.pop("rope_parameters"))
+        d["rope_theta"] = rp.pop("rope_theta")
+        d["rope_scaling"] = rp
     return d
+
+
+# InternLM3's config.json names (InternLM3Config's attribute_map), as the Hub's files have them
+INTERNLM3_NAMES = {"attention_bias": "qkv_bias", "mlp_bias": "bias"}
+
+
+def dynamic_rope(cfg: dict[str, Any]) -> bool:
+    """Whether a config.json's RoPE is transformers' dynamic NTK (its frequencies per forward
+    call's length; HunYuan's "dynamic" with an alpha is a fixed base)."""
+    rp = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    return rp.get("rope_type", rp.get("type")) == "dynamic" and not (
+        cfg["model_type"].startswith("hunyuan") and rp.get("alpha"))
+
+
+def decode_seq_lens(cfg: dict[str, Any], prefill: int, n: int) -> list[int] | None:
+    """The sequence length each position's RoPE belongs to when `prefill` tokens are prefilled
+    and the rest of n decoded one by one (llama_ref.reference_logits' rope_seq_lens): for dynamic
+    NTK, whose cached keys keep the frequencies of the call that made them. None otherwise."""
+    if not dynamic_rope(cfg):
+        return None
+    return [prefill] * prefill + list(range(prefill + 1, n + 1))
+
+
+def hf_greedy(model, prompt: list[int], n: int, cached: bool = False) -> tuple[list[int], list[float]]:
+    """n greedy tokens of a transformers model after `prompt` and the top-2 margin of each step:
+    each step a forward over the whole sequence, or (cached) as generate() runs, the prompt then
+    one token per call with the KV cache (dynamic NTK: the keys keep the frequencies of the
+    call that made them, the sequence length of each call its own)."""
+    import torch
+
+    toks, margins, past = list(prompt), [], None
+    with torch.no_grad():
+        for _ in range(n):
+            if cached:
+                out = model(torch.tensor([toks if past is None else toks[-1:]]), cache=past, use_cache=True)
+                past = out.cache
+            else:
+                out = model(torch.tensor([toks]))
+            row = out.logits[0, -1].double().numpy()
+            top2 = np.sort(row)[-2:]
+            margins.append(float(top2[1] - top2[0]))
+            toks.append(int(row.argmax()))
+    return toks[len(prompt):], margins
 
 
 GPT2_NAMES = {"n_embd": "hidden_size", "n_inner": "intermediate_size", "n_layer": "num_hidden_layers",
@@ -677,6 +738,10 @@ def std_fields(cfg: dict[str, Any]) -> dict[str, Any]:
         return dict(cfg, layer_norm_eps=1e-5)
     if cfg["model_type"] == "exaone":
         return {EXAONE_NAMES.get(k, k): v for k, v in cfg.items()}
+    if cfg["model_type"] == "internlm3" and "rope_scaling" in cfg:
+        d = {next((a for a, b in INTERNLM3_NAMES.items() if b == k), k): v for k, v in cfg.items()}
+        d["rope_parameters"] = dict(d.pop("rope_scaling"), rope_theta=d.pop("rope_theta"))
+        return d
     if cfg["model_type"] == "gpt_neo":  # (GPTNeoConfig's names; intermediate_size, null: 4 · hidden)
         return dict(cfg, intermediate_size=cfg.get("intermediate_size") or 4 * cfg["hidden_size"],
                     num_hidden_layers=cfg["num_layers"], num_attention_heads=cfg["num_heads"],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -204,9 +204,28 @@ def write_checkpoint(folder: Path, cfg: TinyConfig, *, dtype: str = "BF16", seed
 
 
 def rope_inv_freq(cfg: TinyConfig, seq_len: int = 0) -> np.ndarray:
-    """As transformers computes it, in float32 (default, linear, llama3, yarn and longrope
-    rope types; longrope: the long factors when seq_len > original_max_position_embeddings)."""
+    """As transformers computes it, in float32 (default, linear, llama3, yarn, longrope and
+    dynamic rope types; longrope: the long factors when seq_len > original_max_position_embeddings;
+    dynamic: a larger base when seq_len > max_position_embeddings)."""
     rs = cfg.rope_scaling or {}
+    if rs.get("rope_type", rs.get("type")) == "dynamic":
+        # _compute_dynamic_ntk_parameters: base' = base · ((factor · seq_len / M) − (factor − 1))
+        # ** (dim / (dim − 2)); at __init__ (seq_len None: M) in Python floats, in a forward call
+        # whose largest position + 1 is past M (dynamic_rope_update) with seq_len an int64 tensor:
+        # float32 ops, the scalar power taken in double and rounded
+        dim = int(cfg.hd * rs.get("partial_rotary_factor", 1.0))
+        factor, m = rs["factor"], cfg.max_pos
+        if seq_len > m:
+            t = np.float32(np.float32(factor) * np.float32(seq_len))
+            t = np.float32(t / np.float32(m))
+            t = np.float32(t - np.float32(factor - 1))
+            base = float(np.float32(np.float32(cfg.theta) * np.float32(float(t) ** (dim / (dim - 2)))))
+        else:
+            base = cfg.theta * ((factor * m / m) - (factor - 1)) ** (dim / (dim - 2))
+        plain = replace(cfg, theta=base, rope_scaling=(
+            {"rope_type": "default", "partial_rotary_factor": rs["partial_rotary_factor"]}
+            if "partial_rotary_factor" in rs else None))
+        return rope_inv_freq(plain)
     if rs.get("rope_type") == "proportional":  # every dim; int(factor · hd // 2) pairs turn, the rest at 0
         angles = int(rs.get("partial_rotary_factor", 1.0) * cfg.hd // 2)
         inv = np.zeros(cfg.hd // 2, np.float32)
@@ -337,8 +356,13 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
                      attn_scale: float | None = None, relu: bool = False,
                      parallel_one_norm: bool = False, alibi: list[float] | None = None,
                      mla: dict[str, Any] | None = None, llama4: dict[str, Any] | None = None,
-                     rope_negated: bool = False, final_softcap: float = 0.0) -> np.ndarray:
+                     rope_negated: bool = False, final_softcap: float = 0.0,
+                     rope_seq_lens: list[int] | None = None) -> np.ndarray:
     """[n, vocab] float64 logits of every position of `tokens` (positions 0..n-1).
+
+    `rope_seq_lens` (dynamic NTK): the sequence length of the forward call each position's
+    RoPE belongs to (a prefill's length, a decode step's position + 1: each row then is what
+    that cached decode computes); None: one call, n, for every position.
 
     The Llama block plus the variants of the other families, each where its tensors are in
     `w`: q/k/v/o and gate/up/down biases (Llama's attention_bias / mlp_bias, Qwen2's qkv
@@ -462,7 +486,11 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         x = x * granite["embedding_multiplier"]
         scale, rmul = granite["attention_multiplier"], granite["residual_multiplier"]
     cap = gemma2["attn_softcap"] if gemma2 else 0.0
-    ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg, seq_len=n).astype(np.float64)[None, :]
+    if rope_seq_lens is None:
+        ang = np.arange(n, dtype=np.float64)[:, None] * rope_inv_freq(cfg, seq_len=n).astype(np.float64)[None, :]
+    else:  # (each position rotated as the call that computed it: a prefill's length, a decode's position + 1)
+        assert len(rope_seq_lens) == n
+        ang = np.stack([i * rope_inv_freq(cfg, seq_len=sl).astype(np.float64) for i, sl in enumerate(rope_seq_lens)])
     cos, sin = np.cos(ang), np.sin(ang)
     if rope_negated:  # (NanoChat: its rotate_half is (x2, -x1), each pair turning by -θ)
         sin = -sin

@@ -171,6 +171,10 @@ def test_rounded_kv_cache_against_the_reference_rounding_keys_and_values(from_go
             _, first = s.prefill(seq[:5], logits="last")
             rows = [first] + [s.decode(t, want_logits=True)[1] for t in seq[5:]]
     step, step_ref = np.stack(rows), ref[4:]
+    if lens := F.decode_seq_lens(cfg, 5, len(seq)):
+        # dynamic NTK: each decode step past max_position_embeddings rotates with its own base
+        # over keys cached with the bases of their calls, which the reference computes per position
+        step_ref = R.reference_logits(*args, kv_cache=kv_cache, rope_seq_lens=lens, **extra)[4:]
     orig = F.longrope_switch(cfg)
     if orig:
         # LongRoPE: a decode past original_max_position_embeddings rotates with the long factors
@@ -215,6 +219,9 @@ NEAR_TIE = 0.2
 # flips one position at 0.223 (the others at 0.033-0.164). 2026-11-29, this Xeon: int8 0.958.
 NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25}
 INT8_FLOOR = 0.95
+# llama-dynamic's random logits have many near-ties: int8 flips 5 of 96 (0.948; 2026-11-29, this
+# VM), at reference margins 0.029-0.087, every one below NEAR_TIE (the clear positions all agree).
+INT8_FLOOR_OF = {"llama-dynamic": 0.94}
 FOUR_BIT_FLOOR = 0.625
 
 
@@ -244,6 +251,8 @@ def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
         floor = 0.55
     if name == "lfm3" and fmt != "int8":
         floor = 0.8 if fmt.startswith("fp8") else 0.55
+    if fmt == "int8":
+        floor = INT8_FLOOR_OF.get(name, floor)
     with load(folder, weight_format=fmt) as m:
         got = m.logits(g["sequence"]).argmax(-1)
     same = got == np.asarray(g["argmax"])
@@ -381,17 +390,8 @@ def hf_case(tmp_path_factory):
     return get
 
 
-def hf_greedy(model, prompt, n):
-    import torch
-
-    toks, margins = list(prompt), []
-    with torch.no_grad():
-        for _ in range(n):
-            row = model(torch.tensor([toks])).logits[0, -1].double().numpy()
-            top2 = np.sort(row)[-2:]
-            margins.append(float(top2[1] - top2[0]))
-            toks.append(int(row.argmax()))
-    return toks[len(prompt):], margins
+def hf_greedy(model, prompt, n, cached=False):
+    return F.hf_greedy(model, prompt, n, cached)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -405,7 +405,7 @@ def test_matches_transformers(hf_case, golden, name):
     seq = g["sequence"]
     with torch.no_grad():
         ref = model(torch.tensor([seq])).logits[0].double().numpy()
-    want, margins = hf_greedy(model, PROMPT, 32)
+    want, margins = hf_greedy(model, PROMPT, 32, cached=F.dynamic_rope(cfg))
     with load(folder, weight_format="bf16") as m:
         assert rel_err(m.logits(seq), ref) < 1e-3
         toks, _ = m.generate(PROMPT, max_new_tokens=32, stop_on_eos=False)
@@ -414,7 +414,7 @@ def test_matches_transformers(hf_case, golden, name):
         same = m.logits(seq).argmax(-1) == ref.argmax(-1)
     top2 = np.sort(ref, -1)[:, -2:]
     clear = top2[:, 1] - top2[:, 0] >= NEAR_TIE_OF.get(name, NEAR_TIE)
-    assert same.mean() >= INT8_FLOOR and same[clear].all()
+    assert same.mean() >= INT8_FLOOR_OF.get(name, INT8_FLOOR) and same[clear].all()
 
 
 # ---- refusals ---------------------------------------------------------------------------
@@ -452,7 +452,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "PhiForCausalLM, GPTJForCausalLM, StableLmForCausalLM, OlmoForCausalLM, GPTNeoXForCausalLM, FalconForCausalLM, BloomForCausalLM, "
             "MptForCausalLM, OPTForCausalLM, "
             "GPTNeoForCausalLM, GPT2LMHeadModel, "
-            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, ExaoneForCausalLM, IQuestCoderForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
+            "GPTBigCodeForCausalLM, Starcoder2ForCausalLM, ExaoneForCausalLM, IQuestCoderForCausalLM, InternLM3ForCausalLM, Exaone4ForCausalLM, Olmo2ForCausalLM, FlexOlmoForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM, OlmoeForCausalLM, "
             "GptOssForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, ExaoneMoeForCausalLM, "
             "Glm4MoeForCausalLM, SolarOpenForCausalLM, "
             "Dots1ForCausalLM, DeepseekV3ForCausalLM, MiniCPM3ForCausalLM, YoutuForCausalLM, Mistral4ForCausalLM, Glm4MoeLiteForCausalLM, DeepseekV2ForCausalLM, MiniMaxM2ForCausalLM, "
@@ -1097,15 +1097,13 @@ def test_apertus_xielu_scalars_of_shape_1_load_alike(from_golden, golden, tmp_pa
 
 
 @pytest.mark.parametrize("name, rope, words", [
-    # (transformers' dynamic NTK recomputes the frequencies per length: only HunYuan's fixed alpha runs)
-    ("hunyuan-dense", {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0},
-     'rope_parameters type "dynamic" is not supported'),
-    ("hunyuan-moe", {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0},
-     'rope_parameters type "dynamic" is not supported'),
+    # (an alpha outside HunYuan is not read, as transformers reads none: dynamic NTK by factor)
     ("llama-bias-hd24", {"rope_type": "dynamic", "alpha": 1000.0, "factor": 1.0, "rope_theta": 10000.0},
-     'rope_parameters type "dynamic" is not supported'),
+     "rope_parameters.factor = 1 is not supported (rope type dynamic needs a factor above 1)"),
+    ("llama-bias-hd24", {"rope_type": "dynamic", "alpha": 1000.0, "rope_theta": 10000.0},
+     "rope_parameters.factor is missing (rope type dynamic)"),
 ])
-def test_dynamic_rope_runs_only_as_hunyuans_fixed_alpha(from_golden, tmp_path, name, rope, words):
+def test_dynamic_rope_alpha_is_hunyuans_only(from_golden, tmp_path, name, rope, words):
     cfg = copy_case(from_golden, name, tmp_path)
     cfg.pop("rope_scaling", None)
     cfg.pop("rope_theta", None)
@@ -1113,6 +1111,34 @@ def test_dynamic_rope_runs_only_as_hunyuans_fixed_alpha(from_golden, tmp_path, n
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     msg = refused(tmp_path)
     assert words in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("name", ["hunyuan-dense", "phi3-partial-rotary", "qwen2-tied"])
+def test_dynamic_rope_in_other_families(from_golden, golden, tmp_path, name):
+    """rope type dynamic by factor (HunYuan: without an alpha, transformers' dynamic NTK too;
+    Phi-3: over its partial rotary dims) against the float64 reference, with
+    max_position_embeddings 40: one prefill past it, and decode steps crossing it."""
+    cfg = copy_case(from_golden, name, tmp_path)
+    theta = cfg.pop("rope_theta", None) or (cfg.get("rope_parameters") or {}).get("rope_theta") or 10000.0
+    prf = (cfg.get("rope_parameters") or {}).get("partial_rotary_factor") or cfg.get("partial_rotary_factor")
+    cfg.pop("rope_scaling", None)
+    cfg["rope_parameters"] = {"rope_type": "dynamic", "factor": 2.5, "rope_theta": theta,
+                              **({"partial_rotary_factor": prf} if prf else {})}
+    cfg["max_position_embeddings"] = 40
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    _, w = from_golden(name)
+    seq = golden["cases"][name]["sequence"]
+    args = (F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), F.gemma2_params(cfg))
+    extra = F.reference_extras(cfg)
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["max_seq_len"] == 100  # (factor · max_position_embeddings)
+        got = m.logits(seq)
+        with m.new_session() as s:
+            _, first = s.prefill(seq[:30], logits="last")
+            rows = [first] + [s.decode(t, want_logits=True)[1] for t in seq[30:60]]
+    assert rel_err(got, R.reference_logits(*args, **extra)) < 1e-5
+    step_ref = R.reference_logits(*args[:2], seq[:60], *args[3:], rope_seq_lens=F.decode_seq_lens(cfg, 30, 60), **extra)
+    assert rel_err(np.stack(rows), step_ref[29:]) < 1e-5
 
 
 def test_gpt_neox_as_pythia_files_hold_it(from_golden, golden, tmp_path):
@@ -1143,6 +1169,23 @@ def test_gpt_neox_as_pythia_files_hold_it(from_golden, golden, tmp_path):
     R.write_safetensors(tmp_path / "model.safetensors", ck, "F32")
     msg = refused(tmp_path)
     assert "unexpected 1 tensors: gpt_neox.layers.1.attention.rotary_emb.cos_cached" in msg and "\n" not in msg
+
+
+def test_internlm3_config_as_the_hubs_and_without_head_dim(from_golden, golden, tmp_path):
+    """InternLM3's config.json as released says rope_scaling {"type": "dynamic", ...} (the old
+    key) and may leave out head_dim (InternLM3Config's default 128): the same model. Beside the
+    usual attention_bias / mlp_bias, its qkv_bias / bias win, as transformers sets them last."""
+    folder, _ = from_golden("internlm3")
+    cfg = copy_case(from_golden, "internlm3", tmp_path)
+    assert cfg["head_dim"] == 128
+    del cfg["head_dim"]
+    cfg["rope_scaling"] = {"type": "dynamic", "factor": cfg["rope_scaling"]["factor"]}
+    cfg.update(attention_bias=False, mlp_bias=False)  # (qkv_bias, bias: true)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    seq = golden["cases"]["internlm3"]["sequence"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "InternLM3" and b.info["max_seq_len"] == 6 * 24
+        np.testing.assert_array_equal(a.logits(seq), b.logits(seq))
 
 
 def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
@@ -1290,6 +1333,15 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("iquestcoder", {"mlp_bias": False}, "unexpected 6 tensors: model.layers.{0..1}.mlp.down_proj.bias"),
     ("hyperclovax", {"use_post_norm": False}, "unexpected 4 tensors: model.layers.{0..1}.post_norm1.weight"),
     ("hyperclovax", {"logits_scaling": 1e300}, "logits_scaling"),
+    ("llama-dynamic", {"rope_parameters": {"rope_type": "dynamic", "factor": 1.0, "rope_theta": 1e4}},
+     "rope_parameters.factor = 1 is not supported (rope type dynamic needs a factor above 1)"),
+    ("llama-dynamic", {"rope_parameters": {"rope_type": "dynamic", "factor": "2", "rope_theta": 1e4}},
+     'field "rope_parameters.factor"'),
+    ("llama-dynamic", {"rope_parameters": {"rope_type": "dynamic", "rope_theta": 1e4}},
+     "rope_parameters.factor is missing (rope type dynamic)"),
+    ("internlm3", {"rope_scaling": {"type": "dynamic", "factor": 0.5}}, "rope_scaling.factor = 0.5 is not supported"),
+    ("internlm3", {"bias": False}, "qkv_bias true with bias false is not supported for InternLM3"),
+    ("internlm3", {"qkv_bias": False}, "qkv_bias false with bias true is not supported for InternLM3"),
     ("exaone", {"activation_function": "gelu"}, 'activation_function "gelu" is not supported for Exaone (its MLP computes silu'),
     ("exaone", {"attention_bias": True}, "missing 8 tensors: transformer.h.{0..1}.attn.attention.k_proj.bias"),
     ("exaone", {"layer_norm_epsilon": 0}, 'field "layer_norm_epsilon" must be a positive number, got 0'),

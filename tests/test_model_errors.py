@@ -243,8 +243,11 @@ def test_config_whose_float32_constants_are_out_of_range(good, tmp_path, patch, 
 
 
 @pytest.mark.parametrize("scaling, pattern", [
-    ({"rope_type": "dynamic", "factor": 4.0}, r'rope_scaling type "dynamic" is not supported \(supported: default, '
-                                               r'linear, llama3, yarn, longrope, proportional\)'),
+    ({"rope_type": "ntk_by_parts", "factor": 4.0}, r'rope_scaling type "ntk_by_parts" is not supported \(supported: '
+                                                    r'default, linear, llama3, yarn, longrope, proportional, dynamic\)'),
+    ({"rope_type": "dynamic", "factor": 1.0}, r"rope_scaling\.factor = 1 is not supported \(rope type dynamic needs a "
+                                               r"factor above 1\)"),
+    ({"rope_type": "dynamic", "factor": True}, r'field "rope_scaling\.factor" must be a number'),
     ({"rope_type": "yarn", "factor": 4.0}, r"rope_scaling\.original_max_position_embeddings is missing \(rope type yarn\)"),
     ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, "beta_fast": -1},
      r'field "rope_scaling\.beta_fast" must be a positive number'),

@@ -2,7 +2,8 @@
 (transformers' own config classes: Llama with biases, Mistral, Qwen2, Qwen3), its config.json,
 tensor names and shapes and weight seed, and transformers' float32 results on it: the
 argmax of every position of a 96-token teacher-forced sequence and its top-2 margin, the
-logits of a few of those positions, and 32 greedy tokens after family_models.PROMPT with the top-2 margin of each step.
+logits of a few of those positions, and 32 greedy tokens after family_models.PROMPT with the top-2 margin of each step
+(dynamic NTK RoPE cases: decoded with the KV cache, as generate() runs).
 tests/test_families.py rebuilds the same checkpoints with numpy and checks pyvt against
 these without torch.
 
@@ -45,12 +46,11 @@ def main() -> None:
         seq = np.random.default_rng(1000 + seed).integers(0, F.VOCAB, SEQ_LEN).tolist()
         with torch.no_grad():
             logits = model(torch.tensor([seq])).logits[0].double().numpy()
-            toks, margins = list(F.PROMPT), []
-            for _ in range(32):
-                row = model(torch.tensor([toks])).logits[0, -1].double().numpy()
-                top2 = np.sort(row)[-2:]
-                margins.append(float(f"{top2[1] - top2[0]:.4g}"))
-                toks.append(int(row.argmax()))
+        # (dynamic NTK RoPE: greedy as generate() runs it, with the KV cache, whose keys keep the
+        # frequencies of the call that made them; the other cases a whole-sequence pass per step)
+        greedy, margins = F.hf_greedy(model, F.PROMPT, 32, cached=F.dynamic_rope(cfg))
+        margins = [float(f"{m:.4g}") for m in margins]
+        toks = list(F.PROMPT) + greedy
         cases[name] = {
             "config": cfg,
             "shapes": shapes,

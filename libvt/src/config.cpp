@@ -212,12 +212,20 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
                 out->push_back(e.d);
             }
         }
-    } else if (const double alpha = type == "dynamic" ? r.positive(rs, "alpha", (f + ".alpha").c_str()) : -1; alpha > 0) {
-        c.rope.ntk_alpha = alpha;  // (HunYuan only: resolve_features)
+    } else if (type == "dynamic") {
+        // transformers' dynamic NTK by factor, or (HunYuan, with an alpha) a fixed NTK base:
+        // which one is the family's (resolve_features). The factor is checked there.
+        c.rope.kind = RopeScaling::DYNAMIC;
+        c.rope.ntk_alpha = std::max(0.0, r.positive(rs, "alpha", (f + ".alpha").c_str()));
+        c.rope.factor = std::nan("");  // (absent)
+        if (const json::Value* fv = r.get(rs, "factor")) {
+            if (!fv->is_number() || !std::isfinite(fv->d)) r.bad((f + ".factor").c_str(), *fv, "a number");
+            c.rope.factor = fv->d;
+        }
     } else {
         fail(VT_STATUS_UNSUPPORTED,
-             "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope, proportional)",
-             r.path().c_str(), field, type.c_str());
+             "%s: %s type \"%s\" is not supported (supported: default, linear, llama3, yarn, longrope, proportional, "
+             "dynamic)", r.path().c_str(), field, type.c_str());
     }
     if (const json::Value* b = r.get(rs, "llama_4_scaling_beta")) {  // (Ministral 3, Mistral 4)
         if (!b->is_number() || !(b->d >= 0) || !std::isfinite(float(b->d)))
@@ -343,9 +351,23 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
             fail(VT_STATUS_UNSUPPORTED, "%s: use_parallel_residual true is not supported for %s (its sequential "
                  "block only)", c.path.c_str(), F.name);
     }
-    if (c.rope.ntk_alpha > 0 && !F.ntk_alpha)  // (as for any other unsupported type)
-        fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"dynamic\" is not supported (supported: default, linear, llama3, yarn, "
-             "longrope, proportional)", c.path.c_str(), c.rope.field.c_str());
+    if (c.rope.kind == RopeScaling::DYNAMIC) {
+        if (F.ntk_alpha && c.rope.ntk_alpha > 0) {
+            // HunYuan's "dynamic" with an alpha: a fixed NTK base (check_and_resolve stretches
+            // rope_theta), the default type's frequencies otherwise
+            c.rope.kind = RopeScaling::NONE;
+            c.rope.factor = 1.0;
+        } else {
+            // transformers' dynamic NTK (an alpha, outside HunYuan, is not read)
+            c.rope.ntk_alpha = 0;
+            const std::string ff = c.rope.field + ".factor";
+            if (std::isnan(c.rope.factor))
+                fail(VT_STATUS_FORMAT_ERROR, "%s: %s is missing (rope type dynamic)", c.path.c_str(), ff.c_str());
+            if (!(c.rope.factor > 1))
+                fail(VT_STATUS_UNSUPPORTED, "%s: %s = %g is not supported (rope type dynamic needs a factor above 1)",
+                     c.path.c_str(), ff.c_str(), c.rope.factor);
+        }
+    }
     if (F.logit_scale) {  // CohereConfig's default 0.0625
         c.logit_scale = c.logit_scale_field > 0 ? c.logit_scale_field : 0.0625;
         if (c.use_qk_norm == 1)
@@ -896,6 +918,29 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         c.hidden_act = c.activation_field;
     } else if (F.alibi) {
         c.hidden_act.clear();
+    }
+    // InternLM3's config.json names (InternLM3Config's attribute_map): qkv_bias for
+    // attention_bias, bias for mlp_bias (when both names are there, these win, as in transformers,
+    // which sets the attribute_map's names after the fields).
+    // transformers refuses them unequal: its remote code biased q/k/v by qkv_bias and o_proj and
+    // the MLP by bias, which Llama's attention_bias (q/k/v/o) and mlp_bias cannot say otherwise.
+    if (std::strcmp(F.model_type, "internlm3") == 0) {
+        const char* attn_key = "attention_bias";
+        const char* mlp_key = "mlp_bias";
+        if (c.qkv_bias_field >= 0) {
+            c.attention_bias_field = c.qkv_bias_field;
+            attn_key = "qkv_bias";
+        }
+        if (c.use_bias >= 0 && c.use_bias_name == "bias") {
+            c.mlp_bias_field = c.use_bias;
+            mlp_key = "bias";
+        }
+        c.use_bias = -1;  // (read for Falcon)
+        const bool attn = c.attention_bias_field == 1, mlp = c.mlp_bias_field == 1;
+        if (attn != mlp)
+            fail(VT_STATUS_UNSUPPORTED, "%s: %s %s with %s %s is not supported for InternLM3 (transformers' Llama "
+                 "implementation biases q/k/v/o as the MLP; it refuses them unequal)", c.path.c_str(), attn_key,
+                 attn ? "true" : "false", mlp_key, mlp ? "true" : "false");
     }
     // An ungated GELU MLP (Phi, Starcoder2, GPT-NeoX) computes whichever GELU config.json
     // names, as transformers' ACT2FN: gelu exactly (erf), gelu_new / gelu_fast /
@@ -1526,6 +1571,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.attention_bias_field = r.boolean(root, "attention_bias");
         c.attention_out_bias = r.boolean(root, "attention_out_bias");
         c.mlp_bias_field = r.boolean(root, "mlp_bias");
+        c.qkv_bias_field = r.boolean(root, "qkv_bias");
         c.use_sliding_window = r.boolean(root, "use_sliding_window");
         // (0 or null: no window — Qwen2MoeConfig writes 0 when use_sliding_window is false)
         c.sliding_window = r.integer(root, "sliding_window", 0, int64_t(1) << 40);

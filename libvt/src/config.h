@@ -19,8 +19,12 @@ struct RopeScaling {
     // PROPORTIONAL (Gemma 4, LFM3): every dim of the head in rotate-half pairs, the first
     // int(partial_rotary_factor · head_dim // 2) pairs at base ** (-2i / head_dim) / factor, the
     // others at frequency 0 (not rotated).
-    enum Kind { NONE, LINEAR, LLAMA3, YARN, LONGROPE, PROPORTIONAL } kind = NONE;
-    double factor = 1.0;                              // yarn / longrope: -1 = max_position / original
+    // DYNAMIC: transformers' dynamic NTK (_compute_dynamic_ntk_parameters, dynamic_rope_update):
+    // a pass whose sequence reaches seq_len > max_position_embeddings positions rotates with
+    // base' = base · ((factor · seq_len / max_position_embeddings) − (factor − 1))^(d / (d − 2))
+    // (d: the rotary dims), the others with base (ModelWeights::rope_freqs).
+    enum Kind { NONE, LINEAR, LLAMA3, YARN, LONGROPE, PROPORTIONAL, DYNAMIC } kind = NONE;
+    double factor = 1.0;                              // yarn / longrope: -1 = max_position / original; dynamic: NaN = absent
     double low_freq_factor = 1.0;                     // llama3
     double high_freq_factor = 4.0;                    // llama3
     int64_t original_max_position_embeddings = 8192;  // llama3, yarn, longrope (-1: config's top-level field)
@@ -31,7 +35,8 @@ struct RopeScaling {
     std::vector<double> long_factor, short_factor;    // longrope: [head_dim / 2] each
     std::string field = "rope_scaling";               // the config.json key it came from (messages)
     // rope type "dynamic" with an alpha (HunYuan: a fixed NTK alpha, base · alpha^(d / (d - 2)));
-    // 0: none. Other families refuse it (transformers' dynamic NTK recomputes per length).
+    // 0: none. Other families read "dynamic" as transformers' dynamic NTK (kind DYNAMIC, by
+    // factor; an alpha there is ignored, as transformers ignores it).
     double ntk_alpha = 0;
     // llama_4_scaling_beta and original_max_position_embeddings as the rope dict has them,
     // whatever its type (-1: absent; family.h's llama4_attn_scale reads them)
@@ -77,6 +82,7 @@ struct LlamaConfig {
     int attention_bias_field = -1;   // attention_bias
     int attention_out_bias = -1;     // Seed-OSS: o_proj's bias
     int mlp_bias_field = -1;         // mlp_bias
+    int qkv_bias_field = -1;         // qkv_bias (InternLM3's name for attention_bias; its "bias": use_bias)
     int use_sliding_window = -1;     // use_sliding_window (Qwen2, Qwen3)
     int64_t sliding_window = -1;     // sliding_window
     int64_t max_window_layers = -1;  // max_window_layers (Qwen2, Qwen3)

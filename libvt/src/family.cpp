@@ -546,6 +546,22 @@ const ModelFamily kFamilies[] = {
         VT_DENSE,
     },
     {
+        // InternLM3 (internlm/internlm3-8b-instruct): Llama's block under Llama's tensor names,
+        // which transformers (>= 5) loads as LlamaForCausalLM; its config.json says qkv_bias (q/k/v)
+        // and bias (o_proj and the MLP) for attention_bias and mlp_bias (InternLM3Config's
+        // attribute_map; transformers refuses them unequal), head_dim 128 when left out, and RoPE
+        // type dynamic (NTK by factor, 6 in the released config).
+        "InternLM3", "InternLM3ForCausalLM", "internlm3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/true, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+        VT_DENSE,
+    },
+    {
         // EXAONE 4 (EXAONE-4.0-1.2B / 32B): OLMo 2's post-norm block with per-head q/k norms,
         // sliding layers by layer_types (else every sliding_window_pattern-th layer is global),
         // the global layers without RoPE when there is a window (nope_global).
@@ -1444,9 +1460,9 @@ std::string supported_list() {
 const ModelFamily& llama_family() { return kFamilies[0]; }
 
 // The model types transformers >= 5 runs as LlamaForCausalLM (its auto mapping) and saves so,
-// with their own model_type: EXAONE 3 (under EXAONE's tensor names), IQuest-Coder.
+// with their own model_type: EXAONE 3 (under EXAONE's tensor names), IQuest-Coder, InternLM3.
 static bool llama_mapped(const ModelFamily& f) {
-    for (const char* t : {"exaone", "iquestcoder"})
+    for (const char* t : {"exaone", "iquestcoder", "internlm3"})
         if (std::strcmp(f.model_type, t) == 0) return true;
     return false;
 }

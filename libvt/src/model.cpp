@@ -562,6 +562,12 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->device = VT_DEVICE_CPU;
     m->kv_cache_dtype = opt.kv_cache_dtype;
     m->max_seq_len = opt.max_seq_len > 0 ? opt.max_seq_len : cfg.max_position_embeddings;
+    // Dynamic NTK scales RoPE for sequences past max_position_embeddings: by default the context
+    // is factor times that (transformers: "a factor of x will enable the model to handle
+    // sequences of length x * original maximum pre-trained length"; it sets no limit itself).
+    if (opt.max_seq_len <= 0 && cfg.rope.kind == RopeScaling::DYNAMIC && !F.pos_embed && !F.alibi)
+        m->max_seq_len = std::max<int64_t>(cfg.max_position_embeddings,
+                                           int64_t(std::min(std::floor(cfg.rope.factor * double(cfg.max_position_embeddings)), 1e15)));
     m->max_seq_len = std::min<int64_t>(m->max_seq_len, int64_t(1) << 24);
     // Learned positions (GPT-2 lineage) end with their table.
     if (F.pos_embed && m->max_seq_len > cfg.max_position_embeddings)
@@ -579,9 +585,11 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
         local.rope = RopeScaling();
         m->inv_freq_local = ops::rope_inv_freq(local);
     }
-    if (F.rope == ModelFamily::ROTATE_HALF_NEGATED)  // (NanoChat: each pair turns by -θ)
+    if (F.rope == ModelFamily::ROTATE_HALF_NEGATED) {  // (NanoChat: each pair turns by -θ)
         for (std::vector<float>* v : {&m->inv_freq, &m->inv_freq_long, &m->inv_freq_local})
             for (float& f : *v) f = -f;
+        m->rope_negated = true;
+    }
 
     const int64_t L = cfg.num_layers, H = cfg.hidden_size;
     const bool tied = cfg.tie_word_embeddings == 1;

@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "config.h"
+#include "ops/rope.h"
 #include "quant.h"
 
 namespace vt {
@@ -101,9 +102,30 @@ struct ModelWeights {
     std::vector<float> inv_freq_long;
     int64_t rope_long_after = 0;
     float rope_scale = 1.0f;               // cos/sin scale (YaRN / LongRoPE attention_factor)
+    bool rope_negated = false;             // NanoChat: the frequencies negated (each pair turns by -θ)
 
-    // The RoPE frequencies of a pass whose sequence reaches seq_len positions.
-    const float* rope_freqs(int64_t seq_len) const {
+    // The frequencies rope_freqs computed last for a pass (dynamic NTK: per sequence length).
+    // One per call site and thread: a forward pass keeps one while it fills its RoPE tables.
+    struct RopeFreqs {
+        int64_t seq_len = -1;
+        std::vector<float> inv;
+    };
+
+    // The RoPE frequencies of a pass whose sequence reaches seq_len positions (transformers
+    // decides per forward call, seq_len = its largest position + 1): LongRoPE's long factors
+    // past rope_long_after; dynamic NTK's (cfg.rope.kind DYNAMIC) computed into `memo` for
+    // seq_len past max_position_embeddings (ops::rope_inv_freq_dynamic; memo keeps the last
+    // seq_len's); else inv_freq.
+    const float* rope_freqs(int64_t seq_len, RopeFreqs& memo) const {
+        if (cfg.rope.kind == RopeScaling::DYNAMIC && seq_len > cfg.max_position_embeddings) {
+            if (memo.seq_len != seq_len) {
+                memo.inv = ops::rope_inv_freq_dynamic(cfg, seq_len);
+                if (rope_negated)
+                    for (float& f : memo.inv) f = -f;
+                memo.seq_len = seq_len;
+            }
+            return memo.inv.data();
+        }
         return !inv_freq_long.empty() && seq_len > rope_long_after ? inv_freq_long.data() : inv_freq.data();
     }
 

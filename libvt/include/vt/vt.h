@@ -457,7 +457,7 @@ typedef struct vt_model_options {
     int32_t device;        /* vt_device_kind; default VT_DEVICE_AUTO                       */
     int32_t device_index;  /* CUDA ordinal; default 0                                      */
     int64_t max_seq_len;   /* KV capacity limit; 0 = max_position_embeddings of the config
-                              (or 2048 without one)                                       */
+                              (or 2048 without one; rope type dynamic: factor times it)    */
     vt_progress_fn progress; /* NULL = silent                                              */
     void* progress_user;
     /* More EOS ids, appended (no repeats) to those of config.json, generation_config.json and
@@ -535,7 +535,7 @@ typedef struct vt_model_info {
     int64_t weight_bytes;      /* bytes read per decoded token (packed linears + norms; an
                                   * MoE layer: router, shared expert, k average experts)     */
     int64_t total_bytes;       /* all memory held by the model                               */
-    /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone", "IQuestCoder", "Exaone4", "Gemma",
+    /* The model family (NUL-terminated): "Llama", "Mistral", "Qwen2", "Qwen3", "Phi3", "Phi", "StableLM", "Starcoder2", "Exaone", "IQuestCoder", "InternLM3", "Exaone4", "Gemma",
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "GraniteSWA", "HyperCLOVAX", "OLMo2", "FlexOlmo", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Youtu", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "Jais2", "HunYuanDenseV1", "VaultGemma",

@@ -830,12 +830,13 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
     float* xn = s.xn.data();
 
     // Embedding rows, RoPE angles, first RMSNorm.
+    ModelWeights::RopeFreqs freqs;  // (dynamic NTK: this pass's frequencies)
     for (int64_t i = 0; i < m; ++i) {
         const int64_t pos = p.pos(i);
-        // (LongRoPE: a batched decode row's sequence ends at its position; a session's pass
-        // belongs to the sequence the session layer named)
+        // (LongRoPE, dynamic NTK: a batched decode row's sequence ends at its position; a
+        // session's pass belongs to the sequence the session layer named)
         const int64_t seq = p.sess ? pos + 1 : std::max(s.rope_seq_len, p.pos0 + m);
-        ops::rope_angles(M.rope_freqs(seq), pos, ROT, s.rope.data() + i * HD, M.rope_scale);
+        ops::rope_angles(M.rope_freqs(seq, freqs), pos, ROT, s.rope.data() + i * HD, M.rope_scale);
         if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, ROT, s.rope_local.data() + i * HD);
     }
     // OLMo 2: no norm before attention or the MLP, the outputs normed before the adds.

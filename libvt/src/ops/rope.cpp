@@ -9,14 +9,16 @@ namespace {
 
 // base ** (arange(0, dim, 2).float() / dim) over the rotary dims, as transformers computes it in
 // float32 (each float32 op reproduced by computing in double and rounding to float).
-std::vector<float> rope_pos_freqs(const LlamaConfig& c) {
+std::vector<float> rope_pos_freqs(const LlamaConfig& c, double theta) {
     const int64_t rot = c.rotary_width(), half = rot / 2;
-    const float base = float(c.rope_theta);
+    const float base = float(theta);
     std::vector<float> p(static_cast<size_t>(half));
     for (int64_t i = 0; i < half; ++i)
         p[size_t(i)] = float(std::pow(double(base), double(float(2 * i) / float(rot))));
     return p;
 }
+
+std::vector<float> rope_pos_freqs(const LlamaConfig& c) { return rope_pos_freqs(c, c.rope_theta); }
 
 }  // namespace
 
@@ -24,7 +26,15 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
     // transformers (float32 tensors throughout): inv_freq = 1 / base ** (arange(0, dim, 2) / dim)
     const int64_t rot = c.rotary_width();  // partial_rotary_factor's dims
     const int64_t half = rot / 2;
-    const std::vector<float> pos_freqs = rope_pos_freqs(c);
+    double theta = c.rope_theta;
+    if (c.rope.kind == RopeScaling::DYNAMIC) {
+        // _compute_dynamic_ntk_parameters at __init__ (seq_len None: max_position_embeddings),
+        // in Python floats: base · ((factor · M / M) − (factor − 1)) ** (dim / (dim − 2)), which is
+        // base for most factors
+        const double M = double(c.max_position_embeddings), f = c.rope.factor, d = double(rot);
+        theta = theta * std::pow((f * M / M) - (f - 1), d / (d - 2));
+    }
+    const std::vector<float> pos_freqs = rope_pos_freqs(c, theta);
     std::vector<float> inv(static_cast<size_t>(half));
     for (int64_t i = 0; i < half; ++i) inv[size_t(i)] = 1.0f / pos_freqs[size_t(i)];
     if (c.rope.kind == RopeScaling::YARN) {
@@ -77,6 +87,26 @@ std::vector<float> rope_inv_freq(const LlamaConfig& c) {
             f = medium ? smoothed : v;
         }
     }
+    return inv;
+}
+
+std::vector<float> rope_inv_freq_dynamic(const LlamaConfig& c, int64_t seq_len) {
+    // dynamic_rope_update: seq_len = max(position_ids) + 1 as an int64 tensor, then in
+    // _compute_dynamic_ntk_parameters (float32 tensor ops; the exponent a Python float, which
+    // torch's pow of a float32 tensor by a scalar takes in double and rounds to float32):
+    //   seq_len = maximum(seq_len, M)
+    //   base = base * ((factor * seq_len / M) - (factor - 1)) ** (dim / (dim - 2))
+    //   inv_freq = 1.0 / (base ** (arange(0, dim, 2).float() / dim))
+    const int64_t rot = c.rotary_width();
+    const int64_t M = c.max_position_embeddings;
+    const int64_t s = std::max(seq_len, M);
+    float t = float(c.rope.factor) * float(s);
+    t = t / float(M);
+    t = t - float(c.rope.factor - 1.0);
+    const float p = float(std::pow(double(t), double(rot) / double(rot - 2)));
+    const float base = float(c.rope_theta) * p;
+    std::vector<float> inv = rope_pos_freqs(c, double(base));
+    for (float& f : inv) f = 1.0f / f;
     return inv;
 }
 

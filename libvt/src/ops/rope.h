@@ -12,9 +12,17 @@ namespace vt {
 namespace ops {
 
 // RoPE inverse frequencies [head_dim / 2] exactly as transformers computes them in float32
-// (default, linear, llama3, yarn and longrope rope types; for longrope the short factors',
+// (default, linear, llama3, yarn, longrope and dynamic rope types; for longrope the short factors',
 // which transformers uses while the sequence is within original_max_position_embeddings).
 std::vector<float> rope_inv_freq(const LlamaConfig& c);
+
+// Dynamic NTK (rope type dynamic) for a pass whose sequence reaches seq_len >
+// max_position_embeddings positions: the default type's frequencies of
+// base' = base · ((factor · seq_len / max_position_embeddings) − (factor − 1))^(d / (d − 2)),
+// base' in float32 steps as transformers' dynamic_rope_update computes it (seq_len a tensor).
+// (rope_inv_freq gives a DYNAMIC config's frequencies below it: base' at max_position_embeddings,
+// in double, as transformers' __init__ computes them.)
+std::vector<float> rope_inv_freq_dynamic(const LlamaConfig& c, int64_t seq_len);
 
 // LongRoPE's long-factor frequencies (a sequence past original_max_position_embeddings);
 // empty for every other rope type.
