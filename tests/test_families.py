@@ -1330,6 +1330,7 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("cwm", {"layer_types": ["full_attention", "sliding_attention", "chunked_attention", "full_attention",
                              "full_attention"]}, 'layer_types[2] "chunked_attention" is not supported for Cwm'),
     ("cwm", {"mlp_bias": False}, "unexpected 15 tensors: model.layers.{0..4}.mlp.down_proj.bias"),
+    ("iquestcoder", {"clip_qkv": 0.5}, "clip_qkv is not supported for IQuestCoder (its config class refuses it)"),
     ("iquestcoder", {"mlp_bias": False}, "unexpected 6 tensors: model.layers.{0..1}.mlp.down_proj.bias"),
     ("hyperclovax", {"use_post_norm": False}, "unexpected 4 tensors: model.layers.{0..1}.post_norm1.weight"),
     ("hyperclovax", {"logits_scaling": 1e300}, "logits_scaling"),
@@ -1742,4 +1743,18 @@ def test_hyperclovax_defaults(from_golden, golden, tmp_path):
     with load(tmp_path, weight_format="bf16") as m:
         assert "sandwich-norms" in m.info["features"] and not any(
             f.startswith("attention-multiplier") for f in m.info["features"])
+        np.testing.assert_array_equal(m.logits(g["sequence"]), want)
+
+
+def test_clip_qkv_is_read_only_where_the_config_class_has_it(from_golden, golden, tmp_path):
+    """A top-level clip_qkv clamps q, k and v for OLMo and OLMoE, whose config classes read it;
+    another family's class has no such field and transformers ignores it: the same model as
+    without it (it had clamped them here, silently another model)."""
+    cfg = copy_case(from_golden, "llama-bias-hd24", tmp_path)
+    g = golden["cases"]["llama-bias-hd24"]
+    with load(tmp_path, weight_format="bf16") as m:
+        want = m.logits(g["sequence"])
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, clip_qkv=0.01)))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert not any(f.startswith("clip-qkv") for f in m.info["features"])
         np.testing.assert_array_equal(m.logits(g["sequence"]), want)

@@ -902,6 +902,17 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // The field the family's config class reads its activation from: GPT-2's lineage, GPT-Neo,
     // GPT-J and OPT activation_function, Falcon activation; Bloom and MPT none (their GELU is fixed); the
     // others hidden_act. A field the class does not read is ignored, as transformers does.
+    // A top-level clip_qkv clamps q, k and v where the family's config class reads it (OLMo,
+    // OLMoE; MPT's is attn_config's); IQuestCoderConfig refuses it; any other class has no such
+    // field, which transformers ignores, and so does this engine (a clamp there would be silently
+    // another model).
+    if (c.clip_qkv_root > 0) {
+        if (std::strcmp(F.model_type, "olmo") == 0 || std::strcmp(F.model_type, "olmoe") == 0)
+            c.clip_qkv = c.clip_qkv_root;
+        else if (std::strcmp(F.model_type, "iquestcoder") == 0)
+            fail(VT_STATUS_UNSUPPORTED, "%s: clip_qkv is not supported for %s (its config class refuses it)",
+                 c.path.c_str(), F.name);
+    }
     const char* act_key = "hidden_act";
     // EXAONE 3 / 3.5's config.json names (ExaoneConfig's attribute_map): activation_function for
     // hidden_act, layer_norm_epsilon for rms_norm_eps (num_layers is read for any family).
@@ -1686,10 +1697,10 @@ LlamaConfig read_config(const std::string& dir) {
         c.logit_scale_field = r.positive(root, "logit_scale");
         c.use_qk_norm = r.boolean(root, "use_qk_norm");
         if (const json::Value* cq = root.find("clip_qkv"); cq && !cq->is_null()) {
-            c.clip_qkv = r.positive(root, "clip_qkv");
-            if (!std::isfinite(float(c.clip_qkv)))
+            c.clip_qkv_root = r.positive(root, "clip_qkv");
+            if (!std::isfinite(float(c.clip_qkv_root)))
                 fail(VT_STATUS_FORMAT_ERROR, "%s: field \"clip_qkv\" = %g is not a finite float32", path.c_str(),
-                     c.clip_qkv);
+                     c.clip_qkv_root);
         }
         for (auto [key, dst] : {std::pair<const char*, double*>{"swiglu_alpha", &c.swiglu_alpha},
                                 {"swiglu_limit", &c.swiglu_limit}}) {  // gpt-oss

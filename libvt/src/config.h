@@ -155,6 +155,7 @@ struct LlamaConfig {
     double embedding_multiplier = -1, attention_multiplier = -1;  // Granite (-1: absent)
     double residual_multiplier = -1, logits_scaling_field = -1;
     double clip_qkv = 0;  // OLMoE: q, k and v clamped to [-clip_qkv, clip_qkv] after the q/k norms (0: none)
+    double clip_qkv_root = 0;  // config.json's top-level clip_qkv (OLMo's, OLMoE's field; MPT's is in attn_config)
     double swiglu_alpha = 1.702, swiglu_limit = 7.0;  // gpt-oss's clamped SwiGLU (GptOssConfig's defaults)
     // LFM2 (-1: absent): full_attn_idxs (given: full_attn_given), conv_L_cache, conv_bias,
     // block_ff_dim, block_auto_adjust_ff_dim, block_ffn_dim_multiplier (-2: null),
