@@ -187,6 +187,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "lfm2-moe": ("Lfm2MoeConfig", dict(num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
                                        num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
                                        num_dense_layers=1, routed_scaling_factor=1.5, pad_token_id=ENDOFTEXT)),
+    # AFMoE (Arcee's Trinity): gated attention (one gate per output dim) with q/k norms, sliding
+    # layers rotating and NoPE global ones, sandwich norms, dense layers first, then a sigmoid router
+    # choosing on score + its (random, nonzero) expert_bias, the top weights renormalized, shared
+    # experts. The first: the default layer_types from global_attn_every_n_layers, one dense layer,
+    # one shared expert; the second: layer_types given, no dense layer, two shared experts,
+    # route_scale, muP's embedding scale, biases, one KV head.
+    "afmoe": ("AfmoeConfig", dict(num_hidden_layers=4, head_dim=16, global_attn_every_n_layers=2, sliding_window=6,
+                                  num_dense_layers=1, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                                  num_shared_experts=1, pad_token_id=ENDOFTEXT)),
+    "afmoe-mup": ("AfmoeConfig", dict(num_hidden_layers=3, head_dim=16, num_key_value_heads=1, sliding_window=5,
+                                      layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+                                      num_dense_layers=0, num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
+                                      num_shared_experts=2, route_scale=2.5, mup_enabled=True, attention_bias=True,
+                                      pad_token_id=ENDOFTEXT)),
     # LFM3: Lfm3Config's default layer_types (conv, conv, full, conv, sliding) and RoPE (full layers
     # proportional, 4 of 8 pairs turning; sliding layers their own base), sandwich norms, the heads'
     # output gate, 7 taps; or none of the gate and norms, with biases and a quarter of the pairs.
@@ -376,7 +390,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
     "nanochat": ("NanoChatConfig", dict(pad_token_id=ENDOFTEXT)),
     "nanochat-bias-cap-tied": ("NanoChatConfig", dict(attention_bias=True, num_key_value_heads=4, final_logit_softcapping=6.0,
-                                                      tie_word_embeddings=True, pad_token_id=ENDOFTEXT)),
+                                                      pad_token_id=ENDOFTEXT)),
     # Apertus: q/k norms, an ungated xIELU MLP with per-layer parameters, its default llama3 RoPE
     # scaling (factor 8 over 8192 positions, base 1.2e7: the low frequencies are scaled).
     "apertus": ("ApertusConfig", dict(pad_token_id=ENDOFTEXT)),
@@ -388,7 +402,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # linear; head_dim other than hidden / heads. The second without biases, MQA, tied.
     "jais2": ("Jais2Config", dict(head_dim=24, pad_token_id=ENDOFTEXT)),
     "jais2-nobias-tied": ("Jais2Config", dict(attention_bias=False, mlp_bias=False, num_key_value_heads=1,
-                                              tie_word_embeddings=True, pad_token_id=ENDOFTEXT)),
+                                              pad_token_id=ENDOFTEXT)),
     # HunYuan dense: per-head q/k norms after RoPE, q/k/v/o biases, RoPE "dynamic" with a fixed
     # NTK alpha (the base stretched to 10000 · 1000^(16/14)).
     # VaultGemma: Gemma 2's block without its post norms (caps 3 / 8, a window of 6 on layer 0).
@@ -532,6 +546,12 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                         "sigmoid-router groups 1/2", "sliding-window 6 (layer 2)"]),
     "lfm2": ("Lfm2", ["qk-norm", "short-conv 3 (layers 0,2)"]),
     "lfm2-bias": ("Lfm2", ["qk-norm", "short-conv 4 (layers 0,2,3)", "conv-bias"]),
+    "afmoe": ("Afmoe", ["qk-norm", "sandwich-norms", "attention-gate per-dim", "no-rope layers 1,3",
+                        "moe 8 experts top-2 (3 of 4 layers)", "norm-topk", "shared-expert 32", "sigmoid-router",
+                        "sliding-window 6 (layers 0,2)"]),
+    "afmoe-mup": ("Afmoe", ["attention-bias", "qk-norm", "sandwich-norms", "attention-gate per-dim",
+                            "mup-embedding-scale 8", "no-rope layer 0", "moe 4 experts top-3", "norm-topk",
+                            "shared-expert 64", "sigmoid-router scale 2.5", "sliding-window 5 (layers 1..2)"]),
     "lfm3": ("Lfm3", ["qk-norm", "sandwich-norms", "attention-gate", "proportional-rope 8 of 16 dims",
                       "local-rope-theta 10000", "short-conv 7 (layers 0,1,3)", "sliding-window 6 (layer 4)"]),
     "lfm3-nogate": ("Lfm3", ["attention-bias", "qk-norm", "proportional-rope 4 of 16 dims", "local-rope-theta 10000",
@@ -818,7 +838,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3"):
         return [w] * n
@@ -915,7 +935,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True))
-                or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True)),
+                or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True)) or cfg["model_type"] == "afmoe",
                 local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3", "flex_olmo"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
                 qk_per_head=cfg["model_type"] == "exaone4",
@@ -994,6 +1014,12 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
     if cfg["model_type"] == "hyperclovax":  # (its logits_scaling multiplies: the reference divides by its inverse)
         return {"embedding_multiplier": cfg["embedding_multiplier"], "attention_multiplier": cfg["attention_multiplier"],
                 "residual_multiplier": cfg["residual_multiplier"], "logits_scaling": 1.0 / cfg["logits_scaling"]}
+    if cfg["model_type"] == "afmoe":  # (mup_enabled: the embeddings times sqrt(hidden_size), nothing else)
+        if not cfg.get("mup_enabled"):
+            return None
+        hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        return {"embedding_multiplier": cfg["hidden_size"] ** 0.5, "attention_multiplier": hd ** -0.5,
+                "residual_multiplier": 1.0, "logits_scaling": 1.0}
     if cfg["model_type"] not in ("granite", "granitemoe", "granitemoeshared", "granite_swa"):
         return None
     return {k: cfg[k] for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier",
@@ -1007,6 +1033,8 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
         return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] == "granite_swa":  # (layer_rope_theta: 0 = NoPE)
         return [not t for t in cfg["layer_rope_theta"]]
+    if cfg["model_type"] == "afmoe":  # (only its sliding layers rotate)
+        return [t != "sliding_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] == "cohere2":  # only the sliding layers rotate
         return [not cfg.get("sliding_window") or t != "sliding_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] != "smollm3":
@@ -1019,7 +1047,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
-                                 "solar_open", "flex_olmo"):
+                                 "solar_open", "flex_olmo", "afmoe"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -1043,6 +1071,9 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] == "lfm2_moe":  # (its router's sum + 1e-6; norm_topk_prob true when left out)
         out["norm_topk"] = cfg.get("norm_topk_prob", True)
         out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": cfg.get("routed_scaling_factor", 1.0), "norm_eps": 1e-6}
+    if cfg["model_type"] == "afmoe":  # (AfmoeTokenChoiceRouter: always renormalized, times route_scale)
+        out["norm_topk"] = True
+        out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": cfg.get("route_scale", 1.0)}
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out
@@ -1107,6 +1138,10 @@ REFERENCE_NAMES["lfm3"] = ({".operator_norm.": ".input_layernorm.", ".post_opera
 REFERENCE_NAMES["lfm2_moe"] = ({**REFERENCE_NAMES["lfm2"][0], ".feed_forward.expert_bias": ".mlp.gate.e_score_correction_bias",
                                 ".feed_forward.gate.": ".mlp.gate.", ".feed_forward.experts.": ".mlp.experts.",
                                 ".w1.": ".gate_proj.", ".w3.": ".up_proj.", ".w2.": ".down_proj."}, None)
+# AFMoE: its sandwich norms under GLM-4's names, its router and expert bias under DeepSeek-V3's
+REFERENCE_NAMES["afmoe"] = ({".post_attention_layernorm.": ".post_self_attn_layernorm.",
+                             ".pre_mlp_layernorm.": ".post_attention_layernorm.", ".mlp.router.gate.": ".mlp.gate.",
+                             ".mlp.expert_bias": ".mlp.gate.e_score_correction_bias"}, None)
 
 
 def _split_qkv(x: np.ndarray, cfg: dict[str, Any], hd: int) -> list[np.ndarray]:

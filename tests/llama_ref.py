@@ -409,7 +409,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     `interleaved`: RoPE over pairs (2i, 2i + 1) instead of (i, i + rot/2) (Helium, ERNIE 4.5, GLM).
 
     `sandwich` (Glm4ForCausalLM): Llama's pre-norm block plus the attention and MLP outputs
-    RMSNormed (post_self_attn_layernorm, post_mlp_layernorm) before their residual adds.
+    RMSNormed (post_self_attn_layernorm, post_mlp_layernorm) before their residual adds (AfmoeForCausalLM: the MLP `moe`'s
+    sparse one where the layer has a router; its attention gate `self_attn.gate_proj` one per
+    output dim, LFM3's one per head).
 
     `local_rope` ({"theta", "layers"}, OLMo 3): the layers marked rotate with that base, unscaled.
 
@@ -603,7 +605,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         o = np.einsum("hqk,khd->qhd", s, v).reshape(n, -1)
         if p + "self_attn.gate_proj.weight" in W:  # LFM3: each head's output times sigmoid(g_proj · h)
             gate = 1.0 / (1.0 + np.exp(-lin(h, p + "self_attn.gate_proj")))
-            o = (o.reshape(n, nh, hd) * gate[:, :, None]).reshape(n, -1)
+            # (AFMoE: one gate per output dim, [nh · hd] rows)
+            o = o * gate if gate.shape[1] == o.shape[1] else (o.reshape(n, nh, hd) * gate[:, :, None]).reshape(n, -1)
         if phi:
             x = x + lin(o, p + "self_attn.dense") + lin(_gelu_tanh(lin(h, p + "mlp.fc1")), p + "mlp.fc2")
             continue
@@ -633,9 +636,12 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             # (HyperCLOVA X: each normed output times the residual multiplier)
             x = x + _rmsnorm(lin(o, p + "self_attn.o_proj"), W[p + "post_self_attn_layernorm.weight"], cfg.eps) * rmul
             h = _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps)
-            g, u = lin(h, p + "mlp.gate_proj"), lin(h, p + "mlp.up_proj")
-            x = x + _rmsnorm(lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj"), W[p + "post_mlp_layernorm.weight"],
-                             cfg.eps) * rmul
+            if p + "mlp.gate.weight" in W:  # (AFMoE: its experts between the norms)
+                y = _moe(W, p + "mlp.", h, lin, moe or {})
+            else:
+                g, u = lin(h, p + "mlp.gate_proj"), lin(h, p + "mlp.up_proj")
+                y = lin(g / (1.0 + np.exp(-g)) * u, p + "mlp.down_proj")
+            x = x + _rmsnorm(y, W[p + "post_mlp_layernorm.weight"], cfg.eps) * rmul
             continue
         gelu = _gelu_erf if gelu_exact else _gelu_tanh
         if parallel_one_norm:  # (Falcon: the MLP reads the attention's LayerNorm h)

@@ -435,6 +435,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         c.layer_types = c.attention_types;
         c.sliding_window = c.window_size > 0 ? c.window_size : F.default_window;
     }
+    // AFMoE: AfmoeConfig's layer_types default, every global_attn_every_n_layers-th layer (4) global
+    // (sliding_window_pattern is not its field)
+    if (F.sigmoid_router == 9) c.sliding_window_pattern = c.global_attn_every;
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
@@ -476,6 +479,12 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
     // layer raises there), so such a config is refused rather than run with full attention.
+    if (F.sigmoid_router == 9 && window == 0)  // (AFMoE: the same sliding mask)
+        for (int64_t l = 0; l < L; ++l)
+            if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : 4) != 0
+                                      : c.layer_types[size_t(l)] == "sliding_attention")
+                fail(VT_STATUS_UNSUPPORTED, "%s: sliding_window null (or 0) is not supported for %s with sliding "
+                     "layers (layer %lld is sliding_attention)", c.path.c_str(), F.name, (long long)l);
     if (F.layer_rope_theta && window == 0)
         for (int64_t l = 0; l < L; ++l)
             if (c.layer_types.empty() ? l % F.default_window_pattern != 0 : c.layer_types[size_t(l)] == "sliding_attention")
@@ -499,7 +508,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // unless use_attention_gate is.
     c.sandwich_norms = F.sandwich_norms && !(F.short_conv == 3 && c.use_sandwich_norm == 0) &&
                        !(F.multipliers == 2 && c.use_post_norm == 0);  // (HyperCLOVA X: use_post_norm)
-    c.attn_gate = F.layer_tensors[T_ATTN_GATE] && c.use_attention_gate != 0;
+    c.attn_gate = F.layer_tensors[T_ATTN_GATE] && !(F.short_conv == 3 && c.use_attention_gate == 0);
+    c.attn_gate_per_dim = c.attn_gate && F.sigmoid_router == 9;  // (AFMoE: [num_heads · head_dim, H])
     if (F.short_conv == 3 && c.layer_types.empty())  // (Lfm3Config's default)
         for (int64_t l = 0; l < L; ++l)
             c.layer_types.push_back(l % 4 == 2 ? "full_attention" : l % 4 == 0 && l > 0 ? "sliding_attention" : "conv");
@@ -651,6 +661,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 6: return {1, 1, 1, 1, 1, true, 1.8};   // Glm4MoeLiteConfig
         case 7: return {2, 0, 1, 1, 0, true, 1.0};   // Lfm2MoeConfig (num_dense_layers)
         case 8: return {0, 1, 1, 1, 0, true, 1.0};   // SolarOpenConfig (no dense layers, no MTP layers)
+        case 9: return {1, 2, 1, 1, 0, true, 1.0};   // AfmoeConfig (num_dense_layers, num_shared_experts, route_scale)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -676,6 +687,7 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
             fail(VT_STATUS_UNSUPPORTED, "%s: norm_topk_prob true is not supported for %s (transformers' router never "
                  "renormalizes its top weights; DeepSeek's own code does)", src.c_str(), F.name);
     }
+    if (F.sigmoid_router == 9) grouped = false;  // (AfmoeConfig has no n_group / topk_group: not read)
     c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
     c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
     // (DeepSeek-V3's sigmoid router and Mistral 4's softmax one score a group by its best two
@@ -694,10 +706,13 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
              "topk_group = %lld groups a token may choose from", src.c_str(), c.experts_per_tok_key.c_str(),
              (long long)c.experts_per_tok,
              (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
-    c.routed_scaling = float(c.routed_scaling_field >= 0 ? c.routed_scaling_field : d.scale);
+    // (AFMoE: route_scale, its config class's name; routed_scaling_factor is not read)
+    const bool afmoe = F.sigmoid_router == 9;
+    const double scale_field = afmoe ? c.route_scale_field : c.routed_scaling_field;
+    c.routed_scaling = float(scale_field >= 0 ? scale_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
-        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"routed_scaling_factor\" = %g is not finite in float32", src.c_str(),
-             c.routed_scaling_field);
+        fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g is not finite in float32", src.c_str(),
+             afmoe ? "route_scale" : "routed_scaling_factor", scale_field);
 }
 
 // DeepSeek-V2 / V3's latent attention sizes (config.json, else their config classes' defaults)
@@ -804,7 +819,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     // (DeepSeek-V3-style: the first first_k_dense_replace layers dense, as their config classes)
     // (LFM2-MoE: its num_dense_layers)
     // (Solar Open's config class has no first_k_dense_replace: experts in every layer)
-    const int64_t first_dense_field = F.sigmoid_router == 7 ? c.num_dense_layers_field
+    // (AFMoE: its num_dense_layers too)
+    const int64_t first_dense_field = F.sigmoid_router == 7 || F.sigmoid_router == 9 ? c.num_dense_layers_field
                                       : F.sigmoid_router == 8 ? 0 : c.first_k_dense_field;
     const int64_t first_dense = !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
@@ -858,7 +874,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (c.experts_per_tok > c.num_experts)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %lld is more than the %lld experts",
              src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
-    c.norm_topk = !F.config_norm_topk                ? true
+    c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 ? true  // (AFMoE: always; not its field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
     auto rows_of = [&](const std::string& name) -> int64_t {
@@ -876,6 +892,9 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
         const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
+        if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
+            fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_experts 0 is not supported for %s (its model keeps a shared "
+                 "MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
         c.shared_intermediate = n >= 0 ? n * c.moe_intermediate
                                        : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
     } else if (F.shared_prefix) {
@@ -1196,6 +1215,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     if (c.max_position_embeddings < 0) c.max_position_embeddings = F.default_max_positions;
     c.num_layers = L;
     if (F.gemma != ModelFamily::NOT_GEMMA) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer
+    // AFMoE: mup_enabled scales the embeddings by hidden_size ** 0.5 (false when left out)
+    if (F.sigmoid_router == 9 && c.mup_enabled == 1) c.embed_scale = float(std::sqrt(double(c.hidden_size)));
     if (F.minicpm_scales) {  // MiniCPM3Config's defaults: 12, 1.4, 256 (null: sqrt(layers), hidden_size)
         c.embed_scale = float(c.scale_emb > 0 ? c.scale_emb : 12.0);
         const double depth = c.scale_depth > 0 ? c.scale_depth : c.scale_depth == -2 ? std::sqrt(double(L)) : 1.4;
@@ -1258,7 +1279,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
             {c.mla_kv_lora + c.mla_rope, H}, {c.mla_kv_lora}, {c.num_heads * (c.mla_nope + c.mla_v), c.mla_kv_lora},
             // (LFM2's short convolution)
             {3 * H, H}, {H, 1, c.conv_kernel}, {H, H}, {3 * H}, {H}, {H},
-            {c.num_heads, H}};  // (LFM3's heads' gate)
+            {c.attn_gate_per_dim ? c.num_heads * c.head_dim : c.num_heads, H}};  // (LFM3's heads' gate; AFMoE's per dim)
         for (int k = 0; k < T_COUNT; ++k) {
             if (!layer_tensor_expected(c, LayerTensor(k), l)) continue;
             const TensorView* t = ck.find(layer_name(l, k));
@@ -1766,6 +1787,9 @@ LlamaConfig read_config(const std::string& dir) {
         c.dim_model_base = r.integer(root, "dim_model_base", 1, kMaxDim);
         if (const json::Value* v = root.find("dim_model_base"); v && v->is_null()) c.dim_model_base = -2;
         c.use_attention_gate = r.boolean(root, "use_attention_gate");
+        c.global_attn_every = r.integer(root, "global_attn_every_n_layers", 1, 100000);  // (AFMoE)
+        c.route_scale_field = r.positive(root, "route_scale");
+        c.mup_enabled = r.boolean(root, "mup_enabled");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

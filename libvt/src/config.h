@@ -168,6 +168,9 @@ struct LlamaConfig {
     int64_t num_dense_layers_field = -1;  // LFM2-MoE: num_dense_layers (-1: absent)
     int use_expert_bias = -1;             // LFM2-MoE: use_expert_bias (-1: absent = true)
     int use_sandwich_norm = -1, use_attention_gate = -1;  // LFM3 (-1: absent = true)
+    int64_t global_attn_every = -1;  // AFMoE: global_attn_every_n_layers (-1: absent)
+    double route_scale_field = -1;   // AFMoE: route_scale (-1: absent)
+    int mup_enabled = -1;            // AFMoE: mup_enabled (-1: absent = false)
     int use_post_norm = -1;                                // HyperCLOVA X (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
     // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
@@ -265,6 +268,7 @@ struct LlamaConfig {
     // LFM3 unless use_sandwich_norm is false), the heads' sigmoid output gate (LFM3: T_ATTN_GATE).
     bool sandwich_norms = false;
     bool attn_gate = false;
+    bool attn_gate_per_dim = false;  // AFMoE: the gate [num_heads · head_dim, H], one per output dim
     // PROPORTIONAL RoPE: the rotated pairs (the rest of head_dim / 2 turn at frequency 0).
     int64_t rope_angles = 0;
     bool conv_layer(int64_t l) const { return l >= 0 && size_t(l) < layer_conv.size() && layer_conv[size_t(l)]; }

@@ -1426,6 +1426,38 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
         /*short conv=*/3, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
     },
+    {
+        // AFMoE (arcee-ai/Trinity-Nano, Trinity-Mini): Qwen3's attention (per-head q/k RMSNorms
+        // before RoPE; q/k/v/o biases when attention_bias) with each output dim times
+        // sigmoid(gate_proj · h) before o_proj, sliding layers rotating and NoPE global ones (by
+        // layer_types, else every global_attn_every_n_layers-th global), the sandwich norms
+        // (post_attention_layernorm after the attention, pre_mlp_layernorm / post_mlp_layernorm
+        // around the MLP), the first num_dense_layers dense, then a sigmoid router choosing on
+        // score + mlp.expert_bias with ungated shared experts (sigmoid_router 9); mup_enabled
+        // scales the embeddings.
+        "Afmoe", "AfmoeForCausalLM", "afmoe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "pre_mlp_layernorm.weight", "self_attn.q_proj.bias", "self_attn.k_proj.bias",
+         "self_attn.v_proj.bias", "self_attn.o_proj.bias", nullptr, nullptr, nullptr,
+         "self_attn.q_norm.weight", "self_attn.k_norm.weight", "post_attention_layernorm.weight",
+         "post_mlp_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.gate_proj.weight"},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/1024, /*gemma=*/ModelFamily::NOT_GEMMA, /*window pattern=*/4, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/16384,
+        "mlp.router.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/true,
+        /*bias by default=*/false, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/9, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -1693,7 +1725,9 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.sandwich_norms) add("sandwich-norms");
     if (c.family && c.family->llama4_attn_scale)  // (Ministral 3, Mistral 4)
         add(format("query-log-scale %g per %lld", c.rope.llama4_beta, (long long)c.rope.llama4_orig));
-    if (c.attn_gate) add("attention-gate");
+    if (c.attn_gate) add(c.attn_gate_per_dim ? "attention-gate per-dim" : "attention-gate");
+    if (c.family && c.family->sigmoid_router == 9 && c.embed_scale > 0)  // (AFMoE's mup_enabled)
+        add(format("mup-embedding-scale %g", double(c.embed_scale)));
     if (c.rope.kind == RopeScaling::PROPORTIONAL)
         add(format("proportional-rope %lld of %lld dims", (long long)(2 * c.rope_angles), (long long)c.head_dim));
     if (c.family && c.family->rope == ModelFamily::INTERLEAVED) add("interleaved-rope");

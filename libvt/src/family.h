@@ -26,7 +26,9 @@
 // GLM-4 MoE lite (DeepSeek-V3's latent attention, GLM-4 MoE's router), HunYuan MoE (HunYuan
 // dense's attention, Mixtral's softmax router, one ungated shared MLP; per-layer config lists),
 // LFM2 (short-convolution layers beside attention ones: short_conv), LFM2-MoE (LFM2's layers, a
-// sigmoid router with an optional bias: sigmoid_router 7). Multimodal Gemma 3 is not a row: the
+// sigmoid router with an optional bias: sigmoid_router 7), AFMoE (Arcee's Trinity: gated
+// attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
+// router with an expert bias and shared experts after dense layers: sigmoid_router 9). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -57,7 +59,8 @@ enum LayerTensor {
     T_CONV_IN, T_CONV, T_CONV_OUT, T_CONV_IN_BIAS, T_CONV_BIAS, T_CONV_OUT_BIAS,
     // LFM3: each attention head's output times sigmoid(g_proj · h) ([num_heads, H]; its files'
     // self_attn.gate_proj, transformers' g_proj), when
-    // config.json's use_attention_gate (true when left out)
+    // config.json's use_attention_gate (true when left out); AFMoE: each output dim's
+    // ([num_heads · head_dim, H], self_attn.gate_proj), always
     T_ATTN_GATE,
     T_COUNT
 };
@@ -305,7 +308,13 @@ struct ModelFamily {
     // 7 LFM2-MoE's (the first num_dense_layers, default 2, dense; no groups, no shared experts;
     // norm_topk_prob true with the sum + 1e-6 instead of 1e-20; the correction bias only when
     // use_expert_bias, true when left out), 8 Solar Open's (GLM-4 MoE's router in every layer:
-    // no first_k_dense_replace, no MTP layers).
+    // no first_k_dense_replace, no MTP layers), 9 AFMoE's (AfmoeTokenChoiceRouter: the first
+    // num_dense_layers, default 1, dense; num_shared_experts, default 2, shared experts' width; no
+    // groups (n_group / topk_group are not its fields); the top weights always renormalized, the
+    // sum + 1e-20, times route_scale (1.0); the choice bias always there, on the MoE block. The
+    // row's other AFMoE-only parts ride on this value too: global_attn_every_n_layers as the
+    // window pattern, mup_enabled (embeddings times sqrt(hidden_size)), and an attention gate
+    // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;

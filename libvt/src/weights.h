@@ -53,7 +53,7 @@ struct LayerWeights {
     // [3·H, H] (B | C | x rows) with its bias in qkv_bias, o is out_proj [H, H] with o_bias).
     AlignedVec<float> conv;                      // [H, K] the depthwise causal kernel
     AlignedVec<float> conv_bias;                 // [H] (conv_bias; else empty)
-    std::unique_ptr<Packed> attn_gate;           // [NH, H] LFM3: each head's output times sigmoid(attn_gate · h)
+    std::unique_ptr<Packed> attn_gate;           // [NH, H] LFM3: each head's output times sigmoid(attn_gate · h); [NH·HD, H] AFMoE: each dim's
     // Mixture of experts (LlamaConfig::moe_layer; gate / up / down above are then null).
     struct Expert {
         std::unique_ptr<Packed> gate, up;  // [I_e, H] (gpt-oss: gate is [2·I_e, H], gate and up rows

@@ -539,7 +539,7 @@ typedef struct vt_model_info {
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "GraniteSWA", "HyperCLOVAX", "OLMo2", "FlexOlmo", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Youtu", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "Jais2", "HunYuanDenseV1", "VaultGemma",
-     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3". */
+     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3", "Afmoe". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -551,7 +551,7 @@ typedef struct vt_model_info {
      * "mla kv-lora R[ q-lora Q] heads N+P v V" (DeepSeek's latent attention), "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
      * "logits-scaling S" (Granite), "attention-sinks" (gpt-oss, GraniteSWA), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
-     * "interleaved-rope" (Helium, ERNIE 4.5, GLM, DeepSeek: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4, LFM3, HyperCLOVA X),
+     * "interleaved-rope" (Helium, ERNIE 4.5, GLM, DeepSeek: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4, LFM3, HyperCLOVA X, AFMoE),
      * "rotary-dim N" (partial rotary embeddings), "parallel-block" and "logit-scale S" (Cohere; HyperCLOVA X's logits_scaling), "relu2-mlp" (Arcee, Nemotron, Jais2), "xielu-mlp" (Apertus), "layer-norm-1p" (Nemotron's LayerNorm1P),
      * "qk-norm-after-rope" and "ntk-alpha A" (HunYuan dense), "no-post-norms" (VaultGemma),
      * "parallel-block-two-norms" (GPT-NeoX's x + attn(LN1(x)) + mlp(LN2(x))), "gelu-exact-mlp" (an ungated MLP
@@ -562,7 +562,8 @@ typedef struct vt_model_info {
      * "no-norm-weights" (OLMo 1: LayerNorms without weights or biases; NanoChat: RMSNorms without weights),
      * "negated-rope" (NanoChat: each pair turns by -θ),
      * "short-conv K (layers ...)" and "conv-bias" (LFM2's short-convolution layers, K taps),
-     * "attention-gate" (LFM3: each head's output times a sigmoid gate), "proportional-rope R of D dims"
+     * "attention-gate" (LFM3: each head's output times a sigmoid gate; "attention-gate per-dim": AFMoE's,
+     * one gate per output dim), "mup-embedding-scale S" (AFMoE's mup_enabled), "proportional-rope R of D dims"
      * (proportional RoPE: R of each head's D dims turn, the others at frequency 0),
      * "query-log-scale B per O" (Ministral 3, Mistral 4: queries times 1 + B · log(1 + floor(pos / O))). */
     char features[256];

@@ -134,7 +134,7 @@ struct CpuSession final : BackendSession {
     // LFM2's short convolution (else empty): [B | C | x] of each row, then y = C ⊙ conv(B ⊙ x).
     AlignedVec<float> conv_in;      // [R, 3·H]
     AlignedVec<float> conv_y;       // [R, H]
-    AlignedVec<float> attn_g;       // [R, NH] LFM3: the heads' output gates (else empty)
+    AlignedVec<float> attn_g;       // [R, NH] LFM3: the heads' output gates; [R, NH·HD] AFMoE's per dim (else empty)
 
     void forward(const int32_t* tokens, int64_t n, int64_t pos, Logits out, float* logits, Pick pick,
                  Picked* picked) override;
@@ -423,7 +423,7 @@ void ensure_rows(CpuSession& s, int64_t rows) {
         grow(s.conv_in, rows * 3 * H);
         grow(s.conv_y, rows * H);
     }
-    grow(s.attn_g, c.attn_gate ? rows * NH : 0);
+    grow(s.attn_g, c.attn_gate ? rows * NH * (c.attn_gate_per_dim ? HD : 1) : 0);
     grow(s.tmp, rows * H);
     if (c.family && ungated_mlp(*c.family)) s.ones.assign(size_t(c.intermediate_size), 1.0f);
     grow(s.rope, rows * HD);
@@ -953,16 +953,24 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 default:
                     decode ? attention_decode<float>(p, l) : attention_prefill<float>(s, l, f, m, p.pos0);
             }
-            if (w.attn_gate) {  // LFM3: each head's output times sigmoid(g_proj · h)
-                float* g = s.attn_g.data() + f * NH;
+            if (w.attn_gate) {  // LFM3: each head's output times sigmoid(g_proj · h); AFMoE: each dim's
+                const bool per_dim = c.attn_gate_per_dim;
+                const int64_t GW = per_dim ? NH * HD : NH;
+                float* g = s.attn_g.data() + f * GW;
                 linear(*w.attn_gate, xnf, n, nullptr, lopt, g);
                 parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
-                    for (int64_t i = b; i < e; ++i)
-                        for (int64_t h = 0; h < NH; ++h) {
-                            const float gate = 1.0f / (1.0f + std::exp(-g[i * NH + h]));
-                            float* o = s.att.data() + (f + i) * NH * HD + h * HD;
-                            for (int64_t d = 0; d < HD; ++d) o[d] *= gate;
+                    for (int64_t i = b; i < e; ++i) {
+                        float* o = s.att.data() + (f + i) * NH * HD;
+                        const float* gi = g + i * GW;
+                        if (per_dim) {
+                            for (int64_t d = 0; d < NH * HD; ++d) o[d] *= 1.0f / (1.0f + std::exp(-gi[d]));
+                            continue;
                         }
+                        for (int64_t h = 0; h < NH; ++h) {
+                            const float gate = 1.0f / (1.0f + std::exp(-gi[h]));
+                            for (int64_t d = 0; d < HD; ++d) o[h * HD + d] *= gate;
+                        }
+                    }
                 });
             }
             if (c.mla) {
