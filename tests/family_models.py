@@ -390,7 +390,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # one KV head per query head, a cap of 6 that bends the larger logits, and tied embeddings.
     "nanochat": ("NanoChatConfig", dict(pad_token_id=ENDOFTEXT)),
     "nanochat-bias-cap-tied": ("NanoChatConfig", dict(attention_bias=True, num_key_value_heads=4, final_logit_softcapping=6.0,
-                                                      pad_token_id=ENDOFTEXT)),
+                                                      tie_word_embeddings=True, pad_token_id=ENDOFTEXT)),
     # Apertus: q/k norms, an ungated xIELU MLP with per-layer parameters, its default llama3 RoPE
     # scaling (factor 8 over 8192 positions, base 1.2e7: the low frequencies are scaled).
     "apertus": ("ApertusConfig", dict(pad_token_id=ENDOFTEXT)),
@@ -402,7 +402,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # linear; head_dim other than hidden / heads. The second without biases, MQA, tied.
     "jais2": ("Jais2Config", dict(head_dim=24, pad_token_id=ENDOFTEXT)),
     "jais2-nobias-tied": ("Jais2Config", dict(attention_bias=False, mlp_bias=False, num_key_value_heads=1,
-                                              pad_token_id=ENDOFTEXT)),
+                                              tie_word_embeddings=True, pad_token_id=ENDOFTEXT)),
     # HunYuan dense: per-head q/k norms after RoPE, q/k/v/o biases, RoPE "dynamic" with a fixed
     # NTK alpha (the base stretched to 10000 · 1000^(16/14)).
     # VaultGemma: Gemma 2's block without its post norms (caps 3 / 8, a window of 6 on layer 0).
