@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import time
 from pathlib import Path
@@ -1788,6 +1789,17 @@ def test_gate_and_up_of_different_block_types_load(tmp_path, monkeypatch, arch):
     assert np.abs(got - exp).max() <= 1e-4 * np.abs(exp).max()
 
 
+def gguf_refusal(path: Path, out: Path) -> str:
+    """convert_gguf's refusal of the file at path: one line that names the file, before any folder
+    is written into out. Returns the message."""
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, out)
+    msg = str(e.value)
+    assert str(path) in msg and "\n" not in msg
+    assert not (out / "config.json").exists()
+    return msg
+
+
 @pytest.mark.parametrize("name, extra, match", [
     ("phi3", dict(extra_tensors=[("rope_factors_long.weight", gw.F32, (8,), gw.quant_f32(np.ones(8)))]),
      "rope_factors_long.weight without its pair"),
@@ -1800,10 +1812,7 @@ def test_gate_and_up_of_different_block_types_load(tmp_path, monkeypatch, arch):
 ])
 def test_convert_phi3_refusals(tmp_path, name, extra, match):
     path, _ = family_gguf(tmp_path, name, "phi3", **extra)
-    with pytest.raises(ValueError, match=match) as ei:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert re.search(match, gguf_refusal(path, tmp_path / "out"))
 
 
 @pytest.mark.parametrize("arch,name,drop,match", [
@@ -2953,10 +2962,7 @@ def test_mistral4_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, ex
     """mistral4 keys and tensors that llama.cpp reads otherwise than Mistral4Config can say, or
     cannot read at all: one line naming the key or the tensor, before any folder is written."""
     path, _ = moe_gguf(tmp_path, name, _M4, meta=meta, drop=drop, extra_tensors=extra)
-    with pytest.raises(ValueError) as e:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert words in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert words in gguf_refusal(path, tmp_path / "out")
 
 
 def test_mistral4_gguf_keys_as_llama_cpp_reads_them(tmp_path):
@@ -3039,10 +3045,7 @@ def test_minicpm3_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop, ex
     """minicpm3 keys and tensors that llama.cpp reads otherwise than MiniCPM3Config can say, or
     cannot read at all: one line naming the key or the tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, _C3, meta=meta, drop=drop, extra_tensors=extra)
-    with pytest.raises(ValueError) as e:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert words in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert words in gguf_refusal(path, tmp_path / "out")
 
 
 def test_minicpm3_gguf_keys_as_llama_cpp_reads_them(tmp_path):
@@ -3587,10 +3590,7 @@ def test_newer_family_ggufs_that_do_not_fit_are_named(tmp_path, name, arch, kw, 
     the Hugging Face family, or pyvt cannot represent: refused in one line naming the file and
     the key or tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, arch, **kw)
-    with pytest.raises(ValueError, match=match) as ei:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert re.search(match, gguf_refusal(path, tmp_path / "out"))
 
 
 _M3 = "mistral3"
@@ -3635,10 +3635,7 @@ def test_mistral3_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
     """What llama.cpp's mistral3 computes otherwise than Ministral3ForCausalLM, or pyvt cannot
     represent: refused in one line naming the file and the key or tensor, before any folder."""
     path, _ = family_gguf(tmp_path, name, _M3, **kw)
-    with pytest.raises(ValueError, match=match) as ei:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert re.search(match, gguf_refusal(path, tmp_path / "out"))
 
 
 def test_mistral3_gguf_rope_keys_as_llama_cpp_reads_them(tmp_path):
@@ -3732,10 +3729,7 @@ def test_lfm2_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
     llama.cpp itself needs and the file lacks: refused in one line naming the file and the key or
     tensor, before any folder is written."""
     path, _ = family_gguf(tmp_path, name, "lfm2", **kw)
-    with pytest.raises(ValueError, match=match) as ei:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert re.search(match, gguf_refusal(path, tmp_path / "out"))
 
 
 _LM = "lfm2moe"
@@ -3789,10 +3783,7 @@ def test_lfm2moe_gguf_that_does_not_fit_is_named(tmp_path, name, kw, match):
     llama.cpp needs and the file lacks: refused in one line naming the file and the key or tensor,
     before any folder is written."""
     path, _ = family_gguf(tmp_path, name, "lfm2moe", **kw)
-    with pytest.raises(ValueError, match=match) as ei:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert str(path) in str(ei.value) and "\n" not in str(ei.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert re.search(match, gguf_refusal(path, tmp_path / "out"))
 
 
 def test_lfm2moe_gguf_keeps_its_expert_blocks(tmp_path, monkeypatch):
@@ -3881,10 +3872,7 @@ def test_hunyuan_moe_gguf_that_does_not_fit_is_named(tmp_path, name, meta, drop,
     """hunyuan-moe keys and tensors HunYuanMoEV1ForCausalLM cannot compute as llama.cpp does, or
     that llama.cpp needs and the file lacks: one line naming the key or tensor, no folder."""
     path, _ = moe_gguf(tmp_path, name, "hunyuan-moe", meta=meta, drop=drop, extra_tensors=extra)
-    with pytest.raises(ValueError) as e:
-        convert.convert_gguf(path, tmp_path / "out")
-    assert words in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
-    assert not (tmp_path / "out" / "config.json").exists()
+    assert words in gguf_refusal(path, tmp_path / "out")
 
 
 def test_lfm2_gguf_rope_scaling_reaches_the_model(tmp_path):

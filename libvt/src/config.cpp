@@ -918,24 +918,24 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // (Gemma 1's first releases say "gelu", which GemmaConfig takes as the tanh GELU they were
     // trained with, as transformers does.)
     if (F.gemma == ModelFamily::GEMMA1 && c.hidden_act == "gelu") c.hidden_act = F.activation;
-    // The field the family's config class reads its activation from: GPT-2's lineage, GPT-Neo,
-    // GPT-J and OPT activation_function, Falcon activation; Bloom and MPT none (their GELU is fixed); the
-    // others hidden_act. A field the class does not read is ignored, as transformers does.
     // A top-level clip_qkv clamps q, k and v where the family's config class reads it (OLMo,
     // OLMoE; MPT's is attn_config's); IQuestCoderConfig refuses it; any other class has no such
     // field, which transformers ignores, and so does this engine (a clamp there would be silently
     // another model).
     if (c.clip_qkv_root > 0) {
-        if (std::strcmp(F.model_type, "olmo") == 0 || std::strcmp(F.model_type, "olmoe") == 0)
+        if (is_model_type(F, {"olmo", "olmoe"}))
             c.clip_qkv = c.clip_qkv_root;
-        else if (std::strcmp(F.model_type, "iquestcoder") == 0)
+        else if (is_model_type(F, {"iquestcoder"}))
             fail(VT_STATUS_UNSUPPORTED, "%s: clip_qkv is not supported for %s (its config class refuses it)",
                  c.path.c_str(), F.name);
     }
+    // The field the family's config class reads its activation from: GPT-2's lineage, GPT-Neo,
+    // GPT-J and OPT activation_function, Falcon activation; Bloom and MPT none (their GELU is fixed); the
+    // others hidden_act. A field the class does not read is ignored, as transformers does.
     const char* act_key = "hidden_act";
     // EXAONE 3 / 3.5's config.json names (ExaoneConfig's attribute_map): activation_function for
     // hidden_act, layer_norm_epsilon for rms_norm_eps (num_layers is read for any family).
-    const bool exaone_names = std::strcmp(F.model_type, "exaone") == 0;
+    const bool exaone_names = is_model_type(F, {"exaone"});
     if (exaone_names && c.rms_norm_eps < 0 && c.layer_norm_eps > 0) c.rms_norm_eps = c.layer_norm_eps;
     if (exaone_names && c.hidden_act.empty() && !c.activation_function.empty()) {
         act_key = "activation_function";
@@ -954,7 +954,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // which sets the attribute_map's names after the fields).
     // transformers refuses them unequal: its remote code biased q/k/v by qkv_bias and o_proj and
     // the MLP by bias, which Llama's attention_bias (q/k/v/o) and mlp_bias cannot say otherwise.
-    if (std::strcmp(F.model_type, "internlm3") == 0) {
+    if (is_model_type(F, {"internlm3"})) {
         const char* attn_key = "attention_bias";
         const char* mlp_key = "mlp_bias";
         if (c.qkv_bias_field >= 0) {

@@ -1493,8 +1493,10 @@ const ModelFamily& llama_family() { return kFamilies[0]; }
 
 // The model types transformers >= 5 runs as LlamaForCausalLM (its auto mapping) and saves so,
 // with their own model_type: EXAONE 3 (under EXAONE's tensor names), IQuest-Coder, InternLM3.
-static bool llama_mapped(const ModelFamily& f) {
-    for (const char* t : {"exaone", "iquestcoder", "internlm3"})
+static bool llama_mapped(const ModelFamily& f) { return is_model_type(f, {"exaone", "iquestcoder", "internlm3"}); }
+
+bool is_model_type(const ModelFamily& f, std::initializer_list<const char*> types) {
+    for (const char* t : types)
         if (std::strcmp(f.model_type, t) == 0) return true;
     return false;
 }

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -418,6 +419,10 @@ bool falcon_two_norms(const LlamaConfig& c);
 // The family a config declares (architectures / model_type; a config that says nothing is
 // taken as Llama), or nullptr when no row of the table matches.
 const ModelFamily* family_of(const LlamaConfig& c);
+
+// Whether f's model_type is one of types: for the few config.json rules of one config class
+// that no row field says (EXAONE's and InternLM3's field names, OLMo's clip_qkv, ...).
+bool is_model_type(const ModelFamily& f, std::initializer_list<const char*> types);
 
 // Why a config whose family_of() is null cannot be loaded, in one clause naming the
 // architecture and what it would need ("Gemma3ForCausalLM (model_type gemma3_text) is not supported
