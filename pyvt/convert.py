@@ -7,8 +7,8 @@
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
 LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
-`mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5) or `jais2` (Jais-2)
-architecture into a Hugging Face-style checkpoint folder.
+`mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5), `jais2` (Jais-2) or `afmoe`
+(Arcee Trinity) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -30,7 +30,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3`, `granite` and `mistral3` are converted as
   `llama` is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` / `afmoe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -95,6 +95,12 @@ layout differences between llama.cpp and Hugging Face are undone here:
   with the router, its bias and the experts under feed_forward (`_lfm2_moe_router`): llama.cpp
   renormalizes the chosen weights and never scales them whatever the keys say, and so does the
   folder (keys saying otherwise are refused).
+* AFMoE (`afmoe`, Arcee Trinity): llama.cpp's afmoe always scales the embeddings by
+  sqrt(hidden_size) (muP: mup_enabled true), leaves every 4th block without RoPE whatever the
+  keys say and slides the blocks attention.sliding_window_pattern marks: a file whose full
+  blocks are not its NoPE ones, or with no window, is refused, since AFMoE's full blocks are
+  its NoPE blocks (`_afmoe_config`); its router is DeepSeek-V3's sigmoid one with the correction
+  bias (mlp.expert_bias), always renormalized (`_afmoe_router`).
 * HunYuan MoE (`hunyuan-moe`): llama.cpp's converter bakes the 'dynamic' NTK alpha into
   rope.freq_base (theta · alpha^(d / (d - 2))); the folder states that base as the default RoPE
   type's, which rotates the same. llama.cpp adds q/k/v biases but has no o_proj bias: a file with
@@ -677,15 +683,29 @@ _ARCHS["ernie4_5-moe"] = _Arch("Ernie4_5_MoeForCausalLM", "ernie4_5_moe", False)
 # feed_forward_length wide under Mixtral's names, a sigmoid router with its correction bias
 # (block_sparse_moe.e_score_correction_bias), top weights always renormalized.
 _ARCHS["minimax-m2"] = _Arch("MiniMaxM2ForCausalLM", "minimax_m2", False, _QK_NORMS, qk_full=True)
+# AFMoE (arcee-ai Trinity Nano / Mini / Large; llama.cpp's afmoe): Qwen3's attention (per-head q/k
+# norms before RoPE; Q/K in Hugging Face's order, NEOX rope) whose output is times
+# sigmoid(attn_gate · h), one gate per output dim, before o_proj; the sandwich norms (attn_norm,
+# post_attention_norm on the attention's output; ffn_norm, post_ffw_norm on the MLP's); the
+# first leading_dense_block_count blocks a SwiGLU MLP, the others a sigmoid router
+# (ffn_gate_inp: mlp.router.gate) choosing on score + exp_probs_b (mlp.expert_bias), the chosen
+# renormalized and times expert_weights_scale, and ungated shared experts (mlp.shared_experts);
+# the embeddings times sqrt(hidden_size) (muP, which llama.cpp's afmoe always applies); sliding
+# layers by attention.sliding_window_pattern, every 4th layer without RoPE (_afmoe_config).
+_ARCHS["afmoe"] = _Arch("AfmoeForCausalLM", "afmoe", False, _QK_NORMS + _GEMMA_NORMS + ("attn_gate.weight",),
+                        names={"ffn_norm.weight": "pre_mlp_layernorm.weight",
+                               "post_attention_norm.weight": "post_attention_layernorm.weight",
+                               "post_ffw_norm.weight": "post_mlp_layernorm.weight",
+                               "attn_gate.weight": "self_attn.gate_proj.weight"})
 # The GGUF architectures whose routers choose with a correction bias (exp_probs_b) and whose
 # shared experts (ungated) are mlp.shared_experts.
-_BIASED_ROUTER_ARCHS = _DEEPSEEK_ROUTER_ARCHS + ("ernie4_5-moe", "minimax-m2")
+_BIASED_ROUTER_ARCHS = _DEEPSEEK_ROUTER_ARCHS + ("ernie4_5-moe", "minimax-m2", "afmoe")
 _MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS + ("lfm2moe",
                                                                                                    "hunyuan-moe")
 # Where each architecture's checkpoints keep the router's correction bias (else on mlp.gate).
 _EXP_PROBS_B_NAMES = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias",
                       "minimax-m2": "block_sparse_moe.e_score_correction_bias",
-                      "exaone-moe": "mlp.e_score_correction_bias"}
+                      "exaone-moe": "mlp.e_score_correction_bias", "afmoe": "mlp.expert_bias"}
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
@@ -708,7 +728,8 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
                     "ffn_up_shexp.weight": "mlp.shared_mlp.up_proj.weight",
                     "ffn_down_shexp.weight": "mlp.shared_mlp.down_proj.weight"}[t]
     if t == "ffn_gate_inp.weight":
-        return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.gate.weight")
+        return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.router.gate.weight" if arch == "afmoe"
+                    else "mlp.gate.weight")
     if t == _EXP_PROBS_B:
         return p + _EXP_PROBS_B_NAMES.get(arch, "mlp.gate.e_score_correction_bias")
     if t in _EXPERTS:
@@ -748,7 +769,8 @@ def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
     if not moe:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
-    biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2", "lfm2_moe")
+    biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2", "lfm2_moe",
+                              "afmoe")
     ungated = biased or a.model_type in ("granitemoe", "deepseek_v2", "hunyuan_v1_moe", "mistral4")
     shexp = (_SHARED[1:] if ungated else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
@@ -1201,7 +1223,8 @@ def _hparams(meta: dict, p: str) -> dict:
         moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe", "minimax-m2")  # (minimax-m2's experts: n_ff)
                           else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
                           else need_int("expert_feed_forward_length")  # (llama.cpp requires it)
-                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe", "mistral4")
+                          if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe", "mistral4",
+                                      "afmoe")
                           else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
@@ -1213,6 +1236,8 @@ def _hparams(meta: dict, p: str) -> dict:
             moe.update(_sigmoid_router(meta, arch, moe, n_layers, need_int("expert_shared_count"), p))
         elif arch in ("ernie4_5-moe", "minimax-m2"):
             moe.update(_biased_router(meta, arch, moe, n_layers, p))
+        elif arch == "afmoe":
+            moe.update(_afmoe_router(meta, moe, n_layers, need_int("expert_shared_count"), p))
         elif arch == "lfm2moe":
             moe.update(_lfm2_moe_router(meta, n_layers, p))
         elif arch == "hunyuan-moe":
@@ -1475,7 +1500,7 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
     does not fit is refused naming it -> hp["moe"]'s lead, n_group, topk_group, norm, scale,
     n_shared, ffn_shexp, softmax."""
     E, k = moe["n_expert"], moe["n_used"]
-    default = 2 if arch == "glm4moe" else None
+    default = 2 if arch in ("glm4moe", "afmoe") else None
     if arch in _MLA_ARCHS:  # (llama.cpp's deepseek2 loader: absent, softmax, but for GLM 4.7 Lite's sizes)
         vocab = meta.get(f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens") or ()))
         default = 2 if n_layers in (47, 48) and vocab == 154880 else 1
@@ -1520,6 +1545,24 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
     scale = _real(meta, f"{arch}.expert_weights_scale", 1.0, 0.0, 1e30, p, open_lo=False)
     return dict(lead=lead, n_group=groups, topk_group=used, scale=_f32(scale) if scale else 1.0, norm=norm,
                 n_shared=n_shared, ffn_shexp=n_shared * moe["ffn_exp"], softmax=softmax)
+
+
+def _afmoe_router(meta: dict, moe: dict, n_layers: int, n_shared: int, p: str) -> dict:
+    """An afmoe file's router as llama.cpp computes it (src/models/afmoe.cpp, build_moe_ffn) and
+    AFMoE's router does: _sigmoid_router's keys (expert_gating_func absent or sigmoid), the chosen
+    scores always renormalized — expert_weights_norm absent or false (llama.cpp's default) leaves
+    them as they are, which AfmoeConfig cannot say — and no expert groups (AFMoE has none); each
+    refused naming the key."""
+    r = _sigmoid_router(meta, "afmoe", moe, n_layers, n_shared, p)
+    if r["n_group"] > 1:
+        raise ValueError(f"{p}: afmoe.expert_group_count = {r['n_group']}: llama.cpp would choose AFMoE's experts "
+                         "within groups, which its Hugging Face model has not")
+    if not r["norm"]:
+        raise ValueError(f"{p}: afmoe.expert_weights_norm is " + ("false" if "afmoe.expert_weights_norm" in meta
+                                                                  else "absent (false for llama.cpp)")
+                         + ": llama.cpp's afmoe then leaves the chosen experts' weights as they are, AFMoE's router "
+                         "always renormalizes them; pyvt does not convert a model that differs")
+    return r
 
 
 def _xielu_params(meta: dict, n_layers: int, p: str) -> dict:
@@ -1587,6 +1630,13 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                              "supported (the Hugging Face model has none); pyvt does not guess what is meant")
         if arch != "ernie4_5-moe" and "output.weight" not in g.tensors:
             raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's {arch} needs it)")
+    if arch == "afmoe":
+        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's afmoe rotates without frequency factors)
+            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's afmoe loads no RoPE frequency factors; "
+                             "pyvt does not guess what is meant")
+        if biases := [n for n in names if n.endswith(".bias") and not n.endswith(_EXP_PROBS_B)]:
+            raise ValueError(f"{p}: tensor {biases[0]}: afmoe files with biases are not supported (llama.cpp's afmoe "
+                             "adds only q/k/v's; AfmoeConfig's attention_bias puts one on o_proj too)")
     if arch in _COHERE_ARCHS:
         if qk := [n for n in names if n.endswith(_QK_NORMS)]:  # (llama.cpp's command-r with 64+ blocks)
             raise ValueError(f"{p}: tensor {qk[0]}: Command R+ q/k LayerNorms (CohereConfig's use_qk_norm) "
@@ -1747,6 +1797,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         "attn_k_norm.weight": (n_kv * head_dim if a.qk_full else head_dim,),
         "post_attention_norm.weight": (hidden,), "post_ffw_norm.weight": (hidden,),
         "attn_sinks.weight": (n_head,),
+        "attn_gate.weight": (n_head * head_dim, hidden),  # (AFMoE: one gate per output dim)
         "attn_norm.bias": (hidden,), "ffn_up.bias": (ffn,), "ffn_down.bias": (hidden,),  # (phi2)
         "ffn_norm.bias": (hidden,),  # (stablelm)
         "attn_norm_2.weight": (hidden,), "attn_norm_2.bias": (hidden,),  # (falcon-40b's ln_attn)
@@ -2391,6 +2442,8 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         del config["rope_theta"]
     elif moe and hp["arch"] in ("ernie4_5-moe", "minimax-m2", "exaone-moe"):
         _biased_router_config(config, meta, hp, g.path)
+    elif moe and hp["arch"] == "afmoe":
+        _afmoe_config(config, meta, hp, g.path)
     elif moe and hp["arch"] == "hunyuan-moe":  # HunYuanMoEV1Config (_hunyuan_moe_router)
         del config["mlp_bias"]
         # (the file's rope.freq_base is the base HunYuan's NTK alpha stretches — 'dynamic' with
@@ -2481,6 +2534,42 @@ def _exaone_moe_config(config: dict, meta: dict, hp: dict, p) -> None:
     sliding = _swa_layers(meta, f"{a}.attention.sliding_window_pattern", n, p)
     _same_swa_base(meta, a, hp, "EXAONE MoE", p)
     config.update(sliding_window=window, layer_types=["sliding_attention" if s else "full_attention" for s in sliding])
+
+
+def _afmoe_config(config: dict, meta: dict, hp: dict, p) -> None:
+    """AfmoeConfig's fields of an afmoe file, as llama.cpp runs it (src/models/afmoe.cpp): the
+    router's (_afmoe_router), the dense blocks first (num_dense_layers), muP's embedding scale
+    (always applied there: mup_enabled), the window attention.sliding_window (needed and not 0:
+    llama.cpp's afmoe rotates 3 blocks of 4 with or without one, AFMoE only its sliding ones) and
+    the sliding blocks attention.sliding_window_pattern marks (flags, or n; absent: 4), which
+    must leave full exactly the blocks llama.cpp runs without RoPE (every 4th: 3, 7, ...; a
+    key says nothing of it) — AFMoE's full blocks are its NoPE ones. Only the sliding blocks
+    rotate, with rope.freq_base_swa when the file has it (llama.cpp's base for them), else
+    rope.freq_base."""
+    a, n, moe = "afmoe", hp["n_layers"], hp["moe"]
+    if f"{a}.attention.sliding_window" not in meta:
+        raise ValueError(f"{p}: missing metadata {a}.attention.sliding_window: llama.cpp's afmoe then rotates 3 blocks "
+                         "of 4 over every position, which AfmoeConfig cannot express")
+    window = _window(meta, f"{a}.attention.sliding_window", None, p)
+    if not window:
+        raise ValueError(f"{p}: {a}.attention.sliding_window = 0: llama.cpp's afmoe then rotates 3 blocks of 4 over "
+                         "every position, which AfmoeConfig cannot express")
+    sliding = _swa_layers(meta, f"{a}.attention.sliding_window_pattern", n, p)
+    for i, s in enumerate(sliding):
+        if s != ((i + 1) % 4 != 0):
+            raise ValueError(f"{p}: {a}.attention.sliding_window_pattern makes block {i} "
+                             f"{'sliding' if s else 'full'}: llama.cpp's afmoe runs every 4th block (3, 7, ...) "
+                             "without RoPE whatever the pattern, AFMoE its full blocks; pyvt converts a pattern "
+                             "whose full blocks are those")
+    base = _f32(_real(meta, f"{a}.rope.freq_base_swa", hp["theta"], 1.0, 1e12, p))
+    base = float(base) if float(base).is_integer() else base
+    for k in ("mlp_bias", "pretraining_tp", "rope_theta"):
+        del config[k]
+    config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"], moe_intermediate_size=moe["ffn_exp"],
+                  num_shared_experts=moe["n_shared"], num_dense_layers=moe["lead"], route_scale=moe["scale"],
+                  mup_enabled=True, sliding_window=window, global_attn_every_n_layers=4,
+                  layer_types=["sliding_attention" if s else "full_attention" for s in sliding],
+                  rope_parameters={"rope_type": "default", "rope_theta": base, **(config.pop("rope_scaling") or {})})
 
 
 def _mla_arch(hp: dict) -> _Arch:
@@ -2865,7 +2954,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             "attn_norm.weight", "attn_norm.bias", "attn_norm_2.weight", "attn_norm_2.bias", "attn_qkv.weight", "attn_qkv.bias", "attn_q.weight", "attn_q.bias", "attn_k.weight",
             "attn_k.bias",
             "attn_v.weight", "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_sinks.weight",
-            "attn_q_norm.weight", "attn_k_norm.weight", "attn_q_a.weight", "attn_q_a_norm.weight", "attn_q_b.weight",
+            "attn_gate.weight", "attn_q_norm.weight", "attn_k_norm.weight", "attn_q_a.weight", "attn_q_a_norm.weight", "attn_q_b.weight",
             "attn_kv_a_mqa.weight", "attn_kv_a_norm.weight", "attn_kv_b.weight", "post_attention_norm.weight",
             "shortconv.in_proj.weight", "shortconv.in_proj.bias", "shortconv.conv.weight", "shortconv.conv.bias",
             "shortconv.out_proj.weight", "shortconv.out_proj.bias", "ffn_norm.weight", "ffn_norm.bias")]
@@ -2897,7 +2986,7 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
         else:
             order += [(b + t, e) for e in range(moe["n_expert"]) for t in _EXPERTS]
         order += [b + s for s in ("ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight",
-                                  "ffn_gate_inp_shexp.weight")]
+                                  "ffn_gate_inp_shexp.weight", "post_ffw_norm.weight")]  # (AFMoE's norm after it)
     order += ["output_norm.weight", "output_norm.bias", "output.weight", "output.bias"]
     mixtral = bool(moe) and arch in ("llama", "minimax-m2")  # (MiniMax-M2: Mixtral's names)
     falcon_2ln = arch == "falcon" and "blk.0.attn_norm_2.weight" in g.tensors  # (ln_attn / ln_mlp)
@@ -3271,7 +3360,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone` or `jais2`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone`, `jais2` or `afmoe`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3460,7 +3549,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -201,6 +201,14 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                       num_dense_layers=0, num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
                                       num_shared_experts=2, route_scale=2.5, mup_enabled=True, attention_bias=True,
                                       pad_token_id=ENDOFTEXT)),
+    # AFMoE as llama.cpp's afmoe can hold it (tests/test_convert.py's GGUF of it): the default
+    # layer_types (every 4th full, without RoPE), muP, a dense first layer, two shared experts,
+    # route_scale, head_dim not hidden / heads, its own RoPE base.
+    "afmoe-gguf": ("AfmoeConfig", dict(num_hidden_layers=4, head_dim=24, sliding_window=6, num_dense_layers=1,
+                                       num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                                       num_shared_experts=2, route_scale=1.5, mup_enabled=True,
+                                       rope_parameters={"rope_type": "default", "rope_theta": 50000.0},
+                                       pad_token_id=ENDOFTEXT)),
     # LFM3: Lfm3Config's default layer_types (conv, conv, full, conv, sliding) and RoPE (full layers
     # proportional, 4 of 8 pairs turning; sliding layers their own base), sandwich norms, the heads'
     # output gate, 7 taps; or none of the gate and norms, with biases and a quarter of the pairs.
@@ -552,6 +560,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "afmoe-mup": ("Afmoe", ["attention-bias", "qk-norm", "sandwich-norms", "attention-gate per-dim",
                             "mup-embedding-scale 8", "no-rope layer 0", "moe 4 experts top-3", "norm-topk",
                             "shared-expert 64", "sigmoid-router scale 2.5", "sliding-window 5 (layers 1..2)"]),
+    "afmoe-gguf": ("Afmoe", ["qk-norm", "sandwich-norms", "attention-gate per-dim", "mup-embedding-scale 8",
+                             "no-rope layer 3", "moe 8 experts top-2 (3 of 4 layers)", "norm-topk", "shared-expert 64",
+                             "sigmoid-router scale 1.5", "head-dim 24", "sliding-window 6 (layers 0..2)"]),
     "lfm3": ("Lfm3", ["qk-norm", "sandwich-norms", "attention-gate", "proportional-rope 8 of 16 dims",
                       "local-rope-theta 10000", "short-conv 7 (layers 0,1,3)", "sliding-window 6 (layer 4)"]),
     "lfm3-nogate": ("Lfm3", ["attention-bias", "qk-norm", "proportional-rope 4 of 16 dims", "local-rope-theta 10000",

@@ -2289,7 +2289,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         cfg["first_k_dense_replace"] = lead
     sigmoid = arch in ("glm4moe", "dots1", "exaone-moe")
     biased = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias", "exaone-moe": "mlp.e_score_correction_bias",
-              "minimax-m2": "block_sparse_moe.e_score_correction_bias"}.get(arch)
+              "minimax-m2": "block_sparse_moe.e_score_correction_bias", "afmoe": "mlp.expert_bias"}.get(arch)
     deepseek = arch in ("deepseek2", "mistral4")
     if deepseek:
         rope0 = dict(cfg["rope_parameters"])  # (the checkpoint's, which llama.cpp's converter writes)
@@ -2339,10 +2339,13 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                             ("self_attn.q_norm.weight", "attn_q_norm.weight"),
                             ("self_attn.k_norm.weight", "attn_k_norm.weight"),
                             ("self_attn.query_layernorm.weight", "attn_q_norm.weight"),  # (HunYuan's)
-                            ("self_attn.key_layernorm.weight", "attn_k_norm.weight")):
+                            ("self_attn.key_layernorm.weight", "attn_k_norm.weight"),
+                            ("self_attn.gate_proj.weight", "attn_gate.weight"),  # (AFMoE's, and its sandwich norms)
+                            ("pre_mlp_layernorm.weight", "ffn_norm.weight"),
+                            ("post_mlp_layernorm.weight", "post_ffw_norm.weight")):
             if p + rest not in w or (arch == "hunyuan-moe" and rest == "self_attn.o_proj.bias"):
                 continue  # (HunYuan's o_proj bias: zeros, not in the file — _hunyuan_moe_file_model)
-            if (oss or arch == "glm4moe") and rest == "post_attention_layernorm.weight":
+            if (oss or arch in ("glm4moe", "afmoe")) and rest == "post_attention_layernorm.weight":
                 gname = "post_attention_norm.weight"
             x = w[p + rest]
             if mha and rest.startswith(("self_attn.k_proj.", "self_attn.v_proj.")):
@@ -2394,7 +2397,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                 add(f"blk.{i}.ffn_gate_up_exps.weight", gu)
             add(f"blk.{i}.ffn_down_exps.weight", w[mp + "experts.down_proj"])
             continue
-        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + ("gate.wg.weight" if arch == "hunyuan-moe" else "gate.weight")], gw.F32)
+        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + {"hunyuan-moe": "gate.wg.weight", "afmoe": "router.gate.weight"}.get(
+            arch, "gate.weight")], gw.F32)
         if arch == "hunyuan-moe":  # (its one ungated shared MLP, as HunYuanMoEModel maps mlp.shared_mlp)
             for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
                                  ("ffn_down_shexp.weight", "down_proj")):
@@ -2403,7 +2407,7 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
             add(f"blk.{i}.exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"], gw.F32)
         if biased:  # (ERNIE 4.5 MoE's [1, E] as its converter writes it; the others' on the block)
             add(f"blk.{i}.exp_probs_b.bias", w[p + biased], gw.F32)
-        if (sigmoid or deepseek or arch == "ernie4_5-moe") and f"{p}mlp.shared_experts.up_proj.weight" in w:
+        if (sigmoid or deepseek or arch in ("ernie4_5-moe", "afmoe")) and f"{p}mlp.shared_experts.up_proj.weight" in w:
             for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
                                  ("ffn_down_shexp.weight", "down_proj")):
                 add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_experts.{hname}.weight"])
@@ -2465,6 +2469,13 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                    "exaone-moe.attention.sliding_window": gw.Val(gw.UINT32, cfg["sliding_window"]),
                    "exaone-moe.attention.sliding_window_pattern": [t == "sliding_attention" for t in cfg["layer_types"]],
                    "exaone-moe.nextn_predict_layers": gw.Val(gw.UINT32, 0)})
+    if arch == "afmoe":  # (AfmoeModel / LlamaModel's keys: llama.cpp's afmoe defaults to a sigmoid router, pattern 4)
+        md.update({"afmoe.expert_shared_count": gw.Val(gw.UINT32, cfg["num_shared_experts"]),
+                   "afmoe.leading_dense_block_count": gw.Val(gw.UINT32, cfg["num_dense_layers"]),
+                   "afmoe.expert_weights_norm": True, "afmoe.expert_weights_scale": float(cfg["route_scale"]),
+                   "afmoe.attention.sliding_window": gw.Val(gw.UINT32, cfg["sliding_window"])})
+        assert cfg["mup_enabled"] and cfg["layer_types"] == [("full_attention" if (i + 1) % 4 == 0 else "sliding_attention")
+                                                             for i in range(n_layers)], "not a file llama.cpp can hold"
     shared = cfg.get("shared_expert_intermediate_size") or cfg.get("shared_intermediate_size")
     if shared:
         md[f"{arch}.expert_shared_feed_forward_length"] = gw.Val(gw.UINT32, shared)
@@ -2637,7 +2648,7 @@ MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None),
              ("hunyuan-moe", "hunyuan-moe", None), ("hunyuan-moe-lists", "hunyuan-moe", None),
              # (Mistral 4: its YaRN scaling as llama.cpp's mistral4 computes it, rotate-half rope rows as
              # pairs: _mistral4_file_model; mistral4-nolora's gate and up experts apart in the file)
-             ("mistral4", "mistral4", None), ("mistral4-nolora", "mistral4", None)]
+             ("mistral4", "mistral4", None), ("mistral4-nolora", "mistral4", None), ("afmoe-gguf", "afmoe", None)]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2740,6 +2751,7 @@ _L1 = "model.layers.1."
      "block_sparse_moe.experts.0.w1.weight"),
     ("exaone-moe", "exaone-moe", "ExaoneMoE", "mlp.e_score_correction_bias", "mlp.shared_experts.up_proj.weight"),
     ("hunyuan-moe", "hunyuan-moe", "HunYuanMoEV1", "mlp.gate.wg.weight", "mlp.shared_mlp.up_proj.weight"),
+    ("afmoe-gguf", "afmoe", "Afmoe", "mlp.expert_bias", "mlp.shared_experts.up_proj.weight"),
 ])
 def test_sigmoid_router_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, arch, family, bias, kept):
     """A Q8_0 glm4moe / dots1 / ernie4_5-moe / minimax-m2 / exaone-moe GGUF: its experts' and
@@ -4256,6 +4268,63 @@ def test_biased_router_gguf_that_does_not_fit_is_named(tmp_path, name, arch, met
     with pytest.raises(ValueError) as e:
         convert.convert_gguf(path, tmp_path / "out")
     assert words in str(e.value)
+
+
+_A = "afmoe"
+
+
+def test_afmoe_gguf_config(tmp_path):
+    """An afmoe file's folder says what llama.cpp's afmoe computes: muP on, the router's fields,
+    every 4th block full and without RoPE, the sliding blocks rotating with rope.freq_base_swa
+    when the file has one (llama.cpp's base for them; the full blocks do not rotate)."""
+    path, ref = moe_gguf(tmp_path, "afmoe-gguf", _A, meta={f"{_A}.rope.freq_base_swa": 20000.0})
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "out", dtype="f32") / "config.json").read_text())
+    want = json.loads((ref / "config.json").read_text())
+    for k in ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts", "num_dense_layers",
+              "route_scale", "mup_enabled", "sliding_window", "layer_types", "head_dim", "intermediate_size"):
+        assert cfg[k] == want[k], k
+    assert cfg["layer_types"] == ["sliding_attention"] * 3 + ["full_attention"] and cfg["mup_enabled"] is True
+    assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 20000.0}
+    assert not cfg["attention_bias"] and "rope_theta" not in cfg and "rope_scaling" not in cfg
+
+
+@pytest.mark.parametrize("meta,drop,extra,words", [
+    ({f"{_A}.expert_weights_norm": None}, (), (),
+     "afmoe.expert_weights_norm is absent (false for llama.cpp): llama.cpp's afmoe then leaves the chosen experts' "
+     "weights as they are, AFMoE's router always renormalizes them"),
+    ({f"{_A}.expert_weights_norm": False}, (), (), "afmoe.expert_weights_norm is false: llama.cpp's afmoe then leaves"),
+    ({f"{_A}.expert_gating_func": gw.Val(gw.UINT32, 1)}, (), (),
+     "afmoe.expert_gating_func = 1: the afmoe router scores its experts by a sigmoid (2)"),
+    ({f"{_A}.expert_group_count": gw.Val(gw.UINT32, 2), f"{_A}.expert_group_used_count": gw.Val(gw.UINT32, 1)}, (), (),
+     "afmoe.expert_group_count = 2: llama.cpp would choose AFMoE's experts within groups"),
+    ({f"{_A}.expert_shared_count": None}, (), (), "missing metadata afmoe.expert_shared_count"),
+    ({f"{_A}.expert_feed_forward_length": None}, (), (), "missing metadata afmoe.expert_feed_forward_length"),
+    ({f"{_A}.attention.sliding_window": None}, (), (),
+     "missing metadata afmoe.attention.sliding_window: llama.cpp's afmoe then rotates 3 blocks of 4 over every position"),
+    ({f"{_A}.attention.sliding_window": gw.Val(gw.UINT32, 0)}, (), (), "afmoe.attention.sliding_window = 0: llama.cpp's"),
+    ({f"{_A}.attention.sliding_window_pattern": [True, False, True, False]}, (), (),
+     "afmoe.attention.sliding_window_pattern makes block 1 full: llama.cpp's afmoe runs every 4th block (3, 7, ...) "
+     "without RoPE whatever the pattern"),
+    ({f"{_A}.attention.sliding_window_pattern": gw.Val(gw.UINT32, 2)}, (), (),
+     "afmoe.attention.sliding_window_pattern makes block 1 full"),
+    ({f"{_A}.attention.sliding_window_pattern": [True] * 4}, (), (),
+     "afmoe.attention.sliding_window_pattern makes block 3 sliding"),
+    ({}, ("blk.2.attn_gate.weight",), (), "missing tensors: blk.2.attn_gate.weight"),
+    ({}, ("blk.1.post_ffw_norm.weight",), (), "missing tensors: blk.1.post_ffw_norm.weight"),
+    ({}, ("blk.3.exp_probs_b.bias",), (), "missing tensors: blk.3.exp_probs_b.bias"),
+    ({}, (), (("rope_freqs.weight", np.ones(12)),), "tensor rope_freqs.weight: llama.cpp's afmoe loads no RoPE"),
+    ({}, (), (("blk.0.attn_q.bias", np.zeros(96)),),
+     "tensor blk.0.attn_q.bias: afmoe files with biases are not supported"),
+])
+def test_afmoe_gguf_that_does_not_fit_is_named(tmp_path, meta, drop, extra, words):
+    """afmoe keys and tensors that llama.cpp reads otherwise than AfmoeConfig can say (its fixed
+    NoPE blocks, its unnormalized default, biases without o_proj's), or that are missing: one line
+    naming the key or the tensor."""
+    path, _ = moe_gguf(tmp_path, "afmoe-gguf", _A, meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value)
+    assert "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("arch,name", [(_E, "ernie4_5-moe"), (_M, "minimax-m2"), (_X, "exaone-moe")])
