@@ -12,7 +12,7 @@
 #   gemm           bench/gemm.py
 #   decode MODEL   decode bench of tinyllama-1.1b, llama-3.2-1b or llama-2-7b (random weights)
 #   cpu            the CPU suite with the GPU hidden from it
-#   profile, prefill, kvcache, switches   timing phases (bench/gpu/runner.py --help; switches:
+#   profile, prefill, kvcache, switches, batch   timing phases (bench/gpu/runner.py --help; switches:
 #                  the A/Bs of the opt-in decode switches VT_CUDA_INT4_FOUR_ROWS, _FEEDBACK,
 #                  _L2_EVICT_FIRST)
 #

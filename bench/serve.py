@@ -29,8 +29,13 @@ Goals (issue 17): at 16 concurrent clients pyvt >= 3x its own single-stream thro
 is stopped between engines. Results: a table on stdout and ``bench/results/serve-<host>-<date>.{json,md}``
 with the machine, versions, git commit and command.
 
+``--step-only`` times the batched step alone (no server, no AsyncEngine), on ``--device``: the GPU
+runner's ``batch`` phase runs it on a TinyLlama-shape checkpoint with ``VT_CUDA_BATCH=1`` (the
+batched step, the default) and ``=0`` (the sessions one after another), ``--tag`` naming the files.
+
     python bench/serve.py                                   # 1, 4, 16, 64 clients, both servers
     python bench/serve.py --concurrency 1,16 --engines pyvt --no-save
+    python bench/serve.py --step-only --device cuda --model FOLDER --tag batch-on
 """
 
 from __future__ import annotations
@@ -239,6 +244,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "settings decoded within 7%% of each other on one Xeon VM, off faster: "
                         "bench/results/decode-vm-20261128-1846-s53-short.md)")
     p.add_argument("--no-save", action="store_true", help="do not write bench/results/")
+    p.add_argument("--results-dir", default=str(HERE / "results"), help="where results go (default bench/results)")
+    p.add_argument("--tag", default="", help="added to the result files' names")
+    p.add_argument("--device", default="cpu", help="the device pyvt runs on: cpu (default), cuda, cuda:N, auto")
+    p.add_argument("--step-only", action="store_true",
+                   help="time only pyvt's batched decode step (no servers, no AsyncEngine)")
     p.add_argument("--engine-step", action=argparse.BooleanOptionalAction, default=True,
                    help="also time pyvt's batched decode step without the server (default on)")
     p.add_argument("--engine-async", action=argparse.BooleanOptionalAction, default=True,
@@ -292,16 +302,18 @@ def async_engine_rows(folder: Path, levels: list[int], args: argparse.Namespace,
     return rows
 
 
-def engine_steps(folder: Path, levels: list[int], threads: int, weight_format: str) -> list[dict[str, Any]]:
+def engine_steps(folder: Path, levels: list[int], threads: int, weight_format: str,
+                 device: str = "cpu") -> list[dict[str, Any]]:
     """pyvt's batched decode step alone, in this process: tokens/s at each number of rows."""
     import pyvt
     from pyvt import _model
 
-    model = pyvt.load_model(str(folder), threads=threads, weight_format=weight_format)
+    model = pyvt.load_model(str(folder), threads=threads, weight_format=weight_format, device=device)
     rows: list[dict[str, Any]] = []
     try:
         for n in [c for c in levels if 1 <= c <= _model.MAX_BATCH]:
-            sessions = [model._native.new_session(400) for _ in range(n)]
+            # (40 prompt tokens and 53 steps; a model with fewer positions gets its own)
+            sessions = [model._native.new_session(min(400, model.info["max_seq_len"])) for _ in range(n)]
             try:
                 for i, s in enumerate(sessions):  # distinct 40-token prompts (ids any vocabulary has)
                     s.prefill([3 + (i * 7 + j) % 47 for j in range(40)], choose=False)
@@ -358,21 +370,22 @@ def engine_step_lines(steps: list[dict[str, Any]], rows: list[dict[str, Any]]) -
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     levels = [int(x) for x in args.concurrency.split(",") if x]
-    engines = [e for e in args.engines.split(",") if e]
+    engines = [] if args.step_only else [e for e in args.engines.split(",") if e]
     from pyvt import hub
     from tokenizers import Tokenizer
 
     folder = Path(args.model) if args.model else Path(hub.reference(quiet=True))
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json")) if not args.step_only else None
     work = Path(os.environ.get("PYVT_CACHE", Path.home() / ".cache" / "pyvt")) / "bench"
     work.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    env = {"machine": _decode.machine_info("cpu"), "versions": _decode.versions(), "git": _decode.git_info(),
+    env = {"machine": _decode.machine_info("cuda" if args.device.startswith("cuda") else "cpu"), "versions": _decode.versions(), "git": _decode.git_info(),
            "loadavg_start": _decode.loadavg(), "busy_processes_start": _decode.busy_processes(),
            "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
            "settings": {"levels": levels, "max_tokens": args.max_tokens, "threads": args.threads,
                         "pyvt_max_batch": args.max_batch, "requests": args.requests,
-                        "pyvt_weight_format": args.weight_format,
+                        "pyvt_weight_format": args.weight_format, "device": args.device,
+                        "vt_cuda_batch": os.environ.get("VT_CUDA_BATCH"), "step_only": args.step_only,
                         "llamacpp_flash_attn": args.llamacpp_flash_attn}}
     for engine in engines:
         port = free_port()
@@ -380,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         if engine == "pyvt":
             cmd = [sys.executable, "-m", "pyvt", "serve", "-m", str(folder), "--port", str(port), "--threads",
                    str(args.threads), "--max-batch", str(args.max_batch), "--log-level", "warning",
-                   "--weight-format", args.weight_format,
+                   "--weight-format", args.weight_format, "--device", args.device,
                    "--served-model-name", "m"]
         elif engine == "llama-cpp-python":
             gguf = Path(args.gguf) if args.gguf else _decode.export_q8_0(
@@ -407,26 +420,30 @@ def main(argv: list[str] | None = None) -> int:
                     f"errors {row['errors']}")
         finally:
             stop_server(proc)
-    steps = engine_steps(folder, levels, args.threads, args.weight_format) if args.engine_step and "pyvt" in engines \
-        else []
-    if args.engine_async and "pyvt" in engines:
+    steps = (engine_steps(folder, levels, args.threads, args.weight_format, args.device)
+             if args.step_only or (args.engine_step and "pyvt" in engines) else [])
+    if args.engine_async and "pyvt" in engines and not args.step_only:
         rows += async_engine_rows(folder, levels, args, tokenizer)
     env["loadavg_end"] = _decode.loadavg()
     g = goals(rows, args.weight_format) + engine_step_lines(steps, rows)
-    print(render(rows, False))
+    if rows:
+        print(render(rows, False))
     for line in g:
         print(line)
     if not args.no_save:
-        out = HERE / "results"
+        out = Path(args.results_dir)
+        out.mkdir(parents=True, exist_ok=True)
         stamp = _dt.datetime.now().strftime("%Y%m%dT%H%M%S")
         host = socket.gethostname().split(".")[0]
-        base = out / f"serve-{host}-{stamp}"
+        base = out / f"serve-{host}-{stamp}{'-' + args.tag if args.tag else ''}"
         base.with_suffix(".json").write_text(json.dumps({"env": env, "rows": rows, "engine_steps": steps, "goals": g},
                                                         indent=2) + "\n")
         md = [f"# Serving benchmark {stamp}", "", f"Command: `{env['command']}`", "",
               f"Machine: {env['machine']}", "", f"Versions: {env['versions']}", "", f"Commit: {env['git']}", "",
               f"Load average at start / end: {env['loadavg_start']} / {env['loadavg_end']}", "",
-              render(rows, True), "", *[f"* {x}" for x in g], ""]
+              *([render(rows, True), ""] if rows else []), *[f"* {x}" for x in g], "",
+              *(["| rows | step ms (median of 5) | tok/s |", "|---:|---:|---:|"]
+                + [f"| {r['rows']} | {r['step_ms']} | {r['tok_per_s']} |" for r in steps] + [""] if steps else [])]
         base.with_suffix(".md").write_text("\n".join(md))
         log(f"saved {base}.json / .md")
     return 0

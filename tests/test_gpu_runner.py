@@ -58,7 +58,7 @@ def plan():
 def test_every_phase_is_planned(plan):
     names = [p["phase"] for p in plan]
     assert names == ["first", "kernels", "models", "gemm", "decode:tinyllama-1.1b", "decode:llama-3.2-1b",
-                     "decode:llama-2-7b", "cpu", "profile", "prefill", "kvcache", "switches"]
+                     "decode:llama-2-7b", "cpu", "profile", "prefill", "kvcache", "switches", "batch"]
 
 
 def test_phases_fit_one_device_command(plan):
@@ -150,6 +150,13 @@ def test_phase_contents(plan):
         assert cmd.startswith("bash ") and "bench/gpu/ab_env.sh" in cmd
         assert cmd.endswith(f"{var} 0 1 /tmp/vt-gpu/models/tinyllama-1.1b 128 4 {fmt}"), cmd
         assert sw[sid]["env"] == {"VT_GPU_WORK": "/tmp/vt-gpu"}  # where the build put vt_generate
+    b = by["batch"]
+    assert list(b) == ["env", "build", "checkpoint", "batch_on", "batch_off"]
+    for sid, v in (("batch_on", "1"), ("batch_off", "0")):
+        cmd = b[sid]["commands"][0]
+        assert "bench/serve.py --step-only --device cuda" in cmd and "--concurrency 1,4,16,64" in cmd, cmd
+        assert "/tmp/vt-gpu/models/tinyllama-1.1b" in cmd and f"--tag batch-{'on' if v == '1' else 'off'}" in cmd
+        assert b[sid]["env"] == {"VT_CUDA_BATCH": v}
 
 
 def test_inline_python_does_not_run_in_the_source_tree(plan):
@@ -701,6 +708,38 @@ VT_X=1 median 0.845 ms/token over 2 runs (0.85 0.84)
     # cut short before the medians: the runs so far; nothing at all: nothing
     assert report.parse_ab_env(text.split("VT_X=0 median")[0]) == {"runs": 4}
     assert report.parse_ab_env("VT_X=1 run 1 failed: no GPU") == {}
+
+
+def test_parse_engine_steps(report):
+    text = ("[serve-bench 01:01:00] engine step: 1 rows 18.82 ms -> 53.1 tok/s\n"
+            "[serve-bench 01:01:02] engine step: 16 rows 20.5 ms -> 780.4 tok/s\n"
+            "[serve-bench 01:01:03] engine step: 4 rows 19.36 ms -> 206.6 tok/s\n")
+    r = report.parse_engine_steps(text)
+    assert r == {"rows": [{"rows": 1, "step_ms": 18.82, "tok_per_s": 53.1},
+                          {"rows": 4, "step_ms": 19.36, "tok_per_s": 206.6},
+                          {"rows": 16, "step_ms": 20.5, "tok_per_s": 780.4}]}
+    assert report.parse_engine_steps("Traceback (most recent call last):\n") == {}
+
+
+def test_serve_step_only_runs_without_servers(tmp_path, report):
+    """bench/serve.py --step-only (the batch phase's command) on the CPU: the step's rows and the
+    result files under --results-dir with --tag, no server started."""
+    import family_models as F
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    F.write_from_golden(folder, "llama-bias-hd24", F.load_golden())
+    out = tmp_path / "res"
+    r = subprocess.run([sys.executable, str(REPO / "bench" / "serve.py"), "--step-only", "--model", str(folder),
+                        "--concurrency", "1,3", "--threads", "1", "--results-dir", str(out), "--tag", "batch-on"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = report.parse_engine_steps(r.stderr + r.stdout)["rows"]
+    assert [x["rows"] for x in rows] == [1, 3] and all(x["tok_per_s"] > 0 for x in rows)
+    saved = json.loads(next(out.glob("serve-*-batch-on.json")).read_text())
+    assert [x["rows"] for x in saved["engine_steps"]] == [1, 3] and saved["rows"] == []
+    assert saved["env"]["settings"]["step_only"] is True and saved["env"]["settings"]["device"] == "cpu"
+    assert "| 3 |" in next(out.glob("serve-*-batch-on.md")).read_text()
 
 
 def test_runner_summarizes_an_ab_step(tmp_path):

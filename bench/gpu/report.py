@@ -171,6 +171,14 @@ def parse_ab_env(text: str) -> dict[str, Any]:
     return out
 
 
+def parse_engine_steps(text: str) -> dict[str, Any]:
+    """bench/serve.py --step-only's lines: each row count's step time and tokens/s (the last
+    run's, should the log hold more than one)."""
+    rows = {int(n): {"rows": int(n), "step_ms": float(ms), "tok_per_s": float(tps)}
+            for n, ms, tps in re.findall(r"engine step: (\d+) rows ([0-9.]+) ms -> ([0-9.]+) tok/s", text)}
+    return {"rows": [rows[n] for n in sorted(rows)]} if rows else {}
+
+
 # --------------------------------------------------------------------------------------------
 # Benchmark results
 # --------------------------------------------------------------------------------------------

@@ -34,6 +34,10 @@ Phases (docs/cuda.md "Running on a GPU machine"):
                    vt_generate on a TinyLlama-shape checkpoint, the two settings alternating, 4
                    pairs each): VT_CUDA_INT4_FOUR_ROWS with int4 weights, VT_CUDA_FEEDBACK and
                    VT_CUDA_L2_EVICT_FIRST with int8
+  batch            the batched decode step (pyvt's continuous batching): bench/serve.py --step-only on
+                   a TinyLlama-shape int8 checkpoint, 1 to 64 sessions decoding one token each per
+                   call, with VT_CUDA_BATCH=1 (one batched step, the default) and =0 (the sessions
+                   one after another, as before 2026-11-27)
   profile          where a TinyLlama-shape decode step's time goes: ncu's duration and DRAM
                    bytes of every kernel (vt_generate, 128-token prompt), beside the step's
                    measured time without the profiler; the same with VT_CUDA_LEGACY_KERNELS=1
@@ -84,6 +88,7 @@ PREFILL_TOKENS = 2048  # the prefill phase's prompt (issue "Hopper-grade CUDA"'s
 # The switches phase: (variable, weight format) pairs ab_env.sh times off against on.
 SWITCHES = (("VT_CUDA_INT4_FOUR_ROWS", "int4"), ("VT_CUDA_FEEDBACK", "int8"), ("VT_CUDA_L2_EVICT_FIRST", "int8"))
 SWITCH_PAIRS = 4
+BATCH_ROWS = "1,4,16,64"  # the batch phase's session counts (serve.py's client levels)
 KV_LONG_TOKENS = 1900  # the kvcache phase's long prompt (TinyLlama's 2048 positions, 64 generated after it)
 MAX_OUT_FILES = 8  # what the device tool brings back from $OUT
 LOG_CAP_BYTES = 8 << 20  # a log over this keeps its first 1 MiB and last 5 MiB
@@ -309,6 +314,17 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                        str(SWITCH_PAIRS), fmt],
                  env={"VT_GPU_WORK": str(ctx.work)}, log="switches.log", needs=("build", "gpu"), parser="ab_env")
             for var, fmt in SWITCHES]
+    if ctx.phase == "batch":
+        head[1].timeout = 150
+        model = "tinyllama-1.1b"
+        t = (PHASE_BUDGET_S - 20 - 150 - CHECKPOINT_S[model]) // 2
+        return head + [checkpoint_step(ctx, model, "batch.log")] + [
+            Step(f"batch_{tag}", f"{model} int8: the decode step of {BATCH_ROWS} sessions, VT_CUDA_BATCH={v}", t,
+                 argv=[py, str(ROOT / "bench/serve.py"), "--step-only", "--device", "cuda", "--model",
+                       str(ctx.models / model), "--weight-format", "int8", "--concurrency", BATCH_ROWS,
+                       "--results-dir", str(ctx.out), "--tag", f"batch-{tag}"],
+                 env={"VT_CUDA_BATCH": v}, log="batch.log", needs=("pyvt", "gpu"), parser="engine_step")
+            for tag, v in (("on", "1"), ("off", "0"))]
     if ctx.phase == "cpu":
         t = PHASE_BUDGET_S - 20 - 210 - 10
         hidden = {"CUDA_VISIBLE_DEVICES": ""}
@@ -322,7 +338,7 @@ def phase_steps(ctx: Ctx) -> list[Step]:
                  log="pytest_cpu.log", needs=("pyvt",), parser="pytest"),
         ]
     raise SystemExit(f"unknown phase {ctx.phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, "
-                     "profile, prefill, kvcache, switches")
+                     "profile, prefill, kvcache, switches, batch")
 
 
 def checkpoint_step(ctx: Ctx, model: str, log: str) -> Step:
@@ -740,6 +756,8 @@ def parse_step(ctx: Ctx, step: Step) -> dict[str, Any]:
         return report.ncu_rows(text, PROFILE_TOKENS - 1)
     if step.parser == "ab_env":
         return report.parse_ab_env(text)
+    if step.parser == "engine_step":
+        return report.parse_engine_steps(text)
     if step.parser == "gemm":
         files = sorted(ctx.out.glob("gemm-*.json"), key=lambda p: p.stat().st_mtime)
         return {"rows": report.gemm_rows(files[-1]), "file": files[-1].name} if files else {}
@@ -808,6 +826,9 @@ def run_step(ctx: Ctx, step: Step, rec: dict[str, Any]) -> None:
         if step.parser == "ab_env" and r.get("medians"):
             rec["detail"] = "; ".join(f"{r['variable']}={v}: {ms} ms/token" for v, ms in r["medians"].items()) + (
                 f" (=1 / =0: {r['ratio']})" if r.get("ratio") is not None else "")
+        if step.parser == "engine_step" and r.get("rows"):
+            rec["detail"] = "; ".join(f"{x['rows']} rows {x['tok_per_s']} tok/s ({x['step_ms']} ms a step)"
+                                      for x in r["rows"])
         if step.parser == "sanitizer" and r.get("errors") is not None:
             rec["detail"] = f"{r['errors']} errors" + (f", {r['leaked_bytes']} bytes leaked" if r.get("leaked_bytes") else "")
         if rec.get("status") == "pass" and step.parser == "sanitizer" and r.get("errors"):
@@ -897,7 +918,9 @@ def plan(phases: list[str], ctx_kw: dict[str, Any]) -> list[dict[str, Any]]:
                    "gemm": ["gemm-DATE.json", "gemm-DATE.md"]}
         outputs = ["summary.json", "summary.md", *logs] + [
             f for st in steps if st.parser in results for f in results[st.parser]] + [
-            f"{st.id}.csv.gz" for st in steps if st.parser == "ncu"]
+            f"{st.id}.csv.gz" for st in steps if st.parser == "ncu"] + [
+            f"serve-HOST-DATE-{st.id.replace('_', '-')}.{x}" for st in steps if st.parser == "engine_step"
+            for x in ("json", "md")]
         out.append({"phase": ph, "budget_s": PHASE_BUDGET_S, "sum_timeouts_s": sum(r["timeout_s"] for r in rows),
                     "offline_env": OFFLINE_ENV, "outputs": outputs, "steps": rows})
     return out
@@ -919,7 +942,7 @@ def main(argv: list[str] | None = None) -> int:
         phases = a.args or ["all"]
         if phases == ["all"]:
             phases = ["first", "kernels", "models", "gemm", *[f"decode:{m}" for m in DECODE_MODELS], "cpu",
-                      "profile", "prefill", "kvcache", "switches"]
+                      "profile", "prefill", "kvcache", "switches", "batch"]
         p = plan(phases, kw)
         if a.json:
             print(json.dumps(p, indent=1))
@@ -938,9 +961,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("usage: PHASE [MODEL] OUTDIR")
     phase, rest = a.args[0], a.args[1:]
     if phase not in ("first", "kernels", "models", "gemm", "decode", "cpu", "profile", "prefill", "kvcache",
-                     "switches"):
+                     "switches", "batch"):
         ap.error(f"unknown phase {phase!r}; phases: first, kernels, models, gemm, decode MODEL, cpu, profile, "
-                 "prefill, kvcache, switches")
+                 "prefill, kvcache, switches, batch")
     arg = rest[0] if phase == "decode" and len(rest) == 2 else None
     if phase == "decode" and arg not in DECODE_MODELS:
         ap.error(f"usage: decode MODEL OUTDIR, MODEL one of {', '.join(DECODE_MODELS)}")
