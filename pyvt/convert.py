@@ -7,8 +7,8 @@
 (dots.llm1), `deepseek2` (DeepSeek-V2 / V3 / R1, Kimi K2, Moonlight), `ernie4_5-moe` (ERNIE 4.5
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
 LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
-`mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5), `jais2` (Jais-2) or `afmoe`
-(Arcee Trinity) architecture into a Hugging Face-style checkpoint folder.
+`mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5), `jais2` (Jais-2), `afmoe`
+(Arcee Trinity) or `hunyuan-dense` (Hunyuan 0.5B … 7B) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -30,7 +30,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3`, `granite` and `mistral3` are converted as
   `llama` is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` / `afmoe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` / `hunyuan-dense` / `afmoe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -105,7 +105,10 @@ layout differences between llama.cpp and Hugging Face are undone here:
   rope.freq_base (theta · alpha^(d / (d - 2))); the folder states that base as the default RoPE
   type's, which rotates the same. llama.cpp adds q/k/v biases but has no o_proj bias: a file with
   q/k/v biases becomes attention_bias true with a zero o_proj bias, one with attn_output.bias is
-  refused (`_hunyuan_moe_router` for the MoE keys).
+  refused (`_hunyuan_moe_router` for the MoE keys). HunYuan dense (`hunyuan-dense`) is the same
+  attention with a SwiGLU MLP in every block; a rope.scaling.alpha key, which llama.cpp's loader
+  applies to rope.freq_base (its converter bakes it in instead), is applied the same way
+  (`_hunyuan_alpha_base`).
 * Ministral 3 (`mistral3`): llama.cpp multiplies each query by 1 + attention.temperature_scale ·
   log(1 + floor(pos / original_context_length)) and computes YaRN's rotation factor from
   yarn_log_multiplier (mscale_all_dim) with mscale 1; both become Ministral3Config's
@@ -665,6 +668,13 @@ _ARCHS["lfm2moe"] = _ARCHS["lfm2"]._replace(architecture="Lfm2MoeForCausalLM", m
 _ARCHS["hunyuan-moe"] = _Arch("HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe", False, _QK_NORMS, _QKV_BIASES,
                               names={"attn_q_norm.weight": "self_attn.query_layernorm.weight",
                                      "attn_k_norm.weight": "self_attn.key_layernorm.weight"})
+# HunYuan dense (tencent/Hunyuan-0.5B ... 7B-Instruct; llama.cpp's hunyuan-dense, hunyuan-vl's
+# loader and graph): hunyuan-moe's attention with Llama's SwiGLU MLP in every block; RoPE's NTK
+# alpha either baked into rope.freq_base by the converter or, when the file has
+# rope.scaling.alpha, applied at load as llama.cpp does (base · alpha^(d / (d - 2)), float32).
+_ARCHS["hunyuan-dense"] = _ARCHS["hunyuan-moe"]._replace(architecture="HunYuanDenseV1ForCausalLM",
+                                                         model_type="hunyuan_v1_dense")
+_HUNYUAN_ARCHS = ("hunyuan-moe", "hunyuan-dense")
 # Ministral 3 (mistralai/Ministral-3 3B / 8B / 14B text models; llama.cpp's mistral3): Llama's
 # block, Q/K rows permuted as llama's converter writes them, no biases; RoPE and the query scale
 # 1 + attention.temperature_scale · log(1 + floor(pos / original_context_length)) stated as
@@ -1071,6 +1081,8 @@ def _hparams(meta: dict, p: str) -> dict:
         return int(v)
 
     n_expert = meta_value(meta, f"{arch}.expert_count", "int", p, 0)
+    if arch == "hunyuan-dense" and n_expert == 1:  # (llama.cpp: one expert is none, the HunYuan-VL configs' 1)
+        n_expert = 0
     if n_expert and arch not in _MOE_ARCHS:
         raise ValueError(f"{p}: mixture-of-experts {arch} models are not supported (pyvt converts the MoE "
                          f"architectures {', '.join(repr(a) for a in _MOE_ARCHS)}; llama's: Mixtral)")
@@ -1213,10 +1225,15 @@ def _hparams(meta: dict, p: str) -> dict:
         if meta_value(meta, "glm4.nextn_predict_layers", "int", p, 0):
             raise ValueError(f"{p}: glm4.nextn_predict_layers = {meta['glm4.nextn_predict_layers']}: GLM-4 files with "
                              "NextN (multi-token prediction) layers are not supported")
-    if arch in ("deepseek2", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone"):  # (llama.cpp's deepseek2 / hunyuan-moe / mistral3 / minicpm3 / exaone require it)
+    if arch in ("deepseek2", "hunyuan-moe", "hunyuan-dense", "mistral3", "mistral4", "minicpm3", "exaone"):  # (llama.cpp requires it there)
         _need_metadata(p, meta, f"{arch}.attention.layer_norm_rms_epsilon", arch)
     eps = _f32(_real(meta, f"{arch}.attention.layer_norm_{'' if ln else 'rms_'}epsilon", 1e-5, 0.0, 1.0, p))
     theta = _f32(_real(meta, f"{arch}.rope.freq_base", 10000.0, 1.0, 1e12, p))
+    if arch == "hunyuan-dense":
+        if f"{arch}.rope.dimension_sections" in meta:  # (HunYuan-VL's M-RoPE)
+            raise ValueError(f"{p}: {arch}.rope.dimension_sections: a multimodal HunYuan file (M-RoPE) is not "
+                             "supported")
+        theta = _hunyuan_alpha_base(meta, arch, theta, head_dim, p)
     if float(theta).is_integer():
         theta = float(theta)
     if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
@@ -1340,6 +1357,24 @@ def _hunyuan_moe_router(meta: dict, ffn: int, ffn_exp: int, p: str) -> dict:
                          "rotates with rope.freq_base alone (its converter stores the base the NTK alpha stretches "
                          "there); pyvt does not guess which is meant")
     return dict(ffn_shexp=ffn)
+
+
+def _hunyuan_alpha_base(meta: dict, a: str, theta, head_dim: int, p: str):
+    """A hunyuan-dense file's RoPE base as llama.cpp's loader makes it (src/models/hunyuan-vl.cpp):
+    rope.freq_base, times alpha^(d / (d - 2)) in float32 when rope.scaling.alpha is above 0 (d the
+    key length) — HunYuan's NTK alpha, which its converter usually bakes into rope.freq_base."""
+    alpha = _real(meta, f"{a}.rope.scaling.alpha", 0.0, -1e30, 1e30, p, open_lo=False)
+    if alpha <= 0:
+        return theta
+    if head_dim <= 2:
+        raise ValueError(f"{p}: {a}.rope.scaling.alpha = {alpha:g} with a head of {head_dim} dims: its exponent "
+                         "d / (d - 2) needs more than 2")
+    f = np.float32
+    base = f(theta) * np.power(f(alpha), f(f(head_dim) / f(head_dim - 2)))
+    if not np.isfinite(base) or base > 1e12:
+        raise ValueError(f"{p}: {a}.rope.scaling.alpha = {alpha:g} stretches rope.freq_base {theta:g} to {base:g}, "
+                         "past the largest base pyvt reads (1e12)")
+    return float(base) if float(base).is_integer() else base
 
 
 def _refuse_router_keys_ignored(meta: dict, a: str, p: str, groupless: str, scale_note: str) -> None:
@@ -1704,16 +1739,16 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     if arch == "dots1":  # Dots1Config's attention_bias: q/k/v/o biases in every block, or none
         _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "a dots1 file with biases needs q/k/v/o "
                      "biases in every block (Dots1Config's attention_bias puts them on all four)", p)
-    if arch == "hunyuan-moe":
+    if arch in _HUNYUAN_ARCHS:
         if "rope_freqs.weight" in g.tensors:  # (HunYuan's RoPE has no frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a hunyuan-moe file are not "
-                             "supported (HunYuanMoEV1 has none); pyvt does not guess what is meant")
+            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a {arch} file are not "
+                             "supported (HunYuan has none); pyvt does not guess what is meant")
         if o_bias := [n for n in names if n.endswith(".attn_output.bias")]:
-            raise ValueError(f"{p}: tensor {o_bias[0]}: llama.cpp's hunyuan-moe loads no o_proj bias (a file with one "
+            raise ValueError(f"{p}: tensor {o_bias[0]}: llama.cpp's {arch} loads no o_proj bias (a file with one "
                              "does not load there, and a HunYuan checkpoint with attention_bias has one); pyvt does "
                              "not convert a model llama.cpp does not run")
-        _all_or_none(g, n_layers, _QKV_BIASES, "a hunyuan-moe file with biases needs q/k/v biases in every block "
-                     "(HunYuanMoEV1Config's attention_bias puts them on all)", p)
+        _all_or_none(g, n_layers, _QKV_BIASES, f"a {arch} file with biases needs q/k/v biases in every block "
+                     "(HunYuan's attention_bias puts them on all)", p)
     if arch == "mistral3":
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's llama3 factors; Ministral 3's RoPE is rope_parameters')
             raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a mistral3 file are not "
@@ -1896,7 +1931,7 @@ def _rope_scaling(g: GGUFFile, meta: dict, hp: dict, p: str) -> dict | None:
         return _mistral4_rope(meta, hp, p)
     if a == "minicpm3":
         return _minicpm3_rope(g, meta, hp, p)
-    if a in ("nemotron", "gptneox", "falcon", "hunyuan-moe"):
+    if a in ("nemotron", "gptneox", "falcon") + _HUNYUAN_ARCHS:
         return _linear_rope_scaling(meta, a, p)
     if a == "jais2":  # (llama.cpp's generic scaling keys; Jais2Model writes a linear or YaRN one from rope_parameters)
         return _linear_rope_scaling(meta, a, p, "llama.cpp's jais2 would rotate with its YaRN (or other) scaling; "
@@ -2383,7 +2418,12 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                              "over every position whatever the key says, Ministral3Config would slide; pyvt does not "
                              "guess which is meant")
         config.update(rope_parameters=config.pop("rope_scaling"), sliding_window=None)
-    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2", "hunyuan-moe") + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
+    elif hp["arch"] == "hunyuan-dense":  # HunYuanDenseV1Config: RoPE as rope_parameters (the alpha baked in the base)
+        del config["mlp_bias"]
+        config.update(rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                       **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
+    elif hp["arch"] not in ("llama", "gpt-oss", "stablelm", "starcoder2") + _HUNYUAN_ARCHS + _BIASED_ROUTER_ARCHS:  # Qwen2Config / Qwen3Config fields
         qkv_family = hp["arch"] in ("qwen2", "qwen2moe")
         for k in ("mlp_bias", "pretraining_tp") + (("attention_bias",) if qkv_family else ()):
             del config[k]  # (Qwen2's q/k/v biases are the family's, not a config field)
@@ -3338,8 +3378,8 @@ def _write_weights(g: GGUFFile, path: Path, hp: dict, st_dtype: str, p: str, say
             items.append((out_name(n, e), "F32", out_shape(n, e), producer(n, "F32", expert=e)))
         else:
             items.append((out_name(n, e), st_dtype, float_shape(n, e), producer(n, expert=e)))
-    if arch == "hunyuan-moe" and "blk.0.attn_q.bias" in g.tensors:
-        # (HunYuanMoEV1Config's attention_bias puts a bias on o_proj too; llama.cpp's hunyuan-moe has
+    if arch in _HUNYUAN_ARCHS and "blk.0.attn_q.bias" in g.tensors:
+        # (HunYuan's attention_bias puts a bias on o_proj too; llama.cpp's hunyuan-moe / -dense have
         # none: zeros, float32, compute what llama.cpp computes)
         for i in range(hp["n_layers"]):
             items.append((f"model.layers.{i}.self_attn.o_proj.bias", "F32", (hp["hidden"],),
@@ -3360,7 +3400,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone`, `jais2` or `afmoe`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone`, `jais2`, `afmoe` or `hunyuan-dense`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3549,7 +3589,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe / hunyuan-dense GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -762,6 +762,8 @@ _HF_TO_GGUF = {
     "self_attn.q_proj.bias": "attn_q.bias", "self_attn.k_proj.bias": "attn_k.bias",
     "self_attn.v_proj.bias": "attn_v.bias", "self_attn.o_proj.bias": "attn_output.bias",
     "self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
+    "self_attn.query_layernorm.weight": "attn_q_norm.weight",  # (HunYuan's)
+    "self_attn.key_layernorm.weight": "attn_k_norm.weight",
     "mlp.gate_proj.weight": "ffn_gate.weight", "mlp.up_proj.weight": "ffn_up.weight",
     "mlp.down_proj.weight": "ffn_down.weight", "mlp.gate_up_proj.weight": "ffn_up.weight",
     "mlp.up_proj.bias": "ffn_up.bias", "mlp.down_proj.bias": "ffn_down.bias",  # (Nemotron)
@@ -994,6 +996,9 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
                                                           "dense_4h_to_h.bias")) and ".post_attention_layernorm." not in k}
         cfg.update(bias=False, parallel_attn=True, activation="gelu_fast")
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
+    if arch == "hunyuan-dense":  # (as its file holds it: o_proj biases zeros and out of the file, the alpha in the base)
+        _hunyuan_moe_file_model(w, cfg)
+        R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
     if arch == "mpt":
         # llama.cpp's mpt scales the scores by 1/sqrt(head_dim) whatever the checkpoint's
         # softmax_scale (MPTModel does not write it): the folder says null, as pyvt writes it
@@ -1006,7 +1011,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             xielu.setdefault(hf_name.rsplit(".", 1)[1], {})[int(hf_name.split(".")[2])] = float(x.reshape(()))
             continue
         g = _gguf_name(hf_name, arch)
-        if g in drop:
+        if g in drop or (arch == "hunyuan-dense" and g.endswith(".attn_output.bias")):
             continue
         if (arch.startswith("gemma") or arch == "nemotron") and hf_name.endswith("norm.weight"):
             x = x + np.float32(1.0)  # (Gemma's norms; Nemotron's LayerNorm1P: NemotronModel.modify_tensors)
@@ -1102,6 +1107,13 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["arcee.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch == "hunyuan-dense":
+        # As HunYuanModel writes it: head_dim (key_length), the base the NTK alpha stretches
+        # (_hunyuan_moe_file_model), scaling type none with factor 1
+        md.update({"hunyuan-dense.rope.freq_base": float(cfg["rope_parameters"]["rope_theta"]),
+                   "hunyuan-dense.rope.scaling.type": "none", "hunyuan-dense.rope.scaling.factor": 1.0,
+                   "hunyuan-dense.attention.key_length": gw.Val(gw.UINT32, hd),
+                   "hunyuan-dense.attention.value_length": gw.Val(gw.UINT32, hd)})
     elif arch == "jais2":
         # As Jais2Model writes it: the LayerNorm eps (and the config's stray rms_norm_eps, unused),
         # head_dim (key_length), every dim rotating (rope.dimension_count = head_dim), no scaling.
@@ -1348,7 +1360,8 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("mpt", "mpt"), ("mpt-6heads-clip-scale", "mpt"), ("lfm2", "lfm2"), ("lfm2-bias", "lfm2"),
                 ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe"), ("ministral3", "mistral3"),
                 ("ministral3-window", "mistral3"), ("minicpm3", "minicpm3"), ("minicpm3-lora-longrope", "minicpm3"),
-                ("exaone", "exaone"), ("jais2", "jais2"), ("jais2-nobias-tied", "jais2")]
+                ("exaone", "exaone"), ("jais2", "jais2"), ("jais2-nobias-tied", "jais2"),
+                ("hunyuan-dense", "hunyuan-dense")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -3227,6 +3240,66 @@ def test_jais2_gguf_as_llama_cpp_reads_it(tmp_path):
         assert m.info["family"] == "Jais2" and np.isfinite(m.logits([72, 101, 108])).all()
     cfg, _ = convert_case("none", meta={"jais2.rope.scaling.type": "none", "jais2.rope.scaling.factor": 4.0})
     assert cfg["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0}
+
+
+def test_hunyuan_dense_gguf_as_llama_cpp_reads_it(tmp_path):
+    """hunyuan-dense: the NTK alpha baked into rope.freq_base by llama.cpp's converter (the case's
+    file), or rope.scaling.alpha beside the unstretched base, which llama.cpp's loader applies
+    (base · alpha^(d / (d - 2)) in float32): the same folder and logits; without biases the folder
+    says attention_bias false and holds none; llama.cpp's logits of the baked file:
+    test_gguf_llamacpp_logits."""
+    from pyvt import _model
+
+    def convert_case(out, **kw):
+        path, _ = family_gguf(tmp_path / out, "hunyuan-dense", "hunyuan-dense", **kw)
+        folder = convert.convert_gguf(path, tmp_path / out / "hf", dtype="f32")
+        return json.loads((folder / "config.json").read_text()), folder
+
+    baked, f_baked = convert_case("baked")
+    assert baked["architectures"] == ["HunYuanDenseV1ForCausalLM"] and baked["attention_bias"] is True
+    assert baked["rope_parameters"]["rope_type"] == "default" and baked["rope_parameters"]["rope_theta"] > 1e6
+    alpha, f_alpha = convert_case("alpha", meta={"hunyuan-dense.rope.freq_base": 10000.0,
+                                                 "hunyuan-dense.rope.scaling.alpha": 1000.0})
+    assert alpha["rope_parameters"]["rope_type"] == "default"
+    assert alpha["rope_parameters"]["rope_theta"] == pytest.approx(baked["rope_parameters"]["rope_theta"], rel=1e-6)
+    st = read_safetensors(f_baked / "model.safetensors")
+    assert not np.any(st["model.layers.0.self_attn.o_proj.bias"])  # (HunYuan's o_proj bias: zeros, as llama.cpp has none)
+    seq = [72, 101, 108, 108, 111, 44, 32, 119] * 4
+    with _model.Model(str(f_baked), device="cpu", weight_format="bf16", kv_cache="f32") as a, \
+            _model.Model(str(f_alpha), device="cpu", weight_format="bf16", kv_cache="f32") as b:
+        assert a.info["family"] == "HunYuanDenseV1"
+        x, y = a.logits(seq), b.logits(seq)
+    assert np.abs(x - y).max() <= 1e-5 * np.abs(x).max()
+    biases = tuple(f"blk.{i}.attn_{t}.bias" for i in range(2) for t in ("q", "k", "v"))
+    plain, f_plain = convert_case("nobias", drop=biases)
+    assert plain["attention_bias"] is False
+    assert not any(k.endswith(".bias") for k in read_safetensors(f_plain / "model.safetensors"))
+
+
+_HD = "hunyuan-dense"
+
+
+@pytest.mark.parametrize("meta,drop,extra,words", [
+    ({}, ("blk.1.attn_k.bias",), (), "missing tensor blk.1.attn_k.bias: a hunyuan-dense file with biases needs q/k/v"),
+    ({}, (), (("blk.0.attn_output.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64, np.float32))),),
+     "tensor blk.0.attn_output.bias: llama.cpp's hunyuan-dense loads no o_proj bias"),
+    ({}, (), (("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8, np.float32))),),
+     "tensor rope_freqs.weight: RoPE frequency factors in a hunyuan-dense file are not supported"),
+    ({f"{_HD}.rope.dimension_sections": gw.Val(gw.ARRAY, [4, 2, 2, 0], gw.INT32)}, (), (),
+     "hunyuan-dense.rope.dimension_sections: a multimodal HunYuan file (M-RoPE) is not supported"),
+    ({f"{_HD}.expert_count": gw.Val(gw.UINT32, 8), f"{_HD}.expert_used_count": gw.Val(gw.UINT32, 2)}, (), (),
+     "mixture-of-experts hunyuan-dense models are not supported"),
+    ({f"{_HD}.attention.layer_norm_rms_epsilon": None}, (), (),
+     "missing metadata hunyuan-dense.attention.layer_norm_rms_epsilon"),
+    ({f"{_HD}.rope.scaling.alpha": 1e20}, (), (), "hunyuan-dense.rope.scaling.alpha = 1e+20 stretches rope.freq_base"),
+    ({f"{_HD}.rope.scaling.type": "yarn", f"{_HD}.rope.scaling.factor": 4.0}, (), (), "hunyuan-dense.rope.scaling"),
+    ({}, ("blk.0.attn_q_norm.weight",), (), "missing tensors: blk.0.attn_q_norm.weight"),
+])
+def test_hunyuan_dense_gguf_that_does_not_fit_is_named(tmp_path, meta, drop, extra, words):
+    path, _ = family_gguf(tmp_path, "hunyuan-dense", _HD, meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value) and "\n" not in str(e.value)
 
 
 def test_nemotron_gguf_as_llama_cpp_reads_it(tmp_path):

@@ -4,7 +4,7 @@ tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-p
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
-ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / exaone / jais2 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
+ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / exaone / jais2 / hunyuan-dense / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / hunyuan-moe / afmoe (test_convert.moe_gguf), lfm2 / lfm2moe (family), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -313,6 +313,13 @@ dense first block, a sigmoid router with its expert bias renormalized and scaled
 shared experts. Broken on purpose in the converted folder the test fails: muP off (0.97), every
 block sliding and rotating (0.11), every second block full (0.11), the two post norms swapped
 (0.11), base 10000 (0.015), route_scale 1 (0.037).
+
+hunyuan-dense (added 2026-11-30 with --logits, the same llama-cpp-python): 5.4e-7, argmax equal at
+all 60 positions — llama.cpp's hunyuan-dense (hunyuan-vl's graph): q/k norms after RoPE, q/k/v
+biases and no o_proj bias (the case's folder holds zeros there), NTK alpha 1000 baked into
+rope.freq_base as its converter does (test_convert._hunyuan_moe_file_model). Broken on purpose in
+the converted folder the test fails: base 10000, the alpha not applied (0.11), q's bias zeroed
+(0.036).
 """
 
 from __future__ import annotations
@@ -390,7 +397,7 @@ def test_every_architecture_is_covered():
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
                      "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
-                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone", "jais2", "afmoe"}
+                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone", "jais2", "afmoe", "hunyuan-dense"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

@@ -113,6 +113,7 @@ LOGIT_CASES = {
     "jais2": ("family", "jais2", "jais2"),  # (LayerNorms with biases, relu², every bias, head_dim 24, untied)
     "jais2-nobias-tied": ("family", "jais2-nobias-tied", "jais2"),  # (one KV head, tied; zero biases: llama.cpp needs them)
     "afmoe-gguf": ("moe", "afmoe-gguf", "afmoe"),  # (muP, every 4th block NoPE and full, window 6, head_dim 24, 2 shared)
+    "hunyuan-dense": ("family", "hunyuan-dense", "hunyuan-dense"),  # (q/k norms after RoPE, alpha 1000 baked, q/k/v biases)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
