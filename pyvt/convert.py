@@ -8,7 +8,7 @@
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
 LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
 `mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5), `jais2` (Jais-2), `afmoe`
-(Arcee Trinity) or `hunyuan-dense` (Hunyuan 0.5B … 7B) architecture into a Hugging Face-style checkpoint folder.
+(Arcee Trinity), `hunyuan-dense` (Hunyuan 0.5B … 7B) or `olmo` (OLMo 1) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -28,7 +28,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
 * llama.cpp's converter permutes the rows of Q and K of a `llama` model so that RoPE rotates
   adjacent pairs (x0, x1), (x2, x3)...; Hugging Face rotates halves (x_i, x_{i+d/2})
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
-  K with n_head_kv; their biases too; `arcee`, `smollm3`, `granite` and `mistral3` are converted as
+  K with n_head_kv; their biases too; `arcee`, `smollm3`, `granite`, `mistral3` and `olmo` are converted as
   `llama` is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
   / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` / `hunyuan-dense` / `afmoe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
@@ -282,7 +282,7 @@ def _global_name(gguf_name: str, arch: str) -> str | None:
 # The GGUF architectures whose norms are LayerNorms (layer_norm_epsilon), and those of them
 # whose heads may rotate only partly (rope.dimension_count below head_dim).
 _LAYER_NORM_ARCHS = ("phi2", "stablelm", "starcoder2", "command-r", "cohere2", "nemotron", "jais2", "gptneox", "gpt2", "starcoder",
-                     "falcon", "bloom", "mpt")
+                     "falcon", "bloom", "mpt", "olmo")
 _PARTIAL_ROTARY_ARCHS = ("phi2", "stablelm", "starcoder2", "glm4", "nemotron", "gptneox", "glm4moe", "minimax-m2")
 
 
@@ -362,6 +362,10 @@ _ARCHS = {
     "olmo2": _Arch("Olmo2ForCausalLM", "olmo2", False, _QK_NORMS + _GEMMA_NORMS, post_norm=True, qk_full=True,
                    names={"post_attention_norm.weight": "post_attention_layernorm.weight",
                           "post_ffw_norm.weight": "post_feedforward_layernorm.weight"}),
+    # OLMo 1 (allenai/OLMo-1B-hf / 7B-hf / 7B-0424-hf; llama.cpp's olmo): Llama's block whose
+    # LayerNorms have no weights or biases (no norm tensors at all, the final one neither), Q/K
+    # rows permuted as llama's converter writes them, no biases, attention.clamp_kqv as clip_qkv.
+    "olmo": _Arch("OlmoForCausalLM", "olmo", True, post_norm=True),
     # Granite: llama's tensors with four multipliers in the metadata (_hf_configs).
     "granite": _Arch("GraniteForCausalLM", "granite", True, optional=_QKV_BIASES + ("attn_output.bias",)),
     # GraniteMoE: granite's keys, experts as the MoE files have them; the folder stacks each
@@ -1131,6 +1135,15 @@ def _hparams(meta: dict, p: str) -> dict:
                          f"embedding_length {hidden} (llama.cpp's nemotron needs heads spanning the hidden size)")
     if arch == "jais2":  # (llama.cpp's jais2 requires it; the rms eps its converter also writes is unused)
         _need_metadata(p, meta, "jais2.attention.layer_norm_epsilon", arch)
+    if arch == "olmo":
+        # llama.cpp's olmo needs the LayerNorm eps; OlmoLayerNorm's is 1e-5 (no config field), and its
+        # converter always writes that: another value is refused, the folder could not say it
+        _need_metadata(p, meta, "olmo.attention.layer_norm_epsilon", arch)
+        ln_eps = _real(meta, "olmo.attention.layer_norm_epsilon", 1e-5, 0.0, 1.0, p)
+        if _f32(ln_eps) != _f32(1e-5):
+            raise ValueError(f"{p}: olmo.attention.layer_norm_epsilon = {ln_eps:g}: "
+                             "OLMo's weightless LayerNorms use 1e-5 (OlmoConfig has no eps field); pyvt converts no "
+                             "other")
     if arch == "nemotron" and "nemotron.attention.layer_norm_epsilon" not in meta:  # (llama.cpp requires it)
         raise ValueError(f"{p}: missing metadata nemotron.attention.layer_norm_epsilon (the LayerNorm eps "
                          "llama.cpp's nemotron needs)")
@@ -1183,6 +1196,9 @@ def _hparams(meta: dict, p: str) -> dict:
                                  "max bias 8 whatever the file says, and Bloom's slopes are those of 8; pyvt does "
                                  "not guess what is meant")
     alibi = clip = None
+    if arch == "olmo" and "olmo.attention.clamp_kqv" in meta:  # (OLMo's clip_qkv; 0 or below: llama.cpp does not clamp)
+        clip = _real(meta, "olmo.attention.clamp_kqv", 0.0, -1e30, 1e30, p, open_lo=False)
+        clip = float(_f32(clip)) if clip > 0 else None
     if arch == "mpt":
         # llama.cpp's mpt: q and o are [hidden, hidden], its heads multi-head (transformers' MPT
         # has no KV heads: kv_n_heads is MPTModel's head_count_kv), the MLP 4 · hidden (MptMLP's
@@ -1665,6 +1681,10 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                              "supported (the Hugging Face model has none); pyvt does not guess what is meant")
         if arch != "ernie4_5-moe" and "output.weight" not in g.tensors:
             raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's {arch} needs it)")
+    if arch == "olmo" and (w := [n for n in ("output_norm.weight", "output_norm.bias", "rope_freqs.weight")
+                                 if n in g.tensors]):
+        raise ValueError(f"{p}: tensor {w[0]}: llama.cpp's olmo loads none (OLMo's final LayerNorm has no weights "
+                         "and its RoPE no frequency factors); pyvt does not guess what is meant")
     if arch == "afmoe":
         if "rope_freqs.weight" in g.tensors:  # (llama.cpp's afmoe rotates without frequency factors)
             raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's afmoe loads no RoPE frequency factors; "
@@ -1810,6 +1830,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     # (LFM2's final norm is token_embd_norm: _LFM2_GLOBAL_NAMES)
     expected = {"token_embd.weight": (vocab_size, hidden),
                 ("token_embd_norm.weight" if arch in _LFM2_ARCHS else "output_norm.weight"): (hidden,)}
+    if arch == "olmo":  # (OLMo 1's final LayerNorm has no weights either)
+        del expected["output_norm.weight"]
     if arch == "phi2":  # (its final LayerNorm's bias and lm_head's)
         expected.update({"output_norm.bias": (hidden,), "output.bias": (vocab_size,)})
     if arch in ("stablelm", "starcoder2", "nemotron", "jais2", "gptneox", "falcon", "bloom") + _LEARNED_POS_ARCHS:
@@ -2418,6 +2440,12 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
                              "over every position whatever the key says, Ministral3Config would slide; pyvt does not "
                              "guess which is meant")
         config.update(rope_parameters=config.pop("rope_scaling"), sliding_window=None)
+    elif hp["arch"] == "olmo":  # OlmoConfig: no eps field (1e-5, checked), clip_qkv, no biases (refused)
+        for k in ("mlp_bias", "pretraining_tp", "rms_norm_eps", "head_dim"):
+            del config[k]
+        config.update(clip_qkv=hp["clip"], rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                                            **(config["rope_scaling"] or {})})
+        del config["rope_scaling"], config["rope_theta"]
     elif hp["arch"] == "hunyuan-dense":  # HunYuanDenseV1Config: RoPE as rope_parameters (the alpha baked in the base)
         del config["mlp_bias"]
         config.update(rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
@@ -3400,7 +3428,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone`, `jais2`, `afmoe` or `hunyuan-dense`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone`, `jais2`, `afmoe`, `hunyuan-dense` or `olmo`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3589,7 +3617,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe / hunyuan-dense GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe / hunyuan-dense / olmo GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

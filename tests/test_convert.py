@@ -959,10 +959,10 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
     # loader refuses): left out of both, the folder's config saying so.
     no_bias = {"ernie4_5": (".bias",), "seed_oss": ("o_proj.bias", "mlp.gate_proj.bias", "mlp.up_proj.bias",
                                                      "mlp.down_proj.bias"), "command-r": (".bias",),
-               "arcee": (".bias",)}.get(arch)
+               "arcee": (".bias",), "olmo": (".bias",)}.get(arch)
     if no_bias:
         w = {k: v for k, v in w.items() if not k.endswith(no_bias)}
-        cfg.update({"use_bias": False} if arch == "ernie4_5" else {"attention_bias": False} if arch == "command-r"
+        cfg.update({"use_bias": False} if arch == "ernie4_5" else {"attention_bias": False} if arch in ("command-r", "olmo")
                    else {"attention_bias": False, "mlp_bias": False} if arch == "arcee"
                    else {"attention_out_bias": False, "mlp_bias": False})
         R.write_safetensors(ref / "model.safetensors", F.to_checkpoint(w, cfg), "BF16")
@@ -1015,7 +1015,7 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
             continue
         if (arch.startswith("gemma") or arch == "nemotron") and hf_name.endswith("norm.weight"):
             x = x + np.float32(1.0)  # (Gemma's norms; Nemotron's LayerNorm1P: NemotronModel.modify_tensors)
-        if arch in ("smollm3", "granite", "arcee", "mistral3") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
+        if arch in ("smollm3", "granite", "arcee", "mistral3", "olmo") and hf_name.endswith(("q_proj.weight", "k_proj.weight", "q_proj.bias",
                                                                  "k_proj.bias")):  # llama's row order
             x = convert.permute_qk(x, cfg["num_attention_heads" if "q_proj" in hf_name else "num_key_value_heads"])
         if arch == "gptneox" and ".query_key_value." in hf_name:  # q | k | v (GPTNeoXModel.modify_tensors)
@@ -1107,6 +1107,12 @@ def family_gguf(tmp_path, name, arch, *, qtype=gw.F32, meta=None, drop=(), extra
         md["arcee.rope.dimension_count"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.key_length"] = gw.Val(gw.UINT32, hd)
         md["arcee.attention.value_length"] = gw.Val(gw.UINT32, hd)
+    elif arch == "olmo":
+        # As OlmoModel writes it: the LayerNorm eps 1e-5 (always), clip_qkv as clamp_kqv, Q/K permuted
+        md["olmo.attention.layer_norm_epsilon"] = 1e-5
+        del md["olmo.attention.layer_norm_rms_epsilon"]
+        if cfg.get("clip_qkv") is not None:
+            md["olmo.attention.clamp_kqv"] = float(cfg["clip_qkv"])
     elif arch == "hunyuan-dense":
         # As HunYuanModel writes it: head_dim (key_length), the base the NTK alpha stretches
         # (_hunyuan_moe_file_model), scaling type none with factor 1
@@ -1361,7 +1367,7 @@ FAMILY_GGUFS = [("gemma", "gemma"), ("gemma2", "gemma2"), ("gemma3", "gemma3"), 
                 ("lfm2-moe", "lfm2moe"), ("lfm2-moe-nobias", "lfm2moe"), ("ministral3", "mistral3"),
                 ("ministral3-window", "mistral3"), ("minicpm3", "minicpm3"), ("minicpm3-lora-longrope", "minicpm3"),
                 ("exaone", "exaone"), ("jais2", "jais2"), ("jais2-nobias-tied", "jais2"),
-                ("hunyuan-dense", "hunyuan-dense")]
+                ("hunyuan-dense", "hunyuan-dense"), ("olmo", "olmo"), ("olmo-clip-bias-tied", "olmo")]
 
 
 @pytest.mark.parametrize("name,arch", FAMILY_GGUFS)
@@ -3274,6 +3280,43 @@ def test_hunyuan_dense_gguf_as_llama_cpp_reads_it(tmp_path):
     plain, f_plain = convert_case("nobias", drop=biases)
     assert plain["attention_bias"] is False
     assert not any(k.endswith(".bias") for k in read_safetensors(f_plain / "model.safetensors"))
+
+
+def test_olmo_gguf_as_llama_cpp_reads_it(tmp_path):
+    """olmo: no norm tensors at all (OLMo's LayerNorms have no weights), Q/K unpermuted back,
+    attention.clamp_kqv as clip_qkv (0: none), tied when the file has no output.weight; the folder
+    holds the case's exact weights (test_convert_gemma_and_phi3 compares the logits; llama.cpp's
+    own: test_gguf_llamacpp_logits)."""
+    path, ref = family_gguf(tmp_path / "c", "olmo-clip-bias-tied", "olmo")
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "c" / "hf", dtype="f32") / "config.json").read_text())
+    assert cfg["architectures"] == ["OlmoForCausalLM"] and cfg["clip_qkv"] == 0.5 and cfg["tie_word_embeddings"]
+    assert cfg["attention_bias"] is False and "rms_norm_eps" not in cfg
+    st = read_safetensors(tmp_path / "c" / "hf" / "model.safetensors")
+    assert not any("norm" in k for k in st) and "lm_head.weight" not in st
+    path, _ = family_gguf(tmp_path / "z", "olmo-clip-bias-tied", "olmo", meta={"olmo.attention.clamp_kqv": 0.0})
+    cfg = json.loads((convert.convert_gguf(path, tmp_path / "z" / "hf", dtype="f32") / "config.json").read_text())
+    assert cfg["clip_qkv"] is None
+
+
+@pytest.mark.parametrize("meta,drop,extra,words", [
+    ({"olmo.attention.layer_norm_epsilon": None}, (), (), "missing metadata olmo.attention.layer_norm_epsilon"),
+    ({"olmo.attention.layer_norm_epsilon": 1e-6}, (), (),
+     "olmo.attention.layer_norm_epsilon = 1e-06: OLMo's weightless LayerNorms use 1e-5"),
+    ({}, (), (("output_norm.weight", gw.F32, (64,), gw.quant_f32(np.ones(64, np.float32))),),
+     "tensor output_norm.weight: llama.cpp's olmo loads none (OLMo's final LayerNorm has no weights"),
+    ({}, (), (("rope_freqs.weight", gw.F32, (8,), gw.quant_f32(np.ones(8, np.float32))),),
+     "tensor rope_freqs.weight: llama.cpp's olmo loads none"),
+    ({}, (), (("blk.0.attn_norm.weight", gw.F32, (64,), gw.quant_f32(np.ones(64, np.float32))),),
+     "tensors a olmo model does not have: blk.0.attn_norm.weight"),
+    ({}, (), (("blk.0.attn_q.bias", gw.F32, (64,), gw.quant_f32(np.zeros(64, np.float32))),),
+     "tensors a olmo model does not have: blk.0.attn_q.bias"),
+    ({}, ("blk.1.ffn_gate.weight",), (), "missing tensors: blk.1.ffn_gate.weight"),
+])
+def test_olmo_gguf_that_does_not_fit_is_named(tmp_path, meta, drop, extra, words):
+    path, _ = family_gguf(tmp_path, "olmo", "olmo", meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value) and "\n" not in str(e.value)
 
 
 _HD = "hunyuan-dense"

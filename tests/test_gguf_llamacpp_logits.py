@@ -4,7 +4,7 @@ tests/data/gguf_logits_llamacpp.json (tools/make_llamacpp_golden.py, llama-cpp-p
 the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF models of every
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
-ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / exaone / jais2 / hunyuan-dense / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
+ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / exaone / jais2 / hunyuan-dense / olmo / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
 qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / hunyuan-moe / afmoe (test_convert.moe_gguf), lfm2 / lfm2moe (family), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
@@ -320,6 +320,12 @@ biases and no o_proj bias (the case's folder holds zeros there), NTK alpha 1000 
 rope.freq_base as its converter does (test_convert._hunyuan_moe_file_model). Broken on purpose in
 the converted folder the test fails: base 10000, the alpha not applied (0.11), q's bias zeroed
 (0.036).
+
+olmo and olmo-clip-bias-tied (added 2026-11-30 with --logits, the same llama-cpp-python): 4.8e-7
+and 3.1e-7 — llama.cpp's olmo: LayerNorms without weights (no norm tensors), Q/K permuted by its
+converter and unpermuted by pyvt, untied; clamp_kqv 0.5 and tied (the case's biases left out of
+both: llama.cpp's olmo has no o_proj bias). Broken on purpose in the converted folder the test
+fails: clip_qkv dropped (0.22), base 500000 (0.24 and 0.0042).
 """
 
 from __future__ import annotations
@@ -397,7 +403,7 @@ def test_every_architecture_is_covered():
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
                      "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
-                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone", "jais2", "afmoe", "hunyuan-dense"}
+                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone", "jais2", "afmoe", "hunyuan-dense", "olmo"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

@@ -114,6 +114,8 @@ LOGIT_CASES = {
     "jais2-nobias-tied": ("family", "jais2-nobias-tied", "jais2"),  # (one KV head, tied; zero biases: llama.cpp needs them)
     "afmoe-gguf": ("moe", "afmoe-gguf", "afmoe"),  # (muP, every 4th block NoPE and full, window 6, head_dim 24, 2 shared)
     "hunyuan-dense": ("family", "hunyuan-dense", "hunyuan-dense"),  # (q/k norms after RoPE, alpha 1000 baked, q/k/v biases)
+    "olmo": ("family", "olmo", "olmo"),  # (weightless LayerNorms, Q/K permuted, untied)
+    "olmo-clip-bias-tied": ("family", "olmo-clip-bias-tied", "olmo"),  # (clamp_kqv 0.5, tied; its biases left out)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
