@@ -485,6 +485,21 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                   hidden_act="gelu_fast", attention_bias=False,
                                                   rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                                    "partial_rotary_factor": 0.5})),
+    # PhiMoE: Mixtral's experts with LayerNorms, q/k/v/o and lm_head biases and the sparsemixer
+    # router; router_jitter_noise 0.3 leaves several experts inside its mask (weights below 1).
+    # The second: the default 0.01 and LongRoPE whose short and long factors are equal (transformers'
+    # PhimoeRotaryEmbedding rotates with the short ones past original_max_position_embeddings too:
+    # docs/models.md) but whose short_mscale / long_mscale differ, the teacher-forced 96 tokens
+    # past 48; a window of 8 on every layer.
+    "phimoe": ("PhimoeConfig", dict(num_local_experts=6, attention_bias=True, lm_head_bias=True, router_jitter_noise=0.3,
+                                    pad_token_id=ENDOFTEXT)),
+    "phimoe-longrope": ("PhimoeConfig", dict(num_local_experts=4, head_dim=16, sliding_window=8, pad_token_id=ENDOFTEXT,
+                                             rope_parameters={
+                                                 "rope_type": "longrope", "rope_theta": 10000.0,
+                                                 "original_max_position_embeddings": 48,
+                                                 "short_factor": [1.0, 1.05, 1.1, 1.3, 1.6, 2.0, 2.4, 2.9],
+                                                 "long_factor": [1.0, 1.05, 1.1, 1.3, 1.6, 2.0, 2.4, 2.9],
+                                                 "short_mscale": 1.1, "long_mscale": 1.3})),
 }
 
 # What `pyvt info` / vt_model_info report for each case.
@@ -667,6 +682,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                    "fused-qkv"]),
     "gpt-bigcode-mha-unscaled": ("GPTBigCode", ["attention-bias", "mlp-bias", "layer-norm", "learned-positions",
                                                 "attention-scale 1", "fused-qkv"]),
+    "phimoe": ("PhiMoE", ["attention-bias", "layer-norm", "lm-head-bias", "moe 6 experts top-2",
+                          "sparsemixer-router jitter 0.3"]),
+    "phimoe-longrope": ("PhiMoE", ["layer-norm", "moe 4 experts top-2", "sparsemixer-router jitter 0.01",
+                                   "sliding-window 8 (every layer)"]),
 }
 
 GOLDEN = Path(__file__).parent / "data" / "families_golden.json"
@@ -821,6 +840,8 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
         scaling = dict(scaling or {"rope_type": "default"}, partial_rotary_factor=prf)
     if scaling and "original_max_position_embeddings" in cfg:  # Phi-3 keeps it at the top level
         scaling.setdefault("original_max_position_embeddings", cfg["original_max_position_embeddings"])
+    if scaling and cfg["model_type"] == "phimoe":  # (its cos / sin times short_mscale, long_mscale past the original)
+        scaling["mscale_by_length"] = True
     return R.TinyConfig(hidden=cfg["hidden_size"], intermediate=cfg["intermediate_size"],
                         layers=cfg["num_hidden_layers"], heads=cfg["num_attention_heads"],
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
@@ -851,7 +872,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
                              "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
-    if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3"):
+    if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3", "phimoe"):
         return [w] * n
     if cfg["model_type"] in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "smollm3") and cfg.get("use_sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
@@ -866,7 +887,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
     rows first; mlp.experts.down_proj [E, H, I]) and save_pretrained writes them one expert at
     a time, as the Hub's checkpoints are (Qwen: mlp.experts.N.{gate,up,down}_proj.weight;
     Mixtral: block_sparse_moe.experts.N.{w1,w3,w2}.weight and block_sparse_moe.gate)."""
-    mixtral = cfg["model_type"] in ("mixtral", "minimax_m2")  # (MiniMax-M2: Mixtral's names, its bias on the block)
+    # (MiniMax-M2: Mixtral's names, its bias on the block; PhiMoE: Mixtral's names, its router mlp.router)
+    mixtral = cfg["model_type"] in ("mixtral", "minimax_m2", "phimoe")
     out: dict[str, np.ndarray] = {}
     if cfg["model_type"] in ("gpt_oss", "mistral4"):  # stacked as saved (gpt-oss: transposed, as the Hub's files)
         return dict(w)
@@ -918,6 +940,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
             out[name.replace(".self_attn.g_proj.", ".self_attn.gate_proj.")] = x
         elif mixtral and name.endswith("mlp.gate.weight"):
             out[name.replace("mlp.gate.weight", "block_sparse_moe.gate.weight")] = x
+        elif mixtral and name.endswith("mlp.router.weight"):
+            out[name.replace("mlp.router.weight", "block_sparse_moe.gate.weight")] = x
         elif cfg["model_type"] == "exaone_moe" and name.endswith("mlp.gate.e_score_correction_bias"):  # (on the block)
             out[name.replace("mlp.gate.e_score_correction_bias", "mlp.e_score_correction_bias")] = x
         elif name.endswith("mlp.gate.moe_statics.e_score_correction_bias"):  # (ERNIE 4.5: saved off the gate)
@@ -953,7 +977,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 clip_qkv=float(cfg.get("clip_qkv") or (cfg.get("attn_config") or {}).get("clip_qkv") or 0.0), gemma1=cfg["model_type"] == "gemma",
                 phi=cfg["model_type"] in ("phi", "gptj"),
                 layer_norm=cfg["model_type"] in ("stablelm", "starcoder2", "nemotron", "jais2", "gpt_neox", "gpt2", "gpt_bigcode",
-                                                 "opt", "falcon", "bloom", "mpt", "gpt_neo", "olmo"),
+                                                 "opt", "falcon", "bloom", "mpt", "gpt_neo", "olmo", "phimoe"),
                 alibi=alibi_slopes(cfg["n_head"]) if cfg["model_type"] == "bloom"
                 else mpt_alibi_slopes(cfg["n_heads"]) if cfg["model_type"] == "mpt" else None,
                 gelu_exact=(cfg.get("hidden_act") == "gelu" and cfg["model_type"] == "gpt_neox") or cfg["model_type"] == "mpt"
@@ -1058,7 +1082,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
-                                 "solar_open", "flex_olmo", "afmoe"):
+                                 "solar_open", "flex_olmo", "afmoe", "phimoe"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -1085,6 +1109,9 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] == "afmoe":  # (AfmoeTokenChoiceRouter: always renormalized, times route_scale)
         out["norm_topk"] = True
         out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": cfg.get("route_scale", 1.0)}
+    if cfg["model_type"] == "phimoe":  # (sparsemixer: two experts, not renormalized)
+        out["norm_topk"] = False
+        out["sparsemixer"] = cfg.get("router_jitter_noise", 0.01)
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out

@@ -277,12 +277,17 @@ def rope_inv_freq(cfg: TinyConfig, seq_len: int = 0) -> np.ndarray:
     return inv
 
 
-def rope_attention_scale(cfg: TinyConfig) -> float:
-    """The factor transformers multiplies cos and sin by (yarn, longrope), as a float32."""
+def rope_attention_scale(cfg: TinyConfig, seq_len: int = 0) -> float:
+    """The factor transformers multiplies cos and sin by (yarn, longrope), as a float32; with
+    "mscale_by_length" (PhiMoE) short_mscale, or long_mscale when seq_len is past
+    original_max_position_embeddings."""
     rs = cfg.rope_scaling or {}
     kind = rs.get("rope_type", rs.get("type"))
     if kind not in ("yarn", "longrope", "su"):
         return 1.0
+    if rs.get("mscale_by_length"):
+        long = seq_len > rs["original_max_position_embeddings"]
+        return float(np.float32(rs["long_mscale"] if long else rs["short_mscale"]))
     if rs.get("attention_factor"):
         return float(np.float32(rs["attention_factor"]))
     orig = rs["original_max_position_embeddings"]
@@ -465,7 +470,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     "scale"}: GLM-4 MoE, dots1), DeepSeek-V3's router instead: sigmoid scores, the choice made
     on score + `mlp.gate.e_score_correction_bias` within the topk_groups groups whose two best
     choice scores sum highest, the chosen plain scores renormalized (sum + 1e-20) when
-    norm_topk and times scale, and the shared experts (`mlp.shared_experts.*_proj`) added."""
+    norm_topk and times scale, and the shared experts (`mlp.shared_experts.*_proj`) added. With
+    "sparsemixer" (router_jitter_noise: PhiMoE), transformers' sparsemixer (_sparsemixer)."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2 or gemma1:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
@@ -496,8 +502,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     cos, sin = np.cos(ang), np.sin(ang)
     if rope_negated:  # (NanoChat: its rotate_half is (x2, -x1), each pair turning by -θ)
         sin = -sin
-    if rope_attention_scale(cfg) != 1.0:  # (transformers: cos and sin times the attention factor)
-        cos, sin = cos * rope_attention_scale(cfg), sin * rope_attention_scale(cfg)
+    # (transformers: cos and sin times the attention factor; PhiMoE's by each call's length)
+    att = np.array([rope_attention_scale(cfg, sl) for sl in (rope_seq_lens or [n] * n)])[:, None]
+    if np.any(att != 1.0):
+        cos, sin = cos * att, sin * att
     if local_rope:
         gemma2_local = {"local_theta": local_rope["theta"], "local": local_rope["layers"]}
     else:
@@ -775,6 +783,8 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
         if moe.get("norm_topk"):  # (Mistral 4)
             wt = wt / (wt.sum(axis=-1, keepdims=True) + 1e-20)
         wt = wt * moe["softmax_groups"]["scale"]
+    elif moe.get("sparsemixer") is not None:  # PhiMoE: two experts, each its masked softmax's weight
+        top, wt = _sparsemixer(z, 2 * moe["sparsemixer"])
     else:
         prob = np.exp(z - z.max(axis=-1, keepdims=True))
         prob /= prob.sum(axis=-1, keepdims=True)
@@ -796,6 +806,24 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
     elif p + "shared_experts.gate_proj.weight" in W:  # GLM-4 MoE, dots1, DeepSeek, ERNIE 4.5: likewise
         y += swiglu(h, p + "shared_experts.")
     return y
+
+
+def _sparsemixer(z: np.ndarray, eps2: float) -> tuple[np.ndarray, np.ndarray]:
+    """PhiMoE's router (transformers' sparsemixer, inference mode) on logits z [n, experts]: the
+    top expert, then the top of the others; each one's weight its softmax probability among the
+    candidates i (the others, for the second) with (max - z_i) / max(|z_i|, max) <= eps2, max
+    that step's top logit."""
+    top = np.zeros((len(z), 2), np.int64)
+    wt = np.zeros((len(z), 2))
+    for r, zr in enumerate(z):
+        cand = np.ones(len(zr), bool)
+        for j in range(2):
+            b = int(np.argmax(np.where(cand, zr, -np.inf)))
+            m = zr[b]
+            keep = cand & ((m - zr) / np.maximum(np.abs(zr), m) <= eps2)
+            top[r, j], wt[r, j] = b, 1.0 / np.exp(zr[keep] - m).sum()
+            cand[b] = False
+    return top, wt
 
 
 def _oss_moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, moe: dict[str, Any]) -> np.ndarray:

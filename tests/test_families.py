@@ -217,11 +217,18 @@ NEAR_TIE = 0.2
 # Mistral 4's (q LoRA, the latent attention, groups): its int8 logits sit 4.6 % from bf16 as
 # DeepSeek-V3's case does (4.0 %), but its margins are smaller (median 0.73 against 1.08), and int8
 # flips one position at 0.223 (the others at 0.033-0.164). 2026-11-29, this Xeon: int8 0.958.
-NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25}
+# PhiMoE's sparsemixer weights are a step function of the router's logits: an expert crossing
+# the mask threshold (router_jitter_noise, 0.3 in the phimoe case: 61 % of the rows' first weights
+# below 1) moves that weight by a jump, so a rounding that flips a mask moves the logits much more
+# than a softmax router's would. The float64 reference with its own linears rounded to symmetric
+# int8 blocks of 32 agrees 0.979 and flips a 0.247-margin position; 2026-11-30, this Xeon: int8
+# 0.948 (flips at 0.565, 0.247, 0.173, 0.112, 0.029), fp8 0.958, int4 0.781; phimoe-longrope
+# (0.01: 1 % of the rows below 1) int8 0.969, every flip below 0.07.
+NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25, "phimoe": 0.6}
 INT8_FLOOR = 0.95
 # llama-dynamic's random logits have many near-ties: int8 flips 5 of 96 (0.948; 2026-11-29, this
 # VM), at reference margins 0.029-0.087, every one below NEAR_TIE (the clear positions all agree).
-INT8_FLOOR_OF = {"llama-dynamic": 0.94}
+INT8_FLOOR_OF = {"llama-dynamic": 0.94, "phimoe": 0.94}
 FOUR_BIT_FLOOR = 0.625
 
 
@@ -467,7 +474,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
-            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM)") in msg
+            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, "
+            "PhimoeForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1215,6 +1223,11 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     assert "duplicate tensor name transformer.ln_f.bias" in msg and "\n" not in msg
 
 
+# phimoe-longrope's RoPE set without its mscales (the refusals below add them back one by one)
+PHIMOE_ROPE = {"rope_type": "longrope", "rope_theta": 1e4, "original_max_position_embeddings": 48,
+               "short_factor": [1.0] * 8, "long_factor": [1.0] * 8}
+
+
 @pytest.mark.parametrize("name, edit, words", [
     ("gpt-neox", {"hidden_act": "relu"}, 'hidden_act "relu" is not supported for GPTNeoX (its MLP computes gelu(fc1 · '
                                          'x); gelu, gelu_new, gelu_fast or gelu_pytorch_tanh)'),
@@ -1423,6 +1436,24 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("afmoe", {"mup_enabled": 1}, 'field "mup_enabled" must be true or false'),
     ("afmoe", {"global_attn_every_n_layers": 0}, 'field "global_attn_every_n_layers" must be an integer in [1, 100000]'),
     ("afmoe-mup", {"attention_bias": False}, "unexpected 12 tensors: model.layers.{0..2}.self_attn.k_proj.bias"),
+    # PhiMoE: the sparsemixer's two experts, its fields, lm_head's bias and the mscales by name
+    ("phimoe", {"num_experts_per_tok": 3},
+     'field "num_experts_per_tok" = 3 is not supported for PhiMoE (its sparsemixer router always picks 2 experts)'),
+    ("phimoe", {"num_experts_per_tok": 1}, 'field "num_experts_per_tok" = 1 is not supported for PhiMoE'),
+    ("phimoe", {"router_jitter_noise": -0.01}, 'field "router_jitter_noise" must be a number >= 0, got -0.01'),
+    ("phimoe", {"lm_head_bias": "true"}, 'field "lm_head_bias" must be true or false'),
+    ("phimoe", {"lm_head_bias": False}, "unexpected 1 tensors: lm_head.bias"),
+    ("phimoe-longrope", {"lm_head_bias": True}, "missing 1 tensors: lm_head.bias"),
+    ("phimoe", {"attention_bias": False}, "unexpected 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
+    ("phimoe-longrope", {"rope_parameters": PHIMOE_ROPE | {"long_mscale": 1.3}},
+     "rope_parameters.short_mscale is missing (PhiMoE's rope type longrope needs it)"),
+    ("phimoe-longrope", {"rope_parameters": PHIMOE_ROPE | {"short_mscale": 1.1}},
+     "rope_parameters.long_mscale is missing (PhiMoE's rope type longrope needs it)"),
+    ("phimoe-longrope", {"rope_parameters": PHIMOE_ROPE | {"short_mscale": 1.1, "long_mscale": 0}},
+     'field "rope_parameters.long_mscale" must be a positive number'),
+    ("phimoe-longrope", {"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4, "factor": 2.0,
+                                             "short_mscale": 1.1, "long_mscale": 1.3}},
+     "rope_parameters of a type other than default or longrope is not supported for PhiMoE"),
     # HunYuan MoE: per-layer lists must hold one value for every layer; the widths transformers builds
     ("hunyuan-moe-lists", {"moe_topk": [3, 2, 3]},
      "moe_topk [3, 2, 3] differs per layer, which is not supported (the engine gives every MoE layer the same experts per"),
@@ -1449,6 +1480,46 @@ def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, nam
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
     msg = refused(tmp_path)
     assert words in msg and "\n" not in msg
+
+
+def test_phimoe_hub_config_spelling(from_golden, golden, tmp_path):
+    """Phi-3.5-MoE's own config.json: architectures PhiMoEForCausalLM, rope_theta at the top level
+    and the longrope set (with its mscales) as rope_scaling with "type"; the same model."""
+    cfg = copy_case(from_golden, "phimoe-longrope", tmp_path)
+    rp = dict(cfg.pop("rope_parameters"))
+    rope_theta = rp.pop("rope_theta")
+    rp["type"] = rp.pop("rope_type")
+    cfg.update(architectures=["PhiMoEForCausalLM"], rope_theta=rope_theta, rope_scaling=rp)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["phimoe-longrope"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["family"] == "PhiMoE"
+        assert m.info["features"] == F.EXPECTED_FEATURES["phimoe-longrope"][1]
+        got = m.logits(g["sequence"])
+    assert rel_err(got[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-3
+
+
+def test_phimoe_mscale_switches_past_the_original_length(from_golden, golden, tmp_path):
+    """PhiMoE's cos / sin scale is short_mscale for a pass within original_max_position_embeddings
+    (48 here) and long_mscale past it: the 96-token pass with long_mscale set to short_mscale's
+    value differs from the golden one, a 40-token pass does not."""
+    cfg = copy_case(from_golden, "phimoe-longrope", tmp_path)
+    g = golden["cases"]["phimoe-longrope"]
+    seq = g["sequence"]
+    _, w = from_golden("phimoe-longrope")
+    cfg["rope_parameters"] = dict(cfg["rope_parameters"], long_mscale=cfg["rope_parameters"]["short_mscale"])
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with load(tmp_path, weight_format="bf16") as m:
+        same_scale = m.logits(seq)
+        short = m.logits(seq[:40])
+    with load(from_golden("phimoe-longrope")[0], weight_format="bf16") as m:
+        golden_short = m.logits(seq[:40])
+        golden_full = m.logits(seq)
+    np.testing.assert_array_equal(short, golden_short)
+    assert rel_err(same_scale, golden_full) > 1e-2
+    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), None,
+                             **F.reference_extras(cfg))
+    assert rel_err(same_scale, ref) < 1e-5
 
 
 @pytest.mark.parametrize("name", ["glm4-moe", "deepseek-v3"])

@@ -201,6 +201,8 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         c.rope.original_max_position_embeddings =
             r.integer(rs, "original_max_position_embeddings", 1, kMaxDim, (f + ".original_max_position_embeddings").c_str());
         c.rope.attention_factor = r.positive(rs, "attention_factor", (f + ".attention_factor").c_str());
+        c.rope.short_mscale = r.positive(rs, "short_mscale", (f + ".short_mscale").c_str());  // (PhiMoE's)
+        c.rope.long_mscale = r.positive(rs, "long_mscale", (f + ".long_mscale").c_str());
         for (auto [key, out] : {std::pair<const char*, std::vector<double>*>{"long_factor", &c.rope.long_factor},
                                 {"short_factor", &c.rope.short_factor}}) {
             const json::Value* v = r.get(rs, key);
@@ -341,7 +343,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.qk_norm = F.qk_norm || (F.qk_norm_field && c.use_qk_norm == 1);
     auto bias_of = [](const std::string& w) { return w.substr(0, w.size() - std::strlen("weight")) + "bias"; };
     if (F.norm == ModelFamily::LAYER_NORM) {  // (Phi, StableLM) eps -1: the family's default
-        c.rms_norm_eps = c.layer_norm_eps;
+        if (!F.sparsemixer) c.rms_norm_eps = c.layer_norm_eps;  // (PhimoeConfig: its LayerNorms' eps is rms_norm_eps)
         if (!F.norm_without_bias) c.final_norm_bias = bias_of(F.final_norm);
         if (c.qk_layernorm == 1)
             fail(VT_STATUS_UNSUPPORTED, "%s: qk_layernorm true is not supported for %s (LayerNorm of q and k)",
@@ -378,6 +380,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
         c.mlp_bias = true;
         c.lm_head_bias = bias_of(F.lm_head);
     }
+    if (F.sparsemixer && c.lm_head_bias_field == 1) c.lm_head_bias = bias_of(F.lm_head);  // (PhiMoE's lm_head_bias)
     if (F.gemma_block()) {  // Gemma2Config's defaults: 256, 50, 30 (Gemma3TextConfig's: 256, none, none)
         if (c.query_pre_attn_scalar < 0) c.query_pre_attn_scalar = 256;
         c.attn_softcap = c.attn_logit_softcapping < 0 ? F.default_attn_softcap : c.attn_logit_softcapping;
@@ -877,6 +880,15 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 ? true  // (AFMoE: always; not its field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
+    if (F.sparsemixer) {  // PhiMoE: two experts, whatever the field says; their weights not renormalized
+        if (c.experts_per_tok != 2)
+            fail(VT_STATUS_UNSUPPORTED, "%s: field \"%s\" = %lld is not supported for %s (its sparsemixer router "
+                 "always picks 2 experts)", src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok,
+                 F.name);
+        c.norm_topk = false;
+        // (PhimoeConfig's router_jitter_noise 0.01; the mask compares in float32 with 2 · eps)
+        c.moe_jitter2 = float(2.0 * (c.router_jitter_field >= 0 ? c.router_jitter_field : 0.01));
+    }
     auto rows_of = [&](const std::string& name) -> int64_t {
         const TensorView* t = ck.find(name);
         return t && t->shape.size() == 2 ? t->shape[0] : -1;
@@ -1364,6 +1376,11 @@ void resolve_rope(LlamaConfig& c) {
         c.rotary_dim = rd;
     }
     RopeScaling& r = c.rope;
+    // PhiMoE: PhimoeRotaryEmbedding scales cos / sin by short_mscale / long_mscale (both required:
+    // PhimoeConfig raises without them) for any type but default; only longrope is read here.
+    if (c.family && c.family->sparsemixer && r.kind != RopeScaling::NONE && r.kind != RopeScaling::LONGROPE)
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s of a type other than default or longrope is not supported for %s",
+             c.from_file ? c.path.c_str() : "config.json", r.field.c_str(), c.family->name);
     if (r.kind != RopeScaling::YARN && r.kind != RopeScaling::LONGROPE) return;
     const std::string src = c.from_file ? c.path : "config.json";
     const char* type = r.kind == RopeScaling::YARN ? "yarn" : "longrope";
@@ -1393,10 +1410,20 @@ void resolve_rope(LlamaConfig& c) {
                 fail(VT_STATUS_FORMAT_ERROR, "%s: %s.%s has %zu entries; %lld rotary dims need %lld (rope type %s)",
                      src.c_str(), r.field.c_str(), v == &r.long_factor ? "long_factor" : "short_factor", v->size(),
                      (long long)c.rotary_dim, (long long)(c.rotary_dim / 2), type);
-    const float af = float(r.attention_factor);
-    if (!std::isfinite(af) || !(af > 0.0f))
-        fail(VT_STATUS_FORMAT_ERROR, "%s: the attention factor of %s (%g) is not a finite positive float32",
-             src.c_str(), r.field.c_str(), r.attention_factor);
+    if (c.family && c.family->sparsemixer) {  // (PhiMoE: its mscales replace the attention factor)
+        for (auto [v, key] : {std::pair<double, const char*>{r.short_mscale, "short_mscale"}, {r.long_mscale, "long_mscale"}})
+            if (v < 0)
+                fail(VT_STATUS_FORMAT_ERROR, "%s: %s.%s is missing (%s's rope type longrope needs it)", src.c_str(),
+                     r.field.c_str(), key, c.family->name);
+        r.attention_factor = r.short_mscale;
+        r.attention_factor_long = r.long_mscale;
+    }
+    for (double a : {r.attention_factor, r.attention_factor_long < 0 ? r.attention_factor : r.attention_factor_long}) {
+        const float af = float(a);
+        if (!std::isfinite(af) || !(af > 0.0f))
+            fail(VT_STATUS_FORMAT_ERROR, "%s: the attention factor of %s (%g) is not a finite positive float32",
+                 src.c_str(), r.field.c_str(), a);
+    }
 }
 
 // The engine computes in float32: every constant derived from the config must be a finite,
@@ -1790,6 +1817,11 @@ LlamaConfig read_config(const std::string& dir) {
         c.global_attn_every = r.integer(root, "global_attn_every_n_layers", 1, 100000);  // (AFMoE)
         c.route_scale_field = r.positive(root, "route_scale");
         c.mup_enabled = r.boolean(root, "mup_enabled");
+        if (const json::Value* v = r.get(root, "router_jitter_noise")) {  // (PhiMoE's sparsemixer threshold)
+            if (!v->is_number() || !(v->d >= 0) || !std::isfinite(v->d)) r.bad("router_jitter_noise", *v, "a number >= 0");
+            c.router_jitter_field = v->d;
+        }
+        c.lm_head_bias_field = r.boolean(root, "lm_head_bias");
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

@@ -32,6 +32,11 @@ struct RopeScaling {
     double mscale = 0, mscale_all_dim = 0;            // yarn (0: absent)
     bool truncate = true;                             // yarn
     double attention_factor = -1;                     // yarn, longrope: cos/sin scale (-1: the type's default)
+    // PhiMoE's longrope: rope_parameters' short_mscale / long_mscale (-1: absent); resolved into
+    // attention_factor (within original_max_position_embeddings) and attention_factor_long (past
+    // it; -1: attention_factor there too).
+    double short_mscale = -1, long_mscale = -1;
+    double attention_factor_long = -1;
     std::vector<double> long_factor, short_factor;    // longrope: [head_dim / 2] each
     std::string field = "rope_scaling";               // the config.json key it came from (messages)
     // rope type "dynamic" with an alpha (HunYuan: a fixed NTK alpha, base · alpha^(d / (d - 2)));
@@ -171,6 +176,8 @@ struct LlamaConfig {
     int64_t global_attn_every = -1;  // AFMoE: global_attn_every_n_layers (-1: absent)
     double route_scale_field = -1;   // AFMoE: route_scale (-1: absent)
     int mup_enabled = -1;            // AFMoE: mup_enabled (-1: absent = false)
+    double router_jitter_field = -1;  // PhiMoE: router_jitter_noise (-1: absent)
+    int lm_head_bias_field = -1;      // PhiMoE: lm_head_bias (-1: absent = false)
     int use_post_norm = -1;                                // HyperCLOVA X (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
     // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
@@ -241,6 +248,9 @@ struct LlamaConfig {
     // use_expert_bias), and what the sigmoid router adds to the top weights' sum before dividing.
     bool moe_choice_bias = false;
     float moe_norm_eps = 1e-20f;
+    // PhiMoE (ModelFamily::sparsemixer): the router's 2 · router_jitter_noise, its masking
+    // threshold (resolved; 0 for other routers).
+    float moe_jitter2 = 0.0f;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
     // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;

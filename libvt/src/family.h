@@ -28,7 +28,9 @@
 // LFM2 (short-convolution layers beside attention ones: short_conv), LFM2-MoE (LFM2's layers, a
 // sigmoid router with an optional bias: sigmoid_router 7), AFMoE (Arcee's Trinity: gated
 // attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
-// router with an expert bias and shared experts after dense layers: sigmoid_router 9). Multimodal Gemma 3 is not a row: the
+// router with an expert bias and shared experts after dense layers: sigmoid_router 9), PhiMoE
+// (Mixtral's names and experts with LayerNorms, attention biases, lm_head's bias and the
+// sparsemixer router: sparsemixer). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -390,6 +392,16 @@ struct ModelFamily {
     // scaling, as its rotary embeddings keep it), which replaces rope_theta. Two different
     // nonzero bases are refused naming the field (the engine rotates them with one table).
     bool layer_rope_theta;
+    // PhiMoE: the router is transformers' sparsemixer in inference mode, not a softmax top k.
+    // With s the router's logits (float32) and eps config.json's router_jitter_noise (0.01 when
+    // left out): the first expert is argmax s, its weight the softmax of s over the experts i
+    // with (max s - s_i) / max(|s_i|, max s) <= 2 · eps (the others masked to -inf); the second
+    // is the argmax of s with the first masked, its weight the softmax of that masked s over the
+    // experts within 2 · eps of its own maximum by the same rule. Always two experts
+    // (num_experts_per_tok must be 2), the weights not renormalized. The rotary embedding's
+    // cos / sin scale is rope_parameters' short_mscale, or long_mscale past
+    // original_max_position_embeddings (RopeScaling::attention_factor_long).
+    bool sparsemixer;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

@@ -579,6 +579,7 @@ std::unique_ptr<vt_model> load_model(const char* path, const vt_model_options& o
     m->inv_freq_long = ops::rope_inv_freq_long(cfg);
     m->rope_long_after = cfg.rope.original_max_position_embeddings;
     m->rope_scale = ops::rope_attention_scale(cfg);
+    m->rope_scale_long = cfg.rope.attention_factor_long > 0 ? float(cfg.rope.attention_factor_long) : m->rope_scale;
     if (cfg.family->local_rope) {  // the sliding layers: their own base, no scaling
         LlamaConfig local = cfg;
         local.rope_theta = cfg.rope_local_theta;

@@ -102,6 +102,7 @@ struct ModelWeights {
     std::vector<float> inv_freq_long;
     int64_t rope_long_after = 0;
     float rope_scale = 1.0f;               // cos/sin scale (YaRN / LongRoPE attention_factor)
+    float rope_scale_long = 1.0f;          // the same past rope_long_after (PhiMoE's long_mscale; else rope_scale)
     bool rope_negated = false;             // NanoChat: the frequencies negated (each pair turns by -θ)
 
     // The frequencies rope_freqs computed last for a pass (dynamic NTK: per sequence length).
@@ -128,6 +129,10 @@ struct ModelWeights {
         }
         return !inv_freq_long.empty() && seq_len > rope_long_after ? inv_freq_long.data() : inv_freq.data();
     }
+
+    // The cos/sin scale of a pass whose sequence reaches seq_len positions (PhiMoE: long_mscale
+    // past original_max_position_embeddings, short_mscale within; the others: rope_scale).
+    float rope_scale_at(int64_t seq_len) const { return seq_len > rope_long_after ? rope_scale_long : rope_scale; }
 
     // Embedding row of `token` as f32 -> out[H].
     void embed_row(int32_t token, float* out) const;

@@ -539,7 +539,7 @@ typedef struct vt_model_info {
      * "Gemma2", "Gemma3", "SmolLM3", "Granite", "GraniteSWA", "HyperCLOVAX", "OLMo2", "FlexOlmo", "GraniteMoE", "GraniteMoeShared", "OLMoE",
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Youtu", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "Jais2", "HunYuanDenseV1", "VaultGemma",
-     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3", "Afmoe". */
+     * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3", "Afmoe", "PhiMoE". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -565,7 +565,8 @@ typedef struct vt_model_info {
      * "attention-gate" (LFM3: each head's output times a sigmoid gate; "attention-gate per-dim": AFMoE's,
      * one gate per output dim), "mup-embedding-scale S" (AFMoE's mup_enabled), "proportional-rope R of D dims"
      * (proportional RoPE: R of each head's D dims turn, the others at frequency 0),
-     * "query-log-scale B per O" (Ministral 3, Mistral 4: queries times 1 + B · log(1 + floor(pos / O))). */
+     * "query-log-scale B per O" (Ministral 3, Mistral 4: queries times 1 + B · log(1 + floor(pos / O))),
+     * "sparsemixer-router jitter J" (PhiMoE's router, its router_jitter_noise J), "lm-head-bias" (PhiMoE's lm_head_bias). */
     char features[256];
     int32_t kv_cache_dtype;    /* vt_dtype of the sessions' KV cache (F16, F32 or I8)        */
     /* Bytes one cached position takes in a session: each attending layer's keys and values

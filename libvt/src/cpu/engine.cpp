@@ -554,13 +554,38 @@ void limit_groups(const LlamaConfig& c, float* ch, float* gs, bool two_best, flo
             for (int64_t e = g * n; e < (g + 1) * n; ++e) ch[e] = masked;
 }
 
+// PhiMoE's router (ModelFamily::sparsemixer) on one row's logits sc ([E], float32), as
+// transformers' sparsemixer computes it in inference mode: the first expert is the argmax (ties:
+// the lower index), its weight its softmax probability among the experts i that
+// (max - sc_i) / max(|sc_i|, max) > jitter2 does not mask; the second the argmax of the others,
+// its weight the same softmax over the others with their own max. pick[2], wt[2].
+void sparsemixer_top2(const float* sc, int64_t E, float jitter2, int32_t* pick, float* wt) {
+    int64_t taken = -1;
+    for (int j = 0; j < 2; ++j) {
+        int64_t best = -1;
+        for (int64_t e = 0; e < E; ++e)
+            if (e != taken && (best < 0 || sc[e] > sc[best])) best = e;
+        const float top = sc[best];
+        float sum = 0.0f;  // (the softmax's denominator over the unmasked: exp(sc - top); best's own is 1)
+        for (int64_t e = 0; e < E; ++e) {
+            if (e == taken) continue;
+            const float factor = std::max(std::fabs(sc[e]), top);
+            if ((top - sc[e]) / factor > jitter2) continue;  // (0 / 0 is NaN, not masked, as in torch)
+            sum += std::exp(sc[e] - top);
+        }
+        pick[j] = int32_t(best);
+        wt[j] = 1.0f / sum;
+        taken = best;
+    }
+}
+
 // The mixture-of-experts MLP of layer w on n rows of xn ([n, H]) -> out ([n, H]), as
 // transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
 // logits in float32, each row's top k experts (ties: the lower index), their weights
 // renormalized to sum 1 when norm_topk, out = sum of weight · expert(x) in expert order;
 // Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x); gpt-oss's
-// router adds its bias. Each expert runs once over the rows that chose it (gathered), so a
-// prefill chunk reads each expert's weights once.
+// router adds its bias; PhiMoE's is sparsemixer_top2. Each expert runs once over the rows that
+// chose it (gathered), so a prefill chunk reads each expert's weights once.
 void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, float* out) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t H = c.hidden_size, E = c.num_experts, k = c.experts_per_tok;
@@ -578,6 +603,11 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
     std::fill(first, first + E + 1, 0);
     for (int64_t i = 0; i < n; ++i) {
         float* p = prob + i * E;
+        if (c.family && c.family->sparsemixer) {  // (PhiMoE: k is 2)
+            sparsemixer_top2(p, E, c.moe_jitter2, pick + i * k, wt + i * k);
+            for (int64_t j = 0; j < k; ++j) ++first[pick[i * k + j] + 1];
+            continue;
+        }
         const float* score = p;  // what the choice compares (sigmoid_router: p + its bias)
         if (c.moe_sigmoid) {
             float* ch = s.moe_choice.data();
@@ -836,7 +866,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
         // (LongRoPE, dynamic NTK: a batched decode row's sequence ends at its position; a
         // session's pass belongs to the sequence the session layer named)
         const int64_t seq = p.sess ? pos + 1 : std::max(s.rope_seq_len, p.pos0 + m);
-        ops::rope_angles(M.rope_freqs(seq, freqs), pos, ROT, s.rope.data() + i * HD, M.rope_scale);
+        ops::rope_angles(M.rope_freqs(seq, freqs), pos, ROT, s.rope.data() + i * HD, M.rope_scale_at(seq));
         if (!M.inv_freq_local.empty()) ops::rope_angles(M.inv_freq_local.data(), pos, ROT, s.rope_local.data() + i * HD);
     }
     // OLMo 2: no norm before attention or the MLP, the outputs normed before the adds.

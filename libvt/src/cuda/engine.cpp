@@ -900,7 +900,7 @@ void fill_step(const CudaSession& s, int32_t token, int64_t pos, int64_t seq_len
     }
     const ModelWeights& r = *c.rope;
     ModelWeights::RopeFreqs freqs;  // (dynamic NTK: computed for seq_len)
-    ops::rope_angles(r.rope_freqs(seq_len, freqs), pos, c.ROT, st->rope, r.rope_scale);
+    ops::rope_angles(r.rope_freqs(seq_len, freqs), pos, c.ROT, st->rope, r.rope_scale_at(seq_len));
     if (!r.inv_freq_local.empty()) ops::rope_angles(r.inv_freq_local.data(), pos, c.ROT, st->rope_local);
 }
 
@@ -1084,8 +1084,9 @@ void CudaSession::forward(const int32_t* toks, int64_t n, int64_t pos0, Logits o
     float* rope_local = rope.data() + size_t(m) * size_t(c.HD);
     ModelWeights::RopeFreqs freqs;  // (dynamic NTK: computed once for the pass's sequence)
     for (int i = 0; i < m; ++i) {
-        ops::rope_angles(rw.rope_freqs(std::max<int64_t>(cs.rope_seq_len, pos0 + n), freqs), pos + i, c.ROT,
-                         rope.data() + size_t(i) * size_t(c.HD), rw.rope_scale);
+        const int64_t seq = std::max<int64_t>(cs.rope_seq_len, pos0 + n);
+        ops::rope_angles(rw.rope_freqs(seq, freqs), pos + i, c.ROT, rope.data() + size_t(i) * size_t(c.HD),
+                         rw.rope_scale_at(seq));
         if (local) ops::rope_angles(rw.inv_freq_local.data(), pos + i, c.ROT, rope_local + size_t(i) * size_t(c.HD));
     }
     check(cudaMemcpyAsync(cs.tokens, toks, size_t(m) * 4, cudaMemcpyHostToDevice, cs.stream), "token copy");
@@ -1209,7 +1210,8 @@ void CudaModel::decode_batch(BackendSession* const* sessions, int64_t n, const i
     ModelWeights::RopeFreqs freqs;  // (dynamic NTK: each row's own sequence)
     for (int64_t i = 0; i < n; ++i) {
         h_pos[size_t(i)] = int32_t(pos[i]);
-        ops::rope_angles(rope->rope_freqs(pos[i] + 1, freqs), pos[i], ROT, h_rope.data() + i * HD, rope->rope_scale);
+        ops::rope_angles(rope->rope_freqs(pos[i] + 1, freqs), pos[i], ROT, h_rope.data() + i * HD,
+                         rope->rope_scale_at(pos[i] + 1));
         if (local) ops::rope_angles(rope->inv_freq_local.data(), pos[i], ROT, h_rope.data() + (n + i) * HD);
     }
     const cudaStream_t st = s0.stream;
