@@ -217,7 +217,13 @@ NEAR_TIE = 0.2
 # Mistral 4's (q LoRA, the latent attention, groups): its int8 logits sit 4.6 % from bf16 as
 # DeepSeek-V3's case does (4.0 %), but its margins are smaller (median 0.73 against 1.08), and int8
 # flips one position at 0.223 (the others at 0.033-0.164). 2026-11-29, this Xeon: int8 0.958.
-NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25}
+# Sarvam-MLA's case (2026-11-30; q_proj whole, YaRN's mscale_all_dim, top-3 of 8 experts without
+# groups) has router near-ties: the float64 reference with only its routers' weights rounded to
+# symmetric int8 blocks of 32 flips position 92 (reference margin 0.62; its logits move 4.5 as
+# another expert is chosen), with every linear rounded it agrees 0.958 (flips at margins 0.02-0.62).
+# This Xeon: int8 0.979 (position 92 only), fp8 0.833, fp8-channel 0.781, int4 and int4-min above
+# their floor.
+NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25, "sarvam-mla": 0.65}
 INT8_FLOOR = 0.95
 # llama-dynamic's random logits have many near-ties: int8 flips 5 of 96 (0.948; 2026-11-29, this
 # VM), at reference margins 0.029-0.087, every one below NEAR_TIE (the clear positions all agree).
@@ -251,6 +257,8 @@ def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
         floor = 0.55
     if name == "lfm3" and fmt != "int8":
         floor = 0.8 if fmt.startswith("fp8") else 0.55
+    if name == "sarvam-mla" and fmt.startswith("fp8"):  # (its router near-ties: NEAR_TIE_OF's note)
+        floor = 0.75
     if name == "afmoe" and fmt.startswith("int4"):
         # AFMoE: the sandwich norms rescale whatever the 4-bit roundings leave, and the router
         # chooses on score + expert_bias (8 experts, top 2, over three layers). The float64
@@ -467,7 +475,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
-            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM)") in msg
+            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, SarvamMoEForCausalLM, "
+            "SarvamMLAForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg

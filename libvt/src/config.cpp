@@ -179,8 +179,9 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         if (c.rope.high_freq_factor == c.rope.low_freq_factor)
             fail(VT_STATUS_FORMAT_ERROR, "%s: %s.high_freq_factor must differ from low_freq_factor (both %g)",
                  r.path().c_str(), field, c.rope.low_freq_factor);
-    } else if (type == "yarn") {
+    } else if (type == "yarn" || type == "deepseek_yarn") {
         c.rope.kind = RopeScaling::YARN;
+        c.rope.deepseek_yarn = type == "deepseek_yarn";
         c.rope.factor = r.positive(rs, "factor", (f + ".factor").c_str());  // -1: max_position / original
         c.rope.original_max_position_embeddings =
             r.integer(rs, "original_max_position_embeddings", 1, kMaxDim, (f + ".original_max_position_embeddings").c_str());
@@ -662,6 +663,8 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 7: return {2, 0, 1, 1, 0, true, 1.0};   // Lfm2MoeConfig (num_dense_layers)
         case 8: return {0, 1, 1, 1, 0, true, 1.0};   // SolarOpenConfig (no dense layers, no MTP layers)
         case 9: return {1, 2, 1, 1, 0, true, 1.0};   // AfmoeConfig (num_dense_layers, num_shared_experts, route_scale)
+        case 10: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMoEConfig
+        case 11: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMLAConfig
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -726,7 +729,8 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's,
                                                // which YoutuConfig keeps)
     const bool m4 = F.mla == 4, cpm = F.mla == 5;  // (MiniCPM3Config's)
-    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite || cpm ? 768 : m4 ? 1024 : 1536;
+    const bool sarvam = F.sigmoid_router == 11;  // (SarvamMLAConfig: q_lora_rank null, q_proj whole)
+    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : sarvam ? 0 : lite || cpm ? 768 : m4 ? 1024 : 1536;
     c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : m4 || cpm ? 256 : 512;
     c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : m4 || cpm ? 64 : 128;
     c.mla_rope = c.qk_rope_field > 0 ? c.qk_rope_field : cpm ? 32 : 64;
@@ -972,6 +976,27 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
                  "implementation biases q/k/v/o as the MLP; it refuses them unequal)", c.path.c_str(), attn_key,
                  attn ? "true" : "false", mlp_key, mlp ? "true" : "false");
     }
+    // Sarvam's released config.json names (their config classes' attribute_map): num_shared_experts
+    // for n_shared_experts, num_mtp_layers for num_nextn_predict_layers and, Sarvam-MoE's,
+    // use_qkv_bias for attention_bias; where both are there, these win, as in transformers.
+    if (is_model_type(F, {"sarvam_moe", "sarvam_mla"})) {
+        if (c.num_shared_experts_alias >= 0) c.n_shared_experts_field = c.num_shared_experts_alias;
+        if (c.num_mtp_layers_field >= 0) c.nextn_layers_field = c.num_mtp_layers_field;
+    }
+    if (is_model_type(F, {"sarvam_moe"})) {
+        if (c.use_qkv_bias >= 0) c.attention_bias_field = c.use_qkv_bias;
+        c.attention_out_bias = -1;  // (not SarvamMoEConfig's field: no bias on attention.dense)
+        if (c.use_qk_norm < 0) c.use_qk_norm = 1;  // (SarvamMoEConfig's default)
+        // (the Hub's own code biases attention.dense when use_bias; transformers' model, which
+        // this engine computes, has no such bias and drops one in the files)
+        if (c.use_bias == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: use_bias true is not supported for %s (a bias on attention.dense, which "
+                 "transformers' Glm4MoeForCausalLM does not have)", c.path.c_str(), F.name);
+    }
+    // (rope_scaling type deepseek_yarn: SarvamMLAConfig reads it as yarn, in rope_scaling only)
+    if (c.rope.deepseek_yarn && !(is_model_type(F, {"sarvam_mla"}) && c.rope.field == "rope_scaling"))
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"deepseek_yarn\" is not supported for %s (SarvamMLA's legacy name "
+             "for yarn, in rope_scaling)", c.path.c_str(), c.rope.field.c_str(), F.name);
     // An ungated GELU MLP (Phi, Starcoder2, GPT-NeoX) computes whichever GELU config.json
     // names, as transformers' ACT2FN: gelu exactly (erf), gelu_new / gelu_fast /
     // gelu_pytorch_tanh with tanh.
@@ -1344,7 +1369,7 @@ void resolve_rope(LlamaConfig& c) {
         if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0 &&
                           !c.family->rotary_dim_or_factor))
             fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
-                 "embeddings: Phi, Phi-3, StableLM, GLM and Nemotron families only)", where.c_str(), c.partial_rotary_factor,
+                 "embeddings: Phi, Phi-3, StableLM, GLM, Nemotron and Sarvam-MoE families only)", where.c_str(), c.partial_rotary_factor,
                  c.family ? c.family->name : "this family");
         c.rotary_dim = int64_t(double(c.head_dim) * c.partial_rotary_factor);
         if (c.rotary_dim < 2 || c.rotary_dim % 2)
@@ -1700,6 +1725,8 @@ LlamaConfig read_config(const std::string& dir) {
             c.n_shared_experts_field = r.integer(root, "num_shared_experts", 0, 65536);
         c.first_k_dense_field = r.integer(root, "first_k_dense_replace", 0, 100000);
         c.nextn_layers_field = r.integer(root, "num_nextn_predict_layers", 0, 100000);
+        c.num_shared_experts_alias = r.integer(root, "num_shared_experts", 0, 65536);  // (Sarvam's)
+        c.num_mtp_layers_field = r.integer(root, "num_mtp_layers", 0, 100000);
         c.routed_scaling_field = r.positive(root, "routed_scaling_factor");
         if (const json::Value* ql = root.find("q_lora_rank"))  // (null: q_proj, no LoRA)
             c.q_lora_field = ql->is_null() ? 0 : r.integer(root, "q_lora_rank", 1, kMaxDim);

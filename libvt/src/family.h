@@ -28,7 +28,9 @@
 // LFM2 (short-convolution layers beside attention ones: short_conv), LFM2-MoE (LFM2's layers, a
 // sigmoid router with an optional bias: sigmoid_router 7), AFMoE (Arcee's Trinity: gated
 // attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
-// router with an expert bias and shared experts after dense layers: sigmoid_router 9). Multimodal Gemma 3 is not a row: the
+// router with an expert bias and shared experts after dense layers: sigmoid_router 9), Sarvam-MoE (GLM-4 MoE's
+// block under its Hub names, q|k|v fused in one query_key_value: sigmoid_router 10), Sarvam-MLA
+// (DeepSeek-V3 with its own defaults: sigmoid_router 11). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -315,7 +317,10 @@ struct ModelFamily {
     // sum + 1e-20, times route_scale (1.0); the choice bias always there, on the MoE block. The
     // row's other AFMoE-only parts ride on this value too: global_attn_every_n_layers as the
     // window pattern, mup_enabled (embeddings times sqrt(hidden_size)), and an attention gate
-    // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head).
+    // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head),
+    // 10 Sarvam-MoE's (GLM-4 MoE's with routed_scaling_factor 2.5 and no MTP layers), 11
+    // Sarvam-MLA's (DeepSeek-V3's with n_group 1, topk_group 1, first_k_dense_replace 1, no MTP
+    // layers; q_lora_rank null when left out).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
@@ -417,7 +422,10 @@ inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] &&
 bool falcon_two_norms(const LlamaConfig& c);
 
 // The family a config declares (architectures / model_type; a config that says nothing is
-// taken as Llama), or nullptr when no row of the table matches.
+// taken as Llama), or nullptr when no row of the table matches. A model type that transformers
+// >= 5 runs (and saves) under another family's architecture — EXAONE 3, IQuest-Coder, InternLM3
+// as LlamaForCausalLM, Sarvam-MoE as Glm4MoeForCausalLM, Sarvam-MLA as DeepseekV3ForCausalLM —
+// matches its own row under that architecture too.
 const ModelFamily* family_of(const LlamaConfig& c);
 
 // Whether f's model_type is one of types: for the few config.json rules of one config class
