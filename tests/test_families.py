@@ -1449,6 +1449,21 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("hunyuan-moe-lists", {"moe_layer_num_skipped": 1}, "moe_layer_num_skipped 1 is not supported for HunYuanMoEV1"),
     ("hunyuan-moe", {"moe_topk": 9}, 'field "moe_topk" = 9 is more than the 8 experts'),
     ("hunyuan-moe", {"attention_bias": True}, "missing 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
+    # Sarvam-MoE: q/k norms unless use_qk_norm is false (SarvamMoEConfig's default), its fused
+    # bias by use_qkv_bias (winning over attention_bias), the Hub code's dense bias refused
+    ("sarvam-moe-plain", {"use_qk_norm": None}, "missing 4 tensors: model.layers.{0..1}.attention.key_layernorm.weight"),
+    ("sarvam-moe", {"use_qkv_bias": False, "attention_bias": True},
+     "unexpected 3 tensors: model.layers.{0..2}.attention.query_key_value.bias"),
+    ("sarvam-moe", {"use_bias": True}, "use_bias true is not supported for SarvamMoE (a bias on attention.dense, which "
+     "transformers' Glm4MoeForCausalLM does not have)"),
+    ("sarvam-moe", {"num_shared_experts": 2}, "mlp.shared_experts.gate_proj.weight is [32, 64], expected [64, 64]"),
+    # Sarvam-MLA: rope_scaling type deepseek_yarn is its legacy name for yarn, there only
+    ("sarvam-mla", {"rope_parameters": {"rope_type": "deepseek_yarn", "rope_theta": 1e4, "factor": 4.0,
+                                        "original_max_position_embeddings": 64}},
+     'rope_parameters type "deepseek_yarn" is not supported for SarvamMLA (SarvamMLA\'s legacy name for yarn, in rope_scaling)'),
+    ("deepseek-v3", {"rope_parameters": None, "rope_scaling": {"type": "deepseek_yarn", "factor": 4.0,
+                                                                "original_max_position_embeddings": 64}},
+     'rope_scaling type "deepseek_yarn" is not supported for DeepseekV3'),
     ("qwen3-moe", {"num_experts": [8, 8, 8]}, 'field "num_experts" must be an integer for Qwen3MoE, got a list'),
     ("qwen3-moe", {"moe_intermediate_size": [32, 32, 32]},
      'field "moe_intermediate_size" must be an integer for Qwen3MoE, got a list'),
@@ -1809,3 +1824,66 @@ def test_afmoe_reads_only_its_config_class_fields(from_golden, golden, tmp_path)
     with load(tmp_path, weight_format="bf16") as m:
         assert m.info["features"] == F.EXPECTED_FEATURES["afmoe"][1]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_sarvam_moe_config_as_the_hubs(from_golden, golden, tmp_path):
+    """sarvamai/sarvam-30b's config.json says SarvamMoEForCausalLM and the names of its remote
+    code (SarvamMoEConfig's attribute_map: use_qkv_bias, num_experts, num_shared_experts), and may
+    leave out use_qk_norm (true): the same model as transformers' save of it. Beside
+    attention_bias / n_routed_experts / n_shared_experts, those names win, as in transformers."""
+    folder, _ = from_golden("sarvam-moe")
+    cfg = copy_case(from_golden, "sarvam-moe", tmp_path)
+    for k in ("attention_bias", "n_routed_experts", "n_shared_experts", "use_qk_norm"):
+        del cfg[k]
+    cfg.update(architectures=["SarvamMoEForCausalLM"], use_qkv_bias=True, num_experts=8, num_shared_experts=1,
+               use_bias=False)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["sarvam-moe"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "SarvamMoE" and b.info["features"] == F.EXPECTED_FEATURES["sarvam-moe"][1]
+        np.testing.assert_array_equal(a.logits(g["sequence"]), b.logits(g["sequence"]))
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, attention_bias=False, n_routed_experts=4,
+                                                          n_shared_experts=2)))
+    with load(tmp_path, weight_format="bf16") as b:
+        assert b.info["features"] == F.EXPECTED_FEATURES["sarvam-moe"][1]
+
+
+def test_sarvam_mla_config_as_the_hubs(from_golden, golden, tmp_path):
+    """sarvamai/sarvam-105b's config.json says SarvamMLAForCausalLM, rope_scaling {"type":
+    "deepseek_yarn", ...} beside a top-level rope_theta, head_dim kv_lora_rank + qk_rope_head_dim
+    and q_head_dim (derived: not read), num_experts / num_shared_experts, and leaves out what
+    SarvamMLAConfig fills in (q_lora_rank null, n_group 1, topk_group 1, first_k_dense_replace 1,
+    rope_interleave true): the same model as transformers' save of it."""
+    folder, _ = from_golden("sarvam-mla")
+    cfg = copy_case(from_golden, "sarvam-mla", tmp_path)
+    rp = dict(cfg.pop("rope_parameters"))
+    assert rp.pop("rope_type") == "yarn" and cfg["q_lora_rank"] is None
+    for k in ("q_lora_rank", "n_group", "topk_group", "first_k_dense_replace", "rope_interleave",
+              "num_nextn_predict_layers"):
+        del cfg[k]
+    cfg.update(architectures=["SarvamMLAForCausalLM"], rope_theta=rp.pop("rope_theta"),
+               rope_scaling=dict(rp, type="deepseek_yarn"), num_experts=cfg.pop("n_routed_experts"),
+               num_shared_experts=cfg.pop("n_shared_experts"), head_dim=cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"],
+               q_head_dim=cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"])
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["sarvam-mla"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "SarvamMLA" and b.info["features"] == F.EXPECTED_FEATURES["sarvam-mla"][1]
+        np.testing.assert_array_equal(a.logits(g["sequence"]), b.logits(g["sequence"]))
+
+
+def test_sarvam_mtp_layers_by_num_mtp_layers(from_golden, golden, tmp_path):
+    """SarvamMLAConfig has no MTP layers unless num_mtp_layers (its released name, winning over
+    num_nextn_predict_layers) says so: a layer after the model's is then left out, else refused."""
+    cfg = copy_case(from_golden, "sarvam-mla", tmp_path)
+    _, w = from_golden("sarvam-mla")
+    ck = F.to_checkpoint(w, cfg)
+    extra = {k.replace("model.layers.2.", "model.layers.3."): v for k, v in ck.items() if k.startswith("model.layers.2.")}
+    R.write_safetensors(tmp_path / "model.safetensors", {**ck, **extra}, "BF16")
+    assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_mtp_layers=1, num_nextn_predict_layers=0)))
+    g = golden["cases"]["sarvam-mla"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_mtp_layers=0, num_nextn_predict_layers=1)))
+    assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)

@@ -155,6 +155,7 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
     }
     const std::string f = field;
     c.rope.field = f;
+    c.rope.deepseek_yarn = type == "deepseek_yarn";  // (the last dict read decides, as for its other keys)
     if (type.empty() || type == "default") {
         c.rope.kind = RopeScaling::NONE;
     } else if (type == "proportional") {  // (factor: 1 when left out)
@@ -181,7 +182,6 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
                  r.path().c_str(), field, c.rope.low_freq_factor);
     } else if (type == "yarn" || type == "deepseek_yarn") {
         c.rope.kind = RopeScaling::YARN;
-        c.rope.deepseek_yarn = type == "deepseek_yarn";
         c.rope.factor = r.positive(rs, "factor", (f + ".factor").c_str());  // -1: max_position / original
         c.rope.original_max_position_embeddings =
             r.integer(rs, "original_max_position_embeddings", 1, kMaxDim, (f + ".original_max_position_embeddings").c_str());
