@@ -224,6 +224,18 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                             "original_max_position_embeddings": 64, "beta_fast": 32,
                                                             "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0},
                                            pad_token_id=ENDOFTEXT)),
+    # Kolibri 1: EXAONE 4's attention (q/k norms, sliding layers rotating, global ones without RoPE),
+    # GLM-4's sandwich norms, experts in every layer chosen on the router's logit + its (random,
+    # nonzero) expert bias, a shared expert. The first: Kolibri1Config's default layer_types (every
+    # 5th global), weights not renormalized; the second: layer_types given, renormalized, one KV head.
+    "kolibri1": ("Kolibri1Config", dict(num_hidden_layers=5, head_dim=16, sliding_window=6, num_experts=8,
+                                        num_experts_per_tok=2, moe_intermediate_size=32,
+                                        shared_expert_intermediate_size=64, pad_token_id=ENDOFTEXT)),
+    "kolibri1-norm": ("Kolibri1Config", dict(num_hidden_layers=3, head_dim=16, num_key_value_heads=1, sliding_window=5,
+                                             layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                             num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
+                                             shared_expert_intermediate_size=32, norm_topk_prob=True,
+                                             pad_token_id=ENDOFTEXT)),
     # LFM3: Lfm3Config's default layer_types (conv, conv, full, conv, sliding) and RoPE (full layers
     # proportional, 4 of 8 pairs turning; sliding layers their own base), sandwich norms, the heads'
     # output gate, 7 taps; or none of the gate and norms, with biases and a quarter of the pairs.
@@ -581,6 +593,10 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                        "rotary-dim 8"]),
     "sarvam-mla": ("SarvamMLA", ["moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "shared-expert 32",
                                  "sigmoid-router scale 2.5", "mla kv-lora 32 heads 16+8 v 24", "interleaved-rope"]),
+    "kolibri1": ("Kolibri1", ["qk-norm", "sandwich-norms", "no-rope layer 4", "moe 8 experts top-2", "shared-expert 64",
+                              "sigmoid-router logit-choice", "sliding-window 6 (layers 0..3)"]),
+    "kolibri1-norm": ("Kolibri1", ["qk-norm", "sandwich-norms", "no-rope layer 1", "moe 4 experts top-3", "norm-topk",
+                                   "shared-expert 32", "sigmoid-router logit-choice", "sliding-window 5 (layers 0,2)"]),
     "lfm3": ("Lfm3", ["qk-norm", "sandwich-norms", "attention-gate", "proportional-rope 8 of 16 dims",
                       "local-rope-theta 10000", "short-conv 7 (layers 0,1,3)", "sliding-window 6 (layer 4)"]),
     "lfm3-nogate": ("Lfm3", ["attention-bias", "qk-norm", "proportional-rope 4 of 16 dims", "local-rope-theta 10000",
@@ -869,7 +885,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3"):
         return [w] * n
@@ -902,6 +918,10 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                 name = name.replace(a, b)
             out[name] = x
         return out
+    if cfg["model_type"] == "kolibri1":  # its files' names (conversion_mapping "kolibri1"), as save_pretrained writes them back
+        w = {name.replace(".mlp.gate.e_score_correction_bias", ".moe.router.expert_bias")
+             .replace(".post_self_attn_layernorm.", ".post_attn_norm.").replace(".post_mlp_layernorm.", ".post_ffn_norm."): x
+             for name, x in w.items()}
     if cfg["model_type"] == "sarvam_moe":  # under the Hub's names, q|k|v fused, as save_pretrained writes them back
         named = {}
         for name, x in w.items():
@@ -977,7 +997,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True))
-                or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True)) or cfg["model_type"] == "afmoe",
+                or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True))
+                or cfg["model_type"] in ("afmoe", "kolibri1"),
                 local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3", "flex_olmo"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
                 qk_per_head=cfg["model_type"] == "exaone4",
@@ -1072,7 +1093,7 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
 def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
     """llama_ref's `nope` argument: the layers that attend without RoPE (SmolLM3; EXAONE 4's
     global layers when it has a window), else None."""
-    if cfg["model_type"] in ("exaone4", "exaone_moe"):
+    if cfg["model_type"] in ("exaone4", "exaone_moe", "kolibri1"):
         return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] == "granite_swa":  # (layer_rope_theta: 0 = NoPE)
         return [not t for t in cfg["layer_rope_theta"]]
@@ -1090,7 +1111,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
-                                 "solar_open", "flex_olmo", "afmoe", "sarvam_moe", "sarvam_mla"):
+                                 "solar_open", "flex_olmo", "afmoe", "sarvam_moe", "sarvam_mla", "kolibri1"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -1118,6 +1139,8 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] == "afmoe":  # (AfmoeTokenChoiceRouter: always renormalized, times route_scale)
         out["norm_topk"] = True
         out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": cfg.get("route_scale", 1.0)}
+    if cfg["model_type"] == "kolibri1":  # (Kolibri1TopKRouter: the choice on logit + bias, the plain sum, no scaling)
+        out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": 1.0, "norm_eps": 0.0, "choice_on_logits": True}
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out
@@ -1194,6 +1217,9 @@ SARVAM_MOE_NAMES = {"model.word_embeddings.": "model.embed_tokens.", ".attention
                     ".attention.query_layernorm.": ".self_attn.q_norm.", ".attention.key_layernorm.": ".self_attn.k_norm.",
                     ".mlp.gate.expert_bias": ".mlp.gate.e_score_correction_bias"}
 REFERENCE_NAMES["sarvam_moe"] = (SARVAM_MOE_NAMES, "attention.query_key_value")
+# Kolibri 1: its files' names -> GLM-4's sandwich norms and DeepSeek-V3's correction bias
+REFERENCE_NAMES["kolibri1"] = ({".moe.router.expert_bias": ".mlp.gate.e_score_correction_bias",
+                                ".post_attn_norm.": ".post_self_attn_layernorm.", ".post_ffn_norm.": ".post_mlp_layernorm."}, None)
 
 
 def _split_qkv(x: np.ndarray, cfg: dict[str, Any], hd: int) -> list[np.ndarray]:

@@ -223,11 +223,22 @@ NEAR_TIE = 0.2
 # another expert is chosen), with every linear rounded it agrees 0.958 (flips at margins 0.02-0.62).
 # This Xeon: int8 0.979 (position 92 only), fp8 0.833, fp8-channel 0.781, int4 and int4-min above
 # their floor.
-NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25, "sarvam-mla": 0.65}
+# Kolibri 1's cases (2026-11-30) choose their experts on the router's logit + bias in every layer
+# (the others' routers on sigmoid(logit) + bias, where the bias weighs more against these random
+# logits), behind the sandwich norms: a rounded linear upstream moves a choice, and the logits jump.
+# The float64 reference with every linear but the routers rounded to symmetric int8 blocks of 32
+# agrees 0.875 (kolibri1) / 0.917 (kolibri1-norm) with itself unrounded, flipping positions at
+# margins up to 0.74 / 3.0 (int4: 0.354 / 0.469). This Xeon, kolibri1: int8 0.854 (largest
+# flipped margin 0.74), fp8 0.656, fp8-channel 0.760, int4 0.427, int4-min 0.365; kolibri1-norm:
+# int8 0.917, fp8 0.875, fp8-channel 0.854, int4 0.552, int4-min 0.594, each flipping its
+# position at margin 3.0 (the reference's own).
+KOLIBRI_FLOORS = {"kolibri1": {"int8": 0.8, "fp8": 0.6, "fp8-channel": 0.7, "int4": 0.35, "int4-min": 0.3},
+                  "kolibri1-norm": {"int8": 0.9, "fp8": 0.85, "fp8-channel": 0.8, "int4": 0.5, "int4-min": 0.55}}
+NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25, "sarvam-mla": 0.65, "kolibri1": 0.8, "kolibri1-norm": 3.1}
 INT8_FLOOR = 0.95
 # llama-dynamic's random logits have many near-ties: int8 flips 5 of 96 (0.948; 2026-11-29, this
 # VM), at reference margins 0.029-0.087, every one below NEAR_TIE (the clear positions all agree).
-INT8_FLOOR_OF = {"llama-dynamic": 0.94}
+INT8_FLOOR_OF = {"llama-dynamic": 0.94, "kolibri1": 0.8, "kolibri1-norm": 0.9}
 FOUR_BIT_FLOOR = 0.625
 
 
@@ -259,6 +270,8 @@ def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
         floor = 0.8 if fmt.startswith("fp8") else 0.55
     if name == "sarvam-mla" and fmt.startswith("fp8"):  # (its router near-ties: NEAR_TIE_OF's note)
         floor = 0.75
+    if name in KOLIBRI_FLOORS:  # (its routers' choices: NEAR_TIE_OF's note)
+        floor = KOLIBRI_FLOORS[name][fmt]
     if name == "afmoe" and fmt.startswith("int4"):
         # AFMoE: the sandwich norms rescale whatever the 4-bit roundings leave, and the router
         # chooses on score + expert_bias (8 experts, top 2, over three layers). The float64
@@ -476,7 +489,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, SarvamMoEForCausalLM, "
-            "SarvamMLAForCausalLM)") in msg
+            "SarvamMLAForCausalLM, Kolibri1ForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1464,6 +1477,14 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("deepseek-v3", {"rope_parameters": None, "rope_scaling": {"type": "deepseek_yarn", "factor": 4.0,
                                                                 "original_max_position_embeddings": 64}},
      'rope_scaling type "deepseek_yarn" is not supported for DeepseekV3'),
+    # Kolibri 1: its shared expert's width, windows and layer types by name
+    ("kolibri1", {"shared_expert_intermediate_size": 0}, "shared_expert_intermediate_size 0 is not supported for Kolibri1"),
+    ("kolibri1", {"shared_expert_intermediate_size": 32}, "mlp.shared_experts.gate_proj.weight is [64, 64], expected [32, 64]"),
+    ("kolibri1", {"sliding_window": None},
+     "sliding_window null (or 0) is not supported for Kolibri1 with sliding layers (layer 0 is sliding_attention)"),
+    ("kolibri1-norm", {"layer_types": ["sliding_attention", "chunked_attention", "sliding_attention"]},
+     'layer_types[1] "chunked_attention" is not supported for Kolibri1'),
+    ("kolibri1-norm", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
     ("qwen3-moe", {"num_experts": [8, 8, 8]}, 'field "num_experts" must be an integer for Qwen3MoE, got a list'),
     ("qwen3-moe", {"moe_intermediate_size": [32, 32, 32]},
      'field "moe_intermediate_size" must be an integer for Qwen3MoE, got a list'),
@@ -1887,3 +1908,19 @@ def test_sarvam_mtp_layers_by_num_mtp_layers(from_golden, golden, tmp_path):
         assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
     (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_mtp_layers=0, num_nextn_predict_layers=1)))
     assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)
+
+
+def test_kolibri1_reads_only_its_config_class_fields(from_golden, golden, tmp_path):
+    """Kolibri1Config has no n_group / topk_group, routed_scaling_factor, first_k_dense_replace or
+    sliding_window_pattern (DeepSeek-V3's, EXAONE 4's names): they are not read, and the case
+    computes as transformers does (every layer's experts chosen over all of them, unscaled). Without
+    layer_types, every 5th layer is global (Kolibri1Config's default)."""
+    cfg = copy_case(from_golden, "kolibri1", tmp_path)
+    assert cfg["layer_types"] == ["sliding_attention"] * 4 + ["full_attention"]
+    (tmp_path / "config.json").write_text(json.dumps(dict(
+        cfg, n_group=2, topk_group=1, routed_scaling_factor=2.5, first_k_dense_replace=1, sliding_window_pattern=2,
+        layer_types=None)))
+    g = golden["cases"]["kolibri1"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["kolibri1"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))

@@ -439,6 +439,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // AFMoE: AfmoeConfig's layer_types default, every global_attn_every_n_layers-th layer (4) global
     // (sliding_window_pattern is not its field)
     if (F.sigmoid_router == 9) c.sliding_window_pattern = c.global_attn_every;
+    // Kolibri 1: layer_types, else every 5th layer global (Kolibri1Config's; no sliding_window_pattern)
+    if (F.sigmoid_router == 12) c.sliding_window_pattern = -1;
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
@@ -480,9 +482,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
     // layer raises there), so such a config is refused rather than run with full attention.
-    if (F.sigmoid_router == 9 && window == 0)  // (AFMoE: the same sliding mask)
+    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12) && window == 0)  // (AFMoE, Kolibri 1: the same sliding mask)
         for (int64_t l = 0; l < L; ++l)
-            if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : 4) != 0
+            if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern) != 0
                                       : c.layer_types[size_t(l)] == "sliding_attention")
                 fail(VT_STATUS_UNSUPPORTED, "%s: sliding_window null (or 0) is not supported for %s with sliding "
                      "layers (layer %lld is sliding_attention)", c.path.c_str(), F.name, (long long)l);
@@ -665,6 +667,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 9: return {1, 2, 1, 1, 0, true, 1.0};   // AfmoeConfig (num_dense_layers, num_shared_experts, route_scale)
         case 10: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMoEConfig
         case 11: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMLAConfig
+        case 12: return {0, -1, 1, 1, 0, false, 1.0};  // Kolibri1Config (shared_expert_intermediate_size)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -690,7 +693,8 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
             fail(VT_STATUS_UNSUPPORTED, "%s: norm_topk_prob true is not supported for %s (transformers' router never "
                  "renormalizes its top weights; DeepSeek's own code does)", src.c_str(), F.name);
     }
-    if (F.sigmoid_router == 9) grouped = false;  // (AfmoeConfig has no n_group / topk_group: not read)
+    // (AfmoeConfig and Kolibri1Config have no n_group / topk_group: not read)
+    if (F.sigmoid_router == 9 || F.sigmoid_router == 12) grouped = false;
     c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
     c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
     // (DeepSeek-V3's sigmoid router and Mistral 4's softmax one score a group by its best two
@@ -710,8 +714,9 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
              (long long)c.experts_per_tok,
              (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
     // (AFMoE: route_scale, its config class's name; routed_scaling_factor is not read)
+    // (Kolibri 1: no scaling, routed_scaling_factor not its field)
     const bool afmoe = F.sigmoid_router == 9;
-    const double scale_field = afmoe ? c.route_scale_field : c.routed_scaling_field;
+    const double scale_field = afmoe ? c.route_scale_field : F.sigmoid_router == 12 ? -1 : c.routed_scaling_field;
     c.routed_scaling = float(scale_field >= 0 ? scale_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g is not finite in float32", src.c_str(),
@@ -825,11 +830,12 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     // (Solar Open's config class has no first_k_dense_replace: experts in every layer)
     // (AFMoE: its num_dense_layers too)
     const int64_t first_dense_field = F.sigmoid_router == 7 || F.sigmoid_router == 9 ? c.num_dense_layers_field
-                                      : F.sigmoid_router == 8 ? 0 : c.first_k_dense_field;
+                                      : F.sigmoid_router == 8 || F.sigmoid_router == 12 ? 0 : c.first_k_dense_field;
     const int64_t first_dense = !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
     c.moe_choice_bias = F.choice_bias && !(F.sigmoid_router == 7 && c.use_expert_bias == 0);
-    c.moe_norm_eps = F.sigmoid_router == 7 ? 1e-6f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
+    c.moe_norm_eps = F.sigmoid_router == 7 ? 1e-6f : F.sigmoid_router == 12 ? 0.0f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
+    c.moe_choice_on_logits = F.sigmoid_router == 12;  // (Kolibri1TopKRouter)
     // (ERNIE 4.5: from moe_layer_start_index (default 1) to moe_layer_end_index (-1, the default:
     // the last), every moe_layer_interval-th, as Ernie4_5_MoeConfig)
     const int64_t every = F.moe_layer_range && c.moe_interval_field > 0 ? c.moe_interval_field : step;
@@ -894,6 +900,11 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
     } else if (F.shared_prefix && F.moe_layer_range) {  // ERNIE 4.5: moe_num_shared_experts (default 2) wide
         c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
+    } else if (F.shared_prefix && F.sigmoid_router == 12) {  // Kolibri 1: one, shared_expert_intermediate_size (512)
+        if (c.shared_intermediate_field == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
+            fail(VT_STATUS_UNSUPPORTED, "%s: shared_expert_intermediate_size 0 is not supported for %s (its model keeps "
+                 "a shared MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
+        c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field : 512;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
         const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
         if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)

@@ -247,6 +247,9 @@ struct LlamaConfig {
     // use_expert_bias), and what the sigmoid router adds to the top weights' sum before dividing.
     bool moe_choice_bias = false;
     float moe_norm_eps = 1e-20f;
+    // Kolibri 1: the choice made on the router's logit + its bias (the others': sigmoid(logit) + bias);
+    // the chosen experts still weighted by sigmoid(logit)
+    bool moe_choice_on_logits = false;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
     // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;

@@ -30,7 +30,8 @@
 // attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
 // router with an expert bias and shared experts after dense layers: sigmoid_router 9), Sarvam-MoE (GLM-4 MoE's
 // block under its Hub names, q|k|v fused in one query_key_value: sigmoid_router 10), Sarvam-MLA
-// (DeepSeek-V3 with its own defaults: sigmoid_router 11). Multimodal Gemma 3 is not a row: the
+// (DeepSeek-V3 with its own defaults: sigmoid_router 11), Kolibri 1 (EXAONE 4's attention and windows, GLM-4's
+// sandwich norms, experts in every layer chosen on the router's logit + bias: sigmoid_router 12). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -320,7 +321,11 @@ struct ModelFamily {
     // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head),
     // 10 Sarvam-MoE's (GLM-4 MoE's with routed_scaling_factor 2.5 and no MTP layers), 11
     // Sarvam-MLA's (DeepSeek-V3's with n_group 1, topk_group 1, first_k_dense_replace 1, no MTP
-    // layers; q_lora_rank null when left out).
+    // layers; q_lora_rank null when left out), 12 Kolibri 1's (Kolibri1TopKRouter: experts in every
+    // layer, the choice on the logit + the choice bias, the chosen sigmoid(logit) renormalized by
+    // their plain sum when norm_topk_prob (default false), no scaling, no groups; shared experts
+    // shared_expert_intermediate_size (512) wide; n_group, topk_group, routed_scaling_factor,
+    // first_k_dense_replace and sliding_window_pattern are not its fields and are not read).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
