@@ -1924,3 +1924,23 @@ def test_kolibri1_reads_only_its_config_class_fields(from_golden, golden, tmp_pa
     with load(tmp_path, weight_format="bf16") as m:
         assert m.info["features"] == F.EXPECTED_FEATURES["kolibri1"][1]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_sarvam_moe_under_transformers_own_names(from_golden, golden, tmp_path):
+    """save_pretrained(save_original_format=False) writes Sarvam-MoE under transformers' own names
+    (embed_tokens, q_proj / k_proj / v_proj with their biases, o_proj, q_norm / k_norm,
+    e_score_correction_bias, the experts stacked: gate_up_proj [E, 2·I, H], down_proj [E, H, I]),
+    which are the in-memory weights' names: the same model as the Hub's names give."""
+    folder, w = from_golden("sarvam-moe")
+    copy_case(from_golden, "sarvam-moe", tmp_path)
+    assert w["model.layers.1.mlp.experts.gate_up_proj"].shape == (8, 64, 64)
+    R.write_safetensors(tmp_path / "model.safetensors", w, "BF16")
+    seq = golden["cases"]["sarvam-moe"]["sequence"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "SarvamMoE"
+        assert b.info["features"] == [f for f in F.EXPECTED_FEATURES["sarvam-moe"][1] if f != "fused-qkv"]
+        np.testing.assert_array_equal(a.logits(seq), b.logits(seq))
+    del w["model.layers.2.mlp.gate.e_score_correction_bias"]  # (a half-converted file: named as such)
+    R.write_safetensors(tmp_path / "model.safetensors", w, "BF16")
+    assert "not a SarvamMoE checkpoint this engine can run" in refused(tmp_path)
+    assert "missing 1 tensors: model.layers.2.mlp.gate.e_score_correction_bias" in refused(tmp_path)

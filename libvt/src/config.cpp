@@ -925,6 +925,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
 void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     const ModelFamily* fam = family_of(c);
     if (!fam) fail(VT_STATUS_UNSUPPORTED, "%s: %s", c.path.c_str(), unsupported_family_reason(c).c_str());
+    // (Sarvam-MoE: transformers' own names where its files hold them instead of the Hub's)
+    if (const ModelFamily* alt = alternate_layout(*fam); alt && !ck.find(fam->embed) && ck.find(alt->embed)) fam = alt;
     const ModelFamily& F = *fam;
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
     // GPT-2's own files: the base model's names without "transformer." (wte.weight, h.0...).

@@ -1485,6 +1485,27 @@ const ModelFamily kFamilies[] = {
         /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
     },
     {
+        // Sarvam-MoE under transformers' own names, as save_pretrained(save_original_format=False)
+        // writes them (alternate_layout of the row above: chosen when its files hold these): GLM-4
+        // MoE's q_proj / k_proj / v_proj, o_proj, q_norm / k_norm, the router's
+        // e_score_correction_bias, the experts stacked (gate_up_proj [E, 2·I, H], gate rows first;
+        // down_proj [E, H, I]).
+        "SarvamMoE", "SarvamMoEForCausalLM", "sarvam_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, nullptr,
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_QKV_OUT_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/64, /*head_dim=*/64, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/8000000.0, /*max positions=*/131072,
+        "mlp.gate.weight", /*expert prefix=*/nullptr, {"mlp.experts.gate_up_proj", nullptr, "mlp.experts.down_proj"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/1.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/10, /*qk norm field=*/true, /*mla=*/0, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
+    {
         // Sarvam-MLA (sarvamai/sarvam-105b): DeepSeek-V3 as transformers runs it (DeepseekV3ForCausalLM)
         // with SarvamMLAConfig's defaults (q_proj without a LoRA, no expert groups, one dense layer,
         // pairs-interleaved RoPE unless rope_interleave is false; sigmoid_router 11) and its released
@@ -1575,6 +1596,12 @@ static bool runs_as(const ModelFamily& f, const std::string& arch) {
     if (arch == "glm4moeforcausallm") return is_model_type(f, {"sarvam_moe"});
     if (arch == "deepseekv3forcausallm") return is_model_type(f, {"sarvam_mla"});
     return false;
+}
+
+const ModelFamily* alternate_layout(const ModelFamily& f) {
+    const ModelFamily* next = &f + 1;
+    const bool in_table = &f >= kFamilies && next < kFamilies + sizeof(kFamilies) / sizeof(kFamilies[0]);
+    return in_table && std::strcmp(next->model_type, f.model_type) == 0 && !next->falcon_norms ? next : nullptr;
 }
 
 bool is_model_type(const ModelFamily& f, std::initializer_list<const char*> types) {

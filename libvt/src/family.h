@@ -29,7 +29,8 @@
 // sigmoid router with an optional bias: sigmoid_router 7), AFMoE (Arcee's Trinity: gated
 // attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
 // router with an expert bias and shared experts after dense layers: sigmoid_router 9), Sarvam-MoE (GLM-4 MoE's
-// block under its Hub names, q|k|v fused in one query_key_value: sigmoid_router 10), Sarvam-MLA
+// block under its Hub names, q|k|v fused in one query_key_value, or under transformers' own with
+// the experts stacked: sigmoid_router 10), Sarvam-MLA
 // (DeepSeek-V3 with its own defaults: sigmoid_router 11), Kolibri 1 (EXAONE 4's attention and windows, GLM-4's
 // sandwich norms, experts in every layer chosen on the router's logit + bias: sigmoid_router 12). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
@@ -416,8 +417,9 @@ struct MoeTensor {
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 
 // GraniteMoeShared's shared expert: one input_linear ([2·S, H], gate rows then up rows) and
-// output_linear beside stacked experts. (Mistral 4's stacked experts keep per-tensor shared ones.)
-inline bool granite_shared(const ModelFamily& f) { return f.fused_experts && f.shared_prefix && !f.mla; }
+// output_linear beside stacked experts. (Mistral 4's and Sarvam-MoE's stacked experts keep
+// per-tensor shared ones.)
+inline bool granite_shared(const ModelFamily& f) { return f.fused_experts && f.shared_prefix && !f.mla && !f.sigmoid_router; }
 
 // Whether the family's MLP is act(gate) alone, not act(gate) · up (Phi's fc1, Starcoder2's c_fc,
 // Arcee's up_proj).
@@ -432,6 +434,10 @@ bool falcon_two_norms(const LlamaConfig& c);
 // as LlamaForCausalLM, Sarvam-MoE as Glm4MoeForCausalLM, Sarvam-MLA as DeepseekV3ForCausalLM —
 // matches its own row under that architecture too.
 const ModelFamily* family_of(const LlamaConfig& c);
+
+// The row of f's family under other tensor names, which a checkpoint whose files hold them loads
+// with (Sarvam-MoE: transformers' own names after the Hub's), or nullptr.
+const ModelFamily* alternate_layout(const ModelFamily& f);
 
 // Whether f's model_type is one of types: for the few config.json rules of one config class
 // that no row field says (EXAONE's and InternLM3's field names, OLMo's clip_qkv, ...).
