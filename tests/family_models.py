@@ -209,6 +209,41 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                        num_shared_experts=2, route_scale=1.5, mup_enabled=True,
                                        rope_parameters={"rope_type": "default", "rope_theta": 50000.0},
                                        pad_token_id=ENDOFTEXT)),
+    # Sarvam-MoE: GLM-4 MoE as transformers runs it, under the Hub's names (word_embeddings, one
+    # fused query_key_value with its bias, dense, query_layernorm / key_layernorm, the router's
+    # expert_bias) with SarvamMoEConfig's defaults (q/k norms, every dim rotating, scaling 2.5, one
+    # dense layer, one shared expert, no MTP layers); GQA, head_dim 24, groups. The second without
+    # q/k norms or biases, half-rotary heads, one KV head, two shared experts, no dense layer.
+    "sarvam-moe": ("SarvamMoEConfig", dict(n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                                           num_hidden_layers=3, head_dim=24, use_qkv_bias=True, n_group=2,
+                                           topk_group=1, rope_parameters={"rope_type": "default", "rope_theta": 1e4},
+                                           pad_token_id=ENDOFTEXT)),
+    "sarvam-moe-plain": ("SarvamMoEConfig", dict(n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                                 head_dim=16, num_key_value_heads=1, use_qk_norm=False,
+                                                 num_shared_experts=2, first_k_dense_replace=0, norm_topk_prob=False,
+                                                 partial_rotary_factor=0.5, pad_token_id=ENDOFTEXT)),
+    # Sarvam-MLA: DeepSeek-V3 as transformers runs it with SarvamMLAConfig's defaults (q_proj
+    # without a LoRA, no expert groups, one dense layer, scaling 2.5, interleaved RoPE), YaRN with
+    # mscale_all_dim.
+    "sarvam-mla": ("SarvamMLAConfig", dict(num_key_value_heads=4, kv_lora_rank=32, qk_nope_head_dim=16,
+                                           qk_rope_head_dim=8, v_head_dim=24, n_routed_experts=8, num_experts_per_tok=3,
+                                           moe_intermediate_size=32, num_hidden_layers=3,
+                                           rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                                                            "original_max_position_embeddings": 64, "beta_fast": 32,
+                                                            "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0},
+                                           pad_token_id=ENDOFTEXT)),
+    # Kolibri 1: EXAONE 4's attention (q/k norms, sliding layers rotating, global ones without RoPE),
+    # GLM-4's sandwich norms, experts in every layer chosen on the router's logit + its (random,
+    # nonzero) expert bias, a shared expert. The first: Kolibri1Config's default layer_types (every
+    # 5th global), weights not renormalized; the second: layer_types given, renormalized, one KV head.
+    "kolibri1": ("Kolibri1Config", dict(num_hidden_layers=5, head_dim=16, sliding_window=6, num_experts=8,
+                                        num_experts_per_tok=2, moe_intermediate_size=32,
+                                        shared_expert_intermediate_size=64, pad_token_id=ENDOFTEXT)),
+    "kolibri1-norm": ("Kolibri1Config", dict(num_hidden_layers=3, head_dim=16, num_key_value_heads=1, sliding_window=5,
+                                             layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                             num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
+                                             shared_expert_intermediate_size=32, norm_topk_prob=True,
+                                             pad_token_id=ENDOFTEXT)),
     # LFM3: Lfm3Config's default layer_types (conv, conv, full, conv, sliding) and RoPE (full layers
     # proportional, 4 of 8 pairs turning; sliding layers their own base), sandwich norms, the heads'
     # output gate, 7 taps; or none of the gate and norms, with biases and a quarter of the pairs.
@@ -578,6 +613,16 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "afmoe-gguf": ("Afmoe", ["qk-norm", "sandwich-norms", "attention-gate per-dim", "mup-embedding-scale 8",
                              "no-rope layer 3", "moe 8 experts top-2 (3 of 4 layers)", "norm-topk", "shared-expert 64",
                              "sigmoid-router scale 1.5", "head-dim 24", "sliding-window 6 (layers 0..2)"]),
+    "sarvam-moe": ("SarvamMoE", ["qkv-bias", "qk-norm", "fused-qkv", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk",
+                                 "shared-expert 32", "sigmoid-router groups 1/2 scale 2.5", "head-dim 24"]),
+    "sarvam-moe-plain": ("SarvamMoE", ["fused-qkv", "moe 4 experts top-2", "shared-expert 64", "sigmoid-router scale 2.5",
+                                       "rotary-dim 8"]),
+    "sarvam-mla": ("SarvamMLA", ["moe 8 experts top-3 (2 of 3 layers)", "norm-topk", "shared-expert 32",
+                                 "sigmoid-router scale 2.5", "mla kv-lora 32 heads 16+8 v 24", "interleaved-rope"]),
+    "kolibri1": ("Kolibri1", ["qk-norm", "sandwich-norms", "no-rope layer 4", "moe 8 experts top-2", "shared-expert 64",
+                              "sigmoid-router logit-choice", "sliding-window 6 (layers 0..3)"]),
+    "kolibri1-norm": ("Kolibri1", ["qk-norm", "sandwich-norms", "no-rope layer 1", "moe 4 experts top-3", "norm-topk",
+                                   "shared-expert 32", "sigmoid-router logit-choice", "sliding-window 5 (layers 0,2)"]),
     "lfm3": ("Lfm3", ["qk-norm", "sandwich-norms", "attention-gate", "proportional-rope 8 of 16 dims",
                       "local-rope-theta 10000", "short-conv 7 (layers 0,1,3)", "sliding-window 6 (layer 4)"]),
     "lfm3-nogate": ("Lfm3", ["attention-bias", "qk-norm", "proportional-rope 4 of 16 dims", "local-rope-theta 10000",
@@ -703,7 +748,9 @@ def transformers_config(name: str):
 
 def architecture(config_class: str) -> str:
     """The ForCausalLM class of a config class ("Qwen2Config" -> "Qwen2ForCausalLM")."""
-    return {"Gemma3TextConfig": "Gemma3ForCausalLM", "GPT2Config": "GPT2LMHeadModel"}.get(
+    # (transformers >= 5 runs Sarvam's models, and saves them, as GLM-4 MoE and DeepSeek-V3)
+    return {"Gemma3TextConfig": "Gemma3ForCausalLM", "GPT2Config": "GPT2LMHeadModel",
+            "SarvamMoEConfig": "Glm4MoeForCausalLM", "SarvamMLAConfig": "DeepseekV3ForCausalLM"}.get(
         config_class, config_class.replace("Config", "ForCausalLM"))
 
 
@@ -870,7 +917,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3", "phimoe"):
         return [w] * n
@@ -904,6 +951,21 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                 name = name.replace(a, b)
             out[name] = x
         return out
+    if cfg["model_type"] == "kolibri1":  # its files' names (conversion_mapping "kolibri1"), as save_pretrained writes them back
+        w = {name.replace(".mlp.gate.e_score_correction_bias", ".moe.router.expert_bias")
+             .replace(".post_self_attn_layernorm.", ".post_attn_norm.").replace(".post_mlp_layernorm.", ".post_ffn_norm."): x
+             for name, x in w.items()}
+    if cfg["model_type"] == "sarvam_moe":  # under the Hub's names, q|k|v fused, as save_pretrained writes them back
+        named = {}
+        for name, x in w.items():
+            for a, b in SARVAM_MOE_NAMES.items():
+                name = name.replace(b, a)
+            named[name] = x
+        for name in [n for n in named if ".self_attn.q_proj." in n]:
+            k, v = name.replace(".q_proj.", ".k_proj."), name.replace(".q_proj.", ".v_proj.")
+            fused = name.replace(".self_attn.q_proj.", ".attention.query_key_value.")
+            named[fused] = np.concatenate([named.pop(name), named.pop(k), named.pop(v)])
+        w = named
     if cfg["model_type"] == "gpt_neox":  # (transformers >= 5 holds embed_out as lm_head, saves it as embed_out)
         return {("embed_out.weight" if k == "lm_head.weight" else k): v for k, v in w.items()}
     if cfg["model_type"] in ("granitemoe", "granitemoeshared"):  # stacked as they are, under their file names
@@ -970,7 +1032,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
                 cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
                 sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True))
-                or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True)) or cfg["model_type"] == "afmoe",
+                or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True))
+                or cfg["model_type"] in ("afmoe", "kolibri1"),
                 local_rope=local,
                 olmo2=cfg["model_type"] in ("olmo2", "exaone4", "olmo3", "flex_olmo"), qk_full=cfg["model_type"] in ("olmoe", "minimax_m2"),
                 qk_per_head=cfg["model_type"] == "exaone4",
@@ -997,7 +1060,8 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `mla` argument for DeepSeek-V2 / V3 and the families with their multi-head
     latent attention (GLM-4 MoE lite, Mistral 4, MiniCPM3, Youtu), else None."""
-    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3", "youtu"):
+    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3", "youtu",
+                                 "sarvam_mla"):
         return None
     return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
             "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2"
@@ -1064,7 +1128,7 @@ def granite_params(cfg: dict[str, Any]) -> dict[str, float] | None:
 def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
     """llama_ref's `nope` argument: the layers that attend without RoPE (SmolLM3; EXAONE 4's
     global layers when it has a window), else None."""
-    if cfg["model_type"] in ("exaone4", "exaone_moe"):
+    if cfg["model_type"] in ("exaone4", "exaone_moe", "kolibri1"):
         return [bool(cfg.get("sliding_window")) and t == "full_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] == "granite_swa":  # (layer_rope_theta: 0 = NoPE)
         return [not t for t in cfg["layer_rope_theta"]]
@@ -1082,7 +1146,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
-                                 "solar_open", "flex_olmo", "afmoe", "phimoe"):
+                                 "solar_open", "flex_olmo", "afmoe", "phimoe", "sarvam_moe", "sarvam_mla", "kolibri1"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -1096,7 +1160,8 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
         out["softmax_groups"] = {"groups": cfg["n_group"] if grouped else 1,
                                  "topk_groups": cfg["topk_group"] if grouped else 1,
                                  "scale": cfg.get("routed_scaling_factor", 1.0)}
-    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite", "solar_open"):
+    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite", "solar_open",
+                             "sarvam_moe", "sarvam_mla"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "mistral4":  # (softmax; groups by their best two; norm_topk_prob true when left out)
@@ -1112,6 +1177,8 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] == "phimoe":  # (sparsemixer: two experts, not renormalized)
         out["norm_topk"] = False
         out["sparsemixer"] = cfg.get("router_jitter_noise", 0.01)
+    if cfg["model_type"] == "kolibri1":  # (Kolibri1TopKRouter: the choice on logit + bias, the plain sum, no scaling)
+        out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": 1.0, "norm_eps": 0.0, "choice_on_logits": True}
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out
@@ -1180,6 +1247,17 @@ REFERENCE_NAMES["lfm2_moe"] = ({**REFERENCE_NAMES["lfm2"][0], ".feed_forward.exp
 REFERENCE_NAMES["afmoe"] = ({".post_attention_layernorm.": ".post_self_attn_layernorm.",
                              ".pre_mlp_layernorm.": ".post_attention_layernorm.", ".mlp.router.gate.": ".mlp.gate.",
                              ".mlp.expert_bias": ".mlp.gate.e_score_correction_bias"}, None)
+
+
+# Sarvam-MoE: the Hub's names (transformers' conversion_mapping "sarvam_moe") -> GLM-4 MoE's, its
+# fused query_key_value split into q / k / v
+SARVAM_MOE_NAMES = {"model.word_embeddings.": "model.embed_tokens.", ".attention.dense.": ".self_attn.o_proj.",
+                    ".attention.query_layernorm.": ".self_attn.q_norm.", ".attention.key_layernorm.": ".self_attn.k_norm.",
+                    ".mlp.gate.expert_bias": ".mlp.gate.e_score_correction_bias"}
+REFERENCE_NAMES["sarvam_moe"] = (SARVAM_MOE_NAMES, "attention.query_key_value")
+# Kolibri 1: its files' names -> GLM-4's sandwich norms and DeepSeek-V3's correction bias
+REFERENCE_NAMES["kolibri1"] = ({".moe.router.expert_bias": ".mlp.gate.e_score_correction_bias",
+                                ".post_attn_norm.": ".post_self_attn_layernorm.", ".post_ffn_norm.": ".post_mlp_layernorm."}, None)
 
 
 def _split_qkv(x: np.ndarray, cfg: dict[str, Any], hd: int) -> list[np.ndarray]:

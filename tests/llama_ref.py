@@ -752,7 +752,8 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
     if moe.get("sigmoid"):  # DeepSeek-V3's router: groups, a correction bias for the choice only
         prob = 1.0 / (1.0 + np.exp(-z))
         bias = W.get(p + "gate.e_score_correction_bias", W.get(p + "e_score_correction_bias"))  # (MiniMax-M2's: on the block)
-        choice = prob + (0.0 if bias is None else bias)  # (LFM2-MoE without use_expert_bias: none)
+        # (LFM2-MoE without use_expert_bias: none; Kolibri 1: the choice on the logit + bias)
+        choice = (z if moe["sigmoid"].get("choice_on_logits") else prob) + (0.0 if bias is None else bias)
         g, tg = moe["sigmoid"]["groups"], moe["sigmoid"]["topk_groups"]
         grouped = choice.reshape(len(h), g, -1)
         gscore = np.sort(grouped, axis=-1)[:, :, -2:].sum(axis=-1)

@@ -224,11 +224,28 @@ NEAR_TIE = 0.2
 # int8 blocks of 32 agrees 0.979 and flips a 0.247-margin position; 2026-11-30, this Xeon: int8
 # 0.948 (flips at 0.565, 0.247, 0.173, 0.112, 0.029), fp8 0.958, int4 0.781; phimoe-longrope
 # (0.01: 1 % of the rows below 1) int8 0.969, every flip below 0.07.
-NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25, "phimoe": 0.6}
+# Sarvam-MLA's case (2026-11-30; q_proj whole, YaRN's mscale_all_dim, top-3 of 8 experts without
+# groups) has router near-ties: the float64 reference with only its routers' weights rounded to
+# symmetric int8 blocks of 32 flips position 92 (reference margin 0.62; its logits move 4.5 as
+# another expert is chosen), with every linear rounded it agrees 0.958 (flips at margins 0.02-0.62).
+# This Xeon: int8 0.979 (position 92 only), fp8 0.833, fp8-channel 0.781, int4 and int4-min above
+# their floor.
+# Kolibri 1's cases (2026-11-30) choose their experts on the router's logit + bias in every layer
+# (the others' routers on sigmoid(logit) + bias, where the bias weighs more against these random
+# logits), behind the sandwich norms: a rounded linear upstream moves a choice, and the logits jump.
+# The float64 reference with every linear but the routers rounded to symmetric int8 blocks of 32
+# agrees 0.875 (kolibri1) / 0.917 (kolibri1-norm) with itself unrounded, flipping positions at
+# margins up to 0.74 / 3.0 (int4: 0.354 / 0.469). This Xeon, kolibri1: int8 0.854 (largest
+# flipped margin 0.74), fp8 0.656, fp8-channel 0.760, int4 0.427, int4-min 0.365; kolibri1-norm:
+# int8 0.917, fp8 0.875, fp8-channel 0.854, int4 0.552, int4-min 0.594, each flipping its
+# position at margin 3.0 (the reference's own).
+KOLIBRI_FLOORS = {"kolibri1": {"int8": 0.8, "fp8": 0.6, "fp8-channel": 0.7, "int4": 0.35, "int4-min": 0.3},
+                  "kolibri1-norm": {"int8": 0.9, "fp8": 0.85, "fp8-channel": 0.8, "int4": 0.5, "int4-min": 0.55}}
+NEAR_TIE_OF = {"lfm3": 0.25, "mistral4": 0.25, "phimoe": 0.6, "sarvam-mla": 0.65, "kolibri1": 0.8, "kolibri1-norm": 3.1}
 INT8_FLOOR = 0.95
 # llama-dynamic's random logits have many near-ties: int8 flips 5 of 96 (0.948; 2026-11-29, this
 # VM), at reference margins 0.029-0.087, every one below NEAR_TIE (the clear positions all agree).
-INT8_FLOOR_OF = {"llama-dynamic": 0.94, "phimoe": 0.94}
+INT8_FLOOR_OF = {"llama-dynamic": 0.94, "phimoe": 0.94, "kolibri1": 0.8, "kolibri1-norm": 0.9}
 FOUR_BIT_FLOOR = 0.625
 
 
@@ -258,6 +275,10 @@ def test_quantized_top1_agreement(from_golden, golden, name, fmt, floor):
         floor = 0.55
     if name == "lfm3" and fmt != "int8":
         floor = 0.8 if fmt.startswith("fp8") else 0.55
+    if name == "sarvam-mla" and fmt.startswith("fp8"):  # (its router near-ties: NEAR_TIE_OF's note)
+        floor = 0.75
+    if name in KOLIBRI_FLOORS:  # (its routers' choices: NEAR_TIE_OF's note)
+        floor = KOLIBRI_FLOORS[name][fmt]
     if name == "afmoe" and fmt.startswith("int4"):
         # AFMoE: the sandwich norms rescale whatever the 4-bit roundings leave, and the router
         # chooses on score + expert_bias (8 experts, top 2, over three layers). The float64
@@ -475,7 +496,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, "
-            "PhimoeForCausalLM)") in msg
+            "PhimoeForCausalLM, SarvamMoEForCausalLM, "
+            "SarvamMLAForCausalLM, Kolibri1ForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1471,6 +1493,29 @@ PHIMOE_ROPE = {"rope_type": "longrope", "rope_theta": 1e4, "original_max_positio
     ("hunyuan-moe-lists", {"moe_layer_num_skipped": 1}, "moe_layer_num_skipped 1 is not supported for HunYuanMoEV1"),
     ("hunyuan-moe", {"moe_topk": 9}, 'field "moe_topk" = 9 is more than the 8 experts'),
     ("hunyuan-moe", {"attention_bias": True}, "missing 8 tensors: model.layers.{0..1}.self_attn.k_proj.bias"),
+    # Sarvam-MoE: q/k norms unless use_qk_norm is false (SarvamMoEConfig's default), its fused
+    # bias by use_qkv_bias (winning over attention_bias), the Hub code's dense bias refused
+    ("sarvam-moe-plain", {"use_qk_norm": None}, "missing 4 tensors: model.layers.{0..1}.attention.key_layernorm.weight"),
+    ("sarvam-moe", {"use_qkv_bias": False, "attention_bias": True},
+     "unexpected 3 tensors: model.layers.{0..2}.attention.query_key_value.bias"),
+    ("sarvam-moe", {"use_bias": True}, "use_bias true is not supported for SarvamMoE (a bias on attention.dense, which "
+     "transformers' Glm4MoeForCausalLM does not have)"),
+    ("sarvam-moe", {"num_shared_experts": 2}, "mlp.shared_experts.gate_proj.weight is [32, 64], expected [64, 64]"),
+    # Sarvam-MLA: rope_scaling type deepseek_yarn is its legacy name for yarn, there only
+    ("sarvam-mla", {"rope_parameters": {"rope_type": "deepseek_yarn", "rope_theta": 1e4, "factor": 4.0,
+                                        "original_max_position_embeddings": 64}},
+     'rope_parameters type "deepseek_yarn" is not supported for SarvamMLA (SarvamMLA\'s legacy name for yarn, in rope_scaling)'),
+    ("deepseek-v3", {"rope_parameters": None, "rope_scaling": {"type": "deepseek_yarn", "factor": 4.0,
+                                                                "original_max_position_embeddings": 64}},
+     'rope_scaling type "deepseek_yarn" is not supported for DeepseekV3'),
+    # Kolibri 1: its shared expert's width, windows and layer types by name
+    ("kolibri1", {"shared_expert_intermediate_size": 0}, "shared_expert_intermediate_size 0 is not supported for Kolibri1"),
+    ("kolibri1", {"shared_expert_intermediate_size": 32}, "mlp.shared_experts.gate_proj.weight is [64, 64], expected [32, 64]"),
+    ("kolibri1", {"sliding_window": None},
+     "sliding_window null (or 0) is not supported for Kolibri1 with sliding layers (layer 0 is sliding_attention)"),
+    ("kolibri1-norm", {"layer_types": ["sliding_attention", "chunked_attention", "sliding_attention"]},
+     'layer_types[1] "chunked_attention" is not supported for Kolibri1'),
+    ("kolibri1-norm", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
     ("qwen3-moe", {"num_experts": [8, 8, 8]}, 'field "num_experts" must be an integer for Qwen3MoE, got a list'),
     ("qwen3-moe", {"moe_intermediate_size": [32, 32, 32]},
      'field "moe_intermediate_size" must be an integer for Qwen3MoE, got a list'),
@@ -1871,3 +1916,102 @@ def test_afmoe_reads_only_its_config_class_fields(from_golden, golden, tmp_path)
     with load(tmp_path, weight_format="bf16") as m:
         assert m.info["features"] == F.EXPECTED_FEATURES["afmoe"][1]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_sarvam_moe_config_as_the_hubs(from_golden, golden, tmp_path):
+    """sarvamai/sarvam-30b's config.json says SarvamMoEForCausalLM and the names of its remote
+    code (SarvamMoEConfig's attribute_map: use_qkv_bias, num_experts, num_shared_experts), and may
+    leave out use_qk_norm (true): the same model as transformers' save of it. Beside
+    attention_bias / n_routed_experts / n_shared_experts, those names win, as in transformers."""
+    folder, _ = from_golden("sarvam-moe")
+    cfg = copy_case(from_golden, "sarvam-moe", tmp_path)
+    for k in ("attention_bias", "n_routed_experts", "n_shared_experts", "use_qk_norm"):
+        del cfg[k]
+    cfg.update(architectures=["SarvamMoEForCausalLM"], use_qkv_bias=True, num_experts=8, num_shared_experts=1,
+               use_bias=False)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["sarvam-moe"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "SarvamMoE" and b.info["features"] == F.EXPECTED_FEATURES["sarvam-moe"][1]
+        np.testing.assert_array_equal(a.logits(g["sequence"]), b.logits(g["sequence"]))
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, attention_bias=False, n_routed_experts=4,
+                                                          n_shared_experts=2)))
+    with load(tmp_path, weight_format="bf16") as b:
+        assert b.info["features"] == F.EXPECTED_FEATURES["sarvam-moe"][1]
+
+
+def test_sarvam_mla_config_as_the_hubs(from_golden, golden, tmp_path):
+    """sarvamai/sarvam-105b's config.json says SarvamMLAForCausalLM, rope_scaling {"type":
+    "deepseek_yarn", ...} beside a top-level rope_theta, head_dim kv_lora_rank + qk_rope_head_dim
+    and q_head_dim (derived: not read), num_experts / num_shared_experts, and leaves out what
+    SarvamMLAConfig fills in (q_lora_rank null, n_group 1, topk_group 1, first_k_dense_replace 1,
+    rope_interleave true): the same model as transformers' save of it."""
+    folder, _ = from_golden("sarvam-mla")
+    cfg = copy_case(from_golden, "sarvam-mla", tmp_path)
+    rp = dict(cfg.pop("rope_parameters"))
+    assert rp.pop("rope_type") == "yarn" and cfg["q_lora_rank"] is None
+    for k in ("q_lora_rank", "n_group", "topk_group", "first_k_dense_replace", "rope_interleave",
+              "num_nextn_predict_layers"):
+        del cfg[k]
+    cfg.update(architectures=["SarvamMLAForCausalLM"], rope_theta=rp.pop("rope_theta"),
+               rope_scaling=dict(rp, type="deepseek_yarn"), num_experts=cfg.pop("n_routed_experts"),
+               num_shared_experts=cfg.pop("n_shared_experts"), head_dim=cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"],
+               q_head_dim=cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"])
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["sarvam-mla"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "SarvamMLA" and b.info["features"] == F.EXPECTED_FEATURES["sarvam-mla"][1]
+        np.testing.assert_array_equal(a.logits(g["sequence"]), b.logits(g["sequence"]))
+
+
+def test_sarvam_mtp_layers_by_num_mtp_layers(from_golden, golden, tmp_path):
+    """SarvamMLAConfig has no MTP layers unless num_mtp_layers (its released name, winning over
+    num_nextn_predict_layers) says so: a layer after the model's is then left out, else refused."""
+    cfg = copy_case(from_golden, "sarvam-mla", tmp_path)
+    _, w = from_golden("sarvam-mla")
+    ck = F.to_checkpoint(w, cfg)
+    extra = {k.replace("model.layers.2.", "model.layers.3."): v for k, v in ck.items() if k.startswith("model.layers.2.")}
+    R.write_safetensors(tmp_path / "model.safetensors", {**ck, **extra}, "BF16")
+    assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_mtp_layers=1, num_nextn_predict_layers=0)))
+    g = golden["cases"]["sarvam-mla"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, num_mtp_layers=0, num_nextn_predict_layers=1)))
+    assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)
+
+
+def test_kolibri1_reads_only_its_config_class_fields(from_golden, golden, tmp_path):
+    """Kolibri1Config has no n_group / topk_group, routed_scaling_factor, first_k_dense_replace or
+    sliding_window_pattern (DeepSeek-V3's, EXAONE 4's names): they are not read, and the case
+    computes as transformers does (every layer's experts chosen over all of them, unscaled). Without
+    layer_types, every 5th layer is global (Kolibri1Config's default)."""
+    cfg = copy_case(from_golden, "kolibri1", tmp_path)
+    assert cfg["layer_types"] == ["sliding_attention"] * 4 + ["full_attention"]
+    (tmp_path / "config.json").write_text(json.dumps(dict(
+        cfg, n_group=2, topk_group=1, routed_scaling_factor=2.5, first_k_dense_replace=1, sliding_window_pattern=2,
+        layer_types=None)))
+    g = golden["cases"]["kolibri1"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["kolibri1"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_sarvam_moe_under_transformers_own_names(from_golden, golden, tmp_path):
+    """save_pretrained(save_original_format=False) writes Sarvam-MoE under transformers' own names
+    (embed_tokens, q_proj / k_proj / v_proj with their biases, o_proj, q_norm / k_norm,
+    e_score_correction_bias, the experts stacked: gate_up_proj [E, 2·I, H], down_proj [E, H, I]),
+    which are the in-memory weights' names: the same model as the Hub's names give."""
+    folder, w = from_golden("sarvam-moe")
+    copy_case(from_golden, "sarvam-moe", tmp_path)
+    assert w["model.layers.1.mlp.experts.gate_up_proj"].shape == (8, 64, 64)
+    R.write_safetensors(tmp_path / "model.safetensors", w, "BF16")
+    seq = golden["cases"]["sarvam-moe"]["sequence"]
+    with load(folder, weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["family"] == "SarvamMoE"
+        assert b.info["features"] == [f for f in F.EXPECTED_FEATURES["sarvam-moe"][1] if f != "fused-qkv"]
+        np.testing.assert_array_equal(a.logits(seq), b.logits(seq))
+    del w["model.layers.2.mlp.gate.e_score_correction_bias"]  # (a half-converted file: named as such)
+    R.write_safetensors(tmp_path / "model.safetensors", w, "BF16")
+    assert "not a SarvamMoE checkpoint this engine can run" in refused(tmp_path)
+    assert "missing 1 tensors: model.layers.2.mlp.gate.e_score_correction_bias" in refused(tmp_path)

@@ -257,8 +257,8 @@ def test_config_whose_float32_constants_are_out_of_range(good, tmp_path, patch, 
     ({"rope_type": "longrope", "short_factor": [1.0, "x"], "long_factor": [1.0] * 8},
      r'field "rope_scaling\.short_factor" must be a list of positive numbers'),
     ({"rope_type": "default", "partial_rotary_factor": 0.5},
-     r"partial_rotary_factor 0\.5 is not supported for Llama \(partial rotary embeddings: Phi, Phi-3, StableLM, GLM "
-     r"and Nemotron families only\)"),
+     r"partial_rotary_factor 0\.5 is not supported for Llama \(partial rotary embeddings: Phi, Phi-3, StableLM, GLM, "
+     r"Nemotron and Sarvam-MoE families only\)"),
     ({"rope_type": "default", "partial_rotary_factor": 1.5}, r'"rope_scaling\.partial_rotary_factor" must be a number in \(0, 1\]'),
 ])
 def test_unsupported_or_incomplete_rope_scaling(good, tmp_path, scaling, pattern):

@@ -155,6 +155,7 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
     }
     const std::string f = field;
     c.rope.field = f;
+    c.rope.deepseek_yarn = type == "deepseek_yarn";  // (the last dict read decides, as for its other keys)
     if (type.empty() || type == "default") {
         c.rope.kind = RopeScaling::NONE;
     } else if (type == "proportional") {  // (factor: 1 when left out)
@@ -179,7 +180,7 @@ void read_rope(const Reader& r, const json::Value& rs, const char* field, LlamaC
         if (c.rope.high_freq_factor == c.rope.low_freq_factor)
             fail(VT_STATUS_FORMAT_ERROR, "%s: %s.high_freq_factor must differ from low_freq_factor (both %g)",
                  r.path().c_str(), field, c.rope.low_freq_factor);
-    } else if (type == "yarn") {
+    } else if (type == "yarn" || type == "deepseek_yarn") {
         c.rope.kind = RopeScaling::YARN;
         c.rope.factor = r.positive(rs, "factor", (f + ".factor").c_str());  // -1: max_position / original
         c.rope.original_max_position_embeddings =
@@ -441,6 +442,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // AFMoE: AfmoeConfig's layer_types default, every global_attn_every_n_layers-th layer (4) global
     // (sliding_window_pattern is not its field)
     if (F.sigmoid_router == 9) c.sliding_window_pattern = c.global_attn_every;
+    // Kolibri 1: layer_types, else every 5th layer global (Kolibri1Config's; no sliding_window_pattern)
+    if (F.sigmoid_router == 12) c.sliding_window_pattern = -1;
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
@@ -482,9 +485,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
     // layer raises there), so such a config is refused rather than run with full attention.
-    if (F.sigmoid_router == 9 && window == 0)  // (AFMoE: the same sliding mask)
+    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12) && window == 0)  // (AFMoE, Kolibri 1: the same sliding mask)
         for (int64_t l = 0; l < L; ++l)
-            if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : 4) != 0
+            if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern) != 0
                                       : c.layer_types[size_t(l)] == "sliding_attention")
                 fail(VT_STATUS_UNSUPPORTED, "%s: sliding_window null (or 0) is not supported for %s with sliding "
                      "layers (layer %lld is sliding_attention)", c.path.c_str(), F.name, (long long)l);
@@ -665,6 +668,9 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 7: return {2, 0, 1, 1, 0, true, 1.0};   // Lfm2MoeConfig (num_dense_layers)
         case 8: return {0, 1, 1, 1, 0, true, 1.0};   // SolarOpenConfig (no dense layers, no MTP layers)
         case 9: return {1, 2, 1, 1, 0, true, 1.0};   // AfmoeConfig (num_dense_layers, num_shared_experts, route_scale)
+        case 10: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMoEConfig
+        case 11: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMLAConfig
+        case 12: return {0, -1, 1, 1, 0, false, 1.0};  // Kolibri1Config (shared_expert_intermediate_size)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -690,7 +696,8 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
             fail(VT_STATUS_UNSUPPORTED, "%s: norm_topk_prob true is not supported for %s (transformers' router never "
                  "renormalizes its top weights; DeepSeek's own code does)", src.c_str(), F.name);
     }
-    if (F.sigmoid_router == 9) grouped = false;  // (AfmoeConfig has no n_group / topk_group: not read)
+    // (AfmoeConfig and Kolibri1Config have no n_group / topk_group: not read)
+    if (F.sigmoid_router == 9 || F.sigmoid_router == 12) grouped = false;
     c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
     c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
     // (DeepSeek-V3's sigmoid router and Mistral 4's softmax one score a group by its best two
@@ -710,8 +717,9 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
              (long long)c.experts_per_tok,
              (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
     // (AFMoE: route_scale, its config class's name; routed_scaling_factor is not read)
+    // (Kolibri 1: no scaling, routed_scaling_factor not its field)
     const bool afmoe = F.sigmoid_router == 9;
-    const double scale_field = afmoe ? c.route_scale_field : c.routed_scaling_field;
+    const double scale_field = afmoe ? c.route_scale_field : F.sigmoid_router == 12 ? -1 : c.routed_scaling_field;
     c.routed_scaling = float(scale_field >= 0 ? scale_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g is not finite in float32", src.c_str(),
@@ -729,7 +737,8 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's,
                                                // which YoutuConfig keeps)
     const bool m4 = F.mla == 4, cpm = F.mla == 5;  // (MiniCPM3Config's)
-    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : lite || cpm ? 768 : m4 ? 1024 : 1536;
+    const bool sarvam = F.sigmoid_router == 11;  // (SarvamMLAConfig: q_lora_rank null, q_proj whole)
+    c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : sarvam ? 0 : lite || cpm ? 768 : m4 ? 1024 : 1536;
     c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : m4 || cpm ? 256 : 512;
     c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : m4 || cpm ? 64 : 128;
     c.mla_rope = c.qk_rope_field > 0 ? c.qk_rope_field : cpm ? 32 : 64;
@@ -824,11 +833,12 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     // (Solar Open's config class has no first_k_dense_replace: experts in every layer)
     // (AFMoE: its num_dense_layers too)
     const int64_t first_dense_field = F.sigmoid_router == 7 || F.sigmoid_router == 9 ? c.num_dense_layers_field
-                                      : F.sigmoid_router == 8 ? 0 : c.first_k_dense_field;
+                                      : F.sigmoid_router == 8 || F.sigmoid_router == 12 ? 0 : c.first_k_dense_field;
     const int64_t first_dense = !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
     c.moe_choice_bias = F.choice_bias && !(F.sigmoid_router == 7 && c.use_expert_bias == 0);
-    c.moe_norm_eps = F.sigmoid_router == 7 ? 1e-6f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
+    c.moe_norm_eps = F.sigmoid_router == 7 ? 1e-6f : F.sigmoid_router == 12 ? 0.0f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
+    c.moe_choice_on_logits = F.sigmoid_router == 12;  // (Kolibri1TopKRouter)
     // (ERNIE 4.5: from moe_layer_start_index (default 1) to moe_layer_end_index (-1, the default:
     // the last), every moe_layer_interval-th, as Ernie4_5_MoeConfig)
     const int64_t every = F.moe_layer_range && c.moe_interval_field > 0 ? c.moe_interval_field : step;
@@ -902,6 +912,11 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
     } else if (F.shared_prefix && F.moe_layer_range) {  // ERNIE 4.5: moe_num_shared_experts (default 2) wide
         c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
+    } else if (F.shared_prefix && F.sigmoid_router == 12) {  // Kolibri 1: one, shared_expert_intermediate_size (512)
+        if (c.shared_intermediate_field == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
+            fail(VT_STATUS_UNSUPPORTED, "%s: shared_expert_intermediate_size 0 is not supported for %s (its model keeps "
+                 "a shared MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
+        c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field : 512;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
         const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
         if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
@@ -922,6 +937,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
 void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     const ModelFamily* fam = family_of(c);
     if (!fam) fail(VT_STATUS_UNSUPPORTED, "%s: %s", c.path.c_str(), unsupported_family_reason(c).c_str());
+    // (Sarvam-MoE: transformers' own names where its files hold them instead of the Hub's)
+    if (const ModelFamily* alt = alternate_layout(*fam); alt && !ck.find(fam->embed) && ck.find(alt->embed)) fam = alt;
     const ModelFamily& F = *fam;
     auto layer_name = [&](int64_t layer, int which) { return layer_tensor_name(F, layer, LayerTensor(which)); };
     // GPT-2's own files: the base model's names without "transformer." (wte.weight, h.0...).
@@ -984,6 +1001,27 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
                  "implementation biases q/k/v/o as the MLP; it refuses them unequal)", c.path.c_str(), attn_key,
                  attn ? "true" : "false", mlp_key, mlp ? "true" : "false");
     }
+    // Sarvam's released config.json names (their config classes' attribute_map): num_shared_experts
+    // for n_shared_experts, num_mtp_layers for num_nextn_predict_layers and, Sarvam-MoE's,
+    // use_qkv_bias for attention_bias; where both are there, these win, as in transformers.
+    if (is_model_type(F, {"sarvam_moe", "sarvam_mla"})) {
+        if (c.num_shared_experts_alias >= 0) c.n_shared_experts_field = c.num_shared_experts_alias;
+        if (c.num_mtp_layers_field >= 0) c.nextn_layers_field = c.num_mtp_layers_field;
+    }
+    if (is_model_type(F, {"sarvam_moe"})) {
+        if (c.use_qkv_bias >= 0) c.attention_bias_field = c.use_qkv_bias;
+        c.attention_out_bias = -1;  // (not SarvamMoEConfig's field: no bias on attention.dense)
+        if (c.use_qk_norm < 0) c.use_qk_norm = 1;  // (SarvamMoEConfig's default)
+        // (the Hub's own code biases attention.dense when use_bias; transformers' model, which
+        // this engine computes, has no such bias and drops one in the files)
+        if (c.use_bias == 1)
+            fail(VT_STATUS_UNSUPPORTED, "%s: use_bias true is not supported for %s (a bias on attention.dense, which "
+                 "transformers' Glm4MoeForCausalLM does not have)", c.path.c_str(), F.name);
+    }
+    // (rope_scaling type deepseek_yarn: SarvamMLAConfig reads it as yarn, in rope_scaling only)
+    if (c.rope.deepseek_yarn && !(is_model_type(F, {"sarvam_mla"}) && c.rope.field == "rope_scaling"))
+        fail(VT_STATUS_UNSUPPORTED, "%s: %s type \"deepseek_yarn\" is not supported for %s (SarvamMLA's legacy name "
+             "for yarn, in rope_scaling)", c.path.c_str(), c.rope.field.c_str(), F.name);
     // An ungated GELU MLP (Phi, Starcoder2, GPT-NeoX) computes whichever GELU config.json
     // names, as transformers' ACT2FN: gelu exactly (erf), gelu_new / gelu_fast /
     // gelu_pytorch_tanh with tanh.
@@ -1356,7 +1394,7 @@ void resolve_rope(LlamaConfig& c) {
         if (!c.family || (std::strcmp(c.family->name, "Phi3") != 0 && c.family->default_rotary_factor == 0 &&
                           !c.family->rotary_dim_or_factor))
             fail(VT_STATUS_UNSUPPORTED, "%s: partial_rotary_factor %g is not supported for %s (partial rotary "
-                 "embeddings: Phi, Phi-3, StableLM, GLM and Nemotron families only)", where.c_str(), c.partial_rotary_factor,
+                 "embeddings: Phi, Phi-3, StableLM, GLM, Nemotron and Sarvam-MoE families only)", where.c_str(), c.partial_rotary_factor,
                  c.family ? c.family->name : "this family");
         c.rotary_dim = int64_t(double(c.head_dim) * c.partial_rotary_factor);
         if (c.rotary_dim < 2 || c.rotary_dim % 2)
@@ -1727,6 +1765,8 @@ LlamaConfig read_config(const std::string& dir) {
             c.n_shared_experts_field = r.integer(root, "num_shared_experts", 0, 65536);
         c.first_k_dense_field = r.integer(root, "first_k_dense_replace", 0, 100000);
         c.nextn_layers_field = r.integer(root, "num_nextn_predict_layers", 0, 100000);
+        c.num_shared_experts_alias = r.integer(root, "num_shared_experts", 0, 65536);  // (Sarvam's)
+        c.num_mtp_layers_field = r.integer(root, "num_mtp_layers", 0, 100000);
         c.routed_scaling_field = r.positive(root, "routed_scaling_factor");
         if (const json::Value* ql = root.find("q_lora_rank"))  // (null: q_proj, no LoRA)
             c.q_lora_field = ql->is_null() ? 0 : r.integer(root, "q_lora_rank", 1, kMaxDim);

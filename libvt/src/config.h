@@ -47,6 +47,9 @@ struct RopeScaling {
     // whatever its type (-1: absent; family.h's llama4_attn_scale reads them)
     double llama4_beta = -1;
     int64_t llama4_orig = -1;
+    // type "deepseek_yarn": SarvamMLAConfig's legacy name for yarn (read as yarn; check_and_resolve
+    // refuses it elsewhere)
+    bool deepseek_yarn = false;
 };
 
 struct LlamaConfig {
@@ -138,6 +141,9 @@ struct LlamaConfig {
     // routed_scaling_factor, n_shared_experts, first_k_dense_replace, num_nextn_predict_layers
     int64_t n_group_field = -1, topk_group_field = -1, n_shared_experts_field = -1;
     int64_t first_k_dense_field = -1, nextn_layers_field = -1;
+    // Sarvam's config.json names (their config classes' attribute_map) for n_shared_experts and
+    // num_nextn_predict_layers, which win over those where both are there
+    int64_t num_shared_experts_alias = -1, num_mtp_layers_field = -1;
     // ERNIE 4.5 MoE (-1: absent): moe_layer_start_index / end_index (-1 there: the last) / interval
     int64_t moe_start_field = -1, moe_end_field = -2, moe_interval_field = -1;
     // HunYuan MoE: num_experts, moe_topk, num_shared_expert and moe_intermediate_size given as
@@ -251,6 +257,9 @@ struct LlamaConfig {
     // PhiMoE (ModelFamily::sparsemixer): the router's 2 · router_jitter_noise, its masking
     // threshold (resolved; 0 for other routers).
     float moe_jitter2 = 0.0f;
+    // Kolibri 1: the choice made on the router's logit + its bias (the others': sigmoid(logit) + bias);
+    // the chosen experts still weighted by sigmoid(logit)
+    bool moe_choice_on_logits = false;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
     // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;

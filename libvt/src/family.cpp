@@ -1482,6 +1482,103 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
         /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false, /*sparsemixer=*/true,
     },
+    {
+        // Sarvam-MoE (sarvamai/sarvam-30b): GLM-4 MoE's block as transformers runs it
+        // (Glm4MoeForCausalLM, SarvamMoEConfig's defaults: every dim rotates, q/k norms unless
+        // use_qk_norm is false, head_dim 64, routed_scaling_factor 2.5) under the Hub's names, which
+        // transformers' save_pretrained writes back: word_embeddings, attention.query_key_value (q|k|v
+        // rows, with its bias when use_qkv_bias / attention_bias), attention.dense, query_layernorm /
+        // key_layernorm, the router's mlp.gate.expert_bias (sigmoid_router 10).
+        "SarvamMoE", "SarvamMoEForCausalLM", "sarvam_moe",
+        "model.word_embeddings.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"attention.query_key_value.weight", nullptr, nullptr, "attention.dense.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         "attention.query_key_value.bias", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         "attention.query_layernorm.weight", "attention.key_layernorm.weight", nullptr, nullptr},
+        nullptr,
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_QKV_OUT_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/true, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/64, /*head_dim=*/64, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/8000000.0, /*max positions=*/131072,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/1.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/10, /*qk norm field=*/true, /*mla=*/0, /*choice bias=*/"mlp.gate.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
+    {
+        // Sarvam-MoE under transformers' own names, as save_pretrained(save_original_format=False)
+        // writes them (alternate_layout of the row above: chosen when its files hold these): GLM-4
+        // MoE's q_proj / k_proj / v_proj, o_proj, q_norm / k_norm, the router's
+        // e_score_correction_bias, the experts stacked (gate_up_proj [E, 2·I, H], gate rows first;
+        // down_proj [E, H, I]).
+        "SarvamMoE", "SarvamMoEForCausalLM", "sarvam_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, nullptr,
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_QKV_OUT_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/64, /*head_dim=*/64, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/8000000.0, /*max positions=*/131072,
+        "mlp.gate.weight", /*expert prefix=*/nullptr, {"mlp.experts.gate_up_proj", nullptr, "mlp.experts.down_proj"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/true,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/1.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/10, /*qk norm field=*/true, /*mla=*/0, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
+    {
+        // Sarvam-MLA (sarvamai/sarvam-105b): DeepSeek-V3 as transformers runs it (DeepseekV3ForCausalLM)
+        // with SarvamMLAConfig's defaults (q_proj without a LoRA, no expert groups, one dense layer,
+        // pairs-interleaved RoPE unless rope_interleave is false; sigmoid_router 11) and its released
+        // config.json's legacy keys (head_dim, q_head_dim: derived, not read; rope_scaling type
+        // deepseek_yarn: yarn).
+        "SarvamMLA", "SarvamMLAForCausalLM", "sarvam_mla",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_a_proj.weight",
+         "self_attn.q_a_layernorm.weight", "self_attn.q_b_proj.weight", "self_attn.kv_a_proj_with_mqa.weight",
+         "self_attn.kv_a_layernorm.weight", "self_attn.kv_b_proj.weight"}, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/4096,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/11, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
+    {
+        // Kolibri 1 (Aleph-Alpha/Kolibri-1): EXAONE 4's attention (per-head q/k RMSNorms before RoPE,
+        // no biases; sliding layers by layer_types, default every 5th global; with a window the
+        // global layers attend without RoPE), GLM-4's sandwich norms (post_attn_norm after the
+        // attention, post_attention_layernorm / post_ffn_norm around the MLP, as its files name
+        // them), experts in every layer chosen on the router's logit + moe.router.expert_bias,
+        // a shared expert beside them (sigmoid_router 12).
+        "Kolibri1", "Kolibri1ForCausalLM", "kolibri1",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", "post_attention_layernorm.weight", nullptr, nullptr, nullptr, nullptr, nullptr,
+         nullptr, nullptr, "self_attn.q_norm.weight", "self_attn.k_norm.weight", "post_attn_norm.weight",
+         "post_ffn_norm.weight"},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/513, /*gemma=*/ModelFamily::NOT_GEMMA, /*window pattern=*/5, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/262144,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/true,
+        /*bias by default=*/false, /*sandwich norms=*/true, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/12, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"moe.router.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -1515,9 +1612,21 @@ std::string supported_list() {
 
 const ModelFamily& llama_family() { return kFamilies[0]; }
 
-// The model types transformers >= 5 runs as LlamaForCausalLM (its auto mapping) and saves so,
-// with their own model_type: EXAONE 3 (under EXAONE's tensor names), IQuest-Coder, InternLM3.
-static bool llama_mapped(const ModelFamily& f) { return is_model_type(f, {"exaone", "iquestcoder", "internlm3"}); }
+// The model types transformers >= 5 runs under another family's architecture (its auto mapping)
+// and saves so, with their own model_type: EXAONE 3 (under EXAONE's tensor names), IQuest-Coder,
+// InternLM3 as Llama; Sarvam-MoE (under its Hub names) as GLM-4 MoE; Sarvam-MLA as DeepSeek-V3.
+static bool runs_as(const ModelFamily& f, const std::string& arch) {
+    if (arch == "llamaforcausallm") return is_model_type(f, {"exaone", "iquestcoder", "internlm3"});
+    if (arch == "glm4moeforcausallm") return is_model_type(f, {"sarvam_moe"});
+    if (arch == "deepseekv3forcausallm") return is_model_type(f, {"sarvam_mla"});
+    return false;
+}
+
+const ModelFamily* alternate_layout(const ModelFamily& f) {
+    const ModelFamily* next = &f + 1;
+    const bool in_table = &f >= kFamilies && next < kFamilies + sizeof(kFamilies) / sizeof(kFamilies[0]);
+    return in_table && std::strcmp(next->model_type, f.model_type) == 0 && !next->falcon_norms ? next : nullptr;
+}
 
 bool is_model_type(const ModelFamily& f, std::initializer_list<const char*> types) {
     for (const char* t : types)
@@ -1532,7 +1641,7 @@ const ModelFamily* family_of(const LlamaConfig& c) {
         if (c.architectures.empty()) return &f;
         for (const auto& a : c.architectures) {
             if (lower(a) == lower(f.architecture)) return &f;
-            if (lower(a) == "llamaforcausallm" && llama_mapped(f)) return &f;
+            if (runs_as(f, lower(a))) return &f;
         }
     }
     return nullptr;
@@ -1802,6 +1911,7 @@ std::string feature_list(const LlamaConfig& c) {
         if (c.shared_intermediate > 0) add(format("shared-expert %lld", (long long)c.shared_intermediate));
         if (c.moe_sigmoid || c.moe_groups > 1 || c.routed_scaling != 1.0f) {  // (DeepSeek-V2's: softmax)
             std::string r = c.moe_sigmoid ? "sigmoid-router" : "softmax-router";
+            if (c.moe_choice_on_logits) r += " logit-choice";  // (Kolibri 1)
             if (c.moe_groups > 1) r += format(" groups %lld/%lld", (long long)c.moe_topk_groups, (long long)c.moe_groups);
             if (c.routed_scaling != 1.0f) r += format(" scale %g", double(c.routed_scaling));
             add(r);

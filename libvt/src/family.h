@@ -30,7 +30,11 @@
 // attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
 // router with an expert bias and shared experts after dense layers: sigmoid_router 9), PhiMoE
 // (Mixtral's names and experts with LayerNorms, attention biases, lm_head's bias and the
-// sparsemixer router: sparsemixer). Multimodal Gemma 3 is not a row: the
+// sparsemixer router: sparsemixer), Sarvam-MoE (GLM-4 MoE's
+// block under its Hub names, q|k|v fused in one query_key_value, or under transformers' own with
+// the experts stacked: sigmoid_router 10), Sarvam-MLA
+// (DeepSeek-V3 with its own defaults: sigmoid_router 11), Kolibri 1 (EXAONE 4's attention and windows, GLM-4's
+// sandwich norms, experts in every layer chosen on the router's logit + bias: sigmoid_router 12). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -317,7 +321,14 @@ struct ModelFamily {
     // sum + 1e-20, times route_scale (1.0); the choice bias always there, on the MoE block. The
     // row's other AFMoE-only parts ride on this value too: global_attn_every_n_layers as the
     // window pattern, mup_enabled (embeddings times sqrt(hidden_size)), and an attention gate
-    // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head).
+    // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head),
+    // 10 Sarvam-MoE's (GLM-4 MoE's with routed_scaling_factor 2.5 and no MTP layers), 11
+    // Sarvam-MLA's (DeepSeek-V3's with n_group 1, topk_group 1, first_k_dense_replace 1, no MTP
+    // layers; q_lora_rank null when left out), 12 Kolibri 1's (Kolibri1TopKRouter: experts in every
+    // layer, the choice on the logit + the choice bias, the chosen sigmoid(logit) renormalized by
+    // their plain sum when norm_topk_prob (default false), no scaling, no groups; shared experts
+    // shared_expert_intermediate_size (512) wide; n_group, topk_group, routed_scaling_factor,
+    // first_k_dense_replace and sliding_window_pattern are not its fields and are not read).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
@@ -418,8 +429,9 @@ struct MoeTensor {
 std::vector<MoeTensor> moe_layer_tensors(const LlamaConfig& c, int64_t layer);
 
 // GraniteMoeShared's shared expert: one input_linear ([2·S, H], gate rows then up rows) and
-// output_linear beside stacked experts. (Mistral 4's stacked experts keep per-tensor shared ones.)
-inline bool granite_shared(const ModelFamily& f) { return f.fused_experts && f.shared_prefix && !f.mla; }
+// output_linear beside stacked experts. (Mistral 4's and Sarvam-MoE's stacked experts keep
+// per-tensor shared ones.)
+inline bool granite_shared(const ModelFamily& f) { return f.fused_experts && f.shared_prefix && !f.mla && !f.sigmoid_router; }
 
 // Whether the family's MLP is act(gate) alone, not act(gate) · up (Phi's fc1, Starcoder2's c_fc,
 // Arcee's up_proj).
@@ -429,8 +441,15 @@ inline bool ungated_mlp(const ModelFamily& f) { return !f.layer_tensors[T_UP] &&
 bool falcon_two_norms(const LlamaConfig& c);
 
 // The family a config declares (architectures / model_type; a config that says nothing is
-// taken as Llama), or nullptr when no row of the table matches.
+// taken as Llama), or nullptr when no row of the table matches. A model type that transformers
+// >= 5 runs (and saves) under another family's architecture — EXAONE 3, IQuest-Coder, InternLM3
+// as LlamaForCausalLM, Sarvam-MoE as Glm4MoeForCausalLM, Sarvam-MLA as DeepseekV3ForCausalLM —
+// matches its own row under that architecture too.
 const ModelFamily* family_of(const LlamaConfig& c);
+
+// The row of f's family under other tensor names, which a checkpoint whose files hold them loads
+// with (Sarvam-MoE: transformers' own names after the Hub's), or nullptr.
+const ModelFamily* alternate_layout(const ModelFamily& f);
 
 // Whether f's model_type is one of types: for the few config.json rules of one config class
 // that no row field says (EXAONE's and InternLM3's field names, OLMo's clip_qkv, ...).

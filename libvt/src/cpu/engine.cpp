@@ -613,8 +613,10 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             float* ch = s.moe_choice.data();
             const float* bias = bias_or_null(w.router_choice_bias);  // (LFM2-MoE may have none)
             for (int64_t e = 0; e < E; ++e) {
-                p[e] = 1.0f / (1.0f + std::exp(-p[e]));
-                ch[e] = bias ? p[e] + bias[e] : p[e];
+                const float logit = p[e];
+                p[e] = 1.0f / (1.0f + std::exp(-logit));
+                const float key = c.moe_choice_on_logits ? logit : p[e];  // (Kolibri 1: the logit)
+                ch[e] = bias ? key + bias[e] : key;
             }
             if (c.moe_topk_groups < c.moe_groups) limit_groups(c, ch, s.moe_group.data(), true, -INFINITY);
             score = ch;
@@ -650,7 +652,7 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             top += p[best];
             ++first[best + 1];
         }
-        if (c.moe_sigmoid) {  // (as transformers: the sum + 1e-20 (LFM2-MoE: 1e-6), then the scaling)
+        if (c.moe_sigmoid) {  // (as transformers: the sum + 1e-20 (LFM2-MoE: 1e-6; Kolibri 1: 0), then the scaling)
             const float d = c.norm_topk ? top + c.moe_norm_eps : 1.0f;
             for (int64_t j = 0; j < k; ++j) wt[i * k + j] = wt[i * k + j] / d * c.routed_scaling;
         } else {
