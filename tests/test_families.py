@@ -467,7 +467,8 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "Ernie4_5ForCausalLM, Ernie4_5_MoeForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Olmo3ForCausalLM, "
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
-            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM)") in msg
+            "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, HYV3ForCausalLM, "
+            "Cohere2MoeForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1423,6 +1424,32 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("afmoe", {"mup_enabled": 1}, 'field "mup_enabled" must be true or false'),
     ("afmoe", {"global_attn_every_n_layers": 0}, 'field "global_attn_every_n_layers" must be an integer in [1, 100000]'),
     ("afmoe-mup", {"attention_bias": False}, "unexpected 12 tensors: model.layers.{0..2}.self_attn.k_proj.bias"),
+    # Cohere 2 MoE: its norms, router, shared experts and dense layers by name
+    ("cohere2-moe", {"rms_norm_eps": 1e-6}, "rms_norm_eps 1e-06 is not supported for Cohere2Moe (RMSNorms in place of"),
+    ("cohere2-moe", {"expert_selection_fn": "softmax_topk"},
+     'expert_selection_fn "softmax_topk" is not supported for Cohere2Moe (softmax, sigmoid)'),
+    ("cohere2-moe", {"shared_expert_combination_strategy": "max"},
+     'shared_expert_combination_strategy "max" is not supported for Cohere2Moe (average, sum)'),
+    ("cohere2-moe", {"expert_selection_fn": 1}, 'field "expert_selection_fn" must be a string'),
+    ("cohere2-moe", {"num_shared_experts": 2}, "mlp.shared_experts.gate_proj.weight is [32, 64], expected [64, 64]"),
+    ("cohere2-moe", {"prefix_dense_intermediate_size": None}, "mlp.gate_proj.weight is [64, 64], expected [32, 64]"),
+    ("cohere2-moe", {"mlp_layer_types": ["dense", "dense", "sparse", "sparse"]},
+     "missing 3 tensors: model.layers.1.mlp.down_proj.weight"),
+    ("cohere2-moe", {"mlp_layer_types": ["dense", "sparse"]}, "mlp_layer_types lists 2 layers, but the model has 4"),
+    ("cohere2-moe", {"layer_types": None, "sliding_window_pattern": 0},
+     'field "sliding_window_pattern" must be an integer in [1, 100000], got 0'),
+    ("cohere2-moe", {"prefix_dense_sliding_window_pattern": 0},
+     'field "prefix_dense_sliding_window_pattern" must be an integer in [1, 100000]'),
+    ("cohere2-moe-sigmoid", {"attention_bias": False}, "unexpected 16 tensors: model.layers.{0..3}.self_attn.k_proj.bias"),
+    # HY-V3: its dense layers, shared experts, biases and fields by name
+    ("hy-v3", {"mlp_layer_types": ["sparse", "sparse", "sparse"]}, "missing 29 tensors: model.layers.0.mlp.expert_bias"),
+    ("hy-v3", {"mlp_layer_types": ["dense", "dense"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
+    ("hy-v3", {"num_shared_experts": 2}, "mlp.shared_mlp.gate_proj.weight is [32, 64], expected [64, 64]"),
+    ("hy-v3", {"num_shared_experts": 0}, "num_shared_experts 0 is not supported for HYV3 (its model then builds a shared MLP"),
+    ("hy-v3", {"mlp_bias": True}, "mlp_bias true is not supported for HYV3 (biases on its dense and shared MLPs)"),
+    ("hy-v3", {"router_scaling_factor": "2"}, 'field "router_scaling_factor" must be a positive number'),
+    ("hy-v3", {"num_experts_per_tok": 9}, 'field "num_experts_per_tok" = 9 is more than the 8 experts'),
+    ("hy-v3-types", {"attention_bias": False}, "unexpected 12 tensors: model.layers.{0..2}.self_attn.k_proj.bias"),
     # HunYuan MoE: per-layer lists must hold one value for every layer; the widths transformers builds
     ("hunyuan-moe-lists", {"moe_topk": [3, 2, 3]},
      "moe_topk [3, 2, 3] differs per layer, which is not supported (the engine gives every MoE layer the same experts per"),
@@ -1451,11 +1478,12 @@ def test_new_family_configs_that_do_not_fit_are_named(from_golden, tmp_path, nam
     assert words in msg and "\n" not in msg
 
 
-@pytest.mark.parametrize("name", ["glm4-moe", "deepseek-v3"])
+@pytest.mark.parametrize("name", ["glm4-moe", "deepseek-v3", "hy-v3"])
 def test_mtp_layers_after_the_model_are_left_out(from_golden, golden, tmp_path, name):
     """GLM-4.5's and DeepSeek-V3's files hold their multi-token-prediction layer as
     model.layers.<num_hidden_layers> (num_nextn_predict_layers of them; their config classes'
-    default 1): left out, the logits those of the model's own layers. A layer past them is refused."""
+    default 1): left out, the logits those of the model's own layers. A layer past them is refused.
+    (Hy3's files likewise: transformers ignores their model.layers.80.)"""
     cfg = copy_case(from_golden, name, tmp_path)
     _, w = from_golden(name)
     ck = F.to_checkpoint(w, cfg)
@@ -1799,4 +1827,57 @@ def test_afmoe_reads_only_its_config_class_fields(from_golden, golden, tmp_path)
     g = golden["cases"]["afmoe"]
     with load(tmp_path, weight_format="bf16") as m:
         assert m.info["features"] == F.EXPECTED_FEATURES["afmoe"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_cohere2_moe_default_layer_types_follow_first_k_dense_replace(from_golden, golden, tmp_path):
+    """Cohere2MoeConfig fills in layer_types and mlp_layer_types from first_k_dense_replace (a
+    released config.json's field, which save_pretrained replaces by the two lists): the dense
+    prefix counted with prefix_dense_sliding_window_pattern, the rest with sliding_window_pattern
+    from the first layer after it. Without the lists, the same model and logits."""
+    for name in ("cohere2-moe", "cohere2-moe-sigmoid"):
+        (tmp_path / name).mkdir()
+        cfg = copy_case(from_golden, name, tmp_path / name)
+        k = cfg["mlp_layer_types"].count("dense")
+        cfg = {key: v for key, v in cfg.items() if key not in ("layer_types", "mlp_layer_types")}
+        (tmp_path / name / "config.json").write_text(json.dumps(dict(cfg, first_k_dense_replace=k)))
+        g = golden["cases"][name]
+        with load(tmp_path / name, weight_format="bf16") as m:
+            assert m.info["features"] == F.EXPECTED_FEATURES[name][1]
+            np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+            assert rel_err(m.logits(g["sequence"])[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-3
+
+
+def test_cohere2_moe_dense_layers_rotate_only_with_prefix_pattern_1(from_golden, golden, tmp_path):
+    """Cohere2MoeAttention's force_rope: with prefix_dense_sliding_window_pattern 1 a dense global
+    layer rotates (cohere2-moe's layer 0); with another pattern it attends without RoPE, as
+    Cohere 2's global layers (against the float64 reference of that model)."""
+    cfg = copy_case(from_golden, "cohere2-moe", tmp_path)
+    cfg["prefix_dense_sliding_window_pattern"] = 3
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    _, w = from_golden("cohere2-moe")
+    seq = golden["cases"]["cohere2-moe"]["sequence"][:24]
+    assert F.nope_layers(cfg) == [True, False, True, False]
+    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), None,
+                             **F.reference_extras(cfg))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "no-rope layers 0,2" in m.info["features"]
+        got = m.logits(seq)
+    assert rel_err(got, ref) < 1e-5
+    with load(from_golden("cohere2-moe")[0], weight_format="bf16") as m:
+        assert rel_err(got, m.logits(seq)) > 1e-2  # (layer 0's rotation: another model)
+
+
+def test_hy_v3_reads_only_its_config_class_fields(from_golden, golden, tmp_path):
+    """HYV3Config has no n_group / topk_group, routed_scaling_factor, norm_topk_prob or
+    first_k_dense_replace (DeepSeek-V3's names): they are not read, and the case computes as
+    transformers does (every choice over all experts, the top weights renormalized, times
+    router_scaling_factor; the first layer dense without mlp_layer_types)."""
+    cfg = copy_case(from_golden, "hy-v3", tmp_path)
+    cfg.pop("mlp_layer_types")
+    (tmp_path / "config.json").write_text(json.dumps(dict(
+        cfg, n_group=2, topk_group=1, routed_scaling_factor=4.0, norm_topk_prob=False, first_k_dense_replace=2)))
+    g = golden["cases"]["hy-v3"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["hy-v3"][1]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))

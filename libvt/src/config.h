@@ -171,6 +171,12 @@ struct LlamaConfig {
     int64_t global_attn_every = -1;  // AFMoE: global_attn_every_n_layers (-1: absent)
     double route_scale_field = -1;   // AFMoE: route_scale (-1: absent)
     int mup_enabled = -1;            // AFMoE: mup_enabled (-1: absent = false)
+    double router_scaling_field = -1;  // HY-V3: router_scaling_factor (-1: absent)
+    // Cohere 2 MoE (empty / -1: absent or null):
+    // expert_selection_fn, shared_expert_combination_strategy, prefix_dense_sliding_window_pattern,
+    // prefix_dense_intermediate_size
+    std::string expert_selection_fn, shared_combination;
+    int64_t prefix_dense_pattern = -1, prefix_dense_intermediate = -1;
     int use_post_norm = -1;                                // HyperCLOVA X (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
     // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
@@ -241,6 +247,9 @@ struct LlamaConfig {
     // use_expert_bias), and what the sigmoid router adds to the top weights' sum before dividing.
     bool moe_choice_bias = false;
     float moe_norm_eps = 1e-20f;
+    // Cohere 2 MoE's "average": the routed experts' sum and the shared experts' output averaged,
+    // (routed + shared) / 2, not added.
+    bool moe_shared_average = false;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
     // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;

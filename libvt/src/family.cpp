@@ -1458,6 +1458,55 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/9, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
         /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
     },
+    {
+        // HY-V3 (tencent/Hy3-preview): Qwen3-MoE's attention (per-head q/k RMSNorms before RoPE;
+        // q/k/v/o biases when attention_bias) in Llama's pre-norm block; dense layers by
+        // mlp_layer_types (else the first), the others a sigmoid router (mlp.router.gate) choosing
+        // on score + mlp.expert_bias, the chosen scores renormalized and times
+        // router_scaling_factor, plus ungated shared experts (mlp.shared_mlp) — the Hub's names,
+        // which save_pretrained writes (transformers renames them to mlp.gate, mlp.e_score_correction_bias
+        // and mlp.shared_experts in memory). sigmoid_router 10.
+        "HYV3", "HYV3ForCausalLM", "hy_v3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/11158840.0, /*max positions=*/131072,
+        "mlp.router.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_mlp.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/10, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
+    {
+        // Cohere 2 MoE (CohereLabs/command-a-plus-05-2026): Cohere 2's block (a bias-free LayerNorm
+        // before a parallel block, RoPE over pairs (2i, 2i + 1) on the sliding layers only,
+        // logit_scale, tied by default) with a router (mlp.gate) over experts and shared experts
+        // (mlp.shared_experts) averaged in, dense layers first (cohere_moe).
+        "Cohere2Moe", "Cohere2MoeForCausalLM", "cohere2_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", nullptr, "self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias",
+         "self_attn.o_proj.bias", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::LAYER_NORM, ModelFamily::INTERLEAVED, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, /*window pattern=*/4, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/8192,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
+        /*logit scale=*/true, /*rope sliding only=*/true, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+        /*cohere moe=*/true,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -1773,7 +1822,8 @@ std::string feature_list(const LlamaConfig& c) {
         if (n != int64_t(c.layer_moe.size())) moe += format(" (%lld of %zu layers)", (long long)n, c.layer_moe.size());
         add(moe);
         if (c.norm_topk) add("norm-topk");
-        if (c.shared_intermediate > 0) add(format("shared-expert %lld", (long long)c.shared_intermediate));
+        if (c.shared_intermediate > 0)  // (Cohere 2 MoE: "shared-expert N average", (routed + shared) / 2)
+            add(format("shared-expert %lld%s", (long long)c.shared_intermediate, c.moe_shared_average ? " average" : ""));
         if (c.moe_sigmoid || c.moe_groups > 1 || c.routed_scaling != 1.0f) {  // (DeepSeek-V2's: softmax)
             std::string r = c.moe_sigmoid ? "sigmoid-router" : "softmax-router";
             if (c.moe_groups > 1) r += format(" groups %lld/%lld", (long long)c.moe_topk_groups, (long long)c.moe_groups);

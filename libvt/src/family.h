@@ -28,7 +28,10 @@
 // LFM2 (short-convolution layers beside attention ones: short_conv), LFM2-MoE (LFM2's layers, a
 // sigmoid router with an optional bias: sigmoid_router 7), AFMoE (Arcee's Trinity: gated
 // attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
-// router with an expert bias and shared experts after dense layers: sigmoid_router 9). Multimodal Gemma 3 is not a row: the
+// router with an expert bias and shared experts after dense layers: sigmoid_router 9), HY-V3
+// (Tencent's Hy3: Qwen3-MoE's attention, AFMoE's router with its scale and shared experts, dense
+// layers by mlp_layer_types: sigmoid_router 10), Cohere 2 MoE (Cohere 2's block with experts,
+// shared ones averaged in: cohere_moe). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -315,7 +318,11 @@ struct ModelFamily {
     // sum + 1e-20, times route_scale (1.0); the choice bias always there, on the MoE block. The
     // row's other AFMoE-only parts ride on this value too: global_attn_every_n_layers as the
     // window pattern, mup_enabled (embeddings times sqrt(hidden_size)), and an attention gate
-    // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head).
+    // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head),
+    // 10 HY-V3's (HYV3TopKRouter: AFMoE's router — no groups, the choice bias on the block, the
+    // top weights always renormalized, the sum + 1e-20 — times router_scaling_factor (2.826);
+    // dense layers by mlp_layer_types, else the first one; num_shared_experts (1) ungated shared
+    // experts' width; one multi-token-prediction layer after the model's, not loaded).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
@@ -390,6 +397,19 @@ struct ModelFamily {
     // scaling, as its rotary embeddings keep it), which replaces rope_theta. Two different
     // nonzero bases are refused naming the field (the engine rotates them with one table).
     bool layer_rope_theta;
+    // Cohere 2 MoE: Cohere 2's block (a row with parallel_block, rope_sliding_only) with experts
+    // intermediate_size wide: the router (mlp.gate) takes the top num_experts_per_tok logits and
+    // weights them by their softmax (expert_selection_fn "softmax", the default) or by their
+    // sigmoids, renormalized when norm_topk_prob (true) ("sigmoid"; no correction bias, no
+    // scaling); num_shared_experts (0) ungated shared experts, intermediate_size ·
+    // num_shared_experts wide, added to the routed sum ("sum") or averaged with it ("average",
+    // the default: (routed + shared) / 2; shared_expert_combination_strategy). Dense layers by
+    // mlp_layer_types, else the first first_k_dense_replace (0), prefix_dense_intermediate_size
+    // wide (null: intermediate_size); every dense layer rotates when
+    // prefix_dense_sliding_window_pattern is 1 (the default: force_rope), and the default
+    // layer_types count that pattern over the dense prefix and sliding_window_pattern (4) over
+    // the rest. rms_norm_eps not null (RMSNorms instead of the LayerNorms) is refused.
+    bool cohere_moe;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

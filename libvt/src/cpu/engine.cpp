@@ -558,8 +558,8 @@ void limit_groups(const LlamaConfig& c, float* ch, float* gs, bool two_best, flo
 // transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
 // logits in float32, each row's top k experts (ties: the lower index), their weights
 // renormalized to sum 1 when norm_topk, out = sum of weight · expert(x) in expert order;
-// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x); gpt-oss's
-// router adds its bias. Each expert runs once over the rows that chose it (gathered), so a
+// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x) (Cohere 2 MoE
+// averages the two: moe_shared_average); gpt-oss's router adds its bias. Each expert runs once over the rows that chose it (gathered), so a
 // prefill chunk reads each expert's weights once.
 void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, float* out) {
     const LlamaConfig& c = s.model->cfg;
@@ -666,6 +666,8 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             const float* y = s.moe_y.data() + i * H;
             for (int64_t h = 0; h < H; ++h) o[h] += g * y[h];
         }
+        if (c.moe_shared_average)  // Cohere 2 MoE: (routed + shared) / 2
+            for (int64_t t = 0; t < n * H; ++t) out[t] *= 0.5f;
     }
 }
 
