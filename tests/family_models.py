@@ -166,6 +166,19 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                  mlp_layer_types=["sparse", "dense", "sparse"], norm_topk_prob=False,
                                                  routed_scaling_factor=1.0, pad_token_id=ENDOFTEXT)),
     # GLM-4 MoE lite (GLM-4.7-Flash): DeepSeek-V3's latent attention, GLM-4 MoE's router.
+    # A.X-K1: DeepSeek-V3 (latent attention, its grouped sigmoid router, a shared expert) with the
+    # MoE block's output RMSNormed (post_mlp_layernorm). The first: AXK1Config's defaults for the
+    # layers (the first dense), groups 2 of 4, a random nonzero correction bias; the second: the
+    # layers from first_k_dense_replace 1 and moe_layer_freq 2 (dense, dense, sparse, dense), no
+    # groups, rotate-half RoPE (rope_interleave false), two shared experts, scale 1.5.
+    "axk1": ("AXK1Config", dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+                                qk_rope_head_dim=8, v_head_dim=24, n_routed_experts=8, num_experts_per_tok=2, n_group=4,
+                                topk_group=2, moe_intermediate_size=32, num_hidden_layers=3, pad_token_id=ENDOFTEXT)),
+    "axk1-freq": ("AXK1Config", dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+                                     qk_rope_head_dim=16, v_head_dim=16, n_routed_experts=4, num_experts_per_tok=3,
+                                     n_group=1, topk_group=1, n_shared_experts=2, moe_intermediate_size=32,
+                                     first_k_dense_replace=1, moe_layer_freq=2, num_hidden_layers=4,
+                                     rope_interleave=False, routed_scaling_factor=1.5, pad_token_id=ENDOFTEXT)),
     "glm4-moe-lite": ("Glm4MoeLiteConfig", dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32,
                                                 qk_nope_head_dim=16, qk_rope_head_dim=16, v_head_dim=32,
                                                 n_routed_experts=8, num_experts_per_tok=4, n_group=1, topk_group=1,
@@ -570,6 +583,11 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                  "shared-expert 32", "sigmoid-router groups 1/2 scale 2.5", "sliding-window 6 (layers 0,2)"]),
     "exaone-moe-types": ("ExaoneMoE", ["qk-norm", "no-rope layer 1", "moe 4 experts top-2 (2 of 3 layers)",
                                        "shared-expert 64", "sigmoid-router", "sliding-window 8 (layers 0,2)"]),
+    "axk1": ("AXK1", ["moe 8 experts top-2 (2 of 3 layers)", "norm-topk", "shared-expert 32",
+                      "sigmoid-router groups 2/4 scale 2.5", "moe-output-norm", "mla kv-lora 32 q-lora 32 heads 16+8 v 24",
+                      "interleaved-rope"]),
+    "axk1-freq": ("AXK1", ["moe 4 experts top-3 (1 of 4 layers)", "norm-topk", "shared-expert 64",
+                           "sigmoid-router scale 1.5", "moe-output-norm", "mla kv-lora 32 q-lora 32 heads 16+16 v 16"]),
     "glm4-moe-lite": ("Glm4MoeLite", ["moe 8 experts top-4 (2 of 3 layers)", "norm-topk", "shared-expert 32",
                                       "sigmoid-router scale 1.8", "mla kv-lora 32 q-lora 32 heads 16+16 v 32",
                                       "interleaved-rope"]),
@@ -949,6 +967,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                     out[ep + f"{e}." + ("w3.weight" if mixtral else "up_proj.weight")] = np.ascontiguousarray(up)
                 else:
                     out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
+        elif name.endswith(".mlp.post_mlp_layernorm.weight"):  # (A.X-K1: saved at the layer's level, as its files)
+            out[name.replace(".mlp.post_mlp_layernorm.", ".post_mlp_layernorm.")] = x
         elif name.endswith(".self_attn.g_proj.weight"):  # (LFM3: saved as its files name it)
             out[name.replace(".self_attn.g_proj.", ".self_attn.gate_proj.")] = x
         elif cfg["model_type"] == "hy_v3" and any(a in name for a in HY_V3_HUB_NAMES):  # (saved under the Hub's names)
@@ -1013,7 +1033,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
 def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `mla` argument for DeepSeek-V2 / V3 and the families with their multi-head
     latent attention (GLM-4 MoE lite, Mistral 4, MiniCPM3, Youtu), else None."""
-    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3", "youtu"):
+    if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3", "youtu", "axk1"):
         return None
     return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
             "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2"
@@ -1102,7 +1122,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
-                                 "solar_open", "flex_olmo", "afmoe", "cohere2_moe", "hy_v3"):
+                                 "solar_open", "flex_olmo", "afmoe", "cohere2_moe", "hy_v3", "axk1"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -1116,7 +1136,8 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
         out["softmax_groups"] = {"groups": cfg["n_group"] if grouped else 1,
                                  "topk_groups": cfg["topk_group"] if grouped else 1,
                                  "scale": cfg.get("routed_scaling_factor", 1.0)}
-    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite", "solar_open"):
+    if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite", "solar_open",
+                             "axk1"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "mistral4":  # (softmax; groups by their best two; norm_topk_prob true when left out)

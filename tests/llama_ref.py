@@ -467,7 +467,8 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     choice scores sum highest, the chosen plain scores renormalized (sum + 1e-20) when
     norm_topk and times scale, and the shared experts (`mlp.shared_experts.*_proj`) added —
     averaged with the routed sum, (routed + shared) / 2, when "shared_average" (Cohere 2 MoE,
-    whose `cohere` block then holds the experts)."""
+    whose `cohere` block then holds the experts). In the pre-norm block, a MoE layer with
+    `post_mlp_layernorm.weight` (A.X-K1) RMSNorms the MoE block's output before its add."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2 or gemma1:
         W = {k: (1.0 + v if k.endswith("norm.weight") else v) for k, v in W.items()}
@@ -660,7 +661,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         h = (_layernorm(x, W[p + "post_attention_layernorm.weight"], W.get(p + "post_attention_layernorm.bias", 0.0), cfg.eps)
              if layer_norm else _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps))
         if p + "mlp.gate.weight" in W:
-            x = x + _moe(W, p + "mlp.", h, lin, moe or {}) * rmul
+            y = _moe(W, p + "mlp.", h, lin, moe or {})
+            if p + "post_mlp_layernorm.weight" in W:  # (AXK1ForCausalLM: the MoE block's output RMSNormed)
+                y = _rmsnorm(y, W[p + "post_mlp_layernorm.weight"], cfg.eps)
+            x = x + y * rmul
             continue
         if p + "mlp.router.weight" in W:
             x = x + _oss_moe(W, p + "mlp.", h, moe or {})

@@ -468,7 +468,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "MinistralForCausalLM, CwmForCausalLM, Ministral3ForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, ArceeForCausalLM, NanoChatForCausalLM, "
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, HYV3ForCausalLM, "
-            "Cohere2MoeForCausalLM)") in msg
+            "Cohere2MoeForCausalLM, AXK1ForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1450,6 +1450,15 @@ def test_gpt2_as_the_hubs_own_files_hold_it(from_golden, golden, tmp_path):
     ("hy-v3", {"router_scaling_factor": "2"}, 'field "router_scaling_factor" must be a positive number'),
     ("hy-v3", {"num_experts_per_tok": 9}, 'field "num_experts_per_tok" = 9 is more than the 8 experts'),
     ("hy-v3-types", {"attention_bias": False}, "unexpected 12 tensors: model.layers.{0..2}.self_attn.k_proj.bias"),
+    # A.X-K1: its layers, q's LoRA and its MoE output norm by name
+    ("axk1", {"q_lora_rank": None}, "q_lora_rank null is not supported for AXK1 (its attention always projects q"),
+    ("axk1", {"mlp_layer_types": ["sparse", "sparse", "sparse"]}, "missing 29 tensors: model.layers.0.mlp.experts.0."),
+    ("axk1", {"mlp_layer_types": ["dense", "sparse"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
+    ("axk1-freq", {"mlp_layer_types": None, "moe_layer_freq": 1},
+     "missing 34 tensors: model.layers.{1,3}.mlp.experts.0.down_proj.weight"),
+    ("axk1-freq", {"moe_layer_freq": 0}, 'field "moe_layer_freq" must be an integer in [1, 100000]'),
+    ("axk1", {"attention_bias": True}, "attention_bias true is not supported for AXK1"),
+    ("axk1", {"n_group": 3}, 'field "n_group" = 3 does not split the 8 experts'),
     # HunYuan MoE: per-layer lists must hold one value for every layer; the widths transformers builds
     ("hunyuan-moe-lists", {"moe_topk": [3, 2, 3]},
      "moe_topk [3, 2, 3] differs per layer, which is not supported (the engine gives every MoE layer the same experts per"),
@@ -1881,3 +1890,50 @@ def test_hy_v3_reads_only_its_config_class_fields(from_golden, golden, tmp_path)
     with load(tmp_path, weight_format="bf16") as m:
         assert m.info["features"] == F.EXPECTED_FEATURES["hy-v3"][1]
         np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_axk1_files_without_a_correction_bias_and_with_dense_norms(from_golden, golden, tmp_path):
+    """A.X-K1's released files route without e_score_correction_bias (transformers then keeps its
+    zeros) and hold a post_mlp_layernorm in the dense layers too, which no layer uses: such files
+    load, the same model as the bias at zero; a bias in only some MoE layers, or a MoE layer
+    without its post_mlp_layernorm, is refused."""
+    cfg = copy_case(from_golden, "axk1", tmp_path)
+    _, w = from_golden("axk1")
+    ck = F.to_checkpoint(w, cfg)
+    assert "model.layers.1.mlp.gate.e_score_correction_bias" in ck
+    zero = {k: (np.zeros_like(v) if k.endswith("e_score_correction_bias") else v) for k, v in ck.items()}
+    R.write_safetensors(tmp_path / "model.safetensors", zero, "BF16")
+    seq = golden["cases"]["axk1"]["sequence"][:24]
+    with load(tmp_path, weight_format="bf16") as m:
+        want = m.logits(seq)
+    with load(from_golden("axk1")[0], weight_format="bf16") as m:
+        assert rel_err(m.logits(seq), want) > 1e-3  # (the case's bias chooses other experts)
+    hub = {k: v for k, v in ck.items() if not k.endswith("e_score_correction_bias")}
+    hub["model.layers.0.post_mlp_layernorm.weight"] = np.full(64, 3.0, np.float32)  # (unused)
+    R.write_safetensors(tmp_path / "model.safetensors", hub, "BF16")
+    with load(tmp_path, weight_format="bf16") as m:
+        np.testing.assert_array_equal(m.logits(seq), want)
+    R.write_safetensors(tmp_path / "model.safetensors",
+                        {k: v for k, v in ck.items() if k != "model.layers.2.mlp.gate.e_score_correction_bias"}, "BF16")
+    msg = refused(tmp_path)
+    assert "missing 1 tensor" in msg and "model.layers.2.mlp.gate.e_score_correction_bias" in msg and "\n" not in msg
+    # (the MoE layers' own norm is required)
+    R.write_safetensors(tmp_path / "model.safetensors",
+                        {k: v for k, v in ck.items() if k != "model.layers.1.post_mlp_layernorm.weight"}, "BF16")
+    msg = refused(tmp_path)
+    assert "missing 1 tensor" in msg and "model.layers.1.post_mlp_layernorm.weight" in msg and "\n" not in msg
+
+
+def test_axk1_default_layers_follow_first_k_dense_replace_and_moe_layer_freq(from_golden, golden, tmp_path):
+    """AXK1Config fills in mlp_layer_types from first_k_dense_replace (1) and moe_layer_freq (1):
+    layer l sparse when l >= first_k_dense_replace and l % moe_layer_freq == 0 (save_pretrained
+    writes the list instead). Without the list, the same model."""
+    for name, extra in (("axk1", {}), ("axk1-freq", {"first_k_dense_replace": 1, "moe_layer_freq": 2})):
+        (tmp_path / name).mkdir()
+        cfg = copy_case(from_golden, name, tmp_path / name)
+        cfg.pop("mlp_layer_types")
+        (tmp_path / name / "config.json").write_text(json.dumps(dict(cfg, **extra)))
+        g = golden["cases"][name]
+        with load(tmp_path / name, weight_format="bf16") as m:
+            assert m.info["features"] == F.EXPECTED_FEATURES[name][1]
+            np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))

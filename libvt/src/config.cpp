@@ -700,6 +700,7 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 8: return {0, 1, 1, 1, 0, true, 1.0};   // SolarOpenConfig (no dense layers, no MTP layers)
         case 9: return {1, 2, 1, 1, 0, true, 1.0};   // AfmoeConfig (num_dense_layers, num_shared_experts, route_scale)
         case 10: return {1, 1, 1, 1, 1, true, 2.826};  // HYV3Config (mlp_layer_types, router_scaling_factor; layer 80: MTP)
+        case 11: return {1, 1, 8, 4, 0, true, 2.5};    // AXK1Config (mlp_layer_types; no MTP layers)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -775,6 +776,9 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : cpm ? v_cpm : 128;
     // (V2: pairs (2i, 2i + 1) always; V3, Mistral 4, Youtu: unless rope_interleave is false; MiniCPM3: never)
     c.mla_interleaved = F.mla == 2 || (!cpm && c.rope_interleave_field != 0);
+    if (F.sigmoid_router == 11 && c.q_lora_field == 0)  // (AXK1Attention always has q_a_proj / q_b_proj)
+        fail(VT_STATUS_UNSUPPORTED, "%s: q_lora_rank null is not supported for %s (its attention always projects q "
+             "through q_a_proj and q_b_proj)", src.c_str(), F.name);
     if (c.mla_rope % 2 != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: qk_rope_head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
              (long long)c.mla_rope);
@@ -876,9 +880,15 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const int64_t hi = F.moe_layer_range && c.moe_end_field >= 0 ? c.moe_end_field : L - 1;
     int64_t first = -1;
     // (EXAONE MoE, GLM-4 MoE lite: they decide)
-    // (HY-V3, Cohere 2 MoE: they decide too)
-    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 10 || F.cohere_moe) &&
-                          !c.mlp_layer_types.empty();
+    // (A.X-K1: AXK1Config's default from first_k_dense_replace (1) and moe_layer_freq (1))
+    if (F.sigmoid_router == 11 && c.mlp_layer_types.empty()) {
+        const int64_t k = c.first_k_dense_field >= 0 ? c.first_k_dense_field : 1;
+        const int64_t freq = c.moe_layer_freq > 0 ? c.moe_layer_freq : 1;
+        for (int64_t l = 0; l < L; ++l) c.mlp_layer_types.push_back(l >= k && l % freq == 0 ? "sparse" : "dense");
+    }
+    // (HY-V3, Cohere 2 MoE, A.X-K1: they decide too)
+    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 10 ||
+                           F.sigmoid_router == 11 || F.cohere_moe) && !c.mlp_layer_types.empty();
     if (by_types && int64_t(c.mlp_layer_types.size()) != L)
         fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
              c.mlp_layer_types.size(), (long long)L);
@@ -891,6 +901,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     }
     const std::string src = c.from_file ? c.path : std::string("the defaults (no config.json)");
     const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
+    // (A.X-K1: the correction bias when the files hold it — the released ones do not, and
+    // transformers routes with zeros then —, judged by the first MoE layer's)
+    if (F.sigmoid_router == 11) c.moe_choice_bias = first >= 0 && ck.find(p + F.choice_bias);
+    c.moe_out_norm = F.sigmoid_router == 11;
     // gpt-oss: the Hub's files hold the experts as MXFP4 blocks; dequantized ones as they are.
     c.mxfp4_experts = F.gpt_oss && ck.find(p + F.expert_tensors[0] + "_blocks");
     c.num_experts = c.num_experts_field;
@@ -1142,6 +1156,10 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         std::string rest;
         // Old conversions store the RoPE buffer; it is recomputed from the config.
         if (split_layer_name(t->name, F.layer_prefix, &layer, &rest) && is_ignored_layer_tensor(F, rest)) continue;
+        // (A.X-K1's dense layers: their files hold a post_mlp_layernorm they do not use, ignored as transformers does)
+        if (c.moe_out_norm && split_layer_name(t->name, F.layer_prefix, &layer, &rest) &&
+            rest == F.layer_tensors[T_POST_MLP_NORM])
+            continue;
         // (EXAONE MoE's multi-token-prediction module: mtp.*, as transformers ignores it)
         if (F.sigmoid_router == 5 && t->name.compare(0, 4, "mtp.") == 0) continue;
         // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
@@ -1861,6 +1879,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.shared_combination = r.string(root, "shared_expert_combination_strategy");
         c.prefix_dense_pattern = r.integer(root, "prefix_dense_sliding_window_pattern", 1, 100000);
         c.prefix_dense_intermediate = r.integer(root, "prefix_dense_intermediate_size", 1, kMaxDim);
+        c.moe_layer_freq = r.integer(root, "moe_layer_freq", 1, 100000);  // (A.X-K1)
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

@@ -31,7 +31,8 @@
 // router with an expert bias and shared experts after dense layers: sigmoid_router 9), HY-V3
 // (Tencent's Hy3: Qwen3-MoE's attention, AFMoE's router with its scale and shared experts, dense
 // layers by mlp_layer_types: sigmoid_router 10), Cohere 2 MoE (Cohere 2's block with experts,
-// shared ones averaged in: cohere_moe). Multimodal Gemma 3 is not a row: the
+// shared ones averaged in: cohere_moe), A.X-K1 (DeepSeek-V3 with the MoE block's output RMSNormed:
+// sigmoid_router 11). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -322,7 +323,13 @@ struct ModelFamily {
     // 10 HY-V3's (HYV3TopKRouter: AFMoE's router — no groups, the choice bias on the block, the
     // top weights always renormalized, the sum + 1e-20 — times router_scaling_factor (2.826);
     // dense layers by mlp_layer_types, else the first one; num_shared_experts (1) ungated shared
-    // experts' width; one multi-token-prediction layer after the model's, not loaded).
+    // experts' width; one multi-token-prediction layer after the model's, not loaded),
+    // 11 A.X-K1's (AXK1Config: DeepSeek-V3's router and defaults but first_k_dense_replace 1 and
+    // no multi-token-prediction layer; mlp_layer_types, else layer l sparse when l >=
+    // first_k_dense_replace and l % moe_layer_freq (1) == 0; the correction bias when the files
+    // hold it (the released ones route without: transformers' zeros); the MoE block's output,
+    // shared experts included, RMSNormed by the layer's post_mlp_layernorm (T_POST_MLP_NORM),
+    // which the dense layers' files may hold unused).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;

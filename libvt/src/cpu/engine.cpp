@@ -1031,7 +1031,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);
             linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
         }
-        if (post)
+        if (post || (c.moe_out_norm && c.moe_layer(l)))  // (A.X-K1: its MoE block's output only)
             parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
                 for (int64_t i = b; i < e; ++i) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_mlp_norm.data(), eps);
             });
