@@ -331,7 +331,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     if (F.cohere_moe && c.rms_norm_eps > 0)
         fail(VT_STATUS_UNSUPPORTED, "%s: rms_norm_eps %g is not supported for %s (RMSNorms in place of its LayerNorms; "
              "rms_norm_eps null: the LayerNorms with layer_norm_eps)", c.path.c_str(), c.rms_norm_eps, F.name);
-    if (F.sigmoid_router == 10 && c.mlp_bias_field == 1)  // (HYV3MLP: its dense and shared MLPs' biases)
+    if (F.sigmoid_router == 13 && c.mlp_bias_field == 1)  // (HYV3MLP: its dense and shared MLPs' biases)
         fail(VT_STATUS_UNSUPPORTED, "%s: mlp_bias true is not supported for %s (biases on its dense and shared MLPs)",
              c.path.c_str(), F.name);
     if (F.moe_layer_range && c.use_bias == 1)  // (its shared experts' and dense MLPs' biases)
@@ -727,7 +727,7 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
                  "renormalizes its top weights; DeepSeek's own code does)", src.c_str(), F.name);
     }
     // (AfmoeConfig, HYV3Config have no n_group / topk_group: not read)
-    if (F.sigmoid_router == 9 || F.sigmoid_router == 10) grouped = false;
+    if (F.sigmoid_router == 9 || F.sigmoid_router == 13) grouped = false;
     c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
     c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
     // (DeepSeek-V3's sigmoid router and Mistral 4's softmax one score a group by its best two
@@ -748,7 +748,7 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
              (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
     // (AFMoE: route_scale, its config class's name; routed_scaling_factor is not read)
     // (HY-V3: router_scaling_factor, its config class's name)
-    const bool afmoe = F.sigmoid_router == 9, hy = F.sigmoid_router == 10;
+    const bool afmoe = F.sigmoid_router == 9, hy = F.sigmoid_router == 13;
     const double scale_field = afmoe ? c.route_scale_field : hy ? c.router_scaling_field : c.routed_scaling_field;
     c.routed_scaling = float(scale_field >= 0 ? scale_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
@@ -776,7 +776,7 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : cpm ? v_cpm : 128;
     // (V2: pairs (2i, 2i + 1) always; V3, Mistral 4, Youtu: unless rope_interleave is false; MiniCPM3: never)
     c.mla_interleaved = F.mla == 2 || (!cpm && c.rope_interleave_field != 0);
-    if (F.sigmoid_router == 11 && c.q_lora_field == 0)  // (AXK1Attention always has q_a_proj / q_b_proj)
+    if (F.sigmoid_router == 14 && c.q_lora_field == 0)  // (AXK1Attention always has q_a_proj / q_b_proj)
         fail(VT_STATUS_UNSUPPORTED, "%s: q_lora_rank null is not supported for %s (its attention always projects q "
              "through q_a_proj and q_b_proj)", src.c_str(), F.name);
     if (c.mla_rope % 2 != 0)
@@ -867,7 +867,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     // (HY-V3: mlp_layer_types, else the first layer dense; first_k_dense_replace is not its field)
     // (Cohere 2 MoE: first_k_dense_replace, 0 when left out, unless mlp_layer_types)
     const int64_t first_dense_field = F.sigmoid_router == 7 || F.sigmoid_router == 9 ? c.num_dense_layers_field
-                                      : F.sigmoid_router == 8 ? 0 : F.sigmoid_router == 10 ? -1 : c.first_k_dense_field;
+                                      : F.sigmoid_router == 8 ? 0 : F.sigmoid_router == 13 ? -1 : c.first_k_dense_field;
     const int64_t first_dense = F.cohere_moe ? std::max<int64_t>(c.first_k_dense_field, 0)
                                 : !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
@@ -881,14 +881,14 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     int64_t first = -1;
     // (EXAONE MoE, GLM-4 MoE lite: they decide)
     // (A.X-K1: AXK1Config's default from first_k_dense_replace (1) and moe_layer_freq (1))
-    if (F.sigmoid_router == 11 && c.mlp_layer_types.empty()) {
+    if (F.sigmoid_router == 14 && c.mlp_layer_types.empty()) {
         const int64_t k = c.first_k_dense_field >= 0 ? c.first_k_dense_field : 1;
         const int64_t freq = c.moe_layer_freq > 0 ? c.moe_layer_freq : 1;
         for (int64_t l = 0; l < L; ++l) c.mlp_layer_types.push_back(l >= k && l % freq == 0 ? "sparse" : "dense");
     }
     // (HY-V3, Cohere 2 MoE, A.X-K1: they decide too)
-    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 10 ||
-                           F.sigmoid_router == 11 || F.cohere_moe) && !c.mlp_layer_types.empty();
+    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 13 ||
+                           F.sigmoid_router == 14 || F.cohere_moe) && !c.mlp_layer_types.empty();
     if (by_types && int64_t(c.mlp_layer_types.size()) != L)
         fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
              c.mlp_layer_types.size(), (long long)L);
@@ -903,8 +903,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
     // (A.X-K1: the correction bias when the files hold it — the released ones do not, and
     // transformers routes with zeros then —, judged by the first MoE layer's)
-    if (F.sigmoid_router == 11) c.moe_choice_bias = first >= 0 && ck.find(p + F.choice_bias);
-    c.moe_out_norm = F.sigmoid_router == 11;
+    if (F.sigmoid_router == 14) c.moe_choice_bias = first >= 0 && ck.find(p + F.choice_bias);
+    c.moe_out_norm = F.sigmoid_router == 14;
     // gpt-oss: the Hub's files hold the experts as MXFP4 blocks; dequantized ones as they are.
     c.mxfp4_experts = F.gpt_oss && ck.find(p + F.expert_tensors[0] + "_blocks");
     c.num_experts = c.num_experts_field;
@@ -933,7 +933,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (c.experts_per_tok > c.num_experts)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %lld is more than the %lld experts",
              src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
-    c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 || F.sigmoid_router == 10 ? true  // (AFMoE, HY-V3: always; not their field)
+    c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 || F.sigmoid_router == 13 ? true  // (AFMoE, HY-V3: always; not their field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
     if (F.cohere_moe) {  // Cohere2MoeTopKRouter: the top k logits' softmax, or their sigmoids
@@ -972,7 +972,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
             fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_experts 0 is not supported for %s (its model keeps a shared "
                  "MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
-        if (F.sigmoid_router == 10 && n == 0)  // (HYV3MLP takes width 0 as intermediate_size: not what the field says)
+        if (F.sigmoid_router == 13 && n == 0)  // (HYV3MLP takes width 0 as intermediate_size: not what the field says)
             fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_experts 0 is not supported for %s (its model then builds a "
                  "shared MLP intermediate_size wide)", src.c_str(), F.name);
         c.shared_intermediate = n >= 0 ? n * c.moe_intermediate

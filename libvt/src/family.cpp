@@ -1465,7 +1465,7 @@ const ModelFamily kFamilies[] = {
         // on score + mlp.expert_bias, the chosen scores renormalized and times
         // router_scaling_factor, plus ungated shared experts (mlp.shared_mlp) — the Hub's names,
         // which save_pretrained writes (transformers renames them to mlp.gate, mlp.e_score_correction_bias
-        // and mlp.shared_experts in memory). sigmoid_router 10.
+        // and mlp.shared_experts in memory). sigmoid_router 13.
         "HYV3", "HYV3ForCausalLM", "hy_v3",
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
@@ -1478,7 +1478,7 @@ const ModelFamily kFamilies[] = {
         "mlp.shared_mlp.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
         /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
         /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/10, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*sigmoid router=*/13, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
         /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
     },
     {
@@ -1510,7 +1510,7 @@ const ModelFamily kFamilies[] = {
     {
         // A.X-K1 (skt/A.X-K1): DeepSeek-V3's latent attention (always with q's LoRA) and router, the
         // MoE block's output RMSNormed (post_mlp_layernorm, at the layer's level in its files as
-        // save_pretrained writes it) before the residual add (sigmoid_router 11).
+        // save_pretrained writes it) before the residual add (sigmoid_router 14).
         "AXK1", "AXK1ForCausalLM", "axk1",
         "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
         {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
@@ -1526,7 +1526,7 @@ const ModelFamily kFamilies[] = {
         /*rope_theta=*/10000.0, /*max positions=*/32768,
         "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
         "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
-        /*sigmoid router=*/11, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+        /*sigmoid router=*/14, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
     },
 };
 

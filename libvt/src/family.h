@@ -30,9 +30,9 @@
 // attention with q/k norms, NoPE global layers beside sliding RoPE ones, sandwich norms, a sigmoid
 // router with an expert bias and shared experts after dense layers: sigmoid_router 9), HY-V3
 // (Tencent's Hy3: Qwen3-MoE's attention, AFMoE's router with its scale and shared experts, dense
-// layers by mlp_layer_types: sigmoid_router 10), Cohere 2 MoE (Cohere 2's block with experts,
+// layers by mlp_layer_types: sigmoid_router 13), Cohere 2 MoE (Cohere 2's block with experts,
 // shared ones averaged in: cohere_moe), A.X-K1 (DeepSeek-V3 with the MoE block's output RMSNormed:
-// sigmoid_router 11). Multimodal Gemma 3 is not a row: the
+// sigmoid_router 14). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -320,11 +320,11 @@ struct ModelFamily {
     // row's other AFMoE-only parts ride on this value too: global_attn_every_n_layers as the
     // window pattern, mup_enabled (embeddings times sqrt(hidden_size)), and an attention gate
     // with one logit per output dim (T_ATTN_GATE [num_heads · head_dim, H]), not per head),
-    // 10 HY-V3's (HYV3TopKRouter: AFMoE's router — no groups, the choice bias on the block, the
+    // 13 HY-V3's (HYV3TopKRouter: AFMoE's router — no groups, the choice bias on the block, the
     // top weights always renormalized, the sum + 1e-20 — times router_scaling_factor (2.826);
     // dense layers by mlp_layer_types, else the first one; num_shared_experts (1) ungated shared
     // experts' width; one multi-token-prediction layer after the model's, not loaded),
-    // 11 A.X-K1's (AXK1Config: DeepSeek-V3's router and defaults but first_k_dense_replace 1 and
+    // 14 A.X-K1's (AXK1Config: DeepSeek-V3's router and defaults but first_k_dense_replace 1 and
     // no multi-token-prediction layer; mlp_layer_types, else layer l sparse when l >=
     // first_k_dense_replace and l % moe_layer_freq (1) == 0; the correction bias when the files
     // hold it (the released ones route without: transformers' zeros); the MoE block's output,
