@@ -166,6 +166,19 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                  mlp_layer_types=["sparse", "dense", "sparse"], norm_topk_prob=False,
                                                  routed_scaling_factor=1.0, pad_token_id=ENDOFTEXT)),
     # GLM-4 MoE lite (GLM-4.7-Flash): DeepSeek-V3's latent attention, GLM-4 MoE's router.
+    # A.X-K1: DeepSeek-V3 (latent attention, its grouped sigmoid router, a shared expert) with the
+    # MoE block's output RMSNormed (post_mlp_layernorm). The first: AXK1Config's defaults for the
+    # layers (the first dense), groups 2 of 4, a random nonzero correction bias; the second: the
+    # layers from first_k_dense_replace 1 and moe_layer_freq 2 (dense, dense, sparse, dense), no
+    # groups, rotate-half RoPE (rope_interleave false), two shared experts, scale 1.5.
+    "axk1": ("AXK1Config", dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+                                qk_rope_head_dim=8, v_head_dim=24, n_routed_experts=8, num_experts_per_tok=2, n_group=4,
+                                topk_group=2, moe_intermediate_size=32, num_hidden_layers=3, pad_token_id=ENDOFTEXT)),
+    "axk1-freq": ("AXK1Config", dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=16,
+                                     qk_rope_head_dim=16, v_head_dim=16, n_routed_experts=4, num_experts_per_tok=3,
+                                     n_group=1, topk_group=1, n_shared_experts=2, moe_intermediate_size=32,
+                                     first_k_dense_replace=1, moe_layer_freq=2, num_hidden_layers=4,
+                                     rope_interleave=False, routed_scaling_factor=1.5, pad_token_id=ENDOFTEXT)),
     "glm4-moe-lite": ("Glm4MoeLiteConfig", dict(num_key_value_heads=4, q_lora_rank=32, kv_lora_rank=32,
                                                 qk_nope_head_dim=16, qk_rope_head_dim=16, v_head_dim=32,
                                                 n_routed_experts=8, num_experts_per_tok=4, n_group=1, topk_group=1,
@@ -403,6 +416,37 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     # (window 6) that alone rotate: three sliding layers and a global one without RoPE.
     "cohere": ("CohereConfig", dict(attention_bias=True, logit_scale=0.25, pad_token_id=ENDOFTEXT)),
     "cohere2": ("Cohere2Config", dict(num_hidden_layers=4, sliding_window=6, pad_token_id=ENDOFTEXT)),
+    # Cohere 2 MoE: Cohere 2's block with experts (intermediate_size wide) after dense layers. The
+    # first: one dense layer prefix_dense_intermediate_size wide that rotates though global
+    # (prefix_dense_sliding_window_pattern 1), a softmax over the top 2 of 8 logits, one shared
+    # expert averaged with the routed sum, the rest's layer types every 2nd global (NoPE). The
+    # second: two dense layers with their own pattern (2: the global one NoPE), the top 3 of 4
+    # sigmoids unrenormalized, two shared experts added, biases, one KV head, untied.
+    "cohere2-moe": ("Cohere2MoeConfig", dict(num_hidden_layers=4, head_dim=16, sliding_window=6, sliding_window_pattern=2,
+                                             rms_norm_eps=None, first_k_dense_replace=1, intermediate_size=32,
+                                             prefix_dense_intermediate_size=64, num_experts=8, num_experts_per_tok=2,
+                                             num_shared_experts=1, logit_scale=0.25, pad_token_id=ENDOFTEXT)),
+    "cohere2-moe-sigmoid": ("Cohere2MoeConfig", dict(num_hidden_layers=4, head_dim=16, num_key_value_heads=1,
+                                                     sliding_window=5, rms_norm_eps=None, first_k_dense_replace=2,
+                                                     prefix_dense_sliding_window_pattern=2, intermediate_size=64,
+                                                     num_experts=4, num_experts_per_tok=3, num_shared_experts=2,
+                                                     shared_expert_combination_strategy="sum",
+                                                     expert_selection_fn="sigmoid", norm_topk_prob=False,
+                                                     attention_bias=True, tie_word_embeddings=False,
+                                                     pad_token_id=ENDOFTEXT)),
+    # HY-V3 (Hy3): Qwen3-MoE's attention, a sigmoid router choosing on score + its (random,
+    # nonzero) expert bias, the top weights renormalized and times router_scaling_factor, ungated
+    # shared experts. The first: its defaults (the first layer dense, one shared expert, scale
+    # 2.826, RoPE base 11158840); the second: mlp_layer_types with the dense layer in the middle,
+    # the top 3 of 4, two shared experts, scale 1.5, biases, one KV head, base 10000.
+    "hy-v3": ("HYV3Config", dict(num_hidden_layers=3, head_dim=16, num_experts=8, num_experts_per_tok=2,
+                                 moe_intermediate_size=32, pad_token_id=ENDOFTEXT)),
+    "hy-v3-types": ("HYV3Config", dict(num_hidden_layers=3, head_dim=16, num_key_value_heads=1,
+                                       mlp_layer_types=["sparse", "dense", "sparse"], num_experts=4,
+                                       num_experts_per_tok=3, moe_intermediate_size=32, num_shared_experts=2,
+                                       router_scaling_factor=1.5, attention_bias=True,
+                                       rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+                                       pad_token_id=ENDOFTEXT)),
     # Arcee: Llama's attention with an ungated relu² MLP (up_proj, down_proj), biases everywhere.
     "arcee": ("ArceeConfig", dict(attention_bias=True, mlp_bias=True)),
     # EXAONE 3 / 3.5: Llama's block under its modeling code's names (transformer.h.N.attn.attention.*,
@@ -597,6 +641,11 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                                  "shared-expert 32", "sigmoid-router groups 1/2 scale 2.5", "sliding-window 6 (layers 0,2)"]),
     "exaone-moe-types": ("ExaoneMoE", ["qk-norm", "no-rope layer 1", "moe 4 experts top-2 (2 of 3 layers)",
                                        "shared-expert 64", "sigmoid-router", "sliding-window 8 (layers 0,2)"]),
+    "axk1": ("AXK1", ["moe 8 experts top-2 (2 of 3 layers)", "norm-topk", "shared-expert 32",
+                      "sigmoid-router groups 2/4 scale 2.5", "moe-output-norm", "mla kv-lora 32 q-lora 32 heads 16+8 v 24",
+                      "interleaved-rope"]),
+    "axk1-freq": ("AXK1", ["moe 4 experts top-3 (1 of 4 layers)", "norm-topk", "shared-expert 64",
+                           "sigmoid-router scale 1.5", "moe-output-norm", "mla kv-lora 32 q-lora 32 heads 16+16 v 16"]),
     "glm4-moe-lite": ("Glm4MoeLite", ["moe 8 experts top-4 (2 of 3 layers)", "norm-topk", "shared-expert 32",
                                       "sigmoid-router scale 1.8", "mla kv-lora 32 q-lora 32 heads 16+16 v 32",
                                       "interleaved-rope"]),
@@ -678,6 +727,16 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
     "cohere": ("Cohere", ["attention-bias", "layer-norm", "parallel-block", "logit-scale 0.25", "interleaved-rope"]),
     "cohere2": ("Cohere2", ["layer-norm", "parallel-block", "logit-scale 0.0625", "interleaved-rope",
                             "no-rope layer 3", "sliding-window 6 (layers 0..2)"]),
+    "cohere2-moe": ("Cohere2Moe", ["layer-norm", "parallel-block", "logit-scale 0.25", "interleaved-rope", "no-rope layer 2",
+                                   "moe 8 experts top-2 (3 of 4 layers)", "norm-topk", "shared-expert 32 average",
+                                   "sliding-window 6 (layers 1,3)"]),
+    "cohere2-moe-sigmoid": ("Cohere2Moe", ["attention-bias", "layer-norm", "parallel-block", "logit-scale 0.0625",
+                                           "interleaved-rope", "no-rope layer 1", "moe 4 experts top-3 (2 of 4 layers)",
+                                           "shared-expert 128", "sigmoid-router", "sliding-window 5 (layers 0,2,3)"]),
+    "hy-v3": ("HYV3", ["qk-norm", "moe 8 experts top-2 (2 of 3 layers)", "norm-topk", "shared-expert 32",
+                       "sigmoid-router scale 2.826"]),
+    "hy-v3-types": ("HYV3", ["attention-bias", "qk-norm", "moe 4 experts top-3 (2 of 3 layers)", "norm-topk",
+                             "shared-expert 64", "sigmoid-router scale 1.5"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "exaone": ("Exaone", ["head-dim 24"]),
     "hyperclovax": ("HyperCLOVAX", ["attention-bias", "logit-scale 0.4", "sandwich-norms", "embedding-multiplier 3",
@@ -894,7 +953,7 @@ def tiny_config(cfg: dict[str, Any]) -> R.TinyConfig:
                         kv_heads=cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim=cfg.get("head_dim"), vocab=cfg["vocab_size"],
                         max_pos=cfg["max_position_embeddings"], eps=(cfg["layer_norm_eps"] if cfg["model_type"] in ("phi", "stablelm", "jais2", "gpt_neox", "gpt2", "gpt_bigcode", "gptj", "opt", "olmo",
                                                                                              "falcon", "bloom", "mpt",
-                                                                                             "gpt_neo")
+                                                                                             "gpt_neo", "cohere2_moe")
                              else cfg["norm_epsilon"] if cfg["model_type"] == "starcoder2"
                              else cfg["norm_eps"] if cfg["model_type"] in ("lfm2", "lfm2_moe", "lfm3") else cfg["rms_norm_eps"]), theta=theta,
                         tie=bool(cfg.get("tie_word_embeddings")), rope_scaling=scaling)
@@ -917,7 +976,7 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1", "cohere2_moe"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3", "phimoe"):
         return [w] * n
@@ -926,6 +985,11 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
                                            for i in range(n)]
         return [w if t == "sliding_attention" else 0 for t in types]
     return [0] * n
+
+
+# HY-V3: transformers' names -> the Hub's, which save_pretrained writes (conversion_mapping's hy_v3 renames, reversed)
+HY_V3_HUB_NAMES = {".mlp.gate.weight": ".mlp.router.gate.weight", ".mlp.e_score_correction_bias": ".mlp.expert_bias",
+                   ".mlp.shared_experts.": ".mlp.shared_mlp."}
 
 
 def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -998,8 +1062,14 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                     out[ep + f"{e}." + ("w3.weight" if mixtral else "up_proj.weight")] = np.ascontiguousarray(up)
                 else:
                     out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
+        elif name.endswith(".mlp.post_mlp_layernorm.weight"):  # (A.X-K1: saved at the layer's level, as its files)
+            out[name.replace(".mlp.post_mlp_layernorm.", ".post_mlp_layernorm.")] = x
         elif name.endswith(".self_attn.g_proj.weight"):  # (LFM3: saved as its files name it)
             out[name.replace(".self_attn.g_proj.", ".self_attn.gate_proj.")] = x
+        elif cfg["model_type"] == "hy_v3" and any(a in name for a in HY_V3_HUB_NAMES):  # (saved under the Hub's names)
+            for a, b in HY_V3_HUB_NAMES.items():
+                name = name.replace(a, b)
+            out[name] = x
         elif mixtral and name.endswith("mlp.gate.weight"):
             out[name.replace("mlp.gate.weight", "block_sparse_moe.gate.weight")] = x
         elif mixtral and name.endswith("mlp.router.weight"):
@@ -1029,8 +1099,9 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
                 qk_after_rope=cfg["model_type"] in ("hunyuan_v1_dense", "hunyuan_v1_moe", "nanochat"),
                 rope_negated=cfg["model_type"] == "nanochat",
                 final_softcap=float(cfg.get("final_logit_softcapping") or 0.0) if cfg["model_type"] == "nanochat" else 0.0,
-                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2", "gptj"),
-                cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2") else None,
+                interleaved=cfg["model_type"] in ("helium", "ernie4_5", "ernie4_5_moe", "glm", "glm4", "cohere", "cohere2",
+                                                  "cohere2_moe", "gptj"),
+                cohere=cfg["logit_scale"] if cfg["model_type"] in ("cohere", "cohere2", "cohere2_moe") else None,
                 sandwich=cfg["model_type"] == "glm4" or (cfg["model_type"] == "lfm3" and cfg.get("use_sandwich_norm", True))
                 or (cfg["model_type"] == "hyperclovax" and cfg.get("use_post_norm", True))
                 or cfg["model_type"] in ("afmoe", "kolibri1"),
@@ -1061,7 +1132,7 @@ def mla_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     """llama_ref's `mla` argument for DeepSeek-V2 / V3 and the families with their multi-head
     latent attention (GLM-4 MoE lite, Mistral 4, MiniCPM3, Youtu), else None."""
     if cfg["model_type"] not in ("deepseek_v2", "deepseek_v3", "glm4_moe_lite", "mistral4", "minicpm3", "youtu",
-                                 "sarvam_mla"):
+                                 "sarvam_mla", "axk1"):
         return None
     return {"heads": cfg["num_attention_heads"], "nope": cfg["qk_nope_head_dim"], "rope": cfg["qk_rope_head_dim"],
             "v": cfg["v_head_dim"], "interleaved": cfg["model_type"] == "deepseek_v2"
@@ -1136,6 +1207,10 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
         return [t != "sliding_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] == "cohere2":  # only the sliding layers rotate
         return [not cfg.get("sliding_window") or t != "sliding_attention" for t in cfg["layer_types"]]
+    if cfg["model_type"] == "cohere2_moe":  # (and, with prefix_dense_sliding_window_pattern 1, the dense ones)
+        force = cfg.get("prefix_dense_sliding_window_pattern", 1) == 1
+        return [not (cfg.get("sliding_window") and t == "sliding_attention") and not (force and m == "dense")
+                for t, m in zip(cfg["layer_types"], cfg["mlp_layer_types"])]
     if cfg["model_type"] != "smollm3":
         return None
     return [not v for v in cfg["no_rope_layers"]]
@@ -1146,7 +1221,8 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
     if cfg["model_type"] not in ("mixtral", "qwen2_moe", "qwen3_moe", "granitemoe", "granitemoeshared", "olmoe",
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
-                                 "solar_open", "flex_olmo", "afmoe", "phimoe", "sarvam_moe", "sarvam_mla", "kolibri1"):
+                                 "solar_open", "flex_olmo", "afmoe", "phimoe", "sarvam_moe", "sarvam_mla", "kolibri1",
+                                 "cohere2_moe", "hy_v3", "axk1"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -1161,7 +1237,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
                                  "topk_groups": cfg["topk_group"] if grouped else 1,
                                  "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] in ("glm4_moe", "dots1", "deepseek_v3", "minimax_m2", "exaone_moe", "glm4_moe_lite", "solar_open",
-                             "sarvam_moe", "sarvam_mla"):
+                             "sarvam_moe", "sarvam_mla", "axk1"):
         out["sigmoid"] = {"groups": cfg.get("n_group") or 1, "topk_groups": cfg.get("topk_group") or 1,
                           "scale": cfg.get("routed_scaling_factor", 1.0)}
     if cfg["model_type"] == "mistral4":  # (softmax; groups by their best two; norm_topk_prob true when left out)
@@ -1179,6 +1255,16 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
         out["sparsemixer"] = cfg.get("router_jitter_noise", 0.01)
     if cfg["model_type"] == "kolibri1":  # (Kolibri1TopKRouter: the choice on logit + bias, the plain sum, no scaling)
         out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": 1.0, "norm_eps": 0.0, "choice_on_logits": True}
+    if cfg["model_type"] == "hy_v3":  # (HYV3TopKRouter: always renormalized, times router_scaling_factor)
+        out["norm_topk"] = True
+        out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": cfg.get("router_scaling_factor", 2.826)}
+    if cfg["model_type"] == "cohere2_moe":  # (the top k logits' softmax, or their sigmoids; shared experts averaged)
+        sigmoid = cfg.get("expert_selection_fn", "softmax") == "sigmoid"
+        out["norm_topk"] = not sigmoid or cfg.get("norm_topk_prob", True)
+        if sigmoid:
+            out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": 1.0, "norm_eps": 0.0}
+        out["shared_average"] = bool(cfg.get("num_shared_experts")) and \
+            cfg.get("shared_expert_combination_strategy", "average") == "average"
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out
@@ -1243,6 +1329,9 @@ REFERENCE_NAMES["lfm3"] = ({".operator_norm.": ".input_layernorm.", ".post_opera
 REFERENCE_NAMES["lfm2_moe"] = ({**REFERENCE_NAMES["lfm2"][0], ".feed_forward.expert_bias": ".mlp.gate.e_score_correction_bias",
                                 ".feed_forward.gate.": ".mlp.gate.", ".feed_forward.experts.": ".mlp.experts.",
                                 ".w1.": ".gate_proj.", ".w3.": ".up_proj.", ".w2.": ".down_proj."}, None)
+# HY-V3: the Hub's router, expert bias and shared experts under DeepSeek-V3's names
+REFERENCE_NAMES["hy_v3"] = ({".mlp.router.gate.": ".mlp.gate.", ".mlp.expert_bias": ".mlp.gate.e_score_correction_bias",
+                             ".mlp.shared_mlp.": ".mlp.shared_experts."}, None)
 # AFMoE: its sandwich norms under GLM-4's names, its router and expert bias under DeepSeek-V3's
 REFERENCE_NAMES["afmoe"] = ({".post_attention_layernorm.": ".post_self_attn_layernorm.",
                              ".pre_mlp_layernorm.": ".post_attention_layernorm.", ".mlp.router.gate.": ".mlp.gate.",

@@ -470,7 +470,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
     "scale"}: GLM-4 MoE, dots1), DeepSeek-V3's router instead: sigmoid scores, the choice made
     on score + `mlp.gate.e_score_correction_bias` within the topk_groups groups whose two best
     choice scores sum highest, the chosen plain scores renormalized (sum + 1e-20) when
-    norm_topk and times scale, and the shared experts (`mlp.shared_experts.*_proj`) added. With
+    norm_topk and times scale, and the shared experts (`mlp.shared_experts.*_proj`) added —
+    averaged with the routed sum, (routed + shared) / 2, when "shared_average" (Cohere 2 MoE,
+    whose `cohere` block then holds the experts). In the pre-norm block, a MoE layer with
+    `post_mlp_layernorm.weight` (A.X-K1) RMSNorms the MoE block's output before its add. With
     "sparsemixer" (router_jitter_noise: PhiMoE), transformers' sparsemixer (_sparsemixer)."""
     W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
     if gemma2 or gemma1:
@@ -619,6 +622,9 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             x = x + lin(o, p + "self_attn.dense") + lin(_gelu_tanh(lin(h, p + "mlp.fc1")), p + "mlp.fc2")
             continue
         if cohere:
+            if p + "mlp.gate.weight" in W:  # (Cohere2MoeForCausalLM: its experts in the parallel block)
+                x = x + lin(o, p + "self_attn.o_proj") + _moe(W, p + "mlp.", h, lin, moe or {})
+                continue
             g = lin(h, p + "mlp.gate_proj")
             x = x + lin(o, p + "self_attn.o_proj") + lin(g / (1.0 + np.exp(-g)) * lin(h, p + "mlp.up_proj"),
                                                           p + "mlp.down_proj")
@@ -663,7 +669,10 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
         h = (_layernorm(x, W[p + "post_attention_layernorm.weight"], W.get(p + "post_attention_layernorm.bias", 0.0), cfg.eps)
              if layer_norm else _rmsnorm(x, W[p + "post_attention_layernorm.weight"], cfg.eps))
         if p + "mlp.gate.weight" in W:
-            x = x + _moe(W, p + "mlp.", h, lin, moe or {}) * rmul
+            y = _moe(W, p + "mlp.", h, lin, moe or {})
+            if p + "post_mlp_layernorm.weight" in W:  # (AXK1ForCausalLM: the MoE block's output RMSNormed)
+                y = _rmsnorm(y, W[p + "post_mlp_layernorm.weight"], cfg.eps)
+            x = x + y * rmul
             continue
         if p + "mlp.router.weight" in W:
             x = x + _oss_moe(W, p + "mlp.", h, moe or {})
@@ -806,6 +815,8 @@ def _moe(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, moe: dict[str, An
         y += swiglu(h, p + "shared_expert.")
     elif p + "shared_experts.gate_proj.weight" in W:  # GLM-4 MoE, dots1, DeepSeek, ERNIE 4.5: likewise
         y += swiglu(h, p + "shared_experts.")
+        if moe.get("shared_average"):  # (Cohere 2 MoE's "average": (routed + shared) / 2)
+            y /= 2
     return y
 
 

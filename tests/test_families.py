@@ -497,7 +497,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, "
             "PhimoeForCausalLM, SarvamMoEForCausalLM, "
-            "SarvamMLAForCausalLM, Kolibri1ForCausalLM)") in msg
+            "SarvamMLAForCausalLM, Kolibri1ForCausalLM, HYV3ForCausalLM, Cohere2MoeForCausalLM, AXK1ForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1476,6 +1476,41 @@ PHIMOE_ROPE = {"rope_type": "longrope", "rope_theta": 1e4, "original_max_positio
     ("phimoe-longrope", {"rope_parameters": {"rope_type": "linear", "rope_theta": 1e4, "factor": 2.0,
                                              "short_mscale": 1.1, "long_mscale": 1.3}},
      "rope_parameters of a type other than default or longrope is not supported for PhiMoE"),
+    # Cohere 2 MoE: its norms, router, shared experts and dense layers by name
+    ("cohere2-moe", {"rms_norm_eps": 1e-6}, "rms_norm_eps 1e-06 is not supported for Cohere2Moe (RMSNorms in place of"),
+    ("cohere2-moe", {"expert_selection_fn": "softmax_topk"},
+     'expert_selection_fn "softmax_topk" is not supported for Cohere2Moe (softmax, sigmoid)'),
+    ("cohere2-moe", {"shared_expert_combination_strategy": "max"},
+     'shared_expert_combination_strategy "max" is not supported for Cohere2Moe (average, sum)'),
+    ("cohere2-moe", {"expert_selection_fn": 1}, 'field "expert_selection_fn" must be a string'),
+    ("cohere2-moe", {"num_shared_experts": 2}, "mlp.shared_experts.gate_proj.weight is [32, 64], expected [64, 64]"),
+    ("cohere2-moe", {"prefix_dense_intermediate_size": None}, "mlp.gate_proj.weight is [64, 64], expected [32, 64]"),
+    ("cohere2-moe", {"mlp_layer_types": ["dense", "dense", "sparse", "sparse"]},
+     "missing 3 tensors: model.layers.1.mlp.down_proj.weight"),
+    ("cohere2-moe", {"mlp_layer_types": ["dense", "sparse"]}, "mlp_layer_types lists 2 layers, but the model has 4"),
+    ("cohere2-moe", {"layer_types": None, "sliding_window_pattern": 0},
+     'field "sliding_window_pattern" must be an integer in [1, 100000], got 0'),
+    ("cohere2-moe", {"prefix_dense_sliding_window_pattern": 0},
+     'field "prefix_dense_sliding_window_pattern" must be an integer in [1, 100000]'),
+    ("cohere2-moe-sigmoid", {"attention_bias": False}, "unexpected 16 tensors: model.layers.{0..3}.self_attn.k_proj.bias"),
+    # HY-V3: its dense layers, shared experts, biases and fields by name
+    ("hy-v3", {"mlp_layer_types": ["sparse", "sparse", "sparse"]}, "missing 29 tensors: model.layers.0.mlp.expert_bias"),
+    ("hy-v3", {"mlp_layer_types": ["dense", "dense"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
+    ("hy-v3", {"num_shared_experts": 2}, "mlp.shared_mlp.gate_proj.weight is [32, 64], expected [64, 64]"),
+    ("hy-v3", {"num_shared_experts": 0}, "num_shared_experts 0 is not supported for HYV3 (its model then builds a shared MLP"),
+    ("hy-v3", {"mlp_bias": True}, "mlp_bias true is not supported for HYV3 (biases on its dense and shared MLPs)"),
+    ("hy-v3", {"router_scaling_factor": "2"}, 'field "router_scaling_factor" must be a positive number'),
+    ("hy-v3", {"num_experts_per_tok": 9}, 'field "num_experts_per_tok" = 9 is more than the 8 experts'),
+    ("hy-v3-types", {"attention_bias": False}, "unexpected 12 tensors: model.layers.{0..2}.self_attn.k_proj.bias"),
+    # A.X-K1: its layers, q's LoRA and its MoE output norm by name
+    ("axk1", {"q_lora_rank": None}, "q_lora_rank null is not supported for AXK1 (its attention always projects q"),
+    ("axk1", {"mlp_layer_types": ["sparse", "sparse", "sparse"]}, "missing 29 tensors: model.layers.0.mlp.experts.0."),
+    ("axk1", {"mlp_layer_types": ["dense", "sparse"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
+    ("axk1-freq", {"mlp_layer_types": None, "moe_layer_freq": 1},
+     "missing 34 tensors: model.layers.{1,3}.mlp.experts.0.down_proj.weight"),
+    ("axk1-freq", {"moe_layer_freq": 0}, 'field "moe_layer_freq" must be an integer in [1, 100000]'),
+    ("axk1", {"attention_bias": True}, "attention_bias true is not supported for AXK1"),
+    ("axk1", {"n_group": 3}, 'field "n_group" = 3 does not split the 8 experts'),
     # HunYuan MoE: per-layer lists must hold one value for every layer; the widths transformers builds
     ("hunyuan-moe-lists", {"moe_topk": [3, 2, 3]},
      "moe_topk [3, 2, 3] differs per layer, which is not supported (the engine gives every MoE layer the same experts per"),
@@ -1567,11 +1602,12 @@ def test_phimoe_mscale_switches_past_the_original_length(from_golden, golden, tm
     assert rel_err(same_scale, ref) < 1e-5
 
 
-@pytest.mark.parametrize("name", ["glm4-moe", "deepseek-v3"])
+@pytest.mark.parametrize("name", ["glm4-moe", "deepseek-v3", "hy-v3"])
 def test_mtp_layers_after_the_model_are_left_out(from_golden, golden, tmp_path, name):
     """GLM-4.5's and DeepSeek-V3's files hold their multi-token-prediction layer as
     model.layers.<num_hidden_layers> (num_nextn_predict_layers of them; their config classes'
-    default 1): left out, the logits those of the model's own layers. A layer past them is refused."""
+    default 1): left out, the logits those of the model's own layers. A layer past them is refused.
+    (Hy3's files likewise: transformers ignores their model.layers.80.)"""
     cfg = copy_case(from_golden, name, tmp_path)
     _, w = from_golden(name)
     ck = F.to_checkpoint(w, cfg)
@@ -2015,3 +2051,103 @@ def test_sarvam_moe_under_transformers_own_names(from_golden, golden, tmp_path):
     R.write_safetensors(tmp_path / "model.safetensors", w, "BF16")
     assert "not a SarvamMoE checkpoint this engine can run" in refused(tmp_path)
     assert "missing 1 tensors: model.layers.2.mlp.gate.e_score_correction_bias" in refused(tmp_path)
+
+
+def test_cohere2_moe_default_layer_types_follow_first_k_dense_replace(from_golden, golden, tmp_path):
+    """Cohere2MoeConfig fills in layer_types and mlp_layer_types from first_k_dense_replace (a
+    released config.json's field, which save_pretrained replaces by the two lists): the dense
+    prefix counted with prefix_dense_sliding_window_pattern, the rest with sliding_window_pattern
+    from the first layer after it. Without the lists, the same model and logits."""
+    for name in ("cohere2-moe", "cohere2-moe-sigmoid"):
+        (tmp_path / name).mkdir()
+        cfg = copy_case(from_golden, name, tmp_path / name)
+        k = cfg["mlp_layer_types"].count("dense")
+        cfg = {key: v for key, v in cfg.items() if key not in ("layer_types", "mlp_layer_types")}
+        (tmp_path / name / "config.json").write_text(json.dumps(dict(cfg, first_k_dense_replace=k)))
+        g = golden["cases"][name]
+        with load(tmp_path / name, weight_format="bf16") as m:
+            assert m.info["features"] == F.EXPECTED_FEATURES[name][1]
+            np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+            assert rel_err(m.logits(g["sequence"])[g["logit_rows"]], np.asarray(g["logits"], np.float64)) < 1e-3
+
+
+def test_cohere2_moe_dense_layers_rotate_only_with_prefix_pattern_1(from_golden, golden, tmp_path):
+    """Cohere2MoeAttention's force_rope: with prefix_dense_sliding_window_pattern 1 a dense global
+    layer rotates (cohere2-moe's layer 0); with another pattern it attends without RoPE, as
+    Cohere 2's global layers (against the float64 reference of that model)."""
+    cfg = copy_case(from_golden, "cohere2-moe", tmp_path)
+    cfg["prefix_dense_sliding_window_pattern"] = 3
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    _, w = from_golden("cohere2-moe")
+    seq = golden["cases"]["cohere2-moe"]["sequence"][:24]
+    assert F.nope_layers(cfg) == [True, False, True, False]
+    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), None,
+                             **F.reference_extras(cfg))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "no-rope layers 0,2" in m.info["features"]
+        got = m.logits(seq)
+    assert rel_err(got, ref) < 1e-5
+    with load(from_golden("cohere2-moe")[0], weight_format="bf16") as m:
+        assert rel_err(got, m.logits(seq)) > 1e-2  # (layer 0's rotation: another model)
+
+
+def test_hy_v3_reads_only_its_config_class_fields(from_golden, golden, tmp_path):
+    """HYV3Config has no n_group / topk_group, routed_scaling_factor, norm_topk_prob or
+    first_k_dense_replace (DeepSeek-V3's names): they are not read, and the case computes as
+    transformers does (every choice over all experts, the top weights renormalized, times
+    router_scaling_factor; the first layer dense without mlp_layer_types)."""
+    cfg = copy_case(from_golden, "hy-v3", tmp_path)
+    cfg.pop("mlp_layer_types")
+    (tmp_path / "config.json").write_text(json.dumps(dict(
+        cfg, n_group=2, topk_group=1, routed_scaling_factor=4.0, norm_topk_prob=False, first_k_dense_replace=2)))
+    g = golden["cases"]["hy-v3"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["hy-v3"][1]
+        np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+def test_axk1_files_without_a_correction_bias_and_with_dense_norms(from_golden, golden, tmp_path):
+    """A.X-K1's released files route without e_score_correction_bias (transformers then keeps its
+    zeros) and hold a post_mlp_layernorm in the dense layers too, which no layer uses: such files
+    load, the same model as the bias at zero; a bias in only some MoE layers, or a MoE layer
+    without its post_mlp_layernorm, is refused."""
+    cfg = copy_case(from_golden, "axk1", tmp_path)
+    _, w = from_golden("axk1")
+    ck = F.to_checkpoint(w, cfg)
+    assert "model.layers.1.mlp.gate.e_score_correction_bias" in ck
+    zero = {k: (np.zeros_like(v) if k.endswith("e_score_correction_bias") else v) for k, v in ck.items()}
+    R.write_safetensors(tmp_path / "model.safetensors", zero, "BF16")
+    seq = golden["cases"]["axk1"]["sequence"][:24]
+    with load(tmp_path, weight_format="bf16") as m:
+        want = m.logits(seq)
+    with load(from_golden("axk1")[0], weight_format="bf16") as m:
+        assert rel_err(m.logits(seq), want) > 1e-3  # (the case's bias chooses other experts)
+    hub = {k: v for k, v in ck.items() if not k.endswith("e_score_correction_bias")}
+    hub["model.layers.0.post_mlp_layernorm.weight"] = np.full(64, 3.0, np.float32)  # (unused)
+    R.write_safetensors(tmp_path / "model.safetensors", hub, "BF16")
+    with load(tmp_path, weight_format="bf16") as m:
+        np.testing.assert_array_equal(m.logits(seq), want)
+    R.write_safetensors(tmp_path / "model.safetensors",
+                        {k: v for k, v in ck.items() if k != "model.layers.2.mlp.gate.e_score_correction_bias"}, "BF16")
+    msg = refused(tmp_path)
+    assert "missing 1 tensor" in msg and "model.layers.2.mlp.gate.e_score_correction_bias" in msg and "\n" not in msg
+    # (the MoE layers' own norm is required)
+    R.write_safetensors(tmp_path / "model.safetensors",
+                        {k: v for k, v in ck.items() if k != "model.layers.1.post_mlp_layernorm.weight"}, "BF16")
+    msg = refused(tmp_path)
+    assert "missing 1 tensor" in msg and "model.layers.1.post_mlp_layernorm.weight" in msg and "\n" not in msg
+
+
+def test_axk1_default_layers_follow_first_k_dense_replace_and_moe_layer_freq(from_golden, golden, tmp_path):
+    """AXK1Config fills in mlp_layer_types from first_k_dense_replace (1) and moe_layer_freq (1):
+    layer l sparse when l >= first_k_dense_replace and l % moe_layer_freq == 0 (save_pretrained
+    writes the list instead). Without the list, the same model."""
+    for name, extra in (("axk1", {}), ("axk1-freq", {"first_k_dense_replace": 1, "moe_layer_freq": 2})):
+        (tmp_path / name).mkdir()
+        cfg = copy_case(from_golden, name, tmp_path / name)
+        cfg.pop("mlp_layer_types")
+        (tmp_path / name / "config.json").write_text(json.dumps(dict(cfg, **extra)))
+        g = golden["cases"][name]
+        with load(tmp_path / name, weight_format="bf16") as m:
+            assert m.info["features"] == F.EXPECTED_FEATURES[name][1]
+            np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))

@@ -319,10 +319,24 @@ std::string shape_str(const std::vector<int64_t>& s) {
 // "x.weight" -> "x.bias".
 std::string bias_name(const std::string& weight) { return weight.substr(0, weight.size() - std::strlen("weight")) + "bias"; }
 
+// Cohere 2 MoE: whether layer l's MLP is dense (mlp_layer_types, else the first
+// first_k_dense_replace, 0 when left out, as Cohere2MoeConfig).
+bool cohere_dense_layer(const LlamaConfig& c, int64_t l) {
+    if (!c.mlp_layer_types.empty()) return size_t(l) < c.mlp_layer_types.size() && c.mlp_layer_types[size_t(l)] == "dense";
+    return l < c.first_k_dense_field;
+}
+
 // The family's features for this config (LlamaConfig's qkv_bias .. layer_window) from
 // config.json's fields, for L blocks.
 void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.family = &F;
+    // (Cohere2MoeConfig: RMSNorms instead of the LayerNorms when rms_norm_eps is not null)
+    if (F.cohere_moe && c.rms_norm_eps > 0)
+        fail(VT_STATUS_UNSUPPORTED, "%s: rms_norm_eps %g is not supported for %s (RMSNorms in place of its LayerNorms; "
+             "rms_norm_eps null: the LayerNorms with layer_norm_eps)", c.path.c_str(), c.rms_norm_eps, F.name);
+    if (F.sigmoid_router == 13 && c.mlp_bias_field == 1)  // (HYV3MLP: its dense and shared MLPs' biases)
+        fail(VT_STATUS_UNSUPPORTED, "%s: mlp_bias true is not supported for %s (biases on its dense and shared MLPs)",
+             c.path.c_str(), F.name);
     if (F.moe_layer_range && c.use_bias == 1)  // (its shared experts' and dense MLPs' biases)
         fail(VT_STATUS_UNSUPPORTED, "%s: use_bias true is not supported for %s (biases on the shared experts)",
              c.path.c_str(), F.name);
@@ -444,6 +458,19 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     if (F.sigmoid_router == 9) c.sliding_window_pattern = c.global_attn_every;
     // Kolibri 1: layer_types, else every 5th layer global (Kolibri1Config's; no sliding_window_pattern)
     if (F.sigmoid_router == 12) c.sliding_window_pattern = -1;
+    // Cohere 2 MoE: Cohere2MoeConfig's layer_types default, every prefix_dense_sliding_window_pattern-th
+    // (1) of the first_k_dense_replace dense layers global, then every sliding_window_pattern-th (4),
+    // counted from the first layer after them
+    if (F.cohere_moe && c.layer_types.empty()) {
+        if (c.sliding_window_pattern == 0)  // (its config class divides by it)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: field \"sliding_window_pattern\" must be an integer in [1, 100000], got 0",
+                 c.path.c_str());
+        const int64_t k = std::max<int64_t>(c.first_k_dense_field, 0);
+        const int64_t pp = c.prefix_dense_pattern > 0 ? c.prefix_dense_pattern : 1;
+        const int64_t P = c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern;
+        for (int64_t l = 0; l < L; ++l)
+            c.layer_types.push_back((l < k ? (l + 1) % pp : (l - k + 1) % P) != 0 ? "sliding_attention" : "full_attention");
+    }
     c.layer_window.assign(size_t(std::max<int64_t>(L, 0)), 0);
     // transformers' MistralConfig / Qwen2Config / Qwen3Config: sliding_window defaults to 4096
     // when config.json leaves it out (Phi3Config: none); null turns it off.
@@ -633,6 +660,16 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // Cohere 2: only a layer with a window rotates (none when sliding_window is null).
     if (F.rope_sliding_only)
         for (int64_t l = 0; l < L; ++l) c.layer_nope[size_t(l)] = c.layer_window[size_t(l)] == 0;
+    // Cohere 2 MoE: the experts intermediate_size wide (Cohere2MoeConfig's 22528; moe_intermediate_size is
+    // not its field), every dense layer prefix_dense_intermediate_size (null: intermediate_size)
+    if (F.cohere_moe) {
+        c.moe_intermediate_field = c.intermediate_size > 0 ? c.intermediate_size : 22528;
+        c.intermediate_size = c.prefix_dense_intermediate > 0 ? c.prefix_dense_intermediate : c.moe_intermediate_field;
+    }
+    // (Cohere 2 MoE: with prefix_dense_sliding_window_pattern 1, every dense layer rotates: force_rope)
+    if (F.cohere_moe && c.prefix_dense_pattern <= 1)
+        for (int64_t l = 0; l < L; ++l)
+            if (cohere_dense_layer(c, l)) c.layer_nope[size_t(l)] = 0;
     // EXAONE 4: with a window, the global layers attend without RoPE.
     if (F.nope_global && window > 0)
         for (int64_t l = 0; l < L; ++l) c.layer_nope[size_t(l)] = c.layer_window[size_t(l)] == 0;
@@ -671,6 +708,8 @@ RouterDefaults router_defaults(const ModelFamily& F) {
         case 10: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMoEConfig
         case 11: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMLAConfig
         case 12: return {0, -1, 1, 1, 0, false, 1.0};  // Kolibri1Config (shared_expert_intermediate_size)
+        case 13: return {1, 1, 1, 1, 1, true, 2.826};  // HYV3Config (mlp_layer_types, router_scaling_factor; layer 80: MTP)
+        case 14: return {1, 1, 8, 4, 0, true, 2.5};    // AXK1Config (mlp_layer_types; no MTP layers)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -696,8 +735,8 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
             fail(VT_STATUS_UNSUPPORTED, "%s: norm_topk_prob true is not supported for %s (transformers' router never "
                  "renormalizes its top weights; DeepSeek's own code does)", src.c_str(), F.name);
     }
-    // (AfmoeConfig and Kolibri1Config have no n_group / topk_group: not read)
-    if (F.sigmoid_router == 9 || F.sigmoid_router == 12) grouped = false;
+    // (AfmoeConfig, Kolibri1Config and HYV3Config have no n_group / topk_group: not read)
+    if (F.sigmoid_router == 9 || F.sigmoid_router == 12 || F.sigmoid_router == 13) grouped = false;
     c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
     c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
     // (DeepSeek-V3's sigmoid router and Mistral 4's softmax one score a group by its best two
@@ -717,13 +756,15 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
              (long long)c.experts_per_tok,
              (long long)(c.moe_topk_groups * (E / G)), (long long)c.moe_topk_groups);
     // (AFMoE: route_scale, its config class's name; routed_scaling_factor is not read)
-    // (Kolibri 1: no scaling, routed_scaling_factor not its field)
-    const bool afmoe = F.sigmoid_router == 9;
-    const double scale_field = afmoe ? c.route_scale_field : F.sigmoid_router == 12 ? -1 : c.routed_scaling_field;
+    // (Kolibri 1: no scaling, routed_scaling_factor not its field; HY-V3: router_scaling_factor, its
+    // config class's name)
+    const bool afmoe = F.sigmoid_router == 9, hy = F.sigmoid_router == 13;
+    const double scale_field = afmoe ? c.route_scale_field : hy ? c.router_scaling_field
+                               : F.sigmoid_router == 12 ? -1 : c.routed_scaling_field;
     c.routed_scaling = float(scale_field >= 0 ? scale_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g is not finite in float32", src.c_str(),
-             afmoe ? "route_scale" : "routed_scaling_factor", scale_field);
+             afmoe ? "route_scale" : hy ? "router_scaling_factor" : "routed_scaling_factor", scale_field);
 }
 
 // DeepSeek-V2 / V3's latent attention sizes (config.json, else their config classes' defaults)
@@ -747,6 +788,9 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : cpm ? v_cpm : 128;
     // (V2: pairs (2i, 2i + 1) always; V3, Mistral 4, Youtu: unless rope_interleave is false; MiniCPM3: never)
     c.mla_interleaved = F.mla == 2 || (!cpm && c.rope_interleave_field != 0);
+    if (F.sigmoid_router == 14 && c.q_lora_field == 0)  // (AXK1Attention always has q_a_proj / q_b_proj)
+        fail(VT_STATUS_UNSUPPORTED, "%s: q_lora_rank null is not supported for %s (its attention always projects q "
+             "through q_a_proj and q_b_proj)", src.c_str(), F.name);
     if (c.mla_rope % 2 != 0)
         fail(VT_STATUS_FORMAT_ERROR, "%s: qk_rope_head_dim %lld must be even (RoPE rotates pairs)", src.c_str(),
              (long long)c.mla_rope);
@@ -832,9 +876,13 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     // (LFM2-MoE: its num_dense_layers)
     // (Solar Open's config class has no first_k_dense_replace: experts in every layer)
     // (AFMoE: its num_dense_layers too)
+    // (HY-V3: mlp_layer_types, else the first layer dense; first_k_dense_replace is not its field)
+    // (Cohere 2 MoE: first_k_dense_replace, 0 when left out, unless mlp_layer_types)
     const int64_t first_dense_field = F.sigmoid_router == 7 || F.sigmoid_router == 9 ? c.num_dense_layers_field
-                                      : F.sigmoid_router == 8 || F.sigmoid_router == 12 ? 0 : c.first_k_dense_field;
-    const int64_t first_dense = !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
+                                      : F.sigmoid_router == 8 || F.sigmoid_router == 12 ? 0
+                                      : F.sigmoid_router == 13 ? -1 : c.first_k_dense_field;
+    const int64_t first_dense = F.cohere_moe ? std::max<int64_t>(c.first_k_dense_field, 0)
+                                : !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
     c.moe_choice_bias = F.choice_bias && !(F.sigmoid_router == 7 && c.use_expert_bias == 0);
     c.moe_norm_eps = F.sigmoid_router == 7 ? 1e-6f : F.sigmoid_router == 12 ? 0.0f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
@@ -846,7 +894,15 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const int64_t hi = F.moe_layer_range && c.moe_end_field >= 0 ? c.moe_end_field : L - 1;
     int64_t first = -1;
     // (EXAONE MoE, GLM-4 MoE lite: they decide)
-    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6) && !c.mlp_layer_types.empty();
+    // (A.X-K1: AXK1Config's default from first_k_dense_replace (1) and moe_layer_freq (1))
+    if (F.sigmoid_router == 14 && c.mlp_layer_types.empty()) {
+        const int64_t k = c.first_k_dense_field >= 0 ? c.first_k_dense_field : 1;
+        const int64_t freq = c.moe_layer_freq > 0 ? c.moe_layer_freq : 1;
+        for (int64_t l = 0; l < L; ++l) c.mlp_layer_types.push_back(l >= k && l % freq == 0 ? "sparse" : "dense");
+    }
+    // (HY-V3, Cohere 2 MoE, A.X-K1: they decide too)
+    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 13 ||
+                           F.sigmoid_router == 14 || F.cohere_moe) && !c.mlp_layer_types.empty();
     if (by_types && int64_t(c.mlp_layer_types.size()) != L)
         fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
              c.mlp_layer_types.size(), (long long)L);
@@ -859,6 +915,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     }
     const std::string src = c.from_file ? c.path : std::string("the defaults (no config.json)");
     const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
+    // (A.X-K1: the correction bias when the files hold it — the released ones do not, and
+    // transformers routes with zeros then —, judged by the first MoE layer's)
+    if (F.sigmoid_router == 14) c.moe_choice_bias = first >= 0 && ck.find(p + F.choice_bias);
+    c.moe_out_norm = F.sigmoid_router == 14;
     // gpt-oss: the Hub's files hold the experts as MXFP4 blocks; dequantized ones as they are.
     c.mxfp4_experts = F.gpt_oss && ck.find(p + F.expert_tensors[0] + "_blocks");
     c.num_experts = c.num_experts_field;
@@ -887,7 +947,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (c.experts_per_tok > c.num_experts)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %lld is more than the %lld experts",
              src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
-    c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 ? true  // (AFMoE: always; not its field)
+    c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 || F.sigmoid_router == 13 ? true  // (AFMoE, HY-V3: always; not their field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
     if (F.sparsemixer) {  // PhiMoE: two experts, whatever the field says; their weights not renormalized
@@ -899,6 +959,17 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         // (PhimoeConfig's router_jitter_noise 0.01; the mask compares in float32 with 2 · eps)
         c.moe_jitter2 = float(2.0 * (c.router_jitter_field >= 0 ? c.router_jitter_field : 0.01));
     }
+    if (F.cohere_moe) {  // Cohere2MoeTopKRouter: the top k logits' softmax, or their sigmoids
+        const std::string fn = c.expert_selection_fn.empty() ? "softmax" : c.expert_selection_fn;
+        if (fn != "softmax" && fn != "sigmoid")
+            fail(VT_STATUS_UNSUPPORTED, "%s: expert_selection_fn \"%s\" is not supported for %s (softmax, sigmoid)",
+                 src.c_str(), fn.c_str(), F.name);
+        c.moe_sigmoid = fn == "sigmoid";
+        // (the softmax of the top k logits: the top k of the softmax, renormalized; the sigmoids
+        // renormalized when norm_topk_prob, true when left out, by their plain sum)
+        c.norm_topk = !c.moe_sigmoid || c.norm_topk_prob_field != 0;
+        c.moe_norm_eps = 0.0f;
+    }
     auto rows_of = [&](const std::string& name) -> int64_t {
         const TensorView* t = ck.find(name);
         return t && t->shape.size() == 2 ? t->shape[0] : -1;
@@ -906,7 +977,14 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (!F.config_norm_topk && !F.moe_layer_range && c.intermediate_size > 0) c.moe_intermediate = c.intermediate_size;  // Mixtral
     else if (c.moe_intermediate_field > 0) c.moe_intermediate = c.moe_intermediate_field;
     else if (!F.fused_experts) c.moe_intermediate = rows_of(p + F.expert_prefix + "0." + F.expert_tensors[0]);
-    if (granite_shared(F)) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
+    if (F.cohere_moe) {  // num_shared_experts (0) experts' width, added or averaged
+        c.shared_intermediate = std::max<int64_t>(c.n_shared_experts_field, 0) * c.moe_intermediate;
+        const std::string how = c.shared_combination.empty() ? "average" : c.shared_combination;
+        if (c.shared_intermediate > 0 && how != "average" && how != "sum")  // (transformers raises only then)
+            fail(VT_STATUS_UNSUPPORTED, "%s: shared_expert_combination_strategy \"%s\" is not supported for %s (average, "
+                 "sum)", src.c_str(), how.c_str(), F.name);
+        c.moe_shared_average = c.shared_intermediate > 0 && how == "average";
+    } else if (granite_shared(F)) {  // GraniteMoeShared: 0 when left out, as GraniteMoeSharedConfig
         c.shared_intermediate = std::max<int64_t>(0, c.shared_intermediate_field);
     } else if (F.shared_prefix && F.moe_per_layer_fields) {  // HunYuan MoE: one, intermediate_size wide
         c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
@@ -922,6 +1000,9 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
             fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_experts 0 is not supported for %s (its model keeps a shared "
                  "MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
+        if (F.sigmoid_router == 13 && n == 0)  // (HYV3MLP takes width 0 as intermediate_size: not what the field says)
+            fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_experts 0 is not supported for %s (its model then builds a "
+                 "shared MLP intermediate_size wide)", src.c_str(), F.name);
         c.shared_intermediate = n >= 0 ? n * c.moe_intermediate
                                        : std::max<int64_t>(0, rows_of(p + F.shared_prefix + "gate_proj.weight"));
     } else if (F.shared_prefix) {
@@ -1126,6 +1207,10 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         std::string rest;
         // Old conversions store the RoPE buffer; it is recomputed from the config.
         if (split_layer_name(t->name, F.layer_prefix, &layer, &rest) && is_ignored_layer_tensor(F, rest)) continue;
+        // (A.X-K1's dense layers: their files hold a post_mlp_layernorm they do not use, ignored as transformers does)
+        if (c.moe_out_norm && split_layer_name(t->name, F.layer_prefix, &layer, &rest) &&
+            rest == F.layer_tensors[T_POST_MLP_NORM])
+            continue;
         // (EXAONE MoE's multi-token-prediction module: mtp.*, as transformers ignores it)
         if (F.sigmoid_router == 5 && t->name.compare(0, 4, "mtp.") == 0) continue;
         // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
@@ -1862,6 +1947,12 @@ LlamaConfig read_config(const std::string& dir) {
             c.router_jitter_field = v->d;
         }
         c.lm_head_bias_field = r.boolean(root, "lm_head_bias");
+        c.router_scaling_field = r.positive(root, "router_scaling_factor");  // (HY-V3)
+        c.expert_selection_fn = r.string(root, "expert_selection_fn");  // (Cohere 2 MoE)
+        c.shared_combination = r.string(root, "shared_expert_combination_strategy");
+        c.prefix_dense_pattern = r.integer(root, "prefix_dense_sliding_window_pattern", 1, 100000);
+        c.prefix_dense_intermediate = r.integer(root, "prefix_dense_intermediate_size", 1, kMaxDim);
+        c.moe_layer_freq = r.integer(root, "moe_layer_freq", 1, 100000);  // (A.X-K1)
         int64_t bos = r.integer(root, "bos_token_id", 0, INT32_MAX);
         c.bos_token_id = int32_t(bos);
         r.token_ids(root, "eos_token_id", c.eos_token_ids);

@@ -184,6 +184,13 @@ struct LlamaConfig {
     int mup_enabled = -1;            // AFMoE: mup_enabled (-1: absent = false)
     double router_jitter_field = -1;  // PhiMoE: router_jitter_noise (-1: absent)
     int lm_head_bias_field = -1;      // PhiMoE: lm_head_bias (-1: absent = false)
+    double router_scaling_field = -1;  // HY-V3: router_scaling_factor (-1: absent)
+    // Cohere 2 MoE (empty / -1: absent or null):
+    // expert_selection_fn, shared_expert_combination_strategy, prefix_dense_sliding_window_pattern,
+    // prefix_dense_intermediate_size
+    std::string expert_selection_fn, shared_combination;
+    int64_t prefix_dense_pattern = -1, prefix_dense_intermediate = -1;
+    int64_t moe_layer_freq = -1;  // A.X-K1: moe_layer_freq (-1: absent)
     int use_post_norm = -1;                                // HyperCLOVA X (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
     // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
@@ -260,6 +267,12 @@ struct LlamaConfig {
     // Kolibri 1: the choice made on the router's logit + its bias (the others': sigmoid(logit) + bias);
     // the chosen experts still weighted by sigmoid(logit)
     bool moe_choice_on_logits = false;
+    // Cohere 2 MoE's "average": the routed experts' sum and the shared experts' output averaged,
+    // (routed + shared) / 2, not added.
+    bool moe_shared_average = false;
+    // A.X-K1: the MoE block's output (shared experts included) RMSNormed by the layer's
+    // post_mlp_norm (T_POST_MLP_NORM) before the residual add; its dense layers' MLPs are not.
+    bool moe_out_norm = false;
     std::vector<uint8_t> layer_moe;  // [blocks] 1 where the layer's MLP is the experts
     // gpt-oss (family.h): the checkpoint holds the experts as MXFP4 blocks and scales.
     bool mxfp4_experts = false;

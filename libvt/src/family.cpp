@@ -1579,6 +1579,76 @@ const ModelFamily kFamilies[] = {
         /*sigmoid router=*/12, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"moe.router.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
         /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
     },
+    {
+        // HY-V3 (tencent/Hy3-preview): Qwen3-MoE's attention (per-head q/k RMSNorms before RoPE;
+        // q/k/v/o biases when attention_bias) in Llama's pre-norm block; dense layers by
+        // mlp_layer_types (else the first), the others a sigmoid router (mlp.router.gate) choosing
+        // on score + mlp.expert_bias, the chosen scores renormalized and times
+        // router_scaling_factor, plus ungated shared experts (mlp.shared_mlp) — the Hub's names,
+        // which save_pretrained writes (transformers renames them to mlp.gate, mlp.e_score_correction_bias
+        // and mlp.shared_experts in memory). sigmoid_router 13.
+        "HYV3", "HYV3ForCausalLM", "hy_v3",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        VT_LLAMA_LAYER_TENSORS, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/true,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/11158840.0, /*max positions=*/131072,
+        "mlp.router.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_mlp.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/13, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/"mlp.expert_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
+    {
+        // Cohere 2 MoE (CohereLabs/command-a-plus-05-2026): Cohere 2's block (a bias-free LayerNorm
+        // before a parallel block, RoPE over pairs (2i, 2i + 1) on the sliding layers only,
+        // logit_scale, tied by default) with a router (mlp.gate) over experts and shared experts
+        // (mlp.shared_experts) averaged in, dense layers first (cohere_moe).
+        "Cohere2Moe", "Cohere2MoeForCausalLM", "cohere2_moe",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+         "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+         "input_layernorm.weight", nullptr, "self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias",
+         "self_attn.o_proj.bias", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+        "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::LAYER_NORM, ModelFamily::INTERLEAVED, ModelFamily::CONFIG_ATTENTION_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::WINDOW_ALTERNATE, /*default window=*/4096, /*gemma=*/ModelFamily::NOT_GEMMA, /*window pattern=*/4, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/128, /*head_dim=*/128, /*eps without config=*/1e-5, /*eps with config=*/1e-5,
+        /*rope_theta=*/10000.0, /*max positions=*/8192,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false,
+        /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false,
+        /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/true, /*norm without bias=*/true,
+        /*logit scale=*/true, /*rope sliding only=*/true, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/0, /*qk norm field=*/false, /*mla=*/0, /*choice bias=*/nullptr, /*rotary dim or factor=*/false, /*moe layer range=*/false,
+        /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+        /*sparsemixer=*/false, /*cohere moe=*/true,
+    },
+    {
+        // A.X-K1 (skt/A.X-K1): DeepSeek-V3's latent attention (always with q's LoRA) and router, the
+        // MoE block's output RMSNormed (post_mlp_layernorm, at the layer's level in its files as
+        // save_pretrained writes it) before the residual add (sigmoid_router 14).
+        "AXK1", "AXK1ForCausalLM", "axk1",
+        "model.embed_tokens.weight", "model.norm.weight", "lm_head.weight", "model.layers.",
+        {"self_attn.q_proj.weight", nullptr, nullptr, "self_attn.o_proj.weight", "mlp.gate_proj.weight",
+         "mlp.up_proj.weight", "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "post_mlp_layernorm.weight",
+         nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, "self_attn.q_a_proj.weight",
+         "self_attn.q_a_layernorm.weight", "self_attn.q_b_proj.weight", "self_attn.kv_a_proj_with_mqa.weight",
+         "self_attn.kv_a_layernorm.weight", "self_attn.kv_b_proj.weight"}, "self_attn.rotary_emb.inv_freq",
+        "silu", ModelFamily::RMS_NORM, ModelFamily::ROTATE_HALF, ModelFamily::NO_BIAS,
+        /*config_mlp_bias=*/false, /*qk_norm=*/false,
+        /*fused qkv, gate_up=*/false, false, ModelFamily::NO_WINDOW, /*default window=*/0, /*gemma=*/ModelFamily::NOT_GEMMA, 0, 0.0, 0.0, /*local rope=*/false,
+        /*config head_dim=*/0, /*head_dim=*/128, /*eps without config=*/1e-6, /*eps with config=*/1e-6,
+        /*rope_theta=*/10000.0, /*max positions=*/32768,
+        "mlp.gate.weight", "mlp.experts.", {"gate_proj.weight", "up_proj.weight", "down_proj.weight"},
+        "mlp.shared_experts.", /*shared gate=*/nullptr, /*config norm_topk_prob=*/true, /*nope=*/false, /*multipliers=*/false, /*post norm only=*/false, /*fused experts=*/false, /*qk norm full=*/false, /*gpt-oss=*/false, /*phi=*/false, /*rotary factor=*/0.0, /*nope global=*/false, /*bias by default=*/false, /*sandwich norms=*/false, /*parallel block=*/false, /*norm without bias=*/false, /*logit scale=*/false, /*rope sliding only=*/false, /*norm plus one=*/false, /*qk norm after rope=*/false, /*ntk alpha=*/false, /*out bias field=*/false, /*rope fields required=*/false, /*qkv grouped=*/false, /*parallel residual field=*/false, /*mlp bias always=*/false, /*pos embed=*/nullptr, /*multi query field=*/false, /*conv1d=*/false, /*bare prefix=*/nullptr, /*kv heads are heads=*/false, /*rotary dim field=*/false, /*pos embed offset=*/0, /*falcon norms=*/0, /*alibi=*/0, /*embed norm=*/nullptr, /*attention types=*/false,
+        /*sigmoid router=*/14, /*qk norm field=*/false, /*mla=*/3, /*choice bias=*/"mlp.gate.e_score_correction_bias", /*rotary dim or factor=*/false, /*moe layer range=*/false, /*short conv=*/false, /*moe per layer fields=*/false, /*llama4 scale=*/false, /*minicpm scales=*/false, /*mlp bias by default=*/false, /*layer rope theta=*/false,
+    },
 };
 
 #undef VT_LLAMA_LAYER_TENSORS
@@ -1773,7 +1843,8 @@ bool layer_tensor_expected(const LlamaConfig& c, LayerTensor which, int64_t laye
         case T_K_NORM: return c.qk_norm;
         case T_POST_ATTN_NORM:
         case T_POST_MLP_NORM:
-            return c.family && (c.family->gemma_block() || c.family->post_norm_only || c.sandwich_norms);
+            return (c.family && (c.family->gemma_block() || c.family->post_norm_only || c.sandwich_norms)) ||
+                   (which == T_POST_MLP_NORM && c.moe_out_norm && c.moe_layer(layer));  // (A.X-K1's MoE layers)
         case T_SINKS: return c.family && c.family->layer_tensors[T_SINKS];  // (gpt-oss, GraniteSWA)
         case T_MLP_NORM: return !c.parallel_one_norm;  // (Falcon's parallel block with one norm)
         case T_ATTN_NORM_BIAS: return c.family && c.family->norm == ModelFamily::LAYER_NORM && !c.family->norm_without_bias;
@@ -1908,7 +1979,8 @@ std::string feature_list(const LlamaConfig& c) {
         add(moe);
         if (c.norm_topk) add("norm-topk");
         if (c.family && c.family->sparsemixer) add(format("sparsemixer-router jitter %g", double(c.moe_jitter2) / 2));
-        if (c.shared_intermediate > 0) add(format("shared-expert %lld", (long long)c.shared_intermediate));
+        if (c.shared_intermediate > 0)  // (Cohere 2 MoE: "shared-expert N average", (routed + shared) / 2)
+            add(format("shared-expert %lld%s", (long long)c.shared_intermediate, c.moe_shared_average ? " average" : ""));
         if (c.moe_sigmoid || c.moe_groups > 1 || c.routed_scaling != 1.0f) {  // (DeepSeek-V2's: softmax)
             std::string r = c.moe_sigmoid ? "sigmoid-router" : "softmax-router";
             if (c.moe_choice_on_logits) r += " logit-choice";  // (Kolibri 1)
@@ -1916,6 +1988,7 @@ std::string feature_list(const LlamaConfig& c) {
             if (c.routed_scaling != 1.0f) r += format(" scale %g", double(c.routed_scaling));
             add(r);
         }
+        if (c.moe_out_norm) add("moe-output-norm");  // (A.X-K1)
     }
     if (c.mla) {
         std::string a = format("mla kv-lora %lld", (long long)c.mla_kv_lora);

@@ -34,7 +34,11 @@
 // block under its Hub names, q|k|v fused in one query_key_value, or under transformers' own with
 // the experts stacked: sigmoid_router 10), Sarvam-MLA
 // (DeepSeek-V3 with its own defaults: sigmoid_router 11), Kolibri 1 (EXAONE 4's attention and windows, GLM-4's
-// sandwich norms, experts in every layer chosen on the router's logit + bias: sigmoid_router 12). Multimodal Gemma 3 is not a row: the
+// sandwich norms, experts in every layer chosen on the router's logit + bias: sigmoid_router 12), HY-V3
+// (Tencent's Hy3: Qwen3-MoE's attention, AFMoE's router with its scale and shared experts, dense
+// layers by mlp_layer_types: sigmoid_router 13), Cohere 2 MoE (Cohere 2's block with experts,
+// shared ones averaged in: cohere_moe), A.X-K1 (DeepSeek-V3 with the MoE block's output RMSNormed:
+// sigmoid_router 14). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -328,7 +332,17 @@ struct ModelFamily {
     // layer, the choice on the logit + the choice bias, the chosen sigmoid(logit) renormalized by
     // their plain sum when norm_topk_prob (default false), no scaling, no groups; shared experts
     // shared_expert_intermediate_size (512) wide; n_group, topk_group, routed_scaling_factor,
-    // first_k_dense_replace and sliding_window_pattern are not its fields and are not read).
+    // first_k_dense_replace and sliding_window_pattern are not its fields and are not read),
+    // 13 HY-V3's (HYV3TopKRouter: AFMoE's router — no groups, the choice bias on the block, the
+    // top weights always renormalized, the sum + 1e-20 — times router_scaling_factor (2.826);
+    // dense layers by mlp_layer_types, else the first one; num_shared_experts (1) ungated shared
+    // experts' width; one multi-token-prediction layer after the model's, not loaded),
+    // 14 A.X-K1's (AXK1Config: DeepSeek-V3's router and defaults but first_k_dense_replace 1 and
+    // no multi-token-prediction layer; mlp_layer_types, else layer l sparse when l >=
+    // first_k_dense_replace and l % moe_layer_freq (1) == 0; the correction bias when the files
+    // hold it (the released ones route without: transformers' zeros); the MoE block's output,
+    // shared experts included, RMSNormed by the layer's post_mlp_layernorm (T_POST_MLP_NORM),
+    // which the dense layers' files may hold unused).
     int sigmoid_router;
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
@@ -413,6 +427,19 @@ struct ModelFamily {
     // cos / sin scale is rope_parameters' short_mscale, or long_mscale past
     // original_max_position_embeddings (RopeScaling::attention_factor_long).
     bool sparsemixer;
+    // Cohere 2 MoE: Cohere 2's block (a row with parallel_block, rope_sliding_only) with experts
+    // intermediate_size wide: the router (mlp.gate) takes the top num_experts_per_tok logits and
+    // weights them by their softmax (expert_selection_fn "softmax", the default) or by their
+    // sigmoids, renormalized when norm_topk_prob (true) ("sigmoid"; no correction bias, no
+    // scaling); num_shared_experts (0) ungated shared experts, intermediate_size ·
+    // num_shared_experts wide, added to the routed sum ("sum") or averaged with it ("average",
+    // the default: (routed + shared) / 2; shared_expert_combination_strategy). Dense layers by
+    // mlp_layer_types, else the first first_k_dense_replace (0), prefix_dense_intermediate_size
+    // wide (null: intermediate_size); every dense layer rotates when
+    // prefix_dense_sliding_window_pattern is 1 (the default: force_rope), and the default
+    // layer_types count that pattern over the dense prefix and sliding_window_pattern (4) over
+    // the rest. rms_norm_eps not null (RMSNorms instead of the LayerNorms) is refused.
+    bool cohere_moe;
 };
 
 // The expert tensors of MoE layer `layer` (config c resolved), in load order: router,

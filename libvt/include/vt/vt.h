@@ -540,7 +540,7 @@ typedef struct vt_model_info {
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Youtu", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "Jais2", "HunYuanDenseV1", "VaultGemma",
      * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3", "Afmoe", "PhiMoE",
-     * "SarvamMoE", "SarvamMLA", "Kolibri1". */
+     * "SarvamMoE", "SarvamMLA", "Kolibri1", "HYV3", "Cohere2Moe", "AXK1". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -548,8 +548,9 @@ typedef struct vt_model_info {
      * "attn-softcap C", "final-softcap C", "head-dim N" (head_dim × num_heads != hidden_size),
      * "sliding-window W (every layer | layer A | layers A..B | layers A,B,... | K of N layers)",
      * "moe E experts top-K" (+ " (M of N layers)" when some layers are dense), "norm-topk",
-     * "shared-expert I", "sigmoid-router" / "softmax-router" (+ " logit-choice": Kolibri 1, the choice on the
-     * logit + bias; + " groups K/G", " scale S": GLM-4 MoE, dots1, DeepSeek, MiniMax-M2),
+     * "shared-expert I" (+ " average": Cohere 2 MoE's (routed + shared) / 2), "moe-output-norm" (A.X-K1: the MoE
+     * block's output RMSNormed), "sigmoid-router" / "softmax-router" (+ " logit-choice": Kolibri 1, the choice on
+     * the logit + bias; + " groups K/G", " scale S": GLM-4 MoE, dots1, DeepSeek, MiniMax-M2),
      * "mla kv-lora R[ q-lora Q] heads N+P v V" (DeepSeek's latent attention), "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
      * "logits-scaling S" (Granite), "attention-sinks" (gpt-oss, GraniteSWA), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),

@@ -583,9 +583,10 @@ void sparsemixer_top2(const float* sc, int64_t E, float jitter2, int32_t* pick, 
 // transformers computes it (Mixtral / Qwen2-MoE / Qwen3-MoE): softmax of the router's
 // logits in float32, each row's top k experts (ties: the lower index), their weights
 // renormalized to sum 1 when norm_topk, out = sum of weight · expert(x) in expert order;
-// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x); gpt-oss's
-// router adds its bias; PhiMoE's is sparsemixer_top2. Each expert runs once over the rows that
-// chose it (gathered), so a prefill chunk reads each expert's weights once.
+// Qwen2-MoE adds sigmoid(shared_gate · x) · shared(x), GraniteMoeShared shared(x) (Cohere 2 MoE
+// averages the two: moe_shared_average); gpt-oss's router adds its bias; PhiMoE's is
+// sparsemixer_top2. Each expert runs once over the rows that chose it (gathered), so a prefill
+// chunk reads each expert's weights once.
 void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, float* out) {
     const LlamaConfig& c = s.model->cfg;
     const int64_t H = c.hidden_size, E = c.num_experts, k = c.experts_per_tok;
@@ -698,6 +699,8 @@ void moe_mlp(CpuSession& s, const LayerWeights& w, const float* xn, int64_t n, f
             const float* y = s.moe_y.data() + i * H;
             for (int64_t h = 0; h < H; ++h) o[h] += g * y[h];
         }
+        if (c.moe_shared_average)  // Cohere 2 MoE: (routed + shared) / 2
+            for (int64_t t = 0; t < n * H; ++t) out[t] *= 0.5f;
     }
 }
 
@@ -1061,7 +1064,7 @@ void run(const Pass& p, int64_t r0, float* logits_out) {
                 linear_swiglu(*w.gate, *w.up, xnf, n, bias_or_null(w.gate_bias), bias_or_null(w.up_bias), lopt, mlp);
             linear(*w.down, mlp, n, bias_or_null(w.down_bias), lopt, tmp);
         }
-        if (post)
+        if (post || (c.moe_out_norm && c.moe_layer(l)))  // (A.X-K1: its MoE block's output only)
             parallel_for(n, n > 1 ? row_grain : n, [&](int64_t b, int64_t e, int) {
                 for (int64_t i = b; i < e; ++i) ops::rmsnorm_heads(tmp + i * H, 1, H, w.post_mlp_norm.data(), eps);
             });
