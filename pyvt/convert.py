@@ -1652,6 +1652,13 @@ def _all_or_none(g: GGUFFile, n_layers: int, kinds: tuple, why: str, p: str) -> 
             raise ValueError(f"{p}: missing tensor {miss[0]}: {why}")
 
 
+def _no_rope_freqs(g: GGUFFile, p: str, what: str) -> None:
+    """A file of an architecture whose llama.cpp graph, or whose Hugging Face model, rotates
+    without RoPE frequency factors: its rope_freqs tensor refused, `what` saying why."""
+    if "rope_freqs.weight" in g.tensors:
+        raise ValueError(f"{p}: tensor rope_freqs.weight: {what}; pyvt does not guess what is meant")
+
+
 def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool]:
     """Check that the tensors are those of a model of this architecture with these
     hyperparameters, with their shapes -> (vocab size, tied embeddings)."""
@@ -1676,9 +1683,8 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: tensor {biases[0]}: ERNIE 4.5 files with biases are not supported (transformers' "
                          f"use_bias puts one on every linear; llama.cpp's {arch} adds only q/k/v's)")
     if arch in ("ernie4_5-moe", "minimax-m2", "exaone-moe"):
-        if "rope_freqs.weight" in g.tensors:  # (none of them in transformers; ernie / minimax: not loaded)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a {arch} file are not "
-                             "supported (the Hugging Face model has none); pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, f"RoPE frequency factors in a {arch} file are not supported (the Hugging Face model "
+                             "has none)")
         if arch != "ernie4_5-moe" and "output.weight" not in g.tensors:
             raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's {arch} needs it)")
     if arch == "olmo" and (w := [n for n in ("output_norm.weight", "output_norm.bias", "rope_freqs.weight")
@@ -1686,9 +1692,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         raise ValueError(f"{p}: tensor {w[0]}: llama.cpp's olmo loads none (OLMo's final LayerNorm has no weights "
                          "and its RoPE no frequency factors); pyvt does not guess what is meant")
     if arch == "afmoe":
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's afmoe rotates without frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's afmoe loads no RoPE frequency factors; "
-                             "pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, "llama.cpp's afmoe loads no RoPE frequency factors")
         if biases := [n for n in names if n.endswith(".bias") and not n.endswith(_EXP_PROBS_B)]:
             raise ValueError(f"{p}: tensor {biases[0]}: afmoe files with biases are not supported (llama.cpp's afmoe "
                              "adds only q/k/v's; AfmoeConfig's attention_bias puts one on o_proj too)")
@@ -1720,28 +1724,21 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                      "biases in every block (NemotronConfig's attention_bias puts them on all four)", p)
         _all_or_none(g, n_layers, _NEMOTRON_MLP_BIASES, "a nemotron file with MLP biases needs up and down "
                      "biases in every block (NemotronConfig's mlp_bias puts them on both)", p)
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's nemotron rotates without frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's nemotron loads no RoPE frequency factors "
-                             "(NemotronConfig's RoPE is linear-scaled or not at all); pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, "llama.cpp's nemotron loads no RoPE frequency factors (NemotronConfig's RoPE is "
+                             "linear-scaled or not at all)")
     if arch == "jais2":
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's jais2 rotates without frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's jais2 loads no RoPE frequency factors; "
-                             "pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, "llama.cpp's jais2 loads no RoPE frequency factors")
         if "blk.0.attn_output.bias" in g.tensors and (
                 miss := [f"blk.{i}.{t}" for i in range(n_layers) for t in _QKV_BIASES if f"blk.{i}.{t}" not in g.tensors]):
             raise ValueError(f"{p}: missing tensor {miss[0]}: a jais2 file has o_proj biases (llama.cpp's jais2 "
                              "needs them), and Jais2Config's attention_bias puts biases on q/k/v/o together")
     if arch == "gptneox":
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's gptneox rotates without frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's gptneox loads no RoPE frequency factors; "
-                             "pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, "llama.cpp's gptneox loads no RoPE frequency factors")
         if "output.weight" not in g.tensors:  # (GPT-NeoX's embed_out; llama.cpp's gptneox needs it)
             raise ValueError(f"{p}: missing tensor output.weight (llama.cpp's gptneox needs the output matrix, "
                              "GPT-NeoX's embed_out)")
     if arch == "falcon":
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's falcon rotates without frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's falcon loads no RoPE frequency factors; "
-                             "pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, "llama.cpp's falcon loads no RoPE frequency factors")
         # FalconConfig has the second norm (ln_attn, with its bias) in every block or in none;
         # llama.cpp takes it block by block
         _all_or_none(g, n_layers, ("attn_norm_2.weight", "attn_norm_2.bias"), "a falcon file with attn_norm_2 "
@@ -1760,9 +1757,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         _all_or_none(g, n_layers, _QKV_BIASES + ("attn_output.bias",), "a dots1 file with biases needs q/k/v/o "
                      "biases in every block (Dots1Config's attention_bias puts them on all four)", p)
     if arch in _HUNYUAN_ARCHS:
-        if "rope_freqs.weight" in g.tensors:  # (HunYuan's RoPE has no frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a {arch} file are not "
-                             "supported (HunYuan has none); pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, f"RoPE frequency factors in a {arch} file are not supported (HunYuan has none)")
         if o_bias := [n for n in names if n.endswith(".attn_output.bias")]:
             raise ValueError(f"{p}: tensor {o_bias[0]}: llama.cpp's {arch} loads no o_proj bias (a file with one "
                              "does not load there, and a HunYuan checkpoint with attention_bias has one); pyvt does "
@@ -1770,18 +1765,15 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
         _all_or_none(g, n_layers, _QKV_BIASES, f"a {arch} file with biases needs q/k/v biases in every block "
                      "(HunYuan's attention_bias puts them on all)", p)
     if arch == "mistral3":
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's llama3 factors; Ministral 3's RoPE is rope_parameters')
-            raise ValueError(f"{p}: tensor rope_freqs.weight: RoPE frequency factors in a mistral3 file are not "
-                             "supported (Ministral 3's RoPE has none); pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, "RoPE frequency factors in a mistral3 file are not supported (Ministral 3's RoPE "
+                             "has none)")
         if biases := [n for n in names if n.endswith(".bias")]:  # (llama.cpp's mistral3 loads o / MLP biases)
             raise ValueError(f"{p}: tensor {biases[0]}: Ministral 3 has no biases (Ministral3Config has no "
                              "attention_bias or mlp_bias); pyvt does not convert a mistral3 file with them")
     conv = set(hp.get("conv") or ())
     conv_bias = expert_bias = False
     if arch in _LFM2_ARCHS:
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's lfm2 / lfm2moe rotate without frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} loads no RoPE frequency factors "
-                             "(Lfm2's RoPE has none); pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, f"llama.cpp's {arch} loads no RoPE frequency factors (Lfm2's RoPE has none)")
         # Lfm2Config's conv_bias: in_proj, conv and out_proj biases in every convolution block, or
         # none (llama.cpp's lfm2 loads none: such a file is Hugging Face's model, not llama.cpp's)
         conv_bias = any(f"blk.{i}.{t}" in g.tensors for i in conv for t in _LFM2_CONV_BIASES)
@@ -1798,9 +1790,7 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                                  "router's expert bias needs it in every MoE block (Lfm2MoeConfig's "
                                  "use_expert_bias)")
     if arch in _MLA_ARCHS:
-        if "rope_freqs.weight" in g.tensors:  # (llama.cpp's deepseek2 / mistral4 / minicpm3 load no RoPE frequency factors)
-            raise ValueError(f"{p}: tensor rope_freqs.weight: llama.cpp's {arch} loads no RoPE frequency factors; "
-                             "pyvt does not guess what is meant")
+        _no_rope_freqs(g, p, f"llama.cpp's {arch} loads no RoPE frequency factors")
         a = _mla_arch(hp)  # (its q and kv_b tensors as the file's keys say)
     if arch == "mistral4":
         if bias := [n for n in names if n.endswith(_EXP_PROBS_B)]:  # (llama.cpp's loader takes one if there)
