@@ -566,7 +566,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
             v = lin(x, p + "self_attn.v_proj").reshape(n, kv, hd)
         elif mla:
             h = _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps)
-            q, k, v = _mla_qkv(W, p + "self_attn.", h, lin, mla, cos, sin, kv_cache, cfg.eps)
+            q, k, v = _mla_qkv(W, p + "self_attn.", h, lin, mla, cos, sin, kv_cache)
         else:
             h = (_layernorm(x, W[p + "input_layernorm.weight"], W.get(p + "input_layernorm.bias", 0.0), cfg.eps) if layer_norm
                  else _rmsnorm(x, W[p + "input_layernorm.weight"], cfg.eps))
@@ -721,7 +721,7 @@ def reference_logits(w: dict[str, np.ndarray], cfg: TinyConfig, tokens,
 
 
 def _mla_qkv(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, mla: dict[str, Any], cos: np.ndarray,
-             sin: np.ndarray, kv_cache: str, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             sin: np.ndarray, kv_cache: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """DeepSeek-V2 / V3's multi-head latent attention, decompressed as transformers computes it:
     q from q_proj (or q_a_proj, its RMSNorm, q_b_proj), [n, heads, nope | rope]; the latent
     kv_a_proj_with_mqa · h = [c (kv_lora) | k_pe (rope)], c RMSNormed; k_pe and q's rope dims
@@ -730,6 +730,7 @@ def _mla_qkv(W: dict[str, np.ndarray], p: str, h: np.ndarray, lin, mla: dict[str
     int8 cache, c and the rotated k_pe are rounded as pyvt's cache holds them (int8: one scale
     per position over [k_pe | c])."""
     n, nh, nope, rope, vd = len(h), mla["heads"], mla["nope"], mla["rope"], mla["v"]
+    eps = 1e-6  # (q_a_layernorm, kv_a_layernorm: their RMSNorm class's default in every MLA model, not rms_norm_eps)
     if p + "q_a_proj.weight" in W:
         qf = lin(_rmsnorm(lin(h, p + "q_a_proj"), W[p + "q_a_layernorm.weight"], eps), p + "q_b_proj")
     else:

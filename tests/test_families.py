@@ -2151,3 +2151,21 @@ def test_axk1_default_layers_follow_first_k_dense_replace_and_moe_layer_freq(fro
         with load(tmp_path / name, weight_format="bf16") as m:
             assert m.info["features"] == F.EXPECTED_FEATURES[name][1]
             np.testing.assert_array_equal(m.logits(g["sequence"]).argmax(-1), np.asarray(g["argmax"]))
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "minicpm3", "glm4-moe-lite"])
+def test_mla_latent_norms_keep_their_own_eps(from_golden, tmp_path, name):
+    """q_a_layernorm and kv_a_layernorm use 1e-6 whatever rms_norm_eps says (transformers builds
+    them with its RMSNorm class's default; GLM-4.7-Flash and MiniCPM3 say 1e-5): with
+    rms_norm_eps 0.05 the other norms take it and the latent ones do not, as in the float64
+    reference; taking 0.05 there too moves the logits far past the tolerance."""
+    cfg = copy_case(from_golden, name, tmp_path)
+    cfg["rms_norm_eps"] = 0.05
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    _, w = from_golden(name)
+    seq = F.PROMPT * 3
+    with load(tmp_path, weight_format="bf16", kv_cache="f32") as m:
+        got = m.logits(seq)
+    ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), None,
+                             **F.reference_extras(cfg))
+    assert rel_err(got, ref) < 1e-5

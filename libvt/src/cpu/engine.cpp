@@ -724,7 +724,10 @@ void mla_qkv(const Pass& p, const LayerWeights& w, int64_t l, const float* rope_
     const int64_t m = p.m, NH = c.num_heads, HD = c.head_dim, QKV = (NH + 2) * HD;
     const int64_t R = c.mla_kv_lora, RP = c.mla_rope, NP = c.mla_nope, QH = NP + RP;
     const int64_t A = w.qkv->out, QA = A - R - RP;
-    const float eps = float(c.rms_norm_eps);
+    // (q_a_layernorm and kv_a_layernorm: 1e-6 whatever rms_norm_eps says — transformers' DeepSeek-V2 /
+    // V3, GLM-4 MoE lite, Mistral 4, MiniCPM3, Youtu-LLM and A.X-K1 build them with their RMSNorm
+    // class's default eps, as DeepSeek's own code does)
+    const float eps = 1e-6f;
     linear(*w.qkv, s.xn.data(), m, nullptr, lopt, s.mla_a.data());
     const float* q = s.mla_a.data();
     int64_t qs = A;  // q's row stride
