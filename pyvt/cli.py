@@ -288,7 +288,7 @@ def _build_parser() -> _Parser:
 
     cv = sub.add_parser("convert", parents=[common],
                         help="convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe / hunyuan-dense / olmo GGUF file "
+                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe / hunyuan-dense / olmo / hy_v3 GGUF file "
                              "to a Hugging Face folder",
                         description="Convert a GGUF file of llama.cpp's llama (Llama, Mistral, Mixtral), qwen2, qwen3, "
                                     "gemma, gemma2, gemma3, phi2, phi3, stablelm, starcoder2, smollm3, granite, olmo2 (OLMo 2, OLMo 3), "
@@ -298,7 +298,7 @@ def _build_parser() -> _Parser:
                                     "M2.1), exaone-moe (K-EXAONE), lfm2 (LiquidAI LFM2), lfm2moe (LiquidAI LFM2-MoE), "
                                     "hunyuan-moe (Hunyuan-A13B), mistral3 (Ministral 3), mistral4 (Mistral 4), minicpm3 (MiniCPM3), "
                                     "exaone (EXAONE 3 / 3.5), jais2 (Jais-2), afmoe (Arcee Trinity), hunyuan-dense (Hunyuan 0.5B … 7B) "
-                                    "or olmo (OLMo 1) "
+                                    "olmo (OLMo 1) or hy_v3 (Hy3) "
                                     "architecture to a folder load_model() "
                                     "reads.")
     cv.add_argument("gguf", help="input .gguf file")

@@ -8,7 +8,7 @@
 21B-A3B / 300B-A47B), `minimax-m2` (MiniMax-M2 / M2.1), `exaone-moe` (K-EXAONE), `lfm2` (LiquidAI
 LFM2), `lfm2moe` (LiquidAI LFM2-MoE), `hunyuan-moe` (Hunyuan-A13B), `mistral3` (Ministral 3),
 `mistral4` (Mistral 4), `minicpm3` (MiniCPM3), `exaone` (EXAONE 3 / 3.5), `jais2` (Jais-2), `afmoe`
-(Arcee Trinity), `hunyuan-dense` (Hunyuan 0.5B … 7B) or `olmo` (OLMo 1) architecture into a Hugging Face-style checkpoint folder.
+(Arcee Trinity), `hunyuan-dense` (Hunyuan 0.5B … 7B), `olmo` (OLMo 1) or `hy_v3` (Hy3) architecture into a Hugging Face-style checkpoint folder.
 
     convert_gguf("SmolLM2-135M-Instruct.Q4_1.gguf", "out/")  ->  out/
         config.json               LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
@@ -30,7 +30,7 @@ layout differences between llama.cpp and Hugging Face are undone here:
   ("rotate_half"). We apply the inverse permutation per head (`unpermute_qk`; Q with n_head,
   K with n_head_kv; their biases too; `arcee`, `smollm3`, `granite`, `mistral3` and `olmo` are converted as
   `llama` is). Its `qwen2` / `qwen3` / `gemma*` / `phi3` / `seed_oss`
-  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` / `hunyuan-dense` / `afmoe` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
+  / `olmo2` / `exaone4` / `apertus` / `nemotron` / `gptneox` / `falcon` / `minimax-m2` / `exaone-moe` / `lfm2` / `lfm2moe` / `hunyuan-moe` / `hunyuan-dense` / `afmoe` / `hy_v3` converters keep the Hugging Face order (llama.cpp runs them with NEOX-style RoPE),
   and so do its `ernie4_5` / `ernie4_5-moe` / `glm4` / `command-r` / `cohere2` ones, whose Hugging Face models
   rotate pairs (2i, 2i + 1) as llama.cpp's NORM RoPE does (libvt reorders those rows at load,
   as for the Hub's checkpoints): nothing is undone there.
@@ -713,13 +713,20 @@ _ARCHS["afmoe"] = _Arch("AfmoeForCausalLM", "afmoe", False, _QK_NORMS + _GEMMA_N
                                "attn_gate.weight": "self_attn.gate_proj.weight"})
 # The GGUF architectures whose routers choose with a correction bias (exp_probs_b) and whose
 # shared experts (ungated) are mlp.shared_experts.
-_BIASED_ROUTER_ARCHS = _DEEPSEEK_ROUTER_ARCHS + ("ernie4_5-moe", "minimax-m2", "afmoe")
+# HY-V3 (tencent/Hy3-preview; llama.cpp's hy_v3): Qwen3's attention (per-head q/k norms before RoPE,
+# Q/K in Hugging Face's order: NEOX rope), dense blocks (ffn_gate / ffn_up / ffn_down) first, then
+# a sigmoid router (ffn_gate_inp: mlp.router.gate) choosing on score + exp_probs_b (mlp.expert_bias),
+# the chosen renormalized and times expert_weights_scale (router_scaling_factor), and ungated shared
+# experts (mlp.shared_mlp) expert_shared_feed_forward_length wide; its NextN blocks after the
+# model's left out (_hy_v3_router).
+_ARCHS["hy_v3"] = _Arch("HYV3ForCausalLM", "hy_v3", False, _QK_NORMS)
+_BIASED_ROUTER_ARCHS = _DEEPSEEK_ROUTER_ARCHS + ("ernie4_5-moe", "minimax-m2", "afmoe", "hy_v3")
 _MOE_ARCHS = ("llama", "qwen2moe", "qwen3moe", "granitemoe", "olmoe", "gpt-oss") + _BIASED_ROUTER_ARCHS + ("lfm2moe",
                                                                                                    "hunyuan-moe")
 # Where each architecture's checkpoints keep the router's correction bias (else on mlp.gate).
 _EXP_PROBS_B_NAMES = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias",
                       "minimax-m2": "block_sparse_moe.e_score_correction_bias",
-                      "exaone-moe": "mlp.e_score_correction_bias", "afmoe": "mlp.expert_bias"}
+                      "exaone-moe": "mlp.e_score_correction_bias", "afmoe": "mlp.expert_bias", "hy_v3": "mlp.expert_bias"}
 
 # The expert tensors of a MoE block (llama.cpp's names), their Hugging Face names per expert.
 _EXPERTS = ("ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight")
@@ -742,7 +749,7 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
                     "ffn_up_shexp.weight": "mlp.shared_mlp.up_proj.weight",
                     "ffn_down_shexp.weight": "mlp.shared_mlp.down_proj.weight"}[t]
     if t == "ffn_gate_inp.weight":
-        return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.router.gate.weight" if arch == "afmoe"
+        return p + ("block_sparse_moe.gate.weight" if mixtral else "mlp.router.gate.weight" if arch in ("afmoe", "hy_v3")
                     else "mlp.gate.weight")
     if t == _EXP_PROBS_B:
         return p + _EXP_PROBS_B_NAMES.get(arch, "mlp.gate.e_score_correction_bias")
@@ -753,7 +760,8 @@ def _moe_hf_name(t: str, layer: int, expert: int | None, mixtral: bool, arch: st
         return p + f"mlp.experts.{expert}." + ("gate_proj", "up_proj", "down_proj")[k] + ".weight"
     if t == "ffn_gate_inp_shexp.weight":
         return p + "mlp.shared_expert_gate.weight"
-    shared = "mlp.shared_experts." if arch in _BIASED_ROUTER_ARCHS else "mlp.shared_expert."
+    shared = ("mlp.shared_mlp." if arch == "hy_v3" else "mlp.shared_experts." if arch in _BIASED_ROUTER_ARCHS
+              else "mlp.shared_expert.")
     return p + shared + {"ffn_gate_shexp.weight": "gate_proj", "ffn_up_shexp.weight": "up_proj",
                                        "ffn_down_shexp.weight": "down_proj"}[t] + ".weight"
 
@@ -784,7 +792,7 @@ def _block_tensors(a: _Arch, moe: bool, shared: bool) -> tuple:
         return common + a.required
     dense = ("ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
     biased = a.model_type in ("glm4_moe", "dots1", "deepseek_v3", "exaone_moe", "ernie4_5_moe", "minimax_m2", "lfm2_moe",
-                              "afmoe")
+                              "afmoe", "hy_v3")
     ungated = biased or a.model_type in ("granitemoe", "deepseek_v2", "hunyuan_v1_moe", "mistral4")
     shexp = (_SHARED[1:] if ungated else _SHARED) if shared else ()
     oss = _OSS_BIASES if a.model_type == "gpt_oss" else ()
@@ -1102,7 +1110,7 @@ def _hparams(meta: dict, p: str) -> dict:
     hidden = need_int("embedding_length")
     n_layers = need_int("block_count")
     nextn = 0
-    if arch in _DEEPSEEK_ROUTER_ARCHS:  # (llama.cpp: the NextN blocks are the last nextn_predict_layers of block_count)
+    if arch in _DEEPSEEK_ROUTER_ARCHS + ("hy_v3",):  # (llama.cpp: the NextN blocks are the last nextn_predict_layers of block_count)
         nextn = meta_value(meta, f"{arch}.nextn_predict_layers", "int", p, 0)
         if not 0 <= nextn < n_layers:
             raise ValueError(f"{p}: {arch}.nextn_predict_layers = {nextn} is not below block_count = {n_layers}")
@@ -1258,7 +1266,7 @@ def _hparams(meta: dict, p: str) -> dict:
                           else need_int("expert_feed_forward_length")  # (llama.cpp requires it)
                           if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe", "mistral4",
                                       "afmoe")
-                          else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))
+                          else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))  # (hy_v3's default too)
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:
@@ -1271,6 +1279,8 @@ def _hparams(meta: dict, p: str) -> dict:
             moe.update(_biased_router(meta, arch, moe, n_layers, p))
         elif arch == "afmoe":
             moe.update(_afmoe_router(meta, moe, n_layers, need_int("expert_shared_count"), p))
+        elif arch == "hy_v3":
+            moe.update(_hy_v3_router(meta, moe, n_layers, p))
         elif arch == "lfm2moe":
             moe.update(_lfm2_moe_router(meta, n_layers, p))
         elif arch == "hunyuan-moe":
@@ -1551,7 +1561,7 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
     does not fit is refused naming it -> hp["moe"]'s lead, n_group, topk_group, norm, scale,
     n_shared, ffn_shexp, softmax."""
     E, k = moe["n_expert"], moe["n_used"]
-    default = 2 if arch in ("glm4moe", "afmoe") else None
+    default = 2 if arch in ("glm4moe", "afmoe", "hy_v3") else None
     if arch in _MLA_ARCHS:  # (llama.cpp's deepseek2 loader: absent, softmax, but for GLM 4.7 Lite's sizes)
         vocab = meta.get(f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens") or ()))
         default = 2 if n_layers in (47, 48) and vocab == 154880 else 1
@@ -1598,21 +1608,35 @@ def _sigmoid_router(meta: dict, arch: str, moe: dict, n_layers: int, n_shared: i
                 n_shared=n_shared, ffn_shexp=n_shared * moe["ffn_exp"], softmax=softmax)
 
 
-def _afmoe_router(meta: dict, moe: dict, n_layers: int, n_shared: int, p: str) -> dict:
+def _afmoe_router(meta: dict, moe: dict, n_layers: int, n_shared: int, p: str, arch: str = "afmoe") -> dict:
     """An afmoe file's router as llama.cpp computes it (src/models/afmoe.cpp, build_moe_ffn) and
     AFMoE's router does: _sigmoid_router's keys (expert_gating_func absent or sigmoid), the chosen
     scores always renormalized — expert_weights_norm absent or false (llama.cpp's default) leaves
     them as they are, which AfmoeConfig cannot say — and no expert groups (AFMoE has none); each
     refused naming the key."""
-    r = _sigmoid_router(meta, "afmoe", moe, n_layers, n_shared, p)
+    r = _sigmoid_router(meta, arch, moe, n_layers, n_shared, p)
+    model = {"afmoe": "AFMoE", "hy_v3": "HY-V3"}[arch]
     if r["n_group"] > 1:
-        raise ValueError(f"{p}: afmoe.expert_group_count = {r['n_group']}: llama.cpp would choose AFMoE's experts "
+        raise ValueError(f"{p}: {arch}.expert_group_count = {r['n_group']}: llama.cpp would choose {model}'s experts "
                          "within groups, which its Hugging Face model has not")
     if not r["norm"]:
-        raise ValueError(f"{p}: afmoe.expert_weights_norm is " + ("false" if "afmoe.expert_weights_norm" in meta
-                                                                  else "absent (false for llama.cpp)")
-                         + ": llama.cpp's afmoe then leaves the chosen experts' weights as they are, AFMoE's router "
+        raise ValueError(f"{p}: {arch}.expert_weights_norm is " + ("false" if f"{arch}.expert_weights_norm" in meta
+                                                                   else "absent (false for llama.cpp)")
+                         + f": llama.cpp's {arch} then leaves the chosen experts' weights as they are, {model}'s router "
                          "always renormalizes them; pyvt does not convert a model that differs")
+    return r
+
+
+def _hy_v3_router(meta: dict, moe: dict, n_layers: int, p: str) -> dict:
+    """A hy_v3 file's router as llama.cpp computes it (src/models/hy-v3.cpp, build_moe_ffn) and
+    HY-V3's does: _afmoe_router's checks (a sigmoid, absent or 2; no groups; expert_weights_norm
+    true — llama.cpp's default, false, would leave the chosen weights as they are, HYV3TopKRouter
+    always renormalizes), the shared experts expert_shared_feed_forward_length wide (absent: one
+    expert's) in whole experts of expert_feed_forward_length (num_shared_experts). Which blocks
+    are dense is the tensors' to say (_check_tensors: ffn_gate_inp or not)."""
+    r = _afmoe_router(meta, moe, n_layers, 1, p, arch="hy_v3")
+    r["n_shared"] = _shared_count(meta, "hy_v3", moe["ffn_exp"], 1, p)
+    r["ffn_shexp"] = r["n_shared"] * moe["ffn_exp"]
     return r
 
 
@@ -1663,6 +1687,15 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
     """Check that the tensors are those of a model of this architecture with these
     hyperparameters, with their shapes -> (vocab size, tied embeddings)."""
     arch = hp["arch"]
+    if arch == "hy_v3":
+        # llama.cpp's hy_v3 names the router's correction bias blk.N.exp_probs_b (its converter keeps
+        # mlp.expert_bias's lack of a suffix; the other architectures' are exp_probs_b.bias): read under
+        # the common name (a float tensor, always written out, never referred to)
+        if odd := [n for n in g.tensors if n.endswith("." + _EXP_PROBS_B)]:
+            raise ValueError(f"{p}: tensor {odd[0]}: llama.cpp's hy_v3 names the router's correction bias "
+                             "blk.N.exp_probs_b and loads no other; pyvt does not guess what is meant")
+        g.tensors = {(n + ".bias" if _BLOCK_RE.match(n) and n.endswith(".exp_probs_b") else n): t
+                     for n, t in g.tensors.items()}
     hidden, n_layers, head_dim = hp["hidden"], hp["n_layers"], hp["head_dim"]
     n_head, n_kv, ffn = hp["n_head"], hp["n_kv"], hp["ffn"]
     # (GLM-4 MoE's NextN blocks, after the model's: left out, whatever they hold)
@@ -1798,6 +1831,20 @@ def _check_tensors(g: GGUFFile, meta: dict, hp: dict, p: str) -> tuple[int, bool
                              "choose on score + bias); pyvt does not convert such a file")
         # (the experts' gate and up: fused, as llama.cpp's converter writes them, or apart; one way for all)
         hp["gate_up_exps"] = f"blk.{moe['lead']}.{_GATE_UP_EXPS}" in g.tensors
+    if arch == "hy_v3":
+        _no_rope_freqs(g, p, "RoPE frequency factors in a hy_v3 file are not supported (HY-V3's RoPE has none)")
+        if biases := [n for n in names if n.endswith(".bias") and not n.endswith(_EXP_PROBS_B)]:
+            raise ValueError(f"{p}: tensor {biases[0]}: hy_v3 files with biases are not supported (llama.cpp's hy_v3 "
+                             "adds only q/k/v's; HYV3Config's attention_bias puts one on o_proj too)")
+        # (llama.cpp: a block is MoE when it has ffn_gate_inp; HY-V3's mlp_layer_types, dense ones first)
+        routed = [i for i in range(n_layers) if f"blk.{i}.ffn_gate_inp.weight" in g.tensors]
+        dense_after = sorted(set(range(routed[0] if routed else 0, n_layers)) - set(routed))
+        if not routed or dense_after:
+            i = dense_after[0] if routed else n_layers - 1
+            raise ValueError(f"{p}: missing tensor blk.{i}.ffn_gate_inp.weight: hy_v3 block {i} would be dense "
+                             + ("after a mixture-of-experts block; pyvt converts hy_v3 files whose dense blocks come "
+                                "first" if routed else "like every other, in a file with expert_count experts"))
+        moe["lead"] = routed[0]
     lead = moe.get("lead", 0)  # (GLM-4 MoE, dots1, DeepSeek: the first blocks dense)
     block_has = (set(_block_tensors(a, bool(moe), "ffn_shexp" in moe)) | set(a.optional)
                  | (set(_block_tensors(a, False, False)) if lead else set()) | ({_GATE_UP_EXPS} if hp.get("gate_up_exps")
@@ -2502,6 +2549,15 @@ def _hf_configs(g: GGUFFile, meta: dict, hp: dict, vocab_size: int, tied: bool, 
         _biased_router_config(config, meta, hp, g.path)
     elif moe and hp["arch"] == "afmoe":
         _afmoe_config(config, meta, hp, g.path)
+    elif moe and hp["arch"] == "hy_v3":  # HYV3Config (_hy_v3_router; the dense blocks first)
+        for k in ("mlp_bias", "pretraining_tp", "rope_theta"):
+            del config[k]
+        config.update(num_experts=moe["n_expert"], num_experts_per_tok=moe["n_used"],
+                      moe_intermediate_size=moe["ffn_exp"], num_shared_experts=moe["n_shared"],
+                      router_scaling_factor=moe["scale"], num_nextn_predict_layers=0,
+                      mlp_layer_types=["dense" if i < moe["lead"] else "sparse" for i in range(hp["n_layers"])],
+                      rope_parameters={"rope_type": "default", "rope_theta": hp["theta"],
+                                       **(config.pop("rope_scaling") or {})})
     elif moe and hp["arch"] == "hunyuan-moe":  # HunYuanMoEV1Config (_hunyuan_moe_router)
         del config["mlp_bias"]
         # (the file's rope.freq_base is the base HunYuan's NTK alpha stretches — 'dynamic' with
@@ -3418,7 +3474,7 @@ def convert_gguf(gguf_path, out_dir, *, dtype: str = "bf16", progress=None, keep
     `phi2`, `phi3`, `stablelm`, `starcoder2`, `smollm3`, `granite`, `olmo2`, `ernie4_5`, `seed_oss`,
     `glm4`, `command-r`, `cohere2`, `arcee`, `exaone4`, `apertus`, `nemotron`, `gptneox`, `gpt2`, `starcoder`, `falcon`, `bloom`, `mpt`, `qwen2moe`,
     `qwen3moe`, `granitemoe`,
-    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone`, `jais2`, `afmoe`, `hunyuan-dense` or `olmo`) to a
+    `olmoe`, `gpt-oss`, `glm4moe`, `dots1`, `deepseek2`, `ernie4_5-moe`, `minimax-m2`, `exaone-moe`, `lfm2`, `lfm2moe`, `hunyuan-moe`, `mistral3`, `mistral4`, `minicpm3`, `exaone`, `jais2`, `afmoe`, `hunyuan-dense`, `olmo` or `hy_v3`) to a
     Hugging Face-style folder; returns `out_dir`.
 
     dtype: "bf16" (default), "f16" or "f32" for model.safetensors.
@@ -3607,7 +3663,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyvt.convert",
                                  description="Convert a llama / qwen2 / qwen3 / gemma / gemma2 / gemma3 / phi2 / "
                                              "phi3 / stablelm / starcoder2 / smollm3 / granite / "
-                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe / hunyuan-dense / olmo GGUF file to a "
+                                             "olmo2 / ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt / qwen2moe / qwen3moe / granitemoe / olmoe / gpt-oss / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / lfm2 / lfm2moe / hunyuan-moe / mistral3 / mistral4 / minicpm3 / exaone / jais2 / afmoe / hunyuan-dense / olmo / hy_v3 GGUF file to a "
                                              "Hugging Face folder.")
     ap.add_argument("gguf")
     ap.add_argument("out_dir")

@@ -2313,7 +2313,8 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         cfg["first_k_dense_replace"] = lead
     sigmoid = arch in ("glm4moe", "dots1", "exaone-moe")
     biased = {"ernie4_5-moe": "mlp.moe_statics.e_score_correction_bias", "exaone-moe": "mlp.e_score_correction_bias",
-              "minimax-m2": "block_sparse_moe.e_score_correction_bias", "afmoe": "mlp.expert_bias"}.get(arch)
+              "minimax-m2": "block_sparse_moe.e_score_correction_bias", "afmoe": "mlp.expert_bias",
+              "hy_v3": "mlp.expert_bias"}.get(arch)
     deepseek = arch in ("deepseek2", "mistral4")
     if deepseek:
         rope0 = dict(cfg["rope_parameters"])  # (the checkpoint's, which llama.cpp's converter writes)
@@ -2326,6 +2327,9 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
         cfg.update(sliding_window=None, layer_types=["full_attention"] * cfg["num_hidden_layers"])
     if arch == "hunyuan-moe":
         _hunyuan_moe_file_model(w, cfg)
+    if arch == "hy_v3" and cfg.get("attention_bias"):  # (llama.cpp's hy_v3 has no o_proj bias: the biases left out of both)
+        w = {k: v for k, v in w.items() if not (".self_attn." in k and k.endswith(".bias"))}
+        cfg["attention_bias"] = False
     ref = tmp_path / f"{name}-hf"
     ref.mkdir()
     (ref / "config.json").write_text(json.dumps(cfg))
@@ -2421,16 +2425,16 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                 add(f"blk.{i}.ffn_gate_up_exps.weight", gu)
             add(f"blk.{i}.ffn_down_exps.weight", w[mp + "experts.down_proj"])
             continue
-        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + {"hunyuan-moe": "gate.wg.weight", "afmoe": "router.gate.weight"}.get(
-            arch, "gate.weight")], gw.F32)
-        if arch == "hunyuan-moe":  # (its one ungated shared MLP, as HunYuanMoEModel maps mlp.shared_mlp)
+        add(f"blk.{i}.ffn_gate_inp.weight", w[mp + {"hunyuan-moe": "gate.wg.weight", "afmoe": "router.gate.weight",
+                                                      "hy_v3": "router.gate.weight"}.get(arch, "gate.weight")], gw.F32)
+        if arch in ("hunyuan-moe", "hy_v3"):  # (their ungated shared MLP, mlp.shared_mlp)
             for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
                                  ("ffn_down_shexp.weight", "down_proj")):
                 add(f"blk.{i}.{gname}", w[f"{p}mlp.shared_mlp.{hname}.weight"])
         if mp + "gate.e_score_correction_bias" in w:  # (the sigmoid router's)
             add(f"blk.{i}.exp_probs_b.bias", w[mp + "gate.e_score_correction_bias"], gw.F32)
-        if biased:  # (ERNIE 4.5 MoE's [1, E] as its converter writes it; the others' on the block)
-            add(f"blk.{i}.exp_probs_b.bias", w[p + biased], gw.F32)
+        if biased:  # (ERNIE 4.5 MoE's [1, E] as its converter writes it; the others' on the block; hy_v3's unsuffixed)
+            add(f"blk.{i}.exp_probs_b" + ("" if arch == "hy_v3" else ".bias"), w[p + biased], gw.F32)
         if (sigmoid or deepseek or arch in ("ernie4_5-moe", "afmoe")) and f"{p}mlp.shared_experts.up_proj.weight" in w:
             for gname, hname in (("ffn_gate_shexp.weight", "gate_proj"), ("ffn_up_shexp.weight", "up_proj"),
                                  ("ffn_down_shexp.weight", "down_proj")):
@@ -2493,6 +2497,12 @@ def moe_gguf(tmp_path, name, arch, *, qtype=gw.F32, keep_layers=None, meta=None,
                    "exaone-moe.attention.sliding_window": gw.Val(gw.UINT32, cfg["sliding_window"]),
                    "exaone-moe.attention.sliding_window_pattern": [t == "sliding_attention" for t in cfg["layer_types"]],
                    "exaone-moe.nextn_predict_layers": gw.Val(gw.UINT32, 0)})
+    if arch == "hy_v3":  # (HYV3Model's keys)
+        md.update({"hy_v3.expert_shared_feed_forward_length": gw.Val(
+                       gw.UINT32, cfg["moe_intermediate_size"] * cfg.get("num_shared_experts", 1)),
+                   "hy_v3.expert_weights_norm": True,
+                   "hy_v3.expert_weights_scale": float(cfg.get("router_scaling_factor", 2.826)),
+                   "hy_v3.expert_gating_func": gw.Val(gw.UINT32, 2)})
     if arch == "afmoe":  # (AfmoeModel / LlamaModel's keys: llama.cpp's afmoe defaults to a sigmoid router, pattern 4)
         md.update({"afmoe.expert_shared_count": gw.Val(gw.UINT32, cfg["num_shared_experts"]),
                    "afmoe.leading_dense_block_count": gw.Val(gw.UINT32, cfg["num_dense_layers"]),
@@ -2672,7 +2682,10 @@ MOE_GGUFS = [("mixtral", "llama", None), ("qwen2-moe-shared", "qwen2moe", None),
              ("hunyuan-moe", "hunyuan-moe", None), ("hunyuan-moe-lists", "hunyuan-moe", None),
              # (Mistral 4: its YaRN scaling as llama.cpp's mistral4 computes it, rotate-half rope rows as
              # pairs: _mistral4_file_model; mistral4-nolora's gate and up experts apart in the file)
-             ("mistral4", "mistral4", None), ("mistral4-nolora", "mistral4", None), ("afmoe-gguf", "afmoe", None)]
+             ("mistral4", "mistral4", None), ("mistral4-nolora", "mistral4", None), ("afmoe-gguf", "afmoe", None),
+             # (HY-V3: a dense first block; hy-v3-types' MoE blocks alone, its biases left out: llama.cpp's
+             # hy_v3 has no o_proj bias)
+             ("hy-v3", "hy_v3", None), ("hy-v3-types", "hy_v3", [0, 2])]
 
 
 @pytest.mark.parametrize("name,arch,layers", MOE_GGUFS)
@@ -2776,6 +2789,7 @@ _L1 = "model.layers.1."
     ("exaone-moe", "exaone-moe", "ExaoneMoE", "mlp.e_score_correction_bias", "mlp.shared_experts.up_proj.weight"),
     ("hunyuan-moe", "hunyuan-moe", "HunYuanMoEV1", "mlp.gate.wg.weight", "mlp.shared_mlp.up_proj.weight"),
     ("afmoe-gguf", "afmoe", "Afmoe", "mlp.expert_bias", "mlp.shared_experts.up_proj.weight"),
+    ("hy-v3", "hy_v3", "HYV3", "mlp.expert_bias", "mlp.shared_mlp.up_proj.weight"),
 ])
 def test_sigmoid_router_gguf_loads_with_its_blocks(tmp_path, monkeypatch, name, arch, family, bias, kept):
     """A Q8_0 glm4moe / dots1 / ernie4_5-moe / minimax-m2 / exaone-moe GGUF: its experts' and
@@ -4389,6 +4403,64 @@ def test_biased_router_gguf_that_does_not_fit_is_named(tmp_path, name, arch, met
     with pytest.raises(ValueError) as e:
         convert.convert_gguf(path, tmp_path / "out")
     assert words in str(e.value)
+
+
+_HY = "hy_v3"
+_HY_MOE_TENSORS = ("ffn_gate_inp.weight", "exp_probs_b", "ffn_gate_exps.weight", "ffn_up_exps.weight",
+                   "ffn_down_exps.weight", "ffn_gate_shexp.weight", "ffn_up_shexp.weight", "ffn_down_shexp.weight")
+
+
+def test_hy_v3_gguf_nextn_block_and_config(tmp_path):
+    """A hy_v3 file with a NextN block after the model's (nextn_predict_layers, counted in
+    block_count): the folder has the model's blocks only, HYV3Config's fields as the file says them
+    (the dense first block as mlp_layer_types, router_scaling_factor from expert_weights_scale, the
+    shared experts from expert_shared_feed_forward_length) and the case's logits."""
+    from pyvt import _model
+
+    path, ref = moe_gguf(tmp_path, "hy-v3", _HY, mtp=True)
+    out = convert.convert_gguf(path, tmp_path / "out", dtype="f32")
+    cfg, want = json.loads((out / "config.json").read_text()), json.loads((ref / "config.json").read_text())
+    assert cfg["num_hidden_layers"] == 3 and cfg["num_nextn_predict_layers"] == 0
+    assert cfg["mlp_layer_types"] == ["dense", "sparse", "sparse"]
+    for k in ("num_experts", "num_experts_per_tok", "moe_intermediate_size", "num_shared_experts", "head_dim"):
+        assert cfg[k] == want[k], k
+    assert cfg["router_scaling_factor"] == pytest.approx(2.826) and not cfg["attention_bias"]
+    assert not any(k.startswith("model.layers.3.") for k in read_safetensors(out / "model.safetensors"))
+    with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+            _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+        np.testing.assert_array_equal(m.logits(_SEQ), r.logits(_SEQ))
+
+
+@pytest.mark.parametrize("meta,drop,extra,words", [
+    ({f"{_HY}.expert_weights_norm": None}, (), (),
+     "hy_v3.expert_weights_norm is absent (false for llama.cpp): llama.cpp's hy_v3 then leaves the chosen experts' "
+     "weights as they are, HY-V3's router always renormalizes them"),
+    ({f"{_HY}.expert_gating_func": gw.Val(gw.UINT32, 1)}, (), (),
+     "hy_v3.expert_gating_func = 1: the hy_v3 router scores its experts by a sigmoid (2)"),
+    ({f"{_HY}.expert_group_count": gw.Val(gw.UINT32, 2), f"{_HY}.expert_group_used_count": gw.Val(gw.UINT32, 1)},
+     (), (), "hy_v3.expert_group_count = 2: llama.cpp would choose HY-V3's experts within groups"),
+    ({f"{_HY}.expert_shared_feed_forward_length": gw.Val(gw.UINT32, 48)}, (), (),
+     "hy_v3.expert_shared_feed_forward_length = 48 is not a whole number of experts of expert_feed_forward_length = 32"),
+    ({f"{_HY}.nextn_predict_layers": gw.Val(gw.UINT32, 3)}, (), (),
+     "hy_v3.nextn_predict_layers = 3 is not below block_count = 3"),
+    ({}, tuple(f"blk.2.{t}" for t in _HY_MOE_TENSORS), (),
+     "missing tensor blk.2.ffn_gate_inp.weight: hy_v3 block 2 would be dense after a mixture-of-experts block"),
+    ({}, tuple(f"blk.1.{t}" for t in _HY_MOE_TENSORS), (),  # (then blocks 0 and 1 are the dense first ones)
+     "missing tensors: blk.1.ffn_gate.weight, blk.1.ffn_up.weight, blk.1.ffn_down.weight"),
+    ({}, ("blk.2.exp_probs_b",), (), "missing tensors: blk.2.exp_probs_b.bias"),
+    ({}, (), (("blk.1.exp_probs_b.bias", np.zeros(8)),),
+     "tensor blk.1.exp_probs_b.bias: llama.cpp's hy_v3 names the router's correction bias blk.N.exp_probs_b"),
+    ({}, (), (("rope_freqs.weight", np.ones(8)),), "tensor rope_freqs.weight: RoPE frequency factors in a hy_v3 file"),
+    ({}, (), (("blk.0.attn_q.bias", np.zeros(64)),), "tensor blk.0.attn_q.bias: hy_v3 files with biases are not supported"),
+])
+def test_hy_v3_gguf_that_does_not_fit_is_named(tmp_path, meta, drop, extra, words):
+    """hy_v3 keys and tensors that llama.cpp reads otherwise than HYV3Config can say, or that are
+    missing: one line naming the key or the tensor."""
+    path, _ = moe_gguf(tmp_path, "hy-v3", _HY, meta=meta, drop=drop, extra_tensors=extra)
+    with pytest.raises(ValueError) as e:
+        convert.convert_gguf(path, tmp_path / "out")
+    assert words in str(e.value)
+    assert "\n" not in str(e.value)
 
 
 _A = "afmoe"

@@ -5,7 +5,7 @@ the logits llama.cpp computes, in float32 with an f32 KV cache, for tiny GGUF mo
 architecture pyvt reads: the family cases of tests/family_models.py written as llama.cpp's
 converter writes gemma / gemma2 / gemma3 / phi3 / smollm3 / granite / olmo2 (OLMo 2, and OLMo 3 with its window) /
 ernie4_5 / seed_oss / glm4 / command-r / cohere2 / arcee / exaone4 / exaone / jais2 / hunyuan-dense / olmo / apertus / nemotron / gptneox / gpt2 / starcoder / falcon / bloom / mpt and the mixture-of-experts llama (Mixtral) / qwen2moe /
-qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / hunyuan-moe / afmoe (test_convert.moe_gguf), lfm2 / lfm2moe (family), and make_tiny_llama's llama / qwen2 / qwen3 models
+qwen3moe / granitemoe / olmoe / glm4moe / dots1 / deepseek2 / ernie4_5-moe / minimax-m2 / exaone-moe / hunyuan-moe / afmoe / hy_v3 (test_convert.moe_gguf), lfm2 / lfm2moe (family), and make_tiny_llama's llama / qwen2 / qwen3 models
 (bfloat16-exact values, so pyvt's bf16 mode holds the same weights). Each model is rebuilt here
 (build_case), converted by pyvt and run on the same sequence.
 
@@ -326,6 +326,14 @@ and 3.1e-7 — llama.cpp's olmo: LayerNorms without weights (no norm tensors), Q
 converter and unpermuted by pyvt, untied; clamp_kqv 0.5 and tied (the case's biases left out of
 both: llama.cpp's olmo has no o_proj bias). Broken on purpose in the converted folder the test
 fails: clip_qkv dropped (0.22), base 500000 (0.24 and 0.0042).
+
+hy-v3 and hy-v3-types (added 2026-11-30 with --logits, the same llama-cpp-python): 4.1e-7 and
+4.6e-7, argmax equal at all 60 positions — llama.cpp's hy_v3: q/k norms before RoPE, a dense first
+block (hy-v3), a sigmoid router choosing on score + exp_probs_b (unsuffixed, as its converter
+writes it), renormalized, times 2.826 / 1.5, one / two shared experts; hy-v3-types' MoE layers
+alone (llama.cpp takes dense blocks where ffn_gate_inp is absent, pyvt dense ones first only) and
+without its biases (llama.cpp's hy_v3 has no o_proj bias). Broken on purpose in the converted
+folder the test fails: router_scaling_factor 1 (0.35 and 0.14).
 """
 
 from __future__ import annotations
@@ -348,7 +356,7 @@ TOL = {"gemma": 2e-3, "other": 1e-5}
 WINDOWS = {"phi3-window8": 8}  # rows at or past the window are not compared (see the docstring)
 # the MoE layers of a case with a dense one (ernie4_5-moe-interval: MoE every second layer up to
 # the third, exaone-moe-types: a dense middle layer; llama.cpp has dense blocks first only)
-MOE_LAYERS = {"qwen3-moe": [0, 2], "ernie4_5-moe-interval": [1], "exaone-moe-types": [0, 2]}
+MOE_LAYERS = {"qwen3-moe": [0, 2], "ernie4_5-moe-interval": [1], "exaone-moe-types": [0, 2], "hy-v3-types": [0, 2]}
 # How a MoE case's file is built beside its weights (test_convert.moe_gguf): glm4-moe with a NextN
 # block after the model's (GLM-4.5's files hold one; llama.cpp and pyvt leave it out), dots1
 # without its q/k/v/o biases (llama.cpp's dots1 loads no o_proj bias: such a file does not load)
@@ -403,7 +411,7 @@ def test_every_architecture_is_covered():
                      "olmo2", "granitemoe", "olmoe", "gpt-oss", "ernie4_5", "seed_oss", "glm4", "command-r", "cohere2",
                      "arcee", "exaone4", "apertus", "nemotron", "gptneox", "gpt2", "starcoder", "falcon", "bloom", "mpt",
                      "glm4moe", "dots1", "deepseek2", "ernie4_5-moe", "minimax-m2", "exaone-moe", "lfm2",
-                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone", "jais2", "afmoe", "hunyuan-dense", "olmo"}
+                     "lfm2moe", "hunyuan-moe", "mistral3", "mistral4", "minicpm3", "exaone", "jais2", "afmoe", "hunyuan-dense", "olmo", "hy_v3"}
     assert any(c["spec"][:3] == ["moe", "mixtral", "llama"] for c in DATA["cases"].values())
     assert any(c["spec"][:3] == ["family", "olmo3", "olmo2"] for c in DATA["cases"].values())  # (olmo2 with a window)
     assert any(c["spec"][:3] == ["family", "exaone4-64", "exaone4"] for c in DATA["cases"].values())  # (its window)

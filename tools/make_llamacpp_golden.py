@@ -116,6 +116,8 @@ LOGIT_CASES = {
     "hunyuan-dense": ("family", "hunyuan-dense", "hunyuan-dense"),  # (q/k norms after RoPE, alpha 1000 baked, q/k/v biases)
     "olmo": ("family", "olmo", "olmo"),  # (weightless LayerNorms, Q/K permuted, untied)
     "olmo-clip-bias-tied": ("family", "olmo-clip-bias-tied", "olmo"),  # (clamp_kqv 0.5, tied; its biases left out)
+    "hy-v3": ("moe", "hy-v3", "hy_v3"),  # (a dense first block, sigmoid router with its bias, scale 2.826, one shared)
+    "hy-v3-types": ("moe", "hy-v3-types", "hy_v3"),  # (its MoE blocks alone, top 3 of 4, 2 shared, scale 1.5; biases left out)
 }
 LOGIT_SEQ = ([72, 101, 108, 108, 111, 44, 32, 119, 5, 17, 33, 2, 60, 61, 8, 9] * 4)[:60]
 LOGIT_ROWS = [0, 7, 8, 30, 59]
