@@ -2169,3 +2169,17 @@ def test_mla_latent_norms_keep_their_own_eps(from_golden, tmp_path, name):
     ref = R.reference_logits(F.unfused(w, cfg), F.tiny_config(cfg), seq, F.layer_windows(cfg), None,
                              **F.reference_extras(cfg))
     assert rel_err(got, ref) < 1e-5
+
+
+def test_exaone_hub_names_win_over_the_standard_ones(from_golden, golden, tmp_path):
+    """ExaoneConfig's attribute_map makes num_layers, layer_norm_epsilon and activation_function its
+    fields: beside them num_hidden_layers, rms_norm_eps and hidden_act are not read (transformers
+    gives the aliases priority whatever the order), so conflicting standard names change nothing."""
+    cfg = copy_case(from_golden, "exaone", tmp_path)
+    assert {"num_layers", "layer_norm_epsilon", "activation_function"} <= set(cfg)
+    cfg.update(num_hidden_layers=1, rms_norm_eps=0.5, hidden_act="gelu")
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["exaone"]
+    with load(from_golden("exaone")[0], weight_format="bf16") as a, load(tmp_path, weight_format="bf16") as b:
+        assert b.info["num_layers"] == a.info["num_layers"] == cfg["num_layers"]
+        np.testing.assert_array_equal(a.logits(g["sequence"]), b.logits(g["sequence"]))

@@ -1044,10 +1044,11 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     // others hidden_act. A field the class does not read is ignored, as transformers does.
     const char* act_key = "hidden_act";
     // EXAONE 3 / 3.5's config.json names (ExaoneConfig's attribute_map): activation_function for
-    // hidden_act, layer_norm_epsilon for rms_norm_eps (num_layers is read for any family).
+    // hidden_act, layer_norm_epsilon for rms_norm_eps, each winning when both are there, as in
+    // transformers (num_layers: read first for it at parse time).
     const bool exaone_names = is_model_type(F, {"exaone"});
-    if (exaone_names && c.rms_norm_eps < 0 && c.layer_norm_eps > 0) c.rms_norm_eps = c.layer_norm_eps;
-    if (exaone_names && c.hidden_act.empty() && !c.activation_function.empty()) {
+    if (exaone_names && c.layer_norm_eps > 0) c.rms_norm_eps = c.layer_norm_eps;
+    if (exaone_names && !c.activation_function.empty()) {
         act_key = "activation_function";
         c.hidden_act = c.activation_function;
     } else if (F.pos_embed || F.rotary_dim_field) {
@@ -1642,7 +1643,12 @@ LlamaConfig read_config(const std::string& dir) {
 
         c.hidden_size = r.integer(root, "hidden_size", 1, kMaxDim);
         c.intermediate_size = r.integer(root, "intermediate_size", 1, kMaxDim);
-        c.num_layers = r.integer(root, "num_hidden_layers", 1, 100000);
+        // (EXAONE 3 / 3.5: ExaoneConfig's attribute_map makes num_layers, layer_norm_epsilon and
+        // activation_function the fields, winning over num_hidden_layers, rms_norm_eps and hidden_act
+        // when both spellings are there, as in transformers)
+        const bool exaone_aliases = c.model_type == "exaone";
+        if (exaone_aliases) c.num_layers = r.integer(root, "num_layers", 1, 100000);
+        if (c.num_layers < 0) c.num_layers = r.integer(root, "num_hidden_layers", 1, 100000);
         c.num_heads = r.integer(root, "num_attention_heads", 1, 65536);
         c.num_kv_heads = r.integer(root, "num_key_value_heads", 1, 65536);
         c.head_dim = r.integer(root, "head_dim", 1, 65536);
