@@ -447,6 +447,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                        router_scaling_factor=1.5, attention_bias=True,
                                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
                                        pad_token_id=ENDOFTEXT)),
+    # Mellum: Qwen3-MoE's attention and softmax router. The first with MellumConfig's defaults (every
+    # layer full and sparse, RoPE base 500000, norm_topk_prob true); the second: sliding layers
+    # rotating with their own base, the full one with linear scaling, a dense layer in the middle,
+    # the top 3 of 4 not renormalized, biases, one KV head.
+    "mellum": ("MellumConfig", dict(num_hidden_layers=3, head_dim=16, num_experts=8, num_experts_per_tok=2,
+                                    moe_intermediate_size=32, pad_token_id=ENDOFTEXT)),
+    "mellum-types": ("MellumConfig", dict(num_hidden_layers=3, head_dim=16, num_key_value_heads=1, sliding_window=6,
+                                          layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                          mlp_layer_types=["sparse", "dense", "sparse"], num_experts=4,
+                                          num_experts_per_tok=3, moe_intermediate_size=32, norm_topk_prob=False,
+                                          attention_bias=True, rope_parameters={
+                                              "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 20000.0},
+                                              "sliding_attention": {"rope_type": "default", "rope_theta": 500.0}},
+                                          pad_token_id=ENDOFTEXT)),
     # Arcee: Llama's attention with an ungated relu² MLP (up_proj, down_proj), biases everywhere.
     "arcee": ("ArceeConfig", dict(attention_bias=True, mlp_bias=True)),
     # EXAONE 3 / 3.5: Llama's block under its modeling code's names (transformer.h.N.attn.attention.*,
@@ -737,6 +751,9 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                        "sigmoid-router scale 2.826"]),
     "hy-v3-types": ("HYV3", ["attention-bias", "qk-norm", "moe 4 experts top-3 (2 of 3 layers)", "norm-topk",
                              "shared-expert 64", "sigmoid-router scale 1.5"]),
+    "mellum": ("Mellum", ["qk-norm", "local-rope-theta 10000", "moe 8 experts top-2", "norm-topk"]),
+    "mellum-types": ("Mellum", ["attention-bias", "qk-norm", "local-rope-theta 500", "moe 4 experts top-3 (2 of 3 layers)",
+                                "sliding-window 6 (layers 0,2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "exaone": ("Exaone", ["head-dim 24"]),
     "hyperclovax": ("HyperCLOVAX", ["attention-bias", "logit-scale 0.4", "sandwich-norms", "embedding-multiplier 3",
@@ -976,7 +993,8 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1", "cohere2_moe"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1", "cohere2_moe",
+                             "mellum"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3", "phimoe"):
         return [w] * n
@@ -1089,7 +1107,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     """llama_ref.reference_logits' keyword arguments of the families beyond its positional
     ones: moe, nope, granite, olmo2."""
     local = None
-    if cfg["model_type"] in ("olmo3", "lfm3"):  # the sliding layers' own RoPE base, unscaled
+    if cfg["model_type"] in ("olmo3", "lfm3", "mellum"):  # the sliding layers' own RoPE base, unscaled
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     rp = cfg.get("rope_parameters") or {}
@@ -1222,7 +1240,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
                                  "solar_open", "flex_olmo", "afmoe", "phimoe", "sarvam_moe", "sarvam_mla", "kolibri1",
-                                 "cohere2_moe", "hy_v3", "axk1"):
+                                 "cohere2_moe", "hy_v3", "axk1", "mellum"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]

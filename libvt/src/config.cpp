@@ -408,7 +408,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // Gemma3TextConfig's default; OLMo 3's sliding layers default to rope_theta (Olmo3Config)
     if (F.local_rope && c.rope_local_theta < 0)  // (LFM3: Lfm3Config's sliding_attention default)
-        c.rope_local_theta = F.gemma != ModelFamily::NOT_GEMMA || F.short_conv == 3 ? 10000.0 : c.rope_theta;
+        c.rope_local_theta = F.gemma != ModelFamily::NOT_GEMMA || F.short_conv == 3 || is_model_type(F, {"mellum"})
+                             ? 10000.0 : c.rope_theta;
     if (F.multipliers) {  // GraniteConfig's defaults: 1 each
         c.embed_scale = float(c.embedding_multiplier > 0 ? c.embedding_multiplier : 1.0);
         c.attn_scale = c.attention_multiplier > 0 ? c.attention_multiplier : 1.0;
@@ -452,6 +453,26 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     if (F.attention_types) {  // GPT-Neo: its layer types and window_size (GPTNeoConfig's default 256)
         c.layer_types = c.attention_types;
         c.sliding_window = c.window_size > 0 ? c.window_size : F.default_window;
+    }
+    // Mellum (MellumConfig): layer_types all full and mlp_layer_types all sparse when left out; its
+    // RoPE only in rope_parameters' per-layer-type sets (500000 full, 10000 sliding when there are
+    // none) — a top-level rope_theta is not read by it, a single set fails in its rotary embedding,
+    // and so does a sliding layer without a sliding_attention set.
+    if (is_model_type(F, {"mellum"})) {
+        if (c.layer_types.empty()) c.layer_types.assign(size_t(std::max<int64_t>(L, 0)), "full_attention");
+        if (c.mlp_layer_types.empty()) c.mlp_layer_types.assign(size_t(std::max<int64_t>(L, 0)), "sparse");
+        if (c.rope_theta_top > 0)
+            fail(VT_STATUS_UNSUPPORTED, "%s: field \"rope_theta\" is not supported for %s (its config class does not "
+                 "read it: the bases are rope_parameters.full_attention / sliding_attention's rope_theta)",
+                 c.path.c_str(), F.name);
+        if (c.rope_parameters_flat)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" must hold one set per layer type "
+                 "(\"full_attention\", \"sliding_attention\") for %s", c.path.c_str(), F.name);
+        if (c.rope_by_layer_type && !c.rope_local_given)
+            for (int64_t l = 0; l < L && size_t(l) < c.layer_types.size(); ++l)
+                if (c.layer_types[size_t(l)] == "sliding_attention")
+                    fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" has no \"sliding_attention\" set, but "
+                         "layer %lld is sliding_attention", c.path.c_str(), (long long)l);
     }
     // AFMoE: AfmoeConfig's layer_types default, every global_attn_every_n_layers-th layer (4) global
     // (sliding_window_pattern is not its field)
@@ -512,7 +533,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
     // layer raises there), so such a config is refused rather than run with full attention.
-    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12) && window == 0)  // (AFMoE, Kolibri 1: the same sliding mask)
+    // (AFMoE, Kolibri 1, Mellum: the same sliding mask)
+    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12 || is_model_type(F, {"mellum"})) && window == 0)
         for (int64_t l = 0; l < L; ++l)
             if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern) != 0
                                       : c.layer_types[size_t(l)] == "sliding_attention")
@@ -900,9 +922,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         const int64_t freq = c.moe_layer_freq > 0 ? c.moe_layer_freq : 1;
         for (int64_t l = 0; l < L; ++l) c.mlp_layer_types.push_back(l >= k && l % freq == 0 ? "sparse" : "dense");
     }
-    // (HY-V3, Cohere 2 MoE, A.X-K1: they decide too)
+    // (HY-V3, Cohere 2 MoE, A.X-K1, Mellum: they decide too)
     const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 13 ||
-                           F.sigmoid_router == 14 || F.cohere_moe) && !c.mlp_layer_types.empty();
+                           F.sigmoid_router == 14 || F.cohere_moe || is_model_type(F, {"mellum"})) &&
+                          !c.mlp_layer_types.empty();
     if (by_types && int64_t(c.mlp_layer_types.size()) != L)
         fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
              c.mlp_layer_types.size(), (long long)L);
@@ -949,6 +972,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
              src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
     c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 || F.sigmoid_router == 13 ? true  // (AFMoE, HY-V3: always; not their field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
+                  : is_model_type(F, {"mellum"}) ? true  // (MellumConfig's)
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
     if (F.sparsemixer) {  // PhiMoE: two experts, whatever the field says; their weights not renormalized
         if (c.experts_per_tok != 2)
@@ -1211,8 +1235,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         if (c.moe_out_norm && split_layer_name(t->name, F.layer_prefix, &layer, &rest) &&
             rest == F.layer_tensors[T_POST_MLP_NORM])
             continue;
-        // (EXAONE MoE's multi-token-prediction module: mtp.*, as transformers ignores it)
-        if (F.sigmoid_router == 5 && t->name.compare(0, 4, "mtp.") == 0) continue;
+        // (EXAONE MoE's and Mellum's multi-token-prediction module: mtp.*, as transformers ignores it)
+        if ((F.sigmoid_router == 5 || is_model_type(F, {"mellum"})) && t->name.compare(0, 4, "mtp.") == 0) continue;
         // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
         if (grouped_router(F) && split_layer_name(t->name, F.layer_prefix, &layer, &rest) && layer >= L &&
             layer < L + (c.nextn_layers_field >= 0 ? c.nextn_layers_field : router_defaults(F).nextn))
@@ -1736,6 +1760,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.scale_attn_by_inverse_layer_idx = r.boolean(root, "scale_attn_by_inverse_layer_idx");
         c.add_cross_attention = r.boolean(root, "add_cross_attention");
         c.rope_theta = r.positive(root, "rope_theta");
+        c.rope_theta_top = c.rope_theta;
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
         if (const json::Value* prf = r.get(root, "partial_rotary_factor")) {
             if (!prf->is_number() || !(prf->d > 0) || !(prf->d <= 1))
@@ -1797,8 +1822,10 @@ LlamaConfig read_config(const std::string& dir) {
                         fail(VT_STATUS_UNSUPPORTED, "%s: rope_parameters.sliding_attention.partial_rotary_factor %g is not "
                              "supported (the sliding layers rotate every dim)", path.c_str(), local.partial_rotary_factor);
                     c.rope_local_theta = local.rope_theta;
+                    c.rope_local_given = true;
                 }
             } else {
+                c.rope_parameters_flat = !rp->is_null();
                 read_rope(r, *rp, "rope_parameters", c);
             }
         }

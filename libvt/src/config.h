@@ -193,6 +193,10 @@ struct LlamaConfig {
     int64_t moe_layer_freq = -1;  // A.X-K1: moe_layer_freq (-1: absent)
     int use_post_norm = -1;                                // HyperCLOVA X (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
+    // Mellum: what config.json said of RoPE outside those sets — a top-level rope_theta (-1: absent),
+    // a rope_parameters that is one set, not one per layer type — and whether it held a sliding_attention set
+    double rope_theta_top = -1;
+    bool rope_parameters_flat = false, rope_local_given = false;
     // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
     double scale_emb = -1, scale_depth = -1;
     int64_t dim_model_base = -1;
