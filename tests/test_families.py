@@ -497,7 +497,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, "
             "PhimoeForCausalLM, SarvamMoEForCausalLM, "
-            "SarvamMLAForCausalLM, Kolibri1ForCausalLM, HYV3ForCausalLM, Cohere2MoeForCausalLM, AXK1ForCausalLM)") in msg
+            "SarvamMLAForCausalLM, Kolibri1ForCausalLM, HYV3ForCausalLM, Cohere2MoeForCausalLM, AXK1ForCausalLM, MellumForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg

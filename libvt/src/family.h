@@ -38,7 +38,8 @@
 // (Tencent's Hy3: Qwen3-MoE's attention, AFMoE's router with its scale and shared experts, dense
 // layers by mlp_layer_types: sigmoid_router 13), Cohere 2 MoE (Cohere 2's block with experts,
 // shared ones averaged in: cohere_moe), A.X-K1 (DeepSeek-V3 with the MoE block's output RMSNormed:
-// sigmoid_router 14). Multimodal Gemma 3 is not a row: the
+// sigmoid_router 14), Mellum (Qwen3-MoE's attention and router, sliding layers with their own RoPE
+// base as Gemma 3's (local_rope), dense layers by mlp_layer_types). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -150,7 +151,7 @@ struct ModelFamily {
     int64_t default_window_pattern;
     double default_attn_softcap;   // when config.json leaves the cap out (null: none)
     double default_final_softcap;
-    // Gemma 3: the sliding layers rotate with their own RoPE base (rope_local_base_freq, or
+    // Gemma 3 (OLMo 3, LFM3, Mellum): the sliding layers rotate with their own RoPE base (rope_local_base_freq, or
     // rope_parameters.sliding_attention), the others with rope_theta and the rope scaling.
     bool local_rope;
     // Defaults for what config.json does not say (or when there is none).

@@ -540,7 +540,7 @@ typedef struct vt_model_info {
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Youtu", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "Jais2", "HunYuanDenseV1", "VaultGemma",
      * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3", "Afmoe", "PhiMoE",
-     * "SarvamMoE", "SarvamMLA", "Kolibri1", "HYV3", "Cohere2Moe", "AXK1". */
+     * "SarvamMoE", "SarvamMLA", "Kolibri1", "HYV3", "Cohere2Moe", "AXK1", "Mellum". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
