@@ -474,6 +474,14 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
                     fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" has no \"sliding_attention\" set, but "
                          "layer %lld is sliding_attention", c.path.c_str(), (long long)l);
     }
+    // Flint (FlintConfig): layer_types full when l < 2, l % 4 == 1 or the last, else sliding;
+    // mlp_only_layers [0, 1] when left out or null
+    if (is_model_type(F, {"flint"})) {
+        if (c.layer_types.empty())
+            for (int64_t l = 0; l < L; ++l)
+                c.layer_types.push_back(l < 2 || l % 4 == 1 || l == L - 1 ? "full_attention" : "sliding_attention");
+        if (!c.mlp_only_layers_given) c.mlp_only_layers = {0, 1};
+    }
     // AFMoE: AfmoeConfig's layer_types default, every global_attn_every_n_layers-th layer (4) global
     // (sliding_window_pattern is not its field)
     if (F.sigmoid_router == 9) c.sliding_window_pattern = c.global_attn_every;
@@ -533,8 +541,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
     // layer raises there), so such a config is refused rather than run with full attention.
-    // (AFMoE, Kolibri 1, Mellum: the same sliding mask)
-    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12 || is_model_type(F, {"mellum"})) && window == 0)
+    // (AFMoE, Kolibri 1, Mellum, Flint: the same sliding mask)
+    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12 || is_model_type(F, {"mellum", "flint"})) && window == 0)
         for (int64_t l = 0; l < L; ++l)
             if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern) != 0
                                       : c.layer_types[size_t(l)] == "sliding_attention")
@@ -972,7 +980,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
              src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
     c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 || F.sigmoid_router == 13 ? true  // (AFMoE, HY-V3: always; not their field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
-                  : is_model_type(F, {"mellum"}) ? true  // (MellumConfig's)
+                  : is_model_type(F, {"mellum", "flint"}) ? true  // (MellumConfig's, FlintConfig's)
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
     if (F.sparsemixer) {  // PhiMoE: two experts, whatever the field says; their weights not renormalized
         if (c.experts_per_tok != 2)
@@ -982,6 +990,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.norm_topk = false;
         // (PhimoeConfig's router_jitter_noise 0.01; the mask compares in float32 with 2 · eps)
         c.moe_jitter2 = float(2.0 * (c.router_jitter_field >= 0 ? c.router_jitter_field : 0.01));
+    }
+    if (is_model_type(F, {"flint"})) {  // FlintTopKRouter: the top k sigmoids, renormalized by their plain sum
+        c.moe_sigmoid = true;
+        c.moe_norm_eps = 0.0f;
     }
     if (F.cohere_moe) {  // Cohere2MoeTopKRouter: the top k logits' softmax, or their sigmoids
         const std::string fn = c.expert_selection_fn.empty() ? "softmax" : c.expert_selection_fn;
@@ -1014,11 +1026,13 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
     } else if (F.shared_prefix && F.moe_layer_range) {  // ERNIE 4.5: moe_num_shared_experts (default 2) wide
         c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
-    } else if (F.shared_prefix && F.sigmoid_router == 12) {  // Kolibri 1: one, shared_expert_intermediate_size (512)
+    } else if (F.shared_prefix && (F.sigmoid_router == 12 || is_model_type(F, {"flint"}))) {
+        // Kolibri 1, Flint: one, shared_expert_intermediate_size (512; Flint's 1024) wide
         if (c.shared_intermediate_field == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
             fail(VT_STATUS_UNSUPPORTED, "%s: shared_expert_intermediate_size 0 is not supported for %s (its model keeps "
                  "a shared MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
-        c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field : 512;
+        c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
+                                : F.sigmoid_router == 12 ? 512 : 1024;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
         const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
         if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
@@ -1930,6 +1944,7 @@ LlamaConfig read_config(const std::string& dir) {
         }
         if (const json::Value* ml = r.get(root, "mlp_only_layers")) {
             if (!ml->is_array()) r.bad("mlp_only_layers", *ml, "a list of layer indices");
+            c.mlp_only_layers_given = true;
             for (const auto& e : ml->arr) {
                 if (!e.is_number() || e.d < 0 || e.d > 100000 || e.d != double(int64_t(e.d)))
                     r.bad("mlp_only_layers", *ml, "a list of layer indices");

@@ -160,6 +160,7 @@ struct LlamaConfig {
     int rope_interleave_field = -1;
     std::string topk_method;
     std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
+    bool mlp_only_layers_given = false;     // (Flint: [0, 1] when absent or null)
     std::vector<int64_t> no_rope_layers;    // SmolLM3: 1 = the layer rotates, 0 = NoPE (empty: absent)
     int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
     std::vector<double> layer_rope_theta;   // GraniteSWA: each layer's RoPE base, 0 = NoPE (empty: absent or null)
