@@ -447,6 +447,32 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                        router_scaling_factor=1.5, attention_bias=True,
                                        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
                                        pad_token_id=ENDOFTEXT)),
+    # Mellum: Qwen3-MoE's attention and softmax router. The first with MellumConfig's defaults (every
+    # layer full and sparse, RoPE base 500000, norm_topk_prob true); the second: sliding layers
+    # rotating with their own base, the full one with linear scaling, a dense layer in the middle,
+    # the top 3 of 4 not renormalized, biases, one KV head.
+    "mellum": ("MellumConfig", dict(num_hidden_layers=3, head_dim=16, num_experts=8, num_experts_per_tok=2,
+                                    moe_intermediate_size=32, pad_token_id=ENDOFTEXT)),
+    "mellum-types": ("MellumConfig", dict(num_hidden_layers=3, head_dim=16, num_key_value_heads=1, sliding_window=6,
+                                          layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                          mlp_layer_types=["sparse", "dense", "sparse"], num_experts=4,
+                                          num_experts_per_tok=3, moe_intermediate_size=32, norm_topk_prob=False,
+                                          attention_bias=True, rope_parameters={
+                                              "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 20000.0},
+                                              "sliding_attention": {"rope_type": "default", "rope_theta": 500.0}},
+                                          pad_token_id=ENDOFTEXT)),
+    # Flint: Qwen3-MoE's attention with attention sinks, RoPE on the sliding layers only, a sigmoid
+    # router and an ungated shared expert. The first with FlintConfig's default layer_types (layer
+    # 2 of 4 sliding) and mlp_only_layers ([0, 1]); the second: layer types and mlp_only_layers
+    # given, the top 3 of 4 not renormalized, biases, one KV head, base 500.
+    "flint": ("FlintConfig", dict(num_hidden_layers=4, head_dim=16, sliding_window=6, num_experts=8, num_experts_per_tok=2,
+                                  moe_intermediate_size=32, shared_expert_intermediate_size=64, pad_token_id=ENDOFTEXT)),
+    "flint-types": ("FlintConfig", dict(num_hidden_layers=3, head_dim=16, num_key_value_heads=1, sliding_window=5,
+                                        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                        mlp_only_layers=[1], num_experts=4, num_experts_per_tok=3, moe_intermediate_size=32,
+                                        shared_expert_intermediate_size=32, norm_topk_prob=False, attention_bias=True,
+                                        rope_parameters={"rope_type": "default", "rope_theta": 500.0},
+                                        pad_token_id=ENDOFTEXT)),
     # Arcee: Llama's attention with an ungated relu² MLP (up_proj, down_proj), biases everywhere.
     "arcee": ("ArceeConfig", dict(attention_bias=True, mlp_bias=True)),
     # EXAONE 3 / 3.5: Llama's block under its modeling code's names (transformer.h.N.attn.attention.*,
@@ -737,6 +763,14 @@ EXPECTED_FEATURES: dict[str, tuple[str, list[str]]] = {
                        "sigmoid-router scale 2.826"]),
     "hy-v3-types": ("HYV3", ["attention-bias", "qk-norm", "moe 4 experts top-3 (2 of 3 layers)", "norm-topk",
                              "shared-expert 64", "sigmoid-router scale 1.5"]),
+    "mellum": ("Mellum", ["qk-norm", "local-rope-theta 10000", "moe 8 experts top-2", "norm-topk"]),
+    "mellum-types": ("Mellum", ["attention-bias", "qk-norm", "local-rope-theta 500", "moe 4 experts top-3 (2 of 3 layers)",
+                                "sliding-window 6 (layers 0,2)"]),
+    "flint": ("Flint", ["qk-norm", "attention-sinks", "no-rope layers 0,1,3", "moe 8 experts top-2 (2 of 4 layers)",
+                        "norm-topk", "shared-expert 64", "sigmoid-router", "sliding-window 6 (layer 2)"]),
+    "flint-types": ("Flint", ["attention-bias", "qk-norm", "attention-sinks", "no-rope layer 1",
+                              "moe 4 experts top-3 (2 of 3 layers)", "shared-expert 32", "sigmoid-router",
+                              "sliding-window 5 (layers 0,2)"]),
     "arcee": ("Arcee", ["attention-bias", "mlp-bias", "relu2-mlp"]),
     "exaone": ("Exaone", ["head-dim 24"]),
     "hyperclovax": ("HyperCLOVAX", ["attention-bias", "logit-scale 0.4", "sandwich-norms", "embedding-multiplier 3",
@@ -976,7 +1010,8 @@ def layer_windows(cfg: dict[str, Any]) -> list[int]:
         return [cfg["window_size"] if t == "local" else 0 for t in types]
     w = cfg.get("sliding_window") or 0
     if cfg["model_type"] in ("gemma2", "gemma3_text", "gpt_oss", "exaone4", "olmo3", "ministral", "cohere2",
-                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1", "cohere2_moe"):
+                             "vaultgemma", "dots1", "exaone_moe", "lfm3", "cwm", "granite_swa", "afmoe", "kolibri1", "cohere2_moe",
+                             "mellum", "flint"):
         return [w if t == "sliding_attention" else 0 for t in cfg["layer_types"]]
     if cfg["model_type"] in ("mistral", "phi3", "mixtral", "starcoder2", "ministral3", "phimoe"):
         return [w] * n
@@ -1064,6 +1099,8 @@ def to_checkpoint(w: dict[str, np.ndarray], cfg: dict[str, Any]) -> dict[str, np
                     out[ep + f"{e}." + ("w2.weight" if mixtral else "down_proj.weight")] = np.ascontiguousarray(x[e])
         elif name.endswith(".mlp.post_mlp_layernorm.weight"):  # (A.X-K1: saved at the layer's level, as its files)
             out[name.replace(".mlp.post_mlp_layernorm.", ".post_mlp_layernorm.")] = x
+        elif cfg["model_type"] == "flint" and name.endswith(".self_attn.sinks"):  # (saved as its files name it)
+            out[name.replace(".self_attn.sinks", ".self_attn.softmax_offset")] = x
         elif name.endswith(".self_attn.g_proj.weight"):  # (LFM3: saved as its files name it)
             out[name.replace(".self_attn.g_proj.", ".self_attn.gate_proj.")] = x
         elif cfg["model_type"] == "hy_v3" and any(a in name for a in HY_V3_HUB_NAMES):  # (saved under the Hub's names)
@@ -1089,7 +1126,7 @@ def reference_extras(cfg: dict[str, Any]) -> dict[str, Any]:
     """llama_ref.reference_logits' keyword arguments of the families beyond its positional
     ones: moe, nope, granite, olmo2."""
     local = None
-    if cfg["model_type"] in ("olmo3", "lfm3"):  # the sliding layers' own RoPE base, unscaled
+    if cfg["model_type"] in ("olmo3", "lfm3", "mellum"):  # the sliding layers' own RoPE base, unscaled
         local = {"theta": cfg["rope_parameters"]["sliding_attention"]["rope_theta"],
                  "layers": [t == "sliding_attention" for t in cfg["layer_types"]]}
     rp = cfg.get("rope_parameters") or {}
@@ -1205,7 +1242,7 @@ def nope_layers(cfg: dict[str, Any]) -> list[bool] | None:
         return [not t for t in cfg["layer_rope_theta"]]
     if cfg["model_type"] == "afmoe":  # (only its sliding layers rotate)
         return [t != "sliding_attention" for t in cfg["layer_types"]]
-    if cfg["model_type"] == "cohere2":  # only the sliding layers rotate
+    if cfg["model_type"] in ("cohere2", "flint"):  # only the sliding layers rotate
         return [not cfg.get("sliding_window") or t != "sliding_attention" for t in cfg["layer_types"]]
     if cfg["model_type"] == "cohere2_moe":  # (and, with prefix_dense_sliding_window_pattern 1, the dense ones)
         force = cfg.get("prefix_dense_sliding_window_pattern", 1) == 1
@@ -1222,7 +1259,7 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
                                  "gpt_oss", "glm4_moe", "dots1", "deepseek_v2", "deepseek_v3", "minimax_m2",
                                  "ernie4_5_moe", "exaone_moe", "glm4_moe_lite", "hunyuan_v1_moe", "lfm2_moe", "mistral4",
                                  "solar_open", "flex_olmo", "afmoe", "phimoe", "sarvam_moe", "sarvam_mla", "kolibri1",
-                                 "cohere2_moe", "hy_v3", "axk1"):
+                                 "cohere2_moe", "hy_v3", "axk1", "mellum", "flint"):
         return None
     # (ERNIE 4.5: moe_k; HunYuan MoE: moe_topk, one number or one per layer, alike in these cases)
     k = cfg.get("num_experts_per_tok") or cfg.get("moe_k") or cfg["moe_topk"]
@@ -1265,6 +1302,9 @@ def moe_params(cfg: dict[str, Any]) -> dict[str, Any] | None:
             out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": 1.0, "norm_eps": 0.0}
         out["shared_average"] = bool(cfg.get("num_shared_experts")) and \
             cfg.get("shared_expert_combination_strategy", "average") == "average"
+    if cfg["model_type"] == "flint":  # (FlintTopKRouter: the top k sigmoids, their plain sum; norm_topk_prob true)
+        out["norm_topk"] = cfg.get("norm_topk_prob", True)
+        out["sigmoid"] = {"groups": 1, "topk_groups": 1, "scale": 1.0, "norm_eps": 0.0}
     if cfg["model_type"] == "gpt_oss":
         out.update(swiglu_alpha=cfg.get("swiglu_alpha", 1.702), swiglu_limit=cfg.get("swiglu_limit", 7.0))
     return out
@@ -1312,6 +1352,8 @@ REFERENCE_NAMES["exaone"] = ({"transformer.wte.": "model.embed_tokens.", "transf
                               ".mlp.c_fc_1.": ".mlp.up_proj.", ".mlp.c_proj.": ".mlp.down_proj."}, None)
 # HyperCLOVA X: its post norms under GLM-4's names
 REFERENCE_NAMES["hyperclovax"] = ({".post_norm1.": ".post_self_attn_layernorm.", ".post_norm2.": ".post_mlp_layernorm."}, None)
+# Flint: its files' attention sinks (conversion_mapping "flint": softmax_offset -> sinks)
+REFERENCE_NAMES["flint"] = ({".self_attn.softmax_offset": ".self_attn.sinks"}, None)
 # NanoChat: its ungated fc1 / fc2 as Arcee's up / down
 REFERENCE_NAMES["nanochat"] = ({".mlp.fc1.": ".mlp.up_proj.", ".mlp.fc2.": ".mlp.down_proj."}, None)
 # LFM2: Llama's names for its norms, MLP and attention (its convolution's stay as they are)

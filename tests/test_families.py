@@ -497,7 +497,7 @@ def test_unsupported_architectures_are_named(from_golden, tmp_path, arch, model_
             "ApertusForCausalLM, NemotronForCausalLM, Jais2ForCausalLM, HunYuanDenseV1ForCausalLM, HunYuanMoEV1ForCausalLM, "
             "VaultGemmaForCausalLM, Lfm2ForCausalLM, Lfm2MoeForCausalLM, Lfm3ForCausalLM, AfmoeForCausalLM, "
             "PhimoeForCausalLM, SarvamMoEForCausalLM, "
-            "SarvamMLAForCausalLM, Kolibri1ForCausalLM, HYV3ForCausalLM, Cohere2MoeForCausalLM, AXK1ForCausalLM)") in msg
+            "SarvamMLAForCausalLM, Kolibri1ForCausalLM, HYV3ForCausalLM, Cohere2MoeForCausalLM, AXK1ForCausalLM, MellumForCausalLM, FlintForCausalLM)") in msg
     for word in words:
         assert word in msg
     assert "not a Llama checkpoint" not in msg
@@ -1551,6 +1551,38 @@ PHIMOE_ROPE = {"rope_type": "longrope", "rope_theta": 1e4, "original_max_positio
     ("kolibri1-norm", {"layer_types": ["sliding_attention", "chunked_attention", "sliding_attention"]},
      'layer_types[1] "chunked_attention" is not supported for Kolibri1'),
     ("kolibri1-norm", {"num_experts_per_tok": 5}, 'field "num_experts_per_tok" = 5 is more than the 4 experts'),
+    # Mellum: its RoPE only in per-layer-type sets, its windows, layer types and MLP types by name
+    ("mellum", {"rope_theta": 1e6}, 'field "rope_theta" is not supported for Mellum (its config class does not read it'),
+    ("mellum", {"rope_parameters": {"rope_type": "default", "rope_theta": 1e4}},
+     'field "rope_parameters" must hold one set per layer type ("full_attention", "sliding_attention") for Mellum'),
+    ("mellum-types", {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4}}},
+     'field "rope_parameters" has no "sliding_attention" set, but layer 0 is sliding_attention'),
+    ("mellum-types", {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4},
+                                          "sliding_attention": {"rope_type": "default", "rope_theta": 1e4,
+                                                                "partial_rotary_factor": 0.5}}},
+     "rope_parameters.sliding_attention.partial_rotary_factor 0.5 is not supported"),
+    ("mellum-types", {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4,
+                                                             "partial_rotary_factor": 0.5},
+                                          "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}},
+     "partial_rotary_factor 0.5 is not supported for Mellum"),
+    ("mellum-types", {"sliding_window": None},
+     "sliding_window null (or 0) is not supported for Mellum with sliding layers (layer 0 is sliding_attention)"),
+    ("mellum-types", {"layer_types": ["sliding_attention", "chunked_attention", "sliding_attention"]},
+     'layer_types[1] "chunked_attention" is not supported for Mellum'),
+    ("mellum-types", {"mlp_layer_types": ["sparse", "sparse"]}, "mlp_layer_types lists 2 layers, but the model has 3"),
+    ("mellum-types", {"mlp_layer_types": ["sparse", "sparse", "sparse"]}, "model.layers.1.mlp.experts.0.down_proj.weight"),
+    ("mellum", {"mlp_layer_types": ["sparse", "moe", "sparse"]}, 'field "mlp_layer_types" must be a list of "dense" / "sparse"'),
+    # Flint: its window, layer types, shared expert and dense layers by name
+    ("flint", {"sliding_window": None},
+     "sliding_window null (or 0) is not supported for Flint with sliding layers (layer 2 is sliding_attention)"),
+    ("flint-types", {"layer_types": ["sliding_attention", "chunked_attention", "sliding_attention"]},
+     'layer_types[1] "chunked_attention" is not supported for Flint'),
+    ("flint", {"shared_expert_intermediate_size": 0}, "shared_expert_intermediate_size 0 is not supported for Flint"),
+    ("flint", {"shared_expert_intermediate_size": 32}, "mlp.shared_expert.gate_proj.weight is [64, 64], expected [32, 64]"),
+    ("flint", {"mlp_only_layers": [0]}, "model.layers.1.mlp.experts.0.down_proj.weight"),
+    ("flint", {"mlp_only_layers": [0, "1"]}, 'field "mlp_only_layers" must be a list of layer indices'),
+    ("flint", {"partial_rotary_factor": 0.5}, "partial_rotary_factor 0.5 is not supported for Flint"),
+    ("flint-types", {"attention_bias": False}, "unexpected 12 tensors: model.layers.{0..2}.self_attn.k_proj.bias"),
     ("qwen3-moe", {"num_experts": [8, 8, 8]}, 'field "num_experts" must be an integer for Qwen3MoE, got a list'),
     ("qwen3-moe", {"moe_intermediate_size": [32, 32, 32]},
      'field "moe_intermediate_size" must be an integer for Qwen3MoE, got a list'),
@@ -1621,17 +1653,58 @@ def test_mtp_layers_after_the_model_are_left_out(from_golden, golden, tmp_path, 
     assert f"unexpected {len(extra)} tensors: model.layers.3." in refused(tmp_path)
 
 
-def test_exaone_moe_mtp_module_is_left_out(from_golden, golden, tmp_path):
-    """K-EXAONE's files hold a multi-token-prediction module under mtp.* (transformers ignores it):
-    left out, the logits those of the model."""
-    cfg = copy_case(from_golden, "exaone-moe", tmp_path)
-    _, w = from_golden("exaone-moe")
+@pytest.mark.parametrize("name", ["exaone-moe", "mellum"])
+def test_exaone_moe_mtp_module_is_left_out(from_golden, golden, tmp_path, name):
+    """K-EXAONE's and Mellum's files hold a multi-token-prediction module under mtp.* (transformers
+    ignores it): left out, the logits those of the model."""
+    cfg = copy_case(from_golden, name, tmp_path)
+    _, w = from_golden(name)
     ck = F.to_checkpoint(w, cfg)
     extra = {"mtp.layers.0.eh_proj.weight": np.zeros((64, 128), np.float32), "mtp.norm.weight": np.ones(64, np.float32)}
     R.write_safetensors(tmp_path / "model.safetensors", {**ck, **extra}, "BF16")
-    g = golden["cases"]["exaone-moe"]
+    g = golden["cases"][name]
     with load(tmp_path, weight_format="bf16") as m:
         assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
+
+
+def test_flint_config_class_defaults_and_sink_names(from_golden, golden, tmp_path):
+    """A Flint config.json without layer_types, mlp_only_layers (or it null) or norm_topk_prob:
+    FlintConfig's defaults (full when l < 2, l % 4 == 1 or the last; layers 0 and 1 dense;
+    renormalized top k), the same model as the case that writes them out. Its files name the sinks
+    self_attn.softmax_offset (transformers' sinks in memory): files under the in-memory name are
+    refused naming the tensors."""
+    cfg = copy_case(from_golden, "flint", tmp_path)
+    for k in ("layer_types", "mlp_only_layers", "norm_topk_prob"):
+        del cfg[k]
+    g = golden["cases"]["flint"]
+    for edit in ({}, {"mlp_only_layers": None}):
+        (tmp_path / "config.json").write_text(json.dumps(dict(cfg, **edit)))
+        with load(tmp_path, weight_format="bf16") as m:
+            assert m.info["features"] == F.EXPECTED_FEATURES["flint"][1]
+            assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
+    _, w = from_golden("flint")
+    ck = {k.replace(".self_attn.softmax_offset", ".self_attn.sinks"): v for k, v in F.to_checkpoint(w, cfg).items()}
+    R.write_safetensors(tmp_path / "model.safetensors", ck, "BF16")
+    msg = refused(tmp_path)
+    assert "missing 4 tensors: model.layers.{0..3}.self_attn.softmax_offset" in msg
+    assert "unexpected 4 tensors: model.layers.{0..3}.self_attn.sinks" in msg
+
+
+def test_mellum_config_class_defaults(from_golden, golden, tmp_path):
+    """A Mellum config.json without layer_types, mlp_layer_types, rope_parameters or norm_topk_prob:
+    MellumConfig's defaults (every layer full and sparse, bases 500000 / 10000, renormalized top k),
+    the same model as the case that writes them out; norm_topk_prob false changes it."""
+    cfg = copy_case(from_golden, "mellum", tmp_path)
+    for k in ("layer_types", "mlp_layer_types", "rope_parameters", "norm_topk_prob"):
+        del cfg[k]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    g = golden["cases"]["mellum"]
+    with load(tmp_path, weight_format="bf16") as m:
+        assert m.info["features"] == F.EXPECTED_FEATURES["mellum"][1]
+        assert (m.logits(g["sequence"]).argmax(-1) == np.asarray(g["argmax"])).all()
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, norm_topk_prob=False)))
+    with load(tmp_path, weight_format="bf16") as m:
+        assert "norm-topk" not in m.info["features"]
 
 
 def test_dots1_without_layer_types_slides_from_max_window_layers(from_golden, tmp_path):

@@ -408,7 +408,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // Gemma3TextConfig's default; OLMo 3's sliding layers default to rope_theta (Olmo3Config)
     if (F.local_rope && c.rope_local_theta < 0)  // (LFM3: Lfm3Config's sliding_attention default)
-        c.rope_local_theta = F.gemma != ModelFamily::NOT_GEMMA || F.short_conv == 3 ? 10000.0 : c.rope_theta;
+        c.rope_local_theta = F.gemma != ModelFamily::NOT_GEMMA || F.short_conv == 3 || is_model_type(F, {"mellum"})
+                             ? 10000.0 : c.rope_theta;
     if (F.multipliers) {  // GraniteConfig's defaults: 1 each
         c.embed_scale = float(c.embedding_multiplier > 0 ? c.embedding_multiplier : 1.0);
         c.attn_scale = c.attention_multiplier > 0 ? c.attention_multiplier : 1.0;
@@ -452,6 +453,34 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     if (F.attention_types) {  // GPT-Neo: its layer types and window_size (GPTNeoConfig's default 256)
         c.layer_types = c.attention_types;
         c.sliding_window = c.window_size > 0 ? c.window_size : F.default_window;
+    }
+    // Mellum (MellumConfig): layer_types all full and mlp_layer_types all sparse when left out; its
+    // RoPE only in rope_parameters' per-layer-type sets (500000 full, 10000 sliding when there are
+    // none) — a top-level rope_theta is not read by it, a single set fails in its rotary embedding,
+    // and so does a sliding layer without a sliding_attention set.
+    if (is_model_type(F, {"mellum"})) {
+        if (c.layer_types.empty()) c.layer_types.assign(size_t(std::max<int64_t>(L, 0)), "full_attention");
+        if (c.mlp_layer_types.empty()) c.mlp_layer_types.assign(size_t(std::max<int64_t>(L, 0)), "sparse");
+        if (c.rope_theta_top > 0)
+            fail(VT_STATUS_UNSUPPORTED, "%s: field \"rope_theta\" is not supported for %s (its config class does not "
+                 "read it: the bases are rope_parameters.full_attention / sliding_attention's rope_theta)",
+                 c.path.c_str(), F.name);
+        if (c.rope_parameters_flat)
+            fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" must hold one set per layer type "
+                 "(\"full_attention\", \"sliding_attention\") for %s", c.path.c_str(), F.name);
+        if (c.rope_by_layer_type && !c.rope_local_given)
+            for (int64_t l = 0; l < L && size_t(l) < c.layer_types.size(); ++l)
+                if (c.layer_types[size_t(l)] == "sliding_attention")
+                    fail(VT_STATUS_FORMAT_ERROR, "%s: field \"rope_parameters\" has no \"sliding_attention\" set, but "
+                         "layer %lld is sliding_attention", c.path.c_str(), (long long)l);
+    }
+    // Flint (FlintConfig): layer_types full when l < 2, l % 4 == 1 or the last, else sliding;
+    // mlp_only_layers [0, 1] when left out or null
+    if (is_model_type(F, {"flint"})) {
+        if (c.layer_types.empty())
+            for (int64_t l = 0; l < L; ++l)
+                c.layer_types.push_back(l < 2 || l % 4 == 1 || l == L - 1 ? "full_attention" : "sliding_attention");
+        if (!c.mlp_only_layers_given) c.mlp_only_layers = {0, 1};
     }
     // AFMoE: AfmoeConfig's layer_types default, every global_attn_every_n_layers-th layer (4) global
     // (sliding_window_pattern is not its field)
@@ -512,7 +541,8 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
     // layer raises there), so such a config is refused rather than run with full attention.
-    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12) && window == 0)  // (AFMoE, Kolibri 1: the same sliding mask)
+    // (AFMoE, Kolibri 1, Mellum, Flint: the same sliding mask)
+    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12 || is_model_type(F, {"mellum", "flint"})) && window == 0)
         for (int64_t l = 0; l < L; ++l)
             if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern) != 0
                                       : c.layer_types[size_t(l)] == "sliding_attention")
@@ -900,9 +930,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         const int64_t freq = c.moe_layer_freq > 0 ? c.moe_layer_freq : 1;
         for (int64_t l = 0; l < L; ++l) c.mlp_layer_types.push_back(l >= k && l % freq == 0 ? "sparse" : "dense");
     }
-    // (HY-V3, Cohere 2 MoE, A.X-K1: they decide too)
+    // (HY-V3, Cohere 2 MoE, A.X-K1, Mellum: they decide too)
     const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 13 ||
-                           F.sigmoid_router == 14 || F.cohere_moe) && !c.mlp_layer_types.empty();
+                           F.sigmoid_router == 14 || F.cohere_moe || is_model_type(F, {"mellum"})) &&
+                          !c.mlp_layer_types.empty();
     if (by_types && int64_t(c.mlp_layer_types.size()) != L)
         fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
              c.mlp_layer_types.size(), (long long)L);
@@ -949,6 +980,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
              src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
     c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 || F.sigmoid_router == 13 ? true  // (AFMoE, HY-V3: always; not their field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
+                  : is_model_type(F, {"mellum", "flint"}) ? true  // (MellumConfig's, FlintConfig's)
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
     if (F.sparsemixer) {  // PhiMoE: two experts, whatever the field says; their weights not renormalized
         if (c.experts_per_tok != 2)
@@ -958,6 +990,10 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.norm_topk = false;
         // (PhimoeConfig's router_jitter_noise 0.01; the mask compares in float32 with 2 · eps)
         c.moe_jitter2 = float(2.0 * (c.router_jitter_field >= 0 ? c.router_jitter_field : 0.01));
+    }
+    if (is_model_type(F, {"flint"})) {  // FlintTopKRouter: the top k sigmoids, renormalized by their plain sum
+        c.moe_sigmoid = true;
+        c.moe_norm_eps = 0.0f;
     }
     if (F.cohere_moe) {  // Cohere2MoeTopKRouter: the top k logits' softmax, or their sigmoids
         const std::string fn = c.expert_selection_fn.empty() ? "softmax" : c.expert_selection_fn;
@@ -990,11 +1026,13 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
     } else if (F.shared_prefix && F.moe_layer_range) {  // ERNIE 4.5: moe_num_shared_experts (default 2) wide
         c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
-    } else if (F.shared_prefix && F.sigmoid_router == 12) {  // Kolibri 1: one, shared_expert_intermediate_size (512)
+    } else if (F.shared_prefix && (F.sigmoid_router == 12 || is_model_type(F, {"flint"}))) {
+        // Kolibri 1, Flint: one, shared_expert_intermediate_size (512; Flint's 1024) wide
         if (c.shared_intermediate_field == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
             fail(VT_STATUS_UNSUPPORTED, "%s: shared_expert_intermediate_size 0 is not supported for %s (its model keeps "
                  "a shared MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
-        c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field : 512;
+        c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
+                                : F.sigmoid_router == 12 ? 512 : 1024;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
         const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
         if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
@@ -1212,8 +1250,8 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
         if (c.moe_out_norm && split_layer_name(t->name, F.layer_prefix, &layer, &rest) &&
             rest == F.layer_tensors[T_POST_MLP_NORM])
             continue;
-        // (EXAONE MoE's multi-token-prediction module: mtp.*, as transformers ignores it)
-        if (F.sigmoid_router == 5 && t->name.compare(0, 4, "mtp.") == 0) continue;
+        // (EXAONE MoE's and Mellum's multi-token-prediction module: mtp.*, as transformers ignores it)
+        if ((F.sigmoid_router == 5 || is_model_type(F, {"mellum"})) && t->name.compare(0, 4, "mtp.") == 0) continue;
         // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
         if (grouped_router(F) && split_layer_name(t->name, F.layer_prefix, &layer, &rest) && layer >= L &&
             layer < L + (c.nextn_layers_field >= 0 ? c.nextn_layers_field : router_defaults(F).nextn))
@@ -1742,6 +1780,7 @@ LlamaConfig read_config(const std::string& dir) {
         c.scale_attn_by_inverse_layer_idx = r.boolean(root, "scale_attn_by_inverse_layer_idx");
         c.add_cross_attention = r.boolean(root, "add_cross_attention");
         c.rope_theta = r.positive(root, "rope_theta");
+        c.rope_theta_top = c.rope_theta;
         c.tie_word_embeddings = r.boolean(root, "tie_word_embeddings");
         if (const json::Value* prf = r.get(root, "partial_rotary_factor")) {
             if (!prf->is_number() || !(prf->d > 0) || !(prf->d <= 1))
@@ -1803,8 +1842,10 @@ LlamaConfig read_config(const std::string& dir) {
                         fail(VT_STATUS_UNSUPPORTED, "%s: rope_parameters.sliding_attention.partial_rotary_factor %g is not "
                              "supported (the sliding layers rotate every dim)", path.c_str(), local.partial_rotary_factor);
                     c.rope_local_theta = local.rope_theta;
+                    c.rope_local_given = true;
                 }
             } else {
+                c.rope_parameters_flat = !rp->is_null();
                 read_rope(r, *rp, "rope_parameters", c);
             }
         }
@@ -1909,6 +1950,7 @@ LlamaConfig read_config(const std::string& dir) {
         }
         if (const json::Value* ml = r.get(root, "mlp_only_layers")) {
             if (!ml->is_array()) r.bad("mlp_only_layers", *ml, "a list of layer indices");
+            c.mlp_only_layers_given = true;
             for (const auto& e : ml->arr) {
                 if (!e.is_number() || e.d < 0 || e.d > 100000 || e.d != double(int64_t(e.d)))
                     r.bad("mlp_only_layers", *ml, "a list of layer indices");

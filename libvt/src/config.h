@@ -160,6 +160,7 @@ struct LlamaConfig {
     int rope_interleave_field = -1;
     std::string topk_method;
     std::vector<int64_t> mlp_only_layers;   // ... and l is not listed here
+    bool mlp_only_layers_given = false;     // (Flint: [0, 1] when absent or null)
     std::vector<int64_t> no_rope_layers;    // SmolLM3: 1 = the layer rotates, 0 = NoPE (empty: absent)
     int64_t no_rope_layer_interval = -1;    // SmolLM3 without no_rope_layers
     std::vector<double> layer_rope_theta;   // GraniteSWA: each layer's RoPE base, 0 = NoPE (empty: absent or null)
@@ -193,6 +194,10 @@ struct LlamaConfig {
     int64_t moe_layer_freq = -1;  // A.X-K1: moe_layer_freq (-1: absent)
     int use_post_norm = -1;                                // HyperCLOVA X (-1: absent = true)
     bool rope_by_layer_type = false;  // rope_parameters held full_attention (and sliding_attention) sets
+    // Mellum: what config.json said of RoPE outside those sets — a top-level rope_theta (-1: absent),
+    // a rope_parameters that is one set, not one per layer type — and whether it held a sliding_attention set
+    double rope_theta_top = -1;
+    bool rope_parameters_flat = false, rope_local_given = false;
     // MiniCPM3 (-1: absent; -2: null): scale_emb, scale_depth, dim_model_base
     double scale_emb = -1, scale_depth = -1;
     int64_t dim_model_base = -1;

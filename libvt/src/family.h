@@ -38,7 +38,10 @@
 // (Tencent's Hy3: Qwen3-MoE's attention, AFMoE's router with its scale and shared experts, dense
 // layers by mlp_layer_types: sigmoid_router 13), Cohere 2 MoE (Cohere 2's block with experts,
 // shared ones averaged in: cohere_moe), A.X-K1 (DeepSeek-V3 with the MoE block's output RMSNormed:
-// sigmoid_router 14). Multimodal Gemma 3 is not a row: the
+// sigmoid_router 14), Mellum (Qwen3-MoE's attention and router, sliding layers with their own RoPE
+// base as Gemma 3's (local_rope), dense layers by mlp_layer_types), Flint (Qwen3-MoE's attention
+// with gpt-oss's sinks, RoPE on the sliding layers only as Cohere 2's, a sigmoid top-k router as
+// Cohere 2 MoE's sigmoid one, one ungated shared expert). Multimodal Gemma 3 is not a row: the
 // loader refuses it naming what it needs (unsupported_family_reason).
 #pragma once
 
@@ -150,7 +153,7 @@ struct ModelFamily {
     int64_t default_window_pattern;
     double default_attn_softcap;   // when config.json leaves the cap out (null: none)
     double default_final_softcap;
-    // Gemma 3: the sliding layers rotate with their own RoPE base (rope_local_base_freq, or
+    // Gemma 3 (OLMo 3, LFM3, Mellum): the sliding layers rotate with their own RoPE base (rope_local_base_freq, or
     // rope_parameters.sliding_attention), the others with rope_theta and the rope scaling.
     bool local_rope;
     // Defaults for what config.json does not say (or when there is none).
@@ -200,7 +203,7 @@ struct ModelFamily {
     bool qk_norm_full;
     // gpt-oss: attention sinks (T_SINKS, one learned logit per query head that joins each
     // softmax's denominator; a row that names T_SINKS has them in every layer: GraniteSWA's
-    // sigmoid(logsumexp - sink) rescaling is the same), the router's bias (router with
+    // sigmoid(logsumexp - sink) rescaling is the same; Flint's self_attn.softmax_offset), the router's bias (router with
     // ".weight" -> ".bias"), experts
     // stacked as transformers holds them — expert_tensors[0] [E, H, 2·I] (x · W; gate and up
     // columns interleaved: 2j gate, 2j + 1 up) with "_bias" [E, 2·I], expert_tensors[2]
@@ -236,7 +239,7 @@ struct ModelFamily {
     bool norm_without_bias;
     // Cohere: the logits times config.json's logit_scale (CohereConfig's default 0.0625).
     bool logit_scale;
-    // Cohere 2: only the sliding layers rotate (a layer with no window — every layer when
+    // Cohere 2, Flint: only the sliding layers rotate (a layer with no window — every layer when
     // sliding_window is null — attends without RoPE).
     bool rope_sliding_only;
     // Nemotron: LayerNorm1P, the LayerNorm's weight used as 1 + w (the loader stores 1 + w).

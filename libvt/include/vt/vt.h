@@ -540,7 +540,7 @@ typedef struct vt_model_info {
      * "GptOss", "Mixtral", "Qwen2MoE", "Qwen3MoE", "ExaoneMoE", "Glm4MoE", "SolarOpen", "Dots1", "DeepseekV3", "MiniCPM3", "Youtu", "Mistral4", "Glm4MoeLite", "DeepseekV2", "MiniMaxM2", "Ernie4_5_MoE", "HunYuanMoEV1", "Helium", "Ernie4_5", "SeedOss", "Glm", "Glm4",
      * "OLMo3", "Ministral", "Cwm", "Ministral3", "Cohere", "Cohere2", "Arcee", "NanoChat", "Apertus", "Nemotron", "Jais2", "HunYuanDenseV1", "VaultGemma",
      * "GPTNeoX", "GPT2", "GPTBigCode", "GPTJ", "OPT", "Falcon", "Bloom", "MPT", "GPTNeo", "OLMo", "Lfm2", "Lfm2Moe", "Lfm3", "Afmoe", "PhiMoE",
-     * "SarvamMoE", "SarvamMLA", "Kolibri1", "HYV3", "Cohere2Moe", "AXK1". */
+     * "SarvamMoE", "SarvamMLA", "Kolibri1", "HYV3", "Cohere2Moe", "AXK1", "Mellum", "Flint". */
     char family[32];
     /* Its variant features, comma-separated (NUL-terminated; "" for a plain Llama block):
      * "qkv-bias", "attention-bias" (q/k/v/o), "mlp-bias", "qk-norm", "fused-qkv",
@@ -553,7 +553,7 @@ typedef struct vt_model_info {
      * the logit + bias; + " groups K/G", " scale S": GLM-4 MoE, dots1, DeepSeek, MiniMax-M2),
      * "mla kv-lora R[ q-lora Q] heads N+P v V" (DeepSeek's latent attention), "no-rope (layers ...)" (SmolLM3's NoPE layers, listed as the window's),
      * "embedding-multiplier M", "attention-multiplier M", "residual-multiplier M",
-     * "logits-scaling S" (Granite), "attention-sinks" (gpt-oss, GraniteSWA), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
+     * "logits-scaling S" (Granite), "attention-sinks" (gpt-oss, GraniteSWA, Flint), "qk-norm-full" (OLMo 2, OLMoE), "post-norm" (OLMo 2), "clip-qkv C" (OLMoE),
      * "interleaved-rope" (Helium, ERNIE 4.5, GLM, DeepSeek: RoPE over pairs (2i, 2i + 1)), "sandwich-norms" (GLM-4, LFM3, HyperCLOVA X, AFMoE),
      * "rotary-dim N" (partial rotary embeddings), "parallel-block" and "logit-scale S" (Cohere; HyperCLOVA X's logits_scaling), "relu2-mlp" (Arcee, Nemotron, Jais2), "xielu-mlp" (Apertus), "layer-norm-1p" (Nemotron's LayerNorm1P),
      * "qk-norm-after-rope" and "ntk-alpha A" (HunYuan dense), "no-post-norms" (VaultGemma),
