@@ -1084,12 +1084,22 @@ def _hparams(meta: dict, p: str) -> dict:
             f"pyvt converts {', '.join(repr(a) for a in _ARCHS)} GGUF files"
         )
 
-    def need_int(k: str, default=None) -> int:
+    def need_int(k: str, default=None, per_block: bool = False) -> int:
         v = meta.get(f"{arch}.{k}", default)
         if v is None:
             raise ValueError(f"{p}: missing metadata {arch}.{k}")
+        if per_block and isinstance(v, np.ndarray):  # (llama.cpp's get_key_or_arr: one value per block)
+            if v.ndim != 1 or v.dtype.kind not in "iu" or len(v) != n_layers + nextn or (v <= 0).any():
+                raise ValueError(f"{p}: {arch}.{k} = {_describe(v)} is not a positive integer for each of the "
+                                 f"{n_layers + nextn} blocks")
+            if (v != v[0]).any():
+                first = int(np.argmax(v != v[0]))
+                raise ValueError(f"{p}: {arch}.{k}[{first}] = {int(v[first])}, but block 0 has {int(v[0])}: the "
+                                 "Hugging Face model has one width for every block; pyvt converts no other")
+            return int(v[0])
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) <= 0:
-            raise ValueError(f"{p}: {arch}.{k} = {v!r} is not a positive integer")
+            raise ValueError(f"{p}: {arch}.{k} = {_describe(v) if isinstance(v, np.ndarray) else repr(v)} is not a "
+                             "positive integer")
         return int(v)
 
     n_expert = meta_value(meta, f"{arch}.expert_count", "int", p, 0)
@@ -1263,10 +1273,11 @@ def _hparams(meta: dict, p: str) -> dict:
     if moe:  # llama.cpp's defaults: feed_forward_length / expert_used_count, feed_forward_length
         moe["ffn_exp"] = (ffn if arch in ("llama", "granitemoe", "olmoe", "minimax-m2")  # (minimax-m2's experts: n_ff)
                           else need_int("expert_feed_forward_length", ffn) if arch == "gpt-oss"
-                          else need_int("expert_feed_forward_length")  # (llama.cpp requires it)
+                          else need_int("expert_feed_forward_length", per_block=arch == "afmoe")  # (llama.cpp requires it)
                           if arch in ("deepseek2", "ernie4_5-moe", "exaone-moe", "lfm2moe", "hunyuan-moe", "mistral4",
                                       "afmoe")
-                          else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None))  # (hy_v3's default too)
+                          else need_int("expert_feed_forward_length", ffn // moe["n_used"] or None,  # (hy_v3's default too)
+                                        per_block=arch == "hy_v3"))
         if arch == "qwen2moe":
             moe["ffn_shexp"] = need_int("expert_shared_feed_forward_length", ffn)
         elif arch == "granitemoe" and meta.get("granitemoe.expert_shared_feed_forward_length", 0) != 0:

@@ -4481,6 +4481,34 @@ def test_afmoe_gguf_config(tmp_path):
     assert not cfg["attention_bias"] and "rope_theta" not in cfg and "rope_scaling" not in cfg
 
 
+def test_expert_widths_per_block_as_llama_cpp_reads_them(tmp_path):
+    """afmoe / hy_v3: llama.cpp reads expert_feed_forward_length as one number or one per block
+    (get_key_or_arr): the same width in every block converts as the number does; differing widths
+    (the Hugging Face models have one), a wrong count or a zero are refused naming the key."""
+    from pyvt import _model
+
+    for name, arch, n in (("afmoe-gguf", "afmoe", 4), ("hy-v3", _HY, 3)):
+        key = f"{arch}.expert_feed_forward_length"
+        (tmp_path / arch).mkdir()
+        path, ref = moe_gguf(tmp_path / arch, name, arch, meta={key: gw.Val(gw.ARRAY, [32] * n, gw.UINT32)})
+        out = convert.convert_gguf(path, tmp_path / arch / "out", dtype="f32")
+        assert json.loads((out / "config.json").read_text())["moe_intermediate_size"] == 32
+        with _model.Model(str(out), device="cpu", weight_format="bf16", kv_cache="f32") as m, \
+                _model.Model(str(ref), device="cpu", weight_format="bf16", kv_cache="f32") as r:
+            np.testing.assert_array_equal(m.logits(_SEQ), r.logits(_SEQ))
+        for widths, words in (([32] * (n - 1) + [64], f"{key}[{n - 1}] = 64, but block 0 has 32: the Hugging Face "
+                                                      "model has one width for every block"),
+                              ([32] * (n + 1), f"{key} = an array of {n + 1} uint32 values is not a positive integer "
+                                               f"for each of the {n} blocks"),
+                              ([0] * n, f"is not a positive integer for each of the {n} blocks")):
+            bad = tmp_path / f"{arch}-{len(widths)}-{widths[-1]}"
+            bad.mkdir()
+            path, _ = moe_gguf(bad, name, arch, meta={key: gw.Val(gw.ARRAY, widths, gw.UINT32)})
+            with pytest.raises(ValueError) as e:
+                convert.convert_gguf(path, tmp_path / "bad")
+            assert words in str(e.value) and "\n" not in str(e.value)
+
+
 @pytest.mark.parametrize("meta,drop,extra,words", [
     ({f"{_A}.expert_weights_norm": None}, (), (),
      "afmoe.expert_weights_norm is absent (false for llama.cpp): llama.cpp's afmoe then leaves the chosen experts' "
