@@ -334,7 +334,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     if (F.cohere_moe && c.rms_norm_eps > 0)
         fail(VT_STATUS_UNSUPPORTED, "%s: rms_norm_eps %g is not supported for %s (RMSNorms in place of its LayerNorms; "
              "rms_norm_eps null: the LayerNorms with layer_norm_eps)", c.path.c_str(), c.rms_norm_eps, F.name);
-    if (F.sigmoid_router == 13 && c.mlp_bias_field == 1)  // (HYV3MLP: its dense and shared MLPs' biases)
+    if (F.sigmoid_router == ModelFamily::ROUTER_HY_V3 && c.mlp_bias_field == 1)  // (HYV3MLP: its dense and shared MLPs' biases)
         fail(VT_STATUS_UNSUPPORTED, "%s: mlp_bias true is not supported for %s (biases on its dense and shared MLPs)",
              c.path.c_str(), F.name);
     if (F.moe_layer_range && c.use_bias == 1)  // (its shared experts' and dense MLPs' biases)
@@ -484,9 +484,9 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     }
     // AFMoE: AfmoeConfig's layer_types default, every global_attn_every_n_layers-th layer (4) global
     // (sliding_window_pattern is not its field)
-    if (F.sigmoid_router == 9) c.sliding_window_pattern = c.global_attn_every;
+    if (F.sigmoid_router == ModelFamily::ROUTER_AFMOE) c.sliding_window_pattern = c.global_attn_every;
     // Kolibri 1: layer_types, else every 5th layer global (Kolibri1Config's; no sliding_window_pattern)
-    if (F.sigmoid_router == 12) c.sliding_window_pattern = -1;
+    if (F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1) c.sliding_window_pattern = -1;
     // Cohere 2 MoE: Cohere2MoeConfig's layer_types default, every prefix_dense_sliding_window_pattern-th
     // (1) of the first_k_dense_replace dense layers global, then every sliding_window_pattern-th (4),
     // counted from the first layer after them
@@ -542,7 +542,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     // GraniteSWA: transformers' sliding mask needs a window (sliding_window null with a sliding
     // layer raises there), so such a config is refused rather than run with full attention.
     // (AFMoE, Kolibri 1, Mellum, Flint: the same sliding mask)
-    if ((F.sigmoid_router == 9 || F.sigmoid_router == 12 || is_model_type(F, {"mellum", "flint"})) && window == 0)
+    if ((F.sigmoid_router == ModelFamily::ROUTER_AFMOE || F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1 || is_model_type(F, {"mellum", "flint"})) && window == 0)
         for (int64_t l = 0; l < L; ++l)
             if (c.layer_types.empty() ? (l + 1) % (c.sliding_window_pattern > 0 ? c.sliding_window_pattern : F.default_window_pattern) != 0
                                       : c.layer_types[size_t(l)] == "sliding_attention")
@@ -572,7 +572,7 @@ void resolve_features(const ModelFamily& F, LlamaConfig& c, int64_t L) {
     c.sandwich_norms = F.sandwich_norms && !(F.short_conv == 3 && c.use_sandwich_norm == 0) &&
                        !(F.multipliers == 2 && c.use_post_norm == 0);  // (HyperCLOVA X: use_post_norm)
     c.attn_gate = F.layer_tensors[T_ATTN_GATE] && !(F.short_conv == 3 && c.use_attention_gate == 0);
-    c.attn_gate_per_dim = c.attn_gate && F.sigmoid_router == 9;  // (AFMoE: [num_heads · head_dim, H])
+    c.attn_gate_per_dim = c.attn_gate && F.sigmoid_router == ModelFamily::ROUTER_AFMOE;  // (AFMoE: [num_heads · head_dim, H])
     if (F.short_conv == 3 && c.layer_types.empty())  // (Lfm3Config's default)
         for (int64_t l = 0; l < L; ++l)
             c.layer_types.push_back(l % 4 == 2 ? "full_attention" : l % 4 == 0 && l > 0 ? "sliding_attention" : "conv");
@@ -727,19 +727,19 @@ RouterDefaults router_defaults(const ModelFamily& F) {
     if (F.mla == 2) return {0, 2, 1, 1, 0, false, 1.0};  // DeepseekV2Config
     if (F.mla == 4) return {0, 1, 1, 1, 0, true, 1.0};   // Mistral4Config
     switch (F.sigmoid_router) {
-        case 1: return {1, 1, 1, 1, 1, true, 1.0};   // Glm4MoeConfig
-        case 3: return {3, 1, 8, 4, 1, true, 2.5};   // DeepseekV3Config
-        case 4: return {0, -1, 1, 1, 0, true, 1.0};  // MiniMaxM2Config (no such fields)
-        case 5: return {1, 1, 1, 1, 0, true, 2.5};   // ExaoneMoeConfig
-        case 6: return {1, 1, 1, 1, 1, true, 1.8};   // Glm4MoeLiteConfig
-        case 7: return {2, 0, 1, 1, 0, true, 1.0};   // Lfm2MoeConfig (num_dense_layers)
-        case 8: return {0, 1, 1, 1, 0, true, 1.0};   // SolarOpenConfig (no dense layers, no MTP layers)
-        case 9: return {1, 2, 1, 1, 0, true, 1.0};   // AfmoeConfig (num_dense_layers, num_shared_experts, route_scale)
-        case 10: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMoEConfig
-        case 11: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMLAConfig
-        case 12: return {0, -1, 1, 1, 0, false, 1.0};  // Kolibri1Config (shared_expert_intermediate_size)
-        case 13: return {1, 1, 1, 1, 1, true, 2.826};  // HYV3Config (mlp_layer_types, router_scaling_factor; layer 80: MTP)
-        case 14: return {1, 1, 8, 4, 0, true, 2.5};    // AXK1Config (mlp_layer_types; no MTP layers)
+        case ModelFamily::ROUTER_GLM4_MOE: return {1, 1, 1, 1, 1, true, 1.0};   // Glm4MoeConfig
+        case ModelFamily::ROUTER_DEEPSEEK_V3: return {3, 1, 8, 4, 1, true, 2.5};   // DeepseekV3Config
+        case ModelFamily::ROUTER_MINIMAX_M2: return {0, -1, 1, 1, 0, true, 1.0};  // MiniMaxM2Config (no such fields)
+        case ModelFamily::ROUTER_EXAONE_MOE: return {1, 1, 1, 1, 0, true, 2.5};   // ExaoneMoeConfig
+        case ModelFamily::ROUTER_GLM4_MOE_LITE: return {1, 1, 1, 1, 1, true, 1.8};   // Glm4MoeLiteConfig
+        case ModelFamily::ROUTER_LFM2_MOE: return {2, 0, 1, 1, 0, true, 1.0};   // Lfm2MoeConfig (num_dense_layers)
+        case ModelFamily::ROUTER_SOLAR_OPEN: return {0, 1, 1, 1, 0, true, 1.0};   // SolarOpenConfig (no dense layers, no MTP layers)
+        case ModelFamily::ROUTER_AFMOE: return {1, 2, 1, 1, 0, true, 1.0};   // AfmoeConfig (num_dense_layers, num_shared_experts, route_scale)
+        case ModelFamily::ROUTER_SARVAM_MOE: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMoEConfig
+        case ModelFamily::ROUTER_SARVAM_MLA: return {1, 1, 1, 1, 0, true, 2.5};  // SarvamMLAConfig
+        case ModelFamily::ROUTER_KOLIBRI1: return {0, -1, 1, 1, 0, false, 1.0};  // Kolibri1Config (shared_expert_intermediate_size)
+        case ModelFamily::ROUTER_HY_V3: return {1, 1, 1, 1, 1, true, 2.826};  // HYV3Config (mlp_layer_types, router_scaling_factor; layer 80: MTP)
+        case ModelFamily::ROUTER_AXK1: return {1, 1, 8, 4, 0, true, 2.5};    // AXK1Config (mlp_layer_types; no MTP layers)
         default: return {0, -1, 1, 1, 0, false, 1.0};  // Dots1Config
     }
 }
@@ -766,7 +766,7 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
                  "renormalizes its top weights; DeepSeek's own code does)", src.c_str(), F.name);
     }
     // (AfmoeConfig, Kolibri1Config and HYV3Config have no n_group / topk_group: not read)
-    if (F.sigmoid_router == 9 || F.sigmoid_router == 12 || F.sigmoid_router == 13) grouped = false;
+    if (F.sigmoid_router == ModelFamily::ROUTER_AFMOE || F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1 || F.sigmoid_router == ModelFamily::ROUTER_HY_V3) grouped = false;
     c.moe_groups = grouped ? (c.n_group_field > 0 ? c.n_group_field : d.n_group) : 1;
     c.moe_topk_groups = grouped ? (c.topk_group_field > 0 ? c.topk_group_field : d.topk_group) : 1;
     // (DeepSeek-V3's sigmoid router and Mistral 4's softmax one score a group by its best two
@@ -788,9 +788,9 @@ void resolve_grouped_router(const ModelFamily& F, LlamaConfig& c, const std::str
     // (AFMoE: route_scale, its config class's name; routed_scaling_factor is not read)
     // (Kolibri 1: no scaling, routed_scaling_factor not its field; HY-V3: router_scaling_factor, its
     // config class's name)
-    const bool afmoe = F.sigmoid_router == 9, hy = F.sigmoid_router == 13;
+    const bool afmoe = F.sigmoid_router == ModelFamily::ROUTER_AFMOE, hy = F.sigmoid_router == ModelFamily::ROUTER_HY_V3;
     const double scale_field = afmoe ? c.route_scale_field : hy ? c.router_scaling_field
-                               : F.sigmoid_router == 12 ? -1 : c.routed_scaling_field;
+                               : F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1 ? -1 : c.routed_scaling_field;
     c.routed_scaling = float(scale_field >= 0 ? scale_field : d.scale);
     if (!std::isfinite(c.routed_scaling))
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %g is not finite in float32", src.c_str(),
@@ -805,10 +805,10 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     if (!F.mla) return;
     const std::string src = c.from_file ? c.path : "the defaults (no config.json)";
     c.mla = true;
-    const bool lite = F.sigmoid_router == 6;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's,
+    const bool lite = F.sigmoid_router == ModelFamily::ROUTER_GLM4_MOE_LITE;  // (Glm4MoeLiteConfig's defaults; Mistral4Config's; else DeepSeek's,
                                                // which YoutuConfig keeps)
     const bool m4 = F.mla == 4, cpm = F.mla == 5;  // (MiniCPM3Config's)
-    const bool sarvam = F.sigmoid_router == 11;  // (SarvamMLAConfig: q_lora_rank null, q_proj whole)
+    const bool sarvam = F.sigmoid_router == ModelFamily::ROUTER_SARVAM_MLA;  // (SarvamMLAConfig: q_lora_rank null, q_proj whole)
     c.mla_q_lora = c.q_lora_field >= 0 ? c.q_lora_field : sarvam ? 0 : lite || cpm ? 768 : m4 ? 1024 : 1536;
     c.mla_kv_lora = c.kv_lora_field > 0 ? c.kv_lora_field : m4 || cpm ? 256 : 512;
     c.mla_nope = c.qk_nope_field > 0 ? c.qk_nope_field : lite ? 192 : m4 || cpm ? 64 : 128;
@@ -818,7 +818,7 @@ void resolve_mla(const ModelFamily& F, LlamaConfig& c) {
     c.mla_v = c.v_head_field > 0 ? c.v_head_field : lite ? 256 : cpm ? v_cpm : 128;
     // (V2: pairs (2i, 2i + 1) always; V3, Mistral 4, Youtu: unless rope_interleave is false; MiniCPM3: never)
     c.mla_interleaved = F.mla == 2 || (!cpm && c.rope_interleave_field != 0);
-    if (F.sigmoid_router == 14 && c.q_lora_field == 0)  // (AXK1Attention always has q_a_proj / q_b_proj)
+    if (F.sigmoid_router == ModelFamily::ROUTER_AXK1 && c.q_lora_field == 0)  // (AXK1Attention always has q_a_proj / q_b_proj)
         fail(VT_STATUS_UNSUPPORTED, "%s: q_lora_rank null is not supported for %s (its attention always projects q "
              "through q_a_proj and q_b_proj)", src.c_str(), F.name);
     if (c.mla_rope % 2 != 0)
@@ -908,15 +908,15 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     // (AFMoE: its num_dense_layers too)
     // (HY-V3: mlp_layer_types, else the first layer dense; first_k_dense_replace is not its field)
     // (Cohere 2 MoE: first_k_dense_replace, 0 when left out, unless mlp_layer_types)
-    const int64_t first_dense_field = F.sigmoid_router == 7 || F.sigmoid_router == 9 ? c.num_dense_layers_field
-                                      : F.sigmoid_router == 8 || F.sigmoid_router == 12 ? 0
-                                      : F.sigmoid_router == 13 ? -1 : c.first_k_dense_field;
+    const int64_t first_dense_field = F.sigmoid_router == ModelFamily::ROUTER_LFM2_MOE || F.sigmoid_router == ModelFamily::ROUTER_AFMOE ? c.num_dense_layers_field
+                                      : F.sigmoid_router == ModelFamily::ROUTER_SOLAR_OPEN || F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1 ? 0
+                                      : F.sigmoid_router == ModelFamily::ROUTER_HY_V3 ? -1 : c.first_k_dense_field;
     const int64_t first_dense = F.cohere_moe ? std::max<int64_t>(c.first_k_dense_field, 0)
                                 : !grouped_router(F) ? 0 : first_dense_field >= 0 ? first_dense_field
                                                        : router_defaults(F).first_dense;
-    c.moe_choice_bias = F.choice_bias && !(F.sigmoid_router == 7 && c.use_expert_bias == 0);
-    c.moe_norm_eps = F.sigmoid_router == 7 ? 1e-6f : F.sigmoid_router == 12 ? 0.0f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
-    c.moe_choice_on_logits = F.sigmoid_router == 12;  // (Kolibri1TopKRouter)
+    c.moe_choice_bias = F.choice_bias && !(F.sigmoid_router == ModelFamily::ROUTER_LFM2_MOE && c.use_expert_bias == 0);
+    c.moe_norm_eps = F.sigmoid_router == ModelFamily::ROUTER_LFM2_MOE ? 1e-6f : F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1 ? 0.0f : 1e-20f;  // (Lfm2MoeTopKRouter's + 1e-6)
+    c.moe_choice_on_logits = F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1;  // (Kolibri1TopKRouter)
     // (ERNIE 4.5: from moe_layer_start_index (default 1) to moe_layer_end_index (-1, the default:
     // the last), every moe_layer_interval-th, as Ernie4_5_MoeConfig)
     const int64_t every = F.moe_layer_range && c.moe_interval_field > 0 ? c.moe_interval_field : step;
@@ -925,14 +925,14 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     int64_t first = -1;
     // (EXAONE MoE, GLM-4 MoE lite: they decide)
     // (A.X-K1: AXK1Config's default from first_k_dense_replace (1) and moe_layer_freq (1))
-    if (F.sigmoid_router == 14 && c.mlp_layer_types.empty()) {
+    if (F.sigmoid_router == ModelFamily::ROUTER_AXK1 && c.mlp_layer_types.empty()) {
         const int64_t k = c.first_k_dense_field >= 0 ? c.first_k_dense_field : 1;
         const int64_t freq = c.moe_layer_freq > 0 ? c.moe_layer_freq : 1;
         for (int64_t l = 0; l < L; ++l) c.mlp_layer_types.push_back(l >= k && l % freq == 0 ? "sparse" : "dense");
     }
     // (HY-V3, Cohere 2 MoE, A.X-K1, Mellum: they decide too)
-    const bool by_types = (F.sigmoid_router == 5 || F.sigmoid_router == 6 || F.sigmoid_router == 13 ||
-                           F.sigmoid_router == 14 || F.cohere_moe || is_model_type(F, {"mellum"})) &&
+    const bool by_types = (F.sigmoid_router == ModelFamily::ROUTER_EXAONE_MOE || F.sigmoid_router == ModelFamily::ROUTER_GLM4_MOE_LITE || F.sigmoid_router == ModelFamily::ROUTER_HY_V3 ||
+                           F.sigmoid_router == ModelFamily::ROUTER_AXK1 || F.cohere_moe || is_model_type(F, {"mellum"})) &&
                           !c.mlp_layer_types.empty();
     if (by_types && int64_t(c.mlp_layer_types.size()) != L)
         fail(VT_STATUS_FORMAT_ERROR, "%s: mlp_layer_types lists %zu layers, but the model has %lld", c.path.c_str(),
@@ -948,8 +948,8 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     const std::string p = F.layer_prefix + std::to_string(first < 0 ? 0 : first) + ".";
     // (A.X-K1: the correction bias when the files hold it — the released ones do not, and
     // transformers routes with zeros then —, judged by the first MoE layer's)
-    if (F.sigmoid_router == 14) c.moe_choice_bias = first >= 0 && ck.find(p + F.choice_bias);
-    c.moe_out_norm = F.sigmoid_router == 14;
+    if (F.sigmoid_router == ModelFamily::ROUTER_AXK1) c.moe_choice_bias = first >= 0 && ck.find(p + F.choice_bias);
+    c.moe_out_norm = F.sigmoid_router == ModelFamily::ROUTER_AXK1;
     // gpt-oss: the Hub's files hold the experts as MXFP4 blocks; dequantized ones as they are.
     c.mxfp4_experts = F.gpt_oss && ck.find(p + F.expert_tensors[0] + "_blocks");
     c.num_experts = c.num_experts_field;
@@ -978,7 +978,7 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
     if (c.experts_per_tok > c.num_experts)
         fail(VT_STATUS_FORMAT_ERROR, "%s: field \"%s\" = %lld is more than the %lld experts",
              src.c_str(), c.experts_per_tok_key.c_str(), (long long)c.experts_per_tok, (long long)c.num_experts);
-    c.norm_topk = !F.config_norm_topk || F.sigmoid_router == 9 || F.sigmoid_router == 13 ? true  // (AFMoE, HY-V3: always; not their field)
+    c.norm_topk = !F.config_norm_topk || F.sigmoid_router == ModelFamily::ROUTER_AFMOE || F.sigmoid_router == ModelFamily::ROUTER_HY_V3 ? true  // (AFMoE, HY-V3: always; not their field)
                   : c.norm_topk_prob_field >= 0 ? c.norm_topk_prob_field == 1
                   : is_model_type(F, {"mellum", "flint"}) ? true  // (MellumConfig's, FlintConfig's)
                                                 : router_defaults(F).norm_topk;  // (Glm4MoeConfig's, DeepseekV3Config's: true)
@@ -1026,19 +1026,19 @@ void resolve_moe(const Checkpoint& ck, const ModelFamily& F, LlamaConfig& c, int
         c.shared_intermediate = c.intermediate_size > 0 ? c.intermediate_size : c.moe_intermediate;
     } else if (F.shared_prefix && F.moe_layer_range) {  // ERNIE 4.5: moe_num_shared_experts (default 2) wide
         c.shared_intermediate = (c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : 2) * c.moe_intermediate;
-    } else if (F.shared_prefix && (F.sigmoid_router == 12 || is_model_type(F, {"flint"}))) {
+    } else if (F.shared_prefix && (F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1 || is_model_type(F, {"flint"}))) {
         // Kolibri 1, Flint: one, shared_expert_intermediate_size (512; Flint's 1024) wide
         if (c.shared_intermediate_field == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
             fail(VT_STATUS_UNSUPPORTED, "%s: shared_expert_intermediate_size 0 is not supported for %s (its model keeps "
                  "a shared MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
         c.shared_intermediate = c.shared_intermediate_field >= 0 ? c.shared_intermediate_field
-                                : F.sigmoid_router == 12 ? 512 : 1024;
+                                : F.sigmoid_router == ModelFamily::ROUTER_KOLIBRI1 ? 512 : 1024;
     } else if (F.shared_prefix && grouped_router(F)) {  // n_shared_experts experts' width (else the rows say)
         const int64_t n = c.n_shared_experts_field >= 0 ? c.n_shared_experts_field : router_defaults(F).n_shared;
-        if (F.sigmoid_router == 9 && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
+        if (F.sigmoid_router == ModelFamily::ROUTER_AFMOE && n == 0)  // (transformers builds a zero-width shared MLP, its files [0, H] tensors)
             fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_experts 0 is not supported for %s (its model keeps a shared "
                  "MLP of width 0, whose empty tensors are not loaded)", src.c_str(), F.name);
-        if (F.sigmoid_router == 13 && n == 0)  // (HYV3MLP takes width 0 as intermediate_size: not what the field says)
+        if (F.sigmoid_router == ModelFamily::ROUTER_HY_V3 && n == 0)  // (HYV3MLP takes width 0 as intermediate_size: not what the field says)
             fail(VT_STATUS_UNSUPPORTED, "%s: num_shared_experts 0 is not supported for %s (its model then builds a "
                  "shared MLP intermediate_size wide)", src.c_str(), F.name);
         c.shared_intermediate = n >= 0 ? n * c.moe_intermediate
@@ -1251,7 +1251,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
             rest == F.layer_tensors[T_POST_MLP_NORM])
             continue;
         // (EXAONE MoE's and Mellum's multi-token-prediction module: mtp.*, as transformers ignores it)
-        if ((F.sigmoid_router == 5 || is_model_type(F, {"mellum"})) && t->name.compare(0, 4, "mtp.") == 0) continue;
+        if ((F.sigmoid_router == ModelFamily::ROUTER_EXAONE_MOE || is_model_type(F, {"mellum"})) && t->name.compare(0, 4, "mtp.") == 0) continue;
         // GLM-4 MoE's multi-token-prediction layers, after the model's own (not used to decode)
         if (grouped_router(F) && split_layer_name(t->name, F.layer_prefix, &layer, &rest) && layer >= L &&
             layer < L + (c.nextn_layers_field >= 0 ? c.nextn_layers_field : router_defaults(F).nextn))
@@ -1390,7 +1390,7 @@ void check_and_resolve(Checkpoint& ck, LlamaConfig& c, int64_t* file_layers) {
     c.num_layers = L;
     if (F.gemma != ModelFamily::NOT_GEMMA) c.embed_scale = float(std::sqrt(double(c.hidden_size)));  // as transformers' normalizer
     // AFMoE: mup_enabled scales the embeddings by hidden_size ** 0.5 (false when left out)
-    if (F.sigmoid_router == 9 && c.mup_enabled == 1) c.embed_scale = float(std::sqrt(double(c.hidden_size)));
+    if (F.sigmoid_router == ModelFamily::ROUTER_AFMOE && c.mup_enabled == 1) c.embed_scale = float(std::sqrt(double(c.hidden_size)));
     if (F.minicpm_scales) {  // MiniCPM3Config's defaults: 12, 1.4, 256 (null: sqrt(layers), hidden_size)
         c.embed_scale = float(c.scale_emb > 0 ? c.scale_emb : 12.0);
         const double depth = c.scale_depth > 0 ? c.scale_depth : c.scale_depth == -2 ? std::sqrt(double(L)) : 1.4;

@@ -1979,7 +1979,7 @@ std::string feature_list(const LlamaConfig& c) {
     if (c.family && c.family->llama4_attn_scale)  // (Ministral 3, Mistral 4)
         add(format("query-log-scale %g per %lld", c.rope.llama4_beta, (long long)c.rope.llama4_orig));
     if (c.attn_gate) add(c.attn_gate_per_dim ? "attention-gate per-dim" : "attention-gate");
-    if (c.family && c.family->sigmoid_router == 9 && c.embed_scale > 0)  // (AFMoE's mup_enabled)
+    if (c.family && c.family->sigmoid_router == ModelFamily::ROUTER_AFMOE && c.embed_scale > 0)  // (AFMoE's mup_enabled)
         add(format("mup-embedding-scale %g", double(c.embed_scale)));
     if (c.rope.kind == RopeScaling::PROPORTIONAL)
         add(format("proportional-rope %lld of %lld dims", (long long)(2 * c.rope_angles), (long long)c.head_dim));

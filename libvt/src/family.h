@@ -347,6 +347,23 @@ struct ModelFamily {
     // shared experts included, RMSNormed by the layer's post_mlp_layernorm (T_POST_MLP_NORM),
     // which the dense layers' files may hold unused).
     int sigmoid_router;
+    // (its values by name, for the comparisons in config.cpp)
+    enum : int {
+        ROUTER_GLM4_MOE = 1,
+        ROUTER_DOTS1 = 2,
+        ROUTER_DEEPSEEK_V3 = 3,
+        ROUTER_MINIMAX_M2 = 4,
+        ROUTER_EXAONE_MOE = 5,
+        ROUTER_GLM4_MOE_LITE = 6,
+        ROUTER_LFM2_MOE = 7,
+        ROUTER_SOLAR_OPEN = 8,
+        ROUTER_AFMOE = 9,
+        ROUTER_SARVAM_MOE = 10,
+        ROUTER_SARVAM_MLA = 11,
+        ROUTER_KOLIBRI1 = 12,
+        ROUTER_HY_V3 = 13,
+        ROUTER_AXK1 = 14,
+    };
     // use_qk_norm (GLM-4 MoE): per-head RMSNorms of q and k before RoPE when true.
     bool qk_norm_field;
     // DeepSeek-V2 (2) / V3 (3): multi-head latent attention. q = q_proj · x, or q_b(RMSNorm(q_a ·
